@@ -1,0 +1,10 @@
+"""modellens: model-agnostic explanations of trained models."""
+
+from .effects.mplot import mplot
+from .effects.pdp import pdp
+from .effects.result import Effect, Effects
+from .model import ModelError
+
+__version__ = "0.1.0"
+
+__all__ = ["pdp", "mplot", "Effect", "Effects", "ModelError", "__version__"]

@@ -1,0 +1,361 @@
+"""The data seam: numpy or pandas in, one float matrix plus a schema inside.
+
+Every method works on ``Dataset.values``, a float64 matrix in which a
+categorical column holds its level codes (``NaN`` for missing).  The schema
+(names, kinds, levels, original dtypes) lets the model adapter turn any block of
+such rows back into exactly the form the model was fit on.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Dataset", "Column", "resolve_features"]
+
+NUMERIC = "numeric"
+CATEGORICAL = "categorical"
+
+
+@dataclass(frozen=True)
+class Column:
+    """Schema of one feature.
+
+    Attributes
+    ----------
+    name : str
+        Column name (``"x0"``, ``"x1"``, ... for arrays).
+    kind : {"numeric", "categorical"}
+        Categorical columns are stored as level codes.
+    levels : ndarray or None
+        Category labels (codes index into it), categorical columns only.
+    ordered : bool
+        True for an ordered pandas Categorical; such columns keep their
+        level order instead of one learned from the data.
+    dtype : object
+        The dtype the column had, used when rows go back to the model.
+    n_unique : int
+        Number of distinct non-missing values.
+    """
+
+    name: str
+    kind: str
+    levels: np.ndarray | None = None
+    ordered: bool = False
+    dtype: object = None
+    n_unique: int = 0
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.kind == CATEGORICAL
+
+
+@dataclass
+class Dataset:
+    """A feature matrix with its schema.
+
+    Build it with :meth:`Dataset.from_data`; the caller's object is never
+    modified (pandas columns are read, never written).
+    """
+
+    values: np.ndarray
+    columns: list[Column]
+    is_frame: bool
+    frame_index: object = None
+    _name_to_index: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self._name_to_index = {c.name: i for i, c in enumerate(self.columns)}
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_data(cls, X, *, feature_names=None, like: "Dataset | None" = None) -> "Dataset":
+        """Validate ``X`` and encode it.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d) or DataFrame
+            The data.  Numeric, boolean, pandas categorical, string and object
+            columns are accepted.
+        feature_names : list of str, optional
+            Names for the columns of an array (default ``x0 .. x{d-1}``).
+        like : Dataset, optional
+            Encode ``X`` with the schema of another dataset (same columns,
+            same category codes), for example background data.
+        """
+        if isinstance(X, Dataset):
+            return X
+        if isinstance(X, pd.Series):
+            X = X.to_frame()
+        if isinstance(X, pd.DataFrame):
+            ds = cls._from_frame(X, like)
+        else:
+            ds = cls._from_array(X, feature_names, like)
+        if ds.values.shape[0] == 0:
+            raise ValueError("X has no rows: pass at least one data point.")
+        if ds.values.shape[1] == 0:
+            raise ValueError("X has no columns: pass at least one feature.")
+        numeric = [i for i, c in enumerate(ds.columns) if not c.is_categorical]
+        if numeric:
+            bad = np.isinf(ds.values[:, numeric]).any(axis=0)
+            if bad.any():
+                names = [ds.columns[numeric[i]].name for i in np.flatnonzero(bad)]
+                raise ValueError(
+                    f"X holds infinite values in column(s) {names}; replace them "
+                    "(for example with NaN or a clipped value) before explaining."
+                )
+        return ds
+
+    @classmethod
+    def _from_array(cls, X, feature_names, like):
+        try:
+            arr = np.asarray(X)
+        except Exception as exc:  # pragma: no cover - exotic inputs
+            raise TypeError(f"X must be an array or a DataFrame, got {type(X).__name__}") from exc
+        if arr.ndim == 1:
+            raise ValueError(
+                f"X must be 2-D (n_samples, n_features), got shape {arr.shape}; "
+                "use X.reshape(-1, 1) for a single feature."
+            )
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {arr.shape}.")
+        if like is not None:
+            if arr.shape[1] != len(like.columns):
+                raise ValueError(
+                    f"data has {arr.shape[1]} columns but the explained data has {len(like.columns)}."
+                )
+            names = [c.name for c in like.columns]
+        elif feature_names is not None:
+            names = [str(n) for n in feature_names]
+            if len(names) != arr.shape[1]:
+                raise ValueError(
+                    f"feature_names has {len(names)} names but X has {arr.shape[1]} columns."
+                )
+        else:
+            names = [f"x{j}" for j in range(arr.shape[1])]
+        if arr.dtype.kind in "biuf":
+            values = np.array(arr, dtype=np.float64, copy=True)
+            columns = [
+                Column(n, NUMERIC, dtype=arr.dtype, n_unique=_n_unique(values[:, j]))
+                for j, n in enumerate(names)
+            ]
+            return cls(values, columns, is_frame=False)
+        # an object / string array: encode column by column like a frame
+        frame = pd.DataFrame({n: arr[:, j] for j, n in enumerate(names)})
+        ds = cls._from_frame(frame, like)
+        ds.is_frame = False
+        return ds
+
+    @classmethod
+    def _from_frame(cls, frame: pd.DataFrame, like):
+        names = [str(c) for c in frame.columns]
+        if len(set(names)) != len(names):
+            raise ValueError("X has duplicate column names; give every column a unique name.")
+        if like is not None:
+            expected = [c.name for c in like.columns]
+            if names != expected:
+                missing = [n for n in expected if n not in names]
+                if missing or len(names) != len(expected):
+                    raise ValueError(
+                        f"data columns {names} do not match the explained data's columns {expected}."
+                    )
+                frame = frame[[c for c in frame.columns if str(c) in expected]]
+                frame.columns = names
+                frame = frame[expected]
+                names = expected
+        n = len(frame)
+        values = np.empty((n, len(names)), dtype=np.float64)
+        columns = []
+        for j, name in enumerate(names):
+            series = frame.iloc[:, j]
+            ref = like.columns[j] if like is not None else None
+            col, codes = _encode_series(name, series, ref)
+            values[:, j] = codes
+            columns.append(col)
+        return cls(values, columns, is_frame=True, frame_index=frame.index)
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def n_rows(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.values.shape[1]
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def index_of(self, feature) -> int:
+        """Column index of a feature given by name or position."""
+        if isinstance(feature, (numbers.Integral, np.integer)) and not isinstance(feature, bool):
+            j = int(feature)
+            if j < 0:
+                j += self.n_features
+            if not 0 <= j < self.n_features:
+                raise ValueError(
+                    f"feature index {feature} is out of range for {self.n_features} features "
+                    f"(valid names: {self.feature_names})."
+                )
+            return j
+        key = str(feature)
+        if key not in self._name_to_index:
+            raise ValueError(f"unknown feature {feature!r}; valid names are {self.feature_names}.")
+        return self._name_to_index[key]
+
+    def column_values(self, j: int, *, drop_missing: bool = True, warn_for: str = "") -> np.ndarray:
+        """The (encoded) values of column ``j``, missing ones left out with a warning."""
+        x = self.values[:, j]
+        if drop_missing:
+            missing = np.isnan(x)
+            if missing.any():
+                if warn_for:
+                    warnings.warn(
+                        f"{int(missing.sum())} of {len(x)} rows have a missing value in "
+                        f"{self.columns[j].name!r}; they are left out of its {warn_for}.",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                x = x[~missing]
+        return x
+
+    def labels(self, j: int, codes) -> np.ndarray:
+        """Category labels for codes of a categorical column (values otherwise)."""
+        col = self.columns[j]
+        codes = np.asarray(codes)
+        if not col.is_categorical:
+            return codes
+        return col.levels[codes.astype(np.intp)]
+
+    # ------------------------------------------------------- back to a model
+    def to_frame(self, values: np.ndarray) -> pd.DataFrame:
+        """Turn encoded rows back into a DataFrame with the original dtypes."""
+        data = {}
+        for j, col in enumerate(self.columns):
+            data[col.name] = _decode_column(values[:, j], col)
+        return pd.DataFrame(data, copy=False)
+
+    def to_array(self, values: np.ndarray) -> np.ndarray:
+        """Encoded rows as the model's array input (object arrays for labels)."""
+        if not any(c.is_categorical for c in self.columns):
+            return values
+        out = np.empty(values.shape, dtype=object)
+        for j, col in enumerate(self.columns):
+            out[:, j] = np.asarray(_decode_column(values[:, j], col), dtype=object)
+        return out
+
+
+# --------------------------------------------------------------------------
+def _n_unique(x: np.ndarray) -> int:
+    x = x[~np.isnan(x)]
+    return int(np.unique(x).size)
+
+
+def _encode_series(name, series: pd.Series, ref: Column | None):
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        levels = np.asarray(dtype.categories, dtype=object)
+        if ref is not None and ref.is_categorical:
+            codes = _codes_for(series.astype(object), ref.levels, name)
+            return ref, codes
+        codes = series.cat.codes.to_numpy().astype(np.float64)
+        codes[codes < 0] = np.nan
+        col = Column(name, CATEGORICAL, levels, bool(dtype.ordered), dtype,
+                     int(np.unique(codes[~np.isnan(codes)]).size))
+        return col, codes
+    if pd.api.types.is_bool_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
+        vals = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        col = ref or Column(name, NUMERIC, dtype=dtype, n_unique=_n_unique(vals))
+        return col, vals
+    if pd.api.types.is_numeric_dtype(dtype):
+        vals = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        col = ref or Column(name, NUMERIC, dtype=dtype, n_unique=_n_unique(vals))
+        return col, vals
+    # strings and objects: categorical with sorted levels
+    obj = series.astype(object)
+    missing = pd.isna(obj).to_numpy()
+    if ref is not None and ref.is_categorical:
+        return ref, _codes_for(obj, ref.levels, name)
+    present = pd.unique(obj[~missing])
+    try:
+        levels = np.asarray(sorted(present), dtype=object)
+    except TypeError:  # mixed types cannot be sorted; keep first-seen order
+        levels = np.asarray(present, dtype=object)
+    codes = _codes_for(obj, levels, name)
+    col = Column(name, CATEGORICAL, levels, False, dtype, int(len(levels)))
+    return col, codes
+
+
+def _codes_for(obj: pd.Series, levels: np.ndarray, name) -> np.ndarray:
+    missing = pd.isna(obj).to_numpy()
+    codes = pd.Categorical(obj, categories=pd.Index(levels, dtype=object)).codes.astype(np.float64)
+    unknown = (codes < 0) & ~missing
+    if unknown.any():
+        found = sorted(map(str, set(obj[unknown].tolist())))
+        raise ValueError(
+            f"column {name!r} holds levels {found} that the explained data does not have "
+            f"(known levels: {list(levels)})."
+        )
+    codes[missing] = np.nan
+    return codes
+
+
+def _decode_column(x: np.ndarray, col: Column):
+    if col.is_categorical:
+        missing = np.isnan(x)
+        codes = np.where(missing, -1, x).astype(np.int64)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            return pd.Categorical.from_codes(codes, dtype=col.dtype)
+        labels = col.levels[np.where(missing, 0, codes)]
+        if missing.any():
+            labels = labels.copy()
+            labels[missing] = None
+        if col.dtype is not None and col.dtype != object:
+            return pd.array(labels, dtype=col.dtype)
+        return labels
+    dtype = col.dtype
+    if dtype is None:
+        return x
+    if pd.api.types.is_bool_dtype(dtype):
+        if np.isnan(x).any():
+            return pd.array(np.where(np.isnan(x), None, x.astype(bool)), dtype="boolean")
+        return x.astype(bool)
+    if pd.api.types.is_integer_dtype(dtype):
+        # grid values between integers must stay fractional; only cast back when exact
+        if not np.isnan(x).any() and np.array_equal(x, np.round(x)):
+            return x.astype(dtype if isinstance(dtype, np.dtype) else np.int64)
+        return x
+    return x
+
+
+def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
+    """Normalise ``features`` to a list of column indices and index pairs.
+
+    ``None`` means every column; a single name / index means one feature; a
+    tuple ``(a, b)`` inside a list asks for a 2-D effect.
+    """
+    if features is None:
+        return list(range(dataset.n_features))
+    if isinstance(features, (str, numbers.Integral, np.integer)):
+        features = [features]
+    out = []
+    for f in features:
+        if isinstance(f, (tuple, list)) and not isinstance(f, str):
+            if not allow_pairs:
+                raise ValueError("this method explains single features; pairs are not supported.")
+            if len(f) != 2:
+                raise ValueError(f"a feature pair must have two entries, got {f!r}.")
+            a, b = dataset.index_of(f[0]), dataset.index_of(f[1])
+            if a == b:
+                raise ValueError(f"a feature pair needs two different features, got {f!r}.")
+            out.append((a, b))
+        else:
+            out.append(dataset.index_of(f))
+    if not out:
+        raise ValueError("features is empty; pass None for all features or a list of names.")
+    return out

@@ -1,0 +1,1 @@
+"""Global feature effects: PD / ICE, M-plots, ALE, DALE."""

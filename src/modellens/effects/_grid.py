@@ -1,0 +1,70 @@
+"""Grid points of a feature, shared by partial dependence and M-plots."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..data import Dataset
+
+
+def grid_spec(grid, dataset: Dataset, feature):
+    """The grid asked for one feature: ``grid`` itself or its entry in a dict."""
+    if isinstance(grid, dict):
+        names = {dataset.index_of(k) if not isinstance(k, tuple) else
+                 tuple(dataset.index_of(f) for f in k): v for k, v in grid.items()}
+        return names.get(feature, 20)
+    return grid
+
+
+def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = None):
+    """Encoded grid values of column ``j`` and their labels.
+
+    Parameters
+    ----------
+    spec : int or array-like
+        An int ``G`` gives ``G`` evenly spaced points over the observed range
+        of a numeric feature, or its distinct values when it has at most
+        ``G`` of them; categorical features get one point per observed level.
+        An array gives the points (labels for categorical features).
+    data : ndarray, optional
+        The column's non-missing values (computed when omitted).
+
+    Returns
+    -------
+    values : ndarray of float
+        Encoded grid values (level codes for categorical features).
+    labels : ndarray
+        The same points as the user reads them.
+    """
+    col = dataset.columns[j]
+    x = dataset.column_values(j, warn_for="grid") if data is None else data
+    if x.size == 0:
+        raise ValueError(f"feature {col.name!r} has no non-missing values to build a grid from.")
+    if isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool):
+        if spec < 2:
+            raise ValueError(f"grid must be at least 2 points, got {spec}.")
+        if col.is_categorical or col.n_unique <= spec:
+            values = np.unique(x)
+        else:
+            values = np.linspace(x.min(), x.max(), int(spec))
+        return values, dataset.labels(j, values)
+    points = np.asarray(spec)
+    if points.ndim != 1 or points.size == 0:
+        raise ValueError(f"the grid for {col.name!r} must be an int or a 1-D array of points.")
+    if col.is_categorical:
+        lookup = {v: i for i, v in enumerate(col.levels.tolist())}
+        unknown = [p for p in points.tolist() if p not in lookup]
+        if unknown:
+            raise ValueError(f"grid levels {unknown} are not levels of {col.name!r} "
+                             f"({list(col.levels)}).")
+        values = np.array([lookup[p] for p in points.tolist()], dtype=float)
+        return values, col.levels[values.astype(np.intp)]
+    try:
+        values = points.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the grid for {col.name!r} must be numeric.") from exc
+    if not np.isfinite(values).all():
+        raise ValueError(f"the grid for {col.name!r} holds NaN or inf.")
+    return values, values

@@ -1,0 +1,109 @@
+"""M-plots: conditional means of the prediction (marginal plots)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..data import resolve_features
+from ..engine import DataRows, evaluate, prepare
+from ._grid import feature_grid, grid_spec
+from .result import Effect, Effects
+
+__all__ = ["mplot"]
+
+
+def mplot(model, X, features=None, *, grid=20, window=None, target=None,
+          response_method="auto", feature_names=None, chunk_size=None, n_jobs=1,
+          progress=None) -> Effects:
+    r"""M-plot: the mean prediction of the data points near each grid value.
+
+    .. math:: \hat f_{M,S}(z) = \frac{1}{|N(z)|} \sum_{i \in N(z)} f(x^{(i)}),
+
+    where the neighbourhood :math:`N(z)` holds the points whose feature value
+    lies within a quantile window around :math:`z`.  Only the real data rows
+    are evaluated (one model pass serves every feature), so no unrealistic
+    points are created; the price is that the curve mixes in the effects of
+    every feature correlated with :math:`x_S` (omitted-variable bias), which
+    is what ALE removes.
+
+    Parameters
+    ----------
+    model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
+        As in :func:`modellens.pdp`.
+    features : name, index, or list of them, optional
+        Single features only (all when None).
+    grid : int, array-like or dict, default=20
+        An int ``G`` splits the data into ``G`` quantile bins: each grid point
+        is a bin's median and its neighbourhood the bin.  An array gives the
+        points; the neighbourhood of ``z`` is then the ``window`` share of the
+        data whose empirical CDF is nearest to that of ``z``.  Features with at
+        most ``G`` distinct values (and categorical ones) get one point per
+        value, whose neighbourhood is the points with that value.
+    window : float, optional
+        Share of the data in each neighbourhood for explicit grids (default
+        ``1 / len(grid)``).
+
+    Returns
+    -------
+    Effects
+        ``method="mplot"``; ``counts`` are neighbourhood sizes and ``std`` the
+        standard deviation of the predictions in each neighbourhood.
+    """
+    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
+                           feature_names=feature_names)
+    feats = resolve_features(dataset, features, allow_pairs=False)
+    (seg,) = evaluate(mdl, [DataRows(dataset.values)], chunk_size=chunk_size, n_jobs=n_jobs,
+                      progress=progress, desc="mplot")
+    predictions = seg.result
+
+    effects = []
+    for j in feats:
+        col = dataset.columns[j]
+        x_all = dataset.values[:, j]
+        keep = ~np.isnan(x_all)
+        x = dataset.column_values(j, warn_for="grid and neighbourhoods")
+        pred = predictions[keep]
+        spec = grid_spec(grid, dataset, j)
+        order = np.argsort(x, kind="stable")
+        xs, ps = x[order], pred[order]
+        n = xs.size
+        csum = np.concatenate([[0.0], np.cumsum(ps)])
+        csq = np.concatenate([[0.0], np.cumsum(ps * ps)])
+        as_int = isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool)
+        if col.is_categorical or (as_int and col.n_unique <= spec):
+            points, labels = feature_grid(dataset, j, spec, data=x)
+            lo = np.searchsorted(xs, points, side="left")
+            hi = np.searchsorted(xs, points, side="right")
+        elif as_int:
+            if spec < 2:
+                raise ValueError(f"grid must be at least 2 points, got {spec}.")
+            bounds = np.linspace(0, n, int(spec) + 1).round().astype(np.intp)
+            lo, hi = bounds[:-1], bounds[1:]
+            nonempty = hi > lo
+            lo, hi = lo[nonempty], hi[nonempty]
+            points = xs[(lo + hi - 1) // 2]
+            labels = points
+        else:
+            points, labels = feature_grid(dataset, j, spec, data=x)
+            w = window if window is not None else 1.0 / len(points)
+            if not 0 < w <= 1:
+                raise ValueError(f"window must be a share of the data in (0, 1], got {window}.")
+            # centre each window on the point's mid-rank, clipped so it stays full
+            mid = (np.searchsorted(xs, points, "left") + np.searchsorted(xs, points, "right")) / 2
+            half = max(1, int(round(w * n))) / 2
+            centre = np.clip(mid, half, n - half)
+            lo = np.floor(centre - half).astype(np.intp)
+            hi = np.ceil(centre + half).astype(np.intp).clip(max=n)
+        counts = hi - lo
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (csum[hi] - csum[lo]) / counts
+            var = (csq[hi] - csq[lo]) / counts - means ** 2
+        std = np.sqrt(np.clip(var, 0, None))
+        effects.append(Effect(
+            feature=col.name, method="mplot", grid=labels, values=means, std=std,
+            counts=counts, kind=col.kind, feature_values=dataset.labels(j, x),
+            output=mdl.output_name,
+        ))
+    return Effects(effects)

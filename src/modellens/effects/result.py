@@ -1,0 +1,148 @@
+"""Result objects of the global-effect methods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Effect", "Effects"]
+
+
+@dataclass(eq=False)
+class Effect:
+    """The effect of one feature (or a pair) on the model's prediction.
+
+    Attributes
+    ----------
+    feature : str or tuple of str
+        Feature name, or a pair of names for a 2-D effect.
+    method : {"pdp", "mplot", "ale", "dale"}
+    grid : ndarray or tuple of ndarray
+        x positions: grid points (PD, M-plot), bin edges (ALE, DALE) or
+        category labels; a pair of arrays for 2-D effects.
+    values : ndarray
+        The effect at ``grid``, shape ``(G,)`` or ``(G1, G2)``.
+    ice : ndarray or None
+        Individual conditional expectation curves, shape ``(n, G)``
+        (``(n, G1, G2)`` for a 2-D PD), one per explained row.
+    std : ndarray or None
+        Heterogeneity: spread of the local effects (per bin for ALE / DALE,
+        of the predictions in each neighbourhood for M-plots).
+    counts : ndarray or None
+        Data points per bin (ALE / DALE) or per neighbourhood (M-plot).
+    kind : {"numeric", "categorical"} or tuple of them
+        How the feature was treated.
+    feature_values : ndarray or tuple of ndarray or None
+        The feature's observed values (labels for categorical features),
+        drawn as a rug.
+    centered : bool
+        True for centered ICE / PD (every curve starts at 0).
+    output : str
+        What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
+    ice_rows : ndarray or None
+        Row positions (in ``X``) of the ICE curves, when a sample was drawn.
+    """
+
+    feature: object
+    method: str
+    grid: object
+    values: np.ndarray
+    ice: np.ndarray | None = None
+    std: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    kind: object = "numeric"
+    feature_values: object = None
+    centered: bool = False
+    output: str = "prediction"
+    ice_rows: np.ndarray | None = None
+    extra: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def is_2d(self) -> bool:
+        return isinstance(self.feature, tuple)
+
+    def __repr__(self):
+        shape = np.shape(self.values)
+        return f"Effect(method={self.method!r}, feature={self.feature!r}, values shape={shape})"
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long-format table: one row per grid point (per cell for 2-D).
+
+        Columns: ``feature``, ``method``, ``grid`` (and ``grid2`` for pairs),
+        ``value``, and ``std`` / ``count`` where the method gives them (per-bin
+        quantities of ALE sit on the bin's upper edge).
+        """
+        label = " x ".join(self.feature) if self.is_2d else self.feature
+        if self.is_2d:
+            g1, g2 = (np.asarray(g) for g in self.grid)
+            a, b = np.meshgrid(np.arange(len(g1)), np.arange(len(g2)), indexing="ij")
+            frame = pd.DataFrame({"grid": g1[a.ravel()], "grid2": g2[b.ravel()],
+                                  "value": np.asarray(self.values).ravel()})
+        else:
+            grid = np.asarray(self.grid)
+            frame = pd.DataFrame({"grid": grid, "value": np.asarray(self.values)})
+            for name, arr in (("std", self.std), ("count", self.counts)):
+                if arr is None:
+                    continue
+                arr = np.asarray(arr, dtype=float)
+                if arr.shape[0] == grid.shape[0] - 1:
+                    arr = np.concatenate([[np.nan], arr])
+                if arr.shape[0] == grid.shape[0]:
+                    frame[name] = arr
+        frame.insert(0, "method", self.method)
+        frame.insert(0, "feature", label)
+        return frame
+
+    def plot(self, ax=None, **kwargs):
+        """Draw the effect on ``ax`` (a new figure when None); returns the Axes.
+
+        See :func:`modellens.plot.plot_effect` for the options.
+        """
+        from ..plot.effects import plot_effect
+
+        return plot_effect(self, ax=ax, **kwargs)
+
+
+class Effects(Mapping):
+    """Read-only mapping ``feature -> Effect`` in the order asked.
+
+    Keys are feature names, and ``(a, b)`` tuples for 2-D effects.  An integer
+    that is not a key selects by position.
+    """
+
+    def __init__(self, effects):
+        self._effects = {e.feature: e for e in effects}
+
+    def __getitem__(self, key):
+        if key in self._effects:
+            return self._effects[key]
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return list(self._effects.values())[key]
+        if isinstance(key, list):
+            key = tuple(key)
+            if key in self._effects:
+                return self._effects[key]
+        raise KeyError(f"no effect for {key!r}; available: {list(self._effects)}")
+
+    def __iter__(self):
+        return iter(self._effects)
+
+    def __len__(self):
+        return len(self._effects)
+
+    def __repr__(self):
+        methods = sorted({e.method for e in self._effects.values()})
+        return f"Effects(method={'/'.join(methods)}, features={list(self._effects)})"
+
+    def to_frame(self) -> pd.DataFrame:
+        """All effects in one long-format table (see :meth:`Effect.to_frame`)."""
+        return pd.concat([e.to_frame() for e in self._effects.values()], ignore_index=True)
+
+    def plot(self, *, ncols=3, axes=None, figsize=None, **kwargs):
+        """A grid of panels, one per effect; returns the Figure."""
+        from ..plot.effects import plot_effects
+
+        return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, **kwargs)

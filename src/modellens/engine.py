@@ -1,0 +1,227 @@
+"""One engine for every method: plan rows, evaluate them in chunks, reduce.
+
+A method describes all the model rows a request needs as a list of
+:class:`Segment` objects (every feature, every grid value, every coalition), and
+:func:`evaluate` streams them through the model in large chunks whose size is
+capped in bytes.  Each segment folds the predictions of its own rows as they
+arrive, either keeping them or averaging groups of consecutive rows, so a
+partial dependence over a million rows never holds more than a few chunks.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .data import Dataset
+from .model import Model
+
+__all__ = ["Segment", "GridRows", "DataRows", "evaluate", "prepare", "DEFAULT_CHUNK_BYTES"]
+
+#: Default memory budget of one chunk of encoded model rows (float64 matrix).
+DEFAULT_CHUNK_BYTES = 64 * 2**20
+#: Runs with more model rows than this show a progress bar when ``progress=None``.
+PROGRESS_MIN_ROWS = 2_000_000
+
+
+class Segment:
+    """A block of planned model rows and the reduction of their predictions.
+
+    Subclasses set ``n_rows`` and ``group`` and implement :meth:`rows`.  The
+    predictions of ``group`` consecutive rows are averaged into one entry of
+    :attr:`result` (``group=1`` keeps every prediction), so ``result`` has
+    ``n_rows // group`` entries once :func:`evaluate` returns.
+    """
+
+    n_rows: int = 0
+    group: int = 1
+
+    def rows(self, start: int, stop: int) -> np.ndarray:  # pragma: no cover - abstract
+        """Encoded rows ``start:stop`` of this segment, shape ``(stop - start, d)``."""
+        raise NotImplementedError
+
+    def _reset(self):
+        self.result = np.zeros(self.n_rows // self.group)
+
+    def _fold(self, start: int, stop: int, preds: np.ndarray):
+        g = self.group
+        if g == 1:
+            self.result[start:stop] = preds
+            return
+        idx = np.arange(start, stop) // g
+        lo = idx[0]
+        self.result[lo: idx[-1] + 1] += np.bincount(idx - lo, weights=preds)
+
+    def _finish(self):
+        if self.group > 1:
+            self.result /= self.group
+
+
+class DataRows(Segment):
+    """The data rows themselves, unchanged (M-plots, finite-difference centres)."""
+
+    def __init__(self, data: np.ndarray):
+        self.data = data
+        self.n_rows = data.shape[0]
+        self.group = 1
+
+    def rows(self, start, stop):
+        return self.data[start:stop]
+
+
+class GridRows(Segment):
+    """Base rows with some columns replaced, for every one of ``k`` settings.
+
+    Row ``r`` of the segment is base row ``r % m`` with ``columns`` set to
+    setting ``r // m``, so the rows of one setting are contiguous.
+
+    Parameters
+    ----------
+    base : ndarray of shape (m, d)
+        Encoded rows (shared between segments; never written).
+    columns : sequence of int
+        The ``c`` replaced columns.
+    values : ndarray of shape (k, c) or (k, m, c)
+        The settings: one value vector per setting (a grid point, applied to
+        every base row) or one per setting and base row (for example the bin
+        edges that bracket each point in ALE).
+    average : bool
+        Average the predictions over the ``m`` base rows of each setting
+        (``result`` has ``k`` entries, e.g. a partial dependence curve);
+        otherwise keep all ``k * m`` predictions.
+    """
+
+    def __init__(self, base: np.ndarray, columns, values, *, average: bool = False):
+        self.base = base
+        self.columns = np.atleast_1d(np.asarray(columns, dtype=np.intp))
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim == 1:
+            values = values[:, None]
+        if values.ndim == 2:
+            values = values[:, None, :]
+        if values.shape[2] != self.columns.size or values.shape[1] not in (1, base.shape[0]):
+            raise ValueError(f"values of shape {values.shape} do not fit {base.shape[0]} base rows "
+                             f"and {self.columns.size} columns")
+        self.values = values
+        self.m = base.shape[0]
+        self.k = values.shape[0]
+        self.n_rows = self.m * self.k
+        self.group = self.m if average else 1
+
+    def rows(self, start, stop):
+        r = np.arange(start, stop)
+        setting, i = np.divmod(r, self.m)
+        out = self.base.take(i, axis=0)
+        per_row = self.values.shape[1] != 1
+        out[:, self.columns] = self.values[setting, i if per_row else 0]
+        return out
+
+
+def _chunks(segments, chunk_rows):
+    """Yield lists of ``(segment, start, stop)`` pieces of ``chunk_rows`` rows each."""
+    pieces, filled = [], 0
+    for seg in segments:
+        start = 0
+        while start < seg.n_rows:
+            take = min(seg.n_rows - start, chunk_rows - filled)
+            pieces.append((seg, start, start + take))
+            filled += take
+            start += take
+            if filled == chunk_rows:
+                yield pieces
+                pieces, filled = [], 0
+    if pieces:
+        yield pieces
+
+
+def _chunk_rows(n_features: int, chunk_size) -> int:
+    if chunk_size is None:
+        return max(1024, DEFAULT_CHUNK_BYTES // (8 * max(1, n_features)))
+    chunk_size = int(chunk_size)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive number of rows, got {chunk_size}.")
+    return chunk_size
+
+
+def evaluate(model: Model, segments, *, chunk_size=None, n_jobs=1, progress=None,
+             desc: str = "modellens"):
+    """Evaluate every planned row of ``segments`` and fold the predictions.
+
+    Parameters
+    ----------
+    model : Model
+    segments : list of Segment
+        After the call each segment's ``result`` holds its reduced predictions.
+    chunk_size : int, optional
+        Rows per model call; default: as many as fit in
+        ``DEFAULT_CHUNK_BYTES`` of encoded rows.
+    n_jobs : int
+        Chunks evaluated at once in threads (models that release the GIL, such
+        as most compiled estimators, gain; memory grows by one chunk each).
+    progress : bool, optional
+        Show a tqdm progress bar; ``None`` shows one for runs of more than
+        ``PROGRESS_MIN_ROWS`` rows.
+    """
+    segments = list(segments)
+    for seg in segments:
+        seg._reset()
+    total = sum(seg.n_rows for seg in segments)
+    if total == 0:
+        return segments
+    chunk_rows = _chunk_rows(model.dataset.n_features, chunk_size)
+    if n_jobs is None:
+        n_jobs = 1
+    n_jobs = int(n_jobs)
+    if n_jobs < 0:
+        n_jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    n_jobs = max(1, n_jobs)
+    show = progress if progress is not None else total > PROGRESS_MIN_ROWS
+    bar = None
+    if show:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, unit="rows", desc=desc, leave=False)
+
+    def run(pieces):
+        block = [seg.rows(a, b) for seg, a, b in pieces]
+        rows = block[0] if len(block) == 1 else np.concatenate(block, axis=0)
+        return pieces, model.predict(rows)
+
+    def fold(pieces, preds):
+        offset = 0
+        for seg, a, b in pieces:
+            seg._fold(a, b, preds[offset: offset + b - a])
+            offset += b - a
+        if bar is not None:
+            bar.update(offset)
+
+    try:
+        chunks = _chunks(segments, chunk_rows)
+        if n_jobs == 1:
+            for pieces in chunks:
+                fold(*run(pieces))
+        else:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                pending = []
+                for pieces in chunks:
+                    pending.append(pool.submit(run, pieces))
+                    if len(pending) >= n_jobs:
+                        fold(*pending.pop(0).result())
+                for fut in pending:
+                    fold(*fut.result())
+    finally:
+        if bar is not None:
+            bar.close()
+    for seg in segments:
+        seg._finish()
+    return segments
+
+
+def prepare(model, X, *, target=None, response_method="auto", feature_names=None,
+            input_format="auto"):
+    """Validate ``X`` and wrap ``model``: the boundary of every public method."""
+    dataset = Dataset.from_data(X, feature_names=feature_names)
+    return dataset, Model(model, dataset, target=target, response_method=response_method,
+                          input_format=input_format)

@@ -1,0 +1,147 @@
+"""Matplotlib pictures of feature effects."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["plot_effect", "plot_effects"]
+
+_TITLES = {"pdp": "PD", "mplot": "M-plot", "ale": "ALE", "dale": "DALE"}
+_COLOR = "C0"
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(5, 3.6))
+    return ax
+
+
+def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_state=0):
+    """Draw one :class:`~modellens.effects.result.Effect`; returns the Axes.
+
+    Numeric features: the curve with its ICE lines (at most ``max_ice`` of
+    them, a random thinning when there are more), a band of +/- one std or
+    the confidence band where the method gives one, and a rug of the data.
+    Categorical features: points per level with ICE as parallel coordinates.
+    Pairs: a heatmap with contour lines.
+    """
+    ax = _axes(ax)
+    if effect.is_2d:
+        _plot_2d(effect, ax)
+    elif effect.kind == "categorical":
+        _plot_categorical(effect, ax, max_ice, random_state)
+    else:
+        _plot_numeric(effect, ax, max_ice, rug, band, random_state)
+    label = _TITLES.get(effect.method, effect.method)
+    if effect.centered:
+        label = "centered " + label
+    if not effect.is_2d:
+        ax.set_xlabel(str(effect.feature))
+        ax.set_ylabel(f"{label} of {effect.output}")
+    ax.set_title(f"{label}: {effect.feature if not effect.is_2d else ' x '.join(effect.feature)}",
+                 fontsize=10)
+    return ax
+
+
+def _thin(curves, max_ice, random_state):
+    if curves is None or max_ice <= 0:
+        return None
+    if curves.shape[0] > max_ice:
+        rng = np.random.default_rng(random_state)
+        curves = curves[np.sort(rng.choice(curves.shape[0], max_ice, replace=False))]
+    return curves
+
+
+def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
+    grid = np.asarray(effect.grid, dtype=float)
+    curves = _thin(effect.ice, max_ice, random_state)
+    if curves is not None:
+        alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
+        ax.plot(grid, curves.T, color="0.55", lw=0.6, alpha=alpha, zorder=1)
+    lower_upper = effect.extra.get("band") if band else None
+    if lower_upper is not None:
+        ax.fill_between(grid, lower_upper[0], lower_upper[1], color=_COLOR, alpha=0.2, lw=0,
+                        label=effect.extra.get("band_label", "confidence band"))
+    elif band and effect.std is not None and effect.method == "mplot":
+        ax.fill_between(grid, effect.values - effect.std, effect.values + effect.std,
+                        color=_COLOR, alpha=0.15, lw=0, label="+/- 1 std of predictions")
+    ax.plot(grid, effect.values, color=_COLOR, lw=2.2, zorder=3,
+            marker="o" if grid.size <= 12 else None, ms=4, label=effect.method)
+    if rug and effect.feature_values is not None:
+        x = np.asarray(effect.feature_values, dtype=float)
+        if x.size > 500:
+            x = np.quantile(x, np.linspace(0, 1, 101))
+        ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
+                transform=ax.get_xaxis_transform(), zorder=4)
+    if lower_upper is not None or (effect.method == "mplot" and effect.std is not None):
+        ax.legend(fontsize=7, loc="best", frameon=False)
+
+
+def _plot_categorical(effect, ax, max_ice, random_state):
+    labels = [str(v) for v in np.asarray(effect.grid, dtype=object)]
+    pos = np.arange(len(labels))
+    curves = _thin(effect.ice, max_ice, random_state)
+    if curves is not None:
+        alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
+        ax.plot(pos, curves.T, color="0.55", lw=0.6, alpha=alpha, zorder=1)
+    values = np.asarray(effect.values, dtype=float)
+    ax.bar(pos, values, width=0.5, color=_COLOR, alpha=0.35, zorder=2)
+    err = effect.std if effect.std is not None and len(effect.std) == len(pos) else None
+    ax.errorbar(pos, values, yerr=err, fmt="o", color=_COLOR, ms=6, zorder=3, capsize=3)
+    ax.set_xticks(pos)
+    ax.set_xticklabels(labels, rotation=30 if max(map(len, labels), default=0) > 6 else 0,
+                       ha="right" if max(map(len, labels), default=0) > 6 else "center")
+    ax.axhline(0, color="0.3", lw=0.6)
+
+
+def _plot_2d(effect, ax):
+    g1, g2 = effect.grid
+    values = np.asarray(effect.values, dtype=float)
+    numeric = [k == "numeric" for k in (effect.kind if isinstance(effect.kind, tuple)
+                                        else ("numeric", "numeric"))]
+    x = np.asarray(g1, dtype=float) if numeric[0] else np.arange(len(g1))
+    y = np.asarray(g2, dtype=float) if numeric[1] else np.arange(len(g2))
+    mesh = ax.pcolormesh(x, y, values.T, shading="nearest", cmap="viridis")
+    if values.shape[0] > 1 and values.shape[1] > 1 and np.ptp(values) > 0:
+        cs = ax.contour(x, y, values.T, colors="white", linewidths=0.7, levels=6)
+        ax.clabel(cs, fontsize=7, fmt="%.3g")
+    empty = effect.extra.get("empty_cells")
+    if empty is not None and np.any(empty):
+        xi, yi = np.nonzero(empty)
+        ax.scatter(x[np.clip(xi, 0, len(x) - 1)], y[np.clip(yi, 0, len(y) - 1)], marker="x",
+                   color="white", s=12, lw=0.8, label="empty cell")
+    if not numeric[0]:
+        ax.set_xticks(x)
+        ax.set_xticklabels([str(v) for v in g1])
+    if not numeric[1]:
+        ax.set_yticks(y)
+        ax.set_yticklabels([str(v) for v in g2])
+    ax.set_xlabel(str(effect.feature[0]))
+    ax.set_ylabel(str(effect.feature[1]))
+    ax.figure.colorbar(mesh, ax=ax, label=effect.output)
+
+
+def plot_effects(effects, *, ncols=3, axes=None, figsize=None, **kwargs):
+    """One panel per effect in a grid; returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    items = list(effects.values())
+    if axes is None:
+        ncols = max(1, min(ncols, len(items)))
+        nrows = math.ceil(len(items) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.2 * ncols, 3.3 * nrows),
+                                 squeeze=False, layout="constrained")
+    else:
+        fig = np.ravel(axes)[0].figure
+    flat = np.ravel(axes)
+    if len(flat) < len(items):
+        raise ValueError(f"{len(items)} effects need {len(items)} axes, got {len(flat)}.")
+    for effect, ax in zip(items, flat):
+        plot_effect(effect, ax=ax, **kwargs)
+    for ax in flat[len(items):]:
+        ax.set_visible(False)
+    return fig
