@@ -99,15 +99,14 @@ class Dataset:
             raise ValueError("X has no rows: pass at least one data point.")
         if ds.values.shape[1] == 0:
             raise ValueError("X has no columns: pass at least one feature.")
-        numeric = [i for i, c in enumerate(ds.columns) if not c.is_categorical]
-        if numeric:
-            bad = np.isinf(ds.values[:, numeric]).any(axis=0)
-            if bad.any():
-                names = [ds.columns[numeric[i]].name for i in np.flatnonzero(bad)]
-                raise ValueError(
-                    f"X holds infinite values in column(s) {names}; replace them "
-                    "(for example with NaN or a clipped value) before explaining."
-                )
+        # level codes are never infinite, so the whole matrix can be checked at once
+        bad = np.isinf(ds.values).any(axis=0)
+        if bad.any():
+            names = [ds.columns[j].name for j in np.flatnonzero(bad)]
+            raise ValueError(
+                f"X holds infinite values in column(s) {names}; replace them "
+                "(for example with NaN or a clipped value) before explaining."
+            )
         return ds
 
     @classmethod
@@ -138,7 +137,10 @@ class Dataset:
         else:
             names = [f"x{j}" for j in range(arr.shape[1])]
         if arr.dtype.kind in "biuf":
-            values = np.array(arr, dtype=np.float64, copy=True)
+            # a read-only view when X is float64 already: large data is not copied,
+            # and nothing we do can write to the caller's array
+            values = np.asarray(arr, dtype=np.float64).view()
+            values.flags.writeable = False
             columns = [
                 Column(n, NUMERIC, dtype=arr.dtype, n_unique=_n_unique(values[:, j]))
                 for j, n in enumerate(names)
@@ -210,7 +212,7 @@ class Dataset:
 
     def column_values(self, j: int, *, drop_missing: bool = True, warn_for: str = "") -> np.ndarray:
         """The (encoded) values of column ``j``, missing ones left out with a warning."""
-        x = self.values[:, j]
+        x = self.values[:, j].copy()
         if drop_missing:
             missing = np.isnan(x)
             if missing.any():
@@ -317,7 +319,8 @@ def _decode_column(x: np.ndarray, col: Column):
             labels[missing] = None
         if col.dtype is not None and col.dtype != object:
             return pd.array(labels, dtype=col.dtype)
-        return labels
+        # an explicit object array: pandas would otherwise infer its string dtype
+        return pd.Series(labels, dtype=object, copy=False)
     dtype = col.dtype
     if dtype is None:
         return x
