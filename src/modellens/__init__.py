@@ -1,5 +1,6 @@
 """modellens: model-agnostic explanations of trained models."""
 
+from .attribution import Attributions, shapley
 from .effects.mplot import mplot
 from .effects.pdp import pdp
 from .effects.result import Effect, Effects
@@ -7,4 +8,5 @@ from .model import ModelError
 
 __version__ = "0.1.0"
 
-__all__ = ["pdp", "mplot", "Effect", "Effects", "ModelError", "__version__"]
+__all__ = ["pdp", "mplot", "shapley", "Effect", "Effects", "Attributions", "ModelError",
+           "__version__"]

@@ -18,7 +18,8 @@ import numpy as np
 from .data import Dataset
 from .model import Model
 
-__all__ = ["Segment", "GridRows", "DataRows", "evaluate", "prepare", "DEFAULT_CHUNK_BYTES"]
+__all__ = ["Segment", "GridRows", "DataRows", "MaskedRows", "evaluate", "prepare",
+           "DEFAULT_CHUNK_BYTES"]
 
 #: Default memory budget of one chunk of encoded model rows (float64 matrix).
 DEFAULT_CHUNK_BYTES = 64 * 2**20
@@ -225,3 +226,83 @@ def prepare(model, X, *, target=None, response_method="auto", feature_names=None
     dataset = Dataset.from_data(X, feature_names=feature_names)
     return dataset, Model(model, dataset, target=target, response_method=response_method,
                           input_format=input_format)
+
+
+class MaskedRows(Segment):
+    """Rows that mix a foreground row with every background row under a mask.
+
+    A *pair* is one (foreground row, coalition mask).  Its rows are
+    ``where(mask, foreground[i], background[b])`` for every background row
+    ``b``; they are contiguous and averaged (``group = m``), so ``result`` holds
+    one value per pair: the interventional value
+    :math:`v_i(S) = \\frac{1}{m} \\sum_b f(x^{(i)}_S, z^{(b)}_{\\bar S})` of
+    Shapley values.
+
+    Parameters
+    ----------
+    foreground : ndarray of shape (n, d)
+        Explained rows (encoded; never written).
+    background : ndarray of shape (m, d)
+        Background rows that fill the features outside the coalition.
+    masks : bool ndarray of shape (k, d) or (K, d)
+        Coalitions (True = the feature takes the foreground value).
+    rows : int ndarray of shape (K,), optional
+        Foreground row of each mask.  When None, every mask is applied to
+        every foreground row: pair ``q`` is row ``q // k`` with mask ``q % k``.
+    """
+
+    def __init__(self, foreground: np.ndarray, background: np.ndarray, masks, *, rows=None):
+        masks = np.asarray(masks, dtype=bool)
+        d = foreground.shape[1]
+        if masks.ndim != 2 or masks.shape[1] != d or background.ndim != 2 \
+                or background.shape[1] != d:
+            raise ValueError(f"masks {masks.shape} and background {background.shape} must have "
+                             f"{d} columns like the foreground rows")
+        self.foreground = foreground
+        self.background = background
+        self.masks = masks
+        self.m = background.shape[0]
+        if rows is None:
+            self.pair_rows = None
+            self.k = masks.shape[0]
+            n_pairs = foreground.shape[0] * self.k
+        else:
+            self.pair_rows = np.asarray(rows, dtype=np.intp)
+            if self.pair_rows.shape != (masks.shape[0],):
+                raise ValueError(f"rows has shape {self.pair_rows.shape}; expected "
+                                 f"({masks.shape[0]},), one foreground row per mask")
+            self.k = None
+            n_pairs = masks.shape[0]
+        self.n_pairs = n_pairs
+        self.n_rows = n_pairs * self.m
+        self.group = self.m
+
+    def rows(self, start, stop):
+        m = self.m
+        first, last = start // m, (stop - 1) // m + 1
+        pairs = np.arange(first, last)
+        if self.pair_rows is None:
+            fg, mask = np.divmod(pairs, self.k)
+            mask = self.masks[mask]
+        else:
+            fg, mask = self.pair_rows[pairs], self.masks[pairs]
+        # broadcasting builds whole (pair, background) blocks without gathering the background
+        block = np.where(mask[:, None, :], self.foreground[fg][:, None, :],
+                         self.background[None, :, :])
+        block = block.reshape(-1, self.foreground.shape[1])
+        lo = start - first * m
+        return block[lo: lo + stop - start]
+
+    def _fold(self, start, stop, preds):
+        # whole groups are summed as a reshaped block (cheaper than a bincount per row);
+        # only a group cut by the chunk's ends is added piecewise
+        m = self.m
+        head = min(stop, -(-start // m) * m)
+        body = head + (stop - head) // m * m
+        if head > start:
+            self.result[start // m] += preds[: head - start].sum()
+        if body > head:
+            self.result[head // m: body // m] += preds[head - start: body - start] \
+                .reshape(-1, m).sum(axis=1)
+        if stop > body:
+            self.result[body // m] += preds[body - start:].sum()

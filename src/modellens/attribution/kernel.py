@@ -1,0 +1,212 @@
+r"""KernelSHAP: Shapley values as a constrained weighted least-squares fit.
+
+Lundberg & Lee (2017) showed that the Shapley values solve
+
+.. math:: \min_\phi \sum_{S} \pi(S)\,\big(v(S) - v(\emptyset) - z_S^\top \phi\big)^2
+          \quad \text{s.t.} \quad \mathbf 1^\top \phi = v(N) - v(\emptyset),
+
+over all coalitions :math:`\emptyset \ne S \ne N` (:math:`z_S` the 0/1 vector
+of :math:`S`), with the Shapley kernel
+:math:`\pi(S) = \frac{d-1}{\binom{d}{|S|}\,|S|\,(d-|S|)}`.  KernelSHAP fits
+this regression on part of the coalitions: the sizes with the most kernel
+weight are enumerated completely, the rest is sampled in complementary pairs
+(:math:`S` with :math:`N \setminus S`, Covert & Lee 2021), and the efficiency
+constraint is imposed exactly.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from ..engine import MaskedRows
+from ._coalitions import size_weights, unique_masks
+
+__all__ = ["KernelPlan", "split_sizes"]
+
+
+def split_sizes(d: int, budget: int):
+    """Which coalition sizes to enumerate and how many pairs to sample.
+
+    Size groups ``(s, d - s)`` are taken smallest ``s`` first (they carry the
+    most kernel weight per coalition).  A group is enumerated when its
+    coalitions fit in the budget left and doing so lowers
+    ``W**2 / R`` (kernel weight ``W`` left to sample, squared, over the
+    coalitions ``R`` left to sample it with: the variance of the sampled part
+    scales so); everything is enumerated once the budget covers it.
+
+    Returns
+    -------
+    enumerated : list of int
+        Sizes whose coalitions are all evaluated.
+    sampled : list of int
+        Sizes the sampled pairs are drawn from.
+    n_pairs : int
+        Complementary pairs to sample (two coalitions each).
+    """
+    mu = size_weights(d)
+    groups = [(s,) if 2 * s == d else (s, d - s) for s in range(1, d // 2 + 1)]
+    left, w_left = budget, 1.0
+    enumerated = []
+    for k, group in enumerate(groups):
+        count = sum(comb(d, s) for s in group)
+        rest = sum(comb(d, s) for g in groups[k:] for s in g)
+        if left >= rest:
+            enumerated += [s for g in groups[k:] for s in g]
+            left -= rest
+            break
+        weight = float(sum(mu[s - 1] for s in group))
+        if count >= left or (w_left - weight) ** 2 / (left - count) > w_left ** 2 / left:
+            break
+        enumerated += group
+        left -= count
+        w_left -= weight
+    sampled = [s for s in range(1, d) if s not in enumerated]
+    if not sampled:
+        return sorted(enumerated), [], 0
+    capacity = sum(comb(d, s) for s in sampled) // 2
+    return sorted(enumerated), sampled, int(min(left // 2, capacity))
+
+
+def _all_of_size(d, sizes):
+    masks = []
+    for s in sizes:
+        for idx in combinations(range(d), s):
+            m = np.zeros(d, dtype=bool)
+            m[list(idx)] = True
+            masks.append(m)
+    return np.array(masks, dtype=bool).reshape(-1, d)
+
+
+def _draw_pairs(rng, d, n_pairs, sizes, p):
+    """Draw complementary pairs i.i.d. until ``n_pairs`` distinct ones are found.
+
+    Returns the distinct pairs (one member each, ``(L, d)``), how often each
+    was drawn, and the number of draws ``T``.
+    """
+    sizes = np.asarray(sizes)
+    draws = np.empty((0, d), dtype=bool)
+    batch = n_pairs
+    limit = 50 * n_pairs + 100  # coupon-collector guard when the pairs nearly run out
+    while True:
+        s = rng.choice(sizes, size=batch, p=p)
+        keys = rng.random((batch, d))
+        cut = np.sort(keys, axis=1)[np.arange(batch), s - 1]
+        new = keys <= cut[:, None]
+        # one canonical member per pair: the one without feature 0
+        new ^= new[:, :1]
+        draws = np.concatenate([draws, new])
+        uniq, first, inverse = unique_masks(draws)
+        if len(uniq) >= n_pairs or len(draws) >= limit:
+            break
+        batch = max(n_pairs - len(uniq), n_pairs // 4, 1)
+    order = np.argsort(first, kind="stable")[:n_pairs]
+    n_draws = int(first[order[-1]]) + 1
+    rank = np.full(len(uniq), -1)
+    rank[order] = np.arange(len(order))
+    counts = np.bincount(rank[inverse[:n_draws]], minlength=len(order))
+    return uniq[order], counts, n_draws
+
+
+class KernelPlan:
+    """Planned coalitions of KernelSHAP and the fit of their values.
+
+    The enumerated coalitions are shared by every explained row; the sampled
+    pairs are drawn for each row independently (so errors average out over
+    rows), duplicates evaluated once and counted.
+    """
+
+    def __init__(self, foreground, background, n_samples: int, rng):
+        n, d = foreground.shape
+        self.n, self.d = n, d
+        enumerated, sampled, n_pairs = split_sizes(d, n_samples)
+        mu = size_weights(d)
+        self.enum_masks = _all_of_size(d, enumerated)
+        self.enum_weights = np.array([mu[m.sum() - 1] / comb(d, int(m.sum()))
+                                      for m in self.enum_masks])
+        self.w_sampled = float(sum(mu[s - 1] for s in sampled))
+        self.segments = []
+        self._enum = self._sampled = None
+        if len(self.enum_masks):
+            self._enum = MaskedRows(foreground, background, self.enum_masks)
+            self.segments.append(self._enum)
+        self.counts, self.n_draws = [], np.zeros(n, dtype=np.int64)
+        self.offsets = np.zeros(n + 1, dtype=np.int64)
+        if n_pairs:
+            p = mu[np.asarray(sampled) - 1]
+            blocks = []
+            for i in range(n):
+                pairs, counts, n_draws = _draw_pairs(rng, d, n_pairs, sampled, p / p.sum())
+                blocks.append(np.concatenate([pairs, ~pairs]))
+                self.counts.append(counts)
+                self.n_draws[i] = n_draws
+                self.offsets[i + 1] = self.offsets[i] + 2 * len(pairs)
+            masks = np.concatenate(blocks)
+            rows = np.repeat(np.arange(n), np.diff(self.offsets))
+            self.sample_masks = masks
+            self._sampled = MaskedRows(foreground, background, masks, rows=rows)
+            self.segments.append(self._sampled)
+        self.n_coalitions = len(self.enum_masks) + np.diff(self.offsets)
+
+    def estimate(self, v0: float, fx: np.ndarray):
+        """Fit every row; returns ``(values, std)``, both ``(n, d)``."""
+        n, d = self.n, self.d
+        delta = fx - v0
+        A0 = np.zeros((d, d))
+        b0 = np.zeros((n, d))
+        if self._enum is not None:
+            Z = self.enum_masks.astype(np.float64)
+            wZ = Z * self.enum_weights[:, None]
+            A0 = wZ.T @ Z
+            b0 = (self._enum.result.reshape(n, -1) - v0) @ wZ
+        values = np.empty((n, d))
+        std = np.zeros((n, d))
+        ones = np.ones(d)
+        for i in range(n):
+            A, b = A0, b0[i]
+            if self._sampled is not None:
+                sl = slice(self.offsets[i], self.offsets[i + 1])
+                Z = self.sample_masks[sl].astype(np.float64)
+                y = self._sampled.result[sl] - v0
+                counts, n_draws = self.counts[i], self.n_draws[i]
+                # every draw gives its pair the weight left to sample / (2 draws)
+                w = self.w_sampled * np.concatenate([counts, counts]) / (2.0 * n_draws)
+                wZ = Z * w[:, None]
+                A = A + wZ.T @ Z
+                b = b + y @ wZ
+            kkt = np.zeros((d + 1, d + 1))
+            kkt[:d, :d] = A
+            kkt[:d, d] = kkt[d, :d] = ones
+            inv = np.linalg.pinv(kkt, rcond=1e-12)
+            phi = inv @ np.append(b, delta[i])
+            values[i] = phi[:d]
+            if self._sampled is not None:
+                std[i] = self._standard_error(Z, y, values[i], counts, n_draws, inv[:d, :d])
+        return values, std
+
+    def _standard_error(self, Z, y, phi, counts, n_draws, C):
+        r"""Delta-method standard error of the sampled part.
+
+        The sampled pairs enter the normal equations as a mean over draws of
+        :math:`g = \frac{W}{2}(z r + \bar z \bar r)` (:math:`r` the residual
+        of a coalition, :math:`\bar z` the complement), and the constrained
+        solution moves by :math:`C\,\delta g` with :math:`C` the top-left
+        block of the inverse KKT matrix, so
+        :math:`\operatorname{Var}\phi \approx C\,\operatorname{Cov}(g)\,C / T`.
+        """
+        if n_draws < 2:
+            return np.full(len(phi), np.nan)
+        L = len(counts)
+        r = y - Z @ phi
+        g = 0.5 * self.w_sampled * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
+        u = g @ C
+        # residuals at the fitted values understate the error of a draw; inflate each
+        # draw by its leverage, as the HC3 sandwich estimator does
+        leverage = 0.5 * self.w_sampled / n_draws * (
+            np.einsum("ij,jk,ik->i", Z[:L], C, Z[:L]) + np.einsum("ij,jk,ik->i", Z[L:], C, Z[L:]))
+        u = u / np.maximum(1.0 - leverage, 0.05)[:, None]
+        dev = u - counts @ u / n_draws
+        var = counts @ dev ** 2 / (n_draws - 1) / n_draws
+        return np.sqrt(var)

@@ -1,0 +1,355 @@
+"""Matplotlib pictures of attributions: waterfall, force, beeswarm, bar, dependence."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["AttributionPlots", "interaction_partner"]
+
+_POS = "#d6404e"   # pushes the prediction up
+_NEG = "#2f7fc1"   # pushes it down
+_CMAP = "coolwarm"
+
+
+def _axes(ax, size):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=size, layout="constrained")
+    return ax
+
+
+def _fmt(x) -> str:
+    if isinstance(x, (float, np.floating)):
+        return "nan" if np.isnan(x) else f"{x:.4g}"
+    return str(x)
+
+
+def _signed(x) -> str:
+    return f"{x:+.3g}"
+
+
+class AttributionPlots:
+    """The plots of an :class:`~modellens.attribution.Attributions` (``attr.plot``).
+
+    Every method takes ``ax=`` (a new figure when None) and returns the Axes;
+    calling the object draws :meth:`beeswarm` (:meth:`waterfall` for one row).
+    """
+
+    def __init__(self, attributions):
+        self._a = attributions
+
+    def __call__(self, **kwargs):
+        if len(self._a) == 1:
+            return self.waterfall(0, **kwargs)
+        return self.beeswarm(**kwargs)
+
+    # ------------------------------------------------------------- helpers
+    def _row(self, i):
+        n = len(self._a)
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
+            raise ValueError(f"row must be an integer in [0, {n}), got {i!r}.")
+        return int(i) % n
+
+    def _top(self, scores, max_display):
+        """Feature order by score, and the features folded into 'other' (if any)."""
+        if max_display is None or max_display < 1:
+            raise ValueError(f"max_display must be a positive integer, got {max_display!r}.")
+        order = np.argsort(-scores, kind="stable")
+        if len(order) <= max_display:
+            return order, order[:0]
+        return order[:max_display - 1], order[max_display - 1:]
+
+    def _prediction(self, i):
+        a = self._a
+        if a.prediction is not None:
+            return float(a.prediction[i])
+        return float(a.base_values[i] + a.values[i].sum())
+
+    # --------------------------------------------------------- local plots
+    def waterfall(self, i=0, *, max_display=10, ax=None):
+        """How row ``i``'s prediction is built from the base value, one feature at a time.
+
+        Features are sorted by ``|value|``, the largest on top; the smallest
+        are summed in one bar when there are more than ``max_display``.
+        """
+        a = self._a
+        i = self._row(i)
+        phi = a.values[i]
+        shown, rest = self._top(np.abs(phi), max_display)
+        labels = [f"{a.feature_names[j]} = {_fmt(a.data[i, j])}" for j in shown]
+        contrib = list(phi[shown])
+        if rest.size:
+            labels.append(f"{rest.size} other features")
+            contrib.append(float(phi[rest].sum()))
+        contrib = np.asarray(contrib)
+        k = len(contrib)
+        ax = _axes(ax, (6.4, 0.45 * k + 1.6))
+        base, pred = float(a.base_values[i]), self._prediction(i)
+        # accumulate from the bottom bar (smallest) up to the top one (largest)
+        y = np.arange(k)[::-1]
+        ends = base + np.cumsum(contrib[::-1])[::-1]
+        starts = ends - contrib
+        colors = [_POS if c >= 0 else _NEG for c in contrib]
+        ax.barh(y, contrib, left=starts, color=colors, height=0.6, zorder=2)
+        span = max(np.ptp(np.concatenate([starts, ends, [base, pred]])), 1e-12)
+        for yy, s, e, c in zip(y, starts, ends, contrib):
+            shown_c = c if abs(c) > 1e-9 * span else 0.0  # rounding noise reads as 0
+            ax.text(max(s, e) + 0.01 * span, yy, _signed(shown_c), va="center", ha="left",
+                    fontsize=8)
+        for yy in range(k - 1):
+            ax.plot([ends[yy + 1]] * 2, [y[yy + 1] + 0.3, y[yy] - 0.3], color="0.6", lw=0.6,
+                    zorder=1)
+        ax.axvline(base, color="0.4", ls="--", lw=0.8)
+        ax.axvline(pred, color="0.2", lw=0.8)
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_xlim(min(starts.min(), ends.min(), base, pred) - 0.05 * span,
+                    max(starts.max(), ends.max(), base, pred) + 0.15 * span)
+        ax.set_xlabel(a.output)
+        ax.set_title(f"row {i}: f(x) = {pred:.4g}, base value = {base:.4g}", fontsize=10)
+        return ax
+
+    def force(self, i=0, *, min_label_share=0.05, ax=None):
+        """Row ``i``'s attributions as forces on one axis (static).
+
+        Positive contributions push from the left up to the prediction, negative
+        ones from the right down to it; segments with at least
+        ``min_label_share`` of the total length are labelled.
+        """
+        from matplotlib.patches import Polygon
+
+        a = self._a
+        i = self._row(i)
+        phi = a.values[i]
+        base, pred = float(a.base_values[i]), self._prediction(i)
+        ax = _axes(ax, (9, 2.4))
+        total = max(np.abs(phi).sum(), 1e-12)
+        height, tip = 0.5, 0.012 * total
+        pos = [j for j in np.argsort(phi) if phi[j] > 0]          # largest ends at f(x)
+        neg = [j for j in np.argsort(-phi) if phi[j] < 0]         # largest starts at f(x)
+        x = pred - phi[pos].sum()
+        segments = []
+        for j in pos:
+            segments.append((j, x, x + phi[j], _POS))
+            x += phi[j]
+        x = pred
+        for j in neg[::-1]:
+            segments.append((j, x, x - phi[j], _NEG))
+            x -= phi[j]
+        for j, lo, hi, color in segments:
+            d = tip if color == _POS else -tip
+            head, tail = (hi, lo) if color == _POS else (lo, hi)
+            pts = [(tail, -height / 2), (head - d, -height / 2), (head, 0),
+                   (head - d, height / 2), (tail, height / 2), (tail + d, 0)]
+            ax.add_patch(Polygon(pts, closed=True, facecolor=color, edgecolor="white", lw=0.8))
+            if abs(phi[j]) >= min_label_share * total:
+                ax.text((lo + hi) / 2, -height / 2 - 0.08,
+                        f"{a.feature_names[j]}\n= {_fmt(a.data[i, j])}", ha="center", va="top",
+                        fontsize=7, color=color)
+        ax.plot([pred, pred], [height / 2, height / 2 + 0.25], color="0.1", lw=1)
+        ax.text(pred, height / 2 + 0.28, f"f(x) = {pred:.4g}", ha="center", va="bottom",
+                fontsize=9, weight="bold")
+        ax.plot([base, base], [height / 2, height / 2 + 0.12], color="0.5", lw=1)
+        ax.text(base, height / 2 + 0.14, f"base value = {base:.4g}", ha="center", va="bottom",
+                fontsize=8, color="0.4")
+        lo = min(base, pred - phi[pos].sum(), pred)
+        hi = max(base, pred - phi[neg].sum(), pred)
+        pad = 0.06 * max(hi - lo, 1e-12)
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_ylim(-1.3, 1.1)
+        ax.set_yticks([])
+        for side in ("left", "right", "top"):
+            ax.spines[side].set_visible(False)
+        ax.set_xlabel(a.output)
+        return ax
+
+    # -------------------------------------------------------- global plots
+    def bar(self, *, max_display=10, ax=None):
+        """Global importance: mean ``|value|`` per feature, largest on top."""
+        a = self._a
+        imp = a.mean_abs()
+        shown, rest = self._top(imp, max_display)
+        labels = [a.feature_names[j] for j in shown]
+        heights = list(imp[shown])
+        if rest.size:
+            labels.append(f"{rest.size} other features (sum)")
+            heights.append(float(imp[rest].sum()))
+        k = len(heights)
+        ax = _axes(ax, (6, 0.4 * k + 1.4))
+        y = np.arange(k)[::-1]
+        ax.barh(y, heights, color=_NEG, height=0.65)
+        for yy, h in zip(y, heights):
+            ax.text(h, yy, f" {h:.3g}", va="center", fontsize=8)
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_xlabel(f"mean |{_method_label(a)}| ({a.output})")
+        ax.set_xlim(0, max(heights) * 1.18 if max(heights) > 0 else 1)
+        return ax
+
+    def beeswarm(self, *, max_display=10, ax=None, random_state=0):
+        """Every value as a dot: one line per feature, coloured by the feature's value.
+
+        Features are sorted by mean ``|value|``; the rest are summed into one
+        line when there are more than ``max_display``.
+        """
+        a = self._a
+        shown, rest = self._top(a.mean_abs(), max_display)
+        numeric = a.numeric_data()
+        lines = [(a.feature_names[j], a.values[:, j], numeric[:, j]) for j in shown]
+        if rest.size:
+            lines.append((f"{rest.size} other features (sum)", a.values[:, rest].sum(axis=1),
+                          np.full(len(a), np.nan)))
+        k = len(lines)
+        ax = _axes(ax, (6.4, 0.45 * k + 1.6))
+        rng = np.random.default_rng(random_state)
+        mappable = None
+        for row, (name, phi, x) in enumerate(lines):
+            y = (k - 1 - row) + _swarm_offsets(phi, rng)
+            color = _unit_scale(x)
+            missing = np.isnan(color)
+            if missing.any():
+                ax.scatter(phi[missing], y[missing], s=9, color="0.6", lw=0, alpha=0.8)
+            if (~missing).any():
+                mappable = ax.scatter(phi[~missing], y[~missing], c=color[~missing], s=9,
+                                      cmap=_CMAP, vmin=0, vmax=1, lw=0, alpha=0.9)
+        ax.axvline(0, color="0.5", lw=0.7, zorder=0)
+        ax.set_yticks(np.arange(k)[::-1])
+        ax.set_yticklabels([name for name, _, _ in lines], fontsize=8)
+        ax.set_ylim(-0.7, k - 0.3)
+        ax.set_xlabel(f"{_method_label(a)} (impact on {a.output})")
+        if mappable is not None:
+            bar = ax.figure.colorbar(mappable, ax=ax, ticks=[0, 1], aspect=40, pad=0.02)
+            bar.ax.set_yticklabels(["low", "high"])
+            bar.set_label("feature value", fontsize=8)
+        return ax
+
+    def dependence(self, feature, *, color="auto", ax=None, random_state=0):
+        """A feature's values against its attributions, coloured by a second feature.
+
+        ``color="auto"`` picks the feature that interacts most (see
+        :func:`interaction_partner`); give a name or index to choose, or None
+        for one colour.  Categorical features sit at their level positions
+        with a little jitter.
+        """
+        a = self._a
+        j = a.index_of(feature)
+        numeric = a.numeric_data()
+        x = numeric[:, j].copy()
+        phi = a.values[:, j]
+        categorical = a.kinds[j] == "categorical"
+        if categorical:
+            x += np.random.default_rng(random_state).uniform(-0.15, 0.15, size=x.shape)
+        ax = _axes(ax, (5.4, 3.8))
+        partner = None
+        if isinstance(color, str) and color == "auto":
+            partner = interaction_partner(a, j)
+        elif color is not None:
+            partner = a.index_of(color)
+        if partner is None:
+            ax.scatter(x, phi, s=12, color=_NEG, lw=0, alpha=0.8)
+        else:
+            c = numeric[:, partner]
+            missing = np.isnan(c)
+            ax.scatter(x[missing], phi[missing], s=12, color="0.6", lw=0)
+            pts = ax.scatter(x[~missing], phi[~missing], c=c[~missing], s=12, cmap=_CMAP, lw=0)
+            bar = ax.figure.colorbar(pts, ax=ax, aspect=30, pad=0.02)
+            bar.set_label(a.feature_names[partner], fontsize=8)
+            if a.kinds[partner] == "categorical":
+                levels = _levels(a, partner)
+                bar.set_ticks(np.arange(len(levels)))
+                bar.set_ticklabels([str(v) for v in levels])
+        if categorical:
+            levels = _levels(a, j)
+            ax.set_xticks(np.arange(len(levels)))
+            ax.set_xticklabels([str(v) for v in levels], fontsize=8)
+        ax.axhline(0, color="0.6", lw=0.6, zorder=0)
+        ax.set_xlabel(a.feature_names[j])
+        ax.set_ylabel(f"{_method_label(a)} of {a.feature_names[j]}")
+        return ax
+
+
+def _method_label(a) -> str:
+    return "SHAP value" if a.method.startswith("shapley") else "attribution"
+
+
+def _levels(a, j):
+    known = a.extra.get("levels", {}).get(a.feature_names[j])
+    if known is not None:
+        return list(known)
+    import pandas as pd
+
+    return list(pd.factorize(pd.Series(a.data[:, j], dtype=object))[1])
+
+
+def _unit_scale(x):
+    """Feature values to [0, 1] between their 5 % and 95 % quantiles (NaN stays NaN)."""
+    x = np.asarray(x, dtype=float)
+    ok = ~np.isnan(x)
+    if not ok.any():
+        return x
+    lo, hi = np.quantile(x[ok], [0.05, 0.95])
+    if hi <= lo:
+        lo, hi = x[ok].min(), x[ok].max()
+    if hi <= lo:
+        return np.where(ok, 0.5, np.nan)
+    return np.clip((x - lo) / (hi - lo), 0, 1)
+
+
+def _swarm_offsets(values, rng, width=0.4, n_bins=80):
+    """Vertical offsets that spread dots with close values (a beeswarm by bins)."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0)
+    lo, hi = np.min(values), np.max(values)
+    bins = np.zeros(n, dtype=np.intp) if hi <= lo else \
+        np.minimum(((values - lo) / (hi - lo) * n_bins).astype(np.intp), n_bins - 1)
+    order = np.lexsort((rng.random(n), bins))
+    sorted_bins = bins[order]
+    starts = np.searchsorted(sorted_bins, sorted_bins, side="left")
+    rank = np.arange(n) - starts                      # position inside the bin
+    level = (rank + 1) // 2 * np.where(rank % 2 == 1, 1, -1)  # 0, +1, -1, +2, -2, ...
+    crowd = np.bincount(bins, minlength=n_bins).max()
+    out = np.empty(n)
+    out[order] = level * (width / max(1, crowd // 2 + 1))
+    return out
+
+
+def interaction_partner(attributions, feature):
+    """The feature whose values best explain the spread of ``feature``'s attributions.
+
+    The rows are sorted by the feature's value and cut into (up to ten)
+    consecutive groups; in each group, where the feature itself barely moves,
+    a dependence of its attribution on another feature ``k`` can only be an
+    interaction.  The score of ``k`` is the size-weighted mean of
+    ``|corr(phi_feature, x_k)|`` over the groups; the best one is returned
+    (None when there is no other feature).
+    """
+    a = attributions
+    j = a.index_of(feature)
+    n, d = a.values.shape
+    if d < 2:
+        return None
+    numeric = a.numeric_data()
+    phi = a.values[:, j]
+    order = np.argsort(numeric[:, j], kind="stable")
+    n_groups = int(np.clip(n // 10, 1, 10))
+    scores = np.zeros(d)
+    for rows in np.array_split(order, n_groups):
+        if rows.size < 3:
+            continue
+        p = phi[rows] - phi[rows].mean()
+        for k in range(d):
+            if k == j:
+                continue
+            xk = numeric[rows, k]
+            ok = ~np.isnan(xk)
+            if ok.sum() < 3:
+                continue
+            xc = xk[ok] - xk[ok].mean()
+            pc = p[ok] - p[ok].mean()
+            denom = np.sqrt((xc @ xc) * (pc @ pc))
+            if denom > 0:
+                scores[k] += rows.size * abs(xc @ pc) / denom
+    scores[j] = -np.inf
+    return int(np.argmax(scores))
