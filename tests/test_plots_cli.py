@@ -22,10 +22,14 @@ def test_effect_plot_draws_on_given_axes(effects):
     fig, ax = plt.subplots()
     out = pd_eff["a"].plot(ax=ax)
     assert out is ax
-    # 300 ICE curves thinned to 100, plus the PD line and the rug
+    # 300 ICE curves thinned to 100 in one collection, plus the PD line and the rug
+    (ice,) = [c for c in ax.collections if c.get_label() == "ICE"]
+    assert len(ice.get_segments()) == 100
+    rows = {tuple(np.round(r, 12)) for r in pd_eff["a"].ice}
+    assert all(tuple(np.round(seg[:, 1], 12)) in rows for seg in ice.get_segments())
     lines = ax.get_lines()
-    assert len(lines) == 100 + 2
-    np.testing.assert_allclose(lines[100].get_ydata(), pd_eff["a"].values)
+    assert len(lines) == 2
+    np.testing.assert_allclose(lines[0].get_ydata(), pd_eff["a"].values)
     plt.close(fig)
     ax = pd_eff["c"].plot()
     assert [t.get_text() for t in ax.get_xticklabels()] == ["u", "v", "w"]

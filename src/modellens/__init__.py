@@ -1,6 +1,7 @@
 """modellens: model-agnostic explanations of trained models."""
 
 from .attribution import Attributions, shapley
+from .effects.ale import ale
 from .effects.mplot import mplot
 from .effects.pdp import pdp
 from .effects.result import Effect, Effects
@@ -8,5 +9,5 @@ from .model import ModelError
 
 __version__ = "0.1.0"
 
-__all__ = ["pdp", "mplot", "shapley", "Effect", "Effects", "Attributions", "ModelError",
+__all__ = ["pdp", "mplot", "ale", "shapley", "Effect", "Effects", "Attributions", "ModelError",
            "__version__"]

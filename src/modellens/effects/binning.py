@@ -6,7 +6,10 @@ import numbers
 
 import numpy as np
 
-__all__ = ["quantile_edges", "bin_index", "accumulate"]
+__all__ = ["quantile_edges", "check_edges", "bin_index", "accumulate", "accumulate_levels"]
+
+#: Up to this many inner edges, counting the edges below each value beats a binary search.
+_COUNT_MAX_EDGES = 32
 
 
 def quantile_edges(x: np.ndarray, n_bins: int) -> np.ndarray:
@@ -35,13 +38,43 @@ def quantile_edges(x: np.ndarray, n_bins: int) -> np.ndarray:
     return np.unique(np.concatenate([[xs[0]], xs[order]]))
 
 
+def check_edges(edges, name="feature") -> np.ndarray:
+    """Validate explicit bin edges: a 1-D, finite, strictly increasing float array."""
+    try:
+        z = np.asarray(edges, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the bin edges for {name!r} must be numbers.") from exc
+    if z.ndim != 1 or z.size < 2:
+        raise ValueError(f"the bin edges for {name!r} must be a 1-D array of at least 2 edges, "
+                         f"got shape {z.shape}.")
+    if not np.isfinite(z).all():
+        raise ValueError(f"the bin edges for {name!r} hold NaN or inf.")
+    if not (np.diff(z) > 0).all():
+        raise ValueError(f"the bin edges for {name!r} must be strictly increasing; "
+                         "sort them and drop repeated values.")
+    return z
+
+
 def bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin of each value: ``k`` for ``x`` in ``(z_k, z_{k+1}]``, the first bin closed.
 
     Values outside ``[z_0, z_K]`` go to the nearest end bin.
     """
-    k = np.searchsorted(edges, x, side="left") - 1
-    return np.clip(k, 0, len(edges) - 2)
+    # counting only the inner edges below x clips to the end bins for free
+    inner = np.asarray(edges, dtype=float)[1:-1]
+    x = np.asarray(x)
+    if inner.size > _COUNT_MAX_EDGES or x.size < 1024:
+        return np.searchsorted(inner, x, side="left")
+    # a few vectorised comparisons are several times faster than a binary search
+    # per value, whose branches a random order of values keeps mispredicting
+    count = np.zeros(x.shape, dtype=np.uint8)
+    above = np.empty(x.shape, dtype=bool)
+    for z in inner:
+        np.greater(x, z, out=above)
+        count += above.view(np.uint8)
+    index = count.astype(np.intp)
+    index[np.isnan(x)] = inner.size  # where the binary search puts NaN: last
+    return index
 
 
 def accumulate(bin_effects: np.ndarray, counts: np.ndarray, bin_variance=None):
@@ -80,7 +113,45 @@ def accumulate(bin_effects: np.ndarray, counts: np.ndarray, bin_variance=None):
     if total > 0:
         mid = (curve[:-1] + curve[1:]) / 2
         curve = curve - np.dot(counts, mid) / total
-    variance = None
-    if bin_variance is not None:
-        variance = np.concatenate([[0.0], np.cumsum(np.asarray(bin_variance, dtype=float))])
-    return curve, variance
+    return curve, _accumulated_variance(bin_variance)
+
+
+def accumulate_levels(level_effects: np.ndarray, counts: np.ndarray, step_variance=None):
+    r"""Accumulate effects between adjacent levels and centre by level frequency.
+
+    For levels (or distinct values) :math:`v_0 < \dots < v_{L-1}` in their ALE
+    order, with :math:`\Delta_t` the mean effect of the step from
+    :math:`v_t` to :math:`v_{t+1}`,
+
+    .. math::
+        \tilde g(v_t) = \sum_{s < t} \Delta_s, \qquad
+        g(v_t) = \tilde g(v_t) - \frac{\sum_s n_s \tilde g(v_s)}{\sum_s n_s}.
+
+    Parameters
+    ----------
+    level_effects : ndarray of shape (L - 1,)
+    counts : ndarray of shape (L,)
+        Data points at each level.
+    step_variance : ndarray of shape (L - 1,), optional
+        Variance of each step's estimate.
+
+    Returns
+    -------
+    values : ndarray of shape (L,)
+    variance : ndarray of shape (L,) or None
+        Variance of the uncentred accumulated sum at each level (0 at the
+        first).
+    """
+    counts = np.asarray(counts, dtype=float)
+    curve = np.concatenate([[0.0], np.cumsum(np.asarray(level_effects, dtype=float))])
+    total = counts.sum()
+    if total > 0:
+        curve = curve - np.dot(counts, curve) / total
+    return curve, _accumulated_variance(step_variance)
+
+
+def _accumulated_variance(variance):
+    """Variance of a running sum of independent estimates, 0 at the start."""
+    if variance is None:
+        return None
+    return np.concatenate([[0.0], np.cumsum(np.asarray(variance, dtype=float))])

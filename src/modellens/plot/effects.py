@@ -56,12 +56,22 @@ def _thin(curves, max_ice, random_state):
     return curves
 
 
+def _draw_ice(ax, x, curves, alpha):
+    # one LineCollection instead of a Line2D per curve: drawing stays fast with many curves
+    from matplotlib.collections import LineCollection
+
+    segments = np.stack([np.broadcast_to(x, curves.shape), curves], axis=-1)
+    ax.add_collection(LineCollection(segments, colors="0.55", linewidths=0.6, alpha=alpha,
+                                     zorder=1, label="ICE"))
+    ax.autoscale_view()
+
+
 def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
     grid = np.asarray(effect.grid, dtype=float)
     curves = _thin(effect.ice, max_ice, random_state)
     if curves is not None:
         alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
-        ax.plot(grid, curves.T, color="0.55", lw=0.6, alpha=alpha, zorder=1)
+        _draw_ice(ax, grid, curves, alpha)
     lower_upper = effect.extra.get("band") if band else None
     if lower_upper is not None:
         ax.fill_between(grid, lower_upper[0], lower_upper[1], color=_COLOR, alpha=0.2, lw=0,
@@ -87,11 +97,17 @@ def _plot_categorical(effect, ax, max_ice, random_state):
     curves = _thin(effect.ice, max_ice, random_state)
     if curves is not None:
         alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
-        ax.plot(pos, curves.T, color="0.55", lw=0.6, alpha=alpha, zorder=1)
+        _draw_ice(ax, pos, curves, alpha)
     values = np.asarray(effect.values, dtype=float)
     ax.bar(pos, values, width=0.5, color=_COLOR, alpha=0.35, zorder=2)
-    err = effect.std if effect.std is not None and len(effect.std) == len(pos) else None
-    ax.errorbar(pos, values, yerr=err, fmt="o", color=_COLOR, ms=6, zorder=3, capsize=3)
+    lower_upper = effect.extra.get("band")
+    if lower_upper is not None:
+        # a confidence band per level (ALE: it grows along the level order)
+        err = np.vstack([values - lower_upper[0], lower_upper[1] - values])
+    else:
+        err = effect.std if effect.std is not None and len(effect.std) == len(pos) else None
+    ax.errorbar(pos, values, yerr=err, fmt="o", color=_COLOR, ms=6, zorder=3, capsize=3,
+                label=effect.extra.get("band_label") if lower_upper is not None else None)
     ax.set_xticks(pos)
     ax.set_xticklabels(labels, rotation=30 if max(map(len, labels), default=0) > 6 else 0,
                        ha="right" if max(map(len, labels), default=0) > 6 else "center")
@@ -105,15 +121,16 @@ def _plot_2d(effect, ax):
                                         else ("numeric", "numeric"))]
     x = np.asarray(g1, dtype=float) if numeric[0] else np.arange(len(g1))
     y = np.asarray(g2, dtype=float) if numeric[1] else np.arange(len(g2))
-    mesh = ax.pcolormesh(x, y, values.T, shading="nearest", cmap="viridis")
-    if values.shape[0] > 1 and values.shape[1] > 1 and np.ptp(values) > 0:
+    grid_2d = values.shape[0] > 1 and values.shape[1] > 1
+    # ALE values live on the corners of data cells: interpolate between them
+    shading = "gouraud" if effect.method in ("ale", "dale") and grid_2d else "nearest"
+    mesh = ax.pcolormesh(x, y, values.T, shading=shading, cmap="viridis")
+    if grid_2d and np.ptp(values) > 0:
         cs = ax.contour(x, y, values.T, colors="white", linewidths=0.7, levels=6)
         ax.clabel(cs, fontsize=7, fmt="%.3g")
     empty = effect.extra.get("empty_cells")
     if empty is not None and np.any(empty):
-        xi, yi = np.nonzero(empty)
-        ax.scatter(x[np.clip(xi, 0, len(x) - 1)], y[np.clip(yi, 0, len(y) - 1)], marker="x",
-                   color="white", s=12, lw=0.8, label="empty cell")
+        _hatch_cells(ax, x, y, np.asarray(empty, dtype=bool))
     if not numeric[0]:
         ax.set_xticks(x)
         ax.set_xticklabels([str(v) for v in g1])
@@ -122,7 +139,32 @@ def _plot_2d(effect, ax):
         ax.set_yticklabels([str(v) for v in g2])
     ax.set_xlabel(str(effect.feature[0]))
     ax.set_ylabel(str(effect.feature[1]))
-    ax.figure.colorbar(mesh, ax=ax, label=effect.output)
+    title = _TITLES.get(effect.method, effect.method)
+    ax.figure.colorbar(mesh, ax=ax, label=f"{title} of {effect.output}")
+
+
+def _hatch_cells(ax, x, y, empty):
+    """Hatch the cells without data.
+
+    A mask of shape ``(len(x) - 1, len(y) - 1)`` flags the cells between grid
+    points (ALE); one of shape ``(len(x), len(y))`` the cells around them.
+    """
+    from matplotlib.patches import Rectangle
+
+    def bounds(points, n_cells):
+        if n_cells == len(points) - 1:
+            return points
+        mid = (points[:-1] + points[1:]) / 2
+        first = points[0] - (mid[0] - points[0]) if mid.size else points[0] - 0.5
+        last = points[-1] + (points[-1] - mid[-1]) if mid.size else points[-1] + 0.5
+        return np.concatenate([[first], mid, [last]])
+
+    bx = bounds(np.asarray(x, float), empty.shape[0])
+    by = bounds(np.asarray(y, float), empty.shape[1])
+    for n, (i, j) in enumerate(zip(*np.nonzero(empty))):
+        ax.add_patch(Rectangle((bx[i], by[j]), bx[i + 1] - bx[i], by[j + 1] - by[j], fill=False,
+                               hatch="///", edgecolor="white", lw=0, alpha=0.8, zorder=4,
+                               label="empty cell" if n == 0 else None))
 
 
 def plot_effects(effects, *, ncols=3, axes=None, figsize=None, **kwargs):

@@ -1,0 +1,505 @@
+"""Accumulated local effects (ALE): first order, second order, categorical."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from statistics import NormalDist
+
+import numpy as np
+
+from ..data import Dataset, resolve_features
+from ..engine import DataRows, GridRows, evaluate, prepare
+from ._categorical import level_order
+from ._grid import grid_spec
+from .binning import accumulate, accumulate_levels, bin_index, check_edges, quantile_edges
+from .result import Effect, Effects
+
+__all__ = ["ale"]
+
+#: Empty cells this many at a time are matched to their nearest non-empty cell.
+_FILL_BLOCK = 512
+
+
+def ale(model, X, features=None, *, bins=20, max_discrete=10, confidence=0.95, target=None,
+        response_method="auto", feature_names=None, chunk_size=None, n_jobs=1,
+        progress=None) -> Effects:
+    r"""Accumulated local effects (Apley & Zhu 2020), as the ALEPlot reference estimates them.
+
+    **First order, numeric feature** :math:`S`.  The bin edges
+    :math:`z_0 < \dots < z_K` are the minimum and the type-1 quantiles at
+    :math:`k / K` (ties collapsed, so repeated values give fewer bins); a
+    point with :math:`x_S \in (z_{k-1}, z_k]` (the first bin closed) lies in
+    bin :math:`k`.  With :math:`n_k` points in bin :math:`k`,
+
+    .. math::
+        \hat{\tilde f}(z_k) = \sum_{j=1}^{k} \frac{1}{n_j}
+            \sum_{i:\, x^{(i)}_S \in (z_{j-1}, z_j]}
+            \left[f(z_j, x^{(i)}_{-S}) - f(z_{j-1}, x^{(i)}_{-S})\right],
+
+    and the curve is centred by the count-weighted mean of the bin midpoints,
+    :math:`\hat f(z_k) = \hat{\tilde f}(z_k) - \sum_j n_j
+    (\hat{\tilde f}(z_{j-1}) + \hat{\tilde f}(z_j)) / (2n)`.
+
+    **Levels** (categorical features, and numeric ones with at most
+    ``max_discrete`` distinct values).  Levels :math:`v_0, \dots, v_{L-1}` are
+    taken in order: an ordered categorical's own order, the sorted values of a
+    discrete numeric feature, otherwise the order of a 1-D classical MDS of the
+    levels' distances in the other features (Kolmogorov-Smirnov for numeric
+    ones, total variation for categorical ones).  The step :math:`v_t \to
+    v_{t+1}` is the mean of :math:`f(v_{t+1}, x_{-S}) - f(v_t, x_{-S})` over
+    the points at either level; steps are accumulated from 0 and centred by the
+    level frequencies.
+
+    **Second order, pair** :math:`(a, b)`.  Each point contributes to its cell
+    the four-corner difference
+
+    .. math::
+        \Delta^{(i)} = f(z^a_{k}, z^b_{l}, x^{(i)}_{-ab}) - f(z^a_{k}, z^b_{l-1}, \cdot)
+                     - f(z^a_{k-1}, z^b_{l}, \cdot) + f(z^a_{k-1}, z^b_{l-1}, \cdot);
+
+    cell means are accumulated in both directions, then the first-order effects
+    of the accumulated surface and a constant are removed so that what is left
+    is the pure interaction (Apley & Zhu 2020, eqs. 13-16).  A cell without
+    data takes the mean of its nearest non-empty cell (distance between cell
+    centres, each axis scaled by its range; equally near cells are averaged)
+    and is flagged in ``Effect.extra["empty_cells"]``.  A level axis steps
+    between adjacent levels instead of bin edges.
+
+    Parameters
+    ----------
+    model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
+        As in :func:`modellens.pdp`; ``X`` holds the points whose local
+        effects are averaged.
+    features : name, index, or list of them, optional
+        Features to explain (all when None); a pair ``(a, b)`` in the list
+        gives a second-order effect.
+    bins : int, array-like or dict, default=20
+        Number of quantile bins ``K``, or an array of bin edges (strictly
+        increasing; points outside them are left out with a warning), or a
+        dict mapping features (or pairs) to either; a pair may take a tuple of
+        two specifications.  Categorical and discrete features ignore an int.
+    max_discrete : int, default=10
+        Numeric features with at most this many distinct values are treated
+        as ordered levels (0 turns this off).
+    confidence : float, default=0.95
+        Level of the confidence band of first-order curves.
+
+    Returns
+    -------
+    Effects
+        One :class:`Effect` with ``method="ale"`` per requested feature.
+        First order: ``grid`` holds the bin edges (the levels, in their ALE
+        order, for level features), ``values`` the centred curve there,
+        ``counts`` the points per bin (per level), ``std`` the standard
+        deviation of the local effects per bin (per step), and
+        ``extra["band"]`` the ``(lower, upper)`` confidence band from the
+        variance of the accumulated sum of bin means.  Second order:
+        ``values`` has shape ``(G_a, G_b)``, ``counts`` the points per cell of
+        data, ``std`` the spread of the four-corner differences per cell.
+
+    Notes
+    -----
+    Every model row of the request (all features, all bins) is planned first
+    and evaluated in one chunked stream: :math:`2n` rows per numeric feature,
+    about :math:`2n` per level feature plus the data rows once, :math:`4n`
+    per numeric pair.  Rows with a missing value in an explained feature are
+    left out of its bins, with a warning that counts them.
+    """
+    _check_options(bins, max_discrete, confidence)
+    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
+                           feature_names=feature_names)
+    feats = resolve_features(dataset, features)
+    axes = _AxisCache(dataset, max_discrete)
+
+    plans = []
+    for feat in feats:
+        if isinstance(feat, tuple):
+            spec_a, spec_b = _pair_specs(dataset, bins, feat)
+            plans.append(_PairPlan(dataset, axes.get(feat[0], spec_a), axes.get(feat[1], spec_b)))
+        else:
+            plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat))))
+    data_rows = None
+    if any(p.needs_data_rows for p in plans):
+        # f(x_i) at the data itself serves every level feature of the request
+        data_rows = DataRows(dataset.values)
+    segments = [seg for p in plans for seg in p.segments]
+    if data_rows is not None:
+        segments.append(data_rows)
+    evaluate(mdl, segments, chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, desc="ale")
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    at_data = None if data_rows is None else data_rows.result
+    effects = [p.effect(at_data, z, mdl.output_name, confidence) for p in plans]
+    return Effects(effects)
+
+
+# --------------------------------------------------------------------- input
+def _check_options(bins, max_discrete, confidence):
+    if isinstance(bins, str):
+        raise ValueError(f"bins={bins!r} is not available for ale; pass an int (quantile bins) "
+                         "or an array of bin edges ('auto' belongs to dale).")
+    if isinstance(bins, bool):
+        raise ValueError("bins must be an int, an array of bin edges or a dict, not a bool.")
+    if not _is_count(max_discrete) or max_discrete < 0:
+        raise ValueError(f"max_discrete must be a non-negative int, got {max_discrete!r}.")
+    if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a level in (0, 1), such as 0.95; got {confidence!r}.")
+
+
+def _is_count(spec) -> bool:
+    return isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool)
+
+
+def _pair_specs(dataset, bins, pair):
+    """The bins of both axes of a pair: its own dict entry, else each feature's."""
+    if isinstance(bins, dict):
+        pairs = {tuple(dataset.index_of(f) for f in k) for k in bins if isinstance(k, tuple)}
+        if pair not in pairs:
+            return grid_spec(bins, dataset, pair[0]), grid_spec(bins, dataset, pair[1])
+    spec = grid_spec(bins, dataset, pair)
+    if isinstance(spec, tuple):
+        if len(spec) != 2:
+            raise ValueError(f"the bins of a pair must be one specification or a tuple of two, "
+                             f"got a tuple of {len(spec)}.")
+        return spec
+    return spec, spec
+
+
+class _AxisCache:
+    """Each feature's axis is built once per call (and warns about NaN once)."""
+
+    def __init__(self, dataset, max_discrete):
+        self.dataset = dataset
+        self.max_discrete = int(max_discrete)
+        self._axes = {}
+
+    def get(self, j, spec):
+        key = (j, int(spec)) if _is_count(spec) else None
+        if key is not None and key in self._axes:
+            return self._axes[key]
+        axis = _make_axis(self.dataset, j, spec, self.max_discrete)
+        if key is not None:
+            self._axes[key] = axis
+        return axis
+
+
+class _Axis:
+    """How an explained feature is cut.
+
+    ``binned`` axes (numeric features) have bin edges as grid points and the
+    data in the bins between them: a point in bin ``k`` steps across cell
+    ``k`` from edge ``k`` to ``k + 1``.  Level axes (categorical and discrete
+    features) have the data at the grid points: a point at level ``t`` steps
+    across cell ``t`` (to ``t + 1``) and cell ``t - 1`` (from ``t - 1``).
+
+    Attributes
+    ----------
+    grid : ndarray of shape (G,)
+        Encoded values at the grid points (edges, values or level codes).
+    labels : ndarray of shape (G,)
+        The grid as the user reads it.
+    rows : ndarray of shape (m,)
+        The data rows that take part (sorted positions).
+    unit : ndarray of shape (m,)
+        Their bin (binned axes) or level position.
+    """
+
+    def __init__(self, dataset, j, binned, grid, labels, rows, unit, kind, observed):
+        self.j = j
+        self.name = dataset.columns[j].name
+        self.n_data = dataset.n_rows
+        self.binned = binned
+        self.grid = grid
+        self.labels = labels
+        self.rows = rows
+        self.unit = unit
+        self.kind = kind
+        self.discrete = (not binned) and kind == "numeric"
+        self.feature_values = dataset.labels(j, observed)
+
+    @property
+    def n_cells(self) -> int:
+        return self.grid.size - 1
+
+    @property
+    def n_units(self) -> int:
+        return self.grid.size - 1 if self.binned else self.grid.size
+
+    @property
+    def all_rows(self) -> bool:
+        return self.rows.size == self.n_data
+
+    def unit_of_rows(self) -> np.ndarray:
+        """Unit of every data row, -1 where the row takes no part."""
+        out = np.full(self.n_data, -1, dtype=np.intp)
+        out[self.rows] = self.unit
+        return out
+
+    def steps(self, u):
+        """``(valid, cell, lo, hi)`` for every way a row at unit ``u`` crosses a cell."""
+        g = self.grid
+        if self.binned:
+            return [(None, u, g[u], g[u + 1])]
+        last = g.size - 1
+        up, down = np.minimum(u + 1, last), np.maximum(u - 1, 0)
+        return [(u < last, u, g[u], g[up]), (u > 0, down, g[down], g[u])]
+
+    def unit_weights(self) -> np.ndarray:
+        """``(U, G)``: a function on the grid averaged over each unit of data."""
+        g, u = self.grid.size, self.n_units
+        if not self.binned:
+            return np.eye(g)
+        out = np.zeros((u, g))
+        out[np.arange(u), np.arange(u)] = 0.5
+        out[np.arange(u), np.arange(1, g)] = 0.5
+        return out
+
+    def cell_units(self) -> np.ndarray:
+        """``(C, U)``: the units of data whose points step across each cell."""
+        c, u = self.n_cells, self.n_units
+        out = np.zeros((c, u))
+        out[np.arange(c), np.arange(c)] = 1.0
+        if not self.binned:
+            out[np.arange(c), np.arange(1, c + 1)] = 1.0
+        return out
+
+    def cell_centres(self) -> np.ndarray:
+        """Cell centres divided by the axis range (level axes: positions 0..L-1)."""
+        pos = self.grid if self.binned else np.arange(self.grid.size, dtype=float)
+        return (pos[:-1] + pos[1:]) / 2 / (pos[-1] - pos[0])
+
+
+def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
+    col = dataset.columns[j]
+    x = dataset.column_values(j, warn_for="ALE bins")
+    if x.size == 0:
+        raise ValueError(f"feature {col.name!r} has no non-missing values; ALE needs data in it.")
+    if x.size == dataset.n_rows:
+        rows = np.arange(x.size)
+    else:
+        rows = np.flatnonzero(~np.isnan(dataset.values[:, j]))
+    if col.is_categorical:
+        if not _is_count(spec):
+            raise ValueError(f"feature {col.name!r} is categorical: its levels are the ALE grid, "
+                             "so bins must not give edges for it.")
+        codes = level_order(dataset, j)
+        position = np.full(len(col.levels), -1, dtype=np.intp)
+        position[codes.astype(np.intp)] = np.arange(codes.size)
+        return _Axis(dataset, j, False, codes, dataset.labels(j, codes), rows,
+                     position[x.astype(np.intp)], "categorical", x)
+    if _is_count(spec):
+        if spec < 1:
+            raise ValueError(f"bins must be a positive number of bins, got {spec}.")
+        if col.n_unique <= max_discrete or col.n_unique == 1:
+            values = np.unique(x)
+            return _Axis(dataset, j, False, values, values, rows, np.searchsorted(values, x),
+                         "numeric", x)
+        edges = quantile_edges(x, int(spec))
+        return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric", x)
+    edges = check_edges(spec, col.name)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    if not inside.all():
+        warnings.warn(
+            f"{int((~inside).sum())} of {x.size} values of {col.name!r} lie outside the bin "
+            f"edges [{edges[0]:g}, {edges[-1]:g}]; they are left out of its ALE bins.",
+            UserWarning, stacklevel=4,
+        )
+    return _Axis(dataset, j, True, edges, edges, rows[inside], bin_index(x[inside], edges),
+                 "numeric", x)
+
+
+def _base(dataset, rows, all_rows):
+    """The data rows ``rows`` (the data itself, uncopied, when that is all of them)."""
+    return dataset.values if all_rows else dataset.values[rows]
+
+
+def _cell_stats(cell, local, n_cells):
+    """Per cell: mean, std (ddof 0), count, and the variance of the mean."""
+    count = np.bincount(cell, minlength=n_cells)
+    total = np.bincount(cell, weights=local, minlength=n_cells)
+    filled = count > 0
+    mean = np.zeros(n_cells)
+    mean[filled] = total[filled] / count[filled]
+    dev = local - mean[cell]
+    squares = np.bincount(cell, weights=dev * dev, minlength=n_cells)
+    std = np.full(n_cells, np.nan)
+    std[filled] = np.sqrt(squares[filled] / count[filled])
+    var_mean = np.zeros(n_cells)
+    several = count > 1
+    var_mean[several] = squares[several] / (count[several] * (count[several] - 1.0))
+    return mean, std, count, var_mean
+
+
+# --------------------------------------------------------------- first order
+class _FeaturePlan:
+    """The model rows of one first-order effect and their reduction."""
+
+    def __init__(self, dataset, axis: _Axis):
+        self.dataset, self.axis = dataset, axis
+        rows, u = axis.rows, axis.unit
+        self.needs_data_rows = not axis.binned
+        all_rows = False
+        if axis.binned:
+            # the point moved to both edges of its bin
+            (_, cell, lo, hi), = axis.steps(u)
+            self.cell, self.sign, self.rows = cell, None, rows
+            settings = np.empty((2, rows.size, 1))
+            settings[0, :, 0], settings[1, :, 0] = lo, hi
+            all_rows = axis.all_rows
+        else:
+            # the point moved to the next level up and down; f at its own level comes
+            # from the shared data rows
+            (fwd, cell_up, _, up), (bwd, cell_down, down, _) = axis.steps(u)
+            self.rows = np.concatenate([rows[fwd], rows[bwd]])
+            self.cell = np.concatenate([cell_up[fwd], cell_down[bwd]])
+            self.sign = np.concatenate([np.ones(fwd.sum()), -np.ones(bwd.sum())])
+            settings = np.concatenate([up[fwd], down[bwd]])[None, :, None]
+        self.segments = []
+        if self.rows.size:
+            self.segments.append(GridRows(_base(dataset, self.rows, all_rows), (axis.j,),
+                                          settings))
+
+    def effect(self, at_data, z, output, confidence) -> Effect:
+        axis = self.axis
+        n_cells = axis.n_cells
+        if self.segments:
+            pred = self.segments[0].result
+            if self.sign is None:
+                m = self.rows.size
+                local = pred[m:] - pred[:m]
+            else:
+                local = self.sign * (pred - at_data[self.rows])
+        else:
+            local = np.zeros(0)
+        mean, std, _, var_mean = _cell_stats(self.cell, local, n_cells)
+        counts = np.bincount(axis.unit, minlength=axis.n_units)
+        if axis.binned:
+            values, variance = accumulate(mean, counts, var_mean)
+        else:
+            values, variance = accumulate_levels(mean, counts, var_mean)
+        half = z * np.sqrt(variance)
+        extra = {"band": (values - half, values + half),
+                 "band_label": f"{confidence:.0%} confidence band",
+                 "confidence": confidence}
+        if axis.discrete:
+            extra["discrete"] = True
+        if axis.kind == "categorical":
+            extra["level_codes"] = axis.grid.astype(np.intp)
+        return Effect(feature=axis.name, method="ale", grid=axis.labels, values=values, std=std,
+                      counts=counts, kind=axis.kind, feature_values=axis.feature_values,
+                      output=output, extra=extra)
+
+
+# -------------------------------------------------------------- second order
+class _PairPlan:
+    """The four-corner model rows of one second-order effect and their reduction."""
+
+    needs_data_rows = False
+
+    def __init__(self, dataset, axis_a: _Axis, axis_b: _Axis):
+        self.axes = (axis_a, axis_b)
+        unit_a, unit_b = axis_a.unit_of_rows(), axis_b.unit_of_rows()
+        rows = np.flatnonzero((unit_a >= 0) & (unit_b >= 0))
+        if rows.size == 0:
+            raise ValueError(f"no row has values in both {axis_a.name!r} and {axis_b.name!r}; "
+                             "a second-order ALE needs rows with both.")
+        ua, ub = unit_a[rows], unit_b[rows]
+        self.units = np.bincount(ua * axis_b.n_units + ub,
+                                 minlength=axis_a.n_units * axis_b.n_units
+                                 ).reshape(axis_a.n_units, axis_b.n_units)
+        parts = []
+        for valid_a, cell_a, lo_a, hi_a in axis_a.steps(ua):
+            for valid_b, cell_b, lo_b, hi_b in axis_b.steps(ub):
+                keep = _both(valid_a, valid_b, rows.size)
+                parts.append((rows[keep], cell_a[keep], cell_b[keep],
+                              lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]))
+        self.rows, cell_a, cell_b, lo_a, hi_a, lo_b, hi_b = (np.concatenate(p) for p in zip(*parts))
+        self.cell = cell_a * axis_b.n_cells + cell_b
+        corners = np.empty((4, self.rows.size, 2))
+        for k, (va, vb) in enumerate(((lo_a, lo_b), (lo_a, hi_b), (hi_a, lo_b), (hi_a, hi_b))):
+            corners[k, :, 0], corners[k, :, 1] = va, vb
+        self.segments = []
+        if axis_a.n_cells and axis_b.n_cells and self.rows.size:
+            single = self.rows.size == dataset.n_rows and axis_a.binned and axis_b.binned
+            self.segments.append(GridRows(_base(dataset, self.rows, single),
+                                          (axis_a.j, axis_b.j), corners))
+
+    def effect(self, at_data, z, output, confidence) -> Effect:
+        a, b = self.axes
+        shape = (a.n_cells, b.n_cells)
+        units = self.units
+        if self.segments:
+            y = self.segments[0].result.reshape(4, -1)
+            local = y[3] - y[2] - y[1] + y[0]
+            mean, std, count, _ = _cell_stats(self.cell, local, shape[0] * shape[1])
+            mean, std, count = mean.reshape(shape), std.reshape(shape), count.reshape(shape)
+            empty = count == 0
+            delta = _fill_empty(mean, empty, a.cell_centres(), b.cell_centres())
+            values = _second_order_surface(delta, units, a, b)
+        else:
+            values = np.zeros((a.grid.size, b.grid.size))
+            std, count = np.zeros(shape), np.zeros(shape, dtype=np.intp)
+            empty = np.zeros(shape, dtype=bool)
+        return Effect(feature=(a.name, b.name), method="ale", grid=(a.labels, b.labels),
+                      values=values, std=std, counts=units, kind=(a.kind, b.kind),
+                      feature_values=(a.feature_values, b.feature_values), output=output,
+                      extra={"empty_cells": empty, "cell_counts": count})
+
+
+def _both(valid_a, valid_b, size):
+    keep = np.ones(size, dtype=bool)
+    for v in (valid_a, valid_b):
+        if v is not None:
+            keep &= v
+    return keep
+
+
+def _fill_empty(delta, empty, centre_a, centre_b):
+    """Give each empty cell the mean of its nearest non-empty cells (ties averaged)."""
+    if not empty.any():
+        return delta
+    out = delta.copy()
+    ia, ib = np.nonzero(empty)
+    ja, jb = np.nonzero(~empty)
+    donors = delta[ja, jb]
+    for start in range(0, ia.size, _FILL_BLOCK):
+        sa, sb = ia[start:start + _FILL_BLOCK], ib[start:start + _FILL_BLOCK]
+        dist = (centre_a[sa, None] - centre_a[ja]) ** 2 + (centre_b[sb, None] - centre_b[jb]) ** 2
+        # equally near donors are averaged so that swapping the pair transposes the result
+        nearest = dist <= dist.min(axis=1, keepdims=True) * (1 + 1e-12)
+        out[sa, sb] = (nearest @ donors) / nearest.sum(axis=1)
+    return out
+
+
+def _second_order_surface(delta, units, a: _Axis, b: _Axis):
+    r"""Accumulate cell effects in 2-D and remove both first-order effects and a constant.
+
+    ``delta`` holds the cell means ``(C_a, C_b)`` and ``units`` the points per
+    unit of data ``(U_a, U_b)``.  Each axis's first-order effect of the
+    accumulated surface :math:`\tilde h` is the accumulated, count-weighted
+    mean over the other axis of the steps of :math:`\tilde h` across its cells
+    (Apley & Zhu 2020, eq. 15); the constant is the count-weighted mean of the
+    result over the data units (eq. 16).
+    """
+    surface = np.zeros((delta.shape[0] + 1, delta.shape[1] + 1))
+    surface[1:, 1:] = np.cumsum(np.cumsum(delta, axis=0), axis=1)
+    avg_a, avg_b = a.unit_weights(), b.unit_weights()
+    units = units.astype(float)
+    # steps along a, read at b's data units, weighted by the points making each step
+    weights = a.cell_units() @ units
+    steps = np.diff(surface, axis=0) @ avg_b.T
+    main_a = _accumulated_mean(steps, weights, axis=1)
+    weights = units @ b.cell_units().T
+    steps = avg_a @ np.diff(surface, axis=1)
+    main_b = _accumulated_mean(steps, weights, axis=0)
+    surface = surface - main_a[:, None] - main_b[None, :]
+    constant = np.sum(units * (avg_a @ surface @ avg_b.T)) / units.sum()
+    return surface - constant
+
+
+def _accumulated_mean(steps, weights, axis):
+    total = weights.sum(axis=axis)
+    mean = np.zeros(total.shape)
+    np.divide((steps * weights).sum(axis=axis), total, out=mean, where=total > 0)
+    return np.concatenate([[0.0], np.cumsum(mean)])
