@@ -46,14 +46,26 @@ class Segment:
     def _reset(self):
         self.result = np.zeros(self.n_rows // self.group)
 
+    def fill(self, start: int, stop: int, out: np.ndarray):
+        """Write rows ``start:stop`` into ``out`` (subclasses may skip the copy)."""
+        out[...] = self.rows(start, stop)
+
     def _fold(self, start: int, stop: int, preds: np.ndarray):
         g = self.group
         if g == 1:
             self.result[start:stop] = preds
             return
-        idx = np.arange(start, stop) // g
-        lo = idx[0]
-        self.result[lo: idx[-1] + 1] += np.bincount(idx - lo, weights=preds)
+        # whole groups are summed as one reshaped block; only the groups cut by
+        # the chunk's ends are added piecewise
+        head = min(stop, -(-start // g) * g)
+        body = head + (stop - head) // g * g
+        if head > start:
+            self.result[start // g] += preds[: head - start].sum()
+        if body > head:
+            self.result[head // g: body // g] += \
+                preds[head - start: body - start].reshape(-1, g).sum(axis=1)
+        if stop > body:
+            self.result[body // g] += preds[body - start:].sum()
 
     def _finish(self):
         if self.group > 1:
@@ -70,6 +82,9 @@ class DataRows(Segment):
 
     def rows(self, start, stop):
         return self.data[start:stop]
+
+    def fill(self, start, stop, out):
+        out[...] = self.data[start:stop]
 
 
 class GridRows(Segment):
@@ -112,12 +127,32 @@ class GridRows(Segment):
         self.group = self.m if average else 1
 
     def rows(self, start, stop):
-        r = np.arange(start, stop)
-        setting, i = np.divmod(r, self.m)
-        out = self.base.take(i, axis=0)
-        per_row = self.values.shape[1] != 1
-        out[:, self.columns] = self.values[setting, i if per_row else 0]
+        out = np.empty((stop - start, self.base.shape[1]), dtype=self.base.dtype)
+        self.fill(start, stop, out)
         return out
+
+    def fill(self, start, stop, out):
+        m = self.m
+        per_row = self.values.shape[1] != 1
+        if m < 256:  # many tiny blocks: one gather beats a Python loop over settings
+            setting, i = np.divmod(np.arange(start, stop), m)
+            np.take(self.base, i, axis=0, out=out)
+            out[:, self.columns] = self.values[setting, i if per_row else 0]
+            return
+        single = self.columns[0] if self.columns.size == 1 else None
+        r, pos = start, 0
+        while r < stop:
+            setting, i = divmod(r, m)
+            take = min(m - i, stop - r)
+            block = out[pos:pos + take]
+            block[...] = self.base[i:i + take]  # a contiguous copy, no gather
+            values = self.values[setting, i:i + take] if per_row else self.values[setting, 0]
+            if single is not None:
+                block[:, single] = values[..., 0]
+            else:
+                block[:, self.columns] = values
+            pos += take
+            r += take
 
 
 def _chunks(segments, chunk_rows):
@@ -186,8 +221,16 @@ def evaluate(model: Model, segments, *, chunk_size=None, n_jobs=1, progress=None
         bar = tqdm(total=total, unit="rows", desc=desc, leave=False)
 
     def run(pieces):
-        block = [seg.rows(a, b) for seg, a, b in pieces]
-        rows = block[0] if len(block) == 1 else np.concatenate(block, axis=0)
+        if len(pieces) == 1:
+            seg, a, b = pieces[0]
+            rows = seg.rows(a, b)
+        else:
+            # one buffer per chunk: segments write their rows straight into it
+            rows = np.empty((sum(b - a for _, a, b in pieces), model.dataset.n_features))
+            offset = 0
+            for seg, a, b in pieces:
+                seg.fill(a, b, rows[offset: offset + b - a])
+                offset += b - a
         return pieces, model.predict(rows)
 
     def fold(pieces, preds):
@@ -292,17 +335,3 @@ class MaskedRows(Segment):
         block = block.reshape(-1, self.foreground.shape[1])
         lo = start - first * m
         return block[lo: lo + stop - start]
-
-    def _fold(self, start, stop, preds):
-        # whole groups are summed as a reshaped block (cheaper than a bincount per row);
-        # only a group cut by the chunk's ends is added piecewise
-        m = self.m
-        head = min(stop, -(-start // m) * m)
-        body = head + (stop - head) // m * m
-        if head > start:
-            self.result[start // m] += preds[: head - start].sum()
-        if body > head:
-            self.result[head // m: body // m] += preds[head - start: body - start] \
-                .reshape(-1, m).sum(axis=1)
-        if stop > body:
-            self.result[body // m] += preds[body - start:].sum()
