@@ -50,11 +50,12 @@ def test_effects_plot_grid(effects):
 
 
 def test_demo_writes_plots_and_csv(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--grid", "6"]) == 0
+    assert main(["demo", "--out", str(tmp_path), "--grid", "6", "--rows", "3"]) == 0
     out = capsys.readouterr().out
     assert str(tmp_path) in out
-    for name in ("pdp_ice.png", "mplot.png", "effects.csv"):
+    for name in ("pdp_ice.png", "mplot.png", "ale.png", "shap_beeswarm.png", "effects.csv",
+                 "shapley_values.csv"):
         assert (tmp_path / name).stat().st_size > 0
     table = pd.read_csv(tmp_path / "effects.csv")
-    assert {"pdp", "mplot"} <= set(table["method"])
+    assert {"pdp", "mplot", "ale"} <= set(table["method"])
     assert "bmi" in set(table["feature"])

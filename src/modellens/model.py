@@ -9,10 +9,13 @@ answer, so that methods never see a malformed prediction.
 from __future__ import annotations
 
 import numbers
+import sys
 
 import numpy as np
 
 from .data import Dataset
+from .gradient import (AUTODIFF_CHUNK_ROWS, is_torch_module, jax_gradient, to_numpy,
+                       torch_gradient, torch_predict, torch_spec, warn_if_training)
 
 __all__ = ["Model", "ModelError"]
 
@@ -31,14 +34,20 @@ class Model:
     ----------
     model : estimator or callable
         An object with ``predict_proba`` (classifiers), ``predict`` or
-        ``decision_function``, a scikit-learn Pipeline, or a plain callable
-        ``f(X) -> (m,)``.
+        ``decision_function``, a scikit-learn Pipeline, a plain callable
+        ``f(X) -> (m,)``, or a PyTorch model: a ``torch.nn.Module`` or a
+        function on tensors.  A torch model gets the encoded rows as one
+        tensor (the dtype and device of its first floating parameter, else
+        torch's default dtype on the CPU) and its output comes back as
+        numpy; a plain callable is treated as a torch function when it fails
+        on a numpy array and succeeds on a tensor.
     dataset : Dataset
         The schema used to build the model's input.
     target : label or int, optional
         The class whose probability is explained.  A class label is matched
         first, then a position in ``classes_``.  Binary classifiers default to
-        the positive class (``classes_[1]``); multiclass ones require it.
+        the positive class (``classes_[1]``); multiclass ones require it.  For
+        a ``torch.nn.Module`` with several outputs, the output column.
     response_method : {"auto", "predict_proba", "decision_function", "predict"}
         ``"auto"`` uses ``predict_proba`` for classifiers and ``predict``
         otherwise.
@@ -57,9 +66,22 @@ class Model:
         self.dataset = dataset
         self.n_calls = 0
         self.n_rows = 0
+        #: "torch" when the model takes tensors (found at construction for a
+        #: Module, at the first call for a function on tensors), else None.
+        self.framework = None
+        self._torch_spec = None
+        self._may_take_tensors = False
+        if is_torch_module(model):
+            self.framework = "torch"
+            self._fn, self.output_name, self.class_index = self._torch_response(target,
+                                                                                response_method)
+            self.as_frame = False
+            return
         self._fn, self.output_name, self.class_index = self._choose_response(model, target,
                                                                              response_method)
         self.as_frame = self._choose_input(model, dataset, input_format)
+        # a plain callable may be a function on torch tensors; it is tried as one when it fails
+        self._may_take_tensors = self._fn is model
 
     # ------------------------------------------------------------ response
     @staticmethod
@@ -119,6 +141,19 @@ class Model:
             return fn, name, (None if k == 1 else -1)
         return fn, name, k
 
+    def _torch_response(self, target, response_method):
+        if response_method != "auto":
+            raise ValueError("a torch.nn.Module is called directly; "
+                             "response_method must be 'auto'.")
+        self._torch_spec = torch_spec(self.model)
+        warn_if_training(self.model)
+        if target is None:
+            return self.model, "f(x)", None
+        if not isinstance(target, (numbers.Integral, np.integer)) or isinstance(target, bool):
+            raise ValueError("for a torch model, target= is the index of the output column to "
+                             f"explain, got {target!r}.")
+        return self.model, f"output[{int(target)}]", int(target)
+
     @staticmethod
     def _choose_input(model, dataset, input_format):
         if input_format not in ("auto", "frame", "array"):
@@ -140,21 +175,84 @@ class Model:
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Evaluate the model on encoded ``rows``; returns shape ``(m,)`` floats."""
         m = rows.shape[0]
-        X = self.to_input(rows)
         try:
-            out = self._fn(X)
+            out = self._call(rows)
         except Exception as exc:
+            form = "tensor" if self.framework == "torch" else \
+                "DataFrame" if self.as_frame else "array"
             raise ModelError(
                 f"the model raised {type(exc).__name__} while predicting {m} rows "
-                f"(input: {'DataFrame' if self.as_frame else 'array'} with columns "
-                f"{self.dataset.feature_names}): {exc}"
+                f"(input: {form} with columns {self.dataset.feature_names}): {exc}"
             ) from exc
         self.n_calls += 1
         self.n_rows += m
         return self._check(out, rows)
 
+    def _call(self, rows):
+        if self.framework == "torch":
+            return torch_predict(self._fn, rows, self._torch_spec)
+        try:
+            return self._fn(self.to_input(rows))
+        except Exception as exc:
+            if not (self._may_take_tensors and "torch" in sys.modules):
+                raise
+            try:
+                out = torch_predict(self._fn, rows)
+            except Exception:
+                raise exc from None
+            self.framework = "torch"
+            return out
+
+    def gradient(self, rows: np.ndarray, *, backend: str, function=None,
+                 chunk_size=None) -> np.ndarray:
+        """Gradient of the explained output at encoded ``rows``, shape ``(m, d)``.
+
+        Parameters
+        ----------
+        backend : {"torch", "jax", "callable"}
+            Autodiff of the model itself, or the user's ``function``.
+        function : callable, optional
+            ``function(X) -> (m, d)``, called once with the rows in the form the
+            model takes (see :meth:`to_input`).
+        chunk_size : int, optional
+            Rows per autodiff call (default
+            :data:`modellens.gradient.AUTODIFF_CHUNK_ROWS`).
+
+        Every call of the model (one per chunk) or of ``function`` counts in
+        :attr:`n_calls`.
+        """
+        m, d = rows.shape
+        chunk_rows = AUTODIFF_CHUNK_ROWS if chunk_size is None else max(1, int(chunk_size))
+        try:
+            if backend == "callable":
+                out, calls = function(self.to_input(rows)), 1
+            elif backend == "torch":
+                out, calls = torch_gradient(self._fn, rows, output_index=self.class_index,
+                                            spec=self._torch_spec, chunk_rows=chunk_rows)
+            elif backend == "jax":
+                out, calls = jax_gradient(self._fn, rows, output_index=self.class_index,
+                                          chunk_rows=chunk_rows)
+            else:
+                raise ValueError(f"unknown gradient backend {backend!r}")
+        except ImportError:
+            raise
+        except Exception as exc:
+            what = "gradient= callable" if backend == "callable" else f"{backend} gradient"
+            raise ModelError(f"the {what} raised {type(exc).__name__} on {m} rows: {exc}") from exc
+        self.n_calls += calls
+        self.n_rows += m
+        try:
+            out = np.asarray(to_numpy(out), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
+        if out.shape != (m, d):
+            raise ModelError(f"the gradient has shape {out.shape} for {m} rows of {d} features; "
+                             f"expected ({m}, {d}): one partial derivative per row and feature.")
+        return out
+
     def _check(self, out, rows):
         m = rows.shape[0]
+        out = to_numpy(out)
         try:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -179,12 +277,15 @@ class Model:
             )
         bad = ~np.isfinite(out)
         if bad.any():
-            nan_in = np.isnan(rows)
-            rows_nan = int(nan_in.any(axis=1).sum())
-            cols = [self.dataset.columns[j].name for j in np.flatnonzero(nan_in.any(axis=0))]
-            where = (f" The input held NaN in {rows_nan} of these rows (columns {cols}); impute "
-                     "them or use a model that accepts missing values." if rows_nan else "")
+            where = ""
+            if np.isnan(rows).any():
+                nan_in = np.isnan(self.dataset.values)
+                cols = [self.dataset.columns[j].name for j in np.flatnonzero(nan_in.any(axis=0))]
+                where = (f" X holds NaN in {int(nan_in.any(axis=1).sum())} rows (columns {cols}), "
+                         "which reached the model: impute them or use a model that accepts "
+                         "missing values.")
             raise ModelError(
                 f"the model returned NaN or inf for {int(bad.sum())} of {m} rows.{where}"
             )
         return out
+

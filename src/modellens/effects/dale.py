@@ -1,0 +1,272 @@
+"""Differential accumulated local effects (DALE)."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from ..data import resolve_features
+from ..engine import prepare
+from ..gradient import local_effects as gradient_local_effects
+from ..model import ModelError
+from ._autobin import auto_bins
+from .ale import _cell_stats
+from ._grid import grid_spec
+from .binning import accumulate, bin_index, check_edges, quantile_edges
+from .result import Effect, Effects
+
+__all__ = ["dale", "DaleEffect"]
+
+
+@dataclass(eq=False, repr=False)
+class DaleEffect(Effect):
+    """A DALE curve that keeps its local effects, so it can be re-binned for free.
+
+    Attributes
+    ----------
+    local_effects : ndarray of shape (n,)
+        :math:`\\partial f / \\partial x_s` at each data point, aligned with
+        ``feature_values`` (the feature's non-missing observed values).
+
+    The remaining attributes are those of :class:`Effect`; ``extra`` holds
+    ``band`` (lower and upper confidence limits of the curve at the edges),
+    ``bin_effects`` (mean derivative times width per bin), ``mean_derivative``
+    (per bin), ``confidence``, ``min_points`` and ``gradient`` (the source of
+    the derivatives).
+    """
+
+    local_effects: np.ndarray | None = None
+
+    def rebin(self, bins=20, *, min_points=None, confidence=None) -> "DaleEffect":
+        """The same effect on other bins, from the stored local effects (no model call).
+
+        Parameters
+        ----------
+        bins : int, array-like or "auto", default=20
+            As in :func:`modellens.dale`.
+        min_points, confidence : optional
+            As in :func:`modellens.dale`; default: the values this effect used.
+        """
+        min_points = self.extra.get("min_points", 10) if min_points is None else min_points
+        confidence = self.extra.get("confidence", 0.95) if confidence is None else confidence
+        spec = _check_bins(bins, self.feature)
+        _check_options(min_points, confidence)
+        return _summarise(self.feature, self.feature_values, self.local_effects, spec,
+                          min_points=min_points, confidence=confidence, output=self.output,
+                          backend=self.extra.get("gradient"))
+
+
+def dale(model, X, features=None, *, bins=20, gradient=None, min_points=10, confidence=0.95,
+         fd_step=1e-3, target=None, response_method="auto", feature_names=None, chunk_size=None,
+         n_jobs=1, progress=None) -> Effects:
+    r"""Differential ALE (Gkolemis, Dalamagas & Diou, 2022): ALE from the model's gradient.
+
+    With bin edges :math:`z_0 < \dots < z_K` of feature :math:`s` and
+    :math:`S_k` the data points in bin ``k``, :math:`(z_{k-1}, z_k]` (the first
+    bin closed), the curve at the edges is
+
+    .. math::
+        \tilde f(z_k) = \sum_{j \le k} (z_j - z_{j-1})
+            \frac{1}{|S_j|} \sum_{i \in S_j} \frac{\partial f}{\partial x_s}(x^{(i)}),
+
+    centred like ALE: minus the count-weighted mean of the bin-midpoint values
+    (:func:`~modellens.effects.binning.accumulate`).  The derivative is taken
+    at the real data points only, so no artificial rows are created and wide
+    bins stay on the data distribution; one gradient pass gives the local
+    effects of every feature, and bins can be changed afterwards without the
+    model (:meth:`DaleEffect.rebin`).
+
+    Parameters
+    ----------
+    model : estimator, callable or torch model
+        As in :func:`modellens.pdp`, or a ``torch.nn.Module`` / a function on
+        torch tensors / a JAX function.
+    X : ndarray or DataFrame of shape (n, d)
+    features : name, index, or list of them, optional
+        Numeric features to explain (all numeric features when None; the
+        categorical ones are then skipped with a warning, and asking for one
+        is an error: use :func:`modellens.ale` for them).  Discrete numeric
+        features are handled like continuous ones: the curve integrates the
+        derivative at the observed values, exact for a model linear in that
+        feature; :func:`modellens.ale` gives the differences between values.
+    bins : int, array-like, "auto" or dict, default=20
+        An int ``K`` gives ALE's quantile edges (the minimum and the type-1
+        quantiles at ``k/K``, ties collapsed); an array gives the edges (points
+        outside them are left out, with a warning); ``"auto"`` chooses variable-width bins from
+        the local effects (see :func:`modellens.effects._autobin.auto_edges`:
+        minimum estimated integrated squared error of the bin-mean derivative,
+        by dynamic programming); a dict maps features to any of these.
+    gradient : None, {"auto", "torch", "jax", "finite_differences"} or callable
+        Where the derivatives come from.  ``None`` / ``"auto"``: autograd for a
+        ``torch.nn.Module``, JAX for a ``jax.jit`` function, central finite
+        differences otherwise.  ``"torch"`` / ``"jax"``: autodiff of a function
+        on tensors / JAX arrays (it receives the encoded rows).  A callable
+        ``gradient(X) -> (n, d)`` is called once with the rows in the form the
+        model takes and returns every feature's derivative.
+    min_points : int, default=10
+        ``bins="auto"``: least number of points in a bin.
+    confidence : float, default=0.95
+        Level of the confidence band of the curve (``extra["band"]``).
+    fd_step : float, default=1e-3
+        Finite differences: the step of each feature as a fraction of its
+        standard deviation (``2 n`` model rows per feature, all features in
+        one engine pass).  Finite differences need a smooth model: tree
+        ensembles are flat almost everywhere, use :func:`modellens.ale`.
+    target, response_method, feature_names, chunk_size, n_jobs, progress
+        As in :func:`modellens.pdp`; ``chunk_size`` also caps the rows of one
+        autodiff call (default ``2**15``).
+
+    Returns
+    -------
+    Effects
+        One :class:`DaleEffect` (``method="dale"``) per feature: ``grid`` the
+        bin edges, ``values`` the centred curve at the edges, ``counts`` the
+        points per bin, ``std`` the heterogeneity, i.e. the standard deviation
+        (ddof 0) of the local effects in each bin, in derivative units (output per unit
+        of the feature; NaN for an empty bin), and ``extra["band"]`` the
+        pointwise confidence band of the centred curve, from the standard
+        errors of the bin means (independent bins, normal approximation).
+    """
+    _check_options(min_points, confidence)
+    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
+                           feature_names=feature_names)
+    feats = resolve_features(dataset, features, allow_pairs=False)
+    categorical = [j for j in feats if dataset.columns[j].is_categorical]
+    if categorical:
+        names = [dataset.columns[j].name for j in categorical]
+        if features is not None:
+            raise ValueError(f"DALE needs numeric features; {names} are categorical. Use "
+                             "ml.ale for them (it compares the levels directly).")
+        warnings.warn(f"DALE skips the categorical feature(s) {names}; use ml.ale for them.",
+                      UserWarning, stacklevel=2)
+        feats = [j for j in feats if j not in categorical]
+        if not feats:
+            raise ValueError("X has no numeric feature for DALE; use ml.ale for categorical ones.")
+    specs = [_check_bins(grid_spec(bins, dataset, j), dataset.columns[j].name) for j in feats]
+
+    derivatives, backend = gradient_local_effects(
+        mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step, chunk_size=chunk_size,
+        n_jobs=n_jobs, progress=progress)
+
+    effects = []
+    for c, (j, spec) in enumerate(zip(feats, specs)):
+        x, g = _observed(dataset, j, derivatives[:, c], backend)
+        effects.append(_summarise(dataset.columns[j].name, x, g, spec, min_points=min_points,
+                                  confidence=confidence, output=mdl.output_name, backend=backend))
+    return Effects(effects)
+
+
+# --------------------------------------------------------------------------
+def _observed(dataset, j, derivative, backend):
+    """Feature values and derivatives of the rows where both are known."""
+    name = dataset.columns[j].name
+    # contiguous copies: binning a strided column of a wide matrix is several times slower
+    x = np.ascontiguousarray(dataset.column_values(j, warn_for="DALE bins"))
+    if x.size == 0:
+        raise ValueError(f"feature {name!r} has no non-missing values; DALE needs data in it.")
+    g = np.ascontiguousarray(derivative)
+    if x.size < g.size:
+        g = g[~np.isnan(dataset.values[:, j])]
+    finite = np.isfinite(g)
+    if not finite.all():
+        if not finite.any():
+            raise ModelError(f"the {backend} derivative for {name!r} is NaN or inf at every row.")
+        warnings.warn(f"the {backend} derivative for {name!r} is NaN or inf at "
+                      f"{int((~finite).sum())} of {g.size} rows (missing values in other "
+                      "features?); they are left out of its DALE bins.", UserWarning, stacklevel=3)
+        x, g = x[finite], g[finite]
+    return x, g
+
+
+def _check_options(min_points, confidence):
+    if not isinstance(min_points, (numbers.Integral, np.integer)) or isinstance(min_points, bool) \
+            or min_points < 1:
+        raise ValueError(f"min_points must be a positive int, got {min_points!r}.")
+    if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a level in (0, 1) such as 0.95, got {confidence!r}.")
+
+
+def _check_bins(spec, name):
+    """``"auto"``, an int >= 1, or validated edges (float array)."""
+    if isinstance(spec, str):
+        if spec != "auto":
+            raise ValueError(f"bins must be an int, an array of edges or 'auto', got {spec!r}.")
+        return spec
+    if isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool):
+        if spec < 1:
+            raise ValueError(f"bins must be a positive int, got {spec} (feature {name!r}).")
+        return int(spec)
+    return check_edges(spec, name)
+
+
+def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
+    """Bin the local effects ``g`` observed at ``x`` and build the effect."""
+    k = None
+    if isinstance(spec, str):
+        edges, k = auto_bins(x, g, min_points=min_points)
+    elif isinstance(spec, int):
+        edges = quantile_edges(x, spec)
+    else:
+        edges = spec
+    common = dict(feature=name, method="dale", kind="numeric", feature_values=x,
+                  output=output, local_effects=g)
+    options = {"confidence": confidence, "min_points": min_points, "gradient": backend}
+    if edges.size < 2:  # a constant feature: no interval to accumulate over
+        zero = np.zeros(1)
+        return DaleEffect(grid=edges, values=zero, std=np.empty(0), counts=np.empty(0, np.intp),
+                          extra={"band": (zero, zero), **options}, **common)
+
+    gb = g
+    if k is None:
+        xb = x
+        if not isinstance(spec, int):
+            inside = (x >= edges[0]) & (x <= edges[-1])
+            if not inside.all():
+                warnings.warn(f"{int((~inside).sum())} of {x.size} values of {name!r} lie "
+                              f"outside the bin edges [{edges[0]:g}, {edges[-1]:g}]; they are "
+                              "left out of its DALE bins.", UserWarning, stacklevel=3)
+                xb, gb = x[inside], g[inside]
+        k = bin_index(xb, edges)
+    n_bins = edges.size - 1
+    mean, std, counts, var_mean = _cell_stats(k, gb, n_bins)
+    if not (counts > 0).all():
+        warnings.warn(f"{int((counts == 0).sum())} of the {n_bins} bins of {name!r} hold no "
+                      "data; their effect is taken as 0. Choose fewer bins or bins='auto'.",
+                      UserWarning, stacklevel=3)
+    several = counts > 1
+    if not several.all():
+        # a bin mean from one point (or none) borrows the pooled within-bin variance
+        df = counts[several] - 1.0
+        pooled = (var_mean[several] * counts[several] * df).sum() / df.sum() if df.size \
+            else float(np.var(gb))
+        var_mean = np.where(several, var_mean, pooled / np.maximum(counts, 1))
+    width = np.diff(edges)
+    bin_effects = mean * width
+    values, _ = accumulate(bin_effects, counts)
+    bin_var = width ** 2 * var_mean
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(_centred_variance(counts, bin_var))
+    extra = {"band": (values - half, values + half),
+             "band_label": f"{confidence:.0%} confidence band",
+             "bin_effects": bin_effects, "mean_derivative": mean, **options}
+    return DaleEffect(grid=edges, values=values, std=std, counts=counts, extra=extra, **common)
+
+
+def _centred_variance(counts, bin_var):
+    r"""Variance of the centred curve at every edge, bins independent.
+
+    The centred value at edge ``k`` is :math:`\sum_j (1[j < k] - \omega_j)
+    \Delta_j` with :math:`\omega_j = (n_j / 2 + \sum_{i > j} n_i) / N`, the
+    weight of bin ``j`` in the centring constant of
+    :func:`~modellens.effects.binning.accumulate`.
+    """
+    counts = np.asarray(counts, dtype=float)
+    total = counts.sum()
+    after = total - np.cumsum(counts)
+    omega = (counts / 2 + after) / total if total > 0 else np.zeros_like(counts)
+    n_bins = counts.size
+    below = np.arange(n_bins)[None, :] < np.arange(n_bins + 1)[:, None]
+    return ((below - omega[None, :]) ** 2) @ bin_var
