@@ -48,14 +48,25 @@ def ref_ale_numeric(f, X, j, edges):
         d = f(hi) - f(lo)
         delta.append(d.mean() if len(d) else 0.0)
         std.append(d.std() if len(d) else np.nan)
-        var.append(d.var(ddof=1) / len(d) if len(d) > 1 else 0.0)
-    acc, cum_var = [0.0], [0.0]
+        var.append(d.var(ddof=1) / len(d) if len(d) > 1 else None)
+    # a bin with one point (or none) borrows the pooled within-bin variance
+    sizes = [len(m) for m in members]
+    dof = sum(n - 1 for n in sizes if n > 1)
+    pooled = sum(v * n * (n - 1) for v, n in zip(var, sizes) if v is not None) / dof
+    var = [v if v is not None else pooled / max(n, 1) for v, n in zip(var, sizes)]
+    acc = [0.0]
     for k in range(n_bins):
         acc.append(acc[-1] + delta[k])
-        cum_var.append(cum_var[-1] + var[k])
-    counts = [len(m) for m in members]
-    centre = sum(counts[k] * (acc[k] + acc[k + 1]) / 2 for k in range(n_bins)) / sum(counts)
+    counts = sizes
+    total = sum(counts)
+    centre = sum(counts[k] * (acc[k] + acc[k + 1]) / 2 for k in range(n_bins)) / total
     values = np.array(acc) - centre
+    # the centred value at edge k is a linear combination of the bin means:
+    # sum_i (1[i < k] - w_i) delta_i, w_i its weight in the centring constant
+    weight = [sum(counts[j] * ((i < j) + (i <= j)) / 2 for j in range(n_bins)) / total
+              for i in range(n_bins)]
+    cum_var = [sum(((i < k) - weight[i]) ** 2 * var[i] for i in range(n_bins))
+               for k in range(n_bins + 1)]
     half = Z95 * np.sqrt(cum_var)
     return values, np.array(std), np.array(counts), (values - half, values + half)
 

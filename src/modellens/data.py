@@ -38,8 +38,6 @@ class Column:
         level order instead of one learned from the data.
     dtype : object
         The dtype the column had, used when rows go back to the model.
-    n_unique : int
-        Number of distinct non-missing values.
     """
 
     name: str
@@ -47,7 +45,6 @@ class Column:
     levels: np.ndarray | None = None
     ordered: bool = False
     dtype: object = None
-    n_unique: int = 0
 
     @property
     def is_categorical(self) -> bool:
@@ -67,9 +64,17 @@ class Dataset:
     is_frame: bool
     frame_index: object = None
     _name_to_index: dict = field(default_factory=dict, repr=False)
+    _n_unique: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self._name_to_index = {c.name: i for i, c in enumerate(self.columns)}
+
+    def n_unique(self, j: int) -> int:
+        """Number of distinct non-missing values of column ``j`` (computed once, on demand)."""
+        if j not in self._n_unique:
+            x = self.values[:, j]
+            self._n_unique[j] = int(np.unique(x[~np.isnan(x)]).size)
+        return self._n_unique[j]
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -142,7 +147,7 @@ class Dataset:
             values = np.asarray(arr, dtype=np.float64).view()
             values.flags.writeable = False
             columns = [
-                Column(n, NUMERIC, dtype=arr.dtype, n_unique=_n_unique(values[:, j]))
+                Column(n, NUMERIC, dtype=arr.dtype)
                 for j, n in enumerate(names)
             ]
             return cls(values, columns, is_frame=False)
@@ -210,9 +215,14 @@ class Dataset:
             raise ValueError(f"unknown feature {feature!r}; valid names are {self.feature_names}.")
         return self._name_to_index[key]
 
-    def column_values(self, j: int, *, drop_missing: bool = True, warn_for: str = "") -> np.ndarray:
-        """The (encoded) values of column ``j``, missing ones left out with a warning."""
-        x = self.values[:, j].copy()
+    def column_values(self, j: int, *, drop_missing: bool = True, warn_for: str = "",
+                      column: np.ndarray | None = None) -> np.ndarray:
+        """The (encoded) values of column ``j``, missing ones left out with a warning.
+
+        ``column`` may pass a contiguous copy of the column made beforehand
+        (reading many columns of a wide matrix one by one is slow).
+        """
+        x = self.values[:, j].copy() if column is None else column
         if drop_missing:
             missing = np.isnan(x)
             if missing.any():
@@ -253,11 +263,6 @@ class Dataset:
 
 
 # --------------------------------------------------------------------------
-def _n_unique(x: np.ndarray) -> int:
-    x = x[~np.isnan(x)]
-    return int(np.unique(x).size)
-
-
 def _encode_series(name, series: pd.Series, ref: Column | None):
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -267,16 +272,15 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
             return ref, codes
         codes = series.cat.codes.to_numpy().astype(np.float64)
         codes[codes < 0] = np.nan
-        col = Column(name, CATEGORICAL, levels, bool(dtype.ordered), dtype,
-                     int(np.unique(codes[~np.isnan(codes)]).size))
+        col = Column(name, CATEGORICAL, levels, bool(dtype.ordered), dtype)
         return col, codes
     if pd.api.types.is_bool_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
         vals = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        col = ref or Column(name, NUMERIC, dtype=dtype, n_unique=_n_unique(vals))
+        col = ref or Column(name, NUMERIC, dtype=dtype)
         return col, vals
     if pd.api.types.is_numeric_dtype(dtype):
         vals = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        col = ref or Column(name, NUMERIC, dtype=dtype, n_unique=_n_unique(vals))
+        col = ref or Column(name, NUMERIC, dtype=dtype)
         return col, vals
     # strings and objects: categorical with sorted levels
     obj = series.astype(object)
@@ -289,7 +293,7 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
     except TypeError:  # mixed types cannot be sorted; keep first-seen order
         levels = np.asarray(present, dtype=object)
     codes = _codes_for(obj, levels, name)
-    col = Column(name, CATEGORICAL, levels, False, dtype, int(len(levels)))
+    col = Column(name, CATEGORICAL, levels, False, dtype)
     return col, codes
 
 

@@ -45,7 +45,7 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
     if isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool):
         if spec < 2:
             raise ValueError(f"grid must be at least 2 points, got {spec}.")
-        if col.is_categorical or col.n_unique <= spec:
+        if col.is_categorical or dataset.n_unique(j) <= spec:
             values = np.unique(x)
         else:
             values = np.linspace(x.min(), x.max(), int(spec))

@@ -12,7 +12,8 @@ from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, evaluate, prepare
 from ._categorical import level_order
 from ._grid import grid_spec
-from .binning import accumulate, accumulate_levels, bin_index, check_edges, quantile_edges
+from .binning import (accumulate, accumulate_levels, bin_index, bin_stats, check_edges,
+                      quantile_edges)
 from .result import Effect, Effects
 
 __all__ = ["ale"]
@@ -291,7 +292,7 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
     if _is_count(spec):
         if spec < 1:
             raise ValueError(f"bins must be a positive number of bins, got {spec}.")
-        if col.n_unique <= max_discrete or col.n_unique == 1:
+        if dataset.n_unique(j) <= max(max_discrete, 1):
             values = np.unique(x)
             return _Axis(dataset, j, False, values, values, rows, np.searchsorted(values, x),
                          "numeric", x)
@@ -312,23 +313,6 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
 def _base(dataset, rows, all_rows):
     """The data rows ``rows`` (the data itself, uncopied, when that is all of them)."""
     return dataset.values if all_rows else dataset.values[rows]
-
-
-def _cell_stats(cell, local, n_cells):
-    """Per cell: mean, std (ddof 0), count, and the variance of the mean."""
-    count = np.bincount(cell, minlength=n_cells)
-    total = np.bincount(cell, weights=local, minlength=n_cells)
-    filled = count > 0
-    mean = np.zeros(n_cells)
-    mean[filled] = total[filled] / count[filled]
-    dev = local - mean[cell]
-    squares = np.bincount(cell, weights=dev * dev, minlength=n_cells)
-    std = np.full(n_cells, np.nan)
-    std[filled] = np.sqrt(squares[filled] / count[filled])
-    var_mean = np.zeros(n_cells)
-    several = count > 1
-    var_mean[several] = squares[several] / (count[several] * (count[several] - 1.0))
-    return mean, std, count, var_mean
 
 
 # --------------------------------------------------------------- first order
@@ -372,7 +356,7 @@ class _FeaturePlan:
                 local = self.sign * (pred - at_data[self.rows])
         else:
             local = np.zeros(0)
-        mean, std, _, var_mean = _cell_stats(self.cell, local, n_cells)
+        mean, std, _, var_mean = bin_stats(self.cell, local, n_cells)
         counts = np.bincount(axis.unit, minlength=axis.n_units)
         if axis.binned:
             values, variance = accumulate(mean, counts, var_mean)
@@ -432,7 +416,7 @@ class _PairPlan:
         if self.segments:
             y = self.segments[0].result.reshape(4, -1)
             local = y[3] - y[2] - y[1] + y[0]
-            mean, std, count, _ = _cell_stats(self.cell, local, shape[0] * shape[1])
+            mean, std, count, _ = bin_stats(self.cell, local, shape[0] * shape[1])
             mean, std, count = mean.reshape(shape), std.reshape(shape), count.reshape(shape)
             empty = count == 0
             delta = _fill_empty(mean, empty, a.cell_centres(), b.cell_centres())

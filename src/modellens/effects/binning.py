@@ -6,7 +6,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["quantile_edges", "check_edges", "bin_index", "accumulate", "accumulate_levels"]
+__all__ = ["quantile_edges", "check_edges", "bin_index", "bin_stats", "accumulate",
+           "accumulate_levels"]
 
 #: Up to this many inner edges, counting the edges below each value beats a binary search.
 _COUNT_MAX_EDGES = 32
@@ -103,8 +104,11 @@ def accumulate(bin_effects: np.ndarray, counts: np.ndarray, bin_variance=None):
     values : ndarray of shape (K + 1,)
         The centred curve at the edges.
     variance : ndarray of shape (K + 1,) or None
-        Variance of the uncentred accumulated curve at each edge (0 at
-        :math:`z_0`), the sum of the bin variances up to that edge.
+        Variance of the centred curve at each edge, the bins' estimates taken
+        as independent: the centred value at :math:`z_k` is
+        :math:`\sum_j (1[j \le k] - \omega_j) \Delta_j` with
+        :math:`\omega_j = (n_j / 2 + \sum_{i > j} n_i) / \sum_i n_i`, the
+        weight of bin ``j`` in the centring constant.
     """
     bin_effects = np.asarray(bin_effects, dtype=float)
     counts = np.asarray(counts, dtype=float)
@@ -113,7 +117,9 @@ def accumulate(bin_effects: np.ndarray, counts: np.ndarray, bin_variance=None):
     if total > 0:
         mid = (curve[:-1] + curve[1:]) / 2
         curve = curve - np.dot(counts, mid) / total
-    return curve, _accumulated_variance(bin_variance)
+    after = total - np.cumsum(counts)
+    omega = (counts / 2 + after) / total if total > 0 else np.zeros_like(counts)
+    return curve, _centred_variance(bin_variance, omega)
 
 
 def accumulate_levels(level_effects: np.ndarray, counts: np.ndarray, step_variance=None):
@@ -139,19 +145,56 @@ def accumulate_levels(level_effects: np.ndarray, counts: np.ndarray, step_varian
     -------
     values : ndarray of shape (L,)
     variance : ndarray of shape (L,) or None
-        Variance of the uncentred accumulated sum at each level (0 at the
-        first).
+        Variance of the centred curve at each level, steps independent; step
+        ``s`` enters the centring constant with weight
+        :math:`\omega_s = \sum_{t > s} n_t / \sum_t n_t`.
     """
     counts = np.asarray(counts, dtype=float)
     curve = np.concatenate([[0.0], np.cumsum(np.asarray(level_effects, dtype=float))])
     total = counts.sum()
     if total > 0:
         curve = curve - np.dot(counts, curve) / total
-    return curve, _accumulated_variance(step_variance)
+    omega = (total - np.cumsum(counts)[:-1]) / total if total > 0 else np.zeros(counts.size - 1)
+    return curve, _centred_variance(step_variance, omega)
 
 
-def _accumulated_variance(variance):
-    """Variance of a running sum of independent estimates, 0 at the start."""
+def _centred_variance(variance, omega):
+    r"""Variance of :math:`\sum_j (1[j < k] - \omega_j) \Delta_j` at every point ``k``.
+
+    ``variance`` holds the independent variances of the steps :math:`\Delta_j`
+    and ``omega`` their weights in the centring constant.
+    """
     if variance is None:
         return None
-    return np.concatenate([[0.0], np.cumsum(np.asarray(variance, dtype=float))])
+    variance = np.asarray(variance, dtype=float)
+    n_steps = variance.size
+    below = np.arange(n_steps)[None, :] < np.arange(n_steps + 1)[:, None]
+    return ((below - np.asarray(omega)[None, :]) ** 2) @ variance
+
+
+def bin_stats(bin_of_point, local_effects, n_bins):
+    """Per bin: mean, std (ddof 0), count, and the variance of the mean.
+
+    The variance of a bin mean is the local effects' sample variance over the
+    count; a bin with a single point (or none) has no variance of its own and
+    borrows the pooled within-bin variance of the others, so that a sparse bin
+    does not look certain.
+    """
+    count = np.bincount(bin_of_point, minlength=n_bins)
+    total = np.bincount(bin_of_point, weights=local_effects, minlength=n_bins)
+    filled = count > 0
+    mean = np.zeros(n_bins)
+    mean[filled] = total[filled] / count[filled]
+    dev = local_effects - mean[bin_of_point]
+    squares = np.bincount(bin_of_point, weights=dev * dev, minlength=n_bins)
+    std = np.full(n_bins, np.nan)
+    std[filled] = np.sqrt(squares[filled] / count[filled])
+    several = count > 1
+    var_mean = np.zeros(n_bins)
+    var_mean[several] = squares[several] / (count[several] * (count[several] - 1.0))
+    if not several.all():
+        dof = count[several] - 1.0
+        pooled = squares[several].sum() / dof.sum() if dof.sum() > 0 \
+            else float(np.var(local_effects)) if local_effects.size else 0.0
+        var_mean[~several] = pooled / np.maximum(count[~several], 1)
+    return mean, std, count, var_mean

@@ -14,9 +14,8 @@ from ..engine import prepare
 from ..gradient import local_effects as gradient_local_effects
 from ..model import ModelError
 from ._autobin import auto_bins
-from .ale import _cell_stats
 from ._grid import grid_spec
-from .binning import accumulate, bin_index, check_edges, quantile_edges
+from .binning import accumulate, bin_index, bin_stats, check_edges, quantile_edges
 from .result import Effect, Effects
 
 __all__ = ["dale", "DaleEffect"]
@@ -152,25 +151,28 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points=10, conf
         mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step, chunk_size=chunk_size,
         n_jobs=n_jobs, progress=progress)
 
+    # one transposing copy each: reading the columns of a wide matrix one at a time
+    # would pass over all of it for every feature
+    columns = np.ascontiguousarray(dataset.values[:, feats].T)
+    derivatives = np.ascontiguousarray(derivatives.T)
     effects = []
     for c, (j, spec) in enumerate(zip(feats, specs)):
-        x, g = _observed(dataset, j, derivatives[:, c], backend)
+        x, g = _observed(dataset, j, columns[c], derivatives[c], backend)
         effects.append(_summarise(dataset.columns[j].name, x, g, spec, min_points=min_points,
                                   confidence=confidence, output=mdl.output_name, backend=backend))
     return Effects(effects)
 
 
 # --------------------------------------------------------------------------
-def _observed(dataset, j, derivative, backend):
+def _observed(dataset, j, column, derivative, backend):
     """Feature values and derivatives of the rows where both are known."""
     name = dataset.columns[j].name
-    # contiguous copies: binning a strided column of a wide matrix is several times slower
-    x = np.ascontiguousarray(dataset.column_values(j, warn_for="DALE bins"))
+    x = dataset.column_values(j, warn_for="DALE bins", column=column)
     if x.size == 0:
         raise ValueError(f"feature {name!r} has no non-missing values; DALE needs data in it.")
-    g = np.ascontiguousarray(derivative)
+    g = derivative
     if x.size < g.size:
-        g = g[~np.isnan(dataset.values[:, j])]
+        g = g[~np.isnan(column)]
     finite = np.isfinite(g)
     if not finite.all():
         if not finite.any():
@@ -232,41 +234,17 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
                 xb, gb = x[inside], g[inside]
         k = bin_index(xb, edges)
     n_bins = edges.size - 1
-    mean, std, counts, var_mean = _cell_stats(k, gb, n_bins)
+    mean, std, counts, var_mean = bin_stats(k, gb, n_bins)
     if not (counts > 0).all():
         warnings.warn(f"{int((counts == 0).sum())} of the {n_bins} bins of {name!r} hold no "
                       "data; their effect is taken as 0. Choose fewer bins or bins='auto'.",
                       UserWarning, stacklevel=3)
-    several = counts > 1
-    if not several.all():
-        # a bin mean from one point (or none) borrows the pooled within-bin variance
-        df = counts[several] - 1.0
-        pooled = (var_mean[several] * counts[several] * df).sum() / df.sum() if df.size \
-            else float(np.var(gb))
-        var_mean = np.where(several, var_mean, pooled / np.maximum(counts, 1))
     width = np.diff(edges)
     bin_effects = mean * width
-    values, _ = accumulate(bin_effects, counts)
-    bin_var = width ** 2 * var_mean
-    half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(_centred_variance(counts, bin_var))
+    values, variance = accumulate(bin_effects, counts, width ** 2 * var_mean)
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(variance)
     extra = {"band": (values - half, values + half),
              "band_label": f"{confidence:.0%} confidence band",
              "bin_effects": bin_effects, "mean_derivative": mean, **options}
     return DaleEffect(grid=edges, values=values, std=std, counts=counts, extra=extra, **common)
 
-
-def _centred_variance(counts, bin_var):
-    r"""Variance of the centred curve at every edge, bins independent.
-
-    The centred value at edge ``k`` is :math:`\sum_j (1[j < k] - \omega_j)
-    \Delta_j` with :math:`\omega_j = (n_j / 2 + \sum_{i > j} n_i) / N`, the
-    weight of bin ``j`` in the centring constant of
-    :func:`~modellens.effects.binning.accumulate`.
-    """
-    counts = np.asarray(counts, dtype=float)
-    total = counts.sum()
-    after = total - np.cumsum(counts)
-    omega = (counts / 2 + after) / total if total > 0 else np.zeros_like(counts)
-    n_bins = counts.size
-    below = np.arange(n_bins)[None, :] < np.arange(n_bins + 1)[:, None]
-    return ((below - omega[None, :]) ** 2) @ bin_var

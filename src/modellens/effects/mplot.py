@@ -72,7 +72,7 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
         csum = np.concatenate([[0.0], np.cumsum(ps)])
         csq = np.concatenate([[0.0], np.cumsum(ps * ps)])
         as_int = isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool)
-        if col.is_categorical or (as_int and col.n_unique <= spec):
+        if col.is_categorical or (as_int and dataset.n_unique(j) <= spec):
             points, labels = feature_grid(dataset, j, spec, data=x)
             lo = np.searchsorted(xs, points, side="left")
             hi = np.searchsorted(xs, points, side="right")
