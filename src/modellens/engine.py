@@ -11,6 +11,7 @@ partial dependence over a million rows never holds more than a few chunks.
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -19,10 +20,15 @@ from .data import Dataset
 from .model import Model
 
 __all__ = ["Segment", "GridRows", "DataRows", "MaskedRows", "evaluate", "prepare",
-           "DEFAULT_CHUNK_BYTES"]
+           "DEFAULT_CHUNK_BYTES", "DEFAULT_CHUNK_ROWS"]
 
-#: Default memory budget of one chunk of encoded model rows (float64 matrix).
+#: Memory cap of one chunk of encoded model rows (float64 matrix).
 DEFAULT_CHUNK_BYTES = 64 * 2**20
+#: Rows of the first chunks when the chunk size is tuned (``chunk_size=None``).
+DEFAULT_CHUNK_ROWS = 16_384
+#: Tuned chunks end at multiples of this many rows of a segment, so that every
+#: averaged group is summed in the same pieces whatever sizes the tuner picks.
+ALIGN_ROWS = 1024
 #: Runs with more model rows than this show a progress bar when ``progress=None``.
 PROGRESS_MIN_ROWS = 2_000_000
 
@@ -55,17 +61,14 @@ class Segment:
         if g == 1:
             self.result[start:stop] = preds
             return
-        # whole groups are summed as one reshaped block; only the groups cut by
-        # the chunk's ends are added piecewise
-        head = min(stop, -(-start // g) * g)
-        body = head + (stop - head) // g * g
-        if head > start:
-            self.result[start // g] += preds[: head - start].sum()
-        if body > head:
-            self.result[head // g: body // g] += \
-                preds[head - start: body - start].reshape(-1, g).sum(axis=1)
-        if stop > body:
-            self.result[body // g] += preds[body - start:].sum()
+        # Sum fixed pieces (a group cut at the multiples of ALIGN_ROWS) and add them
+        # in row order: chunks end on those cuts, so the floating-point sums, and the
+        # numbers, do not depend on the chunk sizes.
+        cuts = np.union1d(np.arange(-(-start // g) * g, stop, g),
+                          np.arange(-(-start // ALIGN_ROWS) * ALIGN_ROWS, stop, ALIGN_ROWS))
+        cuts = np.union1d([start], cuts) - start
+        sums = np.add.reduceat(preds, cuts)
+        np.add.at(self.result, (cuts + start) // g, sums)
 
     def _finish(self):
         if self.group > 1:
@@ -155,30 +158,73 @@ class GridRows(Segment):
             r += take
 
 
-def _chunks(segments, chunk_rows):
-    """Yield lists of ``(segment, start, stop)`` pieces of ``chunk_rows`` rows each."""
-    pieces, filled = [], 0
+class _ChunkSizer:
+    """Rows per model call: the user's ``chunk_size``, or sizes tuned on the model's speed.
+
+    Tuning starts at ``DEFAULT_CHUNK_ROWS`` and multiplies the size by 4 while
+    the time per row falls by more than 10% (the first call only warms the
+    model up), up to the ``DEFAULT_CHUNK_BYTES`` memory cap.  Small dense
+    models run fastest on cache-sized chunks and tree ensembles on large ones;
+    every chunk does useful work while the size is found.
+    """
+
+    def __init__(self, n_features: int, chunk_size, total: int, tune: bool):
+        self.cap = max(ALIGN_ROWS, DEFAULT_CHUNK_BYTES // (8 * max(1, n_features)))
+        if chunk_size is not None:
+            chunk_size = int(chunk_size)
+            if chunk_size < 1:
+                raise ValueError(f"chunk_size must be a positive number of rows, got {chunk_size}.")
+            self.size, self.tuning, self.align = chunk_size, False, 1
+            return
+        self.size = min(DEFAULT_CHUNK_ROWS, self.cap)
+        self.align = ALIGN_ROWS
+        self.tuning = tune and total >= 8 * self.size
+        self._best = None
+        self._best_size = self.size
+        self._seen = 0
+
+    def record(self, rows: int, seconds: float):
+        if not self.tuning or rows < self.size:
+            return
+        self._seen += 1
+        rate = seconds / rows
+        if self._best is None:
+            if self._seen < 2:
+                return
+        elif rate > 0.9 * self._best:
+            self.size, self.tuning = self._best_size, False
+            return
+        self._best, self._best_size = rate, self.size
+        grown = min(self.size * 4, self.cap)
+        self.tuning = grown > self.size
+        self.size = grown
+
+
+def _chunks(segments, sizer):
+    """Yield lists of ``(segment, start, stop)`` pieces of about ``sizer.size`` rows each.
+
+    A chunk that stops inside a segment stops at a multiple of ``sizer.align``
+    of that segment's rows.
+    """
+    pieces, filled, target = [], 0, sizer.size
     for seg in segments:
         start = 0
         while start < seg.n_rows:
-            take = min(seg.n_rows - start, chunk_rows - filled)
-            pieces.append((seg, start, start + take))
-            filled += take
-            start += take
-            if filled == chunk_rows:
+            stop = min(seg.n_rows, start + target - filled)
+            if stop < seg.n_rows:
+                stop -= stop % sizer.align
+            if stop <= start:  # no aligned cut fits in what is left of this chunk
                 yield pieces
-                pieces, filled = [], 0
+                pieces, filled, target = [], 0, sizer.size
+                continue
+            pieces.append((seg, start, stop))
+            filled += stop - start
+            start = stop
+            if filled >= target:
+                yield pieces
+                pieces, filled, target = [], 0, sizer.size
     if pieces:
         yield pieces
-
-
-def _chunk_rows(n_features: int, chunk_size) -> int:
-    if chunk_size is None:
-        return max(1024, DEFAULT_CHUNK_BYTES // (8 * max(1, n_features)))
-    chunk_size = int(chunk_size)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive number of rows, got {chunk_size}.")
-    return chunk_size
 
 
 def evaluate(model: Model, segments, *, chunk_size=None, n_jobs=1, progress=None,
@@ -191,8 +237,9 @@ def evaluate(model: Model, segments, *, chunk_size=None, n_jobs=1, progress=None
     segments : list of Segment
         After the call each segment's ``result`` holds its reduced predictions.
     chunk_size : int, optional
-        Rows per model call; default: as many as fit in
-        ``DEFAULT_CHUNK_BYTES`` of encoded rows.
+        Rows per model call.  By default the size is tuned while the run goes
+        (see :class:`_ChunkSizer`), within ``DEFAULT_CHUNK_BYTES`` of encoded
+        rows; the numbers do not depend on the sizes chosen.
     n_jobs : int
         Chunks evaluated at once in threads (models that release the GIL, such
         as most compiled estimators, gain; memory grows by one chunk each).
@@ -206,13 +253,14 @@ def evaluate(model: Model, segments, *, chunk_size=None, n_jobs=1, progress=None
     total = sum(seg.n_rows for seg in segments)
     if total == 0:
         return segments
-    chunk_rows = _chunk_rows(model.dataset.n_features, chunk_size)
     if n_jobs is None:
         n_jobs = 1
     n_jobs = int(n_jobs)
     if n_jobs < 0:
         n_jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
     n_jobs = max(1, n_jobs)
+    # threads share the cores, so their timings would mislead the tuner
+    sizer = _ChunkSizer(model.dataset.n_features, chunk_size, total, tune=n_jobs == 1)
     show = progress if progress is not None else total > PROGRESS_MIN_ROWS
     bar = None
     if show:
@@ -231,7 +279,10 @@ def evaluate(model: Model, segments, *, chunk_size=None, n_jobs=1, progress=None
             for seg, a, b in pieces:
                 seg.fill(a, b, rows[offset: offset + b - a])
                 offset += b - a
-        return pieces, model.predict(rows)
+        began = time.perf_counter()
+        preds = model.predict(rows)
+        sizer.record(len(rows), time.perf_counter() - began)
+        return pieces, preds
 
     def fold(pieces, preds):
         offset = 0
@@ -242,7 +293,7 @@ def evaluate(model: Model, segments, *, chunk_size=None, n_jobs=1, progress=None
             bar.update(offset)
 
     try:
-        chunks = _chunks(segments, chunk_rows)
+        chunks = _chunks(segments, sizer)
         if n_jobs == 1:
             for pieces in chunks:
                 fold(*run(pieces))
