@@ -17,6 +17,7 @@ interleaved.  Run:  python benchmarks/bench_ale.py
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 
@@ -24,6 +25,10 @@ import numpy as np
 import pandas as pd
 
 import modellens as ml
+
+# PyALE logs a line per feature and call
+logging.getLogger("PyALE").setLevel(logging.WARNING)
+logging.getLogger("PyALE._ALE_generic").setLevel(logging.WARNING)
 
 N, D, BINS = 10_000, 10, 20
 
