@@ -26,9 +26,6 @@ import pandas as pd
 
 import modellens as ml
 
-# PyALE logs a line per feature and call
-logging.getLogger("PyALE").setLevel(logging.WARNING)
-logging.getLogger("PyALE._ALE_generic").setLevel(logging.WARNING)
 
 N, D, BINS = 10_000, 10, 20
 
@@ -68,6 +65,11 @@ def run_effector(fn, X):
 def run_pyale(model, frame):
     from PyALE import ale as pyale
 
+    # PyALE sets up its own INFO logging on import: one line per feature and call
+    logging.getLogger("PyALE").setLevel(logging.WARNING)
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("PyALE"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     return [pyale(frame, model, [c], grid_size=BINS, include_CI=False, plot=False)
             for c in frame.columns]
 

@@ -292,11 +292,14 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
     if _is_count(spec):
         if spec < 1:
             raise ValueError(f"bins must be a positive number of bins, got {spec}.")
-        if dataset.n_unique(j) <= max(max_discrete, 1):
-            values = np.unique(x)
+        # one sort serves the count of distinct values and the quantiles
+        xs = np.sort(x)
+        distinct = np.concatenate([[True], xs[1:] != xs[:-1]])
+        if np.count_nonzero(distinct) <= max(max_discrete, 1):
+            values = xs[distinct]
             return _Axis(dataset, j, False, values, values, rows, np.searchsorted(values, x),
                          "numeric", x)
-        edges = quantile_edges(x, int(spec))
+        edges = quantile_edges(xs, int(spec), presorted=True)
         return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric", x)
     edges = check_edges(spec, col.name)
     inside = (x >= edges[0]) & (x <= edges[-1])
