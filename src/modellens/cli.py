@@ -28,7 +28,7 @@ def _demo(args) -> int:
     m_effects = mplot(model, X, grid=args.grid)
     ale_effects = ale(model, X, bins=args.grid)
     ale_pair = ale(model, X, features=[("bmi", "s5")], bins=min(args.grid, 10))
-    attributions = shapley(model, X.iloc[:args.rows], background=X.sample(50, random_state=0))
+    attributions = shapley(model, X.iloc[:args.rows], background=X.sample(30, random_state=0))
 
     written = []
     for name, effects in (("pdp_ice", pd_effects), ("centered_ice", cice),
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     demo = sub.add_parser("demo", help="explain a bundled model and write plots and a CSV")
     demo.add_argument("--out", default="modellens-demo", help="output folder (default: %(default)s)")
     demo.add_argument("--grid", type=int, default=20, help="grid points / bins per feature")
-    demo.add_argument("--rows", type=int, default=20, help="rows explained with Shapley values")
+    demo.add_argument("--rows", type=int, default=10, help="rows explained with Shapley values")
     demo.set_defaults(func=_demo)
     args = parser.parse_args(argv)
     if args.command is None:
