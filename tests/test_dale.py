@@ -329,6 +329,24 @@ def test_dataframe_with_categorical_column():
         ml.dale(f, df, features=["a", "c"])
 
 
+def test_boolean_column_is_left_to_ale():
+    # shifted booleans reach the model cast back to True / False, so a finite
+    # difference would read 0 whatever the model does with the column
+    rng = np.random.default_rng(10)
+    df = pd.DataFrame({"flag": rng.random(200) > 0.5, "x": rng.normal(size=200)})
+
+    def f(frame):
+        return (3 * frame["flag"].astype(float) + frame["x"]).to_numpy()
+
+    with pytest.warns(UserWarning, match="categorical or boolean feature"):
+        effects = ml.dale(f, df)
+    assert list(effects) == ["x"]
+    with pytest.raises(ValueError, match="categorical or boolean"):
+        ml.dale(f, df, features="flag")
+    step = ml.ale(f, df, features="flag")["flag"]
+    assert step.values[1] - step.values[0] == pytest.approx(3.0)
+
+
 # ---------------------------------------------------------------------- errors
 @pytest.mark.parametrize("kwargs, match", [
     ({"bins": "fine"}, "bins must be"),

@@ -169,3 +169,36 @@ def test_ndarray_of_strings_and_feature_names():
     assert list(eff.grid) == ["a", "b", "c"]
     np.testing.assert_allclose(eff.values, [2.5, 3.5, 4.5])
     assert isinstance(seen[0], np.ndarray)
+
+
+def test_integer_column_labels_reach_the_model_unchanged():
+    X = np.random.default_rng(7).normal(size=(40, 3))
+    frame = pd.DataFrame(X, columns=[2, 1, 0])
+    f = lambda df: 5.0 * df[2].to_numpy() + df[0].to_numpy()  # noqa: E731
+    # an integer that is a column label means that column
+    eff = ml.pdp(f, frame, features=2)["2"]
+    assert np.polyfit(eff.grid, eff.values, 1)[0] == pytest.approx(5.0)
+    np.testing.assert_allclose(eff.grid[[0, -1]], [X[:, 0].min(), X[:, 0].max()])
+
+
+def test_features_argument_errors():
+    X = np.random.default_rng(8).normal(size=(30, 3))
+    f = lambda A: A[:, 0]  # noqa: E731
+    with pytest.raises(TypeError, match="features must be None, a name"):
+        ml.pdp(f, X, features=1.0)
+    with pytest.raises(TypeError, match="column name or an integer position"):
+        ml.pdp(f, X, features=[1.5])
+    with pytest.raises(ValueError, match="'x0' is asked for more than once"):
+        ml.pdp(f, X, features=["x0", 0])
+
+
+def test_pair_grid_list_is_points_and_dict_entries_apply_per_axis():
+    X = np.random.default_rng(9).normal(size=(30, 3))
+    f = lambda A: A[:, 0] * A[:, 1]  # noqa: E731
+    eff = ml.pdp(f, X, features=[(0, 1)], grid=[3.0, 4.0])[("x0", "x1")]
+    np.testing.assert_allclose(eff.grid[0], [3, 4])
+    np.testing.assert_allclose(eff.grid[1], [3, 4])
+    np.testing.assert_allclose(eff.values, np.outer([3, 4], [3, 4]))
+    eff = ml.pdp(f, X, features=[(0, 1)], grid={"x0": [0.0, 1.0], "x1": 3})[("x0", "x1")]
+    np.testing.assert_allclose(eff.grid[0], [0, 1])
+    assert len(eff.grid[1]) == 3

@@ -60,3 +60,25 @@ def test_mplot_categorical_frame_and_pairs_rejected():
     np.testing.assert_allclose(eff.values, [X["v"][X["g"] == "a"].mean(), 0, 0])
     with pytest.raises(ValueError, match="pairs are not supported"):
         ml.mplot(f, X, features=[("g", "v")])
+
+
+def test_mplot_bins_never_split_tied_values():
+    rng = np.random.default_rng(3)
+    x0 = np.r_[np.zeros(30), rng.normal(size=30)]
+    X = np.c_[x0, rng.normal(size=60)]
+    f = lambda A: A[:, 1]  # noqa: E731
+    eff = ml.mplot(f, X, features=0, grid=4)["x0"]
+    assert len(np.unique(eff.grid)) == len(eff.grid)
+    assert eff.counts.sum() == 60
+    # the bin holding the zeros holds all of them, and its value is their mean with
+    # whatever else falls in that bin
+    order = np.argsort(x0, kind="stable")
+    zero_bin = int(np.flatnonzero(eff.grid == 0)[0])
+    start = int(eff.counts[:zero_bin].sum())
+    members = order[start:start + eff.counts[zero_bin]]
+    assert set(np.flatnonzero(x0 == 0)) <= set(members)
+    assert eff.values[zero_bin] == pytest.approx(X[members, 1].mean())
+    # the same data in another row order gives the same curve
+    perm = rng.permutation(60)
+    again = ml.mplot(f, X[perm], features=0, grid=4)["x0"]
+    np.testing.assert_allclose(again.values, eff.values)

@@ -483,3 +483,42 @@ def test_categorical_plots():
     res.plot.beeswarm()
     res.plot.waterfall(1)
     plt.close("all")
+
+
+
+def test_kernel_standard_error_unknown_with_fewer_pairs_than_features():
+    # 4 sampled pairs for 6 features: the fit can pass through every sampled value,
+    # so the residuals cannot tell the error, and the standard error is NaN, not 0
+    rng = np.random.default_rng(11)
+    d = 6
+    X, B = rng.normal(size=(3, d)), rng.normal(size=(8, d))
+    f = lambda A: A[:, 0] * A[:, 1] * A[:, 2] + A[:, 3] * A[:, 4] ** 2  # noqa: E731
+    res = ml.shapley(f, X, background=B, algorithm="kernel", n_samples=8, random_state=0)
+    assert np.isnan(res.std).all()
+    np.testing.assert_allclose(res.values.sum(axis=1) + res.base_values, f(X), atol=1e-10)
+    more = ml.shapley(f, X, background=B, algorithm="kernel", n_samples=40, random_state=0)
+    assert np.isfinite(more.std).all()
+
+
+def test_background_frame_with_other_category_dtype_reaches_model_as_x_dtype():
+    rng = np.random.default_rng(12)
+    dtype = pd.CategoricalDtype(["lo", "mid", "hi"], ordered=True)
+    X = pd.DataFrame({"c": pd.Categorical(rng.choice(["lo", "mid", "hi"], 20), dtype=dtype),
+                      "x": rng.normal(size=20)})
+    bg = X.iloc[:8].copy()
+    bg["c"] = bg["c"].astype(object)
+    seen = []
+
+    def f(frame):
+        seen.append(frame["c"].dtype)
+        return frame["c"].cat.codes.to_numpy() * 1.0 + frame["x"].to_numpy()
+
+    res = ml.shapley(f, X.iloc[:3], background=bg)
+    assert all(d == dtype for d in seen)
+    codes = X["c"].cat.codes.to_numpy()[:3]
+    np.testing.assert_allclose(res.values[:, 0], codes - bg["c"].map({"lo": 0, "mid": 1, "hi": 2})
+                               .astype(float).mean(), atol=1e-12)
+    bad = bg.copy()
+    bad.loc[bad.index[0], "c"] = "huge"
+    with pytest.raises(ValueError, match=r"levels \['huge'\] that are not categories"):
+        ml.shapley(f, X.iloc[:3], background=bad)

@@ -63,6 +63,8 @@ class Dataset:
     columns: list[Column]
     is_frame: bool
     frame_index: object = None
+    #: The DataFrame's own column labels (names are their ``str``), given back to the model.
+    column_labels: list | None = None
     _name_to_index: dict = field(default_factory=dict, repr=False)
     _n_unique: dict = field(default_factory=dict, repr=False)
 
@@ -183,7 +185,8 @@ class Dataset:
             col, codes = _encode_series(name, series, ref)
             values[:, j] = codes
             columns.append(col)
-        return cls(values, columns, is_frame=True, frame_index=frame.index)
+        return cls(values, columns, is_frame=True, frame_index=frame.index,
+                   column_labels=list(frame.columns))
 
     # ------------------------------------------------------------ accessors
     @property
@@ -199,8 +202,13 @@ class Dataset:
         return [c.name for c in self.columns]
 
     def index_of(self, feature) -> int:
-        """Column index of a feature given by name or position."""
-        if isinstance(feature, (numbers.Integral, np.integer)) and not isinstance(feature, bool):
+        """Column index of a feature given by name or position.
+
+        An integer is a column label when the data has a column of that name
+        (a DataFrame with integer labels), otherwise a position.
+        """
+        if isinstance(feature, (numbers.Integral, np.integer)) and not isinstance(feature, bool) \
+                and not (self.is_frame and str(feature) in self._name_to_index):
             j = int(feature)
             if j < 0:
                 j += self.n_features
@@ -210,6 +218,9 @@ class Dataset:
                     f"(valid names: {self.feature_names})."
                 )
             return j
+        if not isinstance(feature, (str, numbers.Integral, np.integer)) or isinstance(feature, bool):
+            raise TypeError(f"a feature is a column name or an integer position, got "
+                            f"{feature!r} of type {type(feature).__name__}.")
         key = str(feature)
         if key not in self._name_to_index:
             raise ValueError(f"unknown feature {feature!r}; valid names are {self.feature_names}.")
@@ -247,10 +258,11 @@ class Dataset:
     # ------------------------------------------------------- back to a model
     def to_frame(self, values: np.ndarray) -> pd.DataFrame:
         """Turn encoded rows back into a DataFrame with the original dtypes."""
-        data = {}
-        for j, col in enumerate(self.columns):
-            data[col.name] = _decode_column(values[:, j], col)
-        return pd.DataFrame(data, copy=False)
+        labels = self.column_labels or [c.name for c in self.columns]
+        frame = pd.DataFrame({j: _decode_column(values[:, j], col)
+                              for j, col in enumerate(self.columns)}, copy=False)
+        frame.columns = labels
+        return frame
 
     def to_array(self, values: np.ndarray) -> np.ndarray:
         """Encoded rows as the model's array input (object arrays for labels)."""
@@ -350,6 +362,9 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
         return list(range(dataset.n_features))
     if isinstance(features, (str, numbers.Integral, np.integer)):
         features = [features]
+    elif not isinstance(features, (list, tuple, np.ndarray, pd.Index)):
+        raise TypeError(f"features must be None, a name, an integer position or a list of them "
+                        f"(pairs as tuples), got {features!r}.")
     out = []
     for f in features:
         if isinstance(f, (tuple, list)) and not isinstance(f, str):
@@ -365,4 +380,11 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
             out.append(dataset.index_of(f))
     if not out:
         raise ValueError("features is empty; pass None for all features or a list of names.")
+    seen = set()
+    for f in out:
+        if f in seen:
+            names = tuple(dataset.columns[j].name for j in f) if isinstance(f, tuple) \
+                else dataset.columns[f].name
+            raise ValueError(f"feature {names!r} is asked for more than once.")
+        seen.add(f)
     return out

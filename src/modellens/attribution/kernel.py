@@ -196,9 +196,11 @@ class KernelPlan:
         block of the inverse KKT matrix, so
         :math:`\operatorname{Var}\phi \approx C\,\operatorname{Cov}(g)\,C / T`.
         """
-        if n_draws < 2:
-            return np.full(len(phi), np.nan)
         L = len(counts)
+        # with fewer distinct pairs than features the fit can pass through every
+        # sampled value, and the residuals say nothing about the error
+        if n_draws < 2 or L < len(phi):
+            return np.full(len(phi), np.nan)
         r = y - Z @ phi
         g = 0.5 * self.w_sampled * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
         u = g @ C

@@ -243,6 +243,19 @@ def _with_background(X, background):
         if not textual:
             return None
         bg = background.set_axis(bg_names, axis=1)[names].set_axis(X.columns, axis=1)
+        # the model must see X's dtypes (category order, ordered flag, string dtype),
+        # which a concat of differing dtypes would turn into plain objects
+        cast = {}
+        for c in textual:
+            dtype = X[c].dtype
+            if isinstance(dtype, pd.CategoricalDtype):
+                present = pd.unique(bg[c].dropna().astype(object))
+                unknown = [v for v in present if v not in set(dtype.categories)]
+                if unknown:
+                    raise ValueError(f"background column {c!r} holds levels {unknown} that are "
+                                     f"not categories of X[{c!r}] ({list(dtype.categories)}).")
+            cast[c] = dtype
+        bg = bg.astype(cast)
         return pd.concat([X, bg], ignore_index=True)
     if isinstance(X, np.ndarray) and isinstance(background, np.ndarray) \
             and (X.dtype.kind not in "biuf" or background.dtype.kind not in "biuf") \

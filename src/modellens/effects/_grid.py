@@ -18,6 +18,25 @@ def grid_spec(grid, dataset: Dataset, feature):
     return grid
 
 
+def pair_specs(dataset: Dataset, bins, pair):
+    """The specification of both axes of a pair: its own dict entry, else each feature's.
+
+    A tuple of two gives one specification per axis; anything else (an int,
+    a list or array of points) applies to both.
+    """
+    if isinstance(bins, dict):
+        pairs = {tuple(dataset.index_of(f) for f in k) for k in bins if isinstance(k, tuple)}
+        if pair not in pairs:
+            return grid_spec(bins, dataset, pair[0]), grid_spec(bins, dataset, pair[1])
+    spec = grid_spec(bins, dataset, pair)
+    if isinstance(spec, tuple):
+        if len(spec) != 2:
+            raise ValueError(f"the grid / bins of a pair must be one specification or a tuple of two, "
+                             f"got a tuple of {len(spec)}.")
+        return spec
+    return spec, spec
+
+
 def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = None):
     """Encoded grid values of column ``j`` and their labels.
 

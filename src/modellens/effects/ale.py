@@ -11,7 +11,7 @@ import numpy as np
 from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, evaluate, prepare
 from ._categorical import level_order
-from ._grid import grid_spec
+from ._grid import grid_spec, pair_specs
 from .binning import (accumulate, accumulate_levels, bin_index, bin_stats, check_edges,
                       quantile_edges)
 from .result import Effect, Effects
@@ -116,7 +116,7 @@ def ale(model, X, features=None, *, bins=20, max_discrete=10, confidence=0.95, t
     plans = []
     for feat in feats:
         if isinstance(feat, tuple):
-            spec_a, spec_b = _pair_specs(dataset, bins, feat)
+            spec_a, spec_b = pair_specs(dataset, bins, feat)
             plans.append(_PairPlan(dataset, axes.get(feat[0], spec_a), axes.get(feat[1], spec_b)))
         else:
             plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat))))
@@ -150,21 +150,6 @@ def _check_options(bins, max_discrete, confidence):
 
 def _is_count(spec) -> bool:
     return isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool)
-
-
-def _pair_specs(dataset, bins, pair):
-    """The bins of both axes of a pair: its own dict entry, else each feature's."""
-    if isinstance(bins, dict):
-        pairs = {tuple(dataset.index_of(f) for f in k) for k in bins if isinstance(k, tuple)}
-        if pair not in pairs:
-            return grid_spec(bins, dataset, pair[0]), grid_spec(bins, dataset, pair[1])
-    spec = grid_spec(bins, dataset, pair)
-    if isinstance(spec, tuple):
-        if len(spec) != 2:
-            raise ValueError(f"the bins of a pair must be one specification or a tuple of two, "
-                             f"got a tuple of {len(spec)}.")
-        return spec
-    return spec, spec
 
 
 class _AxisCache:

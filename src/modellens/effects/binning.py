@@ -44,7 +44,7 @@ def quantile_edges(x: np.ndarray, n_bins: int, *, presorted: bool = False) -> np
 def check_edges(edges, name="feature") -> np.ndarray:
     """Validate explicit bin edges: a 1-D, finite, strictly increasing float array."""
     try:
-        z = np.asarray(edges, dtype=np.float64)
+        z = np.array(edges, dtype=np.float64)  # a copy: results must not alias the caller's array
     except (TypeError, ValueError) as exc:
         raise ValueError(f"the bin edges for {name!r} must be numbers.") from exc
     if z.ndim != 1 or z.size < 2:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+import pandas as pd
 
 from ..data import resolve_features
 from ..engine import prepare
@@ -134,14 +135,17 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points=10, conf
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features, allow_pairs=False)
-    categorical = [j for j in feats if dataset.columns[j].is_categorical]
+    # a derivative needs a continuum: levels and booleans (whose shifted values the
+    # model would see cast back to True / False) are ALE's job
+    categorical = [j for j in feats if dataset.columns[j].is_categorical
+                   or _is_bool(dataset.columns[j].dtype)]
     if categorical:
         names = [dataset.columns[j].name for j in categorical]
         if features is not None:
-            raise ValueError(f"DALE needs numeric features; {names} are categorical. Use "
-                             "ml.ale for them (it compares the levels directly).")
-        warnings.warn(f"DALE skips the categorical feature(s) {names}; use ml.ale for them.",
-                      UserWarning, stacklevel=2)
+            raise ValueError(f"DALE needs numeric features; {names} are categorical or boolean. "
+                             "Use ml.ale for them (it compares the levels directly).")
+        warnings.warn(f"DALE skips the categorical or boolean feature(s) {names}; use ml.ale "
+                      "for them.", UserWarning, stacklevel=2)
         feats = [j for j in feats if j not in categorical]
         if not feats:
             raise ValueError("X has no numeric feature for DALE; use ml.ale for categorical ones.")
@@ -182,6 +186,13 @@ def _observed(dataset, j, column, derivative, backend):
                       "features?); they are left out of its DALE bins.", UserWarning, stacklevel=3)
         x, g = x[finite], g[finite]
     return x, g
+
+
+def _is_bool(dtype) -> bool:
+    try:
+        return dtype is not None and pd.api.types.is_bool_dtype(dtype)
+    except TypeError:
+        return False
 
 
 def _check_options(min_points, confidence):

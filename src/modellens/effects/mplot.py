@@ -35,8 +35,9 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
     features : name, index, or list of them, optional
         Single features only (all when None).
     grid : int, array-like or dict, default=20
-        An int ``G`` splits the data into ``G`` quantile bins: each grid point
-        is a bin's median and its neighbourhood the bin.  An array gives the
+        An int ``G`` splits the data into ``G`` quantile bins (fewer when tied
+        values would straddle a cut): each grid point is a bin's median and its
+        neighbourhood the bin.  An array gives the
         points; the neighbourhood of ``z`` is then the ``window`` share of the
         data whose empirical CDF is nearest to that of ``z``.  Features with at
         most ``G`` distinct values (and categorical ones) get one point per
@@ -80,6 +81,10 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
             if spec < 2:
                 raise ValueError(f"grid must be at least 2 points, got {spec}.")
             bounds = np.linspace(0, n, int(spec) + 1).round().astype(np.intp)
+            # a cut never splits tied values: it moves to the end of the tie run
+            inner = bounds[1:-1]
+            inner = np.searchsorted(xs, xs[np.maximum(inner, 1) - 1], side="right")
+            bounds = np.unique(np.concatenate([[0], inner, [n]]))
             lo, hi = bounds[:-1], bounds[1:]
             nonempty = hi > lo
             lo, hi = lo[nonempty], hi[nonempty]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..data import resolve_features
 from ..engine import GridRows, evaluate, prepare
-from ._grid import feature_grid, grid_spec
+from ._grid import feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
 
 __all__ = ["pdp"]
@@ -42,7 +42,8 @@ def pdp(model, X, features=None, *, grid=20, ice=False, center=False, sample=Non
         observed range (the distinct values when there are at most that many;
         every observed level for categorical features); an array gives the
         points (labels for categorical features); a dict maps features (or
-        pairs) to either.
+        pairs) to either.  A pair takes one specification for both axes, a
+        tuple of two (one per axis), or each feature's own dict entry.
     ice : bool, default=False
         Keep the ICE curves (``Effect.ice``, shape ``(n, G)``).
     center : bool, default=False
@@ -82,11 +83,8 @@ def pdp(model, X, features=None, *, grid=20, ice=False, center=False, sample=Non
     plans = []
     for feat in feats:
         cols = feat if isinstance(feat, tuple) else (feat,)
-        spec = grid_spec(grid, dataset, feat)
-        if isinstance(feat, tuple):
-            specs = spec if isinstance(spec, (tuple, list)) and len(spec) == 2 else (spec, spec)
-        else:
-            specs = (spec,)
+        specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
+            (grid_spec(grid, dataset, feat),)
         axes = [feature_grid(dataset, j, s) for j, s in zip(cols, specs)]
         if len(axes) == 1:
             settings = axes[0][0][:, None]
