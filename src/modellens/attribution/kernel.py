@@ -197,9 +197,13 @@ class KernelPlan:
         :math:`\operatorname{Var}\phi \approx C\,\operatorname{Cov}(g)\,C / T`.
         """
         L = len(counts)
-        # with fewer distinct pairs than features the fit can pass through every
-        # sampled value, and the residuals say nothing about the error
-        if n_draws < 2 or L < len(phi):
+        # Only differences within a pair inform the fit (the efficiency constraint fixes
+        # the sums), d - 1 of them are free: with no more distinct pairs than that (a pair
+        # drawn from both ends counts once) the fit passes through every sampled value and
+        # the residuals say nothing about the error.
+        pair = Z[:L] > 0
+        canonical = np.where(pair[:, :1], ~pair, pair)
+        if n_draws < 2 or len(np.unique(canonical, axis=0)) < len(phi):
             return np.full(len(phi), np.nan)
         r = y - Z @ phi
         g = 0.5 * self.w_sampled * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
