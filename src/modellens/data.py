@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Dataset", "Column", "resolve_features"]
+__all__ = ["Dataset", "Column", "resolve_features", "is_integer"]
+
+def is_integer(x) -> bool:
+    """True for a Python or numpy integer, but not a bool (``True`` is no count)."""
+    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, bool)
+
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -207,8 +212,7 @@ class Dataset:
         An integer is a column label when the data has a column of that name
         (a DataFrame with integer labels), otherwise a position.
         """
-        if isinstance(feature, (numbers.Integral, np.integer)) and not isinstance(feature, bool) \
-                and not (self.is_frame and str(feature) in self._name_to_index):
+        if is_integer(feature) and not (self.is_frame and str(feature) in self._name_to_index):
             j = int(feature)
             if j < 0:
                 j += self.n_features

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from .data import Dataset
+from .data import Dataset, is_integer
 from .gradient import (AUTODIFF_CHUNK_ROWS, is_torch_module, jax_gradient, to_numpy,
                        torch_gradient, torch_predict, torch_spec, warn_if_training)
 
@@ -149,7 +149,7 @@ class Model:
         warn_if_training(self.model)
         if target is None:
             return self.model, "f(x)", None
-        if not isinstance(target, (numbers.Integral, np.integer)) or isinstance(target, bool):
+        if not is_integer(target):
             raise ValueError("for a torch model, target= is the index of the output column to "
                              f"explain, got {target!r}.")
         return self.model, f"output[{int(target)}]", int(target)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 import pandas as pd
 
-from ..data import Dataset
+from ..data import Dataset, is_integer
 from ..effects.pdp import _sample_rows
 from ..engine import DataRows, MaskedRows, evaluate, prepare
 from ._coalitions import bit_masks, exact_weights
@@ -189,24 +188,20 @@ class _ExactPlan:
         return v @ exact_weights(self.d), None
 
 
-def _is_count(x):
-    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, bool)
-
-
 def _choose_algorithm(algorithm, d, n_samples, n_permutations):
     """Validate the budget options; resolve ``"auto"``.  Returns ``(algorithm, budget)``."""
     if n_samples is not None:
         if algorithm not in ("auto", "kernel"):
             raise ValueError(f"n_samples is the budget of algorithm='kernel'; "
                              f"algorithm={algorithm!r} does not use it.")
-        if not _is_count(n_samples) or n_samples < 2:
+        if not is_integer(n_samples) or n_samples < 2:
             raise ValueError(f"n_samples must be an integer >= 2 (coalitions per explained "
                              f"row), got {n_samples!r}.")
     if n_permutations is not None:
         if algorithm != "permutation":
             raise ValueError("n_permutations is the budget of algorithm='permutation'; "
                              f"algorithm={algorithm!r} does not use it.")
-        if not _is_count(n_permutations) or n_permutations < 2:
+        if not is_integer(n_permutations) or n_permutations < 2:
             raise ValueError(f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
     kernel_budget = int(n_samples) if n_samples is not None else default_kernel_samples(d)
     if algorithm == "auto":
@@ -270,7 +265,7 @@ def _with_background(X, background):
 def _background(dataset: Dataset, background, rng):
     """Encoded background rows and a sentence saying where they came from."""
     n = dataset.n_rows
-    if background is None or _is_count(background):
+    if background is None or is_integer(background):
         size = DEFAULT_BACKGROUND if background is None else int(background)
         if size < 1:
             raise ValueError(f"background as a count must be positive, got {background}.")

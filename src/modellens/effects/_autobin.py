@@ -9,10 +9,10 @@ trade-off solved exactly by dynamic programming over a set of candidate edges.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
+from ..data import is_integer
 from .binning import bin_index, quantile_edges
 
 __all__ = ["auto_edges", "auto_bins"]
@@ -95,8 +95,7 @@ def auto_edges(x, local_effects, *, min_points=10, n_candidates=16) -> np.ndarra
 def auto_bins(x, local_effects, *, min_points=10, n_candidates=16):
     """:func:`auto_edges` and the bin of every value (as :func:`bin_index` numbers them)."""
     for name, value in (("min_points", min_points), ("n_candidates", n_candidates)):
-        if not isinstance(value, (numbers.Integral, np.integer)) or isinstance(value, bool) \
-                or value < 1:
+        if not is_integer(value) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
     x = np.asarray(x, dtype=float)
     g = np.asarray(local_effects, dtype=float)

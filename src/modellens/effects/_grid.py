@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
-from ..data import Dataset
+from ..data import Dataset, is_integer
 
 
 def grid_spec(grid, dataset: Dataset, feature):
@@ -61,7 +60,7 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
     x = dataset.column_values(j, warn_for="grid") if data is None else data
     if x.size == 0:
         raise ValueError(f"feature {col.name!r} has no non-missing values to build a grid from.")
-    if isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool):
+    if is_integer(spec):
         if spec < 2:
             raise ValueError(f"grid must be at least 2 points, got {spec}.")
         if col.is_categorical or dataset.n_unique(j) <= spec:

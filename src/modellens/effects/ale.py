@@ -8,7 +8,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..data import Dataset, resolve_features
+from ..data import Dataset, is_integer, resolve_features
 from ..engine import DataRows, GridRows, evaluate, prepare
 from ._categorical import level_order
 from ._grid import grid_spec, pair_specs
@@ -142,14 +142,10 @@ def _check_options(bins, max_discrete, confidence):
                          "or an array of bin edges ('auto' belongs to dale).")
     if isinstance(bins, bool):
         raise ValueError("bins must be an int, an array of bin edges or a dict, not a bool.")
-    if not _is_count(max_discrete) or max_discrete < 0:
+    if not is_integer(max_discrete) or max_discrete < 0:
         raise ValueError(f"max_discrete must be a non-negative int, got {max_discrete!r}.")
     if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
         raise ValueError(f"confidence must be a level in (0, 1), such as 0.95; got {confidence!r}.")
-
-
-def _is_count(spec) -> bool:
-    return isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool)
 
 
 class _AxisCache:
@@ -161,7 +157,7 @@ class _AxisCache:
         self._axes = {}
 
     def get(self, j, spec):
-        key = (j, int(spec)) if _is_count(spec) else None
+        key = (j, int(spec)) if is_integer(spec) else None
         if key is not None and key in self._axes:
             return self._axes[key]
         axis = _make_axis(self.dataset, j, spec, self.max_discrete)
@@ -266,7 +262,7 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
     else:
         rows = np.flatnonzero(~np.isnan(dataset.values[:, j]))
     if col.is_categorical:
-        if not _is_count(spec):
+        if not is_integer(spec):
             raise ValueError(f"feature {col.name!r} is categorical: its levels are the ALE grid, "
                              "so bins must not give edges for it.")
         codes = level_order(dataset, j)
@@ -274,7 +270,7 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
         position[codes.astype(np.intp)] = np.arange(codes.size)
         return _Axis(dataset, j, False, codes, dataset.labels(j, codes), rows,
                      position[x.astype(np.intp)], "categorical", x)
-    if _is_count(spec):
+    if is_integer(spec):
         if spec < 1:
             raise ValueError(f"bins must be a positive number of bins, got {spec}.")
         # one sort serves the count of distinct values and the quantiles

@@ -10,7 +10,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from ..data import resolve_features
+from ..data import is_integer, resolve_features
 from ..engine import prepare
 from ..gradient import local_effects as gradient_local_effects
 from ..model import ModelError
@@ -196,8 +196,7 @@ def _is_bool(dtype) -> bool:
 
 
 def _check_options(min_points, confidence):
-    if not isinstance(min_points, (numbers.Integral, np.integer)) or isinstance(min_points, bool) \
-            or min_points < 1:
+    if not is_integer(min_points) or min_points < 1:
         raise ValueError(f"min_points must be a positive int, got {min_points!r}.")
     if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
         raise ValueError(f"confidence must be a level in (0, 1) such as 0.95, got {confidence!r}.")
@@ -209,7 +208,7 @@ def _check_bins(spec, name):
         if spec != "auto":
             raise ValueError(f"bins must be an int, an array of edges or 'auto', got {spec!r}.")
         return spec
-    if isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool):
+    if is_integer(spec):
         if spec < 1:
             raise ValueError(f"bins must be a positive int, got {spec} (feature {name!r}).")
         return int(spec)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
-from ..data import resolve_features
+from ..data import is_integer, resolve_features
 from ..engine import DataRows, evaluate, prepare
 from ._grid import feature_grid, grid_spec
 from .result import Effect, Effects
@@ -72,7 +71,7 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
         n = xs.size
         csum = np.concatenate([[0.0], np.cumsum(ps)])
         csq = np.concatenate([[0.0], np.cumsum(ps * ps)])
-        as_int = isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, bool)
+        as_int = is_integer(spec)
         if col.is_categorical or (as_int and dataset.n_unique(j) <= spec):
             points, labels = feature_grid(dataset, j, spec, data=x)
             lo = np.searchsorted(xs, points, side="left")

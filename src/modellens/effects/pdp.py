@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ..data import resolve_features
+from ..data import is_integer, resolve_features
 from ..engine import GridRows, evaluate, prepare
 from ._grid import feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
@@ -135,7 +135,7 @@ def _sample_rows(n, sample, random_state):
     """Sorted row positions of a subsample, or None for all rows."""
     if sample is None:
         return None
-    if isinstance(sample, (numbers.Integral, np.integer)) and not isinstance(sample, bool):
+    if is_integer(sample):
         size = int(sample)
         if size < 1:
             raise ValueError(f"sample must be a positive count or a fraction in (0, 1], got {sample}.")
