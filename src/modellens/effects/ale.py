@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from statistics import NormalDist
 
 import numpy as np
@@ -13,7 +12,7 @@ from ..engine import DataRows, GridRows, evaluate, prepare
 from ._categorical import level_order
 from ._grid import grid_spec, pair_specs
 from .binning import (accumulate, accumulate_levels, bin_index, bin_stats, check_edges,
-                      quantile_edges)
+                      inside_edges, quantile_edges)
 from .result import Effect, Effects
 
 __all__ = ["ale"]
@@ -283,13 +282,7 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
         edges = quantile_edges(xs, int(spec), presorted=True)
         return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric", x)
     edges = check_edges(spec, col.name)
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    if not inside.all():
-        warnings.warn(
-            f"{int((~inside).sum())} of {x.size} values of {col.name!r} lie outside the bin "
-            f"edges [{edges[0]:g}, {edges[-1]:g}]; they are left out of its ALE bins.",
-            UserWarning, stacklevel=4,
-        )
+    inside = inside_edges(x, edges, col.name, "ALE bins", stacklevel=4)
     return _Axis(dataset, j, True, edges, edges, rows[inside], bin_index(x[inside], edges),
                  "numeric", x)
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
-__all__ = ["quantile_edges", "check_edges", "bin_index", "bin_stats", "accumulate",
-           "accumulate_levels"]
+__all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
+           "accumulate", "accumulate_levels"]
 
 #: Up to this many inner edges, counting the edges below each value beats a binary search.
 _COUNT_MAX_EDGES = 32
@@ -56,6 +57,16 @@ def check_edges(edges, name="feature") -> np.ndarray:
         raise ValueError(f"the bin edges for {name!r} must be strictly increasing; "
                          "sort them and drop repeated values.")
     return z
+
+
+def inside_edges(x: np.ndarray, edges: np.ndarray, name, what: str, *, stacklevel: int = 2):
+    """Mask of the values within explicit ``edges``; warns with a count when some are not."""
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    if not inside.all():
+        warnings.warn(f"{int((~inside).sum())} of {x.size} values of {name!r} lie outside the bin "
+                      f"edges [{edges[0]:g}, {edges[-1]:g}]; they are left out of its {what}.",
+                      UserWarning, stacklevel=stacklevel + 1)
+    return inside
 
 
 def bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:

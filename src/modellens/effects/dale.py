@@ -16,7 +16,7 @@ from ..gradient import local_effects as gradient_local_effects
 from ..model import ModelError
 from ._autobin import auto_bins
 from ._grid import grid_spec
-from .binning import accumulate, bin_index, bin_stats, check_edges, quantile_edges
+from .binning import accumulate, bin_index, bin_stats, check_edges, inside_edges, quantile_edges
 from .result import Effect, Effects
 
 __all__ = ["dale", "DaleEffect"]
@@ -236,11 +236,8 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
     if k is None:
         xb = x
         if not isinstance(spec, int):
-            inside = (x >= edges[0]) & (x <= edges[-1])
+            inside = inside_edges(x, edges, name, "DALE bins", stacklevel=3)
             if not inside.all():
-                warnings.warn(f"{int((~inside).sum())} of {x.size} values of {name!r} lie "
-                              f"outside the bin edges [{edges[0]:g}, {edges[-1]:g}]; they are "
-                              "left out of its DALE bins.", UserWarning, stacklevel=3)
                 xb, gb = x[inside], g[inside]
         k = bin_index(xb, edges)
     n_bins = edges.size - 1
