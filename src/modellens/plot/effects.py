@@ -56,10 +56,15 @@ def _thin(curves, max_ice, random_state):
     return curves
 
 
-def _draw_ice(ax, x, curves, alpha):
+def _draw_ice(ax, x, ice, max_ice, random_state):
+    """ICE curves, thinned to ``max_ice``, fainter the more there are."""
     # one LineCollection instead of a Line2D per curve: drawing stays fast with many curves
     from matplotlib.collections import LineCollection
 
+    curves = _thin(ice, max_ice, random_state)
+    if curves is None:
+        return
+    alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
     segments = np.stack([np.broadcast_to(x, curves.shape), curves], axis=-1)
     ax.add_collection(LineCollection(segments, colors="0.55", linewidths=0.6, alpha=alpha,
                                      zorder=1, label="ICE"))
@@ -68,10 +73,7 @@ def _draw_ice(ax, x, curves, alpha):
 
 def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
     grid = np.asarray(effect.grid, dtype=float)
-    curves = _thin(effect.ice, max_ice, random_state)
-    if curves is not None:
-        alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
-        _draw_ice(ax, grid, curves, alpha)
+    _draw_ice(ax, grid, effect.ice, max_ice, random_state)
     lower_upper = effect.extra.get("band") if band else None
     if lower_upper is not None:
         ax.fill_between(grid, lower_upper[0], lower_upper[1], color=_COLOR, alpha=0.2, lw=0,
@@ -94,10 +96,7 @@ def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
 def _plot_categorical(effect, ax, max_ice, random_state):
     labels = [str(v) for v in np.asarray(effect.grid, dtype=object)]
     pos = np.arange(len(labels))
-    curves = _thin(effect.ice, max_ice, random_state)
-    if curves is not None:
-        alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
-        _draw_ice(ax, pos, curves, alpha)
+    _draw_ice(ax, pos, effect.ice, max_ice, random_state)
     values = np.asarray(effect.values, dtype=float)
     ax.bar(pos, values, width=0.5, color=_COLOR, alpha=0.35, zorder=2)
     lower_upper = effect.extra.get("band")
