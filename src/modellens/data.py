@@ -67,7 +67,6 @@ class Dataset:
     values: np.ndarray
     columns: list[Column]
     is_frame: bool
-    frame_index: object = None
     #: The DataFrame's own column labels (names are their ``str``), given back to the model.
     column_labels: list | None = None
     _name_to_index: dict = field(default_factory=dict, repr=False)
@@ -190,8 +189,7 @@ class Dataset:
             col, codes = _encode_series(name, series, ref)
             values[:, j] = codes
             columns.append(col)
-        return cls(values, columns, is_frame=True, frame_index=frame.index,
-                   column_labels=list(frame.columns))
+        return cls(values, columns, is_frame=True, column_labels=list(frame.columns))
 
     # ------------------------------------------------------------ accessors
     @property

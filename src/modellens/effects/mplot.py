@@ -85,8 +85,6 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
             inner = np.searchsorted(xs, xs[np.maximum(inner, 1) - 1], side="right")
             bounds = np.unique(np.concatenate([[0], inner, [n]]))
             lo, hi = bounds[:-1], bounds[1:]
-            nonempty = hi > lo
-            lo, hi = lo[nonempty], hi[nonempty]
             points = xs[(lo + hi - 1) // 2]
             labels = points
         else:
