@@ -86,9 +86,6 @@ class DataRows(Segment):
     def rows(self, start, stop):
         return self.data[start:stop]
 
-    def fill(self, start, stop, out):
-        out[...] = self.data[start:stop]
-
 
 class GridRows(Segment):
     """Base rows with some columns replaced, for every one of ``k`` settings.
