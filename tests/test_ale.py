@@ -240,8 +240,8 @@ def test_first_order_matches_loop_reference():
         np.testing.assert_allclose(eff.values, values, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(eff.std, std, rtol=1e-8, atol=1e-12)
         np.testing.assert_array_equal(eff.counts, counts)
-        np.testing.assert_allclose(eff.extra["band"][0], band[0], rtol=1e-8, atol=1e-12)
-        np.testing.assert_allclose(eff.extra["band"][1], band[1], rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(eff.band.lower, band[0], rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(eff.band.upper, band[1], rtol=1e-8, atol=1e-12)
     assert len(out["x2"].grid) < 13  # ties collapsed edges
 
 
@@ -451,10 +451,10 @@ def test_categorical_string_column_in_pair_and_transposition():
     ab, ba = out[("region", "temp")], out[("temp", "region")]
     assert ab.kind == ("categorical", "numeric")
     np.testing.assert_allclose(ab.values, ba.values.T, atol=1e-12)
-    np.testing.assert_array_equal(ab.extra["empty_cells"], ba.extra["empty_cells"].T)
+    np.testing.assert_array_equal(ab.empty_cells, ba.empty_cells.T)
     np.testing.assert_array_equal(ab.counts, ba.counts.T)
     assert list(ab.grid[0]) == list(ba.grid[1])
-    assert ab.extra["empty_cells"].any()  # regions far apart in temp: some cells empty
+    assert ab.empty_cells.any()  # regions far apart in temp: some cells empty
     assert np.ptp(ab.values) > 0.1  # region x temp interact
 
 
@@ -469,9 +469,9 @@ def test_second_order_matches_loop_reference_with_empty_cells():
         np.testing.assert_array_equal(eff.grid[0], ea)
         np.testing.assert_array_equal(eff.grid[1], eb)
         np.testing.assert_allclose(eff.values, values, rtol=1e-9, atol=1e-10)
-        np.testing.assert_array_equal(eff.extra["empty_cells"], empty)
+        np.testing.assert_array_equal(eff.empty_cells, empty)
         np.testing.assert_array_equal(eff.counts, units)
-    assert out[("x0", "x1")].extra["empty_cells"].any()  # correlated: off-diagonal cells empty
+    assert out[("x0", "x1")].empty_cells.any()  # correlated: off-diagonal cells empty
 
 
 def test_second_order_with_a_level_axis_matches_loop_reference():
@@ -483,7 +483,7 @@ def test_second_order_with_a_level_axis_matches_loop_reference():
     ref, empty, units = ref_ale_2d(f, X, 0, 1, ("lev", [0.0, 1.0, 2.0, 3.0]),
                                    ("num", ref_edges(X[:, 1], 4)))
     np.testing.assert_allclose(eff.values, ref, rtol=1e-9, atol=1e-10)
-    np.testing.assert_array_equal(eff.extra["empty_cells"], empty)
+    np.testing.assert_array_equal(eff.empty_cells, empty)
     np.testing.assert_array_equal(eff.counts, units)
     # two level axes: every point crosses up to four cells
     X[:, 1] = np.clip(level + rng.integers(-1, 2, 120), 0, 4)
@@ -492,7 +492,7 @@ def test_second_order_with_a_level_axis_matches_loop_reference():
                                    ("lev", [0.0, 1.0, 2.0, 3.0, 4.0]))
     assert empty.any()
     np.testing.assert_allclose(eff.values, ref, rtol=1e-9, atol=1e-10)
-    np.testing.assert_array_equal(eff.extra["empty_cells"], empty)
+    np.testing.assert_array_equal(eff.empty_cells, empty)
 
 
 def test_empty_cells_take_the_mean_of_equally_near_cells():
@@ -506,7 +506,7 @@ def test_empty_cells_take_the_mean_of_equally_near_cells():
     edges = np.linspace(0, 1, 5)
     out = ml.ale(f, X, [(0, 1), (1, 0)], bins=edges)
     ref, empty, _ = ref_ale_2d(f, X, 0, 1, ("num", edges), ("num", edges))
-    np.testing.assert_array_equal(out[("x0", "x1")].extra["empty_cells"], ~np.eye(4, dtype=bool))
+    np.testing.assert_array_equal(out[("x0", "x1")].empty_cells, ~np.eye(4, dtype=bool))
     np.testing.assert_allclose(out[("x0", "x1")].values, ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(out[("x1", "x0")].values, ref.T, rtol=1e-9, atol=1e-12)
 
@@ -534,16 +534,16 @@ def test_second_order_of_a_product_is_the_centred_product():
     m0 = np.dot(eff.counts.sum(axis=1), (za[:-1] + za[1:]) / 2) / a.size
     m2 = np.dot(eff.counts.sum(axis=0), (zb[:-1] + zb[1:]) / 2) / a.size
     np.testing.assert_allclose(eff.values, np.outer(za - m0, zb - m2), atol=1e-12)
-    assert not eff.extra["empty_cells"].any()
+    assert not eff.empty_cells.any()
 
 
 def test_pair_order_only_transposes():
     X = correlated(300, seed=14, noise=0.15)
     out = ml.ale(poly, X, [(0, 1), (1, 0)], bins=7)
     ab, ba = out[("x0", "x1")], out[("x1", "x0")]
-    assert ab.extra["empty_cells"].any()
+    assert ab.empty_cells.any()
     np.testing.assert_allclose(ab.values, ba.values.T, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(ab.extra["empty_cells"], ba.extra["empty_cells"].T)
+    np.testing.assert_array_equal(ab.empty_cells, ba.empty_cells.T)
     np.testing.assert_allclose(ab.std, ba.std.T, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(ab.grid[0], ba.grid[1])
 
@@ -632,7 +632,7 @@ def test_to_frame_and_plots():
     pair = out[("temp", "region")]
     ax = pair.plot()
     hatched = [p for p in ax.patches if p.get_hatch()]
-    assert len(hatched) == int(pair.extra["empty_cells"].sum()) > 0
+    assert len(hatched) == int(pair.empty_cells.sum()) > 0
     fig = out.plot()
     assert len(fig.axes) >= 3
     plt.close("all")

@@ -145,9 +145,9 @@ def test_matches_straightforward_implementation():
         np.testing.assert_array_equal(eff.counts, counts)
         np.testing.assert_allclose(eff.values, values, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(eff.std, stds, rtol=1e-12)
-        np.testing.assert_allclose(eff.extra["band"][0], band[0], rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(eff.extra["band"][1], band[1], rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(eff.extra["mean_derivative"], means, rtol=1e-12)
+        np.testing.assert_allclose(eff.band.lower, band[0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(eff.band.upper, band[1], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(eff.bins.mean_derivative, means, rtol=1e-12)
         assert eff.method == "dale" and eff.extra["gradient"] == "callable"
 
 
@@ -162,7 +162,7 @@ def test_confidence_band_covers_the_conditional_truth():
         k = np.clip(np.searchsorted(eff.grid, X[:, 0], side="left") - 1, 0, 5)
         mean_x1 = np.bincount(k, weights=X[:, 0]) / np.bincount(k)
         target = centre_like_ale(np.r_[0, np.cumsum(mean_x1 * np.diff(eff.grid))], eff.counts)
-        lo, hi = eff.extra["band"]
+        lo, hi = (eff.band.lower, eff.band.upper)
         hits += np.sum((lo <= target) & (target <= hi))
         total += target.size
     assert 0.92 < hits / total < 0.98
@@ -207,9 +207,9 @@ def test_rebin_makes_no_model_calls():
     np.testing.assert_allclose(five.values, again.values, rtol=0, atol=1e-9)
     np.testing.assert_array_equal(five.counts, again.counts)
     # a re-binned effect re-bins again, and keeps its options unless told otherwise
-    assert five.rebin(20).extra["confidence"] == 0.95
+    assert five.rebin(20).band.level == 0.95
     np.testing.assert_allclose(five.rebin(20).values, eff.values, atol=1e-12)
-    assert eff.rebin(5, confidence=0.5).extra["band"][1][0] < five.extra["band"][1][0]
+    assert eff.rebin(5, confidence=0.5).band.upper[0] < five.band.upper[0]
 
 
 # ------------------------------------------------------------------ auto bins
@@ -285,7 +285,7 @@ def test_effect_fields_frame_and_plot():
     assert isinstance(eff, ml.Effect)
     assert eff.values.shape == eff.grid.shape and eff.std.shape == eff.counts.shape
     assert eff.kind == "numeric" and eff.output == "f(x)"
-    lo, hi = eff.extra["band"]
+    lo, hi = (eff.band.lower, eff.band.upper)
     assert np.all(lo <= eff.values) and np.all(eff.values <= hi) and np.all(hi - lo > 0)
     frame = effects.to_frame()
     assert set(frame.columns) >= {"feature", "method", "grid", "value", "std", "count"}

@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 
 import modellens as ml
-from modellens import engine
 from modellens.data import Dataset
-from modellens.engine import GridRows, evaluate
-from modellens.model import Model
+from modellens.engine import GridRows, _tuner, evaluate
+from modellens.models import Model
 
 
 def _pd_values(monkeypatch, start_rows, X):
-    monkeypatch.setattr(engine, "DEFAULT_CHUNK_ROWS", start_rows)
+    monkeypatch.setattr(_tuner, "DEFAULT_CHUNK_ROWS", start_rows)
     f = lambda A: np.sin(A[:, 0]) * A[:, 1] + A[:, 2] ** 2  # noqa: E731
     return ml.pdp(f, X, grid=7, progress=False)
 
@@ -53,8 +52,8 @@ def test_tuner_grows_chunks_for_a_model_with_a_fixed_cost_per_call():
         return A[:, 0]
 
     sizes = _chunk_sizes(per_call, 2_000_000)
-    assert sizes[0] == engine.DEFAULT_CHUNK_ROWS
-    assert max(sizes) >= 16 * engine.DEFAULT_CHUNK_ROWS
+    assert sizes[0] == _tuner.DEFAULT_CHUNK_ROWS
+    assert max(sizes) >= 16 * _tuner.DEFAULT_CHUNK_ROWS
 
 
 def test_tuner_keeps_small_chunks_when_larger_ones_are_slower_per_row():
@@ -63,8 +62,8 @@ def test_tuner_keeps_small_chunks_when_larger_ones_are_slower_per_row():
         return A[:, 0]
 
     sizes = _chunk_sizes(superlinear, 300_000)
-    assert max(sizes) <= 4 * engine.DEFAULT_CHUNK_ROWS
-    assert sizes[-2] == engine.DEFAULT_CHUNK_ROWS  # back to the best size after one try
+    assert max(sizes) <= 4 * _tuner.DEFAULT_CHUNK_ROWS
+    assert sizes[-2] == _tuner.DEFAULT_CHUNK_ROWS  # back to the best size after one try
 
 
 def test_explicit_chunk_size_is_used_exactly():

@@ -15,11 +15,71 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Dataset", "Column", "resolve_features", "is_integer"]
+from ._validation import InvalidParameterError, ModellensWarning, is_integer
 
-def is_integer(x) -> bool:
-    """True for a Python or numpy integer, but not a bool (``True`` is no count)."""
-    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, bool)
+__all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
+           "sample_rows", "encode_with"]
+
+
+def feature_position(feature, names, labels=None) -> int:
+    """Column position of ``feature``: the one lookup rule of every result and method.
+
+    An integer is a column label when the frame has integer labels (``labels``
+    holds a label equal to it), a position otherwise; anything else is matched
+    against the names (the labels' ``str``).
+
+    Parameters
+    ----------
+    feature : str or int
+    names : list of str
+        The feature names.
+    labels : list, optional
+        A DataFrame's own column labels (None for arrays).
+    """
+    d = len(names)
+    if is_integer(feature):
+        if labels is not None:
+            for j, label in enumerate(labels):
+                if is_integer(label) and int(label) == int(feature):
+                    return j
+        j = int(feature)
+        if not -d <= j < d:
+            raise InvalidParameterError(
+                f"feature index {feature} is out of range for {d} features "
+                f"(valid names: {list(names)}).")
+        return j % d
+    if not isinstance(feature, str):
+        raise InvalidParameterError(f"a feature is a column name or an integer position, got "
+                                    f"{feature!r} of type {type(feature).__name__}.")
+    try:
+        return list(names).index(feature)
+    except ValueError:
+        raise InvalidParameterError(f"unknown feature {feature!r}; valid names are "
+                                    f"{list(names)}.") from None
+
+
+def sample_rows(n: int, sample, random_state, *, name: str = "sample"):
+    """Sorted positions of a random subsample of ``n`` rows, or None for all of them.
+
+    ``sample`` is a count (at least 1) or a fraction in (0, 1]; ``random_state``
+    a seed or a ``numpy.random.Generator``.
+    """
+    if sample is None:
+        return None
+    if is_integer(sample):
+        size = int(sample)
+        if size < 1:
+            raise InvalidParameterError(f"{name} must be a positive count or a fraction in "
+                                        f"(0, 1], got {sample}.")
+    elif isinstance(sample, numbers.Real) and not isinstance(sample, bool) and 0 < sample <= 1:
+        size = max(1, int(round(sample * n)))
+    else:
+        raise InvalidParameterError(f"{name} must be a positive count or a fraction in (0, 1], "
+                                    f"got {sample!r}.")
+    if size >= n:
+        return None
+    rng = np.random.default_rng(random_state)
+    return np.sort(rng.choice(n, size=size, replace=False))
 
 
 NUMERIC = "numeric"
@@ -107,14 +167,14 @@ class Dataset:
         else:
             ds = cls._from_array(X, feature_names, like)
         if ds.values.shape[0] == 0:
-            raise ValueError("X has no rows: pass at least one data point.")
+            raise InvalidParameterError("X has no rows: pass at least one data point.")
         if ds.values.shape[1] == 0:
-            raise ValueError("X has no columns: pass at least one feature.")
+            raise InvalidParameterError("X has no columns: pass at least one feature.")
         # level codes are never infinite, so the whole matrix can be checked at once
         bad = np.isinf(ds.values).any(axis=0)
         if bad.any():
             names = [ds.columns[j].name for j in np.flatnonzero(bad)]
-            raise ValueError(
+            raise InvalidParameterError(
                 f"X holds infinite values in column(s) {names}; replace them "
                 "(for example with NaN or a clipped value) before explaining."
             )
@@ -125,24 +185,24 @@ class Dataset:
         try:
             arr = np.asarray(X)
         except Exception as exc:  # pragma: no cover - exotic inputs
-            raise TypeError(f"X must be an array or a DataFrame, got {type(X).__name__}") from exc
+            raise InvalidParameterError(f"X must be an array or a DataFrame, got {type(X).__name__}") from exc
         if arr.ndim == 1:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"X must be 2-D (n_samples, n_features), got shape {arr.shape}; "
                 "use X.reshape(-1, 1) for a single feature."
             )
         if arr.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {arr.shape}.")
+            raise InvalidParameterError(f"X must be 2-D (n_samples, n_features), got shape {arr.shape}.")
         if like is not None:
             if arr.shape[1] != len(like.columns):
-                raise ValueError(
+                raise InvalidParameterError(
                     f"data has {arr.shape[1]} columns but the explained data has {len(like.columns)}."
                 )
             names = [c.name for c in like.columns]
         elif feature_names is not None:
             names = [str(n) for n in feature_names]
             if len(names) != arr.shape[1]:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"feature_names has {len(names)} names but X has {arr.shape[1]} columns."
                 )
         else:
@@ -167,13 +227,13 @@ class Dataset:
     def _from_frame(cls, frame: pd.DataFrame, like):
         names = [str(c) for c in frame.columns]
         if len(set(names)) != len(names):
-            raise ValueError("X has duplicate column names; give every column a unique name.")
+            raise InvalidParameterError("X has duplicate column names; give every column a unique name.")
         if like is not None:
             expected = [c.name for c in like.columns]
             if names != expected:
                 missing = [n for n in expected if n not in names]
                 if missing or len(names) != len(expected):
-                    raise ValueError(
+                    raise InvalidParameterError(
                         f"data columns {names} do not match the explained data's columns {expected}."
                     )
                 frame = frame[[c for c in frame.columns if str(c) in expected]]
@@ -205,28 +265,9 @@ class Dataset:
         return [c.name for c in self.columns]
 
     def index_of(self, feature) -> int:
-        """Column index of a feature given by name or position.
-
-        An integer is a column label when the data has a column of that name
-        (a DataFrame with integer labels), otherwise a position.
-        """
-        if is_integer(feature) and not (self.is_frame and str(feature) in self._name_to_index):
-            j = int(feature)
-            if j < 0:
-                j += self.n_features
-            if not 0 <= j < self.n_features:
-                raise ValueError(
-                    f"feature index {feature} is out of range for {self.n_features} features "
-                    f"(valid names: {self.feature_names})."
-                )
-            return j
-        if not isinstance(feature, (str, numbers.Integral, np.integer)) or isinstance(feature, bool):
-            raise TypeError(f"a feature is a column name or an integer position, got "
-                            f"{feature!r} of type {type(feature).__name__}.")
-        key = str(feature)
-        if key not in self._name_to_index:
-            raise ValueError(f"unknown feature {feature!r}; valid names are {self.feature_names}.")
-        return self._name_to_index[key]
+        """Column index of a feature given by name or position (see :func:`feature_position`)."""
+        return feature_position(feature, self.feature_names,
+                                self.column_labels if self.is_frame else None)
 
     def column_values(self, j: int, *, drop_missing: bool = True, warn_for: str = "",
                       column: np.ndarray | None = None) -> np.ndarray:
@@ -243,11 +284,24 @@ class Dataset:
                     warnings.warn(
                         f"{int(missing.sum())} of {len(x)} rows have a missing value in "
                         f"{self.columns[j].name!r}; they are left out of its {warn_for}.",
-                        UserWarning,
+                        ModellensWarning,
                         stacklevel=3,
                     )
                 x = x[~missing]
         return x
+
+    def observed_labels(self, j: int) -> np.ndarray:
+        """The non-missing values of column ``j`` as the user reads them (labels for categories).
+
+        A numeric column without missing values comes back as a read-only view
+        of the data, so that results for many features do not copy it each.
+        """
+        x = self.values[:, j]
+        if not self.columns[j].is_categorical and not np.isnan(x).any():
+            view = x.view()
+            view.flags.writeable = False
+            return view
+        return self.labels(j, self.column_values(j))
 
     def labels(self, j: int, codes) -> np.ndarray:
         """Category labels for codes of a categorical column (values otherwise)."""
@@ -317,7 +371,7 @@ def _codes_for(obj: pd.Series, levels: np.ndarray, name) -> np.ndarray:
     unknown = (codes < 0) & ~missing
     if unknown.any():
         found = sorted(map(str, set(obj[unknown].tolist())))
-        raise ValueError(
+        raise InvalidParameterError(
             f"column {name!r} holds levels {found} that the explained data does not have "
             f"(known levels: {list(levels)})."
         )
@@ -365,28 +419,87 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
     if isinstance(features, (str, numbers.Integral, np.integer)):
         features = [features]
     elif not isinstance(features, (list, tuple, np.ndarray, pd.Index)):
-        raise TypeError(f"features must be None, a name, an integer position or a list of them "
+        raise InvalidParameterError(f"features must be None, a name, an integer position or a list of them "
                         f"(pairs as tuples), got {features!r}.")
     out = []
     for f in features:
         if isinstance(f, (tuple, list)) and not isinstance(f, str):
             if not allow_pairs:
-                raise ValueError("this method explains single features; pairs are not supported.")
+                raise InvalidParameterError("this method explains single features; pairs are not supported.")
             if len(f) != 2:
-                raise ValueError(f"a feature pair must have two entries, got {f!r}.")
+                raise InvalidParameterError(f"a feature pair must have two entries, got {f!r}.")
             a, b = dataset.index_of(f[0]), dataset.index_of(f[1])
             if a == b:
-                raise ValueError(f"a feature pair needs two different features, got {f!r}.")
+                raise InvalidParameterError(f"a feature pair needs two different features, got {f!r}.")
             out.append((a, b))
         else:
             out.append(dataset.index_of(f))
     if not out:
-        raise ValueError("features is empty; pass None for all features or a list of names.")
+        raise InvalidParameterError("features is empty; pass None for all features or a list of names.")
     seen = set()
     for f in out:
         if f in seen:
             names = tuple(dataset.columns[j].name for j in f) if isinstance(f, tuple) \
                 else dataset.columns[f].name
-            raise ValueError(f"feature {names!r} is asked for more than once.")
+            raise InvalidParameterError(f"feature {names!r} is asked for more than once.")
         seen.add(f)
     return out
+
+
+def encode_with(X, other, *, feature_names=None):
+    """Encode ``X`` and ``other`` (rows with the same columns) under one schema.
+
+    Category levels are learned from the data, so when either holds
+    categorical or text columns both are encoded together: levels seen only in
+    ``other`` get a code too, and ``other`` reaches the model with the dtypes
+    of ``X`` (category order, ordered flag, string dtype).  Numeric data are
+    encoded with ``X``'s schema.
+
+    Returns
+    -------
+    dataset : Dataset
+        ``X``'s rows first, then ``other``'s.
+    n : int
+        The number of rows of ``X``.
+    """
+    if isinstance(X, pd.DataFrame) and isinstance(other, pd.DataFrame):
+        names, other_names = [str(c) for c in X.columns], [str(c) for c in other.columns]
+        if sorted(names) != sorted(other_names):
+            raise InvalidParameterError(f"background columns {other_names} do not match the "
+                                        f"columns of X {names}.")
+        textual = [c for c in X.columns if _is_textual(X[c].dtype)]
+        if textual:
+            other = other.set_axis(other_names, axis=1)[names].set_axis(X.columns, axis=1)
+            cast = {}
+            for c in textual:
+                dtype = X[c].dtype
+                if isinstance(dtype, pd.CategoricalDtype):
+                    present = pd.unique(other[c].dropna().astype(object))
+                    unknown = [v for v in present if v not in set(dtype.categories)]
+                    if unknown:
+                        raise InvalidParameterError(
+                            f"background column {c!r} holds levels {unknown} that are not "
+                            f"categories of X[{c!r}] ({list(dtype.categories)}).")
+                cast[c] = dtype
+            combined = pd.concat([X, other.astype(cast)], ignore_index=True)
+            return Dataset.from_data(combined, feature_names=feature_names), len(X)
+    elif isinstance(X, np.ndarray) and isinstance(other, np.ndarray) and X.ndim == other.ndim == 2 \
+            and (X.dtype.kind not in "biuf" or other.dtype.kind not in "biuf"):
+        if X.shape[1] != other.shape[1]:
+            raise InvalidParameterError(f"background has {other.shape[1]} columns but X has "
+                                        f"{X.shape[1]}.")
+        combined = np.concatenate([X.astype(object), other.astype(object)])
+        return Dataset.from_data(combined, feature_names=feature_names), len(X)
+    dataset = Dataset.from_data(X, feature_names=feature_names)
+    if dataset.is_frame and any(c.is_categorical for c in dataset.columns) \
+            and not hasattr(other, "columns"):
+        raise InvalidParameterError(
+            "X is a DataFrame with categorical columns; pass background as a DataFrame with "
+            "the same columns so that categories can be matched.")
+    extra = Dataset.from_data(other, like=dataset)
+    values = np.concatenate([dataset.values, extra.values])
+    return Dataset(values, dataset.columns, dataset.is_frame, dataset.column_labels), len(X)
+
+
+def _is_textual(dtype) -> bool:
+    return isinstance(dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(dtype)

@@ -6,6 +6,8 @@ from math import comb
 
 import numpy as np
 
+from .._validation import InvalidParameterError
+
 __all__ = ["bit_masks", "exact_weights", "game_shapley", "unique_masks", "size_weights"]
 
 
@@ -52,7 +54,7 @@ def game_shapley(v) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     d = int(round(np.log2(v.shape[-1])))
     if v.shape[-1] != 2 ** d or d < 1:
-        raise ValueError(f"a game needs 2**d coalition values, got {v.shape[-1]}.")
+        raise InvalidParameterError(f"a game needs 2**d coalition values, got {v.shape[-1]}.")
     return v @ exact_weights(d)
 
 

@@ -21,14 +21,14 @@ from math import comb
 
 import numpy as np
 
-from ..engine import MaskedRows
+from ._masking import MaskedRows
 from ._coalitions import size_weights, unique_masks
 
-__all__ = ["KernelPlan", "split_sizes"]
+__all__ = ["KernelEstimator", "split_sizes"]
 
 
 def split_sizes(d: int, budget: int):
-    """Which coalition sizes to enumerate and how many pairs to sample.
+    r"""Which coalition sizes to enumerate and how many pairs to sample.
 
     Size groups ``(s, d - s)`` are taken smallest ``s`` first (they carry the
     most kernel weight per coalition).  A group is enumerated when its
@@ -43,8 +43,9 @@ def split_sizes(d: int, budget: int):
         Sizes whose coalitions are all evaluated.
     sampled : list of int
         Sizes the sampled pairs are drawn from.
-    n_pairs : int
-        Complementary pairs to sample (two coalitions each).
+    n_complementary : int
+        Complementary couples :math:`(S, N \setminus S)` to sample (two
+        coalitions each).
     """
     mu = size_weights(d)
     groups = [(s,) if 2 * s == d else (s, d - s) for s in range(1, d // 2 + 1)]
@@ -80,16 +81,16 @@ def _all_of_size(d, sizes):
     return np.array(masks, dtype=bool).reshape(-1, d)
 
 
-def _draw_pairs(rng, d, n_pairs, sizes, p):
-    """Draw complementary pairs i.i.d. until ``n_pairs`` distinct ones are found.
+def _draw_complementary(rng, d, n_complementary, sizes, p):
+    """Draw complementary pairs i.i.d. until ``n_complementary`` distinct ones are found.
 
     Returns the distinct pairs (one member each, ``(L, d)``), how often each
     was drawn, and the number of draws ``T``.
     """
     sizes = np.asarray(sizes)
     draws = np.empty((0, d), dtype=bool)
-    batch = n_pairs
-    limit = 50 * n_pairs + 100  # coupon-collector guard when the pairs nearly run out
+    batch = n_complementary
+    limit = 50 * n_complementary + 100  # coupon-collector guard when the pairs nearly run out
     while True:
         s = rng.choice(sizes, size=batch, p=p)
         keys = rng.random((batch, d))
@@ -99,10 +100,10 @@ def _draw_pairs(rng, d, n_pairs, sizes, p):
         new ^= new[:, :1]
         draws = np.concatenate([draws, new])
         uniq, first, inverse = unique_masks(draws)
-        if len(uniq) >= n_pairs or len(draws) >= limit:
+        if len(uniq) >= n_complementary or len(draws) >= limit:
             break
-        batch = max(n_pairs - len(uniq), n_pairs // 4, 1)
-    order = np.argsort(first, kind="stable")[:n_pairs]
+        batch = max(n_complementary - len(uniq), n_complementary // 4, 1)
+    order = np.argsort(first, kind="stable")[:n_complementary]
     n_draws = int(first[order[-1]]) + 1
     rank = np.full(len(uniq), -1)
     rank[order] = np.arange(len(order))
@@ -110,7 +111,7 @@ def _draw_pairs(rng, d, n_pairs, sizes, p):
     return uniq[order], counts, n_draws
 
 
-class KernelPlan:
+class KernelEstimator:
     """Planned coalitions of KernelSHAP and the fit of their values.
 
     The enumerated coalitions are shared by every explained row; the sampled
@@ -121,7 +122,7 @@ class KernelPlan:
     def __init__(self, foreground, background, n_samples: int, rng):
         n, d = foreground.shape
         self.n, self.d = n, d
-        enumerated, sampled, n_pairs = split_sizes(d, n_samples)
+        enumerated, sampled, n_complementary = split_sizes(d, n_samples)
         mu = size_weights(d)
         self.enum_masks = _all_of_size(d, enumerated)
         self.enum_weights = np.array([mu[m.sum() - 1] / comb(d, int(m.sum()))
@@ -134,11 +135,11 @@ class KernelPlan:
             self.segments.append(self._enum)
         self.counts, self.n_draws = [], np.zeros(n, dtype=np.int64)
         self.offsets = np.zeros(n + 1, dtype=np.int64)
-        if n_pairs:
+        if n_complementary:
             p = mu[np.asarray(sampled) - 1]
             blocks = []
             for i in range(n):
-                pairs, counts, n_draws = _draw_pairs(rng, d, n_pairs, sampled, p / p.sum())
+                pairs, counts, n_draws = _draw_complementary(rng, d, n_complementary, sampled, p / p.sum())
                 blocks.append(np.concatenate([pairs, ~pairs]))
                 self.counts.append(counts)
                 self.n_draws[i] = n_draws

@@ -15,25 +15,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import MaskedRows
+from ._masking import MaskedRows
 from ._coalitions import unique_masks
 
-__all__ = ["PermutationPlan"]
+__all__ = ["PermutationEstimator"]
 
 
-class PermutationPlan:
-    """Planned coalitions of antithetic permutation sampling, drawn per row."""
+class PermutationEstimator:
+    """Planned coalitions of antithetic permutation sampling, drawn per row.
+
+    ``n_antithetic`` is the number of antithetic pairs of orders (an order and
+    its reverse) per explained row.
+    """
 
     def __init__(self, foreground, background, n_permutations: int, rng):
         n, d = foreground.shape
         self.n, self.d = n, d
-        self.n_pairs = -(-int(n_permutations) // 2)
+        self.n_antithetic = -(-int(n_permutations) // 2)
         self.orders, self.inverse = [], []
         self.offsets = np.zeros(n + 1, dtype=np.int64)
         blocks = []
         steps = np.arange(1, d)
         for i in range(n):
-            order = np.argsort(rng.random((self.n_pairs, d)), axis=1)
+            order = np.argsort(rng.random((self.n_antithetic, d)), axis=1)
             position = np.argsort(order, axis=1)
             prefix = position[:, None, :] < steps[None, :, None]  # (pairs, d-1, d)
             masks = np.concatenate([prefix, ~prefix], axis=1).reshape(-1, d)
@@ -50,7 +54,7 @@ class PermutationPlan:
 
     def estimate(self, v0: float, fx: np.ndarray):
         """Mean contribution over the pairs; returns ``(values, std)``, both ``(n, d)``."""
-        n, d, P = self.n, self.d, self.n_pairs
+        n, d, P = self.n, self.d, self.n_antithetic
         values = np.empty((n, d))
         std = np.full((n, d), np.nan)
         for i in range(n):
@@ -62,9 +66,9 @@ class PermutationPlan:
             backward = np.concatenate([tail, v[:, 1], head], axis=1)   # v(all but first t)
             # feature pi_t joins after pi_1..pi_{t-1} (forward) or after pi_{t+1}..pi_d (reverse)
             contrib = 0.5 * (np.diff(forward, axis=1) - np.diff(backward, axis=1))
-            per_pair = np.empty((P, d))
-            np.put_along_axis(per_pair, self.orders[i], contrib, axis=1)
-            values[i] = per_pair.mean(axis=0)
+            per_antithetic = np.empty((P, d))
+            np.put_along_axis(per_antithetic, self.orders[i], contrib, axis=1)
+            values[i] = per_antithetic.mean(axis=0)
             if P > 1:
-                std[i] = per_pair.std(axis=0, ddof=1) / np.sqrt(P)
+                std[i] = per_antithetic.std(axis=0, ddof=1) / np.sqrt(P)
         return values, std

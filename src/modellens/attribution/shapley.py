@@ -5,14 +5,17 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 
-from ..data import Dataset, is_integer
-from ..effects.pdp import _sample_rows
-from ..engine import DataRows, MaskedRows, evaluate, prepare
+from .._validation import InvalidParameterError, ModellensWarning, check_choice
+
+from .._config import resolve_options
+from ..data import Dataset, encode_with, is_integer, sample_rows
+from ..engine import DataRows, Plan, run
+from ..models import Model
 from ._coalitions import bit_masks, exact_weights
-from .kernel import KernelPlan
-from .permutation import PermutationPlan
+from ._masking import MaskedRows
+from .kernel import KernelEstimator
+from .permutation import PermutationEstimator
 from .result import Attributions
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
@@ -31,9 +34,10 @@ def default_kernel_samples(d: int) -> int:
     return 2 * d + 2048
 
 
-def shapley(model, X, *, background=None, algorithm="auto", n_samples=None,
-            n_permutations=None, random_state=None, target=None, response_method="auto",
-            feature_names=None, chunk_size=None, n_jobs=1, progress=None) -> Attributions:
+def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: int | None = None,
+            n_permutations: int | None = None, random_state=None, target=None,
+            response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
+            n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
     r"""Shapley values of each row's prediction, against background data.
 
     Feature :math:`j`'s Shapley value for the row :math:`x` is its average
@@ -107,70 +111,113 @@ def shapley(model, X, *, background=None, algorithm="auto", n_samples=None,
     -----
     The sampled coalitions are drawn independently for each explained row, so
     the sampling errors of different rows are independent.
+
+    References
+    ----------
+    .. [1] Shapley, L. S. (1953). A value for n-person games. *Contributions to
+       the Theory of Games* II, 307-317.
+    .. [2] Štrumbelj, E. & Kononenko, I. (2014). Explaining prediction models
+       and individual predictions with feature contributions. *Knowledge and
+       Information Systems* 41(3), 647-665.
+    .. [3] Lundberg, S. M. & Lee, S.-I. (2017). A unified approach to
+       interpreting model predictions. *NeurIPS 30*.
+    .. [4] Covert, I. & Lee, S.-I. (2021). Improving KernelSHAP: practical
+       Shapley value estimation via linear regression. *AISTATS 2021*.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> rng = np.random.default_rng(0)
+    >>> X, background = rng.normal(size=(5, 3)), rng.normal(size=(50, 3))
+    >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=background)
+    >>> attr.method
+    'shapley-exact'
+    >>> # a linear model: phi_j = w_j (x_j - mean of the background's x_j)
+    >>> bool(np.allclose(attr.values, (X - background.mean(axis=0)) * [1.0, 2.0, -1.0]))
+    True
+    >>> bool(np.allclose(attr.base_values + attr.values.sum(axis=1), attr.prediction))
+    True
     """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
-    combined = _with_background(X, background)
-    dataset, mdl = prepare(model, X if combined is None else combined, target=target,
-                           response_method=response_method, feature_names=feature_names)
-    n = len(dataset.values) if combined is None else len(X)
-    d = dataset.n_features
+    options = resolve_options(chunk_size, n_jobs, progress)
+    check_choice(algorithm, "algorithm", ALGORITHMS)
     rng = np.random.default_rng(random_state)
-    algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations)
-    if combined is None:
+    if background is None or is_integer(background):
+        dataset = Dataset.from_data(X, feature_names=feature_names)
+        n = dataset.n_rows
         bg, note = _background(dataset, background, rng)
     else:
+        if isinstance(background, bool) or np.isscalar(background):
+            raise InvalidParameterError(f"background must be rows (array or DataFrame) or a "
+                                        f"count, got {background!r}.")
+        dataset, n = encode_with(X, background, feature_names=feature_names)
         bg = dataset.values[n:]
         note = f"the {len(bg)} rows passed as background"
+    mdl = Model(model, dataset, target=target, response_method=response_method)
+    d = dataset.n_features
+    algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations)
     fg = dataset.values[:n]
 
     if d == 1:
-        plan = None
+        estimator = None
     elif algorithm == "exact":
-        plan = _ExactPlan(fg, bg)
+        estimator = _ExactEstimator(fg, bg)
     elif algorithm == "permutation":
-        plan = PermutationPlan(fg, bg, budget, rng)
+        estimator = PermutationEstimator(fg, bg, budget, rng)
     else:
-        plan = KernelPlan(fg, bg, budget, rng)
+        estimator = KernelEstimator(fg, bg, budget, rng)
+    plan = _ShapleyPlan(fg, bg, estimator, exact=algorithm == "exact")
+    ((v0, fx, values, std),) = run(mdl, [plan], options, desc=f"shapley ({algorithm})")
 
-    empty, full = DataRows(bg), DataRows(fg)
-    segments = [empty, full] + (plan.segments if plan is not None else [])
-    evaluate(mdl, segments, chunk_size=chunk_size, n_jobs=n_jobs, progress=progress,
-             desc=f"shapley ({algorithm})")
-    v0 = float(empty.result.mean())
-    fx = full.result.copy()
-    if plan is None:  # one feature owns the whole difference
-        values, std = (fx - v0)[:, None], (None if algorithm == "exact" else np.zeros((len(fx), 1)))
-    else:
-        values, std = plan.estimate(v0, fx)
-
-    n_coal = plan.n_coalitions if plan is not None else 0
     extra = {
         "background": note,
         "n_background": bg.shape[0],
-        "n_coalitions": n_coal,
+        "n_coalitions": estimator.n_coalitions if estimator is not None else 0,
         "n_model_rows": mdl.n_rows,
-        "levels": {c.name: c.levels for c in dataset.columns if c.is_categorical},
     }
     if algorithm == "kernel":
         extra["n_samples"] = budget
     elif algorithm == "permutation":
-        extra["n_permutations"] = 2 * plan.n_pairs if plan is not None else budget
+        extra["n_permutations"] = 2 * estimator.n_antithetic if estimator is not None else budget
     return Attributions(
         values=values,
         base_values=np.full(n, v0),
-        data=_explained_data(dataset, n),
+        codes=dataset.values[:n].copy(),
         feature_names=dataset.feature_names,
         method=f"shapley-{algorithm}",
         std=std,
         output=mdl.output_name,
         prediction=fx,
-        kinds=[c.kind for c in dataset.columns],
+        columns=dataset.columns,
+        column_labels=dataset.column_labels if dataset.is_frame else None,
+        value_function="interventional",
         extra=extra,
     )
 
 
-class _ExactPlan:
+class _ShapleyPlan(Plan):
+    """The empty and full coalitions (shared by every algorithm) and an estimator's rows.
+
+    :meth:`reduce` returns ``(v0, fx, values, std)``: the mean background
+    prediction, the predictions of the explained rows, and the estimate.
+    """
+
+    def __init__(self, foreground, background, estimator, *, exact):
+        self.empty, self.full = DataRows(background), DataRows(foreground)
+        self.estimator, self.exact = estimator, exact
+        self.segments = [self.empty, self.full] + (estimator.segments if estimator else [])
+
+    def reduce(self):
+        v0 = float(self.empty.result.mean())
+        fx = self.full.result.copy()
+        if self.estimator is None:  # one feature owns the whole difference
+            values = (fx - v0)[:, None]
+            std = None if self.exact else np.zeros((len(fx), 1))
+        else:
+            values, std = self.estimator.estimate(v0, fx)
+        return v0, fx, values, std
+
+
+class _ExactEstimator:
     """All ``2**d - 2`` proper coalitions for every row, combined by :func:`exact_weights`."""
 
     def __init__(self, foreground, background):
@@ -192,24 +239,24 @@ def _choose_algorithm(algorithm, d, n_samples, n_permutations):
     """Validate the budget options; resolve ``"auto"``.  Returns ``(algorithm, budget)``."""
     if n_samples is not None:
         if algorithm not in ("auto", "kernel"):
-            raise ValueError(f"n_samples is the budget of algorithm='kernel'; "
+            raise InvalidParameterError(f"n_samples is the budget of algorithm='kernel'; "
                              f"algorithm={algorithm!r} does not use it.")
         if not is_integer(n_samples) or n_samples < 2:
-            raise ValueError(f"n_samples must be an integer >= 2 (coalitions per explained "
+            raise InvalidParameterError(f"n_samples must be an integer >= 2 (coalitions per explained "
                              f"row), got {n_samples!r}.")
     if n_permutations is not None:
         if algorithm != "permutation":
-            raise ValueError("n_permutations is the budget of algorithm='permutation'; "
+            raise InvalidParameterError("n_permutations is the budget of algorithm='permutation'; "
                              f"algorithm={algorithm!r} does not use it.")
         if not is_integer(n_permutations) or n_permutations < 2:
-            raise ValueError(f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
+            raise InvalidParameterError(f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
     kernel_budget = int(n_samples) if n_samples is not None else default_kernel_samples(d)
     if algorithm == "auto":
         exact_fits = d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= kernel_budget
         algorithm = "exact" if exact_fits else "kernel"
     if algorithm == "exact":
         if d > MAX_EXACT_FEATURES:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"algorithm='exact' evaluates all 2**d coalitions: with d={d} features that is "
                 f"{2 ** d:,} coalitions times the background rows per explained row, too many. "
                 f"Use algorithm='kernel' (budget n_samples=) or 'permutation' "
@@ -221,98 +268,31 @@ def _choose_algorithm(algorithm, d, n_samples, n_permutations):
     return "kernel", kernel_budget
 
 
-def _with_background(X, background):
-    """``X`` with the background rows below it when they hold categories, else None.
-
-    Category levels are learned from the data; encoding both together gives
-    levels seen only in the background a code too.
-    """
-    if isinstance(X, pd.DataFrame) and isinstance(background, pd.DataFrame):
-        names, bg_names = [str(c) for c in X.columns], [str(c) for c in background.columns]
-        if sorted(names) != sorted(bg_names):
-            raise ValueError(f"background columns {bg_names} do not match the columns of X "
-                             f"{names}.")
-        textual = [c for c in X.columns
-                   if not pd.api.types.is_numeric_dtype(X[c].dtype)
-                   or isinstance(X[c].dtype, pd.CategoricalDtype)]
-        if not textual:
-            return None
-        bg = background.set_axis(bg_names, axis=1)[names].set_axis(X.columns, axis=1)
-        # the model must see X's dtypes (category order, ordered flag, string dtype),
-        # which a concat of differing dtypes would turn into plain objects
-        cast = {}
-        for c in textual:
-            dtype = X[c].dtype
-            if isinstance(dtype, pd.CategoricalDtype):
-                present = pd.unique(bg[c].dropna().astype(object))
-                unknown = [v for v in present if v not in set(dtype.categories)]
-                if unknown:
-                    raise ValueError(f"background column {c!r} holds levels {unknown} that are "
-                                     f"not categories of X[{c!r}] ({list(dtype.categories)}).")
-            cast[c] = dtype
-        bg = bg.astype(cast)
-        return pd.concat([X, bg], ignore_index=True)
-    if isinstance(X, np.ndarray) and isinstance(background, np.ndarray) \
-            and (X.dtype.kind not in "biuf" or background.dtype.kind not in "biuf") \
-            and X.ndim == background.ndim == 2:
-        if X.shape[1] != background.shape[1]:
-            raise ValueError(f"background has {background.shape[1]} columns but X has "
-                             f"{X.shape[1]}.")
-        return np.concatenate([X.astype(object), background.astype(object)])
-    return None
-
-
 def _background(dataset: Dataset, background, rng):
-    """Encoded background rows and a sentence saying where they came from."""
+    """Background rows drawn from ``X`` (None: up to ``DEFAULT_BACKGROUND``, or a count).
+
+    Returns the encoded rows and a sentence saying where they came from.
+    """
     n = dataset.n_rows
     if background is None or is_integer(background):
         size = DEFAULT_BACKGROUND if background is None else int(background)
         if size < 1:
-            raise ValueError(f"background as a count must be positive, got {background}.")
-        rows = _sample_rows(n, size, rng)
+            raise InvalidParameterError(f"background as a count must be positive, got {background}.")
+        rows = sample_rows(n, size, rng)
         if rows is None:
             if background is None and n == 1:
-                raise ValueError("background=None takes the background from X, but X holds a "
+                raise InvalidParameterError("background=None takes the background from X, but X holds a "
                                  "single row (its Shapley values would all be 0); pass "
                                  "background= (for example training data).")
             if background is None and n < 20:
                 warnings.warn(f"background=None: using the {n} rows of X as background data; "
                               "so few rows make a rough reference. Pass background= (for "
-                              "example training data).", UserWarning, stacklevel=3)
+                              "example training data).", ModellensWarning, stacklevel=3)
             return dataset.values, f"all {n} rows of X"
         note = (f"a random sample of {rows.size} of the {n} rows of X "
                 f"(seeded by random_state)")
         if background is None:
             warnings.warn(
                 f"background=None: using {note} as background data. Pass background= "
-                "(rows or a count) to choose it.", UserWarning, stacklevel=3)
+                "(rows or a count) to choose it.", ModellensWarning, stacklevel=3)
         return dataset.values[rows], note
-    if isinstance(background, bool) or np.isscalar(background):
-        raise TypeError(f"background must be rows (array or DataFrame) or a count, "
-                        f"got {background!r}.")
-    has_categorical = any(c.is_categorical for c in dataset.columns)
-    if dataset.is_frame and has_categorical and not hasattr(background, "columns"):
-        raise TypeError("X is a DataFrame with categorical columns; pass background as a "
-                        "DataFrame with the same columns so that categories can be matched.")
-    bg = Dataset.from_data(background, like=dataset)
-    if bg.n_features != dataset.n_features:
-        raise ValueError(f"background has {bg.n_features} columns but X has "
-                         f"{dataset.n_features}.")
-    return bg.values, f"the {bg.n_rows} rows passed as background"
-
-
-def _explained_data(dataset: Dataset, n: int) -> np.ndarray:
-    """The explained rows (the first ``n``) as the user knows them: labels for categories."""
-    values = dataset.values[:n]
-    if not any(c.is_categorical for c in dataset.columns):
-        return values.copy()
-    out = np.empty(values.shape, dtype=object)
-    for j, col in enumerate(dataset.columns):
-        x = values[:, j]
-        if col.is_categorical:
-            missing = np.isnan(x)
-            out[:, j] = None
-            out[~missing, j] = dataset.labels(j, x[~missing])
-        else:
-            out[:, j] = x
-    return out

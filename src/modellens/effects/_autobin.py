@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import InvalidParameterError
+
 from ..data import is_integer
 from .binning import bin_index, quantile_edges
 
@@ -96,11 +98,11 @@ def auto_bins(x, local_effects, *, min_points=10, n_candidates=16):
     """:func:`auto_edges` and the bin of every value (as :func:`bin_index` numbers them)."""
     for name, value in (("min_points", min_points), ("n_candidates", n_candidates)):
         if not is_integer(value) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}.")
+            raise InvalidParameterError(f"{name} must be a positive int, got {value!r}.")
     x = np.asarray(x, dtype=float)
     g = np.asarray(local_effects, dtype=float)
     if x.shape != g.shape or x.ndim != 1:
-        raise ValueError("x and local_effects must be 1-D arrays of the same length.")
+        raise InvalidParameterError("x and local_effects must be 1-D arrays of the same length.")
     xs = np.sort(x)
     distinct = xs[np.concatenate([[True], xs[1:] != xs[:-1]])]
     if distinct.size < 2:

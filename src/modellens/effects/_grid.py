@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import InvalidParameterError
+
 from ..data import Dataset, is_integer
 
 
@@ -30,7 +32,7 @@ def pair_specs(dataset: Dataset, bins, pair):
     spec = grid_spec(bins, dataset, pair)
     if isinstance(spec, tuple):
         if len(spec) != 2:
-            raise ValueError(f"the grid / bins of a pair must be one specification or a tuple of two, "
+            raise InvalidParameterError(f"the grid / bins of a pair must be one specification or a tuple of two, "
                              f"got a tuple of {len(spec)}.")
         return spec
     return spec, spec
@@ -59,10 +61,10 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
     col = dataset.columns[j]
     x = dataset.column_values(j, warn_for="grid") if data is None else data
     if x.size == 0:
-        raise ValueError(f"feature {col.name!r} has no non-missing values to build a grid from.")
+        raise InvalidParameterError(f"feature {col.name!r} has no non-missing values to build a grid from.")
     if is_integer(spec):
         if spec < 2:
-            raise ValueError(f"grid must be at least 2 points, got {spec}.")
+            raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
         if col.is_categorical or dataset.n_unique(j) <= spec:
             values = np.unique(x)
         else:
@@ -70,19 +72,19 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
         return values, dataset.labels(j, values)
     points = np.asarray(spec)
     if points.ndim != 1 or points.size == 0:
-        raise ValueError(f"the grid for {col.name!r} must be an int or a 1-D array of points.")
+        raise InvalidParameterError(f"the grid for {col.name!r} must be an int or a 1-D array of points.")
     if col.is_categorical:
         lookup = {v: i for i, v in enumerate(col.levels.tolist())}
         unknown = [p for p in points.tolist() if p not in lookup]
         if unknown:
-            raise ValueError(f"grid levels {unknown} are not levels of {col.name!r} "
+            raise InvalidParameterError(f"grid levels {unknown} are not levels of {col.name!r} "
                              f"({list(col.levels)}).")
         values = np.array([lookup[p] for p in points.tolist()], dtype=float)
         return values, col.levels[values.astype(np.intp)]
     try:
         values = points.astype(np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"the grid for {col.name!r} must be numeric.") from exc
+        raise InvalidParameterError(f"the grid for {col.name!r} must be numeric.") from exc
     if not np.isfinite(values).all():
-        raise ValueError(f"the grid for {col.name!r} holds NaN or inf.")
+        raise InvalidParameterError(f"the grid for {col.name!r} holds NaN or inf.")
     return values, values

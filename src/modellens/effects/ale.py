@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import numbers
 from statistics import NormalDist
 
 import numpy as np
 
-from ..data import Dataset, is_integer, resolve_features
-from ..engine import DataRows, GridRows, evaluate, prepare
+from .._config import resolve_options
+from .._validation import InvalidParameterError, check_int, check_level, is_integer
+from ..data import Dataset, resolve_features
+from ..engine import DataRows, GridRows, Plan, compact_index, run
+from ..models import prepare
 from ._categorical import level_order
 from ._grid import grid_spec, pair_specs
 from .binning import (accumulate, accumulate_levels, bin_index, bin_stats, check_edges,
                       inside_edges, quantile_edges)
-from .result import Effect, Effects
+from .result import Band, Bins, Effect, Effects
 
 __all__ = ["ale"]
 
@@ -21,9 +23,10 @@ __all__ = ["ale"]
 _FILL_BLOCK = 512
 
 
-def ale(model, X, features=None, *, bins=20, max_discrete=10, confidence=0.95, target=None,
-        response_method="auto", feature_names=None, chunk_size=None, n_jobs=1,
-        progress=None) -> Effects:
+def ale(model, X, features=None, *, bins=20, max_discrete: int = 10, confidence: float = 0.95,
+        target=None, response_method: str = "auto", feature_names=None,
+        chunk_size: int | None = None, n_jobs: int | None = None,
+        progress: bool | None = None) -> Effects:
     r"""Accumulated local effects (Apley & Zhu 2020), as the ALEPlot reference estimates them.
 
     **First order, numeric feature** :math:`S`.  The bin edges
@@ -63,7 +66,7 @@ def ale(model, X, features=None, *, bins=20, max_discrete=10, confidence=0.95, t
     is the pure interaction (Apley & Zhu 2020, eqs. 13-16).  A cell without
     data takes the mean of its nearest non-empty cell (distance between cell
     centres, each axis scaled by its range; equally near cells are averaged)
-    and is flagged in ``Effect.extra["empty_cells"]``.  A level axis steps
+    and is flagged in ``Effect.empty_cells``.  A level axis steps
     between adjacent levels instead of bin edges.
 
     Parameters
@@ -92,11 +95,13 @@ def ale(model, X, features=None, *, bins=20, max_discrete=10, confidence=0.95, t
         First order: ``grid`` holds the bin edges (the levels, in their ALE
         order, for level features), ``values`` the centred curve there,
         ``counts`` the points per bin (per level), ``std`` the standard
-        deviation of the local effects per bin (per step), and
-        ``extra["band"]`` the ``(lower, upper)`` confidence band from the
-        variance of the accumulated sum of bin means.  Second order:
-        ``values`` has shape ``(G_a, G_b)``, ``counts`` the points per cell of
-        data, ``std`` the spread of the four-corner differences per cell.
+        deviation of the local effects per bin (per step), ``bins`` the
+        per-bin (per-step) counts, spreads and mean effects, and ``band`` the
+        confidence band from the variance of the centred curve (bins taken as
+        independent).  Second order: ``values`` has shape ``(G_a, G_b)``,
+        ``counts`` the points per unit of data (bin or level pair), ``std``
+        and ``bins`` the spread and count of the four-corner differences per
+        cell, and ``empty_cells`` the cells without data.
 
     Notes
     -----
@@ -104,47 +109,82 @@ def ale(model, X, features=None, *, bins=20, max_discrete=10, confidence=0.95, t
     and evaluated in one chunked stream: :math:`2n` rows per numeric feature,
     about :math:`2n` per level feature plus the data rows once, :math:`4n`
     per numeric pair.  Rows with a missing value in an explained feature are
-    left out of its bins, with a warning that counts them.
+    left out of its bins, with a warning that counts them.  Each feature's
+    predictions are reduced to its bin statistics as soon as they are all in,
+    so memory holds the rows of about one feature at a time.
+
+    References
+    ----------
+    .. [1] Apley, D. W. & Zhu, J. (2020). Visualizing the effects of predictor
+       variables in black box supervised learning models. *JRSS B* 82(4),
+       1059-1086.
+    .. [2] Molnar, C. (2022). *Interpretable Machine Learning*, 2nd ed.,
+       chapter "Accumulated Local Effects (ALE) Plot".
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(0, 1, size=(1000, 2))
+    >>> effects = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1] ** 2, X, bins=5)
+    >>> e = effects["x0"]
+    >>> bool(np.allclose(np.diff(e.values), 2 * np.diff(e.grid)))  # slope 2 recovered
+    True
+    >>> e.bins.counts
+    array([200, 200, 200, 200, 200])
+    >>> e.band.level
+    0.95
     """
+    options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(bins, max_discrete, confidence)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features)
     axes = _AxisCache(dataset, max_discrete)
 
+    # f(x_i) at the data itself serves every level feature of the request; it comes
+    # first, so that each level feature can be reduced as soon as its own rows are in
+    at_data = _AtData(dataset)
     plans = []
     for feat in feats:
         if isinstance(feat, tuple):
             spec_a, spec_b = pair_specs(dataset, bins, feat)
-            plans.append(_PairPlan(dataset, axes.get(feat[0], spec_a), axes.get(feat[1], spec_b)))
+            plans.append(_PairPlan(dataset, axes.get(feat[0], spec_a), axes.get(feat[1], spec_b),
+                                   output=mdl.output_name))
         else:
-            plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat))))
-    data_rows = None
-    if any(p.needs_data_rows for p in plans):
-        # f(x_i) at the data itself serves every level feature of the request
-        data_rows = DataRows(dataset.values)
-    segments = [seg for p in plans for seg in p.segments]
-    if data_rows is not None:
-        segments.append(data_rows)
-    evaluate(mdl, segments, chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, desc="ale")
+            plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat)),
+                                      at_data, output=mdl.output_name, confidence=confidence))
+    if any(getattr(p, "needs_data_rows", False) for p in plans):
+        plans.insert(0, at_data)
+    results = run(mdl, plans, options, desc="ale")
+    return Effects([r for r in results if r is not None])
 
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    at_data = None if data_rows is None else data_rows.result
-    effects = [p.effect(at_data, z, mdl.output_name, confidence) for p in plans]
-    return Effects(effects)
+
+class _AtData(Plan):
+    """The predictions at the data rows, shared by the level features of a request."""
+
+    def __init__(self, dataset):
+        self.segment = DataRows(dataset.values)
+        self.segments = [self.segment]
+
+    @property
+    def values(self):
+        return self.segment.result
+
+    def reduce(self):
+        return None
 
 
 # --------------------------------------------------------------------- input
 def _check_options(bins, max_discrete, confidence):
     if isinstance(bins, str):
-        raise ValueError(f"bins={bins!r} is not available for ale; pass an int (quantile bins) "
-                         "or an array of bin edges ('auto' belongs to dale).")
+        raise InvalidParameterError(
+            f"bins={bins!r} is not available for ale; pass an int (quantile bins) or an array "
+            "of bin edges ('auto' belongs to dale).")
     if isinstance(bins, bool):
-        raise ValueError("bins must be an int, an array of bin edges or a dict, not a bool.")
-    if not is_integer(max_discrete) or max_discrete < 0:
-        raise ValueError(f"max_discrete must be a non-negative int, got {max_discrete!r}.")
-    if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must be a level in (0, 1), such as 0.95; got {confidence!r}.")
+        raise InvalidParameterError("bins must be an int, an array of bin edges or a dict, "
+                                    "not a bool.")
+    check_int(max_discrete, "max_discrete", low=0, what="a non-negative int")
+    check_level(confidence)
 
 
 class _AxisCache:
@@ -180,24 +220,25 @@ class _Axis:
         Encoded values at the grid points (edges, values or level codes).
     labels : ndarray of shape (G,)
         The grid as the user reads it.
-    rows : ndarray of shape (m,)
-        The data rows that take part (sorted positions).
+    rows : ndarray of shape (m,) or None
+        The data rows that take part (sorted positions); None when all do.
     unit : ndarray of shape (m,)
-        Their bin (binned axes) or level position.
+        Their bin (binned axes) or level position, in the smallest integer
+        type that holds it.
     """
 
-    def __init__(self, dataset, j, binned, grid, labels, rows, unit, kind, observed):
+    def __init__(self, dataset, j, binned, grid, labels, rows, unit, kind):
         self.j = j
         self.name = dataset.columns[j].name
         self.n_data = dataset.n_rows
         self.binned = binned
         self.grid = grid
         self.labels = labels
-        self.rows = rows
-        self.unit = unit
+        self.rows = None if rows is not None and rows.size == self.n_data else rows
+        self.unit = compact_index(unit, grid.size)
         self.kind = kind
         self.discrete = (not binned) and kind == "numeric"
-        self.feature_values = dataset.labels(j, observed)
+        self.feature_values = dataset.observed_labels(j)
 
     @property
     def n_cells(self) -> int:
@@ -207,19 +248,20 @@ class _Axis:
     def n_units(self) -> int:
         return self.grid.size - 1 if self.binned else self.grid.size
 
-    @property
-    def all_rows(self) -> bool:
-        return self.rows.size == self.n_data
+    def row_positions(self) -> np.ndarray:
+        """The data rows that take part, as positions."""
+        return np.arange(self.n_data) if self.rows is None else self.rows
 
     def unit_of_rows(self) -> np.ndarray:
         """Unit of every data row, -1 where the row takes no part."""
         out = np.full(self.n_data, -1, dtype=np.intp)
-        out[self.rows] = self.unit
+        out[self.row_positions()] = self.unit
         return out
 
     def steps(self, u):
         """``(valid, cell, lo, hi)`` for every way a row at unit ``u`` crosses a cell."""
         g = self.grid
+        u = np.asarray(u, dtype=np.intp)
         if self.binned:
             return [(None, u, g[u], g[u + 1])]
         last = g.size - 1
@@ -255,116 +297,123 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
     col = dataset.columns[j]
     x = dataset.column_values(j, warn_for="ALE bins")
     if x.size == 0:
-        raise ValueError(f"feature {col.name!r} has no non-missing values; ALE needs data in it.")
-    if x.size == dataset.n_rows:
-        rows = np.arange(x.size)
-    else:
-        rows = np.flatnonzero(~np.isnan(dataset.values[:, j]))
+        raise InvalidParameterError(f"feature {col.name!r} has no non-missing values; ALE "
+                                    "needs data in it.")
+    rows = None if x.size == dataset.n_rows else np.flatnonzero(~np.isnan(dataset.values[:, j]))
     if col.is_categorical:
         if not is_integer(spec):
-            raise ValueError(f"feature {col.name!r} is categorical: its levels are the ALE grid, "
-                             "so bins must not give edges for it.")
+            raise InvalidParameterError(
+                f"feature {col.name!r} is categorical: its levels are the ALE grid, so bins "
+                "must not give edges for it.")
         codes = level_order(dataset, j)
         position = np.full(len(col.levels), -1, dtype=np.intp)
         position[codes.astype(np.intp)] = np.arange(codes.size)
         return _Axis(dataset, j, False, codes, dataset.labels(j, codes), rows,
-                     position[x.astype(np.intp)], "categorical", x)
+                     position[x.astype(np.intp)], "categorical")
     if is_integer(spec):
-        if spec < 1:
-            raise ValueError(f"bins must be a positive number of bins, got {spec}.")
+        check_int(spec, "bins", low=1, what="a positive number of bins")
         # one sort serves the count of distinct values and the quantiles
         xs = np.sort(x)
         distinct = np.concatenate([[True], xs[1:] != xs[:-1]])
         if np.count_nonzero(distinct) <= max(max_discrete, 1):
             values = xs[distinct]
             return _Axis(dataset, j, False, values, values, rows, np.searchsorted(values, x),
-                         "numeric", x)
+                         "numeric")
         edges = quantile_edges(xs, int(spec), presorted=True)
-        return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric", x)
+        del xs, distinct
+        return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric")
     edges = check_edges(spec, col.name)
     inside = inside_edges(x, edges, col.name, "ALE bins", stacklevel=4)
+    rows = np.flatnonzero(~np.isnan(dataset.values[:, j])) if rows is None else rows
     return _Axis(dataset, j, True, edges, edges, rows[inside], bin_index(x[inside], edges),
-                 "numeric", x)
-
-
-def _base(dataset, rows, all_rows):
-    """The data rows ``rows`` (the data itself, uncopied, when that is all of them)."""
-    return dataset.values if all_rows else dataset.values[rows]
+                 "numeric")
 
 
 # --------------------------------------------------------------- first order
-class _FeaturePlan:
-    """The model rows of one first-order effect and their reduction."""
+class _FeaturePlan(Plan):
+    """The model rows of one first-order effect and their reduction.
 
-    def __init__(self, dataset, axis: _Axis):
-        self.dataset, self.axis = dataset, axis
-        rows, u = axis.rows, axis.unit
+    The predictions are reduced to bin statistics as soon as the feature's
+    segment is complete (see :meth:`_collect`), so they are held for one
+    feature at a time.
+    """
+
+    def __init__(self, dataset, axis: _Axis, at_data: _AtData, *, output, confidence):
+        self.axis, self.at_data, self.output, self.confidence = axis, at_data, output, confidence
+        u = axis.unit
         self.needs_data_rows = not axis.binned
-        all_rows = False
+        self.stats = None
         if axis.binned:
-            # the point moved to both edges of its bin
-            (_, cell, lo, hi), = axis.steps(u)
-            self.cell, self.sign, self.rows = cell, None, rows
-            settings = np.empty((2, rows.size, 1))
-            settings[0, :, 0], settings[1, :, 0] = lo, hi
-            all_rows = axis.all_rows
+            # the point moved to both edges of its bin: the rows at the lower edges come
+            # first, then those at the upper edges
+            self.cell, self.sign, self.rows = u, None, axis.rows
+            n_rows = u.size
+            segment = GridRows(dataset.values, (axis.j,), axis.grid, rows=axis.rows, index=u,
+                               offsets=(0, 1))
         else:
             # the point moved to the next level up and down; f at its own level comes
             # from the shared data rows
-            (fwd, cell_up, _, up), (bwd, cell_down, down, _) = axis.steps(u)
-            self.rows = np.concatenate([rows[fwd], rows[bwd]])
+            (fwd, cell_up, _, _), (bwd, cell_down, _, _) = axis.steps(u)
+            positions = axis.row_positions()
+            self.rows = np.concatenate([positions[fwd], positions[bwd]])
             self.cell = np.concatenate([cell_up[fwd], cell_down[bwd]])
             self.sign = np.concatenate([np.ones(fwd.sum()), -np.ones(bwd.sum())])
-            settings = np.concatenate([up[fwd], down[bwd]])[None, :, None]
+            n_rows = self.rows.size
+            target = np.concatenate([u[fwd].astype(np.intp) + 1, u[bwd].astype(np.intp) - 1])
+            segment = GridRows(dataset.values, (axis.j,), axis.grid, rows=self.rows,
+                               index=target)
         self.segments = []
-        if self.rows.size:
-            self.segments.append(GridRows(_base(dataset, self.rows, all_rows), (axis.j,),
-                                          settings))
+        if n_rows:
+            segment.on_finish = self._collect
+            self.segments.append(segment)
 
-    def effect(self, at_data, z, output, confidence) -> Effect:
-        axis = self.axis
-        n_cells = axis.n_cells
-        if self.segments:
-            pred = self.segments[0].result
-            if self.sign is None:
-                m = self.rows.size
-                local = pred[m:] - pred[:m]
-            else:
-                local = self.sign * (pred - at_data[self.rows])
+    def _collect(self, segment):
+        """Bin statistics of the local effects; the predictions are released."""
+        pred = segment.result
+        if self.sign is None:
+            m = pred.size // 2
+            local = pred[m:] - pred[:m]
         else:
-            local = np.zeros(0)
-        mean, std, _, var_mean = bin_stats(self.cell, local, n_cells)
+            local = self.sign * (pred - self.at_data.values[self.rows])
+        self.stats = bin_stats(self.cell, local, self.axis.n_cells)
+        segment.result = None
+
+    def reduce(self) -> Effect:
+        axis = self.axis
+        if self.stats is None:
+            self.stats = bin_stats(np.zeros(0, dtype=np.intp), np.zeros(0), axis.n_cells)
+        mean, std, cell_counts, var_mean = self.stats
         counts = np.bincount(axis.unit, minlength=axis.n_units)
         if axis.binned:
             values, variance = accumulate(mean, counts, var_mean)
         else:
             values, variance = accumulate_levels(mean, counts, var_mean)
-        half = z * np.sqrt(variance)
-        extra = {"band": (values - half, values + half),
-                 "band_label": f"{confidence:.0%} confidence band",
-                 "confidence": confidence}
+        half = NormalDist().inv_cdf(0.5 + self.confidence / 2) * np.sqrt(variance)
+        extra = {}
         if axis.discrete:
             extra["discrete"] = True
         if axis.kind == "categorical":
             extra["level_codes"] = axis.grid.astype(np.intp)
+        band = Band(values - half, values + half, self.confidence,
+                    f"{self.confidence:.0%} confidence band")
         return Effect(feature=axis.name, method="ale", grid=axis.labels, values=values, std=std,
                       counts=counts, kind=axis.kind, feature_values=axis.feature_values,
-                      output=output, extra=extra)
+                      output=self.output, band=band,
+                      bins=Bins(counts=cell_counts, std=std, effects=mean), extra=extra)
 
 
 # -------------------------------------------------------------- second order
-class _PairPlan:
+class _PairPlan(Plan):
     """The four-corner model rows of one second-order effect and their reduction."""
 
-    needs_data_rows = False
-
-    def __init__(self, dataset, axis_a: _Axis, axis_b: _Axis):
-        self.axes = (axis_a, axis_b)
+    def __init__(self, dataset, axis_a: _Axis, axis_b: _Axis, *, output):
+        self.axes, self.output = (axis_a, axis_b), output
         unit_a, unit_b = axis_a.unit_of_rows(), axis_b.unit_of_rows()
         rows = np.flatnonzero((unit_a >= 0) & (unit_b >= 0))
         if rows.size == 0:
-            raise ValueError(f"no row has values in both {axis_a.name!r} and {axis_b.name!r}; "
-                             "a second-order ALE needs rows with both.")
+            raise InvalidParameterError(
+                f"no row has values in both {axis_a.name!r} and {axis_b.name!r}; a "
+                "second-order ALE needs rows with both.")
         ua, ub = unit_a[rows], unit_b[rows]
         self.units = np.bincount(ua * axis_b.n_units + ub,
                                  minlength=axis_a.n_units * axis_b.n_units
@@ -383,10 +432,10 @@ class _PairPlan:
         self.segments = []
         if axis_a.n_cells and axis_b.n_cells and self.rows.size:
             single = self.rows.size == dataset.n_rows and axis_a.binned and axis_b.binned
-            self.segments.append(GridRows(_base(dataset, self.rows, single),
-                                          (axis_a.j, axis_b.j), corners))
+            self.segments.append(GridRows(dataset.values, (axis_a.j, axis_b.j), corners,
+                                          rows=None if single else self.rows))
 
-    def effect(self, at_data, z, output, confidence) -> Effect:
+    def reduce(self) -> Effect:
         a, b = self.axes
         shape = (a.n_cells, b.n_cells)
         units = self.units
@@ -404,8 +453,8 @@ class _PairPlan:
             empty = np.zeros(shape, dtype=bool)
         return Effect(feature=(a.name, b.name), method="ale", grid=(a.labels, b.labels),
                       values=values, std=std, counts=units, kind=(a.kind, b.kind),
-                      feature_values=(a.feature_values, b.feature_values), output=output,
-                      extra={"empty_cells": empty, "cell_counts": count})
+                      feature_values=(a.feature_values, b.feature_values), output=self.output,
+                      bins=Bins(counts=count, std=std), empty_cells=empty)
 
 
 def _both(valid_a, valid_b, size):

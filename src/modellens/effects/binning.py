@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 
+from .._validation import InvalidParameterError, ModellensWarning
+
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
            "accumulate", "accumulate_levels"]
 
@@ -31,11 +33,11 @@ def quantile_edges(x: np.ndarray, n_bins: int, *, presorted: bool = False) -> np
         ``x`` is sorted already (saves a sort when the caller has one).
     """
     if not isinstance(n_bins, (numbers.Integral, np.integer)) or n_bins < 1:
-        raise ValueError(f"bins must be a positive int, an array of edges or 'auto', got {n_bins!r}.")
+        raise InvalidParameterError(f"bins must be a positive int, an array of edges or 'auto', got {n_bins!r}.")
     xs = np.asarray(x, dtype=float) if presorted else np.sort(np.asarray(x, dtype=float))
     n = xs.size
     if n == 0:
-        raise ValueError("cannot bin a feature with no non-missing values.")
+        raise InvalidParameterError("cannot bin a feature with no non-missing values.")
     probs = np.arange(1, n_bins + 1) / n_bins
     # type 1: the smallest x with empirical CDF >= p, i.e. order statistic ceil(n p)
     order = np.ceil(n * probs - 1e-9).astype(np.intp).clip(1, n) - 1
@@ -47,14 +49,14 @@ def check_edges(edges, name="feature") -> np.ndarray:
     try:
         z = np.array(edges, dtype=np.float64)  # a copy: results must not alias the caller's array
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"the bin edges for {name!r} must be numbers.") from exc
+        raise InvalidParameterError(f"the bin edges for {name!r} must be numbers.") from exc
     if z.ndim != 1 or z.size < 2:
-        raise ValueError(f"the bin edges for {name!r} must be a 1-D array of at least 2 edges, "
+        raise InvalidParameterError(f"the bin edges for {name!r} must be a 1-D array of at least 2 edges, "
                          f"got shape {z.shape}.")
     if not np.isfinite(z).all():
-        raise ValueError(f"the bin edges for {name!r} hold NaN or inf.")
+        raise InvalidParameterError(f"the bin edges for {name!r} hold NaN or inf.")
     if not (np.diff(z) > 0).all():
-        raise ValueError(f"the bin edges for {name!r} must be strictly increasing; "
+        raise InvalidParameterError(f"the bin edges for {name!r} must be strictly increasing; "
                          "sort them and drop repeated values.")
     return z
 
@@ -65,7 +67,7 @@ def inside_edges(x: np.ndarray, edges: np.ndarray, name, what: str, *, stackleve
     if not inside.all():
         warnings.warn(f"{int((~inside).sum())} of {x.size} values of {name!r} lie outside the bin "
                       f"edges [{edges[0]:g}, {edges[-1]:g}]; they are left out of its {what}.",
-                      UserWarning, stacklevel=stacklevel + 1)
+                      ModellensWarning, stacklevel=stacklevel + 1)
     return inside
 
 

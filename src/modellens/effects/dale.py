@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -10,14 +9,17 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from ..data import is_integer, resolve_features
-from ..engine import prepare
-from ..gradient import local_effects as gradient_local_effects
-from ..model import ModelError
+from .._config import resolve_options
+from .._validation import (InvalidParameterError, ModellensWarning, check_int, check_level,
+                           is_integer)
+from ..data import resolve_features
+from ..engine import run
+from ..models import ModelError, prepare
 from ._autobin import auto_bins
+from ._derivatives import DerivativePlan
 from ._grid import grid_spec
 from .binning import accumulate, bin_index, bin_stats, check_edges, inside_edges, quantile_edges
-from .result import Effect, Effects
+from .result import Band, Bins, Effect, Effects
 
 __all__ = ["dale", "DaleEffect"]
 
@@ -32,10 +34,10 @@ class DaleEffect(Effect):
         :math:`\\partial f / \\partial x_s` at each data point, aligned with
         ``feature_values`` (the feature's non-missing observed values).
 
-    The remaining attributes are those of :class:`Effect`; ``extra`` holds
-    ``band`` (lower and upper confidence limits of the curve at the edges),
-    ``bin_effects`` (mean derivative times width per bin), ``mean_derivative``
-    (per bin), ``confidence``, ``min_points`` and ``gradient`` (the source of
+    The remaining attributes are those of :class:`Effect`: ``band`` the
+    confidence band of the curve at the edges, ``bins`` the per-bin counts,
+    heterogeneity, effects (mean derivative times width) and mean
+    derivatives; ``extra`` holds ``min_points`` and ``gradient`` (the source of
     the derivatives).
     """
 
@@ -52,7 +54,8 @@ class DaleEffect(Effect):
             As in :func:`modellens.dale`; default: the values this effect used.
         """
         min_points = self.extra.get("min_points", 10) if min_points is None else min_points
-        confidence = self.extra.get("confidence", 0.95) if confidence is None else confidence
+        if confidence is None:
+            confidence = self.band.level if self.band is not None else 0.95
         spec = _check_bins(bins, self.feature)
         _check_options(min_points, confidence)
         return _summarise(self.feature, self.feature_values, self.local_effects, spec,
@@ -60,9 +63,10 @@ class DaleEffect(Effect):
                           backend=self.extra.get("gradient"))
 
 
-def dale(model, X, features=None, *, bins=20, gradient=None, min_points=10, confidence=0.95,
-         fd_step=1e-3, target=None, response_method="auto", feature_names=None, chunk_size=None,
-         n_jobs=1, progress=None) -> Effects:
+def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 10,
+         confidence: float = 0.95, fd_step: float = 1e-3, target=None,
+         response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
+         n_jobs: int | None = None, progress: bool | None = None) -> Effects:
     r"""Differential ALE (Gkolemis, Dalamagas & Diou, 2022): ALE from the model's gradient.
 
     With bin edges :math:`z_0 < \dots < z_K` of feature :math:`s` and
@@ -105,20 +109,20 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points=10, conf
         ``torch.nn.Module``, JAX for a ``jax.jit`` function, central finite
         differences otherwise.  ``"torch"`` / ``"jax"``: autodiff of a function
         on tensors / JAX arrays (it receives the encoded rows).  A callable
-        ``gradient(X) -> (n, d)`` is called once with the rows in the form the
+        ``gradient(X) -> (m, d)`` is called with chunks of rows in the form the
         model takes and returns every feature's derivative.
     min_points : int, default=10
         ``bins="auto"``: least number of points in a bin.
     confidence : float, default=0.95
-        Level of the confidence band of the curve (``extra["band"]``).
+        Level of the confidence band of the curve (``band``).
     fd_step : float, default=1e-3
         Finite differences: the step of each feature as a fraction of its
         standard deviation (``2 n`` model rows per feature, all features in
         one engine pass).  Finite differences need a smooth model: tree
         ensembles are flat almost everywhere, use :func:`modellens.ale`.
     target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`; ``chunk_size`` also caps the rows of one
-        autodiff call (default ``2**15``).
+        As in :func:`modellens.pdp`; ``chunk_size`` is also the rows of one
+        autodiff or gradient call.
 
     Returns
     -------
@@ -127,10 +131,34 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points=10, conf
         bin edges, ``values`` the centred curve at the edges, ``counts`` the
         points per bin, ``std`` the heterogeneity, i.e. the standard deviation
         (ddof 0) of the local effects in each bin, in derivative units (output per unit
-        of the feature; NaN for an empty bin), and ``extra["band"]`` the
-        pointwise confidence band of the centred curve, from the standard
-        errors of the bin means (independent bins, normal approximation).
+        of the feature; NaN for an empty bin), ``bins`` the per-bin
+        quantities, and ``band`` the pointwise confidence band of the centred
+        curve, from the standard errors of the bin means (independent bins,
+        normal approximation).
+
+    References
+    ----------
+    .. [1] Gkolemis, V., Dalamagas, T. & Diou, C. (2022). DALE: Differential
+       accumulated local effects for efficient and accurate global
+       explanations. *ACML 2022*, PMLR 189.
+    .. [2] Apley, D. W. & Zhu, J. (2020). Visualizing the effects of predictor
+       variables in black box supervised learning models. *JRSS B* 82(4).
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(1000, 2))
+    >>> f = lambda A: A[:, 0] ** 2 + A[:, 1]
+    >>> grad = lambda A: np.column_stack([2 * A[:, 0], np.ones(len(A))])
+    >>> effects = ml.dale(f, X, bins=10, gradient=grad)
+    >>> e = effects["x1"]
+    >>> bool(np.allclose(np.diff(e.values), np.diff(e.grid)))  # slope 1
+    True
+    >>> e5 = effects["x0"].rebin(5)  # other bins, no model call
+    >>> len(e5.grid)
+    6
     """
+    options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(min_points, confidence)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
@@ -142,48 +170,52 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points=10, conf
     if categorical:
         names = [dataset.columns[j].name for j in categorical]
         if features is not None:
-            raise ValueError(f"DALE needs numeric features; {names} are categorical or boolean. "
-                             "Use ml.ale for them (it compares the levels directly).")
+            raise InvalidParameterError(
+                f"DALE needs numeric features; {names} are categorical or boolean. Use ml.ale "
+                "for them (it compares the levels directly).")
         warnings.warn(f"DALE skips the categorical or boolean feature(s) {names}; use ml.ale "
-                      "for them.", UserWarning, stacklevel=2)
+                      "for them.", ModellensWarning, stacklevel=2)
         feats = [j for j in feats if j not in categorical]
         if not feats:
-            raise ValueError("X has no numeric feature for DALE; use ml.ale for categorical ones.")
+            raise InvalidParameterError("X has no numeric feature for DALE; use ml.ale for "
+                                        "categorical ones.")
     specs = [_check_bins(grid_spec(bins, dataset, j), dataset.columns[j].name) for j in feats]
 
-    derivatives, backend = gradient_local_effects(
-        mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step, chunk_size=chunk_size,
-        n_jobs=n_jobs, progress=progress)
-
-    # one transposing copy each: reading the columns of a wide matrix one at a time
-    # would pass over all of it for every feature
-    columns = np.ascontiguousarray(dataset.values[:, feats].T)
-    derivatives = np.ascontiguousarray(derivatives.T)
+    plan = DerivativePlan(mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step)
+    ((derivatives, backend),) = run(mdl, [plan], options, desc="dale gradients")
+    # derivatives are feature-major: each feature's local effects are one contiguous row,
+    # kept by its effect for re-binning without a copy
     effects = []
     for c, (j, spec) in enumerate(zip(feats, specs)):
-        x, g = _observed(dataset, j, columns[c], derivatives[c], backend)
+        x, g = _observed(dataset, j, derivatives[c], backend)
         effects.append(_summarise(dataset.columns[j].name, x, g, spec, min_points=min_points,
                                   confidence=confidence, output=mdl.output_name, backend=backend))
     return Effects(effects)
 
 
 # --------------------------------------------------------------------------
-def _observed(dataset, j, column, derivative, backend):
+def _observed(dataset, j, derivative, backend):
     """Feature values and derivatives of the rows where both are known."""
     name = dataset.columns[j].name
-    x = dataset.column_values(j, warn_for="DALE bins", column=column)
-    if x.size == 0:
-        raise ValueError(f"feature {name!r} has no non-missing values; DALE needs data in it.")
+    column = dataset.values[:, j]
+    missing = np.isnan(column)
+    if missing.all():
+        raise InvalidParameterError(f"feature {name!r} has no non-missing values; DALE needs "
+                                    "data in it.")
     g = derivative
-    if x.size < g.size:
-        g = g[~np.isnan(column)]
+    if missing.any():
+        x = dataset.column_values(j, warn_for="DALE bins")
+        g = g[~missing]
+    else:
+        x = dataset.observed_labels(j)
     finite = np.isfinite(g)
     if not finite.all():
         if not finite.any():
             raise ModelError(f"the {backend} derivative for {name!r} is NaN or inf at every row.")
         warnings.warn(f"the {backend} derivative for {name!r} is NaN or inf at "
                       f"{int((~finite).sum())} of {g.size} rows (missing values in other "
-                      "features?); they are left out of its DALE bins.", UserWarning, stacklevel=3)
+                      "features?); they are left out of its DALE bins.", ModellensWarning,
+                      stacklevel=3)
         x, g = x[finite], g[finite]
     return x, g
 
@@ -196,21 +228,21 @@ def _is_bool(dtype) -> bool:
 
 
 def _check_options(min_points, confidence):
-    if not is_integer(min_points) or min_points < 1:
-        raise ValueError(f"min_points must be a positive int, got {min_points!r}.")
-    if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must be a level in (0, 1) such as 0.95, got {confidence!r}.")
+    check_int(min_points, "min_points", low=1, what="a positive int")
+    check_level(confidence)
 
 
 def _check_bins(spec, name):
     """``"auto"``, an int >= 1, or validated edges (float array)."""
     if isinstance(spec, str):
         if spec != "auto":
-            raise ValueError(f"bins must be an int, an array of edges or 'auto', got {spec!r}.")
+            raise InvalidParameterError(f"bins must be an int, an array of edges or 'auto', "
+                                        f"got {spec!r}.")
         return spec
     if is_integer(spec):
         if spec < 1:
-            raise ValueError(f"bins must be a positive int, got {spec} (feature {name!r}).")
+            raise InvalidParameterError(f"bins must be a positive int, got {spec} (feature "
+                                        f"{name!r}).")
         return int(spec)
     return check_edges(spec, name)
 
@@ -225,12 +257,16 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
     else:
         edges = spec
     common = dict(feature=name, method="dale", kind="numeric", feature_values=x,
-                  output=output, local_effects=g)
-    options = {"confidence": confidence, "min_points": min_points, "gradient": backend}
+                  output=output, local_effects=g,
+                  extra={"min_points": min_points, "gradient": backend})
+    label = f"{confidence:.0%} confidence band"
     if edges.size < 2:  # a constant feature: no interval to accumulate over
         zero = np.zeros(1)
-        return DaleEffect(grid=edges, values=zero, std=np.empty(0), counts=np.empty(0, np.intp),
-                          extra={"band": (zero, zero), **options}, **common)
+        empty = np.empty(0)
+        return DaleEffect(grid=edges, values=zero, std=empty, counts=np.empty(0, np.intp),
+                          band=Band(zero, zero, confidence, label),
+                          bins=Bins(counts=np.empty(0, np.intp), std=empty, effects=empty,
+                                    mean_derivative=empty), **common)
 
     gb = g
     if k is None:
@@ -245,13 +281,13 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
     if not (counts > 0).all():
         warnings.warn(f"{int((counts == 0).sum())} of the {n_bins} bins of {name!r} hold no "
                       "data; their effect is taken as 0. Choose fewer bins or bins='auto'.",
-                      UserWarning, stacklevel=3)
+                      ModellensWarning, stacklevel=3)
     width = np.diff(edges)
     bin_effects = mean * width
     values, variance = accumulate(bin_effects, counts, width ** 2 * var_mean)
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(variance)
-    extra = {"band": (values - half, values + half),
-             "band_label": f"{confidence:.0%} confidence band",
-             "bin_effects": bin_effects, "mean_derivative": mean, **options}
-    return DaleEffect(grid=edges, values=values, std=std, counts=counts, extra=extra, **common)
+    return DaleEffect(grid=edges, values=values, std=std, counts=counts,
+                      band=Band(values - half, values + half, confidence, label),
+                      bins=Bins(counts=counts, std=std, effects=bin_effects,
+                                mean_derivative=mean), **common)
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data import is_integer, resolve_features
-from ..engine import DataRows, evaluate, prepare
+from .._config import resolve_options
+from .._validation import InvalidParameterError, is_integer
+from ..data import resolve_features
+from ..engine import DataRows, evaluate
+from ..models import prepare
 from ._grid import feature_grid, grid_spec
-from .result import Effect, Effects
+from .result import Band, Effect, Effects
 
 __all__ = ["mplot"]
 
 
-def mplot(model, X, features=None, *, grid=20, window=None, target=None,
-          response_method="auto", feature_names=None, chunk_size=None, n_jobs=1,
-          progress=None) -> Effects:
+def mplot(model, X, features=None, *, grid=20, window: float | None = None, target=None,
+          response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
+          n_jobs: int | None = None, progress: bool | None = None) -> Effects:
     r"""M-plot: the mean prediction of the data points near each grid value.
 
     .. math:: \hat f_{M,S}(z) = \frac{1}{|N(z)|} \sum_{i \in N(z)} f(x^{(i)}),
@@ -48,14 +51,32 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
     Returns
     -------
     Effects
-        ``method="mplot"``; ``counts`` are neighbourhood sizes and ``std`` the
-        standard deviation of the predictions in each neighbourhood.
+        ``method="mplot"``; ``counts`` are neighbourhood sizes, ``std`` the
+        standard deviation of the predictions in each neighbourhood, and
+        ``band`` the curve +/- that standard deviation.
+
+    References
+    ----------
+    .. [1] Apley, D. W. & Zhu, J. (2020). Visualizing the effects of predictor
+       variables in black box supervised learning models. *JRSS B* 82(4),
+       1059-1086 (M-plots and their omitted-variable bias, section 2).
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> rng = np.random.default_rng(0)
+    >>> x0 = rng.normal(size=1000)
+    >>> X = np.column_stack([x0, x0 + 0.1 * rng.normal(size=1000)])  # x1 follows x0
+    >>> m = ml.mplot(lambda A: A[:, 1], X, grid=10)  # the model uses x1 only
+    >>> bool(np.corrcoef(m["x0"].grid, m["x0"].values)[0, 1] > 0.99)  # yet x0 looks active
+    True
     """
+    options = resolve_options(chunk_size, n_jobs, progress)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features, allow_pairs=False)
-    (seg,) = evaluate(mdl, [DataRows(dataset.values)], chunk_size=chunk_size, n_jobs=n_jobs,
-                      progress=progress, desc="mplot")
+    # one pass over the data serves every feature: M-plots need no plan of their own
+    (seg,) = evaluate(mdl, [DataRows(dataset.values)], options, desc="mplot")
     predictions = seg.result
 
     effects = []
@@ -78,7 +99,7 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
             hi = np.searchsorted(xs, points, side="right")
         elif as_int:
             if spec < 2:
-                raise ValueError(f"grid must be at least 2 points, got {spec}.")
+                raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
             bounds = np.linspace(0, n, int(spec) + 1).round().astype(np.intp)
             # a cut never splits tied values: it moves to the end of the tie run
             inner = bounds[1:-1]
@@ -91,7 +112,7 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
             points, labels = feature_grid(dataset, j, spec, data=x)
             w = window if window is not None else 1.0 / len(points)
             if not 0 < w <= 1:
-                raise ValueError(f"window must be a share of the data in (0, 1], got {window}.")
+                raise InvalidParameterError(f"window must be a share of the data in (0, 1], got {window}.")
             # centre each window on the point's mid-rank, clipped so it stays full
             mid = (np.searchsorted(xs, points, "left") + np.searchsorted(xs, points, "right")) / 2
             half = max(1, int(round(w * n))) / 2
@@ -105,7 +126,8 @@ def mplot(model, X, features=None, *, grid=20, window=None, target=None,
         std = np.sqrt(np.clip(var, 0, None))
         effects.append(Effect(
             feature=col.name, method="mplot", grid=labels, values=means, std=std,
-            counts=counts, kind=col.kind, feature_values=dataset.labels(j, x),
+            counts=counts, kind=col.kind, feature_values=dataset.observed_labels(j),
             output=mdl.output_name,
+            band=Band(means - std, means + std, None, "+/- 1 std of predictions"),
         ))
     return Effects(effects)

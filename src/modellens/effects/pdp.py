@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from ..data import is_integer, resolve_features
-from ..engine import GridRows, evaluate, prepare
+from .._config import resolve_options
+from ..data import Dataset, resolve_features, sample_rows
+from ..engine import GridRows, Plan, run
+from ..models import prepare
 from ._grid import feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
 
 __all__ = ["pdp"]
 
 
-def pdp(model, X, features=None, *, grid=20, ice=False, center=False, sample=None,
-        random_state=None, target=None, response_method="auto", feature_names=None,
-        chunk_size=None, n_jobs=1, progress=None) -> Effects:
+def pdp(model, X, features=None, *, grid=20, ice: bool = False, center: bool = False,
+        sample=None, random_state=None, target=None, response_method: str = "auto",
+        feature_names=None, chunk_size: int | None = None, n_jobs: int | None = None,
+        progress: bool | None = None) -> Effects:
     r"""Partial dependence (Friedman 2001) with ICE and centered ICE curves.
 
     For a feature set :math:`S` and the other features :math:`C`, the partial
@@ -61,46 +62,71 @@ def pdp(model, X, features=None, *, grid=20, ice=False, center=False, sample=Non
     response_method : {"auto", "predict_proba", "decision_function", "predict"}
     feature_names : list of str, optional
         Names for the columns of an array ``X``.
-    chunk_size : int, optional
-        Model rows per call (default: tuned on the model's speed, from 16,384 rows
-        up to a 64 MiB memory cap; the numbers do not depend on it).
-    n_jobs : int, default=1
-        Chunks evaluated in parallel threads.
-    progress : bool, optional
-        tqdm progress bar (shown for long runs when None).
+    chunk_size, n_jobs, progress : optional
+        Execution options; None takes the value of :func:`modellens.config`
+        (by default chunks tuned on the model's speed from 16,384 rows up to a
+        64 MiB cap, one thread, a progress bar for long runs).  The numbers do
+        not depend on them.
 
     Returns
     -------
     Effects
         One :class:`Effect` with ``method="pdp"`` per requested feature.
+
+    References
+    ----------
+    .. [1] Friedman, J. H. (2001). Greedy function approximation: a gradient
+       boosting machine. *Annals of Statistics* 29(5), 1189-1232.
+    .. [2] Goldstein, A., Kapelner, A., Bleich, J. & Pitkin, E. (2015). Peeking
+       inside the black box: visualizing statistical learning with plots of
+       individual conditional expectation. *JCGS* 24(1), 44-65.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 2))
+    >>> effects = ml.pdp(lambda A: 3 * A[:, 0] + A[:, 1] ** 2, X, grid=5, ice=True)
+    >>> effects["x0"].grid
+    array([-0.99..., -0.49..., 0.00..., 0.50..., 0.99...])
+    >>> bool(np.allclose(np.diff(effects["x0"].values), 3 * np.diff(effects["x0"].grid)))
+    True
+    >>> effects["x0"].ice.shape
+    (500, 5)
     """
+    options = resolve_options(chunk_size, n_jobs, progress)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features)
-    rows = _sample_rows(dataset.n_rows, sample, random_state)
+    rows = sample_rows(dataset.n_rows, sample, random_state)
     base = dataset.values if rows is None else dataset.values[rows]
+    plans = [_PDPlan(dataset, feat, grid, base, rows, ice=ice, center=center,
+                     output=mdl.output_name) for feat in feats]
+    return Effects(run(mdl, plans, options, desc="pdp"))
 
-    plans = []
-    for feat in feats:
-        cols = feat if isinstance(feat, tuple) else (feat,)
+
+class _PDPlan(Plan):
+    """The grid rows of one (1-D or 2-D) partial dependence and their reduction."""
+
+    def __init__(self, dataset: Dataset, feat, grid, base, rows, *, ice, center, output):
+        self.dataset, self.rows, self.ice, self.center, self.output = (dataset, rows, ice,
+                                                                       center, output)
+        self.cols = feat if isinstance(feat, tuple) else (feat,)
         specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
             (grid_spec(grid, dataset, feat),)
-        axes = [feature_grid(dataset, j, s) for j, s in zip(cols, specs)]
-        if len(axes) == 1:
-            settings = axes[0][0][:, None]
+        self.axes = [feature_grid(dataset, j, s) for j, s in zip(self.cols, specs)]
+        if len(self.axes) == 1:
+            settings = self.axes[0][0][:, None]
         else:
-            a, b = np.meshgrid(axes[0][0], axes[1][0], indexing="ij")
+            a, b = np.meshgrid(self.axes[0][0], self.axes[1][0], indexing="ij")
             settings = np.column_stack([a.ravel(), b.ravel()])
-        plans.append((feat, cols, axes, GridRows(base, cols, settings, average=not ice)))
+        self.segment = GridRows(base, self.cols, settings, average=not ice)
+        self.segments = [self.segment]
 
-    evaluate(mdl, [p[3] for p in plans], chunk_size=chunk_size, n_jobs=n_jobs,
-             progress=progress, desc="pdp")
-
-    effects = []
-    for feat, cols, axes, seg in plans:
-        shape = tuple(len(ax[0]) for ax in axes)
+    def reduce(self) -> Effect:
+        seg, dataset, cols = self.segment, self.dataset, self.cols
+        shape = tuple(len(ax[0]) for ax in self.axes)
         curves = None
-        if ice:
+        if self.ice:
             # segment rows run setting-major: reshape to (settings, rows) then transpose
             curves = seg.result.reshape(len(seg.result) // seg.m, seg.m).T
             values = curves.mean(axis=0)
@@ -108,42 +134,25 @@ def pdp(model, X, features=None, *, grid=20, ice=False, center=False, sample=Non
         else:
             values = seg.result
         values = values.reshape(shape)
-        if center:
+        if self.center:
             origin = (0,) * len(shape)
             values = values - values[origin]
             if curves is not None:
-                curves = curves - curves[(slice(None),) + origin][(slice(None),) + (None,) * len(shape)]
+                curves = curves - curves[(slice(None),) + origin][(slice(None),)
+                                                                  + (None,) * len(shape)]
         names = tuple(dataset.columns[j].name for j in cols)
         kinds = tuple(dataset.columns[j].kind for j in cols)
-        observed = tuple(dataset.labels(j, dataset.column_values(j)) for j in cols)
-        effects.append(Effect(
-            feature=names if len(cols) == 2 else names[0],
+        observed = tuple(dataset.observed_labels(j) for j in cols)
+        pair = len(cols) == 2
+        return Effect(
+            feature=names if pair else names[0],
             method="pdp",
-            grid=tuple(ax[1] for ax in axes) if len(cols) == 2 else axes[0][1],
+            grid=tuple(ax[1] for ax in self.axes) if pair else self.axes[0][1],
             values=values,
             ice=curves,
-            kind=kinds if len(cols) == 2 else kinds[0],
-            feature_values=observed if len(cols) == 2 else observed[0],
-            centered=bool(center),
-            output=mdl.output_name,
-            ice_rows=rows,
-        ))
-    return Effects(effects)
-
-
-def _sample_rows(n, sample, random_state):
-    """Sorted row positions of a subsample, or None for all rows."""
-    if sample is None:
-        return None
-    if is_integer(sample):
-        size = int(sample)
-        if size < 1:
-            raise ValueError(f"sample must be a positive count or a fraction in (0, 1], got {sample}.")
-    elif isinstance(sample, numbers.Real) and 0 < sample <= 1:
-        size = max(1, int(round(sample * n)))
-    else:
-        raise ValueError(f"sample must be a positive count or a fraction in (0, 1], got {sample!r}.")
-    if size >= n:
-        return None
-    rng = np.random.default_rng(random_state)
-    return np.sort(rng.choice(n, size=size, replace=False))
+            kind=kinds if pair else kinds[0],
+            feature_values=observed if pair else observed[0],
+            centered=bool(self.center),
+            output=self.output,
+            ice_rows=self.rows,
+        )

@@ -8,7 +8,58 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Effect", "Effects"]
+__all__ = ["Effect", "Effects", "Band", "Bins"]
+
+
+@dataclass(frozen=True, eq=False)
+class Band:
+    """An interval around a curve, at its grid points.
+
+    Attributes
+    ----------
+    lower, upper : ndarray
+        The limits, shaped like ``Effect.values``.
+    level : float or None
+        Coverage of a confidence band (0.95 for 95%); None for a band that is
+        a spread, not a confidence statement (an M-plot's +/- one standard
+        deviation of the predictions).
+    label : str
+        How a legend names it.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float | None
+    label: str
+
+
+@dataclass(frozen=True, eq=False)
+class Bins:
+    """Quantities of the intervals between consecutive grid points (the cells of a pair).
+
+    ALE and DALE estimate their curves from the local effects of the points in
+    each bin (between two edges, between two adjacent levels, or a 2-D cell);
+    these are the per-bin numbers, one fewer than the grid points along each
+    axis.
+
+    Attributes
+    ----------
+    counts : ndarray of int
+        Local effects (data points) in each bin.
+    std : ndarray
+        Heterogeneity: standard deviation (ddof 0) of the local effects in each
+        bin; NaN for an empty bin.
+    effects : ndarray or None
+        The accumulated step of each bin (ALE: mean difference; DALE: mean
+        derivative times width).
+    mean_derivative : ndarray or None
+        DALE: mean partial derivative in each bin.
+    """
+
+    counts: np.ndarray
+    std: np.ndarray
+    effects: np.ndarray | None = None
+    mean_derivative: np.ndarray | None = None
 
 
 @dataclass(eq=False)
@@ -44,6 +95,22 @@ class Effect:
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
     ice_rows : ndarray or None
         Row positions (in ``X``) of the ICE curves, when a sample was drawn.
+    band : Band or None
+        A band around ``values`` (ALE / DALE: a confidence band with its level;
+        M-plots: +/- one standard deviation of the predictions).
+    bins : Bins or None
+        Per-bin quantities of ALE and DALE (between grid points, or per cell).
+    empty_cells : ndarray of bool or None
+        Second-order ALE: cells without data, ``(G1 - 1, G2 - 1)``; their
+        effect is taken from the nearest cell with data.
+    extra : dict
+        Incidental diagnostics of the method (``"gradient"``: DALE's
+        derivative source; ``"discrete"``, ``"level_codes"``: ALE level axes).
+
+    Notes
+    -----
+    ``feature_values`` of a numeric feature without missing values may be a
+    read-only view of the data (large data are not copied once per feature).
     """
 
     feature: object
@@ -58,6 +125,9 @@ class Effect:
     centered: bool = False
     output: str = "prediction"
     ice_rows: np.ndarray | None = None
+    band: Band | None = None
+    bins: Bins | None = None
+    empty_cells: np.ndarray | None = None
     extra: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -72,8 +142,9 @@ class Effect:
         """Long-format table: one row per grid point (per cell for 2-D).
 
         Columns: ``feature``, ``method``, ``grid`` (and ``grid2`` for pairs),
-        ``value``, and ``std`` / ``count`` where the method gives them (per-bin
-        quantities of ALE sit on the bin's upper edge).
+        ``value``, ``lower`` / ``upper`` where there is a band, and ``std`` /
+        ``count`` where the method gives them (per-bin quantities of ALE and
+        DALE sit on the bin's upper edge).
         """
         label = " x ".join(self.feature) if self.is_2d else self.feature
         if self.is_2d:
@@ -84,6 +155,8 @@ class Effect:
         else:
             grid = np.asarray(self.grid)
             frame = pd.DataFrame({"grid": grid, "value": np.asarray(self.values)})
+            if self.band is not None:
+                frame["lower"], frame["upper"] = self.band.lower, self.band.upper
             for name, arr in (("std", self.std), ("count", self.counts)):
                 if arr is None:
                     continue

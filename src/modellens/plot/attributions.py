@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import InvalidParameterError
+
 __all__ = ["AttributionPlots", "interaction_partner"]
 
 _POS = "#d6404e"   # pushes the prediction up
@@ -48,13 +50,13 @@ class AttributionPlots:
     def _row(self, i):
         n = len(self._a)
         if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
-            raise ValueError(f"row must be an integer in [0, {n}), got {i!r}.")
+            raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
         return int(i) % n
 
     def _top(self, scores, max_display):
         """Feature order by score, and the features folded into 'other' (if any)."""
         if max_display is None or max_display < 1:
-            raise ValueError(f"max_display must be a positive integer, got {max_display!r}.")
+            raise InvalidParameterError(f"max_display must be a positive integer, got {max_display!r}.")
         order = np.argsort(-scores, kind="stable")
         if len(order) <= max_display:
             return order, order[:0]
@@ -77,7 +79,8 @@ class AttributionPlots:
         i = self._row(i)
         phi = a.values[i]
         shown, rest = self._top(np.abs(phi), max_display)
-        labels = [f"{a.feature_names[j]} = {_fmt(a.data[i, j])}" for j in shown]
+        row = a[i].data[0]
+        labels = [f"{a.feature_names[j]} = {_fmt(row[j])}" for j in shown]
         contrib = list(phi[shown])
         if rest.size:
             labels.append(f"{rest.size} other features")
@@ -122,6 +125,7 @@ class AttributionPlots:
         a = self._a
         i = self._row(i)
         phi = a.values[i]
+        row = a[i].data[0]
         base, pred = float(a.base_values[i]), self._prediction(i)
         ax = _axes(ax, (9, 2.4))
         total = max(np.abs(phi).sum(), 1e-12)
@@ -145,7 +149,7 @@ class AttributionPlots:
             ax.add_patch(Polygon(pts, closed=True, facecolor=color, edgecolor="white", lw=0.8))
             if abs(phi[j]) >= min_label_share * total:
                 ax.text((lo + hi) / 2, -height / 2 - 0.08,
-                        f"{a.feature_names[j]}\n= {_fmt(a.data[i, j])}", ha="center", va="top",
+                        f"{a.feature_names[j]}\n= {_fmt(row[j])}", ha="center", va="top",
                         fontsize=7, color=color)
         ax.plot([pred, pred], [height / 2, height / 2 + 0.25], color="0.1", lw=1)
         ax.text(pred, height / 2 + 0.28, f"f(x) = {pred:.4g}", ha="center", va="bottom",
@@ -274,12 +278,7 @@ def _method_label(a) -> str:
 
 
 def _levels(a, j):
-    known = a.extra.get("levels", {}).get(a.feature_names[j])
-    if known is not None:
-        return list(known)
-    import pandas as pd
-
-    return list(pd.factorize(pd.Series(a.data[:, j], dtype=object))[1])
+    return a.levels(j)
 
 
 def _unit_scale(x):

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from .._validation import InvalidParameterError
+
 __all__ = ["plot_effect", "plot_effects"]
 
 _TITLES = {"pdp": "PD", "mplot": "M-plot", "ale": "ALE", "dale": "DALE"}
@@ -74,13 +76,11 @@ def _draw_ice(ax, x, ice, max_ice, random_state):
 def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
     grid = np.asarray(effect.grid, dtype=float)
     _draw_ice(ax, grid, effect.ice, max_ice, random_state)
-    lower_upper = effect.extra.get("band") if band else None
-    if lower_upper is not None:
-        ax.fill_between(grid, lower_upper[0], lower_upper[1], color=_COLOR, alpha=0.2, lw=0,
-                        label=effect.extra.get("band_label", "confidence band"))
-    elif band and effect.std is not None and effect.method == "mplot":
-        ax.fill_between(grid, effect.values - effect.std, effect.values + effect.std,
-                        color=_COLOR, alpha=0.15, lw=0, label="+/- 1 std of predictions")
+    shown = effect.band if band else None
+    if shown is not None:
+        # a confidence band is drawn stronger than a spread of predictions
+        ax.fill_between(grid, shown.lower, shown.upper, color=_COLOR,
+                        alpha=0.2 if shown.level is not None else 0.15, lw=0, label=shown.label)
     ax.plot(grid, effect.values, color=_COLOR, lw=2.2, zorder=3,
             marker="o" if grid.size <= 12 else None, ms=4, label=effect.method)
     if rug and effect.feature_values is not None:
@@ -89,7 +89,7 @@ def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
             x = np.quantile(x, np.linspace(0, 1, 101))
         ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
                 transform=ax.get_xaxis_transform(), zorder=4)
-    if lower_upper is not None or (effect.method == "mplot" and effect.std is not None):
+    if shown is not None:
         ax.legend(fontsize=7, loc="best", frameon=False)
 
 
@@ -99,14 +99,12 @@ def _plot_categorical(effect, ax, max_ice, random_state):
     _draw_ice(ax, pos, effect.ice, max_ice, random_state)
     values = np.asarray(effect.values, dtype=float)
     ax.bar(pos, values, width=0.5, color=_COLOR, alpha=0.35, zorder=2)
-    lower_upper = effect.extra.get("band")
-    if lower_upper is not None:
-        # a confidence band per level (ALE: it grows along the level order)
-        err = np.vstack([values - lower_upper[0], lower_upper[1] - values])
-    else:
-        err = effect.std if effect.std is not None and len(effect.std) == len(pos) else None
+    shown = effect.band
+    err = None
+    if shown is not None:
+        err = np.vstack([values - shown.lower, shown.upper - values])
     ax.errorbar(pos, values, yerr=err, fmt="o", color=_COLOR, ms=6, zorder=3, capsize=3,
-                label=effect.extra.get("band_label") if lower_upper is not None else None)
+                label=shown.label if shown is not None else None)
     ax.set_xticks(pos)
     ax.set_xticklabels(labels, rotation=30 if max(map(len, labels), default=0) > 6 else 0,
                        ha="right" if max(map(len, labels), default=0) > 6 else "center")
@@ -121,13 +119,13 @@ def _plot_2d(effect, ax):
     x = np.asarray(g1, dtype=float) if numeric[0] else np.arange(len(g1))
     y = np.asarray(g2, dtype=float) if numeric[1] else np.arange(len(g2))
     grid_2d = values.shape[0] > 1 and values.shape[1] > 1
-    # ALE values live on the corners of data cells: interpolate between them
-    shading = "gouraud" if effect.method in ("ale", "dale") and grid_2d else "nearest"
+    # values estimated from bins live on the corners of data cells: interpolate between them
+    shading = "gouraud" if effect.bins is not None and grid_2d else "nearest"
     mesh = ax.pcolormesh(x, y, values.T, shading=shading, cmap="viridis")
     if grid_2d and np.ptp(values) > 0:
         cs = ax.contour(x, y, values.T, colors="white", linewidths=0.7, levels=6)
         ax.clabel(cs, fontsize=7, fmt="%.3g")
-    empty = effect.extra.get("empty_cells")
+    empty = effect.empty_cells
     if empty is not None and np.any(empty):
         _hatch_cells(ax, x, y, np.asarray(empty, dtype=bool))
     if not numeric[0]:
@@ -180,7 +178,7 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, **kwargs):
         fig = np.ravel(axes)[0].figure
     flat = np.ravel(axes)
     if len(flat) < len(items):
-        raise ValueError(f"{len(items)} effects need {len(items)} axes, got {len(flat)}.")
+        raise InvalidParameterError(f"{len(items)} effects need {len(items)} axes, got {len(flat)}.")
     for effect, ax in zip(items, flat):
         plot_effect(effect, ax=ax, **kwargs)
     for ax in flat[len(items):]:

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import numbers
 import sys
+import threading
 
 import numpy as np
 
-from .data import Dataset, is_integer
-from .gradient import (AUTODIFF_CHUNK_ROWS, is_torch_module, jax_gradient, to_numpy,
-                       torch_gradient, torch_predict, torch_spec, warn_if_training)
+from .._validation import InvalidParameterError, check_choice, is_integer
+from ..data import Dataset
+from ._jax import jax_gradient
+from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
+                     warn_if_training)
 
-__all__ = ["Model", "ModelError"]
+__all__ = ["Model", "ModelError", "prepare"]
 
 
 class ModelError(RuntimeError):
@@ -59,13 +62,15 @@ class Model:
     def __init__(self, model, dataset: Dataset, *, target=None, response_method="auto",
                  input_format="auto"):
         if isinstance(model, Model):
-            raise TypeError("pass the user's model, not a modellens.Model")
-        if response_method not in _RESPONSES:
-            raise ValueError(f"response_method must be one of {_RESPONSES}, got {response_method!r}.")
+            raise InvalidParameterError("pass the user's model, not a modellens.Model")
+        check_choice(response_method, "response_method", _RESPONSES)
         self.model = model
         self.dataset = dataset
+        #: Model (or gradient) calls and rows evaluated so far; counted under a lock
+        #: because the engine may call from several threads.
         self.n_calls = 0
         self.n_rows = 0
+        self._count_lock = threading.Lock()
         #: "torch" when the model takes tensors (found at construction for a
         #: Module, at the first call for a function on tensors), else None.
         self.framework = None
@@ -97,34 +102,34 @@ class Model:
                 response_method = "predict_proba"
             elif callable(model):
                 if target is not None:
-                    raise ValueError("target= needs a classifier with classes_; "
+                    raise InvalidParameterError("target= needs a classifier with classes_; "
                                      "a plain callable must return one value per row.")
                 return model, "f(x)", None
             else:
-                raise TypeError(
+                raise InvalidParameterError(
                     f"cannot explain a {type(model).__name__}: pass a fitted estimator with "
                     "predict / predict_proba, or a callable f(X) -> (n,) array."
                 )
         fn = getattr(model, response_method, None)
         if fn is None:
-            raise TypeError(f"{type(model).__name__} has no {response_method} method.")
+            raise InvalidParameterError(f"{type(model).__name__} has no {response_method} method.")
         if response_method == "predict":
             if target is not None:
-                raise ValueError("target= selects a class of predict_proba / decision_function; "
+                raise InvalidParameterError("target= selects a class of predict_proba / decision_function; "
                                  "the model's predict gives one value per row already.")
             return fn, "prediction", None
         if classes is None:
             if target is None:
                 return fn, response_method, 1 if response_method == "predict_proba" else None
             if not isinstance(target, (numbers.Integral, np.integer)):
-                raise ValueError("the model has no classes_; give target as a column index.")
+                raise InvalidParameterError("the model has no classes_; give target as a column index.")
             return fn, f"{response_method}[{target}]", int(target)
         classes = list(np.asarray(classes).tolist())
         if target is None:
             if len(classes) == 2:
                 k = 1
             else:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"the model has {len(classes)} classes {classes}; choose the one to explain "
                     "with target= (a class label or its index)."
                 )
@@ -133,7 +138,7 @@ class Model:
         elif isinstance(target, (numbers.Integral, np.integer)) and 0 <= int(target) < len(classes):
             k = int(target)
         else:
-            raise ValueError(f"target={target!r} is not one of the model's classes {classes}.")
+            raise InvalidParameterError(f"target={target!r} is not one of the model's classes {classes}.")
         name = f"P(y = {classes[k]})" if response_method == "predict_proba" else \
             f"decision({classes[k]})"
         if response_method == "decision_function" and len(classes) == 2:
@@ -143,21 +148,20 @@ class Model:
 
     def _torch_response(self, target, response_method):
         if response_method != "auto":
-            raise ValueError("a torch.nn.Module is called directly; "
+            raise InvalidParameterError("a torch.nn.Module is called directly; "
                              "response_method must be 'auto'.")
         self._torch_spec = torch_spec(self.model)
         warn_if_training(self.model)
         if target is None:
             return self.model, "f(x)", None
         if not is_integer(target):
-            raise ValueError("for a torch model, target= is the index of the output column to "
+            raise InvalidParameterError("for a torch model, target= is the index of the output column to "
                              f"explain, got {target!r}.")
         return self.model, f"output[{int(target)}]", int(target)
 
     @staticmethod
     def _choose_input(model, dataset, input_format):
-        if input_format not in ("auto", "frame", "array"):
-            raise ValueError(f"input_format must be 'auto', 'frame' or 'array', got {input_format!r}.")
+        check_choice(input_format, "input_format", ("auto", "frame", "array"))
         if input_format != "auto":
             return input_format == "frame"
         if not dataset.is_frame:
@@ -184,9 +188,13 @@ class Model:
                 f"the model raised {type(exc).__name__} while predicting {m} rows "
                 f"(input: {form} with columns {self.dataset.feature_names}): {exc}"
             ) from exc
-        self.n_calls += 1
-        self.n_rows += m
+        self._count(1, m)
         return self._check(out, rows)
+
+    def _count(self, calls, rows):
+        with self._count_lock:
+            self.n_calls += calls
+            self.n_rows += rows
 
     def _call(self, rows):
         if self.framework == "torch":
@@ -203,8 +211,7 @@ class Model:
             self.framework = "torch"
             return out
 
-    def gradient(self, rows: np.ndarray, *, backend: str, function=None,
-                 chunk_size=None) -> np.ndarray:
+    def gradient(self, rows: np.ndarray, *, backend: str, function=None) -> np.ndarray:
         """Gradient of the explained output at encoded ``rows``, shape ``(m, d)``.
 
         Parameters
@@ -212,35 +219,29 @@ class Model:
         backend : {"torch", "jax", "callable"}
             Autodiff of the model itself, or the user's ``function``.
         function : callable, optional
-            ``function(X) -> (m, d)``, called once with the rows in the form the
+            ``function(X) -> (m, d)``, called with the rows in the form the
             model takes (see :meth:`to_input`).
-        chunk_size : int, optional
-            Rows per autodiff call (default
-            :data:`modellens.gradient.AUTODIFF_CHUNK_ROWS`).
 
-        Every call of the model (one per chunk) or of ``function`` counts in
-        :attr:`n_calls`.
+        The engine hands this method one chunk of rows at a time; each call
+        counts once in :attr:`n_calls`.
         """
         m, d = rows.shape
-        chunk_rows = AUTODIFF_CHUNK_ROWS if chunk_size is None else max(1, int(chunk_size))
         try:
             if backend == "callable":
-                out, calls = function(self.to_input(rows)), 1
+                out = function(self.to_input(rows))
             elif backend == "torch":
-                out, calls = torch_gradient(self._fn, rows, output_index=self.class_index,
-                                            spec=self._torch_spec, chunk_rows=chunk_rows)
+                out = torch_gradient(self._fn, rows, output_index=self.class_index,
+                                     spec=self._torch_spec)
             elif backend == "jax":
-                out, calls = jax_gradient(self._fn, rows, output_index=self.class_index,
-                                          chunk_rows=chunk_rows)
+                out = jax_gradient(self._fn, rows, output_index=self.class_index)
             else:
-                raise ValueError(f"unknown gradient backend {backend!r}")
+                raise InvalidParameterError(f"unknown gradient backend {backend!r}")
         except ImportError:
             raise
         except Exception as exc:
             what = "gradient= callable" if backend == "callable" else f"{backend} gradient"
             raise ModelError(f"the {what} raised {type(exc).__name__} on {m} rows: {exc}") from exc
-        self.n_calls += calls
-        self.n_rows += m
+        self._count(1, m)
         try:
             out = np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -289,3 +290,11 @@ class Model:
             )
         return out
 
+
+
+def prepare(model, X, *, target=None, response_method="auto", feature_names=None,
+            input_format="auto"):
+    """Validate ``X`` and wrap ``model``: the boundary of every public method."""
+    dataset = Dataset.from_data(X, feature_names=feature_names)
+    return dataset, Model(model, dataset, target=target, response_method=response_method,
+                          input_format=input_format)

@@ -1,0 +1,117 @@
+"""Execution options in one place: ``ml.config`` and the defaults every function reads.
+
+The options say *how* a request runs, never *what* it computes: chunk sizes,
+threads, progress bars (and, later, a Dask client).  They are read by the
+engine; each public function also takes them as keywords, and a keyword given
+to a function wins over the context.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from ._validation import InvalidParameterError, check_int
+
+__all__ = ["config", "get_config", "Options", "resolve_options"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Resolved execution options of one request.
+
+    Attributes
+    ----------
+    chunk_size : int or None
+        Model rows per call; None tunes the size on the model's speed.
+    n_jobs : int
+        Chunks evaluated at once in threads (negative: cores + 1 + n_jobs).
+    progress : bool or None
+        Show a tqdm bar; None shows one for long runs.
+    client : object or None
+        A Dask client to run chunks on (reserved for the Dask backend).
+    """
+
+    chunk_size: int | None = None
+    n_jobs: int = 1
+    progress: bool | None = None
+    client: object = None
+
+
+_current = contextvars.ContextVar("modellens_config", default=Options())
+_UNSET = object()
+
+
+def _checked(chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET) -> dict:
+    out = {}
+    if chunk_size is not _UNSET:
+        out["chunk_size"] = check_int(chunk_size, "chunk_size", low=1,
+                                      what="a positive number of rows", allow_none=True)
+    if n_jobs is not _UNSET:
+        n = check_int(n_jobs, "n_jobs", what="an integer (negative counts back from the "
+                                             "number of cores)", allow_none=True)
+        if n == 0:
+            raise InvalidParameterError("n_jobs must not be 0; use 1 for no threads or -1 "
+                                        "for one thread per core.")
+        out["n_jobs"] = 1 if n is None else n
+    if progress is not _UNSET:
+        if progress is not None and not isinstance(progress, bool):
+            raise InvalidParameterError(f"progress must be True, False or None (automatic), "
+                                        f"got {progress!r}.")
+        out["progress"] = progress
+    if client is not _UNSET:
+        out["client"] = client
+    return out
+
+
+def get_config() -> dict:
+    """The execution options in force, as a dict."""
+    o = _current.get()
+    return {"chunk_size": o.chunk_size, "n_jobs": o.n_jobs, "progress": o.progress,
+            "client": o.client}
+
+
+@contextmanager
+def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
+    """Set execution options for the calls inside a ``with`` block.
+
+    Options left out keep the value they have; nested blocks restore the
+    outer values on exit.  A keyword given to a function call wins over the
+    context for that call.
+
+    Parameters
+    ----------
+    chunk_size : int or None
+        Model rows per call (None: tuned on the model's speed, from 16,384
+        rows up to a 64 MiB memory cap; the numbers do not depend on it).
+    n_jobs : int
+        Chunks evaluated at once in threads; -1 uses every core.
+    progress : bool or None
+        tqdm progress bar: always, never, or None for runs of more than two
+        million model rows.
+    client : dask.distributed.Client, optional
+        Reserved for running chunks on a Dask cluster.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> with ml.config(chunk_size=1024, progress=False):
+    ...     effects = ml.pdp(lambda A: A[:, 0] * 2.0, X, grid=5)
+    >>> ml.get_config()["chunk_size"] is None
+    True
+    """
+    token = _current.set(replace(_current.get(), **_checked(chunk_size, n_jobs, progress,
+                                                            client)))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def resolve_options(chunk_size=None, n_jobs=None, progress=None, client=None) -> Options:
+    """The options of one call: each keyword that is not None wins over the context."""
+    given = {k: v for k, v in (("chunk_size", chunk_size), ("n_jobs", n_jobs),
+                               ("progress", progress), ("client", client)) if v is not None}
+    return replace(_current.get(), **_checked(**given))

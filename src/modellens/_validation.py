@@ -1,0 +1,73 @@
+"""Checks of user options at the boundary, one error class and one warning class.
+
+Every public function validates its keyword options here, so that a wrong
+option always raises :class:`InvalidParameterError` with a message that names
+the option, says what it got and what it takes.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["InvalidParameterError", "ModellensWarning", "is_integer", "check_int",
+           "check_choice", "check_level", "check_positive_float"]
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """An option has a wrong type or value.
+
+    Both a ``ValueError`` and a ``TypeError`` (as scikit-learn's
+    ``InvalidParameterError``), so ``except ValueError`` catches it whatever
+    the mistake was.
+    """
+
+
+class ModellensWarning(UserWarning):
+    """A warning from modellens: filter ours with ``warnings.simplefilter(..., ModellensWarning)``."""
+
+
+def is_integer(x) -> bool:
+    """True for a Python or numpy integer, but not a bool (``True`` is no count)."""
+    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, bool)
+
+
+def check_int(value, name: str, *, low: int | None = None, what: str = "an integer",
+              allow_none: bool = False):
+    """``value`` as an ``int`` at least ``low``; refuses floats, strings and bools.
+
+    A float is refused even when it is whole (``2.5`` rows cannot be meant,
+    and silently truncating ``2.0`` hides a unit mistake elsewhere).
+    """
+    if value is None and allow_none:
+        return None
+    if not is_integer(value):
+        raise InvalidParameterError(
+            f"{name} must be {what}, got {value!r} of type {type(value).__name__}.")
+    if low is not None and value < low:
+        raise InvalidParameterError(f"{name} must be {what} (at least {low}), got {value}.")
+    return int(value)
+
+
+def check_choice(value, name: str, choices):
+    """``value`` if it is one of ``choices`` (compared with ``==``, strings only)."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidParameterError(f"{name} must be one of {tuple(choices)}, got {value!r}.")
+    return value
+
+
+def check_level(value, name: str = "confidence"):
+    """A probability level strictly between 0 and 1, as a float."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value < 1:
+        raise InvalidParameterError(
+            f"{name} must be a level in (0, 1), such as 0.95; got {value!r}.")
+    return float(value)
+
+
+def check_positive_float(value, name: str, what: str = "a positive number"):
+    """A finite number greater than 0, as a float."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+            or not np.isfinite(value) or value <= 0:
+        raise InvalidParameterError(f"{name} must be {what}, got {value!r}.")
+    return float(value)

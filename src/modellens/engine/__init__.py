@@ -1,0 +1,17 @@
+"""One engine for every method: plan rows, evaluate them in chunks, reduce.
+
+A method describes the model rows a request needs as :class:`Plan` objects,
+each holding segments (every feature, every grid value, every coalition) and a
+reduce step; :func:`run` streams all their rows through the model in large
+chunks capped in bytes, each segment folding the answers of its own rows as
+they arrive, so a partial dependence over a million rows never holds more than
+a few chunks.
+"""
+
+from ._run import PROGRESS_MIN_ROWS, Plan, evaluate, run
+from ._tuner import ALIGN_ROWS, DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ChunkSizer
+from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, compact_index
+
+__all__ = ["Plan", "run", "evaluate", "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows",
+           "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES", "DEFAULT_CHUNK_ROWS",
+           "PROGRESS_MIN_ROWS"]

@@ -1,0 +1,281 @@
+"""Segments: blocks of planned model rows and the reduction of their predictions.
+
+A method describes every row a request needs as segments; the engine streams
+the rows of all segments through the model in chunks and hands each segment
+the answers for its own rows, which it folds as they arrive (kept, or averaged
+over groups of consecutive rows).  A segment knows the width of its rows and
+how they are answered (predictions, or gradients), so inputs other than the
+explained table can flow through the same engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._tuner import ALIGN_ROWS
+
+__all__ = ["Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "compact_index"]
+
+
+class Segment:
+    """A block of planned model rows and the reduction of their predictions.
+
+    Subclasses set ``n_rows``, ``width`` and ``group`` and implement
+    :meth:`fill`.  The predictions of ``group`` consecutive rows are averaged
+    into one entry of :attr:`result` (``group=1`` keeps every prediction), so
+    ``result`` has ``n_rows // group`` entries once the engine is done with
+    the segment; then :attr:`on_finish` (if set) is called with the segment,
+    which lets a plan reduce and release a large result early.
+    """
+
+    n_rows: int = 0
+    group: int = 1
+    width: int = 0
+    on_finish = None
+
+    def call_key(self):
+        """Segments with equal keys can share one model call (same answer, same width)."""
+        return ("predict", self.width)
+
+    def answer(self, model, rows: np.ndarray) -> np.ndarray:
+        """The model's answer for a chunk of rows (predictions: shape ``(m,)``)."""
+        return model.predict(rows)
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` of this segment, shape ``(stop - start, width)``."""
+        out = np.empty((stop - start, self.width))
+        self.fill(start, stop, out)
+        return out
+
+    def fill(self, start: int, stop: int, out: np.ndarray):  # pragma: no cover - abstract
+        """Write rows ``start:stop`` into ``out``."""
+        raise NotImplementedError
+
+    def _reset(self):
+        self.result = np.zeros(self.n_rows // self.group)
+        self._left = self.n_rows
+
+    def _fold(self, start: int, stop: int, preds: np.ndarray):
+        g = self.group
+        if g == 1:
+            self.result[start:stop] = preds
+        else:
+            # Sum fixed pieces (a group cut at the multiples of ALIGN_ROWS) and add them
+            # in row order: chunks end on those cuts, so the floating-point sums, and the
+            # numbers, do not depend on the chunk sizes.
+            cuts = np.union1d(np.arange(-(-start // g) * g, stop, g),
+                              np.arange(-(-start // ALIGN_ROWS) * ALIGN_ROWS, stop, ALIGN_ROWS))
+            cuts = np.union1d([start], cuts) - start
+            sums = np.add.reduceat(preds, cuts)
+            np.add.at(self.result, (cuts + start) // g, sums)
+        self._left -= stop - start
+        if self._left == 0:
+            self._finish()
+
+    def _finish(self):
+        if self.group > 1:
+            self.result /= self.group
+        if self.on_finish is not None:
+            self.on_finish(self)
+
+
+class DataRows(Segment):
+    """Given rows, unchanged (M-plots, values at the data, the background).
+
+    ``rows`` may select some rows of ``data`` (gathered chunk by chunk, never
+    all at once).
+    """
+
+    def __init__(self, data: np.ndarray, rows=None):
+        self.data = data
+        self.index = None if rows is None else np.asarray(rows)
+        self.n_rows = data.shape[0] if rows is None else self.index.size
+        self.width = data.shape[1]
+        self.group = 1
+
+    def rows(self, start, stop):
+        if self.index is None:
+            return self.data[start:stop]
+        return self.data[self.index[start:stop]]
+
+    def fill(self, start, stop, out):
+        out[...] = self.rows(start, stop)
+
+
+class GradientRows(DataRows):
+    """Rows whose answer is the gradient of the explained output, kept per feature.
+
+    ``result`` has shape ``(len(columns), n_rows)``: feature-major, so each
+    feature's derivatives are one contiguous array for the reduction.
+
+    Parameters
+    ----------
+    data : ndarray of shape (m, d)
+        The rows at which the gradient is taken.
+    columns : sequence of int
+        The features whose partial derivatives are kept.
+    backend : {"torch", "jax", "callable"}
+    function : callable, optional
+        The user's ``gradient(X) -> (m, d)`` for ``backend="callable"``.
+    """
+
+    def __init__(self, data: np.ndarray, columns, *, backend: str, function=None):
+        super().__init__(data)
+        self.columns = np.asarray(columns, dtype=np.intp)
+        self.backend, self.function = backend, function
+        self._all = np.array_equal(self.columns, np.arange(self.width))
+
+    def call_key(self):
+        return ("gradient", self.backend, id(self.function), self.width)
+
+    def answer(self, model, rows):
+        return model.gradient(rows, backend=self.backend, function=self.function)
+
+    def _reset(self):
+        self.result = np.empty((self.columns.size, self.n_rows))
+        self._left = self.n_rows
+
+    def _fold(self, start, stop, grads):
+        self.result[:, start:stop] = (grads if self._all else grads[:, self.columns]).T
+        self._left -= stop - start
+        if self._left == 0:
+            self._finish()
+
+    def _finish(self):
+        if self.on_finish is not None:
+            self.on_finish(self)
+
+
+def compact_index(index, size):
+    """``index`` in the smallest unsigned type that holds ``size`` values."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if size <= np.iinfo(dtype).max + 1:
+            return np.asarray(index, dtype=dtype)
+    return np.asarray(index, dtype=np.intp)
+
+
+class GridRows(Segment):
+    """Base rows with some columns replaced, for every one of ``k`` settings.
+
+    Row ``r`` of the segment is base row ``r % m`` with ``columns`` set to
+    setting ``r // m``, so the rows of one setting are contiguous.
+
+    Parameters
+    ----------
+    base : ndarray of shape (M, d)
+        Encoded rows (shared between segments; never written).
+    columns : sequence of int
+        The ``c`` replaced columns.
+    values : ndarray of shape (k, c), (k, m, c) or (T, c)
+        The settings: one value vector per setting (a grid point, applied to
+        every base row), one per setting and base row, or, with ``index``, a
+        table of value vectors.
+    average : bool
+        Average the predictions over the ``m`` base rows of each setting
+        (``result`` has ``k`` entries, e.g. a partial dependence curve);
+        otherwise keep all ``k * m`` predictions.
+    rows : int ndarray of shape (m,), optional
+        The base rows to use (default: all ``M``), read chunk by chunk.
+    index : int ndarray of shape (m,), optional
+        Row ``i`` of setting ``s`` takes ``values[index[i] + offsets[s]]``:
+        per-row settings (such as the two edges of each point's ALE bin)
+        without materialising ``k * m`` value vectors.
+    offsets : sequence of int, optional
+        One per setting, with ``index`` (default ``(0,)``).
+    """
+
+    def __init__(self, base: np.ndarray, columns, values, *, average: bool = False, rows=None,
+                 index=None, offsets=None):
+        self.base = base
+        self.base_rows = None if rows is None else np.asarray(rows)
+        self.columns = np.atleast_1d(np.asarray(columns, dtype=np.intp))
+        self.m = base.shape[0] if rows is None else self.base_rows.size
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim == 1:
+            values = values[:, None]
+        if index is not None:
+            self.offsets = np.asarray((0,) if offsets is None else offsets, dtype=np.intp)
+            self.index = compact_index(index, values.shape[0])
+            if values.ndim != 2 or values.shape[1] != self.columns.size \
+                    or self.index.shape != (self.m,):
+                raise ValueError(f"a table of shape {values.shape} with index "
+                                 f"{self.index.shape} does not fit {self.m} base rows and "
+                                 f"{self.columns.size} columns")
+            self.k = self.offsets.size
+        else:
+            self.index = None
+            if values.ndim == 2:
+                values = values[:, None, :]
+            if values.shape[2] != self.columns.size or values.shape[1] not in (1, self.m):
+                raise ValueError(f"values of shape {values.shape} do not fit {self.m} base rows "
+                                 f"and {self.columns.size} columns")
+            self.k = values.shape[0]
+        self.values = values
+        self.width = base.shape[1]
+        self.n_rows = self.m * self.k
+        self.group = self.m if average else 1
+
+    def _settings(self, setting, i):
+        """Value vectors ``(len(i), c)`` of rows ``i`` under ``setting`` (scalar or per row)."""
+        if self.index is not None:
+            return self.values[self.index[i].astype(np.intp) + self.offsets[setting]]
+        return self.values[setting, i if self.values.shape[1] != 1 else 0]
+
+    def fill(self, start, stop, out):
+        m = self.m
+        if m < 256:  # many tiny blocks: one gather beats a Python loop over settings
+            setting, i = np.divmod(np.arange(start, stop), m)
+            np.take(self.base, i if self.base_rows is None else self.base_rows[i], axis=0,
+                    out=out)
+            out[:, self.columns] = self._settings(setting, i)
+            return
+        single = self.columns[0] if self.columns.size == 1 else None
+        r, pos = start, 0
+        while r < stop:
+            setting, i = divmod(r, m)
+            take = min(m - i, stop - r)
+            block = out[pos:pos + take]
+            if self.base_rows is None:
+                block[...] = self.base[i:i + take]  # a contiguous copy, no gather
+            else:
+                np.take(self.base, self.base_rows[i:i + take], axis=0, out=block)
+            if self.index is not None:
+                values = self._settings(setting, slice(i, i + take))
+            elif self.values.shape[1] != 1:
+                values = self.values[setting, i:i + take]
+            else:
+                values = self.values[setting, 0]
+            if single is not None:
+                block[:, single] = values[..., 0]
+            else:
+                block[:, self.columns] = values
+            pos += take
+            r += take
+
+
+class ShiftedRows(Segment):
+    """Base rows with one column moved by a fixed step, for every one of ``k`` steps.
+
+    Row ``r`` is base row ``r % m`` with column ``column`` set to its own value
+    plus ``shifts[r // m]`` (finite differences around the data points).
+    """
+
+    def __init__(self, base: np.ndarray, column: int, shifts):
+        self.base, self.column = base, int(column)
+        self.shifts = np.asarray(shifts, dtype=np.float64)
+        self.m = base.shape[0]
+        self.width = base.shape[1]
+        self.n_rows = self.m * self.shifts.size
+        self.group = 1
+
+    def fill(self, start, stop, out):
+        m, j = self.m, self.column
+        r, pos = start, 0
+        while r < stop:
+            setting, i = divmod(r, m)
+            take = min(m - i, stop - r)
+            block = out[pos:pos + take]
+            block[...] = self.base[i:i + take]
+            block[:, j] = self.base[i:i + take, j] + self.shifts[setting]
+            pos += take
+            r += take

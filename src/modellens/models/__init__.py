@@ -1,0 +1,10 @@
+"""The model seam: the only code that calls or reads the user's model.
+
+:class:`Model` adapts estimators, Pipelines, plain callables and torch / JAX
+models to ``encoded rows -> one float per row`` (and gradients); the private
+modules hold the framework primitives it uses.
+"""
+
+from .adapter import Model, ModelError, prepare
+
+__all__ = ["Model", "ModelError", "prepare"]
