@@ -68,9 +68,7 @@ def test_paper_example_five_wide_bins_is_accurate(gradient):
 def test_dale_stays_on_the_data_where_wide_ale_bins_leave_it(bins):
     # c (x1 - x2)^3 is ~0 on the data; ALE's bin-edge rows move x1 off x2 by up to a
     # bin width and pick up c w^3 / 2 per bin, DALE only sees the derivative on the data
-    ale = getattr(ml, "ale", None)
-    if ale is None:
-        pytest.skip("ml.ale is not available")
+    ale = ml.ale
     n, s, noise, c = 4000, 1.0, 0.5, 1.0
     X = paper_data(n, s=s, noise=noise, seed=1)
     f, grad = paper_model(c)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
+
+from .._validation import InvalidParameterError
 
 __all__ = ["Effect", "Effects", "Band", "Bins"]
 
@@ -31,6 +33,9 @@ class Band:
     upper: np.ndarray
     level: float | None
     label: str
+
+    def __repr__(self):
+        return f"Band(level={self.level!r}, label={self.label!r}, shape={np.shape(self.lower)})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +65,9 @@ class Bins:
     std: np.ndarray
     effects: np.ndarray | None = None
     mean_derivative: np.ndarray | None = None
+
+    def __repr__(self):
+        return f"Bins(shape={np.shape(self.counts)}, total={int(np.sum(self.counts))})"
 
 
 @dataclass(eq=False)
@@ -130,9 +138,42 @@ class Effect:
     empty_cells: np.ndarray | None = None
     extra: dict = field(default_factory=dict, repr=False)
 
+    #: Effect classes by name, for :meth:`from_dict` (subclasses register themselves).
+    _types = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Effect._types[cls.__name__] = cls
+
     @property
     def is_2d(self) -> bool:
         return isinstance(self.feature, tuple)
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`)."""
+        from .._serialize import to_jsonable
+
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (Band, Bins)):
+                value = {g.name: getattr(value, g.name) for g in fields(value)}
+            out[f.name] = value
+        return {"type": type(self).__name__, "fields": to_jsonable(out)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Effect":
+        """Rebuild an effect (of the class that wrote it) from :meth:`to_dict` output."""
+        from .._serialize import from_jsonable
+
+        kind = d.get("type") if isinstance(d, dict) else None
+        if kind not in Effect._types:
+            raise InvalidParameterError(f"not a dict made by Effect.to_dict() (type {kind!r}).")
+        values = from_jsonable(d["fields"])
+        for name, typ in (("band", Band), ("bins", Bins)):
+            if values.get(name) is not None:
+                values[name] = typ(**values[name])
+        return Effect._types[kind](**values)
 
     def __repr__(self):
         shape = np.shape(self.values)
@@ -179,6 +220,9 @@ class Effect:
         return plot_effect(self, ax=ax, **kwargs)
 
 
+Effect._types["Effect"] = Effect
+
+
 class Effects(Mapping):
     """Read-only mapping ``feature -> Effect`` in the order asked.
 
@@ -209,6 +253,17 @@ class Effects(Mapping):
     def __repr__(self):
         methods = sorted({e.method for e in self._effects.values()})
         return f"Effects(method={'/'.join(methods)}, features={list(self._effects)})"
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of every effect, in order (see :meth:`from_dict`)."""
+        return {"type": "Effects", "effects": [e.to_dict() for e in self._effects.values()]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Effects":
+        """Rebuild :class:`Effects` from :meth:`to_dict` output (also after a JSON round trip)."""
+        if not isinstance(d, dict) or d.get("type") != "Effects":
+            raise InvalidParameterError("not a dict made by Effects.to_dict().")
+        return cls([Effect.from_dict(e) for e in d["effects"]])
 
     def to_frame(self) -> pd.DataFrame:
         """All effects in one long-format table (see :meth:`Effect.to_frame`)."""

@@ -61,32 +61,36 @@ class ChunkSizer:
     1. Start at ``min(DEFAULT_CHUNK_ROWS, cap)``.  Tune only when ``tune``,
        ``total >= 8 * size`` and the cap leaves room above the start.
     2. The first chunk only warms the model up and is not timed.
-    3. Time ``SAMPLES`` (3) nearly full chunks per candidate size and take the
-       minimum per-row time: interference only ever adds time, so the fastest
-       chunk is the best estimate of a size's cost, and with three an outlier
-       together with a straggler of the warm-up (or a slow spell over two
-       chunks) still leaves one clean chunk.  Only chunks between ``size - size // 16`` and ``size`` rows
-       count (chunks cut at a segment or call-key boundary, the last chunk,
-       and chunks built at an earlier size are skipped): every size is
-       compared on its own chunks, and a chunk up to 1/16 short shifts even a
-       pure per-call cost by less than the ``GAIN`` that decides.
+    3. Time ``SAMPLES`` (3) full chunks per candidate size and take their
+       minimum per-row time.  Interference only ever adds time, so the
+       fastest chunk is the best estimate of a size's cost; with three, an
+       outlier together with a straggler of the warm-up (or a slow spell over
+       two chunks) still leaves one clean chunk, and every size gets as many
+       chunks, so no size is favoured by more draws.  A chunk counts when it
+       has between ``size - size // 16`` and ``size`` rows: the chunks the
+       engine cuts short at a segment or call-key boundary (less than
+       ``ALIGN_ROWS`` short) are kept, since even a pure per-call cost moves
+       by less than ``GAIN`` over 1/16 of the rows, while the last chunk and
+       chunks built at an earlier size are not comparable and are skipped.
     4. Climb the ladder ``x STEP`` (16k, 64k, 256k, ...; the last step lands on
        ``cap``) while the new size is faster per row than the best so far by
-       more than ``GAIN`` (10%): smaller gains are within what two samples of
-       a noisy clock can resolve, and not worth the memory.  A size that is
-       not faster ends tuning on the best size.
+       more than ``GAIN`` (10%): smaller gains are hard to tell from noise
+       with a few chunks, and not worth the memory.  A size that is not
+       faster ends tuning on the best size.
     5. When the first step up is more than ``GAIN`` *slower*, the model is
-       cache-bound at the start size already, so one step down (the start
-       ``/ STEP``, when at least ``ALIGN_ROWS``) is tried and kept if faster by
-       more than ``GAIN``.  Only one: its trial is cheap (small chunks), but
-       further down the per-call overhead grows while the cache gain is
-       already had.
-    6. Every chunk does useful work, but the chunks of a bad size cost
-       (1.6x on the network above), so a size is only tried while its samples
-       take at most ``1 / BUDGET`` of the rows left; otherwise tuning ends on
-       the best size.  A run therefore spends at most a quarter of its rows on
-       a losing trial, and large sizes are only explored in long runs, which
-       are the ones they can pay off in.
+       bound by the cache, maybe at the start size already, so one step down
+       (the start ``/ STEP``, when at least ``ALIGN_ROWS``) is tried and kept
+       if faster by more than ``GAIN``.  Its trial is cheap (small chunks),
+       and it is only tried after that evidence, so flat models never pay
+       the per-call overhead of small chunks.  Only one step: another
+       would quadruple that overhead again for a cache gain that the first
+       step has mostly taken.
+    6. Every chunk does useful work, but the chunks of a bad size cost more
+       (1.6x on the network above), so a size is only tried while its
+       samples take at most ``1 / BUDGET`` of the rows left; otherwise tuning
+       ends on the best size.  A losing step up thus slows at most a quarter
+       of the rows left, and large sizes are only explored in runs long
+       enough to pay them back.
     """
 
     #: A size replaces the best one only when faster per row by more than this share.
@@ -147,6 +151,7 @@ class ChunkSizer:
             else:
                 self._stop()
         elif self._up and self._best == self._start and rate > (1 + self.GAIN) * self._best_rate:
+            # clearly slower on the first step up: bound by the cache, try below the start
             self._try(self._start // self.STEP, up=False)
         else:
             self._stop()

@@ -52,10 +52,17 @@ class Segment:
         raise NotImplementedError
 
     def _reset(self):
-        self.result = np.zeros(self.n_rows // self.group)
+        # allocated at the first fold: a request's segments then hold memory for
+        # their answers only from when those start to arrive
+        self.result = None
         self._left = self.n_rows
 
+    def _allocate(self):
+        self.result = np.zeros(self.n_rows // self.group)
+
     def _fold(self, start: int, stop: int, preds: np.ndarray):
+        if self.result is None:
+            self._allocate()
         g = self.group
         if g == 1:
             self.result[start:stop] = preds
@@ -73,6 +80,8 @@ class Segment:
             self._finish()
 
     def _finish(self):
+        if self.result is None:
+            self._allocate()
         if self.group > 1:
             self.result /= self.group
         if self.on_finish is not None:
@@ -131,17 +140,20 @@ class GradientRows(DataRows):
     def answer(self, model, rows):
         return model.gradient(rows, backend=self.backend, function=self.function)
 
-    def _reset(self):
+    def _allocate(self):
         self.result = np.empty((self.columns.size, self.n_rows))
-        self._left = self.n_rows
 
     def _fold(self, start, stop, grads):
+        if self.result is None:
+            self._allocate()
         self.result[:, start:stop] = (grads if self._all else grads[:, self.columns]).T
         self._left -= stop - start
         if self._left == 0:
             self._finish()
 
     def _finish(self):
+        if self.result is None:
+            self._allocate()
         if self.on_finish is not None:
             self.on_finish(self)
 
@@ -202,6 +214,9 @@ class GridRows(Segment):
                                  f"{self.index.shape} does not fit {self.m} base rows and "
                                  f"{self.columns.size} columns")
             self.k = self.offsets.size
+            # one 1-D view of the table per setting, shifted by its offset
+            self._tables = [np.ascontiguousarray(values[o:, 0]) for o in self.offsets] \
+                if self.columns.size == 1 else None
         else:
             self.index = None
             if values.ndim == 2:
@@ -239,6 +254,13 @@ class GridRows(Segment):
                 block[...] = self.base[i:i + take]  # a contiguous copy, no gather
             else:
                 np.take(self.base, self.base_rows[i:i + take], axis=0, out=block)
+            if self.index is not None and single is not None:
+                # a one-column table read straight into the column: no temporaries
+                table = self._tables[setting]
+                np.take(table, self.index[i:i + take], out=block[:, single], mode="clip")
+                pos += take
+                r += take
+                continue
             if self.index is not None:
                 values = self._settings(setting, slice(i, i + take))
             elif self.values.shape[1] != 1:

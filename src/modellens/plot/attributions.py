@@ -247,7 +247,7 @@ class AttributionPlots:
         ax = _axes(ax, (5.4, 3.8))
         partner = None
         if isinstance(color, str) and color == "auto":
-            partner = interaction_partner(a, j)
+            partner = _partner_of(a, j)
         elif color is not None:
             partner = a.index_of(color)
         if partner is None:
@@ -324,8 +324,11 @@ def interaction_partner(attributions, feature):
     ``|corr(phi_feature, x_k)|`` over the groups; the best one is returned
     (None when there is no other feature).
     """
-    a = attributions
-    j = a.index_of(feature)
+    return _partner_of(attributions, attributions.index_of(feature))
+
+
+def _partner_of(a, j):
+    """:func:`interaction_partner` of the feature at position ``j``."""
     n, d = a.values.shape
     if d < 2:
         return None
