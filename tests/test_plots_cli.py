@@ -1,10 +1,21 @@
+"""Plots draw what the results hold (read back from the artists), and the demo CLI."""
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import LineCollection, PolyCollection, QuadMesh
+from matplotlib.colors import to_rgba
+from matplotlib.patches import Polygon, Rectangle
 
 import modellens as ml
 from modellens.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
 
 
 @pytest.fixture(scope="module")
@@ -17,28 +28,215 @@ def effects():
         ml.mplot(f, X)
 
 
+@pytest.fixture(scope="module")
+def ale_effects():
+    # x1 follows x0 closely, so most cells of the (x0, x1) pair hold no data
+    rng = np.random.default_rng(3)
+    x0 = rng.uniform(0, 1, 400)
+    X = pd.DataFrame({"x0": x0, "x1": x0 + rng.normal(0, 0.05, 400),
+                      "g": pd.Categorical(rng.choice(["p", "q", "r"], 400))})
+    f = lambda df: df["x0"] ** 2 + df["x0"] * df["x1"] + (df["g"] == "q")  # noqa: E731
+    return ml.ale(f, X, ["x0", "g", ("x0", "x1")], bins=8)
+
+
+@pytest.fixture(scope="module")
+def attributions():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 6))
+    bg = rng.normal(size=(25, 6))
+    w = np.array([3.0, -2.0, 1.0, 0.5, 0.0, -0.25])
+    f = lambda Z: Z @ w + Z[:, 0] * Z[:, 1] + np.sin(Z[:, 2])  # noqa: E731
+    return ml.shapley(f, X, background=bg, algorithm="exact"), X
+
+
+# ------------------------------------------------------------------ helpers
+def _labelled(ax, label):
+    return [c for c in ax.collections if c.get_label() == label]
+
+
+def _assert_band_polygon(poly, x, lower, upper):
+    """The polygon runs along ``(x, lower)`` and back along ``(x, upper)``, nothing else."""
+    assert isinstance(poly, PolyCollection)
+    (path,) = poly.get_paths()
+    v = path.vertices
+    allowed = {(round(a, 9), round(b, 9)) for a, lo, hi in zip(x, lower, upper)
+               for b in (lo, hi)}
+    drawn = {(round(a, 9), round(b, 9)) for a, b in v}
+    assert drawn == allowed
+    np.testing.assert_allclose(v[:, 1].min(), np.min(lower), rtol=1e-12)
+    np.testing.assert_allclose(v[:, 1].max(), np.max(upper), rtol=1e-12)
+
+
+def _rug(ax):
+    return [ln for ln in ax.get_lines() if ln.get_marker() == "|"]
+
+
+def _scatter_points(ax):
+    """All scatter dots of an Axes, as one (n, 2) array."""
+    pts = [c.get_offsets() for c in ax.collections if c.get_offsets().size
+           and not isinstance(c, (PolyCollection, LineCollection, QuadMesh))]
+    return np.concatenate(pts) if pts else np.zeros((0, 2))
+
+
+# ------------------------------------------------------------------ effects
 def test_effect_plot_draws_on_given_axes(effects):
     pd_eff, m_eff = effects
+    eff = pd_eff["a"]
     fig, ax = plt.subplots()
-    out = pd_eff["a"].plot(ax=ax)
+    out = eff.plot(ax=ax)
     assert out is ax
     # 300 ICE curves thinned to 100 in one collection, plus the PD line and the rug
     (ice,) = [c for c in ax.collections if c.get_label() == "ICE"]
-    assert len(ice.get_segments()) == 100
-    rows = {tuple(np.round(r, 12)) for r in pd_eff["a"].ice}
-    assert all(tuple(np.round(seg[:, 1], 12)) in rows for seg in ice.get_segments())
+    assert isinstance(ice, LineCollection)
+    segments = ice.get_segments()
+    assert len(segments) == 100
+    rows = {tuple(np.round(r, 12)): i for i, r in enumerate(eff.ice)}
+    picked = [rows.get(tuple(np.round(seg[:, 1], 12))) for seg in segments]
+    assert None not in picked and len(set(picked)) == 100  # distinct curves of eff.ice
+    assert picked == sorted(picked)  # kept in row order
+    for seg in segments:
+        np.testing.assert_array_equal(seg[:, 0], eff.grid)
     lines = ax.get_lines()
     assert len(lines) == 2
-    np.testing.assert_allclose(lines[0].get_ydata(), pd_eff["a"].values)
+    np.testing.assert_allclose(lines[0].get_xdata(), eff.grid)
+    np.testing.assert_allclose(lines[0].get_ydata(), eff.values)
+    # the rug: one tick per observed value (300 <= 500, so not thinned to quantiles)
+    (rug,) = _rug(ax)
+    np.testing.assert_array_equal(np.sort(rug.get_xdata()), np.sort(eff.feature_values))
+    assert ax.get_title() == "PD: a"
     plt.close(fig)
+
     ax = pd_eff["c"].plot()
     assert [t.get_text() for t in ax.get_xticklabels()] == ["u", "v", "w"]
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    np.testing.assert_allclose([b.get_height() for b in bars], pd_eff["c"].values)
+    (ice,) = _labelled(ax, "ICE")
+    assert len(ice.get_segments()) == 100
     plt.close(ax.figure)
-    ax = pd_eff[("a", "b")].plot()
-    assert ax.collections  # heatmap and contours
+
+    pair = pd_eff[("a", "b")]
+    ax = pair.plot()
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(pair.values.T.shape),
+                               pair.values.T)
+    assert len(ax.collections) > 1  # contour lines over the heatmap
+    assert ax.figure.axes[-1].get_ylabel() == f"PD of {pair.output}"  # the colour bar
     plt.close(ax.figure)
-    ax = m_eff["a"].plot()
-    plt.close(ax.figure)
+
+    m = m_eff["a"]
+    ax = m.plot()
+    (band,) = _labelled(ax, "+/- 1 std of predictions")
+    _assert_band_polygon(band, m.grid, m.values - m.std, m.values + m.std)
+    assert band.get_alpha() == pytest.approx(0.15)  # a spread: fainter than a confidence band
+    assert not _labelled(ax, "ICE")  # M-plots have no ICE curves
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == \
+        ["+/- 1 std of predictions", "mplot"]
+
+
+@pytest.mark.parametrize("max_ice,expected", [(10, 10), (299, 299), (300, 300), (1000, 300),
+                                              (0, None)])
+def test_ice_curves_are_thinned_to_max_ice(effects, max_ice, expected):
+    eff = effects[0]["a"]
+    ax = eff.plot(max_ice=max_ice)
+    found = _labelled(ax, "ICE")
+    if expected is None:
+        assert not found
+        return
+    (ice,) = found
+    assert len(ice.get_segments()) == expected
+    assert ice.get_alpha() == pytest.approx(np.clip(8.0 / expected, 0.05, 0.5))
+    # another random_state draws another sample of the same size
+    other = eff.plot(max_ice=max_ice, random_state=1)
+    segs_other = _labelled(other, "ICE")[0].get_segments()
+    assert len(segs_other) == expected
+    same = all(np.array_equal(a, b) for a, b in zip(ice.get_segments(), segs_other))
+    assert same == (expected == 300)
+
+
+def test_no_ice_no_band_no_rug_when_asked(effects):
+    X = np.random.default_rng(1).normal(size=(1000, 2))
+    eff = ml.pdp(lambda A: A[:, 0] ** 2, X, features=0, grid=6)["x0"]
+    ax = eff.plot()
+    assert not _labelled(ax, "ICE")  # no ice curves were computed
+    (rug,) = _rug(ax)
+    # more than 500 points: the rug shows 101 quantiles of the data
+    np.testing.assert_allclose(rug.get_xdata(), np.quantile(X[:, 0], np.linspace(0, 1, 101)))
+    ax = eff.plot(rug=False)
+    assert not _rug(ax)
+    m = effects[1]["a"]
+    ax = m.plot(band=False)
+    assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert ax.get_legend() is None
+
+
+@pytest.mark.parametrize("method", ["ale", "dale"])
+def test_confidence_band_spans_lower_to_upper(method, ale_effects):
+    if method == "ale":
+        eff = ale_effects["x0"]
+    else:
+        rng = np.random.default_rng(5)
+        X = rng.normal(size=(500, 2))
+        eff = ml.dale(lambda A: A[:, 0] ** 2 * A[:, 1], X, features="x0", bins=7,
+                      gradient=lambda A: np.column_stack([2 * A[:, 0] * A[:, 1],
+                                                          A[:, 0] ** 2]))["x0"]
+    assert eff.band.label == "95% confidence band" and eff.band.level == 0.95
+    assert np.all(eff.band.upper - eff.band.lower > 0)
+    ax = eff.plot()
+    (band,) = _labelled(ax, "95% confidence band")
+    _assert_band_polygon(band, eff.grid, eff.band.lower, eff.band.upper)
+    assert band.get_alpha() == pytest.approx(0.2)
+    (curve,) = [ln for ln in ax.get_lines() if ln.get_label() == method]
+    np.testing.assert_allclose(curve.get_ydata(), eff.values)
+    assert "95% confidence band" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert ax.get_title() == f"{method.upper()}: x0"
+    ax = eff.plot(band=False)
+    assert not _labelled(ax, "95% confidence band")
+
+
+def test_categorical_ale_draws_bars_and_error_bars(ale_effects):
+    eff = ale_effects["g"]
+    ax = eff.plot()
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(v) for v in eff.grid]
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    np.testing.assert_allclose([b.get_height() for b in bars], eff.values)
+    # error bars: one vertical segment per level from the band's lower to its upper limit
+    (errs,) = [c for c in ax.collections if isinstance(c, LineCollection)
+               and c.get_label() != "ICE"]
+    segs = sorted(errs.get_segments(), key=lambda s: s[0, 0])
+    assert len(segs) == len(eff.grid)
+    for k, seg in enumerate(segs):
+        np.testing.assert_allclose(seg[:, 0], [k, k])
+        np.testing.assert_allclose(sorted(seg[:, 1]), [eff.band.lower[k], eff.band.upper[k]])
+
+
+def test_second_order_ale_heatmap_and_empty_cells(ale_effects):
+    pair = ale_effects[("x0", "x1")]
+    empty = pair.empty_cells
+    assert empty.sum() > 0 and (~empty).sum() > 0
+    ax = pair.plot()
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(pair.values.T.shape),
+                               pair.values.T)
+    hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch()]
+    assert len(hatched) == int(empty.sum())
+    # each hatch covers one empty cell, between its bin edges
+    g0, g1 = (np.asarray(g, dtype=float) for g in pair.grid)
+    drawn = {(round(p.get_x(), 9), round(p.get_y(), 9), round(p.get_width(), 9),
+              round(p.get_height(), 9)) for p in hatched}
+    cells = {(round(g0[i], 9), round(g1[j], 9), round(g0[i + 1] - g0[i], 9),
+              round(g1[j + 1] - g1[j], 9)) for i, j in zip(*np.nonzero(empty))}
+    assert drawn == cells
+    assert sum(p.get_label() == "empty cell" for p in hatched) == 1
+
+
+def test_pdp_pair_with_a_categorical_axis(effects):
+    pair = effects[0][("a", "c")]
+    ax = pair.plot()
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(pair.values.T.shape),
+                               pair.values.T)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["u", "v", "w"]
+    np.testing.assert_array_equal(ax.get_yticks(), [0, 1, 2])
 
 
 def test_effects_plot_grid(effects):
@@ -46,16 +244,171 @@ def test_effects_plot_grid(effects):
     fig = pd_eff.plot(ncols=2)
     visible = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
     assert len(visible) == 4
+    assert [ax.get_title() for ax in visible] == ["PD: a", "PD: c", "PD: a x b", "PD: a x c"]
     plt.close(fig)
+    # more axes than effects: the spare ones are hidden
+    fig, axes = plt.subplots(2, 3)
+    out = pd_eff.plot(axes=axes)
+    assert out is fig
+    assert [ax.get_visible() for ax in axes.ravel()] == [True] * 4 + [False] * 2
+    with pytest.raises(ValueError, match="4 effects need 4 axes"):
+        pd_eff.plot(axes=axes[0, :2])
 
 
+# ------------------------------------------------------------- attributions
+def test_waterfall_bars_run_from_base_value_to_prediction(attributions):
+    attr, _ = attributions
+    i = 3
+    base, pred = attr.base_values[i], attr.prediction[i]
+    for max_display, n_bars in ((10, 6), (4, 4)):
+        ax = attr.plot.waterfall(i, max_display=max_display)
+        bars = sorted([p for p in ax.patches if isinstance(p, Rectangle)],
+                      key=lambda p: p.get_y())  # bottom bar first
+        assert len(bars) == n_bars
+        widths = np.array([b.get_width() for b in bars])
+        lefts = np.array([b.get_x() for b in bars])
+        # the bottom bar starts at the base value, each bar starts where the one below ends,
+        # and the top bar ends at the prediction
+        assert lefts[0] == pytest.approx(base, abs=1e-12)
+        np.testing.assert_allclose(lefts[1:], (lefts + widths)[:-1], atol=1e-12)
+        assert lefts[-1] + widths[-1] == pytest.approx(pred, abs=1e-10)
+        assert widths.sum() == pytest.approx(pred - base, abs=1e-10)
+        # top to bottom: features by decreasing |value|, the rest summed in the last bar
+        phi = attr.values[i]
+        order = np.argsort(-np.abs(phi), kind="stable")
+        shown = order[:n_bars - 1] if max_display < 6 else order
+        expected = list(phi[shown])
+        if max_display < 6:
+            expected.append(phi[order[n_bars - 1:]].sum())
+        np.testing.assert_allclose(widths[::-1], expected, atol=1e-12)
+        colors = [to_rgba(b.get_facecolor())[:3] for b in bars[::-1]]
+        assert all((c == to_rgba("#d6404e")[:3]) == (w >= 0)
+                   for c, w in zip(colors, expected))
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels[:n_bars - 1 if max_display < 6 else n_bars] == \
+            [f"{attr.feature_names[j]} = {attr.codes[i, j]:.4g}"
+             for j in (shown if max_display >= 6 else order[:n_bars - 1])]
+        vlines = sorted(ln.get_xdata()[0] for ln in ax.get_lines()
+                        if np.ptp(ln.get_xdata()) == 0 and ln.get_linestyle() in ("--", "-")
+                        and ln.get_transform() is not ax.transData)
+        np.testing.assert_allclose(sorted([base, pred]), vlines, atol=1e-12)
+        plt.close(ax.figure)
+
+
+def test_force_plot_pushes_from_the_base_value_to_the_prediction(attributions):
+    attr, _ = attributions
+    i = 5
+    phi, pred = attr.values[i], attr.prediction[i]
+    ax = attr.plot.force(i)
+    polys = [p for p in ax.patches if isinstance(p, Polygon)]
+    assert len(polys) == int(np.count_nonzero(phi))
+    pos = [p for p in polys if to_rgba(p.get_facecolor())[:3] == to_rgba("#d6404e")[:3]]
+    neg = [p for p in polys if p not in pos]
+    assert len(pos) == int((phi > 0).sum()) and len(neg) == int((phi < 0).sum())
+
+    # each arrow runs from its tail (vertex 0) to its head (vertex 2) over |phi_j|; the
+    # positive ones chain up to f(x), the negative ones chain from f(x) upwards
+    def spans(ps):
+        ends = sorted((p.get_xy()[0, 0], p.get_xy()[2, 0]) for p in ps)
+        return [(min(t, h), max(t, h), h - t) for t, h in ends]
+
+    up = sorted(spans(pos))
+    np.testing.assert_allclose(sorted(s[2] for s in up), np.sort(phi[phi > 0]), atol=1e-12)
+    assert up[0][0] == pytest.approx(pred - phi[phi > 0].sum(), abs=1e-9)
+    assert up[-1][1] == pytest.approx(pred, abs=1e-12)
+    np.testing.assert_allclose([s[1] for s in up[:-1]], [s[0] for s in up[1:]], atol=1e-12)
+    down = sorted(spans(neg))
+    np.testing.assert_allclose(sorted(s[2] for s in down), np.sort(phi[phi < 0]), atol=1e-12)
+    assert down[0][0] == pytest.approx(pred, abs=1e-12)
+    assert down[-1][1] == pytest.approx(pred - phi[phi < 0].sum(), abs=1e-9)
+    np.testing.assert_allclose([s[1] for s in down[:-1]], [s[0] for s in down[1:]], atol=1e-12)
+    assert any(t.get_text() == f"f(x) = {pred:.4g}" for t in ax.texts)
+
+
+@pytest.mark.parametrize("max_display", [10, 3])
+def test_beeswarm_one_dot_per_row_and_shown_feature(attributions, max_display):
+    attr, X = attributions
+    n, d = attr.values.shape
+    ax = attr.plot.beeswarm(max_display=max_display)
+    lines = min(d, max_display)
+    pts = _scatter_points(ax)
+    assert pts.shape == (n * lines, 2)
+    # each dot sits near its line (within the swarm's width) and at one of its values
+    order = np.argsort(-attr.mean_abs(), kind="stable")
+    names = [attr.feature_names[j] for j in order[:lines]]
+    if d > max_display:
+        names[-1] = f"{d - max_display + 1} other features (sum)"
+    assert [t.get_text() for t in ax.get_yticklabels()] == names
+    for row in range(lines):
+        y_line = lines - 1 - row
+        on_line = pts[np.abs(pts[:, 1] - y_line) <= 0.4 + 1e-9]
+        assert len(on_line) == n
+        phi = attr.values[:, order[row]] if not (d > max_display and row == lines - 1) \
+            else attr.values[:, order[lines - 1:]].sum(axis=1)
+        np.testing.assert_allclose(np.sort(on_line[:, 0]), np.sort(phi), atol=1e-12)
+
+
+def test_bar_heights_are_mean_absolute_values(attributions):
+    attr, _ = attributions
+    imp = np.abs(attr.values).mean(axis=0)
+    order = np.argsort(-imp, kind="stable")
+    ax = attr.plot.bar()
+    bars = sorted([p for p in ax.patches if isinstance(p, Rectangle)], key=lambda p: -p.get_y())
+    np.testing.assert_allclose([b.get_width() for b in bars], imp[order], rtol=1e-12)
+    assert [t.get_text() for t in ax.get_yticklabels()] == \
+        [attr.feature_names[j] for j in order]
+    ax = attr.plot.bar(max_display=3)
+    bars = sorted([p for p in ax.patches if isinstance(p, Rectangle)], key=lambda p: -p.get_y())
+    np.testing.assert_allclose([b.get_width() for b in bars],
+                               [imp[order[0]], imp[order[1]], imp[order[2:]].sum()], rtol=1e-12)
+    assert ax.get_yticklabels()[-1].get_text() == "4 other features (sum)"
+
+
+def test_dependence_plots_the_feature_against_its_values(attributions):
+    attr, X = attributions
+    ax = attr.plot.dependence("x2", color="x0")
+    pts = _scatter_points(ax)
+    np.testing.assert_array_equal(pts[:, 0], X[:, 2])
+    np.testing.assert_array_equal(pts[:, 1], attr.values[:, 2])
+    (coloured,) = [c for c in ax.collections if c.get_array() is not None and c.get_offsets().size]
+    np.testing.assert_array_equal(coloured.get_array(), X[:, 0])  # coloured by x0
+    assert ax.figure.axes[-1].get_ylabel() == "x0"
+    plt.close(ax.figure)
+    ax = attr.plot.dependence(1, color=None)
+    pts = _scatter_points(ax)
+    np.testing.assert_array_equal(pts[:, 0], X[:, 1])
+    np.testing.assert_array_equal(pts[:, 1], attr.values[:, 1])
+    assert len(ax.figure.axes) == 1  # no colour bar
+
+
+def test_dependence_of_a_categorical_feature_jitters_around_its_codes():
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame({"g": pd.Categorical(rng.choice(["lo", "mid", "hi"], 60),
+                                          categories=["lo", "mid", "hi"]),
+                      "v": rng.normal(size=60)})
+    f = lambda df: (df["g"].cat.codes.to_numpy() * df["v"]).astype(float)  # noqa: E731
+    attr = ml.shapley(f, X, background=X[:20], algorithm="exact")
+    ax = attr.plot.dependence("g", color=None)
+    pts = _scatter_points(ax)
+    codes = X["g"].cat.codes.to_numpy()
+    assert np.all(np.abs(pts[:, 0] - codes) <= 0.15)
+    assert np.any(pts[:, 0] != codes)
+    np.testing.assert_array_equal(pts[:, 1], attr.values[:, 0])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["lo", "mid", "hi"]
+
+
+# ------------------------------------------------------------------- the CLI
 def test_demo_writes_plots_and_csv(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--grid", "6", "--rows", "3"]) == 0
     out = capsys.readouterr().out
     assert str(tmp_path) in out
-    for name in ("pdp_ice.png", "mplot.png", "ale.png", "shap_beeswarm.png", "effects.csv",
-                 "shapley_values.csv"):
+    for name in ("pdp_ice.png", "mplot.png", "ale.png", "shap_beeswarm.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for name in ("effects.csv", "shapley_values.csv"):
         assert (tmp_path / name).stat().st_size > 0
     table = pd.read_csv(tmp_path / "effects.csv")
     assert {"pdp", "mplot", "ale"} <= set(table["method"])
     assert "bmi" in set(table["feature"])
+    assert np.isfinite(table["value"]).all()
+    values = pd.read_csv(tmp_path / "shapley_values.csv")
+    assert len(values) > 0

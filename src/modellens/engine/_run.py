@@ -127,7 +127,8 @@ def evaluate(model, segments, options: Options | None = None, *, desc: str = "mo
             rows_of_key = sum(s.n_rows for s in segments if s.call_key() == key)
             # threads share the cores, so their timings would mislead the tuner
             sizers[key] = ChunkSizer(seg.width, options.chunk_size, rows_of_key,
-                                     tune=n_jobs == 1)
+                                     tune=n_jobs == 1,
+                                     max_rows=getattr(model, "max_chunk_rows", None))
     show = options.progress if options.progress is not None else total > PROGRESS_MIN_ROWS
     bar = None
     if show:

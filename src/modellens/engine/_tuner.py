@@ -34,6 +34,10 @@ class ChunkSizer:
     tune : bool
         Tune the size (False: keep the start size; the engine passes False when
         chunks run in threads, whose timings share the cores).
+    max_rows : int, optional
+        A lower cap in rows, for models whose memory per row exceeds that of
+        the input rows (a network's activations on a GPU).  It does not limit
+        a user ``chunk_size``.
 
     Attributes
     ----------
@@ -41,10 +45,11 @@ class ChunkSizer:
         Rows the next chunk should have.
     align : int
         A chunk that stops inside a segment stops at a multiple of this many of
-        the segment's rows: 1 for a user ``chunk_size``, ``ALIGN_ROWS`` when tuned.
+        the segment's rows: 1 for a user ``chunk_size`` (or a cap below
+        ``ALIGN_ROWS``), ``ALIGN_ROWS`` otherwise.
     cap : int
-        Most rows of a chunk: ``DEFAULT_CHUNK_BYTES`` of float64 rows of
-        ``width`` columns, and at least ``ALIGN_ROWS``.
+        Most rows of a tuned chunk: ``DEFAULT_CHUNK_BYTES`` of float64 rows of
+        ``width`` columns but at least ``ALIGN_ROWS``, and at most ``max_rows``.
     tuning : bool
         Still exploring; once False, ``size`` no longer changes.
 
@@ -74,9 +79,11 @@ class ChunkSizer:
        chunks built at an earlier size are not comparable and are skipped.
     4. Climb the ladder ``x STEP`` (16k, 64k, 256k, ...; the last step lands on
        ``cap``) while the new size is faster per row than the best so far by
-       more than ``GAIN`` (10%): smaller gains are hard to tell from noise
-       with a few chunks, and not worth the memory.  A size that is not
-       faster ends tuning on the best size.
+       more than ``GAIN`` (5%).  Tree ensembles gain about 10% per step, so a
+       10% threshold let noise decide about half of their runs; at 5% they
+       climb in most runs, while a model that gains nothing moves up only when
+       noise fakes a 5% gain, which costs memory, not time.  A size that is
+       not faster ends tuning on the best size.
     5. When the first step up is more than ``GAIN`` *slower*, the model is
        bound by the cache, maybe at the start size already, so one step down
        (the start ``/ STEP``, when at least ``ALIGN_ROWS``) is tried and kept
@@ -94,7 +101,7 @@ class ChunkSizer:
     """
 
     #: A size replaces the best one only when faster per row by more than this share.
-    GAIN = 0.10
+    GAIN = 0.05
     #: Full-size chunks timed per candidate size (their minimum per-row time counts).
     SAMPLES = 3
     #: Ladder factor between candidate sizes.
@@ -102,13 +109,17 @@ class ChunkSizer:
     #: A trial may take at most ``1 / BUDGET`` of the rows left.
     BUDGET = 4
 
-    def __init__(self, width: int, chunk_size: int | None, total: int, *, tune: bool = True):
+    def __init__(self, width: int, chunk_size: int | None, total: int, *, tune: bool = True,
+                 max_rows: int | None = None):
         self.cap = max(ALIGN_ROWS, DEFAULT_CHUNK_BYTES // (8 * max(1, int(width))))
+        if max_rows is not None:
+            self.cap = min(self.cap, max(1, int(max_rows)))
         if chunk_size is not None:
             self.size, self.align, self.tuning = int(chunk_size), 1, False
             return
         self.size = self._start = min(DEFAULT_CHUNK_ROWS, self.cap)
-        self.align = ALIGN_ROWS
+        # aligned cuts must fit in a chunk, or the chunker could not cut one
+        self.align = ALIGN_ROWS if self.cap >= ALIGN_ROWS else 1
         self.tuning = bool(tune) and total >= 8 * self.size and self.size < self.cap
         self._total = total
         self._done = 0

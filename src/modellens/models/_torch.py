@@ -69,7 +69,7 @@ def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
     torch = import_torch()
     dtype, device = spec if spec is not None else torch_spec(fn)
     with torch.no_grad():
-        x = torch.as_tensor(np.ascontiguousarray(rows), dtype=dtype, device=device)
+        x = torch.tensor(rows, dtype=dtype, device=device)
         return np.asarray(to_numpy(fn(x)), dtype=np.float64)
 
 

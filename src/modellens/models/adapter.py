@@ -23,6 +23,12 @@ from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, t
 __all__ = ["Model", "ModelError", "prepare"]
 
 
+#: Most rows of one call of a torch model (prediction or gradient): the memory of
+#: its activations grows with the network's width, not with the input width that
+#: the engine's byte cap on rows bounds.
+TORCH_MAX_ROWS = 2**15
+
+
 class ModelError(RuntimeError):
     """The user's model failed or answered in a form we cannot use."""
 
@@ -168,6 +174,11 @@ class Model:
             return False
         fitted_on_array = hasattr(model, "n_features_in_") and not hasattr(model, "feature_names_in_")
         return not fitted_on_array
+
+    @property
+    def max_chunk_rows(self) -> int | None:
+        """Most rows of one call the engine should make (None: only its byte cap)."""
+        return TORCH_MAX_ROWS if self.framework == "torch" else None
 
     # ------------------------------------------------------------ predict
     def to_input(self, rows: np.ndarray):
