@@ -275,19 +275,18 @@ def test_waterfall_bars_run_from_base_value_to_prediction(attributions):
         assert widths.sum() == pytest.approx(pred - base, abs=1e-10)
         # top to bottom: features by decreasing |value|, the rest summed in the last bar
         phi = attr.values[i]
+        d = phi.size
         order = np.argsort(-np.abs(phi), kind="stable")
-        shown = order[:n_bars - 1] if max_display < 6 else order
+        shown = order if max_display >= d else order[:max_display - 1]
         expected = list(phi[shown])
-        if max_display < 6:
-            expected.append(phi[order[n_bars - 1:]].sum())
+        labels = [f"{attr.feature_names[j]} = {attr.codes[i, j]:.4g}" for j in shown]
+        if max_display < d:
+            expected.append(phi[order[max_display - 1:]].sum())
+            labels.append(f"{d - max_display + 1} other features")
         np.testing.assert_allclose(widths[::-1], expected, atol=1e-12)
+        assert [t.get_text() for t in ax.get_yticklabels()] == labels
         colors = [to_rgba(b.get_facecolor())[:3] for b in bars[::-1]]
-        assert all((c == to_rgba("#d6404e")[:3]) == (w >= 0)
-                   for c, w in zip(colors, expected))
-        labels = [t.get_text() for t in ax.get_yticklabels()]
-        assert labels[:n_bars - 1 if max_display < 6 else n_bars] == \
-            [f"{attr.feature_names[j]} = {attr.codes[i, j]:.4g}"
-             for j in (shown if max_display >= 6 else order[:n_bars - 1])]
+        assert [c == to_rgba("#d6404e")[:3] for c in colors] == [w >= 0 for w in expected]
         vlines = sorted(ln.get_xdata()[0] for ln in ax.get_lines()
                         if np.ptp(ln.get_xdata()) == 0 and ln.get_linestyle() in ("--", "-")
                         and ln.get_transform() is not ax.transData)

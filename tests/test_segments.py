@@ -144,13 +144,14 @@ def test_grid_rows_gather_a_subset_of_base_rows(m, per_row):
 
 
 @pytest.mark.parametrize("m", SIZES)
-@pytest.mark.parametrize("table_size", [6, 256, 257, 70_000])  # uint8, uint8 at its top, uint16, uint32
+# index dtypes: uint8, uint8 at its top, uint16, uint32
+@pytest.mark.parametrize("table_size", [6, 256, 257, 70_000])
 @pytest.mark.parametrize("offsets", [None, (0, 1), (2, 0, 1)])
 @pytest.mark.parametrize("with_rows", [False, True])
-def test_grid_rows_table_with_index_and_offsets(m, table_size, offsets, with_rows):
+@pytest.mark.parametrize("c", [(1,), (1, 3)])  # one column has its own table path
+def test_grid_rows_table_with_index_and_offsets(m, table_size, offsets, with_rows, c):
     rng = np.random.default_rng(m + table_size)
-    c = (1, 3)
-    table = rng.normal(size=(table_size, 2))
+    table = rng.normal(size=(table_size, len(c)))
     shift = max(offsets) if offsets is not None else 0
     index = rng.integers(0, table_size - shift, size=m)
     index[0] = table_size - shift - 1  # the largest index the offsets allow

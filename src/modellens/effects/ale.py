@@ -355,6 +355,10 @@ class _FeaturePlan(Plan):
             # from the shared data rows
             (fwd, cell_up, _, _), (bwd, cell_down, _, _) = axis.steps(u)
             positions = axis.row_positions()
+            # points strictly inside the level order step both ways: where their two
+            # local effects sit, for the covariance of adjacent steps
+            both = fwd & bwd
+            self.inner = (both[fwd], both[bwd], u[both])
             self.rows = np.concatenate([positions[fwd], positions[bwd]])
             self.cell = np.concatenate([cell_up[fwd], cell_down[bwd]])
             self.sign = np.concatenate([np.ones(fwd.sum()), -np.ones(bwd.sum())])
@@ -376,7 +380,36 @@ class _FeaturePlan(Plan):
         else:
             local = self.sign * (pred - self.at_data.values[self.rows])
         self.stats = bin_stats(self.cell, local, self.axis.n_cells)
+        if self.sign is not None:
+            self.covariance = self._adjacent_covariance(local, self.stats[2])
         segment.result = None
+
+    def _adjacent_covariance(self, local, step_counts):
+        r"""Covariance of the means of steps ``t - 1`` and ``t``, for each inner level ``t``.
+
+        A point at level ``t`` gives step ``t - 1`` its difference down and step
+        ``t`` its difference up, so the two step means share it:
+        :math:`\operatorname{Cov}(\bar\Delta_{t-1}, \bar\Delta_t) = n_t c_t / (N_{t-1} N_t)`
+        with :math:`c_t` the sample covariance (ddof 1) of the two differences
+        over the :math:`n_t` points of level ``t`` and :math:`N` the steps' counts.
+        """
+        in_fwd, in_bwd, level = self.inner
+        n_levels = self.axis.n_units
+        n_fwd = int(np.count_nonzero(self.sign > 0))
+        up, down = local[:n_fwd][in_fwd], local[n_fwd:][in_bwd]
+        level = level.astype(np.intp)
+        n = np.bincount(level, minlength=n_levels).astype(float)
+        sum_up = np.bincount(level, weights=up, minlength=n_levels)
+        sum_down = np.bincount(level, weights=down, minlength=n_levels)
+        mean_up = np.divide(sum_up, n, out=np.zeros(n_levels), where=n > 0)
+        mean_down = np.divide(sum_down, n, out=np.zeros(n_levels), where=n > 0)
+        cross = np.bincount(level, weights=(up - mean_up[level]) * (down - mean_down[level]),
+                            minlength=n_levels)
+        c = np.divide(cross, n - 1, out=np.zeros(n_levels), where=n > 1)
+        inner = np.arange(1, n_levels - 1)
+        steps = np.asarray(step_counts, dtype=float)
+        denom = steps[inner - 1] * steps[inner]
+        return np.divide(n[inner] * c[inner], denom, out=np.zeros(inner.size), where=denom > 0)
 
     def reduce(self) -> Effect:
         axis = self.axis
@@ -387,7 +420,8 @@ class _FeaturePlan(Plan):
         if axis.binned:
             values, variance = accumulate(mean, counts, var_mean)
         else:
-            values, variance = accumulate_levels(mean, counts, var_mean)
+            values, variance = accumulate_levels(mean, counts, var_mean,
+                                                 getattr(self, "covariance", None))
         half = NormalDist().inv_cdf(0.5 + self.confidence / 2) * np.sqrt(variance)
         extra = {}
         if axis.discrete:

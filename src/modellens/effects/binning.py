@@ -137,7 +137,8 @@ def accumulate(bin_effects: np.ndarray, counts: np.ndarray, bin_variance=None):
     return curve, _centred_variance(bin_variance, omega)
 
 
-def accumulate_levels(level_effects: np.ndarray, counts: np.ndarray, step_variance=None):
+def accumulate_levels(level_effects: np.ndarray, counts: np.ndarray, step_variance=None,
+                      step_covariance=None):
     r"""Accumulate effects between adjacent levels and centre by level frequency.
 
     For levels (or distinct values) :math:`v_0 < \dots < v_{L-1}` in their ALE
@@ -155,12 +156,16 @@ def accumulate_levels(level_effects: np.ndarray, counts: np.ndarray, step_varian
         Data points at each level.
     step_variance : ndarray of shape (L - 1,), optional
         Variance of each step's estimate.
+    step_covariance : ndarray of shape (L - 2,), optional
+        Covariance of each pair of adjacent steps' estimates (the points of
+        level ``t`` enter both the step down to ``t - 1`` and the step up to
+        ``t + 1``); steps further apart are independent.
 
     Returns
     -------
     values : ndarray of shape (L,)
     variance : ndarray of shape (L,) or None
-        Variance of the centred curve at each level, steps independent; step
+        Variance of the centred curve at each level; step
         ``s`` enters the centring constant with weight
         :math:`\omega_s = \sum_{t > s} n_t / \sum_t n_t`.
     """
@@ -170,21 +175,26 @@ def accumulate_levels(level_effects: np.ndarray, counts: np.ndarray, step_varian
     if total > 0:
         curve = curve - np.dot(counts, curve) / total
     omega = (total - np.cumsum(counts)[:-1]) / total if total > 0 else np.zeros(counts.size - 1)
-    return curve, _centred_variance(step_variance, omega)
+    return curve, _centred_variance(step_variance, omega, step_covariance)
 
 
-def _centred_variance(variance, omega):
+def _centred_variance(variance, omega, covariance=None):
     r"""Variance of :math:`\sum_j (1[j < k] - \omega_j) \Delta_j` at every point ``k``.
 
-    ``variance`` holds the independent variances of the steps :math:`\Delta_j`
-    and ``omega`` their weights in the centring constant.
+    ``variance`` holds the variances of the steps :math:`\Delta_j`,
+    ``covariance`` (optional) the covariances of adjacent steps (others are
+    independent), and ``omega`` their weights in the centring constant.
     """
     if variance is None:
         return None
     variance = np.asarray(variance, dtype=float)
     n_steps = variance.size
     below = np.arange(n_steps)[None, :] < np.arange(n_steps + 1)[:, None]
-    return ((below - np.asarray(omega)[None, :]) ** 2) @ variance
+    weights = below - np.asarray(omega)[None, :]
+    out = (weights ** 2) @ variance
+    if covariance is not None and n_steps > 1:
+        out = out + 2 * np.sum(weights[:, :-1] * weights[:, 1:] * covariance, axis=1)
+    return out
 
 
 def bin_stats(bin_of_point, local_effects, n_bins):

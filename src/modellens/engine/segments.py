@@ -207,6 +207,11 @@ class GridRows(Segment):
             values = values[:, None]
         if index is not None:
             self.offsets = np.asarray((0,) if offsets is None else offsets, dtype=np.intp)
+            index = np.asarray(index)
+            if index.size and (int(index.min()) + int(self.offsets.min()) < 0
+                               or int(index.max()) + int(self.offsets.max()) >= values.shape[0]):
+                raise ValueError(f"index with offsets reaches outside a table of "
+                                 f"{values.shape[0]} value vectors")
             self.index = compact_index(index, values.shape[0])
             if values.ndim != 2 or values.shape[1] != self.columns.size \
                     or self.index.shape != (self.m,):

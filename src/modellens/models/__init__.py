@@ -5,6 +5,6 @@ models to ``encoded rows -> one float per row`` (and gradients); the private
 modules hold the framework primitives it uses.
 """
 
-from .adapter import Model, ModelError, prepare
+from .adapter import Model, ModelError, prepare, tree_ensemble_name
 
-__all__ = ["Model", "ModelError", "prepare"]
+__all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name"]

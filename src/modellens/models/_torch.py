@@ -75,8 +75,15 @@ def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
 
 def select_output(y, index, m):
     """The explained output of a batch: shape ``(m,)`` (index picks a column of 2-D outputs)."""
-    if y.ndim == 2 and index is not None:
+    if index is not None and y.ndim == 2:
+        k = y.shape[1]
+        if not -k <= index < k:
+            raise ValueError(f"target={index} is out of range: the model returns {k} output(s) "
+                             f"per row (valid: 0..{k - 1}, or -{k}..-1 from the end).")
         y = y[:, index]
+    elif index is not None:
+        raise ValueError(f"target={index} selects an output column, but the model returns "
+                         f"shape {tuple(y.shape)}: one output per row. Leave target= out.")
     elif y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if tuple(y.shape) != (m,):

@@ -8,7 +8,6 @@ answer, so that methods never see a malformed prediction.
 
 from __future__ import annotations
 
-import numbers
 import sys
 import threading
 
@@ -20,7 +19,40 @@ from ._jax import jax_gradient
 from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
                      warn_if_training)
 
-__all__ = ["Model", "ModelError", "prepare"]
+__all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name"]
+
+#: scikit-learn base classes of tree models: piecewise constant in every feature.
+_SKLEARN_TREE_BASES = {"BaseDecisionTree", "BaseForest", "BaseGradientBoosting",
+                       "BaseHistGradientBoosting", "BaseBagging", "IsolationForest"}
+#: Libraries whose models are tree ensembles (their linear boosters aside).
+_TREE_LIBRARIES = ("xgboost", "lightgbm", "catboost")
+
+
+def tree_ensemble_name(model) -> str | None:
+    """The class name of a known tree model (or of a Pipeline's last step), else None.
+
+    Tree models are piecewise constant in every feature, so their derivatives
+    are zero almost everywhere and infinite at the split thresholds.
+    """
+    steps = getattr(model, "steps", None)
+    if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+        return tree_ensemble_name(steps[-1][1])
+    cls = type(model)
+    root = cls.__module__.split(".")[0]
+    if root in _TREE_LIBRARIES:
+        booster = getattr(model, "booster", None)
+        if root == "xgboost" and isinstance(booster, str) and booster == "gblinear":
+            return None
+        return cls.__name__
+    if root == "sklearn":
+        names = {base.__name__ for base in cls.__mro__}
+        if names & _SKLEARN_TREE_BASES:
+            if "BaseBagging" in names and "BaseForest" not in names:
+                # bagging of any estimator: a tree ensemble only when its base is a tree
+                base = getattr(model, "estimator_", None) or getattr(model, "estimator", None)
+                return cls.__name__ if base is None or tree_ensemble_name(base) else None
+            return cls.__name__
+    return None
 
 
 #: Most rows of one call of a torch model (prediction or gradient): the memory of
@@ -31,6 +63,15 @@ TORCH_MAX_ROWS = 2**15
 
 class ModelError(RuntimeError):
     """The user's model failed or answered in a form we cannot use."""
+
+
+def _column(target) -> int:
+    """``target`` as an output column position (negative ones count from the end)."""
+    if not is_integer(target):
+        raise InvalidParameterError(
+            f"target= is the index of the output column to explain (the model has no "
+            f"classes_ to match a label against), got {target!r}.")
+    return int(target)
 
 
 _RESPONSES = ("auto", "predict_proba", "decision_function", "predict")
@@ -84,12 +125,12 @@ class Model:
         self._may_take_tensors = False
         if is_torch_module(model):
             self.framework = "torch"
-            self._fn, self.output_name, self.class_index = self._torch_response(target,
-                                                                                response_method)
+            self._fn, self.output_name, self.class_index, self.negate = \
+                self._torch_response(target, response_method)
             self.as_frame = False
             return
-        self._fn, self.output_name, self.class_index = self._choose_response(model, target,
-                                                                             response_method)
+        self._fn, self.output_name, self.class_index, self.negate = \
+            self._choose_response(model, target, response_method)
         self.as_frame = self._choose_input(model, dataset, input_format)
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
         self._may_take_tensors = self._fn is model
@@ -107,10 +148,9 @@ class Model:
             elif has_proba:
                 response_method = "predict_proba"
             elif callable(model):
-                if target is not None:
-                    raise InvalidParameterError("target= needs a classifier with classes_; "
-                                     "a plain callable must return one value per row.")
-                return model, "f(x)", None
+                if target is None:
+                    return model, "f(x)", None, False
+                return model, f"f(x)[{_column(target)}]", _column(target), False
             else:
                 raise InvalidParameterError(
                     f"cannot explain a {type(model).__name__}: pass a fitted estimator with "
@@ -121,15 +161,15 @@ class Model:
             raise InvalidParameterError(f"{type(model).__name__} has no {response_method} method.")
         if response_method == "predict":
             if target is not None:
-                raise InvalidParameterError("target= selects a class of predict_proba / decision_function; "
-                                 "the model's predict gives one value per row already.")
-            return fn, "prediction", None
+                raise InvalidParameterError(
+                "target= selects a class of predict_proba / decision_function; the model's "
+                "predict gives one value per row already.")
+            return fn, "prediction", None, False
         if classes is None:
             if target is None:
-                return fn, response_method, 1 if response_method == "predict_proba" else None
-            if not isinstance(target, (numbers.Integral, np.integer)):
-                raise InvalidParameterError("the model has no classes_; give target as a column index.")
-            return fn, f"{response_method}[{target}]", int(target)
+                return fn, response_method, (1 if response_method == "predict_proba" else None), \
+                    False
+            return fn, f"{response_method}[{_column(target)}]", _column(target), False
         classes = list(np.asarray(classes).tolist())
         if target is None:
             if len(classes) == 2:
@@ -141,16 +181,17 @@ class Model:
                 )
         elif target in classes:
             k = classes.index(target)
-        elif isinstance(target, (numbers.Integral, np.integer)) and 0 <= int(target) < len(classes):
-            k = int(target)
+        elif is_integer(target) and -len(classes) <= int(target) < len(classes):
+            k = int(target) % len(classes)  # a position, negative ones from the end
         else:
-            raise InvalidParameterError(f"target={target!r} is not one of the model's classes {classes}.")
+            raise InvalidParameterError(f"target={target!r} is not one of the model's classes "
+                                        f"{classes} nor a position among them.")
         name = f"P(y = {classes[k]})" if response_method == "predict_proba" else \
             f"decision({classes[k]})"
         if response_method == "decision_function" and len(classes) == 2:
             # binary decision functions return one column, positive for classes_[1]
-            return fn, name, (None if k == 1 else -1)
-        return fn, name, k
+            return fn, name, None, k == 0
+        return fn, name, k, False
 
     def _torch_response(self, target, response_method):
         if response_method != "auto":
@@ -159,11 +200,8 @@ class Model:
         self._torch_spec = torch_spec(self.model)
         warn_if_training(self.model)
         if target is None:
-            return self.model, "f(x)", None
-        if not is_integer(target):
-            raise InvalidParameterError("for a torch model, target= is the index of the output column to "
-                             f"explain, got {target!r}.")
-        return self.model, f"output[{int(target)}]", int(target)
+            return self.model, "f(x)", None, False
+        return self.model, f"output[{_column(target)}]", _column(target), False
 
     @staticmethod
     def _choose_input(model, dataset, input_format):
@@ -269,13 +307,19 @@ class Model:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
-        if self.class_index == -1:
+        if self.negate:
             out = -out.reshape(-1) if out.ndim == 1 or out.shape[1:] == (1,) else out
         elif self.class_index is not None:
             if out.ndim != 2:
                 raise ModelError(
-                    f"expected {self.output_name} to return shape ({m}, n_classes), got {out.shape}."
-                )
+                    f"target={self.class_index} selects an output column, but {self.output_name} "
+                    f"returned shape {out.shape} for {m} rows: one output per row. Leave "
+                    "target= out for a model with one output.")
+            k = out.shape[1]
+            if not -k <= self.class_index < k:
+                raise ModelError(f"target={self.class_index} is out of range: the model returns "
+                                 f"{k} output(s) per row (valid: 0..{k - 1}, or -{k}..-1 from "
+                                 "the end).")
             out = out[:, self.class_index]
         elif out.ndim == 2 and out.shape[1] == 1:
             out = out[:, 0]
