@@ -15,25 +15,37 @@ they share the engine's chunking, progress bar and threads with predictions.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
 
-from .._validation import InvalidParameterError, check_positive_float
+from .._validation import InvalidParameterError, ModellensWarning, check_positive_float
 from ..engine import GradientRows, Plan, ShiftedRows
+from ..models import tree_ensemble_name
 from ..models._jax import is_jax_function
-from ..models._torch import is_torch_module
+from ..models._torch import import_torch, is_torch_module
 
 __all__ = ["DerivativePlan", "resolve_backend", "feature_scale", "BACKENDS"]
 
 #: Names accepted by ``gradient=`` besides a callable.
 BACKENDS = ("auto", "torch", "jax", "finite_differences")
+#: Rows per feature at which finite differences are checked at a second step.
+CHECK_ROWS = 256
+#: Ratio of the second step to the first.
+CHECK_RATIO = 10.0
+#: Share of checked points whose two derivatives may disagree before we warn.
+CHECK_SHARE = 0.1
 
 
-def resolve_backend(mdl, gradient) -> str:
+def resolve_backend(mdl, gradient, rows=None) -> str:
     """The gradient source for ``gradient=`` and the wrapped model.
 
     Returns one of ``"callable"``, ``"torch"``, ``"jax"``, ``"finite_differences"``.
+    A known tree model is refused when its derivatives would come from finite
+    differences: it is flat almost everywhere and jumps at its thresholds.  A
+    plain function that takes torch tensors (tried on two ``rows`` when torch
+    is loaded) gets autograd.
     """
     if callable(gradient) and not isinstance(gradient, str):
         return "callable"
@@ -48,8 +60,40 @@ def resolve_backend(mdl, gradient) -> str:
             return "torch"
         if is_jax_function(mdl.model):
             return "jax"
-        return "finite_differences"
+        if rows is not None and mdl.may_take_tensors and _takes_tensors(mdl, rows):
+            return "torch"
+        gradient = "finite_differences"
+    if gradient == "torch" and not (mdl.framework == "torch" or is_torch_module(mdl.model)):
+        import_torch()  # a missing install names the extra first
+        if rows is None or not _takes_tensors(mdl, rows):
+            raise InvalidParameterError(
+                "gradient='torch' needs a torch.nn.Module or a function that takes a torch "
+                "tensor and returns one built with torch operations; this model does not. "
+                "Pass gradient='finite_differences' or a gradient= callable.")
+    if gradient == "finite_differences":
+        tree = tree_ensemble_name(mdl.model)
+        if tree is not None:
+            raise InvalidParameterError(
+                f"DALE needs derivatives, but {tree} is a tree model: piecewise constant, so its "
+                "derivative is 0 almost everywhere and infinite at its thresholds, and finite "
+                "differences give zero or spiking effects. Use ml.ale, which compares "
+                "predictions at bin edges.")
     return gradient
+
+
+def _takes_tensors(mdl, rows) -> bool:
+    """True when the model maps a torch tensor with a gradient to a tensor that keeps it."""
+    torch = sys.modules.get("torch")
+    if torch is None or rows.shape[0] == 0 or rows.dtype.kind != "f":
+        return False
+    try:
+        x = torch.tensor(np.asarray(rows[:2]), dtype=torch.get_default_dtype(),
+                         requires_grad=True)
+        with torch.enable_grad():
+            y = mdl.model(x)
+    except Exception:
+        return False
+    return isinstance(y, torch.Tensor) and y.requires_grad
 
 
 def feature_scale(values: np.ndarray) -> np.ndarray:
@@ -76,8 +120,9 @@ class DerivativePlan(Plan):
     finite (the caller decides what to leave out), and the source used.
     """
 
-    def __init__(self, mdl, rows: np.ndarray, columns, *, gradient=None, fd_step=1e-3):
-        self.backend = resolve_backend(mdl, gradient)
+    def __init__(self, mdl, rows: np.ndarray, columns, *, gradient=None, fd_step=1e-3,
+                 names=None, random_state=0):
+        self.backend = resolve_backend(mdl, gradient, rows)
         self.columns = list(columns)
         m = rows.shape[0]
         if self.backend != "finite_differences":
@@ -91,11 +136,20 @@ class DerivativePlan(Plan):
         self._gradient = None
         self.derivatives = np.empty((len(self.columns), m))
         h = step * feature_scale(rows[:, self.columns])
-        self.segments = []
+        self.names = names or [str(j) for j in self.columns]
+        # the same differences at a wider step on a few rows: a smooth model agrees
+        # with itself, a piecewise constant one does not
+        check = min(m, CHECK_ROWS)
+        self.check_rows = np.sort(np.random.default_rng(random_state).choice(m, check,
+                                                                             replace=False))
+        sample = rows[self.check_rows]
+        self.segments, self._checks = [], []
         for c, (j, hj) in enumerate(zip(self.columns, h)):
             seg = ShiftedRows(rows, j, (hj, -hj))
             seg.on_finish = self._difference(c, hj, m)
-            self.segments.append(seg)
+            wide = ShiftedRows(sample, j, (CHECK_RATIO * hj, -CHECK_RATIO * hj))
+            self.segments += [seg, wide]
+            self._checks.append((wide, CHECK_RATIO * hj))
 
     def _difference(self, c, hj, m):
         def collect(seg):
@@ -106,4 +160,40 @@ class DerivativePlan(Plan):
     def reduce(self):
         if self._gradient is not None:
             return self._gradient.result, self.backend
+        k = self.check_rows.size
+        for c, (wide, h_wide) in enumerate(self._checks):
+            narrow = self.derivatives[c, self.check_rows]
+            broad = (wide.result[:k] - wide.result[k:]) / (2 * h_wide)
+            inconsistent, moving = _disagreement(narrow, broad)
+            n_moving = int(moving.sum())
+            if inconsistent.mean() > CHECK_SHARE or \
+                    (n_moving >= 5 and inconsistent[moving].mean() > 0.5):
+                warnings.warn(
+                    f"finite differences look unreliable for {self.names[c]!r}: at "
+                    f"{inconsistent.sum() / max(n_moving, 1):.0%} of the {n_moving} of {k} "
+                    f"checked points where the model moves, the derivative at a "
+                    f"{CHECK_RATIO:g}x wider step disagrees (and {np.mean(narrow == 0):.0%} of "
+                    "the points have a derivative of exactly 0). The model seems not smooth "
+                    "in this feature (piecewise constant, such as trees or rounding); use "
+                    "ml.ale, or pass gradient=.", ModellensWarning, stacklevel=4)
         return self.derivatives, self.backend
+
+
+def _disagreement(narrow: np.ndarray, broad: np.ndarray):
+    """Where two finite-difference derivatives tell different stories.
+
+    Returns two masks over the points: ``inconsistent``, where they differ by
+    more than half their size or one is exactly 0 while the other is not, and
+    ``moving``, where either is not 0.  For a smooth model both estimate the
+    same derivative to second order in the step; a piecewise constant one is
+    flat at most points and jumps, with a size that scales as one over the
+    step, at the others.
+    """
+    a = np.where(np.isfinite(narrow), narrow, 0.0)
+    b = np.where(np.isfinite(broad), broad, 0.0)
+    scale = np.maximum(np.abs(a), np.abs(b))
+    tiny = 1e-9 * scale.max() if scale.size else 0.0
+    moving = scale > tiny
+    apart = (np.abs(a - b) > 0.5 * scale) & moving
+    one_flat = ((a == 0) | (b == 0)) & moving
+    return apart | one_flat, moving

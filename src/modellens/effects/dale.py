@@ -181,7 +181,8 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 1
                                         "categorical ones.")
     specs = [_check_bins(grid_spec(bins, dataset, j), dataset.columns[j].name) for j in feats]
 
-    plan = DerivativePlan(mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step)
+    plan = DerivativePlan(mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step,
+                          names=[dataset.columns[j].name for j in feats])
     ((derivatives, backend),) = run(mdl, [plan], options, desc="dale gradients")
     # derivatives are feature-major: each feature's local effects are one contiguous row,
     # kept by its effect for re-binning without a copy

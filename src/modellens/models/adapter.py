@@ -214,6 +214,11 @@ class Model:
         return not fitted_on_array
 
     @property
+    def may_take_tensors(self) -> bool:
+        """A plain callable (not an estimator) that might be a function on torch tensors."""
+        return self._may_take_tensors
+
+    @property
     def max_chunk_rows(self) -> int | None:
         """Most rows of one call the engine should make (None: only its byte cap)."""
         return TORCH_MAX_ROWS if self.framework == "torch" else None
