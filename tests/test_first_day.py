@@ -108,3 +108,99 @@ def test_negative_target_of_a_classifier_is_a_position():
     two = ml.pdp(clf, X, features="x0", target=2)["x0"]
     np.testing.assert_array_equal(last.values, two.values)
     assert last.output == "P(y = 2)"
+
+
+# ------------------------------------------------------- empty bins of edges
+def test_ale_warns_about_empty_bins_and_can_interpolate_across_them():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(0, 1, 300), rng.uniform(2, 3, 300)])  # no data in (1, 2)
+    X = np.column_stack([x, rng.normal(size=600)])
+    f = lambda A: 3 * A[:, 0] + A[:, 1]  # noqa: E731
+    edges = [0, 0.5, 1, 1.5, 2, 2.5, 3]
+    with pytest.warns(ModellensWarning, match=r"2 of the 6 bins of 'x0' hold no data; their "
+                                              r"effect is taken as 0"):
+        zero = ml.ale(f, X, features="x0", bins={"x0": edges})["x0"]
+    assert zero.values[-1] - zero.values[0] == pytest.approx(6.0)  # flat across the gap
+    with pytest.warns(ModellensWarning, match="interpolated"):
+        filled = ml.ale(f, X, features="x0", bins={"x0": edges}, empty_bins="interpolate")["x0"]
+    assert filled.values[-1] - filled.values[0] == pytest.approx(9.0)  # slope 3 throughout
+    with pytest.warns(ModellensWarning, match="interpolated"):
+        d = ml.dale(f, X, features="x0", bins={"x0": edges}, empty_bins="interpolate",
+                    gradient=lambda A: np.column_stack([np.full(len(A), 3.0), np.ones(len(A))]))
+    assert d["x0"].values[-1] - d["x0"].values[0] == pytest.approx(9.0)
+    with pytest.raises(InvalidParameterError, match="empty_bins must be one of"):
+        ml.ale(f, X, empty_bins="drop")
+
+
+# ------------------------------------------------------------ dtype promise
+def _typed_frame(n=300, seed=4):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "f32": rng.normal(size=n).astype(np.float32),
+        "F64": pd.array(rng.normal(size=n), dtype="Float64"),
+        "I64": pd.array(rng.integers(0, 20, size=n), dtype="Int64"),
+        "B": pd.array(rng.random(n) > 0.5, dtype="boolean"),
+        "i8": rng.integers(0, 5, size=n).astype(np.int8),
+    })
+    frame.loc[3, "F64"] = pd.NA
+    frame.loc[5, "I64"] = pd.NA
+    return frame
+
+
+@pytest.mark.filterwarnings("ignore:.*missing value:modellens.ModellensWarning")
+def test_models_get_every_column_in_its_own_dtype():
+    frame = _typed_frame()
+    expected = dict(frame.dtypes)
+    seen = []
+
+    def model(D):
+        seen.append(dict(D.dtypes))
+        return (D["f32"].to_numpy(np.float64) + D["F64"].fillna(0).to_numpy(np.float64)
+                + D["I64"].fillna(0).to_numpy(np.float64) + D["B"].fillna(False).to_numpy(float)
+                + D["i8"].to_numpy(np.float64))
+
+    ml.mplot(model, frame, grid=4)
+    ml.pdp(model, frame, features=["f32", "I64", "B", "i8"], grid=5)
+    ml.ale(model, frame, features=["f32", "F64", "I64", "i8"], bins=4)
+    ml.shapley(model, frame.iloc[:3], background=frame.iloc[10:30])
+    assert seen
+    for dtypes in seen:
+        for name in ("f32", "F64", "B"):
+            assert dtypes[name] == expected[name], (name, dtypes[name])
+        # integer columns keep their dtype unless a grid value between integers reaches them,
+        # then they get the matching float dtype (documented)
+        assert dtypes["I64"] in (expected["I64"], pd.Float64Dtype())
+        assert dtypes["i8"] in (expected["i8"], np.dtype(np.float64))
+    assert any(d["I64"] == expected["I64"] for d in seen)
+
+
+def test_a_float32_torch_model_takes_its_float32_frame_in_every_method():
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.lin(x)[:, 0]
+
+    net = Net().eval()
+
+    def on_frame(D):
+        assert all(D.dtypes == np.float32), D.dtypes
+        with torch.no_grad():
+            return net(torch.from_numpy(D.to_numpy())).numpy()
+
+    frame = pd.DataFrame(np.random.default_rng(5).normal(size=(100, 2)).astype(np.float32),
+                         columns=["a", "b"])
+    ml.mplot(on_frame, frame, grid=4)
+    ml.pdp(on_frame, frame, grid=4)
+    ml.ale(on_frame, frame, bins=4)
+
+
+def test_datetime_columns_are_refused_with_a_hint():
+    frame = pd.DataFrame({"when": pd.date_range("2024-01-01", periods=50, freq="D"),
+                          "x": np.arange(50.0)})
+    with pytest.raises(InvalidParameterError, match=r"dates.*\.dt\.days"):
+        ml.ale(lambda D: D["x"].to_numpy(), frame)

@@ -342,6 +342,12 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
         codes[codes < 0] = np.nan
         col = Column(name, CATEGORICAL, levels, bool(dtype.ordered), dtype)
         return col, codes
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        raise InvalidParameterError(
+            f"column {name!r} holds dates or durations ({dtype}); modellens explains numeric "
+            "and categorical features. Give the model (and modellens) numbers instead, for "
+            f"example (X[{name!r}] - X[{name!r}].min()).dt.days, or its parts (year, day of "
+            "year) as separate columns.")
     if pd.api.types.is_bool_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
         vals = series.to_numpy(dtype=np.float64, na_value=np.nan)
         col = ref or Column(name, NUMERIC, dtype=dtype)
@@ -394,17 +400,31 @@ def _decode_column(x: np.ndarray, col: Column):
         # an explicit object array: pandas would otherwise infer its string dtype
         return pd.Series(labels, dtype=object, copy=False)
     dtype = col.dtype
-    if dtype is None:
+    if dtype is None or dtype == np.float64:
         return x
+    missing = np.isnan(x)
+    extension = not isinstance(dtype, np.dtype)  # pandas' nullable Int64, Float64, boolean
     if pd.api.types.is_bool_dtype(dtype):
-        if np.isnan(x).any():
-            return pd.array(np.where(np.isnan(x), None, x.astype(bool)), dtype="boolean")
+        if missing.any() or extension:
+            return pd.arrays.BooleanArray(np.where(missing, False, x).astype(bool), missing)
         return x.astype(bool)
     if pd.api.types.is_integer_dtype(dtype):
-        # grid values between integers must stay fractional; only cast back when exact
-        if not np.isnan(x).any() and np.array_equal(x, np.round(x)):
-            return x.astype(dtype if isinstance(dtype, np.dtype) else np.int64)
+        # values between integers (grid points, shifted rows) must stay fractional, so
+        # the column is cast back only when every value is a whole number
+        whole = np.array_equal(x[~missing], np.round(x[~missing]))
+        if extension:
+            if not whole:
+                return pd.arrays.FloatingArray(np.where(missing, 0.0, x), missing)
+            return pd.array(pd.arrays.IntegerArray(
+                np.where(missing, 0, x).astype(np.int64), missing), dtype=dtype)
+        if whole and not missing.any():
+            return x.astype(dtype)
         return x
+    if pd.api.types.is_float_dtype(dtype):
+        if extension:
+            values = np.where(missing, 0.0, x).astype(dtype.numpy_dtype)
+            return pd.arrays.FloatingArray(values, missing)
+        return x.astype(dtype)  # float32 rows for a float32 model (values rounded to it)
     return x
 
 

@@ -7,14 +7,14 @@ from statistics import NormalDist
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import InvalidParameterError, check_int, check_level, is_integer
+from .._validation import InvalidParameterError, check_choice, check_int, check_level, is_integer
 from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, Plan, compact_index, run
 from ..models import prepare
 from ._categorical import level_order
 from ._grid import grid_spec, pair_specs
-from .binning import (accumulate, accumulate_levels, bin_index, bin_stats, check_edges,
-                      inside_edges, quantile_edges)
+from .binning import (EMPTY_BINS, accumulate, accumulate_levels, bin_index, bin_stats,
+                      check_edges, empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
 
 __all__ = ["ale"]
@@ -24,7 +24,7 @@ _FILL_BLOCK = 512
 
 
 def ale(model, X, features=None, *, bins=20, max_discrete: int = 10, confidence: float = 0.95,
-        target=None, response_method: str = "auto", feature_names=None,
+        empty_bins: str = "zero", target=None, response_method: str = "auto", feature_names=None,
         chunk_size: int | None = None, n_jobs: int | None = None,
         progress: bool | None = None) -> Effects:
     r"""Accumulated local effects (Apley & Zhu 2020), as the ALEPlot reference estimates them.
@@ -87,6 +87,12 @@ def ale(model, X, features=None, *, bins=20, max_discrete: int = 10, confidence:
         as ordered levels (0 turns this off).
     confidence : float, default=0.95
         Level of the confidence band of first-order curves.
+    empty_bins : {"zero", "interpolate"}, default="zero"
+        Explicit edges can leave a bin without data, which has no local
+        effect to average: ``"zero"`` takes its effect as 0 (the curve is flat
+        across it, as the ALE reference does), ``"interpolate"`` gives it the
+        slope interpolated from the nearest bins with data.  Either way a
+        warning counts the empty bins.  (Quantile bins are never empty.)
 
     Returns
     -------
@@ -136,6 +142,7 @@ def ale(model, X, features=None, *, bins=20, max_discrete: int = 10, confidence:
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(bins, max_discrete, confidence)
+    check_choice(empty_bins, "empty_bins", EMPTY_BINS)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features)
@@ -152,7 +159,8 @@ def ale(model, X, features=None, *, bins=20, max_discrete: int = 10, confidence:
                                    output=mdl.output_name))
         else:
             plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat)),
-                                      at_data, output=mdl.output_name, confidence=confidence))
+                                      at_data, output=mdl.output_name, confidence=confidence,
+                                      empty_bins=empty_bins))
     if any(getattr(p, "needs_data_rows", False) for p in plans):
         plans.insert(0, at_data)
     results = run(mdl, plans, options, desc="ale")
@@ -338,8 +346,10 @@ class _FeaturePlan(Plan):
     feature at a time.
     """
 
-    def __init__(self, dataset, axis: _Axis, at_data: _AtData, *, output, confidence):
+    def __init__(self, dataset, axis: _Axis, at_data: _AtData, *, output, confidence,
+                 empty_bins="zero"):
         self.axis, self.at_data, self.output, self.confidence = axis, at_data, output, confidence
+        self.empty_bins = empty_bins
         u = axis.unit
         self.needs_data_rows = not axis.binned
         self.stats = None
@@ -418,6 +428,10 @@ class _FeaturePlan(Plan):
         mean, std, cell_counts, var_mean = self.stats
         counts = np.bincount(axis.unit, minlength=axis.n_units)
         if axis.binned:
+            width = np.diff(axis.grid)
+            if not (cell_counts > 0).all():
+                mean = empty_bin_slopes(mean / width, cell_counts, axis.grid, axis.name,
+                                        self.empty_bins, "ale", stacklevel=5) * width
             values, variance = accumulate(mean, counts, var_mean)
         else:
             values, variance = accumulate_levels(mean, counts, var_mean,

@@ -10,7 +10,10 @@ import numpy as np
 from .._validation import InvalidParameterError, ModellensWarning
 
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
-           "accumulate", "accumulate_levels"]
+           "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes"]
+
+#: What an empty bin's effect is: 0, or its neighbours' slope interpolated.
+EMPTY_BINS = ("zero", "interpolate")
 
 #: Up to this many inner edges, counting the edges below each value beats a binary search.
 _COUNT_MAX_EDGES = 32
@@ -223,3 +226,30 @@ def bin_stats(bin_of_point, local_effects, n_bins):
             else float(np.var(local_effects)) if local_effects.size else 0.0
         var_mean[~several] = pooled / np.maximum(count[~several], 1)
     return mean, std, count, var_mean
+
+
+def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str, *, stacklevel=2):
+    """Handle bins without data: warn, and with ``how="interpolate"`` fill their slopes.
+
+    ``slopes`` holds each bin's effect per unit of the feature (0 for empty
+    bins).  An empty bin has no local effect to average, so its slope is either
+    taken as 0 (the ALE reference's choice: the curve is flat across it) or
+    interpolated linearly, at bin centres, from the nearest bins with data on
+    either side (constant beyond the outermost ones).
+    """
+    empty = np.asarray(counts) == 0
+    if not empty.any():
+        return slopes
+    what = ("their effect is taken as 0" if how == "zero" else
+            "their slope is interpolated from the neighbouring bins")
+    warnings.warn(f"{int(empty.sum())} of the {empty.size} bins of {name!r} hold no data; {what}. "
+                  f"Choose fewer bins, edges at data values"
+                  f"{' or bins=' + repr('auto') if method == 'dale' else ''}, or "
+                  f"empty_bins={'interpolate' if how == 'zero' else 'zero'!r}.",
+                  ModellensWarning, stacklevel=stacklevel + 1)
+    if how == "zero" or empty.all():
+        return slopes
+    centres = (edges[:-1] + edges[1:]) / 2
+    out = np.array(slopes, dtype=float)
+    out[empty] = np.interp(centres[empty], centres[~empty], out[~empty])
+    return out

@@ -10,15 +10,16 @@ import numpy as np
 import pandas as pd
 
 from .._config import resolve_options
-from .._validation import (InvalidParameterError, ModellensWarning, check_int, check_level,
-                           is_integer)
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
+                           check_level, is_integer)
 from ..data import resolve_features
 from ..engine import run
 from ..models import ModelError, prepare
 from ._autobin import auto_bins
 from ._derivatives import DerivativePlan
 from ._grid import grid_spec
-from .binning import accumulate, bin_index, bin_stats, check_edges, inside_edges, quantile_edges
+from .binning import (EMPTY_BINS, accumulate, bin_index, bin_stats, check_edges,
+                      empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
 
 __all__ = ["dale", "DaleEffect"]
@@ -43,28 +44,31 @@ class DaleEffect(Effect):
 
     local_effects: np.ndarray | None = None
 
-    def rebin(self, bins=20, *, min_points=None, confidence=None) -> "DaleEffect":
+    def rebin(self, bins=20, *, min_points=None, confidence=None,
+              empty_bins=None) -> "DaleEffect":
         """The same effect on other bins, from the stored local effects (no model call).
 
         Parameters
         ----------
         bins : int, array-like or "auto", default=20
             As in :func:`modellens.dale`.
-        min_points, confidence : optional
+        min_points, confidence, empty_bins : optional
             As in :func:`modellens.dale`; default: the values this effect used.
         """
         min_points = self.extra.get("min_points", 10) if min_points is None else min_points
+        empty_bins = self.extra.get("empty_bins", "zero") if empty_bins is None else empty_bins
+        check_choice(empty_bins, "empty_bins", EMPTY_BINS)
         if confidence is None:
             confidence = self.band.level if self.band is not None else 0.95
         spec = _check_bins(bins, self.feature)
         _check_options(min_points, confidence)
         return _summarise(self.feature, self.feature_values, self.local_effects, spec,
                           min_points=min_points, confidence=confidence, output=self.output,
-                          backend=self.extra.get("gradient"))
+                          backend=self.extra.get("gradient"), empty_bins=empty_bins)
 
 
 def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 10,
-         confidence: float = 0.95, fd_step: float = 1e-3, target=None,
+         confidence: float = 0.95, fd_step: float = 1e-3, empty_bins: str = "zero", target=None,
          response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
          n_jobs: int | None = None, progress: bool | None = None) -> Effects:
     r"""Differential ALE (Gkolemis, Dalamagas & Diou, 2022): ALE from the model's gradient.
@@ -115,6 +119,10 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 1
         ``bins="auto"``: least number of points in a bin.
     confidence : float, default=0.95
         Level of the confidence band of the curve (``band``).
+    empty_bins : {"zero", "interpolate"}, default="zero"
+        As in :func:`modellens.ale`: explicit edges can leave a bin without
+        data; its mean derivative is taken as 0 or interpolated from the
+        nearest bins with data, with a warning either way.
     fd_step : float, default=1e-3
         Finite differences: the step of each feature as a fraction of its
         standard deviation (``2 n`` model rows per feature, all features in
@@ -160,6 +168,7 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 1
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(min_points, confidence)
+    check_choice(empty_bins, "empty_bins", EMPTY_BINS)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features, allow_pairs=False)
@@ -190,7 +199,8 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 1
     for c, (j, spec) in enumerate(zip(feats, specs)):
         x, g = _observed(dataset, j, derivatives[c], backend)
         effects.append(_summarise(dataset.columns[j].name, x, g, spec, min_points=min_points,
-                                  confidence=confidence, output=mdl.output_name, backend=backend))
+                                  confidence=confidence, output=mdl.output_name, backend=backend,
+                                  empty_bins=empty_bins))
     return Effects(effects)
 
 
@@ -248,7 +258,8 @@ def _check_bins(spec, name):
     return check_edges(spec, name)
 
 
-def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
+def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
+               empty_bins="zero"):
     """Bin the local effects ``g`` observed at ``x`` and build the effect."""
     k = None
     if isinstance(spec, str):
@@ -259,7 +270,8 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
         edges = spec
     common = dict(feature=name, method="dale", kind="numeric", feature_values=x,
                   output=output, local_effects=g,
-                  extra={"min_points": min_points, "gradient": backend})
+                  extra={"min_points": min_points, "gradient": backend,
+                         "empty_bins": empty_bins})
     label = f"{confidence:.0%} confidence band"
     if edges.size < 2:  # a constant feature: no interval to accumulate over
         zero = np.zeros(1)
@@ -280,9 +292,7 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend):
     n_bins = edges.size - 1
     mean, std, counts, var_mean = bin_stats(k, gb, n_bins)
     if not (counts > 0).all():
-        warnings.warn(f"{int((counts == 0).sum())} of the {n_bins} bins of {name!r} hold no "
-                      "data; their effect is taken as 0. Choose fewer bins or bins='auto'.",
-                      ModellensWarning, stacklevel=3)
+        mean = empty_bin_slopes(mean, counts, edges, name, empty_bins, "dale", stacklevel=3)
     width = np.diff(edges)
     bin_effects = mean * width
     values, variance = accumulate(bin_effects, counts, width ** 2 * var_mean)
