@@ -204,3 +204,64 @@ def test_datetime_columns_are_refused_with_a_hint():
                           "x": np.arange(50.0)})
     with pytest.raises(InvalidParameterError, match=r"dates.*\.dt\.days"):
         ml.ale(lambda D: D["x"].to_numpy(), frame)
+
+
+# --------------------------------------------------------- shapley inputs
+def test_shapley_input_errors_name_the_argument():
+    frame = pd.DataFrame({"x": np.arange(30.0), "c": pd.Categorical(list("ab") * 15)})
+    model = lambda D: D["x"].to_numpy() + (D["c"] == "a").to_numpy()  # noqa: E731
+    with pytest.raises(InvalidParameterError, match="background has no rows"):
+        ml.shapley(model, frame.iloc[:3], background=frame.iloc[:0])
+    with pytest.raises(InvalidParameterError, match="X has no rows"):
+        ml.shapley(model, frame.iloc[:0], background=frame)
+    with pytest.raises(InvalidParameterError, match="background has no rows"):
+        ml.shapley(lambda A: A[:, 0], np.ones((2, 2)), background=np.ones((0, 2)))
+
+
+def test_a_row_given_as_a_series_is_one_row():
+    frame = pd.DataFrame({"x": np.arange(30.0), "y": np.arange(30.0) ** 2,
+                          "c": pd.Categorical(list("abc") * 10)})
+    model = lambda D: D["x"].to_numpy() * 2 + D["y"].to_numpy() + (D["c"] == "a").to_numpy()  # noqa: E731,E501
+    one = ml.shapley(model, frame.iloc[4], background=frame)
+    same = ml.shapley(model, frame.iloc[4:5], background=frame)
+    assert one.values.shape == (1, 3)
+    np.testing.assert_allclose(one.values, same.values)
+
+
+def test_a_large_background_gets_a_cost_warning(monkeypatch):
+    import importlib
+
+    module = importlib.import_module("modellens.attribution.shapley")
+
+    monkeypatch.setattr(module, "COSTLY_ROWS", 10_000)
+    X = np.random.default_rng(0).normal(size=(400, 6))
+    with pytest.warns(ModellensWarning, match=r"plans [\d,]+ model rows \(5 explained rows x "
+                                              r"62 coalitions x 400 background rows\)"):
+        ml.shapley(lambda A: A.sum(axis=1), X[:5], background=X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModellensWarning)
+        ml.shapley(lambda A: A.sum(axis=1), X[:5], background=X[:100])  # sampled: no warning
+
+
+def test_progress_bar_states_the_planned_rows(capsys):
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    ml.pdp(lambda A: A[:, 0], X, grid=5, progress=True)
+    err = capsys.readouterr().err
+    assert "pdp: 3,000 model rows" in err
+
+
+# --------------------------------------------------- errors that lead somewhere
+def test_option_errors_lead_somewhere():
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    f = lambda A: A[:, 0]  # noqa: E731
+    with pytest.warns(ModellensWarning, match=r"for one 2-D effect of the pair pass a list"):
+        out = ml.pdp(f, X, features=("x0", "x1"), grid=3)
+    assert list(out) == ["x0", "x1"]
+    with pytest.raises(InvalidParameterError, match="window= sets the neighbourhood"):
+        ml.mplot(f, X, grid=10, window=0.2)
+    with pytest.raises(InvalidParameterError, match="sample must be a positive count"):
+        ml.pdp(f, X, sample=True)
+    with pytest.raises(InvalidParameterError, match="chunk_size must be a positive number"):
+        ml.ale(f, X, chunk_size="x")
+    with pytest.raises(InvalidParameterError, match="got 2.5"):
+        ml.ale(f, X, chunk_size=2.5)

@@ -438,6 +438,11 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
         return list(range(dataset.n_features))
     if isinstance(features, (str, numbers.Integral, np.integer)):
         features = [features]
+    elif isinstance(features, tuple) and allow_pairs and len(features) == 2 \
+            and not any(isinstance(f, (tuple, list)) for f in features):
+        warnings.warn(f"features={features!r} explains each of the two features on its own; "
+                      f"for one 2-D effect of the pair pass a list holding it: "
+                      f"[{features!r}].", ModellensWarning, stacklevel=3)
     elif not isinstance(features, (list, tuple, np.ndarray, pd.Index)):
         raise InvalidParameterError(f"features must be None, a name, an integer position or a list of them "
                         f"(pairs as tuples), got {features!r}.")
@@ -482,6 +487,9 @@ def encode_with(X, other, *, feature_names=None):
     n : int
         The number of rows of ``X``.
     """
+    for what, rows in (("X", X), ("background", other)):
+        if hasattr(rows, "__len__") and len(rows) == 0:
+            raise InvalidParameterError(f"{what} has no rows: pass at least one row.")
     if isinstance(X, pd.DataFrame) and isinstance(other, pd.DataFrame):
         names, other_names = [str(c) for c in X.columns], [str(c) for c in other.columns]
         if sorted(names) != sorted(other_names):

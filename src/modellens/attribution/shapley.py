@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 
 from .._validation import InvalidParameterError, ModellensWarning, check_choice
 
@@ -141,6 +142,14 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
     rng = np.random.default_rng(random_state)
+    if isinstance(X, pd.Series):
+        # one row, as df.iloc[i] gives it: its index holds the column names
+        X = X.to_frame().T
+        if isinstance(background, pd.DataFrame):
+            shared = [c for c in X.columns if c in background.columns]
+            X = X.astype(background.dtypes[shared].to_dict())
+        else:
+            X = X.infer_objects()
     if background is None or is_integer(background):
         dataset = Dataset.from_data(X, feature_names=feature_names)
         n = dataset.n_rows
@@ -166,6 +175,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     else:
         estimator = KernelEstimator(fg, bg, budget, rng)
     plan = _ShapleyPlan(fg, bg, estimator, exact=algorithm == "exact")
+    _warn_if_costly(plan, n, bg.shape[0], note)
     ((v0, fx, values, std),) = run(mdl, [plan], options, desc=f"shapley ({algorithm})")
 
     extra = {
@@ -192,6 +202,25 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         value_function="interventional",
         extra=extra,
     )
+
+
+#: Planned model rows above which a large background gets a warning.
+COSTLY_ROWS = 10_000_000
+#: Background rows that a costly request is advised to sample down to.
+SUGGESTED_BACKGROUND = 100
+
+
+def _warn_if_costly(plan, n, m, note):
+    """Say so when a request plans very many rows mostly because of its background."""
+    total = sum(seg.n_rows for seg in plan.segments)
+    if total > COSTLY_ROWS and m > SUGGESTED_BACKGROUND:
+        warnings.warn(
+            f"this request plans {total:,} model rows ({n} explained rows x "
+            f"{total // max(1, n * m):,} coalitions x {m} background rows): the cost grows "
+            f"with the background, {note}. A sample of about {SUGGESTED_BACKGROUND} rows "
+            f"usually suffices, e.g. background=X_train.sample({SUGGESTED_BACKGROUND}, "
+            "random_state=0); or explain fewer rows, or set n_samples= lower.",
+            ModellensWarning, stacklevel=3)
 
 
 class _ShapleyPlan(Plan):

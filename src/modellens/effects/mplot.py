@@ -75,6 +75,12 @@ def mplot(model, X, features=None, *, grid=20, window: float | None = None, targ
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features, allow_pairs=False)
+    if window is not None and (is_integer(grid) or (isinstance(grid, dict) and all(
+            is_integer(v) for v in grid.values()))):
+        raise InvalidParameterError(
+            "window= sets the neighbourhood of points of an explicit grid; with grid=int the "
+            "neighbourhoods are the quantile bins themselves. Pass grid points, or leave "
+            "window out.")
     # one pass over the data serves every feature: M-plots need no plan of their own
     (seg,) = evaluate(mdl, [DataRows(dataset.values)], options, desc="mplot")
     predictions = seg.result
