@@ -265,3 +265,31 @@ def test_option_errors_lead_somewhere():
         ml.ale(f, X, chunk_size="x")
     with pytest.raises(InvalidParameterError, match="got 2.5"):
         ml.ale(f, X, chunk_size=2.5)
+
+
+# ------------------------------------------------ standard errors, small budgets
+def _three_way(A):
+    return (A @ [0.5, -1.0, 0.3, 0.8, -0.2, 0.1] + 2 * A[:, 0] * A[:, 1] * A[:, 2]
+            + np.sin(3 * A[:, 2] * A[:, 3] * A[:, 4]) + np.maximum(A[:, 4] + A[:, 5] + A[:, 0],
+                                                                   0) ** 2)
+
+
+def test_intervals_at_a_small_budget_cover_and_tiny_budgets_give_no_number():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 6))
+    bg = X[:30]
+    exact = ml.shapley(_three_way, X[:150], background=bg, algorithm="exact").values
+    res = ml.shapley(_three_way, X[:150], background=bg, algorithm="permutation",
+                     n_permutations=10, random_state=1)  # 5 antithetic pairs: dof 4
+    np.testing.assert_array_equal(res.dof, 4.0)
+    lo, hi = res.confidence_interval(0.95)
+    t_cover = np.mean((exact >= lo) & (exact <= hi))
+    z_cover = np.mean(np.abs(res.values - exact) <= 1.96 * res.std)
+    # measured 0.88 with t quantiles against 0.84 with normal ones (the rest: tied pairs)
+    assert 0.85 <= t_cover <= 0.99 and t_cover > z_cover + 0.02
+    with pytest.warns(ModellensWarning, match="too few to estimate standard errors"):
+        tiny = ml.shapley(_three_way, X[:5], background=bg, algorithm="permutation",
+                          n_permutations=4, random_state=1)
+    assert np.isnan(tiny.std).all()
+    lo, hi = tiny.confidence_interval()
+    assert np.isnan(lo).all() and np.isnan(hi).all()

@@ -150,6 +150,9 @@ class KernelEstimator:
             self._sampled = MaskedRows(foreground, background, masks, rows=rows)
             self.segments.append(self._sampled)
         self.n_coalitions = len(self.enum_masks) + np.diff(self.offsets)
+        #: Degrees of freedom of each row's standard errors: the variance of the
+        #: sampled part is estimated from its ``T`` draws (inf when nothing is sampled).
+        self.dof = np.where(self.n_draws > 0, self.n_draws - 1.0, np.inf)
 
     def estimate(self, v0: float, fx: np.ndarray):
         """Fit every row; returns ``(values, std)``, both ``(n, d)``."""

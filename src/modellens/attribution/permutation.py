@@ -18,7 +18,15 @@ import numpy as np
 from ._masking import MaskedRows
 from ._coalitions import unique_masks
 
-__all__ = ["PermutationEstimator"]
+__all__ = ["PermutationEstimator", "MIN_ANTITHETIC_FOR_STD"]
+
+#: Fewest antithetic pairs from which standard errors are reported.  With fewer,
+#: the pairs' contributions are often tied (they take few distinct values), so a
+#: sample standard deviation of 0 is common and no quantile can rescue the
+#: interval: measured on a 6-feature model with three-way interactions, t
+#: intervals from 2 pairs covered 54% of the errors (45% of the errors had a
+#: standard error of 0), from 5 pairs 88%, from 20 pairs 92%.
+MIN_ANTITHETIC_FOR_STD = 5
 
 
 class PermutationEstimator:
@@ -51,6 +59,9 @@ class PermutationEstimator:
         self._seg = MaskedRows(foreground, background, masks, rows=rows)
         self.segments = [self._seg]
         self.n_coalitions = np.diff(self.offsets)
+        #: Degrees of freedom of each row's standard errors: the spread of
+        #: ``n_antithetic`` independent pair means.
+        self.dof = np.full(n, float(self.n_antithetic - 1))
 
     def estimate(self, v0: float, fx: np.ndarray):
         """Mean contribution over the pairs; returns ``(values, std)``, both ``(n, d)``."""
@@ -69,6 +80,6 @@ class PermutationEstimator:
             per_antithetic = np.empty((P, d))
             np.put_along_axis(per_antithetic, self.orders[i], contrib, axis=1)
             values[i] = per_antithetic.mean(axis=0)
-            if P > 1:
+            if P >= MIN_ANTITHETIC_FOR_STD:
                 std[i] = per_antithetic.std(axis=0, ddof=1) / np.sqrt(P)
         return values, std

@@ -36,6 +36,9 @@ class Attributions:
     std : ndarray of shape (n, d) or None
         Standard error of each value for sampling estimators (None when the
         values are exact).
+    dof : ndarray of shape (n,) or None
+        Degrees of freedom of each row's standard errors (inf when they are
+        known exactly); :meth:`confidence_interval` uses them.
     output : str
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
     prediction : ndarray of shape (n,) or None
@@ -70,6 +73,7 @@ class Attributions:
     feature_names: list
     method: str
     std: np.ndarray | None = None
+    dof: np.ndarray | None = None
     output: str = "prediction"
     prediction: np.ndarray | None = None
     intercept: np.ndarray | None = None
@@ -143,6 +147,28 @@ class Attributions:
         """The explained rows as floats: categorical columns as level codes (colour scales)."""
         return self.codes.copy()
 
+    def confidence_interval(self, level: float = 0.95):
+        """``(lower, upper)`` around ``values`` from the standard errors, both ``(n, d)``.
+
+        Student's t quantiles with each row's ``dof`` degrees of freedom: at a
+        small sampling budget the standard errors are estimated from few
+        independent pieces, and normal quantiles would give intervals that
+        miss far more often than ``1 - level``.  Exact values get a zero-width
+        interval.
+        """
+        from scipy.stats import t
+
+        from .._validation import check_level
+
+        level = check_level(level, "level")
+        if self.std is None:
+            return self.values.copy(), self.values.copy()
+        dof = np.full(len(self), np.inf) if self.dof is None else np.asarray(self.dof, float)
+        with np.errstate(invalid="ignore"):
+            q = np.where(dof > 0, t.ppf(0.5 + level / 2, np.where(dof > 0, dof, 1)), np.nan)
+        half = q[:, None] * self.std
+        return self.values - half, self.values + half
+
     def mean_abs(self) -> np.ndarray:
         """Global importance: mean of ``|values|`` over the rows, one per feature."""
         return np.abs(self.values).mean(axis=0)
@@ -153,7 +179,7 @@ class Attributions:
         rows = self._row_index(rows)
         cols = self._column_index(cols)
         per_row = {}
-        for name in ("base_values", "prediction", "intercept", "score", "local_prediction"):
+        for name in ("base_values", "dof", "prediction", "intercept", "score", "local_prediction"):
             value = getattr(self, name)
             per_row[name] = None if value is None else np.asarray(value)[rows]
         interactions = None

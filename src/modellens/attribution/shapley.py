@@ -16,7 +16,7 @@ from ..models import Model
 from ._coalitions import bit_masks, exact_weights
 from ._masking import MaskedRows
 from .kernel import KernelEstimator
-from .permutation import PermutationEstimator
+from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
@@ -106,7 +106,10 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         the standard error of each value for the sampling algorithms (the
         spread over antithetic pairs, or the delta-method error of the
         KernelSHAP fit; 0 where the budget enumerated every coalition), None
-        for ``"exact"``.  ``extra`` records the background used and the cost.
+        for ``"exact"``, with its degrees of freedom in ``dof`` (antithetic
+        pairs - 1, or kernel draws - 1): small budgets give few, so use
+        :meth:`Attributions.confidence_interval` (t quantiles) rather than
+        +/- 1.96 ``std``.  ``extra`` records the background used and the cost.
 
     Notes
     -----
@@ -172,11 +175,21 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         estimator = _ExactEstimator(fg, bg)
     elif algorithm == "permutation":
         estimator = PermutationEstimator(fg, bg, budget, rng)
+        if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD:
+            warnings.warn(
+                f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pairs per "
+                f"row, too few to estimate standard errors (std is NaN); use at least "
+                f"{2 * MIN_ANTITHETIC_FOR_STD} permutations for them.", ModellensWarning,
+                stacklevel=2)
     else:
         estimator = KernelEstimator(fg, bg, budget, rng)
     plan = _ShapleyPlan(fg, bg, estimator, exact=algorithm == "exact")
     _warn_if_costly(plan, n, bg.shape[0], note)
     ((v0, fx, values, std),) = run(mdl, [plan], options, desc=f"shapley ({algorithm})")
+    dof = None
+    if std is not None:
+        dof = getattr(estimator, "dof", None)
+        dof = np.full(n, np.inf) if dof is None else np.asarray(dof, dtype=float)
 
     extra = {
         "background": note,
@@ -195,6 +208,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         feature_names=dataset.feature_names,
         method=f"shapley-{algorithm}",
         std=std,
+        dof=dof,
         output=mdl.output_name,
         prediction=fx,
         columns=dataset.columns,
