@@ -115,6 +115,15 @@ class Column:
     def is_categorical(self) -> bool:
         return self.kind == CATEGORICAL
 
+    @property
+    def is_boolean(self) -> bool:
+        """A numeric column of booleans (coded 0 / 1; shown as False / True)."""
+        try:
+            return self.kind == NUMERIC and self.dtype is not None \
+                and pd.api.types.is_bool_dtype(self.dtype)
+        except TypeError:
+            return False
+
 
 @dataclass
 class Dataset:
@@ -297,7 +306,8 @@ class Dataset:
         of the data, so that results for many features do not copy it each.
         """
         x = self.values[:, j]
-        if not self.columns[j].is_categorical and not np.isnan(x).any():
+        col = self.columns[j]
+        if not (col.is_categorical or col.is_boolean) and not np.isnan(x).any():
             view = x.view()
             view.flags.writeable = False
             return view
@@ -307,6 +317,8 @@ class Dataset:
         """Category labels for codes of a categorical column (values otherwise)."""
         col = self.columns[j]
         codes = np.asarray(codes)
+        if col.is_boolean and not np.isnan(codes.astype(float)).any():
+            return codes.astype(bool)
         if not col.is_categorical:
             return codes
         return col.levels[codes.astype(np.intp)]

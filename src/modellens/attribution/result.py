@@ -121,15 +121,18 @@ class Attributions:
     @property
     def data(self) -> np.ndarray:
         """The explained rows as the user knows them: floats, or an object array with labels."""
-        if not any(c.is_categorical for c in self.columns):
+        if not any(c.is_categorical or c.is_boolean for c in self.columns):
             return self.codes.copy()
         out = np.empty(self.codes.shape, dtype=object)
         for j, col in enumerate(self.columns):
             x = self.codes[:, j]
+            missing = np.isnan(x)
             if col.is_categorical:
-                missing = np.isnan(x)
                 out[:, j] = None
                 out[~missing, j] = col.levels[x[~missing].astype(np.intp)]
+            elif col.is_boolean:
+                out[:, j] = None
+                out[~missing, j] = x[~missing].astype(bool)
             else:
                 out[:, j] = x
         return out

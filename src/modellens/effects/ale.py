@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from statistics import NormalDist
-
 import numpy as np
 
 from .._config import resolve_options
@@ -13,8 +11,8 @@ from ..engine import DataRows, GridRows, Plan, compact_index, run
 from ..models import prepare
 from ._categorical import level_order
 from ._grid import grid_spec, pair_specs
-from .binning import (EMPTY_BINS, accumulate, accumulate_levels, bin_index, bin_stats,
-                      check_edges, empty_bin_slopes, inside_edges, quantile_edges)
+from .binning import (EMPTY_BINS, accumulate, accumulate_levels, band_half_width, bin_index,
+                      bin_stats, check_edges, empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
 
 __all__ = ["ale"]
@@ -325,8 +323,8 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
         distinct = np.concatenate([[True], xs[1:] != xs[:-1]])
         if np.count_nonzero(distinct) <= max(max_discrete, 1):
             values = xs[distinct]
-            return _Axis(dataset, j, False, values, values, rows, np.searchsorted(values, x),
-                         "numeric")
+            return _Axis(dataset, j, False, values, dataset.labels(j, values), rows,
+                         np.searchsorted(values, x), "numeric")
         edges = quantile_edges(xs, int(spec), presorted=True)
         del xs, distinct
         return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric")
@@ -436,7 +434,7 @@ class _FeaturePlan(Plan):
         else:
             values, variance = accumulate_levels(mean, counts, var_mean,
                                                  getattr(self, "covariance", None))
-        half = NormalDist().inv_cdf(0.5 + self.confidence / 2) * np.sqrt(variance)
+        half = band_half_width(variance, self.confidence, axis.name, stacklevel=5)
         extra = {}
         if axis.discrete:
             extra["discrete"] = True

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from statistics import NormalDist
 
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning
 
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
-           "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes"]
+           "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
+           "band_half_width"]
 
 #: What an empty bin's effect is: 0, or its neighbours' slope interpolated.
 EMPTY_BINS = ("zero", "interpolate")
 
+#: Deviations larger than this are squared in units of the largest (their squares overflow).
+_SQUARE_SAFE = 1e100
 #: Up to this many inner edges, counting the edges below each value beats a binary search.
 _COUNT_MAX_EDGES = 32
 
@@ -214,18 +218,39 @@ def bin_stats(bin_of_point, local_effects, n_bins):
     mean = np.zeros(n_bins)
     mean[filled] = total[filled] / count[filled]
     dev = local_effects - mean[bin_of_point]
+    # squares of effects beyond ~1e154 overflow float64: such data are squared in units of
+    # their largest deviation, which keeps the standard deviations finite
+    unit = float(np.max(np.abs(dev))) if dev.size else 1.0
+    unit = unit if np.isfinite(unit) and unit > _SQUARE_SAFE else 1.0
+    if unit != 1.0:
+        dev = dev / unit
     squares = np.bincount(bin_of_point, weights=dev * dev, minlength=n_bins)
     std = np.full(n_bins, np.nan)
-    std[filled] = np.sqrt(squares[filled] / count[filled])
+    std[filled] = np.sqrt(squares[filled] / count[filled]) * unit
     several = count > 1
     var_mean = np.zeros(n_bins)
     var_mean[several] = squares[several] / (count[several] * (count[several] - 1.0))
     if not several.all():
         dof = count[several] - 1.0
         pooled = squares[several].sum() / dof.sum() if dof.sum() > 0 \
-            else float(np.var(local_effects)) if local_effects.size else 0.0
+            else float(np.var(dev)) if dev.size else 0.0
         var_mean[~several] = pooled / np.maximum(count[~several], 1)
+    if unit != 1.0:
+        with np.errstate(over="ignore"):
+            var_mean = var_mean * unit * unit  # inf where the variance itself overflows
     return mean, std, count, var_mean
+
+
+def band_half_width(variance, confidence: float, name, *, stacklevel=2):
+    """Half-width of the normal confidence band, NaN (with a warning) where it overflows."""
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(variance)
+    if not np.isfinite(half).all():
+        warnings.warn(f"the confidence band of {name!r} cannot be computed in float64: the "
+                      "model's outputs are too large (their squares overflow); it is left "
+                      "as NaN. Rescale the model's output (divide it by a large constant).",
+                      ModellensWarning, stacklevel=stacklevel + 1)
+        half = np.where(np.isfinite(half), half, np.nan)
+    return half
 
 
 def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str, *, stacklevel=2):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -18,8 +17,8 @@ from ..models import ModelError, prepare
 from ._autobin import auto_bins
 from ._derivatives import DerivativePlan
 from ._grid import grid_spec
-from .binning import (EMPTY_BINS, accumulate, bin_index, bin_stats, check_edges,
-                      empty_bin_slopes, inside_edges, quantile_edges)
+from .binning import (EMPTY_BINS, accumulate, band_half_width, bin_index, bin_stats,
+                      check_edges, empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
 
 __all__ = ["dale", "DaleEffect"]
@@ -296,7 +295,7 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
     width = np.diff(edges)
     bin_effects = mean * width
     values, variance = accumulate(bin_effects, counts, width ** 2 * var_mean)
-    half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(variance)
+    half = band_half_width(variance, confidence, name, stacklevel=3)
     return DaleEffect(grid=edges, values=values, std=std, counts=counts,
                       band=Band(values - half, values + half, confidence, label),
                       bins=Bins(counts=counts, std=std, effects=bin_effects,

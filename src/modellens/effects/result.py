@@ -179,13 +179,22 @@ class Effect:
         shape = np.shape(self.values)
         return f"Effect(method={self.method!r}, feature={self.feature!r}, values shape={shape})"
 
-    def to_frame(self) -> pd.DataFrame:
-        """Long-format table: one row per grid point (per cell for 2-D).
+    def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
+        """Long-format table: one row per grid point (per grid cell for 2-D).
 
         Columns: ``feature``, ``method``, ``grid`` (and ``grid2`` for pairs),
         ``value``, ``lower`` / ``upper`` where there is a band, and ``std`` /
-        ``count`` where the method gives them (per-bin quantities of ALE and
-        DALE sit on the bin's upper edge).
+        ``count`` where the method gives them.  Per-bin quantities of ALE and
+        DALE sit on the bin's upper edge (on the upper corner of a 2-D cell,
+        with ``empty_cell`` flagging cells without data); the rows without one
+        hold NaN.
+
+        Parameters
+        ----------
+        ice : bool, default=False
+            Also one row per ICE curve and grid point, their ``ice_row``
+            holding the curve's row in ``X`` (``<NA>`` on the effect's own
+            rows).
         """
         label = " x ".join(self.feature) if self.is_2d else self.feature
         if self.is_2d:
@@ -193,6 +202,15 @@ class Effect:
             a, b = np.meshgrid(np.arange(len(g1)), np.arange(len(g2)), indexing="ij")
             frame = pd.DataFrame({"grid": g1[a.ravel()], "grid2": g2[b.ravel()],
                                   "value": np.asarray(self.values).ravel()})
+            if self.bins is not None:
+                for name, arr in (("std", self.bins.std), ("count", self.bins.counts)):
+                    corner = np.full((len(g1), len(g2)), np.nan)
+                    corner[1:, 1:] = np.asarray(arr, dtype=float)
+                    frame[name] = corner.ravel()
+            if self.empty_cells is not None:
+                corner = np.zeros((len(g1), len(g2)), dtype=bool)
+                corner[1:, 1:] = self.empty_cells
+                frame["empty_cell"] = corner.ravel()
         else:
             grid = np.asarray(self.grid)
             frame = pd.DataFrame({"grid": grid, "value": np.asarray(self.values)})
@@ -206,6 +224,17 @@ class Effect:
                     arr = np.concatenate([[np.nan], arr])
                 if arr.shape[0] == grid.shape[0]:
                     frame[name] = arr
+        if ice and self.ice is not None:
+            frame["ice_row"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+            curves = np.asarray(self.ice).reshape(len(self.ice), -1)
+            rows = np.arange(len(curves)) if self.ice_rows is None else np.asarray(self.ice_rows)
+            per_curve = frame[[c for c in ("grid", "grid2") if c in frame]]
+            lines = pd.DataFrame({
+                **{c: np.tile(per_curve[c].to_numpy(), len(curves)) for c in per_curve},
+                "value": curves.ravel(),
+                "ice_row": pd.array(np.repeat(rows, curves.shape[1]), dtype="Int64"),
+            })
+            frame = pd.concat([frame, lines], ignore_index=True)
         frame.insert(0, "method", self.method)
         frame.insert(0, "feature", label)
         return frame
@@ -265,9 +294,10 @@ class Effects(Mapping):
             raise InvalidParameterError("not a dict made by Effects.to_dict().")
         return cls([Effect.from_dict(e) for e in d["effects"]])
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
         """All effects in one long-format table (see :meth:`Effect.to_frame`)."""
-        return pd.concat([e.to_frame() for e in self._effects.values()], ignore_index=True)
+        return pd.concat([e.to_frame(ice=ice) for e in self._effects.values()],
+                         ignore_index=True)
 
     def plot(self, *, ncols=3, axes=None, figsize=None, **kwargs):
         """A grid of panels, one per effect; returns the Figure."""
