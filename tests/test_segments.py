@@ -472,16 +472,20 @@ def _fold_data():
     return data, values_a, values_b, f
 
 
+def _recording(f, sizes):
+    """``f``, noting the number of rows of every call in ``sizes``."""
+    def model(A):
+        sizes.append(len(A))
+        return f(A)
+    return model
+
+
 @pytest.mark.parametrize("chunk", [1, 7, 1000, 5000])
 def test_averaged_grid_rows_equal_the_naive_mean_at_any_chunk_size(chunk):
     data, values_a, values_b, f = _fold_data()
     truth_a, truth_b = _naive_means(data, values_a, values_b, f)
     sizes = []
-
-    def model(A):
-        sizes.append(len(A))
-        return f(A)
-
+    model = _recording(f, sizes)
     segs = _pd_segments(data, values_a, values_b)
     with ml.config(chunk_size=chunk):
         evaluate(Model(model, Dataset.from_data(data)), segs)
@@ -503,11 +507,7 @@ def test_tuned_chunk_sizes_give_bit_identical_averages(monkeypatch):
     for start in (ALIGN_ROWS, 2 * ALIGN_ROWS, 3 * ALIGN_ROWS, 8 * ALIGN_ROWS):
         monkeypatch.setattr(_tuner, "DEFAULT_CHUNK_ROWS", start)
         sizes = []
-
-        def model(A):
-            sizes.append(len(A))
-            return f(A)
-
+        model = _recording(f, sizes)
         segs = _pd_segments(data, values_a, values_b)
         evaluate(Model(model, Dataset.from_data(data)), segs, Options(chunk_size=None))
         assert max(sizes) <= start
@@ -536,10 +536,7 @@ def test_on_finish_once_per_segment_after_its_last_rows(chunk):
     data, values_a, values_b, f = _fold_data()
     truth_a, truth_b = _naive_means(data, values_a, values_b, f)
     model_rows = []
-
-    def model(A):
-        model_rows.append(len(A))
-        return f(A)
+    model = _recording(f, model_rows)
 
     segs = [GridRows(data, (0,), values_a, average=True),
             GridRows(data, (0,), np.zeros((0, 1)), average=True),       # no rows

@@ -60,9 +60,15 @@ class Segment:
     def _allocate(self):
         self.result = np.zeros(self.n_rows // self.group)
 
-    def _fold(self, start: int, stop: int, preds: np.ndarray):
+    def _fold(self, start: int, stop: int, answers: np.ndarray):
         if self.result is None:
             self._allocate()
+        self._store(start, stop, answers)
+        self._left -= stop - start
+        if self._left == 0:
+            self._finish()
+
+    def _store(self, start: int, stop: int, preds: np.ndarray):
         g = self.group
         if g == 1:
             self.result[start:stop] = preds
@@ -75,9 +81,6 @@ class Segment:
             cuts = np.union1d([start], cuts) - start
             sums = np.add.reduceat(preds, cuts)
             np.add.at(self.result, (cuts + start) // g, sums)
-        self._left -= stop - start
-        if self._left == 0:
-            self._finish()
 
     def _finish(self):
         if self.result is None:
@@ -143,19 +146,8 @@ class GradientRows(DataRows):
     def _allocate(self):
         self.result = np.empty((self.columns.size, self.n_rows))
 
-    def _fold(self, start, stop, grads):
-        if self.result is None:
-            self._allocate()
+    def _store(self, start, stop, grads):
         self.result[:, start:stop] = (grads if self._all else grads[:, self.columns]).T
-        self._left -= stop - start
-        if self._left == 0:
-            self._finish()
-
-    def _finish(self):
-        if self.result is None:
-            self._allocate()
-        if self.on_finish is not None:
-            self.on_finish(self)
 
 
 def compact_index(index, size):
