@@ -9,7 +9,11 @@ from matplotlib.colors import to_rgba
 from matplotlib.patches import Polygon, Rectangle
 
 import modellens as ml
+from modellens.attribution.result import Attributions
 from modellens.cli import main
+from modellens.data import Column
+from modellens.effects.result import Bins, Effect
+from modellens.plot.attributions import _fmt
 
 
 @pytest.fixture(autouse=True)
@@ -255,6 +259,137 @@ def test_effects_plot_grid(effects):
         pd_eff.plot(axes=axes[0, :2])
 
 
+def _mesh(ax):
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    return mesh
+
+
+def _flat_cells(mesh, nx, ny):
+    """True for flat cells around the grid points ("nearest"), False for values at the
+    corners ("gouraud"), read from the mesh's coordinates."""
+    shape = mesh.get_coordinates().shape
+    assert shape in ((ny + 1, nx + 1, 2), (ny, nx, 2))
+    return shape == (ny + 1, nx + 1, 2)
+
+
+def test_pairs_with_a_categorical_or_boolean_axis_draw_flat_cells_without_contours(
+        effects, ale_effects):
+    # PD of a numeric x categorical pair: no contour lines across the levels
+    pair = effects[0][("a", "c")]
+    ax = pair.plot()
+    assert [c for c in ax.collections if not isinstance(c, QuadMesh)] == []  # no contours
+    assert not ax.texts  # no contour labels
+    assert _flat_cells(_mesh(ax), len(pair.grid[0]), len(pair.grid[1]))
+    # values from bins on a categorical axis: flat cells too, not gouraud shading
+    rng = np.random.default_rng(7)
+    values = rng.normal(size=(5, 3))
+    binned = Effect(feature=("x", "g"), method="ale", grid=(np.linspace(0, 1, 5),
+                                                             np.array(["p", "q", "r"])),
+                    values=values, kind=("numeric", "categorical"),
+                    bins=Bins(counts=np.ones((4, 2), int), std=np.zeros((4, 2))))
+    ax = binned.plot()
+    assert [c for c in ax.collections if not isinstance(c, QuadMesh)] == []
+    assert not ax.texts
+    assert _flat_cells(_mesh(ax), 5, 3)
+    np.testing.assert_allclose(np.asarray(_mesh(ax).get_array()).reshape(3, 5), values.T)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["p", "q", "r"]
+    # a boolean axis (kind "numeric", values False / True) is two levels as well
+    flag = Effect(feature=("flag", "x"), method="pdp",
+                  grid=(np.array([False, True]), np.linspace(0, 1, 4)),
+                  values=rng.normal(size=(2, 4)), kind=("numeric", "numeric"))
+    ax = flag.plot()
+    assert [c for c in ax.collections if not isinstance(c, QuadMesh)] == []
+    assert _flat_cells(_mesh(ax), 2, 4)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["False", "True"]
+    np.testing.assert_array_equal(ax.get_xticks(), [0, 1])
+    # numeric x numeric keeps its look: interpolated corners for binned values, contours
+    for numeric_pair, flat in ((ale_effects[("x0", "x1")], False),
+                               (effects[0][("a", "b")], True)):
+        ax = numeric_pair.plot()
+        assert [c for c in ax.collections if not isinstance(c, QuadMesh)]  # contour lines
+        g0, g1 = numeric_pair.grid
+        assert _flat_cells(_mesh(ax), len(g0), len(g1)) == flat
+
+
+def test_centered_pair_says_so_on_its_colour_bar():
+    eff = Effect(feature=("a", "b"), method="pdp", grid=(np.linspace(0, 1, 4),
+                                                          np.linspace(0, 2, 3)),
+                 values=np.arange(12.0).reshape(4, 3), kind=("numeric", "numeric"),
+                 centered=True, output="P(y = 1)")
+    ax = eff.plot()
+    assert ax.figure.axes[-1].get_ylabel() == "centered PD of P(y = 1)"
+    assert ax.get_title() == "centered PD: a x b"
+    plt.close(ax.figure)
+    eff.centered = False
+    assert eff.plot().figure.axes[-1].get_ylabel() == "PD of P(y = 1)"
+
+
+def test_effects_grid_draws_one_legend(effects):
+    _, m_eff = effects
+    assert [k for k, e in m_eff.items() if e.band is not None and e.kind == "numeric"] == \
+        ["a", "b"]  # two panels with a band: each drew its own legend before
+    fig = m_eff.plot()
+    with_legend = [ax for ax in fig.axes if ax.get_legend() is not None]
+    assert len(with_legend) == 1 and not fig.legends
+    assert with_legend[0] is fig.axes[0]
+    assert [t.get_text() for t in with_legend[0].get_legend().get_texts()] == \
+        ["+/- 1 std of predictions", "mplot"]
+    plt.close(fig)
+    # a single effect still gets its legend
+    assert m_eff["a"].plot().get_legend() is not None
+
+
+def test_effects_grid_shares_y_across_1d_panels_when_asked(effects):
+    pd_eff, _ = effects
+
+    def panels(fig):
+        return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+    fig = pd_eff.plot(sharey=True)
+    a, c, ab, ac = panels(fig)
+    assert a.get_shared_y_axes().joined(a, c)
+    assert not a.get_shared_y_axes().joined(a, ab) and not a.get_shared_y_axes().joined(a, ac)
+    assert a.get_ylim() == c.get_ylim()
+    # the shared limits hold the data of both panels (ICE curves included)
+    low, high = a.get_ylim()
+    for eff in (pd_eff["a"], pd_eff["c"]):
+        assert low <= min(eff.ice.min(), eff.values.min(), 0)
+        assert high >= max(eff.ice.max(), eff.values.max())
+    # heatmaps keep their own y axis (the grid of b / the levels of c)
+    assert ab.get_ylim() != ac.get_ylim() != a.get_ylim()
+    plt.close(fig)
+    # default: each panel has its own y axis
+    fig = pd_eff.plot()
+    a, c, _, _ = panels(fig)
+    assert not a.get_shared_y_axes().joined(a, c)
+    assert a.get_ylim() != c.get_ylim()
+    plt.close(fig)
+    # axes= and figsize= keep working
+    fig, axes = plt.subplots(2, 3)
+    assert pd_eff.plot(axes=axes, sharey=True) is fig
+    assert axes[0, 0].get_shared_y_axes().joined(axes[0, 0], axes[0, 1])
+    assert not axes[0, 0].get_shared_y_axes().joined(axes[0, 0], axes[0, 2])
+    plt.close(fig)
+    fig = pd_eff.plot(figsize=(7, 5), sharey=True)
+    np.testing.assert_allclose(fig.get_size_inches(), [7, 5])
+
+
+@pytest.mark.parametrize("grid", [np.array([False, True]),
+                                  np.array([False, True], dtype=object)])
+def test_boolean_feature_is_drawn_as_two_levels(grid):
+    ice = np.array([[0.0, 1.0], [0.5, 1.2], [0.2, 0.7]])
+    eff = Effect(feature="flag", method="pdp", grid=grid, values=ice.mean(axis=0), ice=ice,
+                 feature_values=np.array([True, False, True]))
+    ax = eff.plot()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["False", "True"]
+    np.testing.assert_array_equal(ax.get_xticks(), [0, 1])
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    np.testing.assert_allclose([b.get_height() for b in bars], eff.values)
+    (ice_lines,) = _labelled(ax, "ICE")
+    np.testing.assert_allclose([seg[:, 1] for seg in ice_lines.get_segments()], ice)
+    assert not _rug(ax)
+
+
 # ------------------------------------------------------------- attributions
 def test_waterfall_bars_run_from_base_value_to_prediction(attributions):
     attr, _ = attributions
@@ -298,9 +433,12 @@ def test_force_plot_pushes_from_the_base_value_to_the_prediction(attributions):
     attr, _ = attributions
     i = 5
     phi, pred = attr.values[i], attr.prediction[i]
+    # x4 does not enter the model: its value is rounding noise (~1e-16), and is not drawn
+    assert 0 < abs(phi[4]) < 1e-12
+    phi = np.where(np.abs(phi) > 1e-12 * np.abs(phi).sum(), phi, 0.0)
     ax = attr.plot.force(i)
     polys = [p for p in ax.patches if isinstance(p, Polygon)]
-    assert len(polys) == int(np.count_nonzero(phi))
+    assert len(polys) == int(np.count_nonzero(phi)) == 5
     pos = [p for p in polys if to_rgba(p.get_facecolor())[:3] == to_rgba("#d6404e")[:3]]
     neg = [p for p in polys if p not in pos]
     assert len(pos) == int((phi > 0).sum()) and len(neg) == int((phi < 0).sum())
@@ -394,6 +532,104 @@ def test_dependence_of_a_categorical_feature_jitters_around_its_codes():
     assert np.any(pts[:, 0] != codes)
     np.testing.assert_array_equal(pts[:, 1], attr.values[:, 0])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["lo", "mid", "hi"]
+
+
+def _force_spans(phi, pred):
+    """The [lo, hi] span of each contribution in a force plot, keyed by feature position."""
+    spans = {}
+    x = pred - phi[phi > 0].sum()
+    for j in [j for j in np.argsort(phi) if phi[j] > 0]:
+        spans[j] = (x, x + phi[j])
+        x += phi[j]
+    x = pred
+    for j in [j for j in np.argsort(-phi) if phi[j] < 0][::-1]:
+        spans[j] = (x, x - phi[j])
+        x -= phi[j]
+    return spans
+
+
+@pytest.mark.parametrize("small,n_drawn", [(1e-16, 2), (0.01, 3), (-0.01, 3)])
+def test_force_plot_draws_slivers_inside_their_span(small, n_drawn):
+    phi = np.array([2.0, small, -1.0])
+    attr = Attributions(values=phi[None], base_values=[0.0], codes=[[1.0, 2.0, 3.0]],
+                        feature_names=["a", "b", "c"], method="lime")
+    pred = phi.sum()
+    ax = attr.plot.force(0)
+    polys = [p for p in ax.patches if isinstance(p, Polygon)]
+    assert len(polys) == n_drawn  # a contribution of 0 (to float precision) is not drawn
+    spans = _force_spans(phi, pred)
+    expected = sorted(spans[j] for j in range(3) if abs(phi[j]) > 1e-12)
+    drawn = sorted((p.get_xy()[:, 0].min(), p.get_xy()[:, 0].max()) for p in polys)
+    np.testing.assert_allclose(drawn, expected, atol=1e-12)
+    for p in polys:  # vertex 0 is still the tail and vertex 2 the head
+        tail, head = p.get_xy()[0, 0], p.get_xy()[2, 0]
+        assert tail != head
+
+
+def test_force_plot_labels_do_not_overlap():
+    # twelve small contributions side by side, eight up and four down, and a big one
+    phi = np.array([6.0] + [0.8] * 8 + [-0.8] * 4)
+    names = ["big"] + [f"feature_{k}" for k in range(12)]
+    attr = Attributions(values=phi[None], base_values=[0.0], codes=np.linspace(0.1, 1.6, 13)[None],
+                        feature_names=names, method="lime")
+    ax = attr.plot.force(0)
+    fig = ax.figure
+    labels = [t for t in ax.texts if "\n= " in t.get_text()]
+    assert len(labels) == 13  # all of them are large enough to be labelled
+
+    def shown_boxes():
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        shown = [t for t in labels if t.get_visible()]
+        boxes = [t.get_window_extent(renderer) for t in shown]
+        for k, box in enumerate(boxes):
+            for other in boxes[:k]:
+                assert not box.overlaps(other), "two labels overlap"
+        return [t.get_text().split("\n")[0] for t in shown]
+
+    shown = shown_boxes()
+    assert "big" in shown  # the largest contribution keeps its label
+    assert 2 <= len(shown) < 13
+    # decided when drawn: at a wider figure every label has room
+    fig.set_size_inches(40, 2.4)
+    assert len(shown_boxes()) == 13
+    fig.set_size_inches(9, 2.4)
+    assert shown_boxes() == shown
+
+
+def _boolean_attributions():
+    rng = np.random.default_rng(8)
+    flag = rng.random(30) < 0.5
+    v = rng.normal(size=30)
+    codes = np.column_stack([flag.astype(float), v])
+    values = np.column_stack([np.where(flag, 0.7, -0.4), 0.3 * v])
+    return Attributions(values=values, base_values=np.full(30, 1.0), codes=codes,
+                        feature_names=["flag", "v"], method="shapley-exact",
+                        columns=[Column("flag", "numeric", dtype=np.dtype(bool)),
+                                 Column("v", "numeric")]), flag
+
+
+def test_boolean_features_are_labelled_false_true():
+    assert [_fmt(v) for v in (True, False, np.True_, np.bool_(False), 1, np.float64(1.0))] \
+        == ["True", "False", "True", "False", "1", "1"]
+    attr, flag = _boolean_attributions()
+    i = int(np.flatnonzero(flag)[0])
+    ax = attr.plot.waterfall(i)
+    assert "flag = True" in [t.get_text() for t in ax.get_yticklabels()]
+    plt.close(ax.figure)
+    ax = attr.plot.force(i)
+    assert "flag\n= True" in [t.get_text() for t in ax.texts]
+    plt.close(ax.figure)
+    # dependence: the two values as levels, jittered around 0 and 1
+    ax = attr.plot.dependence("flag", color=None)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["False", "True"]
+    np.testing.assert_array_equal(ax.get_xticks(), [0, 1])
+    pts = _scatter_points(ax)
+    assert np.all(np.abs(pts[:, 0] - flag) <= 0.15)
+    plt.close(ax.figure)
+    # and as the colour of another feature
+    ax = attr.plot.dependence("v", color="flag")
+    assert [t.get_text() for t in ax.figure.axes[-1].get_yticklabels()] == ["False", "True"]
 
 
 # ------------------------------------------------------------------- the CLI

@@ -299,8 +299,13 @@ class Effects(Mapping):
         return pd.concat([e.to_frame(ice=ice) for e in self._effects.values()],
                          ignore_index=True)
 
-    def plot(self, *, ncols=3, axes=None, figsize=None, **kwargs):
-        """A grid of panels, one per effect; returns the Figure."""
+    def plot(self, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
+        """A grid of panels, one per effect; returns the Figure.
+
+        ``sharey=True`` gives the 1-D panels one y axis; the legend is drawn
+        once.  Other keywords go to :func:`modellens.plot.plot_effect`.
+        """
         from ..plot.effects import plot_effects
 
-        return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, **kwargs)
+        return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, sharey=sharey,
+                            **kwargs)

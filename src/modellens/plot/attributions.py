@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.artist import Artist
 
 from .._validation import InvalidParameterError
 
@@ -22,6 +23,8 @@ def _axes(ax, size):
 
 
 def _fmt(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))  # "True", not "1": bool is an int, and np.bool_ prints its repr
     if isinstance(x, (float, np.floating)):
         return "nan" if np.isnan(x) else f"{x:.4g}"
     return str(x)
@@ -118,7 +121,11 @@ class AttributionPlots:
 
         Positive contributions push from the left up to the prediction, negative
         ones from the right down to it; segments with at least
-        ``min_label_share`` of the total length are labelled.
+        ``min_label_share`` of the total length are labelled, the largest
+        first: a label that would overlap one already placed is left out (when
+        the figure is drawn, at its final size).  A contribution shorter than
+        the arrow tip is drawn as a plain bar, one of 0 (to ~1e-12 of the total)
+        not at all.
         """
         from matplotlib.patches import Polygon
 
@@ -141,16 +148,23 @@ class AttributionPlots:
         for j in neg[::-1]:
             segments.append((j, x, x - phi[j], _NEG))
             x -= phi[j]
+        labels = []
         for j, lo, hi, color in segments:
-            d = tip if color == _POS else -tip
+            if abs(phi[j]) <= 1e-12 * total:
+                continue  # rounding noise: nothing to draw
+            # an arrow tip longer than the segment would turn the arrow inside out
+            d = tip if abs(phi[j]) >= tip else 0.0
+            d = d if color == _POS else -d
             head, tail = (hi, lo) if color == _POS else (lo, hi)
             pts = [(tail, -height / 2), (head - d, -height / 2), (head, 0),
                    (head - d, height / 2), (tail, height / 2), (tail + d, 0)]
             ax.add_patch(Polygon(pts, closed=True, facecolor=color, edgecolor="white", lw=0.8))
             if abs(phi[j]) >= min_label_share * total:
-                ax.text((lo + hi) / 2, -height / 2 - 0.08,
-                        f"{a.feature_names[j]}\n= {_fmt(row[j])}", ha="center", va="top",
-                        fontsize=7, color=color)
+                labels.append((-abs(phi[j]), len(labels), ax.text(
+                    (lo + hi) / 2, -height / 2 - 0.08, f"{a.feature_names[j]}\n= {_fmt(row[j])}",
+                    ha="center", va="top", fontsize=7, color=color)))
+        if labels:
+            ax.add_artist(_NoOverlap([t for _, _, t in sorted(labels, key=lambda e: e[:2])]))
         ax.plot([pred, pred], [height / 2, height / 2 + 0.25], color="0.1", lw=1)
         ax.text(pred, height / 2 + 0.28, f"f(x) = {pred:.4g}", ha="center", va="bottom",
                 fontsize=9, weight="bold")
@@ -241,7 +255,7 @@ class AttributionPlots:
         numeric = a.numeric_data()
         x = numeric[:, j].copy()
         phi = a.values[:, j]
-        categorical = a.kinds[j] == "categorical"
+        categorical = a.kinds[j] == "categorical" or _is_boolean(a, j)
         if categorical:
             x += np.random.default_rng(random_state).uniform(-0.15, 0.15, size=x.shape)
         ax = _axes(ax, (5.4, 3.8))
@@ -259,7 +273,7 @@ class AttributionPlots:
             pts = ax.scatter(x[~missing], phi[~missing], c=c[~missing], s=12, cmap=_CMAP, lw=0)
             bar = ax.figure.colorbar(pts, ax=ax, aspect=30, pad=0.02)
             bar.set_label(a.feature_names[partner], fontsize=8)
-            if a.kinds[partner] == "categorical":
+            if a.kinds[partner] == "categorical" or _is_boolean(a, partner):
                 levels = _levels(a, partner)
                 bar.set_ticks(np.arange(len(levels)))
                 bar.set_ticklabels([str(v) for v in levels])
@@ -277,8 +291,43 @@ def _method_label(a) -> str:
     return "SHAP value" if a.method.startswith("shapley") else "attribution"
 
 
+def _is_boolean(a, j) -> bool:
+    """A numeric column of booleans (codes 0 / 1, shown as False / True)."""
+    return bool(getattr(a.columns[j], "is_boolean", False))
+
+
 def _levels(a, j):
-    return a.levels(j)
+    """Labels of the codes 0, 1, ... of a categorical (or boolean) feature."""
+    return [False, True] if _is_boolean(a, j) else a.levels(j)
+
+
+class _NoOverlap(Artist):
+    """Shows ``texts`` in order of priority and hides, each time the Axes is drawn, every
+    one whose box (padded by ``pad`` pixels) would overlap a text already shown.
+
+    Deciding at draw time uses the figure's final size and layout; the artist sits just
+    below the texts in z-order, so it runs before they are drawn.
+    """
+
+    def __init__(self, texts, pad=1.5):
+        super().__init__()
+        self.texts = list(texts)
+        self.pad = pad
+        self.set_in_layout(False)
+        self.set_zorder(min(t.get_zorder() for t in self.texts) - 0.01)
+
+    def draw(self, renderer):
+        if not self.get_visible():
+            return
+        shown = []
+        for t in self.texts:
+            t.set_visible(True)
+            box = t.get_window_extent(renderer).padded(self.pad)
+            overlaps = any(box.overlaps(other) for other in shown)
+            t.set_visible(not overlaps)
+            if not overlaps:
+                shown.append(box)
+        self.stale = False
 
 
 def _unit_scale(x):

@@ -28,25 +28,47 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
     Numeric features: the curve with its ICE lines (at most ``max_ice`` of
     them, a random thinning when there are more), a band of +/- one std or
     the confidence band where the method gives one, and a rug of the data.
-    Categorical features: points per level with ICE as parallel coordinates.
-    Pairs: a heatmap with contour lines.
+    Categorical and boolean features: points per level with ICE as parallel
+    coordinates.  Pairs: a heatmap, with contour lines when both axes are
+    numeric (flat cells when one is categorical or boolean).
     """
     ax = _axes(ax)
+    if _draw(effect, ax, max_ice=max_ice, rug=rug, band=band, random_state=random_state):
+        ax.legend(fontsize=7, loc="best", frameon=False)
+    return ax
+
+
+def _label(effect) -> str:
+    """How axis labels and titles name the effect: "PD", "centered PD", "ALE", ..."""
+    label = _TITLES.get(effect.method, effect.method)
+    return "centered " + label if effect.centered else label
+
+
+def _draw(effect, ax, *, max_ice=100, rug=True, band=True, random_state=0) -> bool:
+    """Draw ``effect`` on ``ax`` without a legend; True when the panel wants one."""
+    wants_legend = False
     if effect.is_2d:
         _plot_2d(effect, ax)
-    elif effect.kind == "categorical":
+    elif effect.kind == "categorical" or _is_boolean(effect.grid):
         _plot_categorical(effect, ax, max_ice, random_state)
     else:
-        _plot_numeric(effect, ax, max_ice, rug, band, random_state)
-    label = _TITLES.get(effect.method, effect.method)
-    if effect.centered:
-        label = "centered " + label
+        wants_legend = _plot_numeric(effect, ax, max_ice, rug, band, random_state)
+    label = _label(effect)
     if not effect.is_2d:
         ax.set_xlabel(str(effect.feature))
         ax.set_ylabel(f"{label} of {effect.output}")
     ax.set_title(f"{label}: {effect.feature if not effect.is_2d else ' x '.join(effect.feature)}",
                  fontsize=10)
-    return ax
+    return wants_legend
+
+
+def _is_boolean(grid) -> bool:
+    """True for grid values that are booleans (numpy bool, or Python / numpy bools in objects)."""
+    arr = np.asarray(grid)
+    if arr.dtype == bool:
+        return True
+    return arr.dtype == object and arr.size > 0 \
+        and all(isinstance(v, (bool, np.bool_)) for v in arr.ravel())
 
 
 def _thin(curves, max_ice, random_state):
@@ -89,8 +111,7 @@ def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
             x = np.quantile(x, np.linspace(0, 1, 101))
         ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
                 transform=ax.get_xaxis_transform(), zorder=4)
-    if shown is not None:
-        ax.legend(fontsize=7, loc="best", frameon=False)
+    return shown is not None  # a legend names the band
 
 
 def _plot_categorical(effect, ax, max_ice, random_state):
@@ -114,15 +135,17 @@ def _plot_categorical(effect, ax, max_ice, random_state):
 def _plot_2d(effect, ax):
     g1, g2 = effect.grid
     values = np.asarray(effect.values, dtype=float)
-    numeric = [k == "numeric" for k in (effect.kind if isinstance(effect.kind, tuple)
-                                        else ("numeric", "numeric"))]
+    kinds = effect.kind if isinstance(effect.kind, tuple) else ("numeric", "numeric")
+    # categorical and boolean axes are levels at positions 0, 1, ...: no order between them
+    numeric = [k == "numeric" and not _is_boolean(g) for k, g in zip(kinds, (g1, g2))]
     x = np.asarray(g1, dtype=float) if numeric[0] else np.arange(len(g1))
     y = np.asarray(g2, dtype=float) if numeric[1] else np.arange(len(g2))
-    grid_2d = values.shape[0] > 1 and values.shape[1] > 1
+    # interpolating (gouraud shading, contour lines) only makes sense between numeric values
+    smooth = all(numeric) and values.shape[0] > 1 and values.shape[1] > 1
     # values estimated from bins live on the corners of data cells: interpolate between them
-    shading = "gouraud" if effect.bins is not None and grid_2d else "nearest"
+    shading = "gouraud" if effect.bins is not None and smooth else "nearest"
     mesh = ax.pcolormesh(x, y, values.T, shading=shading, cmap="viridis")
-    if grid_2d and np.ptp(values) > 0:
+    if smooth and np.ptp(values) > 0:
         cs = ax.contour(x, y, values.T, colors="white", linewidths=0.7, levels=6)
         ax.clabel(cs, fontsize=7, fmt="%.3g")
     empty = effect.empty_cells
@@ -136,8 +159,7 @@ def _plot_2d(effect, ax):
         ax.set_yticklabels([str(v) for v in g2])
     ax.set_xlabel(str(effect.feature[0]))
     ax.set_ylabel(str(effect.feature[1]))
-    title = _TITLES.get(effect.method, effect.method)
-    ax.figure.colorbar(mesh, ax=ax, label=f"{title} of {effect.output}")
+    ax.figure.colorbar(mesh, ax=ax, label=f"{_label(effect)} of {effect.output}")
 
 
 def _hatch_cells(ax, x, y, empty):
@@ -164,8 +186,14 @@ def _hatch_cells(ax, x, y, empty):
                                label="empty cell" if n == 0 else None))
 
 
-def plot_effects(effects, *, ncols=3, axes=None, figsize=None, **kwargs):
-    """One panel per effect in a grid; returns the Figure."""
+def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
+    """One panel per effect in a grid; returns the Figure.
+
+    The legend (bands and curves) is drawn once, in the first panel that has
+    one, with the entries of all panels.  ``sharey=True`` shares the y axis
+    across the 1-D panels (heatmaps of pairs keep their own axes).  Other
+    keywords go to :func:`plot_effect`.
+    """
     import matplotlib.pyplot as plt
 
     items = list(effects.values())
@@ -179,8 +207,30 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, **kwargs):
     flat = np.ravel(axes)
     if len(flat) < len(items):
         raise InvalidParameterError(f"{len(items)} effects need {len(items)} axes, got {len(flat)}.")
-    for effect, ax in zip(items, flat):
-        plot_effect(effect, ax=ax, **kwargs)
+    if sharey:
+        _share_y([ax for effect, ax in zip(items, flat) if not effect.is_2d])
+    with_legend = [ax for effect, ax in zip(items, flat) if _draw(effect, ax, **kwargs)]
+    if with_legend:
+        entries = {}
+        for ax in with_legend:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                entries.setdefault(label, handle)
+        with_legend[0].legend(list(entries.values()), list(entries), fontsize=7, loc="best",
+                              frameon=False)
     for ax in flat[len(items):]:
         ax.set_visible(False)
     return fig
+
+
+def _share_y(axes):
+    """Join the y axes of ``axes`` (before drawing, so that autoscaling sees every panel)."""
+    if len(axes) < 2:
+        return
+    first = axes[0]
+    for ax in axes[1:]:
+        if first.get_shared_y_axes().joined(first, ax):
+            continue
+        if len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
+            raise InvalidParameterError("sharey=True needs axes whose y axes are not already "
+                                        "shared with other axes.")
+        ax.sharey(first)
