@@ -350,3 +350,19 @@ def test_huge_outputs_give_a_nan_band_with_a_warning_not_numpy_noise():
     assert np.isnan(eff["x0"].band.lower).all() and np.isfinite(eff["x0"].values).all()
     assert np.isfinite(eff["x0"].std).all()
     assert np.isfinite(eff["x1"].band.lower).all()  # the other feature is unaffected
+
+
+def test_progress_bar_is_sparse_when_not_on_a_terminal(capsys):
+    X = np.random.default_rng(9).normal(size=(3000, 2))
+    ml.pdp(lambda A: A[:, 0], X, features="x0", grid=10, chunk_size=100, progress=True)
+    err = capsys.readouterr().err
+    # 300 chunks; a log file gets the opening and closing states, not one line per chunk
+    assert "pdp: 30,000 model rows" in err and err.count("\r") <= 4
+
+
+def test_row_counters_stay_right_with_threads():
+    X = np.random.default_rng(10).normal(size=(60, 4))
+    res = ml.shapley(lambda A: A.sum(axis=1), X[:20], background=X[20:], n_jobs=2,
+                     chunk_size=64)
+    # the empty coalition (40 rows), the explained rows (20) and 14 proper coalitions each
+    assert res.extra["n_model_rows"] == 40 + 20 + 20 * 14 * 40

@@ -198,6 +198,10 @@ def test_chunks_of_another_size_are_not_compared():
     for _ in range(ChunkSizer.SAMPLES):
         sizer.record(START, START * 1.0)
         sizer.record(START // 2, 0.0)  # short chunk, absurdly fast
+    assert sizer.size == START // 4  # the step down is tried first
+    for _ in range(ChunkSizer.SAMPLES):
+        sizer.record(START, 0.0)  # a chunk of the earlier size, absurdly fast
+        sizer.record(START // 4, START // 4 * 1.0)  # not faster: climb from the start
     assert sizer.size == 4 * START
     for _ in range(ChunkSizer.SAMPLES):
         sizer.record(START, 0.0)  # a chunk of the earlier size, absurdly fast

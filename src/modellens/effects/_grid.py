@@ -10,12 +10,16 @@ from .._validation import InvalidParameterError
 from ..data import Dataset, is_integer
 
 
+#: Grid points (PD, M-plots) or bins (ALE, DALE) per feature when none are given.
+DEFAULT_POINTS = 20
+
+
 def grid_spec(grid, dataset: Dataset, feature):
     """The grid asked for one feature: ``grid`` itself or its entry in a dict."""
     if isinstance(grid, dict):
         names = {dataset.index_of(k) if not isinstance(k, tuple) else
                  tuple(dataset.index_of(f) for f in k): v for k, v in grid.items()}
-        return names.get(feature, 20)
+        return names.get(feature, DEFAULT_POINTS)
     return grid
 
 

@@ -10,7 +10,7 @@ from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, Plan, compact_index, run
 from ..models import prepare
 from ._categorical import level_order
-from ._grid import grid_spec, pair_specs
+from ._grid import DEFAULT_POINTS, grid_spec, pair_specs
 from .binning import (EMPTY_BINS, accumulate, accumulate_levels, band_half_width, bin_index,
                       bin_stats, check_edges, empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
@@ -21,7 +21,7 @@ __all__ = ["ale"]
 _FILL_BLOCK = 512
 
 
-def ale(model, X, features=None, *, bins=20, max_discrete: int = 10, confidence: float = 0.95,
+def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10, confidence: float = 0.95,
         empty_bins: str = "zero", target=None, response_method: str = "auto", feature_names=None,
         chunk_size: int | None = None, n_jobs: int | None = None,
         progress: bool | None = None) -> Effects:

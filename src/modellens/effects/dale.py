@@ -16,7 +16,7 @@ from ..engine import run
 from ..models import ModelError, prepare
 from ._autobin import auto_bins
 from ._derivatives import DerivativePlan
-from ._grid import grid_spec
+from ._grid import DEFAULT_POINTS, grid_spec
 from .binning import (EMPTY_BINS, accumulate, band_half_width, bin_index, bin_stats,
                       check_edges, empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
@@ -43,7 +43,7 @@ class DaleEffect(Effect):
 
     local_effects: np.ndarray | None = None
 
-    def rebin(self, bins=20, *, min_points=None, confidence=None,
+    def rebin(self, bins=DEFAULT_POINTS, *, min_points=None, confidence=None,
               empty_bins=None) -> "DaleEffect":
         """The same effect on other bins, from the stored local effects (no model call).
 
@@ -66,7 +66,7 @@ class DaleEffect(Effect):
                           backend=self.extra.get("gradient"), empty_bins=empty_bins)
 
 
-def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 10,
+def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_points: int = 10,
          confidence: float = 0.95, fd_step: float = 1e-3, empty_bins: str = "zero", target=None,
          response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
          n_jobs: int | None = None, progress: bool | None = None) -> Effects:
@@ -195,29 +195,47 @@ def dale(model, X, features=None, *, bins=20, gradient=None, min_points: int = 1
     # derivatives are feature-major: each feature's local effects are one contiguous row,
     # kept by its effect for re-binning without a copy
     effects = []
-    for c, (j, spec) in enumerate(zip(feats, specs)):
-        x, g = _observed(dataset, j, derivatives[c], backend)
-        effects.append(_summarise(dataset.columns[j].name, x, g, spec, min_points=min_points,
-                                  confidence=confidence, output=mdl.output_name, backend=backend,
-                                  empty_bins=empty_bins))
+    # the feature columns are read through transposed copies of a few at a time: reading
+    # the columns of a wide matrix one by one would pass over all of it for every feature,
+    # and one copy of all of them would double the memory
+    per_block = max(1, _BLOCK_BYTES // (8 * dataset.n_rows))
+    for first in range(0, len(feats), per_block):
+        block = feats[first:first + per_block]
+        columns = np.ascontiguousarray(dataset.values[:, block].T)
+        for k, j in enumerate(block):
+            c = first + k
+            x, kept, g = _observed(dataset, j, columns[k], derivatives[c], backend)
+            effects.append(_summarise(dataset.columns[j].name, x, g, specs[c],
+                                      min_points=min_points, confidence=confidence,
+                                      output=mdl.output_name, backend=backend,
+                                      empty_bins=empty_bins, feature_values=kept))
     return Effects(effects)
 
 
+#: Bytes of the transposed copy of feature columns that DALE reads at a time.
+_BLOCK_BYTES = 16 * 2**20
+
+
 # --------------------------------------------------------------------------
-def _observed(dataset, j, derivative, backend):
-    """Feature values and derivatives of the rows where both are known."""
+def _observed(dataset, j, column, derivative, backend):
+    """Feature values and derivatives of the rows where both are known.
+
+    ``column`` is a contiguous copy of the feature's column.  Returns the
+    values to compute with, the values the effect keeps (a view of the data
+    when every row takes part, so they are not stored twice) and the
+    derivatives.
+    """
     name = dataset.columns[j].name
-    column = dataset.values[:, j]
     missing = np.isnan(column)
     if missing.all():
         raise InvalidParameterError(f"feature {name!r} has no non-missing values; DALE needs "
                                     "data in it.")
     g = derivative
+    x = column
+    kept = None
     if missing.any():
-        x = dataset.column_values(j, warn_for="DALE bins")
+        x = dataset.column_values(j, warn_for="DALE bins", column=column)
         g = g[~missing]
-    else:
-        x = dataset.observed_labels(j)
     finite = np.isfinite(g)
     if not finite.all():
         if not finite.any():
@@ -227,7 +245,9 @@ def _observed(dataset, j, derivative, backend):
                       "features?); they are left out of its DALE bins.", ModellensWarning,
                       stacklevel=3)
         x, g = x[finite], g[finite]
-    return x, g
+    elif not missing.any():
+        kept = dataset.observed_labels(j)
+    return x, (x if kept is None else kept), g
 
 
 def _is_bool(dtype) -> bool:
@@ -258,8 +278,12 @@ def _check_bins(spec, name):
 
 
 def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
-               empty_bins="zero"):
-    """Bin the local effects ``g`` observed at ``x`` and build the effect."""
+               empty_bins="zero", feature_values=None):
+    """Bin the local effects ``g`` observed at ``x`` and build the effect.
+
+    ``feature_values`` are the values the effect keeps (default: ``x``); they
+    must equal ``x``, and may be a view of the data where ``x`` is a copy.
+    """
     k = None
     if isinstance(spec, str):
         edges, k = auto_bins(x, g, min_points=min_points)
@@ -267,7 +291,8 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
         edges = quantile_edges(x, spec)
     else:
         edges = spec
-    common = dict(feature=name, method="dale", kind="numeric", feature_values=x,
+    common = dict(feature=name, method="dale", kind="numeric",
+                  feature_values=x if feature_values is None else feature_values,
                   output=output, local_effects=g,
                   extra={"min_points": min_points, "gradient": backend,
                          "empty_bins": empty_bins})

@@ -10,13 +10,13 @@ from .._validation import InvalidParameterError, is_integer
 from ..data import resolve_features
 from ..engine import DataRows, evaluate
 from ..models import prepare
-from ._grid import feature_grid, grid_spec
+from ._grid import DEFAULT_POINTS, feature_grid, grid_spec
 from .result import Band, Effect, Effects
 
 __all__ = ["mplot"]
 
 
-def mplot(model, X, features=None, *, grid=20, window: float | None = None, target=None,
+def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None = None, target=None,
           response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
           n_jobs: int | None = None, progress: bool | None = None) -> Effects:
     r"""M-plot: the mean prediction of the data points near each grid value.

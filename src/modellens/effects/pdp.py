@@ -8,13 +8,13 @@ from .._config import resolve_options
 from ..data import Dataset, resolve_features, sample_rows
 from ..engine import GridRows, Plan, run
 from ..models import prepare
-from ._grid import feature_grid, grid_spec, pair_specs
+from ._grid import DEFAULT_POINTS, feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
 
 __all__ = ["pdp"]
 
 
-def pdp(model, X, features=None, *, grid=20, ice: bool = False, center: bool = False,
+def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, center: bool = False,
         sample=None, random_state=None, target=None, response_method: str = "auto",
         feature_names=None, chunk_size: int | None = None, n_jobs: int | None = None,
         progress: bool | None = None) -> Effects:
