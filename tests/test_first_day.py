@@ -366,3 +366,33 @@ def test_row_counters_stay_right_with_threads():
                      chunk_size=64)
     # the empty coalition (40 rows), the explained rows (20) and 14 proper coalitions each
     assert res.extra["n_model_rows"] == 40 + 20 + 20 * 14 * 40
+
+
+def test_ale_of_a_level_feature_with_missing_values_leaves_those_rows_out():
+    rng = np.random.default_rng(11)
+    X = np.column_stack([rng.integers(0, 4, 400).astype(float), rng.normal(size=400)])
+    X[::9, 0] = np.nan
+
+    def f(A):
+        if np.isnan(A).any():
+            raise ValueError("NaN reached the model")
+        return A[:, 0] ** 2 + A[:, 1]
+
+    with pytest.warns(ModellensWarning, match="missing value in 'x0'"):
+        eff = ml.ale(f, X, features=["x0"])["x0"]
+    np.testing.assert_allclose(np.diff(eff.values), [1.0, 3.0, 5.0])  # steps of x^2
+    assert eff.counts.sum() == np.count_nonzero(~np.isnan(X[:, 0]))
+
+
+def test_feature_lookup_is_strict_on_integer_labels_and_effects_agree():
+    frame = pd.DataFrame(np.random.default_rng(12).normal(size=(50, 3)), columns=[1, 2, 3])
+    with pytest.raises(InvalidParameterError, match="no column is labelled 0"):
+        ml.pdp(lambda D: D[1].to_numpy(), frame, features=0)
+    both = pd.DataFrame(np.random.default_rng(12).normal(size=(50, 3)), columns=[0, 1, 2])
+    eff = ml.pdp(lambda D: D[1].to_numpy(), both, features=[1, 2], grid=3)
+    attr = ml.shapley(lambda D: D[1].to_numpy(), both.iloc[:2], background=both)
+    assert eff[1].feature == "1" == attr[:, 1].feature_names[0]
+    with pytest.raises(KeyError):
+        eff[["1", "2"]]  # not a pair that was asked for
+    pair = ml.pdp(lambda D: D[1].to_numpy(), both, features=[(1, 2)], grid=3)
+    assert pair[["1", "2"]] is pair[("1", "2")]

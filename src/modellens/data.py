@@ -38,10 +38,13 @@ def feature_position(feature, names, labels=None) -> int:
     """
     d = len(names)
     if is_integer(feature):
-        if labels is not None:
+        if labels is not None and any(is_integer(label) for label in labels):
             for j, label in enumerate(labels):
                 if is_integer(label) and int(label) == int(feature):
                     return j
+            raise InvalidParameterError(
+                f"no column is labelled {feature}: X has integer column labels {list(labels)}, "
+                "so an integer names a column (as in X[label]), not a position.")
         j = int(feature)
         if not -d <= j < d:
             raise InvalidParameterError(

@@ -22,9 +22,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, check_positive_float
 from ..engine import GradientRows, Plan, ShiftedRows
-from ..models import tree_ensemble_name
-from ..models._jax import is_jax_function
-from ..models._torch import import_torch, is_torch_module
+from ..models import import_torch, is_jax_function, is_torch_module, tree_ensemble_name
 
 __all__ = ["DerivativePlan", "resolve_backend", "feature_scale", "BACKENDS"]
 
@@ -36,6 +34,18 @@ CHECK_ROWS = 256
 CHECK_RATIO = 10.0
 #: Share of checked points whose two derivatives may disagree before we warn.
 CHECK_SHARE = 0.1
+
+
+#: Steps at least this many float roundings of the largest value, for narrow float columns.
+_ROUNDING_STEPS = 64
+
+
+def _narrow_float(dtype):
+    """The numpy float type narrower than float64 that a column reaches the model in, or None."""
+    numpy_dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
+    if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8:
+        return numpy_dtype
+    return None
 
 
 def resolve_backend(mdl, gradient, rows=None) -> str:
@@ -135,8 +145,19 @@ class DerivativePlan(Plan):
                                     "a positive fraction of each feature's scale")
         self._gradient = None
         self.derivatives = np.empty((len(self.columns), m))
-        h = step * feature_scale(rows[:, self.columns])
+        self.rows = rows
         self.names = names or [str(j) for j in self.columns]
+        # a column the model takes in a narrower float type sees x +- h rounded to it:
+        # the step is kept well above that rounding, and the differences are divided by
+        # the step that reached the model
+        self._casts = [_narrow_float(mdl.dataset.columns[j].dtype) for j in self.columns]
+        h = np.empty(len(self.columns))
+        for c, (j, cast) in enumerate(zip(self.columns, self._casts)):
+            x = rows[:, j]
+            h[c] = step * feature_scale(x[:, None])[0]
+            if cast is not None:
+                h[c] = max(h[c], _ROUNDING_STEPS * np.finfo(cast).eps
+                           * float(np.nanmax(np.abs(x), initial=0.0)))
         # the same differences at a wider step on a few rows: a smooth model agrees
         # with itself, a piecewise constant one does not
         check = min(m, CHECK_ROWS)
@@ -146,14 +167,23 @@ class DerivativePlan(Plan):
         self.segments, self._checks = [], []
         for c, (j, hj) in enumerate(zip(self.columns, h)):
             seg = ShiftedRows(rows, j, (hj, -hj))
-            seg.on_finish = self._difference(c, hj, m)
+            seg.on_finish = self._difference(c, j, hj, m)
             wide = ShiftedRows(sample, j, (CHECK_RATIO * hj, -CHECK_RATIO * hj))
             self.segments += [seg, wide]
-            self._checks.append((wide, CHECK_RATIO * hj))
+            self._checks.append((wide, j, CHECK_RATIO * hj))
 
-    def _difference(self, c, hj, m):
+    def _span(self, c, x, h):
+        """``x + h`` minus ``x - h`` as the model receives them (``2 h`` unless rounded)."""
+        cast = self._casts[c]
+        if cast is None:
+            return 2 * h
+        return (x + h).astype(cast).astype(np.float64) - (x - h).astype(cast).astype(np.float64)
+
+    def _difference(self, c, j, hj, m):
         def collect(seg):
-            self.derivatives[c] = (seg.result[:m] - seg.result[m:]) / (2 * hj)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.derivatives[c] = (seg.result[:m] - seg.result[m:]) \
+                    / self._span(c, self.rows[:, j], hj)
             seg.result = None
         return collect
 
@@ -161,9 +191,11 @@ class DerivativePlan(Plan):
         if self._gradient is not None:
             return self._gradient.result, self.backend
         k = self.check_rows.size
-        for c, (wide, h_wide) in enumerate(self._checks):
+        for c, (wide, j, h_wide) in enumerate(self._checks):
             narrow = self.derivatives[c, self.check_rows]
-            broad = (wide.result[:k] - wide.result[k:]) / (2 * h_wide)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                broad = (wide.result[:k] - wide.result[k:]) \
+                    / self._span(c, self.rows[self.check_rows, j], h_wide)
             inconsistent, moving = _disagreement(narrow, broad)
             n_moving = int(moving.sum())
             if inconsistent.mean() > CHECK_SHARE or \

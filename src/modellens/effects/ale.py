@@ -159,22 +159,38 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
             plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat)),
                                       at_data, output=mdl.output_name, confidence=confidence,
                                       empty_bins=empty_bins))
-    if any(getattr(p, "needs_data_rows", False) for p in plans):
+    levels = [p for p in plans if getattr(p, "needs_data_rows", False)]
+    if levels:
+        at_data.plan_rows(np.unique(np.concatenate([p.rows for p in levels])))
         plans.insert(0, at_data)
     results = run(mdl, plans, options, desc="ale")
     return Effects([r for r in results if r is not None])
 
 
 class _AtData(Plan):
-    """The predictions at the data rows, shared by the level features of a request."""
+    """The predictions at the data rows, shared by the level features of a request.
+
+    Only the rows some level feature steps from are evaluated: a row whose
+    explained value is missing takes no part (and may be one the model
+    cannot predict).
+    """
 
     def __init__(self, dataset):
-        self.segment = DataRows(dataset.values)
+        self.dataset = dataset
+        self.segments = []
+
+    def plan_rows(self, rows: np.ndarray):
+        """Evaluate the data at the sorted row positions ``rows``."""
+        self.rows = rows
+        every = rows.size == self.dataset.n_rows
+        self.segment = DataRows(self.dataset.values, rows=None if every else rows)
         self.segments = [self.segment]
 
-    @property
-    def values(self):
-        return self.segment.result
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        """The predictions at the data rows ``rows`` (positions in the data)."""
+        if self.segment.index is None:
+            return self.segment.result[rows]
+        return self.segment.result[np.searchsorted(self.rows, rows)]
 
     def reduce(self):
         return None
@@ -386,7 +402,7 @@ class _FeaturePlan(Plan):
             m = pred.size // 2
             local = pred[m:] - pred[:m]
         else:
-            local = self.sign * (pred - self.at_data.values[self.rows])
+            local = self.sign * (pred - self.at_data.at(self.rows))
         self.stats = bin_stats(self.cell, local, self.axis.n_cells)
         if self.sign is not None:
             self.covariance = self._adjacent_covariance(local, self.stats[2])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import warnings
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
@@ -42,6 +42,9 @@ class DaleEffect(Effect):
     """
 
     local_effects: np.ndarray | None = None
+    #: CRC-32 of ``feature_values`` when they are a view of the caller's data, so that
+    #: re-binning can tell when that data was changed in place after the call.
+    feature_digest: int | None = None
 
     def rebin(self, bins=DEFAULT_POINTS, *, min_points=None, confidence=None,
               empty_bins=None) -> "DaleEffect":
@@ -61,6 +64,12 @@ class DaleEffect(Effect):
             confidence = self.band.level if self.band is not None else 0.95
         spec = _check_bins(bins, self.feature)
         _check_options(min_points, confidence)
+        if self.feature_digest is not None \
+                and _digest(self.feature_values) != self.feature_digest:
+            raise InvalidParameterError(
+                f"the data of {self.feature!r} changed after ml.dale computed this effect (X "
+                "was modified in place), so its local effects no longer match the feature's "
+                "values; run ml.dale again, or pass it a copy of X.")
         return _summarise(self.feature, self.feature_values, self.local_effects, spec,
                           min_points=min_points, confidence=confidence, output=self.output,
                           backend=self.extra.get("gradient"), empty_bins=empty_bins)
@@ -174,7 +183,7 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
     # a derivative needs a continuum: levels and booleans (whose shifted values the
     # model would see cast back to True / False) are ALE's job
     categorical = [j for j in feats if dataset.columns[j].is_categorical
-                   or _is_bool(dataset.columns[j].dtype)]
+                   or dataset.columns[j].is_boolean]
     if categorical:
         names = [dataset.columns[j].name for j in categorical]
         if features is not None:
@@ -205,11 +214,19 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
         for k, j in enumerate(block):
             c = first + k
             x, kept, g = _observed(dataset, j, columns[k], derivatives[c], backend)
-            effects.append(_summarise(dataset.columns[j].name, x, g, specs[c],
-                                      min_points=min_points, confidence=confidence,
-                                      output=mdl.output_name, backend=backend,
-                                      empty_bins=empty_bins, feature_values=kept))
+            effect = _summarise(dataset.columns[j].name, x, g, specs[c],
+                                min_points=min_points, confidence=confidence,
+                                output=mdl.output_name, backend=backend,
+                                empty_bins=empty_bins, feature_values=kept)
+            if kept is not x:
+                effect.feature_digest = _digest(x)
+            effects.append(effect)
     return Effects(effects)
+
+
+def _digest(values) -> int:
+    """CRC-32 of an array's float64 values (contiguous copies are hashed as they are)."""
+    return zlib.crc32(np.ascontiguousarray(values, dtype=np.float64).view(np.uint8))
 
 
 #: Bytes of the transposed copy of feature columns that DALE reads at a time.
@@ -248,13 +265,6 @@ def _observed(dataset, j, column, derivative, backend):
     elif not missing.any():
         kept = dataset.observed_labels(j)
     return x, (x if kept is None else kept), g
-
-
-def _is_bool(dtype) -> bool:
-    try:
-        return dtype is not None and pd.api.types.is_bool_dtype(dtype)
-    except TypeError:
-        return False
 
 
 def _check_options(min_points, confidence):

@@ -255,22 +255,25 @@ Effect._types["Effect"] = Effect
 class Effects(Mapping):
     """Read-only mapping ``feature -> Effect`` in the order asked.
 
-    Keys are feature names, and ``(a, b)`` tuples for 2-D effects.  An integer
-    that is not a key selects by position.
+    Keys are feature names, and ``(a, b)`` tuples for 2-D effects (a list
+    works too).  An integer is a column label when an effect has that name
+    (frames with integer column labels), otherwise a position among the
+    effects.
     """
 
     def __init__(self, effects):
         self._effects = {e.feature: e for e in effects}
 
     def __getitem__(self, key):
+        if isinstance(key, list):
+            key = tuple(key)
         if key in self._effects:
             return self._effects[key]
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            # an integer column label (names are the labels' str) first, then a position
+            if str(key) in self._effects:
+                return self._effects[str(key)]
             return list(self._effects.values())[key]
-        if isinstance(key, list):
-            key = tuple(key)
-            if key in self._effects:
-                return self._effects[key]
         raise KeyError(f"no effect for {key!r}; available: {list(self._effects)}")
 
     def __iter__(self):

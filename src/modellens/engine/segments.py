@@ -200,10 +200,11 @@ class GridRows(Segment):
         if index is not None:
             self.offsets = np.asarray((0,) if offsets is None else offsets, dtype=np.intp)
             index = np.asarray(index)
-            if index.size and (int(index.min()) + int(self.offsets.min()) < 0
-                               or int(index.max()) + int(self.offsets.max()) >= values.shape[0]):
-                raise ValueError(f"index with offsets reaches outside a table of "
-                                 f"{values.shape[0]} value vectors")
+            if (self.offsets < 0).any() or (index.size and (
+                    int(index.min()) < 0
+                    or int(index.max()) + int(self.offsets.max()) >= values.shape[0])):
+                raise ValueError(f"index and offsets must be non-negative and stay inside a "
+                                 f"table of {values.shape[0]} value vectors")
             self.index = compact_index(index, values.shape[0])
             if values.ndim != 2 or values.shape[1] != self.columns.size \
                     or self.index.shape != (self.m,):

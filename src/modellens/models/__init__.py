@@ -5,6 +5,9 @@ models to ``encoded rows -> one float per row`` (and gradients); the private
 modules hold the framework primitives it uses.
 """
 
+from ._jax import is_jax_function
+from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, prepare, tree_ensemble_name
 
-__all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name"]
+__all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name", "is_jax_function",
+           "is_torch_module", "import_torch"]

@@ -125,12 +125,16 @@ class Model:
         self._may_take_tensors = False
         if is_torch_module(model):
             self.framework = "torch"
+            self._target_given = target is not None
             self._fn, self.output_name, self.class_index, self.negate = \
                 self._torch_response(target, response_method)
             self.as_frame = False
             return
         self._fn, self.output_name, self.class_index, self.negate = \
             self._choose_response(model, target, response_method)
+        #: an explicit target= must select a column; a default one (predict_proba of a
+        #: model without classes_) applies only when the output has columns
+        self._target_given = target is not None
         self.as_frame = self._choose_input(model, dataset, input_format)
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
         self._may_take_tensors = self._fn is model
@@ -314,7 +318,7 @@ class Model:
             raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
         if self.negate:
             out = -out.reshape(-1) if out.ndim == 1 or out.shape[1:] == (1,) else out
-        elif self.class_index is not None:
+        elif self.class_index is not None and (out.ndim == 2 or self._target_given):
             if out.ndim != 2:
                 raise ModelError(
                     f"target={self.class_index} selects an output column, but {self.output_name} "
@@ -331,8 +335,10 @@ class Model:
         if out.shape != (m,):
             hint = ""
             if out.ndim == 2 and out.shape[0] == m:
-                hint = (" The model returns several outputs per row; wrap it so that it returns "
-                        "one (for example lambda X: model(X)[:, k]) or pass target=.")
+                hint = (" The model returns several outputs per row; pass target= (the column "
+                        "to explain)." if self._fn is self.model else
+                        " The model returns several outputs per row; wrap it so that it returns "
+                        "one, for example lambda X: model.predict(X)[:, k].")
             raise ModelError(
                 f"the model returned shape {out.shape} for {m} rows; expected ({m},).{hint}"
             )
