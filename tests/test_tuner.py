@@ -195,22 +195,39 @@ def test_chunks_of_another_size_are_not_compared():
     # built before a change of size can arrive after it; none of them is timed.
     sizer = ChunkSizer(8, None, 10**8)
     sizer.record(START, 1.0)  # warm-up
+    assert sizer.size == START // 4  # the step down is tried first, against the start
     for _ in range(ChunkSizer.SAMPLES):
+        assert sizer.size == START // 4
+        sizer.record(START // 8, 0.0)  # short chunk, absurdly fast: ignored
+        sizer.record(START, 0.0)  # a chunk of the other size, absurdly fast: ignored
+        sizer.record(START // 4, START // 4 * 1.0)
+        assert sizer.size == START
+        sizer.record(START // 2, 0.0)
         sizer.record(START, START * 1.0)
-        sizer.record(START // 2, 0.0)  # short chunk, absurdly fast
-    assert sizer.size == START // 4  # the step down is tried first
+    assert sizer.size == 4 * START  # not faster below: climb from the start
     for _ in range(ChunkSizer.SAMPLES):
-        sizer.record(START, 0.0)  # a chunk of the earlier size, absurdly fast
-        sizer.record(START // 4, START // 4 * 1.0)  # not faster: climb from the start
-    assert sizer.size == 4 * START
-    for _ in range(ChunkSizer.SAMPLES):
-        sizer.record(START, 0.0)  # a chunk of the earlier size, absurdly fast
+        sizer.record(START, 0.0)  # stale
         sizer.record(4 * START, 4 * START * 0.8)
+        sizer.record(START, START * 1.0)
     assert sizer.size == 16 * START and sizer.tuning
     # a chunk up to 1/16 short counts (cut at an aligned boundary)
     for _ in range(ChunkSizer.SAMPLES):
         sizer.record(16 * START - START, 16 * START * 1.0)
+        sizer.record(4 * START, 4 * START * 0.8)
     assert sizer.size == 4 * START and not sizer.tuning
+
+
+def test_alternating_trials_cancel_a_drift_of_the_machine():
+    # the machine slows down steadily while a size that is really 10% faster is tried;
+    # timed one after the other it would look slower, alternated it wins
+    sizer = ChunkSizer(8, None, 10**8)
+    cost = {START // 4: 1.1, START: 1.0, 4 * START: 0.9}
+    drift = 1.0
+    sizer.record(START, 1.0)
+    while sizer.tuning and sizer.size in cost:
+        drift *= 1.03
+        sizer.record(sizer.size, sizer.size * cost[sizer.size] * drift)
+    assert sizer.size >= 4 * START
 
 
 def test_size_is_constant_once_tuning_ends():

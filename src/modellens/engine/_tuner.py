@@ -66,17 +66,20 @@ class ChunkSizer:
     1. Start at ``min(DEFAULT_CHUNK_ROWS, cap)``.  Tune only when ``tune``,
        ``total >= 8 * size`` and the cap leaves room above the start.
     2. The first chunk only warms the model up and is not timed.
-    3. Time ``SAMPLES`` (3) full chunks per candidate size and take their
-       minimum per-row time.  Interference only ever adds time, so the
-       fastest chunk is the best estimate of a size's cost; with three, an
-       outlier together with a straggler of the warm-up (or a slow spell over
-       two chunks) still leaves one clean chunk, and every size gets as many
-       chunks, so no size is favoured by more draws.  A chunk counts when it
-       has between ``size - size // 16`` and ``size`` rows: the chunks the
-       engine cuts short at a segment or call-key boundary (less than
-       ``ALIGN_ROWS`` short) are kept, since even a pure per-call cost moves
-       by less than ``GAIN`` over 1/16 of the rows, while the last chunk and
-       chunks built at an earlier size are not comparable and are skipped.
+    3. A candidate size is timed against the best size so far in alternating
+       chunks (candidate, best, candidate, ...; ``SAMPLES`` (3) each), and
+       each side counts its minimum per-row time.  Alternating compares the
+       two under the same conditions: the speed of a shared machine drifts
+       over a run, which a trial timed after the reference would read as a
+       difference between the sizes (on a 2-core machine a 4k chunk of a
+       scikit-learn MLP, 30% faster per row than 16k, lost its trial in two
+       runs of three that way).  Interference only ever adds time, so the
+       fastest chunk is each side's best estimate.  A chunk counts when it has
+       between ``size - size // 16`` and ``size`` rows: the chunks the engine
+       cuts short at a segment or call-key boundary (less than ``ALIGN_ROWS``
+       short) are kept, since even a pure per-call cost moves by less than
+       ``GAIN`` over 1/16 of the rows, while the last chunk and chunks built
+       at another size are skipped.
     4. Try one step down first (the start ``/ STEP``, when at least
        ``ALIGN_ROWS``): a dense network whose activations fit the cache at
        4k rows runs faster per row there (a torch MLP of 256-256-128 units:
@@ -124,10 +127,10 @@ class ChunkSizer:
         self._total = total
         self._done = 0
         self._warm = False
-        self._samples: list[float] = []
         self._best = self.size
-        self._best_rate: float | None = None
         self._up = True
+        self._schedule: list[int] = []
+        self._rates: dict[int, list[float]] = {}
 
     def record(self, rows: int, seconds: float) -> None:
         """Take the timing of one evaluated chunk (pass every chunk, short ones too).
@@ -144,42 +147,51 @@ class ChunkSizer:
         self._done += rows
         if not self._warm:
             self._warm = True
+            # one cheap step down first: a model bound by the cache is faster there
+            if not self._duel(self._start // self.STEP, up=False):
+                self._climb()
             return
         if not self.size - self.size // 16 <= rows <= self.size:
             return
-        self._samples.append(seconds / rows)
-        if len(self._samples) < self.SAMPLES:
+        self._rates.setdefault(self.size, []).append(seconds / rows)
+        self._schedule.pop(0)
+        if self._schedule:
+            self.size = self._schedule[0]
             return
-        rate = min(self._samples)
-        self._samples = []
-        if self._best_rate is None:  # the start size: the reference
-            self._best_rate = rate
-            # one cheap step down first: a model bound by the cache is faster there
-            if not self._try(self._start // self.STEP, up=False):
+        candidate = self._candidate
+        faster = min(self._rates[candidate]) < (1 - self.GAIN) * min(self._rates[self._best])
+        if faster:
+            self._best = candidate
+        self.size = self._best
+        if self._up:
+            if faster:
                 self._climb()
-        elif not self._up:  # the step down
-            if rate < (1 - self.GAIN) * self._best_rate:
-                self._best, self._best_rate = self.size, rate
-                self._stop()
             else:
-                self.size = self._start
-                self._climb()
-        elif rate < (1 - self.GAIN) * self._best_rate:
-            self._best, self._best_rate = self.size, rate
-            self._climb()
-        else:
+                self._stop()
+        elif faster:
             self._stop()
+        else:
+            self._climb()
 
     def _climb(self):
-        if not self._try(min(self.size * self.STEP, self.cap), up=True):
+        if not self._duel(min(self._best * self.STEP, self.cap), up=True):
             self._stop()
 
-    def _try(self, size: int, *, up: bool) -> bool:
-        """Make ``size`` the next candidate if it is new, allowed and affordable."""
+    def _duel(self, size: int, *, up: bool) -> bool:
+        """Time ``size`` against the best size in alternating chunks, if it is worth a try.
+
+        Alternating compares the two under the same conditions: a machine's
+        speed drifts over a run (other work, clock changes), which a trial
+        after the reference would read as a difference between the sizes.
+        """
+        # only the candidate's chunks risk time: the best size's are what would run anyway
         affordable = self.BUDGET * self.SAMPLES * size <= self._total - self._done
-        if size == self.size or size < ALIGN_ROWS or size > self.cap or not affordable:
+        if size == self._best or size < ALIGN_ROWS or size > self.cap or not affordable:
             return False
-        self.size, self._up = size, up
+        self._candidate, self._up = size, up
+        self._rates = {}
+        self._schedule = [size, self._best] * self.SAMPLES
+        self.size = size
         return True
 
     def _stop(self):
