@@ -190,30 +190,32 @@ def test_no_tuning_keeps_the_start_size():
     assert not sizer.tuning and sizes[0] == START and sizer.size == START
 
 
+def _feed(sizer, rates, *, stale=0.0):
+    """Answer the sizer's chunks until its trial ends, with a stale and a short chunk first."""
+    candidate, trial = sizer._candidate, set(sizer._schedule)
+    while sizer.tuning and sizer._candidate == candidate:
+        size = sizer.size
+        other = (trial - {size}).pop()
+        sizer.record(other, other * stale)  # a chunk of the other size: ignored
+        sizer.record(size // 2, 0.0)  # a short chunk, absurdly fast: ignored
+        sizer.record(size, size * rates[size])
+
+
 def test_chunks_of_another_size_are_not_compared():
     # The engine cuts chunks short at segment and call-key boundaries, and a chunk
     # built before a change of size can arrive after it; none of them is timed.
     sizer = ChunkSizer(8, None, 10**8)
     sizer.record(START, 1.0)  # warm-up
     assert sizer.size == START // 4  # the step down is tried first, against the start
-    for _ in range(ChunkSizer.SAMPLES):
-        assert sizer.size == START // 4
-        sizer.record(START // 8, 0.0)  # short chunk, absurdly fast: ignored
-        sizer.record(START, 0.0)  # a chunk of the other size, absurdly fast: ignored
-        sizer.record(START // 4, START // 4 * 1.0)
-        assert sizer.size == START
-        sizer.record(START // 2, 0.0)
-        sizer.record(START, START * 1.0)
+    _feed(sizer, {START // 4: 1.0, START: 1.0})
     assert sizer.size == 4 * START  # not faster below: climb from the start
-    for _ in range(ChunkSizer.SAMPLES):
-        sizer.record(START, 0.0)  # stale
-        sizer.record(4 * START, 4 * START * 0.8)
-        sizer.record(START, START * 1.0)
+    _feed(sizer, {4 * START: 0.8, START: 1.0})
     assert sizer.size == 16 * START and sizer.tuning
     # a chunk up to 1/16 short counts (cut at an aligned boundary)
-    for _ in range(ChunkSizer.SAMPLES):
-        sizer.record(16 * START - START, 16 * START * 1.0)
-        sizer.record(4 * START, 4 * START * 0.8)
+    while sizer.tuning:
+        size = sizer.size
+        sizer.record(size - START if size == 16 * START else size,
+                     size * (1.0 if size == 16 * START else 0.8))
     assert sizer.size == 4 * START and not sizer.tuning
 
 

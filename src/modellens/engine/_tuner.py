@@ -67,13 +67,15 @@ class ChunkSizer:
        ``total >= 8 * size`` and the cap leaves room above the start.
     2. The first chunk only warms the model up and is not timed.
     3. A candidate size is timed against the best size so far in alternating
-       chunks (candidate, best, candidate, ...; ``SAMPLES`` (3) each), and
-       each side counts its minimum per-row time.  Alternating compares the
-       two under the same conditions: the speed of a shared machine drifts
-       over a run, which a trial timed after the reference would read as a
-       difference between the sizes (on a 2-core machine a 4k chunk of a
-       scikit-learn MLP, 30% faster per row than 16k, lost its trial in two
-       runs of three that way).  Interference only ever adds time, so the
+       runs of ``RUN`` (2) chunks (candidate, candidate, best, best, ...;
+       ``SAMPLES`` (4) each), and each side counts its minimum per-row time.
+       Alternating compares the two under the same conditions: the speed of a
+       shared machine drifts over a run, which a trial timed after the
+       reference would read as a difference between the sizes.  Runs of two,
+       because the first chunk after a change of size pays for the other
+       size's leftovers in caches and allocator (a 4k chunk of a torch MLP
+       right after a 16k one ran 1.6x slower per row than the next); the
+       minimum keeps the clean one.  Interference only ever adds time, so the
        fastest chunk is each side's best estimate.  A chunk counts when it has
        between ``size - size // 16`` and ``size`` rows: the chunks the engine
        cuts short at a segment or call-key boundary (less than ``ALIGN_ROWS``
@@ -106,7 +108,10 @@ class ChunkSizer:
     #: A size replaces the best one only when faster per row by more than this share.
     GAIN = 0.05
     #: Full-size chunks timed per candidate size (their minimum per-row time counts).
-    SAMPLES = 3
+    SAMPLES = 4
+    #: Consecutive chunks of one size in a trial: the first after a change of size can
+    #: pay for the other size's leftovers (caches, allocator), the second runs clean.
+    RUN = 2
     #: Ladder factor between candidate sizes.
     STEP = 4
     #: A trial may take at most ``1 / BUDGET`` of the rows left.
@@ -190,7 +195,8 @@ class ChunkSizer:
             return False
         self._candidate, self._up = size, up
         self._rates = {}
-        self._schedule = [size, self._best] * self.SAMPLES
+        self._schedule = ([size] * self.RUN + [self._best] * self.RUN) \
+            * (self.SAMPLES // self.RUN)
         self.size = size
         return True
 
