@@ -78,7 +78,9 @@ def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
 
     Options left out keep the value they have; nested blocks restore the
     outer values on exit.  A keyword given to a function call wins over the
-    context for that call.
+    context for that call; None there means "not given" (the context's
+    value), so inside a block that sets ``chunk_size`` a call asks for tuned
+    chunks only by leaving the block.
 
     Parameters
     ----------
