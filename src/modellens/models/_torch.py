@@ -13,9 +13,10 @@ import warnings
 import numpy as np
 
 from .._validation import ModellensWarning
+from ._output import select_output
 
 __all__ = ["import_torch", "is_torch_module", "warn_if_training", "to_numpy", "torch_spec",
-           "torch_predict", "torch_gradient", "select_output"]
+           "torch_predict", "torch_gradient"]
 
 
 def import_torch():
@@ -71,27 +72,6 @@ def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
     with torch.no_grad():
         x = torch.tensor(rows, dtype=dtype, device=device)
         return np.asarray(to_numpy(fn(x)), dtype=np.float64)
-
-
-def select_output(y, index, m):
-    """The explained output of a batch: shape ``(m,)`` (index picks a column of 2-D outputs)."""
-    if index is not None and y.ndim == 2:
-        k = y.shape[1]
-        if not -k <= index < k:
-            raise ValueError(f"target={index} is out of range: the model returns {k} output(s) "
-                             f"per row (valid: 0..{k - 1}, or -{k}..-1 from the end).")
-        y = y[:, index]
-    elif index is not None:
-        raise ValueError(f"target={index} selects an output column, but the model returns "
-                         f"shape {tuple(y.shape)}: one output per row. Leave target= out.")
-    elif y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if tuple(y.shape) != (m,):
-        hint = " Pass target= (an output column) for a model with several outputs." \
-            if y.ndim == 2 else ""
-        raise ValueError(f"the model returned shape {tuple(y.shape)} for {m} rows; "
-                         f"expected ({m},).{hint}")
-    return y
 
 
 def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None) -> np.ndarray:

@@ -16,6 +16,7 @@ import numpy as np
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset
 from ._jax import jax_gradient
+from ._output import PASS_TARGET, select_output
 from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
                      warn_if_training)
 
@@ -123,18 +124,17 @@ class Model:
         self.framework = None
         self._torch_spec = None
         self._may_take_tensors = False
+        #: an explicit target= must select a column; a default one (predict_proba of a
+        #: model without classes_) applies only when the output has columns
+        self._target_given = target is not None
         if is_torch_module(model):
             self.framework = "torch"
-            self._target_given = target is not None
             self._fn, self.output_name, self.class_index, self.negate = \
                 self._torch_response(target, response_method)
             self.as_frame = False
             return
         self._fn, self.output_name, self.class_index, self.negate = \
             self._choose_response(model, target, response_method)
-        #: an explicit target= must select a column; a default one (predict_proba of a
-        #: model without classes_) applies only when the output has columns
-        self._target_given = target is not None
         self.as_frame = self._choose_input(model, dataset, input_format)
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
         self._may_take_tensors = self._fn is model
@@ -199,8 +199,9 @@ class Model:
 
     def _torch_response(self, target, response_method):
         if response_method != "auto":
-            raise InvalidParameterError("a torch.nn.Module is called directly; "
-                             "response_method must be 'auto'.")
+            raise InvalidParameterError(
+                "a torch.nn.Module is called directly; "
+                "response_method must be 'auto'.")
         self._torch_spec = torch_spec(self.model)
         warn_if_training(self.model)
         if target is None:
@@ -316,32 +317,18 @@ class Model:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
+        index = None
         if self.negate:
             out = -out.reshape(-1) if out.ndim == 1 or out.shape[1:] == (1,) else out
-        elif self.class_index is not None and (out.ndim == 2 or self._target_given):
-            if out.ndim != 2:
-                raise ModelError(
-                    f"target={self.class_index} selects an output column, but {self.output_name} "
-                    f"returned shape {out.shape} for {m} rows: one output per row. Leave "
-                    "target= out for a model with one output.")
-            k = out.shape[1]
-            if not -k <= self.class_index < k:
-                raise ModelError(f"target={self.class_index} is out of range: the model returns "
-                                 f"{k} output(s) per row (valid: 0..{k - 1}, or -{k}..-1 from "
-                                 "the end).")
-            out = out[:, self.class_index]
-        elif out.ndim == 2 and out.shape[1] == 1:
-            out = out[:, 0]
-        if out.shape != (m,):
-            hint = ""
-            if out.ndim == 2 and out.shape[0] == m:
-                hint = (" The model returns several outputs per row; pass target= (the column "
-                        "to explain)." if self._fn is self.model else
-                        " The model returns several outputs per row; wrap it so that it returns "
-                        "one, for example lambda X: model.predict(X)[:, k].")
-            raise ModelError(
-                f"the model returned shape {out.shape} for {m} rows; expected ({m},).{hint}"
-            )
+        else:
+            index = self.class_index
+        hint = PASS_TARGET if self._fn is self.model else (
+            " The model returns several outputs per row; wrap it so that it returns one, "
+            "for example lambda X: model.predict(X)[:, k].")
+        try:
+            out = select_output(out, index, m, required=self._target_given, several_hint=hint)
+        except ValueError as exc:
+            raise ModelError(str(exc)) from None
         bad = ~np.isfinite(out)
         if bad.any():
             where = ""
