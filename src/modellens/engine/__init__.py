@@ -12,6 +12,6 @@ from ._run import PROGRESS_MIN_ROWS, Plan, evaluate, run
 from ._tuner import ALIGN_ROWS, DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ChunkSizer
 from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, compact_index
 
-__all__ = ["Plan", "run", "evaluate", "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows",
-           "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES", "DEFAULT_CHUNK_ROWS",
-           "PROGRESS_MIN_ROWS"]
+__all__ = ["Plan", "run", "evaluate", "Segment", "DataRows", "GridRows", "GradientRows",
+           "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
+           "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS"]

@@ -86,7 +86,7 @@ class ChunkSizer:
        ``ALIGN_ROWS``): a dense network whose activations fit the cache at
        4k rows runs faster per row there (a torch MLP of 256-256-128 units:
        its best chunk on a 2-core machine).  Its trial is cheap (small chunks;
-       a model with a large cost per call loses little on three of them).
+       a model with a large cost per call loses little on four of them).
        Kept if faster by more than ``GAIN``, and then tuning ends: one more
        step would quadruple the per-call overhead again for a cache gain the
        first step has mostly taken.

@@ -243,11 +243,8 @@ class GridRows(Segment):
             out[:, self.columns] = self._settings(setting, i)
             return
         single = self.columns[0] if self.columns.size == 1 else None
-        r, pos = start, 0
-        while r < stop:
-            setting, i = divmod(r, m)
-            take = min(m - i, stop - r)
-            block = out[pos:pos + take]
+        for setting, i, block in _setting_blocks(start, stop, m, out):
+            take = len(block)
             if self.base_rows is None:
                 block[...] = self.base[i:i + take]  # a contiguous copy, no gather
             else:
@@ -256,8 +253,6 @@ class GridRows(Segment):
                 # a one-column table read straight into the column: no temporaries
                 table = self._tables[setting]
                 np.take(table, self.index[i:i + take], out=block[:, single], mode="clip")
-                pos += take
-                r += take
                 continue
             if self.index is not None:
                 values = self._settings(setting, slice(i, i + take))
@@ -269,8 +264,21 @@ class GridRows(Segment):
                 block[:, single] = values[..., 0]
             else:
                 block[:, self.columns] = values
-            pos += take
-            r += take
+
+
+def _setting_blocks(start, stop, m, out):
+    """Split rows ``start:stop`` (``m`` per setting) at setting boundaries.
+
+    Yields ``(setting, i, block)``: the rows ``i:i + len(block)`` of the base
+    under ``setting``, and the part of ``out`` they go to.
+    """
+    r, pos = start, 0
+    while r < stop:
+        setting, i = divmod(r, m)
+        take = min(m - i, stop - r)
+        yield setting, i, out[pos:pos + take]
+        pos += take
+        r += take
 
 
 class ShiftedRows(Segment):
@@ -289,13 +297,8 @@ class ShiftedRows(Segment):
         self.group = 1
 
     def fill(self, start, stop, out):
-        m, j = self.m, self.column
-        r, pos = start, 0
-        while r < stop:
-            setting, i = divmod(r, m)
-            take = min(m - i, stop - r)
-            block = out[pos:pos + take]
-            block[...] = self.base[i:i + take]
-            block[:, j] = self.base[i:i + take, j] + self.shifts[setting]
-            pos += take
-            r += take
+        j = self.column
+        for setting, i, block in _setting_blocks(start, stop, self.m, out):
+            rows = self.base[i:i + len(block)]
+            block[...] = rows
+            block[:, j] = rows[:, j] + self.shifts[setting]
