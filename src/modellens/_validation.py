@@ -25,7 +25,10 @@ class InvalidParameterError(ValueError, TypeError):
 
 
 class ModellensWarning(UserWarning):
-    """A warning from modellens: filter ours with ``warnings.simplefilter(..., ModellensWarning)``."""
+    """A warning from modellens.
+
+    Filter exactly ours with ``warnings.simplefilter("ignore", ModellensWarning)``.
+    """
 
 
 def is_integer(x) -> bool:

@@ -197,14 +197,16 @@ class Dataset:
         try:
             arr = np.asarray(X)
         except Exception as exc:  # pragma: no cover - exotic inputs
-            raise InvalidParameterError(f"X must be an array or a DataFrame, got {type(X).__name__}") from exc
+            raise InvalidParameterError(
+                f"X must be an array or a DataFrame, got {type(X).__name__}") from exc
         if arr.ndim == 1:
             raise InvalidParameterError(
                 f"X must be 2-D (n_samples, n_features), got shape {arr.shape}; "
                 "use X.reshape(-1, 1) for a single feature."
             )
         if arr.ndim != 2:
-            raise InvalidParameterError(f"X must be 2-D (n_samples, n_features), got shape {arr.shape}.")
+            raise InvalidParameterError(
+                f"X must be 2-D (n_samples, n_features), got shape {arr.shape}.")
         if like is not None:
             if arr.shape[1] != len(like.columns):
                 raise InvalidParameterError(
@@ -239,7 +241,8 @@ class Dataset:
     def _from_frame(cls, frame: pd.DataFrame, like):
         names = [str(c) for c in frame.columns]
         if len(set(names)) != len(names):
-            raise InvalidParameterError("X has duplicate column names; give every column a unique name.")
+            raise InvalidParameterError(
+                "X has duplicate column names; give every column a unique name.")
         if like is not None:
             expected = [c.name for c in like.columns]
             if names != expected:
@@ -459,23 +462,27 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
                       f"for one 2-D effect of the pair pass a list holding it: "
                       f"[{features!r}].", ModellensWarning, stacklevel=3)
     elif not isinstance(features, (list, tuple, np.ndarray, pd.Index)):
-        raise InvalidParameterError(f"features must be None, a name, an integer position or a list of them "
-                        f"(pairs as tuples), got {features!r}.")
+        raise InvalidParameterError(
+            f"features must be None, a name, an integer position or a list of them "
+            f"(pairs as tuples), got {features!r}.")
     out = []
     for f in features:
         if isinstance(f, (tuple, list)) and not isinstance(f, str):
             if not allow_pairs:
-                raise InvalidParameterError("this method explains single features; pairs are not supported.")
+                raise InvalidParameterError(
+                    "this method explains single features; pairs are not supported.")
             if len(f) != 2:
                 raise InvalidParameterError(f"a feature pair must have two entries, got {f!r}.")
             a, b = dataset.index_of(f[0]), dataset.index_of(f[1])
             if a == b:
-                raise InvalidParameterError(f"a feature pair needs two different features, got {f!r}.")
+                raise InvalidParameterError(
+                    f"a feature pair needs two different features, got {f!r}.")
             out.append((a, b))
         else:
             out.append(dataset.index_of(f))
     if not out:
-        raise InvalidParameterError("features is empty; pass None for all features or a list of names.")
+        raise InvalidParameterError(
+            "features is empty; pass None for all features or a list of names.")
     seen = set()
     for f in out:
         if f in seen:

@@ -139,7 +139,8 @@ class KernelEstimator:
             p = mu[np.asarray(sampled) - 1]
             blocks = []
             for i in range(n):
-                pairs, counts, n_draws = _draw_complementary(rng, d, n_complementary, sampled, p / p.sum())
+                pairs, counts, n_draws = _draw_complementary(rng, d, n_complementary, sampled,
+                                                             p / p.sum())
                 blocks.append(np.concatenate([pairs, ~pairs]))
                 self.counts.append(counts)
                 self.n_draws[i] = n_draws

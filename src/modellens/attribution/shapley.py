@@ -282,17 +282,21 @@ def _choose_algorithm(algorithm, d, n_samples, n_permutations):
     """Validate the budget options; resolve ``"auto"``.  Returns ``(algorithm, budget)``."""
     if n_samples is not None:
         if algorithm not in ("auto", "kernel"):
-            raise InvalidParameterError(f"n_samples is the budget of algorithm='kernel'; "
-                             f"algorithm={algorithm!r} does not use it.")
+            raise InvalidParameterError(
+                f"n_samples is the budget of algorithm='kernel'; "
+                f"algorithm={algorithm!r} does not use it.")
         if not is_integer(n_samples) or n_samples < 2:
-            raise InvalidParameterError(f"n_samples must be an integer >= 2 (coalitions per explained "
-                             f"row), got {n_samples!r}.")
+            raise InvalidParameterError(
+                f"n_samples must be an integer >= 2 (coalitions per explained "
+                f"row), got {n_samples!r}.")
     if n_permutations is not None:
         if algorithm != "permutation":
-            raise InvalidParameterError("n_permutations is the budget of algorithm='permutation'; "
-                             f"algorithm={algorithm!r} does not use it.")
+            raise InvalidParameterError(
+                "n_permutations is the budget of algorithm='permutation'; "
+                f"algorithm={algorithm!r} does not use it.")
         if not is_integer(n_permutations) or n_permutations < 2:
-            raise InvalidParameterError(f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
+            raise InvalidParameterError(
+                f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
     kernel_budget = int(n_samples) if n_samples is not None else default_kernel_samples(d)
     if algorithm == "auto":
         exact_fits = d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= kernel_budget
@@ -320,13 +324,15 @@ def _background(dataset: Dataset, background, rng):
     if background is None or is_integer(background):
         size = DEFAULT_BACKGROUND if background is None else int(background)
         if size < 1:
-            raise InvalidParameterError(f"background as a count must be positive, got {background}.")
+            raise InvalidParameterError(
+                f"background as a count must be positive, got {background}.")
         rows = sample_rows(n, size, rng)
         if rows is None:
             if background is None and n == 1:
-                raise InvalidParameterError("background=None takes the background from X, but X holds a "
-                                 "single row (its Shapley values would all be 0); pass "
-                                 "background= (for example training data).")
+                raise InvalidParameterError(
+                    "background=None takes the background from X, but X holds a "
+                    "single row (its Shapley values would all be 0); pass "
+                    "background= (for example training data).")
             if background is None and n < 20:
                 warnings.warn(f"background=None: using the {n} rows of X as background data; "
                               "so few rows make a rough reference. Pass background= (for "

@@ -36,8 +36,9 @@ def pair_specs(dataset: Dataset, bins, pair):
     spec = grid_spec(bins, dataset, pair)
     if isinstance(spec, tuple):
         if len(spec) != 2:
-            raise InvalidParameterError(f"the grid / bins of a pair must be one specification or a tuple of two, "
-                             f"got a tuple of {len(spec)}.")
+            raise InvalidParameterError(
+                f"the grid / bins of a pair must be one specification or a tuple of two, "
+                f"got a tuple of {len(spec)}.")
         return spec
     return spec, spec
 
@@ -65,7 +66,8 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
     col = dataset.columns[j]
     x = dataset.column_values(j, warn_for="grid") if data is None else data
     if x.size == 0:
-        raise InvalidParameterError(f"feature {col.name!r} has no non-missing values to build a grid from.")
+        raise InvalidParameterError(
+            f"feature {col.name!r} has no non-missing values to build a grid from.")
     if is_integer(spec):
         if spec < 2:
             raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
@@ -76,13 +78,15 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
         return values, dataset.labels(j, values)
     points = np.asarray(spec)
     if points.ndim != 1 or points.size == 0:
-        raise InvalidParameterError(f"the grid for {col.name!r} must be an int or a 1-D array of points.")
+        raise InvalidParameterError(
+            f"the grid for {col.name!r} must be an int or a 1-D array of points.")
     if col.is_categorical:
         lookup = {v: i for i, v in enumerate(col.levels.tolist())}
         unknown = [p for p in points.tolist() if p not in lookup]
         if unknown:
-            raise InvalidParameterError(f"grid levels {unknown} are not levels of {col.name!r} "
-                             f"({list(col.levels)}).")
+            raise InvalidParameterError(
+                f"grid levels {unknown} are not levels of {col.name!r} "
+                f"({list(col.levels)}).")
         values = np.array([lookup[p] for p in points.tolist()], dtype=float)
         return values, col.levels[values.astype(np.intp)]
     try:

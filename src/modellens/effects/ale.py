@@ -21,8 +21,8 @@ __all__ = ["ale"]
 _FILL_BLOCK = 512
 
 
-def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10, confidence: float = 0.95,
-        empty_bins: str = "zero", target=None, response_method: str = "auto", feature_names=None,
+def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
+        confidence: float = 0.95, empty_bins: str = "zero", target=None, response_method: str = "auto", feature_names=None,
         chunk_size: int | None = None, n_jobs: int | None = None,
         progress: bool | None = None) -> Effects:
     r"""Accumulated local effects (Apley & Zhu 2020), as the ALEPlot reference estimates them.
@@ -364,6 +364,7 @@ class _FeaturePlan(Plan):
                  empty_bins="zero"):
         self.axis, self.at_data, self.output, self.confidence = axis, at_data, output, confidence
         self.empty_bins = empty_bins
+        self.covariance = None  # of adjacent steps, for level axes
         u = axis.unit
         self.needs_data_rows = not axis.binned
         self.stats = None
@@ -449,7 +450,7 @@ class _FeaturePlan(Plan):
             values, variance = accumulate(mean, counts, var_mean)
         else:
             values, variance = accumulate_levels(mean, counts, var_mean,
-                                                 getattr(self, "covariance", None))
+                                                 self.covariance)
         half = band_half_width(variance, self.confidence, axis.name, stacklevel=5)
         extra = {}
         if axis.discrete:

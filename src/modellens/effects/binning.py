@@ -40,7 +40,8 @@ def quantile_edges(x: np.ndarray, n_bins: int, *, presorted: bool = False) -> np
         ``x`` is sorted already (saves a sort when the caller has one).
     """
     if not isinstance(n_bins, (numbers.Integral, np.integer)) or n_bins < 1:
-        raise InvalidParameterError(f"bins must be a positive int, an array of edges or 'auto', got {n_bins!r}.")
+        raise InvalidParameterError(
+            f"bins must be a positive int, an array of edges or 'auto', got {n_bins!r}.")
     xs = np.asarray(x, dtype=float) if presorted else np.sort(np.asarray(x, dtype=float))
     n = xs.size
     if n == 0:
@@ -58,13 +59,15 @@ def check_edges(edges, name="feature") -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(f"the bin edges for {name!r} must be numbers.") from exc
     if z.ndim != 1 or z.size < 2:
-        raise InvalidParameterError(f"the bin edges for {name!r} must be a 1-D array of at least 2 edges, "
-                         f"got shape {z.shape}.")
+        raise InvalidParameterError(
+            f"the bin edges for {name!r} must be a 1-D array of at least 2 edges, "
+            f"got shape {z.shape}.")
     if not np.isfinite(z).all():
         raise InvalidParameterError(f"the bin edges for {name!r} hold NaN or inf.")
     if not (np.diff(z) > 0).all():
-        raise InvalidParameterError(f"the bin edges for {name!r} must be strictly increasing; "
-                         "sort them and drop repeated values.")
+        raise InvalidParameterError(
+            f"the bin edges for {name!r} must be strictly increasing; "
+            "sort them and drop repeated values.")
     return z
 
 

@@ -118,7 +118,8 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
             points, labels = feature_grid(dataset, j, spec, data=x)
             w = window if window is not None else 1.0 / len(points)
             if not 0 < w <= 1:
-                raise InvalidParameterError(f"window must be a share of the data in (0, 1], got {window}.")
+                raise InvalidParameterError(
+                    f"window must be a share of the data in (0, 1], got {window}.")
             # centre each window on the point's mid-rank, clipped so it stays full
             mid = (np.searchsorted(xs, points, "left") + np.searchsorted(xs, points, "right")) / 2
             half = max(1, int(round(w * n))) / 2

@@ -59,7 +59,8 @@ class AttributionPlots:
     def _top(self, scores, max_display):
         """Feature order by score, and the features folded into 'other' (if any)."""
         if max_display is None or max_display < 1:
-            raise InvalidParameterError(f"max_display must be a positive integer, got {max_display!r}.")
+            raise InvalidParameterError(
+                f"max_display must be a positive integer, got {max_display!r}.")
         order = np.argsort(-scores, kind="stable")
         if len(order) <= max_display:
             return order, order[:0]

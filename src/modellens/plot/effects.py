@@ -206,7 +206,8 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
         fig = np.ravel(axes)[0].figure
     flat = np.ravel(axes)
     if len(flat) < len(items):
-        raise InvalidParameterError(f"{len(items)} effects need {len(items)} axes, got {len(flat)}.")
+        raise InvalidParameterError(
+            f"{len(items)} effects need {len(items)} axes, got {len(flat)}.")
     if sharey:
         _share_y([ax for effect, ax in zip(items, flat) if not effect.is_2d])
     with_legend = [ax for effect, ax in zip(items, flat) if _draw(effect, ax, **kwargs)]
