@@ -396,3 +396,16 @@ def test_feature_lookup_is_strict_on_integer_labels_and_effects_agree():
         eff[["1", "2"]]  # not a pair that was asked for
     pair = ml.pdp(lambda D: D[1].to_numpy(), both, features=[(1, 2)], grid=3)
     assert pair[["1", "2"]] is pair[("1", "2")]
+
+
+def test_rebin_refuses_data_changed_in_place_after_the_call():
+    rng = np.random.default_rng(13)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    grad = lambda A: np.column_stack([2 * A[:, 0], np.ones(len(A))])  # noqa: E731
+    eff = ml.dale(lambda A: A[:, 0] ** 2 + A[:, 1], X, bins=5, gradient=grad)["x0"]
+    again = eff.rebin(4)  # fine while X is as it was; the re-binned effect keeps the check
+    np.testing.assert_array_equal(again.values, eff.rebin(4).values)
+    X[:, 0] = rng.permutation(X[:, 0])
+    for effect in (eff, again):
+        with pytest.raises(InvalidParameterError, match="changed after ml.dale"):
+            effect.rebin(3)

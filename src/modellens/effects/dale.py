@@ -72,7 +72,8 @@ class DaleEffect(Effect):
                 "values; run ml.dale again, or pass it a copy of X.")
         return _summarise(self.feature, self.feature_values, self.local_effects, spec,
                           min_points=min_points, confidence=confidence, output=self.output,
-                          backend=self.extra.get("gradient"), empty_bins=empty_bins)
+                          backend=self.extra.get("gradient"), empty_bins=empty_bins,
+                          feature_digest=self.feature_digest)
 
 
 def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_points: int = 10,
@@ -202,11 +203,11 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
                           names=[dataset.columns[j].name for j in feats])
     ((derivatives, backend),) = run(mdl, [plan], options, desc="dale gradients")
     # derivatives are feature-major: each feature's local effects are one contiguous row,
-    # kept by its effect for re-binning without a copy
+    # kept by its effect for re-binning without a copy.  The feature columns are read
+    # through transposed copies of a few at a time: reading the columns of a wide matrix
+    # one by one would pass over all of it for every feature, and one copy of all of
+    # them would double the memory
     effects = []
-    # the feature columns are read through transposed copies of a few at a time: reading
-    # the columns of a wide matrix one by one would pass over all of it for every feature,
-    # and one copy of all of them would double the memory
     per_block = max(1, _BLOCK_BYTES // (8 * dataset.n_rows))
     for first in range(0, len(feats), per_block):
         block = feats[first:first + per_block]
@@ -214,13 +215,11 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
         for k, j in enumerate(block):
             c = first + k
             x, kept, g = _observed(dataset, j, columns[k], derivatives[c], backend)
-            effect = _summarise(dataset.columns[j].name, x, g, specs[c],
-                                min_points=min_points, confidence=confidence,
-                                output=mdl.output_name, backend=backend,
-                                empty_bins=empty_bins, feature_values=kept)
-            if kept is not x:
-                effect.feature_digest = _digest(x)
-            effects.append(effect)
+            effects.append(_summarise(
+                dataset.columns[j].name, x, g, specs[c], min_points=min_points,
+                confidence=confidence, output=mdl.output_name, backend=backend,
+                empty_bins=empty_bins, feature_values=kept,
+                feature_digest=None if kept is x else _digest(x)))
     return Effects(effects)
 
 
@@ -288,11 +287,12 @@ def _check_bins(spec, name):
 
 
 def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
-               empty_bins="zero", feature_values=None):
+               empty_bins="zero", feature_values=None, feature_digest=None):
     """Bin the local effects ``g`` observed at ``x`` and build the effect.
 
     ``feature_values`` are the values the effect keeps (default: ``x``); they
-    must equal ``x``, and may be a view of the data where ``x`` is a copy.
+    must equal ``x``, and may be a view of the data where ``x`` is a copy, with
+    ``feature_digest`` their CRC-32 then.
     """
     k = None
     if isinstance(spec, str):
@@ -303,7 +303,7 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
         edges = spec
     common = dict(feature=name, method="dale", kind="numeric",
                   feature_values=x if feature_values is None else feature_values,
-                  output=output, local_effects=g,
+                  output=output, local_effects=g, feature_digest=feature_digest,
                   extra={"min_points": min_points, "gradient": backend,
                          "empty_bins": empty_bins})
     label = f"{confidence:.0%} confidence band"
