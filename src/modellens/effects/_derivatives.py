@@ -132,6 +132,9 @@ class DerivativePlan(Plan):
 
     def __init__(self, mdl, rows: np.ndarray, columns, *, gradient=None, fd_step=1e-3,
                  names=None, random_state=0):
+        # validated whatever the source, so that a bad option never depends on the model
+        step = check_positive_float(fd_step, "fd_step",
+                                    "a positive fraction of each feature's scale")
         self.backend = resolve_backend(mdl, gradient, rows)
         self.columns = list(columns)
         m = rows.shape[0]
@@ -141,8 +144,6 @@ class DerivativePlan(Plan):
                                           else None)
             self.segments = [self._gradient]
             return
-        step = check_positive_float(fd_step, "fd_step",
-                                    "a positive fraction of each feature's scale")
         self._gradient = None
         self.derivatives = np.empty((len(self.columns), m))
         self.rows = rows
