@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["exponential_kernel", "SELECTIONS", "LocalFit", "fit_local", "choose_selection"]
+__all__ = ["exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local", "choose_selection"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
+#: ``num_features=None`` keeps at most this many features (fewer when there are fewer).
+DEFAULT_NUM_FEATURES = 10
 #: ``feature_selection="auto"`` runs forward selection up to this many features.
 AUTO_FORWARD_MAX = 6
 #: Ridge penalty of the final surrogate, and of the full fit that ranks features

@@ -20,7 +20,7 @@ from .._validation import (InvalidParameterError, check_choice, check_int,
 from ..data import Dataset, encode_with
 from ..engine import Plan, Segment, run
 from ..models import Model
-from ._surrogate import SELECTIONS, exponential_kernel, fit_local
+from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
 from .result import Attributions
 
 __all__ = ["lime", "lime_width_sweep", "WidthSweep", "TabularSampler", "DISCRETIZERS"]
@@ -232,7 +232,8 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
 
 
 def _check_budget(num_features, num_samples, d, kernel_width, feature_selection):
-    num_features = check_int(num_features, "num_features", low=1)
+    num_features = min(DEFAULT_NUM_FEATURES, d) if num_features is None else \
+        check_int(num_features, "num_features", low=1)
     if num_features > d:
         raise InvalidParameterError(
             f"num_features={num_features} is larger than the {d} features of the data; "
@@ -244,7 +245,7 @@ def _check_budget(num_features, num_samples, d, kernel_width, feature_selection)
     return num_features, num_samples, width
 
 
-def lime(model, X, *, training_data, num_features: int = 10, num_samples: int = 5000,
+def lime(model, X, *, training_data, num_features: int | None = None, num_samples: int = 5000,
          kernel_width: float | None = None, discretize: str | None = "quartile",
          feature_selection: str = "auto", stability: int | None = None,
          stability_top_k: int = 3, random_state=None, target=None,
@@ -276,8 +277,9 @@ def lime(model, X, *, training_data, num_features: int = 10, num_samples: int = 
         The rows to explain.
     training_data : ndarray or DataFrame
         Rows with the columns of ``X`` whose statistics the samples come from.
-    num_features : int, default=10
-        Most features with a non-zero weight (at most ``d``).
+    num_features : int, optional
+        Most features with a non-zero weight: default ``min(10, d)``; more
+        than ``d`` is an error.
     num_samples : int, default=5000
         Perturbed rows per explained row (model rows: ``n * num_samples``).
     kernel_width : float, optional
@@ -435,7 +437,8 @@ def lime_width_sweep(model, x, *, training_data, widths=None, num_features: int 
         Default: 25 widths from ``0.05`` to ``20`` times the default width
         ``0.75 * sqrt(d)`` (log-spaced).
     num_features : int, optional
-        Default: all features (``feature_selection="none"``).
+        As in :func:`lime`; with the default ``feature_selection="none"``
+        every feature gets a weight.
     Other parameters as in :func:`lime`.
     """
     dataset, Xe, sampler, mdl = _prepare(model, x, training_data, target=target,
@@ -444,7 +447,7 @@ def lime_width_sweep(model, x, *, training_data, widths=None, num_features: int 
     if Xe.shape[0] != 1:
         raise InvalidParameterError(f"lime_width_sweep explains one row; x has {Xe.shape[0]}.")
     d = Xe.shape[1]
-    k, num_samples, default = _check_budget(d if num_features is None else num_features,
+    k, num_samples, default = _check_budget(num_features,
                                             num_samples, d, None, feature_selection)
     widths = default * np.geomspace(0.05, 20, 25) if widths is None else \
         np.asarray([check_positive_float(w, "widths") for w in np.atleast_1d(widths)])

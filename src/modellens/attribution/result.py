@@ -57,6 +57,10 @@ class Attributions:
     interactions : ndarray of shape (n, d, d) or None
         Pairwise interaction values, each row's matrix summing over its last
         axis to that row's values.
+    segments : int ndarray of shape (height, width) or None
+        Images (``lime_image``, ``shapley(..., masker="image")``): the
+        superpixel of every pixel, ``0 .. d - 1`` in the order of
+        ``feature_names``.
     extra : dict
         Incidental details: ``"background"`` (a sentence on the background
         data), ``"n_background"``, ``"n_coalitions"``, ``"n_model_rows"``, ...
@@ -83,6 +87,7 @@ class Attributions:
     column_labels: list | None = None
     value_function: str | None = None
     interactions: np.ndarray | None = None
+    segments: np.ndarray | None = None
     extra: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
