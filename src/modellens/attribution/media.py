@@ -218,8 +218,8 @@ def shapley_media(predict_fn, X, *, masker, algorithm="auto", n_samples=None,
         raise InvalidParameterError(f"masker must be 'text', 'image', a TextMasker or an "
                                     f"ImageMasker, got {type(masker).__name__}.")
     if algorithm == "permutation":
-        raise InvalidParameterError("texts and images take algorithm='exact', 'kernel' or "
-                                    "'auto'.")
+        raise InvalidParameterError("algorithm='permutation' is for tables; texts and images "
+                                    "take algorithm='exact', 'kernel' or 'auto'.")
     rng = np.random.default_rng(random_state)
     rep = masker.represent(X, random_state)
     kind = "text" if isinstance(masker, TextMasker) else "image"
