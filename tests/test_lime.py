@@ -250,11 +250,11 @@ def test_weights_match_lime_within_sampling_error(train, discretize):
     # the spread over seeds is lime's too (same sampler, same estimator)
     ratio = ours.std(axis=0) / theirs.std(axis=0)
     assert ((ratio > 0.5) & (ratio < 2.0)).all(), ratio
-    # the comparison has power: the tolerance is under a quarter of the two largest weights,
-    # and a changed setting (a kernel twice as wide; deciles for quartiles) is told apart
+    # the comparison has power: the tolerance is under a fifth of the largest weight, and
+    # a changed setting (a kernel twice as wide; deciles for quartiles) is told apart
     se = np.sqrt(ours.var(axis=0, ddof=1) / 40 + theirs.var(axis=0, ddof=1) / 40)
-    top = np.argsort(-np.abs(theirs.mean(axis=0)))[:2]
-    assert (4.5 * se[top] < 0.25 * np.abs(theirs.mean(axis=0)[top])).all()
+    top = np.argmax(np.abs(theirs.mean(axis=0)))
+    assert 4.5 * se[top] < 0.2 * np.abs(theirs.mean(axis=0)[top])
     changed = {"discretize": discretize, "kernel_width": 3.0} if discretize is None else \
         {"discretize": "decile" if discretize == "quartile" else "quartile"}
     other = np.array([ml.lime(smooth, x[None], training_data=train, feature_selection="none",
