@@ -358,3 +358,39 @@ def test_result_round_trip_indexing_and_plots(train):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         attr.plot.waterfall(0)
+
+
+# ------------------------------------------------------------ shared draws
+def test_shared_sampling_costs_one_neighbourhood_and_keeps_each_explanation(train):
+    calls = []
+
+    def f(A):
+        calls.append(len(A))
+        return smooth(A)
+
+    X = train[:12]
+    shared = ml.lime(f, X, training_data=train, num_samples=800, random_state=2,
+                     sampling="shared")
+    assert sum(calls) == 799 + 12 and shared.extra["n_model_rows"] == 811
+    # every row is fit on its own prediction in front of the same draws: alone, the same
+    alone = ml.lime(smooth, X[[5]], training_data=train, num_samples=800, random_state=2,
+                    sampling="shared")
+    np.testing.assert_allclose(alone.values[0], shared.values[5], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(shared.prediction, smooth(X))
+    lin = ml.lime(linear, X, training_data=train, discretize=None, sampling="shared",
+                  random_state=0)
+    np.testing.assert_allclose(lin.values, np.tile(COEF * train.std(axis=0), (12, 1)),
+                               rtol=0.02)
+
+
+def test_shared_sampling_has_the_per_row_distribution(train):
+    # the same neighbourhood distribution: means over seeds agree within sampling error
+    x = train[[3, 9]]
+    kw = dict(training_data=train, num_samples=1000, feature_selection="none")
+    own = np.array([ml.lime(smooth, x, random_state=s, **kw).values for s in range(30)])
+    shared = np.array([ml.lime(smooth, x, random_state=100 + s, sampling="shared", **kw).values
+                       for s in range(30)])
+    se = np.sqrt(own.var(axis=0, ddof=1) / 30 + shared.var(axis=0, ddof=1) / 30)
+    assert (np.abs(own.mean(axis=0) - shared.mean(axis=0)) <= 4.5 * se + 1e-9).all()
+    with pytest.raises(ml.InvalidParameterError, match="sampling"):
+        ml.lime(smooth, x, training_data=train, sampling="pooled")

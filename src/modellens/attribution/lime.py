@@ -18,7 +18,7 @@ from .._config import resolve_options
 from .._validation import (InvalidParameterError, check_choice, check_int,
                            check_positive_float)
 from ..data import Dataset, encode_with
-from ..engine import Plan, Segment, run
+from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
 from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
 from .result import Attributions
@@ -93,23 +93,53 @@ class TabularSampler:
                 z0[j] = (x0[j] - self.mean[j]) / self.scale[j]
         return z0
 
-    def sample(self, x0: np.ndarray, size: int, rng):
-        """``size`` rows around ``x0``: encoded model rows and their representation ``z``."""
+    def _index(self, kind):
+        return np.array([j for j, k in enumerate(self.kinds) if k == kind], dtype=np.intp)
+
+    def draw(self, size: int, rng):
+        """``size`` perturbed rows, the same for any instance.
+
+        Returns the encoded rows and their *keys*: the standardised value of a
+        continuous column, the bin of a binned one, the level of a categorical
+        one; :meth:`represent_draws` turns keys into ``z`` for an instance.
+        """
         X = np.empty((size, self.d))
-        Z = np.empty((size, self.d))
+        K = np.empty((size, self.d))
+        cont = self._index("continuous")
+        if cont.size:
+            z = rng.standard_normal((size, cont.size))
+            K[:, cont] = z
+            X[:, cont] = self.mean[cont] + self.scale[cont] * z
+        for j in self._index("level"):
+            K[:, j] = X[:, j] = self.levels[j][_categorical(self.freqs[j], size, rng)]
+        binned = self._index("binned")
+        if binned.size:
+            # every binned column at once: one (size, columns) draw of bins, then of values
+            cdf = np.cumsum([self.freqs[j] for j in binned], axis=1)
+            cdf /= cdf[:, -1:]
+            u = rng.random((size, binned.size))
+            bins = np.minimum((u[:, :, None] >= cdf[None, :, :]).sum(axis=2), cdf.shape[1] - 1)
+            cols = np.arange(binned.size)
+            stats = [np.array([self.bin_stats[j][k] for j in binned])[cols, bins]
+                     for k in range(4)]
+            X[:, binned] = _truncated_normal(*stats, rng)
+            K[:, binned] = bins
+        return X, K
+
+    def represent_draws(self, K: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        """``z`` of drawn rows (their keys ``K``) around the instance ``x0``."""
+        Z = K.copy()
         for j, kind in enumerate(self.kinds):
-            if kind == "continuous":
-                z = rng.standard_normal(size)
-                X[:, j] = self.mean[j] + self.scale[j] * z
-                Z[:, j] = z
-            elif kind == "level":
-                X[:, j] = self.levels[j][_categorical(self.freqs[j], size, rng)]
-                Z[:, j] = X[:, j] == x0[j]
-            else:
-                bins = _categorical(self.freqs[j], size, rng)
-                own = np.searchsorted(self.edges[j], x0[j])
-                X[:, j] = _truncated_normal(*(s[bins] for s in self.bin_stats[j]), rng)
-                Z[:, j] = bins == own
+            if kind == "level":
+                Z[:, j] = K[:, j] == x0[j]
+            elif kind == "binned":
+                Z[:, j] = K[:, j] == np.searchsorted(self.edges[j], x0[j])
+        return Z
+
+    def sample(self, x0: np.ndarray, size: int, rng):
+        """``size`` rows around ``x0`` (row 0 is ``x0``): encoded rows and their ``z``."""
+        X, K = self.draw(size, rng)
+        Z = self.represent_draws(K, x0)
         X[0] = x0
         Z[0] = self.represent(x0)
         return X, Z
@@ -155,7 +185,9 @@ def _truncated_normal(mean, std, low, high, rng):
     land inside and a few rounds of redrawing settle nearly all; the inverse CDF
     takes what is left (it is exact, but slower per draw).
     """
-    out = mean + std * rng.standard_normal(mean.shape)
+    shape = mean.shape
+    mean, std, low, high = (np.ravel(a) for a in (mean, std, low, high))
+    out = mean + std * rng.standard_normal(mean.size)
     todo = np.flatnonzero((out < low) | (out > high))
     for _ in range(_REJECTION_ROUNDS):
         if todo.size == 0:
@@ -164,7 +196,7 @@ def _truncated_normal(mean, std, low, high, rng):
         todo = todo[(out[todo] < low[todo]) | (out[todo] > high[todo])]
     if todo.size:
         out[todo] = _truncated_normal_icdf(mean[todo], std[todo], low[todo], high[todo], rng)
-    return np.where(high > low, out, low)
+    return np.where(high > low, out, low).reshape(shape)
 
 
 def _truncated_normal_icdf(mean, std, low, high, rng):
@@ -182,21 +214,22 @@ def _truncated_normal_icdf(mean, std, low, high, rng):
 
 
 class _Neighbourhood(Segment):
-    """The perturbed rows of one explained row, drawn from its own seed when first read.
+    """Perturbed rows drawn from their own seed when first read (row 0 is ``x0``, if given).
 
-    The rows exist from the first chunk that reads them until the row's
-    surrogate is fit (``on_finish``), so a request never holds all rows at once.
+    The rows exist from the first chunk that reads them until the surrogates
+    that need them are fit, so a request never holds all rows at once.
     """
 
     def __init__(self, sampler, x0, size, seed):
         self.sampler, self.x0, self.seed = sampler, x0, seed
         self.n_rows, self.width, self.group = size, sampler.d, 1
-        self.X = self.Z = None
+        self.X = self.K = None
 
     def _draw(self):
         if self.X is None:
-            self.X, self.Z = self.sampler.sample(self.x0, self.n_rows,
-                                                 np.random.default_rng(self.seed))
+            self.X, self.K = self.sampler.draw(self.n_rows, np.random.default_rng(self.seed))
+            if self.x0 is not None:
+                self.X[0] = self.x0
 
     def rows(self, start, stop):
         self._draw()
@@ -205,40 +238,73 @@ class _Neighbourhood(Segment):
     def fill(self, start, stop, out):
         out[...] = self.rows(start, stop)
 
+    def release(self):
+        self.X = self.K = self.result = None
+
+
+#: Where each row's perturbed samples come from (see :func:`lime`).
+SAMPLINGS = ("per_row", "shared")
+
 
 class _LimePlan(Plan):
-    """Neighbourhoods of every (repeat, row); each is fit when its answers are in."""
+    """Neighbourhoods of every (repeat, row) and their surrogate fits.
 
-    def __init__(self, sampler, X, seeds, num_samples, width, k, selection, *, keep=False):
-        self.n = X.shape[0]
-        self.repeats = seeds.shape[0]
+    ``"per_row"``: one neighbourhood per (repeat, row), fit as soon as its
+    answers are in.  ``"shared"``: one set of draws per repeat, answered once,
+    plus the explained rows; every row's surrogate is fit on its own
+    prediction followed by the shared draws.
+    """
+
+    def __init__(self, sampler, X, seeds, num_samples, width, k, selection, *,
+                 sampling="per_row", keep=False):
+        self.sampler, self.X = sampler, X
+        self.n, self.repeats = X.shape[0], seeds.shape[0]
         self.width, self.k, self.selection, self.keep = width, k, selection, keep
+        self.sampling = sampling
         self.fits = [[None] * self.n for _ in range(self.repeats)]
         self.kept = {}
         self.segments = []
+        if sampling == "shared":
+            self.instances = DataRows(X)
+            self.shared = [_Neighbourhood(sampler, None, num_samples - 1, int(seeds[r, 0]))
+                           for r in range(self.repeats)]
+            self.segments = [self.instances] + self.shared
+            return
         for r in range(self.repeats):
             for i in range(self.n):
                 seg = _Neighbourhood(sampler, X[i], num_samples, int(seeds[r, i]))
                 seg.key = (r, i)
-                seg.on_finish = self._fit
+                seg.on_finish = self._fit_own
                 self.segments.append(seg)
 
-    def _fit(self, seg):
+    def _fit_own(self, seg):
         seg._draw()  # a neighbourhood of no model rows still needs its samples
         r, i = seg.key
-        z0 = seg.Z[0]
-        distances = np.sqrt(((seg.Z - z0) ** 2).sum(axis=1))
-        y = seg.result
-        fit = fit_local(seg.Z, y, exponential_kernel(distances, self.width), z0, self.k,
+        Z = self.sampler.represent_draws(seg.K, seg.x0)
+        Z[0] = self.sampler.represent(seg.x0)
+        self._fit(r, i, Z, seg.result)
+        seg.release()
+
+    def _fit(self, r, i, Z, y):
+        z0 = Z[0]
+        distances = np.sqrt(((Z - z0) ** 2).sum(axis=1))
+        fit = fit_local(Z, y, exponential_kernel(distances, self.width), z0, self.k,
                         self.selection)
         fit.prediction = float(y[0])
         self.fits[r][i] = fit
         if self.keep:
-            self.kept[(r, i)] = (seg.Z, y.copy(), distances)
-        seg.X = seg.Z = None
-        seg.result = None
+            self.kept[(r, i)] = (Z, y.copy(), distances)
 
     def reduce(self):
+        if self.sampling == "shared":
+            for r, seg in enumerate(self.shared):
+                seg._draw()
+                for i, x0 in enumerate(self.X):
+                    Z = np.vstack([self.sampler.represent(x0)[None],
+                                   self.sampler.represent_draws(seg.K, x0)])
+                    y = np.concatenate([self.instances.result[i:i + 1], seg.result])
+                    self._fit(r, i, Z, y)
+                seg.release()
         return self.fits
 
 
@@ -278,8 +344,9 @@ def _check_budget(num_features, num_samples, d, kernel_width, feature_selection)
 
 def lime(model, X, *, training_data, num_features: int | None = None, num_samples: int = 5000,
          kernel_width: float | None = None, discretize: str | None = "quartile",
-         feature_selection: str = "auto", stability: int | None = None,
-         stability_top_k: int = 3, random_state=None, target=None,
+         feature_selection: str = "auto", sampling: str = "per_row",
+         stability: int | None = None, stability_top_k: int = 3, random_state=None,
+         target=None,
          response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
          n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
     r"""LIME: a sparse weighted linear surrogate of the model around each row of ``X``.
@@ -325,6 +392,15 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         ``"lasso_path"``: the last point of the weighted lasso path with at
         most ``num_features`` features; ``"none"``: all; ``"auto"``:
         ``"forward"`` up to 6 features, ``"highest_weights"`` beyond.
+    sampling : {"per_row", "shared"}, default="per_row"
+        ``"per_row"`` draws every row's neighbourhood independently (as the
+        lime package does): ``n * num_samples`` model rows.  ``"shared"``
+        draws one set of ``num_samples - 1`` rows and puts each explained row
+        in front of it: the draws do not depend on the instance (only their
+        ``z`` does), so every explanation has exactly the distribution it has
+        with ``"per_row"``, for ``num_samples - 1 + n`` model rows in all; the
+        errors of different rows are then correlated (a comparison between
+        rows shares its sampling noise).
     stability : int, optional
         Repeat the whole explanation with this many independent seeds (the
         first is the returned one; the cost grows in proportion) and report
@@ -373,16 +449,19 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
     if stability is not None and top_k > num_features:
         raise InvalidParameterError(f"stability_top_k={top_k} is larger than "
                                     f"num_features={num_features}.")
+    check_choice(sampling, "sampling", SAMPLINGS)
     rng = np.random.default_rng(random_state)
     seeds = rng.integers(0, 2**63 - 1, size=(repeats, n))
-    plan = _LimePlan(sampler, Xe, seeds, num_samples, width, num_features, feature_selection)
+    plan = _LimePlan(sampler, Xe, seeds, num_samples, width, num_features, feature_selection,
+                     sampling=sampling)
     (fits,) = run(mdl, [plan], options, desc="lime")
     main = fits[0]
     extra = {
         "score_holdout": np.array([f.score_holdout for f in main]),
         "conditions": [sampler.conditions(Xe[i], dataset.columns) for i in range(n)],
         "kernel_width": width, "num_samples": num_samples, "discretize": discretize,
-        "feature_selection": feature_selection, "n_model_rows": mdl.n_rows,
+        "feature_selection": feature_selection, "sampling": sampling,
+        "n_model_rows": mdl.n_rows,
     }
     if repeats > 1:
         extra["stability"] = _stability(fits, top_k)
