@@ -21,6 +21,7 @@ from ..data import Dataset, encode_with
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
 from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
+from .lime_result import WidthSweep
 from .result import Attributions
 
 __all__ = ["lime", "lime_width_sweep", "WidthSweep", "TabularSampler", "DISCRETIZERS"]
@@ -118,7 +119,9 @@ class TabularSampler:
             cdf = np.cumsum([self.freqs[j] for j in binned], axis=1)
             cdf /= cdf[:, -1:]
             u = rng.random((size, binned.size))
-            bins = np.minimum((u[:, :, None] >= cdf[None, :, :]).sum(axis=2), cdf.shape[1] - 1)
+            bins = np.zeros(u.shape, dtype=np.intp)
+            for k in range(cdf.shape[1] - 1):  # a bin index is the count of bounds passed
+                bins += u >= cdf[:, k]
             cols = np.arange(binned.size)
             stats = [np.array([self.bin_stats[j][k] for j in binned])[cols, bins]
                      for k in range(4)]
@@ -496,35 +499,6 @@ def _stability(fits, k) -> dict:
     return {"repeats": R, "top_k": k, "same_top_k": same,
             "top_k_overlap": overlap / (R * (R - 1) / 2),
             "weight_std": coef.std(axis=0, ddof=1)}
-
-
-class WidthSweep:
-    """How one row's LIME explanation changes with the kernel width.
-
-    Attributes
-    ----------
-    widths : ndarray of shape (W,)
-    values : ndarray of shape (W, d)
-        The surrogate's weights at each width.
-    score, score_holdout : ndarray of shape (W,)
-        Weighted R^2 on the samples, and leave-one-out.
-    feature_names : list of str
-    default_width : float
-    """
-
-    def __init__(self, widths, values, score, score_holdout, feature_names, default_width):
-        self.widths, self.values = widths, values
-        self.score, self.score_holdout = score, score_holdout
-        self.feature_names, self.default_width = feature_names, default_width
-
-    def __repr__(self):
-        return f"WidthSweep(widths={len(self.widths)}, features={len(self.feature_names)})"
-
-    def plot(self, *, max_display: int = 6, ax=None):
-        """Each top feature's weight against the width (log scale), R^2 on a second axis."""
-        from ..plot.lime import plot_width_sweep
-
-        return plot_width_sweep(self, max_display=max_display, ax=ax)
 
 
 def lime_width_sweep(model, x, *, training_data, widths=None, num_features: int | None = None,
