@@ -52,8 +52,6 @@ class Timed:
 
 def lime_rows(explainer, forest, rows, *, num_samples, seed):
     """One explain_instance per row; returns weights (n, d) and (total s, model s)."""
-    from lime.lime_tabular import LimeTabularExplainer  # noqa: F401 - the peer
-
     timed = Timed(forest)
     explainer.random_state = np.random.RandomState(seed)
     if explainer.discretizer is not None:

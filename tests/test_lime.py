@@ -394,3 +394,25 @@ def test_shared_sampling_has_the_per_row_distribution(train):
     assert (np.abs(own.mean(axis=0) - shared.mean(axis=0)) <= 4.5 * se + 1e-9).all()
     with pytest.raises(ml.InvalidParameterError, match="sampling"):
         ml.lime(smooth, x, training_data=train, sampling="pooled")
+
+
+def test_indexing_selects_the_trust_figures_of_the_rows(train):
+    attr = ml.lime(smooth, train[:5], training_data=train, random_state=0, num_samples=300,
+                   stability=3)
+    sub = attr[[3, 1], ["x2", "x0"]]
+    np.testing.assert_array_equal(sub.extra["score_holdout"], attr.extra["score_holdout"][[3, 1]])
+    assert sub.extra["conditions"] == [[attr.extra["conditions"][i][j] for j in (2, 0)]
+                                       for i in (3, 1)]
+    st, full = sub.extra["stability"], attr.extra["stability"]
+    np.testing.assert_array_equal(st["weight_std"], full["weight_std"][[3, 1]][:, [2, 0]])
+    np.testing.assert_array_equal(st["same_top_k"], full["same_top_k"][[3, 1]])
+    assert f"{attr.extra['score_holdout'][3]:.2f}" in attr[3].plot.weights().get_title()
+
+
+def test_one_series_row_of_a_frame(train):
+    df = pd.DataFrame(train, columns=list("abcd"))
+    f = lambda X: smooth(np.asarray(X))  # noqa: E731
+    row = ml.lime(f, df.iloc[4], training_data=df, random_state=0, num_samples=300)
+    frame = ml.lime(f, df.iloc[[4]], training_data=df, random_state=0, num_samples=300)
+    np.testing.assert_array_equal(row.values, frame.values)
+    assert row.feature_names == list("abcd")

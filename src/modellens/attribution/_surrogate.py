@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local", "choose_selection"]
+__all__ = ["exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local",
+           "choose_selection"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
 #: ``num_features=None`` keeps at most this many features (fewer when there are fewer).
@@ -55,6 +56,8 @@ class LocalFit:
     score_holdout: float
     local_prediction: float
     used: np.ndarray
+    #: The model's output at the instance (set by the caller, which has it).
+    prediction: float = float("nan")
 
 
 def _centred(Z, y, w):

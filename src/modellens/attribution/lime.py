@@ -12,12 +12,13 @@ answers are in, and its samples are released.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from .._config import resolve_options
 from .._validation import (InvalidParameterError, check_choice, check_int,
                            check_positive_float)
-from ..data import Dataset, encode_with
+from ..data import encode_with
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
 from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
@@ -312,6 +313,11 @@ class _LimePlan(Plan):
 
 
 def _prepare(model, X, training_data, *, target, response_method, feature_names, discretize):
+    if isinstance(X, pd.Series):
+        # one row, as df.iloc[i] gives it: its index holds the column names
+        X = X.to_frame().T
+        X = X.astype(training_data.dtypes[list(X.columns)].to_dict()) \
+            if isinstance(training_data, pd.DataFrame) else X.infer_objects()
     if training_data is None:
         raise InvalidParameterError(
             "training_data is required: LIME samples perturbed rows from its statistics "

@@ -80,7 +80,7 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
                                                                       "kernel_width")
     rng = np.random.default_rng(random_state)
     masks = (_text_masks if kind == "text" else _image_masks)(p, num_samples, rng)
-    model = InputModel(predict_fn, rep_names(rep), target=target,
+    model = InputModel(predict_fn, _names(rep), target=target,
                        bytes_per_input=rep.bytes_per_input)
     ((y,),) = run(model, [_Rows([CoalitionRows(rep, masks)])], options, desc=f"lime ({kind})")
     Z = masks.astype(np.float64)
@@ -92,13 +92,13 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
                   "n_model_rows": model.n_rows})
     return Attributions(
         values=fit.coef[None], base_values=np.array([fit.intercept]), codes=np.ones((1, p)),
-        feature_names=rep_names(rep), method="lime", output=model.output_name,
+        feature_names=_names(rep), method="lime", output=model.output_name,
         prediction=y[:1].copy(), intercept=np.array([fit.intercept]),
         score=np.array([fit.score]), local_prediction=np.array([fit.local_prediction]),
         segments=getattr(rep, "segments", None), extra=extra)
 
 
-def rep_names(rep) -> list:
+def _names(rep) -> list:
     return list(rep.words) if isinstance(rep, TextInput) else list(rep.names)
 
 
@@ -226,7 +226,7 @@ def shapley_media(predict_fn, X, *, masker, algorithm="auto", n_samples=None,
     extra = {"text": X, "spans": rep.spans} if kind == "text" else {"image": rep.image}
     p = rep.n_features
     algorithm, budget = _choose_algorithm(algorithm, p, n_samples, None)
-    model = InputModel(predict_fn, rep_names(rep), target=target,
+    model = InputModel(predict_fn, _names(rep), target=target,
                        bytes_per_input=rep.bytes_per_input)
     ends = CoalitionRows(rep, np.array([np.zeros(p, bool), np.ones(p, bool)]))
     segments = [ends]
@@ -256,6 +256,6 @@ def shapley_media(predict_fn, X, *, masker, algorithm="auto", n_samples=None,
                   "n_model_rows": model.n_rows, "masker": kind})
     return Attributions(
         values=values, base_values=np.array([v0]), codes=np.ones((1, p)),
-        feature_names=rep_names(rep), method=f"shapley-{algorithm}", std=std, dof=dof,
+        feature_names=_names(rep), method=f"shapley-{algorithm}", std=std, dof=dof,
         output=model.output_name, prediction=np.array([fx]),
         segments=getattr(rep, "segments", None), value_function="removal", extra=extra)
