@@ -7,21 +7,12 @@ import html
 import numpy as np
 
 from .._validation import InvalidParameterError, check_int
+from .attributions import _NEG, _POS, _axes
 
 __all__ = ["plot_weights", "plot_width_sweep", "text_html", "plot_text", "plot_image"]
 
-_POS = "#d6404e"
-_NEG = "#2f7fc1"
 #: Width of one character of a monospace font, in ems (DejaVu Sans Mono's advance).
 _MONO_ADVANCE = 0.602
-
-
-def _axes(ax, size):
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=size, layout="constrained")
-    return ax
 
 
 def _row(a, i):
