@@ -327,3 +327,18 @@ def test_images_go_through_the_model_in_memory_capped_chunks(texture):
     ml.lime_image(f, texture, segmentation=_grid_labels(), num_samples=1000, random_state=0)
     assert sum(seen) == 1000 and len(seen) <= 2
     assert InputModel(f, ["a"], bytes_per_input=2**24).max_chunk_rows == 4
+
+
+@pytest.mark.parametrize("func", [ml.lime, ml.lime_text, ml.lime_image],
+                         ids=lambda f: f.__name__)
+def test_public_functions_document_references_and_run_their_examples(func):
+    import doctest
+
+    doc = func.__doc__
+    assert "Examples\n" in doc and "References\n" in doc
+    assert func.__annotations__.get("return") == "Attributions"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for t in doctest.DocTestFinder().find(func, func.__name__, globs={}):
+        runner.run(t)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted >= 2

@@ -441,10 +441,31 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         features, their mean pairwise overlap (fraction of k), and the
         standard deviation of each weight over the repeats.
 
+    Notes
+    -----
+    With binned and categorical features :math:`z` is 0/1, so
+    :math:`D(z, z_0)^2` counts the features that left the instance's bin or
+    level.  The weights of two features are comparable only in the units of
+    :math:`z`: "being in this bin" for binned features, one standard
+    deviation for continuous ones.
+
     References
     ----------
     .. [1] Ribeiro, M. T., Singh, S. & Guestrin, C. (2016). "Why should I trust
        you?": Explaining the predictions of any classifier. *KDD 2016*.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> rng = np.random.default_rng(0)
+    >>> train = rng.normal(size=(500, 3))
+    >>> f = lambda A: A @ [2.0, -1.0, 0.0]
+    >>> attr = ml.lime(f, train[:4], training_data=train, discretize=None, random_state=0)
+    >>> # continuous mode: z is standardised, so a linear model's weight is coef * std
+    >>> bool(np.allclose(attr.values, [2.0, -1.0, 0.0] * train.std(axis=0), atol=0.03))
+    True
+    >>> bool((attr.score > 0.999).all())
+    True
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     dataset, Xe, sampler, mdl = _prepare(model, X, training_data, target=target,

@@ -143,6 +143,24 @@ def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_sam
         ``intercept``, ``score``, ``local_prediction``; ``extra["text"]`` and
         ``extra["spans"]`` (each token's start, end and word) let
         ``attr.plot.text()`` and ``attr.plot.text_html()`` highlight the words.
+
+    References
+    ----------
+    .. [1] Ribeiro, M. T., Singh, S. & Guestrin, C. (2016). "Why should I trust
+       you?": Explaining the predictions of any classifier. *KDD 2016*.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> def predict_fn(texts):  # P(positive) rises with "great"
+    ...     p = np.array([0.9 if "great" in t.split() else 0.2 for t in texts])
+    ...     return np.column_stack([1 - p, p])
+    >>> attr = ml.lime_text(predict_fn, "a great movie with a dull plot", target=1,
+    ...                     random_state=0)
+    >>> attr.feature_names[int(np.argmax(attr.values[0]))]
+    'great'
+    >>> round(float(attr.values[0].max()), 1)
+    0.7
     """
     rep = TextInput(text, tokenizer)
     return _lime_media(predict_fn, rep, kind="text", num_features=num_features,
@@ -192,6 +210,24 @@ def lime_image(predict_fn, image, *, num_features: int | None = None, num_sample
         ``segments`` (the superpixel of every pixel, ``0 .. p - 1`` in the
         order of ``feature_names``) and ``extra["image"]``;
         ``attr.plot.image()`` overlays the most positive and negative ones.
+
+    References
+    ----------
+    .. [1] Ribeiro, M. T., Singh, S. & Guestrin, C. (2016). "Why should I trust
+       you?": Explaining the predictions of any classifier. *KDD 2016*.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> image = np.random.default_rng(0).random((16, 16, 3))
+    >>> labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+    >>> def predict_fn(images):  # looks at the top-left quarter only
+    ...     return images[:, :8, :8].std(axis=(1, 2, 3))
+    >>> attr = ml.lime_image(predict_fn, image, segmentation=labels, random_state=0)
+    >>> attr.feature_names, attr.segments.shape
+    (['0', '1', '2', '3'], (16, 16))
+    >>> attr.feature_names[int(np.argmax(attr.values[0]))]
+    '0'
     """
     rep = ImageInput(image, segmentation, hide_color, random_state, segmentation_options)
     return _lime_media(predict_fn, rep, kind="image", num_features=num_features,
