@@ -3,6 +3,8 @@
 from ._config import config, get_config
 from ._validation import InvalidParameterError, ModellensWarning
 from .attribution import Attributions, shapley
+from .attribution import (ImageMasker, TextMasker, WidthSweep, lime, lime_image, lime_text,
+                          lime_width_sweep)
 from .effects.ale import ale
 from .effects.dale import dale
 from .effects.mplot import mplot
@@ -14,4 +16,5 @@ __version__ = "0.1.0"
 
 __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Effect", "Effects",
            "Band", "Bins", "Attributions", "ModelError", "InvalidParameterError",
-           "ModellensWarning", "__version__"]
+           "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
+           "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker"]

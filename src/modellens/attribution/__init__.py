@@ -1,6 +1,10 @@
-"""Local attributions: Shapley values (exact, permutation sampling, KernelSHAP)."""
+"""Local attributions: Shapley values (exact, permutation sampling, KernelSHAP) and LIME."""
 
+from ._masking import ImageMasker, TextMasker
+from .lime import WidthSweep, lime, lime_width_sweep
+from .media import lime_image, lime_text
 from .result import Attributions
 from .shapley import shapley
 
-__all__ = ["Attributions", "shapley"]
+__all__ = ["Attributions", "shapley", "lime", "lime_text", "lime_image", "lime_width_sweep",
+           "WidthSweep", "TextMasker", "ImageMasker"]

@@ -1,4 +1,10 @@
-"""The interventional value function of Shapley values, as engine segments.
+"""Masking: a coalition vector mapped back to a model input, as engine segments.
+
+Tables: the interventional value function of Shapley values (below).  Texts and
+images: words / superpixels kept or removed (:class:`TextInput`,
+:class:`ImageInput`, evaluated as :class:`CoalitionRows`), shared by LIME and
+KernelSHAP.
+
 
 A *query* is one (explained row, coalition): its value
 :math:`v_i(S) = \\frac{1}{m} \\sum_b f(x^{(i)}_S, z^{(b)}_{\\bar S})` is the mean
@@ -13,7 +19,8 @@ import numpy as np
 from .._validation import InvalidParameterError
 from ..engine import Segment
 
-__all__ = ["MaskedRows"]
+__all__ = ["MaskedRows", "TextInput", "ImageInput", "CoalitionRows", "WORD_PATTERN",
+           "TextMasker", "ImageMasker"]
 
 
 class MaskedRows(Segment):
@@ -80,3 +87,276 @@ class MaskedRows(Segment):
 
     def fill(self, start, stop, out):
         out[...] = self.rows(start, stop)
+
+
+# ---------------------------------------------------------------- texts and images
+# A coalition over interpretable features (distinct words, superpixels) is a 0/1
+# vector; a representation maps a block of them back to the model's own input.
+# LIME samples such vectors around the all-ones instance, KernelSHAP plans them
+# as coalitions: both evaluate them through CoalitionRows.
+
+#: The default tokeniser: runs of word characters (letters, digits, underscore).
+WORD_PATTERN = r"\w+"
+
+
+class TextInput:
+    """One text as a bag of words: coalition rows -> texts with the absent words removed.
+
+    Every occurrence of an absent word is cut out; the text around it (spaces,
+    punctuation) stays.
+
+    Attributes
+    ----------
+    text : str
+    words : list of str
+        The distinct words, in order of first appearance: the features.
+    spans : ndarray of shape (t, 3)
+        ``(start, end, word)`` of each token in ``text``.
+    """
+
+    def __init__(self, text, tokenizer=None):
+        import re
+
+        if not isinstance(text, str):
+            raise InvalidParameterError(f"text must be a str, got {type(text).__name__}.")
+        if tokenizer is None or isinstance(tokenizer, str):
+            pattern = re.compile(tokenizer or WORD_PATTERN)
+            spans = [m.span() for m in pattern.finditer(text) if m.end() > m.start()]
+        elif callable(tokenizer):
+            spans = _locate(text, tokenizer(text))
+        else:
+            raise InvalidParameterError(
+                "tokenizer must be a regular expression (str) matching one word, or a callable "
+                f"text -> list of tokens, got {type(tokenizer).__name__}.")
+        if not spans:
+            raise InvalidParameterError(
+                f"the text has no words to explain ({text[:60]!r}); pass a text with at least "
+                "one word (or a tokenizer that finds some).")
+        index, words, ids = {}, [], []
+        for a, b in spans:
+            w = text[a:b]
+            if w not in index:
+                index[w] = len(words)
+                words.append(w)
+            ids.append(index[w])
+        self.text, self.words = text, words
+        self.spans = np.array([(a, b, k) for (a, b), k in zip(spans, ids)], dtype=np.intp)
+        starts = np.concatenate([[0], self.spans[:, 1]])
+        ends = np.concatenate([self.spans[:, 0], [len(text)]])
+        self._gaps = [text[a:b] for a, b in zip(starts, ends)]
+        self._tokens = [text[a:b] for a, b, _ in self.spans]
+
+    @property
+    def n_features(self) -> int:
+        return len(self.words)
+
+    bytes_per_input = 0
+
+    def build(self, masks) -> list:
+        """The texts of coalition rows ``masks`` ``(m, p)`` (True: the word is kept)."""
+        keep = np.asarray(masks, dtype=bool)[:, self.spans[:, 2]]
+        gaps, tokens = self._gaps, self._tokens
+        out = []
+        for row in keep:
+            parts = [gaps[0]]
+            for t, kept in enumerate(row):
+                if kept:
+                    parts.append(tokens[t])
+                parts.append(gaps[t + 1])
+            out.append("".join(parts))
+        return out
+
+
+def _locate(text, tokens):
+    """``(start, end)`` of each token, searched in order through ``text``."""
+    spans, pos = [], 0
+    for tok in tokens:
+        if not isinstance(tok, str) or not tok:
+            raise InvalidParameterError(f"the tokenizer returned {tok!r}; tokens must be "
+                                        "non-empty strings that occur in the text in order.")
+        start = text.find(tok, pos)
+        if start < 0:
+            raise InvalidParameterError(f"the tokenizer returned {tok!r}, which does not occur "
+                                        "in the text after the previous token.")
+        spans.append((start, start + len(tok)))
+        pos = start + len(tok)
+    return spans
+
+
+def _import_skimage():
+    try:
+        import skimage.segmentation as seg
+    except ImportError as exc:
+        raise ImportError(
+            "segmenting images into superpixels needs scikit-image, the optional extra "
+            "'image': pip install 'modellens[image]' (or pass segmentation= an integer "
+            "label array of the image's height and width).") from exc
+    return seg
+
+
+#: ``segmentation="quickshift"`` / ``"slic"`` options (quickshift: the lime package's).
+QUICKSHIFT_OPTIONS = {"kernel_size": 4, "max_dist": 200, "ratio": 0.2}
+SLIC_OPTIONS = {"n_segments": 50, "compactness": 10.0}
+
+
+class ImageInput:
+    """One image cut into superpixels: coalition rows -> images with absent ones filled.
+
+    Parameters
+    ----------
+    image : ndarray of shape (h, w, c) or (h, w)
+    segmentation : {"quickshift", "slic"} or int ndarray of shape (h, w)
+    hide_color : float or sequence, optional
+        The fill of hidden superpixels; None fills each with its own mean colour.
+    random_state : int, optional
+        Seeds quickshift.
+
+    Attributes
+    ----------
+    segments : int ndarray of shape (h, w)
+        Superpixel of each pixel, ``0 .. p - 1``.
+    names : list of str
+        The superpixels' ids (a passed label array keeps its own labels).
+    """
+
+    def __init__(self, image, segmentation="quickshift", hide_color=None, random_state=None,
+                 segmentation_options=None):
+        image = _check_image(image)
+        h, w = image.shape[:2]
+        options = dict(segmentation_options or {})
+        if isinstance(segmentation, str):
+            if segmentation not in ("quickshift", "slic"):
+                raise InvalidParameterError(f"segmentation must be 'quickshift', 'slic' or an "
+                                            f"integer label array, got {segmentation!r}.")
+            seg = _import_skimage()
+            from skimage.util import img_as_float
+
+            rgb = image if image.ndim == 3 and image.shape[2] == 3 else \
+                np.repeat(image.reshape(h, w, -1)[..., :1], 3, axis=2)
+            if segmentation == "quickshift":
+                seed = 0 if random_state is None else int(
+                    np.random.default_rng(random_state).integers(2**31 - 1))
+                labels = seg.quickshift(img_as_float(rgb), **{**QUICKSHIFT_OPTIONS,
+                                                                    "rng": seed, **options})
+            else:
+                labels = seg.slic(img_as_float(rgb), start_label=0, channel_axis=-1,
+                                  **{**SLIC_OPTIONS, **options})
+            names = None
+        else:
+            labels = np.asarray(segmentation)
+            if labels.shape != (h, w) or labels.dtype.kind not in "iub":
+                raise InvalidParameterError(
+                    f"segmentation as an array must hold integer labels of shape {(h, w)} (the "
+                    f"image's height and width), got {labels.dtype} of shape {labels.shape}.")
+            names = None
+        ids, inverse = np.unique(labels, return_inverse=True)
+        self.segments = inverse.reshape(h, w).astype(np.intp)
+        self.names = [str(i) for i in ids] if names is None else names
+        self.image = image
+        p = ids.size
+        flat = image.reshape(h * w, -1).astype(np.float64)
+        if hide_color is None:
+            sums = np.zeros((p, flat.shape[1]))
+            np.add.at(sums, self.segments.ravel(), flat)
+            fill = sums / np.bincount(self.segments.ravel(), minlength=p)[:, None]
+        else:
+            colour = np.broadcast_to(np.asarray(hide_color, dtype=np.float64), (flat.shape[1],))
+            fill = np.tile(colour, (p, 1))
+        self.fill = fill[self.segments].reshape(image.shape).astype(image.dtype)
+        self.bytes_per_input = image.nbytes
+
+    @property
+    def n_features(self) -> int:
+        return len(self.names)
+
+    def build(self, masks) -> np.ndarray:
+        """The images of coalition rows ``masks`` ``(m, p)``, shape ``(m, *image.shape)``."""
+        keep = np.asarray(masks, dtype=bool)[:, self.segments]  # (m, h, w)
+        if self.image.ndim == 3:
+            keep = keep[..., None]
+        return np.where(keep, self.image[None], self.fill[None])
+
+
+def _check_image(image) -> np.ndarray:
+    image = np.asarray(image)
+    if image.dtype.kind not in "biuf" or image.ndim not in (2, 3) \
+            or (image.ndim == 3 and not 1 <= image.shape[2] <= 4) or min(image.shape[:2]) < 2:
+        raise InvalidParameterError(
+            f"image must be one numeric array of shape (height, width, channels) with 1 to 4 "
+            f"channels, or (height, width); got {image.dtype} of shape {image.shape}. Pass a "
+            "single image, not a batch.")
+    if image.dtype.kind == "f" and not np.isfinite(image).all():
+        raise InvalidParameterError("image holds NaN or infinite values.")
+    return image
+
+
+class CoalitionRows(Segment):
+    """Coalition rows (0/1 over a representation's features), answered on built inputs.
+
+    Parameters
+    ----------
+    representation : TextInput or ImageInput
+    masks : bool ndarray of shape (k, p)
+    rows : ignored
+        Accepted for the KernelSHAP planner (one explained input).
+    """
+
+    def __init__(self, representation, masks, rows=None):
+        self.representation = representation
+        self.masks = np.asarray(masks, dtype=bool).reshape(-1, representation.n_features)
+        self.n_rows, self.width, self.group = self.masks.shape[0], self.masks.shape[1], 1
+
+    def call_key(self):
+        return ("inputs", id(self.representation), self.width)
+
+    def answer(self, model, rows):
+        masks = rows > 0.5
+        return model.predict_inputs(self.representation.build(masks), rows)
+
+    def fill(self, start, stop, out):
+        out[...] = self.masks[start:stop]
+
+
+class TextMasker:
+    """How ``shapley(..., masker=)`` cuts a text into words (see :class:`TextInput`).
+
+    Parameters
+    ----------
+    tokenizer : str or callable, optional
+        A regular expression matching one word (default ``r"\\w+"``), or a
+        callable ``text -> list of tokens``.
+    """
+
+    def __init__(self, tokenizer=None):
+        self.tokenizer = tokenizer
+
+    def __repr__(self):
+        return f"TextMasker(tokenizer={self.tokenizer!r})"
+
+    def represent(self, text, random_state=None) -> TextInput:
+        return TextInput(text, self.tokenizer)
+
+
+class ImageMasker:
+    """How ``shapley(..., masker=)`` cuts an image into superpixels (see :class:`ImageInput`).
+
+    Parameters
+    ----------
+    segmentation : {"quickshift", "slic"} or int ndarray of shape (height, width)
+    hide_color : float or sequence, optional
+        Fill of hidden superpixels; None: each its own mean colour.
+    segmentation_options : dict, optional
+        Passed to scikit-image's segmentation function.
+    """
+
+    def __init__(self, segmentation="quickshift", hide_color=None, segmentation_options=None):
+        self.segmentation, self.hide_color = segmentation, hide_color
+        self.segmentation_options = segmentation_options
+
+    def __repr__(self):
+        seg = self.segmentation if isinstance(self.segmentation, str) else "labels"
+        return f"ImageMasker(segmentation={seg!r}, hide_color={self.hide_color!r})"
+
+    def represent(self, image, random_state=None) -> ImageInput:
+        return ImageInput(image, self.segmentation, self.hide_color, random_state,
+                          self.segmentation_options)

@@ -119,8 +119,13 @@ class KernelEstimator:
     rows), duplicates evaluated once and counted.
     """
 
-    def __init__(self, foreground, background, n_samples: int, rng):
+    def __init__(self, foreground, background, n_samples: int, rng, *, segment=None):
         n, d = foreground.shape
+        # the rows of a set of coalitions: masked table rows unless the caller builds its own
+        # (words or superpixels kept, see modellens.attribution._masking)
+        if segment is None:
+            def segment(masks, rows=None):
+                return MaskedRows(foreground, background, masks, rows=rows)
         self.n, self.d = n, d
         enumerated, sampled, n_complementary = split_sizes(d, n_samples)
         mu = size_weights(d)
@@ -131,7 +136,7 @@ class KernelEstimator:
         self.segments = []
         self._enum = self._sampled = None
         if len(self.enum_masks):
-            self._enum = MaskedRows(foreground, background, self.enum_masks)
+            self._enum = segment(self.enum_masks)
             self.segments.append(self._enum)
         self.counts, self.n_draws = [], np.zeros(n, dtype=np.int64)
         self.offsets = np.zeros(n + 1, dtype=np.int64)
@@ -148,7 +153,7 @@ class KernelEstimator:
             masks = np.concatenate(blocks)
             rows = np.repeat(np.arange(n), np.diff(self.offsets))
             self.sample_masks = masks
-            self._sampled = MaskedRows(foreground, background, masks, rows=rows)
+            self._sampled = segment(masks, rows=rows)
             self.segments.append(self._sampled)
         self.n_coalitions = len(self.enum_masks) + np.diff(self.offsets)
         #: Degrees of freedom of each row's standard errors: the variance of the

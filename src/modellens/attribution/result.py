@@ -53,10 +53,15 @@ class Attributions:
         integer is a label when the frame had integer labels).
     value_function : str or None
         The game whose Shapley values these are (``"interventional"``: the
-        background fills absent features; ``"path-dependent"``: tree covers).
+        background fills absent features; ``"path-dependent"``: tree covers;
+        ``"removal"``: absent words removed, absent superpixels filled).
     interactions : ndarray of shape (n, d, d) or None
         Pairwise interaction values, each row's matrix summing over its last
         axis to that row's values.
+    segments : int ndarray of shape (height, width) or None
+        Images (``lime_image``, ``shapley(..., masker="image")``): the
+        superpixel of every pixel, ``0 .. d - 1`` in the order of
+        ``feature_names``.
     extra : dict
         Incidental details: ``"background"`` (a sentence on the background
         data), ``"n_background"``, ``"n_coalitions"``, ``"n_model_rows"``, ...
@@ -83,6 +88,7 @@ class Attributions:
     column_labels: list | None = None
     value_function: str | None = None
     interactions: np.ndarray | None = None
+    segments: np.ndarray | None = None
     extra: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -195,7 +201,7 @@ class Attributions:
             columns=[self.columns[j] for j in cols],
             column_labels=None if self.column_labels is None
             else [self.column_labels[j] for j in cols],
-            interactions=interactions, extra=dict(self.extra), **per_row)
+            interactions=interactions, extra=_index_extra(self.extra, rows, cols), **per_row)
 
     def _row_index(self, rows) -> np.ndarray:
         n = len(self)
@@ -297,6 +303,30 @@ class Attributions:
         from ..plot.attributions import AttributionPlots
 
         return AttributionPlots(self)
+
+
+#: ``extra`` entries with one entry per explained row (LIME's trust figures, inside
+#: ``"stability"`` too): indexing selects their rows, and their features when True.
+_ROW_EXTRAS = {"score_holdout": False, "conditions": True, "same_top_k": False,
+               "top_k_overlap": False, "weight_std": True}
+
+
+def _index_extra(extra: dict, rows, cols) -> dict:
+    out = {}
+    for key, value in extra.items():
+        if isinstance(value, dict):
+            value = _index_extra(value, rows, cols)
+        elif key in _ROW_EXTRAS and value is not None:
+            if isinstance(value, list):
+                value = [value[i] for i in rows]
+                if _ROW_EXTRAS[key]:
+                    value = [[row[j] for j in cols] for row in value]
+            else:
+                value = np.asarray(value)[rows]
+                if _ROW_EXTRAS[key]:
+                    value = value[:, cols]
+        out[key] = value
+    return out
 
 
 def _column_dict(col: Column) -> dict:

@@ -38,7 +38,8 @@ def default_kernel_samples(d: int) -> int:
 def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: int | None = None,
             n_permutations: int | None = None, random_state=None, target=None,
             response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
-            n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
+            n_jobs: int | None = None, progress: bool | None = None,
+            masker=None) -> Attributions:
     r"""Shapley values of each row's prediction, against background data.
 
     Feature :math:`j`'s Shapley value for the row :math:`x` is its average
@@ -97,6 +98,18 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         same seed gives the same numbers.
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`.
+    masker : {"text", "image"}, TextMasker or ImageMasker, optional
+        Explain one text (``X`` a str; implied when ``X`` is a str) or one
+        image (``X`` of shape (height, width, channels)) with ``model`` a
+        ``predict_fn`` on lists of texts / arrays of images: the players are
+        the distinct words / superpixels and
+        :math:`v(S) = f(\text{input with only } S \text{ kept})` (absent words
+        removed, absent superpixels filled with their mean colour), the
+        masking of :func:`modellens.lime_text` / :func:`modellens.lime_image`.
+        ``TextMasker(tokenizer=)`` and ``ImageMasker(segmentation=,
+        hide_color=)`` choose its options.  ``base_values`` is
+        :math:`f` with everything removed, so the values add up to
+        ``prediction - base_values``; ``segments`` holds an image's superpixels.
 
     Returns
     -------
@@ -144,6 +157,17 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
+    if masker is not None or isinstance(X, str):
+        # one text or image: its words / superpixels are the players (see .media)
+        from .media import shapley_media
+
+        if background is not None or n_permutations is not None or feature_names is not None \
+                or response_method != "auto":
+            raise InvalidParameterError("a text or image takes no background, n_permutations, "
+                                        "feature_names or response_method.")
+        return shapley_media(model, X, masker="text" if masker is None else masker,
+                             algorithm=algorithm, n_samples=n_samples, random_state=random_state,
+                             target=target, options=options)
     rng = np.random.default_rng(random_state)
     if isinstance(X, pd.Series):
         # one row, as df.iloc[i] gives it: its index holds the column names

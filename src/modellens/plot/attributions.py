@@ -183,6 +183,31 @@ class AttributionPlots:
         ax.set_xlabel(a.output)
         return ax
 
+    # ------------------------------------------ local surrogates, texts, images
+    def weights(self, i=0, *, max_display=10, ax=None):
+        """One row's weights as bars, largest first, the surrogate's R^2 in the title."""
+        from .lime import plot_weights
+
+        return plot_weights(self._a, i, max_display=max_display, ax=ax)
+
+    def text(self, i=0, *, width=80, ax=None):
+        """The explained text with its words coloured by their values (texts only)."""
+        from .lime import plot_text
+
+        return plot_text(self._a, i, width=width, ax=ax)
+
+    def text_html(self, i=0) -> str:
+        """The same as an HTML string (escaped), for notebooks and reports."""
+        from .lime import text_html
+
+        return text_html(self._a, i)
+
+    def image(self, i=0, *, positive=5, negative=5, image=None, ax=None):
+        """The image with its most positive / negative superpixels tinted (images only)."""
+        from .lime import plot_image
+
+        return plot_image(self._a, i, positive=positive, negative=negative, image=image, ax=ax)
+
     # -------------------------------------------------------- global plots
     def bar(self, *, max_display=10, ax=None):
         """Global importance: mean ``|value|`` per feature, largest on top."""

@@ -1,0 +1,34 @@
+"""Result of a LIME kernel-width sweep (:func:`modellens.lime_width_sweep`)."""
+
+from __future__ import annotations
+
+__all__ = ["WidthSweep"]
+
+
+class WidthSweep:
+    """How one row's LIME explanation changes with the kernel width.
+
+    Attributes
+    ----------
+    widths : ndarray of shape (W,)
+    values : ndarray of shape (W, d)
+        The surrogate's weights at each width.
+    score, score_holdout : ndarray of shape (W,)
+        Weighted R^2 on the samples, and leave-one-out.
+    feature_names : list of str
+    default_width : float
+    """
+
+    def __init__(self, widths, values, score, score_holdout, feature_names, default_width):
+        self.widths, self.values = widths, values
+        self.score, self.score_holdout = score, score_holdout
+        self.feature_names, self.default_width = feature_names, default_width
+
+    def __repr__(self):
+        return f"WidthSweep(widths={len(self.widths)}, features={len(self.feature_names)})"
+
+    def plot(self, *, max_display: int = 6, ax=None):
+        """Each top feature's weight against the width (log scale), R^2 on a second axis."""
+        from ..plot.lime import plot_width_sweep
+
+        return plot_width_sweep(self, max_display=max_display, ax=ax)

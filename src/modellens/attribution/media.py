@@ -1,0 +1,297 @@
+r"""LIME and Shapley values for one text or one image, over words or superpixels.
+
+The interpretable features are the distinct words of a text or the
+superpixels of an image; a coalition (a 0/1 vector over them) becomes a model
+input by removing the absent words or filling the absent superpixels
+(:mod:`._masking`).  LIME samples coalitions around the full input and fits
+its weighted surrogate; Shapley values take the game
+:math:`v(S) = f(\text{input with only } S \text{ kept})`, exactly or by
+KernelSHAP, so that :math:`\sum_j \phi_j = f(x) - f(\text{all removed})`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._config import resolve_options
+from .._validation import InvalidParameterError, check_choice, check_int, check_positive_float
+from ..engine import Plan, run
+from ..models import InputModel
+from ._coalitions import bit_masks, exact_weights
+from ._masking import CoalitionRows, ImageInput, ImageMasker, TextInput, TextMasker
+from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
+from .result import Attributions
+
+__all__ = ["lime_text", "lime_image", "shapley_media", "TEXT_KERNEL_WIDTH",
+           "IMAGE_KERNEL_WIDTH"]
+
+#: Default kernel widths (the lime package's): text distances are cosine distances
+#: times 100, image distances plain cosine distances.
+TEXT_KERNEL_WIDTH = 25.0
+IMAGE_KERNEL_WIDTH = 0.25
+
+
+def _cosine_to_full(Z):
+    """Cosine distance of each 0/1 row to the all-ones vector (1 for the empty row)."""
+    kept = Z.sum(axis=1)
+    return 1.0 - np.sqrt(kept / Z.shape[1])
+
+
+def _text_masks(p, size, rng):
+    """Row 0 keeps every word; each other row removes ``r ~ U{1..p}`` words at random."""
+    removed = rng.integers(1, p + 1, size=size)
+    keys = rng.random((size, p))
+    cut = np.sort(keys, axis=1)[np.arange(size), removed - 1]
+    masks = keys > cut[:, None]
+    masks[0] = True
+    return masks
+
+
+def _image_masks(p, size, rng):
+    """Row 0 keeps every superpixel; each other one keeps each with probability 1/2."""
+    masks = rng.random((size, p)) < 0.5
+    masks[0] = True
+    return masks
+
+
+class _Rows(Plan):
+    """Segments evaluated together; the result is their answers."""
+
+    def __init__(self, segments):
+        self.segments = list(segments)
+
+    def reduce(self):
+        return [seg.result for seg in self.segments]
+
+
+def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_width,
+                feature_selection, random_state, target, options, extra):
+    p = rep.n_features
+    num_features = min(DEFAULT_NUM_FEATURES, p) if num_features is None else \
+        check_int(num_features, "num_features", low=1)
+    if num_features > p:
+        what = "distinct words" if kind == "text" else "superpixels"
+        raise InvalidParameterError(f"num_features={num_features} is larger than the {p} {what} "
+                                    f"of the {kind}; pass at most {p}.")
+    num_samples = check_int(num_samples, "num_samples", low=2)
+    check_choice(feature_selection, "feature_selection", SELECTIONS)
+    default = TEXT_KERNEL_WIDTH if kind == "text" else IMAGE_KERNEL_WIDTH
+    width = default if kernel_width is None else check_positive_float(kernel_width,
+                                                                      "kernel_width")
+    rng = np.random.default_rng(random_state)
+    masks = (_text_masks if kind == "text" else _image_masks)(p, num_samples, rng)
+    model = InputModel(predict_fn, _names(rep), target=target,
+                       bytes_per_input=rep.bytes_per_input)
+    ((y,),) = run(model, [_Rows([CoalitionRows(rep, masks)])], options, desc=f"lime ({kind})")
+    Z = masks.astype(np.float64)
+    distances = _cosine_to_full(Z) * (100.0 if kind == "text" else 1.0)
+    fit = fit_local(Z, y, exponential_kernel(distances, width), Z[0], num_features,
+                    feature_selection)
+    extra.update({"score_holdout": np.array([fit.score_holdout]), "kernel_width": width,
+                  "num_samples": num_samples, "feature_selection": feature_selection,
+                  "n_model_rows": model.n_rows})
+    return Attributions(
+        values=fit.coef[None], base_values=np.array([fit.intercept]), codes=np.ones((1, p)),
+        feature_names=_names(rep), method="lime", output=model.output_name,
+        prediction=y[:1].copy(), intercept=np.array([fit.intercept]),
+        score=np.array([fit.score]), local_prediction=np.array([fit.local_prediction]),
+        segments=getattr(rep, "segments", None), extra=extra)
+
+
+def _names(rep) -> list:
+    return list(rep.words) if isinstance(rep, TextInput) else list(rep.names)
+
+
+def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_samples: int = 5000,
+              kernel_width: float | None = None, feature_selection: str = "auto",
+              tokenizer=None, random_state=None, target=None, chunk_size: int | None = None,
+              n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
+    r"""LIME for one text: which words move the model's score.
+
+    Each distinct word is a feature (a bag of words: removing it removes every
+    occurrence).  Sample 0 is the text itself; every other sample removes
+    :math:`r \sim U\{1, \dots, p\}` distinct words chosen at random.  A sample
+    keeping :math:`c` of the :math:`p` words is weighted by
+    :math:`\sqrt{\exp(-D^2/w^2)}` with :math:`D = 100\,(1 - \sqrt{c/p})`
+    (the cosine distance of its 0/1 vector to the full text, in percent) and
+    default width :math:`w = 25`; the weighted ridge surrogate is that of
+    :func:`modellens.lime` (the ``lime`` package's ``LimeTextExplainer``).
+
+    Parameters
+    ----------
+    predict_fn : callable
+        ``predict_fn(list of str) -> (m,)`` scores, or ``(m, k)`` class scores
+        with ``target=`` choosing the column.
+    text : str
+    tokenizer : str or callable, optional
+        A regular expression matching one word (default ``r"\w+"``), or a
+        callable ``text -> list of tokens`` (strings found in the text in order).
+    num_features : int, optional
+        Most words with a non-zero weight; default ``min(10, p)``, and at most
+        the ``p`` distinct words.
+    num_samples, kernel_width, feature_selection, random_state
+        As in :func:`modellens.lime`.
+    target : int, optional
+        The column of ``predict_fn``'s output to explain.
+    chunk_size, n_jobs, progress
+        Execution options (see :func:`modellens.config`).
+
+    Returns
+    -------
+    Attributions
+        One row over the distinct words (``feature_names``), with
+        ``intercept``, ``score``, ``local_prediction``; ``extra["text"]`` and
+        ``extra["spans"]`` (each token's start, end and word) let
+        ``attr.plot.text()`` and ``attr.plot.text_html()`` highlight the words.
+
+    References
+    ----------
+    .. [1] Ribeiro, M. T., Singh, S. & Guestrin, C. (2016). "Why should I trust
+       you?": Explaining the predictions of any classifier. *KDD 2016*.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> def predict_fn(texts):  # P(positive) rises with "great"
+    ...     p = np.array([0.9 if "great" in t.split() else 0.2 for t in texts])
+    ...     return np.column_stack([1 - p, p])
+    >>> attr = ml.lime_text(predict_fn, "a great movie with a dull plot", target=1,
+    ...                     random_state=0)
+    >>> attr.feature_names[int(np.argmax(attr.values[0]))]
+    'great'
+    >>> round(float(attr.values[0].max()), 1)
+    0.7
+    """
+    rep = TextInput(text, tokenizer)
+    return _lime_media(predict_fn, rep, kind="text", num_features=num_features,
+                       num_samples=num_samples, kernel_width=kernel_width,
+                       feature_selection=feature_selection, random_state=random_state,
+                       target=target, options=resolve_options(chunk_size, n_jobs, progress),
+                       extra={"text": text, "spans": rep.spans})
+
+
+def lime_image(predict_fn, image, *, num_features: int | None = None, num_samples: int = 1000,
+               kernel_width: float | None = None, feature_selection: str = "auto",
+               segmentation="quickshift", hide_color=None, segmentation_options=None,
+               random_state=None, target=None, chunk_size: int | None = None,
+               n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
+    r"""LIME for one image: which superpixels move the model's score.
+
+    The image is cut into superpixels (scikit-image's quickshift or SLIC, or
+    your own label array); sample 0 is the image, every other sample keeps each
+    superpixel with probability 1/2 and fills the others with their own mean
+    colour (or ``hide_color``).  A sample keeping :math:`c` of :math:`p`
+    superpixels is weighted by :math:`\sqrt{\exp(-D^2/w^2)}`,
+    :math:`D = 1 - \sqrt{c/p}` (cosine distance to the full image), default
+    :math:`w = 0.25`; the surrogate is that of :func:`modellens.lime` (the
+    ``lime`` package's ``LimeImageExplainer``).
+
+    Parameters
+    ----------
+    predict_fn : callable
+        ``predict_fn(images) -> (m,)`` or ``(m, k)`` with ``target=``;
+        ``images`` has shape ``(m, height, width, channels)`` (or
+        ``(m, height, width)`` for a 2-D image) and the image's dtype.
+    image : ndarray of shape (height, width, channels) or (height, width)
+    segmentation : {"quickshift", "slic"} or int ndarray of shape (height, width)
+        Quickshift uses ``kernel_size=4, max_dist=200, ratio=0.2`` (the lime
+        package's), SLIC ``n_segments=50, compactness=10``; change them with
+        ``segmentation_options``.  Both need scikit-image (the ``image``
+        extra); a label array does not.
+    hide_color : float or sequence, optional
+        The colour of hidden superpixels; None (default) fills each with its
+        own mean colour.
+    Other parameters as in :func:`lime_text` (``num_samples`` defaults to 1000).
+
+    Returns
+    -------
+    Attributions
+        One row over the superpixels (``feature_names`` their ids), with
+        ``segments`` (the superpixel of every pixel, ``0 .. p - 1`` in the
+        order of ``feature_names``) and ``extra["image"]``;
+        ``attr.plot.image()`` overlays the most positive and negative ones.
+
+    References
+    ----------
+    .. [1] Ribeiro, M. T., Singh, S. & Guestrin, C. (2016). "Why should I trust
+       you?": Explaining the predictions of any classifier. *KDD 2016*.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> image = np.random.default_rng(0).random((16, 16, 3))
+    >>> labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+    >>> def predict_fn(images):  # looks at the top-left quarter only
+    ...     return images[:, :8, :8].std(axis=(1, 2, 3))
+    >>> attr = ml.lime_image(predict_fn, image, segmentation=labels, random_state=0)
+    >>> attr.feature_names, attr.segments.shape
+    (['0', '1', '2', '3'], (16, 16))
+    >>> attr.feature_names[int(np.argmax(attr.values[0]))]
+    '0'
+    """
+    rep = ImageInput(image, segmentation, hide_color, random_state, segmentation_options)
+    return _lime_media(predict_fn, rep, kind="image", num_features=num_features,
+                       num_samples=num_samples, kernel_width=kernel_width,
+                       feature_selection=feature_selection, random_state=random_state,
+                       target=target, options=resolve_options(chunk_size, n_jobs, progress),
+                       extra={"image": rep.image})
+
+
+#: Kinds of input ``ml.shapley(..., masker=)`` takes besides tables.
+MASKERS = ("text", "image")
+
+
+def shapley_media(predict_fn, X, *, masker, algorithm="auto", n_samples=None,
+                  random_state=None, target=None, options=None) -> Attributions:
+    """Shapley values of one text's words or one image's superpixels (see :func:`shapley`)."""
+    from .kernel import KernelEstimator
+    from .shapley import _choose_algorithm
+
+    if isinstance(masker, str):
+        check_choice(masker, "masker", MASKERS)
+        masker = TextMasker() if masker == "text" else ImageMasker()
+    elif not isinstance(masker, (TextMasker, ImageMasker)):
+        raise InvalidParameterError(f"masker must be 'text', 'image', a TextMasker or an "
+                                    f"ImageMasker, got {type(masker).__name__}.")
+    if algorithm == "permutation":
+        raise InvalidParameterError("algorithm='permutation' is for tables; texts and images "
+                                    "take algorithm='exact', 'kernel' or 'auto'.")
+    rng = np.random.default_rng(random_state)
+    rep = masker.represent(X, random_state)
+    kind = "text" if isinstance(masker, TextMasker) else "image"
+    extra = {"text": X, "spans": rep.spans} if kind == "text" else {"image": rep.image}
+    p = rep.n_features
+    algorithm, budget = _choose_algorithm(algorithm, p, n_samples, None)
+    model = InputModel(predict_fn, _names(rep), target=target,
+                       bytes_per_input=rep.bytes_per_input)
+    ends = CoalitionRows(rep, np.array([np.zeros(p, bool), np.ones(p, bool)]))
+    segments = [ends]
+    std = dof = None
+    if p == 1:
+        estimator = None
+    elif algorithm == "exact":
+        masks = bit_masks(np.arange(1, 2 ** p - 1), p)
+        estimator = CoalitionRows(rep, masks)
+        segments.append(estimator)
+    else:
+        estimator = KernelEstimator(np.ones((1, p)), None, budget, rng,
+                                    segment=lambda masks, rows=None: CoalitionRows(rep, masks))
+        segments += estimator.segments
+    run(model, [_Rows(segments)], options or resolve_options(), desc=f"shapley ({kind})")
+    v0, fx = ends.result
+    if estimator is None:
+        values = np.array([[fx - v0]])
+    elif algorithm == "exact":
+        v = np.concatenate([[v0], estimator.result, [fx]])
+        values = (v @ exact_weights(p))[None]
+    else:
+        values, std = estimator.estimate(v0, np.array([fx]))
+        dof = np.asarray(estimator.dof, dtype=float)
+    extra.update({"n_coalitions": 2 ** p - 2 if algorithm == "exact" else
+                  int(estimator.n_coalitions[0]) if estimator is not None else 0,
+                  "n_model_rows": model.n_rows, "masker": kind})
+    return Attributions(
+        values=values, base_values=np.array([v0]), codes=np.ones((1, p)),
+        feature_names=_names(rep), method=f"shapley-{algorithm}", std=std, dof=dof,
+        output=model.output_name, prediction=np.array([fx]),
+        segments=getattr(rep, "segments", None), value_function="removal", extra=extra)

@@ -1,0 +1,66 @@
+"""A model whose inputs are not rows of a table: texts, images.
+
+Text and image explanations plan coalitions (which words, which superpixels
+are kept); a representation turns a chunk of them into the model's own input
+(a list of strings, an array of images).  :class:`InputModel` calls the user's
+``predict_fn`` on such inputs with the same output checks as :class:`Model`
+(one score per input, ``target=`` choosing a column of class scores, finite
+numbers), so the engine streams them like any other rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data import Dataset
+from .adapter import Model, ModelError
+
+__all__ = ["InputModel", "INPUT_CHUNK_BYTES"]
+
+#: Memory cap of the inputs built for one call (the engine caps float rows alike).
+INPUT_CHUNK_BYTES = 64 * 2**20
+
+
+class InputModel(Model):
+    """``predict_fn(inputs) -> (m,)`` or ``(m, k)`` scores, on inputs built from coalitions.
+
+    Parameters
+    ----------
+    predict_fn : callable
+        Maps a list of texts / an array of images to scores.
+    names : list of str
+        The interpretable features (distinct words, superpixel ids).
+    target : int, optional
+        The output column to explain when ``predict_fn`` returns class scores.
+    bytes_per_input : int
+        Memory of one built input, which caps the inputs of one call at
+        about ``INPUT_CHUNK_BYTES``.
+    """
+
+    def __init__(self, predict_fn, names, *, target=None, bytes_per_input: int = 0):
+        if not callable(predict_fn):
+            from .._validation import InvalidParameterError
+
+            raise InvalidParameterError(
+                f"predict_fn must be a callable mapping inputs to scores, got "
+                f"{type(predict_fn).__name__}.")
+        schema = Dataset.from_data(np.zeros((1, len(names))), feature_names=list(names))
+        super().__init__(predict_fn, schema, target=target)
+        self._may_take_tensors = False
+        self._cap = max(1, INPUT_CHUNK_BYTES // max(1, int(bytes_per_input))) \
+            if bytes_per_input else None
+
+    @property
+    def max_chunk_rows(self):
+        return self._cap
+
+    def predict_inputs(self, inputs, masks: np.ndarray) -> np.ndarray:
+        """Scores of ``inputs`` (built from the coalition rows ``masks``), shape ``(m,)``."""
+        m = masks.shape[0]
+        try:
+            out = self._fn(inputs)
+        except Exception as exc:
+            raise ModelError(f"predict_fn raised {type(exc).__name__} on {m} inputs: {exc}") \
+                from exc
+        self._count(1, m)
+        return self._check(out, masks)
