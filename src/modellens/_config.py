@@ -9,7 +9,7 @@ to a function wins over the context.
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 
 from ._validation import InvalidParameterError, check_int
@@ -30,7 +30,8 @@ class Options:
     progress : bool or None
         Show a tqdm bar; None shows one for long runs.
     client : object or None
-        A Dask client to run chunks on (reserved for the Dask backend).
+        A ``dask.distributed.Client`` to run chunks on, or ``"current"`` for
+        the client Dask considers current when the request runs.
     """
 
     chunk_size: int | None = None
@@ -61,6 +62,10 @@ def _checked(chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET) -
                                         f"got {progress!r}.")
         out["progress"] = progress
     if client is not _UNSET:
+        if client is not None and not (isinstance(client, str) and client == "current") \
+                and not (hasattr(client, "submit") and hasattr(client, "scatter")):
+            raise InvalidParameterError(f"client must be a dask.distributed.Client, 'current' "
+                                        f"or None, got {client!r}.")
         out["client"] = client
     return out
 
@@ -73,7 +78,8 @@ def get_config() -> dict:
 
 
 @contextmanager
-def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
+def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET,
+           n_workers=_UNSET):
     """Set execution options for the calls inside a ``with`` block.
 
     Options left out keep the value they have; nested blocks restore the
@@ -92,8 +98,21 @@ def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
     progress : bool or None
         tqdm progress bar: always, never, or None for runs of more than two
         million model rows.
-    client : dask.distributed.Client, optional
-        Reserved for running chunks on a Dask cluster.
+    client : dask.distributed.Client or "current", optional
+        Run the chunks on a Dask cluster: the model and the planned rows'
+        description are sent to the workers once, each chunk's rows are built
+        and evaluated there, and averaged groups are summed there; the
+        answers are folded here in chunk order, so the numbers equal those of
+        a local run.  ``"current"`` takes the client Dask considers current
+        (``distributed.default_client()``) when a request runs.  Needs the
+        ``dask`` extra (``pip install "modellens[dask]"``).
+    n_workers : int, optional
+        Start a ``LocalCluster`` of this many worker processes (one thread
+        each, no dashboard) for the block and run on it; it is closed when the
+        block ends.  The answer for models that hold the GIL (pure Python,
+        many scikit-learn predictors on small chunks), which ``n_jobs``
+        threads cannot speed up.  Not together with ``client``.  Run it under
+        ``if __name__ == "__main__":`` in a script: workers are new processes.
 
     Examples
     --------
@@ -104,12 +123,21 @@ def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
     >>> ml.get_config()["chunk_size"] is None
     True
     """
-    token = _current.set(replace(_current.get(), **_checked(chunk_size, n_jobs, progress,
-                                                            client)))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    with ExitStack() as stack:
+        if n_workers is not _UNSET and n_workers is not None:
+            if client is not _UNSET and client is not None:
+                raise InvalidParameterError("give client= or n_workers=, not both: n_workers "
+                                            "starts a local cluster of its own.")
+            n = check_int(n_workers, "n_workers", low=1, what="a positive number of processes")
+            from .engine._dask import local_client
+
+            client = stack.enter_context(local_client(n))
+        token = _current.set(replace(_current.get(), **_checked(chunk_size, n_jobs, progress,
+                                                                client)))
+        try:
+            yield
+        finally:
+            _current.reset(token)
 
 
 def resolve_options(chunk_size=None, n_jobs=None, progress=None, client=None) -> Options:
