@@ -1,7 +1,7 @@
 """Execution options in one place: ``ml.config`` and the defaults every function reads.
 
 The options say *how* a request runs, never *what* it computes: chunk sizes,
-threads, progress bars (and, later, a Dask client).  They are read by the
+threads, progress bars, a Dask client.  They are read by the
 engine; each public function also takes them as keywords, and a keyword given
 to a function wins over the context.
 """
@@ -108,7 +108,7 @@ def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET,
         ``dask`` extra (``pip install "modellens[dask]"``).
     n_workers : int, optional
         Start a ``LocalCluster`` of this many worker processes (one thread
-        each, no dashboard) for the block and run on it; it is closed when the
+        each, on loopback) for the block and run on it; it is closed when the
         block ends.  The answer for models that hold the GIL (pure Python,
         many scikit-learn predictors on small chunks), which ``n_jobs``
         threads cannot speed up.  Not together with ``client``.  Run it under

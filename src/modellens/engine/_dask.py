@@ -63,11 +63,14 @@ def resolve_client(client):
 def local_client(n_workers: int):
     """A ``LocalCluster`` of ``n_workers`` processes (one thread each) and its client.
 
-    Loopback only and without a dashboard; both are closed on exit.
+    Loopback only; both are closed on exit.  Dask serves its HTTP endpoints
+    (and the dashboard, when bokeh is installed) even with
+    ``dashboard_address=None``, so they take a free loopback port instead of
+    the default 8787, which a second cluster would find taken.
     """
     distributed = import_distributed()
     cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=None,
+                                       processes=True, dashboard_address="127.0.0.1:0",
                                        host="127.0.0.1")
     try:
         with distributed.Client(cluster) as client:
@@ -197,9 +200,14 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
             "retrying the chunk on other workers, so no result is returned. The model may "
             "crash its process or need more memory per worker than it has (try a smaller "
             "chunk_size).") from exc
-    except distributed.client.FutureCancelledError as exc:  # pragma: no cover - cluster loss
-        raise ModelError(f"the Dask cluster lost this request's data ({exc}); no result "
-                         "is returned.") from exc
+    except distributed.client.FutureCancelledError as exc:
+        # every worker holding the request's data died (the scheduler cannot rebuild
+        # scattered data), or the client was closed under the request
+        raise ModelError(
+            f"the Dask workers holding this request's data were lost while evaluating the "
+            f"model ({exc}), so no result is returned. If a worker died, the model may "
+            "crash its process or need more memory per worker than it has (try a smaller "
+            "chunk_size).") from exc
     finally:
         left = [f for f, _ in pending]
         if left:
