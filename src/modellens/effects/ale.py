@@ -441,7 +441,8 @@ class _FeaturePlan(Plan):
         if self.stats is None:
             self.stats = bin_stats(np.zeros(0, dtype=np.intp), np.zeros(0), axis.n_cells)
         mean, std, cell_counts, var_mean = self.stats
-        counts = np.bincount(axis.unit, minlength=axis.n_units)
+        # a binned axis's units are its cells
+        counts = cell_counts if axis.binned else np.bincount(axis.unit, minlength=axis.n_units)
         if axis.binned:
             width = np.diff(axis.grid)
             if not (cell_counts > 0).all():

@@ -69,9 +69,19 @@ def local_client(n_workers: int):
     the default 8787, which a second cluster would find taken.
     """
     distributed = import_distributed()
-    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address="127.0.0.1:0",
-                                       host="127.0.0.1")
+    import dask
+
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's
+    # adaptive mmap threshold: every chunk-sized buffer is then mapped and zeroed afresh
+    # (page faults that doubled the cost of a chunk of cheap model rows); the workers
+    # started here keep glibc's defaults, as this process has
+    environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
+                                                default={}).items()
+               if k != "MALLOC_TRIM_THRESHOLD_"}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                           processes=True, dashboard_address="127.0.0.1:0",
+                                           host="127.0.0.1")
     try:
         with distributed.Client(cluster) as client:
             yield client
