@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -250,3 +251,102 @@ def test_no_current_client_is_a_clear_error(monkeypatch):
     with ml.config(client="current"):
         with pytest.raises(ml.InvalidParameterError, match="found no Dask client"):
             ml.pdp(smooth, _data(100), grid=3, progress=False)
+
+
+# ------------------------------------------------------------ out-of-core input
+def _frames(n=40_000, npartitions=8, seed=7):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X = np.random.default_rng(seed).normal(size=(n, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    return df, dd.from_pandas(df, npartitions=npartitions)
+
+
+def frame_model(frame):
+    A = np.asarray(frame, dtype=float)
+    return smooth(A)
+
+
+def test_dask_dataframe_ale_matches_pandas_within_the_quantile_tolerance(client):
+    from modellens.effects._dask_input import QUANTILE_STEPS
+
+    df, ddf = _frames()
+    with ml.config(client=client, progress=False):
+        remote = ml.ale(frame_model, ddf, bins=10)
+    in_memory = ml.ale(frame_model, df, bins=10, progress=False)
+    for name in ("a", "b", "c"):
+        e = remote[name]
+        z = np.asarray(e.grid)
+        x = np.sort(df[name].to_numpy())
+        # the documented tolerance: each inner edge has k/K of the data below it, to 1/STEPS
+        share_below = np.searchsorted(x, z[1:-1], side="right") / x.size
+        assert np.abs(share_below - np.arange(1, 10) / 10).max() <= 1 / QUANTILE_STEPS
+        assert z[0] == x[0] and z[-1] == x[-1]
+        # with the same edges the reduction is the in-memory one, to float rounding
+        same = ml.ale(frame_model, df, features=name, bins={name: z}, progress=False)[name]
+        np.testing.assert_array_equal(e.counts, same.counts)
+        scale = np.ptp(same.values)
+        np.testing.assert_allclose(e.values, same.values, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(e.band.upper, same.band.upper, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(e.std, same.std, rtol=1e-9)
+        # and the curve is the quantile-bin curve of the data in memory with edges moved by
+        # 0.1% of the data: they differ by less than that curve's own sampling error
+        ref = in_memory[name]
+        half = (ref.band.upper - ref.band.lower) / 2
+        assert (np.abs(np.interp(ref.grid, z, e.values) - ref.values) <= half).all()
+        assert e.feature_values.size <= 10_000 + 8
+
+
+def nan_safe(A):
+    return np.nan_to_num(smooth(A))
+
+
+def test_dask_array_matches_the_same_edges():
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(8).normal(size=(20_000, 3))
+    X[::97, 1] = np.nan  # rows without the feature are left out of its bins, with a warning
+    arr = da.from_array(X, chunks=(3000, 3))
+    with pytest.warns(ml.ModellensWarning, match=f"{np.isnan(X[:, 1]).sum()} rows"):
+        remote = ml.ale(nan_safe, arr, bins=8, progress=False)  # dask's default scheduler
+    for name in remote:
+        z = np.asarray(remote[name].grid)
+        with warnings.catch_warnings():  # the NaN of x1, counted above
+            warnings.simplefilter("ignore", ml.ModellensWarning)
+            same = ml.ale(nan_safe, X, features=name, bins={name: z}, progress=False)[name]
+        np.testing.assert_array_equal(remote[name].counts, same.counts)
+        np.testing.assert_allclose(remote[name].values, same.values, rtol=0,
+                                   atol=1e-12 * np.ptp(same.values))
+
+
+def test_dask_dataframe_pd_and_mplot(client):
+    df, ddf = _frames(20_000, 5, seed=9)
+    with ml.config(client=client, progress=False):
+        pd_remote = ml.pdp(frame_model, ddf, grid=6, center=True)
+        m_remote = ml.mplot(frame_model, ddf, grid=8)
+    pd_local = ml.pdp(frame_model, df, grid=6, center=True, progress=False)
+    m_local = ml.mplot(frame_model, df, grid=8, progress=False)
+    for name in ("a", "b", "c"):
+        # the grid spans the exact minimum and maximum: the same points, the same curve
+        np.testing.assert_allclose(pd_remote[name].grid, pd_local[name].grid, rtol=1e-15)
+        np.testing.assert_allclose(pd_remote[name].values, pd_local[name].values, atol=1e-12)
+        assert pd_remote[name].centered
+        m, ref = m_remote[name], m_local[name]
+        assert m.counts.sum() == len(df)
+        # neighbourhoods are quantile bins within the tolerance: close means and medians
+        np.testing.assert_allclose(m.counts / len(df), ref.counts / len(df), atol=0.002)
+        # (a few rows change neighbourhood: the means move by far less than their error)
+        assert (np.abs(m.values - ref.values) <= ref.std / np.sqrt(ref.counts)).all()
+        np.testing.assert_allclose(m.grid, ref.grid, atol=0.02 * np.ptp(ref.grid))
+
+
+def test_dask_input_limits_are_clear_errors():
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    df = pd.DataFrame({"a": np.arange(200.0), "b": pd.Categorical(["u", "v"] * 100)})
+    with pytest.raises(ml.InvalidParameterError, match="categorical"):
+        ml.ale(lambda X: X["a"], dd.from_pandas(df, npartitions=2), progress=False)
+    _, ddf = _frames(1000, 2)
+    with pytest.raises(ml.InvalidParameterError, match="pairs"):
+        ml.ale(frame_model, ddf, features=[("a", "b")], progress=False)
+    with pytest.raises(ml.InvalidParameterError, match="ice="):
+        ml.pdp(frame_model, ddf, ice=True, progress=False)

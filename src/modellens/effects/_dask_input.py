@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning, check_choice, is_integer
+from .._validation import InvalidParameterError, ModellensWarning, is_integer
 from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, compact_index, evaluate
 from ..models import prepare
@@ -68,11 +68,15 @@ class _Table:
 
     def __init__(self, X, feature_names, what):
         dask, dd = _import_dask()
-        if hasattr(X, "npartitions"):
+        import dask.array as da
+
+        if not isinstance(X, da.Array):
             if X.ndim == 1:
                 X = X.to_frame()
             self.parts = list(X.to_delayed())
-            head = X.head(_HEAD_ROWS, compute=True)
+            with warnings.catch_warnings():  # a short first partition is fine
+                warnings.simplefilter("ignore", UserWarning)
+                head = X.head(_HEAD_ROWS, npartitions=1, compute=True)
             frame = X
         else:
             if X.ndim != 2:
@@ -135,8 +139,6 @@ def _per_partition(table, client, mdl, fn, *args):
 
 
 def _encoded_call(part, schema, fn, model, index, *args):
-    if not isinstance(part, np.ndarray):
-        part = part if len(part.columns) else part.to_numpy()
     values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
         if len(part) else np.empty((0, len(schema.columns)))
     return fn(values, model, index, *args)
@@ -318,7 +320,7 @@ def _pd_partition(values, model, index, feats, grids):
     return [seg.result * values.shape[0] for seg in segments], values.shape[0]
 
 
-def dask_pdp(model, X, features, *, grid, target, response_method, feature_names,
+def dask_pdp(model, X, features, *, grid, center, target, response_method, feature_names,
              options) -> Effects:
     """Partial dependence of numeric features of Dask data (see :func:`modellens.pdp`)."""
     table = _Table(X, feature_names, "Partial dependence")
@@ -347,9 +349,12 @@ def dask_pdp(model, X, features, *, grid, target, response_method, feature_names
         total = np.zeros(grids[c].size)
         for sums, _ in parts:
             total += sums[c]
+        values = total / n
+        if center:
+            values = values - values[0]
         col = table.schema.columns[j]
-        effects.append(Effect(feature=col.name, method="pdp", grid=grids[c], values=total / n,
-                              kind=col.kind, feature_values=None, output=mdl.output_name))
+        effects.append(Effect(feature=col.name, method="pdp", grid=grids[c], values=values,
+                              kind=col.kind, centered=bool(center), output=mdl.output_name))
     return Effects(effects)
 
 

@@ -10,6 +10,7 @@ from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, Plan, compact_index, run
 from ..models import prepare
 from ._categorical import level_order
+from ._dask_input import dask_ale, is_dask_input
 from ._grid import DEFAULT_POINTS, grid_spec, pair_specs
 from .binning import (EMPTY_BINS, accumulate, accumulate_levels, band_half_width, bin_index,
                       bin_stats, check_edges, empty_bin_slopes, inside_edges, quantile_edges)
@@ -141,6 +142,10 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
     options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(bins, max_discrete, confidence)
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
+    if is_dask_input(X):
+        return dask_ale(model, X, features, bins=bins, confidence=confidence,
+                        empty_bins=empty_bins, target=target, response_method=response_method,
+                        feature_names=feature_names, options=options)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features)
@@ -395,6 +400,14 @@ class _FeaturePlan(Plan):
         if n_rows:
             segment.on_finish = self._collect
             self.segments.append(segment)
+
+    @classmethod
+    def from_stats(cls, axis, stats, *, output, confidence, empty_bins="zero"):
+        """A binned feature's plan whose bin statistics were reduced elsewhere (out of core)."""
+        plan = cls.__new__(cls)
+        plan.axis, plan.stats, plan.output, plan.confidence = axis, stats, output, confidence
+        plan.empty_bins, plan.covariance, plan.segments = empty_bins, None, []
+        return plan
 
     def _collect(self, segment):
         """Bin statistics of the local effects; the predictions are released."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import resolve_options
+from .._validation import InvalidParameterError
 from ..data import Dataset, resolve_features, sample_rows
 from ..engine import GridRows, Plan, run
 from ..models import prepare
+from ._dask_input import dask_pdp, is_dask_input
 from ._grid import DEFAULT_POINTS, feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
 
@@ -94,6 +96,14 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     (500, 5)
     """
     options = resolve_options(chunk_size, n_jobs, progress)
+    if is_dask_input(X):
+        if ice or sample is not None:
+            raise InvalidParameterError(
+                "ice= and sample= need the data in memory (ICE curves are one per row); "
+                "for Dask data pass a pandas sample of it, e.g. X.sample(frac=...).compute().")
+        return dask_pdp(model, X, features, grid=grid, center=center, target=target,
+                        response_method=response_method, feature_names=feature_names,
+                        options=options)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features)
