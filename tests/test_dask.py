@@ -350,3 +350,28 @@ def test_dask_input_limits_are_clear_errors():
         ml.ale(frame_model, ddf, features=[("a", "b")], progress=False)
     with pytest.raises(ml.InvalidParameterError, match="ice="):
         ml.pdp(frame_model, ddf, ice=True, progress=False)
+
+
+@pytest.mark.parametrize("gradient", [None, smooth_gradient])
+def test_dask_dataframe_dale_matches_the_same_edges(client, gradient):
+    df, ddf = _frames(20_000, 6, seed=10)
+    grad = None if gradient is None else (lambda frame: smooth_gradient(np.asarray(frame)))
+    with ml.config(client=client, progress=False):
+        remote = ml.dale(frame_model, ddf, bins=8, gradient=grad)
+    for name in ("a", "b", "c"):
+        e = remote[name]
+        z = np.asarray(e.grid)
+        # finite differences step by fd_step x the std of the whole data, as in memory
+        same = ml.dale(frame_model, df, features=name, bins={name: z}, gradient=grad,
+                       progress=False)[name]
+        np.testing.assert_array_equal(e.counts, same.counts)
+        np.testing.assert_allclose(e.values, same.values, rtol=0,
+                                   atol=1e-12 * np.ptp(same.values))
+        np.testing.assert_allclose(e.band.lower, same.band.lower, rtol=0,
+                                   atol=1e-12 * np.ptp(same.values))
+        np.testing.assert_allclose(e.std, same.std, rtol=1e-9)
+        assert e.extra["gradient"] == ("finite_differences" if gradient is None else "callable")
+    with pytest.raises(ml.InvalidParameterError, match="out of core"):
+        remote["a"].rebin(4)
+    with pytest.raises(ml.InvalidParameterError, match="auto"):
+        ml.dale(frame_model, ddf, bins="auto", progress=False)

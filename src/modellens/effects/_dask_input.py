@@ -1,4 +1,4 @@
-"""Out-of-core data: PD, M-plots and ALE of a Dask DataFrame or Dask array.
+"""Out-of-core data: PD, M-plots, ALE and DALE of a Dask DataFrame or Dask array.
 
 The rows never come to the client.  One pass over the data computes what the
 bins and grids need (Dask's approximate quantiles, the minimum and maximum);
@@ -33,12 +33,13 @@ import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, is_integer
 from ..data import Dataset, resolve_features
-from ..engine import DataRows, GridRows, compact_index, evaluate
+from ..engine import DataRows, GridRows, compact_index, evaluate, run
 from ..models import prepare
 from .binning import bin_index, check_edges, moment_stats
 from .result import Band, Effect, Effects
 
-__all__ = ["is_dask_input", "dask_ale", "dask_pdp", "dask_mplot", "QUANTILE_STEPS"]
+__all__ = ["is_dask_input", "dask_ale", "dask_dale", "dask_pdp", "dask_mplot",
+           "QUANTILE_STEPS"]
 
 #: Evenly spaced probabilities (besides those asked) at which quantiles are merged.
 QUANTILE_STEPS = 1000
@@ -109,10 +110,13 @@ class _Table:
         return np.asarray(q, dtype=np.float64).reshape(probs.size, len(cols)), probs
 
 
-def _compute(client, collection):
+def _compute(client, *collections):
     if client is None:
-        return collection.compute()
-    return client.compute(collection).result()
+        dask, _ = _import_dask()
+        out = dask.compute(*collections)
+    else:
+        out = client.gather(client.compute(list(collections)))
+    return out[0] if len(collections) == 1 else tuple(out)
 
 
 def _client(options):
@@ -130,18 +134,34 @@ def _per_partition(table, client, mdl, fn, *args):
     tasks = [dask.delayed(_encoded_call, pure=False)(part, table.schema, fn, model, i, *args)
              for i, part in enumerate(table.parts)]
     if client is None:
-        return list(dask.compute(*tasks))
+        return _rewarn(dask.compute(*tasks))
     futures = client.compute(tasks)
     try:
-        return client.gather(futures)
+        return _rewarn(client.gather(futures))
     finally:
         client.cancel(futures + [model])
+
+
+def _rewarn(results):
+    """The partitions' results; their warnings are raised here, each message once."""
+    seen = set()
+    for _, notes in results:
+        for note in notes:
+            if note not in seen:
+                seen.add(note)
+                warnings.warn(f"{note} (in a partition of the data)", ModellensWarning,
+                              stacklevel=4)
+    return [out for out, _ in results]
 
 
 def _encoded_call(part, schema, fn, model, index, *args):
     values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
         if len(part) else np.empty((0, len(schema.columns)))
-    return fn(values, model, index, *args)
+    # a worker's warnings would stay in its log: they travel back with the result
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ModellensWarning)
+        out = fn(values, model, index, *args)
+    return out, [str(w.message) for w in caught if issubclass(w.category, ModellensWarning)]
 
 
 _LOCAL = None
@@ -224,6 +244,25 @@ def _quantile_edges(table, client, feats, n_bins):
     return [np.unique(q[rows, c]) for c in range(len(feats))]
 
 
+def _edges(table, client, feats, specs):
+    """Each feature's bin edges: approximate quantiles for an int, else the given edges."""
+    edges = [None] * len(feats)
+    quantile = [c for c, s in enumerate(specs) if is_integer(s)]
+    for c in range(len(feats)):
+        if specs[c] is None:
+            raise InvalidParameterError(f"bins gives nothing for {table.names[feats[c]]!r}.")
+        if c not in quantile:
+            edges[c] = check_edges(specs[c], table.names[feats[c]])
+    for n_bins in sorted({int(specs[c]) for c in quantile}):
+        if n_bins < 1:
+            raise InvalidParameterError(f"bins must be a positive number, got {n_bins}.")
+        group = [c for c in quantile if int(specs[c]) == n_bins]
+        for c, z in zip(group, _quantile_edges(table, client, [feats[c] for c in group],
+                                               n_bins)):
+            edges[c] = z
+    return edges
+
+
 # ----------------------------------------------------------------------- ALE
 class _BinnedAxis:
     """The fields of an ALE axis that its reduction reads, for edges chosen out of core."""
@@ -277,20 +316,7 @@ def dask_ale(model, X, features, *, bins, confidence, empty_bins, target, respon
     feats = _numeric_features(table, features, True, "ALE")
     specs = [bins.get(table.names[j], bins.get(j)) if isinstance(bins, dict) else bins
              for j in feats]
-    edges = [None] * len(feats)
-    quantile = [c for c, s in enumerate(specs) if is_integer(s)]
-    for c in range(len(feats)):
-        if specs[c] is None:
-            raise InvalidParameterError(f"bins gives nothing for {table.names[feats[c]]!r}.")
-        if c not in quantile:
-            edges[c] = check_edges(specs[c], table.names[feats[c]])
-    for n_bins in sorted({int(specs[c]) for c in quantile}):
-        group = [c for c in quantile if int(specs[c]) == n_bins]
-        if n_bins < 1:
-            raise InvalidParameterError(f"bins must be a positive number, got {n_bins}.")
-        for c, z in zip(group, _quantile_edges(table, client, [feats[c] for c in group],
-                                               n_bins)):
-            edges[c] = z
+    edges = _edges(table, client, feats, specs)
     parts = _per_partition(table, client, mdl, _ale_partition, feats, edges, len(table.parts))
     effects = []
     for c, j in enumerate(feats):
@@ -407,4 +433,86 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
                               output=mdl.output_name,
                               band=Band(means - std, means + std, None,
                                         "+/- 1 std of predictions")))
+    return Effects(effects)
+
+
+# ---------------------------------------------------------------------- DALE
+def _dale_partition(values, model, index, feats, edges, gradient, fd_step, scale, names,
+                    n_parts):
+    from ._derivatives import DerivativePlan
+
+    out = []
+    if values.shape[0]:
+        plan = DerivativePlan(model, values, feats, gradient=gradient, fd_step=fd_step,
+                              names=names, scale=scale)
+        ((derivatives, _),) = run(model, [plan], _local_options(), desc="dale (partition)")
+    for c, (j, z) in enumerate(zip(feats, edges)):
+        x = values[:, j]
+        g = derivatives[c] if values.shape[0] else np.empty(0)
+        missing = np.isnan(x)
+        finite = np.isfinite(g) & ~missing
+        keep = finite & (x >= z[0]) & (x <= z[-1])
+        out.append({"moments": _Moments.of(bin_index(x[keep], z), g[keep], z.size - 1),
+                    "missing": int(missing.sum()), "not_finite": int((~missing).sum()
+                                                                     - finite.sum()),
+                    "outside": int(finite.sum() - keep.sum()),
+                    "sample": _feature_sample(x[keep], index, n_parts)})
+    return out
+
+
+def dask_dale(model, X, features, *, bins, gradient, confidence, fd_step, empty_bins, target,
+              response_method, feature_names, options) -> Effects:
+    """DALE of numeric features of Dask data (see :func:`modellens.dale`).
+
+    Bins are ``bins=int`` (Dask's approximate quantiles) or explicit edges;
+    finite differences step by ``fd_step`` times each feature's standard
+    deviation over the whole data.  The effects keep no local effects, so
+    they cannot be re-binned without the model.
+    """
+    from ._derivatives import resolve_backend, scale_rule
+    from .dale import _check_bins, _curve
+
+    table = _Table(X, feature_names, "DALE")
+    client = _client(options)
+    head, mdl = prepare(model, table.head, target=target, response_method=response_method,
+                        feature_names=feature_names)
+    feats = _numeric_features(table, features, False, "DALE")
+    backend = resolve_backend(mdl, gradient, head.values)  # errors before any pass
+    specs = []
+    for j in feats:
+        spec = bins.get(table.names[j], bins.get(j)) if isinstance(bins, dict) else bins
+        spec = _check_bins(spec, table.names[j])
+        if isinstance(spec, str):
+            raise InvalidParameterError(
+                "bins='auto' chooses bins from every local effect, which Dask data keep on "
+                "the workers; pass an int or edges.")
+        specs.append(spec)
+    edges = _edges(table, client, feats, specs)
+    scale = None
+    if backend == "finite_differences":
+        cols = [table.frame.columns[j] for j in feats]
+        std, top = _compute(client, table.frame[cols].std(ddof=0), table.frame[cols].abs().max())
+        scale = scale_rule(np.asarray(std, dtype=float), np.asarray(top, dtype=float))
+    names = [table.names[j] for j in feats]
+    parts = _per_partition(table, client, mdl, _dale_partition, feats, edges,
+                           gradient if backend == "callable" else backend, fd_step, scale,
+                           names, len(table.parts))
+    effects = []
+    for c, name in enumerate(names):
+        moments = _Moments(edges[c].size - 1)
+        for part in parts:
+            moments.add(part[c]["moments"])
+        _warn_missing([name], [sum(p[c]["missing"] for p in parts)], "DALE bins")
+        for key, what in (("not_finite", f"the {backend} derivative is NaN or inf"),
+                          ("outside", "the value lies outside the bin edges")):
+            n = sum(p[c][key] for p in parts)
+            if n:
+                warnings.warn(f"{n} rows of {name!r} are left out of its DALE bins: {what}.",
+                              ModellensWarning, stacklevel=3)
+        sample = np.sort(np.concatenate([p[c]["sample"] for p in parts]))
+        common = dict(feature=name, method="dale", kind="numeric", feature_values=sample,
+                      output=mdl.output_name, local_effects=None,
+                      extra={"gradient": backend, "empty_bins": empty_bins})
+        effects.append(_curve(name, edges[c], moments.stats(), confidence=confidence,
+                              empty_bins=empty_bins, common=common))
     return Effects(effects)
