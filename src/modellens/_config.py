@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 
 from ._validation import InvalidParameterError, check_int
 
-__all__ = ["config", "get_config", "Options", "resolve_options"]
+__all__ = ["config", "get_config", "Options", "resolve_options", "import_distributed",
+           "local_client"]
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,6 @@ def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET,
                 raise InvalidParameterError("give client= or n_workers=, not both: n_workers "
                                             "starts a local cluster of its own.")
             n = check_int(n_workers, "n_workers", low=1, what="a positive number of processes")
-            from .engine._dask import local_client
-
             client = stack.enter_context(local_client(n))
         token = _current.set(replace(_current.get(), **_checked(chunk_size, n_jobs, progress,
                                                                 client)))
@@ -145,3 +144,44 @@ def resolve_options(chunk_size=None, n_jobs=None, progress=None, client=None) ->
     given = {k: v for k, v in (("chunk_size", chunk_size), ("n_jobs", n_jobs),
                                ("progress", progress), ("client", client)) if v is not None}
     return replace(_current.get(), **_checked(**given))
+
+
+def import_distributed():
+    """``dask.distributed``, or an ImportError that names the extra to install."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            "running on a Dask cluster needs dask.distributed, which is not installed; "
+            "install the extra: pip install \"modellens[dask]\"") from exc
+    return distributed
+
+
+@contextmanager
+def local_client(n_workers: int):
+    """A ``LocalCluster`` of ``n_workers`` processes (one thread each) and its client.
+
+    Loopback only; both are closed on exit.  Dask serves its HTTP endpoints
+    (and the dashboard, when bokeh is installed) even with
+    ``dashboard_address=None``, so they take a free loopback port instead of
+    the default 8787, which a second cluster would find taken.
+    """
+    distributed = import_distributed()
+    import dask
+
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's
+    # adaptive mmap threshold: every chunk-sized buffer is then mapped and zeroed afresh
+    # (page faults that doubled the cost of a chunk of cheap model rows); the workers
+    # started here keep glibc's defaults, as this process has
+    environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
+                                                default={}).items()
+               if k != "MALLOC_TRIM_THRESHOLD_"}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                           processes=True, dashboard_address="127.0.0.1:0",
+                                           host="127.0.0.1")
+    try:
+        with distributed.Client(cluster) as client:
+            yield client
+    finally:
+        cluster.close()

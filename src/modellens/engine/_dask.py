@@ -12,6 +12,12 @@ bit for bit, whatever the number of workers.
 
 A bounded number of chunks is in flight (two per worker thread), so the client
 holds the answers of a few chunks at a time besides what the plans keep.
+
+Workers started by Dask's nanny get ``MALLOC_TRIM_THRESHOLD_=65536``, which
+turns off glibc's adaptive mmap threshold, so every chunk-sized buffer is
+mapped and zeroed afresh: for cheap models that doubled the time of a chunk.
+The clusters ``ml.config(n_workers=k)`` starts leave it out; for a cluster of
+your own, set ``distributed.nanny.pre-spawn-environ`` without it.
 """
 
 from __future__ import annotations
@@ -20,12 +26,11 @@ import copy
 import time
 import traceback
 from collections import deque
-from contextlib import contextmanager
 
+from .._config import import_distributed
 from .._validation import InvalidParameterError
 
-__all__ = ["evaluate_on_client", "resolve_client", "local_client", "import_distributed",
-           "DASK_CHUNK_ROWS", "IN_FLIGHT_PER_THREAD"]
+__all__ = ["evaluate_on_client", "resolve_client", "DASK_CHUNK_ROWS", "IN_FLIGHT_PER_THREAD"]
 
 #: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
@@ -33,17 +38,6 @@ __all__ = ["evaluate_on_client", "resolve_client", "local_client", "import_distr
 DASK_CHUNK_ROWS = 2**18
 #: Chunks in flight per worker thread: one running, one queued behind it.
 IN_FLIGHT_PER_THREAD = 2
-
-
-def import_distributed():
-    """``dask.distributed``, or an ImportError that names the extra to install."""
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ImportError(
-            "running on a Dask cluster needs dask.distributed, which is not installed; "
-            "install the extra: pip install \"modellens[dask]\"") from exc
-    return distributed
 
 
 def resolve_client(client):
@@ -57,36 +51,6 @@ def resolve_client(client):
                 "client='current' found no Dask client; start one first "
                 "(distributed.Client(...)) or pass it as client=.") from None
     return client
-
-
-@contextmanager
-def local_client(n_workers: int):
-    """A ``LocalCluster`` of ``n_workers`` processes (one thread each) and its client.
-
-    Loopback only; both are closed on exit.  Dask serves its HTTP endpoints
-    (and the dashboard, when bokeh is installed) even with
-    ``dashboard_address=None``, so they take a free loopback port instead of
-    the default 8787, which a second cluster would find taken.
-    """
-    distributed = import_distributed()
-    import dask
-
-    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's
-    # adaptive mmap threshold: every chunk-sized buffer is then mapped and zeroed afresh
-    # (page faults that doubled the cost of a chunk of cheap model rows); the workers
-    # started here keep glibc's defaults, as this process has
-    environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
-                                                default={}).items()
-               if k != "MALLOC_TRIM_THRESHOLD_"}
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                           processes=True, dashboard_address="127.0.0.1:0",
-                                           host="127.0.0.1")
-    try:
-        with distributed.Client(cluster) as client:
-            yield client
-    finally:
-        cluster.close()
 
 
 class _Request:
