@@ -244,6 +244,21 @@ def _quantile_edges(table, client, feats, n_bins):
     return [np.unique(q[rows, c]) for c in range(len(feats))]
 
 
+def _start(model, X, features, *, what, allow_pairs, target, response_method, feature_names,
+           options):
+    """The table, client, wrapped model (on the schema of the first rows) and features."""
+    table = _Table(X, feature_names, what)
+    client = _client(options)
+    schema, mdl = prepare(model, table.head, target=target,
+                          response_method=response_method, feature_names=feature_names)
+    return table, client, schema, mdl, _numeric_features(table, features, allow_pairs, what)
+
+
+def _spec(table, spec, j):
+    """A feature's entry of a per-feature dict of bins or grids (by name or position)."""
+    return spec.get(table.names[j], spec.get(j)) if isinstance(spec, dict) else spec
+
+
 def _edges(table, client, feats, specs):
     """Each feature's bin edges: approximate quantiles for an int, else the given edges."""
     edges = [None] * len(feats)
@@ -309,13 +324,10 @@ def dask_ale(model, X, features, *, bins, confidence, empty_bins, target, respon
     """First-order ALE of numeric features of Dask data (see :func:`modellens.ale`)."""
     from .ale import _FeaturePlan
 
-    table = _Table(X, feature_names, "ALE")
-    client = _client(options)
-    _, mdl = prepare(model, table.head, target=target, response_method=response_method,
-                     feature_names=feature_names)
-    feats = _numeric_features(table, features, True, "ALE")
-    specs = [bins.get(table.names[j], bins.get(j)) if isinstance(bins, dict) else bins
-             for j in feats]
+    table, client, _, mdl, feats = _start(
+        model, X, features, what="ALE", allow_pairs=True, target=target,
+        response_method=response_method, feature_names=feature_names, options=options)
+    specs = [_spec(table, bins, j) for j in feats]
     edges = _edges(table, client, feats, specs)
     parts = _per_partition(table, client, mdl, _ale_partition, feats, edges, len(table.parts))
     effects = []
@@ -349,15 +361,13 @@ def _pd_partition(values, model, index, feats, grids):
 def dask_pdp(model, X, features, *, grid, center, target, response_method, feature_names,
              options) -> Effects:
     """Partial dependence of numeric features of Dask data (see :func:`modellens.pdp`)."""
-    table = _Table(X, feature_names, "Partial dependence")
-    client = _client(options)
-    _, mdl = prepare(model, table.head, target=target, response_method=response_method,
-                     feature_names=feature_names)
-    feats = _numeric_features(table, features, True, "Partial dependence")
+    table, client, _, mdl, feats = _start(
+        model, X, features, what="Partial dependence", allow_pairs=True, target=target,
+        response_method=response_method, feature_names=feature_names, options=options)
     grids = []
     ends = None
     for j in feats:
-        spec = grid.get(table.names[j], grid.get(j)) if isinstance(grid, dict) else grid
+        spec = _spec(table, grid, j)
         if is_integer(spec):
             if int(spec) < 2:
                 raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
@@ -399,11 +409,9 @@ def _mplot_partition(values, model, index, feats, edges):
 def dask_mplot(model, X, features, *, grid, target, response_method, feature_names,
                options) -> Effects:
     """M-plots of numeric features of Dask data over quantile bins (``grid=int``)."""
-    table = _Table(X, feature_names, "An M-plot")
-    client = _client(options)
-    _, mdl = prepare(model, table.head, target=target, response_method=response_method,
-                     feature_names=feature_names)
-    feats = _numeric_features(table, features, False, "An M-plot")
+    table, client, _, mdl, feats = _start(
+        model, X, features, what="An M-plot", allow_pairs=False, target=target,
+        response_method=response_method, feature_names=feature_names, options=options)
     if not is_integer(grid) or int(grid) < 2:
         raise InvalidParameterError("M-plots of Dask data take grid=int (at least 2): the "
                                     "neighbourhoods are quantile bins.")
@@ -472,16 +480,13 @@ def dask_dale(model, X, features, *, bins, gradient, confidence, fd_step, empty_
     from ._derivatives import resolve_backend, scale_rule
     from .dale import _check_bins, _curve
 
-    table = _Table(X, feature_names, "DALE")
-    client = _client(options)
-    head, mdl = prepare(model, table.head, target=target, response_method=response_method,
-                        feature_names=feature_names)
-    feats = _numeric_features(table, features, False, "DALE")
+    table, client, head, mdl, feats = _start(
+        model, X, features, what="DALE", allow_pairs=False, target=target,
+        response_method=response_method, feature_names=feature_names, options=options)
     backend = resolve_backend(mdl, gradient, head.values)  # errors before any pass
     specs = []
     for j in feats:
-        spec = bins.get(table.names[j], bins.get(j)) if isinstance(bins, dict) else bins
-        spec = _check_bins(spec, table.names[j])
+        spec = _check_bins(_spec(table, bins, j), table.names[j])
         if isinstance(spec, str):
             raise InvalidParameterError(
                 "bins='auto' chooses bins from every local effect, which Dask data keep on "
