@@ -18,12 +18,17 @@ Measured, each request once (``progress=False``):
   one / two worker processes (one thread each), started before the timing;
   the speed-up is 1 worker / 2 workers (goal: at least 1.8x);
 * overhead per chunk: the same request with a model that costs nothing
-  (``X @ w``) on 1 worker, minus the same local run, divided by the chunks;
-  it holds the scheduler's round trip, shipping the answers and folding;
+  (``X @ w``) on 1 worker, with the default chunks and with chunks of 65,536
+  rows: the extra time over the extra chunks (the scheduler's round trip,
+  shipping the answers, folding them); and the fixed cost of a request (what
+  is left over the local run: shipping the data and the model once);
 * client memory during the 2-worker run: tracemalloc's peak above its start
   (numpy reports its buffers to it) and the growth of the process's peak
   resident set (``ru_maxrss``; an upper bound); for scale, the planned rows
-  would take 20M x 10 x 8 bytes = 1.6 GB and their predictions 160 MB.
+  would take 20M x 10 x 8 bytes = 1.6 GB and their predictions 160 MB.  The
+  peak holds a transient copy of the data while it is shipped to the
+  workers (76 MiB; Dask's serialization) and the 2n predictions of one
+  feature that an ALE plan keeps until it reduces them (16 MiB).
 
 The numbers must equal the local run's (checked, bit for bit).
 
@@ -47,6 +52,8 @@ WIDTH = 10
 #: Loop iterations per row, set by calibrate() to cost about 1 microsecond per row.
 ITERATIONS_PER_ROW = 1.0
 W = np.linspace(-1, 1, WIDTH)
+#: Rows per chunk of the second timing of the overhead per chunk.
+SMALL_CHUNK = 2**16
 
 
 def gil_model(A):
@@ -110,6 +117,8 @@ def main():
             if k == 1:
                 free_remote, t_free = timed(lambda: ml.ale(free_model, X, **opts))
                 assert same(free_local, free_remote)
+                with ml.config(chunk_size=SMALL_CHUNK):
+                    _, t_free_small = timed(lambda: ml.ale(free_model, X, **opts))
             else:
                 rss_before = _max_rss_mib()
                 tracemalloc.start()
@@ -123,9 +132,17 @@ def main():
     n_chunks = -(-planned // chunk_rows)
     print(f"speed-up 2 workers / 1 worker: {times[1] / times[2]:.2f}x (goal >= 1.8x); "
           f"2 workers vs local: {t_local / times[2]:.2f}x")
-    print(f"overhead per chunk (free model, 1 worker {t_free:.2f} s vs local "
-          f"{t_free_local:.2f} s, {n_chunks} chunks of {chunk_rows:,} rows): "
-          f"{(t_free - t_free_local) / n_chunks * 1e3:.1f} ms")
+    # a cost-free model on 1 worker at two chunk sizes: the time per extra chunk is the
+    # overhead of a chunk; what is left over the local run is the request's fixed cost
+    n_small = -(-planned // SMALL_CHUNK)
+    per_chunk = (t_free_small - t_free) / (n_small - n_chunks)
+    print(f"free model: local {t_free_local:.2f} s; 1 worker {t_free:.2f} s in {n_chunks} "
+          f"chunks of {chunk_rows:,} rows, {t_free_small:.2f} s in {n_small} chunks of "
+          f"{SMALL_CHUNK:,}")
+    print(f"overhead per chunk: {per_chunk * 1e3:.1f} ms "
+          f"({per_chunk * n_chunks / times[1]:.1%} of the 1-worker run at the default size); "
+          f"fixed cost of a request (shipping data and model, first chunks): "
+          f"{t_free - t_free_local - per_chunk * n_chunks:.2f} s")
     data_mib = X.nbytes / 2**20
     print(f"client memory, 2 workers: tracemalloc peak {(peak - base) / 2**20:.0f} MiB, "
           f"peak RSS growth {rss_growth:.0f} MiB (data {data_mib:.0f} MiB; one chunk of "

@@ -375,3 +375,25 @@ def test_dask_dataframe_dale_matches_the_same_edges(client, gradient):
         remote["a"].rebin(4)
     with pytest.raises(ml.InvalidParameterError, match="auto"):
         ml.dale(frame_model, ddf, bins="auto", progress=False)
+
+
+def test_client_holds_a_bounded_number_of_chunks(client, monkeypatch):
+    from collections import deque
+
+    from modellens.engine import _dask
+
+    most = []
+
+    class Recorded(deque):
+        def append(self, item):
+            super().append(item)
+            most.append(len(self))
+
+    monkeypatch.setattr(_dask, "deque", Recorded)
+    X = _data(20_000, seed=11)
+    with ml.config(client=client, progress=False, chunk_size=1000):
+        remote = ml.ale(smooth, X, bins=5)
+    threads = sum(client.nthreads().values())
+    assert len(most) == 2 * 20_000 * 3 // 1000  # every chunk went through the window
+    assert max(most) <= 2 * _dask.IN_FLIGHT_PER_THREAD * threads
+    _same(ml.ale(smooth, X, bins=5, chunk_size=1000, progress=False), remote)

@@ -10,8 +10,9 @@ there).  The client folds the condensed answers in chunk order, so every
 floating-point sum is the one a local run makes and the numbers are the same
 bit for bit, whatever the number of workers.
 
-A bounded number of chunks is in flight (two per worker thread), so the client
-holds the answers of a few chunks at a time besides what the plans keep.
+A bounded number of chunks is in flight (two per worker thread, and at most
+twice that many answers wait here for an earlier chunk), so the client holds
+the answers of a few chunks at a time besides what the plans keep.
 
 Workers started by Dask's nanny get ``MALLOC_TRIM_THRESHOLD_=65536``, which
 turns off glibc's adaptive mmap threshold, so every chunk-sized buffer is
@@ -23,7 +24,6 @@ your own, set ``distributed.nanny.pre-spawn-environ`` without it.
 from __future__ import annotations
 
 import copy
-import time
 import traceback
 from collections import deque
 
@@ -36,7 +36,7 @@ __all__ = ["evaluate_on_client", "resolve_client", "DASK_CHUNK_ROWS", "IN_FLIGHT
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
 #: does not run there (the timings come from other machines).
 DASK_CHUNK_ROWS = 2**18
-#: Chunks in flight per worker thread: one running, one queued behind it.
+#: Chunks running or queued per worker thread: one running, one queued behind it.
 IN_FLIGHT_PER_THREAD = 2
 
 
@@ -67,12 +67,11 @@ class _Request:
 
 
 def _answer_chunk(request: _Request, pieces):
-    """On a worker: the condensed answers of one chunk, its rows and the model's seconds."""
+    """On a worker: the condensed answers of one chunk and its number of rows."""
     from ._run import chunk_rows
 
     pieces = [(request.segments[i], a, b) for i, a, b in pieces]
     rows = chunk_rows(pieces)
-    began = time.perf_counter()
     try:
         out = pieces[0][0].answer(request.model, rows)
     except Exception as exc:
@@ -81,12 +80,11 @@ def _answer_chunk(request: _Request, pieces):
         exc.add_note(f"Traceback on the Dask worker {_worker_address()}:\n"
                      + "".join(traceback.format_exception(exc)).rstrip())
         raise
-    seconds = time.perf_counter() - began
     condensed, offset = [], 0
     for seg, a, b in pieces:
         condensed.append(seg.condense(a, b, out[offset: offset + b - a]))
         offset += b - a
-    return condensed, len(rows), seconds
+    return condensed, len(rows)
 
 
 def _worker_address() -> str:
@@ -132,27 +130,31 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
             sizer.size = max(sizer.size, min(DASK_CHUNK_ROWS, sizer.cap))
     position = {id(seg): i for i, seg in enumerate(segments)}
     threads = sum(client.nthreads().values()) or 1
-    limit = max(2, IN_FLIGHT_PER_THREAD * threads)
+    running_limit = max(2, IN_FLIGHT_PER_THREAD * threads)
+    # answers that wait for an earlier, slower chunk to be folded first are held here:
+    # a few more chunks than run, so one slow chunk does not idle the other workers
+    held_limit = 2 * running_limit
     # every worker gets the request once (broadcast: a lost worker's copy has twins)
     request = client.scatter(_Request(model, segments), broadcast=True, hash=False)
     pending = deque()
     done = distributed.as_completed()
     chunks = iter(chunks)
 
-    def submit() -> bool:
-        step = next(chunks, None)
-        if step is None:
-            return False
-        pieces = step[1]
-        future = client.submit(_answer_chunk, request, [(position[id(s)], a, b)
-                                                        for s, a, b in pieces], pure=False)
-        pending.append((future, pieces))
-        done.add(future)
-        return True
+    def submit():
+        while len(pending) < held_limit \
+                and sum(not f.done() for f, _ in pending) < running_limit:
+            step = next(chunks, None)
+            if step is None:
+                return
+            pieces = step[1]
+            future = client.submit(_answer_chunk, request, [(position[id(s)], a, b)
+                                                            for s, a, b in pieces],
+                                   pure=False)
+            pending.append((future, pieces))
+            done.add(future)
 
     try:
-        while len(pending) < limit and submit():
-            pass
+        submit()
         for future in done:
             if future.status == "error":
                 future.result()  # raises the worker's error at once, not in chunk order
@@ -161,13 +163,13 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
             # fold in chunk order: the sums are then those of a local run
             while pending and pending[0][0].done():
                 head, pieces = pending.popleft()
-                condensed, n_rows, _ = head.result()
+                condensed, n_rows = head.result()
                 for (seg, a, b), part in zip(pieces, condensed):
                     seg._fold(a, b, part)
                 if hasattr(model, "_count"):
                     model._count(1, n_rows)
                 head.release()
-                submit()
+            submit()
     except distributed.KilledWorker as exc:
         raise ModelError(
             f"a Dask worker died while evaluating the model ({exc}); Dask gave up after "
