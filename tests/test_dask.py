@@ -267,10 +267,15 @@ def frame_model(frame):
     return smooth(A)
 
 
-def test_dask_dataframe_ale_matches_pandas_within_the_quantile_tolerance(client):
+@pytest.mark.parametrize("sort", [False, True])
+def test_dask_dataframe_ale_matches_pandas_within_the_quantile_tolerance(client, sort):
     from modellens.effects._dask_input import QUANTILE_STEPS
 
     df, ddf = _frames()
+    if sort:  # the hard case for merged quantiles: partitions of disjoint ranges of a
+        dd = pytest.importorskip("dask.dataframe")
+        df = df.sort_values("a", ignore_index=True)
+        ddf = dd.from_pandas(df, npartitions=8, sort=False)
     with ml.config(client=client, progress=False):
         remote = ml.ale(frame_model, ddf, bins=10)
     in_memory = ml.ale(frame_model, df, bins=10, progress=False)

@@ -107,7 +107,10 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
     model : estimator, callable or torch model
         As in :func:`modellens.pdp`, or a ``torch.nn.Module`` / a function on
         torch tensors / a JAX function.
-    X : ndarray or DataFrame of shape (n, d)
+    X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
+        Dask data stay where they are (out of core): bins an int (Dask's
+        approximate quantiles) or edges, not "auto"; the effects keep no
+        local effects, so they cannot be re-binned.
     features : name, index, or list of them, optional
         Numeric features to explain (all numeric features when None; the
         categorical ones are then skipped with a warning, and asking for one

@@ -35,8 +35,11 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     model : estimator or callable
         ``predict_proba`` / ``predict`` / ``decision_function`` object,
         scikit-learn Pipeline, or a callable ``f(X) -> (n,)``.
-    X : ndarray or DataFrame of shape (n, d)
-        Data whose other-feature values are averaged over.
+    X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
+        Data whose other-feature values are averaged over.  Dask data stay
+        where they are (out of core): each partition is averaged on its
+        worker; numeric single features only, an int grid spans the exact
+        minimum to maximum evenly (even for few distinct values), no ICE.
     features : name, index, or list of them, optional
         Features to explain (all when None); a pair ``(a, b)`` in the list
         gives a 2-D partial dependence.
