@@ -228,7 +228,8 @@ def bin_stats(bin_of_point, local_effects, n_bins):
     if unit != 1.0:
         dev = dev / unit
     squares = np.bincount(bin_of_point, weights=dev * dev, minlength=n_bins)
-    fallback = float(np.var(dev)) if dev.size else 0.0
+    # lent to sparse bins only when no bin has two points (a pass over dev otherwise saved)
+    fallback = float(np.var(dev)) if dev.size and not (count > 1).any() else 0.0
     return moment_stats(count, mean, squares, unit=unit, fallback=fallback)
 
 

@@ -10,9 +10,9 @@ explained table can flow through the same engine.
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import NamedTuple
+
+import numpy as np
 
 from ._tuner import ALIGN_ROWS
 
