@@ -108,7 +108,8 @@ def test_dale_equals_local_runs(client):
         np.testing.assert_allclose(remote_fd[k].values, remote_grad[k].values, atol=1e-4)
 
 
-def test_exact_shapley_equals_local_run(client):
+@pytest.mark.parametrize("algorithm", ["exact", "kernel", "permutation"])
+def test_shapley_equals_local_run(client, algorithm):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(40, 4))
     background = rng.normal(size=(200, 4))
@@ -118,9 +119,11 @@ def test_exact_shapley_equals_local_run(client):
 
     for chunk_size in (None, 3000):  # a chunk size the user fixes holds on the cluster too
         with ml.config(chunk_size=chunk_size, progress=False):
-            local = ml.shapley(f, X, background=background, algorithm="exact")
+            local = ml.shapley(f, X, background=background, algorithm=algorithm,
+                               random_state=0)
             with ml.config(client=client):
-                remote = ml.shapley(f, X, background=background, algorithm="exact")
+                remote = ml.shapley(f, X, background=background, algorithm=algorithm,
+                                    random_state=0)
         np.testing.assert_array_equal(local.values, remote.values)
         np.testing.assert_array_equal(local.base_values, remote.base_values)
     # efficiency: values + base value equal the prediction
