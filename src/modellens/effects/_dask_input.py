@@ -137,7 +137,8 @@ def _client(options):
 def _per_partition(table, client, mdl, fn, *args):
     """``fn(values, model, index, *args)`` on every partition, results in partition order."""
     dask, _ = _import_dask()
-    model = mdl if client is None else client.scatter(mdl, broadcast=True, hash=False)
+    model = mdl if client is None else \
+        client.scatter(mdl, broadcast=True, hash=False, direct=True)
     tasks = [dask.delayed(_encoded_call, pure=False)(part, table.schema, fn, model, i, *args)
              for i, part in enumerate(table.parts)]
     if client is None:

@@ -134,8 +134,10 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     # answers that wait for an earlier, slower chunk to be folded first are held here:
     # a few more chunks than run, so one slow chunk does not idle the other workers
     held_limit = 2 * running_limit
-    # every worker gets the request once (broadcast: a lost worker's copy has twins)
-    request = client.scatter(_Request(model, segments), broadcast=True, hash=False)
+    # every worker gets the request once (broadcast: a lost worker's copy has twins),
+    # straight from here: through the scheduler it cost a transient copy of the data
+    request = client.scatter(_Request(model, segments), broadcast=True, hash=False,
+                             direct=True)
     pending = deque()
     done = distributed.as_completed()
     chunks = iter(chunks)
