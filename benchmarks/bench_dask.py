@@ -25,10 +25,11 @@ Measured, each request once (``progress=False``):
 * client memory during the 2-worker run: tracemalloc's peak above its start
   (numpy reports its buffers to it) and the growth of the process's peak
   resident set (``ru_maxrss``; an upper bound); for scale, the planned rows
-  would take 20M x 10 x 8 bytes = 1.6 GB and their predictions 160 MB.  The
-  peak holds a transient copy of the data while it is shipped to the
-  workers (76 MiB; Dask's serialization) and the 2n predictions of one
-  feature that an ALE plan keeps until it reduces them (16 MiB).
+  would take 20M x 10 x 8 bytes = 1.6 GB and their predictions 160 MB.  For
+  comparison, the peak of the same request run in this process (with the
+  free model): ALE's own planning (sorted copies for the quantiles, bin
+  indices) and the 2n predictions of one feature that an ALE plan keeps
+  until it reduces them (16 MiB).
 
 The numbers must equal the local run's (checked, bit for bit).
 
@@ -86,6 +87,16 @@ def timed(fn):
     return out, time.perf_counter() - began
 
 
+def traced_peak(fn):
+    """tracemalloc's peak during ``fn()`` above its start, in bytes."""
+    tracemalloc.start()
+    base, _ = tracemalloc.get_traced_memory()
+    fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak - base
+
+
 def same(a, b):
     return all(np.array_equal(a[k].values, b[k].values) for k in a)
 
@@ -121,13 +132,9 @@ def main():
                     _, t_free_small = timed(lambda: ml.ale(free_model, X, **opts))
             else:
                 rss_before = _max_rss_mib()
-                tracemalloc.start()
-                tracemalloc.reset_peak()
-                base, _ = tracemalloc.get_traced_memory()
-                ml.ale(gil_model, X, **opts)
-                _, peak = tracemalloc.get_traced_memory()
-                tracemalloc.stop()
+                peak = traced_peak(lambda: ml.ale(gil_model, X, **opts))
                 rss_growth = _max_rss_mib() - rss_before
+    local_peak = traced_peak(lambda: ml.ale(free_model, X, **opts))
     chunk_rows = min(_dask.DASK_CHUNK_ROWS, ml.engine.DEFAULT_CHUNK_BYTES // (8 * WIDTH))
     n_chunks = -(-planned // chunk_rows)
     print(f"speed-up 2 workers / 1 worker: {times[1] / times[2]:.2f}x (goal >= 1.8x); "
@@ -144,10 +151,11 @@ def main():
           f"fixed cost of a request (shipping data and model, first chunks): "
           f"{t_free - t_free_local - per_chunk * n_chunks:.2f} s")
     data_mib = X.nbytes / 2**20
-    print(f"client memory, 2 workers: tracemalloc peak {(peak - base) / 2**20:.0f} MiB, "
-          f"peak RSS growth {rss_growth:.0f} MiB (data {data_mib:.0f} MiB; one chunk of "
-          f"answers {chunk_rows * 8 / 2**20:.0f} MiB; planned rows "
-          f"{planned * WIDTH * 8 / 2**30:.1f} GiB)")
+    print(f"client memory, 2 workers: tracemalloc peak {peak / 2**20:.0f} MiB, "
+          f"peak RSS growth {rss_growth:.0f} MiB; the same request run here: "
+          f"{local_peak / 2**20:.0f} MiB (data {data_mib:.0f} MiB; one chunk of answers "
+          f"{chunk_rows * 8 / 2**20:.0f} MiB; planned rows {planned * WIDTH * 8 / 2**30:.1f} "
+          f"GiB)")
 
 
 if __name__ == "__main__":
