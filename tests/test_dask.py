@@ -405,3 +405,16 @@ def test_client_holds_a_bounded_number_of_chunks(client, monkeypatch):
     assert len(most) == 2 * 20_000 * 3 // 1000  # every chunk went through the window
     assert max(most) <= 2 * _dask.IN_FLIGHT_PER_THREAD * threads
     _same(ml.ale(smooth, X, bins=5, chunk_size=1000, progress=False), remote)
+
+
+@pytest.mark.parametrize("sampling", ["per_row", "shared"])
+def test_lime_equals_local_run(client, sampling):
+    if not hasattr(ml, "lime"):
+        pytest.skip("LIME lands on another branch")
+    X = np.random.default_rng(12).normal(size=(300, 3))
+    local = ml.lime(smooth, X[:5], training_data=X, random_state=0, sampling=sampling)
+    with ml.config(client=client):
+        # neighbourhoods are drawn from their seeds on the workers, and again here to fit
+        remote = ml.lime(smooth, X[:5], training_data=X, random_state=0, sampling=sampling)
+    np.testing.assert_array_equal(local.values, remote.values)
+    np.testing.assert_array_equal(local.intercept, remote.intercept)
