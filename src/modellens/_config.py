@@ -1,7 +1,7 @@
 """Execution options in one place: ``ml.config`` and the defaults every function reads.
 
 The options say *how* a request runs, never *what* it computes: chunk sizes,
-threads, progress bars (and, later, a Dask client).  They are read by the
+threads, progress bars, a Dask client.  They are read by the
 engine; each public function also takes them as keywords, and a keyword given
 to a function wins over the context.
 """
@@ -9,12 +9,13 @@ to a function wins over the context.
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 
 from ._validation import InvalidParameterError, check_int
 
-__all__ = ["config", "get_config", "Options", "resolve_options"]
+__all__ = ["config", "get_config", "Options", "resolve_options", "import_distributed",
+           "local_client"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class Options:
     progress : bool or None
         Show a tqdm bar; None shows one for long runs.
     client : object or None
-        A Dask client to run chunks on (reserved for the Dask backend).
+        A ``dask.distributed.Client`` to run chunks on, or ``"current"`` for
+        the client Dask considers current when the request runs.
     """
 
     chunk_size: int | None = None
@@ -61,6 +63,10 @@ def _checked(chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET) -
                                         f"got {progress!r}.")
         out["progress"] = progress
     if client is not _UNSET:
+        if client is not None and not (isinstance(client, str) and client == "current") \
+                and not (hasattr(client, "submit") and hasattr(client, "scatter")):
+            raise InvalidParameterError(f"client must be a dask.distributed.Client, 'current' "
+                                        f"or None, got {client!r}.")
         out["client"] = client
     return out
 
@@ -73,7 +79,8 @@ def get_config() -> dict:
 
 
 @contextmanager
-def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
+def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET,
+           n_workers=_UNSET):
     """Set execution options for the calls inside a ``with`` block.
 
     Options left out keep the value they have; nested blocks restore the
@@ -92,8 +99,21 @@ def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
     progress : bool or None
         tqdm progress bar: always, never, or None for runs of more than two
         million model rows.
-    client : dask.distributed.Client, optional
-        Reserved for running chunks on a Dask cluster.
+    client : dask.distributed.Client or "current", optional
+        Run the chunks on a Dask cluster: the model and the planned rows'
+        description are sent to the workers once, each chunk's rows are built
+        and evaluated there, and averaged groups are summed there; the
+        answers are folded here in chunk order, so the numbers equal those of
+        a local run.  ``"current"`` takes the client Dask considers current
+        (``distributed.default_client()``) when a request runs.  Needs the
+        ``dask`` extra (``pip install "modellens[dask]"``).
+    n_workers : int, optional
+        Start a ``LocalCluster`` of this many worker processes (one thread
+        each, on loopback) for the block and run on it; it is closed when the
+        block ends.  The answer for models that hold the GIL (pure Python,
+        many scikit-learn predictors on small chunks), which ``n_jobs``
+        threads cannot speed up.  Not together with ``client``.  Run it under
+        ``if __name__ == "__main__":`` in a script: workers are new processes.
 
     Examples
     --------
@@ -104,12 +124,19 @@ def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET):
     >>> ml.get_config()["chunk_size"] is None
     True
     """
-    token = _current.set(replace(_current.get(), **_checked(chunk_size, n_jobs, progress,
-                                                            client)))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    with ExitStack() as stack:
+        if n_workers is not _UNSET and n_workers is not None:
+            if client is not _UNSET and client is not None:
+                raise InvalidParameterError("give client= or n_workers=, not both: n_workers "
+                                            "starts a local cluster of its own.")
+            n = check_int(n_workers, "n_workers", low=1, what="a positive number of processes")
+            client = stack.enter_context(local_client(n))
+        token = _current.set(replace(_current.get(), **_checked(chunk_size, n_jobs, progress,
+                                                                client)))
+        try:
+            yield
+        finally:
+            _current.reset(token)
 
 
 def resolve_options(chunk_size=None, n_jobs=None, progress=None, client=None) -> Options:
@@ -117,3 +144,44 @@ def resolve_options(chunk_size=None, n_jobs=None, progress=None, client=None) ->
     given = {k: v for k, v in (("chunk_size", chunk_size), ("n_jobs", n_jobs),
                                ("progress", progress), ("client", client)) if v is not None}
     return replace(_current.get(), **_checked(**given))
+
+
+def import_distributed():
+    """``dask.distributed``, or an ImportError that names the extra to install."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            "running on a Dask cluster needs dask.distributed, which is not installed; "
+            "install the extra: pip install \"modellens[dask]\"") from exc
+    return distributed
+
+
+@contextmanager
+def local_client(n_workers: int):
+    """A ``LocalCluster`` of ``n_workers`` processes (one thread each) and its client.
+
+    Loopback only; both are closed on exit.  Dask serves its HTTP endpoints
+    (and the dashboard, when bokeh is installed) even with
+    ``dashboard_address=None``, so they take a free loopback port instead of
+    the default 8787, which a second cluster would find taken.
+    """
+    distributed = import_distributed()
+    import dask
+
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's
+    # adaptive mmap threshold: every chunk-sized buffer is then mapped and zeroed afresh
+    # (page faults that doubled the cost of a chunk of cheap model rows); the workers
+    # started here keep glibc's defaults, as this process has
+    environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
+                                                default={}).items()
+               if k != "MALLOC_TRIM_THRESHOLD_"}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                           processes=True, dashboard_address="127.0.0.1:0",
+                                           host="127.0.0.1")
+    try:
+        with distributed.Client(cluster) as client:
+            yield client
+    finally:
+        cluster.close()

@@ -112,7 +112,12 @@ def feature_scale(values: np.ndarray) -> np.ndarray:
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column gets scale 1
         scale = np.nanstd(values, axis=0)
         fallback = np.nanmax(np.abs(values), axis=0)
-    scale = np.where(np.isfinite(scale) & (scale > 0), scale, fallback)
+    return scale_rule(scale, fallback)
+
+
+def scale_rule(std: np.ndarray, largest: np.ndarray) -> np.ndarray:
+    """:func:`feature_scale` from each column's standard deviation and largest ``|x|``."""
+    scale = np.where(np.isfinite(std) & (std > 0), std, largest)
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
 
 
@@ -125,13 +130,17 @@ class DerivativePlan(Plan):
     per feature); each feature's differences are taken as soon as its rows are
     in, so the shifted predictions of one feature at a time are held.
 
+    ``scale`` gives the features' scales for the steps (default: their
+    standard deviations over ``rows``); a partition of out-of-core data takes
+    those of the whole data, so that every partition steps alike.
+
     :meth:`reduce` returns ``(derivatives, backend)``: an array of shape
     ``(c, m)``, feature-major, NaN or inf where the model's derivative is not
     finite (the caller decides what to leave out), and the source used.
     """
 
     def __init__(self, mdl, rows: np.ndarray, columns, *, gradient=None, fd_step=1e-3,
-                 names=None, random_state=0):
+                 names=None, random_state=0, scale=None):
         # validated whatever the source, so that a bad option never depends on the model
         step = check_positive_float(fd_step, "fd_step",
                                     "a positive fraction of each feature's scale")
@@ -155,7 +164,8 @@ class DerivativePlan(Plan):
         h = np.empty(len(self.columns))
         for c, (j, cast) in enumerate(zip(self.columns, self._casts)):
             x = rows[:, j]
-            h[c] = step * feature_scale(x[:, None])[0]
+            # scale: of the whole data, when rows are one partition of it
+            h[c] = step * (feature_scale(x[:, None])[0] if scale is None else scale[c])
             if cast is not None:
                 h[c] = max(h[c], _ROUNDING_STEPS * np.finfo(cast).eps
                            * float(np.nanmax(np.abs(x), initial=0.0)))

@@ -10,6 +10,7 @@ from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, Plan, compact_index, run
 from ..models import prepare
 from ._categorical import level_order
+from ._dask_input import dask_ale, is_dask_input
 from ._grid import DEFAULT_POINTS, grid_spec, pair_specs
 from .binning import (EMPTY_BINS, accumulate, accumulate_levels, band_half_width, bin_index,
                       bin_stats, check_edges, empty_bin_slopes, inside_edges, quantile_edges)
@@ -71,7 +72,10 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`; ``X`` holds the points whose local
-        effects are averaged.
+        effects are averaged.  Dask data (out of core): numeric single
+        features, every one binned (``max_discrete`` does not apply), quantile
+        edges from Dask's approximate quantiles (within about 0.1% of the
+        data of their exact place), ``feature_values`` a sample of 10,000.
     features : name, index, or list of them, optional
         Features to explain (all when None); a pair ``(a, b)`` in the list
         gives a second-order effect.
@@ -141,6 +145,10 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
     options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(bins, max_discrete, confidence)
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
+    if is_dask_input(X):
+        return dask_ale(model, X, features, bins=bins, confidence=confidence,
+                        empty_bins=empty_bins, target=target, response_method=response_method,
+                        feature_names=feature_names, options=options)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features)
@@ -396,6 +404,14 @@ class _FeaturePlan(Plan):
             segment.on_finish = self._collect
             self.segments.append(segment)
 
+    @classmethod
+    def from_stats(cls, axis, stats, *, output, confidence, empty_bins="zero"):
+        """A binned feature's plan whose bin statistics were reduced elsewhere (out of core)."""
+        plan = cls.__new__(cls)
+        plan.axis, plan.stats, plan.output, plan.confidence = axis, stats, output, confidence
+        plan.empty_bins, plan.covariance, plan.segments = empty_bins, None, []
+        return plan
+
     def _collect(self, segment):
         """Bin statistics of the local effects; the predictions are released."""
         pred = segment.result
@@ -441,7 +457,8 @@ class _FeaturePlan(Plan):
         if self.stats is None:
             self.stats = bin_stats(np.zeros(0, dtype=np.intp), np.zeros(0), axis.n_cells)
         mean, std, cell_counts, var_mean = self.stats
-        counts = np.bincount(axis.unit, minlength=axis.n_units)
+        # a binned axis's units are its cells
+        counts = cell_counts if axis.binned else np.bincount(axis.unit, minlength=axis.n_units)
         if axis.binned:
             width = np.diff(axis.grid)
             if not (cell_counts > 0).all():

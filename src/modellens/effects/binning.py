@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import InvalidParameterError, ModellensWarning
 
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
-           "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
+           "moment_stats", "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
            "band_half_width"]
 
 #: What an empty bin's effect is: 0, or its neighbours' slope interpolated.
@@ -228,6 +228,21 @@ def bin_stats(bin_of_point, local_effects, n_bins):
     if unit != 1.0:
         dev = dev / unit
     squares = np.bincount(bin_of_point, weights=dev * dev, minlength=n_bins)
+    # lent to sparse bins only when no bin has two points (a pass over dev otherwise saved)
+    fallback = float(np.var(dev)) if dev.size and not (count > 1).any() else 0.0
+    return moment_stats(count, mean, squares, unit=unit, fallback=fallback)
+
+
+def moment_stats(count, mean, squares, *, unit=1.0, fallback=0.0):
+    """:func:`bin_stats` from each bin's count, mean and sum of squared deviations.
+
+    ``squares`` are in units of ``unit`` (see :func:`bin_stats`); ``fallback``
+    is the variance lent to sparse bins when no bin has two points.  Sums
+    computed piece by piece (per partition of out-of-core data) and merged
+    give the same statistics.
+    """
+    n_bins = count.size
+    filled = count > 0
     std = np.full(n_bins, np.nan)
     std[filled] = np.sqrt(squares[filled] / count[filled]) * unit
     several = count > 1
@@ -235,8 +250,7 @@ def bin_stats(bin_of_point, local_effects, n_bins):
     var_mean[several] = squares[several] / (count[several] * (count[several] - 1.0))
     if not several.all():
         dof = count[several] - 1.0
-        pooled = squares[several].sum() / dof.sum() if dof.sum() > 0 \
-            else float(np.var(dev)) if dev.size else 0.0
+        pooled = squares[several].sum() / dof.sum() if dof.sum() > 0 else fallback
         var_mean[~several] = pooled / np.maximum(count[~several], 1)
     if unit != 1.0:
         with np.errstate(over="ignore"):

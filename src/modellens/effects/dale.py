@@ -15,6 +15,7 @@ from ..data import resolve_features
 from ..engine import run
 from ..models import ModelError, prepare
 from ._autobin import auto_bins
+from ._dask_input import dask_dale, is_dask_input
 from ._derivatives import DerivativePlan
 from ._grid import DEFAULT_POINTS, grid_spec
 from .binning import (EMPTY_BINS, accumulate, band_half_width, bin_index, bin_stats,
@@ -64,6 +65,10 @@ class DaleEffect(Effect):
             confidence = self.band.level if self.band is not None else 0.95
         spec = _check_bins(bins, self.feature)
         _check_options(min_points, confidence)
+        if self.local_effects is None:
+            raise InvalidParameterError(
+                f"this effect of {self.feature!r} was computed out of core (Dask data) and "
+                "keeps no local effects to re-bin; call ml.dale again with the new bins.")
         if self.feature_digest is not None \
                 and _digest(self.feature_values) != self.feature_digest:
             raise InvalidParameterError(
@@ -102,7 +107,10 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
     model : estimator, callable or torch model
         As in :func:`modellens.pdp`, or a ``torch.nn.Module`` / a function on
         torch tensors / a JAX function.
-    X : ndarray or DataFrame of shape (n, d)
+    X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
+        Dask data stay where they are (out of core): bins an int (Dask's
+        approximate quantiles) or edges, not "auto"; the effects keep no
+        local effects, so they cannot be re-binned.
     features : name, index, or list of them, optional
         Numeric features to explain (all numeric features when None; the
         categorical ones are then skipped with a warning, and asking for one
@@ -178,6 +186,11 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
     options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(min_points, confidence)
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
+    if is_dask_input(X):
+        return dask_dale(model, X, features, bins=bins, gradient=gradient,
+                         confidence=confidence, fd_step=fd_step, empty_bins=empty_bins,
+                         target=target, response_method=response_method,
+                         feature_names=feature_names, options=options)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features, allow_pairs=False)
@@ -323,14 +336,20 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
             if not inside.all():
                 xb, gb = x[inside], g[inside]
         k = bin_index(xb, edges)
-    n_bins = edges.size - 1
-    mean, std, counts, var_mean = bin_stats(k, gb, n_bins)
+    return _curve(name, edges, bin_stats(k, gb, edges.size - 1), confidence=confidence,
+                  empty_bins=empty_bins, common=common)
+
+
+def _curve(name, edges, stats, *, confidence, empty_bins, common):
+    """The effect from the bin statistics ``(mean, std, counts, var_mean)`` of derivatives."""
+    mean, std, counts, var_mean = stats
+    label = f"{confidence:.0%} confidence band"
     if not (counts > 0).all():
-        mean = empty_bin_slopes(mean, counts, edges, name, empty_bins, "dale", stacklevel=3)
+        mean = empty_bin_slopes(mean, counts, edges, name, empty_bins, "dale", stacklevel=4)
     width = np.diff(edges)
     bin_effects = mean * width
     values, variance = accumulate(bin_effects, counts, width ** 2 * var_mean)
-    half = band_half_width(variance, confidence, name, stacklevel=3)
+    half = band_half_width(variance, confidence, name, stacklevel=4)
     return DaleEffect(grid=edges, values=values, std=std, counts=counts,
                       band=Band(values - half, values + half, confidence, label),
                       bins=Bins(counts=counts, std=std, effects=bin_effects,

@@ -10,6 +10,7 @@ from .._validation import InvalidParameterError, is_integer
 from ..data import resolve_features
 from ..engine import DataRows, evaluate
 from ..models import prepare
+from ._dask_input import dask_mplot, is_dask_input
 from ._grid import DEFAULT_POINTS, feature_grid, grid_spec
 from .result import Band, Effect, Effects
 
@@ -33,7 +34,9 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`.
+        As in :func:`modellens.pdp`.  Dask data (out of core) take ``grid=int``:
+        its neighbourhoods are bins between Dask's approximate quantiles, each
+        grid point the approximate median of its bin.
     features : name, index, or list of them, optional
         Single features only (all when None).
     grid : int, array-like or dict, default=20
@@ -72,6 +75,10 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
     True
     """
     options = resolve_options(chunk_size, n_jobs, progress)
+    if is_dask_input(X):
+        return dask_mplot(model, X, features, grid=grid, target=target,
+                          response_method=response_method, feature_names=feature_names,
+                          options=options)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features, allow_pairs=False)

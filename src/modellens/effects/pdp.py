@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import resolve_options
+from .._validation import InvalidParameterError
 from ..data import Dataset, resolve_features, sample_rows
 from ..engine import GridRows, Plan, run
 from ..models import prepare
+from ._dask_input import dask_pdp, is_dask_input
 from ._grid import DEFAULT_POINTS, feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
 
@@ -33,8 +35,11 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     model : estimator or callable
         ``predict_proba`` / ``predict`` / ``decision_function`` object,
         scikit-learn Pipeline, or a callable ``f(X) -> (n,)``.
-    X : ndarray or DataFrame of shape (n, d)
-        Data whose other-feature values are averaged over.
+    X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
+        Data whose other-feature values are averaged over.  Dask data stay
+        where they are (out of core): each partition is averaged on its
+        worker; numeric single features only, an int grid spans the exact
+        minimum to maximum evenly (even for few distinct values), no ICE.
     features : name, index, or list of them, optional
         Features to explain (all when None); a pair ``(a, b)`` in the list
         gives a 2-D partial dependence.
@@ -94,6 +99,14 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     (500, 5)
     """
     options = resolve_options(chunk_size, n_jobs, progress)
+    if is_dask_input(X):
+        if ice or sample is not None:
+            raise InvalidParameterError(
+                "ice= and sample= need the data in memory (ICE curves are one per row); "
+                "for Dask data pass a pandas sample of it, e.g. X.sample(frac=...).compute().")
+        return dask_pdp(model, X, features, grid=grid, center=center, target=target,
+                        response_method=response_method, feature_names=feature_names,
+                        options=options)
     dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                            feature_names=feature_names)
     feats = resolve_features(dataset, features)

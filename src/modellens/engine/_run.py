@@ -87,6 +87,20 @@ def _chunks(segments, sizers):
         yield key, pieces
 
 
+def chunk_rows(pieces) -> np.ndarray:
+    """The rows of one chunk: its pieces ``(segment, start, stop)`` one after the other."""
+    if len(pieces) == 1:
+        seg, a, b = pieces[0]
+        return seg.rows(a, b)
+    # one buffer per chunk: segments write their rows straight into it
+    rows = np.empty((sum(b - a for _, a, b in pieces), pieces[0][0].width))
+    offset = 0
+    for seg, a, b in pieces:
+        seg.fill(a, b, rows[offset: offset + b - a])
+        offset += b - a
+    return rows
+
+
 def _n_threads(n_jobs: int) -> int:
     if n_jobs < 0:
         return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
@@ -127,7 +141,7 @@ def evaluate(model, segments, options: Options | None = None, *, desc: str = "mo
             rows_of_key = sum(s.n_rows for s in segments if s.call_key() == key)
             # threads share the cores, so their timings would mislead the tuner
             sizers[key] = ChunkSizer(seg.width, options.chunk_size, rows_of_key,
-                                     tune=n_jobs == 1,
+                                     tune=n_jobs == 1 and options.client is None,
                                      max_rows=getattr(model, "max_chunk_rows", None))
     show = options.progress if options.progress is not None else total > PROGRESS_MIN_ROWS
     bar = None
@@ -139,16 +153,7 @@ def evaluate(model, segments, options: Options | None = None, *, desc: str = "mo
                    mininterval=interval, maxinterval=max(10.0, interval))
 
     def answer(key, pieces):
-        if len(pieces) == 1:
-            seg, a, b = pieces[0]
-            rows = seg.rows(a, b)
-        else:
-            # one buffer per chunk: segments write their rows straight into it
-            rows = np.empty((sum(b - a for _, a, b in pieces), pieces[0][0].width))
-            offset = 0
-            for seg, a, b in pieces:
-                seg.fill(a, b, rows[offset: offset + b - a])
-                offset += b - a
+        rows = chunk_rows(pieces)
         began = time.perf_counter()
         out = pieces[0][0].answer(model, rows)
         sizers[key].record(len(rows), time.perf_counter() - began)
@@ -164,7 +169,11 @@ def evaluate(model, segments, options: Options | None = None, *, desc: str = "mo
 
     try:
         chunks = _chunks(segments, sizers)
-        if n_jobs == 1:
+        if options.client is not None:
+            from ._dask import evaluate_on_client
+
+            evaluate_on_client(options.client, model, segments, sizers, chunks, bar)
+        elif n_jobs == 1:
             for key, pieces in chunks:
                 fold(*answer(key, pieces))
         else:

@@ -10,11 +10,20 @@ explained table can flow through the same engine.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._tuner import ALIGN_ROWS
 
 __all__ = ["Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "compact_index"]
+
+
+class GroupSums(NamedTuple):
+    """Sums of pieces of a segment's averaged groups (see :meth:`Segment.condense`)."""
+
+    entries: np.ndarray
+    sums: np.ndarray
 
 
 class Segment:
@@ -68,19 +77,35 @@ class Segment:
         if self._left == 0:
             self._finish()
 
-    def _store(self, start: int, stop: int, preds: np.ndarray):
+    def condense(self, start: int, stop: int, answers: np.ndarray):
+        """What the fold of rows ``start:stop`` needs of their answers.
+
+        A remote executor calls this where the answers are and ships its value
+        to the fold instead of the answers: the sums of averaged groups (a few
+        numbers per chunk) for a segment that averages, the answers themselves
+        for one that keeps them (``group`` 1, or a ``_store`` of its own).
+        """
+        if self.group == 1 or type(self)._store is not Segment._store:
+            return answers
+        return GroupSums(*self._group_sums(start, stop, answers))
+
+    def _group_sums(self, start, stop, preds):
+        # Sum fixed pieces (a group cut at the multiples of ALIGN_ROWS) and add them
+        # in row order: chunks end on those cuts, so the floating-point sums, and the
+        # numbers, do not depend on the chunk sizes.
         g = self.group
-        if g == 1:
+        cuts = np.union1d(np.arange(-(-start // g) * g, stop, g),
+                          np.arange(-(-start // ALIGN_ROWS) * ALIGN_ROWS, stop, ALIGN_ROWS))
+        cuts = np.union1d([start], cuts) - start
+        return (cuts + start) // g, np.add.reduceat(preds, cuts)
+
+    def _store(self, start: int, stop: int, preds: np.ndarray):
+        if isinstance(preds, GroupSums):
+            np.add.at(self.result, preds.entries, preds.sums)
+        elif self.group == 1:
             self.result[start:stop] = preds
         else:
-            # Sum fixed pieces (a group cut at the multiples of ALIGN_ROWS) and add them
-            # in row order: chunks end on those cuts, so the floating-point sums, and the
-            # numbers, do not depend on the chunk sizes.
-            cuts = np.union1d(np.arange(-(-start // g) * g, stop, g),
-                              np.arange(-(-start // ALIGN_ROWS) * ALIGN_ROWS, stop, ALIGN_ROWS))
-            cuts = np.union1d([start], cuts) - start
-            sums = np.add.reduceat(preds, cuts)
-            np.add.at(self.result, (cuts + start) // g, sums)
+            np.add.at(self.result, *self._group_sums(start, stop, preds))
 
     def _finish(self):
         if self.result is None:

@@ -139,6 +139,16 @@ class Model:
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
         self._may_take_tensors = self._fn is model
 
+    def __getstate__(self):
+        # a Dask executor ships the Model to its workers; a lock does not pickle
+        state = self.__dict__.copy()
+        del state["_count_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._count_lock = threading.Lock()
+
     # ------------------------------------------------------------ response
     @staticmethod
     def _choose_response(model, target, response_method):

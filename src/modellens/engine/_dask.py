@@ -1,0 +1,201 @@
+"""The Dask executor: the engine's chunks evaluated on a ``dask.distributed`` cluster.
+
+The client (this process) keeps what a local run keeps: the plans, the chunk
+cuts and the folds.  The workers get, once per request, the model and the
+segments without their answers (a description of the rows: the base table,
+the columns and the settings), and for every chunk only its pieces
+``(segment, start, stop)``: they build the rows, call the model and condense
+the answers (:meth:`~.segments.Segment.condense`: averaged groups are summed
+there).  The client folds the condensed answers in chunk order, so every
+floating-point sum is the one a local run makes and the numbers are the same
+bit for bit, whatever the number of workers.
+
+A bounded number of chunks is in flight (two per worker thread, and at most
+twice that many answers wait here for an earlier chunk), so the client holds
+the answers of a few chunks at a time besides what the plans keep.
+
+Workers started by Dask's nanny get ``MALLOC_TRIM_THRESHOLD_=65536``, which
+turns off glibc's adaptive mmap threshold, so every chunk-sized buffer is
+mapped and zeroed afresh: for cheap models that doubled the time of a chunk.
+The clusters ``ml.config(n_workers=k)`` starts leave it out; for a cluster of
+your own, set ``distributed.nanny.pre-spawn-environ`` without it.
+"""
+
+from __future__ import annotations
+
+import copy
+import traceback
+from collections import deque
+
+from .._config import import_distributed
+from .._validation import InvalidParameterError
+
+__all__ = ["evaluate_on_client", "resolve_client", "DASK_CHUNK_ROWS", "IN_FLIGHT_PER_THREAD"]
+
+#: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
+#: scheduler about a millisecond, so chunks are larger than local ones; the tuner
+#: does not run there (the timings come from other machines).
+DASK_CHUNK_ROWS = 2**18
+#: Chunks running or queued per worker thread: one running, one queued behind it.
+IN_FLIGHT_PER_THREAD = 2
+
+
+def resolve_client(client):
+    """The Client of ``client`` (``"current"``: the client Dask considers current)."""
+    distributed = import_distributed()
+    if isinstance(client, str):
+        try:
+            return distributed.default_client()
+        except ValueError:
+            raise InvalidParameterError(
+                "client='current' found no Dask client; start one first "
+                "(distributed.Client(...)) or pass it as client=.") from None
+    return client
+
+
+class _Request:
+    """What the workers need of one request: the model and the rows' description."""
+
+    def __init__(self, model, segments):
+        self.model = model
+        self.segments = []
+        for seg in segments:
+            seg = copy.copy(seg)
+            # the answers stay here; on_finish reaches back into the plan
+            seg.result, seg.on_finish = None, None
+            self.segments.append(seg)
+
+
+def _answer_chunk(request: _Request, pieces):
+    """On a worker: the condensed answers of one chunk and its number of rows."""
+    from ._run import chunk_rows
+
+    pieces = [(request.segments[i], a, b) for i, a, b in pieces]
+    rows = chunk_rows(pieces)
+    try:
+        out = pieces[0][0].answer(request.model, rows)
+    except Exception as exc:
+        # Dask sends the exception back with the frames of this function only;
+        # the model's own frames (the cause) travel in the message
+        exc.add_note(f"Traceback on the Dask worker {_worker_address()}:\n"
+                     + "".join(traceback.format_exception(exc)).rstrip())
+        raise
+    condensed, offset = [], 0
+    for seg, a, b in pieces:
+        condensed.append(seg.condense(a, b, out[offset: offset + b - a]))
+        offset += b - a
+    return condensed, len(rows)
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except Exception:  # noqa: BLE001 - only a label
+        return "(unknown)"
+
+
+def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
+    """Evaluate the ``chunks`` of ``segments`` on a Dask ``client`` and fold them here.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client or "current"
+    model : Model
+    segments : list of Segment
+    sizers : dict
+        The engine's chunk sizers by call key; their sizes are raised to
+        ``DASK_CHUNK_ROWS`` (within each one's memory cap) unless the user
+        fixed the chunk size.
+    chunks : iterator of (key, pieces)
+        The engine's chunk cuts, read lazily (so after the sizes are set).
+    bar : tqdm, optional
+        Advanced as each chunk completes on the cluster.
+
+    Raises
+    ------
+    ModelError
+        A worker died repeatedly while evaluating a chunk (Dask gave up on it)
+        or the request's data were lost with the workers holding them; no
+        result is returned.  An error of the model itself is raised as it was
+        raised on the worker, with the worker's traceback in its notes.
+    """
+    distributed = import_distributed()
+    from ..models.adapter import ModelError
+
+    client = resolve_client(client)
+    for sizer in sizers.values():
+        if sizer.align != 1:  # tuned sizes: the user did not fix them
+            sizer.size = max(sizer.size, min(DASK_CHUNK_ROWS, sizer.cap))
+    position = {id(seg): i for i, seg in enumerate(segments)}
+    threads = sum(client.nthreads().values()) or 1
+    running_limit = max(2, IN_FLIGHT_PER_THREAD * threads)
+    # answers that wait for an earlier, slower chunk to be folded first are held here:
+    # a few more chunks than run, so one slow chunk does not idle the other workers
+    held_limit = 2 * running_limit
+    # every worker gets the request once (broadcast: a lost worker's copy has twins),
+    # straight from here: through the scheduler it cost a transient copy of the data
+    request = client.scatter(_Request(model, segments), broadcast=True, hash=False,
+                             direct=True)
+    pending = deque()
+    done = distributed.as_completed()
+    chunks = iter(chunks)
+
+    def submit():
+        while len(pending) < held_limit \
+                and sum(not f.done() for f, _ in pending) < running_limit:
+            step = next(chunks, None)
+            if step is None:
+                return
+            pieces = step[1]
+            future = client.submit(_answer_chunk, request, [(position[id(s)], a, b)
+                                                            for s, a, b in pieces],
+                                   pure=False)
+            pending.append((future, pieces))
+            done.add(future)
+
+    try:
+        submit()
+        for future in done:
+            if future.status == "error":
+                future.result()  # raises the worker's error at once, not in chunk order
+            if bar is not None and future.status == "finished":
+                bar.update(sum(b - a for _, a, b in _pieces_of(pending, future)))
+            # fold in chunk order: the sums are then those of a local run
+            while pending and pending[0][0].done():
+                head, pieces = pending.popleft()
+                condensed, n_rows = head.result()
+                for (seg, a, b), part in zip(pieces, condensed):
+                    seg._fold(a, b, part)
+                if hasattr(model, "_count"):
+                    model._count(1, n_rows)
+                head.release()
+            submit()
+    except distributed.KilledWorker as exc:
+        raise ModelError(
+            f"a Dask worker died while evaluating the model ({exc}); Dask gave up after "
+            "retrying the chunk on other workers, so no result is returned. The model may "
+            "crash its process or need more memory per worker than it has (try a smaller "
+            "chunk_size).") from exc
+    except distributed.client.FutureCancelledError as exc:
+        # every worker holding the request's data died (the scheduler cannot rebuild
+        # scattered data), or the client was closed under the request
+        raise ModelError(
+            f"the Dask workers holding this request's data were lost while evaluating the "
+            f"model ({exc}), so no result is returned. If a worker died, the model may "
+            "crash its process or need more memory per worker than it has (try a smaller "
+            "chunk_size).") from exc
+    finally:
+        left = [f for f, _ in pending]
+        if left:
+            client.cancel(left)
+        client.cancel([request])
+    return segments
+
+
+def _pieces_of(pending, future):
+    for f, pieces in pending:
+        if f is future:
+            return pieces
+    return ()

@@ -1,0 +1,420 @@
+"""The engine on a real dask.distributed LocalCluster (2 worker processes, loopback).
+
+The oracle is the local run: the cluster folds the same condensed answers in
+the same order, so results must be equal bit for bit (not only to rounding).
+"""
+
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import modellens as ml
+from modellens import ModelError
+from modellens.engine import DataRows, GridRows
+
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+# the workers cannot import this module (tests/ is not on their path): ship its functions
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address="127.0.0.1:0", host="127.0.0.1")
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def smooth(A):
+    return np.sin(A[:, 0]) * A[:, 1] + A[:, 2] ** 2 - 0.5 * A[:, 0] * A[:, 2]
+
+
+def smooth_gradient(A):
+    A = np.asarray(A, dtype=float)
+    return np.column_stack([np.cos(A[:, 0]) * A[:, 1] - 0.5 * A[:, 2], np.sin(A[:, 0]),
+                            2 * A[:, 2] - 0.5 * A[:, 0]])
+
+
+def _data(n=40_000, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, 3))
+
+
+def _same(local, remote):
+    assert list(local) == list(remote)
+    for k in local:
+        a, b = local[k], remote[k]
+        assert np.array_equal(a.values, b.values), k
+        assert np.array_equal(np.asarray(a.grid, dtype=object), np.asarray(b.grid, dtype=object))
+        for field in ("std", "counts", "ice"):
+            x, y = getattr(a, field), getattr(b, field)
+            assert (x is None) == (y is None)
+            if x is not None:
+                np.testing.assert_array_equal(x, y)
+        if a.band is not None:
+            np.testing.assert_array_equal(a.band.lower, b.band.lower)
+
+
+# ------------------------------------------------------------ identical numbers
+@pytest.mark.parametrize("chunk_size", [None, 15_000])  # tuned, or fixed by the user
+def test_pd_and_ale_equal_local_runs(client, chunk_size):
+    X = _data(25_000)
+    with ml.config(chunk_size=chunk_size, progress=False):
+        local_pd = ml.pdp(smooth, X, grid=9, features=[0, 1, (0, 2)])
+        local_ice = ml.pdp(smooth, X[:500], grid=5, ice=True, center=True)
+        local_ale = ml.ale(smooth, X, bins=12, features=[0, 1, 2, (0, 1)])
+        with ml.config(client=client):
+            remote_pd = ml.pdp(smooth, X, grid=9, features=[0, 1, (0, 2)])
+            remote_ice = ml.pdp(smooth, X[:500], grid=5, ice=True, center=True)
+            remote_ale = ml.ale(smooth, X, bins=12, features=[0, 1, 2, (0, 1)])
+    _same(local_pd, remote_pd)
+    _same(local_ice, remote_ice)
+    _same(local_ale, remote_ale)
+
+
+def test_level_features_and_frames_equal_local_runs(client):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.integers(0, 4, 3000),
+                       "c": pd.Categorical(rng.choice(["x", "y", "z"], 3000))})
+
+    def f(frame):
+        return frame["a"] * frame["b"] + (frame["c"] == "y") * 2.0
+
+    local = ml.ale(f, df, progress=False)
+    with ml.config(client=client):
+        remote = ml.ale(f, df, progress=False)
+    _same(local, remote)
+
+
+def test_dale_equals_local_runs(client):
+    X = _data(20_000, seed=1)
+    local_fd = ml.dale(smooth, X, bins=10, progress=False)
+    local_grad = ml.dale(smooth, X, bins=10, gradient=smooth_gradient, progress=False)
+    with ml.config(client=client):
+        remote_fd = ml.dale(smooth, X, bins=10, progress=False)
+        remote_grad = ml.dale(smooth, X, bins=10, gradient=smooth_gradient, progress=False)
+    _same(local_fd, remote_fd)
+    _same(local_grad, remote_grad)
+    # and the two derivative sources agree with each other (finite differences are right)
+    for k in local_fd:
+        np.testing.assert_allclose(remote_fd[k].values, remote_grad[k].values, atol=1e-4)
+
+
+@pytest.mark.parametrize("algorithm", ["exact", "kernel", "permutation"])
+def test_shapley_equals_local_run(client, algorithm):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 4))
+    background = rng.normal(size=(200, 4))
+
+    def f(A):
+        return A[:, 0] * A[:, 1] + np.tanh(A[:, 2]) - A[:, 3] ** 2
+
+    for chunk_size in (None, 3000):  # a chunk size the user fixes holds on the cluster too
+        with ml.config(chunk_size=chunk_size, progress=False):
+            local = ml.shapley(f, X, background=background, algorithm=algorithm,
+                               random_state=0)
+            with ml.config(client=client):
+                remote = ml.shapley(f, X, background=background, algorithm=algorithm,
+                                    random_state=0)
+        np.testing.assert_array_equal(local.values, remote.values)
+        np.testing.assert_array_equal(local.base_values, remote.base_values)
+    # efficiency: values + base value equal the prediction
+    np.testing.assert_allclose(remote.values.sum(axis=1) + remote.base_values, f(X), atol=1e-10)
+
+
+def test_results_do_not_depend_on_the_number_of_workers(client):
+    X = _data(30_000, seed=4)
+    with ml.config(client=client, progress=False, chunk_size=4096):
+        two = ml.ale(smooth, X, bins=8)
+    with ml.config(n_workers=1, progress=False, chunk_size=4096):
+        assert len(ml.get_config()["client"].nthreads()) == 1
+        one = ml.ale(smooth, X, bins=8)
+    _same(two, one)
+    assert ml.get_config()["client"] is None  # the block's cluster is gone with it
+
+
+def test_current_client_and_progress_bar(client, capsys):
+    X = _data(5000, seed=5)
+    local = ml.pdp(smooth, X, grid=6, progress=False)
+    with client.as_current(), ml.config(client="current", progress=True):
+        remote = ml.pdp(smooth, X, grid=6)
+    _same(local, remote)
+
+
+def test_averaged_groups_are_summed_on_the_workers():
+    X = _data(10_000)
+    seg = GridRows(X, (0,), np.linspace(-1, 1, 4), average=True)
+    seg._reset()
+    answers = np.arange(8192, dtype=float)
+    condensed = seg.condense(0, 8192, answers)
+    # a few sums cross the network, not the 8192 answers
+    assert len(condensed.sums) == 8 and condensed.sums.sum() == answers.sum()
+    seg._fold(0, 8192, condensed)
+    reference = GridRows(X, (0,), np.linspace(-1, 1, 4), average=True)
+    reference._reset()
+    reference._fold(0, 8192, answers)
+    np.testing.assert_array_equal(seg.result, reference.result)
+    kept = DataRows(X)
+    assert kept.condense(0, 5, answers[:5]) is not None
+    np.testing.assert_array_equal(kept.condense(0, 5, answers[:5]), answers[:5])
+
+
+# ------------------------------------------------------------------- faults
+def test_model_error_on_a_worker_is_raised_with_its_traceback(client):
+    def broken_model(A):
+        raise ValueError("the model cannot take this")
+
+    with ml.config(client=client, progress=False):
+        with pytest.raises(ModelError, match="ValueError.*cannot take this") as info:
+            ml.pdp(broken_model, _data(2000), grid=4)
+    notes = "".join(getattr(info.value, "__notes__", []))
+    assert "Dask worker" in notes and "broken_model" in notes
+
+
+def slow_smooth(A):
+    time.sleep(0.05)
+    return smooth(A)
+
+
+def test_killed_worker_is_recovered_with_the_same_numbers(client):
+    X = _data(60_000, seed=6)
+    local = ml.ale(smooth, X, bins=10, progress=False)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    killed = threading.Event()
+
+    def kill_when_busy():
+        # wait until the victim runs a chunk, then kill its process
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if client.processing().get(victim):
+                os.kill(pids[victim], signal.SIGKILL)
+                killed.set()
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_when_busy)
+    killer.start()
+    with ml.config(client=client, progress=False, chunk_size=2048):
+        remote = ml.ale(slow_smooth, X, bins=10)
+    killer.join()
+    assert killed.is_set()
+    _same(local, remote)
+    client.wait_for_workers(2, timeout=60)
+
+
+def crashing_model(A):
+    os._exit(7)  # a native crash of the model's process
+
+
+def test_model_that_kills_every_worker_ends_in_a_clear_error(client):
+    with ml.config(client=client, progress=False):
+        # Dask gives up on the chunk, or loses the request's data with the last worker
+        with pytest.raises(ModelError, match="worker.*(died|lost)|lost.*worker"):
+            ml.pdp(crashing_model, _data(1000), grid=3)
+    client.wait_for_workers(2, timeout=60)
+
+
+# ------------------------------------------------------------------ options
+def test_missing_dask_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with ml.config(client="current"):
+        with pytest.raises(ImportError, match=r"modellens\[dask\]"):
+            ml.pdp(smooth, _data(100), grid=3, progress=False)
+    with pytest.raises(ImportError, match=r"modellens\[dask\]"):
+        with ml.config(n_workers=2):
+            pass
+
+
+def test_bad_client_options():
+    with pytest.raises(ml.InvalidParameterError, match="client must be"):
+        with ml.config(client=object()):
+            pass
+    with pytest.raises(ml.InvalidParameterError, match="not both"):
+        with ml.config(client="current", n_workers=2):
+            pass
+    with pytest.raises(ml.InvalidParameterError, match="n_workers"):
+        with ml.config(n_workers=0):
+            pass
+
+
+def test_no_current_client_is_a_clear_error(monkeypatch):
+    def none_current():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "default_client", none_current)
+    with ml.config(client="current"):
+        with pytest.raises(ml.InvalidParameterError, match="found no Dask client"):
+            ml.pdp(smooth, _data(100), grid=3, progress=False)
+
+
+# ------------------------------------------------------------ out-of-core input
+def _frames(n=40_000, npartitions=8, seed=7):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X = np.random.default_rng(seed).normal(size=(n, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    return df, dd.from_pandas(df, npartitions=npartitions)
+
+
+def frame_model(frame):
+    A = np.asarray(frame, dtype=float)
+    return smooth(A)
+
+
+@pytest.mark.parametrize("sort", [False, True])
+def test_dask_dataframe_ale_matches_pandas_within_the_quantile_tolerance(client, sort):
+    from modellens.effects._dask_input import QUANTILE_STEPS
+
+    df, ddf = _frames()
+    if sort:  # the hard case for merged quantiles: partitions of disjoint ranges of a
+        dd = pytest.importorskip("dask.dataframe")
+        df = df.sort_values("a", ignore_index=True)
+        ddf = dd.from_pandas(df, npartitions=8, sort=False)
+    with ml.config(client=client, progress=False):
+        remote = ml.ale(frame_model, ddf, bins=10)
+    in_memory = ml.ale(frame_model, df, bins=10, progress=False)
+    for name in ("a", "b", "c"):
+        e = remote[name]
+        z = np.asarray(e.grid)
+        x = np.sort(df[name].to_numpy())
+        # the documented tolerance: each inner edge has k/K of the data below it, to 1/STEPS
+        share_below = np.searchsorted(x, z[1:-1], side="right") / x.size
+        assert np.abs(share_below - np.arange(1, 10) / 10).max() <= 1 / QUANTILE_STEPS
+        assert z[0] == x[0] and z[-1] == x[-1]
+        # with the same edges the reduction is the in-memory one, to float rounding
+        same = ml.ale(frame_model, df, features=name, bins={name: z}, progress=False)[name]
+        np.testing.assert_array_equal(e.counts, same.counts)
+        scale = np.ptp(same.values)
+        np.testing.assert_allclose(e.values, same.values, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(e.band.upper, same.band.upper, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(e.std, same.std, rtol=1e-9)
+        # and the curve is the quantile-bin curve of the data in memory with edges moved by
+        # 0.1% of the data: they differ by less than that curve's own sampling error
+        ref = in_memory[name]
+        half = (ref.band.upper - ref.band.lower) / 2
+        assert (np.abs(np.interp(ref.grid, z, e.values) - ref.values) <= half).all()
+        assert e.feature_values.size <= 10_000 + 8
+
+
+def nan_safe(A):
+    return np.nan_to_num(smooth(A))
+
+
+def test_dask_array_matches_the_same_edges():
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(8).normal(size=(20_000, 3))
+    X[::97, 1] = np.nan  # rows without the feature are left out of its bins, with a warning
+    arr = da.from_array(X, chunks=(3000, 3))
+    with pytest.warns(ml.ModellensWarning, match=f"{np.isnan(X[:, 1]).sum()} rows"):
+        remote = ml.ale(nan_safe, arr, bins=8, progress=False)  # dask's default scheduler
+    for name in remote:
+        z = np.asarray(remote[name].grid)
+        with warnings.catch_warnings():  # the NaN of x1, counted above
+            warnings.simplefilter("ignore", ml.ModellensWarning)
+            same = ml.ale(nan_safe, X, features=name, bins={name: z}, progress=False)[name]
+        np.testing.assert_array_equal(remote[name].counts, same.counts)
+        np.testing.assert_allclose(remote[name].values, same.values, rtol=0,
+                                   atol=1e-12 * np.ptp(same.values))
+
+
+def test_dask_dataframe_pd_and_mplot(client):
+    df, ddf = _frames(20_000, 5, seed=9)
+    with ml.config(client=client, progress=False):
+        pd_remote = ml.pdp(frame_model, ddf, grid=6, center=True)
+        m_remote = ml.mplot(frame_model, ddf, grid=8)
+    pd_local = ml.pdp(frame_model, df, grid=6, center=True, progress=False)
+    m_local = ml.mplot(frame_model, df, grid=8, progress=False)
+    for name in ("a", "b", "c"):
+        # the grid spans the exact minimum and maximum: the same points, the same curve
+        np.testing.assert_allclose(pd_remote[name].grid, pd_local[name].grid, rtol=1e-15)
+        np.testing.assert_allclose(pd_remote[name].values, pd_local[name].values, atol=1e-12)
+        assert pd_remote[name].centered
+        m, ref = m_remote[name], m_local[name]
+        assert m.counts.sum() == len(df)
+        # neighbourhoods are quantile bins within the tolerance: close means and medians
+        np.testing.assert_allclose(m.counts / len(df), ref.counts / len(df), atol=0.002)
+        # (a few rows change neighbourhood: the means move by far less than their error)
+        assert (np.abs(m.values - ref.values) <= ref.std / np.sqrt(ref.counts)).all()
+        np.testing.assert_allclose(m.grid, ref.grid, atol=0.02 * np.ptp(ref.grid))
+
+
+def test_dask_input_limits_are_clear_errors():
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    df = pd.DataFrame({"a": np.arange(200.0), "b": pd.Categorical(["u", "v"] * 100)})
+    with pytest.raises(ml.InvalidParameterError, match="categorical"):
+        ml.ale(lambda X: X["a"], dd.from_pandas(df, npartitions=2), progress=False)
+    _, ddf = _frames(1000, 2)
+    with pytest.raises(ml.InvalidParameterError, match="pairs"):
+        ml.ale(frame_model, ddf, features=[("a", "b")], progress=False)
+    with pytest.raises(ml.InvalidParameterError, match="ice="):
+        ml.pdp(frame_model, ddf, ice=True, progress=False)
+
+
+@pytest.mark.parametrize("gradient", [None, smooth_gradient])
+def test_dask_dataframe_dale_matches_the_same_edges(client, gradient):
+    df, ddf = _frames(20_000, 6, seed=10)
+    grad = None if gradient is None else (lambda frame: smooth_gradient(np.asarray(frame)))
+    with ml.config(client=client, progress=False):
+        remote = ml.dale(frame_model, ddf, bins=8, gradient=grad)
+    for name in ("a", "b", "c"):
+        e = remote[name]
+        z = np.asarray(e.grid)
+        # finite differences step by fd_step x the std of the whole data, as in memory
+        same = ml.dale(frame_model, df, features=name, bins={name: z}, gradient=grad,
+                       progress=False)[name]
+        np.testing.assert_array_equal(e.counts, same.counts)
+        np.testing.assert_allclose(e.values, same.values, rtol=0,
+                                   atol=1e-12 * np.ptp(same.values))
+        np.testing.assert_allclose(e.band.lower, same.band.lower, rtol=0,
+                                   atol=1e-12 * np.ptp(same.values))
+        np.testing.assert_allclose(e.std, same.std, rtol=1e-9)
+        assert e.extra["gradient"] == ("finite_differences" if gradient is None else "callable")
+    with pytest.raises(ml.InvalidParameterError, match="out of core"):
+        remote["a"].rebin(4)
+    with pytest.raises(ml.InvalidParameterError, match="auto"):
+        ml.dale(frame_model, ddf, bins="auto", progress=False)
+
+
+def test_client_holds_a_bounded_number_of_chunks(client, monkeypatch):
+    from collections import deque
+
+    from modellens.engine import _dask
+
+    most = []
+
+    class Recorded(deque):
+        def append(self, item):
+            super().append(item)
+            most.append(len(self))
+
+    monkeypatch.setattr(_dask, "deque", Recorded)
+    X = _data(20_000, seed=11)
+    with ml.config(client=client, progress=False, chunk_size=1000):
+        remote = ml.ale(smooth, X, bins=5)
+    threads = sum(client.nthreads().values())
+    assert len(most) == 2 * 20_000 * 3 // 1000  # every chunk went through the window
+    assert max(most) <= 2 * _dask.IN_FLIGHT_PER_THREAD * threads
+    _same(ml.ale(smooth, X, bins=5, chunk_size=1000, progress=False), remote)
+
+
+@pytest.mark.parametrize("sampling", ["per_row", "shared"])
+def test_lime_equals_local_run(client, sampling):
+    if not hasattr(ml, "lime"):
+        pytest.skip("LIME lands on another branch")
+    X = np.random.default_rng(12).normal(size=(300, 3))
+    local = ml.lime(smooth, X[:5], training_data=X, random_state=0, sampling=sampling)
+    with ml.config(client=client):
+        # neighbourhoods are drawn from their seeds on the workers, and again here to fit
+        remote = ml.lime(smooth, X[:5], training_data=X, random_state=0, sampling=sampling)
+    np.testing.assert_array_equal(local.values, remote.values)
+    np.testing.assert_array_equal(local.intercept, remote.intercept)
