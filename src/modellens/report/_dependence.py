@@ -62,6 +62,18 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progr
     from sklearn.metrics import balanced_accuracy_score
     from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
+    from threadpoolctl import threadpool_limits
+
+    # small fits: OpenMP threads would mostly wait for each other (and on a busy
+    # machine spin for a long time), one thread each is faster
+    with threadpool_limits(1):
+        return _dependence(dataset, grids, random_state, n_splits, max_iter, progress)
+
+
+def _dependence(dataset, grids, random_state, n_splits, max_iter, progress):
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
+
     values = dataset.values
     n, d = values.shape
     is_cat = np.array([c.is_categorical or c.is_boolean for c in dataset.columns])
