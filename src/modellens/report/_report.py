@@ -212,11 +212,13 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     from ..effects._grid import feature_grid
 
     ctx.grids = {}
-    for j in ctx.features:
-        try:
-            ctx.grids[j] = feature_grid(ctx.sample_dataset, j, grid)[0]
-        except InvalidParameterError:
-            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModellensWarning)  # PD says it again
+        for j in ctx.features:
+            try:
+                ctx.grids[j] = feature_grid(ctx.sample_dataset, j, grid)[0]
+            except InvalidParameterError:
+                pass
 
     started = time.perf_counter()
     (seg,) = evaluate(ctx.wrapped, [DataRows(ctx.dataset.values)], options, desc="predictions")
