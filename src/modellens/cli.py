@@ -172,10 +172,11 @@ def _report(args) -> int:
         if r >= len(X):
             raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
                            f"(0 to {len(X) - 1}).")
+    target = _target_class(args, model)
     print(f"modellens report: {type(model).__name__} on {len(X):,} rows x {X.shape[1]} features "
-          f"of {args.data.name}", file=sys.stderr)
+          f"of {args.data.name}")
     rep = ml.report(model, X, y, features=args.features, rows=args.rows, sample=args.sample,
-                    n_explain=args.explain, grid=args.grid, target=_target_class(args, model),
+                    n_explain=args.explain, grid=args.grid, target=target,
                     random_state=args.seed, progress=_progress(),
                     title=f"modellens report: {args.model.name}",
                     source=f"{type(model).__name__} from {args.model.name}, on {len(X):,} rows x "
@@ -273,10 +274,17 @@ def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
 
 
 # ------------------------------------------------------------------------ parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors on one line, pointing at ``--help`` instead of the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="modellens",
         description="Explain trained machine-learning models: one HTML report with the data, "
                     "the model's quality, feature effects (PD, ICE, ALE), the strongest "
