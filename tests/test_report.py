@@ -416,3 +416,21 @@ def test_templates_ship_in_the_wheel(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "modellens/report/templates/report.html" in names
     assert "modellens/__main__.py" in names
+
+
+def test_tree_shap_is_tried_first_and_a_refusal_falls_back_to_sampling(monkeypatch):
+    """When ``ml.shapley`` has ``algorithm="tree"`` tree ensembles get it; a refusal is noted."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from modellens.report import _sections
+
+    X, y = _frame()
+    X = X[["x1", "x3"]]
+    model = HistGradientBoostingRegressor(max_iter=10).fit(X, y)
+    assert _sections._tree_shap_available(Ridge().fit(X.fillna(0), y)) is False
+    monkeypatch.setattr(_sections, "_tree_shap_available", lambda model: True)
+    r = ml.report(model, X, sections=["shapley"], **SMALL)
+    sec = r.sections["shapley"]
+    if sec.data["attributions"].method != "shapley-tree":  # not landed: refused, then sampled
+        assert any("TreeSHAP could not read this model" in n for n in sec.notes)
+        assert sec.data["attributions"].method == "shapley-exact"

@@ -59,9 +59,6 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progr
         points off the data, NaN without a grid) and ``note`` (why a score is
         missing).
     """
-    from sklearn.metrics import balanced_accuracy_score
-    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
-
     from threadpoolctl import threadpool_limits
 
     # small fits: OpenMP threads would mostly wait for each other (and on a busy

@@ -163,7 +163,7 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     from .. import __version__
     from ..engine import DataRows, evaluate
     from ..models import prepare
-    from ._sections import SECTIONS
+    from ._sections import SECTIONS, take_rows
 
     sample = check_int(sample, "sample", low=1, what="a number of rows")
     n_explain = check_int(n_explain, "n_explain", low=1, what="a number of rows")
@@ -199,16 +199,16 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
 
     rng = np.random.default_rng(random_state)
     ctx.sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
-    ctx.X_sample = _take(X, ctx.sample_index)
+    ctx.X_sample = take_rows(X, ctx.sample_index)
     ctx.sample_dataset = ctx.dataset if ctx.sample_index.size == n else \
         type(ctx.dataset)(ctx.dataset.values[ctx.sample_index], ctx.dataset.columns,
                           ctx.dataset.is_frame, ctx.dataset.column_labels)
     others = np.setdiff1d(ctx.sample_index, ctx.rows)
     drawn = np.sort(rng.choice(others, size=min(n_explain, others.size), replace=False))
     ctx.explain_index = list(ctx.rows) + [int(i) for i in drawn]
-    ctx.X_explain = _take(X, ctx.explain_index)
+    ctx.X_explain = take_rows(X, ctx.explain_index)
     ctx.background_index = np.sort(rng.choice(n, size=min(n_background, n), replace=False))
-    ctx.X_background = _take(X, ctx.background_index)
+    ctx.X_background = take_rows(X, ctx.background_index)
     from ..effects._grid import feature_grid
 
     ctx.grids = {}
@@ -278,12 +278,6 @@ def _versions() -> str:
     import sklearn
 
     return f"{platform.python_version()} / {np.__version__} / {sklearn.__version__}"
-
-
-def _take(X, positions):
-    if hasattr(X, "iloc"):
-        return X.iloc[np.asarray(positions, dtype=np.intp)]
-    return np.asarray(X)[np.asarray(positions, dtype=np.intp)]
 
 
 def _check_y(y, n):

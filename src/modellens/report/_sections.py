@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning
+from ..models import ModelError
 from ._dependence import WARN_SHARE, dependence
 from ._render import figure_from
 
@@ -368,10 +369,16 @@ def shapley_section(ctx) -> Section:
     from .. import shapley
 
     sec = Section("shapley", "Shapley values")
-    options = _shapley_options(ctx)
-    attr = shapley(ctx.model, ctx.X_explain, background=ctx.X_background,
-                   random_state=ctx.random_state, progress=ctx.progress, target=ctx.target,
-                   **options)
+    common = dict(background=ctx.X_background, random_state=ctx.random_state,
+                  progress=ctx.progress, target=ctx.target)
+    attr = None
+    if _tree_shap_available(ctx.model):
+        try:
+            attr = shapley(ctx.model, ctx.X_explain, algorithm="tree", **common)
+        except (InvalidParameterError, ModelError) as exc:
+            sec.notes.append(f"TreeSHAP could not read this model ({exc}); sampled instead.")
+    if attr is None:
+        attr = shapley(ctx.model, ctx.X_explain, **_shapley_options(ctx), **common)
     rows = _chosen_rows(ctx, attr.prediction if attr.prediction is not None
                         else attr.base_values + attr.values.sum(axis=1))
     sec.notes.append(
@@ -392,6 +399,14 @@ def shapley_section(ctx) -> Section:
                     importance=dict(zip(attr.feature_names, attr.mean_abs())))
     ctx.attribution_rows = rows
     return sec
+
+
+def _tree_shap_available(model) -> bool:
+    """True for a tree ensemble when this version of ``ml.shapley`` has ``algorithm="tree"``."""
+    from ..attribution.shapley import ALGORITHMS
+    from ..models import tree_ensemble_name
+
+    return "tree" in ALGORITHMS and tree_ensemble_name(model) is not None
 
 
 def _shapley_options(ctx) -> dict:
@@ -425,7 +440,7 @@ def lime_section(ctx) -> Section:
     rows = getattr(ctx, "attribution_rows", None) or _chosen_rows(
         ctx, ctx.prediction[np.asarray(ctx.explain_index)])
     positions = [ctx.explain_index[i] for i, _ in rows]
-    attr = modellens.lime(ctx.model, _take(ctx.X, positions), training_data=ctx.X_background,
+    attr = modellens.lime(ctx.model, take_rows(ctx.X, positions), training_data=ctx.X_background,
                           random_state=ctx.random_state, target=ctx.target)
     group = FigureGroup("Rows")
     for k, (_, why) in enumerate(rows):
@@ -439,10 +454,12 @@ def lime_section(ctx) -> Section:
     return sec
 
 
-def _take(X, positions):
+def take_rows(X, positions):
+    """Rows of ``X`` (DataFrame or array) at ``positions``, as the same kind of object."""
+    positions = np.asarray(positions, dtype=np.intp)
     if hasattr(X, "iloc"):
-        return X.iloc[list(positions)]
-    return np.asarray(X)[list(positions)]
+        return X.iloc[positions]
+    return np.asarray(X)[positions]
 
 
 @dataclass(frozen=True)
