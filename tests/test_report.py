@@ -194,6 +194,23 @@ def test_user_rows_are_explained_first(rep):
         ["row 5", "row 17"]
 
 
+def test_waterfall_titles_name_the_row_of_the_data(monkeypatch, fitted):
+    import matplotlib.figure
+
+    titles = []
+    keep = matplotlib.figure.Figure.savefig
+
+    def spy(fig, *args, **kwargs):
+        titles.extend(ax.get_title() for ax in fig.axes)
+        return keep(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    model, X, _ = fitted
+    ml.report(model, X, sections=["shapley"], rows=[40, 7], **SMALL)
+    rows = [t.split(":")[0] for t in titles if t.startswith("row ")]
+    assert rows == ["row 40", "row 7"]
+
+
 def test_same_seed_same_numbers(fitted):
     model, X, _ = fitted
     a = ml.report(model, X, sections=["shapley"], random_state=7, **SMALL)

@@ -392,13 +392,21 @@ def shapley_section(ctx) -> Section:
                     "Shapley values of every explained row")]))
     group = FigureGroup("Rows")
     for i, why in rows:
-        group.figures.append(figure_from(attr.plot.waterfall(i).figure, f"waterfall: {why}",
-                                         caption=why))
+        group.figures.append(_waterfall(attr, i, ctx.explain_index[i], why))
     sec.figure_groups.append(group)
     sec.data.update(attributions=attr, rows=[ctx.explain_index[i] for i, _ in rows],
                     importance=dict(zip(attr.feature_names, attr.mean_abs())))
     ctx.attribution_rows = rows
     return sec
+
+
+def _waterfall(attr, i, position, why):
+    """Row ``i`` of ``attr`` as a waterfall titled with its position in the user's data."""
+    import re
+
+    ax = attr.plot.waterfall(i)
+    ax.set_title(re.sub(r"^row \d+", f"row {position}", ax.get_title()), fontsize=9)
+    return figure_from(ax.figure, f"{attr.method} waterfall: {why}", caption=why)
 
 
 def _tree_shap_available(model) -> bool:
@@ -444,8 +452,7 @@ def lime_section(ctx) -> Section:
                           random_state=ctx.random_state, target=ctx.target)
     group = FigureGroup("Rows")
     for k, (_, why) in enumerate(rows):
-        group.figures.append(figure_from(attr.plot.waterfall(k).figure, f"LIME: {why}",
-                                         caption=why))
+        group.figures.append(_waterfall(attr, k, positions[k], why))
     sec.figure_groups.append(group)
     score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
     sec.tables.append(Table("Fidelity of the local surrogates", ["row", "local R^2"],
