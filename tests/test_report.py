@@ -401,7 +401,8 @@ def test_browser_check_sees_script_errors(rep, tmp_path):
     """The check can fail: a broken script in the page is reported, in the DOM and console."""
     text = rep.to_html()
     nonce = re.search(r"script-src 'nonce-([^']+)'", text).group(1)
-    text = text.replace("</main>", f'<script nonce="{nonce}">notDefinedAnywhere();</script></main>')
+    broken = f'<script nonce="{nonce}">notDefinedAnywhere();</script>'
+    text = text.replace("</main>", broken + "</main>")
     path = tmp_path / "broken.html"
     path.write_text(text, encoding="utf-8")
     dom, console, _ = open_in_browser(path, tmp_path)

@@ -134,7 +134,8 @@ def data_section(ctx) -> Section:
                          "warning": warning})
         score = _fmt(entry["score"], 2) + (f" ({entry['note']})" if entry["note"] else "")
         rows.append([Cell(col.name), Cell(kind), _num(missing),
-                     Cell(f"{missing / max(n, 1):.1%}", "num"), _num(int(np.unique(observed).size)),
+                     Cell(f"{missing / max(n, 1):.1%}", "num"),
+                     _num(int(np.unique(observed).size)),
                      Cell(described), Cell(score, "num"),
                      Cell("" if np.isnan(entry["off_data"]) else f"{entry['off_data']:.0%}",
                           "num"),
@@ -292,7 +293,7 @@ def _pd_importance(effect) -> float:
 
 # --------------------------------------------------------------- interaction
 def interaction_section(ctx) -> Section | None:
-    """Second-order ALE of the pair, among the most important numeric features, that varies most."""
+    """Second-order ALE of the pair (of the most important numeric features) varying most."""
     from .. import ale
 
     numeric = [ctx.dataset.columns[j].name for j in ctx.features
