@@ -93,8 +93,7 @@ class _Context:
 
 def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain=50,
            n_background=50, shapley_budget=300_000, grid=20, max_features=12, target=None,
-           random_state=0,
-           sections=None, progress=None, title=None, source=None) -> Report:
+           random_state=0, sections=None, progress=None, title=None, source=None) -> Report:
     """Explain ``model`` on ``X`` in one report: data, quality, effects, interaction, attributions.
 
     The sections, in page order:
