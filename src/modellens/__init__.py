@@ -11,10 +11,11 @@ from .effects.mplot import mplot
 from .effects.pdp import pdp
 from .effects.result import Band, Bins, Effect, Effects
 from .models import ModelError
+from .report import Report, report
 
 __version__ = "0.1.0"
 
 __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Effect", "Effects",
            "Band", "Bins", "Attributions", "ModelError", "InvalidParameterError",
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
-           "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker"]
+           "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report"]

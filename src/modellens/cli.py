@@ -1,13 +1,237 @@
-"""The ``modellens`` command line."""
+"""The ``modellens`` command line: ``modellens report`` and ``modellens demo``.
+
+Every failure a user can cause (a missing column, an unreadable file, a model
+that does not fit the data, an option out of range) ends as one line on
+stderr and a non-zero exit status, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
+
+_EPILOG_REPORT = """\
+examples:
+  modellens report --data test.csv --target price --model model.skops
+  modellens report --data test.parquet --target churned --model model.skops \\
+      --features age income --rows 0 17 --sample 5000 --out churn.html
+
+Models load from skops files (https://skops.readthedocs.io: skops.io.dump(model,
+"model.skops")), which cannot run code when loaded.  Pickle and joblib files can:
+they load only with --trust-model-file, for files you made yourself.
+"""
+
+_EPILOG_DEMO = """\
+The bundled data: scikit-learn's diabetes data (442 patients, 10 features, one of
+them categorical), shipped with scikit-learn; nothing is downloaded.
+"""
+
+
+class CLIError(Exception):
+    """A mistake of the user, reported as one line."""
+
+
+def _count(low: int, what: str):
+    """An argparse type: an integer of at least ``low``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {text!r}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{what} must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+def _out_folder(text: str) -> Path:
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is an existing file; --out names a folder")
+    return path
+
+
+def _out_file(text: str) -> Path:
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; --out names the HTML file to "
+                                         "write, such as report.html")
+    if not path.parent.exists() and str(path.parent) not in ("", "."):
+        raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
+    return path
+
+
+def _existing_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return path
+
+
+# --------------------------------------------------------------------- loading
+def read_data(path: Path):
+    """A DataFrame from a CSV or Parquet file."""
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".csv", ".txt"):
+            return pd.read_csv(path)
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(path)
+    except Exception as exc:  # pandas and pyarrow raise many kinds
+        raise CLIError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
+    raise CLIError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
+
+
+_PICKLES = (".pkl", ".pickle", ".joblib", ".jbl")
+
+
+def load_model(path: Path, *, trust: bool = False):
+    """A fitted model from a skops file, or a pickle / joblib file when ``trust`` is set.
+
+    skops files hold data, not code: they load when every type in them is one
+    skops trusts by default, or, with ``trust``, whatever types they hold
+    (listed on the terminal).  Pickle and joblib files run code while loading,
+    so they need ``trust``.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".skops":
+        import skops.io as sio
+
+        try:
+            untrusted = sio.get_untrusted_types(file=path)
+        except Exception as exc:
+            raise CLIError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") from None
+        if untrusted and not trust:
+            raise CLIError(
+                f"skops refuses {str(path)!r}: it holds types skops does not trust by default "
+                f"({', '.join(untrusted)}); if you know where the file comes from, rerun with "
+                "--trust-model-file to load them.")
+        if untrusted:
+            print(f"modellens: loading the types {', '.join(untrusted)} from {str(path)!r} "
+                  "(--trust-model-file)", file=sys.stderr)
+        try:
+            return sio.load(path, trusted=untrusted or None)
+        except Exception as exc:
+            raise CLIError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") from None
+    if suffix in _PICKLES:
+        if not trust:
+            raise CLIError(
+                f"refusing to load {str(path)!r}: pickle and joblib files run arbitrary code "
+                "when loaded. Save the model with skops (skops.io.dump(model, 'model.skops')), "
+                "or, if you made this file yourself, rerun with --trust-model-file.")
+        import joblib
+
+        try:
+            return joblib.load(path)
+        except Exception as exc:
+            raise CLIError(f"cannot load {str(path)!r}: {_one_line(exc)}") from None
+    raise CLIError(f"cannot load a model from {str(path)!r}: give a .skops file (or a "
+                   f"{' / '.join(_PICKLES)} file with --trust-model-file).")
+
+
+def _features_of(model, frame, target):
+    """The columns the model takes: its ``feature_names_in_`` when it has them, in that order."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return frame
+    names = [str(n) for n in names]
+    missing = [n for n in names if n not in frame.columns]
+    if missing:
+        hint = f" ({target!r} is the target)" if target in missing else ""
+        raise CLIError(f"the model was fit on columns the data lacks: {missing}{hint}.")
+    return frame[names]
+
+
+# --------------------------------------------------------------------- commands
+def _report(args) -> int:
+    import modellens as ml
+
+    frame = read_data(args.data)
+    if frame.shape[0] < 2 or frame.shape[1] < 1:
+        raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "
+                       "columns; a report needs at least 2 rows.")
+    frame.columns = [str(c) for c in frame.columns]
+    y = None
+    if args.target is not None:
+        if args.target not in frame.columns:
+            raise CLIError(f"no column {args.target!r} in {str(args.data)!r}; its columns are "
+                           f"{list(frame.columns)}.")
+        y = frame[args.target]
+        frame = frame.drop(columns=[args.target])
+    model = load_model(args.model, trust=args.trust_model_file)
+    X = _features_of(model, frame, args.target)
+    for f in args.features or []:
+        if f not in X.columns:
+            raise CLIError(f"--features: no column {f!r} among the model's features "
+                           f"{list(X.columns)}.")
+    for r in args.rows or []:
+        if r >= len(X):
+            raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
+                           f"(0 to {len(X) - 1}).")
+    target = _target_class(args, model)
+    print(f"modellens report: {type(model).__name__} on {len(X):,} rows x {X.shape[1]} features "
+          f"of {args.data.name}")
+    rep = ml.report(model, X, y, features=args.features, rows=args.rows, sample=args.sample,
+                    n_explain=args.explain, grid=args.grid, target=target,
+                    random_state=args.seed, progress=_progress(),
+                    title=f"modellens report: {args.model.name}",
+                    source=f"{type(model).__name__} from {args.model.name}, on {len(X):,} rows x "
+                           f"{X.shape[1]} features of {args.data.name}")
+    path = rep.save(args.out)
+    print(f"modellens report: wrote {path.resolve()}")
+    return 0
+
+
+def _target_class(args, model):
+    if args.target_class is None:
+        return None
+    classes = getattr(model, "classes_", None)
+    if classes is not None:
+        for c in classes:  # labels come as text from the command line
+            if str(c) == args.target_class:
+                return c
+        raise CLIError(f"--class {args.target_class!r} is not one of the model's classes "
+                       f"{[str(c) for c in classes]}.")
+    return args.target_class
+
+
+def _progress():
+    return True if getattr(sys.stderr, "isatty", lambda: False)() else None
 
 
 def _demo(args) -> int:
+    import time
+
+    import modellens as ml
+
+    from .datasets import load_demo
+
+    started = time.perf_counter()
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    print("modellens demo: gradient boosting on scikit-learn's diabetes data (442 patients, "
+          "10 features)")
+    model, X, y = load_demo()
+    rep = ml.report(model, X, y, grid=args.grid, n_explain=args.rows, progress=_progress(),
+                    title="modellens demo: diabetes progression",
+                    source="HistGradientBoostingRegressor fit on scikit-learn's diabetes data "
+                           "(442 patients, 10 features; target: disease progression after one "
+                           "year)")
+    path = rep.save(out / "report.html")
+    print(f"  wrote {path}")
+    if args.png:
+        for written in _export_pngs(model, X, out, grid=args.grid, rows=args.rows):
+            print(f"  wrote {written}")
+    print(f"modellens demo: done in {time.perf_counter() - started:.1f} s; open {path}")
+    return 0
+
+
+def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
+    """The loose PNG and CSV files of the demo (``--png``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -15,20 +239,14 @@ def _demo(args) -> int:
     import pandas as pd
 
     from . import ale, mplot, pdp, shapley
-    from .datasets import load_demo
 
-    out = Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    print("modellens demo: gradient boosting on scikit-learn's diabetes data (442 patients, "
-          "10 features)")
-    model, X, _ = load_demo()
-    pd_effects = pdp(model, X, ice=True, grid=args.grid)
-    cice = pdp(model, X, features=["bmi", "s5"], ice=True, center=True, grid=args.grid)
-    pair = pdp(model, X, features=[("bmi", "s5")], grid=min(args.grid, 15))
-    m_effects = mplot(model, X, grid=args.grid)
-    ale_effects = ale(model, X, bins=args.grid)
-    ale_pair = ale(model, X, features=[("bmi", "s5")], bins=min(args.grid, 10))
-    attributions = shapley(model, X.iloc[:args.rows], background=X.sample(30, random_state=0))
+    pd_effects = pdp(model, X, ice=True, grid=grid)
+    cice = pdp(model, X, features=["bmi", "s5"], ice=True, center=True, grid=grid)
+    pair = pdp(model, X, features=[("bmi", "s5")], grid=min(grid, 15))
+    m_effects = mplot(model, X, grid=grid)
+    ale_effects = ale(model, X, bins=grid)
+    ale_pair = ale(model, X, features=[("bmi", "s5")], bins=min(grid, 10))
+    attributions = shapley(model, X.iloc[:rows], background=X.sample(30, random_state=0))
 
     written = []
     for name, effects in (("pdp_ice", pd_effects), ("centered_ice", cice),
@@ -52,27 +270,116 @@ def _demo(args) -> int:
     table.to_csv(csv, index=False)
     shap_csv = out / "shapley_values.csv"
     attributions.to_frame().to_csv(shap_csv, index=False)
-    written += [csv, shap_csv]
-    for path in written:
-        print(f"  wrote {path}")
-    print(f"modellens demo: results in {out}")
-    return 0
+    return written + [csv, shap_csv]
+
+
+# ------------------------------------------------------------------------ parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors on one line, pointing at ``--help`` instead of the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(
+        prog="modellens",
+        description="Explain trained machine-learning models: one HTML report with the data, "
+                    "the model's quality, feature effects (PD, ICE, ALE), the strongest "
+                    "interaction and Shapley values.",
+        epilog="Start with 'modellens demo', then 'modellens report --help'.")
+    parser.add_argument("--version", action="version", version=f"modellens {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    rep = sub.add_parser(
+        "report", help="explain your model on your data in one HTML file",
+        description="Explain a fitted model on a data file and write one self-contained HTML "
+                    "report (opens offline, prints, shares as one file).",
+        epilog=_EPILOG_REPORT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    rep.add_argument("--data", required=True, type=_existing_file, metavar="FILE",
+                     help="the data: a .csv or .parquet file, one row per example")
+    rep.add_argument("--model", required=True, type=_existing_file, metavar="FILE",
+                     help="the fitted model: a .skops file (or .pkl / .joblib with "
+                          "--trust-model-file)")
+    rep.add_argument("--target", metavar="COLUMN",
+                     help="the column holding the true outcome: left out of the features and "
+                          "used for the model-quality section")
+    rep.add_argument("--out", type=_out_file, default=Path("report.html"), metavar="FILE",
+                     help="the HTML file to write (default: %(default)s)")
+    rep.add_argument("--features", nargs="+", metavar="COLUMN",
+                     help="features whose effects are drawn (default: all, most important "
+                          "first)")
+    rep.add_argument("--rows", nargs="+", type=_count(0, "--rows"), metavar="N",
+                     help="row numbers (from 0) explained one by one (default: the rows with "
+                          "the highest, lowest and median prediction)")
+    rep.add_argument("--sample", type=_count(2, "--sample"), default=2000, metavar="N",
+                     help="rows the effects are computed on (default: %(default)s)")
+    rep.add_argument("--explain", type=_count(1, "--explain"), default=50, metavar="N",
+                     help="rows explained with Shapley values (default: %(default)s)")
+    rep.add_argument("--grid", type=_count(2, "--grid"), default=20, metavar="N",
+                     help="grid points / bins per feature (default: %(default)s)")
+    rep.add_argument("--class", dest="target_class", metavar="LABEL",
+                     help="classifiers: the class whose probability is explained (default: the "
+                          "positive class of a binary model)")
+    rep.add_argument("--seed", type=_count(0, "--seed"), default=0,
+                     help="random seed of every sample (default: %(default)s)")
+    rep.add_argument("--trust-model-file", action="store_true",
+                     help="load pickle / joblib files, and skops files with types skops does "
+                          "not trust by default; loading such a file can run any code in it, "
+                          "so use it only for files you trust")
+    rep.set_defaults(func=_report)
+
+    demo = sub.add_parser(
+        "demo", help="explain a bundled model and write its report",
+        description="Fit a gradient-boosting model on data bundled with scikit-learn and write "
+                    "its report to FOLDER/report.html.", epilog=_EPILOG_DEMO)
+    demo.add_argument("--out", type=_out_folder, default=Path("modellens-demo"), metavar="FOLDER",
+                      help="output folder (default: %(default)s)")
+    demo.add_argument("--grid", type=_count(2, "--grid"), default=20, metavar="N",
+                      help="grid points / bins per feature (default: %(default)s)")
+    demo.add_argument("--rows", type=_count(1, "--rows"), default=50, metavar="N",
+                      help="rows explained with Shapley values (default: %(default)s)")
+    demo.add_argument("--png", action="store_true",
+                      help="also write the plots as PNG files and the numbers as CSV files")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def _one_line(exc) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"modellens: warning: {_one_line(message)}", file=sys.stderr if file is None else file)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="modellens",
-                                     description="Explain trained machine-learning models.")
-    sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="explain a bundled model and write plots and a CSV")
-    demo.add_argument("--out", default="modellens-demo", help="output folder (default: %(default)s)")
-    demo.add_argument("--grid", type=int, default=20, help="grid points / bins per feature")
-    demo.add_argument("--rows", type=int, default=10, help="rows explained with Shapley values")
-    demo.set_defaults(func=_demo)
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return args.func(args)
+    from . import InvalidParameterError, ModelError
+
+    previous = warnings.showwarning
+    warnings.showwarning = _show_warning
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("modellens: interrupted", file=sys.stderr)
+        return 130
+    except (CLIError, InvalidParameterError, ModelError) as exc:
+        print(f"modellens {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # anything else is still one line, with what raised it
+        print(f"modellens {args.command}: error: {type(exc).__name__}: {_one_line(exc)}",
+              file=sys.stderr)
+        return 1
+    finally:
+        warnings.showwarning = previous
 
 
 if __name__ == "__main__":  # pragma: no cover

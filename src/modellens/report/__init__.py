@@ -1,0 +1,6 @@
+"""The report: sections built from result objects, rendered to one HTML page by Jinja2."""
+
+from ._report import Report, report
+from ._sections import SECTIONS, Section
+
+__all__ = ["report", "Report", "Section", "SECTIONS"]

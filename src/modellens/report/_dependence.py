@@ -1,0 +1,159 @@
+"""How well each feature is predicted by the others, and where PD leaves the data."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+__all__ = ["dependence"]
+
+#: PD evaluates a (row, grid value) pair off the data when the grid value minus what
+#: the row's other features predict lies outside these quantiles of the residuals
+#: (numeric features), or when the other features make the level this many times
+#: rarer than its share in the data (categorical features).
+TAIL = 0.01
+OFF_DATA_RATIO = 10.0
+#: a feature gets a warning when at least this share of its PD points is off the data
+WARN_SHARE = 0.25
+
+
+def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progress=None):
+    """Dependence of each feature on the others, and PD's share of points off the data.
+
+    For each feature :math:`j` a gradient-boosting model predicts :math:`x_j`
+    from the other features (categorical ones as categories, missing values
+    as missing), out of fold with ``n_splits``-fold cross-validation:
+
+    - numeric :math:`x_j`: the score is the cross-validated
+      :math:`R^2 = 1 - \\sum_i (x_{ij} - \\hat x_{ij})^2 / \\sum_i (x_{ij} - \\bar x_j)^2`,
+      the share of its variance the other features explain;
+    - categorical or boolean :math:`x_j`: the score is the chance-adjusted
+      balanced accuracy :math:`(\\mathrm{BA} - 1/K) / (1 - 1/K)` over its
+      :math:`K` levels (0: no better than guessing, 1: determined by the
+      others), the classification counterpart of :math:`R^2`.
+
+    Partial dependence sets :math:`x_j` to every grid value in every row.
+    The pair (row :math:`i`, grid value :math:`g`) lies **off the data** when
+    :math:`g - \\hat x_{ij}` is outside the 1% and 99% quantiles of the
+    out-of-fold residuals :math:`x_{ij} - \\hat x_{ij}`, or, for a level
+    :math:`g` of a categorical feature, when
+    :math:`\\hat P(x_j = g \\mid x_{-j}) < \\hat P(x_j = g) / 10`.  From the
+    share of such pairs the share of grid values outside the 1% and 99%
+    quantiles of :math:`x_j` itself is subtracted: what remains is
+    extrapolation caused by the dependence, which the report warns about from
+    25% (a grid value in the feature's own sparse tails is as sparse for ALE).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The rows to use (the report passes its sample).
+    grids : dict
+        Feature position -> the grid values (codes for categorical features)
+        PD uses for it.
+
+    Returns
+    -------
+    list of dict
+        Per feature: ``score``, ``score_name``, ``off_data`` (share of PD
+        points off the data, NaN without a grid) and ``note`` (why a score is
+        missing).
+    """
+    from threadpoolctl import threadpool_limits
+
+    # small fits: OpenMP threads would mostly wait for each other (and on a busy
+    # machine spin for a long time), one thread each is faster
+    with threadpool_limits(1):
+        return _dependence(dataset, grids, random_state, n_splits, max_iter, progress)
+
+
+def _dependence(dataset, grids, random_state, n_splits, max_iter, progress):
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
+
+    values = dataset.values
+    n, d = values.shape
+    is_cat = np.array([c.is_categorical or c.is_boolean for c in dataset.columns])
+    out = []
+    features = range(d)
+    if progress:
+        from tqdm.auto import tqdm
+
+        features = tqdm(features, desc="modellens report: feature dependence", leave=False)
+    for j in features:
+        x = values[:, j]
+        keep = ~np.isnan(x)
+        others = np.delete(values[keep], j, axis=1)
+        target = x[keep]
+        entry = {"score": np.nan, "off_data": np.nan, "note": "",
+                 "score_name": "balanced accuracy (adjusted)" if is_cat[j] else "R^2"}
+        out.append(entry)
+        levels = np.unique(target)
+        if d < 2:
+            entry["note"] = "no other features"
+            continue
+        if levels.size < 2:
+            entry["note"] = "constant"
+            continue
+        if target.size < 2 * n_splits:
+            entry["note"] = "too few values"
+            continue
+        cat_mask = np.delete(is_cat, j)
+        # codes beyond the booster's 255 categories are read as numbers
+        for k in np.flatnonzero(cat_mask):
+            col = others[:, k]
+            if np.nanmax(col, initial=0) >= 255:
+                cat_mask[k] = False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if is_cat[j]:
+                counts = np.unique(target, return_counts=True)[1]
+                splits = StratifiedKFold(n_splits, shuffle=True, random_state=random_state) \
+                    if counts.min() >= n_splits else KFold(n_splits, shuffle=True,
+                                                            random_state=random_state)
+                model = _booster(True, cat_mask, max_iter, random_state)
+                proba = cross_val_predict(model, others, target.astype(int), cv=splits,
+                                          method="predict_proba")
+                classes = np.unique(target.astype(int))
+                guess = classes[np.argmax(proba, axis=1)]
+                entry["score"] = float(balanced_accuracy_score(target.astype(int), guess,
+                                                               adjusted=True))
+                grid = grids.get(j)
+                if grid is not None and len(grid):
+                    share = counts / counts.sum()
+                    col_of = {c: i for i, c in enumerate(classes)}
+                    rare = []
+                    for g in np.asarray(grid, dtype=float):
+                        if np.isnan(g) or int(g) not in col_of:
+                            continue
+                        i = col_of[int(g)]
+                        rare.append(proba[:, i] < share[i] / OFF_DATA_RATIO)
+                    if rare:
+                        entry["off_data"] = float(np.mean(rare))
+            else:
+                splits = KFold(n_splits, shuffle=True, random_state=random_state)
+                model = _booster(False, cat_mask, max_iter, random_state)
+                pred = cross_val_predict(model, others, target, cv=splits)
+                resid = target - pred
+                sst = float(np.sum((target - target.mean()) ** 2))
+                entry["score"] = 1.0 - float(np.sum(resid ** 2)) / sst
+                grid = grids.get(j)
+                if grid is not None and len(grid):
+                    g = np.asarray(grid, dtype=float)[None, :]
+                    # off the data given the other features, less what is off the data for
+                    # the feature alone (grid points in its own sparse tails)
+                    lo, hi = np.quantile(resid, [TAIL, 1 - TAIL])
+                    given = ((g - pred[:, None]) < lo) | ((g - pred[:, None]) > hi)
+                    m_lo, m_hi = np.quantile(target, [TAIL, 1 - TAIL])
+                    alone = (g < m_lo) | (g > m_hi)
+                    entry["off_data"] = max(0.0, float(given.mean() - alone.mean()))
+    return out
+
+
+def _booster(classify, cat_mask, max_iter, random_state):
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    cls = HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor
+    return cls(max_iter=max_iter, learning_rate=0.1, early_stopping=False,
+               categorical_features=cat_mask if cat_mask.any() else None,
+               random_state=random_state)
