@@ -231,23 +231,40 @@ def test_bad_options_are_refused(fitted):
         ml.report(model, X, sections=["nope"])
 
 
-def test_lime_section_comes_from_the_registry_when_lime_exists(monkeypatch, fitted):
-    """Wiring only: with an ``ml.lime`` present the section is built for the waterfall rows."""
+def test_lime_section_is_lime_on_the_waterfall_rows(fitted):
+    """The section holds what ``ml.lime`` gives for those rows against the stated sample."""
+    import modellens
+    from modellens.report._sections import take_rows
+
+    model, X, y = fitted
+    X = X.assign(x3=X.x3.fillna(0.0))  # LIME's sampler needs complete training data
+    r = ml.report(model, X, sections=["shapley", "lime"], rows=[3, 11], random_state=4, **SMALL)
+    assert list(r.sections) == ["shapley", "lime"]
+    sec = r.sections["lime"]
+    assert sec.data["rows"] == r.sections["shapley"].data["rows"][:len(sec.data["rows"])]
+    rows = sec.data["rows"]
+    assert rows[:2] == [3, 11]
+    # training statistics from the report's stated sample of rows
+    assert len(sec.data["training_rows"]) == SMALL["sample"]
+    direct = modellens.lime(model, take_rows(X, rows), random_state=4,
+                            training_data=take_rows(X, sec.data["training_rows"]))
+    np.testing.assert_array_equal(sec.data["attributions"].values, direct.values)
+    np.testing.assert_array_equal(sec.data["score"], direct.score)
+    assert len(sec.figure_groups[0].figures) == len(rows)
+
+
+def test_lime_section_says_why_when_lime_cannot_run(fitted):
+    model, X, _ = fitted  # x3 has missing values
+    r = ml.report(model, X, sections=["lime"], rows=[3], **SMALL)
+    sec = r.sections["lime"]
+    assert sec.figure_groups == [] and "LIME was not run" in sec.warnings[0]
+    assert "missing values" in sec.warnings[0]
+
+
+def test_lime_section_left_out_without_lime(monkeypatch, fitted):
     import modellens
 
     model, X, _ = fitted
-    calls = []
-
-    def lime(model, X, *, training_data, random_state, target):  # stand-in with the contract
-        calls.append(len(X))
-        out = modellens.shapley(model, X, background=training_data, algorithm="exact")
-        out.score = np.full(len(X), 0.9)
-        return out
-
-    monkeypatch.setattr(modellens, "lime", lime, raising=False)
-    r = ml.report(model, X, sections=["shapley", "lime"], rows=[3], **SMALL)
-    assert list(r.sections) == ["shapley", "lime"]
-    assert calls == [1] and r.sections["lime"].data["rows"] == [3]
     monkeypatch.delattr(modellens, "lime")
     r = ml.report(model, X, sections=["shapley", "lime"], rows=[3], **SMALL)
     assert list(r.sections) == ["shapley"]

@@ -449,16 +449,34 @@ def lime_section(ctx) -> Section:
     rows = getattr(ctx, "attribution_rows", None) or _chosen_rows(
         ctx, ctx.prediction[np.asarray(ctx.explain_index)])
     positions = [ctx.explain_index[i] for i, _ in rows]
-    attr = modellens.lime(ctx.model, take_rows(ctx.X, positions), training_data=ctx.X_background,
-                          random_state=ctx.random_state, target=ctx.target)
+    try:
+        attr = modellens.lime(ctx.model, take_rows(ctx.X, positions),
+                              training_data=ctx.X_sample, random_state=ctx.random_state,
+                              target=ctx.target)
+    except InvalidParameterError as exc:
+        # e.g. missing values, which LIME's sampler cannot draw from: say why, show nothing
+        sec.warnings.append(f"LIME was not run: {exc}")
+        return sec
     group = FigureGroup("Rows")
     for k, (_, why) in enumerate(rows):
-        group.figures.append(_waterfall(attr, k, positions[k], why))
+        ax = attr.plot.weights(k)
+        ax.set_title(f"row {positions[k]}: {ax.get_title()}", fontsize=9)
+        group.figures.append(figure_from(ax.figure, f"LIME weights: {why}", caption=why))
     sec.figure_groups.append(group)
+    sec.notes.append(
+        f"LIME (Ribeiro et al. 2016): for each row, {attr.extra.get('num_samples', 5000):,} "
+        f"perturbed samples drawn from the statistics of the {len(ctx.sample_index):,} sampled "
+        "rows, weighted by proximity, and a sparse linear surrogate fit to the model's "
+        "answers. A weight is the surrogate's slope for its condition; read it only as far as "
+        "the local R^2 shows the surrogate follows the model.")
     score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
-    sec.tables.append(Table("Fidelity of the local surrogates", ["row", "local R^2"],
-                            [[Cell(why), _num(s, 3)] for (_, why), s in zip(rows, score)]))
-    sec.data.update(attributions=attr, rows=positions, score=score)
+    held_out = attr.extra.get("score_holdout", np.full(len(rows), np.nan))
+    sec.tables.append(Table("Fidelity of the local surrogates",
+                            ["row", "local R^2", "held-out R^2"],
+                            [[Cell(why), _num(s, 3), _num(h, 3)]
+                             for (_, why), s, h in zip(rows, score, held_out)]))
+    sec.data.update(attributions=attr, rows=positions, score=score,
+                    training_rows=ctx.sample_index)
     return sec
 
 
