@@ -18,10 +18,11 @@ from ._masking import MaskedRows
 from .kernel import KernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions
+from .tree import tree_shapley
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
-ALGORITHMS = ("auto", "exact", "permutation", "kernel")
+ALGORITHMS = ("auto", "exact", "permutation", "kernel", "tree")
 #: Largest number of features ``algorithm="exact"`` accepts (2**15 coalitions per row).
 MAX_EXACT_FEATURES = 15
 #: Background rows drawn from ``X`` when ``background=None``.
@@ -38,7 +39,8 @@ def default_kernel_samples(d: int) -> int:
 def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: int | None = None,
             n_permutations: int | None = None, random_state=None, target=None,
             response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
-            n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
+            n_jobs: int | None = None, progress: bool | None = None,
+            interactions: bool = False) -> Attributions:
     r"""Shapley values of each row's prediction, against background data.
 
     Feature :math:`j`'s Shapley value for the row :math:`x` is its average
@@ -145,6 +147,19 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
     rng = np.random.default_rng(random_state)
+    if algorithm in ("auto", "tree"):
+        attr = tree_shapley(model, X, background=background, algorithm=algorithm, target=target,
+                            response_method=response_method, feature_names=feature_names,
+                            interactions=bool(interactions), rng=rng, n_jobs=n_jobs,
+                            budget_given=n_samples is not None or n_permutations is not None,
+                            draw_background=_background)
+        if attr is not None:
+            return attr
+    if interactions:
+        raise InvalidParameterError(
+            "interactions=True needs algorithm='tree' and a supported tree model (see "
+            "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
+            "values.")
     if isinstance(X, pd.Series):
         # one row, as df.iloc[i] gives it: its index holds the column names
         X = X.to_frame().T

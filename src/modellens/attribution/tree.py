@@ -27,13 +27,19 @@ classifier are the interventional values of ``predict_proba``: call
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+import pandas as pd
 
-from .._validation import InvalidParameterError
-from ..models._trees import TreeEnsemble
+from .._validation import InvalidParameterError, is_integer
+from ..data import Dataset, encode_with
+from ..engine import Plan, run
+from ..models import tree_ensemble_name
+from ..models._trees import TreeEnsemble, output_column, tree_ensemble
 from . import _tree_kernels as K
+from .result import Attributions
 
-__all__ = ["TreePaths", "tree_values"]
+__all__ = ["TreePaths", "tree_values", "tree_shapley"]
 
 #: Most float64 entries of the per-leaf tables (FastTreeSHAP-style precomputation).
 TABLE_BUDGET = 2 ** 24
@@ -150,3 +156,102 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False):
         base = float(ens.predict_raw(Bc)[:, 0].mean())
         inter = None
     return values, base, fx, inter
+
+
+# ---------------------------------------------------------------------- ml.shapley's branch
+#: response_method values that are the raw output of a tree ensemble, by link.
+_RAW_RESPONSES = {"identity": ("predict", "predict_proba"), "logit": ("decision_function",),
+                  "softmax": ("decision_function",), "log": ()}
+
+
+class _TreePlan(Plan):
+    """TreeSHAP as a plan: it needs no model rows, the trees answer from their arrays."""
+
+    segments: list = []
+
+    def __init__(self, ens, X, background, interactions, n_jobs):
+        self.args = (ens, X, background, interactions)
+        self.n_jobs = n_jobs
+
+    def reduce(self):
+        if self.n_jobs is None:
+            return tree_values(*self.args[:3], interactions=self.args[3])
+        before = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS)))
+        try:
+            return tree_values(*self.args[:3], interactions=self.args[3])
+        finally:
+            numba.set_num_threads(before)
+
+
+def tree_shapley(model, X, *, background, algorithm, target, response_method, feature_names,
+                 interactions, rng, n_jobs, budget_given, draw_background):
+    """:func:`modellens.shapley` for a tree model; None when ``"auto"`` should fall back.
+
+    ``draw_background(dataset, count, rng)`` samples a background from ``X``
+    (shapley's own rule); ``budget_given`` says whether a sampling budget
+    was passed (then ``"auto"`` means the model-agnostic algorithms).
+    """
+    strict = algorithm == "tree"
+    if not strict and (budget_given or tree_ensemble_name(model) is None):
+        return None
+    try:
+        ens = tree_ensemble(model)
+    except InvalidParameterError:
+        if strict:
+            raise
+        return None
+    if background is None or is_integer(background):
+        dataset = Dataset.from_data(X, feature_names=feature_names)
+        n = dataset.n_rows
+        bg, note = (None, "none: the path-dependent game conditions on the trees' covers") \
+            if background is None else draw_background(dataset, background, rng)
+    else:
+        dataset, n = encode_with(X, background, feature_names=feature_names)
+        bg = dataset.values[n:]
+        note = f"the {len(bg)} rows passed as background"
+    why = _unfit_data(ens, model, dataset, X)
+    if why is None and response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
+        why = (f"response_method={response_method!r} is not the trees' raw output "
+               f"({ens.output_names[0]}); TreeSHAP explains the raw output")
+    if why is not None:
+        if strict:
+            raise InvalidParameterError(
+                f"algorithm='tree' cannot explain this request: {why}. Use algorithm='exact', "
+                "'permutation' or 'kernel'.")
+        return None
+    col, negate, output = output_column(ens, model, target)
+    one = ens.select(col)
+    if negate:
+        one.value = -one.value
+        one.base = -one.base
+    fg = dataset.values[:n]
+    plan = _TreePlan(one, fg, bg, interactions, n_jobs)
+    ((values, base, fx, inter),) = run(None, [plan], desc="shapley (tree)")
+    game = "tree_path_dependent" if bg is None else "interventional"
+    extra = {"background": note, "n_background": 0 if bg is None else len(bg),
+             "n_coalitions": 0, "n_model_rows": 0, "n_trees": one.n_trees,
+             "library": ens.library, "link": ens.link}
+    return Attributions(
+        values=values, base_values=np.full(n, base), codes=fg.copy(),
+        feature_names=dataset.feature_names, method="shapley-tree", output=output,
+        prediction=fx, columns=dataset.columns,
+        column_labels=dataset.column_labels if dataset.is_frame else None,
+        value_function=game, interactions=inter, extra=extra)
+
+
+def _unfit_data(ens, model, dataset, X):
+    """Why the encoded rows are not what the trees split on (None when they are)."""
+    if any(col.is_categorical for col in dataset.columns):
+        names = [col.name for col in dataset.columns if col.is_categorical]
+        return (f"the columns {names} are categorical or text; the trees' categorical "
+                "splits are not supported, and encoded codes are not the values the model saw")
+    if dataset.n_features != ens.n_features:
+        return (f"X has {dataset.n_features} features but the model's trees use "
+                f"{ens.n_features}")
+    fitted = getattr(model, "feature_names_in_", None)
+    if fitted is not None and isinstance(X, pd.DataFrame):
+        if [str(c) for c in X.columns] != [str(c) for c in fitted]:
+            return (f"X's columns {list(X.columns)} are not the model's columns "
+                    f"{list(fitted)} in the same order")
+    return None
