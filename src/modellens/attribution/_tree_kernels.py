@@ -39,7 +39,7 @@ __all__ = ["predict_leaves", "leaf_paths", "shapley_weights", "pd_tables", "pd_v
 
 #: Most distinct features on one root-to-leaf path (masks are 64-bit words).
 MAX_PATH_FEATURES = 63
-_ZERO = 1e-35  # LightGBM's kZeroThreshold
+_ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold
 
 
 @njit(inline="always", cache=True)

@@ -12,7 +12,8 @@ down to the last bit:
   NaN goes where ``default_left`` says.
 * LightGBM compares float64 ``x <= t`` (``t`` float64); a NaN goes to the
   default side when the split's ``missing_type`` is NaN, is read as 0.0 when
-  it is None, and zero and NaN both go to the default side when it is Zero.
+  it is None, and zero and NaN both go to the default side when it is Zero;
+  values within 1e-35 (a float) of zero are read as 0.0 first.
 
 The strict ``x < t`` of XGBoost is stored as ``x <= t'`` with ``t'`` the
 float64 just below ``t``: the same for every float ``x``, so one comparison
@@ -42,9 +43,10 @@ SUPPORTED_TREE_MODELS = (
 #: Missing-value rules of a split (``TreeEnsemble.missing``).
 MISSING_DEFAULT = 0      # NaN goes to the default side
 MISSING_AS_ZERO = 1      # NaN is read as 0.0 (LightGBM missing_type None)
-MISSING_ZERO_OR_NAN = 2  # |x| <= 1e-35 and NaN go to the default side (LightGBM Zero)
+MISSING_ZERO_OR_NAN = 2  # 0.0 and NaN go to the default side (LightGBM Zero)
 
-_LINKS = ("identity", "logit", "softmax", "log")
+#: LightGBM's kZeroThreshold (the float 1e-35).
+LIGHTGBM_ZERO = float(np.float32(1e-35))
 
 
 @dataclass
@@ -101,7 +103,12 @@ class TreeEnsemble:
     def cast(self, X) -> np.ndarray:
         """``X`` as float64 values rounded as the library rounds them before comparing."""
         X = np.asarray(X, dtype=np.float64)
-        return X.astype(np.float32).astype(np.float64) if self.float32 else X
+        if self.float32:
+            return X.astype(np.float32).astype(np.float64)
+        if self.library == "lightgbm":
+            # LightGBM reads rows sparsely: values within its zero threshold become 0.0
+            X = np.where(np.abs(X) <= LIGHTGBM_ZERO, 0.0, X)
+        return X
 
     def select(self, output: int) -> "TreeEnsemble":
         """The ensemble of one output column (trees that never touch it are dropped)."""
