@@ -355,3 +355,26 @@ def test_deep_trees_without_tables_agree_with_shap():
     attr = ml.shapley(model, X[:30], algorithm="tree")
     sv = shap.TreeExplainer(model).shap_values(X[:30])
     np.testing.assert_allclose(attr.values, sv, atol=1e-6 * np.ptp(y))
+
+
+@pytest.mark.parametrize("name", ["xgb:bin", "lgbzero:reg", "hgb:multi", "rf:reg", "et:bin"])
+def test_tables_and_linear_kernels_agree_with_each_other_and_shap(name):
+    """Both path-dependent kernels (per-leaf tables, Gauss-Legendre linear), with NaN."""
+    from modellens.attribution.tree import TreePaths
+    from modellens.models._trees import output_column
+    model, X = _fit(name, nan=True)
+    ens = tree_ensemble(model)
+    col = output_column(ens, model, 1 if name.endswith("multi") else None)[0]
+    paths = TreePaths(ens.select(col))
+    Xc = np.ascontiguousarray(ens.cast(X))
+    tables = paths.path_dependent(Xc, method="tables")
+    linear = paths.path_dependent(Xc, method="linear")
+    raw = _raw(model, X)[:, 1 if ens.n_outputs > 1 else 0]
+    scale = np.ptp(raw)
+    np.testing.assert_allclose(tables, linear, atol=1e-12 * scale)
+    np.testing.assert_allclose(tables.sum(1) + paths.expected_value(), raw, atol=1e-6 * scale)
+    if not name.startswith("lgb"):
+        sv, _ = _shap_path_dependent(model, X, 1 if ens.n_outputs > 1 else 0)
+        if sv.shape[1] == 2 * D:
+            sv = sv[:, D:]
+        np.testing.assert_allclose(linear, sv, atol=1e-6 * scale)

@@ -239,38 +239,50 @@ def _mask(l, dec, path_off, path_node, path_left, path_slot, p):
 @njit(parallel=True, cache=True)
 def pd_values(X, left, feature, threshold, default_left, missing, leaf_value, path_off,
               path_node, path_left, path_slot, feat_off, feat_id, feat_z, table_off, table, W,
-              n_blocks):
-    """Path-dependent Shapley values ``(n, d)`` of every row of ``X`` (cast already)."""
+              leaf_roots, node_roots, block):
+    """Path-dependent Shapley values ``(n, d)`` of every row of ``X`` (cast already).
+
+    Rows go in blocks, tree by tree within a block, so that a tree's tables
+    stay in cache for the block's rows.  Tree ``k`` owns leaves
+    ``leaf_roots[k]:leaf_roots[k+1]`` and nodes ``node_roots[k]:node_roots[k+1]``.
+    """
     n, d = X.shape
     L = len(leaf_value)
+    T = len(leaf_roots) - 1
     out = np.zeros((n, d))
     p_max = 1
     for l in range(L):
         p_max = max(p_max, feat_off[l + 1] - feat_off[l])
-    step = (n + n_blocks - 1) // n_blocks
-    for b in prange(n_blocks):
+    n_blk = (n + block - 1) // block
+    for b in prange(n_blk):
         dec = np.zeros(len(left), np.uint8)
         q = np.empty(p_max + 2)
         r = np.empty(p_max + 2)
         local = np.zeros(p_max)
-        for i in range(b * step, min(n, (b + 1) * step)):
-            _decide(X[i], left, feature, threshold, default_left, missing, dec)
-            row = out[i]
-            for l in range(L):
-                f0 = feat_off[l]
-                p = feat_off[l + 1] - f0
-                m = _mask(l, dec, path_off, path_node, path_left, path_slot, p)
-                if table_off[l] >= 0:
-                    t0 = table_off[l] + np.int64(m) * p
-                    for k in range(p):
-                        row[feat_id[f0 + k]] += table[t0 + k]
-                else:
-                    for k in range(p):
-                        local[k] = 0.0
-                    _leaf_phi(leaf_value[l], feat_z[f0:f0 + p], p, np.int64(m), W, q, r,
-                              local, 0)
-                    for k in range(p):
-                        row[feat_id[f0 + k]] += local[k]
+        lo, hi = b * block, min(n, (b + 1) * block)
+        for k in range(T):
+            for i in range(lo, hi):
+                x = X[i]
+                for node in range(node_roots[k], node_roots[k + 1]):
+                    if left[node] >= 0:
+                        dec[node] = 1 if _goes_left(x[feature[node]], threshold[node],
+                                                    default_left[node], missing[node]) else 0
+                row = out[i]
+                for l in range(leaf_roots[k], leaf_roots[k + 1]):
+                    f0 = feat_off[l]
+                    p = feat_off[l + 1] - f0
+                    m = _mask(l, dec, path_off, path_node, path_left, path_slot, p)
+                    if table_off[l] >= 0:
+                        t0 = table_off[l] + np.int64(m) * p
+                        for j in range(p):
+                            row[feat_id[f0 + j]] += table[t0 + j]
+                    else:
+                        for j in range(p):
+                            local[j] = 0.0
+                        _leaf_phi(leaf_value[l], feat_z[f0:f0 + p], p, np.int64(m), W, q, r,
+                                  local, 0)
+                        for j in range(p):
+                            row[feat_id[f0 + j]] += local[j]
     return out
 
 
@@ -471,3 +483,153 @@ def expected_leaf_value(leaf_value, feat_off, feat_z):
 def n_blocks(n):
     """Row blocks for the parallel loops: a few per thread, so uneven rows even out."""
     return max(1, min(n, 8 * numba.get_num_threads()))
+
+
+@njit(cache=True)
+def tree_edges(left, right, feature, cover, roots):
+    """Preorder of each tree and, per node, its incoming edge's data.
+
+    Returns ``order`` (every tree's nodes in preorder, trees in turn),
+    ``parent``, ``is_left``, ``prev`` (the node whose incoming edge is the
+    nearest earlier split on the same feature along the path, -1 if none) and
+    ``z`` (the product of the cover ratios of the edges on that feature down
+    to this node).
+    """
+    n_nodes = len(left)
+    order = np.empty(n_nodes, np.int64)
+    parent = np.full(n_nodes, -1, np.int64)
+    is_left = np.zeros(n_nodes, np.uint8)
+    prev = np.full(n_nodes, -1, np.int64)
+    z = np.ones(n_nodes)
+    stack = np.empty(n_nodes, np.int64)
+    q = 0
+    for t in range(len(roots) - 1):
+        top = 0
+        stack[0] = roots[t]
+        while top >= 0:
+            node = stack[top]
+            top -= 1
+            order[q] = node
+            q += 1
+            if left[node] < 0:
+                continue
+            f = feature[node]
+            # the nearest edge above whose split is on f
+            up = -1
+            child = node
+            while parent[child] >= 0:
+                if feature[parent[child]] == f:
+                    up = child
+                    break
+                child = parent[child]
+            for c, lft in ((right[node], 0), (left[node], 1)):
+                parent[c] = node
+                is_left[c] = lft
+                prev[c] = up
+                ratio = cover[c] / cover[node] if cover[node] > 0 else 0.0
+                z[c] = ratio * (z[up] if up >= 0 else 1.0)
+                top += 1
+                stack[top] = c
+    return order, parent, is_left, prev, z
+
+
+@njit(parallel=True, cache=True)
+def pd_values_linear(X, left, right, feature, threshold, default_left, missing, value, roots,
+                     order, parent, is_left, prev, z, t_nodes, t_weights, n_blocks):
+    """Path-dependent Shapley values ``(n, d)``, O(nodes x G) per tree and row.
+
+    A leaf's value for feature ``j`` is ``v (o_j - z_j) * integral_0^1 prod_{k != j}
+    (z_k (1 - t) + o_k t) dt`` (the Shapley weights are Beta integrals), a
+    polynomial of degree below the path length, so ``G`` Gauss-Legendre nodes
+    integrate it exactly (Linear TreeSHAP's idea, Yu et al. 2022).  The
+    integrands are carried down the tree as their values at the nodes, summed
+    back up, and each edge takes the leaves below it for which it is the
+    deepest split on its feature.
+    """
+    n, d = X.shape
+    G = len(t_nodes)
+    T = len(roots) - 1
+    # each edge's factor is z (1 - t) + o t with o in {0, 1}: its two values and inverses
+    n_nodes = len(left)
+    fac = np.empty((2, n_nodes, G))
+    inv = np.empty((2, n_nodes, G))
+    for node in range(n_nodes):
+        for g in range(G):
+            for ok in range(2):
+                f = z[node] * (1.0 - t_nodes[g]) + ok * t_nodes[g]
+                fac[ok, node, g] = f
+                inv[ok, node, g] = 1.0 / f if f != 0.0 else 0.0
+    width = 1
+    for k in range(T):
+        width = max(width, roots[k + 1] - roots[k])
+    out = np.zeros((n, d))
+    step = (n + n_blocks - 1) // n_blocks
+    for blk in prange(n_blocks):
+        F = np.empty((width, G))
+        S = np.empty((width, G))
+        Dd = np.empty((width, G))
+        o = np.empty(width, np.int64)
+        dec = np.empty(width, np.uint8)
+        for i in range(blk * step, min(n, (blk + 1) * step)):
+            x = X[i]
+            row = out[i]
+            for k in range(T):
+                r0, r1 = roots[k], roots[k + 1]
+                # down: the integrand's values at the nodes along each path
+                for q in range(r0, r1):
+                    node = order[q]
+                    a = node - r0
+                    for g in range(G):
+                        Dd[a, g] = 0.0
+                    if left[node] >= 0:
+                        dec[a] = 1 if _goes_left(x[feature[node]], threshold[node],
+                                                 default_left[node], missing[node]) else 0
+                    if node == r0:
+                        o[a] = 1
+                        for g in range(G):
+                            F[a, g] = 1.0
+                        continue
+                    pa = parent[node] - r0
+                    ok = 1 if dec[pa] == is_left[node] else 0
+                    pv = prev[node]
+                    if pv >= 0:
+                        # the feature's earlier factor is replaced by the combined one
+                        ok *= o[pv - r0]
+                        okp = o[pv - r0]
+                        for g in range(G):
+                            F[a, g] = F[pa, g] * fac[ok, node, g] * inv[okp, pv, g]
+                    else:
+                        for g in range(G):
+                            F[a, g] = F[pa, g] * fac[ok, node, g]
+                    o[a] = ok
+                # up: sums over the leaves below, and each edge's share
+                for q in range(r1 - 1, r0, -1):
+                    node = order[q]
+                    a = node - r0
+                    if left[node] < 0:
+                        v = value[node]
+                        for g in range(G):
+                            S[a, g] = v * F[a, g]
+                    else:
+                        la, ra = left[node] - r0, right[node] - r0
+                        for g in range(G):
+                            S[a, g] = S[la, g] + S[ra, g]
+                    delta = o[a] - z[node]
+                    if delta != 0.0:
+                        acc = 0.0
+                        oa = o[a]
+                        for g in range(G):
+                            acc += t_weights[g] * (S[a, g] - Dd[a, g]) * inv[oa, node, g]
+                        row[feature[parent[node]]] += delta * acc
+                    pv = prev[node]
+                    if pv >= 0:
+                        for g in range(G):
+                            Dd[pv - r0, g] += S[a, g]
+    return out
+
+
+def gauss_nodes(degree):
+    """Gauss-Legendre nodes and weights on [0, 1], exact for polynomials up to ``degree``."""
+    G = max(1, (degree + 2) // 2)  # G nodes integrate degree 2 G - 1 exactly
+    t, w = np.polynomial.legendre.leggauss(G)
+    return (t + 1.0) / 2.0, w / 2.0

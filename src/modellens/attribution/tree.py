@@ -43,6 +43,8 @@ __all__ = ["TreePaths", "tree_values", "tree_shapley"]
 
 #: Most float64 entries of the per-leaf tables (FastTreeSHAP-style precomputation).
 TABLE_BUDGET = 2 ** 24
+#: Rows explained together, tree by tree, so that each tree's tables stay in cache.
+ROW_BLOCK = 32
 
 
 class TreePaths:
@@ -91,11 +93,28 @@ class TreePaths:
         return float(self.ens.base[0] + K.expected_leaf_value(self.leaf_value, self.feat_off,
                                                               self.feat_z))
 
-    def path_dependent(self, X) -> np.ndarray:
+    def path_dependent(self, X, *, method="auto") -> np.ndarray:
+        """Path-dependent values: per-leaf tables when every leaf gets one, else linear.
+
+        ``method``: ``"tables"`` (FastTreeSHAP-style: O(depth + p) per leaf and
+        row once the tables are built), ``"linear"`` (Gauss-Legendre form of
+        Linear TreeSHAP: O(nodes x depth / 2) per tree and row, no tables) or
+        ``"auto"``.
+        """
         off = self.table_offsets(len(X))
-        table = K.pd_tables(self.leaf_value, self.feat_off, self.feat_z, off, self.W)
-        return K.pd_values(X, *self.nodes, self.leaf_value, *self.paths, self.feat_off,
-                           self.feat_id, self.feat_z, off, table, self.W, K.n_blocks(len(X)))
+        if method == "tables" or (method == "auto" and np.all(off >= 0)):
+            table = K.pd_tables(self.leaf_value, self.feat_off, self.feat_z, off, self.W)
+            leaf_roots = np.searchsorted(self.leaf_node, self.ens.roots).astype(np.int64)
+            return K.pd_values(X, *self.nodes, self.leaf_value, *self.paths, self.feat_off,
+                               self.feat_id, self.feat_z, off, table, self.W, leaf_roots,
+                               self.ens.roots, ROW_BLOCK)
+        ens = self.ens
+        edges = K.tree_edges(ens.left, ens.right, ens.feature, ens.cover, ens.roots)
+        t_nodes, t_weights = K.gauss_nodes(max(self.p_max - 1, 0))
+        return K.pd_values_linear(X, ens.left, ens.right, ens.feature, ens.threshold,
+                                  ens.default_left, ens.missing,
+                                  np.ascontiguousarray(ens.value[:, 0]), ens.roots, *edges,
+                                  t_nodes, t_weights, K.n_blocks(len(X)))
 
     def interactions(self, X, phi) -> np.ndarray:
         W2 = np.zeros_like(self.W)
