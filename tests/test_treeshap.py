@@ -378,3 +378,50 @@ def test_tables_and_linear_kernels_agree_with_each_other_and_shap(name):
         if sv.shape[1] == 2 * D:
             sv = sv[:, D:]
         np.testing.assert_allclose(linear, sv, atol=1e-6 * scale)
+
+
+def test_tree_pd_equals_brute_pd_of_a_decision_tree_on_its_training_data():
+    """On a full factorial design every feature is independent of the others within
+    any box, so the covers' conditional fractions are the data's marginal ones and the
+    weighted traversal equals the brute average over the training rows."""
+    import itertools
+    X = np.array(list(itertools.product(np.arange(7.0), np.arange(6.0), np.arange(5.0))))
+    y = np.sin(X[:, 0]) * X[:, 1] + X[:, 2] ** 2 * (X[:, 0] > 3)
+    tree = DecisionTreeRegressor(random_state=0).fit(X, y)
+    feats = [0, 1, 2, (0, 2)]
+    ours = ml.pdp(tree, X, feats, method="tree", grid=7)
+    brute = ml.pdp(tree, X, feats, grid=7)
+    for i in range(len(feats)):
+        a, b = ours[i], brute[i]
+        assert a.method == "pdp"
+        np.testing.assert_allclose(a.values, b.values, atol=1e-12)
+        np.testing.assert_array_equal(a.grid[0] if isinstance(a.grid, tuple) else a.grid,
+                                      b.grid[0] if isinstance(b.grid, tuple) else b.grid)
+
+
+@pytest.mark.parametrize("cls", [GradientBoostingRegressor, GradientBoostingClassifier,
+                                 HistGradientBoostingRegressor])
+def test_tree_pd_equals_sklearn_recursion(cls):
+    from sklearn.inspection import partial_dependence
+    X, y = _data(classes=None if cls is not GradientBoostingClassifier else 2)
+    model = cls(random_state=0).fit(X, y)
+    sk = partial_dependence(model, X, [0], method="recursion", grid_resolution=9)
+    ours = ml.pdp(model, X, [0], method="tree", grid={0: sk["grid_values"][0]})
+    # scikit-learn leaves GradientBoosting's initial prediction out (documented); we add it
+    offset = model._raw_predict_init(X[:1])[0, 0] if cls is not \
+        HistGradientBoostingRegressor else 0.0
+    np.testing.assert_allclose(ours[0].values, sk["average"][0] + offset, atol=1e-10)
+    sk2 = partial_dependence(model, X, [(1, 3)], method="recursion", grid_resolution=5)
+    ours2 = ml.pdp(model, X, [(1, 3)], method="tree",
+                   grid={(1, 3): tuple(sk2["grid_values"])})
+    np.testing.assert_allclose(ours2[0].values, sk2["average"][0] + offset, atol=1e-10)
+
+
+def test_tree_pd_refuses_what_it_cannot_do():
+    model, X = _fit("gb:reg")
+    with pytest.raises(InvalidParameterError, match="ICE"):
+        ml.pdp(model, X, [0], method="tree", ice=True)
+    with pytest.raises(InvalidParameterError, match="Supported"):
+        ml.pdp(KNeighborsRegressor().fit(X, X[:, 0]), X, [0], method="tree")
+    with pytest.raises(InvalidParameterError, match="method"):
+        ml.pdp(model, X, [0], method="recursion")

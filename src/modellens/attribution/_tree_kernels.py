@@ -633,3 +633,48 @@ def gauss_nodes(degree):
     G = max(1, (degree + 2) // 2)  # G nodes integrate degree 2 G - 1 exactly
     t, w = np.polynomial.legendre.leggauss(G)
     return (t + 1.0) / 2.0, w / 2.0
+
+
+@njit(parallel=True, cache=True)
+def pd_recursion(settings, position, left, right, feature, threshold, default_left, missing,
+                 value, cover, roots):
+    """Partial dependence at each setting by the weighted traversal of every tree.
+
+    A split on a feature of the setting (``position[f] >= 0``) follows the
+    setting's value; any other split sends the weight down both sides in
+    proportion to the children's covers.
+    """
+    G = settings.shape[0]
+    T = len(roots) - 1
+    out = np.zeros(G)
+    for g in prange(G):
+        nodes = np.empty(len(left), np.int64)
+        weights = np.empty(len(left))
+        acc = 0.0
+        for k in range(T):
+            top = 0
+            nodes[0] = roots[k]
+            weights[0] = 1.0
+            while top >= 0:
+                node = nodes[top]
+                w = weights[top]
+                top -= 1
+                if left[node] < 0:
+                    acc += w * value[node]
+                    continue
+                pos = position[feature[node]]
+                if pos >= 0:
+                    top += 1
+                    if _goes_left(settings[g, pos], threshold[node], default_left[node],
+                                  missing[node]):
+                        nodes[top] = left[node]
+                    else:
+                        nodes[top] = right[node]
+                    weights[top] = w
+                elif cover[node] > 0:
+                    for c in (left[node], right[node]):
+                        top += 1
+                        nodes[top] = c
+                        weights[top] = w * cover[c] / cover[node]
+        out[g] = acc
+    return out
