@@ -407,9 +407,9 @@ def test_tree_pd_equals_sklearn_recursion(cls):
     model = cls(random_state=0).fit(X, y)
     sk = partial_dependence(model, X, [0], method="recursion", grid_resolution=9)
     ours = ml.pdp(model, X, [0], method="tree", grid={0: sk["grid_values"][0]})
-    # scikit-learn leaves GradientBoosting's initial prediction out (documented); we add it
-    offset = model._raw_predict_init(X[:1])[0, 0] if cls is not \
-        HistGradientBoostingRegressor else 0.0
+    # scikit-learn leaves the boosting's initial prediction out (documented); we add it
+    offset = model._baseline_prediction[0, 0] if cls is HistGradientBoostingRegressor \
+        else model._raw_predict_init(X[:1])[0, 0]
     np.testing.assert_allclose(ours[0].values, sk["average"][0] + offset, atol=1e-10)
     sk2 = partial_dependence(model, X, [(1, 3)], method="recursion", grid_resolution=5)
     ours2 = ml.pdp(model, X, [(1, 3)], method="tree",
