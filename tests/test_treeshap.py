@@ -425,3 +425,19 @@ def test_tree_pd_refuses_what_it_cannot_do():
         ml.pdp(KNeighborsRegressor().fit(X, X[:, 0]), X, [0], method="tree")
     with pytest.raises(InvalidParameterError, match="method"):
         ml.pdp(model, X, [0], method="recursion")
+
+
+def test_dependence_plot_colours_by_the_strongest_interaction():
+    from modellens.plot.attributions import interaction_partner
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    # x0 interacts with x3 only; x1 is correlated with x0's values but does not interact
+    X[:, 1] = X[:, 0] + 0.3 * rng.normal(size=600)
+    y = X[:, 0] * X[:, 3] + X[:, 1] + 0.5 * X[:, 2]
+    model = GradientBoostingRegressor(n_estimators=60, max_depth=3, random_state=0).fit(X, y)
+    attr = ml.shapley(model, X[:200], algorithm="tree", interactions=True)
+    strength = np.abs(attr.interactions[:, 0, :]).mean(axis=0)
+    strength[0] = 0
+    assert interaction_partner(attr, "x0") == int(np.argmax(strength)) == 3
+    ax = attr.plot.dependence("x0")
+    assert ax.get_figure() is not None
