@@ -85,7 +85,22 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         sampled complementary coalitions, the efficiency constraint exact (see
         :mod:`modellens.attribution.kernel`).  ``"auto"`` takes ``"exact"``
         when the kernel budget would cover every coalition anyway (by default
-        up to 11 features) and ``"kernel"`` otherwise.
+        up to 11 features) and ``"kernel"`` otherwise.  ``"tree"`` is TreeSHAP
+        for tree ensembles (scikit-learn trees, forests and gradient boosting,
+        XGBoost, LightGBM; see :mod:`modellens.attribution.tree`): exact values
+        read from the trees, with no model rows, on the model's raw output
+        (the prediction, the log-odds of a boosted classifier, the class
+        probability of a forest).  Without ``background`` it gives the
+        path-dependent values (Lundberg et al. 2020: absent features follow
+        the training data's split proportions, the covers; ``value_function``
+        ``"tree_path_dependent"``); with a background, the interventional
+        values of this function, equal to ``"exact"``'s on that background.
+        ``"auto"`` picks ``"tree"`` for a supported tree model (not a
+        Pipeline, numeric columns, ``response_method`` its raw output, no
+        sampling budget given) and the rules above otherwise.  For the
+        probability scale of a boosted classifier use ``"exact"``,
+        ``"permutation"`` or ``"kernel"`` with
+        ``response_method="predict_proba"``.
     n_samples : int, optional
         KernelSHAP's budget: coalitions evaluated per explained row (each
         costs ``m`` model rows), default ``2 d + 2048``.  A budget of
@@ -98,7 +113,14 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         Seeds the background sample and the sampled coalitions / orders; the
         same seed gives the same numbers.
     target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`.
+        As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
+        picks the class of a multiclass model (binary ones explain the
+        log-odds of ``classes_[1]``), and the rows are explained in parallel
+        on all cores (``n_jobs`` sets the threads).
+    interactions : bool, default=False
+        ``algorithm="tree"`` without background only: also compute the SHAP
+        interaction values (``interactions``, shape ``(n, d, d)``; each row's
+        matrix is symmetric and sums over its last axis to its values).
 
     Returns
     -------
@@ -129,6 +151,9 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
        interpreting model predictions. *NeurIPS 30*.
     .. [4] Covert, I. & Lee, S.-I. (2021). Improving KernelSHAP: practical
        Shapley value estimation via linear regression. *AISTATS 2021*.
+    .. [5] Lundberg, S. M. et al. (2020). From local explanations to global
+       understanding with explainable AI for trees. *Nature Machine
+       Intelligence* 2, 56-67.
 
     Examples
     --------
