@@ -172,6 +172,14 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
     rng = np.random.default_rng(random_state)
+    if isinstance(X, pd.Series):
+        # one row, as df.iloc[i] gives it: its index holds the column names
+        X = X.to_frame().T
+        if isinstance(background, pd.DataFrame):
+            shared = [c for c in X.columns if c in background.columns]
+            X = X.astype(background.dtypes[shared].to_dict())
+        else:
+            X = X.infer_objects()
     if algorithm in ("auto", "tree"):
         attr = tree_shapley(model, X, background=background, algorithm=algorithm, target=target,
                             response_method=response_method, feature_names=feature_names,
@@ -185,14 +193,6 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
             "interactions=True needs algorithm='tree' and a supported tree model (see "
             "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
             "values.")
-    if isinstance(X, pd.Series):
-        # one row, as df.iloc[i] gives it: its index holds the column names
-        X = X.to_frame().T
-        if isinstance(background, pd.DataFrame):
-            shared = [c for c in X.columns if c in background.columns]
-            X = X.astype(background.dtypes[shared].to_dict())
-        else:
-            X = X.infer_objects()
     if background is None or is_integer(background):
         dataset = Dataset.from_data(X, feature_names=feature_names)
         n = dataset.n_rows
