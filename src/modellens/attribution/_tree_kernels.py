@@ -33,9 +33,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["predict_leaves", "leaf_paths", "shapley_weights", "pd_tables", "pd_values",
-           "pd_interactions", "row_masks", "iv_tables", "iv_values", "expected_leaf_value",
-           "MAX_PATH_FEATURES"]
+__all__ = ["predict_leaves", "leaf_paths", "shapley_weights", "pd_tables", "leaf_values",
+           "pd_interactions", "row_masks", "iv_tables", "expected_leaf_value", "tree_edges",
+           "pd_values_linear", "pd_recursion", "gauss_nodes", "MAX_PATH_FEATURES"]
 
 #: Most distinct features on one root-to-leaf path (masks are 64-bit words).
 MAX_PATH_FEATURES = 63
@@ -197,16 +197,22 @@ def _leaf_phi(v, z, p, mask, W, q, r, out, base):
             out[base + k] += sb
 
 
+@njit(cache=True)
+def _table_size(feat_off, table_off):
+    """Entries of the tables laid out at ``table_off``: ``2**p * p`` for a leaf of p features."""
+    size = 0
+    for l in range(len(table_off)):
+        if table_off[l] >= 0:
+            p = feat_off[l + 1] - feat_off[l]
+            size = max(size, table_off[l] + (1 << p) * p)
+    return size
+
+
 @njit(parallel=True, cache=True)
 def pd_tables(leaf_value, feat_off, feat_z, table_off, W):
     """Path-dependent values of every mask of every tabled leaf (``table_off >= 0``)."""
     L = len(leaf_value)
-    size = 0
-    for l in range(L):
-        if table_off[l] >= 0:
-            p = feat_off[l + 1] - feat_off[l]
-            size = max(size, table_off[l] + (1 << p) * p)
-    table = np.zeros(size)
+    table = np.zeros(_table_size(feat_off, table_off))
     for l in prange(L):
         if table_off[l] < 0:
             continue
@@ -237,18 +243,23 @@ def _mask(l, dec, path_off, path_node, path_left, path_slot, p):
 
 
 @njit(parallel=True, cache=True)
-def pd_values(X, left, feature, threshold, default_left, missing, leaf_value, path_off,
-              path_node, path_left, path_slot, feat_off, feat_id, feat_z, table_off, table, W,
-              leaf_roots, node_roots, block):
-    """Path-dependent Shapley values ``(n, d)`` of every row of ``X`` (cast already).
+def leaf_values(X, left, feature, threshold, default_left, missing, leaf_value, path_off,
+                path_node, path_left, path_slot, feat_off, feat_id, feat_z, table_off, table, W,
+                bg_masks, bg_counts, bg_off, C, scale, leaf_roots, node_roots, block):
+    """Shapley values ``(n, d)`` of every row of ``X`` (cast already), leaf by leaf.
 
-    Rows go in blocks, tree by tree within a block, so that a tree's tables
-    stay in cache for the block's rows.  Tree ``k`` owns leaves
-    ``leaf_roots[k]:leaf_roots[k+1]`` and nodes ``node_roots[k]:node_roots[k+1]``.
+    A tabled leaf (``table_off >= 0``) reads its values at the row's mask; the
+    others are computed: the path-dependent game when ``bg_off`` is empty,
+    else the interventional one over the leaf's distinct background masks
+    (times ``scale``).  Rows go in blocks, tree by tree within a block, so
+    that a tree's tables stay in cache for the block's rows.  Tree ``k`` owns
+    leaves ``leaf_roots[k]:leaf_roots[k+1]`` and nodes
+    ``node_roots[k]:node_roots[k+1]``.
     """
     n, d = X.shape
     L = len(leaf_value)
     T = len(leaf_roots) - 1
+    interventional = len(bg_off) > 0
     out = np.zeros((n, d))
     p_max = 1
     for l in range(L):
@@ -276,13 +287,18 @@ def pd_values(X, left, feature, threshold, default_left, missing, leaf_value, pa
                         t0 = table_off[l] + np.int64(m) * p
                         for j in range(p):
                             row[feat_id[f0 + j]] += table[t0 + j]
+                        continue
+                    for j in range(p):
+                        local[j] = 0.0
+                    if interventional:
+                        v = leaf_value[l] * scale
+                        for s in range(bg_off[l], bg_off[l + 1]):
+                            _iv_add(v, p, m, bg_masks[s], bg_counts[s], C, local, 0)
                     else:
-                        for j in range(p):
-                            local[j] = 0.0
                         _leaf_phi(leaf_value[l], feat_z[f0:f0 + p], p, np.int64(m), W, q, r,
                                   local, 0)
-                        for j in range(p):
-                            row[feat_id[f0 + j]] += local[j]
+                    for j in range(p):
+                        row[feat_id[f0 + j]] += local[j]
     return out
 
 
@@ -413,12 +429,7 @@ def iv_tables(leaf_value, feat_off, bg_masks, bg_counts, bg_off, table_off, C, s
     their counts.
     """
     L = len(leaf_value)
-    size = 0
-    for l in range(L):
-        if table_off[l] >= 0:
-            p = feat_off[l + 1] - feat_off[l]
-            size = max(size, table_off[l] + (1 << p) * p)
-    table = np.zeros(size)
+    table = np.zeros(_table_size(feat_off, table_off))
     for l in prange(L):
         if table_off[l] < 0:
             continue
@@ -429,43 +440,6 @@ def iv_tables(leaf_value, feat_off, bg_masks, bg_counts, bg_off, table_off, C, s
             for s in range(bg_off[l], bg_off[l + 1]):
                 _iv_add(v, p, np.uint64(a), bg_masks[s], bg_counts[s], C, table, base)
     return table
-
-
-@njit(parallel=True, cache=True)
-def iv_values(X, left, feature, threshold, default_left, missing, leaf_value, path_off,
-              path_node, path_left, path_slot, feat_off, feat_id, table_off, table, bg_masks,
-              bg_counts, bg_off, C, scale, n_blocks):
-    """Interventional Shapley values ``(n, d)``, averaged over the background rows."""
-    n, d = X.shape
-    L = len(leaf_value)
-    out = np.zeros((n, d))
-    p_max = 1
-    for l in range(L):
-        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
-    step = (n + n_blocks - 1) // n_blocks
-    for blk in prange(n_blocks):
-        dec = np.zeros(len(left), np.uint8)
-        local = np.zeros(p_max)
-        for i in range(blk * step, min(n, (blk + 1) * step)):
-            _decide(X[i], left, feature, threshold, default_left, missing, dec)
-            row = out[i]
-            for l in range(L):
-                f0 = feat_off[l]
-                p = feat_off[l + 1] - f0
-                a = _mask(l, dec, path_off, path_node, path_left, path_slot, p)
-                if table_off[l] >= 0:
-                    t0 = table_off[l] + np.int64(a) * p
-                    for k in range(p):
-                        row[feat_id[f0 + k]] += table[t0 + k]
-                else:
-                    for k in range(p):
-                        local[k] = 0.0
-                    v = leaf_value[l] * scale
-                    for s in range(bg_off[l], bg_off[l + 1]):
-                        _iv_add(v, p, a, bg_masks[s], bg_counts[s], C, local, 0)
-                    for k in range(p):
-                        row[feat_id[f0 + k]] += local[k]
-    return out
 
 
 @njit(cache=True)

@@ -104,10 +104,9 @@ class TreePaths:
         off = self.table_offsets(len(X))
         if method == "tables" or (method == "auto" and np.all(off >= 0)):
             table = K.pd_tables(self.leaf_value, self.feat_off, self.feat_z, off, self.W)
-            leaf_roots = np.searchsorted(self.leaf_node, self.ens.roots).astype(np.int64)
-            return K.pd_values(X, *self.nodes, self.leaf_value, *self.paths, self.feat_off,
-                               self.feat_id, self.feat_z, off, table, self.W, leaf_roots,
-                               self.ens.roots, ROW_BLOCK)
+            none = np.zeros(0, np.int64)
+            return self._leaf_values(X, off, table, none.astype(np.uint64), none * 1.0, none,
+                                     np.zeros((1, 1)), 1.0)
         ens = self.ens
         edges = K.tree_edges(ens.left, ens.right, ens.feature, ens.cover, ens.roots)
         t_nodes, t_weights = K.gauss_nodes(max(self.p_max - 1, 0))
@@ -148,9 +147,13 @@ class TreePaths:
         off = self.table_offsets(len(X))
         table = K.iv_tables(self.leaf_value, self.feat_off, bg_masks, bg_counts, bg_off, off,
                             C, scale)
-        return K.iv_values(X, *self.nodes, self.leaf_value, *self.paths, self.feat_off,
-                           self.feat_id, off, table, bg_masks, bg_counts, bg_off, C, scale,
-                           K.n_blocks(len(X)))
+        return self._leaf_values(X, off, table, bg_masks, bg_counts, bg_off, C, scale)
+
+    def _leaf_values(self, X, off, table, bg_masks, bg_counts, bg_off, C, scale):
+        leaf_roots = np.searchsorted(self.leaf_node, self.ens.roots).astype(np.int64)
+        return K.leaf_values(X, *self.nodes, self.leaf_value, *self.paths, self.feat_off,
+                             self.feat_id, self.feat_z, off, table, self.W, bg_masks, bg_counts,
+                             bg_off, C, scale, leaf_roots, self.ens.roots, ROW_BLOCK)
 
 
 def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False):

@@ -376,6 +376,13 @@ def _xgboost(model):
         value = np.where(leaf, cond * w, 0.0)
         b.add(left, t["right_children"], t["split_indices"], threshold, t["default_left"],
               value, t["sum_hessian"], output=int(out) if n_out > 1 else None)
+    classes, outs = _outputs(model, link, n_out)
+    return b.build(base, d, link=link, float32=True, library="xgboost", classes=classes,
+                   output_names=outs)
+
+
+def _outputs(model, link, n_out):
+    """The classes of a booster's sklearn wrapper (None for a Booster) and output names."""
     classes = getattr(model, "classes_", None)
     classes = None if classes is None else list(np.asarray(classes).tolist())
     if link == "softmax":
@@ -384,8 +391,7 @@ def _xgboost(model):
         outs = [f"log-odds(y = {classes[-1] if classes else 1})"]
     else:
         outs = ["raw prediction" if link == "log" else "prediction"]
-    return b.build(base, d, link=link, float32=True, library="xgboost", classes=classes,
-                   output_names=outs)
+    return classes, outs
 
 
 # ---------------------------------------------------------------------- LightGBM
@@ -427,14 +433,7 @@ def _lightgbm(model):
         b.add(cols["l"], cols["r"], cols["f"], cols["t"], cols["dl"],
               np.asarray(cols["v"]) * scale, cols["c"], missing=cols["m"],
               output=k % n_out if n_out > 1 else None)
-    classes = getattr(model, "classes_", None)
-    classes = None if classes is None else list(np.asarray(classes).tolist())
-    if link == "softmax":
-        outs = [f"margin(y = {c})" for c in (classes or range(n_out))]
-    elif link == "logit":
-        outs = [f"log-odds(y = {classes[-1] if classes else 1})"]
-    else:
-        outs = ["raw prediction" if link == "log" else "prediction"]
+    classes, outs = _outputs(model, link, n_out)
     return b.build(np.zeros(n_out), d, link=link, float32=False, library="lightgbm",
                    classes=classes, output_names=outs)
 
