@@ -441,3 +441,18 @@ def test_dependence_plot_colours_by_the_strongest_interaction():
     assert interaction_partner(attr, "x0") == int(np.argmax(strength)) == 3
     ax = attr.plot.dependence("x0")
     assert ax.get_figure() is not None
+
+
+def test_xgboost_categorical_splits_and_custom_missing_are_refused():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=200),
+                       "c": pd.Categorical(rng.choice(["u", "v", "w"], size=200))})
+    y = df["a"] + (df["c"] == "u")
+    model = xgb.XGBRegressor(n_estimators=5, enable_categorical=True,
+                             tree_method="hist").fit(df, y)
+    with pytest.raises(InvalidParameterError, match="categorical"):
+        ml.shapley(model, df[:5], algorithm="tree")
+    X, y = _data()
+    model = xgb.XGBRegressor(n_estimators=5, missing=0.0).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="missing=0.0"):
+        ml.shapley(model, X[:5], algorithm="tree")

@@ -32,6 +32,7 @@ class Attributions:
     feature_names : list of str
     method : str
         ``"shapley-exact"``, ``"shapley-permutation"``, ``"shapley-kernel"``,
+        ``"shapley-tree"``,
         ``"lime"``, ...
     std : ndarray of shape (n, d) or None
         Standard error of each value for sampling estimators (None when the
@@ -53,7 +54,8 @@ class Attributions:
         integer is a label when the frame had integer labels).
     value_function : str or None
         The game whose Shapley values these are (``"interventional"``: the
-        background fills absent features; ``"path-dependent"``: tree covers).
+        background fills absent features; ``"tree_path_dependent"``: the
+        trees' covers, see :mod:`modellens.attribution.tree`).
     interactions : ndarray of shape (n, d, d) or None
         Pairwise interaction values, each row's matrix summing over its last
         axis to that row's values.

@@ -323,6 +323,9 @@ def _xgboost(model):
             booster = model.get_booster()
         except Exception as exc:
             raise InvalidParameterError(f"the {type(model).__name__} is not fitted.") from exc
+    missing = getattr(model, "missing", np.nan)
+    if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
+        raise _unsupported(model, f"missing={missing!r} makes a value other than NaN missing")
     raw = json.loads(booster.save_raw("json"))
     learner = raw["learner"]
     gb = learner["gradient_booster"]
