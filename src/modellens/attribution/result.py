@@ -32,8 +32,7 @@ class Attributions:
     feature_names : list of str
     method : str
         ``"shapley-exact"``, ``"shapley-permutation"``, ``"shapley-kernel"``,
-        ``"shapley-tree"``,
-        ``"lime"``, ...
+        ``"shapley-tree"``, ``"lime"``, ...
     std : ndarray of shape (n, d) or None
         Standard error of each value for sampling estimators (None when the
         values are exact).
