@@ -456,3 +456,26 @@ def test_xgboost_categorical_splits_and_custom_missing_are_refused():
     model = xgb.XGBRegressor(n_estimators=5, missing=0.0).fit(X, y)
     with pytest.raises(InvalidParameterError, match="missing=0.0"):
         ml.shapley(model, X[:5], algorithm="tree")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: xgb.XGBRFRegressor(n_estimators=6, max_depth=3, random_state=0),
+    lambda: xgb.XGBRegressor(booster="dart", n_estimators=8, rate_drop=0.3, random_state=0),
+    lambda: xgb.XGBRegressor(objective="count:poisson", n_estimators=8),
+    lambda: lgb.LGBMRegressor(boosting_type="rf", bagging_freq=1, bagging_fraction=0.7,
+                              n_estimators=6, verbose=-1),
+], ids=["xgb-rf", "xgb-dart", "xgb-poisson", "lgb-rf"])
+def test_other_boosting_modes_read_as_the_library_predicts(make):
+    X, y = _data()
+    model = make()
+    poisson = "poisson" in str(model.get_params().get("objective"))
+    model.fit(X, np.exp(y / 3) if poisson else y)
+    ens = tree_ensemble(model)
+    if type(model).__module__.startswith("xgboost"):
+        raw = model.predict(X, output_margin=True)
+    else:  # LightGBM's raw_score of a random forest is the sum; predict averages
+        raw = model.predict(X)
+    np.testing.assert_allclose(ens.predict_raw(X)[:, 0], raw, atol=2e-6 * np.ptp(raw))
+    attr = ml.shapley(model, X[:20], algorithm="tree")
+    np.testing.assert_allclose(attr.values.sum(1) + attr.base_values, raw[:20],
+                               atol=2e-6 * np.ptp(raw))
