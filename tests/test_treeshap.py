@@ -142,7 +142,7 @@ def test_leaves_match_the_library_near_thresholds():
             model, X = _fit(name, nan=nan)
             ens = tree_ensemble(model)
             Z = np.vstack([X, _near_thresholds(ens, X, rng)])
-            from modellens.attribution._tree_kernels import predict_leaves
+            from modellens.models._tree_kernels import predict_leaves
             ours = predict_leaves(ens.cast(Z), ens.left, ens.right, ens.feature, ens.threshold,
                                   ens.default_left, ens.missing, ens.roots) - ens.roots[:-1]
             if name == "rf:reg":
@@ -243,7 +243,8 @@ def test_interventional_with_nan_and_many_rows_uses_tables_and_agrees():
     Xe, B = X[:300], X[300:330]
     tree = ml.shapley(model, Xe, background=B, algorithm="tree")
     exact = ml.shapley(model, Xe[:40], background=B, algorithm="exact")
-    np.testing.assert_allclose(tree.values[:40], exact.values, atol=1e-12 * np.ptp(model.predict(X)))
+    np.testing.assert_allclose(tree.values[:40], exact.values,
+                               atol=1e-12 * np.ptp(model.predict(X)))
 
 
 def test_interventional_agrees_with_shap_where_shap_agrees_with_exact():

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-import pandas as pd
 
 from .._validation import InvalidParameterError, is_integer
 from ..data import Dataset, encode_with
 from ..engine import Plan, run
+from ..models import _tree_kernels as K
 from ..models import tree_ensemble_name
-from ..models._trees import TreeEnsemble, output_column, tree_ensemble
-from . import _tree_kernels as K
+from ..models._trees import TreeEnsemble, output_column, tree_ensemble, unfit_data
 from .result import Attributions
 
 __all__ = ["TreePaths", "tree_values", "tree_shapley"]
@@ -232,7 +231,7 @@ def tree_shapley(model, X, *, background, algorithm, target, response_method, fe
         dataset, n = encode_with(X, background, feature_names=feature_names)
         bg = dataset.values[n:]
         note = f"the {len(bg)} rows passed as background"
-    why = _unfit_data(ens, model, dataset, X)
+    why = unfit_data(ens, model, dataset, X)
     if why is None and response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
         why = (f"response_method={response_method!r} is not the trees' raw output "
                f"({ens.output_names[0]}); TreeSHAP explains the raw output")
@@ -260,20 +259,3 @@ def tree_shapley(model, X, *, background, algorithm, target, response_method, fe
         prediction=fx, columns=dataset.columns,
         column_labels=dataset.column_labels if dataset.is_frame else None,
         value_function=game, interactions=inter, extra=extra)
-
-
-def _unfit_data(ens, model, dataset, X):
-    """Why the encoded rows are not what the trees split on (None when they are)."""
-    if any(col.is_categorical for col in dataset.columns):
-        names = [col.name for col in dataset.columns if col.is_categorical]
-        return (f"the columns {names} are categorical or text; the trees' categorical "
-                "splits are not supported, and encoded codes are not the values the model saw")
-    if dataset.n_features != ens.n_features:
-        return (f"X has {dataset.n_features} features but the model's trees use "
-                f"{ens.n_features}")
-    fitted = getattr(model, "feature_names_in_", None)
-    if fitted is not None and isinstance(X, pd.DataFrame):
-        if [str(c) for c in X.columns] != [str(c) for c in fitted]:
-            return (f"X's columns {list(X.columns)} are not the model's columns "
-                    f"{list(fitted)} in the same order")
-    return None

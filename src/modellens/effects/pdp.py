@@ -188,7 +188,7 @@ class _TreePDPlan(_PDPlan):
         self.segments = []
 
     def reduce(self) -> Effect:
-        from ..attribution import _tree_kernels as K
+        from ..models import _tree_kernels as K
         ens = self.ens
         position = np.full(ens.n_features, -1, np.int64)
         position[list(self.cols)] = np.arange(len(self.cols))
@@ -204,8 +204,7 @@ class _TreePDPlan(_PDPlan):
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
               feature_names):
     """:func:`pdp` with ``method="tree"``."""
-    from ..attribution.tree import _unfit_data
-    from ..models._trees import output_column, tree_ensemble
+    from ..models._trees import output_column, tree_ensemble, unfit_data
     if ice or sample is not None:
         raise InvalidParameterError(
             "method='tree' gives the partial dependence from the trees' covers: it has no ICE "
@@ -216,7 +215,7 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
             "method='brute' for another response.")
     ens = tree_ensemble(model)
     dataset = Dataset.from_data(X, feature_names=feature_names)
-    why = _unfit_data(ens, model, dataset, X)
+    why = unfit_data(ens, model, dataset, X)
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
     col, negate, output = output_column(ens, model, target)

@@ -26,11 +26,12 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from .._validation import InvalidParameterError, is_integer
 
-__all__ = ["TreeEnsemble", "tree_ensemble", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT",
-           "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN"]
+__all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "unfit_data",
+           "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN"]
 
 #: What :func:`tree_ensemble` reads, for error messages.
 SUPPORTED_TREE_MODELS = (
@@ -138,7 +139,7 @@ class TreeEnsemble:
 
     def predict_raw(self, X) -> np.ndarray:
         """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
-        from ..attribution._tree_kernels import predict_leaves
+        from ._tree_kernels import predict_leaves
         Xc = self.cast(X)
         leaves = predict_leaves(Xc, self.left, self.right, self.feature, self.threshold,
                                 self.default_left, self.missing, self.roots)
@@ -349,8 +350,8 @@ def _xgboost(model):
                           params["base_score"].startswith("[") else
                           [float(params["base_score"])], dtype=np.float32).reshape(-1)
     if objective in ("binary:logistic", "reg:logistic", "binary:logitraw"):
-        link = "logit" if objective != "reg:logistic" else "logit"
-        if objective != "binary:logitraw":
+        link = "logit"
+        if objective != "binary:logitraw":  # base_score is a probability
             p = base_score.astype(np.float64)
             base_score = np.log(p / (1 - p))
     elif objective in ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"):
@@ -410,10 +411,7 @@ def _lightgbm(model):
         except Exception as exc:
             raise InvalidParameterError(f"the {type(model).__name__} is not fitted.") from exc
     dump = booster.dump_model()
-    if dump.get("average_output"):
-        avg = True
-    else:
-        avg = False
+    avg = bool(dump.get("average_output"))  # random forest mode: predict averages the trees
     n_out = int(dump.get("num_tree_per_iteration", 1))
     objective = str(dump.get("objective", "")).split(" ")[0]
     if objective in ("binary", "cross_entropy", "xentropy"):
@@ -506,3 +504,20 @@ def output_column(ens: TreeEnsemble, model, target) -> tuple[int, bool, str]:
         name = f"log-odds(y = {classes[k]})"
         return 0, k == 0, name
     return k, False, ens.output_names[k]
+
+
+def unfit_data(ens, model, dataset, X):
+    """Why the encoded rows are not what the trees split on (None when they are)."""
+    if any(col.is_categorical for col in dataset.columns):
+        names = [col.name for col in dataset.columns if col.is_categorical]
+        return (f"the columns {names} are categorical or text; the trees' categorical "
+                "splits are not supported, and encoded codes are not the values the model saw")
+    if dataset.n_features != ens.n_features:
+        return (f"X has {dataset.n_features} features but the model's trees use "
+                f"{ens.n_features}")
+    fitted = getattr(model, "feature_names_in_", None)
+    if fitted is not None and isinstance(X, pd.DataFrame):
+        if [str(c) for c in X.columns] != [str(c) for c in fitted]:
+            return (f"X's columns {list(X.columns)} are not the model's columns "
+                    f"{list(fitted)} in the same order")
+    return None
