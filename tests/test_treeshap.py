@@ -185,8 +185,6 @@ def test_path_dependent_matches_shap_tree_explainer(name, nan):
     np.testing.assert_allclose(attr.values.sum(axis=1) + attr.base_values, raw,
                                rtol=0, atol=1e-6 * scale)
     np.testing.assert_allclose(attr.prediction, raw, rtol=0, atol=1e-6 * scale)
-    if kind in ("lgb", "lgbbooster", "lgbzero") and nan:
-        pytest.skip("shap hands LightGBM to lightgbm's own pred_contrib; checked without NaN")
     if name == "gb:multi":
         # shap reads binary GradientBoostingClassifiers only: sum its values of each tree
         rate = model.learning_rate
@@ -374,11 +372,10 @@ def test_tables_and_linear_kernels_agree_with_each_other_and_shap(name):
     scale = np.ptp(raw)
     np.testing.assert_allclose(tables, linear, atol=1e-12 * scale)
     np.testing.assert_allclose(tables.sum(1) + paths.expected_value(), raw, atol=1e-6 * scale)
-    if not name.startswith("lgb"):
-        sv, _ = _shap_path_dependent(model, X, 1 if ens.n_outputs > 1 else 0)
-        if sv.shape[1] == 2 * D:
-            sv = sv[:, D:]
-        np.testing.assert_allclose(linear, sv, atol=1e-6 * scale)
+    sv, _ = _shap_path_dependent(model, X, 1 if ens.n_outputs > 1 else 0)
+    if sv.shape[1] == 2 * D:
+        sv = sv[:, D:]
+    np.testing.assert_allclose(linear, sv, atol=1e-6 * scale)
 
 
 def test_tree_pd_equals_brute_pd_of_a_decision_tree_on_its_training_data():
