@@ -255,10 +255,11 @@ def test_interventional_agrees_with_shap_where_shap_agrees_with_exact():
 
 def test_seed_004_worked_tree_example():
     """Seed 004's tree: x <= 100 splits on y then leaves 50 / 30, else on x: 20 / 10."""
-    X = np.array([[50, 50, 0]] * 2 + [[50, 150, 0]] * 2 + [[150, 0, 0]] + [[250, 0, 0]] * 5,
-                 dtype=float)
+    # y = 100 on the right keeps a split on y from tying with the root split on x
+    X = np.array([[50, 50, 0]] * 2 + [[50, 150, 0]] * 2 + [[150, 100, 0]]
+                 + [[250, 100, 0]] * 5, dtype=float)
     y = np.array([50, 50, 30, 30, 20, 10, 10, 10, 10, 10], dtype=float)
-    tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    tree = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y)
     t = tree.tree_
     # the tree of the example, built by fitting: root x <= 100, left on y, right on x
     assert (t.feature[0], t.threshold[0]) == (0, 100.0)
