@@ -253,8 +253,8 @@ def shapley_media(predict_fn, X, *, masker, algorithm="auto", n_samples=None,
     elif not isinstance(masker, (TextMasker, ImageMasker)):
         raise InvalidParameterError(f"masker must be 'text', 'image', a TextMasker or an "
                                     f"ImageMasker, got {type(masker).__name__}.")
-    if algorithm == "permutation":
-        raise InvalidParameterError("algorithm='permutation' is for tables; texts and images "
+    if algorithm in ("permutation", "tree"):
+        raise InvalidParameterError(f"algorithm={algorithm!r} is for tables; texts and images "
                                     "take algorithm='exact', 'kernel' or 'auto'.")
     rng = np.random.default_rng(random_state)
     rep = masker.represent(X, random_state)

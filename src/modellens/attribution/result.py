@@ -32,7 +32,7 @@ class Attributions:
     feature_names : list of str
     method : str
         ``"shapley-exact"``, ``"shapley-permutation"``, ``"shapley-kernel"``,
-        ``"lime"``, ...
+        ``"shapley-tree"``, ``"lime"``, ...
     std : ndarray of shape (n, d) or None
         Standard error of each value for sampling estimators (None when the
         values are exact).
@@ -53,8 +53,9 @@ class Attributions:
         integer is a label when the frame had integer labels).
     value_function : str or None
         The game whose Shapley values these are (``"interventional"``: the
-        background fills absent features; ``"path-dependent"``: tree covers;
-        ``"removal"``: absent words removed, absent superpixels filled).
+        background fills absent features; ``"tree_path_dependent"``: the
+        trees' covers, see :mod:`modellens.attribution.tree`; ``"removal"``:
+        absent words removed, absent superpixels filled).
     interactions : ndarray of shape (n, d, d) or None
         Pairwise interaction values, each row's matrix summing over its last
         axis to that row's values.

@@ -18,10 +18,11 @@ from ._masking import MaskedRows
 from .kernel import KernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions
+from .tree import tree_shapley
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
-ALGORITHMS = ("auto", "exact", "permutation", "kernel")
+ALGORITHMS = ("auto", "exact", "permutation", "kernel", "tree")
 #: Largest number of features ``algorithm="exact"`` accepts (2**15 coalitions per row).
 MAX_EXACT_FEATURES = 15
 #: Background rows drawn from ``X`` when ``background=None``.
@@ -39,7 +40,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
             n_permutations: int | None = None, random_state=None, target=None,
             response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
             n_jobs: int | None = None, progress: bool | None = None,
-            masker=None) -> Attributions:
+            masker=None, interactions: bool = False) -> Attributions:
     r"""Shapley values of each row's prediction, against background data.
 
     Feature :math:`j`'s Shapley value for the row :math:`x` is its average
@@ -84,7 +85,22 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         sampled complementary coalitions, the efficiency constraint exact (see
         :mod:`modellens.attribution.kernel`).  ``"auto"`` takes ``"exact"``
         when the kernel budget would cover every coalition anyway (by default
-        up to 11 features) and ``"kernel"`` otherwise.
+        up to 11 features) and ``"kernel"`` otherwise.  ``"tree"`` is TreeSHAP
+        for tree ensembles (scikit-learn trees, forests and gradient boosting,
+        XGBoost, LightGBM; see :mod:`modellens.attribution.tree`): exact values
+        read from the trees, with no model rows, on the model's raw output
+        (the prediction, the log-odds of a boosted classifier, the class
+        probability of a forest).  Without ``background`` it gives the
+        path-dependent values (Lundberg et al. 2020: absent features follow
+        the training data's split proportions, the covers; ``value_function``
+        ``"tree_path_dependent"``); with a background, the interventional
+        values of this function, equal to ``"exact"``'s on that background.
+        ``"auto"`` picks ``"tree"`` for a supported tree model (not a
+        Pipeline, numeric columns, ``response_method`` its raw output, no
+        sampling budget given) and the rules above otherwise.  For the
+        probability scale of a boosted classifier use ``"exact"``,
+        ``"permutation"`` or ``"kernel"`` with
+        ``response_method="predict_proba"``.
     n_samples : int, optional
         KernelSHAP's budget: coalitions evaluated per explained row (each
         costs ``m`` model rows), default ``2 d + 2048``.  A budget of
@@ -97,7 +113,10 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         Seeds the background sample and the sampled coalitions / orders; the
         same seed gives the same numbers.
     target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`.
+        As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
+        picks the class of a multiclass model (binary ones explain the
+        log-odds of ``classes_[1]``), and the rows are explained in parallel
+        on all cores (``n_jobs`` sets the threads).
     masker : {"text", "image"}, TextMasker or ImageMasker, optional
         Explain one text (``X`` a str; implied when ``X`` is a str) or one
         image (``X`` of shape (height, width, channels)) with ``model`` a
@@ -110,6 +129,10 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         hide_color=)`` choose its options.  ``base_values`` is
         :math:`f` with everything removed, so the values add up to
         ``prediction - base_values``; ``segments`` holds an image's superpixels.
+    interactions : bool, default=False
+        ``algorithm="tree"`` without background only: also compute the SHAP
+        interaction values (``interactions``, shape ``(n, d, d)``; each row's
+        matrix is symmetric and sums over its last axis to its values).
 
     Returns
     -------
@@ -140,6 +163,9 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
        interpreting model predictions. *NeurIPS 30*.
     .. [4] Covert, I. & Lee, S.-I. (2021). Improving KernelSHAP: practical
        Shapley value estimation via linear regression. *AISTATS 2021*.
+    .. [5] Lundberg, S. M. et al. (2020). From local explanations to global
+       understanding with explainable AI for trees. *Nature Machine
+       Intelligence* 2, 56-67.
 
     Examples
     --------
@@ -162,9 +188,9 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         from .media import shapley_media
 
         if background is not None or n_permutations is not None or feature_names is not None \
-                or response_method != "auto":
+                or response_method != "auto" or interactions:
             raise InvalidParameterError("a text or image takes no background, n_permutations, "
-                                        "feature_names or response_method.")
+                                        "feature_names, response_method or interactions.")
         return shapley_media(model, X, masker="text" if masker is None else masker,
                              algorithm=algorithm, n_samples=n_samples, random_state=random_state,
                              target=target, options=options)
@@ -177,6 +203,19 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
             X = X.astype(background.dtypes[shared].to_dict())
         else:
             X = X.infer_objects()
+    if algorithm in ("auto", "tree"):
+        attr = tree_shapley(model, X, background=background, algorithm=algorithm, target=target,
+                            response_method=response_method, feature_names=feature_names,
+                            interactions=bool(interactions), rng=rng, n_jobs=n_jobs,
+                            budget_given=n_samples is not None or n_permutations is not None,
+                            draw_background=_background)
+        if attr is not None:
+            return attr
+    if interactions:
+        raise InvalidParameterError(
+            "interactions=True needs algorithm='tree' and a supported tree model (see "
+            "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
+            "values.")
     if background is None or is_integer(background):
         dataset = Dataset.from_data(X, feature_names=feature_names)
         n = dataset.n_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import InvalidParameterError
+from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, resolve_features, sample_rows
 from ..engine import GridRows, Plan, run
 from ..models import prepare
@@ -19,7 +19,7 @@ __all__ = ["pdp"]
 def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, center: bool = False,
         sample=None, random_state=None, target=None, response_method: str = "auto",
         feature_names=None, chunk_size: int | None = None, n_jobs: int | None = None,
-        progress: bool | None = None) -> Effects:
+        progress: bool | None = None, method: str = "brute") -> Effects:
     r"""Partial dependence (Friedman 2001) with ICE and centered ICE curves.
 
     For a feature set :math:`S` and the other features :math:`C`, the partial
@@ -72,6 +72,19 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
         (by default chunks tuned on the model's speed from 16,384 rows up to a
         64 MiB cap, one thread, a progress bar for long runs).  The numbers do
         not depend on them.
+    method : {"brute", "tree"}, default="brute"
+        ``"brute"`` evaluates the model on the grid rows.  ``"tree"`` reads a
+        tree ensemble (the models of :func:`modellens.shapley`'s
+        ``algorithm="tree"``) without evaluating rows: the weighted traversal
+        of Friedman (2001), as scikit-learn's ``method="recursion"``.  A split
+        on a grid feature follows the grid value; any other split sends the
+        weight down both sides in proportion to the training data that went
+        each way (the covers), so the curve averages over the *training*
+        distribution recorded in the trees, conditioned along each path, not
+        over ``X`` (``X`` only sets the grid).  It is on the model's raw
+        scale (log-odds for boosted classifiers, the class probability for
+        forests) and includes the model's baseline (boosting's initial
+        prediction).  No ICE curves; ``sample`` does not apply.
 
     Returns
     -------
@@ -99,6 +112,11 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     (500, 5)
     """
     options = resolve_options(chunk_size, n_jobs, progress)
+    check_choice(method, "method", ("brute", "tree"))
+    if method == "tree":
+        return _tree_pdp(model, X, features, grid=grid, ice=ice, center=center, sample=sample,
+                         target=target, response_method=response_method,
+                         feature_names=feature_names)
     if is_dask_input(X):
         if ice or sample is not None:
             raise InvalidParameterError(
@@ -132,6 +150,7 @@ class _PDPlan(Plan):
         else:
             a, b = np.meshgrid(self.axes[0][0], self.axes[1][0], indexing="ij")
             settings = np.column_stack([a.ravel(), b.ravel()])
+        self.settings = settings
         self.segment = GridRows(base, self.cols, settings, average=not ice)
         self.segments = [self.segment]
 
@@ -169,3 +188,54 @@ class _PDPlan(Plan):
             output=self.output,
             ice_rows=self.rows,
         )
+
+
+class _TreePDPlan(_PDPlan):
+    """The weighted-traversal partial dependence of a tree ensemble: no model rows."""
+
+    def __init__(self, ens, dataset, feat, grid, *, center, output):
+        super().__init__(dataset, feat, grid, dataset.values[:1], None, ice=False,
+                         center=center, output=output)
+        self.ens = ens
+        self.segments = []
+
+    def reduce(self) -> Effect:
+        from ..models import _tree_kernels as K
+        ens = self.ens
+        position = np.full(ens.n_features, -1, np.int64)
+        position[list(self.cols)] = np.arange(len(self.cols))
+        settings = np.ascontiguousarray(ens.cast(self.settings))
+        values = ens.base[0] + K.pd_recursion(
+            settings, position, ens.left, ens.right, ens.feature, ens.threshold,
+            ens.default_left, ens.missing, np.ascontiguousarray(ens.value[:, 0]), ens.cover,
+            ens.roots)
+        self.segment.result = values
+        return super().reduce()
+
+
+def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
+              feature_names):
+    """:func:`pdp` with ``method="tree"``."""
+    from ..models._trees import output_column, tree_ensemble, unfit_data
+    if ice or sample is not None:
+        raise InvalidParameterError(
+            "method='tree' gives the partial dependence from the trees' covers: it has no ICE "
+            "curves and uses no sample of X; use method='brute' for ice= or sample=.")
+    if response_method != "auto":
+        raise InvalidParameterError(
+            "method='tree' reads the trees' raw output (response_method='auto'); use "
+            "method='brute' for another response.")
+    ens = tree_ensemble(model)
+    dataset = Dataset.from_data(X, feature_names=feature_names)
+    why = unfit_data(ens, model, dataset, X)
+    if why is not None:
+        raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
+    col, negate, output = output_column(ens, model, target)
+    one = ens.select(col)
+    if negate:
+        one.value, one.base = -one.value, -one.base
+    feats = resolve_features(dataset, features)
+    plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
+             for feat in feats]
+    # the plans need no model rows: run() only reduces them
+    return Effects(run(None, plans, desc="pdp (tree)"))

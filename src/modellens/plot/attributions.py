@@ -397,7 +397,10 @@ def interaction_partner(attributions, feature):
     a dependence of its attribution on another feature ``k`` can only be an
     interaction.  The score of ``k`` is the size-weighted mean of
     ``|corr(phi_feature, x_k)|`` over the groups; the best one is returned
-    (None when there is no other feature).
+    (None when there is no other feature).  When the attributions carry SHAP
+    interaction values (``interactions``, from ``ml.shapley(...,
+    interactions=True)``), the partner is instead the feature with the largest
+    mean ``|interaction|`` with ``feature`` over the rows.
     """
     return _partner_of(attributions, attributions.index_of(feature))
 
@@ -407,6 +410,10 @@ def _partner_of(a, j):
     n, d = a.values.shape
     if d < 2:
         return None
+    if a.interactions is not None:
+        strength = np.abs(a.interactions[:, j, :]).mean(axis=0)
+        strength[j] = -np.inf
+        return int(np.argmax(strength))
     numeric = a.numeric_data()
     phi = a.values[:, j]
     order = np.argsort(numeric[:, j], kind="stable")

@@ -1,0 +1,523 @@
+"""One array form for fitted tree ensembles, read from scikit-learn, XGBoost and LightGBM.
+
+Every supported model becomes a :class:`TreeEnsemble`: the nodes of all its
+trees in flat arrays, the model's baseline and how its raw output is linked
+to what ``predict`` / ``predict_proba`` return.  Each library's own split
+semantics are kept, so that a row lands in the leaf the library sends it to,
+down to the last bit:
+
+* scikit-learn casts ``X`` to float32 and sends ``x <= t`` left (``t``
+  float64); a NaN goes where ``missing_go_to_left`` says.
+* XGBoost casts ``X`` to float32 and sends ``x < t`` left (``t`` float32); a
+  NaN goes where ``default_left`` says.
+* LightGBM compares float64 ``x <= t`` (``t`` float64); a NaN goes to the
+  default side when the split's ``missing_type`` is NaN, is read as 0.0 when
+  it is None, and zero and NaN both go to the default side when it is Zero;
+  values within 1e-35 (a float) of zero are read as 0.0 first.
+
+The strict ``x < t`` of XGBoost is stored as ``x <= t'`` with ``t'`` the
+float64 just below ``t``: the same for every float ``x``, so one comparison
+serves all libraries.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InvalidParameterError, is_integer
+
+__all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "unfit_data",
+           "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN"]
+
+#: What :func:`tree_ensemble` reads, for error messages.
+SUPPORTED_TREE_MODELS = (
+    "scikit-learn DecisionTreeRegressor/Classifier, RandomForestRegressor/Classifier, "
+    "ExtraTreesRegressor/Classifier, GradientBoostingRegressor/Classifier (default init), "
+    "HistGradientBoostingRegressor/Classifier (numeric splits); XGBoost XGBRegressor, "
+    "XGBClassifier, XGBRFRegressor/Classifier and Booster (gbtree/dart, numeric splits); "
+    "LightGBM LGBMRegressor, LGBMClassifier and Booster (numeric splits, no linear trees)")
+
+#: Missing-value rules of a split (``TreeEnsemble.missing``).
+MISSING_DEFAULT = 0      # NaN goes to the default side
+MISSING_AS_ZERO = 1      # NaN is read as 0.0 (LightGBM missing_type None)
+MISSING_ZERO_OR_NAN = 2  # 0.0 and NaN go to the default side (LightGBM Zero)
+
+#: LightGBM's kZeroThreshold (the float 1e-35).
+LIGHTGBM_ZERO = float(np.float32(1e-35))
+
+
+@dataclass
+class TreeEnsemble:
+    """Tree nodes in flat arrays; the raw output is ``base + sum of the reached leaves``.
+
+    Node ``i`` of the whole ensemble is a leaf when ``left[i] < 0``; else a
+    row goes to ``left[i]`` when its (cast) value of ``feature[i]`` is
+    ``<= threshold[i]``, to ``right[i]`` otherwise, and a missing value to
+    ``left[i]`` when ``default_left[i]``.  Tree ``k`` holds nodes
+    ``roots[k]:roots[k + 1]`` and its root is ``roots[k]``.
+
+    Attributes
+    ----------
+    value : ndarray of shape (n_nodes, n_outputs)
+        Leaf values (already scaled by learning rate or averaging weight).
+    cover : ndarray of shape (n_nodes,)
+        Training weight reaching each node (samples, or hessian sums).
+    base : ndarray of shape (n_outputs,)
+        The raw output before any tree (boosting's initial prediction).
+    link : str
+        How the raw output maps to the model's answer: ``"identity"``,
+        ``"logit"`` (binary log-odds), ``"softmax"`` (multiclass margins) or
+        ``"log"``.
+    float32 : bool
+        The library casts ``X`` to float32 before comparing.
+    """
+
+    left: np.ndarray
+    right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    default_left: np.ndarray
+    missing: np.ndarray
+    value: np.ndarray
+    cover: np.ndarray
+    roots: np.ndarray
+    base: np.ndarray
+    n_features: int
+    link: str = "identity"
+    float32: bool = False
+    library: str = ""
+    classes: list | None = None
+    output_names: list = field(default_factory=list)
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.roots) - 1
+
+    @property
+    def n_outputs(self) -> int:
+        return self.value.shape[1]
+
+    def cast(self, X) -> np.ndarray:
+        """``X`` as float64 values rounded as the library rounds them before comparing."""
+        X = np.asarray(X, dtype=np.float64)
+        if self.float32:
+            return X.astype(np.float32).astype(np.float64)
+        if self.library == "lightgbm":
+            # LightGBM reads rows sparsely: values within its zero threshold become 0.0
+            X = np.where(np.abs(X) <= LIGHTGBM_ZERO, 0.0, X)
+        return X
+
+    def select(self, output: int) -> "TreeEnsemble":
+        """The ensemble of one output column (trees that never touch it are dropped)."""
+        keep = []
+        for k in range(self.n_trees):
+            lo, hi = self.roots[k], self.roots[k + 1]
+            if np.any(self.value[lo:hi, output] != 0) or k == 0:
+                keep.append(k)
+        parts = [np.arange(self.roots[k], self.roots[k + 1]) for k in keep]
+        idx = np.concatenate(parts)
+        shift = np.zeros(len(self.left), dtype=np.int64)
+        sizes = np.array([len(p) for p in parts])
+        new_roots = np.concatenate([[0], np.cumsum(sizes)])
+        for k, p, r in zip(keep, parts, new_roots[:-1]):
+            shift[p] = r - self.roots[k]
+        left, right = self.left[idx].copy(), self.right[idx].copy()
+        inner = left >= 0
+        left[inner] = left[inner] + shift[idx][inner]
+        right[inner] = right[inner] + shift[idx][inner]
+        return TreeEnsemble(
+            left=left, right=right, feature=self.feature[idx], threshold=self.threshold[idx],
+            default_left=self.default_left[idx], missing=self.missing[idx],
+            value=self.value[idx, output][:, None].copy(), cover=self.cover[idx],
+            roots=new_roots.astype(np.int64), base=self.base[[output]], n_features=self.n_features,
+            link=self.link, float32=self.float32, library=self.library, classes=self.classes,
+            output_names=[self.output_names[output]] if self.output_names else [])
+
+    def predict_raw(self, X) -> np.ndarray:
+        """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
+        from ._tree_kernels import predict_leaves
+        Xc = self.cast(X)
+        leaves = predict_leaves(Xc, self.left, self.right, self.feature, self.threshold,
+                                self.default_left, self.missing, self.roots)
+        out = np.tile(self.base, (len(Xc), 1))
+        for k in range(self.n_trees):
+            out += self.value[leaves[:, k]]
+        return out
+
+
+# ---------------------------------------------------------------------- assembling
+class _Builder:
+    """Collects trees node by node (children as positions within their tree)."""
+
+    def __init__(self, n_outputs):
+        self.n_outputs = n_outputs
+        self.parts = []
+
+    def add(self, left, right, feature, threshold, default_left, value, cover, *,
+            missing=None, output=None):
+        """One tree; ``value`` is (nodes,) for tree-per-output models with ``output`` set."""
+        left = np.asarray(left, dtype=np.int64)
+        n = len(left)
+        value = np.asarray(value, dtype=np.float64)
+        if value.ndim == 1:
+            full = np.zeros((n, self.n_outputs))
+            full[:, 0 if output is None else output] = value
+            value = full
+        missing = np.zeros(n, np.uint8) if missing is None else np.asarray(missing, np.uint8)
+        self.parts.append((left, np.asarray(right, dtype=np.int64),
+                           np.asarray(feature, dtype=np.int64),
+                           np.asarray(threshold, dtype=np.float64),
+                           np.asarray(default_left, dtype=np.uint8), missing, value,
+                           np.asarray(cover, dtype=np.float64)))
+
+    def build(self, base, n_features, **kw) -> TreeEnsemble:
+        if not self.parts:
+            raise InvalidParameterError("the model has no trees to explain.")
+        sizes = np.array([len(p[0]) for p in self.parts])
+        roots = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        cols = [np.concatenate(c) for c in zip(*[p[:6] + (p[7],) for p in self.parts])]
+        left, right, feature, threshold, default_left, missing, cover = cols
+        offset = np.repeat(roots[:-1], sizes)
+        inner = left >= 0
+        left = np.where(inner, left + offset, -1)
+        right = np.where(inner, right + offset, -1)
+        feature = np.where(inner, feature, 0)
+        threshold = np.where(inner, threshold, 0.0)
+        value = np.concatenate([p[6] for p in self.parts])
+        return TreeEnsemble(left=left, right=right, feature=feature, threshold=threshold,
+                            default_left=default_left, missing=missing, value=value,
+                            cover=cover, roots=roots,
+                            base=np.asarray(base, dtype=np.float64).reshape(-1),
+                            n_features=int(n_features), **kw)
+
+
+def _unsupported(model, why=""):
+    reason = f" ({why})" if why else ""
+    return InvalidParameterError(
+        f"cannot read {type(model).__name__} as a tree ensemble{reason}. Supported: "
+        f"{SUPPORTED_TREE_MODELS}. For other models use algorithm='exact', 'permutation' "
+        "or 'kernel'.")
+
+
+def tree_ensemble(model) -> TreeEnsemble:
+    """The :class:`TreeEnsemble` of a fitted tree model; InvalidParameterError if unsupported.
+
+    A scikit-learn Pipeline is refused: its preprocessing changes the features
+    the trees split on.
+    """
+    if isinstance(getattr(model, "steps", None), list):
+        raise InvalidParameterError(
+            "a Pipeline is not a tree model: its preprocessing changes the features that the "
+            "trees split on, so tree values would be about transformed columns. Explain the "
+            "pipeline with algorithm='exact', 'permutation' or 'kernel', or explain its last "
+            "step on the transformed data (pipe[:-1].transform(X)).")
+    root = type(model).__module__.split(".")[0]
+    if root == "sklearn":
+        return _sklearn(model)
+    if root == "xgboost":
+        return _xgboost(model)
+    if root == "lightgbm":
+        return _lightgbm(model)
+    raise _unsupported(model)
+
+
+# ---------------------------------------------------------------------- scikit-learn
+def _sk_tree(builder, tree, scale=1.0, output=None, columns=None):
+    """One fitted ``sklearn.tree._tree.Tree``; ``columns`` picks value columns (classes)."""
+    t = tree
+    value = t.value  # (nodes, n_outputs, max_classes)
+    if columns is None:
+        v = value[:, 0, 0] * scale
+    else:
+        v = value[:, 0, :columns] * scale
+    missing_left = getattr(t, "missing_go_to_left", None)
+    if missing_left is None:
+        missing_left = np.zeros(t.node_count, np.uint8)
+    builder.add(t.children_left, t.children_right, t.feature, t.threshold, missing_left,
+                v, t.weighted_n_node_samples, output=output)
+
+
+def _sklearn(model):
+    from sklearn.utils.validation import check_is_fitted
+    names = {c.__name__ for c in type(model).__mro__}
+    try:
+        check_is_fitted(model)
+    except Exception as exc:
+        raise InvalidParameterError(f"the {type(model).__name__} is not fitted.") from exc
+    classes = getattr(model, "classes_", None)
+    classes = None if classes is None else list(np.asarray(classes).tolist())
+    d = int(model.n_features_in_)
+    if getattr(model, "n_outputs_", 1) != 1:
+        raise _unsupported(model, "several outputs per row")
+    if "BaseDecisionTree" in names or "BaseForest" in names:
+        if "BaseDecisionTree" in names:
+            trees, scale = [model], 1.0
+        else:
+            trees = model.estimators_
+            scale = 1.0 / len(trees)
+        if "RandomTreesEmbedding" in names:
+            raise _unsupported(model, "an embedding, not a predictor")
+        k = len(classes) if classes is not None else None
+        b = _Builder(k or 1)
+        for est in trees:
+            _sk_tree(b, est.tree_, scale, columns=k)
+        outs = [f"P(y = {c})" for c in classes] if classes else ["prediction"]
+        return b.build(np.zeros(k or 1), d, link="identity", float32=True, library="sklearn",
+                       classes=classes, output_names=outs)
+    if "BaseGradientBoosting" in names:
+        init = model.init_
+        if not (isinstance(init, str) and init == "zero") and \
+                type(init).__name__ not in ("DummyRegressor", "DummyClassifier"):
+            raise _unsupported(model, "a custom init estimator makes the baseline depend on X")
+        base = model._raw_predict_init(np.zeros((1, d), dtype=np.float32))[0]
+        n_out = model.estimators_.shape[1]
+        b = _Builder(n_out)
+        for row in model.estimators_:
+            for j, est in enumerate(row):
+                _sk_tree(b, est.tree_, model.learning_rate, output=j)
+        link, outs = _classifier_link(classes, n_out)
+        return b.build(base, d, link=link, float32=True, library="sklearn", classes=classes,
+                       output_names=outs)
+    if "BaseHistGradientBoosting" in names:
+        if getattr(model, "is_categorical_", None) is not None and \
+                np.any(model.is_categorical_):
+            raise _unsupported(model, "categorical splits are not supported")
+        n_out = model._baseline_prediction.shape[1] if np.ndim(model._baseline_prediction) \
+            == 2 else 1
+        b = _Builder(n_out)
+        for per_iter in model._predictors:
+            for j, pred in enumerate(per_iter):
+                nodes = pred.nodes
+                if np.any(nodes["is_categorical"]):
+                    raise _unsupported(model, "categorical splits are not supported")
+                leaf = nodes["is_leaf"].astype(bool)
+                left = np.where(leaf, -1, nodes["left"].astype(np.int64))
+                right = np.where(leaf, -1, nodes["right"].astype(np.int64))
+                b.add(left, right, nodes["feature_idx"], nodes["num_threshold"],
+                      nodes["missing_go_to_left"], np.where(leaf, nodes["value"], 0.0),
+                      nodes["count"].astype(np.float64), output=j)
+        base = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
+        link, outs = _classifier_link(classes, n_out)
+        return b.build(base, d, link=link, float32=False, library="sklearn", classes=classes,
+                       output_names=outs)
+    raise _unsupported(model)
+
+
+def _classifier_link(classes, n_out):
+    if classes is None:
+        return "identity", ["prediction"]
+    if n_out == 1:
+        return "logit", [f"log-odds(y = {classes[-1]})"]
+    return "softmax", [f"margin(y = {c})" for c in classes]
+
+
+# ---------------------------------------------------------------------- XGBoost
+def _xgboost(model):
+    import xgboost as xgb
+    booster = model if isinstance(model, xgb.Booster) else None
+    if booster is None:
+        try:
+            booster = model.get_booster()
+        except Exception as exc:
+            raise InvalidParameterError(f"the {type(model).__name__} is not fitted.") from exc
+    missing = getattr(model, "missing", np.nan)
+    if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
+        raise _unsupported(model, f"missing={missing!r} makes a value other than NaN missing")
+    raw = json.loads(booster.save_raw("json"))
+    learner = raw["learner"]
+    gb = learner["gradient_booster"]
+    kind = gb.get("name")
+    if kind == "dart":
+        weights = gb.get("weight_drop", None)
+        gb = gb["gbtree"]
+    elif kind == "gbtree":
+        weights = None
+    else:
+        raise _unsupported(model, f"booster {kind!r} has no trees")
+    trees = gb["model"]["trees"]
+    info = gb["model"]["tree_info"]
+    params = learner["learner_model_param"]
+    n_class = int(params.get("num_class", 0) or 0)
+    if int(params.get("num_target", 1) or 1) > 1:
+        raise _unsupported(model, "several targets")
+    n_out = max(1, n_class)
+    objective = learner["objective"]["name"]
+    base_score = np.array(json.loads(params["base_score"].replace("E", "e")) if
+                          params["base_score"].startswith("[") else
+                          [float(params["base_score"])], dtype=np.float32).reshape(-1)
+    if objective in ("binary:logistic", "reg:logistic", "binary:logitraw"):
+        link = "logit"
+        if objective != "binary:logitraw":  # base_score is a probability
+            p = base_score.astype(np.float64)
+            base_score = np.log(p / (1 - p))
+    elif objective in ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"):
+        link = "log"
+        base_score = np.log(base_score.astype(np.float64))
+    elif objective.startswith("multi:"):
+        link = "softmax"
+    elif objective.startswith("reg:") or objective.startswith("rank:"):
+        link = "identity"
+    else:
+        raise _unsupported(model, f"objective {objective!r}")
+    base = np.broadcast_to(np.asarray(base_score, np.float64), (n_out,)).copy()
+    d = int(params.get("num_feature"))
+    b = _Builder(n_out)
+    for k, (t, out) in enumerate(zip(trees, info)):
+        if any(int(s) != 0 for s in t.get("split_type", [])) or t.get("categories_nodes"):
+            raise _unsupported(model, "categorical splits are not supported")
+        if int(t["tree_param"].get("size_leaf_vector", "1")) > 1:
+            raise _unsupported(model, "vector leaves")
+        left = np.asarray(t["left_children"], np.int64)
+        cond = np.asarray(t["split_conditions"], np.float32).astype(np.float64)
+        w = 1.0 if weights is None else float(weights[k])
+        leaf = left < 0
+        # x < t  <=>  x <= (the float64 just below t), for every float x
+        threshold = np.where(leaf, 0.0, np.nextafter(cond, -np.inf))
+        value = np.where(leaf, cond * w, 0.0)
+        b.add(left, t["right_children"], t["split_indices"], threshold, t["default_left"],
+              value, t["sum_hessian"], output=int(out) if n_out > 1 else None)
+    classes, outs = _outputs(model, link, n_out)
+    return b.build(base, d, link=link, float32=True, library="xgboost", classes=classes,
+                   output_names=outs)
+
+
+def _outputs(model, link, n_out):
+    """The classes of a booster's sklearn wrapper (None for a Booster) and output names."""
+    classes = getattr(model, "classes_", None)
+    classes = None if classes is None else list(np.asarray(classes).tolist())
+    if link == "softmax":
+        outs = [f"margin(y = {c})" for c in (classes or range(n_out))]
+    elif link == "logit":
+        outs = [f"log-odds(y = {classes[-1] if classes else 1})"]
+    else:
+        outs = ["raw prediction" if link == "log" else "prediction"]
+    return classes, outs
+
+
+# ---------------------------------------------------------------------- LightGBM
+_LGB_MISSING = {"NaN": MISSING_DEFAULT, "None": MISSING_AS_ZERO, "Zero": MISSING_ZERO_OR_NAN}
+
+
+def _lightgbm(model):
+    import lightgbm as lgb
+    booster = model if isinstance(model, lgb.Booster) else getattr(model, "booster_", None)
+    if booster is None:
+        try:
+            booster = model.booster_
+        except Exception as exc:
+            raise InvalidParameterError(f"the {type(model).__name__} is not fitted.") from exc
+    dump = booster.dump_model()
+    avg = bool(dump.get("average_output"))  # random forest mode: predict averages the trees
+    n_out = int(dump.get("num_tree_per_iteration", 1))
+    objective = str(dump.get("objective", "")).split(" ")[0]
+    if objective in ("binary", "cross_entropy", "xentropy"):
+        link = "logit"
+    elif objective.startswith("multiclass"):
+        link = "softmax"
+    elif objective in ("poisson", "gamma", "tweedie"):
+        link = "log"
+    else:
+        link = "identity"
+    d = int(dump["max_feature_idx"]) + 1
+    infos = dump["tree_info"]
+    scale = 1.0 / (len(infos) // n_out) if avg and infos else 1.0
+    b = _Builder(n_out)
+    for k, info in enumerate(infos):
+        if info.get("num_cat", 0):
+            raise _unsupported(model, "categorical splits are not supported")
+        cols = {c: [] for c in ("l", "r", "f", "t", "dl", "m", "v", "c")}
+        _lgb_walk(info["tree_structure"], cols, model)
+        b.add(cols["l"], cols["r"], cols["f"], cols["t"], cols["dl"],
+              np.asarray(cols["v"]) * scale, cols["c"], missing=cols["m"],
+              output=k % n_out if n_out > 1 else None)
+    classes, outs = _outputs(model, link, n_out)
+    return b.build(np.zeros(n_out), d, link=link, float32=False, library="lightgbm",
+                   classes=classes, output_names=outs)
+
+
+def _lgb_walk(node, cols, model):
+    """Append ``node``'s subtree in preorder; returns the node's position."""
+    stack = [(node, None, False)]
+    while stack:
+        nd, parent, is_left = stack.pop()
+        i = len(cols["l"])
+        if parent is not None:
+            cols["l" if is_left else "r"][parent] = i
+        if "leaf_value" in nd or "split_feature" not in nd:
+            for c, v in (("l", -1), ("r", -1), ("f", 0), ("t", 0.0), ("dl", 0),
+                         ("m", 0), ("v", nd.get("leaf_value", 0.0)),
+                         ("c", nd.get("leaf_count", 0))):
+                cols[c].append(v)
+            continue
+        if nd.get("decision_type", "<=") != "<=":
+            raise _unsupported(model, "categorical splits are not supported")
+        for c, v in (("l", -2), ("r", -2), ("f", nd["split_feature"]),
+                     ("t", float(nd["threshold"])), ("dl", int(bool(nd["default_left"]))),
+                     ("m", _LGB_MISSING[nd.get("missing_type", "None")]), ("v", 0.0),
+                     ("c", nd["internal_count"])):
+            cols[c].append(v)
+        stack.append((nd["right_child"], i, False))
+        stack.append((nd["left_child"], i, True))
+
+
+# ---------------------------------------------------------------------- outputs
+def output_column(ens: TreeEnsemble, model, target) -> tuple[int, bool, str]:
+    """The raw-output column explained for ``target``: ``(column, negate, name)``.
+
+    Binary classifiers with one margin column explain ``classes_[1]``; a
+    ``target`` naming ``classes_[0]`` negates it.  Multiclass models need
+    ``target`` (a label, or a position among ``classes_``).
+    """
+    classes = ens.classes
+    if classes is None:
+        if ens.n_outputs == 1:
+            if target is not None and not (is_integer(target) and int(target) in (0, -1)):
+                raise InvalidParameterError(
+                    f"target={target!r}: the model has one output; leave target= out.")
+            return 0, False, ens.output_names[0]
+        if target is None:
+            raise InvalidParameterError(
+                f"the model has {ens.n_outputs} outputs; choose one with target= (its index).")
+        if not is_integer(target) or not -ens.n_outputs <= int(target) < ens.n_outputs:
+            raise InvalidParameterError(f"target={target!r} is not an output index "
+                                        f"(0..{ens.n_outputs - 1}).")
+        k = int(target) % ens.n_outputs
+        return k, False, ens.output_names[k]
+    if target is None:
+        if len(classes) != 2:
+            raise InvalidParameterError(
+                f"the model has {len(classes)} classes {classes}; choose the one to explain "
+                "with target= (a class label or its index).")
+        k = 1
+    elif target in classes:
+        k = classes.index(target)
+    elif is_integer(target) and -len(classes) <= int(target) < len(classes):
+        k = int(target) % len(classes)
+    else:
+        raise InvalidParameterError(f"target={target!r} is not one of the model's classes "
+                                    f"{classes} nor a position among them.")
+    if ens.n_outputs == 1:  # one log-odds column, for classes_[1]
+        name = f"log-odds(y = {classes[k]})"
+        return 0, k == 0, name
+    return k, False, ens.output_names[k]
+
+
+def unfit_data(ens, model, dataset, X):
+    """Why the encoded rows are not what the trees split on (None when they are)."""
+    if any(col.is_categorical for col in dataset.columns):
+        names = [col.name for col in dataset.columns if col.is_categorical]
+        return (f"the columns {names} are categorical or text; the trees' categorical "
+                "splits are not supported, and encoded codes are not the values the model saw")
+    if dataset.n_features != ens.n_features:
+        return (f"X has {dataset.n_features} features but the model's trees use "
+                f"{ens.n_features}")
+    fitted = getattr(model, "feature_names_in_", None)
+    if fitted is not None and isinstance(X, pd.DataFrame):
+        if [str(c) for c in X.columns] != [str(c) for c in fitted]:
+            return (f"X's columns {list(X.columns)} are not the model's columns "
+                    f"{list(fitted)} in the same order")
+    return None
