@@ -453,19 +453,31 @@ def test_templates_ship_in_the_wheel(tmp_path):
     assert "modellens/__main__.py" in names
 
 
-def test_tree_shap_is_tried_first_and_a_refusal_falls_back_to_sampling(monkeypatch):
-    """When ``ml.shapley`` has ``algorithm="tree"`` tree ensembles get it; a refusal is noted."""
+def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
+    """Tree ensembles get interventional TreeSHAP (equal to exact enumeration on the same
+    background); a model TreeSHAP refuses gets the model-agnostic values and a note."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     from modellens.report import _sections
+    from modellens.report._sections import take_rows
 
     X, y = _frame()
-    X = X[["x1", "x3"]]
-    model = HistGradientBoostingRegressor(max_iter=10).fit(X, y)
-    assert _sections._tree_shap_available(Ridge().fit(X.fillna(0), y)) is False
-    monkeypatch.setattr(_sections, "_tree_shap_available", lambda model: True)
-    r = ml.report(model, X, sections=["shapley"], **SMALL)
+    assert _sections._tree_shap_available(Ridge().fit(X[["x1"]], y)) is False
+    numeric = X[["x1", "x3"]]
+    model = HistGradientBoostingRegressor(max_iter=10).fit(numeric, y)
+    r = ml.report(model, numeric, sections=["shapley"], **SMALL)
     sec = r.sections["shapley"]
-    if sec.data["attributions"].method != "shapley-tree":  # not landed: refused, then sampled
-        assert any("TreeSHAP could not read this model" in n for n in sec.notes)
-        assert sec.data["attributions"].method == "shapley-exact"
+    attr = sec.data["attributions"]
+    assert attr.method == "shapley-tree" and attr.value_function == "interventional"
+    exact = ml.shapley(model, numeric.iloc[list(sec.data["explained_rows"])],
+                       background=take_rows(numeric, sec.data["background_rows"]),
+                       algorithm="exact")
+    np.testing.assert_allclose(attr.values, exact.values, atol=1e-9)
+    np.testing.assert_allclose(attr.base_values, exact.base_values, atol=1e-9)
+
+    with_levels = X[["x1", "colour"]]
+    model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype")
+    model.fit(with_levels, y)
+    sec = ml.report(model, with_levels, sections=["shapley"], **SMALL).sections["shapley"]
+    assert any("TreeSHAP does not apply" in n and "categorical" in n for n in sec.notes)
+    assert sec.data["attributions"].method == "shapley-exact"

@@ -377,7 +377,10 @@ def shapley_section(ctx) -> Section:
         try:
             attr = shapley(ctx.model, ctx.X_explain, algorithm="tree", **common)
         except (InvalidParameterError, ModelError) as exc:
-            sec.notes.append(f"TreeSHAP could not read this model ({exc}); sampled instead.")
+            # the reason's first sentence: the list of supported models would bury it
+            reason = str(exc).split(". Supported")[0].rstrip(".")
+            sec.notes.append(f"TreeSHAP does not apply to this model ({reason}); the values "
+                             "below come from the model-agnostic algorithm named next.")
     if attr is None:
         attr = shapley(ctx.model, ctx.X_explain, **_shapley_options(ctx), **common)
     rows = _chosen_rows(ctx, attr.prediction if attr.prediction is not None
@@ -396,6 +399,7 @@ def shapley_section(ctx) -> Section:
         group.figures.append(_waterfall(attr, i, ctx.explain_index[i], why))
     sec.figure_groups.append(group)
     sec.data.update(attributions=attr, rows=[ctx.explain_index[i] for i, _ in rows],
+                    explained_rows=ctx.explain_index, background_rows=ctx.background_index,
                     importance=dict(zip(attr.feature_names, attr.mean_abs())))
     ctx.attribution_rows = rows
     return sec
