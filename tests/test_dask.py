@@ -418,3 +418,48 @@ def test_lime_equals_local_run(client, sampling):
         remote = ml.lime(smooth, X[:5], training_data=X, random_state=0, sampling=sampling)
     np.testing.assert_array_equal(local.values, remote.values)
     np.testing.assert_array_equal(local.intercept, remote.intercept)
+
+
+def _claim_or_wait(A, flags):
+    # the first chunk runs until the other worker is killed; the chunks recomputed after
+    # the kill wait until the first chunk is done, so its fold meets lost chunks
+    try:
+        os.rename(flags / "first", flags / "claimed")
+        (flags / "slow.pid").write_text(str(os.getpid()))
+        while not (flags / "killed").exists():
+            time.sleep(0.01)
+        time.sleep(0.3)
+        (flags / "first_done").touch()
+    except FileNotFoundError:
+        if (flags / "killed").exists():
+            while not (flags / "first_done").exists():
+                time.sleep(0.01)
+            time.sleep(1.0)
+    return smooth(A)
+
+
+def test_answers_lost_with_a_worker_after_they_finished_are_waited_for(client, tmp_path):
+    # answers held on a worker for an earlier chunk's fold are lost when it dies; Dask
+    # recomputes them, but as_completed does not yield them again: the run returned
+    # a partial curve (most grid points 0) before
+    X = _data(1000, seed=13)
+    local = ml.pdp(smooth, X, grid=20, features=[0], chunk_size=1000, progress=False)
+    pids = client.run(os.getpid)
+    (tmp_path / "first").touch()
+
+    def kill_the_other():
+        deadline = time.time() + 60
+        while not (tmp_path / "slow.pid").exists() and time.time() < deadline:
+            time.sleep(0.01)
+        slow = int((tmp_path / "slow.pid").read_text())
+        time.sleep(1.5)  # the other worker answers the chunks after the first meanwhile
+        (tmp_path / "killed").touch()
+        os.kill(next(p for p in pids.values() if p != slow), signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_the_other)
+    killer.start()
+    with ml.config(client=client, progress=False, chunk_size=1000):
+        remote = ml.pdp(lambda A: _claim_or_wait(A, tmp_path), X, grid=20, features=[0])
+    killer.join()
+    _same(local, remote)
+    client.wait_for_workers(2, timeout=60)

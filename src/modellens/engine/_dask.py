@@ -111,7 +111,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     chunks : iterator of (key, pieces)
         The engine's chunk cuts, read lazily (so after the sizes are set).
     bar : tqdm, optional
-        Advanced as each chunk completes on the cluster.
+        Advanced as each chunk is folded.
 
     Raises
     ------
@@ -157,21 +157,26 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
 
     try:
         submit()
-        for future in done:
-            if future.status == "error":
-                future.result()  # raises the worker's error at once, not in chunk order
-            if bar is not None and future.status == "finished":
-                bar.update(sum(b - a for _, a, b in _pieces_of(pending, future)))
-            # fold in chunk order: the sums are then those of a local run
-            while pending and pending[0][0].done():
-                head, pieces = pending.popleft()
-                condensed, n_rows = head.result()
-                for (seg, a, b), part in zip(pieces, condensed):
-                    seg._fold(a, b, part)
-                if hasattr(model, "_count"):
-                    model._count(1, n_rows)
-                head.release()
-            submit()
+        while pending:
+            for future in done:
+                if future.status == "error":
+                    future.result()  # raises the worker's error at once, not in chunk order
+                # fold in chunk order: the sums are then those of a local run
+                while pending and pending[0][0].done():
+                    head, pieces = pending.popleft()
+                    condensed, n_rows = head.result()
+                    for (seg, a, b), part in zip(pieces, condensed):
+                        seg._fold(a, b, part)
+                    if hasattr(model, "_count"):
+                        model._count(1, n_rows)
+                    if bar is not None:
+                        bar.update(n_rows)
+                    head.release()
+                submit()
+            # as_completed yields a future once: one whose answer was lost with its worker
+            # after that is recomputed by Dask but not yielded again, so the chunks not
+            # folded yet are waited for again (leaving here returned a partial result)
+            done.update(future for future, _ in pending)
     except distributed.KilledWorker as exc:
         raise ModelError(
             f"a Dask worker died while evaluating the model ({exc}); Dask gave up after "
@@ -193,9 +198,3 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
         client.cancel([request])
     return segments
 
-
-def _pieces_of(pending, future):
-    for f, pieces in pending:
-        if f is future:
-            return pieces
-    return ()
