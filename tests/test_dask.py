@@ -463,3 +463,29 @@ def test_answers_lost_with_a_worker_after_they_finished_are_waited_for(client, t
     killer.join()
     _same(local, remote)
     client.wait_for_workers(2, timeout=60)
+
+
+def test_dask_dataframe_with_an_empty_partition(client):
+    # a filtered Dask DataFrame often has empty partitions: PD divided by their zero rows
+    pd = pytest.importorskip("pandas")
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    df, _ = _frames(6000, 1, seed=14)
+    parts = [df.iloc[:2500], df.iloc[:0], df.iloc[2500:]]
+    ddf = dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
+    with ml.config(client=client, progress=False):
+        pd_remote = ml.pdp(frame_model, ddf, grid=5)
+        ale_remote = ml.ale(frame_model, ddf, bins=6)
+        dale_remote = ml.dale(frame_model, ddf, bins=6)
+        m_remote = ml.mplot(frame_model, ddf, grid=6)
+    for name in ("a", "b", "c"):
+        same = ml.pdp(frame_model, df, features=name, grid={name: pd_remote[name].grid},
+                      progress=False)[name]
+        np.testing.assert_allclose(pd_remote[name].values, same.values, rtol=1e-12)
+        for remote, method in ((ale_remote, ml.ale), (dale_remote, ml.dale)):
+            z = np.asarray(remote[name].grid)
+            same = method(frame_model, df, features=name, bins={name: z}, progress=False)[name]
+            np.testing.assert_array_equal(remote[name].counts, same.counts)
+            np.testing.assert_allclose(remote[name].values, same.values, rtol=0,
+                                       atol=1e-12 * np.ptp(same.values))
+        assert m_remote[name].counts.sum() == len(df)

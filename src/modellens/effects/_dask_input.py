@@ -360,6 +360,8 @@ def dask_ale(model, X, features, *, bins, confidence, empty_bins, target, respon
 
 # ------------------------------------------------------------------------ PD
 def _pd_partition(values, model, index, feats, grids):
+    if not values.shape[0]:  # an empty partition adds nothing (its mean over no rows is 0/0)
+        return [np.zeros(g.size) for g in grids], 0
     segments = [GridRows(values, (j,), g, average=True) for j, g in zip(feats, grids)]
     evaluate(model, segments, _local_options(), desc="pdp (partition)")
     # means weighted by the partition's rows: the client adds sums
