@@ -489,3 +489,19 @@ def test_dask_dataframe_with_an_empty_partition(client):
             np.testing.assert_allclose(remote[name].values, same.values, rtol=0,
                                        atol=1e-12 * np.ptp(same.values))
         assert m_remote[name].counts.sum() == len(df)
+
+
+def test_dask_dataframe_one_feature(client):
+    # the quantiles of one column came as a read-only array: features="a" failed
+    _, ddf = _frames(4000, 3, seed=16)
+    with ml.config(client=client, progress=False):
+        every = ml.ale(frame_model, ddf, bins=5)
+        one = ml.ale(frame_model, ddf, features="a", bins=5)
+        m_every, m_one = ml.mplot(frame_model, ddf, grid=5), ml.mplot(frame_model, ddf,
+                                                                       features="a", grid=5)
+        p_every, p_one = ml.pdp(frame_model, ddf, grid=5), ml.pdp(frame_model, ddf,
+                                                                  features="a", grid=5)
+    np.testing.assert_array_equal(one["a"].grid, every["a"].grid)
+    np.testing.assert_array_equal(one["a"].values, every["a"].values)
+    np.testing.assert_array_equal(m_one["a"].values, m_every["a"].values)
+    np.testing.assert_array_equal(p_one["a"].values, p_every["a"].values)

@@ -111,7 +111,8 @@ class _Table:
         probs = np.union1d(np.linspace(0, 1, QUANTILE_STEPS + 1), probs)
         frame = self.frame[[self.frame.columns[j] for j in columns]]
         q, low, high = _compute(client, frame.quantile(probs), frame.min(), frame.max())
-        q = np.asarray(q, dtype=np.float64).reshape(probs.size, len(columns))
+        # a copy: the quantiles of one column come as a read-only view (copy-on-write)
+        q = np.array(q, dtype=np.float64).reshape(probs.size, len(columns))
         # the merged quantiles can miss the ends (partitions of disjoint ranges): exact ones
         q[0], q[-1] = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
         return q, probs
