@@ -505,3 +505,38 @@ def test_dask_dataframe_one_feature(client):
     np.testing.assert_array_equal(one["a"].values, every["a"].values)
     np.testing.assert_array_equal(m_one["a"].values, m_every["a"].values)
     np.testing.assert_array_equal(p_one["a"].values, p_every["a"].values)
+
+
+def square_of_a(frame):
+    return np.asarray(frame["a"], dtype=float) ** 2 + np.asarray(frame["b"], dtype=float)
+
+
+@pytest.mark.parametrize("kind", ["levels", "tied_minimum", "continuous"])
+def test_dask_mplot_points_are_the_medians_of_their_neighbourhoods(kind):
+    # each point must be the median of the rows whose mean it shows: with ties at the
+    # bins' edges the points were picked from the probabilities the bins were cut at,
+    # and the curve was shifted by one level (f(1) = 4 for f = x^2 on x in 0..4)
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(15)
+    n = 20_000
+    a = {"levels": rng.integers(0, 5, n).astype(float),
+         "tied_minimum": np.where(rng.random(n) < 0.6, 0.0, rng.exponential(size=n)),
+         "continuous": rng.normal(size=n)}[kind]
+    df = pd.DataFrame({"a": a, "b": rng.normal(size=n) * 0.01})
+    m = ml.mplot(square_of_a, dd.from_pandas(df, npartitions=5), features="a", grid=10,
+                 progress=False)["a"]
+    assert (m.counts > 0).all() and m.counts.sum() == n
+    # the bins are contiguous in the sorted values: cut the sorted rows at the counts
+    order = np.argsort(a, kind="stable")
+    xs, ps = a[order], square_of_a(df)[order]
+    cuts = np.concatenate([[0], np.cumsum(m.counts)])
+    for k in range(m.counts.size):
+        lo, hi = cuts[k], cuts[k + 1]
+        assert xs[lo] > xs[lo - 1] if lo else True  # no tie run is split
+        np.testing.assert_allclose(m.values[k], ps[lo:hi].mean(), rtol=1e-12, atol=1e-12)
+        # the approximate median: within 0.5% of the data of the bin's middle rank
+        rank = np.searchsorted(xs, m.grid[k], side="left"), np.searchsorted(xs, m.grid[k],
+                                                                            side="right")
+        middle = (lo + hi - 1) / 2
+        assert rank[0] - 0.005 * n <= middle <= rank[1] + 0.005 * n, (k, m.grid[k])

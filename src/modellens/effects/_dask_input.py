@@ -427,11 +427,9 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
         raise InvalidParameterError("M-plots of Dask data take grid=int (at least 2): the "
                                     "neighbourhoods are quantile bins.")
     n_bins = int(grid)
-    probs = np.arange(2 * n_bins + 1) / (2 * n_bins)  # edges and bin medians
+    probs = np.arange(n_bins + 1) / n_bins
     q, asked = table.quantiles(client, feats, probs)
-    at = q[np.searchsorted(asked, probs)]
-    edges = [np.unique(at[0::2, c]) for c in range(len(feats))]
-    medians = [at[1::2, c] for c in range(len(feats))]
+    edges = [np.unique(q[np.searchsorted(asked, probs), c]) for c in range(len(feats))]
     parts = _per_partition(table, client, mdl, _mplot_partition, feats, edges)
     effects = []
     for c, j in enumerate(feats):
@@ -440,12 +438,15 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
             moments.add(part[c][0])
         _warn_missing([table.names[j]], [sum(p[c][1] for p in parts)],
                       "grid and neighbourhoods")
-        # ties can merge edges: each bin's point is the median nearest its middle
-        mid = (edges[c][:-1] + edges[c][1:]) / 2
-        points = medians[c][np.abs(medians[c][None, :] - mid[:, None]).argmin(axis=1)]
-        means, std, counts = moments.mean, np.sqrt(np.divide(
-            moments.squares, moments.count, out=np.zeros(moments.count.size),
-            where=moments.count > 0)), moments.count
+        # each bin's point is the median of the rows it holds: the quantile at the middle
+        # of its share of the data (ties at an edge move rows between bins, so the
+        # probabilities the bins were cut at can name another bin's median)
+        cum = np.concatenate([[0], np.cumsum(moments.count)])
+        middle = (cum[:-1] + cum[1:]) / 2 / max(cum[-1], 1)
+        filled = moments.count > 0  # a bin between two approximate edges can be empty
+        points = np.interp(middle, asked, q[:, c])[filled]
+        means, std, counts = moments.mean[filled], np.sqrt(
+            moments.squares[filled] / moments.count[filled]), moments.count[filled]
         col = table.schema.columns[j]
         effects.append(Effect(feature=col.name, method="mplot", grid=points, values=means,
                               std=std, counts=counts, kind=col.kind, feature_values=None,
