@@ -540,3 +540,50 @@ def test_dask_mplot_points_are_the_medians_of_their_neighbourhoods(kind):
                                                                             side="right")
         middle = (lo + hi - 1) / 2
         assert rank[0] - 0.005 * n <= middle <= rank[1] + 0.005 * n, (k, m.grid[k])
+
+
+def a_plus_c(frame):
+    return np.asarray(frame["a"], dtype=float) ** 2 + np.asarray(frame["c"], dtype=float)
+
+
+def test_dask_dataframe_boolean_and_empty_columns():
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(17)
+    df = pd.DataFrame({"a": rng.normal(size=3000), "c": rng.random(3000) < 0.3})
+    ddf = dd.from_pandas(df, npartitions=3)
+    # a boolean column: ALE steps from 0 to 1 (numpy cannot interpolate quantiles of
+    # booleans); PD and M-plots take its two values, as in memory (PD showed f at
+    # "c = 0.25", which the model saw as True); DALE leaves it out, as in memory (its
+    # shifted values reached the model as True: derivative 0)
+    remote = ml.ale(a_plus_c, ddf, bins=6, progress=False)
+    for name in ("a", "c"):
+        z = np.asarray(remote[name].grid, dtype=float)
+        same = ml.ale(a_plus_c, df, features=name, bins={name: z}, progress=False)[name]
+        np.testing.assert_array_equal(remote[name].counts, same.counts)
+        np.testing.assert_allclose(remote[name].values, same.values, atol=1e-12)
+    for method in (ml.pdp, ml.mplot):
+        got, ref = (method(a_plus_c, data, features="c", progress=False)["c"]
+                    for data in (ddf, df))
+        np.testing.assert_array_equal(got.grid, ref.grid)
+        np.testing.assert_allclose(got.values, ref.values, rtol=1e-12)
+    with pytest.warns(ml.ModellensWarning, match="skips the boolean"):
+        assert list(ml.dale(a_plus_c, ddf, progress=False)) == ["a"]
+    with pytest.raises(ml.InvalidParameterError, match="boolean"):
+        ml.dale(a_plus_c, ddf, features="c", progress=False)
+    # a column without values has no quantiles: a clear error, as in memory (a NaN grid
+    # reached the model, and ALE returned a curve of no points)
+    empty = dd.from_pandas(df.assign(c=np.nan), npartitions=3)
+    for method in (ml.ale, ml.dale, ml.pdp, ml.mplot):
+        with pytest.raises(ml.InvalidParameterError, match="'c' has no non-missing values"):
+            method(lambda f: np.asarray(f["a"], dtype=float), empty, progress=False)
+
+
+def test_dask_bins_and_grid_dicts_default_the_features_left_out():
+    # as in memory, a feature missing from a dict of bins or grids gets the default
+    _, ddf = _frames(3000, 2, seed=18)
+    for method, key in ((ml.ale, "bins"), (ml.dale, "bins"), (ml.pdp, "grid")):
+        given = method(frame_model, ddf, progress=False, **{key: {"a": 4}})
+        default = method(frame_model, ddf, features="b", progress=False)
+        assert given["a"].grid.size == (5 if key == "bins" else 4)
+        np.testing.assert_array_equal(given["b"].grid, default["b"].grid)
