@@ -587,3 +587,16 @@ def test_dask_bins_and_grid_dicts_default_the_features_left_out():
         default = method(frame_model, ddf, features="b", progress=False)
         assert given["a"].grid.size == (5 if key == "bins" else 4)
         np.testing.assert_array_equal(given["b"].grid, default["b"].grid)
+
+
+def test_dask_data_where_only_memory_is_taken_is_a_clear_error():
+    # Shapley and LIME read their data in memory: a Dask DataFrame was pulled in whole
+    # through np.asarray, losing its column names ("columns ['a', 'b', 'c'] do not match
+    # ['x0', 'x1', 'x2']" against pandas data of the same columns)
+    df, ddf = _frames(200, 2, seed=19)
+    for call in (lambda: ml.shapley(frame_model, ddf, background=df),
+                 lambda: ml.shapley(frame_model, df.iloc[:3], background=ddf),
+                 lambda: ml.lime(frame_model, ddf, training_data=df),
+                 lambda: ml.lime(frame_model, df.iloc[:2], training_data=ddf)):
+        with pytest.raises(ml.InvalidParameterError, match=r"Dask.*\.compute\(\)"):
+            call()
