@@ -600,3 +600,21 @@ def test_dask_data_where_only_memory_is_taken_is_a_clear_error():
                  lambda: ml.lime(frame_model, df.iloc[:2], training_data=ddf)):
         with pytest.raises(ml.InvalidParameterError, match=r"Dask.*\.compute\(\)"):
             call()
+
+
+def test_mplot_and_torch_dale_equal_local_runs(client):
+    # (found equal in review; kept so that they stay so)
+    X = _data(6000, seed=20)
+    local_m = ml.mplot(smooth, X, grid=12, progress=False)
+    with ml.config(client=client, progress=False):
+        remote_m = ml.mplot(smooth, X, grid=12)
+    _same(local_m, remote_m)
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(),
+                              torch.nn.Linear(8, 1)).double()
+    local = ml.dale(net, X, bins=8, progress=False)
+    with ml.config(client=client, progress=False):
+        remote = ml.dale(net, X, bins=8)
+    assert remote["x0"].extra["gradient"] == "torch"
+    _same(local, remote)
