@@ -618,3 +618,21 @@ def test_mplot_and_torch_dale_equal_local_runs(client):
         remote = ml.dale(net, X, bins=8)
     assert remote["x0"].extra["gradient"] == "torch"
     _same(local, remote)
+
+
+class _HoldsALock:
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def predict(self, X):
+        return np.asarray(X, dtype=float)[:, 0]
+
+
+def test_a_model_that_does_not_pickle_is_a_clear_error(client):
+    # it raised "Could not serialize object of type _Request", a name of ours
+    df, ddf = _frames(300, 2, seed=21)
+    with ml.config(client=client, progress=False):
+        with pytest.raises(ModelError, match="could not be sent to the Dask workers.*lock"):
+            ml.pdp(_HoldsALock(), _data(100), grid=3)
+        with pytest.raises(ModelError, match="could not be sent to the Dask workers.*lock"):
+            ml.ale(_HoldsALock(), ddf, bins=3)

@@ -145,8 +145,12 @@ def _client(options):
 def _per_partition(table, client, mdl, fn, *args):
     """``fn(values, model, index, *args)`` on every partition, results in partition order."""
     dask, _ = _import_dask()
-    model = mdl if client is None else \
-        client.scatter(mdl, broadcast=True, hash=False, direct=True)
+    if client is not None:
+        from ..engine._dask import scatter_to_workers
+
+        model = scatter_to_workers(client, mdl)
+    else:
+        model = mdl
     tasks = [dask.delayed(_encoded_call, pure=False)(part, table.schema, fn, model, i, *args)
              for i, part in enumerate(table.parts)]
     if client is None:

@@ -30,7 +30,8 @@ from collections import deque
 from .._config import import_distributed
 from .._validation import InvalidParameterError
 
-__all__ = ["evaluate_on_client", "resolve_client", "DASK_CHUNK_ROWS", "IN_FLIGHT_PER_THREAD"]
+__all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
+           "IN_FLIGHT_PER_THREAD"]
 
 #: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
@@ -51,6 +52,24 @@ def resolve_client(client):
                 "client='current' found no Dask client; start one first "
                 "(distributed.Client(...)) or pass it as client=.") from None
     return client
+
+
+def scatter_to_workers(client, obj):
+    """``obj`` (the model, with data) on every worker once; a clear error if it cannot go."""
+    import pickle
+
+    from ..models.adapter import ModelError
+
+    try:
+        # broadcast: a lost worker's copy has twins; straight from here: through the
+        # scheduler it cost a transient copy of the data
+        return client.scatter(obj, broadcast=True, hash=False, direct=True)
+    except (TypeError, pickle.PicklingError) as exc:
+        cause = exc.__cause__ or exc.__context__ or exc
+        raise ModelError(
+            f"the model or the data could not be sent to the Dask workers ({cause}); Dask "
+            "pickles them (cloudpickle), which a model holding a lock, an open file or a "
+            "connection does not allow. Make it picklable, or run without client=.") from exc
 
 
 class _Request:
@@ -134,10 +153,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     # answers that wait for an earlier, slower chunk to be folded first are held here:
     # a few more chunks than run, so one slow chunk does not idle the other workers
     held_limit = 2 * running_limit
-    # every worker gets the request once (broadcast: a lost worker's copy has twins),
-    # straight from here: through the scheduler it cost a transient copy of the data
-    request = client.scatter(_Request(model, segments), broadcast=True, hash=False,
-                             direct=True)
+    request = scatter_to_workers(client, _Request(model, segments))
     pending = deque()
     done = distributed.as_completed()
     chunks = iter(chunks)
