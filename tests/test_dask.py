@@ -423,16 +423,18 @@ def test_lime_equals_local_run(client, sampling):
 def _claim_or_wait(A, flags):
     # the first chunk runs until the other worker is killed; the chunks recomputed after
     # the kill wait until the first chunk is done, so its fold meets lost chunks
+    deadline = time.time() + 30  # never hang the suite if the choreography fails
     try:
         os.rename(flags / "first", flags / "claimed")
-        (flags / "slow.pid").write_text(str(os.getpid()))
-        while not (flags / "killed").exists():
+        (flags / "pid.tmp").write_text(str(os.getpid()))
+        os.rename(flags / "pid.tmp", flags / "slow.pid")
+        while not (flags / "killed").exists() and time.time() < deadline:
             time.sleep(0.01)
         time.sleep(0.3)
         (flags / "first_done").touch()
     except FileNotFoundError:
         if (flags / "killed").exists():
-            while not (flags / "first_done").exists():
+            while not (flags / "first_done").exists() and time.time() < deadline:
                 time.sleep(0.01)
             time.sleep(1.0)
     return smooth(A)
@@ -449,7 +451,9 @@ def test_answers_lost_with_a_worker_after_they_finished_are_waited_for(client, t
 
     def kill_the_other():
         deadline = time.time() + 60
-        while not (tmp_path / "slow.pid").exists() and time.time() < deadline:
+        while not (tmp_path / "slow.pid").exists():
+            if time.time() > deadline:
+                return
             time.sleep(0.01)
         slow = int((tmp_path / "slow.pid").read_text())
         time.sleep(1.5)  # the other worker answers the chunks after the first meanwhile
@@ -461,6 +465,7 @@ def test_answers_lost_with_a_worker_after_they_finished_are_waited_for(client, t
     with ml.config(client=client, progress=False, chunk_size=1000):
         remote = ml.pdp(lambda A: _claim_or_wait(A, tmp_path), X, grid=20, features=[0])
     killer.join()
+    assert (tmp_path / "killed").exists()
     _same(local, remote)
     client.wait_for_workers(2, timeout=60)
 
