@@ -172,7 +172,8 @@ class Dataset:
         """
         if isinstance(X, Dataset):
             return X
-        if hasattr(X, "__dask_graph__"):  # np.asarray would pull it in whole, without names
+        if callable(getattr(X, "__dask_graph__", None)) and X.__dask_graph__() is not None:
+            # np.asarray would pull it in whole, without its names
             raise InvalidParameterError(
                 "this method reads its data in memory and does not take Dask data (pdp, "
                 "mplot, ale and dale do); pass a pandas sample, e.g. "
