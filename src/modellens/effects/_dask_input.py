@@ -466,6 +466,8 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
         middle = (cum[:-1] + cum[1:]) / 2 / max(cum[-1], 1)
         filled = moments.count > 0  # a bin between two approximate edges can be empty
         points = np.interp(middle, asked, q[:, c])[filled]
+        if table.schema.columns[j].is_boolean:  # its bins hold False and True: exact
+            points = np.array([0.0, 1.0])[filled]
         means, std, counts = moments.mean[filled], np.sqrt(
             moments.squares[filled] / moments.count[filled]), moments.count[filled]
         col = table.schema.columns[j]
