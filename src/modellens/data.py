@@ -172,6 +172,12 @@ class Dataset:
         """
         if isinstance(X, Dataset):
             return X
+        if callable(getattr(X, "__dask_graph__", None)) and X.__dask_graph__() is not None:
+            # np.asarray would pull it in whole, without its names
+            raise InvalidParameterError(
+                "this method reads its data in memory and does not take Dask data (pdp, "
+                "mplot, ale and dale do); pass a pandas sample, e.g. "
+                "X.sample(frac=...).compute(), or X.compute() if it fits.")
         if isinstance(X, pd.Series):
             X = X.to_frame()
         if isinstance(X, pd.DataFrame):

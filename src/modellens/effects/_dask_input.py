@@ -39,6 +39,7 @@ from .._validation import InvalidParameterError, ModellensWarning, is_integer
 from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, compact_index, evaluate, run
 from ..models import prepare
+from ._grid import DEFAULT_POINTS
 from .binning import bin_index, check_edges, moment_stats
 from .result import Band, Effect, Effects
 
@@ -109,9 +110,16 @@ class _Table:
     def quantiles(self, client, columns, probs):
         """Approximate quantiles ``(len(probs), len(columns))`` of the non-missing values."""
         probs = np.union1d(np.linspace(0, 1, QUANTILE_STEPS + 1), probs)
-        frame = self.frame[[self.frame.columns[j] for j in columns]]
+        # as numbers: numpy cannot interpolate between booleans
+        frame = self.frame[[self.frame.columns[j] for j in columns]].astype(np.float64)
         q, low, high = _compute(client, frame.quantile(probs), frame.min(), frame.max())
-        q = np.asarray(q, dtype=np.float64).reshape(probs.size, len(columns))
+        empty = [self.names[j] for j, v in zip(columns, np.asarray(low, dtype=np.float64))
+                 if np.isnan(v)]
+        if empty:
+            raise InvalidParameterError(f"feature {empty[0]!r} has no non-missing values; "
+                                        "its bins or grid need data in it.")
+        # a copy: the quantiles of one column come as a read-only view (copy-on-write)
+        q = np.array(q, dtype=np.float64).reshape(probs.size, len(columns))
         # the merged quantiles can miss the ends (partitions of disjoint ranges): exact ones
         q[0], q[-1] = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
         return q, probs
@@ -137,8 +145,12 @@ def _client(options):
 def _per_partition(table, client, mdl, fn, *args):
     """``fn(values, model, index, *args)`` on every partition, results in partition order."""
     dask, _ = _import_dask()
-    model = mdl if client is None else \
-        client.scatter(mdl, broadcast=True, hash=False, direct=True)
+    if client is not None:
+        from ..engine._dask import scatter_to_workers
+
+        model = scatter_to_workers(client, mdl)
+    else:
+        model = mdl
     tasks = [dask.delayed(_encoded_call, pure=False)(part, table.schema, fn, model, i, *args)
              for i, part in enumerate(table.parts)]
     if client is None:
@@ -264,7 +276,9 @@ def _start(model, X, features, *, what, allow_pairs, target, response_method, fe
 
 def _spec(table, spec, j):
     """A feature's entry of a per-feature dict of bins or grids (by name or position)."""
-    return spec.get(table.names[j], spec.get(j)) if isinstance(spec, dict) else spec
+    if isinstance(spec, dict):  # features left out get the default, as in memory
+        return spec.get(table.names[j], spec.get(j, DEFAULT_POINTS))
+    return spec
 
 
 def _edges(table, client, feats, specs):
@@ -360,6 +374,8 @@ def dask_ale(model, X, features, *, bins, confidence, empty_bins, target, respon
 
 # ------------------------------------------------------------------------ PD
 def _pd_partition(values, model, index, feats, grids):
+    if not values.shape[0]:  # an empty partition adds nothing (its mean over no rows is 0/0)
+        return [np.zeros(g.size) for g in grids], 0
     segments = [GridRows(values, (j,), g, average=True) for j, g in zip(feats, grids)]
     evaluate(model, segments, _local_options(), desc="pdp (partition)")
     # means weighted by the partition's rows: the client adds sums
@@ -383,7 +399,10 @@ def dask_pdp(model, X, features, *, grid, center, target, response_method, featu
                 ends = table.quantiles(client, feats, [0.0, 1.0])
             q, asked = ends
             c = feats.index(j)
-            grids.append(np.linspace(q[0, c], q[-1, c], int(spec)))
+            if table.schema.columns[j].is_boolean:  # the model sees False or True only
+                grids.append(np.unique([q[0, c], q[-1, c]]))
+            else:
+                grids.append(np.linspace(q[0, c], q[-1, c], int(spec)))
         else:
             grids.append(check_edges(spec, table.names[j]))
     parts = _per_partition(table, client, mdl, _pd_partition, feats, grids)
@@ -397,7 +416,8 @@ def dask_pdp(model, X, features, *, grid, center, target, response_method, featu
         if center:
             values = values - values[0]
         col = table.schema.columns[j]
-        effects.append(Effect(feature=col.name, method="pdp", grid=grids[c], values=values,
+        effects.append(Effect(feature=col.name, method="pdp",
+                              grid=table.schema.labels(j, grids[c]), values=values,
                               kind=col.kind, centered=bool(center), output=mdl.output_name))
     return Effects(effects)
 
@@ -424,11 +444,13 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
         raise InvalidParameterError("M-plots of Dask data take grid=int (at least 2): the "
                                     "neighbourhoods are quantile bins.")
     n_bins = int(grid)
-    probs = np.arange(2 * n_bins + 1) / (2 * n_bins)  # edges and bin medians
+    probs = np.arange(n_bins + 1) / n_bins
     q, asked = table.quantiles(client, feats, probs)
-    at = q[np.searchsorted(asked, probs)]
-    edges = [np.unique(at[0::2, c]) for c in range(len(feats))]
-    medians = [at[1::2, c] for c in range(len(feats))]
+    edges = [np.unique(q[np.searchsorted(asked, probs), c]) for c in range(len(feats))]
+    for c, j in enumerate(feats):
+        if table.schema.columns[j].is_boolean:
+            # one neighbourhood per value (quantile edges [0, 1] made one bin of both)
+            edges[c] = np.array([-0.5, 0.5, 1.5])
     parts = _per_partition(table, client, mdl, _mplot_partition, feats, edges)
     effects = []
     for c, j in enumerate(feats):
@@ -437,14 +459,20 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
             moments.add(part[c][0])
         _warn_missing([table.names[j]], [sum(p[c][1] for p in parts)],
                       "grid and neighbourhoods")
-        # ties can merge edges: each bin's point is the median nearest its middle
-        mid = (edges[c][:-1] + edges[c][1:]) / 2
-        points = medians[c][np.abs(medians[c][None, :] - mid[:, None]).argmin(axis=1)]
-        means, std, counts = moments.mean, np.sqrt(np.divide(
-            moments.squares, moments.count, out=np.zeros(moments.count.size),
-            where=moments.count > 0)), moments.count
+        # each bin's point is the median of the rows it holds: the quantile at the middle
+        # of its share of the data (ties at an edge move rows between bins, so the
+        # probabilities the bins were cut at can name another bin's median)
+        cum = np.concatenate([[0], np.cumsum(moments.count)])
+        middle = (cum[:-1] + cum[1:]) / 2 / max(cum[-1], 1)
+        filled = moments.count > 0  # a bin between two approximate edges can be empty
+        points = np.interp(middle, asked, q[:, c])[filled]
+        if table.schema.columns[j].is_boolean:  # its bins hold False and True: exact
+            points = np.array([0.0, 1.0])[filled]
+        means, std, counts = moments.mean[filled], np.sqrt(
+            moments.squares[filled] / moments.count[filled]), moments.count[filled]
         col = table.schema.columns[j]
-        effects.append(Effect(feature=col.name, method="mplot", grid=points, values=means,
+        effects.append(Effect(feature=col.name, method="mplot",
+                              grid=table.schema.labels(j, points), values=means,
                               std=std, counts=counts, kind=col.kind, feature_values=None,
                               output=mdl.output_name,
                               band=Band(means - std, means + std, None,
@@ -492,6 +520,19 @@ def dask_dale(model, X, features, *, bins, gradient, confidence, fd_step, empty_
         model, X, features, what="DALE", allow_pairs=False, target=target,
         response_method=response_method, feature_names=feature_names, options=options)
     backend = resolve_backend(mdl, gradient, head.values)  # errors before any pass
+    # as in memory: a boolean has no derivative (shifted values reach the model as True)
+    boolean = [table.names[j] for j in feats if table.schema.columns[j].is_boolean]
+    if boolean:
+        if features is not None:
+            raise InvalidParameterError(
+                f"DALE needs numeric features; {boolean} are boolean. Use ml.ale for them "
+                "(it compares the levels directly).")
+        warnings.warn(f"DALE skips the boolean feature(s) {boolean}; use ml.ale for them.",
+                      ModellensWarning, stacklevel=3)
+        feats = [j for j in feats if table.names[j] not in boolean]
+        if not feats:
+            raise InvalidParameterError("X has no numeric feature for DALE; use ml.ale for "
+                                        "boolean ones.")
     specs = []
     for j in feats:
         spec = _check_bins(_spec(table, bins, j), table.names[j])

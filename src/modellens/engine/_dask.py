@@ -30,7 +30,8 @@ from collections import deque
 from .._config import import_distributed
 from .._validation import InvalidParameterError
 
-__all__ = ["evaluate_on_client", "resolve_client", "DASK_CHUNK_ROWS", "IN_FLIGHT_PER_THREAD"]
+__all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
+           "IN_FLIGHT_PER_THREAD"]
 
 #: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
@@ -51,6 +52,24 @@ def resolve_client(client):
                 "client='current' found no Dask client; start one first "
                 "(distributed.Client(...)) or pass it as client=.") from None
     return client
+
+
+def scatter_to_workers(client, obj):
+    """``obj`` (the model, with data) on every worker once; a clear error if it cannot go."""
+    import pickle
+
+    from ..models.adapter import ModelError
+
+    try:
+        # broadcast: a lost worker's copy has twins; straight from here: through the
+        # scheduler it cost a transient copy of the data
+        return client.scatter(obj, broadcast=True, hash=False, direct=True)
+    except (TypeError, pickle.PicklingError) as exc:
+        cause = exc.__cause__ or exc.__context__ or exc
+        raise ModelError(
+            f"the model or the data could not be sent to the Dask workers ({cause}); Dask "
+            "pickles them (cloudpickle), which a model holding a lock, an open file or a "
+            "connection does not allow. Make it picklable, or run without client=.") from exc
 
 
 class _Request:
@@ -111,7 +130,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     chunks : iterator of (key, pieces)
         The engine's chunk cuts, read lazily (so after the sizes are set).
     bar : tqdm, optional
-        Advanced as each chunk completes on the cluster.
+        Advanced as each chunk is folded.
 
     Raises
     ------
@@ -134,10 +153,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     # answers that wait for an earlier, slower chunk to be folded first are held here:
     # a few more chunks than run, so one slow chunk does not idle the other workers
     held_limit = 2 * running_limit
-    # every worker gets the request once (broadcast: a lost worker's copy has twins),
-    # straight from here: through the scheduler it cost a transient copy of the data
-    request = client.scatter(_Request(model, segments), broadcast=True, hash=False,
-                             direct=True)
+    request = scatter_to_workers(client, _Request(model, segments))
     pending = deque()
     done = distributed.as_completed()
     chunks = iter(chunks)
@@ -157,21 +173,26 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
 
     try:
         submit()
-        for future in done:
-            if future.status == "error":
-                future.result()  # raises the worker's error at once, not in chunk order
-            if bar is not None and future.status == "finished":
-                bar.update(sum(b - a for _, a, b in _pieces_of(pending, future)))
-            # fold in chunk order: the sums are then those of a local run
-            while pending and pending[0][0].done():
-                head, pieces = pending.popleft()
-                condensed, n_rows = head.result()
-                for (seg, a, b), part in zip(pieces, condensed):
-                    seg._fold(a, b, part)
-                if hasattr(model, "_count"):
-                    model._count(1, n_rows)
-                head.release()
-            submit()
+        while pending:
+            for future in done:
+                if future.status == "error":
+                    future.result()  # raises the worker's error at once, not in chunk order
+                # fold in chunk order: the sums are then those of a local run
+                while pending and pending[0][0].done():
+                    head, pieces = pending.popleft()
+                    condensed, n_rows = head.result()
+                    for (seg, a, b), part in zip(pieces, condensed):
+                        seg._fold(a, b, part)
+                    if hasattr(model, "_count"):
+                        model._count(1, n_rows)
+                    if bar is not None:
+                        bar.update(n_rows)
+                    head.release()
+                submit()
+            # as_completed yields a future once: one whose answer was lost with its worker
+            # after that is recomputed by Dask but not yielded again, so the chunks not
+            # folded yet are waited for again (leaving here returned a partial result)
+            done.update(future for future, _ in pending)
     except distributed.KilledWorker as exc:
         raise ModelError(
             f"a Dask worker died while evaluating the model ({exc}); Dask gave up after "
@@ -193,9 +214,3 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
         client.cancel([request])
     return segments
 
-
-def _pieces_of(pending, future):
-    for f, pieces in pending:
-        if f is future:
-            return pieces
-    return ()

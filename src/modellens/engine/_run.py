@@ -192,4 +192,8 @@ def evaluate(model, segments, options: Options | None = None, *, desc: str = "mo
     for seg in segments:
         if seg.n_rows == 0:
             seg._finish()
+    left = sum(max(seg._left, 0) for seg in segments)  # (a segment listed twice: < 0)
+    if left:  # an executor that lost chunks must not pass for one that finished
+        raise RuntimeError(f"{left} planned model rows were never evaluated; no result is "
+                           "returned (a bug of the executor: please report it).")
     return segments
