@@ -41,7 +41,8 @@ class TabularSampler:
 
     - *continuous* (numeric, ``discretize=None``): sample
       :math:`x_j \sim N(\mu_j, \sigma_j^2)` (training mean and standard
-      deviation, not centred on the instance); :math:`z_j = (x_j - \mu_j) / \sigma_j`.
+      deviation, not centred on the instance); :math:`z_j = (x_j - \mu_j) / \sigma_j`
+      (a constant column stays constant, :math:`z_j = 0`).
     - *binned* (numeric, discretised at the training quartiles / deciles, bins
       ``(q_{k-1}, q_k]``): draw a bin with the training frequencies, then a
       value from a normal with the bin's training mean and standard deviation
@@ -57,6 +58,7 @@ class TabularSampler:
         self.d = training.shape[1]
         self.kinds, self.mean, self.scale = [], np.zeros(self.d), np.ones(self.d)
         self.edges, self.levels, self.freqs, self.bin_stats = {}, {}, {}, {}
+        self.constant = np.zeros(self.d, dtype=bool)
         for j, col in enumerate(columns):
             x = training[:, j]
             if np.isnan(x).any():
@@ -71,6 +73,7 @@ class TabularSampler:
             self.mean[j] = x.mean()
             std = x.std()
             self.scale[j] = std if std > 0 else 1.0
+            self.constant[j] = std == 0
             if discretize is None:
                 self.kinds.append("continuous")
                 continue
@@ -110,6 +113,8 @@ class TabularSampler:
         cont = self._index("continuous")
         if cont.size:
             z = rng.standard_normal((size, cont.size))
+            # sigma = 0: N(mu, 0) is the constant itself (a unit scale would invent values)
+            z[:, self.constant[cont]] = 0.0
             K[:, cont] = z
             X[:, cont] = self.mean[cont] + self.scale[cont] * z
         for j in self._index("level"):
