@@ -11,12 +11,14 @@ answers are in, and its samples are released.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from .._config import resolve_options
-from .._validation import (InvalidParameterError, check_choice, check_int,
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float)
 from ..data import encode_with
 from ..engine import DataRows, Plan, Segment, run
@@ -338,8 +340,25 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
         raise InvalidParameterError(f"X holds missing values in columns {cols}; LIME needs "
                                     "complete rows to explain.")
     sampler = TabularSampler(dataset.values[n:], dataset.columns, discretize)
+    _warn_unseen_levels(sampler, Xe, dataset.columns)
     mdl = Model(model, dataset, target=target, response_method=response_method)
     return dataset, Xe, sampler, mdl
+
+
+def _warn_unseen_levels(sampler, Xe, columns):
+    """Warn about rows whose level the sampler never draws (z_j = 1 on the row alone)."""
+    for j, levels in sampler.levels.items():
+        unseen = np.flatnonzero(~np.isin(Xe[:, j], levels))
+        if unseen.size:
+            col = columns[j]
+            value = Xe[unseen[0], j]
+            label = bool(value) if col.is_boolean else col.levels[int(value)] \
+                if col.is_categorical else value
+            warnings.warn(
+                f"column {col.name!r}: the level {label!r} of {unseen.size} explained row(s) "
+                f"(first: row {unseen[0]}) never occurs in training_data, so LIME never "
+                "samples it and that feature's weight rests on the explained row alone; add "
+                "rows with this level to training_data.", ModellensWarning, stacklevel=4)
 
 
 def _check_budget(num_features, num_samples, d, kernel_width, feature_selection):
