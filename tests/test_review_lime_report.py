@@ -51,3 +51,35 @@ def test_lime_warns_when_the_rows_level_never_occurs_in_training_data():
         warnings.simplefilter("error", ml.ModellensWarning)
         ml.lime(f, train.iloc[:3], training_data=train, num_samples=200, random_state=0)
 
+
+
+def test_lime_image_mean_fill_of_an_integer_image_is_rounded_not_truncated():
+    # a superpixel of a uint8 image hidden with its mean colour: the mean 0.75 is 1, not 0
+    # (truncation darkened every hidden superpixel by half a level on average)
+    image = np.zeros((4, 4, 1), dtype=np.uint8)
+    image[:2, :2, 0] = [[0, 1], [1, 1]]
+    image[2:, :, 0] = 200
+    labels = np.repeat([[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2], [2, 2, 2, 2]], 1, axis=0)
+    seen = []
+
+    def f(images):
+        seen.append(images.copy())
+        return images.astype(float).mean(axis=(1, 2, 3))
+
+    ml.lime_image(f, image, segmentation=labels, num_samples=50, random_state=0)
+    images = np.concatenate(seen)
+    hidden = images[:, 0, 0, 0] != 0  # the top-left superpixel filled (its pixel 0,0 was 0)
+    assert hidden.any()
+    np.testing.assert_array_equal(images[hidden, :2, :2, 0], 1)
+
+
+def test_lime_image_hide_color_of_the_wrong_length_is_a_clear_error():
+    image = np.random.default_rng(0).random((8, 8, 3))
+    labels = np.arange(64).reshape(8, 8) // 16
+    with pytest.raises(ml.InvalidParameterError, match="hide_color"):
+        ml.lime_image(lambda m: m.mean(axis=(1, 2, 3)), image, segmentation=labels,
+                      hide_color=(1.0, 0.0), num_samples=20)
+    # -1 on a uint8 image would wrap round to 255, a white fill instead of a black one
+    with pytest.raises(ml.InvalidParameterError, match="does not fit the image's dtype uint8"):
+        ml.lime_image(lambda m: m.mean(axis=(1, 2, 3)), (image * 255).astype(np.uint8),
+                      segmentation=labels, hide_color=-1, num_samples=20)
