@@ -83,3 +83,24 @@ def test_lime_image_hide_color_of_the_wrong_length_is_a_clear_error():
     with pytest.raises(ml.InvalidParameterError, match="does not fit the image's dtype uint8"):
         ml.lime_image(lambda m: m.mean(axis=(1, 2, 3)), (image * 255).astype(np.uint8),
                       segmentation=labels, hide_color=-1, num_samples=20)
+
+
+def test_report_default_waterfalls_are_the_highest_lowest_and_median_of_the_data():
+    # the page says "highest prediction": it must be the data's highest, not the highest of
+    # the few rows sampled for attributions
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
+    y = X.a * 2 + X.b
+    model = Ridge().fit(X, y)
+    r = ml.report(model, X, sections=["shapley", "lime"], sample=100, n_explain=5,
+                  n_background=8, grid=5, random_state=0)
+    pred = model.predict(X)
+    order = np.argsort(pred, kind="stable")
+    expected = [int(order[-1]), int(order[0]), int(order[(order.size - 1) // 2])]
+    assert r.sections["shapley"].data["rows"] == expected
+    assert r.sections["lime"].data["rows"] == expected
+    captions = [f.caption for f in r.sections["shapley"].figures if f.caption]
+    assert captions[0] == f"row {expected[0]}, highest prediction"

@@ -131,8 +131,9 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     features : list, optional
         Features of the effects sections (default: all).
     rows : list of int, optional
-        Row positions in ``X`` drawn as waterfalls (default: the explained
-        rows with the highest, lowest and median prediction).
+        Row positions in ``X`` drawn as waterfalls (default: the rows of
+        ``X`` with the highest, lowest and median prediction), explained
+        besides the ``n_explain`` sampled rows.
     sample, n_explain, n_background : int
         Sample sizes (see above); each is capped at ``n``.
     shapley_budget : int
@@ -203,9 +204,18 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     ctx.sample_dataset = ctx.dataset if ctx.sample_index.size == n else \
         type(ctx.dataset)(ctx.dataset.values[ctx.sample_index], ctx.dataset.columns,
                           ctx.dataset.is_frame, ctx.dataset.column_labels)
-    others = np.setdiff1d(ctx.sample_index, ctx.rows)
+    started = time.perf_counter()
+    (seg,) = evaluate(ctx.wrapped, [DataRows(ctx.dataset.values)], options, desc="predictions")
+    ctx.prediction = np.asarray(seg.result, dtype=float)
+    predict_seconds = time.perf_counter() - started
+
+    # the default waterfalls are the data's highest, lowest and median predictions (as the page
+    # says), explained first like rows the user names
+    ctx.picks = [] if ctx.rows else _extreme_rows(ctx.prediction)
+    leading = list(ctx.rows) or [i for i, _ in ctx.picks]
+    others = np.setdiff1d(ctx.sample_index, leading)
     drawn = np.sort(rng.choice(others, size=min(n_explain, others.size), replace=False))
-    ctx.explain_index = list(ctx.rows) + [int(i) for i in drawn]
+    ctx.explain_index = leading + [int(i) for i in drawn]
     ctx.X_explain = take_rows(X, ctx.explain_index)
     ctx.background_index = np.sort(rng.choice(n, size=min(n_background, n), replace=False))
     ctx.X_background = take_rows(X, ctx.background_index)
@@ -219,11 +229,6 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
                 ctx.grids[j] = feature_grid(ctx.sample_dataset, j, grid)[0]
             except InvalidParameterError:
                 pass
-
-    started = time.perf_counter()
-    (seg,) = evaluate(ctx.wrapped, [DataRows(ctx.dataset.values)], options, desc="predictions")
-    ctx.prediction = np.asarray(seg.result, dtype=float)
-    predict_seconds = time.perf_counter() - started
 
     specs = [s for s in SECTIONS if (sections is None or s.key in sections)
              and s.available(ctx)]
@@ -288,6 +293,18 @@ def _check_y(y, n):
         raise InvalidParameterError(f"y must have one value per row of X ({n}), got shape "
                                     f"{values.shape}.")
     return values
+
+
+def _extreme_rows(prediction) -> list:
+    """``(position, why)`` of the rows with the highest, lowest and median prediction."""
+    order = np.argsort(prediction, kind="stable")
+    picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
+             (int(order[(order.size - 1) // 2]), "median prediction")]
+    out = []
+    for i, why in picks:
+        if i not in [j for j, _ in out]:
+            out.append((i, why))
+    return out
 
 
 def _check_rows(rows, n):

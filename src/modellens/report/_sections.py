@@ -351,9 +351,12 @@ def _second_order_strength(effect) -> float:
 
 # -------------------------------------------------------------- attributions
 def _chosen_rows(ctx, prediction):
-    """Rows of the explained set drawn as waterfalls: the user's, else high / low / median."""
+    """Rows of the explained set drawn as waterfalls: the user's, else the data's high / low /
+    median prediction (explained first), else those of the explained rows."""
     if ctx.rows:
         return [(ctx.explain_index.index(r), f"row {r}") for r in ctx.rows]
+    if getattr(ctx, "picks", None):
+        return [(ctx.explain_index.index(r), f"row {r}, {why}") for r, why in ctx.picks]
     order = np.argsort(prediction, kind="stable")
     picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
              (int(order[(order.size - 1) // 2]), "median prediction")]
