@@ -104,3 +104,31 @@ def test_report_default_waterfalls_are_the_highest_lowest_and_median_of_the_data
     assert r.sections["lime"].data["rows"] == expected
     captions = [f.caption for f in r.sections["shapley"].figures if f.caption]
     assert captions[0] == f"row {expected[0]}, highest prediction"
+
+
+def test_report_draws_column_names_with_dollar_signs_as_text():
+    # a name from the data is text, not matplotlib mathtext: "$ in \x $" made the report
+    # crash (unknown symbol), and "a ($) vs b ($)" would be drawn in italics without the $
+    import matplotlib.text
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    names = ["spend $ in \\x $", "cost ($) vs price ($)", "c"]
+    X = pd.DataFrame(rng.normal(size=(120, 3)), columns=names)
+    y = X.iloc[:, 0] + X.iloc[:, 1]
+    drawn = []
+    original = matplotlib.text.Text.set_text
+
+    def spy(self, s):
+        drawn.append(str(s))
+        return original(self, s)
+
+    matplotlib.text.Text.set_text = spy
+    try:
+        r = ml.report(Ridge().fit(X, y), X, y, sample=100, n_explain=5, n_background=8, grid=5)
+    finally:
+        matplotlib.text.Text.set_text = original
+    assert "shapley" in r.sections and "lime" in r.sections
+    assert any("cost ($) vs price ($)" in t for t in drawn)
+    assert "cost ($) vs price ($)" in r.to_html()

@@ -161,6 +161,8 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     -------
     Report
     """
+    import matplotlib
+
     from .. import __version__
     from ..engine import DataRows, evaluate
     from ..models import prepare
@@ -242,9 +244,10 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         if ctx.progress:
             steps.set_postfix_str(spec.key)
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), matplotlib.rc_context({"text.parse_math": False}):
             # the sections state their caveats on the page; repeated method warnings
-            # on the samples would only bury the progress bars
+            # on the samples would only bury the progress bars.  Names from the data are
+            # text: "$" in a column name must not start matplotlib's mathtext
             warnings.simplefilter("ignore", ModellensWarning)
             section = spec.build(ctx)
         if section is None:
