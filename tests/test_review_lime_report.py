@@ -152,3 +152,18 @@ def test_cli_multiclass_model_without_class_names_the_option(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1 and len(err.strip().splitlines()) == 1
     assert "--class" in err and "target=" not in err and "'green'" in err
+
+
+def test_lime_errors_about_training_data_name_training_data():
+    # lime has no "background" argument: its errors must name the one the user passed
+    import pandas as pd
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(50, 3)), columns=list("abc"))
+    f = lambda D: np.asarray(D)[:, 0]  # noqa: E731
+    with pytest.raises(ml.InvalidParameterError, match=r"^training_data columns"):
+        ml.lime(f, X.iloc[:2], training_data=X.rename(columns={"c": "d"}), num_samples=50)
+    with pytest.raises(ml.InvalidParameterError, match=r"^training_data has no rows"):
+        ml.lime(f, X.iloc[:2], training_data=X.iloc[:0], num_samples=50)
+    with pytest.raises(ml.InvalidParameterError, match=r"^training_data has 2 columns"):
+        ml.lime(f, X.to_numpy()[:2].astype(object), training_data=X.to_numpy()[:, :2],
+                num_samples=50)

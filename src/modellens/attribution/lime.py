@@ -331,7 +331,8 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
             "(means, standard deviations, quantile bins, level frequencies).")
     if discretize is not None:
         check_choice(discretize, "discretize", tuple(DISCRETIZERS))
-    dataset, n = encode_with(X, training_data, feature_names=feature_names)
+    dataset, n = encode_with(X, training_data, feature_names=feature_names,
+                             other_name="training_data")
     if dataset.values.shape[0] - n < 2:
         raise InvalidParameterError("training_data needs at least 2 rows to give statistics.")
     Xe = dataset.values[:n]
