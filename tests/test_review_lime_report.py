@@ -167,3 +167,18 @@ def test_lime_errors_about_training_data_name_training_data():
     with pytest.raises(ml.InvalidParameterError, match=r"^training_data has 2 columns"):
         ml.lime(f, X.to_numpy()[:2].astype(object), training_data=X.to_numpy()[:, :2],
                 num_samples=50)
+
+
+def test_waterfall_refuses_continuous_lime_weights(train):
+    # with discretize=None a LIME weight is a slope per standard deviation, not a part of the
+    # prediction: stacking the slopes from the intercept ends nowhere near f(x)
+    f = lambda A: A @ [2.0, -1.0, 0.5]  # noqa: E731
+    attr = ml.lime(f, train[:2] + 3, training_data=train, discretize=None, random_state=0,
+                   num_samples=300)
+    assert abs(attr.intercept[0] + attr.values[0].sum() - attr.prediction[0]) > 1
+    for draw in (attr.plot.waterfall, attr.plot.force):
+        with pytest.raises(ml.InvalidParameterError, match=r"plot\.weights"):
+            draw(0)
+    attr.plot.weights(0)
+    binned = ml.lime(f, train[:2], training_data=train, random_state=0, num_samples=300)
+    binned.plot.waterfall(0)  # z0 = 1: the weights add up to the local prediction
