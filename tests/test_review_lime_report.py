@@ -182,3 +182,18 @@ def test_waterfall_refuses_continuous_lime_weights(train):
     attr.plot.weights(0)
     binned = ml.lime(f, train[:2], training_data=train, random_state=0, num_samples=300)
     binned.plot.waterfall(0)  # z0 = 1: the weights add up to the local prediction
+
+
+def test_report_footer_records_lime_settings():
+    # the footer records what was run: LIME's samples, bins and kernel width too
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(100, 3)), columns=["a", "b", "c"])
+    r = ml.report(Ridge().fit(X, X.a), X, sections=["lime"], sample=80, n_explain=3,
+                  n_background=5, grid=5)
+    attr = r.sections["lime"].data["attributions"]
+    text = dict(r.footer())["LIME"]
+    assert f"{attr.extra['num_samples']:,} samples" in text
+    assert f"kernel width {attr.extra['kernel_width']:.3g}" in text and "quartile" in text
