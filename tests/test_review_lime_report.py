@@ -197,3 +197,21 @@ def test_report_footer_records_lime_settings():
     text = dict(r.footer())["LIME"]
     assert f"{attr.extra['num_samples']:,} samples" in text
     assert f"kernel width {attr.extra['kernel_width']:.3g}" in text and "quartile" in text
+
+
+def test_text_and_image_plots_do_not_highlight_rounding_noise():
+    # a model that ignores the words gives weights of ~1e-32 (rounding): before, the colour
+    # scale was the largest of them, so noise was drawn as strongly as a real effect
+    import re
+
+    attr = ml.lime_text(lambda t: np.full(len(t), 0.7), "a dull and long film",
+                        random_state=0, num_samples=200)
+    assert np.abs(attr.values).max() < 1e-12
+    alphas = [float(a) for a in re.findall(r"rgba\(\d+,\d+,\d+,([\d.]+)\)",
+                                           attr.plot.text_html())]
+    assert alphas and max(alphas) == 0
+    image = np.random.default_rng(0).random((8, 8, 3))
+    labels = np.arange(64).reshape(8, 8) // 16
+    flat = ml.lime_image(lambda m: np.full(len(m), 2.0), image, segmentation=labels,
+                         random_state=0, num_samples=100)
+    assert "top 0 up, blue: top 0 down" in flat.plot.image().get_title()
