@@ -215,3 +215,14 @@ def test_text_and_image_plots_do_not_highlight_rounding_noise():
     flat = ml.lime_image(lambda m: np.full(len(m), 2.0), image, segmentation=labels,
                          random_state=0, num_samples=100)
     assert "top 0 up, blue: top 0 down" in flat.plot.image().get_title()
+
+
+def test_lime_stability_default_top_k_fits_two_features(train):
+    # the default stability_top_k (3) must not make stability= fail on data with 2 features
+    f = lambda A: A[:, 0] - A[:, 1]  # noqa: E731
+    attr = ml.lime(f, train[:2, :2], training_data=train[:, :2], stability=3, random_state=0,
+                   num_samples=200)
+    assert attr.extra["stability"]["top_k"] == 2
+    with pytest.raises(ml.InvalidParameterError, match="stability_top_k=3"):
+        ml.lime(f, train[:2, :2], training_data=train[:, :2], stability=3, stability_top_k=3,
+                num_samples=200)

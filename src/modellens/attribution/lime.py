@@ -379,8 +379,8 @@ def _check_budget(num_features, num_samples, d, kernel_width, feature_selection)
 def lime(model, X, *, training_data, num_features: int | None = None, num_samples: int = 5000,
          kernel_width: float | None = None, discretize: str | None = "quartile",
          feature_selection: str = "auto", sampling: str = "per_row",
-         stability: int | None = None, stability_top_k: int = 3, random_state=None,
-         target=None,
+         stability: int | None = None, stability_top_k: int | None = None,
+         random_state=None, target=None,
          response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
          n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
     r"""LIME: a sparse weighted linear surrogate of the model around each row of ``X``.
@@ -439,8 +439,9 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         Repeat the whole explanation with this many independent seeds (the
         first is the returned one; the cost grows in proportion) and report
         how stable it is in ``extra["stability"]``.
-    stability_top_k : int, default=3
-        Size of the top-feature sets compared by ``stability``.
+    stability_top_k : int, optional
+        Size of the top-feature sets compared by ``stability``; default
+        ``min(3, num_features)``.
     random_state : int or Generator, optional
         The same seed gives the same numbers; each row draws from its own
         stream, so rows are independent.
@@ -500,7 +501,8 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
     num_features, num_samples, width = _check_budget(num_features, num_samples, d,
                                                      kernel_width, feature_selection)
     repeats = 1 if stability is None else check_int(stability, "stability", low=2)
-    top_k = check_int(stability_top_k, "stability_top_k", low=1)
+    top_k = min(3, num_features) if stability_top_k is None else \
+        check_int(stability_top_k, "stability_top_k", low=1)
     if stability is not None and top_k > num_features:
         raise InvalidParameterError(f"stability_top_k={top_k} is larger than "
                                     f"num_features={num_features}.")
