@@ -226,3 +226,21 @@ def test_lime_stability_default_top_k_fits_two_features(train):
     with pytest.raises(ml.InvalidParameterError, match="stability_top_k=3"):
         ml.lime(f, train[:2, :2], training_data=train[:, :2], stability=3, stability_top_k=3,
                 num_samples=200)
+
+
+def test_lime_warns_when_the_ridge_penalty_swamps_the_kernel_weights(train):
+    # a kernel so narrow (or a text so short) that the samples' total weight is below the
+    # ridge penalty of 1 shrinks every weight toward 0: f = 1.1 * [word kept] got 0.14
+    f = lambda t: np.array([1.1 * ("good" in s.split()) for s in t])  # noqa: E731
+    with pytest.warns(ml.ModellensWarning, match="ridge penalty"):
+        ml.lime_text(f, "good", random_state=0, num_samples=500)
+    g = lambda A: A @ [1.0, 2.0, 3.0]  # noqa: E731
+    with pytest.warns(ml.ModellensWarning, match="kernel_width"):
+        ml.lime(g, train[:2], training_data=train, kernel_width=0.2, random_state=0,
+                num_samples=2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        ml.lime(g, train[:2], training_data=train, random_state=0, num_samples=2000)
+        ml.lime(g, train[:2], training_data=train, discretize=None, random_state=0,
+                num_samples=200)
+        ml.lime_text(f, "a good film", random_state=0, num_samples=500)

@@ -23,7 +23,8 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import encode_with
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
-from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
+from ._surrogate import (DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local,
+                         warn_if_shrunk)
 from .lime_result import WidthSweep
 from .result import Attributions
 
@@ -513,6 +514,7 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
                      sampling=sampling)
     (fits,) = run(mdl, [plan], options, desc="lime")
     main = fits[0]
+    warn_if_shrunk(main)
     extra = {
         "score_holdout": np.array([f.score_holdout for f in main]),
         "conditions": [sampler.conditions(Xe[i], dataset.columns) for i in range(n)],
