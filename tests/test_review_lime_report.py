@@ -244,3 +244,13 @@ def test_lime_warns_when_the_ridge_penalty_swamps_the_kernel_weights(train):
         ml.lime(g, train[:2], training_data=train, discretize=None, random_state=0,
                 num_samples=200)
         ml.lime_text(f, "a good film", random_state=0, num_samples=500)
+
+
+def test_lime_series_row_with_an_extra_column_is_a_clear_error():
+    # df.iloc[0] of a frame that still holds the target: a KeyError before
+    import pandas as pd
+
+    df = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 3)), columns=list("abc"))
+    with pytest.raises(ml.InvalidParameterError, match=r"training_data columns.*'y'"):
+        ml.lime(lambda D: np.asarray(D)[:, 0], df.assign(y=1.0).iloc[0], training_data=df,
+                num_samples=50)

@@ -324,8 +324,12 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
     if isinstance(X, pd.Series):
         # one row, as df.iloc[i] gives it: its index holds the column names
         X = X.to_frame().T
-        X = X.astype(training_data.dtypes[list(X.columns)].to_dict()) \
-            if isinstance(training_data, pd.DataFrame) else X.infer_objects()
+        if isinstance(training_data, pd.DataFrame):
+            # columns training_data lacks are left to encode_with's error about them
+            shared = [c for c in X.columns if c in training_data.columns]
+            X = X.astype(training_data.dtypes[shared].to_dict())
+        else:
+            X = X.infer_objects()
     if training_data is None:
         raise InvalidParameterError(
             "training_data is required: LIME samples perturbed rows from its statistics "
