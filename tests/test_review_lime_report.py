@@ -254,3 +254,14 @@ def test_lime_series_row_with_an_extra_column_is_a_clear_error():
     with pytest.raises(ml.InvalidParameterError, match=r"training_data columns.*'y'"):
         ml.lime(lambda D: np.asarray(D)[:, 0], df.assign(y=1.0).iloc[0], training_data=df,
                 num_samples=50)
+
+
+def test_report_regression_with_a_text_target_is_a_clear_error():
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 2)), columns=["a", "b"])
+    y = np.where(X.a > 0, "yes", "no")
+    with pytest.raises(ml.InvalidParameterError, match=r"y holds values that are not numbers"):
+        ml.report(Ridge().fit(X, X.a), X, y, sections=["quality"])

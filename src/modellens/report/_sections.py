@@ -197,7 +197,13 @@ def quality_section(ctx) -> Section:
             sec.figure_groups.append(FigureGroup("", [figure_from(fig, "Calibration curve")]))
         sec.data["task"] = "classification"
     else:
-        y = np.asarray(y, dtype=float)
+        try:
+            y = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"y holds values that are not numbers (such as {y[0]!r}) but the model's output "
+                f"{output!r} is a number: pass the numeric target, or for a classifier one with "
+                "predict_proba.") from None
         resid = y - pred
         values = {"r2": float(metrics.r2_score(y, pred)), "mae": float(np.mean(np.abs(resid))),
                   "rmse": float(np.sqrt(np.mean(resid ** 2)))}
