@@ -265,3 +265,20 @@ def test_report_regression_with_a_text_target_is_a_clear_error():
     y = np.where(X.a > 0, "yes", "no")
     with pytest.raises(ml.InvalidParameterError, match=r"y holds values that are not numbers"):
         ml.report(Ridge().fit(X, X.a), X, y, sections=["quality"])
+
+
+@pytest.mark.filterwarnings("ignore::modellens.ModellensWarning")  # few superpixels
+@pytest.mark.parametrize("method", ["slic", "quickshift"])
+def test_rgba_image_is_segmented_on_its_colours_not_its_red_channel(method):
+    pytest.importorskip("skimage")
+    rng = np.random.default_rng(0)
+    rgb = np.zeros((24, 24, 3))
+    rgb[:, :, 0] = 0.5  # red is flat: the picture is in green and blue
+    rgb[:12, :, 1] = 1.0
+    rgb[:, 12:, 2] = 1.0
+    rgb += 0.02 * rng.random(rgb.shape)
+    rgba = np.concatenate([rgb, np.ones((24, 24, 1))], axis=2)
+    f = lambda m: m[:, :12, :12, 1].mean(axis=(1, 2))  # noqa: E731
+    a = ml.lime_image(f, rgba, segmentation=method, random_state=0, num_samples=20)
+    b = ml.lime_image(f, rgb, segmentation=method, random_state=0, num_samples=20)
+    np.testing.assert_array_equal(a.segments, b.segments)

@@ -231,7 +231,9 @@ class ImageInput:
             seg = _import_skimage()
             from skimage.util import img_as_float
 
-            rgb = image if image.ndim == 3 and image.shape[2] == 3 else \
+            # colour (RGB, or the RGB of RGBA) is segmented as is; grey (with or without
+            # alpha) as grey
+            rgb = image[..., :3] if image.ndim == 3 and image.shape[2] >= 3 else \
                 np.repeat(image.reshape(h, w, -1)[..., :1], 3, axis=2)
             if segmentation == "quickshift":
                 seed = 0 if random_state is None else int(
