@@ -282,3 +282,27 @@ def test_rgba_image_is_segmented_on_its_colours_not_its_red_channel(method):
     a = ml.lime_image(f, rgba, segmentation=method, random_state=0, num_samples=20)
     b = ml.lime_image(f, rgb, segmentation=method, random_state=0, num_samples=20)
     np.testing.assert_array_equal(a.segments, b.segments)
+
+
+def test_report_lime_section_shows_lime_warnings():
+    # the report silences method warnings on the console; LIME's caveats go on the page
+    import pandas as pd
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame({"a": rng.normal(size=n), "c": rng.choice(["x", "y"], n)})
+    sample = np.sort(np.random.default_rng(0).choice(n, size=50, replace=False))
+    rare = int(np.setdiff1d(np.arange(n), sample)[0])
+    X.loc[rare, "c"] = "z"  # a level the LIME sample never holds
+    y = X.a + (X.c == "y")
+    model = make_pipeline(make_column_transformer((OneHotEncoder(handle_unknown="ignore"),
+                                                   ["c"]), remainder="passthrough"),
+                          Ridge()).fit(X, y)
+    r = ml.report(model, X, y, sections=["lime"], rows=[rare], sample=50, n_explain=3,
+                  n_background=5, grid=4, random_state=0)
+    assert any("never occurs in training_data" in w for w in r.sections["lime"].warnings)
+    assert "never occurs in training_data" in r.to_html()

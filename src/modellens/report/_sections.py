@@ -459,9 +459,15 @@ def lime_section(ctx) -> Section:
         ctx, ctx.prediction[np.asarray(ctx.explain_index)])
     positions = [ctx.explain_index[i] for i, _ in rows]
     try:
-        attr = modellens.lime(ctx.model, take_rows(ctx.X, positions),
-                              training_data=ctx.X_sample, random_state=ctx.random_state,
-                              target=ctx.target)
+        with warnings.catch_warnings(record=True) as caught:
+            # the report silences method warnings on the console: LIME's go on the page
+            warnings.simplefilter("always", ModellensWarning)
+            attr = modellens.lime(ctx.model, take_rows(ctx.X, positions),
+                                  training_data=ctx.X_sample, random_state=ctx.random_state,
+                                  target=ctx.target)
+        for w in caught:
+            if issubclass(w.category, ModellensWarning) and str(w.message) not in sec.warnings:
+                sec.warnings.append(str(w.message))
     except InvalidParameterError as exc:
         # e.g. missing values, which LIME's sampler cannot draw from: say why, show nothing
         sec.warnings.append(f"LIME was not run: {exc}")
