@@ -187,9 +187,13 @@ def _report(args) -> int:
 
 
 def _target_class(args, model):
-    if args.target_class is None:
-        return None
     classes = getattr(model, "classes_", None)
+    if args.target_class is None:
+        if classes is not None and len(classes) > 2:
+            # the library's own message names target=, which a command line user cannot pass
+            raise CLIError(f"the model has {len(classes)} classes {[str(c) for c in classes]}; "
+                           "choose the one whose probability is explained with --class LABEL.")
+        return None
     if classes is not None:
         for c in classes:  # labels come as text from the command line
             if str(c) == args.target_class:

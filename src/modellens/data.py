@@ -499,7 +499,7 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
     return out
 
 
-def encode_with(X, other, *, feature_names=None):
+def encode_with(X, other, *, feature_names=None, other_name: str = "background"):
     """Encode ``X`` and ``other`` (rows with the same columns) under one schema.
 
     Category levels are learned from the data, so when either holds
@@ -514,14 +514,16 @@ def encode_with(X, other, *, feature_names=None):
         ``X``'s rows first, then ``other``'s.
     n : int
         The number of rows of ``X``.
+
+    ``other_name`` is what error messages call ``other`` (the caller's argument name).
     """
-    for what, rows in (("X", X), ("background", other)):
+    for what, rows in (("X", X), (other_name, other)):
         if hasattr(rows, "__len__") and len(rows) == 0:
             raise InvalidParameterError(f"{what} has no rows: pass at least one row.")
     if isinstance(X, pd.DataFrame) and isinstance(other, pd.DataFrame):
         names, other_names = [str(c) for c in X.columns], [str(c) for c in other.columns]
         if sorted(names) != sorted(other_names):
-            raise InvalidParameterError(f"background columns {other_names} do not match the "
+            raise InvalidParameterError(f"{other_name} columns {other_names} do not match the "
                                         f"columns of X {names}.")
         textual = [c for c in X.columns if _is_textual(X[c].dtype)]
         if textual:
@@ -534,7 +536,7 @@ def encode_with(X, other, *, feature_names=None):
                     unknown = [v for v in present if v not in set(dtype.categories)]
                     if unknown:
                         raise InvalidParameterError(
-                            f"background column {c!r} holds levels {unknown} that are not "
+                            f"{other_name} column {c!r} holds levels {unknown} that are not "
                             f"categories of X[{c!r}] ({list(dtype.categories)}).")
                 cast[c] = dtype
             combined = pd.concat([X, other.astype(cast)], ignore_index=True)
@@ -542,7 +544,7 @@ def encode_with(X, other, *, feature_names=None):
     elif isinstance(X, np.ndarray) and isinstance(other, np.ndarray) and X.ndim == other.ndim == 2 \
             and (X.dtype.kind not in "biuf" or other.dtype.kind not in "biuf"):
         if X.shape[1] != other.shape[1]:
-            raise InvalidParameterError(f"background has {other.shape[1]} columns but X has "
+            raise InvalidParameterError(f"{other_name} has {other.shape[1]} columns but X has "
                                         f"{X.shape[1]}.")
         combined = np.concatenate([X.astype(object), other.astype(object)])
         return Dataset.from_data(combined, feature_names=feature_names), len(X)
@@ -550,7 +552,7 @@ def encode_with(X, other, *, feature_names=None):
     if dataset.is_frame and any(c.is_categorical for c in dataset.columns) \
             and not hasattr(other, "columns"):
         raise InvalidParameterError(
-            "X is a DataFrame with categorical columns; pass background as a DataFrame with "
+            f"X is a DataFrame with categorical columns; pass {other_name} as a DataFrame with "
             "the same columns so that categories can be matched.")
     extra = Dataset.from_data(other, like=dataset)
     values = np.concatenate([dataset.values, extra.values])

@@ -231,7 +231,9 @@ class ImageInput:
             seg = _import_skimage()
             from skimage.util import img_as_float
 
-            rgb = image if image.ndim == 3 and image.shape[2] == 3 else \
+            # colour (RGB, or the RGB of RGBA) is segmented as is; grey (with or without
+            # alpha) as grey
+            rgb = image[..., :3] if image.ndim == 3 and image.shape[2] >= 3 else \
                 np.repeat(image.reshape(h, w, -1)[..., :1], 3, axis=2)
             if segmentation == "quickshift":
                 seed = 0 if random_state is None else int(
@@ -260,8 +262,9 @@ class ImageInput:
             np.add.at(sums, self.segments.ravel(), flat)
             fill = sums / np.bincount(self.segments.ravel(), minlength=p)[:, None]
         else:
-            colour = np.broadcast_to(np.asarray(hide_color, dtype=np.float64), (flat.shape[1],))
-            fill = np.tile(colour, (p, 1))
+            fill = np.tile(_hide_colour(hide_color, image), (p, 1))
+        if image.dtype.kind in "biu":
+            fill = np.rint(fill)  # the nearest level: a cast alone would truncate the mean
         self.fill = fill[self.segments].reshape(image.shape).astype(image.dtype)
         self.bytes_per_input = image.nbytes
 
@@ -275,6 +278,27 @@ class ImageInput:
         if self.image.ndim == 3:
             keep = keep[..., None]
         return np.where(keep, self.image[None], self.fill[None])
+
+
+def _hide_colour(hide_color, image) -> np.ndarray:
+    """``hide_color`` as one value per channel, checked against the image's channels and dtype."""
+    channels = 1 if image.ndim == 2 else image.shape[2]
+    try:
+        colour = np.asarray(hide_color, dtype=np.float64)
+    except (TypeError, ValueError):
+        colour = None
+    if colour is None or colour.ndim > 1 or colour.size not in (1, channels) \
+            or not np.isfinite(colour).all():
+        raise InvalidParameterError(
+            f"hide_color must be one number or {channels} (one per channel of the image), got "
+            f"{hide_color!r}.")
+    if image.dtype.kind in "iu":
+        info = np.iinfo(image.dtype)
+        if colour.min() < info.min or colour.max() > info.max:
+            raise InvalidParameterError(
+                f"hide_color={hide_color!r} does not fit the image's dtype {image.dtype} "
+                f"({info.min} to {info.max}).")
+    return np.broadcast_to(colour, (channels,))
 
 
 def _check_image(image) -> np.ndarray:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local",
-           "choose_selection"]
+           "choose_selection", "warn_if_shrunk"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
 #: ``num_features=None`` keeps at most this many features (fewer when there are fewer).
@@ -58,6 +58,9 @@ class LocalFit:
     used: np.ndarray
     #: The model's output at the instance (set by the caller, which has it).
     prediction: float = float("nan")
+    #: Smallest factor :math:`S_j / (S_j + \alpha)` by which the ridge penalty shrinks a
+    #: selected weight (:math:`S_j` the weighted spread of :math:`z_j`); 1 when none varies.
+    shrinkage: float = 1.0
 
 
 def _centred(Z, y, w):
@@ -151,6 +154,30 @@ def _holdout_r2(Z, y, w, coef, intercept, alpha) -> float:
     return float(1.0 - w @ resid ** 2 / total)
 
 
+#: Below this shrinkage the ridge penalty, not the model, sets a weight (it is halved).
+SHRINKAGE_WARN = 0.5
+
+
+def warn_if_shrunk(fits):
+    """Warn when the ridge penalty more than halves a weight of some fit.
+
+    The penalty is fixed (1) while the samples' total kernel weight shrinks with a
+    narrow kernel, few samples or few words: then every weight is pulled toward 0.
+    """
+    import warnings
+
+    from .._validation import ModellensWarning
+
+    low = [k for k, f in enumerate(fits) if f.shrinkage < SHRINKAGE_WARN]
+    if low:
+        warnings.warn(
+            f"the ridge penalty (alpha = {RIDGE_ALPHA:g}) shrinks weights of {len(low)} of "
+            f"{len(fits)} explanation(s) by more than half (first: row {low[0]}, factor "
+            f"{fits[low[0]].shrinkage:.2g}): the kernel leaves the samples too little weight, "
+            "so the weights are biased toward 0. Widen kernel_width or draw more samples "
+            "(num_samples).", ModellensWarning, stacklevel=3)
+
+
 _CONTROLLER = []
 
 
@@ -192,7 +219,11 @@ def _fit_local(Z, y, w, z0, k, method):
     fitted = Z[:, used] @ coef_used + intercept
     coef = np.zeros(Z.shape[1])
     coef[used] = coef_used
+    Zu = Z[:, used]
+    spread = w @ (Zu - w @ Zu / w.sum()) ** 2
+    spread = spread[spread > 0]
     return LocalFit(
+        shrinkage=float((spread / (spread + RIDGE_ALPHA)).min()) if spread.size else 1.0,
         coef=coef, intercept=intercept, score=_r2(y, fitted, w),
         score_holdout=_holdout_r2(Z[:, used], y, w, coef_used, intercept, RIDGE_ALPHA),
         local_prediction=float(z0[used] @ coef_used + intercept), used=used)

@@ -11,17 +11,20 @@ answers are in, and its samples are released.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from .._config import resolve_options
-from .._validation import (InvalidParameterError, check_choice, check_int,
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float)
 from ..data import encode_with
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
-from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
+from ._surrogate import (DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local,
+                         warn_if_shrunk)
 from .lime_result import WidthSweep
 from .result import Attributions
 
@@ -41,7 +44,8 @@ class TabularSampler:
 
     - *continuous* (numeric, ``discretize=None``): sample
       :math:`x_j \sim N(\mu_j, \sigma_j^2)` (training mean and standard
-      deviation, not centred on the instance); :math:`z_j = (x_j - \mu_j) / \sigma_j`.
+      deviation, not centred on the instance); :math:`z_j = (x_j - \mu_j) / \sigma_j`
+      (a constant column stays constant, :math:`z_j = 0`).
     - *binned* (numeric, discretised at the training quartiles / deciles, bins
       ``(q_{k-1}, q_k]``): draw a bin with the training frequencies, then a
       value from a normal with the bin's training mean and standard deviation
@@ -57,6 +61,7 @@ class TabularSampler:
         self.d = training.shape[1]
         self.kinds, self.mean, self.scale = [], np.zeros(self.d), np.ones(self.d)
         self.edges, self.levels, self.freqs, self.bin_stats = {}, {}, {}, {}
+        self.constant = np.zeros(self.d, dtype=bool)
         for j, col in enumerate(columns):
             x = training[:, j]
             if np.isnan(x).any():
@@ -71,6 +76,7 @@ class TabularSampler:
             self.mean[j] = x.mean()
             std = x.std()
             self.scale[j] = std if std > 0 else 1.0
+            self.constant[j] = std == 0
             if discretize is None:
                 self.kinds.append("continuous")
                 continue
@@ -110,6 +116,8 @@ class TabularSampler:
         cont = self._index("continuous")
         if cont.size:
             z = rng.standard_normal((size, cont.size))
+            # sigma = 0: N(mu, 0) is the constant itself (a unit scale would invent values)
+            z[:, self.constant[cont]] = 0.0
             K[:, cont] = z
             X[:, cont] = self.mean[cont] + self.scale[cont] * z
         for j in self._index("level"):
@@ -316,15 +324,20 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
     if isinstance(X, pd.Series):
         # one row, as df.iloc[i] gives it: its index holds the column names
         X = X.to_frame().T
-        X = X.astype(training_data.dtypes[list(X.columns)].to_dict()) \
-            if isinstance(training_data, pd.DataFrame) else X.infer_objects()
+        if isinstance(training_data, pd.DataFrame):
+            # columns training_data lacks are left to encode_with's error about them
+            shared = [c for c in X.columns if c in training_data.columns]
+            X = X.astype(training_data.dtypes[shared].to_dict())
+        else:
+            X = X.infer_objects()
     if training_data is None:
         raise InvalidParameterError(
             "training_data is required: LIME samples perturbed rows from its statistics "
             "(means, standard deviations, quantile bins, level frequencies).")
     if discretize is not None:
         check_choice(discretize, "discretize", tuple(DISCRETIZERS))
-    dataset, n = encode_with(X, training_data, feature_names=feature_names)
+    dataset, n = encode_with(X, training_data, feature_names=feature_names,
+                             other_name="training_data")
     if dataset.values.shape[0] - n < 2:
         raise InvalidParameterError("training_data needs at least 2 rows to give statistics.")
     Xe = dataset.values[:n]
@@ -333,8 +346,25 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
         raise InvalidParameterError(f"X holds missing values in columns {cols}; LIME needs "
                                     "complete rows to explain.")
     sampler = TabularSampler(dataset.values[n:], dataset.columns, discretize)
+    _warn_unseen_levels(sampler, Xe, dataset.columns)
     mdl = Model(model, dataset, target=target, response_method=response_method)
     return dataset, Xe, sampler, mdl
+
+
+def _warn_unseen_levels(sampler, Xe, columns):
+    """Warn about rows whose level the sampler never draws (z_j = 1 on the row alone)."""
+    for j, levels in sampler.levels.items():
+        unseen = np.flatnonzero(~np.isin(Xe[:, j], levels))
+        if unseen.size:
+            col = columns[j]
+            value = Xe[unseen[0], j]
+            label = bool(value) if col.is_boolean else col.levels[int(value)] \
+                if col.is_categorical else value
+            warnings.warn(
+                f"column {col.name!r}: the level {label!r} of {unseen.size} explained row(s) "
+                f"(first: row {unseen[0]}) never occurs in training_data, so LIME never "
+                "samples it and that feature's weight rests on the explained row alone; add "
+                "rows with this level to training_data.", ModellensWarning, stacklevel=4)
 
 
 def _check_budget(num_features, num_samples, d, kernel_width, feature_selection):
@@ -354,8 +384,8 @@ def _check_budget(num_features, num_samples, d, kernel_width, feature_selection)
 def lime(model, X, *, training_data, num_features: int | None = None, num_samples: int = 5000,
          kernel_width: float | None = None, discretize: str | None = "quartile",
          feature_selection: str = "auto", sampling: str = "per_row",
-         stability: int | None = None, stability_top_k: int = 3, random_state=None,
-         target=None,
+         stability: int | None = None, stability_top_k: int | None = None,
+         random_state=None, target=None,
          response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
          n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
     r"""LIME: a sparse weighted linear surrogate of the model around each row of ``X``.
@@ -414,8 +444,9 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         Repeat the whole explanation with this many independent seeds (the
         first is the returned one; the cost grows in proportion) and report
         how stable it is in ``extra["stability"]``.
-    stability_top_k : int, default=3
-        Size of the top-feature sets compared by ``stability``.
+    stability_top_k : int, optional
+        Size of the top-feature sets compared by ``stability``; default
+        ``min(3, num_features)``.
     random_state : int or Generator, optional
         The same seed gives the same numbers; each row draws from its own
         stream, so rows are independent.
@@ -475,7 +506,8 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
     num_features, num_samples, width = _check_budget(num_features, num_samples, d,
                                                      kernel_width, feature_selection)
     repeats = 1 if stability is None else check_int(stability, "stability", low=2)
-    top_k = check_int(stability_top_k, "stability_top_k", low=1)
+    top_k = min(3, num_features) if stability_top_k is None else \
+        check_int(stability_top_k, "stability_top_k", low=1)
     if stability is not None and top_k > num_features:
         raise InvalidParameterError(f"stability_top_k={top_k} is larger than "
                                     f"num_features={num_features}.")
@@ -486,6 +518,7 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
                      sampling=sampling)
     (fits,) = run(mdl, [plan], options, desc="lime")
     main = fits[0]
+    warn_if_shrunk(main)
     extra = {
         "score_holdout": np.array([f.score_holdout for f in main]),
         "conditions": [sampler.conditions(Xe[i], dataset.columns) for i in range(n)],

@@ -19,7 +19,8 @@ from ..engine import Plan, run
 from ..models import InputModel
 from ._coalitions import bit_masks, exact_weights
 from ._masking import CoalitionRows, ImageInput, ImageMasker, TextInput, TextMasker
-from ._surrogate import DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local
+from ._surrogate import (DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local,
+                         warn_if_shrunk)
 from .result import Attributions
 
 __all__ = ["lime_text", "lime_image", "shapley_media", "TEXT_KERNEL_WIDTH",
@@ -87,6 +88,7 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
     distances = _cosine_to_full(Z) * (100.0 if kind == "text" else 1.0)
     fit = fit_local(Z, y, exponential_kernel(distances, width), Z[0], num_features,
                     feature_selection)
+    warn_if_shrunk([fit])
     extra.update({"score_holdout": np.array([fit.score_holdout]), "kernel_width": width,
                   "num_samples": num_samples, "feature_selection": feature_selection,
                   "n_model_rows": model.n_rows})

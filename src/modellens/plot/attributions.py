@@ -56,6 +56,16 @@ class AttributionPlots:
             raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
         return int(i) % n
 
+    def _check_additive(self, what):
+        # continuous LIME weights are slopes per standard deviation: stacked from the
+        # intercept they do not build the prediction
+        a = self._a
+        if a.method == "lime" and "discretize" in a.extra and a.extra["discretize"] is None:
+            raise InvalidParameterError(
+                f"a {what} adds the values up to the prediction, but LIME with "
+                "discretize=None gives slopes per standard deviation, not parts of it; use "
+                "attr.plot.weights(i), or lime(..., discretize='quartile').")
+
     def _top(self, scores, max_display):
         """Feature order by score, and the features folded into 'other' (if any)."""
         if max_display is None or max_display < 1:
@@ -81,6 +91,7 @@ class AttributionPlots:
         """
         a = self._a
         i = self._row(i)
+        self._check_additive("waterfall")
         phi = a.values[i]
         shown, rest = self._top(np.abs(phi), max_display)
         row = a[i].data[0]
@@ -132,6 +143,7 @@ class AttributionPlots:
 
         a = self._a
         i = self._row(i)
+        self._check_additive("force plot")
         phi = a.values[i]
         row = a[i].data[0]
         base, pred = float(a.base_values[i]), self._prediction(i)

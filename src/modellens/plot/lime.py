@@ -76,7 +76,22 @@ def _text_parts(a, i):
     if text is None or spans is None:
         raise InvalidParameterError("this Attributions holds no text: text plots are for "
                                     "lime_text / shapley(..., masker='text') results.")
-    return text, np.asarray(spans, dtype=np.intp).reshape(-1, 3), a.values[i]
+    return text, np.asarray(spans, dtype=np.intp).reshape(-1, 3), _shown_weights(a, i)
+
+
+def _shown_weights(a, i):
+    """Row ``i``'s weights with rounding noise set to 0.
+
+    A model that ignores a word still gets a weight of ~1e-30 from the fit's
+    rounding; scaled by the largest such weight it would be drawn as strongly as a
+    real effect.  Weights under 1e-9 of the output's own scale are noise.
+    """
+    w = np.asarray(a.values[i], dtype=np.float64)
+    scale = np.abs(w).max(initial=0.0)
+    for ref in (a.prediction, a.base_values):
+        if ref is not None:
+            scale = max(scale, abs(float(np.asarray(ref)[i])))
+    return np.where(np.abs(w) > 1e-9 * scale, w, 0.0)
 
 
 def _rgba(w, scale):
@@ -189,7 +204,7 @@ def plot_image(a, i=0, *, positive=5, negative=5, image=None, ax=None):
     if img.ndim == 2 or img.shape[2] == 1:
         img = np.repeat(img.reshape(img.shape[0], img.shape[1], 1), 3, axis=2)
     img = img[..., :3]
-    w = a.values[i]
+    w = _shown_weights(a, i)
     order = np.argsort(-w, kind="stable")
     ups = [k for k in order[:positive] if w[k] > 0]
     downs = [k for k in order[::-1][:negative] if w[k] < 0]

@@ -131,8 +131,9 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     features : list, optional
         Features of the effects sections (default: all).
     rows : list of int, optional
-        Row positions in ``X`` drawn as waterfalls (default: the explained
-        rows with the highest, lowest and median prediction).
+        Row positions in ``X`` drawn as waterfalls (default: the rows of
+        ``X`` with the highest, lowest and median prediction), explained
+        besides the ``n_explain`` sampled rows.
     sample, n_explain, n_background : int
         Sample sizes (see above); each is capped at ``n``.
     shapley_budget : int
@@ -160,6 +161,8 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     -------
     Report
     """
+    import matplotlib
+
     from .. import __version__
     from ..engine import DataRows, evaluate
     from ..models import prepare
@@ -203,9 +206,18 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     ctx.sample_dataset = ctx.dataset if ctx.sample_index.size == n else \
         type(ctx.dataset)(ctx.dataset.values[ctx.sample_index], ctx.dataset.columns,
                           ctx.dataset.is_frame, ctx.dataset.column_labels)
-    others = np.setdiff1d(ctx.sample_index, ctx.rows)
+    started = time.perf_counter()
+    (seg,) = evaluate(ctx.wrapped, [DataRows(ctx.dataset.values)], options, desc="predictions")
+    ctx.prediction = np.asarray(seg.result, dtype=float)
+    predict_seconds = time.perf_counter() - started
+
+    # the default waterfalls are the data's highest, lowest and median predictions (as the page
+    # says), explained first like rows the user names
+    ctx.picks = [] if ctx.rows else _extreme_rows(ctx.prediction)
+    leading = list(ctx.rows) or [i for i, _ in ctx.picks]
+    others = np.setdiff1d(ctx.sample_index, leading)
     drawn = np.sort(rng.choice(others, size=min(n_explain, others.size), replace=False))
-    ctx.explain_index = list(ctx.rows) + [int(i) for i in drawn]
+    ctx.explain_index = leading + [int(i) for i in drawn]
     ctx.X_explain = take_rows(X, ctx.explain_index)
     ctx.background_index = np.sort(rng.choice(n, size=min(n_background, n), replace=False))
     ctx.X_background = take_rows(X, ctx.background_index)
@@ -220,11 +232,6 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
             except InvalidParameterError:
                 pass
 
-    started = time.perf_counter()
-    (seg,) = evaluate(ctx.wrapped, [DataRows(ctx.dataset.values)], options, desc="predictions")
-    ctx.prediction = np.asarray(seg.result, dtype=float)
-    predict_seconds = time.perf_counter() - started
-
     specs = [s for s in SECTIONS if (sections is None or s.key in sections)
              and s.available(ctx)]
     built = []
@@ -237,9 +244,10 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         if ctx.progress:
             steps.set_postfix_str(spec.key)
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), matplotlib.rc_context({"text.parse_math": False}):
             # the sections state their caveats on the page; repeated method warnings
-            # on the samples would only bury the progress bars
+            # on the samples would only bury the progress bars.  Names from the data are
+            # text: "$" in a column name must not start matplotlib's mathtext
             warnings.simplefilter("ignore", ModellensWarning)
             section = spec.build(ctx)
         if section is None:
@@ -269,9 +277,20 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         settings["Shapley algorithm"] = attr.method + (
             f" ({attr.extra['n_permutations']} orders per row)"
             if "n_permutations" in attr.extra else "")
+    if "lime" in {s.key for s in built} and "attributions" in _lime_data(built):
+        lime_extra = _lime_data(built)["attributions"].extra
+        settings["LIME"] = (f"{lime_extra['num_samples']:,} samples per row, "
+                            f"{lime_extra['discretize'] or 'no'} bins, kernel width "
+                            f"{lime_extra['kernel_width']:.3g}, feature selection "
+                            f"{lime_extra['feature_selection']}")
     subtitle = source or (f"{type(model).__name__} on {n:,} rows x "
                           f"{ctx.dataset.n_features} features")
     return Report(built, settings, title=title or "modellens report", subtitle=subtitle)
+
+
+def _lime_data(built) -> dict:
+    """The data of the LIME section among the built sections."""
+    return next(s for s in built if s.key == "lime").data
 
 
 def _versions() -> str:
@@ -288,6 +307,18 @@ def _check_y(y, n):
         raise InvalidParameterError(f"y must have one value per row of X ({n}), got shape "
                                     f"{values.shape}.")
     return values
+
+
+def _extreme_rows(prediction) -> list:
+    """``(position, why)`` of the rows with the highest, lowest and median prediction."""
+    order = np.argsort(prediction, kind="stable")
+    picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
+             (int(order[(order.size - 1) // 2]), "median prediction")]
+    out = []
+    for i, why in picks:
+        if i not in [j for j, _ in out]:
+            out.append((i, why))
+    return out
 
 
 def _check_rows(rows, n):

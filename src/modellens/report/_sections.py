@@ -197,7 +197,13 @@ def quality_section(ctx) -> Section:
             sec.figure_groups.append(FigureGroup("", [figure_from(fig, "Calibration curve")]))
         sec.data["task"] = "classification"
     else:
-        y = np.asarray(y, dtype=float)
+        try:
+            y = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"y holds values that are not numbers (such as {y[0]!r}) but the model's output "
+                f"{output!r} is a number: pass the numeric target, or for a classifier one with "
+                "predict_proba.") from None
         resid = y - pred
         values = {"r2": float(metrics.r2_score(y, pred)), "mae": float(np.mean(np.abs(resid))),
                   "rmse": float(np.sqrt(np.mean(resid ** 2)))}
@@ -351,9 +357,12 @@ def _second_order_strength(effect) -> float:
 
 # -------------------------------------------------------------- attributions
 def _chosen_rows(ctx, prediction):
-    """Rows of the explained set drawn as waterfalls: the user's, else high / low / median."""
+    """Rows of the explained set drawn as waterfalls: the user's, else the data's high / low /
+    median prediction (explained first), else those of the explained rows."""
     if ctx.rows:
         return [(ctx.explain_index.index(r), f"row {r}") for r in ctx.rows]
+    if getattr(ctx, "picks", None):
+        return [(ctx.explain_index.index(r), f"row {r}, {why}") for r, why in ctx.picks]
     order = np.argsort(prediction, kind="stable")
     picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
              (int(order[(order.size - 1) // 2]), "median prediction")]
@@ -454,9 +463,15 @@ def lime_section(ctx) -> Section:
         ctx, ctx.prediction[np.asarray(ctx.explain_index)])
     positions = [ctx.explain_index[i] for i, _ in rows]
     try:
-        attr = modellens.lime(ctx.model, take_rows(ctx.X, positions),
-                              training_data=ctx.X_sample, random_state=ctx.random_state,
-                              target=ctx.target)
+        with warnings.catch_warnings(record=True) as caught:
+            # the report silences method warnings on the console: LIME's go on the page
+            warnings.simplefilter("always", ModellensWarning)
+            attr = modellens.lime(ctx.model, take_rows(ctx.X, positions),
+                                  training_data=ctx.X_sample, random_state=ctx.random_state,
+                                  target=ctx.target)
+        for w in caught:
+            if issubclass(w.category, ModellensWarning) and str(w.message) not in sec.warnings:
+                sec.warnings.append(str(w.message))
     except InvalidParameterError as exc:
         # e.g. missing values, which LIME's sampler cannot draw from: say why, show nothing
         sec.warnings.append(f"LIME was not run: {exc}")
