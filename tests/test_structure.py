@@ -332,3 +332,31 @@ def test_public_functions_document_references_and_run_their_examples(func):
             runner.run(t)
     result = runner.summarize(verbose=False)
     assert result.failed == 0 and result.attempted >= 2
+
+
+@pytest.mark.parametrize("bad", ["abc", -1, 1.5, True])
+def test_random_state_is_checked_at_the_boundary(bad):
+    """A seed numpy would reject (or read as 1, for True) gets our error naming the option."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    f = lambda A: A @ [1.0, 2.0, 3.0]  # noqa: E731
+    calls = [
+        lambda: ml.shapley(f, X[:2], background=X, algorithm="permutation", random_state=bad),
+        lambda: ml.lime(f, X[:2], training_data=X, num_samples=50, random_state=bad),
+        lambda: ml.pdp(f, X, sample=10, random_state=bad),
+        lambda: ml.lime_text(lambda texts: np.array([len(t) for t in texts], float), "a b c",
+                             num_samples=20, random_state=bad),
+    ]
+    for call in calls:
+        with pytest.raises(ml.InvalidParameterError, match="random_state"):
+            call()
+
+
+def test_random_state_accepts_integers_and_generators():
+    from modellens._validation import check_random_state
+
+    a = check_random_state(np.int64(3)).random(3)
+    np.testing.assert_array_equal(a, np.random.default_rng(3).random(3))
+    g = np.random.default_rng(5)
+    assert check_random_state(g) is g  # the caller's stream goes on, as numpy's default_rng
+    assert isinstance(check_random_state(None), np.random.Generator)

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 __all__ = ["InvalidParameterError", "ModellensWarning", "is_integer", "check_int",
-           "check_choice", "check_level", "check_positive_float"]
+           "check_choice", "check_level", "check_positive_float", "check_random_state"]
 
 
 class InvalidParameterError(ValueError, TypeError):
@@ -74,3 +74,20 @@ def check_positive_float(value, name: str, what: str = "a positive number"):
             or not np.isfinite(value) or value <= 0:
         raise InvalidParameterError(f"{name} must be {what}, got {value!r}.")
     return float(value)
+
+
+def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
+    """A numpy Generator from ``random_state``: None, a non-negative integer or a Generator.
+
+    numpy's own errors for a string or a negative seed name none of our
+    options, so they are caught here.
+    """
+    if random_state is None or isinstance(random_state, (np.random.Generator,
+                                                         np.random.BitGenerator,
+                                                         np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    if is_integer(random_state) and random_state >= 0:
+        return np.random.default_rng(int(random_state))
+    raise InvalidParameterError(
+        f"{name} must be None, a non-negative integer or a numpy Generator, "
+        f"got {random_state!r}.")

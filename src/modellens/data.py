@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._validation import InvalidParameterError, ModellensWarning, is_integer
+from ._validation import InvalidParameterError, ModellensWarning, check_random_state, is_integer
 
 __all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
            "sample_rows", "encode_with"]
@@ -81,7 +81,7 @@ def sample_rows(n: int, sample, random_state, *, name: str = "sample"):
                                     f"got {sample!r}.")
     if size >= n:
         return None
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     return np.sort(rng.choice(n, size=size, replace=False))
 
 

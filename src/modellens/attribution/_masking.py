@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import InvalidParameterError
+from .._validation import InvalidParameterError, check_random_state
 from ..engine import Segment
 
 __all__ = ["MaskedRows", "TextInput", "ImageInput", "CoalitionRows", "WORD_PATTERN",
@@ -237,7 +237,7 @@ class ImageInput:
                 np.repeat(image.reshape(h, w, -1)[..., :1], 3, axis=2)
             if segmentation == "quickshift":
                 seed = 0 if random_state is None else int(
-                    np.random.default_rng(random_state).integers(2**31 - 1))
+                    check_random_state(random_state).integers(2**31 - 1))
                 labels = seg.quickshift(img_as_float(rgb), **{**QUICKSHIFT_OPTIONS,
                                                                     "rng": seed, **options})
             else:

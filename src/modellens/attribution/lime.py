@@ -19,7 +19,7 @@ from scipy.special import ndtr, ndtri
 
 from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
-                           check_positive_float)
+                           check_positive_float, check_random_state)
 from ..data import encode_with
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
@@ -512,7 +512,7 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         raise InvalidParameterError(f"stability_top_k={top_k} is larger than "
                                     f"num_features={num_features}.")
     check_choice(sampling, "sampling", SAMPLINGS)
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     seeds = rng.integers(0, 2**63 - 1, size=(repeats, n))
     plan = _LimePlan(sampler, Xe, seeds, num_samples, width, num_features, feature_selection,
                      sampling=sampling)
@@ -595,7 +595,7 @@ def lime_width_sweep(model, x, *, training_data, widths=None, num_features: int 
                                             num_samples, d, None, feature_selection)
     widths = default * np.geomspace(0.05, 20, 25) if widths is None else \
         np.asarray([check_positive_float(w, "widths") for w in np.atleast_1d(widths)])
-    seeds = np.random.default_rng(random_state).integers(0, 2**63 - 1, size=(1, 1))
+    seeds = check_random_state(random_state).integers(0, 2**63 - 1, size=(1, 1))
     plan = _LimePlan(sampler, Xe, seeds, num_samples, default, k, feature_selection, keep=True)
     run(mdl, [plan], resolve_options(None, None, None), desc="lime width sweep")
     Z, y, distances = plan.kept[(0, 0)]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import InvalidParameterError, check_choice, check_int, check_positive_float
+from .._validation import (InvalidParameterError, check_choice, check_int,
+                           check_positive_float, check_random_state)
 from ..engine import Plan, run
 from ..models import InputModel
 from ._coalitions import bit_masks, exact_weights
@@ -79,7 +80,7 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
     default = TEXT_KERNEL_WIDTH if kind == "text" else IMAGE_KERNEL_WIDTH
     width = default if kernel_width is None else check_positive_float(kernel_width,
                                                                       "kernel_width")
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     masks = (_text_masks if kind == "text" else _image_masks)(p, num_samples, rng)
     model = InputModel(predict_fn, _names(rep), target=target,
                        bytes_per_input=rep.bytes_per_input)
@@ -258,7 +259,7 @@ def shapley_media(predict_fn, X, *, masker, algorithm="auto", n_samples=None,
     if algorithm in ("permutation", "tree"):
         raise InvalidParameterError(f"algorithm={algorithm!r} is for tables; texts and images "
                                     "take algorithm='exact', 'kernel' or 'auto'.")
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     rep = masker.represent(X, random_state)
     kind = "text" if isinstance(masker, TextMasker) else "image"
     extra = {"text": X, "spans": rep.spans} if kind == "text" else {"image": rep.image}

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._validation import InvalidParameterError, ModellensWarning, check_choice
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice,
+                           check_random_state)
 
 from .._config import resolve_options
 from ..data import Dataset, encode_with, is_integer, sample_rows
@@ -194,7 +195,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         return shapley_media(model, X, masker="text" if masker is None else masker,
                              algorithm=algorithm, n_samples=n_samples, random_state=random_state,
                              target=target, options=options)
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     if isinstance(X, pd.Series):
         # one row, as df.iloc[i] gives it: its index holds the column names
         X = X.to_frame().T

@@ -20,7 +20,8 @@ import warnings
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning, check_positive_float
+from .._validation import (InvalidParameterError, ModellensWarning, check_positive_float,
+                           check_random_state)
 from ..engine import GradientRows, Plan, ShiftedRows
 from ..models import import_torch, is_jax_function, is_torch_module, tree_ensemble_name
 
@@ -172,7 +173,7 @@ class DerivativePlan(Plan):
         # the same differences at a wider step on a few rows: a smooth model agrees
         # with itself, a piecewise constant one does not
         check = min(m, CHECK_ROWS)
-        self.check_rows = np.sort(np.random.default_rng(random_state).choice(m, check,
+        self.check_rows = np.sort(check_random_state(random_state).choice(m, check,
                                                                              replace=False))
         sample = rows[self.check_rows]
         self.segments, self._checks = [], []

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import InvalidParameterError, ModellensWarning, check_int, is_integer
+from .._validation import (InvalidParameterError, ModellensWarning, check_int,
+                           check_random_state, is_integer)
 from ..data import resolve_features
 
 __all__ = ["Report", "report"]
@@ -200,7 +201,7 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     ctx.shapley_budget = shapley_budget
     ctx.off_data = {}
 
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     ctx.sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
     ctx.X_sample = take_rows(X, ctx.sample_index)
     ctx.sample_dataset = ctx.dataset if ctx.sample_index.size == n else \
