@@ -18,7 +18,7 @@ import pandas as pd
 from ._validation import InvalidParameterError, ModellensWarning, check_random_state, is_integer
 
 __all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
-           "sample_rows", "encode_with"]
+           "sample_rows", "encode_with", "row_as_frame"]
 
 
 def feature_position(feature, names, labels=None) -> int:
@@ -497,6 +497,23 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
             raise InvalidParameterError(f"feature {names!r} is asked for more than once.")
         seen.add(f)
     return out
+
+
+def row_as_frame(X, reference):
+    """``X`` unchanged, or a Series (one row, as ``df.iloc[i]`` gives it) as a one-row frame.
+
+    The Series' index holds the column names and its dtype is the rows' common
+    one (often object), so the columns take the dtypes of ``reference`` (the
+    background / training frame) where it has them; columns it lacks are left
+    to :func:`encode_with`'s error about them.
+    """
+    if not isinstance(X, pd.Series):
+        return X
+    X = X.to_frame().T
+    if isinstance(reference, pd.DataFrame):
+        shared = [c for c in X.columns if c in reference.columns]
+        return X.astype(reference.dtypes[shared].to_dict())
+    return X.infer_objects()
 
 
 def encode_with(X, other, *, feature_names=None, other_name: str = "background"):

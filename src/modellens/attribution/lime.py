@@ -14,13 +14,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float, check_random_state)
-from ..data import encode_with
+from ..data import encode_with, row_as_frame
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
 from ._surrogate import (DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local,
@@ -321,15 +320,7 @@ class _LimePlan(Plan):
 
 
 def _prepare(model, X, training_data, *, target, response_method, feature_names, discretize):
-    if isinstance(X, pd.Series):
-        # one row, as df.iloc[i] gives it: its index holds the column names
-        X = X.to_frame().T
-        if isinstance(training_data, pd.DataFrame):
-            # columns training_data lacks are left to encode_with's error about them
-            shared = [c for c in X.columns if c in training_data.columns]
-            X = X.astype(training_data.dtypes[shared].to_dict())
-        else:
-            X = X.infer_objects()
+    X = row_as_frame(X, training_data)
     if training_data is None:
         raise InvalidParameterError(
             "training_data is required: LIME samples perturbed rows from its statistics "

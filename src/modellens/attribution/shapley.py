@@ -5,13 +5,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice,
                            check_random_state)
 
 from .._config import resolve_options
-from ..data import Dataset, encode_with, is_integer, sample_rows
+from ..data import Dataset, encode_with, is_integer, row_as_frame, sample_rows
 from ..engine import DataRows, Plan, run
 from ..models import Model
 from ._coalitions import bit_masks, exact_weights
@@ -196,14 +195,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
                              algorithm=algorithm, n_samples=n_samples, random_state=random_state,
                              target=target, options=options)
     rng = check_random_state(random_state)
-    if isinstance(X, pd.Series):
-        # one row, as df.iloc[i] gives it: its index holds the column names
-        X = X.to_frame().T
-        if isinstance(background, pd.DataFrame):
-            shared = [c for c in X.columns if c in background.columns]
-            X = X.astype(background.dtypes[shared].to_dict())
-        else:
-            X = X.infer_objects()
+    X = row_as_frame(X, background)
     if algorithm in ("auto", "tree"):
         attr = tree_shapley(model, X, background=background, algorithm=algorithm, target=target,
                             response_method=response_method, feature_names=feature_names,
