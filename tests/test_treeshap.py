@@ -144,7 +144,8 @@ def test_leaves_match_the_library_near_thresholds():
             Z = np.vstack([X, _near_thresholds(ens, X, rng)])
             from modellens.models._tree_kernels import predict_leaves
             ours = predict_leaves(ens.cast(Z), ens.left, ens.right, ens.feature, ens.threshold,
-                                  ens.default_left, ens.missing, ens.roots) - ens.roots[:-1]
+                                  ens.default_left, ens.missing, ens.cat_left,
+                                  ens.roots) - ens.roots[:-1]
             if name == "rf:reg":
                 theirs = np.column_stack([e.apply(Z.astype(np.float32))
                                           for e in model.estimators_])
@@ -322,10 +323,16 @@ def test_categorical_frames_and_unsupported_splits_are_refused_clearly():
                        "c": pd.Categorical(rng.choice(["u", "v", "w"], size=200))})
     y = df["a"] + (df["c"] == "u")
     model = HistGradientBoostingRegressor(max_iter=5, categorical_features="from_dtype").fit(df, y)
+    # the tree partial dependence does not map categories: it says so
+    with pytest.raises(InvalidParameterError, match="categories"):
+        ml.pdp(model, df, ["a"], method="tree")
+    # a tree model that split on numbers, shown a categorical column: refused
+    num = df.assign(c=df["c"].cat.codes.astype(float))
+    gb = GradientBoostingRegressor(n_estimators=5).fit(num, y)
     with pytest.raises(InvalidParameterError, match="categorical"):
-        ml.shapley(model, df[:5], algorithm="tree")
-    # auto falls back to the model-agnostic algorithms, which handle categories
-    assert ml.shapley(model, df[:3], background=df[:10]).method == "shapley-exact"
+        ml.shapley(gb, df[:5], algorithm="tree")
+    # auto now reads the categorical splits of HistGradientBoosting itself
+    assert ml.shapley(model, df[:3], background=df[:10]).method == "shapley-tree"
     lg = lgb.LGBMRegressor(n_estimators=5, verbose=-1, min_child_samples=5).fit(df, y)
     with pytest.raises(InvalidParameterError, match="categorical"):
         ml.shapley(lg, df[:5], algorithm="tree")
@@ -478,3 +485,164 @@ def test_other_boosting_modes_read_as_the_library_predicts(make):
     attr = ml.shapley(model, X[:20], algorithm="tree")
     np.testing.assert_allclose(attr.values.sum(1) + attr.base_values, raw[:20],
                                atol=2e-6 * np.ptp(raw))
+
+
+# ---------------------------------------------------------------------- HGB categories
+def _hgb_frame(seed=0, n=400):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.normal(size=n),
+                      "c1": pd.Categorical(rng.choice(list("pqrst"), n)),
+                      "b": rng.normal(size=n),
+                      "c2": pd.Categorical(rng.choice(["u", "v", "w"], n))})
+    effect = X["c1"].map({"p": 1.0, "q": -1.0, "r": 2.0, "s": 0.0, "t": 0.5}).astype(float)
+    y = X["a"] + effect + (X["c2"] == "v") * X["b"] + 0.1 * rng.normal(size=n)
+    # rows to explain: an unseen category, missing categories and a missing number
+    T = X.copy()
+    T["c1"] = T["c1"].cat.add_categories(["zz"])
+    T.loc[0, "c1"] = "zz"
+    T.loc[1, "c2"] = np.nan
+    T.loc[2, "a"] = np.nan
+    T.loc[3, "c1"] = np.nan
+    return X, y, T
+
+
+def _hgb_models():
+    X, y, T = _hgb_frame()
+    kw = dict(max_iter=25, categorical_features="from_dtype", random_state=0)
+    reg = HistGradientBoostingRegressor(**kw).fit(X, y)
+    clf = HistGradientBoostingClassifier(**kw).fit(X, (y > y.median()).astype(int))
+    return X, T, reg, clf
+
+
+def test_hgb_categorical_array_form_predicts_as_sklearn():
+    from modellens.data import Dataset
+    X, T, reg, clf = _hgb_models()
+    assert np.any([np.any(p.nodes["is_categorical"]) for it in reg._predictors for p in it])
+    codes = Dataset.from_data(T)
+    for model in (reg, clf):
+        ens = tree_ensemble(model)
+        assert sorted(ens.categories) == [1, 3]
+        raw = ens.predict_raw(ens.encode(codes.values, codes.columns))
+        np.testing.assert_allclose(raw, model._raw_predict(T), rtol=0, atol=1e-12)
+    ours = tree_ensemble(reg).predict_raw(
+        tree_ensemble(reg).encode(codes.values, codes.columns))[:, 0]
+    np.testing.assert_allclose(ours, reg.predict(T), rtol=0, atol=1e-12)
+    ens = tree_ensemble(clf)
+    ours = ens.predict_raw(ens.encode(codes.values, codes.columns))[:, 0]
+    np.testing.assert_allclose(ours, clf.decision_function(T), rtol=0, atol=1e-12)
+
+
+def _hgb_brute_path_dependent(model, T, rows):
+    """Path-dependent Shapley values by enumerating coalitions, from sklearn's own nodes.
+
+    The game's value of S is each tree's cover-weighted expectation when
+    splits on features outside S send the row down both sides in proportion
+    to the training counts; the rows go through sklearn's preprocessor and
+    its categorical rule (bitset left, known category right, else missing).
+    """
+    from itertools import combinations
+    from math import factorial
+    Xt = model._preprocessor.transform(T)
+    is_cat = np.asarray(model.is_categorical_, bool)
+    perm = np.concatenate([np.flatnonzero(is_cat), np.flatnonzero(~is_cat)])
+    known, fmap = model._bin_mapper.make_known_categories_bitsets()
+
+    def bit(words, k):
+        return bool((int(words[k // 32]) >> (k % 32)) & 1)
+
+    def left_of(pred, node, x):
+        v = x[node["feature_idx"]]
+        if np.isnan(v):
+            return bool(node["missing_go_to_left"])
+        if not node["is_categorical"]:
+            return v <= node["num_threshold"]
+        k = int(v)
+        if bit(pred.raw_left_cat_bitsets[node["bitset_idx"]], k):
+            return True
+        if bit(known[fmap[node["feature_idx"]]], k):
+            return False
+        return bool(node["missing_go_to_left"])
+
+    def expect(pred, i, x, S):
+        node = pred.nodes[i]
+        if node["is_leaf"]:
+            return float(node["value"])
+        if perm[node["feature_idx"]] in S:
+            nxt = node["left"] if left_of(pred, node, x) else node["right"]
+            return expect(pred, nxt, x, S)
+        nl, nr = pred.nodes[node["left"]], pred.nodes[node["right"]]
+        return (nl["count"] * expect(pred, node["left"], x, S)
+                + nr["count"] * expect(pred, node["right"], x, S)) / node["count"]
+
+    d = T.shape[1]
+    base = float(np.ravel(model._baseline_prediction)[0])
+    out = np.zeros((len(rows), d))
+    for r, i in enumerate(rows):
+        x = Xt[i]
+        v = {}
+        for size in range(d + 1):
+            for S in combinations(range(d), size):
+                v[S] = base + sum(expect(p[0], 0, x, set(S)) for p in model._predictors)
+        for j in range(d):
+            for S in v:
+                if j in S:
+                    continue
+                w = factorial(len(S)) * factorial(d - len(S) - 1) / factorial(d)
+                out[r, j] += w * (v[tuple(sorted(S + (j,)))] - v[S])
+    return out, v[()]
+
+
+@pytest.mark.parametrize("which", ["reg", "clf"])
+def test_hgb_categorical_path_dependent_equals_brute_force(which):
+    X, T, reg, clf = _hgb_models()
+    model = reg if which == "reg" else clf
+    rows = [0, 1, 2, 3, 4, 5]
+    attr = ml.shapley(model, T.iloc[rows])
+    assert attr.method == "shapley-tree"
+    assert attr.value_function == "tree_path_dependent"
+    want, base = _hgb_brute_path_dependent(model, T, rows)
+    np.testing.assert_allclose(attr.values, want, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(attr.base_values, base, rtol=0, atol=1e-10)
+    raw = model._raw_predict(T.iloc[rows])[:, 0]
+    np.testing.assert_allclose(attr.values.sum(1) + attr.base_values, raw, rtol=0, atol=1e-10)
+    # the result keeps modellens' own codes of the rows, not the model's
+    from modellens.data import Dataset
+    np.testing.assert_array_equal(attr.codes, Dataset.from_data(T.iloc[rows]).values)
+
+
+@pytest.mark.parametrize("which", ["reg", "clf"])
+def test_hgb_categorical_interventional_equals_exact(which):
+    X, T, reg, clf = _hgb_models()
+    model = reg if which == "reg" else clf
+    fg, bg = T.iloc[:25], T.iloc[100:140]
+    tree = ml.shapley(model, fg, background=bg)
+    exact = ml.shapley(model, fg, background=bg, algorithm="exact",
+                       response_method="auto" if which == "reg" else "decision_function")
+    assert tree.method == "shapley-tree" and exact.method == "shapley-exact"
+    np.testing.assert_allclose(tree.values, exact.values, rtol=0, atol=1e-10)
+    raw = model._raw_predict(fg)[:, 0]
+    np.testing.assert_allclose(tree.values.sum(1) + tree.base_values, raw, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("spec", ["mask", "indices"])
+def test_hgb_categorical_numeric_codes(spec):
+    rng = np.random.default_rng(1)
+    n = 500
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 6, n) * 2.0, rng.normal(size=n),
+                         rng.integers(0, 4, n) + 10.0])
+    y = X[:, 0] + np.isin(X[:, 1], [2, 6, 8]) + (X[:, 3] == 11) * X[:, 2]
+    cats = [False, True, False, True] if spec == "mask" else [1, 3]
+    model = HistGradientBoostingRegressor(max_iter=20, categorical_features=cats,
+                                          random_state=0).fit(X, y)
+    T = X[:40].copy()
+    T[0, 1], T[1, 3], T[2, 1], T[3, 1] = 5.0, np.nan, -2.0, 300.0  # unseen, NaN, <0, >255
+    ens = tree_ensemble(model)
+    raw = ens.predict_raw(ens.encode(T))[:, 0]
+    np.testing.assert_allclose(raw, model._raw_predict(T)[:, 0], rtol=0, atol=1e-12)
+    tree = ml.shapley(model, T[:15], background=T[20:40])
+    exact = ml.shapley(model, T[:15], background=T[20:40], algorithm="exact")
+    assert tree.method == "shapley-tree"
+    np.testing.assert_allclose(tree.values, exact.values, rtol=0, atol=1e-10)
+    pd_ = ml.shapley(model, T[:15])
+    np.testing.assert_allclose(pd_.values.sum(1) + pd_.base_values, raw[:15], rtol=0,
+                               atol=1e-10)

@@ -65,7 +65,8 @@ class TreePaths:
                 f"handles at most {K.MAX_PATH_FEATURES}. Use algorithm='permutation' or "
                 "'kernel'.")
         self.W = K.shapley_weights(max(self.p_max, 1))
-        self.nodes = (ens.left, ens.feature, ens.threshold, ens.default_left, ens.missing)
+        self.nodes = (ens.left, ens.feature, ens.threshold, ens.default_left, ens.missing,
+                      ens.cat_left)
         self.paths = (self.path_off, self.path_node, self.path_left, self.path_slot)
 
     def table_offsets(self, n_rows: int) -> np.ndarray:
@@ -110,7 +111,7 @@ class TreePaths:
         edges = K.tree_edges(ens.left, ens.right, ens.feature, ens.cover, ens.roots)
         t_nodes, t_weights = K.gauss_nodes(max(self.p_max - 1, 0))
         return K.pd_values_linear(X, ens.left, ens.right, ens.feature, ens.threshold,
-                                  ens.default_left, ens.missing,
+                                  ens.default_left, ens.missing, ens.cat_left,
                                   np.ascontiguousarray(ens.value[:, 0]), ens.roots, *edges,
                                   t_nodes, t_weights, K.n_blocks(len(X)))
 
@@ -231,7 +232,7 @@ def tree_shapley(model, X, *, background, algorithm, target, response_method, fe
         dataset, n = encode_with(X, background, feature_names=feature_names)
         bg = dataset.values[n:]
         note = f"the {len(bg)} rows passed as background"
-    why = unfit_data(ens, model, dataset, X)
+    why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is None and response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
         why = (f"response_method={response_method!r} is not the trees' raw output "
                f"({ens.output_names[0]}); TreeSHAP explains the raw output")
@@ -247,7 +248,9 @@ def tree_shapley(model, X, *, background, algorithm, target, response_method, fe
         one.value = -one.value
         one.base = -one.base
     fg = dataset.values[:n]
-    plan = _TreePlan(one, fg, bg, interactions, n_jobs)
+    # the trees' categorical splits read the model's own category codes
+    coded_bg = None if bg is None else one.encode(bg, dataset.columns)
+    plan = _TreePlan(one, one.encode(fg, dataset.columns), coded_bg, interactions, n_jobs)
     ((values, base, fx, inter),) = run(None, [plan], desc="shapley (tree)")
     game = "tree_path_dependent" if bg is None else "interventional"
     extra = {"background": note, "n_background": 0 if bg is None else len(bg),

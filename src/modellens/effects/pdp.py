@@ -207,7 +207,8 @@ class _TreePDPlan(_PDPlan):
         settings = np.ascontiguousarray(ens.cast(self.settings))
         values = ens.base[0] + K.pd_recursion(
             settings, position, ens.left, ens.right, ens.feature, ens.threshold,
-            ens.default_left, ens.missing, np.ascontiguousarray(ens.value[:, 0]), ens.cover,
+            ens.default_left, ens.missing, ens.cat_left, np.ascontiguousarray(ens.value[:, 0]),
+            ens.cover,
             ens.roots)
         self.segment.result = values
         return super().reduce()

@@ -43,7 +43,13 @@ _ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold
 
 
 @njit(inline="always", cache=True)
-def _goes_left(v, thr, dl, miss):
+def _goes_left(v, thr, dl, miss, cat):
+    if miss == 3:
+        # a categorical split: row int(thr) of cat says which codes go left; NaN and
+        # codes outside the table (unknown categories) take the missing side
+        if v != v or v < 0 or v >= cat.shape[1]:
+            return dl != 0
+        return cat[int(thr), int(v)] != 0
     if v != v:
         if miss == 1:
             v = 0.0
@@ -55,7 +61,7 @@ def _goes_left(v, thr, dl, miss):
 
 
 @njit(parallel=True, cache=True)
-def predict_leaves(X, left, right, feature, threshold, default_left, missing, roots):
+def predict_leaves(X, left, right, feature, threshold, default_left, missing, cat, roots):
     """The leaf (node index) each row reaches in each tree, ``(n, n_trees)``."""
     n, T = X.shape[0], len(roots) - 1
     out = np.empty((n, T), dtype=np.int64)
@@ -64,7 +70,7 @@ def predict_leaves(X, left, right, feature, threshold, default_left, missing, ro
             node = roots[t]
             while left[node] >= 0:
                 if _goes_left(X[i, feature[node]], threshold[node], default_left[node],
-                              missing[node]):
+                              missing[node], cat):
                     node = left[node]
                 else:
                     node = right[node]
@@ -226,11 +232,11 @@ def pd_tables(leaf_value, feat_off, feat_z, table_off, W):
 
 
 @njit(inline="always", cache=True)
-def _decide(x, left, feature, threshold, default_left, missing, dec):
+def _decide(x, left, feature, threshold, default_left, missing, cat, dec):
     for node in range(len(left)):
         if left[node] >= 0:
             dec[node] = 1 if _goes_left(x[feature[node]], threshold[node], default_left[node],
-                                        missing[node]) else 0
+                                        missing[node], cat) else 0
 
 
 @njit(inline="always", cache=True)
@@ -243,7 +249,7 @@ def _mask(l, dec, path_off, path_node, path_left, path_slot, p):
 
 
 @njit(parallel=True, cache=True)
-def leaf_values(X, left, feature, threshold, default_left, missing, leaf_value, path_off,
+def leaf_values(X, left, feature, threshold, default_left, missing, cat, leaf_value, path_off,
                 path_node, path_left, path_slot, feat_off, feat_id, feat_z, table_off, table, W,
                 bg_masks, bg_counts, bg_off, C, scale, leaf_roots, node_roots, block):
     """Shapley values ``(n, d)`` of every row of ``X`` (cast already), leaf by leaf.
@@ -277,7 +283,8 @@ def leaf_values(X, left, feature, threshold, default_left, missing, leaf_value, 
                 for node in range(node_roots[k], node_roots[k + 1]):
                     if left[node] >= 0:
                         dec[node] = 1 if _goes_left(x[feature[node]], threshold[node],
-                                                    default_left[node], missing[node]) else 0
+                                                    default_left[node], missing[node],
+                                                    cat) else 0
                 row = out[i]
                 for l in range(leaf_roots[k], leaf_roots[k + 1]):
                     f0 = feat_off[l]
@@ -322,8 +329,9 @@ def _pair_sum(z, o, p, i, j, W2, q):
 
 
 @njit(parallel=True, cache=True)
-def pd_interactions(X, left, feature, threshold, default_left, missing, leaf_value, path_off,
-                    path_node, path_left, path_slot, feat_off, feat_id, feat_z, W, W2, phi):
+def pd_interactions(X, left, feature, threshold, default_left, missing, cat, leaf_value,
+                    path_off, path_node, path_left, path_slot, feat_off, feat_id, feat_z, W, W2,
+                    phi):
     """Path-dependent SHAP interaction values ``(n, d, d)``; ``phi`` the Shapley values.
 
     Off the diagonal, :math:`\\Phi_{ij} = \\frac12 \\sum_{S \\subseteq N \\setminus
@@ -341,7 +349,7 @@ def pd_interactions(X, left, feature, threshold, default_left, missing, leaf_val
         dec = np.zeros(len(left), np.uint8)
         q = np.empty(p_max + 2)
         o = np.empty(p_max)
-        _decide(X[i], left, feature, threshold, default_left, missing, dec)
+        _decide(X[i], left, feature, threshold, default_left, missing, cat, dec)
         M = out[i]
         for l in range(L):
             f0 = feat_off[l]
@@ -375,7 +383,7 @@ def pd_interactions(X, left, feature, threshold, default_left, missing, leaf_val
 
 
 @njit(parallel=True, cache=True)
-def row_masks(X, left, feature, threshold, default_left, missing, path_off, path_node,
+def row_masks(X, left, feature, threshold, default_left, missing, cat, path_off, path_node,
               path_left, path_slot, feat_off):
     """Each row's mask of satisfied path features at every leaf, ``(n, L)``."""
     n = X.shape[0]
@@ -383,7 +391,7 @@ def row_masks(X, left, feature, threshold, default_left, missing, path_off, path
     out = np.empty((n, L), np.uint64)
     for i in prange(n):
         dec = np.zeros(len(left), np.uint8)
-        _decide(X[i], left, feature, threshold, default_left, missing, dec)
+        _decide(X[i], left, feature, threshold, default_left, missing, cat, dec)
         for l in range(L):
             out[i, l] = _mask(l, dec, path_off, path_node, path_left, path_slot,
                               feat_off[l + 1] - feat_off[l])
@@ -508,8 +516,8 @@ def tree_edges(left, right, feature, cover, roots):
 
 
 @njit(parallel=True, cache=True)
-def pd_values_linear(X, left, right, feature, threshold, default_left, missing, value, roots,
-                     order, parent, is_left, prev, z, t_nodes, t_weights, n_blocks):
+def pd_values_linear(X, left, right, feature, threshold, default_left, missing, cat, value,
+                     roots, order, parent, is_left, prev, z, t_nodes, t_weights, n_blocks):
     """Path-dependent Shapley values ``(n, d)``, O(nodes x G) per tree and row.
 
     A leaf's value for feature ``j`` is ``v (o_j - z_j) * integral_0^1 prod_{k != j}
@@ -557,7 +565,7 @@ def pd_values_linear(X, left, right, feature, threshold, default_left, missing, 
                         Dd[a, g] = 0.0
                     if left[node] >= 0:
                         dec[a] = 1 if _goes_left(x[feature[node]], threshold[node],
-                                                 default_left[node], missing[node]) else 0
+                                                 default_left[node], missing[node], cat) else 0
                     if node == r0:
                         o[a] = 1
                         for g in range(G):
@@ -611,7 +619,7 @@ def gauss_nodes(degree):
 
 @njit(parallel=True, cache=True)
 def pd_recursion(settings, position, left, right, feature, threshold, default_left, missing,
-                 value, cover, roots):
+                 cat, value, cover, roots):
     """Partial dependence at each setting by the weighted traversal of every tree.
 
     A split on a feature of the setting (``position[f] >= 0``) follows the
@@ -640,7 +648,7 @@ def pd_recursion(settings, position, left, right, feature, threshold, default_le
                 if pos >= 0:
                     top += 1
                     if _goes_left(settings[g, pos], threshold[node], default_left[node],
-                                  missing[node]):
+                                  missing[node], cat):
                         nodes[top] = left[node]
                     else:
                         nodes[top] = right[node]

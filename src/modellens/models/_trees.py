@@ -18,6 +18,16 @@ down to the last bit:
 The strict ``x < t`` of XGBoost is stored as ``x <= t'`` with ``t'`` the
 float64 just below ``t``: the same for every float ``x``, so one comparison
 serves all libraries.
+
+scikit-learn's HistGradientBoosting may split on categories: its
+preprocessor moves the categorical columns first and ordinal-encodes them
+(``categories_`` of its OrdinalEncoder, unknown and missing values to NaN);
+a node then sends a code left when its bit is set in the node's
+``raw_left_cat_bitsets`` row, right when the code is another category known
+to the binner, and to the missing side otherwise.  Such a node is stored
+with ``missing == MISSING_CATEGORICAL``, its row of ``cat_left`` in
+``threshold``, and the trees' features renumbered to the caller's column
+order; :meth:`TreeEnsemble.encode` maps the rows' values to the codes.
 """
 
 from __future__ import annotations
@@ -31,20 +41,25 @@ import pandas as pd
 from .._validation import InvalidParameterError, is_integer
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "unfit_data",
-           "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN"]
+           "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN",
+           "MISSING_CATEGORICAL"]
 
 #: What :func:`tree_ensemble` reads, for error messages.
 SUPPORTED_TREE_MODELS = (
     "scikit-learn DecisionTreeRegressor/Classifier, RandomForestRegressor/Classifier, "
     "ExtraTreesRegressor/Classifier, GradientBoostingRegressor/Classifier (default init), "
-    "HistGradientBoostingRegressor/Classifier (numeric splits); XGBoost XGBRegressor, "
-    "XGBClassifier, XGBRFRegressor/Classifier and Booster (gbtree/dart, numeric splits); "
+    "HistGradientBoostingRegressor/Classifier (numeric and categorical splits); XGBoost "
+    "XGBRegressor, XGBClassifier, XGBRFRegressor/Classifier and Booster (gbtree/dart, "
+    "numeric splits); "
     "LightGBM LGBMRegressor, LGBMClassifier and Booster (numeric splits, no linear trees)")
 
 #: Missing-value rules of a split (``TreeEnsemble.missing``).
 MISSING_DEFAULT = 0      # NaN goes to the default side
 MISSING_AS_ZERO = 1      # NaN is read as 0.0 (LightGBM missing_type None)
 MISSING_ZERO_OR_NAN = 2  # 0.0 and NaN go to the default side (LightGBM Zero)
+MISSING_CATEGORICAL = 3  # a category split: cat_left[threshold] says which codes go left
+#: Codes a categorical split can tell apart (HistGradientBoosting's bitsets: 8 x 32 bits).
+N_CATEGORY_CODES = 256
 
 #: LightGBM's kZeroThreshold (the float 1e-35).
 LIGHTGBM_ZERO = float(np.float32(1e-35))
@@ -74,6 +89,12 @@ class TreeEnsemble:
         ``"log"``.
     float32 : bool
         The library casts ``X`` to float32 before comparing.
+    cat_left : ndarray of shape (n_sets, 256), uint8
+        Row ``threshold[i]`` of a categorical node ``i`` (``missing[i] ==
+        MISSING_CATEGORICAL``): 1 where a code goes left.
+    categories : dict
+        Feature index -> the categories the model encodes as codes 0, 1, ...
+        (its own encoder's order); empty when no split is categorical.
     """
 
     left: np.ndarray
@@ -92,6 +113,9 @@ class TreeEnsemble:
     library: str = ""
     classes: list | None = None
     output_names: list = field(default_factory=list)
+    cat_left: np.ndarray = field(
+        default_factory=lambda: np.zeros((1, N_CATEGORY_CODES), np.uint8))
+    categories: dict = field(default_factory=dict)
 
     @property
     def n_trees(self) -> int:
@@ -109,6 +133,27 @@ class TreeEnsemble:
         if self.library == "lightgbm":
             # LightGBM reads rows sparsely: values within its zero threshold become 0.0
             X = np.where(np.abs(X) <= LIGHTGBM_ZERO, 0.0, X)
+        return X
+
+    def encode(self, values, columns=None) -> np.ndarray:
+        """Rows with each categorical feature's values replaced by the model's codes.
+
+        ``values`` are a :class:`~modellens.data.Dataset`'s float codes and
+        ``columns`` its schema: a categorical column's codes index its
+        ``levels``, a numeric column holds the values themselves.  A value the
+        model never saw, like a missing one, becomes NaN (the missing side).
+        """
+        X = np.array(values, dtype=np.float64)
+        for f, cats in self.categories.items():
+            where = {c: k for k, c in enumerate(cats.tolist())}
+            col = None if columns is None else columns[f]
+            if col is not None and col.is_categorical:
+                table = np.array([where.get(v, np.nan) for v in col.levels.tolist()] + [np.nan])
+                x = X[:, f]
+                idx = np.where(np.isnan(x), len(table) - 1, x).astype(np.int64)
+                X[:, f] = table[idx]
+            else:
+                X[:, f] = [where.get(v, np.nan) for v in X[:, f].tolist()]
         return X
 
     def select(self, output: int) -> "TreeEnsemble":
@@ -135,14 +180,15 @@ class TreeEnsemble:
             value=self.value[idx, output][:, None].copy(), cover=self.cover[idx],
             roots=new_roots.astype(np.int64), base=self.base[[output]], n_features=self.n_features,
             link=self.link, float32=self.float32, library=self.library, classes=self.classes,
-            output_names=[self.output_names[output]] if self.output_names else [])
+            output_names=[self.output_names[output]] if self.output_names else [],
+            cat_left=self.cat_left, categories=self.categories)
 
     def predict_raw(self, X) -> np.ndarray:
         """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
         from ._tree_kernels import predict_leaves
         Xc = self.cast(X)
         leaves = predict_leaves(Xc, self.left, self.right, self.feature, self.threshold,
-                                self.default_left, self.missing, self.roots)
+                                self.default_left, self.missing, self.cat_left, self.roots)
         out = np.tile(self.base, (len(Xc), 1))
         for k in range(self.n_trees):
             out += self.value[leaves[:, k]]
@@ -283,28 +329,76 @@ def _sklearn(model):
         return b.build(base, d, link=link, float32=True, library="sklearn", classes=classes,
                        output_names=outs)
     if "BaseHistGradientBoosting" in names:
-        if getattr(model, "is_categorical_", None) is not None and \
-                np.any(model.is_categorical_):
-            raise _unsupported(model, "categorical splits are not supported")
-        n_out = model._baseline_prediction.shape[1] if np.ndim(model._baseline_prediction) \
-            == 2 else 1
-        b = _Builder(n_out)
-        for per_iter in model._predictors:
-            for j, pred in enumerate(per_iter):
-                nodes = pred.nodes
-                if np.any(nodes["is_categorical"]):
-                    raise _unsupported(model, "categorical splits are not supported")
-                leaf = nodes["is_leaf"].astype(bool)
-                left = np.where(leaf, -1, nodes["left"].astype(np.int64))
-                right = np.where(leaf, -1, nodes["right"].astype(np.int64))
-                b.add(left, right, nodes["feature_idx"], nodes["num_threshold"],
-                      nodes["missing_go_to_left"], np.where(leaf, nodes["value"], 0.0),
-                      nodes["count"].astype(np.float64), output=j)
-        base = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
-        link, outs = _classifier_link(classes, n_out)
-        return b.build(base, d, link=link, float32=False, library="sklearn", classes=classes,
-                       output_names=outs)
+        return _hist_gradient_boosting(model, classes, d)
     raise _unsupported(model)
+
+
+def _hgb_categories(model, d):
+    """HistGradientBoosting's column order and categories: ``(original column, categories)``.
+
+    With categorical features its preprocessor puts the encoded categorical
+    columns first, then the numeric ones; the trees' feature ``j`` is the
+    caller's column ``perm[j]``.
+    """
+    pre = getattr(model, "_preprocessor", None)
+    is_cat = getattr(model, "is_categorical_", None)
+    if pre is None or is_cat is None:
+        return np.arange(d), {}
+    is_cat = np.asarray(is_cat, bool)
+    perm = np.concatenate([np.flatnonzero(is_cat), np.flatnonzero(~is_cat)])
+    encoder = pre.named_transformers_["encoder"]
+    categories = {}
+    for f, cats in zip(np.flatnonzero(is_cat), encoder.categories_):
+        cats = np.asarray(cats)
+        if len(cats) and pd.isna(cats[-1]):  # NaN is encoded as missing, not as a code
+            cats = cats[:-1]
+        categories[int(f)] = cats
+    return perm, categories
+
+
+def _bits(bitset) -> np.ndarray:
+    """A row of 8 uint32 words as 256 flags (bit ``k`` is bit ``k % 32`` of word ``k // 32``)."""
+    words = np.asarray(bitset, np.uint64)
+    k = np.arange(N_CATEGORY_CODES)
+    return ((words[k // 32] >> (k % 32).astype(np.uint64)) & np.uint64(1)).astype(np.uint8)
+
+
+def _hist_gradient_boosting(model, classes, d):
+    perm, categories = _hgb_categories(model, d)
+    known = f_idx_map = None
+    if categories:
+        known, f_idx_map = model._bin_mapper.make_known_categories_bitsets()
+    n_out = model._baseline_prediction.shape[1] if np.ndim(model._baseline_prediction) \
+        == 2 else 1
+    b = _Builder(n_out)
+    cat_rows = [np.zeros(N_CATEGORY_CODES, np.uint8)]
+    for per_iter in model._predictors:
+        for j, pred in enumerate(per_iter):
+            nodes = pred.nodes
+            leaf = nodes["is_leaf"].astype(bool)
+            left = np.where(leaf, -1, nodes["left"].astype(np.int64))
+            right = np.where(leaf, -1, nodes["right"].astype(np.int64))
+            threshold = np.asarray(nodes["num_threshold"], np.float64).copy()
+            missing = np.zeros(len(nodes), np.uint8)
+            is_cat = nodes["is_categorical"].astype(bool) & ~leaf
+            for i in np.flatnonzero(is_cat):
+                goes_left = _bits(pred.raw_left_cat_bitsets[nodes["bitset_idx"][i]])
+                seen = _bits(known[f_idx_map[nodes["feature_idx"][i]]])
+                # codes set in the node's bitset go left, other known ones right, and
+                # categories the binner never saw the missing side, as in sklearn
+                row = np.where(goes_left == 1, 1,
+                               np.where(seen == 1, 0, int(nodes["missing_go_to_left"][i])))
+                threshold[i] = len(cat_rows)
+                missing[i] = MISSING_CATEGORICAL
+                cat_rows.append(row.astype(np.uint8))
+            b.add(left, right, perm[nodes["feature_idx"]], threshold,
+                  nodes["missing_go_to_left"], np.where(leaf, nodes["value"], 0.0),
+                  nodes["count"].astype(np.float64), missing=missing, output=j)
+    base = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
+    link, outs = _classifier_link(classes, n_out)
+    return b.build(base, d, link=link, float32=False, library="sklearn", classes=classes,
+                   output_names=outs, cat_left=np.array(cat_rows),
+                   categories=categories)
 
 
 def _classifier_link(classes, n_out):
@@ -506,15 +600,23 @@ def output_column(ens: TreeEnsemble, model, target) -> tuple[int, bool, str]:
     return k, False, ens.output_names[k]
 
 
-def unfit_data(ens, model, dataset, X):
-    """Why the encoded rows are not what the trees split on (None when they are)."""
-    if any(col.is_categorical for col in dataset.columns):
-        names = [col.name for col in dataset.columns if col.is_categorical]
-        return (f"the columns {names} are categorical or text; the trees' categorical "
-                "splits are not supported, and encoded codes are not the values the model saw")
+def unfit_data(ens, model, dataset, X, *, categorical=False):
+    """Why the encoded rows are not what the trees split on (None when they are).
+
+    ``categorical``: the caller maps the rows with :meth:`TreeEnsemble.encode`,
+    so the model's categorical features may be categorical columns.
+    """
     if dataset.n_features != ens.n_features:
         return (f"X has {dataset.n_features} features but the model's trees use "
                 f"{ens.n_features}")
+    if ens.categories and not categorical:
+        return ("the trees split on categories, which TreeSHAP (shapley) maps but the tree "
+                "partial dependence does not; use method='brute'")
+    foreign = [col.name for j, col in enumerate(dataset.columns)
+               if col.is_categorical and j not in ens.categories]
+    if foreign:
+        return (f"the columns {foreign} are categorical or text but the trees split on them "
+                "as numbers; encoded codes are not the values the model saw")
     fitted = getattr(model, "feature_names_in_", None)
     if fitted is not None and isinstance(X, pd.DataFrame):
         if [str(c) for c in X.columns] != [str(c) for c in fitted]:
