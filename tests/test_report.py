@@ -478,6 +478,18 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     with_levels = X[["x1", "colour"]]
     model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype")
     model.fit(with_levels, y)
+    # HistGradientBoosting's categorical splits are read by TreeSHAP too
+    sec = ml.report(model, with_levels, sections=["shapley"], **SMALL).sections["shapley"]
+    attr = sec.data["attributions"]
+    assert attr.method == "shapley-tree"
+    exact = ml.shapley(model, with_levels.iloc[list(sec.data["explained_rows"])],
+                       background=take_rows(with_levels, sec.data["background_rows"]),
+                       algorithm="exact")
+    np.testing.assert_allclose(attr.values, exact.values, atol=1e-9)
+    # LightGBM's categorical splits are not: the report falls back and says why
+    lgb = pytest.importorskip("lightgbm")
+    model = lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1)
+    model.fit(with_levels, y)
     sec = ml.report(model, with_levels, sections=["shapley"], **SMALL).sections["shapley"]
     assert any("TreeSHAP does not apply" in n and "categorical" in n for n in sec.notes)
     assert sec.data["attributions"].method == "shapley-exact"
