@@ -96,7 +96,8 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         ``"tree_path_dependent"``); with a background, the interventional
         values of this function, equal to ``"exact"``'s on that background.
         ``"auto"`` picks ``"tree"`` for a supported tree model (not a
-        Pipeline, numeric columns, ``response_method`` its raw output, no
+        Pipeline, numeric columns or the categorical ones of a
+        HistGradientBoosting model, ``response_method`` its raw output, no
         sampling budget given) and the rules above otherwise.  For the
         probability scale of a boosted classifier use ``"exact"``,
         ``"permutation"`` or ``"kernel"`` with
