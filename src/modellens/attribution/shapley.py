@@ -12,13 +12,12 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from .._config import resolve_options
 from ..data import Dataset, encode_with, is_integer, row_as_frame, sample_rows
 from ..engine import DataRows, Plan, run
-from ..models import Model
+from ..models import Model, tree_ensemble_name
 from ._coalitions import bit_masks, exact_weights
 from ._masking import MaskedRows
 from .kernel import KernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions
-from .tree import tree_shapley
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
@@ -197,7 +196,10 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
                              target=target, options=options)
     rng = check_random_state(random_state)
     X = row_as_frame(X, background)
-    if algorithm in ("auto", "tree"):
+    if algorithm == "tree" or (algorithm == "auto" and tree_ensemble_name(model) is not None):
+        # imported here: the tree kernels load numba, which only tree models need
+        from .tree import tree_shapley
+
         attr = tree_shapley(model, X, background=background, algorithm=algorithm, target=target,
                             response_method=response_method, feature_names=feature_names,
                             interactions=bool(interactions), rng=rng, n_jobs=n_jobs,
