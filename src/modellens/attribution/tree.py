@@ -243,10 +243,7 @@ def tree_shapley(model, X, *, background, algorithm, target, response_method, fe
                 "'permutation' or 'kernel'.")
         return None
     col, negate, output = output_column(ens, model, target)
-    one = ens.select(col)
-    if negate:
-        one.value = -one.value
-        one.base = -one.base
+    one = ens.select(col, negate=negate)
     fg = dataset.values[:n]
     # the trees' categorical splits read the model's own category codes
     coded_bg = None if bg is None else one.encode(bg, dataset.columns)

@@ -232,9 +232,7 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
     col, negate, output = output_column(ens, model, target)
-    one = ens.select(col)
-    if negate:
-        one.value, one.base = -one.value, -one.base
+    one = ens.select(col, negate=negate)
     feats = resolve_features(dataset, features)
     plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
              for feat in feats]

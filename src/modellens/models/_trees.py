@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError, is_integer
+from .adapter import class_position
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "unfit_data",
            "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN",
@@ -156,8 +157,12 @@ class TreeEnsemble:
                 X[:, f] = [where.get(v, np.nan) for v in X[:, f].tolist()]
         return X
 
-    def select(self, output: int) -> "TreeEnsemble":
-        """The ensemble of one output column (trees that never touch it are dropped)."""
+    def select(self, output: int, *, negate: bool = False) -> "TreeEnsemble":
+        """The ensemble of one output column (trees that never touch it are dropped).
+
+        ``negate`` flips the sign of its values and base (the log-odds of
+        ``classes_[0]`` from a binary model's one column).
+        """
         keep = []
         for k in range(self.n_trees):
             lo, hi = self.roots[k], self.roots[k + 1]
@@ -174,11 +179,13 @@ class TreeEnsemble:
         inner = left >= 0
         left[inner] = left[inner] + shift[idx][inner]
         right[inner] = right[inner] + shift[idx][inner]
+        sign = -1.0 if negate else 1.0
         return TreeEnsemble(
             left=left, right=right, feature=self.feature[idx], threshold=self.threshold[idx],
             default_left=self.default_left[idx], missing=self.missing[idx],
-            value=self.value[idx, output][:, None].copy(), cover=self.cover[idx],
-            roots=new_roots.astype(np.int64), base=self.base[[output]], n_features=self.n_features,
+            value=sign * self.value[idx, output][:, None], cover=self.cover[idx],
+            roots=new_roots.astype(np.int64), base=sign * self.base[[output]],
+            n_features=self.n_features,
             link=self.link, float32=self.float32, library=self.library, classes=self.classes,
             output_names=[self.output_names[output]] if self.output_names else [],
             cat_left=self.cat_left, categories=self.categories)
@@ -581,19 +588,7 @@ def output_column(ens: TreeEnsemble, model, target) -> tuple[int, bool, str]:
                                         f"(0..{ens.n_outputs - 1}).")
         k = int(target) % ens.n_outputs
         return k, False, ens.output_names[k]
-    if target is None:
-        if len(classes) != 2:
-            raise InvalidParameterError(
-                f"the model has {len(classes)} classes {classes}; choose the one to explain "
-                "with target= (a class label or its index).")
-        k = 1
-    elif target in classes:
-        k = classes.index(target)
-    elif is_integer(target) and -len(classes) <= int(target) < len(classes):
-        k = int(target) % len(classes)
-    else:
-        raise InvalidParameterError(f"target={target!r} is not one of the model's classes "
-                                    f"{classes} nor a position among them.")
+    k = class_position(classes, target)
     if ens.n_outputs == 1:  # one log-odds column, for classes_[1]
         name = f"log-odds(y = {classes[k]})"
         return 0, k == 0, name

@@ -78,6 +78,26 @@ def _column(target) -> int:
 _RESPONSES = ("auto", "predict_proba", "decision_function", "predict")
 
 
+def class_position(classes: list, target) -> int:
+    """The position among ``classes`` of the class ``target`` names.
+
+    ``target`` is a class label or a position (negative ones from the end);
+    None means the positive class of a binary model and is an error otherwise.
+    """
+    if target is None:
+        if len(classes) != 2:
+            raise InvalidParameterError(
+                f"the model has {len(classes)} classes {classes}; choose the one to explain "
+                "with target= (a class label or its index).")
+        return 1
+    if target in classes:
+        return classes.index(target)
+    if is_integer(target) and -len(classes) <= int(target) < len(classes):
+        return int(target) % len(classes)
+    raise InvalidParameterError(f"target={target!r} is not one of the model's classes "
+                                f"{classes} nor a position among them.")
+
+
 class Model:
     """Adapter from a fitted model (or callable) to ``rows -> (m,) floats``.
 
@@ -185,21 +205,7 @@ class Model:
                     False
             return fn, f"{response_method}[{_column(target)}]", _column(target), False
         classes = list(np.asarray(classes).tolist())
-        if target is None:
-            if len(classes) == 2:
-                k = 1
-            else:
-                raise InvalidParameterError(
-                    f"the model has {len(classes)} classes {classes}; choose the one to explain "
-                    "with target= (a class label or its index)."
-                )
-        elif target in classes:
-            k = classes.index(target)
-        elif is_integer(target) and -len(classes) <= int(target) < len(classes):
-            k = int(target) % len(classes)  # a position, negative ones from the end
-        else:
-            raise InvalidParameterError(f"target={target!r} is not one of the model's classes "
-                                        f"{classes} nor a position among them.")
+        k = class_position(classes, target)
         name = f"P(y = {classes[k]})" if response_method == "predict_proba" else \
             f"decision({classes[k]})"
         if response_method == "decision_function" and len(classes) == 2:
