@@ -35,6 +35,7 @@ import warnings
 
 import numpy as np
 
+from .._config import Options
 from .._validation import InvalidParameterError, ModellensWarning, is_integer
 from ..data import Dataset, resolve_features
 from ..engine import DataRows, GridRows, compact_index, evaluate, run
@@ -184,17 +185,8 @@ def _encoded_call(part, schema, fn, model, index, *args):
     return out, [str(w.message) for w in caught if issubclass(w.category, ModellensWarning)]
 
 
-_LOCAL = None
-
-
-def _local_options():
-    # the engine on a worker: one thread, tuned chunks, no bar (the worker has its own)
-    global _LOCAL
-    if _LOCAL is None:
-        from .._config import Options
-
-        _LOCAL = Options(progress=False)
-    return _LOCAL
+#: The engine on a worker: one thread, tuned chunks, no bar (the worker has its own).
+_LOCAL_OPTIONS = Options(progress=False)
 
 
 # ------------------------------------------------------------- moment merging
@@ -216,6 +208,14 @@ class _Moments:
         out.squares = np.bincount(bins, weights=dev * dev, minlength=n_bins)
         return out
 
+    @staticmethod
+    def merged(parts, n_bins):
+        """The moments of all partitions, merged in partition order."""
+        out = _Moments(n_bins)
+        for part in parts:
+            out.add(part)
+        return out
+
     def add(self, other: "_Moments"):
         n = self.count + other.count
         delta = other.mean - self.mean
@@ -235,11 +235,10 @@ def _feature_sample(x, index, n_parts):
     return x[np.linspace(0, x.size - 1, take).astype(np.intp)]
 
 
-def _warn_missing(names, missing, what):
-    for name, n in zip(names, missing):
-        if n:
-            warnings.warn(f"{n} rows have no value in {name!r}; they are left out of its {what}.",
-                          ModellensWarning, stacklevel=4)
+def _warn_missing(name, n, what):
+    if n:
+        warnings.warn(f"{n} rows have no value in {name!r}; they are left out of its {what}.",
+                      ModellensWarning, stacklevel=4)
 
 
 def _numeric_features(table, features, allow_pairs, method):
@@ -257,11 +256,14 @@ def _numeric_features(table, features, allow_pairs, method):
 
 
 def _quantile_edges(table, client, feats, n_bins):
-    """Approximate quantile edges ``k / K`` per feature (ties collapsed), min and max exact."""
+    """Approximate quantile edges ``k / K`` per feature (ties collapsed), min and max exact.
+
+    Also returns the quantiles ``q`` (a row per probability in ``asked``) they came from.
+    """
     probs = np.arange(n_bins + 1) / n_bins
     q, asked = table.quantiles(client, feats, probs)
     rows = np.searchsorted(asked, probs)
-    return [np.unique(q[rows, c]) for c in range(len(feats))]
+    return [np.unique(q[rows, c]) for c in range(len(feats))], q, asked
 
 
 def _start(model, X, features, *, what, allow_pairs, target, response_method, feature_names,
@@ -295,7 +297,7 @@ def _edges(table, client, feats, specs):
             raise InvalidParameterError(f"bins must be a positive number, got {n_bins}.")
         group = [c for c in quantile if int(specs[c]) == n_bins]
         for c, z in zip(group, _quantile_edges(table, client, [feats[c] for c in group],
-                                               n_bins)):
+                                               n_bins)[0]):
             edges[c] = z
     return edges
 
@@ -337,7 +339,7 @@ def _ale_partition(values, model, index, feats, edges, n_parts):
         seg.on_finish = collect
         segments.append(seg)
         out.append(entry)
-    evaluate(model, segments, _local_options(), desc="ale (partition)")
+    evaluate(model, segments, _LOCAL_OPTIONS, desc="ale (partition)")
     return out
 
 
@@ -355,10 +357,8 @@ def dask_ale(model, X, features, *, bins, confidence, empty_bins, target, respon
     effects = []
     for c, j in enumerate(feats):
         name = table.names[j]
-        moments = _Moments(edges[c].size - 1)
-        for part in parts:
-            moments.add(part[c]["moments"])
-        _warn_missing([name], [sum(p[c]["missing"] for p in parts)], "ALE bins")
+        moments = _Moments.merged([part[c]["moments"] for part in parts], edges[c].size - 1)
+        _warn_missing(name, sum(p[c]["missing"] for p in parts), "ALE bins")
         outside = sum(p[c]["outside"] for p in parts)
         if outside:
             warnings.warn(f"{outside} values of {name!r} lie outside the bin edges "
@@ -377,7 +377,7 @@ def _pd_partition(values, model, index, feats, grids):
     if not values.shape[0]:  # an empty partition adds nothing (its mean over no rows is 0/0)
         return [np.zeros(g.size) for g in grids], 0
     segments = [GridRows(values, (j,), g, average=True) for j, g in zip(feats, grids)]
-    evaluate(model, segments, _local_options(), desc="pdp (partition)")
+    evaluate(model, segments, _LOCAL_OPTIONS, desc="pdp (partition)")
     # means weighted by the partition's rows: the client adds sums
     return [seg.result * values.shape[0] for seg in segments], values.shape[0]
 
@@ -424,7 +424,7 @@ def dask_pdp(model, X, features, *, grid, center, target, response_method, featu
 
 # ------------------------------------------------------------------- M-plots
 def _mplot_partition(values, model, index, feats, edges):
-    (seg,) = evaluate(model, [DataRows(values)], _local_options(), desc="mplot (partition)")
+    (seg,) = evaluate(model, [DataRows(values)], _LOCAL_OPTIONS, desc="mplot (partition)")
     out = []
     for j, z in zip(feats, edges):
         x = values[:, j]
@@ -444,9 +444,7 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
         raise InvalidParameterError("M-plots of Dask data take grid=int (at least 2): the "
                                     "neighbourhoods are quantile bins.")
     n_bins = int(grid)
-    probs = np.arange(n_bins + 1) / n_bins
-    q, asked = table.quantiles(client, feats, probs)
-    edges = [np.unique(q[np.searchsorted(asked, probs), c]) for c in range(len(feats))]
+    edges, q, asked = _quantile_edges(table, client, feats, n_bins)
     for c, j in enumerate(feats):
         if table.schema.columns[j].is_boolean:
             # one neighbourhood per value (quantile edges [0, 1] made one bin of both)
@@ -454,11 +452,8 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
     parts = _per_partition(table, client, mdl, _mplot_partition, feats, edges)
     effects = []
     for c, j in enumerate(feats):
-        moments = _Moments(edges[c].size - 1)
-        for part in parts:
-            moments.add(part[c][0])
-        _warn_missing([table.names[j]], [sum(p[c][1] for p in parts)],
-                      "grid and neighbourhoods")
+        moments = _Moments.merged([part[c][0] for part in parts], edges[c].size - 1)
+        _warn_missing(table.names[j], sum(p[c][1] for p in parts), "grid and neighbourhoods")
         # each bin's point is the median of the rows it holds: the quantile at the middle
         # of its share of the data (ties at an edge move rows between bins, so the
         # probabilities the bins were cut at can name another bin's median)
@@ -468,8 +463,7 @@ def dask_mplot(model, X, features, *, grid, target, response_method, feature_nam
         points = np.interp(middle, asked, q[:, c])[filled]
         if table.schema.columns[j].is_boolean:  # its bins hold False and True: exact
             points = np.array([0.0, 1.0])[filled]
-        means, std, counts = moments.mean[filled], np.sqrt(
-            moments.squares[filled] / moments.count[filled]), moments.count[filled]
+        means, std, counts, _ = (a[filled] for a in moments.stats())
         col = table.schema.columns[j]
         effects.append(Effect(feature=col.name, method="mplot",
                               grid=table.schema.labels(j, points), values=means,
@@ -489,7 +483,7 @@ def _dale_partition(values, model, index, feats, edges, gradient, fd_step, scale
     if values.shape[0]:
         plan = DerivativePlan(model, values, feats, gradient=gradient, fd_step=fd_step,
                               names=names, scale=scale)
-        ((derivatives, _),) = run(model, [plan], _local_options(), desc="dale (partition)")
+        ((derivatives, _),) = run(model, [plan], _LOCAL_OPTIONS, desc="dale (partition)")
     for c, (j, z) in enumerate(zip(feats, edges)):
         x = values[:, j]
         g = derivatives[c] if values.shape[0] else np.empty(0)
@@ -553,10 +547,8 @@ def dask_dale(model, X, features, *, bins, gradient, confidence, fd_step, empty_
                            names, len(table.parts))
     effects = []
     for c, name in enumerate(names):
-        moments = _Moments(edges[c].size - 1)
-        for part in parts:
-            moments.add(part[c]["moments"])
-        _warn_missing([name], [sum(p[c]["missing"] for p in parts)], "DALE bins")
+        moments = _Moments.merged([part[c]["moments"] for part in parts], edges[c].size - 1)
+        _warn_missing(name, sum(p[c]["missing"] for p in parts), "DALE bins")
         for key, what in (("not_finite", f"the {backend} derivative is NaN or inf"),
                           ("outside", "the value lies outside the bin edges")):
             n = sum(p[c][key] for p in parts)
