@@ -243,17 +243,15 @@ class ImageInput:
             else:
                 labels = seg.slic(img_as_float(rgb), start_label=0, channel_axis=-1,
                                   **{**SLIC_OPTIONS, **options})
-            names = None
         else:
             labels = np.asarray(segmentation)
             if labels.shape != (h, w) or labels.dtype.kind not in "iub":
                 raise InvalidParameterError(
                     f"segmentation as an array must hold integer labels of shape {(h, w)} (the "
                     f"image's height and width), got {labels.dtype} of shape {labels.shape}.")
-            names = None
         ids, inverse = np.unique(labels, return_inverse=True)
         self.segments = inverse.reshape(h, w).astype(np.intp)
-        self.names = [str(i) for i in ids] if names is None else names
+        self.names = [str(i) for i in ids]
         self.image = image
         p = ids.size
         flat = image.reshape(h * w, -1).astype(np.float64)

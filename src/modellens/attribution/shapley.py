@@ -247,8 +247,8 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     ((v0, fx, values, std),) = run(mdl, [plan], options, desc=f"shapley ({algorithm})")
     dof = None
     if std is not None:
-        dof = getattr(estimator, "dof", None)
-        dof = np.full(n, np.inf) if dof is None else np.asarray(dof, dtype=float)
+        # std without an estimator: one feature, whose value is exact
+        dof = np.full(n, np.inf) if estimator is None else np.asarray(estimator.dof, dtype=float)
 
     extra = {
         "background": note,

@@ -138,11 +138,11 @@ class TreePaths:
         # a run never crosses a leaf: each leaf's column starts with new=True
         bg_counts = (ends - starts).astype(np.float64)
         bg_off = np.searchsorted(leaf_of, np.arange(L + 1))
+        # C[u, w] = (u - 1)! w! / (u + w)!: the Shapley weight W[u + w, w]
         C = np.zeros((self.p_max + 2, self.p_max + 2))
-        from math import lgamma, exp
         for u in range(1, self.p_max + 1):
-            for w in range(0, self.p_max + 1 - u):
-                C[u, w] = exp(lgamma(u) + lgamma(w + 1) - lgamma(u + w + 1))
+            w = np.arange(self.p_max + 1 - u)
+            C[u, w] = self.W[u + w, w]
         scale = 1.0 / len(B)
         off = self.table_offsets(len(X))
         table = K.iv_tables(self.leaf_value, self.feat_off, bg_masks, bg_counts, bg_off, off,

@@ -34,6 +34,14 @@ def _signed(x) -> str:
     return f"{x:+.3g}"
 
 
+def _row(a, i) -> int:
+    """Row ``i`` of the attributions ``a`` as a position (negative ones from the end)."""
+    n = len(a)
+    if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
+        raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
+    return int(i) % n
+
+
 class AttributionPlots:
     """The plots of an :class:`~modellens.attribution.Attributions` (``attr.plot``).
 
@@ -51,10 +59,7 @@ class AttributionPlots:
 
     # ------------------------------------------------------------- helpers
     def _row(self, i):
-        n = len(self._a)
-        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
-            raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
-        return int(i) % n
+        return _row(self._a, i)
 
     def _check_additive(self, what):
         # continuous LIME weights are slopes per standard deviation: stacked from the

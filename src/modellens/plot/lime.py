@@ -7,19 +7,12 @@ import html
 import numpy as np
 
 from .._validation import InvalidParameterError, check_int
-from .attributions import _NEG, _POS, _axes
+from .attributions import _NEG, _POS, _axes, _row
 
 __all__ = ["plot_weights", "plot_width_sweep", "text_html", "plot_text", "plot_image"]
 
 #: Width of one character of a monospace font, in ems (DejaVu Sans Mono's advance).
 _MONO_ADVANCE = 0.602
-
-
-def _row(a, i):
-    n = len(a)
-    if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
-        raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
-    return int(i) % n
 
 
 def _fit_title(a, i) -> str:
