@@ -273,13 +273,14 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         "waterfall rows": list(ctx.rows) or "highest, lowest and median prediction",
         "time: predictions": f"{predict_seconds:.1f} s",
     }
-    if "shapley" in {s.key for s in built}:
-        attr = next(s for s in built if s.key == "shapley").data["attributions"]
+    by_key = {s.key: s for s in built}
+    if "shapley" in by_key:
+        attr = by_key["shapley"].data["attributions"]
         settings["Shapley algorithm"] = attr.method + (
             f" ({attr.extra['n_permutations']} orders per row)"
             if "n_permutations" in attr.extra else "")
-    if "lime" in {s.key for s in built} and "attributions" in _lime_data(built):
-        lime_extra = _lime_data(built)["attributions"].extra
+    if "lime" in by_key and "attributions" in by_key["lime"].data:
+        lime_extra = by_key["lime"].data["attributions"].extra
         settings["LIME"] = (f"{lime_extra['num_samples']:,} samples per row, "
                             f"{lime_extra['discretize'] or 'no'} bins, kernel width "
                             f"{lime_extra['kernel_width']:.3g}, feature selection "
@@ -287,11 +288,6 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     subtitle = source or (f"{type(model).__name__} on {n:,} rows x "
                           f"{ctx.dataset.n_features} features")
     return Report(built, settings, title=title or "modellens report", subtitle=subtitle)
-
-
-def _lime_data(built) -> dict:
-    """The data of the LIME section among the built sections."""
-    return next(s for s in built if s.key == "lime").data
 
 
 def _versions() -> str:

@@ -109,6 +109,7 @@ def data_section(ctx) -> Section:
         x = ds.values[:, j]
         missing = int(np.isnan(x).sum())
         observed = x[~np.isnan(x)]
+        distinct = ds.n_unique(j)
         if col.is_categorical:
             kind = "categorical"
             codes, counts = np.unique(observed, return_counts=True)
@@ -128,14 +129,14 @@ def data_section(ctx) -> Section:
             warning = (f"PD extrapolates: {entry['off_data']:.0%} of its points lie where the "
                        "data has none (the other features predict this one); read ALE instead.")
         features.append({"feature": col.name, "kind": kind, "dtype": str(col.dtype),
-                         "missing": missing, "distinct": int(np.unique(observed).size),
+                         "missing": missing, "distinct": distinct,
                          "range": described, "dependence": entry["score"],
                          "dependence_score": entry["score_name"], "off_data": entry["off_data"],
                          "warning": warning})
         score = _fmt(entry["score"], 2) + (f" ({entry['note']})" if entry["note"] else "")
         rows.append([Cell(col.name), Cell(kind), _num(missing),
                      Cell(f"{missing / max(n, 1):.1%}", "num"),
-                     _num(int(np.unique(observed).size)),
+                     _num(distinct),
                      Cell(described), Cell(score, "num"),
                      Cell("" if np.isnan(entry["off_data"]) else f"{entry['off_data']:.0%}",
                           "num"),
@@ -356,22 +357,12 @@ def _second_order_strength(effect) -> float:
 
 
 # -------------------------------------------------------------- attributions
-def _chosen_rows(ctx, prediction):
+def _chosen_rows(ctx):
     """Rows of the explained set drawn as waterfalls: the user's, else the data's high / low /
-    median prediction (explained first), else those of the explained rows."""
+    median prediction (``ctx.picks``, explained first)."""
     if ctx.rows:
         return [(ctx.explain_index.index(r), f"row {r}") for r in ctx.rows]
-    if getattr(ctx, "picks", None):
-        return [(ctx.explain_index.index(r), f"row {r}, {why}") for r, why in ctx.picks]
-    order = np.argsort(prediction, kind="stable")
-    picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
-             (int(order[(order.size - 1) // 2]), "median prediction")]
-    seen, out = set(), []
-    for i, why in picks:
-        if i not in seen:
-            seen.add(i)
-            out.append((i, f"row {ctx.explain_index[i]}, {why}"))
-    return out
+    return [(ctx.explain_index.index(r), f"row {r}, {why}") for r, why in ctx.picks]
 
 
 def shapley_section(ctx) -> Section:
@@ -392,8 +383,7 @@ def shapley_section(ctx) -> Section:
                              "below come from the model-agnostic algorithm named next.")
     if attr is None:
         attr = shapley(ctx.model, ctx.X_explain, **_shapley_options(ctx), **common)
-    rows = _chosen_rows(ctx, attr.prediction if attr.prediction is not None
-                        else attr.base_values + attr.values.sum(axis=1))
+    rows = _chosen_rows(ctx)
     sec.notes.append(
         f"{_method_name(attr.method)} Shapley values of {len(attr):,} rows against a background "
         f"of {ctx.background_index.size:,} rows (interventional: absent features take the "
@@ -410,7 +400,6 @@ def shapley_section(ctx) -> Section:
     sec.data.update(attributions=attr, rows=[ctx.explain_index[i] for i, _ in rows],
                     explained_rows=ctx.explain_index, background_rows=ctx.background_index,
                     importance=dict(zip(attr.feature_names, attr.mean_abs())))
-    ctx.attribution_rows = rows
     return sec
 
 
@@ -459,8 +448,7 @@ def lime_section(ctx) -> Section:
     import modellens
 
     sec = Section("lime", "LIME")
-    rows = getattr(ctx, "attribution_rows", None) or _chosen_rows(
-        ctx, ctx.prediction[np.asarray(ctx.explain_index)])
+    rows = _chosen_rows(ctx)
     positions = [ctx.explain_index[i] for i, _ in rows]
     try:
         with warnings.catch_warnings(record=True) as caught:
