@@ -263,7 +263,8 @@ class _LimePlan(Plan):
     ``"per_row"``: one neighbourhood per (repeat, row), fit as soon as its
     answers are in.  ``"shared"``: one set of draws per repeat, answered once,
     plus the explained rows; every row's surrogate is fit on its own
-    prediction followed by the shared draws.
+    prediction followed by the shared draws.  ``keep=True`` keeps each
+    neighbourhood's ``(Z, y, distances)`` in ``kept`` instead of fitting it.
     """
 
     def __init__(self, sampler, X, seeds, num_samples, width, k, selection, *,
@@ -299,12 +300,14 @@ class _LimePlan(Plan):
     def _fit(self, r, i, Z, y):
         z0 = Z[0]
         distances = np.sqrt(((Z - z0) ** 2).sum(axis=1))
+        if self.keep:
+            # the width sweep refits these samples itself, at every width
+            self.kept[(r, i)] = (Z, y.copy(), distances)
+            return
         fit = fit_local(Z, y, exponential_kernel(distances, self.width), z0, self.k,
                         self.selection)
         fit.prediction = float(y[0])
         self.fits[r][i] = fit
-        if self.keep:
-            self.kept[(r, i)] = (Z, y.copy(), distances)
 
     def reduce(self):
         if self.sampling == "shared":
