@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import InvalidParameterError, check_choice, check_int, check_positive_float
+
 __all__ = ["exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local",
-           "choose_selection", "warn_if_shrunk"]
+           "choose_selection", "warn_if_shrunk", "check_budget"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
 #: ``num_features=None`` keeps at most this many features (fewer when there are fewer).
@@ -31,6 +33,24 @@ AUTO_FORWARD_MAX = 6
 #: for ``"highest_weights"`` (the lime package's choices).
 RIDGE_ALPHA = 1.0
 RANKING_ALPHA = 0.01
+
+
+def check_budget(num_features, num_samples, p, kernel_width, feature_selection, *,
+                 default_width: float, players: str = "features of the data"):
+    """LIME's options checked against ``p`` interpretable features (``players`` names them).
+
+    Returns ``(num_features, num_samples, kernel_width)`` with the defaults filled in.
+    """
+    num_features = min(DEFAULT_NUM_FEATURES, p) if num_features is None else \
+        check_int(num_features, "num_features", low=1)
+    if num_features > p:
+        raise InvalidParameterError(
+            f"num_features={num_features} is larger than the {p} {players}; pass at most {p}.")
+    num_samples = check_int(num_samples, "num_samples", low=2)
+    width = default_width if kernel_width is None else \
+        check_positive_float(kernel_width, "kernel_width")
+    check_choice(feature_selection, "feature_selection", SELECTIONS)
+    return num_features, num_samples, width
 
 
 def exponential_kernel(distances, width: float) -> np.ndarray:

@@ -22,8 +22,7 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import encode_with, row_as_frame
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
-from ._surrogate import (DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local,
-                         warn_if_shrunk)
+from ._surrogate import check_budget, exponential_kernel, fit_local, warn_if_shrunk
 from .lime_result import WidthSweep
 from .result import Attributions
 
@@ -361,20 +360,6 @@ def _warn_unseen_levels(sampler, Xe, columns):
                 "rows with this level to training_data.", ModellensWarning, stacklevel=4)
 
 
-def _check_budget(num_features, num_samples, d, kernel_width, feature_selection):
-    num_features = min(DEFAULT_NUM_FEATURES, d) if num_features is None else \
-        check_int(num_features, "num_features", low=1)
-    if num_features > d:
-        raise InvalidParameterError(
-            f"num_features={num_features} is larger than the {d} features of the data; "
-            f"pass at most {d}.")
-    num_samples = check_int(num_samples, "num_samples", low=2)
-    width = 0.75 * np.sqrt(d) if kernel_width is None else \
-        check_positive_float(kernel_width, "kernel_width")
-    check_choice(feature_selection, "feature_selection", SELECTIONS)
-    return num_features, num_samples, width
-
-
 def lime(model, X, *, training_data, num_features: int | None = None, num_samples: int = 5000,
          kernel_width: float | None = None, discretize: str | None = "quartile",
          feature_selection: str = "auto", sampling: str = "per_row",
@@ -497,8 +482,9 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
                                          response_method=response_method,
                                          feature_names=feature_names, discretize=discretize)
     n, d = Xe.shape
-    num_features, num_samples, width = _check_budget(num_features, num_samples, d,
-                                                     kernel_width, feature_selection)
+    num_features, num_samples, width = check_budget(
+        num_features, num_samples, d, kernel_width, feature_selection,
+        default_width=0.75 * np.sqrt(d))
     repeats = 1 if stability is None else check_int(stability, "stability", low=2)
     top_k = min(3, num_features) if stability_top_k is None else \
         check_int(stability_top_k, "stability_top_k", low=1)
@@ -585,8 +571,8 @@ def lime_width_sweep(model, x, *, training_data, widths=None, num_features: int 
     if Xe.shape[0] != 1:
         raise InvalidParameterError(f"lime_width_sweep explains one row; x has {Xe.shape[0]}.")
     d = Xe.shape[1]
-    k, num_samples, default = _check_budget(num_features,
-                                            num_samples, d, None, feature_selection)
+    k, num_samples, default = check_budget(num_features, num_samples, d, None,
+                                           feature_selection, default_width=0.75 * np.sqrt(d))
     widths = default * np.geomspace(0.05, 20, 25) if widths is None else \
         np.asarray([check_positive_float(w, "widths") for w in np.atleast_1d(widths)])
     seeds = check_random_state(random_state).integers(0, 2**63 - 1, size=(1, 1))

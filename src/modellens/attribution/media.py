@@ -14,14 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import (InvalidParameterError, check_choice, check_int,
-                           check_positive_float, check_random_state)
+from .._validation import InvalidParameterError, check_choice, check_random_state
 from ..engine import Plan, run
 from ..models import InputModel
 from ._coalitions import bit_masks, exact_weights
 from ._masking import CoalitionRows, ImageInput, ImageMasker, TextInput, TextMasker
-from ._surrogate import (DEFAULT_NUM_FEATURES, SELECTIONS, exponential_kernel, fit_local,
-                         warn_if_shrunk)
+from ._surrogate import check_budget, exponential_kernel, fit_local, warn_if_shrunk
 from .result import Attributions
 
 __all__ = ["lime_text", "lime_image", "shapley_media", "TEXT_KERNEL_WIDTH",
@@ -69,17 +67,11 @@ class _Rows(Plan):
 def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_width,
                 feature_selection, random_state, target, options, extra):
     p = rep.n_features
-    num_features = min(DEFAULT_NUM_FEATURES, p) if num_features is None else \
-        check_int(num_features, "num_features", low=1)
-    if num_features > p:
-        what = "distinct words" if kind == "text" else "superpixels"
-        raise InvalidParameterError(f"num_features={num_features} is larger than the {p} {what} "
-                                    f"of the {kind}; pass at most {p}.")
-    num_samples = check_int(num_samples, "num_samples", low=2)
-    check_choice(feature_selection, "feature_selection", SELECTIONS)
-    default = TEXT_KERNEL_WIDTH if kind == "text" else IMAGE_KERNEL_WIDTH
-    width = default if kernel_width is None else check_positive_float(kernel_width,
-                                                                      "kernel_width")
+    what = "distinct words" if kind == "text" else "superpixels"
+    num_features, num_samples, width = check_budget(
+        num_features, num_samples, p, kernel_width, feature_selection,
+        default_width=TEXT_KERNEL_WIDTH if kind == "text" else IMAGE_KERNEL_WIDTH,
+        players=f"{what} of the {kind}")
     rng = check_random_state(random_state)
     masks = (_text_masks if kind == "text" else _image_masks)(p, num_samples, rng)
     model = InputModel(predict_fn, _names(rep), target=target,
