@@ -7,6 +7,8 @@ from .attribution import (ImageMasker, TextMasker, WidthSweep, lime, lime_image,
                           lime_width_sweep)
 from .effects.ale import ale
 from .effects.dale import dale
+from .effects.interactions import interactions
+from .effects.interactions_result import Interactions
 from .effects.mplot import mplot
 from .effects.pdp import pdp
 from .effects.result import Band, Bins, Effect, Effects
@@ -18,4 +20,5 @@ __version__ = "0.1.0"
 __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Effect", "Effects",
            "Band", "Bins", "Attributions", "ModelError", "InvalidParameterError",
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
-           "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report"]
+           "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
+           "interactions", "Interactions"]

@@ -1,1 +1,1 @@
-"""Global feature effects: PD / ICE, M-plots, ALE, DALE."""
+"""Global feature effects: PD / ICE, M-plots, ALE, DALE; interaction statistics."""

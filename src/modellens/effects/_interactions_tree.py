@@ -1,0 +1,1 @@
+"""H statistics of tree ensembles from the trees (filled in below)."""

@@ -1,0 +1,426 @@
+"""Interaction strength: Friedman and Popescu's H statistics, overall and for every pair."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .._config import resolve_options
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
+                           check_random_state, is_integer)
+from ..data import Dataset, resolve_features
+from ..engine import DataRows, Plan, run
+from ..models import prepare, tree_ensemble_name
+from ._hstat import BlockRows, Groups, h_statistics, settings_of
+from .interactions_result import PAIR_COLUMNS, Interactions
+
+__all__ = ["interactions", "strongest_pairs", "COST_WARN_ROWS"]
+
+#: Planned model rows above which a request warns and names the cheaper choices.
+COST_WARN_ROWS = 25_000_000
+
+
+def interactions(model, X, features=None, *, pairs=None, sample=500, method="auto",
+                 random_state=None, target=None, response_method="auto", feature_names=None,
+                 chunk_size=None, n_jobs=None, progress=None) -> Interactions:
+    r"""How strongly each feature, and each pair of features, interacts in the model.
+
+    Friedman and Popescu's H statistics on a sample of :math:`n` rows
+    :math:`x_1, \dots, x_n`, with every partial dependence function evaluated
+    at the sampled rows themselves and the sample as its background,
+
+    .. math:: F_S(x_{kS}) = \frac{1}{n} \sum_{i=1}^n f(x_{kS}, x_{i,-S}),
+
+    and centred to mean zero over the sample (as is :math:`f`, written
+    :math:`\tilde f`).  The **overall** statistic of feature :math:`j` is the
+    share of the variance of :math:`f` that is not the sum of a function of
+    :math:`x_j` and one of the other features,
+
+    .. math:: H^2_j = \frac{\sum_i [\tilde f(x_i) - \tilde F_j(x_{ij})
+              - \tilde F_{-j}(x_{i,-j})]^2}{\sum_i \tilde f(x_i)^2},
+
+    and the **pairwise** statistic of features :math:`j, k` the share of the
+    variance of their joint partial dependence that is not the sum of their
+    own ones,
+
+    .. math:: H^2_{jk} = \frac{\sum_i [\tilde F_{jk}(x_{ij}, x_{ik})
+              - \tilde F_j(x_{ij}) - \tilde F_k(x_{ik})]^2}
+              {\sum_i \tilde F_{jk}(x_{ij}, x_{ik})^2}.
+
+    Both are 0 when the feature (pair) enters additively and 1 when its effect
+    is a pure interaction.  A pair whose joint effect is tiny can still get a
+    large :math:`H^2_{jk}`, so the **unnormalised** statistic, the square root
+    of the numerator's mean :math:`\sqrt{\frac1n \sum_i [\dots]^2}` (the root
+    mean square of the pure interaction effect, on the scale of the
+    prediction), is reported too: rank by it among the pairs with a
+    meaningful :math:`H^2`.
+
+    Parameters
+    ----------
+    model, X, target, response_method, feature_names
+        As in :func:`modellens.pdp`; ``X`` (in memory) holds at least two
+        features.  Categorical, string and boolean features take their levels
+        from the sample (the partial dependence is over levels).
+    features : list of names or indices, optional
+        The features whose overall statistic is computed, and among which
+        pairs are formed (all when None); at least two.
+    pairs : None, int or list of pairs, default=None
+        None: every pair of ``features``.  An int ``k``: the pairs among the
+        ``k`` features with the largest overall statistic (the screen of
+        Friedman and Popescu, as R's ``hstats`` does; its pair rows are
+        planned after the overall statistics).  A list of pairs
+        ``[(a, b), ...]`` of ``features``: those only.  ``[]``: none.
+    sample : int or None, default=500
+        Rows drawn from ``X`` (without replacement, with ``random_state``);
+        at least 2.  None, or a count above the rows of ``X``, uses all of
+        them (the latter with a warning).  With the brute-force method the
+        cost grows as ``n**2`` (below).
+    method : {"auto", "brute", "tree"}, default="auto"
+        ``"brute"`` evaluates the model on the blocks of rows described
+        below.  ``"tree"`` computes the same quantities (each partial
+        dependence with the sample as its background, equal to the brute
+        force to float rounding) from the trees of an ensemble that
+        :func:`modellens.shapley`'s ``algorithm="tree"`` reads, with no model
+        rows: on the trees' raw output, so it needs a response that is that
+        output (a regressor's prediction, a forest's class probability, a
+        boosted classifier's ``response_method="decision_function"``).
+        ``"auto"`` takes ``"tree"`` when it applies and ``"brute"`` otherwise.
+    random_state : int or Generator, optional
+        Seed of the sample and of the jackknife groups.
+    chunk_size, n_jobs, progress : optional
+        Execution options of the brute-force method (see :func:`modellens.pdp`);
+        the numbers do not depend on them, nor on a Dask client of
+        :func:`modellens.config`.
+
+    Returns
+    -------
+    Interactions
+        ``.overall`` (Series of :math:`H^2_j`), ``.pairwise`` (DataFrame
+        ``feature_1, feature_2, h2, h2_unnormalized, std``, by ``h2``
+        descending), ``.sample_size``, ``.plot()``, ``.to_frame()``.
+
+    Notes
+    -----
+    **Cost (brute force).**  For a feature set :math:`S` the block
+    :math:`M_S[i, k] = f(x_{kS}, x_{i,-S})` gives both :math:`F_S` (the
+    mean of column :math:`k`) and :math:`F_{-S}` (the mean of row
+    :math:`i`), so every feature costs one block of :math:`n \cdot u_j`
+    model rows (:math:`u_j` its distinct values in the sample, at most
+    :math:`n`) and every pair one of :math:`n \cdot u_{jk}`; a feature's
+    block serves its overall statistic and every pair it is in, and
+    :math:`f(x_i)` costs :math:`n` rows.  All blocks are one engine plan.
+    A request above ``COST_WARN_ROWS`` (25 million) planned rows warns and
+    names the cheaper choices.
+
+    **Standard errors** come with no further model call.  The sampled rows
+    are split at random into :math:`G = 20` groups (fewer for tiny samples),
+    and every block is kept as its sums over the rows of each group and over
+    the columns of each group.  Removing one group from both sides of every
+    block gives each statistic on the sample without that group (partial
+    dependences re-estimated without it as well), and the delete-a-group
+    jackknife (a numerical form of the delta method) gives
+
+    .. math:: \mathrm{std} = \sqrt{\tfrac{G-1}{G} \sum_{g=1}^G
+              (\hat H^2_{(g)} - \bar H^2_{(\cdot)})^2},
+
+    with :math:`G - 1` degrees of freedom (a 95% interval is about
+    :math:`\hat H^2 \pm 2.09\,\mathrm{std}`).  It measures the sampling
+    variation of the statistic over samples of :math:`n` rows of ``X``'s
+    distribution; like the statistic it is unreliable where the denominator
+    is near 0 (a pair with almost no joint effect).
+
+    **Tree ensembles.**  The prediction is the base value plus a sum over
+    leaves :math:`l` of :math:`v_l \prod_{p \in P_l} 1[x_p \in A_{l,p}]`,
+    the product over the features on the leaf's path.  So
+    :math:`M_S[i, k]` sums, over the leaves, :math:`v_l` times "row
+    :math:`k` satisfies the leaf's conditions on :math:`S`" times "row
+    :math:`i` satisfies those on the other features", and its column and
+    row sums need only, per leaf, the number of sampled rows that satisfy
+    the conditions on all its path features but at most one or two; a leaf
+    matters only for the features on its path.  The cost is about
+    :math:`n \times` (leaves :math:`\times` path features and their pairs)
+    :math:`\times G`, not :math:`n^2` model rows.
+
+    References
+    ----------
+    .. [1] Friedman, J. H. & Popescu, B. E. (2008). Predictive learning via
+       rule ensembles. *Annals of Applied Statistics* 2(3), 916-954,
+       section 8.1.
+    .. [2] Mayer, M. (2023). hstats: Interaction Statistics (R package);
+       Molnar, C. (2022). *Interpretable Machine Learning*, 2nd ed., ch. 8.3.
+    .. [3] Shao, J. & Wu, C. F. J. (1989). A general theory for jackknife
+       variance estimation. *Annals of Statistics* 17(3), 1176-1197.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(300, 3))
+    >>> h = ml.interactions(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, sample=None)
+    >>> h.pairwise[["feature_1", "feature_2"]].iloc[0].tolist()
+    ['x0', 'x1']
+    >>> round(float(h.pairwise["h2"].iloc[0]), 2), float(h.overall["x2"]) < 1e-20
+    (1.0, True)
+    """
+    options = resolve_options(chunk_size, n_jobs, progress)
+    check_choice(method, "method", ("auto", "brute", "tree"))
+    dataset = Dataset.from_data(X, feature_names=feature_names)
+    if dataset.n_features < 2:
+        raise InvalidParameterError(
+            "interaction statistics need at least two features; X has one.")
+    feats = resolve_features(dataset, features, allow_pairs=False)
+    if len(feats) < 2:
+        raise InvalidParameterError(
+            f"features names one feature ({dataset.columns[feats[0]].name!r}); interaction "
+            "statistics need at least two (the overall statistic of one feature is about its "
+            "interactions with the others: pass features=None, or a list of two or more).")
+    pair_request = _check_pairs(dataset, feats, pairs)
+    rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
+    tree = _tree_model(model, dataset, X, method, target, response_method)
+    base = dataset.values[rows]
+    groups = Groups.of(len(rows))
+    if tree is not None:
+        from ._interactions_tree import tree_statistics
+
+        ens, output = tree
+        overall, pairwise = tree_statistics(ens, dataset, base, groups, feats, pair_request)
+        n_model_rows, used = 0, "tree"
+    else:
+        _, mdl = prepare(model, X, target=target, response_method=response_method,
+                         feature_names=feature_names)
+        output = mdl.output_name
+        screen = _BruteScreen(base, groups, feats)
+        _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
+        overall, pairwise = screen.run(mdl, pair_request, options)
+        n_model_rows, used = mdl.n_rows, "brute"
+    names = [dataset.columns[j].name for j in feats]
+    index = pd.Index(names, dtype=object)
+    o = np.array([overall[j] for j in feats], dtype=np.float64).reshape(-1, 3)
+    table = pd.DataFrame(
+        [(dataset.columns[a].name, dataset.columns[b].name) + tuple(v)
+         for (a, b), v in pairwise.items()], columns=PAIR_COLUMNS)
+    table = table.astype({c: np.float64 for c in PAIR_COLUMNS[2:]}) \
+        .sort_values("h2", ascending=False, kind="stable", na_position="last") \
+        .reset_index(drop=True)
+    return Interactions(
+        overall=pd.Series(o[:, 0], index=index, name="h2"),
+        pairwise=table,
+        overall_unnormalized=pd.Series(o[:, 1], index=index, name="h2_unnormalized"),
+        overall_std=pd.Series(o[:, 2], index=index, name="std"),
+        sample_size=len(rows), rows=np.asarray(rows), method=used, output=output,
+        n_groups=groups.G, n_model_rows=int(n_model_rows), notes=tuple(notes))
+
+
+# ---------------------------------------------------------------------- the request
+def _check_pairs(dataset, feats, pairs):
+    """``("all", None)``, ``("top", k)`` or ``("list", [(a, b), ...])`` in column indices."""
+    name = lambda j: dataset.columns[j].name  # noqa: E731
+    if pairs is None:
+        return "list", list(itertools.combinations(feats, 2))
+    if is_integer(pairs):
+        k = check_int(pairs, "pairs", low=2, what="a count of features (the strongest k)")
+        if k > len(feats):
+            raise InvalidParameterError(
+                f"pairs={k} asks for the pairs among the {k} strongest features, but only "
+                f"{len(feats)} features are explained; pass at most {len(feats)} (or None "
+                "for every pair).")
+        return "top", k
+    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+        raise InvalidParameterError(
+            f"pairs must be None, an int k, or a list of pairs [(a, b), ...]; got {pairs!r}.")
+    out, seen, inside = [], set(), set(feats)
+    for p in pairs:
+        if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != 2:
+            raise InvalidParameterError(
+                f"each entry of pairs must be a pair (a, b) of features, got {p!r}.")
+        a, b = dataset.index_of(p[0]), dataset.index_of(p[1])
+        if a == b:
+            raise InvalidParameterError(
+                f"the pair {tuple(p)!r} names the feature {name(a)!r} twice; a pair needs two "
+                "different features.")
+        for j in (a, b):
+            if j not in inside:
+                raise InvalidParameterError(
+                    f"the pair {tuple(p)!r} names {name(j)!r}, which is not among features="
+                    f"{[name(f) for f in feats]}; add it to features or leave features=None.")
+        key = (a, b) if feats.index(a) < feats.index(b) else (b, a)
+        if key in seen:
+            raise InvalidParameterError(
+                f"the pair ({name(key[0])!r}, {name(key[1])!r}) is asked for more than once.")
+        seen.add(key)
+        out.append(key)
+    return "list", out
+
+
+def _sample(n, sample, rng):
+    """Positions of the sampled rows, in random order (which sets the jackknife groups)."""
+    notes = []
+    if n < 2:
+        raise InvalidParameterError("interaction statistics need at least 2 rows of X.")
+    if sample is None:
+        size = n
+    else:
+        size = check_int(sample, "sample", low=2, what="a count of rows (at least 2) or None")
+        if size > n:
+            note = (f"sample={size} is more than the {n} rows of X; all {n} rows are used.")
+            warnings.warn(note, ModellensWarning, stacklevel=3)
+            notes.append(note)
+            size = n
+    rows = rng.permutation(n) if size == n else rng.choice(n, size=size, replace=False)
+    return rows, notes
+
+
+def strongest_pairs(overall: dict, feats, k):
+    """The pairs among the ``k`` features with the largest overall statistic."""
+    h2 = np.array([overall[j][0] for j in feats], dtype=np.float64)
+    order = np.argsort(-np.nan_to_num(h2, nan=-np.inf), kind="stable")[:k]
+    top = sorted(order)  # keep the features' own order within a pair
+    return [(feats[a], feats[b]) for a, b in itertools.combinations(top, 2)]
+
+
+# ---------------------------------------------------------------------- brute force
+class _BruteScreen:
+    """The blocks of a request, planned through the engine, and their statistics."""
+
+    def __init__(self, base, groups, feats):
+        self.base, self.groups, self.feats = base, groups, feats
+        self.n = len(base)
+        self.settings = {j: settings_of(base[:, [j]]) for j in feats}
+
+    def single_rows(self):
+        return self.n + sum(self.n * len(s) for s, _ in self.settings.values())
+
+    def pair_rows(self, pairs):
+        return sum(self.n * len(settings_of(self.base[:, list(p)])[0]) for p in pairs)
+
+    def run(self, mdl, pair_request, options):
+        kind, what = pair_request
+        plan = _HPlan(self, list(what) if kind == "list" else [])
+        run(mdl, [plan], options, desc="interactions")
+        overall = dict(plan.overall)
+        if kind == "top":
+            second = _HPlan(self, strongest_pairs(overall, self.feats, what), first=plan)
+            run(mdl, [second], options, desc="interactions (pairs)")
+            plan = second
+        return overall, plan.pair_stats()
+
+
+class _HPlan(Plan):
+    """f at the sampled rows, a block per feature and per pair; statistics as blocks finish.
+
+    A pair's block is reduced to its statistics as soon as it is folded (its
+    features' blocks come first in the plan), so a request for hundreds of
+    pairs holds the sums of a few blocks at a time.  With ``first`` (the plan
+    that already evaluated ``f`` and the features' blocks) only the pairs' rows
+    are planned.
+    """
+
+    def __init__(self, screen: _BruteScreen, pairs, first: "_HPlan | None" = None):
+        self.screen, self.pairs = screen, pairs
+        groups, base = screen.groups, screen.base
+        self.segments = []
+        if first is None:
+            self.f_rows = DataRows(base)
+            self.singles = {}
+            for j in screen.feats:
+                settings, inverse = screen.settings[j]
+                self.singles[j] = BlockRows(base, [j], settings, inverse, groups,
+                                            row_sums=True)
+            self.segments = [self.f_rows, *self.singles.values()]
+            self.overall = None
+        else:
+            self.f_rows, self.singles, self.overall = first.f_rows, first.singles, first.overall
+            self._first = first
+        self._pairs_done = {}
+        for p in pairs:
+            settings, inverse = settings_of(base[:, list(p)])
+            seg = BlockRows(base, list(p), settings, inverse, groups, row_sums=False)
+            seg.on_finish = lambda s, p=p: self._pair_finished(p, s)
+            self.segments.append(seg)
+        if first is None:
+            for seg in self.singles.values():
+                seg.on_finish = self._single_finished
+
+    def _single_finished(self, seg):
+        if all(s._left == 0 for s in self.singles.values()):
+            sums = {j: s.result for j, s in self.singles.items()}
+            self.overall, _ = h_statistics(self.screen.groups, self.f_rows.result, sums, {},
+                                           overall=self.screen.feats)
+
+    def _pair_finished(self, pair, seg):
+        self._pairs_done[pair] = seg.result
+
+    def pair_stats(self):
+        sums = {j: s.result for j, s in self.singles.items()}
+        _, stats = h_statistics(self.screen.groups, self.f_rows.result, sums, self._pairs_done)
+        return {p: stats[p] for p in self.pairs}
+
+    def reduce(self):
+        return None
+
+
+def _warn_cost(screen: _BruteScreen, pair_request, *, method_hint):
+    kind, what = pair_request
+    n = screen.n
+    single = screen.single_rows()
+    if kind == "list":
+        pair_rows = screen.pair_rows(what)
+        n_pairs = len(what)
+    else:
+        n_pairs = what * (what - 1) // 2
+        pair_rows = n_pairs * n * n  # at most
+    total = single + pair_rows
+    if total <= COST_WARN_ROWS:
+        return
+    d = len(screen.feats)
+    cheaper = [f"pairs=5 (the pairs among the 5 strongest features: about "
+               f"{single + 10 * n * n:,} rows)"] if d > 5 and not (
+        kind == "top" and what <= 5) else []
+    small = max(2, int(n * np.sqrt(COST_WARN_ROWS / total)))
+    cheaper.append(f"sample={small} (about {int(total * (small / n) ** 2):,} rows; the "
+                   f"standard errors grow as 1/sqrt(sample))")
+    if method_hint:
+        cheaper.append("method='tree' (no model rows; a tree model's raw output)")
+    warnings.warn(
+        f"this request plans {total:,} model rows: {d} features' blocks ({single:,} rows) and "
+        f"{n_pairs} pairs ({pair_rows:,} rows) of up to sample x sample = {n * n:,} rows each. "
+        f"Cheaper: {'; '.join(cheaper)}.", ModellensWarning, stacklevel=3)
+
+
+# ---------------------------------------------------------------------- trees
+def _is_raw(ens, response_method) -> bool:
+    """Whether the model's answer for ``response_method`` is the trees' raw output."""
+    if ens.link == "identity":  # a regressor's prediction, a forest's class probability
+        return response_method == "auto" or response_method == (
+            "predict" if ens.classes is None else "predict_proba")
+    return ens.link in ("logit", "softmax") and response_method == "decision_function"
+
+
+def _tree_model(model, dataset, X, method, target, response_method):
+    """``(one-output TreeEnsemble, output name)`` for the tree method, or None for brute force."""
+    if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
+        return None
+    from ..models._trees import output_column, tree_ensemble, unfit_data
+
+    strict = method == "tree"
+    try:
+        ens = tree_ensemble(model)
+    except InvalidParameterError:
+        if strict:
+            raise
+        return None
+    why = unfit_data(ens, model, dataset, X, categorical=True)
+    if why is None and not _is_raw(ens, response_method):
+        why = (f"response_method={response_method!r} is not the trees' raw output "
+               f"({ens.output_names[0]}); the tree method computes the statistics of the raw "
+               "output" + (" (pass response_method='decision_function' for it)"
+                           if ens.link in ("logit", "softmax") else ""))
+    if why is not None:
+        if strict:
+            raise InvalidParameterError(f"method='tree' cannot be used here: {why}. Use "
+                                        "method='brute'.")
+        return None
+    col, negate, output = output_column(ens, model, target)
+    return ens.select(col, negate=negate), output

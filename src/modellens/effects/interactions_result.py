@@ -1,0 +1,127 @@
+"""The result of :func:`modellens.interactions`: H statistics per feature and per pair."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InvalidParameterError
+
+__all__ = ["Interactions"]
+
+PAIR_COLUMNS = ["feature_1", "feature_2", "h2", "h2_unnormalized", "std"]
+
+
+@dataclass(eq=False)
+class Interactions:
+    """Friedman-Popescu interaction statistics of a model on a sample of rows.
+
+    Attributes
+    ----------
+    overall : pandas.Series
+        :math:`H^2_j` (the share of the variance of :math:`f` that comes from
+        interactions of feature ``j`` with any others), indexed by feature.
+    pairwise : pandas.DataFrame
+        One row per pair: ``feature_1``, ``feature_2``, ``h2`` (:math:`H^2_{jk}`),
+        ``h2_unnormalized`` (the root mean square of the pure interaction
+        effect, on the prediction's scale) and ``std`` (the jackknife standard
+        error of ``h2``), sorted by ``h2`` descending (undefined ones last).
+    overall_unnormalized, overall_std : pandas.Series
+        The overall statistic's root mean square residual (prediction scale)
+        and the jackknife standard error of :math:`H^2_j`.
+    sample_size : int
+        Rows the statistics were computed on.
+    rows : ndarray of int
+        Their positions in ``X`` (in the order used, which sets the groups).
+    method : {"brute", "tree"}
+        How the partial dependences were obtained (the same quantities).
+    output : str
+        What the model's answer is (``"prediction"``, ``"P(y = 1)"``, ...).
+    n_groups : int
+        Groups of the delete-a-group jackknife (``std`` has ``n_groups - 1``
+        degrees of freedom).
+    n_model_rows : int
+        Model rows evaluated (0 for the tree method).
+    notes : tuple of str
+        What was adjusted on the way (for instance a sample larger than the data).
+    """
+
+    overall: pd.Series
+    pairwise: pd.DataFrame
+    overall_unnormalized: pd.Series
+    overall_std: pd.Series
+    sample_size: int
+    rows: np.ndarray
+    method: str
+    output: str
+    n_groups: int
+    n_model_rows: int = 0
+    notes: tuple = field(default_factory=tuple)
+
+    def __repr__(self):
+        top = ""
+        if len(self.pairwise):
+            r = self.pairwise.iloc[0]
+            top = f", strongest pair=({r.feature_1!r}, {r.feature_2!r}) h2={r.h2:.3g}"
+        return (f"Interactions(method={self.method!r}, features={len(self.overall)}, "
+                f"pairs={len(self.pairwise)}, sample_size={self.sample_size}{top})")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One table: the overall rows (``feature_2`` empty) then the pairs.
+
+        Columns ``statistic`` (``"overall"`` or ``"pairwise"``), ``feature_1``,
+        ``feature_2``, ``h2``, ``h2_unnormalized``, ``std``.
+        """
+        overall = pd.DataFrame({
+            "statistic": "overall", "feature_1": self.overall.index.astype(object),
+            "feature_2": None, "h2": self.overall.to_numpy(),
+            "h2_unnormalized": self.overall_unnormalized.to_numpy(),
+            "std": self.overall_std.to_numpy()})
+        pairs = self.pairwise.assign(statistic="pairwise")[["statistic"] + PAIR_COLUMNS]
+        return pd.concat([overall, pairs], ignore_index=True) if len(pairs) else overall
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`)."""
+        from .._serialize import to_jsonable
+
+        out = {
+            "features": [str(x) for x in self.overall.index],
+            "overall": self.overall.to_numpy(np.float64),
+            "overall_unnormalized": self.overall_unnormalized.to_numpy(np.float64),
+            "overall_std": self.overall_std.to_numpy(np.float64),
+            "pairwise": {c: ([str(x) for x in self.pairwise[c]] if c in PAIR_COLUMNS[:2]
+                             else self.pairwise[c].to_numpy(np.float64)) for c in PAIR_COLUMNS},
+            "sample_size": int(self.sample_size), "rows": np.asarray(self.rows),
+            "method": self.method, "output": self.output, "n_groups": int(self.n_groups),
+            "n_model_rows": int(self.n_model_rows), "notes": list(self.notes),
+        }
+        return {"type": "Interactions", "fields": to_jsonable(out)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Interactions":
+        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip)."""
+        from .._serialize import from_jsonable
+
+        if not isinstance(d, dict) or d.get("type") != "Interactions":
+            raise InvalidParameterError("not a dict made by Interactions.to_dict().")
+        v = from_jsonable(d["fields"])
+        names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
+        series = {k: pd.Series(v.pop(k), index=names, name=k)
+                  for k in ("overall", "overall_unnormalized", "overall_std")}
+        pw = v.pop("pairwise")
+        pairwise = pd.DataFrame({c: (list(pw[c]) if c in PAIR_COLUMNS[:2] else pw[c])
+                                 for c in PAIR_COLUMNS})
+        return cls(pairwise=pairwise, notes=tuple(v.pop("notes")), **series, **v)
+
+    def plot(self, ax=None, **kwargs):
+        """A bar chart of the overall statistic and a heatmap of the pairwise one.
+
+        ``ax``: None (a new figure with two panels), or a pair of Axes, or one
+        Axes for the overall bars only.  Returns what it drew on (the pair of
+        Axes, or the one Axes).  See :func:`modellens.plot.plot_interactions`.
+        """
+        from ..plot.interactions import plot_interactions
+
+        return plot_interactions(self, ax=ax, **kwargs)
