@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import itertools
+
 import numpy as np
 
 from ..engine import GridRows
 
-__all__ = ["N_GROUPS", "Groups", "BlockSums", "BlockRows", "settings_of", "h_statistics"]
+__all__ = ["N_GROUPS", "Groups", "BlockSums", "BlockRows", "settings_of", "h_statistics",
+           "strongest_pairs"]
 
 #: Random groups of the sampled rows for the jackknife (19 degrees of freedom).
 N_GROUPS = 20
@@ -128,15 +131,15 @@ class BlockRows(GridRows):
             self._partial[pos % n: pos % n + take] = answers[:take]
             pos, off = pos + take, take
             if pos % n == 0:
-                self._settings(pos // n - 1, self._partial[None, :])
+                self._fold_settings(pos // n - 1, self._partial[None, :])
         whole = (stop - pos) // n
         if whole:
-            self._settings(pos // n, answers[off: off + whole * n].reshape(whole, n))
+            self._fold_settings(pos // n, answers[off: off + whole * n].reshape(whole, n))
             pos, off = pos + whole * n, off + whole * n
         if pos < stop:
             self._partial[: stop - pos] = answers[off:]
 
-    def _settings(self, first, block):
+    def _fold_settings(self, first, block):
         """Fold the whole settings ``first : first + len(block)`` (rows of ``block``)."""
         out = self.result
         last = first + len(block)
@@ -237,3 +240,11 @@ def h_statistics(groups: Groups, prediction, singles: dict, pairs: dict, *, over
         joint = rep.columns(sums)
         out_pairs[(j, k)] = rep.ratio(joint - columns[j] - columns[k], joint)
     return out_overall, out_pairs
+
+
+def strongest_pairs(overall: dict, feats, k):
+    """The pairs among the ``k`` features with the largest overall statistic."""
+    h2 = np.array([overall[j][0] for j in feats], dtype=np.float64)
+    order = np.argsort(-np.nan_to_num(h2, nan=-np.inf), kind="stable")[:k]
+    top = sorted(order)  # keep the features' own order within a pair
+    return [(feats[a], feats[b]) for a, b in itertools.combinations(top, 2)]

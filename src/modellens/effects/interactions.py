@@ -14,10 +14,10 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import Dataset, resolve_features
 from ..engine import DataRows, Plan, run
 from ..models import prepare, tree_ensemble_name
-from ._hstat import BlockRows, Groups, h_statistics, settings_of
+from ._hstat import BlockRows, Groups, h_statistics, settings_of, strongest_pairs
 from .interactions_result import PAIR_COLUMNS, Interactions
 
-__all__ = ["interactions", "strongest_pairs", "COST_WARN_ROWS"]
+__all__ = ["interactions", "COST_WARN_ROWS"]
 
 #: Planned model rows above which a request warns and names the cheaper choices.
 COST_WARN_ROWS = 25_000_000
@@ -270,14 +270,6 @@ def _sample(n, sample, rng):
             size = n
     rows = rng.permutation(n) if size == n else rng.choice(n, size=size, replace=False)
     return rows, notes
-
-
-def strongest_pairs(overall: dict, feats, k):
-    """The pairs among the ``k`` features with the largest overall statistic."""
-    h2 = np.array([overall[j][0] for j in feats], dtype=np.float64)
-    order = np.argsort(-np.nan_to_num(h2, nan=-np.inf), kind="stable")[:k]
-    top = sorted(order)  # keep the features' own order within a pair
-    return [(feats[a], feats[b]) for a, b in itertools.combinations(top, 2)]
 
 
 # ---------------------------------------------------------------------- brute force
