@@ -108,8 +108,9 @@ class Interactions:
             raise InvalidParameterError("not a dict made by Interactions.to_dict().")
         v = from_jsonable(d["fields"])
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
-        series = {k: pd.Series(v.pop(k), index=names, name=k)
-                  for k in ("overall", "overall_unnormalized", "overall_std")}
+        series = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (
+            ("overall", "h2"), ("overall_unnormalized", "h2_unnormalized"),
+            ("overall_std", "std"))}
         pw = v.pop("pairwise")
         pairwise = pd.DataFrame({c: (list(pw[c]) if c in PAIR_COLUMNS[:2] else pw[c])
                                  for c in PAIR_COLUMNS})

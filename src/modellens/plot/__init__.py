@@ -1,5 +1,6 @@
 """Matplotlib pictures of modellens results."""
 
 from .effects import plot_effect, plot_effects
+from .interactions import plot_interactions
 
-__all__ = ["plot_effect", "plot_effects"]
+__all__ = ["plot_effect", "plot_effects", "plot_interactions"]
