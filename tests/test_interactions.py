@@ -403,3 +403,16 @@ def test_a_sample_larger_than_the_data_uses_every_row_with_a_note():
     assert h.notes and "all 30 rows" in h.notes[0]
     same = ml.interactions(f_pair, X, sample=None, random_state=0)
     pd.testing.assert_frame_equal(h.pairwise, same.pairwise, check_exact=True)
+
+
+def test_docstring_documents_references_and_runs_its_examples():
+    import doctest
+
+    doc = ml.interactions.__doc__
+    assert "Examples\n" in doc and "References\n" in doc and ">>>" in doc
+    assert doc.splitlines()[0].endswith(".")
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for t in doctest.DocTestFinder().find(ml.interactions, "interactions", globs={}):
+        runner.run(t)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted >= 3
