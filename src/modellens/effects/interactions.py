@@ -161,8 +161,10 @@ def interactions(model, X, features=None, *, pairs=None, sample=500, method="aut
     >>> h = ml.interactions(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, sample=None)
     >>> h.pairwise[["feature_1", "feature_2"]].iloc[0].tolist()
     ['x0', 'x1']
-    >>> round(float(h.pairwise["h2"].iloc[0]), 2), float(h.overall["x2"]) < 1e-20
-    (1.0, True)
+    >>> bool(abs(h.pairwise["h2"].iloc[0] - 1) < 0.05)  # x0 and x1: a pure interaction
+    True
+    >>> bool(h.overall["x2"] < 1e-20)  # x2 enters additively
+    True
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(method, "method", ("auto", "brute", "tree"))
