@@ -9,7 +9,8 @@
    cores), with shap's TreeExplainer interaction values of the same model
    on the same rows as a point of comparison for time.
 
-Run: ``PYTHONPATH=src python benchmarks/bench_interactions.py [--quick]``.
+Run: ``PYTHONPATH=src python benchmarks/bench_interactions.py [--quick] [--repeat N]``
+(the brute-force case takes about 2 x 14 million HGB rows per repeat).
 The first tree call compiles the numba kernels (cached on disk afterwards),
 so the tree method is timed on its second call.
 """
@@ -32,7 +33,7 @@ def data(n, d, seed=0):
     return X, y
 
 
-def brute_hgb(repeat=3):
+def brute_hgb(repeat=1):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     X, y = data(5000, 10)
@@ -85,7 +86,8 @@ def tree_gbr(n=5000, d=30, trees=500, shap_rows=None):
 
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
-    brute_hgb(repeat=1 if quick else 3)
+    brute_hgb(repeat=int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv
+              else 1)
     if quick:
         tree_gbr(n=1000, d=30, trees=100, shap_rows=200)
     else:

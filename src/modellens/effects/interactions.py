@@ -302,13 +302,13 @@ class _BruteScreen:
 
 
 class _HPlan(Plan):
-    """f at the sampled rows, a block per feature and per pair; statistics as blocks finish.
+    """f at the sampled rows, a block per feature and per pair.
 
-    A pair's block is reduced to its statistics as soon as it is folded (its
-    features' blocks come first in the plan), so a request for hundreds of
-    pairs holds the sums of a few blocks at a time.  With ``first`` (the plan
-    that already evaluated ``f`` and the features' blocks) only the pairs' rows
-    are planned.
+    Every block is folded into its group sums as its answers arrive (a pair's
+    block keeps ``G x u`` column sums, never its ``n x u`` answers); the
+    overall statistics are formed as soon as the features' blocks are done.
+    With ``first`` (the plan that already evaluated ``f`` and the features'
+    blocks) only the pairs' rows are planned.
     """
 
     def __init__(self, screen: _BruteScreen, pairs, first: "_HPlan | None" = None):
