@@ -167,3 +167,23 @@ def test_pairs_among_the_strongest_and_in_batches(monkeypatch):
                             progress=False)
     assert_same(top, brute, float(np.std(model.predict(X))))
     assert len(top.pairwise) == 3
+
+
+def test_a_pair_of_unused_features_gets_zero_not_rounding_noise():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    rng = np.random.default_rng(9)
+    X = rng.uniform(-1, 1, size=(300, 4))
+    y = X[:, 0] * X[:, 1] + 1e3
+    train = X.copy()
+    train[:, 2:] = 0.0  # constant in training: x2 and x3 are never split on
+    model = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(train, y)
+    assert not np.isin([2, 3], tree_ensemble(model).feature[tree_ensemble(model).left >= 0]).any()
+    for method in ("tree", "brute"):
+        h = ml.interactions(model, X, sample=80, random_state=0, method=method, progress=False)
+        row = h.pairwise.set_index(["feature_1", "feature_2"]).loc[("x2", "x3")]
+        # brute force sees rounding noise (1e-13 at a prediction of 1e3) in the flat joint
+        # partial dependence; its ratio would be anything in [0, 2]
+        assert (row.h2, row.h2_unnormalized, row["std"]) == (0.0, 0.0, 0.0), method
+        assert h.overall["x2"] < 1e-20 and h.overall["x3"] < 1e-20
+        assert h.pairwise.iloc[0][["feature_1", "feature_2"]].tolist() == ["x0", "x1"]

@@ -32,6 +32,9 @@ __all__ = ["N_GROUPS", "Groups", "BlockSums", "BlockRows", "settings_of", "h_sta
 
 #: Random groups of the sampled rows for the jackknife (19 degrees of freedom).
 N_GROUPS = 20
+#: A partial dependence whose spread is at most this share of the predictions' largest
+#: size is flat (constant up to rounding): its statistics are 0, not noise over noise.
+FLAT = 1e-11
 
 
 @dataclass(frozen=True)
@@ -192,12 +195,19 @@ class _Replicates:
             per = np.vstack([total, total[None, :] - sums.R.T]) / self.count[:, None]
         return self.centred(per)
 
-    def ratio(self, residual, total):
-        """``(h2, sqrt of the mean squared residual, jackknife std of h2)`` of the replicates."""
+    def ratio(self, residual, total, floor):
+        """``(h2, sqrt of the mean squared residual, jackknife std of h2)`` of the replicates.
+
+        A replicate whose ``total`` has a mean square at most ``floor`` (a
+        partial dependence that is constant up to float rounding) gets 0: its
+        ratio would be rounding noise over rounding noise.
+        """
         num = (residual ** 2).sum(axis=1)
         den = (total ** 2).sum(axis=1)
+        flat = den <= floor * self.count
+        num = np.where(flat, 0.0, num)
         with np.errstate(invalid="ignore", divide="ignore"):
-            h2 = num / den
+            h2 = np.where(flat, 0.0, num / np.where(flat, 1.0, den))
         G = self.groups.G
         if G < 2:
             std = np.nan
@@ -230,15 +240,19 @@ def h_statistics(groups: Groups, prediction, singles: dict, pairs: dict, *, over
         Pair -> ``(h2, unnormalised, std)``.
     """
     rep = _Replicates(groups)
-    f = rep.centred(np.broadcast_to(np.asarray(prediction, np.float64), rep.keep.shape))
+    prediction = np.asarray(prediction, np.float64)
+    # partial dependences are means of predictions: rounding leaves them uncertain by
+    # about eps times the predictions' size; 1e-11 of that size is flat
+    floor = (FLAT * float(np.max(np.abs(prediction)))) ** 2
+    f = rep.centred(np.broadcast_to(prediction, rep.keep.shape))
     columns = {j: rep.columns(s) for j, s in singles.items()}
     out_overall = {}
     for j in overall:
-        out_overall[j] = rep.ratio(f - columns[j] - rep.rows(singles[j]), f)
+        out_overall[j] = rep.ratio(f - columns[j] - rep.rows(singles[j]), f, floor)
     out_pairs = {}
     for (j, k), sums in pairs.items():
         joint = rep.columns(sums)
-        out_pairs[(j, k)] = rep.ratio(joint - columns[j] - columns[k], joint)
+        out_pairs[(j, k)] = rep.ratio(joint - columns[j] - columns[k], joint, floor)
     return out_overall, out_pairs
 
 

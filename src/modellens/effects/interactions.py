@@ -51,7 +51,9 @@ def interactions(model, X, features=None, *, pairs=None, sample=500, method="aut
               {\sum_i \tilde F_{jk}(x_{ij}, x_{ik})^2}.
 
     Both are 0 when the feature (pair) enters additively and 1 when its effect
-    is a pure interaction.  A pair whose joint effect is tiny can still get a
+    is a pure interaction; a pair whose joint partial dependence is flat (its
+    spread below ``1e-11`` of the largest prediction: float rounding) gets 0,
+    as does a feature of a constant model, where the ratio is undefined.  A pair whose joint effect is tiny can still get a
     large :math:`H^2_{jk}`, so the **unnormalised** statistic, the square root
     of the numerator's mean :math:`\sqrt{\frac1n \sum_i [\dots]^2}` (the root
     mean square of the pure interaction effect, on the scale of the
