@@ -40,13 +40,15 @@ def encode_explained(X, background, *, feature_names=None):
     return dataset, n, dataset.values[n:]
 
 
-def choose_background(dataset, n: int, background, rows, rng, *, optional: bool = False):
+def choose_background(dataset, n: int, background, rows, rng, *, optional: bool = False,
+                      stacklevel: int = 3):
     """The background rows of a game and a sentence saying where they came from.
 
     ``rows`` are the passed rows (from :func:`encode_explained`), else
     ``background`` is None (up to :data:`DEFAULT_BACKGROUND` rows of ``X``, or
     no background when the game is ``optional`` about it) or a count.
-    Warnings point at the caller of the public function (two frames up).
+    Warnings are issued with ``stacklevel`` (3: the caller of the function
+    that called this one, the user's line when that function is public).
     """
     if rows is not None:
         return rows, f"the {len(rows)} rows passed as background"
@@ -64,10 +66,10 @@ def choose_background(dataset, n: int, background, rows, rng, *, optional: bool 
         if background is None and n < 20:
             warnings.warn(f"background=None: using the {n} rows of X as background data; so "
                           "few rows make a rough reference. Pass background= (for example "
-                          "training data).", ModellensWarning, stacklevel=3)
+                          "training data).", ModellensWarning, stacklevel=stacklevel)
         return dataset.values[:n], f"all {n} rows of X"
     note = f"a random sample of {drawn.size} of the {n} rows of X (seeded by random_state)"
     if background is None:
         warnings.warn(f"background=None: using {note} as background data. Pass background= "
-                      "(rows or a count) to choose it.", ModellensWarning, stacklevel=3)
+                      "(rows or a count) to choose it.", ModellensWarning, stacklevel=stacklevel)
     return dataset.values[drawn], note

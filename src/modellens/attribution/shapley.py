@@ -226,7 +226,8 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
             "interactions=True needs algorithm='tree' and a supported tree model (see "
             "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
             "values.")
-    bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None)
+    bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
+                                 stacklevel=4)  # the user's call of shapley()
     if ens is not None:
         return TreeGame(ens, model, dataset, n, bg, note, target=target)
     mdl = Model(model, dataset, target=target, response_method=response_method)
