@@ -16,12 +16,14 @@ defaults, which this module follows so the two can be compared.
 from __future__ import annotations
 
 import threading
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InvalidParameterError, check_choice, check_int, check_positive_float
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
+                           check_positive_float)
 from ._blocks import SurrogateBlock
 from .result import build
 
@@ -188,10 +190,6 @@ def warn_if_shrunk(fits):
     The penalty is fixed (1) while the samples' total kernel weight shrinks with a
     narrow kernel, few samples or few words: then every weight is pulled toward 0.
     """
-    import warnings
-
-    from .._validation import ModellensWarning
-
     low = [k for k, f in enumerate(fits) if f.shrinkage < SHRINKAGE_WARN]
     if low:
         warnings.warn(

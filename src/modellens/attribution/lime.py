@@ -424,7 +424,7 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
     stability : int, optional
         Repeat the whole explanation with this many independent seeds (the
         first is the returned one; the cost grows in proportion) and report
-        how stable it is in ``extra["stability"]``.
+        how stable it is in ``surrogate.stability`` (also ``extra["stability"]``).
     stability_top_k : int, optional
         Size of the top-feature sets compared by ``stability``; default
         ``min(3, num_features)``.
@@ -441,17 +441,20 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         (0 for unselected features), in units of the model output per unit of
         :math:`z`; ``intercept`` (also ``base_values``); ``score``: the
         weighted R^2 on the samples it was fit on; ``local_prediction``: the
-        surrogate at :math:`z_0`; ``prediction``: :math:`f(x)`.  ``extra``:
-        ``"score_holdout"`` (leave-one-out weighted R^2, each sample predicted
+        surrogate at :math:`z_0`; ``prediction``: :math:`f(x)`.  These and
+        the rest of the fit are in the ``surrogate`` block
+        (:class:`~modellens.attribution.SurrogateBlock`, also readable as
+        ``extra[name]`` as in earlier versions): ``score_holdout`` (leave-one-out weighted R^2, each sample predicted
         by the surrogate fit without it, the selected features fixed: a low
         value means the explanation does not describe the model here),
-        ``"conditions"`` (what :math:`z_j = 1` means for each row, e.g.
-        ``"0.3 < age <= 0.7"``), ``"kernel_width"``, ``"num_samples"``,
-        ``"n_model_rows"``, and with ``stability`` a dict
-        ``{"repeats", "top_k", "same_top_k" (n,), "top_k_overlap" (n,),
-        "weight_std" (n, d)}``: whether every repeat chose the same top-k
+        ``conditions`` (what :math:`z_j = 1` means for each row, e.g.
+        ``"0.3 < age <= 0.7"``), ``kernel_width``, ``num_samples``,
+        ``discretize``, ``feature_selection``, ``sampling``, and with
+        ``stability`` a dict ``{"repeats", "top_k", "same_top_k" (n,),
+        "top_k_overlap" (n,), "weight_std" (n, d)}``: whether every repeat chose the same top-k
         features, their mean pairwise overlap (fraction of k), and the
         standard deviation of each weight over the repeats.
+        ``extra["n_model_rows"]`` gives the cost.
 
     Notes
     -----

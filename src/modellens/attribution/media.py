@@ -126,8 +126,9 @@ def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_sam
     -------
     Attributions
         One row over the distinct words (``feature_names``), with
-        ``intercept``, ``score``, ``local_prediction``; ``extra["text"]`` and
-        ``extra["spans"]`` (each token's start, end and word) let
+        ``intercept``, ``score``, ``local_prediction`` (the ``surrogate``
+        block); ``media.text`` and ``media.spans`` (each token's start, end
+        and word; also ``extra["text"]``, ``extra["spans"]``) let
         ``attr.plot.text()`` and ``attr.plot.text_html()`` highlight the words.
 
     References
@@ -193,7 +194,8 @@ def lime_image(predict_fn, image, *, num_features: int | None = None, num_sample
     Attributions
         One row over the superpixels (``feature_names`` their ids), with
         ``segments`` (the superpixel of every pixel, ``0 .. p - 1`` in the
-        order of ``feature_names``) and ``extra["image"]``;
+        order of ``feature_names``) and the image, in the ``media`` block
+        (also ``extra["image"]``);
         ``attr.plot.image()`` overlays the most positive and negative ones.
 
     References

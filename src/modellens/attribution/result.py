@@ -420,6 +420,7 @@ class Attributions:
         """Plots: ``.plot.waterfall(i)``, ``.force(i)``, ``.beeswarm()``, ``.bar()``,
         ``.dependence(feature)``; calling ``.plot()`` draws the beeswarm (a
         waterfall for a single row)."""
+        # loaded on first use: the attribution plots import matplotlib
         from ..plot.attributions import AttributionPlots
 
         return AttributionPlots(self)

@@ -128,7 +128,9 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         ``TextMasker(tokenizer=)`` and ``ImageMasker(segmentation=,
         hide_color=)`` choose its options.  ``base_values`` is
         :math:`f` with everything removed, so the values add up to
-        ``prediction - base_values``; ``segments`` holds an image's superpixels.
+        ``prediction - base_values``; ``media`` holds the text and its word
+        spans or the image and its superpixels (``segments``).  Every
+        algorithm but ``"tree"`` runs on these games as on tables.
     interactions : bool, default=False
         ``algorithm="tree"`` without background only: also compute the SHAP
         interaction values (``interactions``, shape ``(n, d, d)``; each row's
@@ -138,14 +140,18 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     -------
     Attributions
         ``values`` ``(n, d)``; ``base_values`` (the mean background
-        prediction, for every row); ``prediction`` (:math:`f(x)`); ``std``:
-        the standard error of each value for the sampling algorithms (the
+        prediction, for every row); ``prediction`` (:math:`f(x)`); for the
+        sampling algorithms a ``sampling`` block with the budget
+        (``n_permutations`` / ``n_samples``) and ``std`` (also ``attr.std``):
+        the standard error of each value (the
         spread over antithetic pairs, or the delta-method error of the
         KernelSHAP fit; 0 where the budget enumerated every coalition), None
         for ``"exact"``, with its degrees of freedom in ``dof`` (antithetic
         pairs - 1, or kernel draws - 1): small budgets give few, so use
         :meth:`Attributions.confidence_interval` (t quantiles) rather than
-        +/- 1.96 ``std``.  ``extra`` records the background used and the cost.
+        +/- 1.96 ``std``.  ``extra`` records the background used and the cost
+        (``"background"``, ``"n_background"``, ``"n_coalitions"``,
+        ``"n_model_rows"``).
 
     Notes
     -----
