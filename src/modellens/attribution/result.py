@@ -22,6 +22,26 @@ __all__ = ["Attributions", "build", "SCHEMA_VERSION"]
 SCHEMA_VERSION = 2
 
 
+def _block_property(block: str, name: str, what: str):
+    """A field of a block read (None without the block) and written as a flat attribute,
+    as earlier versions held it."""
+
+    def get(self):
+        held = getattr(self, block)
+        return None if held is None else getattr(held, name)
+
+    def set(self, value):
+        held = getattr(self, block)
+        if held is None:
+            # a media block needs its kind; only images have segments
+            setattr(self, block, BLOCKS[block](**({"kind": "image"} if block == "media"
+                                                  else {}), **{name: value}))
+        else:
+            setattr(self, block, replace(held, **{name: value}))
+
+    return property(get, set, doc=f"``{block}.{name}``: {what}.")
+
+
 class Attributions:
     """Per-row, per-feature attributions of a model's predictions.
 
@@ -164,37 +184,13 @@ class Attributions:
                 setattr(self, name, replace(block, **found))
 
     # ------------------------------------------------- earlier flat fields
-    def _block_field(self, block, name):
-        block = getattr(self, block)
-        return None if block is None else getattr(block, name)
-
-    def _set_block_field(self, block, name, value, **new):
-        current = getattr(self, block)
-        if current is None:
-            setattr(self, block, BLOCKS[block](**new, **{name: value}))
-        else:
-            setattr(self, block, replace(current, **{name: value}))
-
-    std = property(lambda self: self._block_field("sampling", "std"),
-                   lambda self, v: self._set_block_field("sampling", "std", v),
-                   doc="``sampling.std``: standard error of each value, or None.")
-    dof = property(lambda self: self._block_field("sampling", "dof"),
-                   lambda self, v: self._set_block_field("sampling", "dof", v),
-                   doc="``sampling.dof``: degrees of freedom of each row's standard errors.")
-    intercept = property(lambda self: self._block_field("surrogate", "intercept"),
-                         lambda self, v: self._set_block_field("surrogate", "intercept", v),
-                         doc="``surrogate.intercept`` (LIME).")
-    score = property(lambda self: self._block_field("surrogate", "score"),
-                     lambda self, v: self._set_block_field("surrogate", "score", v),
-                     doc="``surrogate.score``: the weighted R^2 (LIME).")
-    local_prediction = property(
-        lambda self: self._block_field("surrogate", "local_prediction"),
-        lambda self, v: self._set_block_field("surrogate", "local_prediction", v),
-        doc="``surrogate.local_prediction`` (LIME).")
-    segments = property(lambda self: self._block_field("media", "segments"),
-                        lambda self, v: self._set_block_field("media", "segments", v,
-                                                              kind="image"),
-                        doc="``media.segments``: superpixel of every pixel (images).")
+    std = _block_property("sampling", "std", "standard error of each value, or None")
+    dof = _block_property("sampling", "dof", "degrees of freedom of each row's standard errors")
+    intercept = _block_property("surrogate", "intercept", "LIME's intercepts")
+    score = _block_property("surrogate", "score", "LIME's weighted R^2")
+    local_prediction = _block_property("surrogate", "local_prediction",
+                                       "LIME's surrogate at the instance")
+    segments = _block_property("media", "segments", "the superpixel of every pixel (images)")
 
     @property
     def extra(self) -> Mapping:
