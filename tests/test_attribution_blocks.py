@@ -173,3 +173,12 @@ def test_plots_read_the_blocks_not_extra():
     lo, hi = s.confidence_interval(0.95)
     from scipy.stats import t
     np.testing.assert_allclose(hi - lo, 2 * t.ppf(0.975, 4) * 0.1)
+
+
+def test_dataclass_tools_still_work(lime_attr):
+    import dataclasses
+
+    doubled = dataclasses.replace(lime_attr, values=lime_attr.values * 2)
+    np.testing.assert_array_equal(doubled.values, lime_attr.values * 2)
+    assert doubled.surrogate is lime_attr.surrogate and doubled.extra["num_samples"] == 300
+    assert dataclasses.asdict(lime_attr)["surrogate"]["num_samples"] == 300

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -42,6 +42,7 @@ def _block_property(block: str, name: str, what: str):
     return property(get, set, doc=f"``{block}.{name}``: {what}.")
 
 
+@dataclass(init=False, repr=False, eq=False)
 class Attributions:
     """Per-row, per-feature attributions of a model's predictions.
 
@@ -117,12 +118,29 @@ class Attributions:
     ``attr[mask, ["bmi", "bp"]]`` both at once.
     """
 
+    # the fields (dataclasses.fields / replace / asdict work as before the blocks)
+    values: np.ndarray
+    base_values: np.ndarray
+    codes: np.ndarray
+    feature_names: list
+    method: str
+    output: str
+    prediction: np.ndarray | None
+    columns: list | None
+    column_labels: list | None
+    value_function: str | None
+    interactions: np.ndarray | None
+    surrogate: SurrogateBlock | None
+    sampling: SamplingBlock | None
+    media: MediaBlock | None
+    diagnostics: dict
+
     def __init__(self, values, base_values, codes, feature_names, method, std=None, dof=None,
                  output: str = "prediction", prediction=None, intercept=None, score=None,
                  local_prediction=None, columns=None, column_labels=None,
                  value_function=None, interactions=None, segments=None, extra=None, *,
                  surrogate: SurrogateBlock | None = None, sampling: SamplingBlock | None = None,
-                 media: MediaBlock | None = None):
+                 media: MediaBlock | None = None, diagnostics: dict | None = None):
         self.feature_names = [str(f) for f in feature_names]
         self.values = np.asarray(values, dtype=np.float64)
         self.base_values = np.asarray(base_values, dtype=np.float64)
@@ -140,7 +158,7 @@ class Attributions:
                 f"{self.codes.shape}, base_values {self.base_values.shape}, "
                 f"{len(self.feature_names)} feature names.")
         self.surrogate, self.sampling, self.media = surrogate, sampling, media
-        extra = dict(extra or {})
+        extra = {**(diagnostics or {}), **(extra or {})}
         self._file_legacy({"std": std, "dof": dof, "intercept": intercept, "score": score,
                            "local_prediction": local_prediction, "segments": segments}, extra)
         #: Incidental details only; the blocks hold everything else.
