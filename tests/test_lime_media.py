@@ -274,8 +274,9 @@ def test_bad_media_input_gets_clear_errors(texture):
         ml.lime_text(lambda T: int("x"), TEXT, num_samples=20)
     with pytest.raises(ml.InvalidParameterError, match="masker"):
         ml.shapley(region_model, texture, masker="audio")
-    with pytest.raises(ml.InvalidParameterError, match="permutation"):
-        ml.shapley(keyword_classifier, TEXT, target=1, algorithm="permutation")
+    # permutation sampling now runs on texts (tests/test_attribution_games.py); trees do not
+    with pytest.raises(ml.InvalidParameterError, match="tree"):
+        ml.shapley(keyword_classifier, TEXT, target=1, algorithm="tree")
 
 
 def test_missing_scikit_image_names_the_extra(texture, monkeypatch):

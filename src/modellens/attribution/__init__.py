@@ -1,5 +1,6 @@
 """Local attributions: Shapley values (exact, permutation sampling, KernelSHAP) and LIME."""
 
+from ._blocks import MediaBlock, SamplingBlock, SurrogateBlock
 from ._masking import ImageMasker, TextMasker
 from .lime import WidthSweep, lime, lime_width_sweep
 from .media import lime_image, lime_text
@@ -7,4 +8,5 @@ from .result import Attributions
 from .shapley import shapley
 
 __all__ = ["Attributions", "shapley", "lime", "lime_text", "lime_image", "lime_width_sweep",
-           "WidthSweep", "TextMasker", "ImageMasker"]
+           "WidthSweep", "TextMasker", "ImageMasker", "SurrogateBlock", "SamplingBlock",
+           "MediaBlock"]

@@ -14,6 +14,8 @@ coalition :math:`S` taken from the explained row.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .._validation import InvalidParameterError, check_random_state
@@ -115,8 +117,6 @@ class TextInput:
     """
 
     def __init__(self, text, tokenizer=None):
-        import re
-
         if not isinstance(text, str):
             raise InvalidParameterError(f"text must be a str, got {type(text).__name__}.")
         if tokenizer is None or isinstance(tokenizer, str):

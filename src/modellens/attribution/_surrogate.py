@@ -15,13 +15,19 @@ defaults, which this module follows so the two can be compared.
 
 from __future__ import annotations
 
+import threading
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InvalidParameterError, check_choice, check_int, check_positive_float
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
+                           check_positive_float)
+from ._blocks import SurrogateBlock
+from .result import build
 
-__all__ = ["exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local",
+__all__ = ["surrogate_attributions", "exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local",
            "choose_selection", "warn_if_shrunk", "check_budget"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
@@ -184,10 +190,6 @@ def warn_if_shrunk(fits):
     The penalty is fixed (1) while the samples' total kernel weight shrinks with a
     narrow kernel, few samples or few words: then every weight is pulled toward 0.
     """
-    import warnings
-
-    from .._validation import ModellensWarning
-
     low = [k for k, f in enumerate(fits) if f.shrinkage < SHRINKAGE_WARN]
     if low:
         warnings.warn(
@@ -199,6 +201,9 @@ def warn_if_shrunk(fits):
 
 
 _CONTROLLER = []
+_BLAS_LOCK = threading.Lock()
+#: Fits running now, and the threadpoolctl limiter the first of them set.
+_BLAS_STATE = {"users": 0, "limiter": None}
 
 
 def _blas_controller():
@@ -208,6 +213,32 @@ def _blas_controller():
 
         _CONTROLLER.append(ThreadpoolController())
     return _CONTROLLER[0]
+
+
+@contextmanager
+def _one_blas_thread():
+    """BLAS on one thread while any surrogate fit runs.
+
+    A BLAS library has one thread count for the whole process, so this cannot
+    be confined to the calling thread.  Set and restored by a count under a
+    lock: the first fit to enter sets 1, the last to leave restores what the
+    first found.  Fits running at once (the engine's threads, or two user
+    threads) then never restore a stale count, which a plain set-and-restore
+    per fit would do when their windows overlap.  Other code that calls BLAS
+    during a fit runs on one BLAS thread meanwhile; the fits are short.
+    """
+    with _BLAS_LOCK:
+        if _BLAS_STATE["users"] == 0:
+            _BLAS_STATE["limiter"] = _blas_controller().limit(limits=1, user_api="blas")
+        _BLAS_STATE["users"] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_STATE["users"] -= 1
+            if _BLAS_STATE["users"] == 0:
+                _BLAS_STATE.pop("limiter").restore_original_limits()
+                _BLAS_STATE["limiter"] = None
 
 
 def fit_local(Z, y, w, z0, k: int, method: str) -> LocalFit:
@@ -220,8 +251,9 @@ def fit_local(Z, y, w, z0, k: int, method: str) -> LocalFit:
     # The inputs are ours and checked: scikit-learn's per-call validation would cost more
     # than the small fits themselves.  Products of a tall, narrow matrix gain nothing from
     # BLAS threads, and on a busy machine waiting for them took 50 times longer.
+    # (scikit-learn's config is thread-local; the BLAS limit is not, see _one_blas_thread)
     with config_context(skip_parameter_validation=True, assume_finite=True), \
-            _blas_controller().limit(limits=1, user_api="blas"):
+            _one_blas_thread():
         return _fit_local(np.asarray(Z, dtype=np.float64), y, w, z0, k, method)
 
 
@@ -247,3 +279,18 @@ def _fit_local(Z, y, w, z0, k, method):
         coef=coef, intercept=intercept, score=_r2(y, fitted, w),
         score_holdout=_holdout_r2(Z[:, used], y, w, coef_used, intercept, RIDGE_ALPHA),
         local_prediction=float(z0[used] @ coef_used + intercept), used=used)
+
+
+def surrogate_attributions(subject, fits, *, prediction, extra=None, **details):
+    """The Attributions of LIME fits (one per explained row) over ``subject``'s features.
+
+    ``details`` are the :class:`SurrogateBlock` fields beyond the fits' own
+    figures (``interpretable``, ``kernel_width``, ``num_samples``, ...).
+    """
+    intercept = np.array([f.intercept for f in fits])
+    block = SurrogateBlock(intercept=intercept, score=np.array([f.score for f in fits]),
+                           score_holdout=np.array([f.score_holdout for f in fits]),
+                           local_prediction=np.array([f.local_prediction for f in fits]),
+                           **details)
+    return build(subject, values=np.array([f.coef for f in fits]), base_values=intercept,
+                 prediction=prediction, method="lime", surrogate=block, extra=extra)

@@ -21,8 +21,8 @@ from math import comb
 
 import numpy as np
 
-from ._masking import MaskedRows
 from ._coalitions import size_weights, unique_masks
+from ._games import Estimate
 
 __all__ = ["KernelEstimator", "split_sizes"]
 
@@ -116,16 +116,13 @@ class KernelEstimator:
 
     The enumerated coalitions are shared by every explained row; the sampled
     pairs are drawn for each row independently (so errors average out over
-    rows), duplicates evaluated once and counted.
+    rows), duplicates evaluated once and counted.  Works on any game that offers
+    coalition rows.
     """
 
-    def __init__(self, foreground, background, n_samples: int, rng, *, segment=None):
-        n, d = foreground.shape
-        # the rows of a set of coalitions: masked table rows unless the caller builds its own
-        # (words or superpixels kept, see modellens.attribution._masking)
-        if segment is None:
-            def segment(masks, rows=None):
-                return MaskedRows(foreground, background, masks, rows=rows)
+    def __init__(self, game, n_samples: int, rng):
+        n, d = game.n_explained, game.n_players
+        segment = game.coalition_rows
         self.n, self.d = n, d
         enumerated, sampled, n_complementary = split_sizes(d, n_samples)
         mu = size_weights(d)
@@ -160,8 +157,9 @@ class KernelEstimator:
         #: sampled part is estimated from its ``T`` draws (inf when nothing is sampled).
         self.dof = np.where(self.n_draws > 0, self.n_draws - 1.0, np.inf)
 
-    def estimate(self, v0: float, fx: np.ndarray):
-        """Fit every row; returns ``(values, std)``, both ``(n, d)``."""
+    def estimate(self, game) -> Estimate:
+        """Fit every row: the values and their delta-method standard errors."""
+        v0, fx = game.ends()
         n, d = self.n, self.d
         delta = fx - v0
         A0 = np.zeros((d, d))
@@ -194,7 +192,7 @@ class KernelEstimator:
             values[i] = phi[:d]
             if self._sampled is not None:
                 std[i] = self._standard_error(Z, y, values[i], counts, n_draws, inv[:d, :d])
-        return values, std
+        return Estimate(values, std, v0, fx)
 
     def _standard_error(self, Z, y, phi, counts, n_draws, C):
         r"""Delta-method standard error of the sampled part.

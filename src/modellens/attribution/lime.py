@@ -22,7 +22,9 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import encode_with, row_as_frame
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
-from ._surrogate import check_budget, exponential_kernel, fit_local, warn_if_shrunk
+from ._blocks import Subject
+from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
+                         warn_if_shrunk)
 from .lime_result import WidthSweep
 from .result import Attributions
 
@@ -422,7 +424,7 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
     stability : int, optional
         Repeat the whole explanation with this many independent seeds (the
         first is the returned one; the cost grows in proportion) and report
-        how stable it is in ``extra["stability"]``.
+        how stable it is in ``surrogate.stability`` (also ``extra["stability"]``).
     stability_top_k : int, optional
         Size of the top-feature sets compared by ``stability``; default
         ``min(3, num_features)``.
@@ -439,17 +441,20 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         (0 for unselected features), in units of the model output per unit of
         :math:`z`; ``intercept`` (also ``base_values``); ``score``: the
         weighted R^2 on the samples it was fit on; ``local_prediction``: the
-        surrogate at :math:`z_0`; ``prediction``: :math:`f(x)`.  ``extra``:
-        ``"score_holdout"`` (leave-one-out weighted R^2, each sample predicted
+        surrogate at :math:`z_0`; ``prediction``: :math:`f(x)`.  These and
+        the rest of the fit are in the ``surrogate`` block
+        (:class:`~modellens.attribution.SurrogateBlock`, also readable as
+        ``extra[name]`` as in earlier versions): ``score_holdout`` (leave-one-out weighted R^2, each sample predicted
         by the surrogate fit without it, the selected features fixed: a low
         value means the explanation does not describe the model here),
-        ``"conditions"`` (what :math:`z_j = 1` means for each row, e.g.
-        ``"0.3 < age <= 0.7"``), ``"kernel_width"``, ``"num_samples"``,
-        ``"n_model_rows"``, and with ``stability`` a dict
-        ``{"repeats", "top_k", "same_top_k" (n,), "top_k_overlap" (n,),
-        "weight_std" (n, d)}``: whether every repeat chose the same top-k
+        ``conditions`` (what :math:`z_j = 1` means for each row, e.g.
+        ``"0.3 < age <= 0.7"``), ``kernel_width``, ``num_samples``,
+        ``discretize``, ``feature_selection``, ``sampling``, and with
+        ``stability`` a dict ``{"repeats", "top_k", "same_top_k" (n,),
+        "top_k_overlap" (n,), "weight_std" (n, d)}``: whether every repeat chose the same top-k
         features, their mean pairwise overlap (fraction of k), and the
         standard deviation of each weight over the repeats.
+        ``extra["n_model_rows"]`` gives the cost.
 
     Notes
     -----
@@ -499,24 +504,17 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
     (fits,) = run(mdl, [plan], options, desc="lime")
     main = fits[0]
     warn_if_shrunk(main)
-    extra = {
-        "score_holdout": np.array([f.score_holdout for f in main]),
-        "conditions": [sampler.conditions(Xe[i], dataset.columns) for i in range(n)],
-        "kernel_width": width, "num_samples": num_samples, "discretize": discretize,
-        "feature_selection": feature_selection, "sampling": sampling,
-        "n_model_rows": mdl.n_rows,
-    }
-    if repeats > 1:
-        extra["stability"] = _stability(fits, top_k)
-    intercept = np.array([f.intercept for f in main])
-    return Attributions(
-        values=np.array([f.coef for f in main]), base_values=intercept,
-        codes=Xe.copy(), feature_names=dataset.feature_names, method="lime",
-        output=mdl.output_name, prediction=np.array([f.prediction for f in main]),
-        intercept=intercept, score=np.array([f.score for f in main]),
-        local_prediction=np.array([f.local_prediction for f in main]),
-        columns=dataset.columns, column_labels=dataset.column_labels if dataset.is_frame
-        else None, extra=extra)
+    subject = Subject(codes=Xe.copy(), feature_names=dataset.feature_names,
+                      output=mdl.output_name, columns=dataset.columns,
+                      column_labels=dataset.column_labels if dataset.is_frame else None)
+    return surrogate_attributions(
+        subject, main, prediction=np.array([f.prediction for f in main]),
+        extra={"n_model_rows": mdl.n_rows},
+        interpretable="continuous" if discretize is None else "binned",
+        conditions=[sampler.conditions(Xe[i], dataset.columns) for i in range(n)],
+        kernel_width=width, num_samples=num_samples, discretize=discretize,
+        feature_selection=feature_selection, sampling=sampling,
+        stability=_stability(fits, top_k) if repeats > 1 else None)
 
 
 def top_k_sets(values: np.ndarray, k: int) -> np.ndarray:

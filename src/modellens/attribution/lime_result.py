@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..plot.lime import plot_width_sweep
+
 __all__ = ["WidthSweep"]
 
 
@@ -29,6 +31,4 @@ class WidthSweep:
 
     def plot(self, *, max_display: int = 6, ax=None):
         """Each top feature's weight against the width (log scale), R^2 on a second axis."""
-        from ..plot.lime import plot_width_sweep
-
         return plot_width_sweep(self, max_display=max_display, ax=ax)

@@ -1,12 +1,11 @@
-r"""LIME and Shapley values for one text or one image, over words or superpixels.
+r"""LIME for one text or one image, over words or superpixels.
 
 The interpretable features are the distinct words of a text or the
 superpixels of an image; a coalition (a 0/1 vector over them) becomes a model
-input by removing the absent words or filling the absent superpixels
-(:mod:`._masking`).  LIME samples coalitions around the full input and fits
-its weighted surrogate; Shapley values take the game
-:math:`v(S) = f(\text{input with only } S \text{ kept})`, exactly or by
-KernelSHAP, so that :math:`\sum_j \phi_j = f(x) - f(\text{all removed})`.
+input by removing the absent words or filling the absent superpixels: the
+rows of :class:`._games.RemovalGame`, whose Shapley values
+:func:`modellens.shapley` gives with ``masker=``.  LIME samples coalitions
+around the full input and fits its weighted surrogate.
 """
 
 from __future__ import annotations
@@ -14,16 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import InvalidParameterError, check_choice, check_random_state
+from .._validation import check_random_state
 from ..engine import Plan, run
-from ..models import InputModel
-from ._coalitions import bit_masks, exact_weights
-from ._masking import CoalitionRows, ImageInput, ImageMasker, TextInput, TextMasker
-from ._surrogate import check_budget, exponential_kernel, fit_local, warn_if_shrunk
+from ._games import RemovalGame
+from ._masking import ImageInput, TextInput
+from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
+                         warn_if_shrunk)
 from .result import Attributions
 
-__all__ = ["lime_text", "lime_image", "shapley_media", "TEXT_KERNEL_WIDTH",
-           "IMAGE_KERNEL_WIDTH"]
+__all__ = ["lime_text", "lime_image", "TEXT_KERNEL_WIDTH", "IMAGE_KERNEL_WIDTH"]
 
 #: Default kernel widths (the lime package's): text distances are cosine distances
 #: times 100, image distances plain cosine distances.
@@ -65,7 +63,7 @@ class _Rows(Plan):
 
 
 def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_width,
-                feature_selection, random_state, target, options, extra):
+                feature_selection, random_state, target, options):
     p = rep.n_features
     what = "distinct words" if kind == "text" else "superpixels"
     num_features, num_samples, width = check_budget(
@@ -74,27 +72,20 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
         players=f"{what} of the {kind}")
     rng = check_random_state(random_state)
     masks = (_text_masks if kind == "text" else _image_masks)(p, num_samples, rng)
-    model = InputModel(predict_fn, _names(rep), target=target,
-                       bytes_per_input=rep.bytes_per_input)
-    ((y,),) = run(model, [_Rows([CoalitionRows(rep, masks)])], options, desc=f"lime ({kind})")
+    # LIME's samples are coalitions of the removal game that Shapley values use
+    game = RemovalGame(predict_fn, rep, target=target)
+    ((y,),) = run(game.model, [_Rows([game.coalition_rows(masks)])], options,
+                  desc=f"lime ({kind})")
     Z = masks.astype(np.float64)
     distances = _cosine_to_full(Z) * (100.0 if kind == "text" else 1.0)
     fit = fit_local(Z, y, exponential_kernel(distances, width), Z[0], num_features,
                     feature_selection)
     warn_if_shrunk([fit])
-    extra.update({"score_holdout": np.array([fit.score_holdout]), "kernel_width": width,
-                  "num_samples": num_samples, "feature_selection": feature_selection,
-                  "n_model_rows": model.n_rows})
-    return Attributions(
-        values=fit.coef[None], base_values=np.array([fit.intercept]), codes=np.ones((1, p)),
-        feature_names=_names(rep), method="lime", output=model.output_name,
-        prediction=y[:1].copy(), intercept=np.array([fit.intercept]),
-        score=np.array([fit.score]), local_prediction=np.array([fit.local_prediction]),
-        segments=getattr(rep, "segments", None), extra=extra)
-
-
-def _names(rep) -> list:
-    return list(rep.words) if isinstance(rep, TextInput) else list(rep.names)
+    return surrogate_attributions(
+        game.subject, [fit], prediction=y[:1].copy(),
+        extra={"n_model_rows": game.model.n_rows},
+        interpretable="words" if kind == "text" else "superpixels", kernel_width=width,
+        num_samples=num_samples, feature_selection=feature_selection)
 
 
 def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_samples: int = 5000,
@@ -135,8 +126,9 @@ def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_sam
     -------
     Attributions
         One row over the distinct words (``feature_names``), with
-        ``intercept``, ``score``, ``local_prediction``; ``extra["text"]`` and
-        ``extra["spans"]`` (each token's start, end and word) let
+        ``intercept``, ``score``, ``local_prediction`` (the ``surrogate``
+        block); ``media.text`` and ``media.spans`` (each token's start, end
+        and word; also ``extra["text"]``, ``extra["spans"]``) let
         ``attr.plot.text()`` and ``attr.plot.text_html()`` highlight the words.
 
     References
@@ -161,8 +153,7 @@ def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_sam
     return _lime_media(predict_fn, rep, kind="text", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,
-                       target=target, options=resolve_options(chunk_size, n_jobs, progress),
-                       extra={"text": text, "spans": rep.spans})
+                       target=target, options=resolve_options(chunk_size, n_jobs, progress))
 
 
 def lime_image(predict_fn, image, *, num_features: int | None = None, num_samples: int = 1000,
@@ -203,7 +194,8 @@ def lime_image(predict_fn, image, *, num_features: int | None = None, num_sample
     Attributions
         One row over the superpixels (``feature_names`` their ids), with
         ``segments`` (the superpixel of every pixel, ``0 .. p - 1`` in the
-        order of ``feature_names``) and ``extra["image"]``;
+        order of ``feature_names``) and the image, in the ``media`` block
+        (also ``extra["image"]``);
         ``attr.plot.image()`` overlays the most positive and negative ones.
 
     References
@@ -228,65 +220,4 @@ def lime_image(predict_fn, image, *, num_features: int | None = None, num_sample
     return _lime_media(predict_fn, rep, kind="image", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,
-                       target=target, options=resolve_options(chunk_size, n_jobs, progress),
-                       extra={"image": rep.image})
-
-
-#: Kinds of input ``ml.shapley(..., masker=)`` takes besides tables.
-MASKERS = ("text", "image")
-
-
-def shapley_media(predict_fn, X, *, masker, algorithm="auto", n_samples=None,
-                  random_state=None, target=None, options=None) -> Attributions:
-    """Shapley values of one text's words or one image's superpixels (see :func:`shapley`)."""
-    from .kernel import KernelEstimator
-    from .shapley import _choose_algorithm
-
-    if isinstance(masker, str):
-        check_choice(masker, "masker", MASKERS)
-        masker = TextMasker() if masker == "text" else ImageMasker()
-    elif not isinstance(masker, (TextMasker, ImageMasker)):
-        raise InvalidParameterError(f"masker must be 'text', 'image', a TextMasker or an "
-                                    f"ImageMasker, got {type(masker).__name__}.")
-    if algorithm in ("permutation", "tree"):
-        raise InvalidParameterError(f"algorithm={algorithm!r} is for tables; texts and images "
-                                    "take algorithm='exact', 'kernel' or 'auto'.")
-    rng = check_random_state(random_state)
-    rep = masker.represent(X, random_state)
-    kind = "text" if isinstance(masker, TextMasker) else "image"
-    extra = {"text": X, "spans": rep.spans} if kind == "text" else {"image": rep.image}
-    p = rep.n_features
-    algorithm, budget = _choose_algorithm(algorithm, p, n_samples, None)
-    model = InputModel(predict_fn, _names(rep), target=target,
-                       bytes_per_input=rep.bytes_per_input)
-    ends = CoalitionRows(rep, np.array([np.zeros(p, bool), np.ones(p, bool)]))
-    segments = [ends]
-    std = dof = None
-    if p == 1:
-        estimator = None
-    elif algorithm == "exact":
-        masks = bit_masks(np.arange(1, 2 ** p - 1), p)
-        estimator = CoalitionRows(rep, masks)
-        segments.append(estimator)
-    else:
-        estimator = KernelEstimator(np.ones((1, p)), None, budget, rng,
-                                    segment=lambda masks, rows=None: CoalitionRows(rep, masks))
-        segments += estimator.segments
-    run(model, [_Rows(segments)], options or resolve_options(), desc=f"shapley ({kind})")
-    v0, fx = ends.result
-    if estimator is None:
-        values = np.array([[fx - v0]])
-    elif algorithm == "exact":
-        v = np.concatenate([[v0], estimator.result, [fx]])
-        values = (v @ exact_weights(p))[None]
-    else:
-        values, std = estimator.estimate(v0, np.array([fx]))
-        dof = np.asarray(estimator.dof, dtype=float)
-    extra.update({"n_coalitions": 2 ** p - 2 if algorithm == "exact" else
-                  int(estimator.n_coalitions[0]) if estimator is not None else 0,
-                  "n_model_rows": model.n_rows, "masker": kind})
-    return Attributions(
-        values=values, base_values=np.array([v0]), codes=np.ones((1, p)),
-        feature_names=_names(rep), method=f"shapley-{algorithm}", std=std, dof=dof,
-        output=model.output_name, prediction=np.array([fx]),
-        segments=getattr(rep, "segments", None), value_function="removal", extra=extra)
+                       target=target, options=resolve_options(chunk_size, n_jobs, progress))

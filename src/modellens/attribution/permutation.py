@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._masking import MaskedRows
 from ._coalitions import unique_masks
+from ._games import Estimate
 
 __all__ = ["PermutationEstimator", "MIN_ANTITHETIC_FOR_STD"]
 
@@ -33,11 +33,11 @@ class PermutationEstimator:
     """Planned coalitions of antithetic permutation sampling, drawn per row.
 
     ``n_antithetic`` is the number of antithetic pairs of orders (an order and
-    its reverse) per explained row.
+    its reverse) per explained row.  Works on any game that offers coalition rows.
     """
 
-    def __init__(self, foreground, background, n_permutations: int, rng):
-        n, d = foreground.shape
+    def __init__(self, game, n_permutations: int, rng):
+        n, d = game.n_explained, game.n_players
         self.n, self.d = n, d
         self.n_antithetic = -(-int(n_permutations) // 2)
         self.orders, self.inverse = [], []
@@ -56,15 +56,16 @@ class PermutationEstimator:
             self.offsets[i + 1] = self.offsets[i] + len(uniq)
         masks = np.concatenate(blocks)
         rows = np.repeat(np.arange(n), np.diff(self.offsets))
-        self._seg = MaskedRows(foreground, background, masks, rows=rows)
+        self._seg = game.coalition_rows(masks, rows=rows)
         self.segments = [self._seg]
         self.n_coalitions = np.diff(self.offsets)
         #: Degrees of freedom of each row's standard errors: the spread of
         #: ``n_antithetic`` independent pair means.
         self.dof = np.full(n, float(self.n_antithetic - 1))
 
-    def estimate(self, v0: float, fx: np.ndarray):
-        """Mean contribution over the pairs; returns ``(values, std)``, both ``(n, d)``."""
+    def estimate(self, game) -> Estimate:
+        """Mean contribution over the pairs, with its standard error."""
+        v0, fx = game.ends()
         n, d, P = self.n, self.d, self.n_antithetic
         values = np.empty((n, d))
         std = np.full((n, d), np.nan)
@@ -82,4 +83,4 @@ class PermutationEstimator:
             values[i] = per_antithetic.mean(axis=0)
             if P >= MIN_ANTITHETIC_FOR_STD:
                 std[i] = per_antithetic.std(axis=0, ddof=1) / np.sqrt(P)
-        return values, std
+        return Estimate(values, std, v0, fx)

@@ -2,20 +2,52 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InvalidParameterError, is_integer
+from .._serialize import from_jsonable, to_jsonable
+from .._validation import InvalidParameterError, check_level, is_integer
 from ..data import Column, feature_position
+from ._blocks import BLOCKS, MediaBlock, SamplingBlock, Subject, SurrogateBlock
 
-__all__ = ["Attributions"]
+__all__ = ["Attributions", "build", "SCHEMA_VERSION"]
+
+#: Version of the layout :meth:`Attributions.to_dict` writes.  1 (files without a
+#: ``"schema"`` key): every field flat, LIME's and the media's details in ``extra``;
+#: 2: the core fields, the typed blocks, and ``extra`` with incidental details only.
+SCHEMA_VERSION = 2
 
 
-@dataclass(eq=False)
+def _block_property(block: str, name: str, what: str):
+    """A field of a block read (None without the block) and written as a flat attribute,
+    as earlier versions held it."""
+
+    def get(self):
+        held = getattr(self, block)
+        return None if held is None else getattr(held, name)
+
+    def set(self, value):
+        held = getattr(self, block)
+        if held is None:
+            # a media block needs its kind; only images have segments
+            setattr(self, block, BLOCKS[block](**({"kind": "image"} if block == "media"
+                                                  else {}), **{name: value}))
+        else:
+            setattr(self, block, replace(held, **{name: value}))
+
+    return property(get, set, doc=f"``{block}.{name}``: {what}.")
+
+
+@dataclass(init=False, repr=False, eq=False)
 class Attributions:
     """Per-row, per-feature attributions of a model's predictions.
+
+    A small core that every method fills, and optional typed blocks for what
+    only some methods produce.
 
     Attributes
     ----------
@@ -33,18 +65,10 @@ class Attributions:
     method : str
         ``"shapley-exact"``, ``"shapley-permutation"``, ``"shapley-kernel"``,
         ``"shapley-tree"``, ``"lime"``, ...
-    std : ndarray of shape (n, d) or None
-        Standard error of each value for sampling estimators (None when the
-        values are exact).
-    dof : ndarray of shape (n,) or None
-        Degrees of freedom of each row's standard errors (inf when they are
-        known exactly); :meth:`confidence_interval` uses them.
     output : str
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
     prediction : ndarray of shape (n,) or None
         The model's output for each explained row.
-    intercept, score, local_prediction : ndarray of shape (n,) or None
-        LIME's local surrogate: intercept, weighted R^2 and its prediction.
     columns : list of Column or None
         The schema of the explained columns (kind, category levels, dtype);
         None means every column is numeric.
@@ -59,13 +83,34 @@ class Attributions:
     interactions : ndarray of shape (n, d, d) or None
         Pairwise interaction values, each row's matrix summing over its last
         axis to that row's values.
+    surrogate : SurrogateBlock or None
+        LIME: the local surrogate (intercept, R^2, held-out R^2, local
+        prediction, conditions, kernel width, samples, discretisation,
+        feature selection, stability).
+    sampling : SamplingBlock or None
+        Sampling estimators: standard errors, degrees of freedom, budget.
+    media : MediaBlock or None
+        Texts and images: the input and its words (spans) or superpixels.
+    std, dof : ndarray or None
+        ``sampling.std`` and ``sampling.dof`` (None without a sampling block):
+        the standard error of each value and the degrees of freedom of each
+        row's standard errors; :meth:`confidence_interval` uses them.
+    intercept, score, local_prediction : ndarray of shape (n,) or None
+        The same fields of ``surrogate``.
     segments : int ndarray of shape (height, width) or None
-        Images (``lime_image``, ``shapley(..., masker="image")``): the
-        superpixel of every pixel, ``0 .. d - 1`` in the order of
-        ``feature_names``.
-    extra : dict
-        Incidental details: ``"background"`` (a sentence on the background
-        data), ``"n_background"``, ``"n_coalitions"``, ``"n_model_rows"``, ...
+        ``media.segments``: the superpixel of every pixel of an image,
+        ``0 .. d - 1`` in the order of ``feature_names``.
+    extra : mapping
+        A read-only view: incidental details (``"background"``,
+        ``"n_background"``, ``"n_coalitions"``, ``"n_model_rows"``, ...)
+        and, as earlier versions had them there, the blocks' entries
+        (``"score_holdout"``, ``"conditions"``, ``"kernel_width"``,
+        ``"num_samples"``, ``"n_permutations"``, ``"text"``, ...).
+
+    The constructor also takes the block fields as keywords (``std=``,
+    ``dof=``, ``intercept=``, ``score=``, ``local_prediction=``,
+    ``segments=``, and ``extra=`` entries of those names), as earlier versions
+    did, and files them into their blocks.
 
     Indexing selects rows and features as shap's ``Explanation`` does, but
     always keeps two dimensions: ``attr[0]`` is a one-row ``Attributions``,
@@ -73,32 +118,38 @@ class Attributions:
     ``attr[mask, ["bmi", "bp"]]`` both at once.
     """
 
+    # the fields (dataclasses.fields / replace / asdict work as before the blocks)
     values: np.ndarray
     base_values: np.ndarray
     codes: np.ndarray
     feature_names: list
     method: str
-    std: np.ndarray | None = None
-    dof: np.ndarray | None = None
-    output: str = "prediction"
-    prediction: np.ndarray | None = None
-    intercept: np.ndarray | None = None
-    score: np.ndarray | None = None
-    local_prediction: np.ndarray | None = None
-    columns: list | None = None
-    column_labels: list | None = None
-    value_function: str | None = None
-    interactions: np.ndarray | None = None
-    segments: np.ndarray | None = None
-    extra: dict = field(default_factory=dict, repr=False)
+    output: str
+    prediction: np.ndarray | None
+    columns: list | None
+    column_labels: list | None
+    value_function: str | None
+    interactions: np.ndarray | None
+    surrogate: SurrogateBlock | None
+    sampling: SamplingBlock | None
+    media: MediaBlock | None
+    diagnostics: dict
 
-    def __post_init__(self):
-        self.feature_names = [str(f) for f in self.feature_names]
-        self.values = np.asarray(self.values, dtype=np.float64)
-        self.base_values = np.asarray(self.base_values, dtype=np.float64)
-        self.codes = np.asarray(self.codes, dtype=np.float64)
-        if self.columns is None:
-            self.columns = [Column(name, "numeric") for name in self.feature_names]
+    def __init__(self, values, base_values, codes, feature_names, method, std=None, dof=None,
+                 output: str = "prediction", prediction=None, intercept=None, score=None,
+                 local_prediction=None, columns=None, column_labels=None,
+                 value_function=None, interactions=None, segments=None, extra=None, *,
+                 surrogate: SurrogateBlock | None = None, sampling: SamplingBlock | None = None,
+                 media: MediaBlock | None = None, diagnostics: dict | None = None):
+        self.feature_names = [str(f) for f in feature_names]
+        self.values = np.asarray(values, dtype=np.float64)
+        self.base_values = np.asarray(base_values, dtype=np.float64)
+        self.codes = np.asarray(codes, dtype=np.float64)
+        self.method, self.output, self.prediction = method, output, prediction
+        self.columns = [Column(name, "numeric") for name in self.feature_names] \
+            if columns is None else columns
+        self.column_labels, self.value_function = column_labels, value_function
+        self.interactions = interactions
         if self.values.ndim != 2 or self.values.shape != self.codes.shape \
                 or len(self.feature_names) != self.values.shape[1] \
                 or self.base_values.shape != (self.values.shape[0],):
@@ -106,6 +157,69 @@ class Attributions:
                 f"inconsistent attributions: values {self.values.shape}, codes "
                 f"{self.codes.shape}, base_values {self.base_values.shape}, "
                 f"{len(self.feature_names)} feature names.")
+        self.surrogate, self.sampling, self.media = surrogate, sampling, media
+        extra = {**(diagnostics or {}), **(extra or {})}
+        self._file_legacy({"std": std, "dof": dof, "intercept": intercept, "score": score,
+                           "local_prediction": local_prediction, "segments": segments}, extra)
+        #: Incidental details only; the blocks hold everything else.
+        self.diagnostics = extra
+
+    def _file_legacy(self, given: dict, extra: dict):
+        """Move block fields passed the old way (keywords, ``extra`` keys) into blocks."""
+        sampling = {k: given[k] for k in ("std", "dof") if given[k] is not None}
+        sampling.update({k: extra.pop(k) for k in ("n_permutations", "n_samples")
+                         if k in extra})
+        surrogate = {k: given[k] for k in ("intercept", "score", "local_prediction")
+                     if given[k] is not None}
+        if "score_holdout" in extra or surrogate:
+            for k in ("score_holdout", "conditions", "kernel_width", "num_samples",
+                      "feature_selection", "sampling", "stability"):
+                if k in extra:
+                    surrogate[k] = extra.pop(k)
+            if "discretize" in extra:
+                surrogate["discretize"] = extra.pop("discretize")
+                surrogate["interpretable"] = "binned" if surrogate["discretize"] else \
+                    "continuous"
+            elif "spans" in extra or "text" in extra:
+                surrogate["interpretable"] = "words"
+            elif "image" in extra or given["segments"] is not None:
+                surrogate["interpretable"] = "superpixels"
+        media = {}
+        if "text" in extra or "spans" in extra:
+            media = {"kind": "text", "text": extra.pop("text", None),
+                     "spans": extra.pop("spans", None)}
+        elif "image" in extra or given["segments"] is not None:
+            media = {"kind": "image", "image": extra.pop("image", None),
+                     "segments": given["segments"]}
+        for name, found in (("sampling", sampling), ("surrogate", surrogate),
+                            ("media", media)):
+            if not found:
+                continue
+            block = getattr(self, name)
+            if block is None:
+                setattr(self, name, BLOCKS[name](**found))
+            else:
+                setattr(self, name, replace(block, **found))
+
+    # ------------------------------------------------- earlier flat fields
+    std = _block_property("sampling", "std", "standard error of each value, or None")
+    dof = _block_property("sampling", "dof", "degrees of freedom of each row's standard errors")
+    intercept = _block_property("surrogate", "intercept", "LIME's intercepts")
+    score = _block_property("surrogate", "score", "LIME's weighted R^2")
+    local_prediction = _block_property("surrogate", "local_prediction",
+                                       "LIME's surrogate at the instance")
+    segments = _block_property("media", "segments", "the superpixel of every pixel (images)")
+
+    @property
+    def extra(self) -> Mapping:
+        """Incidental details plus the blocks' entries as earlier versions had them (read-only)."""
+        out = {}
+        for name in ("media", "surrogate", "sampling"):
+            block = getattr(self, name)
+            if block is not None:
+                out.update(block.legacy_extra())
+        out.update(self.diagnostics)
+        return MappingProxyType(out)
 
     # ------------------------------------------------------------ reading
     def __len__(self):
@@ -168,8 +282,6 @@ class Attributions:
         """
         from scipy.stats import t
 
-        from .._validation import check_level
-
         level = check_level(level, "level")
         if self.std is None:
             return self.values.copy(), self.values.copy()
@@ -188,21 +300,21 @@ class Attributions:
         rows, cols = key if isinstance(key, tuple) else (key, slice(None))
         rows = self._row_index(rows)
         cols = self._column_index(cols)
-        per_row = {}
-        for name in ("base_values", "dof", "prediction", "intercept", "score", "local_prediction"):
-            value = getattr(self, name)
-            per_row[name] = None if value is None else np.asarray(value)[rows]
         interactions = None
         if self.interactions is not None:
             interactions = self.interactions[rows][:, cols][:, :, cols]
-        return replace(
-            self, values=self.values[rows][:, cols], codes=self.codes[rows][:, cols],
-            feature_names=[self.feature_names[j] for j in cols],
-            std=None if self.std is None else self.std[rows][:, cols],
+        return Attributions(
+            values=self.values[rows][:, cols], base_values=self.base_values[rows],
+            codes=self.codes[rows][:, cols], feature_names=[self.feature_names[j] for j in cols],
+            method=self.method, output=self.output,
+            prediction=None if self.prediction is None else np.asarray(self.prediction)[rows],
             columns=[self.columns[j] for j in cols],
             column_labels=None if self.column_labels is None
             else [self.column_labels[j] for j in cols],
-            interactions=interactions, extra=_index_extra(self.extra, rows, cols), **per_row)
+            value_function=self.value_function, interactions=interactions,
+            extra=dict(self.diagnostics),
+            **{name: None if getattr(self, name) is None else getattr(self, name).take(rows, cols)
+               for name in BLOCKS})
 
     def _row_index(self, rows) -> np.ndarray:
         n = len(self)
@@ -278,58 +390,69 @@ class Attributions:
             feature_names=list(self.feature_names))
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`)."""
-        from .._serialize import to_jsonable
+        """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`).
 
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "columns"}
-        out["columns"] = [_column_dict(c) for c in self.columns]
-        return {"type": "Attributions", "fields": to_jsonable(out)}
+        ``"schema"`` gives the layout's version (:data:`SCHEMA_VERSION`).
+        """
+        out = {"values": self.values, "base_values": self.base_values, "codes": self.codes,
+               "feature_names": self.feature_names, "method": self.method,
+               "output": self.output, "prediction": self.prediction,
+               "column_labels": self.column_labels, "value_function": self.value_function,
+               "interactions": self.interactions,
+               "columns": [_column_dict(c) for c in self.columns]}
+        for name in BLOCKS:
+            block = getattr(self, name)
+            out[name] = None if block is None else block.to_fields()
+        out["extra"] = self.diagnostics
+        return {"type": "Attributions", "schema": SCHEMA_VERSION, "fields": to_jsonable(out)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Attributions":
-        """Rebuild an :class:`Attributions` from :meth:`to_dict` output (also after JSON)."""
-        from .._serialize import from_jsonable
+        """Rebuild an :class:`Attributions` from :meth:`to_dict` output (also after JSON).
 
+        Files of every earlier schema load too.
+        """
         if not isinstance(d, dict) or d.get("type") != "Attributions":
             raise InvalidParameterError("not a dict made by Attributions.to_dict().")
+        schema = d.get("schema", 1)
+        if schema not in (1, SCHEMA_VERSION):
+            raise InvalidParameterError(
+                f"this Attributions dict has schema {schema!r}; this version of modellens "
+                f"reads schemas 1 to {SCHEMA_VERSION}: upgrade modellens to load it.")
         values = from_jsonable(d["fields"])
         values["columns"] = [Column(**c) for c in values["columns"]]
-        return cls(**values)
+        if schema == 1:  # flat fields; the constructor files them into blocks
+            return cls(**values)
+        blocks = {name: None if values.get(name) is None
+                  else BLOCKS[name].from_fields(values.pop(name)) for name in BLOCKS}
+        for name in BLOCKS:
+            values.pop(name, None)
+        return cls(**values, **blocks)
 
     @property
     def plot(self):
         """Plots: ``.plot.waterfall(i)``, ``.force(i)``, ``.beeswarm()``, ``.bar()``,
         ``.dependence(feature)``; calling ``.plot()`` draws the beeswarm (a
         waterfall for a single row)."""
+        # loaded on first use: the attribution plots import matplotlib
         from ..plot.attributions import AttributionPlots
 
         return AttributionPlots(self)
 
 
-#: ``extra`` entries with one entry per explained row (LIME's trust figures, inside
-#: ``"stability"`` too): indexing selects their rows, and their features when True.
-_ROW_EXTRAS = {"score_holdout": False, "conditions": True, "same_top_k": False,
-               "top_k_overlap": False, "weight_std": True}
-
-
-def _index_extra(extra: dict, rows, cols) -> dict:
-    out = {}
-    for key, value in extra.items():
-        if isinstance(value, dict):
-            value = _index_extra(value, rows, cols)
-        elif key in _ROW_EXTRAS and value is not None:
-            if isinstance(value, list):
-                value = [value[i] for i in rows]
-                if _ROW_EXTRAS[key]:
-                    value = [[row[j] for j in cols] for row in value]
-            else:
-                value = np.asarray(value)[rows]
-                if _ROW_EXTRAS[key]:
-                    value = value[:, cols]
-        out[key] = value
-    return out
-
-
 def _column_dict(col: Column) -> dict:
     return {"name": col.name, "kind": col.kind, "levels": col.levels, "ordered": col.ordered,
             "dtype": col.dtype}
+
+
+def build(subject: Subject, *, values, base_values, prediction, method: str,
+          value_function: str | None = None, surrogate: SurrogateBlock | None = None,
+          sampling: SamplingBlock | None = None, interactions=None,
+          extra: dict | None = None) -> Attributions:
+    """The one way the methods assemble their result: the subject, the numbers, the blocks."""
+    return Attributions(values=values, base_values=base_values, codes=subject.codes,
+                        feature_names=subject.feature_names, method=method,
+                        output=subject.output, prediction=prediction, columns=subject.columns,
+                        column_labels=subject.column_labels, value_function=value_function,
+                        interactions=interactions, extra=extra, surrogate=surrogate,
+                        sampling=sampling, media=subject.media)

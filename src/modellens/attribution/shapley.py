@@ -6,26 +6,26 @@ import warnings
 
 import numpy as np
 
+from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice,
                            check_random_state)
-
-from .._config import resolve_options
-from ..data import Dataset, encode_with, is_integer, row_as_frame, sample_rows
-from ..engine import DataRows, Plan, run
+from ..data import is_integer, row_as_frame
+from ..engine import run
 from ..models import Model, tree_ensemble_name
-from ._coalitions import bit_masks, exact_weights
-from ._masking import MaskedRows
+from ._background import DEFAULT_BACKGROUND, choose_background, encode_explained
+from ._blocks import SamplingBlock
+from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
+                     tree_ensemble_for)
+from .exact import ExactEstimator, OnePlayer
 from .kernel import KernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
-from .result import Attributions
+from .result import Attributions, build
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
 ALGORITHMS = ("auto", "exact", "permutation", "kernel", "tree")
 #: Largest number of features ``algorithm="exact"`` accepts (2**15 coalitions per row).
 MAX_EXACT_FEATURES = 15
-#: Background rows drawn from ``X`` when ``background=None``.
-DEFAULT_BACKGROUND = 100
 #: Default permutations (antithetic pairs count twice) of ``algorithm="permutation"``.
 DEFAULT_PERMUTATIONS = 20
 
@@ -128,7 +128,9 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         ``TextMasker(tokenizer=)`` and ``ImageMasker(segmentation=,
         hide_color=)`` choose its options.  ``base_values`` is
         :math:`f` with everything removed, so the values add up to
-        ``prediction - base_values``; ``segments`` holds an image's superpixels.
+        ``prediction - base_values``; ``media`` holds the text and its word
+        spans or the image and its superpixels (``segments``).  Every
+        algorithm but ``"tree"`` runs on these games as on tables.
     interactions : bool, default=False
         ``algorithm="tree"`` without background only: also compute the SHAP
         interaction values (``interactions``, shape ``(n, d, d)``; each row's
@@ -138,14 +140,18 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     -------
     Attributions
         ``values`` ``(n, d)``; ``base_values`` (the mean background
-        prediction, for every row); ``prediction`` (:math:`f(x)`); ``std``:
-        the standard error of each value for the sampling algorithms (the
+        prediction, for every row); ``prediction`` (:math:`f(x)`); for the
+        sampling algorithms a ``sampling`` block with the budget
+        (``n_permutations`` / ``n_samples``) and ``std`` (also ``attr.std``):
+        the standard error of each value (the
         spread over antithetic pairs, or the delta-method error of the
         KernelSHAP fit; 0 where the budget enumerated every coalition), None
         for ``"exact"``, with its degrees of freedom in ``dof`` (antithetic
         pairs - 1, or kernel draws - 1): small budgets give few, so use
         :meth:`Attributions.confidence_interval` (t quantiles) rather than
-        +/- 1.96 ``std``.  ``extra`` records the background used and the cost.
+        +/- 1.96 ``std``.  ``extra`` records the background used and the cost
+        (``"background"``, ``"n_background"``, ``"n_coalitions"``,
+        ``"n_model_rows"``).
 
     Notes
     -----
@@ -183,98 +189,102 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
-    if masker is not None or isinstance(X, str):
-        # one text or image: its words / superpixels are the players (see .media)
-        from .media import shapley_media
-
-        if background is not None or n_permutations is not None or feature_names is not None \
-                or response_method != "auto" or interactions:
-            raise InvalidParameterError("a text or image takes no background, n_permutations, "
-                                        "feature_names, response_method or interactions.")
-        return shapley_media(model, X, masker="text" if masker is None else masker,
-                             algorithm=algorithm, n_samples=n_samples, random_state=random_state,
-                             target=target, options=options)
     rng = check_random_state(random_state)
-    X = row_as_frame(X, background)
-    if algorithm == "tree" or (algorithm == "auto" and tree_ensemble_name(model) is not None):
-        # imported here: the tree kernels load numba, which only tree models need
-        from .tree import tree_shapley
+    game = _game(model, X, masker=masker, background=background, algorithm=algorithm,
+                 target=target, response_method=response_method, feature_names=feature_names,
+                 interactions=interactions, budget_given=n_samples is not None
+                 or n_permutations is not None, random_state=random_state, rng=rng)
+    estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations, rng,
+                                              interactions=interactions, n_jobs=n_jobs)
+    plan = ShapleyPlan(game, estimator)
+    if isinstance(game, InterventionalGame):
+        _warn_if_costly(plan, game.n_explained, game.background.shape[0],
+                        game.diagnostics["background"])
+    label = game.kind if isinstance(game, RemovalGame) else algorithm
+    (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
+    return _result(game, estimator, est, algorithm, budget)
 
-        attr = tree_shapley(model, X, background=background, algorithm=algorithm, target=target,
-                            response_method=response_method, feature_names=feature_names,
-                            interactions=bool(interactions), rng=rng, n_jobs=n_jobs,
-                            budget_given=n_samples is not None or n_permutations is not None,
-                            draw_background=_background)
-        if attr is not None:
-            return attr
-    if interactions:
+
+def _game(model, X, *, masker, background, algorithm, target, response_method, feature_names,
+          interactions, budget_given, random_state, rng):
+    """The game of a request, with its background chosen by the one rule of ``._background``."""
+    if masker is not None or isinstance(X, str):
+        # one text or image: its words / superpixels are the players
+        if background is not None or feature_names is not None or response_method != "auto" \
+                or interactions:
+            raise InvalidParameterError("a text or image takes no background, feature_names, "
+                                        "response_method or interactions.")
+        masker = check_masker("text" if masker is None else masker)
+        if algorithm == "tree":
+            raise InvalidParameterError("algorithm='tree' is for tree ensembles; texts and "
+                                        "images take algorithm='exact', 'permutation', "
+                                        "'kernel' or 'auto'.")
+        return RemovalGame(model, masker.represent(X, random_state), target=target)
+    X = row_as_frame(X, background)
+    dataset, n, rows = encode_explained(X, background, feature_names=feature_names)
+    ens = None
+    if algorithm == "tree" or (algorithm == "auto" and not budget_given
+                               and tree_ensemble_name(model) is not None):
+        ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
+                                response_method=response_method)
+    if ens is None and interactions:
         raise InvalidParameterError(
             "interactions=True needs algorithm='tree' and a supported tree model (see "
             "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
             "values.")
-    if background is None or is_integer(background):
-        dataset = Dataset.from_data(X, feature_names=feature_names)
-        n = dataset.n_rows
-        bg, note = _background(dataset, background, rng)
-    else:
-        if isinstance(background, bool) or np.isscalar(background):
-            raise InvalidParameterError(f"background must be rows (array or DataFrame) or a "
-                                        f"count, got {background!r}.")
-        dataset, n = encode_with(X, background, feature_names=feature_names)
-        bg = dataset.values[n:]
-        note = f"the {len(bg)} rows passed as background"
+    bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
+                                 stacklevel=4)  # the user's call of shapley()
+    if ens is not None:
+        return TreeGame(ens, model, dataset, n, bg, note, target=target)
     mdl = Model(model, dataset, target=target, response_method=response_method)
-    d = dataset.n_features
+    return InterventionalGame(mdl, dataset, n, bg, note)
+
+
+def _estimator(game, algorithm, n_samples, n_permutations, rng, *, interactions, n_jobs):
+    """The estimator of a game: ``(estimator, algorithm, budget)``."""
+    if isinstance(game, TreeGame):
+        # imported here: the tree kernels load numba, which only tree models need
+        from .tree import TreeEstimator
+
+        return TreeEstimator(game, interactions=interactions, n_jobs=n_jobs), "tree", None
+    d = game.n_players
     algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations)
-    fg = dataset.values[:n]
-
     if d == 1:
-        estimator = None
-    elif algorithm == "exact":
-        estimator = _ExactEstimator(fg, bg)
-    elif algorithm == "permutation":
-        estimator = PermutationEstimator(fg, bg, budget, rng)
-        if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD:
-            warnings.warn(
-                f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pairs per "
-                f"row, too few to estimate standard errors (std is NaN); use at least "
-                f"{2 * MIN_ANTITHETIC_FOR_STD} permutations for them.", ModellensWarning,
-                stacklevel=2)
-    else:
-        estimator = KernelEstimator(fg, bg, budget, rng)
-    plan = _ShapleyPlan(fg, bg, estimator, exact=algorithm == "exact")
-    _warn_if_costly(plan, n, bg.shape[0], note)
-    ((v0, fx, values, std),) = run(mdl, [plan], options, desc=f"shapley ({algorithm})")
-    dof = None
-    if std is not None:
-        # std without an estimator: one feature, whose value is exact
-        dof = np.full(n, np.inf) if estimator is None else np.asarray(estimator.dof, dtype=float)
-
-    extra = {
-        "background": note,
-        "n_background": bg.shape[0],
-        "n_coalitions": estimator.n_coalitions if estimator is not None else 0,
-        "n_model_rows": mdl.n_rows,
-    }
+        return OnePlayer(game, sampled=algorithm != "exact"), algorithm, budget
+    if algorithm == "exact":
+        return ExactEstimator(game), algorithm, budget
     if algorithm == "kernel":
-        extra["n_samples"] = budget
-    elif algorithm == "permutation":
-        extra["n_permutations"] = 2 * estimator.n_antithetic if estimator is not None else budget
-    return Attributions(
-        values=values,
-        base_values=np.full(n, v0),
-        codes=dataset.values[:n].copy(),
-        feature_names=dataset.feature_names,
-        method=f"shapley-{algorithm}",
-        std=std,
-        dof=dof,
-        output=mdl.output_name,
-        prediction=fx,
-        columns=dataset.columns,
-        column_labels=dataset.column_labels if dataset.is_frame else None,
-        value_function="interventional",
-        extra=extra,
-    )
+        return KernelEstimator(game, budget, rng), algorithm, budget
+    estimator = PermutationEstimator(game, budget, rng)
+    if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD:
+        warnings.warn(
+            f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pairs per "
+            f"row, too few to estimate standard errors (std is NaN); use at least "
+            f"{2 * MIN_ANTITHETIC_FOR_STD} permutations for them.", ModellensWarning,
+            stacklevel=3)
+    return estimator, algorithm, budget
+
+
+def _result(game, estimator, est, algorithm, budget) -> Attributions:
+    """The Attributions of an estimate: the game's subject, the numbers, the sampling block."""
+    n_coalitions = estimator.n_coalitions
+    if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
+        n_coalitions = int(n_coalitions[0])  # one input: a count
+    extra = {**game.diagnostics, "n_coalitions": n_coalitions,
+             "n_model_rows": 0 if game.model is None else game.model.n_rows}
+    sampling = None
+    if algorithm in ("permutation", "kernel"):
+        n_perm = None
+        if algorithm == "permutation":
+            n_perm = budget if isinstance(estimator, OnePlayer) else 2 * estimator.n_antithetic
+        sampling = SamplingBlock(std=est.std, dof=np.asarray(estimator.dof, dtype=float),
+                                 n_permutations=n_perm,
+                                 n_samples=budget if algorithm == "kernel" else None)
+    return build(game.subject, values=est.values,
+                 base_values=np.full(game.n_explained, est.base_value),
+                 prediction=est.prediction, method=f"shapley-{algorithm}",
+                 value_function=game.value_function, sampling=sampling,
+                 interactions=est.interactions, extra=extra)
 
 
 #: Planned model rows above which a large background gets a warning.
@@ -294,47 +304,6 @@ def _warn_if_costly(plan, n, m, note):
             f"usually suffices, e.g. background=X_train.sample({SUGGESTED_BACKGROUND}, "
             "random_state=0); or explain fewer rows, or set n_samples= lower.",
             ModellensWarning, stacklevel=3)
-
-
-class _ShapleyPlan(Plan):
-    """The empty and full coalitions (shared by every algorithm) and an estimator's rows.
-
-    :meth:`reduce` returns ``(v0, fx, values, std)``: the mean background
-    prediction, the predictions of the explained rows, and the estimate.
-    """
-
-    def __init__(self, foreground, background, estimator, *, exact):
-        self.empty, self.full = DataRows(background), DataRows(foreground)
-        self.estimator, self.exact = estimator, exact
-        self.segments = [self.empty, self.full] + (estimator.segments if estimator else [])
-
-    def reduce(self):
-        v0 = float(self.empty.result.mean())
-        fx = self.full.result.copy()
-        if self.estimator is None:  # one feature owns the whole difference
-            values = (fx - v0)[:, None]
-            std = None if self.exact else np.zeros((len(fx), 1))
-        else:
-            values, std = self.estimator.estimate(v0, fx)
-        return v0, fx, values, std
-
-
-class _ExactEstimator:
-    """All ``2**d - 2`` proper coalitions for every row, combined by :func:`exact_weights`."""
-
-    def __init__(self, foreground, background):
-        self.n, self.d = foreground.shape
-        masks = bit_masks(np.arange(1, 2 ** self.d - 1), self.d)
-        self._seg = MaskedRows(foreground, background, masks)
-        self.segments = [self._seg]
-        self.n_coalitions = np.full(self.n, 2 ** self.d - 2)
-
-    def estimate(self, v0, fx):
-        v = np.empty((self.n, 2 ** self.d))
-        v[:, 0] = v0
-        v[:, -1] = fx
-        v[:, 1:-1] = self._seg.result.reshape(self.n, -1)
-        return v @ exact_weights(self.d), None
 
 
 def _choose_algorithm(algorithm, d, n_samples, n_permutations):
@@ -372,35 +341,3 @@ def _choose_algorithm(algorithm, d, n_samples, n_permutations):
     if algorithm == "permutation":
         return "permutation", int(n_permutations or DEFAULT_PERMUTATIONS)
     return "kernel", kernel_budget
-
-
-def _background(dataset: Dataset, background, rng):
-    """Background rows drawn from ``X`` (None: up to ``DEFAULT_BACKGROUND``, or a count).
-
-    Returns the encoded rows and a sentence saying where they came from.
-    """
-    n = dataset.n_rows
-    if background is None or is_integer(background):
-        size = DEFAULT_BACKGROUND if background is None else int(background)
-        if size < 1:
-            raise InvalidParameterError(
-                f"background as a count must be positive, got {background}.")
-        rows = sample_rows(n, size, rng)
-        if rows is None:
-            if background is None and n == 1:
-                raise InvalidParameterError(
-                    "background=None takes the background from X, but X holds a "
-                    "single row (its Shapley values would all be 0); pass "
-                    "background= (for example training data).")
-            if background is None and n < 20:
-                warnings.warn(f"background=None: using the {n} rows of X as background data; "
-                              "so few rows make a rough reference. Pass background= (for "
-                              "example training data).", ModellensWarning, stacklevel=3)
-            return dataset.values, f"all {n} rows of X"
-        note = (f"a random sample of {rows.size} of the {n} rows of X "
-                f"(seeded by random_state)")
-        if background is None:
-            warnings.warn(
-                f"background=None: using {note} as background data. Pass background= "
-                "(rows or a count) to choose it.", ModellensWarning, stacklevel=3)
-        return dataset.values[rows], note

@@ -30,15 +30,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._validation import InvalidParameterError, is_integer
-from ..data import Dataset, encode_with
-from ..engine import Plan, run
+from .._validation import InvalidParameterError
 from ..models import _tree_kernels as K
-from ..models import tree_ensemble_name
-from ..models._trees import TreeEnsemble, output_column, tree_ensemble, unfit_data
-from .result import Attributions
+from ..models._trees import TreeEnsemble
+from ._games import Estimate, TreeGame
 
-__all__ = ["TreePaths", "tree_values", "tree_shapley"]
+__all__ = ["TreePaths", "tree_values", "TreeEstimator"]
 
 #: Most float64 entries of the per-leaf tables (FastTreeSHAP-style precomputation).
 TABLE_BUDGET = 2 ** 24
@@ -180,82 +177,34 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False):
     return values, base, fx, inter
 
 
-# ---------------------------------------------------------------------- ml.shapley's branch
-#: response_method values that are the raw output of a tree ensemble, by link.
-_RAW_RESPONSES = {"identity": ("predict", "predict_proba"), "logit": ("decision_function",),
-                  "softmax": ("decision_function",), "log": ()}
+# ---------------------------------------------------------------------- ml.shapley's estimator
+class TreeEstimator:
+    """TreeSHAP on a :class:`~._games.TreeGame`: the trees answer, no model rows.
 
-
-class _TreePlan(Plan):
-    """TreeSHAP as a plan: it needs no model rows, the trees answer from their arrays."""
-
-    segments: list = []
-
-    def __init__(self, ens, X, background, interactions, n_jobs):
-        self.args = (ens, X, background, interactions)
-        self.n_jobs = n_jobs
-
-    def reduce(self):
-        if self.n_jobs is None:
-            return tree_values(*self.args[:3], interactions=self.args[3])
-        before = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS)))
-        try:
-            return tree_values(*self.args[:3], interactions=self.args[3])
-        finally:
-            numba.set_num_threads(before)
-
-
-def tree_shapley(model, X, *, background, algorithm, target, response_method, feature_names,
-                 interactions, rng, n_jobs, budget_given, draw_background):
-    """:func:`modellens.shapley` for a tree model; None when ``"auto"`` should fall back.
-
-    ``draw_background(dataset, count, rng)`` samples a background from ``X``
-    (shapley's own rule); ``budget_given`` says whether a sampling budget
-    was passed (then ``"auto"`` means the model-agnostic algorithms).
+    ``n_jobs`` sets numba's threads for this call.  ``numba.set_num_threads``
+    is thread-local (each Python thread has its own mask), so setting and
+    restoring it here changes no other thread's count and two threads
+    explaining trees at once do not race.
     """
-    strict = algorithm == "tree"
-    if not strict and (budget_given or tree_ensemble_name(model) is None):
-        return None
-    try:
-        ens = tree_ensemble(model)
-    except InvalidParameterError:
-        if strict:
-            raise
-        return None
-    if background is None or is_integer(background):
-        dataset = Dataset.from_data(X, feature_names=feature_names)
-        n = dataset.n_rows
-        bg, note = (None, "none: the path-dependent game conditions on the trees' covers") \
-            if background is None else draw_background(dataset, background, rng)
-    else:
-        dataset, n = encode_with(X, background, feature_names=feature_names)
-        bg = dataset.values[n:]
-        note = f"the {len(bg)} rows passed as background"
-    why = unfit_data(ens, model, dataset, X, categorical=True)
-    if why is None and response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
-        why = (f"response_method={response_method!r} is not the trees' raw output "
-               f"({ens.output_names[0]}); TreeSHAP explains the raw output")
-    if why is not None:
-        if strict:
-            raise InvalidParameterError(
-                f"algorithm='tree' cannot explain this request: {why}. Use algorithm='exact', "
-                "'permutation' or 'kernel'.")
-        return None
-    col, negate, output = output_column(ens, model, target)
-    one = ens.select(col, negate=negate)
-    fg = dataset.values[:n]
-    # the trees' categorical splits read the model's own category codes
-    coded_bg = None if bg is None else one.encode(bg, dataset.columns)
-    plan = _TreePlan(one, one.encode(fg, dataset.columns), coded_bg, interactions, n_jobs)
-    ((values, base, fx, inter),) = run(None, [plan], desc="shapley (tree)")
-    game = "tree_path_dependent" if bg is None else "interventional"
-    extra = {"background": note, "n_background": 0 if bg is None else len(bg),
-             "n_coalitions": 0, "n_model_rows": 0, "n_trees": one.n_trees,
-             "library": ens.library, "link": ens.link}
-    return Attributions(
-        values=values, base_values=np.full(n, base), codes=fg.copy(),
-        feature_names=dataset.feature_names, method="shapley-tree", output=output,
-        prediction=fx, columns=dataset.columns,
-        column_labels=dataset.column_labels if dataset.is_frame else None,
-        value_function=game, interactions=inter, extra=extra)
+
+    segments = ()
+    n_coalitions = 0
+    dof = None
+
+    def __init__(self, game, *, interactions: bool = False, n_jobs: int | None = None):
+        if not isinstance(game, TreeGame):
+            raise InvalidParameterError("algorithm='tree' explains tree ensembles only.")
+        self.interactions, self.n_jobs = bool(interactions), n_jobs
+
+    def estimate(self, game) -> Estimate:
+        args = (game.ensemble, game.X, game.background)
+        if self.n_jobs is None:
+            values, base, fx, inter = tree_values(*args, interactions=self.interactions)
+        else:
+            before = numba.get_num_threads()
+            numba.set_num_threads(max(1, min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS)))
+            try:
+                values, base, fx, inter = tree_values(*args, interactions=self.interactions)
+            finally:
+                numba.set_num_threads(before)
+        return Estimate(values, None, base, fx, inter)

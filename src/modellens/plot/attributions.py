@@ -6,41 +6,10 @@ import numpy as np
 from matplotlib.artist import Artist
 
 from .._validation import InvalidParameterError
+from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed
+from .lime import plot_image, plot_text, plot_weights, text_html
 
 __all__ = ["AttributionPlots", "interaction_partner"]
-
-_POS = "#d6404e"   # pushes the prediction up
-_NEG = "#2f7fc1"   # pushes it down
-_CMAP = "coolwarm"
-
-
-def _axes(ax, size):
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=size, layout="constrained")
-    return ax
-
-
-def _fmt(x) -> str:
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))  # "True", not "1": bool is an int, and np.bool_ prints its repr
-    if isinstance(x, (float, np.floating)):
-        return "nan" if np.isnan(x) else f"{x:.4g}"
-    return str(x)
-
-
-def _signed(x) -> str:
-    return f"{x:+.3g}"
-
-
-def _row(a, i) -> int:
-    """Row ``i`` of the attributions ``a`` as a position (negative ones from the end)."""
-    n = len(a)
-    if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
-        raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
-    return int(i) % n
-
 
 class AttributionPlots:
     """The plots of an :class:`~modellens.attribution.Attributions` (``attr.plot``).
@@ -65,7 +34,7 @@ class AttributionPlots:
         # continuous LIME weights are slopes per standard deviation: stacked from the
         # intercept they do not build the prediction
         a = self._a
-        if a.method == "lime" and "discretize" in a.extra and a.extra["discretize"] is None:
+        if a.surrogate is not None and a.surrogate.interpretable == "continuous":
             raise InvalidParameterError(
                 f"a {what} adds the values up to the prediction, but LIME with "
                 "discretize=None gives slopes per standard deviation, not parts of it; use "
@@ -203,26 +172,18 @@ class AttributionPlots:
     # ------------------------------------------ local surrogates, texts, images
     def weights(self, i=0, *, max_display=10, ax=None):
         """One row's weights as bars, largest first, the surrogate's R^2 in the title."""
-        from .lime import plot_weights
-
         return plot_weights(self._a, i, max_display=max_display, ax=ax)
 
     def text(self, i=0, *, width=80, ax=None):
         """The explained text with its words coloured by their values (texts only)."""
-        from .lime import plot_text
-
         return plot_text(self._a, i, width=width, ax=ax)
 
     def text_html(self, i=0) -> str:
         """The same as an HTML string (escaped), for notebooks and reports."""
-        from .lime import text_html
-
         return text_html(self._a, i)
 
     def image(self, i=0, *, positive=5, negative=5, image=None, ax=None):
         """The image with its most positive / negative superpixels tinted (images only)."""
-        from .lime import plot_image
-
         return plot_image(self._a, i, positive=positive, negative=negative, image=image, ax=ax)
 
     # -------------------------------------------------------- global plots

@@ -7,7 +7,7 @@ import html
 import numpy as np
 
 from .._validation import InvalidParameterError, check_int
-from .attributions import _NEG, _POS, _axes, _row
+from ._common import _NEG, _POS, _axes, _row
 
 __all__ = ["plot_weights", "plot_width_sweep", "text_html", "plot_text", "plot_image"]
 
@@ -17,9 +17,10 @@ _MONO_ADVANCE = 0.602
 
 def _fit_title(a, i) -> str:
     parts = [a.output]
-    if a.score is not None:
-        parts.append(f"weighted R\u00b2 = {float(a.score[i]):.2f}")
-    held = a.extra.get("score_holdout")
+    fit = a.surrogate
+    if fit is not None and fit.score is not None:
+        parts.append(f"weighted R\u00b2 = {float(fit.score[i]):.2f}")
+    held = None if fit is None else fit.score_holdout
     if held is not None:
         parts.append(f"held-out {float(np.asarray(held)[i]):.2f}")
     return " \u00b7 ".join(parts)
@@ -31,7 +32,7 @@ def plot_weights(a, i=0, *, max_display=10, ax=None):
     max_display = check_int(max_display, "max_display", low=1)
     w = a.values[i]
     order = [j for j in np.argsort(-np.abs(w), kind="stable") if w[j] != 0][:max_display]
-    conditions = a.extra.get("conditions")
+    conditions = None if a.surrogate is None else a.surrogate.conditions
     labels = [conditions[i][j] if conditions is not None else a.feature_names[j]
               for j in order]
     ax = _axes(ax, (6.4, 0.4 * max(len(order), 2) + 1.2))
@@ -65,7 +66,8 @@ def plot_width_sweep(sweep, *, max_display=6, ax=None):
 
 
 def _text_parts(a, i):
-    text, spans = a.extra.get("text"), a.extra.get("spans")
+    media = a.media
+    text, spans = (None, None) if media is None else (media.text, media.spans)
     if text is None or spans is None:
         raise InvalidParameterError("this Attributions holds no text: text plots are for "
                                     "lime_text / shapley(..., masker='text') results.")
@@ -183,10 +185,12 @@ def plot_image(a, i=0, *, positive=5, negative=5, image=None, ax=None):
     import matplotlib.colors as mcolors
 
     i = _row(a, i)
-    if a.segments is None:
+    media = a.media
+    if media is None or media.segments is None:
         raise InvalidParameterError("this Attributions holds no segments: image plots are for "
                                     "lime_image / shapley(..., masker='image') results.")
-    image = a.extra.get("image") if image is None else image
+    segments = media.segments
+    image = media.image if image is None else image
     if image is None:
         raise InvalidParameterError("pass image=: the result does not carry the image.")
     positive = check_int(positive, "positive", low=0)
@@ -204,9 +208,9 @@ def plot_image(a, i=0, *, positive=5, negative=5, image=None, ax=None):
     shown = img * 0.55 + 0.45 * img.mean(axis=2, keepdims=True)  # dim the rest
     for ids, colour in ((ups, _POS), (downs, _NEG)):
         rgb = np.array(mcolors.to_rgb(colour))
-        inside = np.isin(a.segments, ids)
+        inside = np.isin(segments, ids)
         shown[inside] = 0.5 * img[inside] + 0.5 * rgb
-    shown[_boundaries(a.segments)] = 1.0
+    shown[_boundaries(segments)] = 1.0
     ax = _axes(ax, (5.0, 5.0))
     ax.imshow(np.clip(shown, 0, 1))
     ax.set_axis_off()

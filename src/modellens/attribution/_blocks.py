@@ -1,0 +1,215 @@
+"""Typed blocks of an :class:`~modellens.attribution.Attributions`, one per kind of method.
+
+The core of a result (values, base values, the explained rows) is the same for
+every method; what only some methods produce sits in a block:
+
+* :class:`SurrogateBlock`: LIME's local surrogate and its trust figures;
+* :class:`SamplingBlock`: the standard errors and budget of a sampling
+  estimator (permutation sampling, KernelSHAP);
+* :class:`MediaBlock`: the text or image whose words / superpixels are the
+  features.
+
+Each block knows how to select rows and features of itself (indexing an
+``Attributions``), how to write itself to a JSON-safe dict and back, and which
+keys it filled in the free-form ``extra`` dict of earlier versions (the
+read-only :attr:`Attributions.extra` view still shows them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
+import numpy as np
+
+from .._validation import InvalidParameterError
+
+__all__ = ["SurrogateBlock", "SamplingBlock", "MediaBlock", "Subject", "BLOCKS"]
+
+
+def _take(value, rows, cols=None):
+    """Rows (and features) of a per-row array or list of lists; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        value = [value[i] for i in rows]
+        return value if cols is None else [[row[j] for j in cols] for row in value]
+    value = np.asarray(value)[rows]
+    return value if cols is None else value[:, cols]
+
+
+class _Block:
+    """Shared plumbing: a dict of the fields, and construction from one."""
+
+    def to_fields(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_fields(cls, d: dict):
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise InvalidParameterError(f"{cls.__name__} has no fields {sorted(unknown)}.")
+        return cls(**d)
+
+
+@dataclass(eq=False)
+class SurrogateBlock(_Block):
+    """LIME's local surrogate of each explained row (``attr.surrogate``).
+
+    Attributes
+    ----------
+    intercept, score, score_holdout, local_prediction : ndarray of shape (n,)
+        The surrogate's intercept, its weighted R^2 on the samples it was fit
+        on, the leave-one-out weighted R^2, and its prediction at the instance.
+    interpretable : {"binned", "continuous", "words", "superpixels"}
+        What a feature of the surrogate is: "lies in the instance's quantile
+        bin / has its level" (0/1), a standardised value (the weights are then
+        slopes, not parts of the prediction), a word kept, a superpixel kept.
+    conditions : list of list of str or None
+        Tables: what :math:`z_j = 1` means for each row and feature.
+    kernel_width : float
+    num_samples : int
+        Perturbed samples per explained row.
+    discretize : str or None
+        Tables: the discretiser (``"quartile"``, ``"decile"``) or None.
+    feature_selection : str
+    sampling : str or None
+        Tables: ``"per_row"`` or ``"shared"`` neighbourhoods.
+    stability : dict or None
+        With ``lime(..., stability=R)``: ``repeats``, ``top_k``, and per row
+        ``same_top_k`` (n,), ``top_k_overlap`` (n,), ``weight_std`` (n, d).
+    """
+
+    intercept: np.ndarray | None = None
+    score: np.ndarray | None = None
+    score_holdout: np.ndarray | None = None
+    local_prediction: np.ndarray | None = None
+    interpretable: str | None = None
+    conditions: list | None = None
+    kernel_width: float | None = None
+    num_samples: int | None = None
+    discretize: str | None = None
+    feature_selection: str | None = None
+    sampling: str | None = None
+    stability: dict | None = None
+
+    @property
+    def is_tabular(self) -> bool:
+        return self.interpretable in ("binned", "continuous")
+
+    def take(self, rows, cols) -> "SurrogateBlock":
+        stability = self.stability
+        if stability is not None:
+            stability = {**stability,
+                         **{k: _take(stability.get(k), rows) for k in ("same_top_k",
+                                                                        "top_k_overlap")
+                            if k in stability}}
+            if "weight_std" in stability:
+                stability["weight_std"] = _take(stability["weight_std"], rows, cols)
+        return SurrogateBlock(**{
+            **self.to_fields(),
+            **{k: _take(getattr(self, k), rows) for k in ("intercept", "score",
+                                                          "score_holdout",
+                                                          "local_prediction")},
+            "conditions": _take(self.conditions, rows, cols), "stability": stability})
+
+    def legacy_extra(self) -> dict:
+        """The keys LIME wrote into ``extra`` before the blocks existed."""
+        out = {"score_holdout": self.score_holdout}
+        if self.is_tabular:
+            out["conditions"] = self.conditions
+        out.update(kernel_width=self.kernel_width, num_samples=self.num_samples)
+        if self.is_tabular:
+            out["discretize"] = self.discretize
+        out["feature_selection"] = self.feature_selection
+        if self.is_tabular:
+            out["sampling"] = self.sampling
+        if self.stability is not None:
+            out["stability"] = self.stability
+        return {k: v for k, v in out.items() if v is not None or k == "discretize"}
+
+
+@dataclass(eq=False)
+class SamplingBlock(_Block):
+    """Standard errors and budget of a sampling estimator (``attr.sampling``).
+
+    Attributes
+    ----------
+    std : ndarray of shape (n, d) or None
+        Standard error of each value (0 where every coalition was enumerated,
+        NaN where too few draws give none).
+    dof : ndarray of shape (n,) or None
+        Degrees of freedom of each row's standard errors (inf: known exactly).
+    n_permutations : int or None
+        Permutation sampling: feature orders per row (antithetic pairs count twice).
+    n_samples : int or None
+        KernelSHAP: the budget of coalitions per row.
+    """
+
+    std: np.ndarray | None = None
+    dof: np.ndarray | None = None
+    n_permutations: int | None = None
+    n_samples: int | None = None
+
+    def take(self, rows, cols) -> "SamplingBlock":
+        return SamplingBlock(std=_take(self.std, rows, cols), dof=_take(self.dof, rows),
+                             n_permutations=self.n_permutations, n_samples=self.n_samples)
+
+    def legacy_extra(self) -> dict:
+        out = {}
+        if self.n_samples is not None:
+            out["n_samples"] = self.n_samples
+        if self.n_permutations is not None:
+            out["n_permutations"] = self.n_permutations
+        return out
+
+
+@dataclass(eq=False)
+class MediaBlock(_Block):
+    """The one text or image whose words / superpixels are the features (``attr.media``).
+
+    Attributes
+    ----------
+    kind : {"text", "image"}
+    text : str or None
+    spans : int ndarray of shape (t, 3) or None
+        ``(start, end, word)`` of each token of ``text``.
+    image : ndarray or None
+    segments : int ndarray of shape (height, width) or None
+        The superpixel of each pixel, ``0 .. d - 1`` in the order of the features.
+    """
+
+    kind: str
+    text: str | None = None
+    spans: np.ndarray | None = None
+    image: np.ndarray | None = None
+    segments: np.ndarray | None = None
+
+    def take(self, rows, cols) -> "MediaBlock":
+        return self  # one input: its text / image does not depend on the rows kept
+
+    def legacy_extra(self) -> dict:
+        if self.kind == "text":
+            return {"text": self.text, "spans": self.spans}
+        return {} if self.image is None else {"image": self.image}
+
+
+#: Blocks by the attribute of ``Attributions`` that holds them.
+BLOCKS = {"surrogate": SurrogateBlock, "sampling": SamplingBlock, "media": MediaBlock}
+
+
+class Subject(NamedTuple):
+    """What was explained, as a result shows it: the rows, the features, the output.
+
+    ``codes`` are the explained rows encoded ``(n, d)``; ``columns`` /
+    ``column_labels`` the schema (None: numeric, no frame labels); ``media``
+    the text or image of a one-input explanation.
+    """
+
+    codes: np.ndarray
+    feature_names: list
+    output: str
+    columns: list | None = None
+    column_labels: list | None = None
+    media: MediaBlock | None = None

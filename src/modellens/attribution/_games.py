@@ -1,0 +1,247 @@
+r"""Shapley games: the players, and how a coalition becomes model rows or exact values.
+
+A game fixes what :math:`v(S)` means; an estimator (:mod:`.exact`,
+:mod:`.permutation`, :mod:`.kernel`, :mod:`.tree`) decides which coalitions to
+ask for and how to combine their worths.  Any estimator that plans coalitions
+runs on any game that offers coalition rows:
+
+* :class:`InterventionalGame`: a table and a background,
+  :math:`v_i(S) = \frac1m \sum_b f(x^{(i)}_S, z^{(b)}_{\bar S})`;
+* :class:`RemovalGame`: one text or image,
+  :math:`v(S) = f(\text{input with only } S \text{ kept})`;
+* :class:`TreeGame`: a tree ensemble, whose values the trees give exactly with
+  no model rows (path-dependent without a background, interventional with one).
+
+Every game has the same small interface: ``n_players``, ``n_explained``,
+``value_function``, ``model`` (what evaluates its rows; None for trees),
+``subject`` (what the result shows), ``diagnostics`` (incidental details),
+``offers_rows``; :meth:`Game.coalition_rows` ``(masks, rows=None) -> Segment``;
+:meth:`Game.end_segments` and :meth:`Game.ends` (the empty and full
+coalitions, :math:`v(\emptyset)` and :math:`v_i(N) = f(x^{(i)})`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._validation import InvalidParameterError, check_choice
+from ..engine import DataRows, Plan
+from ..models import InputModel, Model
+from ..models._trees import output_column, tree_ensemble, unfit_data
+from ._blocks import MediaBlock, Subject
+from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
+
+__all__ = ["Game", "InterventionalGame", "RemovalGame", "TreeGame", "Estimate", "ShapleyPlan",
+           "MASKERS", "check_masker", "tree_ensemble_for"]
+
+
+class Estimate(NamedTuple):
+    """What an estimator returns: values ``(n, d)``, their standard errors (or None),
+    the base value :math:`v(\\emptyset)`, the predictions ``(n,)``, and interaction
+    values ``(n, d, d)`` when the estimator gives them."""
+
+    values: np.ndarray
+    std: np.ndarray | None
+    base_value: float
+    prediction: np.ndarray
+    interactions: np.ndarray | None = None
+
+
+class Game:
+    """Players and the worth of their coalitions (see the module docstring)."""
+
+    value_function: str = ""
+    offers_rows = True
+    model = None
+
+    def coalition_rows(self, masks, rows=None):
+        """A segment whose result is :math:`v_i(S)` for each (row, mask).
+
+        ``masks`` ``(k, d)`` apply to every explained row (query ``q`` is row
+        ``q // k``, mask ``q % k``), or, with ``rows`` ``(k,)``, each to its row.
+        """
+        raise InvalidParameterError(f"the {self.value_function} game of {type(self).__name__} "
+                                    "is not evaluated on coalition rows.")
+
+    def end_segments(self) -> list:
+        """Segments of the empty and the full coalition (evaluated first)."""
+        return []
+
+    def ends(self):
+        """``(v(empty), v_i(full) for every row)`` once the end segments are evaluated."""
+        raise NotImplementedError
+
+
+class InterventionalGame(Game):
+    """A table: absent features take each background row's values, averaged.
+
+    Parameters
+    ----------
+    model : Model
+    dataset : Dataset
+        The explained rows are its first ``n`` rows.
+    n : int
+    background : ndarray of shape (m, d)
+        Encoded background rows.
+    note : str
+        Where the background came from (shown in ``extra["background"]``).
+    """
+
+    value_function = "interventional"
+
+    def __init__(self, model: Model, dataset, n: int, background: np.ndarray, note: str):
+        self.model = model
+        self.foreground, self.background = dataset.values[:n], background
+        self.n_explained, self.n_players = n, dataset.n_features
+        self._empty, self._full = DataRows(background), DataRows(self.foreground)
+        self.subject = Subject(
+            codes=self.foreground.copy(), feature_names=dataset.feature_names,
+            output=model.output_name, columns=dataset.columns,
+            column_labels=dataset.column_labels if dataset.is_frame else None)
+        self.diagnostics = {"background": note, "n_background": background.shape[0]}
+
+    def coalition_rows(self, masks, rows=None):
+        return MaskedRows(self.foreground, self.background, masks, rows=rows)
+
+    def end_segments(self):
+        return [self._empty, self._full]
+
+    def ends(self):
+        return float(self._empty.result.mean()), self._full.result.copy()
+
+
+#: Kinds of input ``ml.shapley(..., masker=)`` takes besides tables.
+MASKERS = ("text", "image")
+
+
+def check_masker(masker):
+    """``"text"`` / ``"image"`` / a masker object, as a masker object."""
+    if isinstance(masker, str):
+        check_choice(masker, "masker", MASKERS)
+        return TextMasker() if masker == "text" else ImageMasker()
+    if not isinstance(masker, (TextMasker, ImageMasker)):
+        raise InvalidParameterError(f"masker must be 'text', 'image', a TextMasker or an "
+                                    f"ImageMasker, got {type(masker).__name__}.")
+    return masker
+
+
+def media_subject(rep, model_output: str) -> Subject:
+    """The subject of a one-input explanation over words or superpixels."""
+    if isinstance(rep, TextInput):
+        names, media = list(rep.words), MediaBlock("text", text=rep.text, spans=rep.spans)
+    else:
+        names = list(rep.names)
+        media = MediaBlock("image", image=rep.image, segments=rep.segments)
+    return Subject(codes=np.ones((1, len(names))), feature_names=names, output=model_output,
+                   media=media)
+
+
+def input_model(predict_fn, rep, target) -> InputModel:
+    """The model seam for a ``predict_fn`` on lists of texts / arrays of images."""
+    names = list(rep.words) if isinstance(rep, TextInput) else list(rep.names)
+    return InputModel(predict_fn, names, target=target, bytes_per_input=rep.bytes_per_input)
+
+
+class RemovalGame(Game):
+    """One text or image: absent words are removed, absent superpixels filled.
+
+    Parameters
+    ----------
+    predict_fn : callable
+    representation : TextInput or ImageInput
+    target : int, optional
+    """
+
+    value_function = "removal"
+
+    def __init__(self, predict_fn, representation, *, target=None):
+        self.rep = representation
+        self.kind = "text" if isinstance(representation, TextInput) else "image"
+        self.model = input_model(predict_fn, representation, target)
+        self.n_explained, self.n_players = 1, representation.n_features
+        p = self.n_players
+        self._ends = CoalitionRows(representation, np.array([np.zeros(p, bool),
+                                                              np.ones(p, bool)]))
+        self.subject = media_subject(representation, self.model.output_name)
+        self.diagnostics = {"masker": self.kind}
+
+    def coalition_rows(self, masks, rows=None):
+        # one explained input: every mask is its own
+        return CoalitionRows(self.rep, masks)
+
+    def end_segments(self):
+        return [self._ends]
+
+    def ends(self):
+        v0, fx = self._ends.result
+        return v0, np.array([fx])
+
+
+#: response_method values that are the raw output of a tree ensemble, by link.
+_RAW_RESPONSES = {"identity": ("predict", "predict_proba"), "logit": ("decision_function",),
+                  "softmax": ("decision_function",), "log": ()}
+
+
+def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str):
+    """The model's trees when TreeSHAP can explain this request; None (or an error
+    when ``strict``) with the reason when it cannot."""
+    try:
+        ens = tree_ensemble(model)
+    except InvalidParameterError:
+        if strict:
+            raise
+        return None
+    why = unfit_data(ens, model, dataset, X, categorical=True)
+    if why is None and response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
+        why = (f"response_method={response_method!r} is not the trees' raw output "
+               f"({ens.output_names[0]}); TreeSHAP explains the raw output")
+    if why is not None:
+        if strict:
+            raise InvalidParameterError(
+                f"algorithm='tree' cannot explain this request: {why}. Use algorithm='exact', "
+                "'permutation' or 'kernel'.")
+        return None
+    return ens
+
+
+class TreeGame(Game):
+    """A tree ensemble's own game: exact values from the trees, no model rows.
+
+    Path-dependent without a background (absent features follow the covers),
+    interventional with one.  ``X`` and ``background`` are held in the trees'
+    own category codes (:meth:`TreeEnsemble.encode`).
+    """
+
+    offers_rows = False
+
+    def __init__(self, ens, model, dataset, n: int, background, note: str, *, target=None):
+        col, negate, output = output_column(ens, model, target)
+        self.ensemble = ens.select(col, negate=negate)
+        fg = dataset.values[:n]
+        # the trees' categorical splits read the model's own category codes
+        self.X = self.ensemble.encode(fg, dataset.columns)
+        self.background = None if background is None else \
+            self.ensemble.encode(background, dataset.columns)
+        self.value_function = "tree_path_dependent" if background is None else "interventional"
+        self.n_explained, self.n_players = n, dataset.n_features
+        self.subject = Subject(
+            codes=fg.copy(), feature_names=dataset.feature_names, output=output,
+            columns=dataset.columns,
+            column_labels=dataset.column_labels if dataset.is_frame else None)
+        self.diagnostics = {"background": note,
+                            "n_background": 0 if background is None else len(background),
+                            "n_trees": self.ensemble.n_trees, "library": ens.library,
+                            "link": ens.link}
+
+
+class ShapleyPlan(Plan):
+    """A game's end coalitions and an estimator's coalitions; :meth:`reduce` is the estimate."""
+
+    def __init__(self, game: Game, estimator):
+        self.game, self.estimator = game, estimator
+        self.segments = game.end_segments() + list(estimator.segments)
+
+    def reduce(self) -> Estimate:
+        return self.estimator.estimate(self.game)

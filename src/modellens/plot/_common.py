@@ -1,0 +1,39 @@
+"""Shared pieces of the attribution plots: colours, a new Axes, value formats, row checks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import InvalidParameterError
+
+_POS = "#d6404e"   # pushes the prediction up
+_NEG = "#2f7fc1"   # pushes it down
+_CMAP = "coolwarm"
+
+
+def _axes(ax, size):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=size, layout="constrained")
+    return ax
+
+
+def _fmt(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))  # "True", not "1": bool is an int, and np.bool_ prints its repr
+    if isinstance(x, (float, np.floating)):
+        return "nan" if np.isnan(x) else f"{x:.4g}"
+    return str(x)
+
+
+def _signed(x) -> str:
+    return f"{x:+.3g}"
+
+
+def _row(a, i) -> int:
+    """Row ``i`` of the attributions ``a`` as a position (negative ones from the end)."""
+    n = len(a)
+    if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
+        raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
+    return int(i) % n

@@ -1,0 +1,184 @@
+"""Attributions as a core plus typed blocks: old attributes, old files, indexing, plots."""
+
+import json
+import pathlib
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+import modellens as ml
+from modellens._serialize import from_jsonable
+from modellens.attribution import Attributions
+from modellens.attribution._blocks import MediaBlock, SamplingBlock, SurrogateBlock
+
+matplotlib.use("Agg")
+
+V1 = pathlib.Path(__file__).parent / "data" / "attributions_v1"
+V1_FILES = sorted(V1.glob("*.json"))
+#: Flat fields of schema 1 that are now properties over the blocks.
+FLAT = ("values", "base_values", "codes", "feature_names", "method", "std", "dof", "output",
+        "prediction", "intercept", "score", "local_prediction", "column_labels",
+        "value_function", "interactions", "segments")
+
+
+def _same(a, b):
+    if isinstance(a, dict):
+        return isinstance(b, dict) and set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and (np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+                                       if a.dtype.kind in "fc" else np.array_equal(a, b))
+    return a == b
+
+
+def test_schema_1_files_exist():
+    # written by the code at 82fe1b3 (tests/data/attributions_v1/make_v1.py)
+    assert len(V1_FILES) >= 10
+
+
+@pytest.mark.parametrize("path", V1_FILES, ids=lambda p: p.stem)
+def test_files_of_schema_1_load_with_every_old_attribute(path):
+    d = json.loads(path.read_text())
+    assert "schema" not in d
+    flat = from_jsonable(d["fields"])  # the file's own fields, decoded without Attributions
+    attr = Attributions.from_dict(d)
+    for name in FLAT:
+        assert _same(getattr(attr, name), flat[name]), name
+    assert _same(dict(attr.extra), flat["extra"])
+    # and the new layout round-trips through JSON
+    d2 = json.loads(json.dumps(attr.to_dict(), allow_nan=False))
+    assert d2["schema"] == 2
+    again = Attributions.from_dict(d2)
+    for name in FLAT:
+        assert _same(getattr(again, name), flat[name]), name
+    assert _same(dict(again.extra), flat["extra"])
+    for name in ("surrogate", "sampling", "media"):
+        assert (getattr(again, name) is None) == (getattr(attr, name) is None)
+
+
+def test_schema_1_files_fill_the_right_blocks():
+    load = {p.stem: Attributions.from_dict(json.loads(p.read_text())) for p in V1_FILES}
+    lime = load["lime_tabular_stability"]
+    assert lime.surrogate.interpretable == "binned" and lime.surrogate.discretize == "quartile"
+    assert lime.surrogate.stability["repeats"] == 3 and lime.sampling is None
+    assert "stability" not in lime.diagnostics and lime.diagnostics == {"n_model_rows": 3 * 200 * 3}
+    assert load["lime_continuous"].surrogate.interpretable == "continuous"
+    assert load["lime_text"].media.kind == "text" and load["lime_text"].surrogate.interpretable \
+        == "words"
+    assert load["lime_image"].media.segments.shape == (8, 8)
+    assert load["shapley_permutation"].sampling.n_permutations == 10
+    assert load["shapley_kernel"].sampling.n_samples == 8
+    assert load["shapley_text"].surrogate is None and load["shapley_text"].media.text
+    assert load["shapley_tree_interactions"].interactions.shape == (3, 4, 4)
+
+
+def test_a_newer_schema_is_refused_with_the_reason():
+    d = Attributions.from_dict(json.loads(V1_FILES[0].read_text())).to_dict()
+    d["schema"] = 99
+    with pytest.raises(ml.InvalidParameterError, match="schema 99.*upgrade"):
+        Attributions.from_dict(d)
+
+
+@pytest.fixture(scope="module")
+def lime_attr():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),
+                      "c": rng.normal(size=200)})
+    f = lambda D: 2 * D["a"].to_numpy() - D["b"].to_numpy() + D["a"].to_numpy() * D["c"].to_numpy()  # noqa
+    return ml.lime(f, X.iloc[:4], training_data=X, num_samples=300, stability=3,
+                   random_state=0)
+
+
+def test_lime_fills_the_surrogate_block_and_extra_reads_it(lime_attr):
+    a = lime_attr
+    s = a.surrogate
+    assert isinstance(s, SurrogateBlock) and a.sampling is None and a.media is None
+    assert a.intercept is s.intercept and a.score is s.score
+    assert a.local_prediction is s.local_prediction
+    assert a.extra["score_holdout"] is s.score_holdout
+    assert a.extra["conditions"] is s.conditions and len(s.conditions) == 4
+    assert (a.extra["kernel_width"], a.extra["num_samples"], a.extra["discretize"],
+            a.extra["feature_selection"], a.extra["sampling"]) == \
+        (s.kernel_width, 300, "quartile", "auto", "per_row")
+    np.testing.assert_allclose(s.kernel_width, 0.75 * np.sqrt(3))
+    assert a.extra["stability"] is s.stability
+    assert a.diagnostics == {"n_model_rows": 4 * 3 * 300}
+    with pytest.raises(TypeError):
+        a.extra["score_holdout"] = None  # a read-only view: the blocks own these
+
+
+def test_indexing_selects_rows_and_features_of_every_block(lime_attr):
+    a = lime_attr
+    sub = a[[2, 0], ["c", "a"]]
+    np.testing.assert_array_equal(sub.values, a.values[[2, 0]][:, [2, 0]])
+    np.testing.assert_array_equal(sub.surrogate.score_holdout, a.surrogate.score_holdout[[2, 0]])
+    assert sub.surrogate.conditions == [[a.surrogate.conditions[i][j] for j in (2, 0)]
+                                        for i in (2, 0)]
+    st = sub.surrogate.stability
+    np.testing.assert_array_equal(st["weight_std"], a.surrogate.stability["weight_std"][[2, 0]]
+                                  [:, [2, 0]])
+    np.testing.assert_array_equal(st["same_top_k"], a.surrogate.stability["same_top_k"][[2, 0]])
+    assert st["repeats"] == 3 and sub.surrogate.kernel_width == a.surrogate.kernel_width
+
+    X = np.random.default_rng(1).normal(size=(6, 3))
+    perm = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, background=X,
+                      algorithm="permutation", n_permutations=10, random_state=0)
+    one = perm[[4], [1, 2]]
+    np.testing.assert_array_equal(one.std, perm.std[[4]][:, [1, 2]])
+    np.testing.assert_array_equal(one.dof, perm.dof[[4]])
+    assert one.sampling.n_permutations == 10 and one.extra["n_background"] == 6
+
+
+def test_the_old_constructor_keywords_fill_the_blocks():
+    a = Attributions(values=[[1.0, -2.0]], base_values=[0.5], codes=[[1.0, 1.0]],
+                     feature_names=["u", "v"], method="lime", intercept=[0.5], score=[0.9],
+                     local_prediction=[-0.5], std=[[0.1, 0.2]], dof=[9.0],
+                     extra={"score_holdout": np.array([0.8]), "discretize": None,
+                            "kernel_width": 1.0, "num_samples": 10, "n_model_rows": 10})
+    assert a.surrogate.interpretable == "continuous" and a.surrogate.score_holdout[0] == 0.8
+    assert a.sampling.dof[0] == 9.0 and a.diagnostics == {"n_model_rows": 10}
+    # continuous weights are slopes: the additive plots refuse them, as before
+    with pytest.raises(ml.InvalidParameterError, match="discretize=None"):
+        a.plot.waterfall(0)
+    a.std = None
+    assert a.sampling.std is None and a.std is None
+    img = Attributions(values=[[1.0, 0.0]], base_values=[0.0], codes=[[1.0, 1.0]],
+                       feature_names=["0", "1"], method="lime",
+                       segments=np.array([[0, 1], [0, 1]]), extra={"image": np.ones((2, 2))})
+    assert img.media.kind == "image" and img.segments.shape == (2, 2)
+    assert set(img.extra) == {"image"}
+
+
+def test_plots_read_the_blocks_not_extra():
+    text = "good plot, dull film"
+    spans = np.array([[0, 4, 0], [5, 9, 1], [11, 15, 2], [16, 20, 3]])
+    a = Attributions(values=[[0.5, 0.2, -0.3, 0.0]], base_values=[0.1], codes=np.ones((1, 4)),
+                     feature_names=["good", "plot", "dull", "film"], method="lime",
+                     surrogate=SurrogateBlock(intercept=np.array([0.1]), score=np.array([0.75]),
+                                              score_holdout=np.array([0.5]),
+                                              interpretable="words"),
+                     media=MediaBlock("text", text=text, spans=spans))
+    html = a.plot.text_html(0)
+    assert "R\u00b2 = 0.75" in html and "held-out 0.50" in html and "good" in html
+    ax = a.plot.weights(0)
+    assert "held-out 0.50" in ax.get_title()
+    assert a.extra["text"] == text and a.extra["score_holdout"][0] == 0.5
+    s = Attributions(values=[[1.0]], base_values=[0.0], codes=[[1.0]], feature_names=["x"],
+                     method="shapley-kernel", sampling=SamplingBlock(std=np.array([[0.1]]),
+                                                                     dof=np.array([4.0])))
+    lo, hi = s.confidence_interval(0.95)
+    from scipy.stats import t
+    np.testing.assert_allclose(hi - lo, 2 * t.ppf(0.975, 4) * 0.1)
+
+
+def test_dataclass_tools_still_work(lime_attr):
+    import dataclasses
+
+    doubled = dataclasses.replace(lime_attr, values=lime_attr.values * 2)
+    np.testing.assert_array_equal(doubled.values, lime_attr.values * 2)
+    assert doubled.surrogate is lime_attr.surrogate and doubled.extra["num_samples"] == 300
+    assert dataclasses.asdict(lime_attr)["surrogate"]["num_samples"] == 300
