@@ -48,7 +48,7 @@ ax.legend(loc="upper left")
 # %%
 # The three estimates in one figure
 # ---------------------------------
-# Each panel draws the estimate with :meth:`Effect.plot` and the true effect
+# Each panel draws the estimate with :meth:`~modellens.Effect.plot` and the true effect
 # (dashed), shifted to the same mean.  The M-plots of both features look the
 # same, because each carries the other's effect; PD bends away from the truth
 # at the ends, where its points leave the data; ALE follows the truth.

@@ -47,7 +47,7 @@ print("base + sum of values == prediction:",
 # Permutation sampling with standard errors
 # -----------------------------------------
 # Each antithetic pair of orders is one independent estimate; their spread
-# gives a standard error, and :meth:`Attributions.confidence_interval` uses
+# gives a standard error, and :meth:`~modellens.Attributions.confidence_interval` uses
 # t quantiles with the right degrees of freedom.  The error bars should
 # cover the exact values most of the time.
 
