@@ -32,6 +32,8 @@ X = np.column_stack([x + rng.normal(0, 0.05, n), x + rng.normal(0, 0.05, n)])
 y = X[:, 0] + X[:, 1] ** 2 + rng.normal(0, 0.2, n)
 model = HistGradientBoostingRegressor(random_state=0).fit(X, y)
 
+# sphinx_gallery_thumbnail_number = 2
+
 # %%
 # Where PD looks
 # --------------
@@ -53,12 +55,15 @@ ax.legend(loc="upper left")
 # same, because each carries the other's effect; PD bends away from the truth
 # at the ends, where its points leave the data; ALE follows the truth.
 
-truth = {"x0": lambda g: g, "x1": lambda g: g ** 2}
-estimates = {"M-plot": ml.mplot(model, X), "PD": ml.pdp(model, X), "ALE": ml.ale(model, X)}
+names = ["x1", "x2"]          # the columns' names in the results and plots
+truth = {"x1": lambda g: g, "x2": lambda g: g ** 2}
+estimates = {"M-plot": ml.mplot(model, X, feature_names=names),
+             "PD": ml.pdp(model, X, feature_names=names),
+             "ALE": ml.ale(model, X, feature_names=names)}
 
 fig, axes = plt.subplots(2, 3, figsize=(10, 6), sharey="row")
 for col, (name, effects) in enumerate(estimates.items()):
-    for row, feature in enumerate(["x0", "x1"]):
+    for row, feature in enumerate(names):
         ax = axes[row, col]
         effect = effects[feature]
         effect.plot(ax=ax)
@@ -75,12 +80,12 @@ fig.tight_layout()
 
 for name, effects in estimates.items():
     errors = []
-    for feature in ["x0", "x1"]:
+    for feature in names:
         g = np.asarray(effects[feature].grid, dtype=float)
         v = effects[feature].values
         t = truth[feature](g)
         errors.append(np.sqrt(np.mean((v - v.mean() - t + t.mean()) ** 2)))
-    print(f"{name:7s} x0: {errors[0]:.3f}   x1: {errors[1]:.3f}")
+    print(f"{name:7s} x1: {errors[0]:.3f}   x2: {errors[1]:.3f}")
 
 # %%
 # The omitted-variable bias in its simplest form
@@ -97,6 +102,6 @@ cov = [[1, 0.9], [0.9, 1]]
 Z = rng.multivariate_normal([0, 0], cov, size=500)
 linear = LinearRegression().fit(Z, -Z[:, 0] + 2 * Z[:, 1] + rng.normal(size=500))
 for name, f in [("M-plot", ml.mplot), ("PD", ml.pdp), ("ALE", ml.ale)]:
-    e = f(linear, Z, [0])["x0"]
+    e = f(linear, Z, ["x1"], feature_names=names)["x1"]
     g = np.asarray(e.grid, dtype=float)
-    print(f"{name:7s} slope of x0: {np.polyfit(g, e.values, 1)[0]:+.2f}")
+    print(f"{name:7s} slope of x1: {np.polyfit(g, e.values, 1)[0]:+.2f}")
