@@ -114,7 +114,7 @@ sphinx_gallery_conf = {
     "only_warn_on_example_error": False,
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
-    "capture_repr": ("_repr_html_", "__repr__"),
+    "capture_repr": (),  # show what the scripts print, not the repr of a last expression
     "show_memory": False,
     "plot_gallery": "True",
     "reset_modules": ("matplotlib", "seaborn"),

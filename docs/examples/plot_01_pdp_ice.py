@@ -19,7 +19,9 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 import modellens as ml
 
 X, y = load_diabetes(return_X_y=True, as_frame=True)
-model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)
+model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(
+    X, y
+)
 
 # %%
 # PD with ICE curves
@@ -49,9 +51,12 @@ centred["bmi"].plot(ax=ax)
 # a categorical column gives one value per level.  Here ``sex`` is turned
 # into a pandas categorical and the model refitted on it.
 
-Xc = X.assign(sex=(X["sex"] > 0).map({True: "b", False: "a"}).astype("category"))
-model_c = HistGradientBoostingRegressor(max_iter=100, categorical_features="from_dtype",
-                                        random_state=0).fit(Xc, y)
+Xc = X.assign(
+    sex=(X["sex"] > 0).map({True: "b", False: "a"}).astype("category")
+)
+model_c = HistGradientBoostingRegressor(
+    max_iter=100, categorical_features="from_dtype", random_state=0
+).fit(Xc, y)
 two = ml.pdp(model_c, Xc, [("bmi", "s5"), "sex"], grid=15)
 fig = two.plot()
 

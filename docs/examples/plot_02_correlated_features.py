@@ -28,7 +28,9 @@ import modellens as ml
 rng = np.random.default_rng(0)
 n = 5000
 x = rng.uniform(0, 1, n)
-X = np.column_stack([x + rng.normal(0, 0.05, n), x + rng.normal(0, 0.05, n)])
+X = np.column_stack(
+    [x + rng.normal(0, 0.05, n), x + rng.normal(0, 0.05, n)]
+)
 y = X[:, 0] + X[:, 1] ** 2 + rng.normal(0, 0.2, n)
 model = HistGradientBoostingRegressor(random_state=0).fit(X, y)
 
@@ -43,7 +45,9 @@ model = HistGradientBoostingRegressor(random_state=0).fit(X, y)
 
 fig, ax = plt.subplots(figsize=(4.5, 4))
 ax.scatter(X[:, 0], X[:, 1], s=2, alpha=0.3, label="data")
-ax.scatter(np.full(200, 0.1), X[:200, 1], s=6, color="C3", label="PD at x1 = 0.1")
+ax.scatter(
+    np.full(200, 0.1), X[:200, 1], s=6, color="C3", label="PD at x1 = 0.1"
+)
 ax.set(xlabel="x1", ylabel="x2")
 ax.legend(loc="upper left")
 
@@ -55,11 +59,13 @@ ax.legend(loc="upper left")
 # same, because each carries the other's effect; PD bends away from the truth
 # at the ends, where its points leave the data; ALE follows the truth.
 
-names = ["x1", "x2"]          # the columns' names in the results and plots
-truth = {"x1": lambda g: g, "x2": lambda g: g ** 2}
-estimates = {"M-plot": ml.mplot(model, X, feature_names=names),
-             "PD": ml.pdp(model, X, feature_names=names),
-             "ALE": ml.ale(model, X, feature_names=names)}
+names = ["x1", "x2"]  # the columns' names in the results and plots
+truth = {"x1": lambda g: g, "x2": lambda g: g**2}
+estimates = {
+    "M-plot": ml.mplot(model, X, feature_names=names),
+    "PD": ml.pdp(model, X, feature_names=names),
+    "ALE": ml.ale(model, X, feature_names=names),
+}
 
 fig, axes = plt.subplots(2, 3, figsize=(10, 6), sharey="row")
 for col, (name, effects) in enumerate(estimates.items()):
@@ -69,7 +75,13 @@ for col, (name, effects) in enumerate(estimates.items()):
         effect.plot(ax=ax)
         g = np.asarray(effect.grid, dtype=float)
         t = truth[feature](g)
-        ax.plot(g, t - t.mean() + effect.values.mean(), "k--", lw=1.5, label="truth")
+        ax.plot(
+            g,
+            t - t.mean() + effect.values.mean(),
+            "k--",
+            lw=1.5,
+            label="truth",
+        )
         ax.set_title(f"{name} of {feature}")
 axes[0, 0].legend(loc="upper left")
 fig.tight_layout()
@@ -100,7 +112,9 @@ from sklearn.linear_model import LinearRegression
 
 cov = [[1, 0.9], [0.9, 1]]
 Z = rng.multivariate_normal([0, 0], cov, size=500)
-linear = LinearRegression().fit(Z, -Z[:, 0] + 2 * Z[:, 1] + rng.normal(size=500))
+linear = LinearRegression().fit(
+    Z, -Z[:, 0] + 2 * Z[:, 1] + rng.normal(size=500)
+)
 for name, f in [("M-plot", ml.mplot), ("PD", ml.pdp), ("ALE", ml.ale)]:
     e = f(linear, Z, ["x1"], feature_names=names)["x1"]
     g = np.asarray(e.grid, dtype=float)

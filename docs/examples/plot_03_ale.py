@@ -19,9 +19,15 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 import modellens as ml
 
 X, y = load_diabetes(return_X_y=True, as_frame=True)
-X = X.assign(sex=(X["sex"] > 0).map({True: "b", False: "a"}).astype("category"))
-model = HistGradientBoostingRegressor(max_depth=3, learning_rate=0.05,
-                                      categorical_features="from_dtype", random_state=0)
+X = X.assign(
+    sex=(X["sex"] > 0).map({True: "b", False: "a"}).astype("category")
+)
+model = HistGradientBoostingRegressor(
+    max_depth=3,
+    learning_rate=0.05,
+    categorical_features="from_dtype",
+    random_state=0,
+)
 model.fit(X, y)
 
 # %%

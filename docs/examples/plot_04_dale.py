@@ -20,16 +20,28 @@ import torch
 import modellens as ml
 
 torch.manual_seed(0)
-torch.set_num_threads(1)   # a network this small runs fastest on one thread
+torch.set_num_threads(1)  # a network this small runs fastest on one thread
 rng = np.random.default_rng(0)
 X = rng.uniform(-1.5, 1.5, size=(2000, 4)).astype(np.float32)
-y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.5 * X[:, 2] + rng.normal(0, 0.1, 2000)
+y = (
+    np.sin(2 * X[:, 0])
+    + X[:, 1] ** 2
+    + 0.5 * X[:, 2]
+    + rng.normal(0, 0.1, 2000)
+)
 
-net = torch.nn.Sequential(torch.nn.Linear(4, 32), torch.nn.Tanh(),
-                          torch.nn.Linear(32, 32), torch.nn.Tanh(),
-                          torch.nn.Linear(32, 1))
+net = torch.nn.Sequential(
+    torch.nn.Linear(4, 32),
+    torch.nn.Tanh(),
+    torch.nn.Linear(32, 32),
+    torch.nn.Tanh(),
+    torch.nn.Linear(32, 1),
+)
 opt = torch.optim.Adam(net.parameters(), lr=0.01)
-Xt, yt = torch.from_numpy(X), torch.from_numpy(y.astype(np.float32))[:, None]
+Xt, yt = (
+    torch.from_numpy(X),
+    torch.from_numpy(y.astype(np.float32))[:, None],
+)
 for _ in range(400):
     opt.zero_grad()
     loss = torch.nn.functional.mse_loss(net(Xt), yt)
@@ -60,7 +72,11 @@ coarse = e.rebin(5)
 auto = ml.dale(net, X, ["x0"], bins="auto")["x0"]
 
 fig, ax = plt.subplots(figsize=(6, 4))
-for effect, label in [(e, "20 bins"), (coarse, "rebin(5)"), (auto, 'bins="auto"')]:
+for effect, label in [
+    (e, "20 bins"),
+    (coarse, "rebin(5)"),
+    (auto, 'bins="auto"'),
+]:
     ax.plot(effect.grid, effect.values, marker="o", ms=3, label=label)
 g = np.linspace(-1.5, 1.5, 200)
 truth = np.sin(2 * g)
@@ -77,5 +93,7 @@ print("auto bins:", len(auto.grid) - 1)
 
 ale = ml.ale(net, X, ["x1"], bins=20)["x1"]
 dale1 = effects["x1"]
-print("largest gap between ALE and DALE of x1:",
-      float(np.max(np.abs(ale.values - dale1.values))).__round__(3))
+print(
+    "largest gap between ALE and DALE of x1:",
+    float(np.max(np.abs(ale.values - dale1.values))).__round__(3),
+)

@@ -28,10 +28,14 @@ from sklearn.preprocessing import StandardScaler
 import modellens as ml
 
 X, y = load_diabetes(return_X_y=True, as_frame=True)
-model = make_pipeline(StandardScaler(), MLPRegressor(hidden_layer_sizes=(32,), max_iter=2000,
-                                                   random_state=0))
+model = make_pipeline(
+    StandardScaler(),
+    MLPRegressor(hidden_layer_sizes=(32,), max_iter=2000, random_state=0),
+)
 model.fit(X, y)
-background = X.sample(50, random_state=0)   # about 50-100 rows are usually enough
+background = X.sample(
+    50, random_state=0
+)  # about 50-100 rows are usually enough
 rows = X.iloc[:5]
 
 # %%
@@ -40,8 +44,12 @@ rows = X.iloc[:5]
 
 exact = ml.shapley(model, rows, background=background, algorithm="exact")
 print(exact.method, exact.values.shape)
-print("base + sum of values == prediction:",
-      np.allclose(exact.base_values + exact.values.sum(axis=1), exact.prediction))
+print(
+    "base + sum of values == prediction:",
+    np.allclose(
+        exact.base_values + exact.values.sum(axis=1), exact.prediction
+    ),
+)
 
 # %%
 # Permutation sampling with standard errors
@@ -51,8 +59,14 @@ print("base + sum of values == prediction:",
 # t quantiles with the right degrees of freedom.  The error bars should
 # cover the exact values most of the time.
 
-perm = ml.shapley(model, rows, background=background, algorithm="permutation",
-                  n_permutations=40, random_state=0)
+perm = ml.shapley(
+    model,
+    rows,
+    background=background,
+    algorithm="permutation",
+    n_permutations=40,
+    random_state=0,
+)
 lower, upper = perm.confidence_interval(0.95)
 covered = (lower <= exact.values) & (exact.values <= upper)
 print(f"95% intervals covering the exact value: {covered.mean():.0%}")
@@ -60,8 +74,14 @@ print(f"95% intervals covering the exact value: {covered.mean():.0%}")
 fig, ax = plt.subplots(figsize=(7, 4))
 i = 0
 pos = np.arange(exact.values.shape[1])
-ax.errorbar(pos - 0.1, perm.values[i], yerr=[perm.values[i] - lower[i], upper[i] - perm.values[i]],
-            fmt="o", capsize=3, label="permutation, 95% CI")
+ax.errorbar(
+    pos - 0.1,
+    perm.values[i],
+    yerr=[perm.values[i] - lower[i], upper[i] - perm.values[i]],
+    fmt="o",
+    capsize=3,
+    label="permutation, 95% CI",
+)
 ax.plot(pos + 0.1, exact.values[i], "k^", label="exact")
 ax.set_xticks(pos, exact.feature_names)
 ax.axhline(0, color="grey", lw=0.8)
@@ -79,10 +99,18 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 
 Xb, yb = load_breast_cancer(return_X_y=True, as_frame=True)
-clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(Xb, yb)
-kernel = ml.shapley(clf, Xb.iloc[:3], background=Xb.sample(30, random_state=0),
-                    n_samples=1024, random_state=0)
+clf = make_pipeline(
+    StandardScaler(), LogisticRegression(max_iter=1000)
+).fit(Xb, yb)
+kernel = ml.shapley(
+    clf,
+    Xb.iloc[:3],
+    background=Xb.sample(30, random_state=0),
+    n_samples=1024,
+    random_state=0,
+)
 print(kernel.method, kernel.output)
 top = np.argsort(-np.abs(kernel.values[0]))[:5]
 for j in top:
-    print(f"{kernel.feature_names[j]:>22s} {kernel.values[0, j]:+.3f} +/- {kernel.std[0, j]:.3f}")
+    name, value = kernel.feature_names[j], kernel.values[0, j]
+    print(f"{name:>22s} {value:+.3f} +/- {kernel.std[0, j]:.3f}")

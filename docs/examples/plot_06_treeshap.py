@@ -24,15 +24,27 @@ from sklearn.ensemble import GradientBoostingRegressor
 import modellens as ml
 
 X, y = load_diabetes(return_X_y=True, as_frame=True)
-gbm = GradientBoostingRegressor(n_estimators=100, max_depth=3, random_state=0).fit(X, y)
+gbm = GradientBoostingRegressor(
+    n_estimators=100, max_depth=3, random_state=0
+).fit(X, y)
 
 # %%
 # Path-dependent values, with interactions
 # ----------------------------------------
 
 attr = ml.shapley(gbm, X.iloc[:100], interactions=True)
-print(attr.method, attr.value_function, attr.values.shape, attr.interactions.shape)
-print("additive:", np.allclose(attr.base_values + attr.values.sum(axis=1), attr.prediction))
+print(
+    attr.method,
+    attr.value_function,
+    attr.values.shape,
+    attr.interactions.shape,
+)
+print(
+    "additive:",
+    np.allclose(
+        attr.base_values + attr.values.sum(axis=1), attr.prediction
+    ),
+)
 
 # %%
 # Each row's interaction matrix sums over its last axis to the row's values:
@@ -61,6 +73,11 @@ ax = attr.plot.dependence("bmi")
 
 background = X.sample(50, random_state=0)
 tree = ml.shapley(gbm, X.iloc[:5], background=background)
-exact = ml.shapley(gbm, X.iloc[:5], background=background, algorithm="exact")
-print(tree.value_function, "largest difference from exact:",
-      float(np.abs(tree.values - exact.values).max()))
+exact = ml.shapley(
+    gbm, X.iloc[:5], background=background, algorithm="exact"
+)
+print(
+    tree.value_function,
+    "largest difference from exact:",
+    float(np.abs(tree.values - exact.values).max()),
+)

@@ -14,15 +14,28 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 import modellens as ml
 
 data = load_breast_cancer(as_frame=True)
-features = ["mean radius", "mean texture", "mean smoothness", "mean concavity",
-            "worst area", "worst concave points", "worst texture", "radius error"]
+features = [
+    "mean radius",
+    "mean texture",
+    "mean smoothness",
+    "mean concavity",
+    "worst area",
+    "worst concave points",
+    "worst texture",
+    "radius error",
+]
 X, y = data.data[features], data.target
 clf = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(X, y)
 
 # Probability of the benign class (class 1), explained on 50 rows against 20
 # background rows: 50 x 2**8 x 20 = 256,000 model rows.
-attr = ml.shapley(clf, X.iloc[:50], background=X.sample(20, random_state=0),
-                  algorithm="exact", response_method="predict_proba")
+attr = ml.shapley(
+    clf,
+    X.iloc[:50],
+    background=X.sample(20, random_state=0),
+    algorithm="exact",
+    response_method="predict_proba",
+)
 print(attr.output, attr.method)
 
 # %%

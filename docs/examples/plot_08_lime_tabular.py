@@ -27,9 +27,11 @@ from sklearn.model_selection import train_test_split
 import modellens as ml
 
 X, y = load_breast_cancer(return_X_y=True, as_frame=True)
-X = X.iloc[:, :10]   # the ten "mean" measurements
+X = X.iloc[:, :10]  # the ten "mean" measurements
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-forest = RandomForestClassifier(n_estimators=50, random_state=0).fit(X_train, y_train)
+forest = RandomForestClassifier(n_estimators=50, random_state=0).fit(
+    X_train, y_train
+)
 
 # %%
 # Explain a few rows in one pass
@@ -38,8 +40,13 @@ forest = RandomForestClassifier(n_estimators=50, random_state=0).fit(X_train, y_
 # bins by default, as the lime package does).  ``plot.weights(i)`` draws one
 # row's weights, each labelled with the condition it stands for.
 
-attr = ml.lime(forest, X_test.iloc[:5], training_data=X_train, num_samples=2000,
-               random_state=0)
+attr = ml.lime(
+    forest,
+    X_test.iloc[:5],
+    training_data=X_train,
+    num_samples=2000,
+    random_state=0,
+)
 ax = attr.plot.weights(0)
 print(attr.extra["conditions"][0][:3])
 
@@ -52,9 +59,13 @@ print(attr.extra["conditions"][0][:3])
 # a step function, and a straight line in the binned features captures only
 # part of how it varies around each row.
 
+held_out = attr.extra["score_holdout"]
 for i in range(5):
-    print(f"row {i}: score {attr.score[i]:.2f}, held-out {attr.extra['score_holdout'][i]:.2f}, "
-          f"model {attr.prediction[i]:.2f}, surrogate {attr.local_prediction[i]:.2f}")
+    print(
+        f"row {i}: score {attr.score[i]:.2f}, held-out {held_out[i]:.2f}, "
+        f"model {attr.prediction[i]:.2f}, "
+        f"surrogate {attr.local_prediction[i]:.2f}"
+    )
 
 # %%
 # Stability over reseeds
@@ -62,8 +73,14 @@ for i in range(5):
 # ``stability=5`` repeats each explanation with five other seeds and reports
 # whether the top features agree and how much each weight moves.
 
-stable = ml.lime(forest, X_test.iloc[:5], training_data=X_train, num_samples=1000,
-                 stability=5, random_state=0)
+stable = ml.lime(
+    forest,
+    X_test.iloc[:5],
+    training_data=X_train,
+    num_samples=1000,
+    stability=5,
+    random_state=0,
+)
 s = stable.extra["stability"]
 print("same top-3 in every repeat:", s["same_top_k"])
 print("mean overlap of the top-3:  ", s["top_k_overlap"].round(2))
@@ -76,6 +93,11 @@ print("mean overlap of the top-3:  ", s["top_k_overlap"].round(2))
 # distribution.  If the weights swing across the plausible widths, the
 # explanation is a choice, not a fact.  The dotted line is the default width.
 
-sweep = ml.lime_width_sweep(forest, X_test.iloc[:1], training_data=X_train,
-                            num_samples=2000, random_state=0)
+sweep = ml.lime_width_sweep(
+    forest,
+    X_test.iloc[:1],
+    training_data=X_train,
+    num_samples=2000,
+    random_state=0,
+)
 fig = sweep.plot()

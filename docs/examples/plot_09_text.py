@@ -19,16 +19,32 @@ from sklearn.pipeline import make_pipeline
 
 import modellens as ml
 
-positive = ["a great movie", "great acting and a moving story", "wonderful and funny",
-            "i loved the music", "a moving and wonderful film", "funny, clever and great",
-            "the best film this year", "loved every minute"]
-negative = ["a dull movie", "boring plot and bad acting", "the worst film this year",
-            "i hated the music", "dull, slow and boring", "bad jokes and a weak story",
-            "a waste of time", "the plot was weak and dull"]
+positive = [
+    "a great movie",
+    "great acting and a moving story",
+    "wonderful and funny",
+    "i loved the music",
+    "a moving and wonderful film",
+    "funny, clever and great",
+    "the best film this year",
+    "loved every minute",
+]
+negative = [
+    "a dull movie",
+    "boring plot and bad acting",
+    "the worst film this year",
+    "i hated the music",
+    "dull, slow and boring",
+    "bad jokes and a weak story",
+    "a waste of time",
+    "the plot was weak and dull",
+]
 texts = positive + negative
 labels = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
-classifier = make_pipeline(TfidfVectorizer(), LogisticRegression(C=10)).fit(texts, labels)
-predict_fn = classifier.predict_proba        # list of str -> (m, 2)
+classifier = make_pipeline(TfidfVectorizer(), LogisticRegression(C=10)).fit(
+    texts, labels
+)
+predict_fn = classifier.predict_proba  # list of str -> (m, 2)
 
 review = "a great story but the acting was dull and the plot boring"
 print("P(positive) =", predict_fn([review])[0, 1].round(3))
@@ -38,7 +54,9 @@ print("P(positive) =", predict_fn([review])[0, 1].round(3))
 # ---------------
 # ``target=1`` explains the probability of the positive class.
 
-words = ml.lime_text(predict_fn, review, target=1, num_samples=1000, random_state=0)
+words = ml.lime_text(
+    predict_fn, review, target=1, num_samples=1000, random_state=0
+)
 ax = words.plot.weights(0)
 
 # %%
@@ -53,8 +71,12 @@ ax = words.plot.text(0)
 # A string as ``X`` means "explain this text"; the values add up to the
 # prediction minus the prediction with every word removed.
 
-attr = ml.shapley(predict_fn, review, target=1,
-                  masker=ml.TextMasker(tokenizer=r"[a-z']+"))   # how a text becomes words
-print(attr.method, "sum of values + base =",
-      round(float(attr.values.sum() + attr.base_values[0]), 3))
+attr = ml.shapley(
+    predict_fn, review, target=1, masker=ml.TextMasker(tokenizer=r"[a-z']+")
+)  # how a text becomes words
+print(
+    attr.method,
+    "sum of values + base =",
+    round(float(attr.values.sum() + attr.base_values[0]), 3),
+)
 ax = attr.plot.waterfall(0)

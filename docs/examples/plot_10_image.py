@@ -24,19 +24,30 @@ clf = LogisticRegression(max_iter=500).fit(digits.data / 16, digits.target)
 
 def predict_fn(images):
     """(m, 8, 8) images -> (m, 10) class probabilities."""
-    return clf.predict_proba(np.asarray(images).reshape(len(images), 64) / 16)
+    return clf.predict_proba(
+        np.asarray(images).reshape(len(images), 64) / 16
+    )
 
 
-image = digits.images[0]                          # a zero
-blocks = (np.arange(8)[:, None] // 2) * 4 + np.arange(8)[None, :] // 2   # 16 labels
+image = digits.images[0]  # a zero
+blocks = (np.arange(8)[:, None] // 2) * 4 + np.arange(8)[
+    None, :
+] // 2  # 16 labels
 print("predicted:", predict_fn(image[None]).argmax())
 
 # %%
 # LIME: which blocks make this a zero?
 # ------------------------------------
 
-lime = ml.lime_image(predict_fn, image, segmentation=blocks, hide_color=0, target=0,
-                     num_samples=1000, random_state=0)
+lime = ml.lime_image(
+    predict_fn,
+    image,
+    segmentation=blocks,
+    hide_color=0,
+    target=0,
+    num_samples=1000,
+    random_state=0,
+)
 ax = lime.plot.image(0, positive=4, negative=2)
 
 # %%
@@ -45,16 +56,23 @@ ax = lime.plot.image(0, positive=4, negative=2)
 # ``masker=ml.ImageMasker(...)`` uses the same superpixels and fill; with 16
 # blocks ``"auto"`` chooses KernelSHAP.
 
-attr = ml.shapley(predict_fn, image, target=0,
-                  masker=ml.ImageMasker(segmentation=blocks, hide_color=0),
-                  n_samples=2048, random_state=0)
+attr = ml.shapley(
+    predict_fn,
+    image,
+    target=0,
+    masker=ml.ImageMasker(segmentation=blocks, hide_color=0),
+    n_samples=2048,
+    random_state=0,
+)
 print(attr.method, attr.values.shape)
 
 fig, axes = plt.subplots(1, 2, figsize=(7, 3.5))
 axes[0].imshow(image, cmap="gray_r")
 axes[0].set_title("the digit")
 limit = np.abs(attr.values).max()
-heat = axes[1].imshow(attr.values[0][attr.segments], cmap="RdBu_r", vmin=-limit, vmax=limit)
+heat = axes[1].imshow(
+    attr.values[0][attr.segments], cmap="RdBu_r", vmin=-limit, vmax=limit
+)
 axes[1].set_title("Shapley value of each block")
 fig.colorbar(heat, ax=axes[1])
 for ax in axes:

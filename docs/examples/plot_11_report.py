@@ -24,13 +24,26 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 import modellens as ml
 
 X, y = load_diabetes(return_X_y=True, as_frame=True)
-model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)
+model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(
+    X, y
+)
 
-rep = ml.report(model, X, y, sample=300, n_explain=20, n_background=20, grid=10,
-                max_features=4, random_state=0, title="Diabetes progression")
+rep = ml.report(
+    model,
+    X,
+    y,
+    sample=300,
+    n_explain=20,
+    n_background=20,
+    grid=10,
+    max_features=4,
+    random_state=0,
+    title="Diabetes progression",
+)
 out = Path(tempfile.mkdtemp()) / "report.html"
 rep.save(out)
-print(f"wrote {out.name}: {out.stat().st_size / 1e6:.1f} MB, sections {list(rep.sections)}")
+print(f"wrote {out.name}: {out.stat().st_size / 1e6:.1f} MB")
+print("sections:", list(rep.sections))
 
 # %%
 # In a notebook, ``rep`` on the last line of a cell shows the page inline.
@@ -42,8 +55,8 @@ top = effects["order"][0]
 print("features by importance:", effects["order"][:4])
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-effects["pdp"][top].plot(ax=axes[0])       # an Effects mapping
-effects["ale"][top].plot(ax=axes[1])       # a dict of Effect, feature -> ALE
+effects["pdp"][top].plot(ax=axes[0])  # an Effects mapping
+effects["ale"][top].plot(ax=axes[1])  # a dict of Effect, feature -> ALE
 axes[0].set_title(f"PD and ICE of {top}")
 axes[1].set_title(f"ALE of {top}")
 
@@ -64,8 +77,9 @@ for key, value in rep.footer():
 # ---------------------
 # The same page, without writing Python::
 #
-#     modellens demo                   # a bundled model; writes modellens-demo/report.html
-#     modellens report --data test.csv --target price --model model.skops --out report.html
+#     modellens demo       # a bundled model: modellens-demo/report.html
+#     modellens report --data test.csv --target price \
+#                      --model model.skops --out report.html
 #
 # ``--model`` takes a `skops <https://skops.readthedocs.io>`_ file, which
 # cannot run code when it is loaded; pickle and joblib files are accepted only

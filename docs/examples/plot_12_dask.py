@@ -29,13 +29,26 @@ model = HistGradientBoostingRegressor(max_iter=50, random_state=0).fit(X, y)
 
 local = ml.ale(model, X, ["bmi", "s5"], bins=10)
 
-with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                  dashboard_address=None) as cluster, Client(cluster) as client:
+with (
+    LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address=None,
+    ) as cluster,
+    Client(cluster) as client,
+):
     with ml.config(client=client, chunk_size=1024):
-        print("inside:", {k: v for k, v in ml.get_config().items() if k != "client"})
+        print(
+            "inside:",
+            {k: v for k, v in ml.get_config().items() if k != "client"},
+        )
         remote = ml.ale(model, X, ["bmi", "s5"], bins=10)
 
-print("outside, the options are back to their defaults:", ml.get_config()["chunk_size"])
+print(
+    "outside, the options are back to their defaults:",
+    ml.get_config()["chunk_size"],
+)
 for feature in ["bmi", "s5"]:
     same = np.array_equal(local[feature].values, remote[feature].values)
     print(f"{feature}: identical to the local run: {same}")
@@ -47,5 +60,7 @@ for feature in ["bmi", "s5"]:
 # block's setting.
 
 with ml.config(n_jobs=2, progress=False):
-    effects = ml.pdp(model, X, ["bmi"], grid=10, n_jobs=1)   # n_jobs=1 wins here
+    effects = ml.pdp(
+        model, X, ["bmi"], grid=10, n_jobs=1
+    )  # n_jobs=1 wins here
 fig = effects.plot()

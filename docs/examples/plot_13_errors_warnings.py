@@ -24,7 +24,9 @@ import modellens as ml
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(300, 3))
-forest = RandomForestRegressor(n_estimators=20, random_state=0).fit(X, X[:, 0] + X[:, 1])
+forest = RandomForestRegressor(n_estimators=20, random_state=0).fit(
+    X, X[:, 0] + X[:, 1]
+)
 
 # %%
 # DALE needs derivatives; a forest has none worth the name:
