@@ -48,7 +48,7 @@ attr = ml.lime(
     random_state=0,
 )
 ax = attr.plot.weights(0)
-print(attr.extra["conditions"][0][:3])
+print(*attr.extra["conditions"][0][:3], sep="\n")
 
 # %%
 # Fidelity
