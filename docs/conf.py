@@ -37,8 +37,7 @@ extensions = [
 ]
 
 templates_path = ["_templates"]
-# pending/: gallery scripts for code on other branches, moved into examples/ once merged
-exclude_patterns = ["_build", "pending", "examples/README.rst"]
+exclude_patterns = ["_build", "examples/README.rst"]
 root_doc = "index"
 default_role = "literal"  # single backticks in the guide are code, not cross-references
 

@@ -392,7 +392,7 @@ class Attributions:
     def to_dict(self) -> dict:
         """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`).
 
-        ``"schema"`` gives the layout's version (:data:`SCHEMA_VERSION`).
+        ``"schema"`` gives the layout's version (``modellens.attribution.result.SCHEMA_VERSION``, now 2).
         """
         out = {"values": self.values, "base_values": self.base_values, "codes": self.codes,
                "feature_names": self.feature_names, "method": self.method,
