@@ -7,7 +7,7 @@ import numpy as np
 from .._config import resolve_options
 from .._validation import InvalidParameterError, check_choice, check_int, check_level, is_integer
 from ..data import Dataset, resolve_features
-from ..engine import DataRows, GridRows, Plan, compact_index, run
+from ..engine import DataPredictions, GridRows, Plan, compact_index, run
 from ..models import prepare
 from ._categorical import level_order
 from ._dask_input import dask_ale, is_dask_input
@@ -154,9 +154,6 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
     feats = resolve_features(dataset, features)
     axes = _AxisCache(dataset, max_discrete)
 
-    # f(x_i) at the data itself serves every level feature of the request; it comes
-    # first, so that each level feature can be reduced as soon as its own rows are in
-    at_data = _AtData(dataset)
     plans = []
     for feat in feats:
         if isinstance(feat, tuple):
@@ -165,43 +162,9 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
                                    output=mdl.output_name))
         else:
             plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat)),
-                                      at_data, output=mdl.output_name, confidence=confidence,
+                                      output=mdl.output_name, confidence=confidence,
                                       empty_bins=empty_bins))
-    levels = [p for p in plans if getattr(p, "needs_data_rows", False)]
-    if levels:
-        at_data.plan_rows(np.unique(np.concatenate([p.rows for p in levels])))
-        plans.insert(0, at_data)
-    results = run(mdl, plans, options, desc="ale")
-    return Effects([r for r in results if r is not None])
-
-
-class _AtData(Plan):
-    """The predictions at the data rows, shared by the level features of a request.
-
-    Only the rows some level feature steps from are evaluated: a row whose
-    explained value is missing takes no part (and may be one the model
-    cannot predict).
-    """
-
-    def __init__(self, dataset):
-        self.dataset = dataset
-        self.segments = []
-
-    def plan_rows(self, rows: np.ndarray):
-        """Evaluate the data at the sorted row positions ``rows``."""
-        self.rows = rows
-        every = rows.size == self.dataset.n_rows
-        self.segment = DataRows(self.dataset.values, rows=None if every else rows)
-        self.segments = [self.segment]
-
-    def at(self, rows: np.ndarray) -> np.ndarray:
-        """The predictions at the data rows ``rows`` (positions in the data)."""
-        if self.segment.index is None:
-            return self.segment.result[rows]
-        return self.segment.result[np.searchsorted(self.rows, rows)]
-
-    def reduce(self):
-        return None
+    return Effects(run(mdl, plans, options, desc="ale"))
 
 
 # --------------------------------------------------------------------- input
@@ -368,13 +331,11 @@ class _FeaturePlan(Plan):
     feature at a time.
     """
 
-    def __init__(self, dataset, axis: _Axis, at_data: _AtData, *, output, confidence,
-                 empty_bins="zero"):
-        self.axis, self.at_data, self.output, self.confidence = axis, at_data, output, confidence
+    def __init__(self, dataset, axis: _Axis, *, output, confidence, empty_bins="zero"):
+        self.axis, self.output, self.confidence = axis, output, confidence
         self.empty_bins = empty_bins
         self.covariance = None  # of adjacent steps, for level axes
         u = axis.unit
-        self.needs_data_rows = not axis.binned
         self.stats = None
         if axis.binned:
             # the point moved to both edges of its bin: the rows at the lower edges come
@@ -396,6 +357,10 @@ class _FeaturePlan(Plan):
             self.cell = np.concatenate([cell_up[fwd], cell_down[bwd]])
             self.sign = np.concatenate([np.ones(fwd.sum()), -np.ones(bwd.sum())])
             n_rows = self.rows.size
+            # f at the data, shared with the request's other level features (and any
+            # plan that reads the predictions at the data): evaluated once, first
+            self.at_data = DataPredictions(dataset.values, self.rows)
+            self.shared_rows = [self.at_data]
             target = np.concatenate([u[fwd].astype(np.intp) + 1, u[bwd].astype(np.intp) - 1])
             segment = GridRows(dataset.values, (axis.j,), axis.grid, rows=self.rows,
                                index=target)

@@ -8,10 +8,11 @@ they arrive, so a partial dependence over a million rows never holds more than
 a few chunks.
 """
 
-from ._run import PROGRESS_MIN_ROWS, Plan, evaluate, run
+from ._plan import DataPredictions, ModelLike, Plan, SharedRows
+from ._run import PROGRESS_MIN_ROWS, evaluate, run, summarise
 from ._tuner import ALIGN_ROWS, DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ChunkSizer
 from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, compact_index
 
-__all__ = ["Plan", "run", "evaluate", "Segment", "DataRows", "GridRows", "GradientRows",
-           "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
+__all__ = ["Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "summarise", "evaluate",
+           "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS"]

@@ -62,5 +62,5 @@ class InputModel(Model):
         except Exception as exc:
             raise ModelError(f"predict_fn raised {type(exc).__name__} on {m} inputs: {exc}") \
                 from exc
-        self._count(1, m)
+        self.account(1, m)
         return self._check(out, masks)
