@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import InvalidParameterError, ModellensWarning
 
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
-           "moment_stats", "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
+           "moment_stats", "Moments", "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
            "band_half_width"]
 
 #: What an empty bin's effect is: 0, or its neighbours' slope interpolated.
@@ -256,6 +256,72 @@ def moment_stats(count, mean, squares, *, unit=1.0, fallback=0.0):
         with np.errstate(over="ignore"):
             var_mean = var_mean * unit * unit  # inf where the variance itself overflows
     return mean, std, count, var_mean
+
+
+class Moments:
+    """Count, mean and sum of squared deviations per bin: summaries that merge exactly.
+
+    The mean and the squared deviations are kept about each bin's own mean,
+    so a large common offset of the values does not cancel (the sums of
+    ``x`` and ``x**2`` would); two summaries of disjoint rows merge with the
+    pairwise update of Chan, Golub & LeVeque (1979).
+    """
+
+    def __init__(self, n_bins):
+        self.count = np.zeros(n_bins, dtype=np.int64)
+        self.mean = np.zeros(n_bins)
+        self.squares = np.zeros(n_bins)
+
+    @classmethod
+    def of(cls, bins, values, n_bins) -> "Moments":
+        """The moments of ``values`` grouped by their bin ``bins`` (two passes)."""
+        out = cls(n_bins)
+        out.count = np.bincount(bins, minlength=n_bins)
+        total = np.bincount(bins, weights=values, minlength=n_bins)
+        np.divide(total, out.count, out=out.mean, where=out.count > 0)
+        dev = values - out.mean[bins]
+        out.squares = np.bincount(bins, weights=dev * dev, minlength=n_bins)
+        return out
+
+    @classmethod
+    def of_ranges(cls, values, lo, hi, means=None) -> "Moments":
+        """The moments of the slices ``values[lo[k]:hi[k]]`` (which may overlap).
+
+        ``means`` (optional) are the slices' means as the caller computed
+        them; the squared deviations are taken about them, in a second pass
+        over each slice.
+        """
+        lo, hi = np.asarray(lo, dtype=np.intp), np.asarray(hi, dtype=np.intp)
+        out = cls(lo.size)
+        out.count = hi - lo
+        for k, (a, b) in enumerate(zip(lo, hi)):
+            if b > a:
+                piece = values[a:b]
+                m = piece.mean() if means is None else means[k]
+                out.mean[k] = m
+                out.squares[k] = np.dot(piece - m, piece - m)
+        return out
+
+    @classmethod
+    def merged(cls, parts, n_bins) -> "Moments":
+        """The moments of all ``parts`` (disjoint rows), merged in their order."""
+        out = cls(n_bins)
+        for part in parts:
+            out.add(part)
+        return out
+
+    def add(self, other: "Moments"):
+        """Merge the moments of other rows into these (pairwise update)."""
+        n = self.count + other.count
+        delta = other.mean - self.mean
+        share = np.divide(other.count, n, out=np.zeros(n.size), where=n > 0)
+        self.mean = self.mean + delta * share
+        self.squares = self.squares + other.squares + delta * delta * self.count * share
+        self.count = n
+
+    def stats(self):
+        """``(mean, std, count, var_mean)`` as :func:`bin_stats` gives them."""
+        return moment_stats(self.count, self.mean, self.squares)
 
 
 def band_half_width(variance, confidence: float, name, *, stacklevel=2):

@@ -8,13 +8,14 @@ import numpy as np
 from .._config import resolve_options
 from .._validation import InvalidParameterError, is_integer
 from ..data import resolve_features
-from ..engine import DataRows, evaluate
+from ..engine import DataPredictions, Plan, run
 from ..models import prepare
 from ._dask_input import dask_mplot, is_dask_input
 from ._grid import DEFAULT_POINTS, feature_grid, grid_spec
+from .binning import Moments
 from .result import Band, Effect, Effects
 
-__all__ = ["mplot"]
+__all__ = ["mplot", "level_neighbourhoods", "quantile_neighbourhoods", "window_neighbourhoods"]
 
 
 def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None = None, target=None,
@@ -88,60 +89,94 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
             "window= sets the neighbourhood of points of an explicit grid; with grid=int the "
             "neighbourhoods are the quantile bins themselves. Pass grid points, or leave "
             "window out.")
-    # one pass over the data serves every feature: M-plots need no plan of their own
-    (seg,) = evaluate(mdl, [DataRows(dataset.values)], options, desc="mplot")
-    predictions = seg.result
+    plans = [_MPlotPlan(dataset, j, grid_spec(grid, dataset, j), window, output=mdl.output_name)
+             for j in feats]
+    # every feature reads the one pass at the data (shared rows)
+    return Effects(run(mdl, plans, options, desc="mplot"))
 
-    effects = []
-    for j in feats:
-        col = dataset.columns[j]
-        x_all = dataset.values[:, j]
-        keep = ~np.isnan(x_all)
+
+# ------------------------------------------------------------ neighbourhoods
+# Each rule gives, over the feature's sorted values ``xs``, the rank range
+# ``[lo, hi)`` of every grid point's neighbourhood.
+def level_neighbourhoods(xs: np.ndarray, points: np.ndarray):
+    """One neighbourhood per level or distinct value: the points equal to it."""
+    return np.searchsorted(xs, points, side="left"), np.searchsorted(xs, points, side="right")
+
+
+def quantile_neighbourhoods(xs: np.ndarray, n_bins: int):
+    """``n_bins`` bins of (about) equal counts, whose cuts never split tied values.
+
+    Returns ``lo, hi`` and each bin's grid point, the median of its values
+    (the lower one for an even count).
+    """
+    n = xs.size
+    bounds = np.linspace(0, n, int(n_bins) + 1).round().astype(np.intp)
+    # a cut never splits tied values: it moves to the end of the tie run
+    inner = np.searchsorted(xs, xs[np.maximum(bounds[1:-1], 1) - 1], side="right")
+    bounds = np.unique(np.concatenate([[0], inner, [n]]))
+    lo, hi = bounds[:-1], bounds[1:]
+    return lo, hi, xs[(lo + hi - 1) // 2]
+
+
+def window_neighbourhoods(xs: np.ndarray, points: np.ndarray, window: float):
+    """The ``window`` share of the data whose ranks are nearest to each point's mid-rank.
+
+    A window near an end is shifted inwards so that it stays full.
+    """
+    n = xs.size
+    mid = (np.searchsorted(xs, points, "left") + np.searchsorted(xs, points, "right")) / 2
+    half = max(1, int(round(window * n))) / 2
+    centre = np.clip(mid, half, n - half)
+    lo = np.floor(centre - half).astype(np.intp)
+    hi = np.ceil(centre + half).astype(np.intp).clip(max=n)
+    return lo, hi
+
+
+class _MPlotPlan(Plan):
+    """The M-plot of one feature: neighbourhood means of the predictions at the data."""
+
+    def __init__(self, dataset, j, spec, window, *, output):
+        self.dataset, self.j, self.output = dataset, j, output
+        self.col = dataset.columns[j]
+        self.at_data = DataPredictions(dataset.values)
+        self.shared_rows = [self.at_data]
         x = dataset.column_values(j, warn_for="grid and neighbourhoods")
-        pred = predictions[keep]
-        spec = grid_spec(grid, dataset, j)
-        order = np.argsort(x, kind="stable")
-        xs, ps = x[order], pred[order]
-        n = xs.size
-        csum = np.concatenate([[0.0], np.cumsum(ps)])
-        csq = np.concatenate([[0.0], np.cumsum(ps * ps)])
-        as_int = is_integer(spec)
-        if col.is_categorical or (as_int and dataset.n_unique(j) <= spec):
-            points, labels = feature_grid(dataset, j, spec, data=x)
-            lo = np.searchsorted(xs, points, side="left")
-            hi = np.searchsorted(xs, points, side="right")
-        elif as_int:
+        self.keep = ~np.isnan(dataset.values[:, j])
+        self.order = np.argsort(x, kind="stable")
+        xs = x[self.order]
+        if self.col.is_categorical or (is_integer(spec) and dataset.n_unique(j) <= spec):
+            points, self.labels = feature_grid(dataset, j, spec, data=x)
+            self.lo, self.hi = level_neighbourhoods(xs, points)
+        elif is_integer(spec):
             if spec < 2:
                 raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-            bounds = np.linspace(0, n, int(spec) + 1).round().astype(np.intp)
-            # a cut never splits tied values: it moves to the end of the tie run
-            inner = bounds[1:-1]
-            inner = np.searchsorted(xs, xs[np.maximum(inner, 1) - 1], side="right")
-            bounds = np.unique(np.concatenate([[0], inner, [n]]))
-            lo, hi = bounds[:-1], bounds[1:]
-            points = xs[(lo + hi - 1) // 2]
-            labels = points
+            self.lo, self.hi, self.labels = quantile_neighbourhoods(xs, spec)
         else:
-            points, labels = feature_grid(dataset, j, spec, data=x)
+            points, self.labels = feature_grid(dataset, j, spec, data=x)
             w = window if window is not None else 1.0 / len(points)
             if not 0 < w <= 1:
                 raise InvalidParameterError(
                     f"window must be a share of the data in (0, 1], got {window}.")
-            # centre each window on the point's mid-rank, clipped so it stays full
-            mid = (np.searchsorted(xs, points, "left") + np.searchsorted(xs, points, "right")) / 2
-            half = max(1, int(round(w * n))) / 2
-            centre = np.clip(mid, half, n - half)
-            lo = np.floor(centre - half).astype(np.intp)
-            hi = np.ceil(centre + half).astype(np.intp).clip(max=n)
-        counts = hi - lo
+            self.lo, self.hi = window_neighbourhoods(xs, points, w)
+
+    def reduce(self) -> Effect:
+        ps = self.at_data.at()[self.keep][self.order]
+        csum = np.concatenate([[0.0], np.cumsum(ps)])
+        counts = self.hi - self.lo
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = (csum[hi] - csum[lo]) / counts
-            var = (csq[hi] - csq[lo]) / counts - means ** 2
-        std = np.sqrt(np.clip(var, 0, None))
-        effects.append(Effect(
-            feature=col.name, method="mplot", grid=labels, values=means, std=std,
-            counts=counts, kind=col.kind, feature_values=dataset.observed_labels(j),
-            output=mdl.output_name,
-            band=Band(means - std, means + std, None, "+/- 1 std of predictions"),
-        ))
-    return Effects(effects)
+            means = (csum[self.hi] - csum[self.lo]) / counts
+        # squared deviations about each neighbourhood's own (pairwise-summed) mean, in a
+        # second pass: sums of p and p**2, or a mean read off the running sums, cancel
+        # catastrophically when the predictions share a large offset
+        moments = Moments.of_ranges(ps, self.lo, self.hi)
+        std = np.sqrt(np.divide(moments.squares, counts, out=np.full(counts.size, np.nan),
+                                where=counts > 0))
+        return _effect(self.dataset, self.j, self.labels, means, std, counts, self.output,
+                       self.dataset.observed_labels(self.j))
+
+
+def _effect(dataset, j, labels, means, std, counts, output, feature_values):
+    col = dataset.columns[j]
+    return Effect(feature=col.name, method="mplot", grid=labels, values=means, std=std,
+                  counts=counts, kind=col.kind, feature_values=feature_values, output=output,
+                  band=Band(means - std, means + std, None, "+/- 1 std of predictions"))
