@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import InvalidParameterError, ModellensWarning
 
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
-           "moment_stats", "Moments", "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
+           "moment_stats", "Moments", "CoMoments", "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
            "band_half_width"]
 
 #: What an empty bin's effect is: 0, or its neighbours' slope interpolated.
@@ -310,6 +310,17 @@ class Moments:
             out.add(part)
         return out
 
+    def coarsened(self, groups, n_groups) -> "Moments":
+        """The moments of groups of bins (bin ``k`` goes to group ``groups[k]``)."""
+        out = Moments(n_groups)
+        out.count = np.bincount(groups, weights=self.count, minlength=n_groups).astype(np.int64)
+        total = np.bincount(groups, weights=self.count * self.mean, minlength=n_groups)
+        np.divide(total, out.count, out=out.mean, where=out.count > 0)
+        shift = self.mean - out.mean[groups]
+        out.squares = np.bincount(groups, weights=self.squares + self.count * shift * shift,
+                                  minlength=n_groups)
+        return out
+
     def add(self, other: "Moments"):
         """Merge the moments of other rows into these (pairwise update)."""
         n = self.count + other.count
@@ -322,6 +333,63 @@ class Moments:
     def stats(self):
         """``(mean, std, count, var_mean)`` as :func:`bin_stats` gives them."""
         return moment_stats(self.count, self.mean, self.squares)
+
+
+class CoMoments:
+    """Per group: count, means of two paired values and the sum of their cross deviations.
+
+    Merges pairwise like :class:`Moments` (Chan, Golub & LeVeque's update for
+    the co-moment), so the covariance of the two values within each group can
+    be gathered over partitions.
+    """
+
+    def __init__(self, n_groups):
+        self.count = np.zeros(n_groups, dtype=np.int64)
+        self.mean_a = np.zeros(n_groups)
+        self.mean_b = np.zeros(n_groups)
+        self.cross = np.zeros(n_groups)
+
+    @classmethod
+    def of(cls, groups, a, b, n_groups) -> "CoMoments":
+        out = cls(n_groups)
+        out.count = np.bincount(groups, minlength=n_groups)
+        n = out.count.astype(float)
+        np.divide(np.bincount(groups, weights=a, minlength=n_groups), n, out=out.mean_a,
+                  where=n > 0)
+        np.divide(np.bincount(groups, weights=b, minlength=n_groups), n, out=out.mean_b,
+                  where=n > 0)
+        out.cross = np.bincount(groups, weights=(a - out.mean_a[groups]) * (b - out.mean_b[groups]),
+                                minlength=n_groups)
+        return out
+
+    @classmethod
+    def merged(cls, parts, n_groups) -> "CoMoments":
+        out = cls(n_groups)
+        for part in parts:
+            n = out.count + part.count
+            share = np.divide(part.count, n, out=np.zeros(n.size), where=n > 0)
+            da, db = part.mean_a - out.mean_a, part.mean_b - out.mean_b
+            out.cross = out.cross + part.cross + da * db * out.count * share
+            out.mean_a = out.mean_a + da * share
+            out.mean_b = out.mean_b + db * share
+            out.count = n
+        return out
+
+    def adjacent_covariance(self, step_counts):
+        r"""Covariance of the means of steps ``t - 1`` and ``t`` for each inner level ``t``.
+
+        With the two values the differences down and up of the points at level
+        ``t``: :math:`n_t c_t / (N_{t-1} N_t)`, :math:`c_t` their sample
+        covariance (ddof 1) and :math:`N` the steps' counts (as ALE's in-memory
+        reduction computes it).
+        """
+        n_levels = self.count.size
+        n = self.count.astype(float)
+        c = np.divide(self.cross, n - 1, out=np.zeros(n_levels), where=n > 1)
+        inner = np.arange(1, n_levels - 1)
+        steps = np.asarray(step_counts, dtype=float)
+        denom = steps[inner - 1] * steps[inner]
+        return np.divide(n[inner] * c[inner], denom, out=np.zeros(inner.size), where=denom > 0)
 
 
 def band_half_width(variance, confidence: float, name, *, stacklevel=2):

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
-from .._config import resolve_options
-from .._validation import InvalidParameterError, is_integer
-from ..data import resolve_features
-from ..engine import DataPredictions, Plan, run
-from ..models import prepare
-from ._dask_input import dask_mplot, is_dask_input
-from ._grid import DEFAULT_POINTS, feature_grid, grid_spec
-from .binning import Moments
+from .._validation import InvalidParameterError, ModellensWarning, is_integer
+from ..engine import DataPredictions, Plan, open_request
+from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec
+from .binning import Moments, bin_index
 from .result import Band, Effect, Effects
 
 __all__ = ["mplot", "level_neighbourhoods", "quantile_neighbourhoods", "window_neighbourhoods"]
@@ -75,24 +73,28 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
     >>> bool(np.corrcoef(m["x0"].grid, m["x0"].values)[0, 1] > 0.99)  # yet x0 looks active
     True
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
-    if is_dask_input(X):
-        return dask_mplot(model, X, features, grid=grid, target=target,
-                          response_method=response_method, feature_names=feature_names,
-                          options=options)
-    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
-                           feature_names=feature_names)
-    feats = resolve_features(dataset, features, allow_pairs=False)
+    request = open_request(model, X, features, target=target, response_method=response_method,
+                           feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress, allow_pairs=False)
+    dataset = request.dataset
     if window is not None and (is_integer(grid) or (isinstance(grid, dict) and all(
             is_integer(v) for v in grid.values()))):
         raise InvalidParameterError(
             "window= sets the neighbourhood of points of an explicit grid; with grid=int the "
             "neighbourhoods are the quantile bins themselves. Pass grid points, or leave "
             "window out.")
-    plans = [_MPlotPlan(dataset, j, grid_spec(grid, dataset, j), window, output=mdl.output_name)
-             for j in feats]
-    # every feature reads the one pass at the data (shared rows)
-    return Effects(run(mdl, plans, options, desc="mplot"))
+    if request.out_of_core:
+        hoods = _hoods_out_of_core(request, grid)
+    else:
+        hoods = [_hoods(dataset, j, grid_spec(grid, dataset, j), window)
+                 for j in request.features]
+    feats, output = request.features, request.model.output_name
+
+    def plans_for(values, part, model):
+        # every feature reads the one pass at the data (shared rows)
+        return [_MPlotPlan(dataset, j, h, values, output=output) for j, h in zip(feats, hoods)]
+
+    return Effects(request.run(plans_for, desc="mplot"))
 
 
 # ------------------------------------------------------------ neighbourhoods
@@ -132,47 +134,177 @@ def window_neighbourhoods(xs: np.ndarray, points: np.ndarray, window: float):
     return lo, hi
 
 
-class _MPlotPlan(Plan):
-    """The M-plot of one feature: neighbourhood means of the predictions at the data."""
+@dataclass
+class _Hoods:
+    """The neighbourhoods of one feature's grid points.
 
-    def __init__(self, dataset, j, spec, window, *, output):
-        self.dataset, self.j, self.output = dataset, j, output
-        self.col = dataset.columns[j]
-        self.at_data = DataPredictions(dataset.values)
-        self.shared_rows = [self.at_data]
-        x = dataset.column_values(j, warn_for="grid and neighbourhoods")
-        self.keep = ~np.isnan(dataset.values[:, j])
-        self.order = np.argsort(x, kind="stable")
-        xs = x[self.order]
-        if self.col.is_categorical or (is_integer(spec) and dataset.n_unique(j) <= spec):
-            points, self.labels = feature_grid(dataset, j, spec, data=x)
-            self.lo, self.hi = level_neighbourhoods(xs, points)
-        elif is_integer(spec):
-            if spec < 2:
-                raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-            self.lo, self.hi, self.labels = quantile_neighbourhoods(xs, spec)
-        else:
-            points, self.labels = feature_grid(dataset, j, spec, data=x)
-            w = window if window is not None else 1.0 / len(points)
-            if not 0 < w <= 1:
-                raise InvalidParameterError(
-                    f"window must be a share of the data in (0, 1], got {window}.")
-            self.lo, self.hi = window_neighbourhoods(xs, points, w)
+    ``rule`` is ``"levels"`` (a point per level or distinct value),
+    ``"quantiles"`` (bins of equal counts) or ``"windows"`` (a share of the
+    data around explicit points, which may overlap).  In memory they are rank
+    ranges ``[lo, hi)`` of the sorted values (``order``, over the rows
+    ``keep``); the value ranges ``edges`` (bins) or ``points`` (levels) serve
+    a subset of the rows out of core, where ``quantiles`` (a table ``(q,
+    asked)`` of the feature's quantiles) places each bin's point at its median.
+    """
+
+    rule: str
+    labels: np.ndarray | None = None
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    keep: np.ndarray | None = None
+    order: np.ndarray | None = None
+    points: np.ndarray | None = None
+    edges: np.ndarray | None = None
+    quantiles: tuple | None = None
+    feature_values: np.ndarray | None = None
+
+    @property
+    def n_bins(self) -> int:
+        return (self.points.size if self.edges is None else self.edges.size - 1)
+
+    def bins_of(self, x: np.ndarray):
+        """The neighbourhood of each (non-missing) value, for value ranges."""
+        if self.rule == "windows":
+            raise InvalidParameterError(
+                "M-plot windows around explicit points are ranks of all the data; out of core "
+                "pass grid=int (quantile bins).")
+        if self.edges is not None:
+            return bin_index(x, self.edges)
+        return np.searchsorted(self.points, x)
+
+
+def _hoods(dataset, j, spec, window) -> _Hoods:
+    """The neighbourhoods of column ``j``'s grid, from its values in memory."""
+    col = dataset.columns[j]
+    x = dataset.column_values(j, warn_for="grid and neighbourhoods")
+    keep = ~np.isnan(dataset.values[:, j])
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    common = dict(keep=keep, order=order, feature_values=dataset.observed_labels(j))
+    if col.is_categorical or (is_integer(spec) and dataset.n_unique(j) <= spec):
+        points, labels = feature_grid(dataset, j, spec, data=x)
+        lo, hi = level_neighbourhoods(xs, points)
+        return _Hoods("levels", labels, lo, hi, points=points, **common)
+    if is_integer(spec):
+        if spec < 2:
+            raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
+        lo, hi, points = quantile_neighbourhoods(xs, spec)
+        # the same bins as value ranges (a cut never splits tied values)
+        edges = np.concatenate([[xs[0]], xs[hi - 1]])
+        return _Hoods("quantiles", points, lo, hi, edges=edges, **common)
+    points, labels = feature_grid(dataset, j, spec, data=x)
+    w = window if window is not None else 1.0 / len(points)
+    if not 0 < w <= 1:
+        raise InvalidParameterError(
+            f"window must be a share of the data in (0, 1], got {window}.")
+    lo, hi = window_neighbourhoods(xs, points, w)
+    return _Hoods("windows", labels, lo, hi, points=points, **common)
+
+
+def _hoods_out_of_core(request, grid) -> list:
+    """Neighbourhoods from whole-table facts (Dask data): levels, or approximate quantile bins.
+
+    A categorical feature takes its observed levels; a numeric one ``grid=int``
+    bins between Dask's approximate quantiles (a boolean: its two values).
+    """
+    dataset, table = request.dataset, request.table
+    out = [None] * len(request.features)
+    numeric = []
+    for c, j in enumerate(request.features):
+        spec = grid_spec(grid, dataset, j)
+        col = dataset.columns[j]
+        if col.is_categorical:
+            if not is_integer(spec):
+                points, labels = explicit_grid(dataset, j, spec)
+            else:
+                points = table.observed[j]
+                labels = dataset.labels(j, points)
+            out[c] = _Hoods("levels", labels, points=points)
+            continue
+        if not is_integer(spec) or int(spec) < 2:
+            raise InvalidParameterError("M-plots of Dask data take grid=int (at least 2) for "
+                                        "numeric features: the neighbourhoods are quantile "
+                                        "bins.")
+        numeric.append((c, j, int(spec)))
+    for n_bins in sorted({b for _, _, b in numeric}):
+        group = [(c, j) for c, j, b in numeric if b == n_bins]
+        edges, (q, asked) = table.quantile_edges([j for _, j in group], n_bins)
+        for k, (c, j) in enumerate(group):
+            z = edges[k]
+            if dataset.columns[j].is_boolean:
+                # one neighbourhood per value (quantile edges [0, 1] made one bin of both)
+                z = np.array([-0.5, 0.5, 1.5])
+            out[c] = _Hoods("quantiles", edges=z, quantiles=(asked, q[:, k]))
+    return out
+
+
+class _MPlotPlan(Plan):
+    """The M-plot of one feature: neighbourhood means of the predictions at the data.
+
+    Every feature's plan reads the same pass at the data (shared rows).  In
+    memory the neighbourhoods are rank ranges; a subset of the rows (a
+    partition) is summarised as moments per neighbourhood of values, which
+    merge pairwise.
+    """
+
+    def __init__(self, dataset, j, hoods: _Hoods, values, *, output):
+        self.dataset, self.j, self.hoods, self.output = dataset, j, hoods, output
+        self.values = values
+        self.at_data = DataPredictions(values)
+        self.shared_rows = [self.at_data] if values.shape[0] else []
 
     def reduce(self) -> Effect:
-        ps = self.at_data.at()[self.keep][self.order]
+        h = self.hoods
+        ps = self.at_data.at()[h.keep][h.order]
         csum = np.concatenate([[0.0], np.cumsum(ps)])
-        counts = self.hi - self.lo
+        counts = h.hi - h.lo
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = (csum[self.hi] - csum[self.lo]) / counts
+            means = (csum[h.hi] - csum[h.lo]) / counts
         # squared deviations about each neighbourhood's own (pairwise-summed) mean, in a
         # second pass: sums of p and p**2, or a mean read off the running sums, cancel
         # catastrophically when the predictions share a large offset
-        moments = Moments.of_ranges(ps, self.lo, self.hi)
+        moments = Moments.of_ranges(ps, h.lo, h.hi)
         std = np.sqrt(np.divide(moments.squares, counts, out=np.full(counts.size, np.nan),
                                 where=counts > 0))
-        return _effect(self.dataset, self.j, self.labels, means, std, counts, self.output,
-                       self.dataset.observed_labels(self.j))
+        return _effect(self.dataset, self.j, h.labels, means, std, counts, self.output,
+                       h.feature_values)
+
+    def summarise(self):
+        x = self.values[:, self.j]
+        keep = ~np.isnan(x)
+        if not self.values.shape[0]:
+            return Moments(self.hoods.n_bins), 0
+        pred = self.at_data.at()[keep]
+        return Moments.of(self.hoods.bins_of(x[keep]), pred, self.hoods.n_bins), \
+            int((~keep).sum())
+
+    def merge(self, summaries):
+        return (Moments.merged([m for m, _ in summaries], self.hoods.n_bins),
+                sum(n for _, n in summaries))
+
+    def finish(self, summary):
+        moments, missing = summary
+        h = self.hoods
+        name = self.dataset.columns[self.j].name
+        if missing:
+            warnings.warn(f"{missing} rows have no value in {name!r}; they are left out of "
+                          "its grid and neighbourhoods.", ModellensWarning, stacklevel=4)
+        filled = moments.count > 0  # a bin between two approximate edges can be empty
+        if h.edges is None:
+            labels = np.asarray(h.labels)[filled]
+        elif self.dataset.columns[self.j].is_boolean:  # its bins hold False and True: exact
+            labels = self.dataset.labels(self.j, np.array([0.0, 1.0])[filled])
+        else:
+            # each bin's point is the median of the rows it holds: the quantile at the
+            # middle of its share of the data (ties at an edge move rows between bins, so
+            # the probabilities the bins were cut at can name another bin's median)
+            cum = np.concatenate([[0], np.cumsum(moments.count)])
+            middle = (cum[:-1] + cum[1:]) / 2 / max(cum[-1], 1)
+            asked, q = h.quantiles
+            labels = self.dataset.labels(self.j, np.interp(middle, asked, q)[filled])
+        means, std, counts, _ = (a[filled] for a in moments.stats())
+        return _effect(self.dataset, self.j, labels, means, std, counts, self.output,
+                       h.feature_values)
 
 
 def _effect(dataset, j, labels, means, std, counts, output, feature_values):
