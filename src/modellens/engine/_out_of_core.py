@@ -137,12 +137,15 @@ class OutOfCore:
         text = [j for j, c in enumerate(schema.columns) if c.is_categorical]
         if not text:
             return schema
-        found = self.compute(*[self.frame[self.frame.columns[j]].dropna().astype(object)
-                               .drop_duplicates() for j in text])
-        found = found if len(text) > 1 else (found,)
+        dask, _ = _import_dask()
+        # each partition's distinct values, gathered here (a shuffle is not needed for a
+        # few levels, and Dask's would need a distributed scheduler)
+        per_part = self.compute(*[dask.delayed(_distinct)(part, text) for part in self.parts])
+        per_part = per_part if self.n_parts > 1 else (per_part,)
         columns = list(schema.columns)
-        for j, values in zip(text, found):
-            col, present = columns[j], list(values)
+        for c, j in enumerate(text):
+            col = columns[j]
+            present = list(dict.fromkeys(v for part in per_part for v in part[c]))
             dtype = col.dtype
             if isinstance(dtype, pd.CategoricalDtype):  # its own categories come first
                 known = set(col.levels.tolist())
@@ -256,6 +259,19 @@ def feature_sample(x, n_parts):
     if x.size <= take:
         return x.copy()
     return x[np.linspace(0, x.size - 1, take).astype(np.intp)]
+
+
+def _distinct(part, columns):
+    """The distinct non-missing values of some columns of one partition (by position)."""
+    import pandas as pd
+
+    if not hasattr(part, "iloc"):
+        part = pd.DataFrame(part)
+    out = []
+    for j in columns:
+        series = part.iloc[:, j].astype(object)
+        out.append(pd.unique(series[series.notna()]).tolist())
+    return out
 
 
 def _summarise_partition(values, model, index, plans_for, desc):
