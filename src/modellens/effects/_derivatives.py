@@ -109,10 +109,15 @@ def _takes_tensors(mdl, rows) -> bool:
 
 def feature_scale(values: np.ndarray) -> np.ndarray:
     """Per-column finite-difference scale: the standard deviation, else max |x|, else 1."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column gets scale 1
-        scale = np.nanstd(values, axis=0)
-        fallback = np.nanmax(np.abs(values), axis=0)
+    # an all-missing column (which numpy would warn about) gets scale 1: it is left out
+    # here rather than silenced, as warning filters are process-wide
+    has = ~np.isnan(values).all(axis=0)
+    if has.all():
+        return scale_rule(np.nanstd(values, axis=0), np.nanmax(np.abs(values), axis=0))
+    scale, fallback = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+    if has.any():
+        scale[has] = np.nanstd(values[:, has], axis=0)
+        fallback[has] = np.nanmax(np.abs(values[:, has]), axis=0)
     return scale_rule(scale, fallback)
 
 

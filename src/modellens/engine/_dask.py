@@ -24,6 +24,7 @@ your own, set ``distributed.nanny.pre-spawn-environ`` without it.
 from __future__ import annotations
 
 import copy
+import pickle
 import traceback
 from collections import deque
 
@@ -58,8 +59,6 @@ def resolve_client(client):
 
 def scatter_to_workers(client, obj):
     """``obj`` (the model, with data) on every worker once; a clear error if it cannot go."""
-    import pickle
-
     try:
         # broadcast: a lost worker's copy has twins; straight from here: through the
         # scheduler it cost a transient copy of the data

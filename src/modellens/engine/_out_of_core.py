@@ -36,6 +36,7 @@ partitions run in threads of one process).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .._config import Options
 from .._validation import InvalidParameterError
@@ -131,8 +132,6 @@ class OutOfCore:
 
         Sets ``observed``: the codes of the levels present in the table, by column.
         """
-        import pandas as pd
-
         self.observed = {}
         text = [j for j, c in enumerate(schema.columns) if c.is_categorical]
         if not text:
@@ -263,8 +262,6 @@ def feature_sample(x, n_parts):
 
 def _distinct(part, columns):
     """The distinct non-missing values of some columns of one partition (by position)."""
-    import pandas as pd
-
     if not hasattr(part, "iloc"):
         part = pd.DataFrame(part)
     out = []
