@@ -131,7 +131,7 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     else:
         axes = _pd_axes_out_of_core(request, grid)
     offsets = None if table is None or rows is None else table.offsets()
-    feats, output = request.features, request.model.output_name
+    feats, output, in_memory = request.features, request.model.output_name, table is None
 
     def plans_for(values, part, model):
         base, own = values, rows
@@ -141,7 +141,8 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
             elif part is not None:  # the sample's rows in this partition
                 lo, hi = np.searchsorted(rows, offsets[part:part + 2])
                 base = values[rows[lo:hi] - offsets[part]]
-        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center, output=output)
+        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center, output=output,
+                        observed=in_memory)
                 for feat, ax in zip(feats, axes)]
 
     return Effects(request.run(plans_for, desc="pdp"))
@@ -203,9 +204,11 @@ class _PDPlan(Plan):
     summaries merge by adding the sums and stacking the curves in order.
     """
 
-    def __init__(self, dataset: Dataset, feat, axes, base, rows, *, ice, center, output):
+    def __init__(self, dataset: Dataset, feat, axes, base, rows, *, ice, center, output,
+                 observed=True):
         self.dataset, self.rows, self.ice, self.center, self.output = (dataset, rows, ice,
                                                                        center, output)
+        self.observed = observed  # out of core the client has no feature values to show
         self.cols = feat if isinstance(feat, tuple) else (feat,)
         self.axes = axes
         if len(self.axes) == 1:
@@ -266,7 +269,7 @@ class _PDPlan(Plan):
                                                                   + (None,) * len(shape)]
         names = tuple(dataset.columns[j].name for j in cols)
         kinds = tuple(dataset.columns[j].kind for j in cols)
-        observed = tuple(dataset.observed_labels(j) for j in cols)
+        observed = tuple(dataset.observed_labels(j) if self.observed else None for j in cols)
         pair = len(cols) == 2
         return Effect(
             feature=names if pair else names[0],
