@@ -75,10 +75,12 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`; ``X`` holds the points whose local
-        effects are averaged.  Dask data (out of core): numeric single
-        features, every one binned (``max_discrete`` does not apply), quantile
-        edges from Dask's approximate quantiles (within about 0.1% of the
-        data of their exact place), ``feature_values`` a sample of 10,000.
+        effects are averaged.  Dask data (out of core): numeric features are
+        binned (``max_discrete`` does not apply), quantile edges from Dask's
+        approximate quantiles (within about 0.1% of the data of their exact
+        place); categorical and text features are ordered as in memory from
+        per-level statistics merged over the partitions; pairs too;
+        ``feature_values`` a sample of 10,000.
     features : name, index, or list of them, optional
         Features to explain (all when None); a pair ``(a, b)`` in the list
         gives a second-order effect.

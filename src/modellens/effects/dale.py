@@ -107,7 +107,9 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
         torch tensors / a JAX function.
     X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
         Dask data stay where they are (out of core): bins an int (Dask's
-        approximate quantiles) or edges, not "auto"; the effects keep no
+        approximate quantiles), edges, or "auto" (candidate edges from the
+        approximate quantiles and the exact range, chosen from the local
+        effects' moments merged over the partitions); the effects keep no
         local effects, so they cannot be re-binned.
     features : name, index, or list of them, optional
         Numeric features to explain (all numeric features when None; the

@@ -33,9 +33,10 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`.  Dask data (out of core) take ``grid=int``:
-        its neighbourhoods are bins between Dask's approximate quantiles, each
-        grid point the approximate median of its bin.
+        As in :func:`modellens.pdp`.  Dask data (out of core) take ``grid=int``
+        for numeric features: its neighbourhoods are bins between Dask's
+        approximate quantiles, each grid point the approximate median of its
+        bin; categorical and text features take one neighbourhood per level.
     features : name, index, or list of them, optional
         Single features only (all when None).
     grid : int, array-like or dict, default=20

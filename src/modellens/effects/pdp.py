@@ -36,8 +36,11 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
         Data whose other-feature values are averaged over.  Dask data stay
         where they are (out of core): each partition is averaged on its
-        worker; numeric single features only, an int grid spans the exact
-        minimum to maximum evenly (even for few distinct values), no ICE.
+        worker, and the sums are merged in partition order; an int grid
+        spans the exact minimum to maximum evenly (even for few distinct
+        values), categorical and text features take every observed level;
+        ICE curves need ``sample=`` (the same rows as in memory for the same
+        ``random_state``).
     features : name, index, or list of them, optional
         Features to explain (all when None); a pair ``(a, b)`` in the list
         gives a 2-D partial dependence.
