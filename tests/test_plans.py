@@ -129,3 +129,19 @@ def test_ale_level_features_share_one_pass_at_the_data():
     steps = [np.count_nonzero(X[:, j] < X[:, j].max()) + np.count_nonzero(X[:, j] > X[:, j].min())
              for j in (0, 1)]
     assert sum(calls) == 400 + sum(steps)
+
+
+def test_warnings_from_inside_plans_name_the_callers_line():
+    import warnings
+
+    X = np.random.default_rng(3).normal(size=(300, 2))
+    X[::7, 0] = np.nan
+    f = lambda A: np.nan_to_num(A[:, 0]) + A[:, 1]  # noqa: E731
+    calls = [lambda: ml.ale(f, X, bins=np.linspace(-1, 1, 5)),  # missing values, outside edges
+             lambda: ml.mplot(f, X),
+             lambda: ml.dale(f, X, gradient=lambda A: np.ones_like(A), bins=np.linspace(-1, 1, 5))]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught and {w.filename for w in caught} == {__file__}

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_positive_float,
-                           check_random_state)
+                           check_random_state, user_stacklevel)
 from ..engine import GradientRows, Plan, ShiftedRows
 from ..models import import_torch, is_jax_function, is_torch_module, tree_ensemble_name
 
@@ -239,7 +239,8 @@ class DerivativePlan(Plan):
                     f"{CHECK_RATIO:g}x wider step disagrees (and {n_zero / k:.0%} of "
                     "the points have a derivative of exactly 0). The model seems not smooth "
                     "in this feature (piecewise constant, such as trees or rounding); use "
-                    "ml.ale, or pass gradient=.", ModellensWarning, stacklevel=5)
+                    "ml.ale, or pass gradient=.", ModellensWarning,
+                    stacklevel=user_stacklevel())
 
 
 def _disagreement(narrow: np.ndarray, broad: np.ndarray):

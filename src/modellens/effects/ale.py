@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
-                           check_level, is_integer)
+                           check_level, is_integer, user_stacklevel)
 from ..data import Dataset
 from ..engine import DataPredictions, GridRows, Plan, compact_index, open_request
 from ..engine._out_of_core import feature_sample
@@ -371,7 +371,7 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
         del xs, distinct
         return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric")
     edges = check_edges(spec, col.name)
-    inside = inside_edges(x, edges, col.name, "ALE bins", stacklevel=4)
+    inside = inside_edges(x, edges, col.name, "ALE bins")
     rows = np.flatnonzero(~np.isnan(dataset.values[:, j])) if rows is None else rows
     return _Axis(dataset, j, True, edges, edges, rows[inside], bin_index(x[inside], edges),
                  "numeric")
@@ -381,11 +381,11 @@ def _warn_left_out(axis, missing, outside):
     """Out of core: the rows a feature's bins left out, counted over every partition."""
     if missing:
         warnings.warn(f"{missing} rows have no value in {axis.name!r}; they are left out of its "
-                      "ALE bins.", ModellensWarning, stacklevel=5)
+                      "ALE bins.", ModellensWarning, stacklevel=user_stacklevel())
     if outside:
         warnings.warn(f"{outside} values of {axis.name!r} lie outside the bin edges "
                       f"[{axis.grid[0]:g}, {axis.grid[-1]:g}]; they are left out of its ALE "
-                      "bins.", ModellensWarning, stacklevel=5)
+                      "bins.", ModellensWarning, stacklevel=user_stacklevel())
 
 
 class _OutOfCoreAxes:
@@ -616,11 +616,11 @@ class _FeaturePlan(Plan):
             width = np.diff(axis.grid)
             if not (cell_counts > 0).all():
                 mean = empty_bin_slopes(mean / width, cell_counts, axis.grid, axis.name,
-                                        self.empty_bins, "ale", stacklevel=5) * width
+                                        self.empty_bins, "ale") * width
             values, variance = accumulate(mean, counts, var_mean)
         else:
             values, variance = accumulate_levels(mean, counts, var_mean, covariance)
-        half = band_half_width(variance, self.confidence, axis.name, stacklevel=5)
+        half = band_half_width(variance, self.confidence, axis.name)
         extra = {}
         if axis.discrete:
             extra["discrete"] = True

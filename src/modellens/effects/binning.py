@@ -8,11 +8,11 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning
+from .._validation import InvalidParameterError, ModellensWarning, user_stacklevel
 
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
-           "moment_stats", "Moments", "CoMoments", "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
-           "band_half_width"]
+           "moment_stats", "Moments", "CoMoments", "accumulate", "accumulate_levels",
+           "EMPTY_BINS", "empty_bin_slopes", "band_half_width"]
 
 #: What an empty bin's effect is: 0, or its neighbours' slope interpolated.
 EMPTY_BINS = ("zero", "interpolate")
@@ -71,13 +71,13 @@ def check_edges(edges, name="feature") -> np.ndarray:
     return z
 
 
-def inside_edges(x: np.ndarray, edges: np.ndarray, name, what: str, *, stacklevel: int = 2):
+def inside_edges(x: np.ndarray, edges: np.ndarray, name, what: str):
     """Mask of the values within explicit ``edges``; warns with a count when some are not."""
     inside = (x >= edges[0]) & (x <= edges[-1])
     if not inside.all():
         warnings.warn(f"{int((~inside).sum())} of {x.size} values of {name!r} lie outside the bin "
                       f"edges [{edges[0]:g}, {edges[-1]:g}]; they are left out of its {what}.",
-                      ModellensWarning, stacklevel=stacklevel + 1)
+                      ModellensWarning, stacklevel=user_stacklevel())
     return inside
 
 
@@ -392,19 +392,19 @@ class CoMoments:
         return np.divide(n[inner] * c[inner], denom, out=np.zeros(inner.size), where=denom > 0)
 
 
-def band_half_width(variance, confidence: float, name, *, stacklevel=2):
+def band_half_width(variance, confidence: float, name):
     """Half-width of the normal confidence band, NaN (with a warning) where it overflows."""
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(variance)
     if not np.isfinite(half).all():
         warnings.warn(f"the confidence band of {name!r} cannot be computed in float64: the "
                       "model's outputs are too large (their squares overflow); it is left "
                       "as NaN. Rescale the model's output (divide it by a large constant).",
-                      ModellensWarning, stacklevel=stacklevel + 1)
+                      ModellensWarning, stacklevel=user_stacklevel())
         half = np.where(np.isfinite(half), half, np.nan)
     return half
 
 
-def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str, *, stacklevel=2):
+def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str):
     """Handle bins without data: warn, and with ``how="interpolate"`` fill their slopes.
 
     ``slopes`` holds each bin's effect per unit of the feature (0 for empty
@@ -422,7 +422,7 @@ def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str, *, stac
                   f"Choose fewer bins, edges at data values"
                   f"{' or bins=' + repr('auto') if method == 'dale' else ''}, or "
                   f"empty_bins={'interpolate' if how == 'zero' else 'zero'!r}.",
-                  ModellensWarning, stacklevel=stacklevel + 1)
+                  ModellensWarning, stacklevel=user_stacklevel())
     if how == "zero" or empty.all():
         return slopes
     centres = (edges[:-1] + edges[1:]) / 2

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
-                           check_level, is_integer)
+                           check_level, is_integer, user_stacklevel)
 from ..engine import open_request, run
 from ..engine._out_of_core import feature_sample
 from ..models import ModelError
@@ -202,7 +202,7 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
                 f"DALE needs numeric features; {names} are categorical or boolean. Use ml.ale "
                 "for them (it compares the levels directly).")
         warnings.warn(f"DALE skips the categorical or boolean feature(s) {names}; use ml.ale "
-                      "for them.", ModellensWarning, stacklevel=2)
+                      "for them.", ModellensWarning, stacklevel=user_stacklevel())
         feats = [j for j in feats if j not in categorical]
         if not feats:
             raise InvalidParameterError("X has no numeric feature for DALE; use ml.ale for "
@@ -345,12 +345,14 @@ class _DalePlan(DerivativePlan):
             s = summary[c]
             if s["missing"]:
                 warnings.warn(f"{s['missing']} rows have no value in {name!r}; they are left "
-                              "out of its DALE bins.", ModellensWarning, stacklevel=4)
+                              "out of its DALE bins.", ModellensWarning,
+                              stacklevel=user_stacklevel())
             for key, what in (("not_finite", f"the {self.backend} derivative is NaN or inf"),
                               ("outside", "the value lies outside the bin edges")):
                 if s[key]:
                     warnings.warn(f"{s[key]} rows of {name!r} are left out of its DALE bins: "
-                                  f"{what}.", ModellensWarning, stacklevel=4)
+                                  f"{what}.", ModellensWarning,
+                                  stacklevel=user_stacklevel())
             edges, moments = d["bins"][c], s["moments"]
             if d["auto"][c]:
                 edges, moments = auto_bins_from_moments(edges, moments,
@@ -400,7 +402,7 @@ def _observed(dataset, j, column, derivative, backend):
         warnings.warn(f"the {backend} derivative for {name!r} is NaN or inf at "
                       f"{int((~finite).sum())} of {g.size} rows (missing values in other "
                       "features?); they are left out of its DALE bins.", ModellensWarning,
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
         x, g = x[finite], g[finite]
     elif not missing.any():
         kept = dataset.observed_labels(j)
@@ -460,7 +462,7 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
     if k is None:
         xb = x
         if not isinstance(spec, int):
-            inside = inside_edges(x, edges, name, "DALE bins", stacklevel=3)
+            inside = inside_edges(x, edges, name, "DALE bins")
             if not inside.all():
                 xb, gb = x[inside], g[inside]
         k = bin_index(xb, edges)
@@ -473,11 +475,11 @@ def _curve(name, edges, stats, *, confidence, empty_bins, common):
     mean, std, counts, var_mean = stats
     label = f"{confidence:.0%} confidence band"
     if not (counts > 0).all():
-        mean = empty_bin_slopes(mean, counts, edges, name, empty_bins, "dale", stacklevel=4)
+        mean = empty_bin_slopes(mean, counts, edges, name, empty_bins, "dale")
     width = np.diff(edges)
     bin_effects = mean * width
     values, variance = accumulate(bin_effects, counts, width ** 2 * var_mean)
-    half = band_half_width(variance, confidence, name, stacklevel=4)
+    half = band_half_width(variance, confidence, name)
     return DaleEffect(grid=edges, values=values, std=std, counts=counts,
                       band=Band(values - half, values + half, confidence, label),
                       bins=Bins(counts=counts, std=std, effects=bin_effects,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning, is_integer
+from .._validation import InvalidParameterError, ModellensWarning, is_integer, user_stacklevel
 from ..engine import DataPredictions, Plan, open_request
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec
 from .binning import Moments, bin_index
@@ -84,11 +84,17 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
             "window= sets the neighbourhood of points of an explicit grid; with grid=int the "
             "neighbourhoods are the quantile bins themselves. Pass grid points, or leave "
             "window out.")
+    if window is not None and not 0 < window <= 1:
+        raise InvalidParameterError(f"window must be a share of the data in (0, 1], got {window}.")
     if request.out_of_core:
         hoods = _hoods_out_of_core(request, grid)
     else:
-        hoods = [_hoods(dataset, j, grid_spec(grid, dataset, j), window)
-                 for j in request.features]
+        # in memory each feature's neighbourhoods are found when its plan reduces, so that
+        # the sorted order of one feature at a time is held
+        hoods = [(grid_spec(grid, dataset, j), window) for j in request.features]
+        for spec, _ in hoods:
+            if is_integer(spec) and spec < 2:
+                raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
     feats, output = request.features, request.model.output_name
 
     def plans_for(values, part, model):
@@ -248,11 +254,19 @@ class _MPlotPlan(Plan):
     merge pairwise.
     """
 
-    def __init__(self, dataset, j, hoods: _Hoods, values, *, output):
-        self.dataset, self.j, self.hoods, self.output = dataset, j, hoods, output
+    def __init__(self, dataset, j, hoods, values, *, output):
+        self.dataset, self.j, self.output = dataset, j, output
+        # a _Hoods, or (spec, window) to find them from the data when the plan reduces
+        self._hoods = hoods
         self.values = values
         self.at_data = DataPredictions(values)
         self.shared_rows = [self.at_data] if values.shape[0] else []
+
+    @property
+    def hoods(self) -> _Hoods:
+        if not isinstance(self._hoods, _Hoods):
+            self._hoods = _hoods(self.dataset, self.j, *self._hoods)
+        return self._hoods
 
     def reduce(self) -> Effect:
         h = self.hoods
@@ -267,8 +281,10 @@ class _MPlotPlan(Plan):
         moments = Moments.of_ranges(ps, h.lo, h.hi)
         std = np.sqrt(np.divide(moments.squares, counts, out=np.full(counts.size, np.nan),
                                 where=counts > 0))
-        return _effect(self.dataset, self.j, h.labels, means, std, counts, self.output,
-                       h.feature_values)
+        effect = _effect(self.dataset, self.j, h.labels, means, std, counts, self.output,
+                         h.feature_values)
+        self._hoods = None  # the sorted order is released with the feature
+        return effect
 
     def summarise(self):
         x = self.values[:, self.j]
@@ -289,7 +305,8 @@ class _MPlotPlan(Plan):
         name = self.dataset.columns[self.j].name
         if missing:
             warnings.warn(f"{missing} rows have no value in {name!r}; they are left out of "
-                          "its grid and neighbourhoods.", ModellensWarning, stacklevel=4)
+                          "its grid and neighbourhoods.", ModellensWarning,
+                          stacklevel=user_stacklevel())
         filled = moments.count > 0  # a bin between two approximate edges can be empty
         if h.edges is None:
             labels = np.asarray(h.labels)[filled]
