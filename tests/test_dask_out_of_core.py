@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
+from modellens._config import local_client
 from modellens.engine import DataPredictions, Plan, open_request
 from modellens.engine._out_of_core import QUANTILE_STEPS
 
@@ -29,11 +30,9 @@ pytestmark = pytest.mark.dask
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address="127.0.0.1:0", host="127.0.0.1")
-    with distributed.Client(cluster) as c:
+    """Two worker processes on loopback, as ``ml.config(n_workers=2)`` starts them."""
+    with local_client(2) as c:
         yield c
-    cluster.close()
 
 
 @pytest.fixture
