@@ -6,6 +6,14 @@ reduce step; :func:`run` streams all their rows through the model in large
 chunks capped in bytes, each segment folding the answers of its own rows as
 they arrive, so a partial dependence over a million rows never holds more than
 a few chunks.
+
+Rows that several plans read (the predictions at the data) are
+:class:`SharedRows`, declared by each plan and evaluated once, first.  A plan
+that can also summarise the answers of a subset of rows and merge summaries
+runs out of core unchanged: :func:`open_request` (the front door of every
+public method) routes Dask data to :class:`OutOfCore`, which runs the plans on
+every partition and merges in partition order.  The engine needs of a model
+only what :class:`ModelLike` names.
 """
 
 from ._front import Request, open_request
