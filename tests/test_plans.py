@@ -145,3 +145,22 @@ def test_warnings_from_inside_plans_name_the_callers_line():
             warnings.simplefilter("always")
             call()
         assert caught and {w.filename for w in caught} == {__file__}
+
+
+def test_front_door_resolves_everything_a_method_repeats():
+    from modellens.engine import open_request
+
+    frame = __import__("pandas").DataFrame({"a": [1.0, 2.0, 3.0], "b": ["u", "v", "u"]})
+    request = open_request(lambda D: D["a"].to_numpy(), frame, ["b", ("a", "b")], chunk_size=7)
+    assert request.features == [1, (0, 1)] and request.options.chunk_size == 7
+    assert not request.out_of_core and request.dataset.columns[1].is_categorical
+    with pytest.raises(ml.InvalidParameterError, match="chunk_size"):
+        open_request(lambda D: D["a"], frame, chunk_size=0)
+    dd = pytest.importorskip("dask.dataframe")
+    lazy = dd.from_pandas(frame, npartitions=2)
+    request = open_request(lambda D: D["a"].to_numpy(), lazy)
+    assert request.out_of_core and request.dataset.columns[1].levels.tolist() == ["u", "v"]
+    with pytest.raises(ml.InvalidParameterError, match="in memory"):
+        request.require_in_memory("this option")
+    with pytest.raises(ml.InvalidParameterError, match="Dask"):  # a method without plans
+        open_request(lambda D: D["a"], lazy, out_of_core=False)

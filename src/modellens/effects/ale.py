@@ -280,6 +280,7 @@ class _Axis:
         return out
 
     n_parts = 0  # out of core: the partitions a sample of feature values is spread over
+    sample = None  # out of core: some of a partition's values (see on())
 
     def labels_of(self, x):
         """Encoded values as the user reads them (level labels of a categorical axis)."""
@@ -472,7 +473,8 @@ class _FeaturePlan(Plan):
     def __init__(self, values, axis: _Axis, *, output, confidence, empty_bins="zero",
                  keep_summary=False):
         self.axis, self.output, self.confidence = axis, output, confidence
-        self.keep_summary = keep_summary
+        self.keep_summary = keep_summary  # a partition's plan: moments kept for the merge
+        self.moments = self.local = None
         self.empty_bins = empty_bins
         self.covariance = None  # of adjacent steps, for level axes
         u = axis.unit
@@ -507,14 +509,6 @@ class _FeaturePlan(Plan):
         if n_rows:
             segment.on_finish = self._collect
             self.segments.append(segment)
-
-    @classmethod
-    def from_stats(cls, axis, stats, *, output, confidence, empty_bins="zero"):
-        """A binned feature's plan whose bin statistics were reduced elsewhere (out of core)."""
-        plan = cls.__new__(cls)
-        plan.axis, plan.stats, plan.output, plan.confidence = axis, stats, output, confidence
-        plan.empty_bins, plan.covariance, plan.segments = empty_bins, None, []
-        return plan
 
     def _collect(self, segment):
         """Bin statistics of the local effects; the predictions are released."""
@@ -572,7 +566,7 @@ class _FeaturePlan(Plan):
     # ------------------------------------------------------------ out of core
     def summarise(self):
         axis = self.axis
-        moments = getattr(self, "moments", None) or Moments(axis.n_cells)
+        moments = Moments(axis.n_cells) if self.moments is None else self.moments
         levels = np.bincount(axis.unit, minlength=axis.n_units)
         inner = None
         if not axis.binned:
@@ -583,7 +577,7 @@ class _FeaturePlan(Plan):
                 inner = CoMoments.of(level.astype(np.intp), self.local[:n_fwd][in_fwd],
                                      self.local[n_fwd:][in_bwd], axis.n_units)
         return dict(moments=moments, levels=levels, inner=inner, missing=axis.missing,
-                    outside=axis.outside, sample=getattr(axis, "sample", None))
+                    outside=axis.outside, sample=axis.sample)
 
     def merge(self, summaries):
         axis = self.axis
