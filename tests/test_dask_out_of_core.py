@@ -83,6 +83,9 @@ def test_second_order_ale_equals_in_memory_on_the_same_edges(synchronous):
     np.testing.assert_array_equal(remote.bins.counts, same.bins.counts)
     _close(remote.values, same.values)
     np.testing.assert_allclose(remote.std, same.std, rtol=1e-9, atol=1e-12)
+    # feature values: a sample of each feature spread over the partitions
+    for sample, name in zip(remote.feature_values, ("a", "b")):
+        assert 1000 < sample.size <= 10_000 + 6 and np.isin(sample, df[name]).all()
 
 
 def test_categorical_and_text_columns_equal_in_memory(client):

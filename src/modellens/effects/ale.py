@@ -680,19 +680,25 @@ class _PairPlan(Plan):
         n_cells = a.n_cells * b.n_cells
         moments = Moments.of(self.cell, self._local(), n_cells) if self.segments \
             else Moments(n_cells)
-        return moments, self.units, [(ax.missing, ax.outside) for ax in self.axes]
+        return moments, self.units, [(ax.missing, ax.outside, ax.sample) for ax in self.axes]
 
     def merge(self, summaries):
         a, b = self.axes
+        left = []
+        for k in range(2):
+            parts = [axes[k] for _, _, axes in summaries]
+            samples = [p[2] for p in parts if p[2] is not None]
+            left.append((sum(p[0] for p in parts), sum(p[1] for p in parts),
+                         np.sort(np.concatenate(samples)) if samples else None))
         return (Moments.merged([m for m, _, _ in summaries], a.n_cells * b.n_cells),
-                sum(u for _, u, _ in summaries),
-                [tuple(sum(left[k][i] for _, _, left in summaries) for i in range(2))
-                 for k in range(2)])
+                sum(u for _, u, _ in summaries), left)
 
     def finish(self, summary):
         moments, units, left = summary
-        for axis, (missing, outside) in zip(self.axes, left):
+        for axis, (missing, outside, sample) in zip(self.axes, left):
             _warn_left_out(axis, missing, outside)
+            if sample is not None:
+                axis.feature_values = axis.labels_of(sample)
         if not units.sum():
             _no_rows(*self.axes)
         return self._effect(moments.stats() if moments.count.sum() else None, units)
