@@ -15,8 +15,6 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
 from .._config import Options, resolve_options
 from ._chunks import chunk_rows
 from ._chunks import chunks as _chunks
