@@ -283,7 +283,7 @@ def frame_model(frame):
 
 @pytest.mark.parametrize("sort", [False, True])
 def test_dask_dataframe_ale_matches_pandas_within_the_quantile_tolerance(client, sort):
-    from modellens.effects._dask_input import QUANTILE_STEPS
+    from modellens.engine._out_of_core import QUANTILE_STEPS
 
     df, ddf = _frames()
     if sort:  # the hard case for merged quantiles: partitions of disjoint ranges of a
@@ -359,16 +359,13 @@ def test_dask_dataframe_pd_and_mplot(client):
 
 
 def test_dask_input_limits_are_clear_errors():
-    pd = pytest.importorskip("pandas")
-    dd = pytest.importorskip("dask.dataframe")
-    df = pd.DataFrame({"a": np.arange(200.0), "b": pd.Categorical(["u", "v"] * 100)})
-    with pytest.raises(ml.InvalidParameterError, match="categorical"):
-        ml.ale(lambda X: X["a"], dd.from_pandas(df, npartitions=2), progress=False)
+    # categorical columns and pairs are out of core now (tests/test_dask_out_of_core.py);
+    # what needs every row at once is refused with the way out
     _, ddf = _frames(1000, 2)
-    with pytest.raises(ml.InvalidParameterError, match="pairs"):
-        ml.ale(frame_model, ddf, features=[("a", "b")], progress=False)
-    with pytest.raises(ml.InvalidParameterError, match="ice="):
+    with pytest.raises(ml.InvalidParameterError, match="sample="):
         ml.pdp(frame_model, ddf, ice=True, progress=False)
+    with pytest.raises(ml.InvalidParameterError, match="grid=int"):
+        ml.mplot(frame_model, ddf, features="a", grid=[0.0, 1.0], window=0.5, progress=False)
 
 
 @pytest.mark.parametrize("gradient", [None, smooth_gradient])
@@ -392,8 +389,6 @@ def test_dask_dataframe_dale_matches_the_same_edges(client, gradient):
         assert e.extra["gradient"] == ("finite_differences" if gradient is None else "callable")
     with pytest.raises(ml.InvalidParameterError, match="out of core"):
         remote["a"].rebin(4)
-    with pytest.raises(ml.InvalidParameterError, match="auto"):
-        ml.dale(frame_model, ddf, bins="auto", progress=False)
 
 
 def test_client_holds_a_bounded_number_of_chunks(client, monkeypatch):
@@ -583,7 +578,7 @@ def test_dask_dataframe_boolean_and_empty_columns():
                     for data in (ddf, df))
         np.testing.assert_array_equal(got.grid, ref.grid)
         np.testing.assert_allclose(got.values, ref.values, rtol=1e-12)
-    with pytest.warns(ml.ModellensWarning, match="skips the boolean"):
+    with pytest.warns(ml.ModellensWarning, match="skips the categorical or boolean"):
         assert list(ml.dale(a_plus_c, ddf, progress=False)) == ["a"]
     with pytest.raises(ml.InvalidParameterError, match="boolean"):
         ml.dale(a_plus_c, ddf, features="c", progress=False)

@@ -241,11 +241,25 @@ def test_integer_features_are_labels_on_integer_labelled_frames_everywhere():
 
 
 # --------------------------------------------------------------- imports
-def _imports(path):
-    tree = ast.parse(path.read_text())
-    package = ".".join(("modellens",) + path.relative_to(SRC).parent.parts)
+def _module_name(path):
+    parts = ("modellens",) + path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def _imports(path, source=None, me=None):
+    """Every modellens module ``path`` imports, at module level or inside a function.
+
+    ``from .pkg import name`` counts as an import of ``pkg.name`` when that is a
+    module, else of ``pkg`` (its ``__init__``, which runs when it is imported).
+    """
+    tree = ast.parse(path.read_text() if source is None else source)
+    me = _module_name(path) if me is None else me
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     out = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(tree):  # every node: function-level imports included
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -254,9 +268,12 @@ def _imports(path):
             else:
                 mod = node.module or ""
             if mod.startswith("modellens"):
-                out.add(mod)
+                for alias in node.names:
+                    sub = f"{mod}.{alias.name}"
+                    out.add(sub if sub in MODULES else mod)
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("modellens")}
+    out.discard(me)
     return out
 
 
@@ -265,50 +282,87 @@ def _top(module):
     return parts[1] if len(parts) > 1 else ""
 
 
-def test_import_graph_has_no_cycle_and_arrows_point_down():
-    # the layers, top to bottom; a module may import its own layer's package and below
-    order = ["cli", "plot", "report", "attribution", "effects", "engine", "models", "data",
-             "_serialize", "_config", "_validation"]
-    graph = {}
-    for path in SRC.rglob("*.py"):
-        if path.name == "__init__.py" and path.parent == SRC:
-            continue
-        mod = ".".join(("modellens",) + path.relative_to(SRC).with_suffix("").parts)
-        graph[mod] = _imports(path)
-    rank = {name: i for i, name in enumerate(order)}
-    for mod, targets in graph.items():
+#: The layers as the code has them, top to bottom.  A module may import its own
+#: package and the layers strictly below its own; ``plot`` is a leaf that the result
+#: types of effects and attribution (and the report, through them) draw with.
+LAYERS = [("__main__",), ("cli",), ("report",), ("attribution", "effects"), ("plot",), ("engine",),
+          ("models",), ("data",), ("_serialize", "datasets", "_config"), ("_validation",)]
+
+#: Circles the attribution helper is removing on its branch; the lead empties this list
+#: when the branches are merged.  Nothing else may be added here.
+KNOWN_CIRCLES = [
+    {"modellens.attribution.media", "modellens.attribution.shapley"},
+    {"modellens.plot.attributions", "modellens.plot.lime"},
+]
+
+
+def _graph():
+    # the face (modellens/__init__) re-exports every layer and is left out: the report
+    # and the command line reach the public functions through it
+    return {mod: {t for t in _imports(path) if t != "modellens"}
+            for mod, path in MODULES.items() if mod != "modellens"}
+
+
+def _circles(graph):
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle_between_any_two_modules():
+    circles = _circles(_graph())
+    unexpected = [sorted(c) for c in circles if c not in KNOWN_CIRCLES]
+    assert not unexpected, f"import circles (function-level imports included): {unexpected}"
+
+
+def test_the_circle_check_finds_function_level_and_package_circles():
+    graph = {"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}, "b": {"a.x"}}
+    assert _circles(graph) == [{"a.x", "a.y", "a.z"}]
+    # a lazy import inside a function is an import all the same
+    src = "def f():\n    from ..engine import _run\n    from . import ale\n"
+    found = _imports(SRC / "effects" / "probe.py", src, "modellens.effects.probe")
+    assert found == {"modellens.engine._run", "modellens.effects.ale"}
+
+
+def test_import_graph_arrows_point_down():
+    rank = {name: i for i, names in enumerate(LAYERS) for name in names}
+    for mod, targets in _graph().items():
         layer = _top(mod)
-        if layer not in rank or layer in ("cli", "datasets"):
-            continue
+        assert layer in rank, f"{mod}: add its layer to LAYERS"
         for t in targets:
             tl = _top(t)
-            if tl in rank and tl != layer:
-                # result objects may import their plots lazily (inside a method): only
-                # module-level imports count, which ast.walk cannot tell apart, so the
-                # plot layer is exempt as a target of result types
-                if tl == "plot" and mod.endswith("result"):
-                    continue
-                assert rank[tl] > rank[layer], f"{mod} imports {t}, which is above it"
-    # no cycle between top-level packages
-    edges = {}
-    for mod, targets in graph.items():
-        for t in targets:
-            if _top(t) != _top(mod) and not (_top(t) == "plot" and mod.endswith("result")):
-                edges.setdefault(_top(mod), set()).add(_top(t))
-    seen, stack = set(), set()
-
-    def visit(node):
-        assert node not in stack, f"import cycle through {node}"
-        if node in seen:
-            return
-        stack.add(node)
-        for nxt in edges.get(node, ()):
-            visit(nxt)
-        stack.discard(node)
-        seen.add(node)
-
-    for node in list(edges):
-        visit(node)
+            if tl == layer:
+                continue
+            assert rank[tl] > rank[layer], f"{mod} imports {t}, which is not below it"
 
 
 # -------------------------------------------------------- public docstrings

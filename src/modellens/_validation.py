@@ -8,10 +8,13 @@ the option, says what it got and what it takes.
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 
 import numpy as np
 
-__all__ = ["InvalidParameterError", "ModellensWarning", "is_integer", "check_int",
+__all__ = ["InvalidParameterError", "ModellensWarning", "user_stacklevel", "is_integer",
+           "check_int",
            "check_choice", "check_level", "check_positive_float", "check_random_state"]
 
 
@@ -29,6 +32,22 @@ class ModellensWarning(UserWarning):
 
     Filter exactly ours with ``warnings.simplefilter("ignore", ModellensWarning)``.
     """
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller name the user's line.
+
+    Counts the frames from the caller up to the first one outside modellens, so
+    the warning points at the call of a public function however deep the
+    engine (plans, reductions, the out-of-core driver) issued it.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def is_integer(x) -> bool:

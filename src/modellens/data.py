@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._validation import InvalidParameterError, ModellensWarning, check_random_state, is_integer
+from ._validation import (InvalidParameterError, ModellensWarning, check_random_state,
+                          is_integer, user_stacklevel)
 
 __all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
            "sample_rows", "encode_with", "row_as_frame"]
@@ -306,7 +307,7 @@ class Dataset:
                         f"{int(missing.sum())} of {len(x)} rows have a missing value in "
                         f"{self.columns[j].name!r}; they are left out of its {warn_for}.",
                         ModellensWarning,
-                        stacklevel=3,
+                        stacklevel=user_stacklevel(),
                     )
                 x = x[~missing]
         return x

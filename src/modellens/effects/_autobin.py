@@ -17,7 +17,7 @@ from .._validation import InvalidParameterError
 from ..data import is_integer
 from .binning import bin_index, quantile_edges
 
-__all__ = ["auto_edges", "auto_bins"]
+__all__ = ["auto_edges", "auto_bins", "auto_bins_from_moments"]
 
 #: Weight, in degrees of freedom, of the feature-wide heterogeneity estimate
 #: that is pooled into each bin's own estimate (keeps bins made of one-point
@@ -121,6 +121,28 @@ def auto_bins(x, local_effects, *, min_points=10, n_candidates=16):
     return candidates[chosen], bin_of_atom[atom]
 
 
+def auto_bins_from_moments(candidates, atoms, *, min_points=10):
+    """:func:`auto_bins` from the moments of the local effects between candidate edges.
+
+    Out of core, each partition gathers the moments (:class:`~.binning.Moments`)
+    of its local effects per atom; merged, they give the same costs as the
+    local effects themselves (to rounding).  Returns the chosen edges and the
+    moments of their bins.
+    """
+    n_atoms = candidates.size - 1
+    count = atoms.count.astype(float)
+    n = count.sum()
+    grand = np.dot(count, atoms.mean) / n if n else 0.0
+    shift = atoms.mean - grand  # atom means about the overall mean, as auto_bins centres
+    total = count * shift
+    squares = atoms.squares + count * shift * shift
+    cost = _costs(count, total, squares, np.asarray(atoms.squares, dtype=float), candidates,
+                  int(min_points), squares.sum() / n if n else 0.0)
+    chosen = _best_partition(cost)
+    bin_of_atom = np.searchsorted(chosen, np.arange(n_atoms), side="right") - 1
+    return candidates[chosen], atoms.coarsened(bin_of_atom, chosen.size - 1)
+
+
 def _bin_costs(atom, g, candidates, min_points):
     """``cost[i, j]``: cost of the bin made of atoms ``i .. j-1`` (inf when not allowed)."""
     n_atoms = candidates.size - 1
@@ -132,6 +154,15 @@ def _bin_costs(atom, g, candidates, min_points):
     within = np.zeros(n_atoms)
     within[occupied] = np.maximum(
         squares[occupied] - total[occupied] ** 2 / count[occupied], 0.0)
+    return _costs(count, total, squares, within, candidates, min_points, None, g)
+
+
+def _costs(count, total, squares, within, candidates, min_points, spread, g=None):
+    """The bin costs from the atoms' counts, sums and sums of squares of centred effects
+    and their within-atom sums of squared deviations (``spread``, or ``var(g)``: the
+    heterogeneity when no atom has two points)."""
+    n_atoms = candidates.size - 1
+    occupied = count > 0
 
     def span(per_atom):
         """Sum over atoms i..j-1 for every pair (i, j)."""
@@ -141,7 +172,8 @@ def _bin_costs(atom, g, candidates, min_points):
     n, s1, s2, w_ss, n_occ = (span(a) for a in (count, total, squares, within,
                                                   occupied.astype(float)))
     df_all = count.sum() - occupied.sum()
-    h_all = within.sum() / df_all if df_all > 0 else float(np.var(g))
+    h_all = within.sum() / df_all if df_all > 0 else float(np.var(g) if g is not None
+                                                               else spread)
     width = candidates[None, :] - candidates[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         between = np.maximum(s2 - s1 ** 2 / n - w_ss, 0.0)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data import Dataset
 
-__all__ = ["level_order", "level_distances", "classical_mds_1d"]
+__all__ = ["level_order", "level_distances", "classical_mds_1d", "level_orders_out_of_core"]
 
 #: Points at which the empirical CDFs of a numeric feature are compared.
 N_QUANTILES = 100
@@ -43,6 +43,86 @@ def level_order(dataset: Dataset, j: int) -> np.ndarray:
     if order[0] > order[-1]:
         order = order[::-1]
     return codes[order]
+
+
+def _order_of(codes, distances):
+    """Codes sorted by the 1-D MDS coordinate, the mirror image that starts lower."""
+    order = np.argsort(classical_mds_1d(distances), kind="stable")
+    if order[0] > order[-1]:
+        order = order[::-1]
+    return codes[order]
+
+
+def level_orders_out_of_core(table, columns) -> dict:
+    """:func:`level_order` of each column of out-of-core data, from merged per-level counts.
+
+    Each partition counts, per level of the explained column, the rows below
+    each of ``N_QUANTILES`` quantiles of every numeric other column (Dask's
+    approximate quantiles of its non-missing values stand for the exact ones)
+    and the rows at each level of every categorical other column; the sums
+    over partitions are the in-memory profiles (equal for categorical
+    others, within the quantile tolerance for numeric ones).
+    """
+    schema = table.schema
+    codes = {j: table.observed[j] for j in columns}
+    todo = [j for j in columns if not (schema.columns[j].ordered or codes[j].size <= 2)]
+    out = {j: codes[j] for j in columns if j not in todo}
+    if not todo:
+        return out
+    numeric = [k for k, c in enumerate(schema.columns) if not c.is_categorical]
+    probs = np.linspace(0.0, 1.0, N_QUANTILES)
+    points = {}
+    if numeric:
+        q, asked = table.quantiles(numeric, probs)
+        at = np.searchsorted(asked, probs)
+        points = {k: q[at, c] for c, k in enumerate(numeric)}
+    sizes = {k: len(c.levels) for k, c in enumerate(schema.columns) if c.is_categorical}
+    parts = table.map(None, _level_counts, todo, codes, points, sizes)
+    for j in todo:
+        total = np.zeros((codes[j].size, codes[j].size))
+        for k in range(len(schema.columns)):
+            if k == j:
+                continue
+            counts = sum(part[j][k][0] for part in parts)
+            size = sum(part[j][k][1] for part in parts)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                profile = counts / size[:, None]
+            total += _pairwise(profile, 0.5 if k in sizes else None)
+        out[j] = _order_of(codes[j], total)
+    return out
+
+
+def _level_counts(values, model, index, columns, codes, points, sizes):
+    """One partition's per-level counts: below numeric quantiles, at categorical levels."""
+    out = {}
+    for j in columns:
+        n_levels = codes[j].size
+        lookup = np.full(int(codes[j].max()) + 1, -1, dtype=np.intp)
+        lookup[codes[j].astype(np.intp)] = np.arange(n_levels)
+        xj = values[:, j]
+        has = ~np.isnan(xj)
+        out[j] = {}
+        for k in range(values.shape[1]):
+            if k == j:
+                continue
+            xk = values[:, k]
+            keep = has & ~np.isnan(xk)
+            pos = lookup[xj[keep].astype(np.intp)]
+            size = np.bincount(pos, minlength=n_levels).astype(float)
+            if k in sizes:
+                n_other = sizes[k]
+                counts = np.bincount(pos * n_other + xk[keep].astype(np.intp),
+                                     minlength=n_levels * n_other).reshape(n_levels, n_other)
+            else:
+                counts = np.zeros((n_levels, points[k].size))
+                order = np.lexsort((xk[keep], pos))
+                xs, ps = xk[keep][order], pos[order]
+                starts = np.searchsorted(ps, np.arange(n_levels + 1))
+                for level in range(n_levels):
+                    block = xs[starts[level]:starts[level + 1]]
+                    counts[level] = np.searchsorted(block, points[k], side="right")
+            out[j][k] = (counts.astype(float), size)
+    return out
 
 
 def level_distances(dataset: Dataset, j: int, codes: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_positive_float,
-                           check_random_state)
+                           check_random_state, user_stacklevel)
 from ..engine import GradientRows, Plan, ShiftedRows
 from ..models import import_torch, is_jax_function, is_torch_module, tree_ensemble_name
 
@@ -109,10 +109,15 @@ def _takes_tensors(mdl, rows) -> bool:
 
 def feature_scale(values: np.ndarray) -> np.ndarray:
     """Per-column finite-difference scale: the standard deviation, else max |x|, else 1."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column gets scale 1
-        scale = np.nanstd(values, axis=0)
-        fallback = np.nanmax(np.abs(values), axis=0)
+    # an all-missing column (which numpy would warn about) gets scale 1: it is left out
+    # here rather than silenced, as warning filters are process-wide
+    has = ~np.isnan(values).all(axis=0)
+    if has.all():
+        return scale_rule(np.nanstd(values, axis=0), np.nanmax(np.abs(values), axis=0))
+    scale, fallback = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+    if has.any():
+        scale[has] = np.nanstd(values[:, has], axis=0)
+        fallback[has] = np.nanmax(np.abs(values[:, has]), axis=0)
     return scale_rule(scale, fallback)
 
 
@@ -202,25 +207,40 @@ class DerivativePlan(Plan):
     def reduce(self):
         if self._gradient is not None:
             return self._gradient.result, self.backend
+        self.warn_unreliable(self.check_counts())
+        return self.derivatives, self.backend
+
+    def check_counts(self) -> np.ndarray:
+        """Per feature: checked points, inconsistent ones, moving ones, inconsistent among
+        those, and points with a derivative of exactly 0, ``(c, 5)``; these add up over
+        partitions of the data."""
         k = self.check_rows.size
+        out = np.zeros((len(self._checks), 5), dtype=np.int64)
         for c, (wide, j, h_wide) in enumerate(self._checks):
             narrow = self.derivatives[c, self.check_rows]
             with np.errstate(divide="ignore", invalid="ignore"):
                 broad = (wide.result[:k] - wide.result[k:]) \
                     / self._span(c, self.rows[self.check_rows, j], h_wide)
             inconsistent, moving = _disagreement(narrow, broad)
-            n_moving = int(moving.sum())
-            if inconsistent.mean() > CHECK_SHARE or \
-                    (n_moving >= 5 and inconsistent[moving].mean() > 0.5):
+            out[c] = (k, inconsistent.sum(), moving.sum(), inconsistent[moving].sum(),
+                      np.count_nonzero(narrow == 0))
+        return out
+
+    def warn_unreliable(self, counts, names=None):
+        """Warn for each feature whose finite differences disagree at the wider step."""
+        for c, (k, n_inc, n_moving, inc_moving, n_zero) in enumerate(np.asarray(counts)):
+            if not k:
+                continue
+            if n_inc / k > CHECK_SHARE or (n_moving >= 5 and inc_moving / n_moving > 0.5):
                 warnings.warn(
-                    f"finite differences look unreliable for {self.names[c]!r}: at "
-                    f"{inconsistent.sum() / max(n_moving, 1):.0%} of the {n_moving} of {k} "
+                    f"finite differences look unreliable for {(names or self.names)[c]!r}: at "
+                    f"{n_inc / max(n_moving, 1):.0%} of the {n_moving} of {k} "
                     f"checked points where the model moves, the derivative at a "
-                    f"{CHECK_RATIO:g}x wider step disagrees (and {np.mean(narrow == 0):.0%} of "
+                    f"{CHECK_RATIO:g}x wider step disagrees (and {n_zero / k:.0%} of "
                     "the points have a derivative of exactly 0). The model seems not smooth "
                     "in this feature (piecewise constant, such as trees or rounding); use "
-                    "ml.ale, or pass gradient=.", ModellensWarning, stacklevel=4)
-        return self.derivatives, self.backend
+                    "ml.ale, or pass gradient=.", ModellensWarning,
+                    stacklevel=user_stacklevel())
 
 
 def _disagreement(narrow: np.ndarray, broad: np.ndarray):

@@ -76,6 +76,12 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
         else:
             values = np.linspace(x.min(), x.max(), int(spec))
         return values, dataset.labels(j, values)
+    return explicit_grid(dataset, j, spec)
+
+
+def explicit_grid(dataset: Dataset, j: int, spec):
+    """Encoded values and labels of the grid points ``spec`` given for column ``j``."""
+    col = dataset.columns[j]
     points = np.asarray(spec)
     if points.ndim != 1 or points.size == 0:
         raise InvalidParameterError(

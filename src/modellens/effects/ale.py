@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import copy
+import warnings
+
 import numpy as np
 
-from .._config import resolve_options
-from .._validation import InvalidParameterError, check_choice, check_int, check_level, is_integer
-from ..data import Dataset, resolve_features
-from ..engine import DataRows, GridRows, Plan, compact_index, run
-from ..models import prepare
-from ._categorical import level_order
-from ._dask_input import dask_ale, is_dask_input
+from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
+                           check_level, is_integer, user_stacklevel)
+from ..data import Dataset
+from ..engine import DataPredictions, GridRows, Plan, compact_index, open_request
+from ..engine._out_of_core import feature_sample
+from ._categorical import level_order, level_orders_out_of_core
 from ._grid import DEFAULT_POINTS, grid_spec, pair_specs
-from .binning import (EMPTY_BINS, accumulate, accumulate_levels, band_half_width, bin_index,
-                      bin_stats, check_edges, empty_bin_slopes, inside_edges, quantile_edges)
+from .binning import (EMPTY_BINS, CoMoments, Moments, accumulate, accumulate_levels,
+                      band_half_width, bin_index, bin_stats, check_edges, empty_bin_slopes,
+                      inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
 
 __all__ = ["ale"]
@@ -72,10 +75,12 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`; ``X`` holds the points whose local
-        effects are averaged.  Dask data (out of core): numeric single
-        features, every one binned (``max_discrete`` does not apply), quantile
-        edges from Dask's approximate quantiles (within about 0.1% of the
-        data of their exact place), ``feature_values`` a sample of 10,000.
+        effects are averaged.  Dask data (out of core): numeric features are
+        binned (``max_discrete`` does not apply), quantile edges from Dask's
+        approximate quantiles (within about 0.1% of the data of their exact
+        place); categorical and text features are ordered as in memory from
+        per-level statistics merged over the partitions; pairs too;
+        ``feature_values`` a sample of 10,000.
     features : name, index, or list of them, optional
         Features to explain (all when None); a pair ``(a, b)`` in the list
         gives a second-order effect.
@@ -142,66 +147,40 @@ def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
     >>> e.band.level
     0.95
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(bins, max_discrete, confidence)
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
-    if is_dask_input(X):
-        return dask_ale(model, X, features, bins=bins, confidence=confidence,
-                        empty_bins=empty_bins, target=target, response_method=response_method,
-                        feature_names=feature_names, options=options)
-    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
-                           feature_names=feature_names)
-    feats = resolve_features(dataset, features)
-    axes = _AxisCache(dataset, max_discrete)
-
-    # f(x_i) at the data itself serves every level feature of the request; it comes
-    # first, so that each level feature can be reduced as soon as its own rows are in
-    at_data = _AtData(dataset)
-    plans = []
+    request = open_request(model, X, features, target=target, response_method=response_method,
+                           feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress)
+    dataset, feats = request.dataset, request.features
+    if request.out_of_core:
+        axes = _OutOfCoreAxes(request, bins)
+    else:
+        axes = _AxisCache(dataset, max_discrete)
+    designs = []
     for feat in feats:
         if isinstance(feat, tuple):
             spec_a, spec_b = pair_specs(dataset, bins, feat)
-            plans.append(_PairPlan(dataset, axes.get(feat[0], spec_a), axes.get(feat[1], spec_b),
-                                   output=mdl.output_name))
+            designs.append((axes.get(feat[0], spec_a), axes.get(feat[1], spec_b)))
         else:
-            plans.append(_FeaturePlan(dataset, axes.get(feat, grid_spec(bins, dataset, feat)),
-                                      at_data, output=mdl.output_name, confidence=confidence,
-                                      empty_bins=empty_bins))
-    levels = [p for p in plans if getattr(p, "needs_data_rows", False)]
-    if levels:
-        at_data.plan_rows(np.unique(np.concatenate([p.rows for p in levels])))
-        plans.insert(0, at_data)
-    results = run(mdl, plans, options, desc="ale")
-    return Effects([r for r in results if r is not None])
+            designs.append(axes.get(feat, grid_spec(bins, dataset, feat)))
+    output, out_of_core = request.model.output_name, request.out_of_core
 
+    def plans_for(values, part, model):
+        plans = []
+        for design in designs:
+            if isinstance(design, tuple):
+                a, b = design
+                if out_of_core:
+                    a, b = a.on(values), b.on(values)
+                plans.append(_PairPlan(values, a, b, output=output, strict=not out_of_core))
+            else:
+                axis = design.on(values) if out_of_core else design
+                plans.append(_FeaturePlan(values, axis, output=output, confidence=confidence,
+                                          empty_bins=empty_bins, keep_summary=out_of_core))
+        return plans
 
-class _AtData(Plan):
-    """The predictions at the data rows, shared by the level features of a request.
-
-    Only the rows some level feature steps from are evaluated: a row whose
-    explained value is missing takes no part (and may be one the model
-    cannot predict).
-    """
-
-    def __init__(self, dataset):
-        self.dataset = dataset
-        self.segments = []
-
-    def plan_rows(self, rows: np.ndarray):
-        """Evaluate the data at the sorted row positions ``rows``."""
-        self.rows = rows
-        every = rows.size == self.dataset.n_rows
-        self.segment = DataRows(self.dataset.values, rows=None if every else rows)
-        self.segments = [self.segment]
-
-    def at(self, rows: np.ndarray) -> np.ndarray:
-        """The predictions at the data rows ``rows`` (positions in the data)."""
-        if self.segment.index is None:
-            return self.segment.result[rows]
-        return self.segment.result[np.searchsorted(self.rows, rows)]
-
-    def reduce(self):
-        return None
+    return Effects(request.run(plans_for, desc="ale"))
 
 
 # --------------------------------------------------------------------- input
@@ -257,7 +236,7 @@ class _Axis:
         type that holds it.
     """
 
-    def __init__(self, dataset, j, binned, grid, labels, rows, unit, kind):
+    def __init__(self, dataset, j, binned, grid, labels, rows, unit, kind, feature_values=None):
         self.j = j
         self.name = dataset.columns[j].name
         self.n_data = dataset.n_rows
@@ -268,7 +247,47 @@ class _Axis:
         self.unit = compact_index(unit, grid.size)
         self.kind = kind
         self.discrete = (not binned) and kind == "numeric"
-        self.feature_values = dataset.observed_labels(j)
+        self.feature_values = dataset.observed_labels(j) if feature_values is None \
+            else feature_values
+        self.missing = self.outside = 0
+
+    def on(self, values: np.ndarray) -> "_Axis":
+        """The same axis over other rows (a partition): their units, and rows left out.
+
+        Rows without a value are counted in ``missing``, values outside a
+        binned axis's ends in ``outside``; a level axis takes the rows at its
+        levels.
+        """
+        out = copy.copy(self)
+        x = values[:, self.j]
+        known = ~np.isnan(x)
+        if self.binned:
+            keep = known & (x >= self.grid[0]) & (x <= self.grid[-1])
+            unit = bin_index(x[keep], self.grid)
+        else:
+            order = np.argsort(self.grid, kind="stable")
+            at = np.searchsorted(self.grid[order], x[known]).clip(max=self.grid.size - 1)
+            keep = known.copy()
+            keep[known] = self.grid[order][at] == x[known]
+            unit = order[at[keep[known]]]
+        out.n_data = values.shape[0]
+        rows = np.flatnonzero(keep)
+        out.rows = None if rows.size == out.n_data else rows
+        out.unit = compact_index(unit, self.grid.size)
+        out.missing = int((~known).sum())
+        out.outside = int(known.sum() - keep.sum())
+        out.sample = feature_sample(x[keep], self.n_parts) if self.n_parts else None
+        return out
+
+    n_parts = 0  # out of core: the partitions a sample of feature values is spread over
+    sample = None  # out of core: some of a partition's values (see on())
+
+    def labels_of(self, x):
+        """Encoded values as the user reads them (level labels of a categorical axis)."""
+        if self.kind != "categorical":
+            return x
+        lookup = dict(zip(self.grid.tolist(), range(self.grid.size)))
+        return np.asarray(self.labels)[[lookup[v] for v in x.tolist()]]
 
     @property
     def n_cells(self) -> int:
@@ -353,10 +372,93 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
         del xs, distinct
         return _Axis(dataset, j, True, edges, edges, rows, bin_index(x, edges), "numeric")
     edges = check_edges(spec, col.name)
-    inside = inside_edges(x, edges, col.name, "ALE bins", stacklevel=4)
+    inside = inside_edges(x, edges, col.name, "ALE bins")
     rows = np.flatnonzero(~np.isnan(dataset.values[:, j])) if rows is None else rows
     return _Axis(dataset, j, True, edges, edges, rows[inside], bin_index(x[inside], edges),
                  "numeric")
+
+
+def _warn_left_out(axis, missing, outside):
+    """Out of core: the rows a feature's bins left out, counted over every partition."""
+    if missing:
+        warnings.warn(f"{missing} rows have no value in {axis.name!r}; they are left out of its "
+                      "ALE bins.", ModellensWarning, stacklevel=user_stacklevel())
+    if outside:
+        warnings.warn(f"{outside} values of {axis.name!r} lie outside the bin edges "
+                      f"[{axis.grid[0]:g}, {axis.grid[-1]:g}]; they are left out of its ALE "
+                      "bins.", ModellensWarning, stacklevel=user_stacklevel())
+
+
+class _OutOfCoreAxes:
+    """Each feature's axis from whole-table facts (Dask data); rows are assigned per partition.
+
+    Numeric features are binned (``max_discrete`` does not apply): an int
+    takes edges between Dask's approximate quantiles, ties collapsed, the ends
+    exact; edges are taken as given.  A categorical feature's levels are
+    ordered as in memory (its own order, or the 1-D MDS of the summed KS /
+    total-variation distances) from per-level statistics merged over the
+    partitions.
+    """
+
+    def __init__(self, request, bins):
+        self.request, self.dataset, self.table = request, request.dataset, request.table
+        singles = [f for feat in request.features
+                   for f in (feat if isinstance(feat, tuple) else (feat,))]
+        specs = {}
+        for feat in request.features:
+            if isinstance(feat, tuple):
+                for j, spec in zip(feat, pair_specs(self.dataset, bins, feat)):
+                    specs.setdefault((j, _key(spec)), spec)
+            else:
+                spec = grid_spec(bins, self.dataset, feat)
+                specs.setdefault((feat, _key(spec)), spec)
+        self._axes = {}
+        quantile = {}
+        for (j, key), spec in specs.items():
+            col = self.dataset.columns[j]
+            if col.is_categorical:
+                continue
+            if is_integer(spec):
+                check_int(spec, "bins", low=1, what="a positive number of bins")
+                quantile.setdefault(int(spec), []).append(j)
+            else:
+                self._axes[(j, key)] = self._binned(j, check_edges(spec, col.name))
+        for n_bins, cols in quantile.items():
+            edges, _ = self.table.quantile_edges(cols, n_bins)
+            for j, z in zip(cols, edges):
+                self._axes[(j, n_bins)] = self._binned(j, z)
+        levels = sorted({j for j in singles if self.dataset.columns[j].is_categorical})
+        if levels:
+            orders = level_orders_out_of_core(self.table, levels)
+            for j in levels:
+                codes = orders[j]
+                self._axes[(j, "levels")] = self._levels(j, codes)
+
+    def _binned(self, j, edges):
+        axis = _Axis(self.dataset, j, True, edges, edges, None,
+                     np.zeros(self.dataset.n_rows, dtype=np.intp), "numeric", feature_values=())
+        axis.n_parts = self.table.n_parts
+        return axis
+
+    def _levels(self, j, codes):
+        axis = _Axis(self.dataset, j, False, codes, self.dataset.labels(j, codes), None,
+                     np.zeros(self.dataset.n_rows, dtype=np.intp), "categorical",
+                     feature_values=())
+        axis.n_parts = self.table.n_parts
+        return axis
+
+    def get(self, j, spec):
+        if self.dataset.columns[j].is_categorical:
+            if not is_integer(spec):
+                raise InvalidParameterError(
+                    f"feature {self.dataset.columns[j].name!r} is categorical: its levels are "
+                    "the ALE grid, so bins must not give edges for it.")
+            return self._axes[(j, "levels")]
+        return self._axes[(j, _key(spec))]
+
+
+def _key(spec):
+    return int(spec) if is_integer(spec) else id(spec)
 
 
 # --------------------------------------------------------------- first order
@@ -368,20 +470,21 @@ class _FeaturePlan(Plan):
     feature at a time.
     """
 
-    def __init__(self, dataset, axis: _Axis, at_data: _AtData, *, output, confidence,
-                 empty_bins="zero"):
-        self.axis, self.at_data, self.output, self.confidence = axis, at_data, output, confidence
+    def __init__(self, values, axis: _Axis, *, output, confidence, empty_bins="zero",
+                 keep_summary=False):
+        self.axis, self.output, self.confidence = axis, output, confidence
+        self.keep_summary = keep_summary  # a partition's plan: moments kept for the merge
+        self.moments = self.local = None
         self.empty_bins = empty_bins
         self.covariance = None  # of adjacent steps, for level axes
         u = axis.unit
-        self.needs_data_rows = not axis.binned
         self.stats = None
         if axis.binned:
             # the point moved to both edges of its bin: the rows at the lower edges come
             # first, then those at the upper edges
             self.cell, self.sign, self.rows = u, None, axis.rows
             n_rows = u.size
-            segment = GridRows(dataset.values, (axis.j,), axis.grid, rows=axis.rows, index=u,
+            segment = GridRows(values, (axis.j,), axis.grid, rows=axis.rows, index=u,
                                offsets=(0, 1))
         else:
             # the point moved to the next level up and down; f at its own level comes
@@ -396,21 +499,16 @@ class _FeaturePlan(Plan):
             self.cell = np.concatenate([cell_up[fwd], cell_down[bwd]])
             self.sign = np.concatenate([np.ones(fwd.sum()), -np.ones(bwd.sum())])
             n_rows = self.rows.size
+            # f at the data, shared with the request's other level features (and any
+            # plan that reads the predictions at the data): evaluated once, first
+            self.at_data = DataPredictions(values, self.rows)
+            self.shared_rows = [self.at_data]
             target = np.concatenate([u[fwd].astype(np.intp) + 1, u[bwd].astype(np.intp) - 1])
-            segment = GridRows(dataset.values, (axis.j,), axis.grid, rows=self.rows,
-                               index=target)
+            segment = GridRows(values, (axis.j,), axis.grid, rows=self.rows, index=target)
         self.segments = []
         if n_rows:
             segment.on_finish = self._collect
             self.segments.append(segment)
-
-    @classmethod
-    def from_stats(cls, axis, stats, *, output, confidence, empty_bins="zero"):
-        """A binned feature's plan whose bin statistics were reduced elsewhere (out of core)."""
-        plan = cls.__new__(cls)
-        plan.axis, plan.stats, plan.output, plan.confidence = axis, stats, output, confidence
-        plan.empty_bins, plan.covariance, plan.segments = empty_bins, None, []
-        return plan
 
     def _collect(self, segment):
         """Bin statistics of the local effects; the predictions are released."""
@@ -423,6 +521,10 @@ class _FeaturePlan(Plan):
         self.stats = bin_stats(self.cell, local, self.axis.n_cells)
         if self.sign is not None:
             self.covariance = self._adjacent_covariance(local, self.stats[2])
+            if self.keep_summary:
+                self.local = local
+        if self.keep_summary:  # a partition's plan: the moments merge across partitions
+            self.moments = Moments.of(self.cell, local, self.axis.n_cells)
         segment.result = None
 
     def _adjacent_covariance(self, local, step_counts):
@@ -456,19 +558,63 @@ class _FeaturePlan(Plan):
         axis = self.axis
         if self.stats is None:
             self.stats = bin_stats(np.zeros(0, dtype=np.intp), np.zeros(0), axis.n_cells)
-        mean, std, cell_counts, var_mean = self.stats
         # a binned axis's units are its cells
-        counts = cell_counts if axis.binned else np.bincount(axis.unit, minlength=axis.n_units)
+        counts = self.stats[2] if axis.binned else np.bincount(axis.unit,
+                                                               minlength=axis.n_units)
+        return self._effect(self.stats, counts, self.covariance)
+
+    # ------------------------------------------------------------ out of core
+    def summarise(self):
+        axis = self.axis
+        moments = Moments(axis.n_cells) if self.moments is None else self.moments
+        levels = np.bincount(axis.unit, minlength=axis.n_units)
+        inner = None
+        if not axis.binned:
+            inner = CoMoments(axis.n_units)
+            if self.stats is not None:
+                in_fwd, in_bwd, level = self.inner
+                n_fwd = int(np.count_nonzero(self.sign > 0))
+                inner = CoMoments.of(level.astype(np.intp), self.local[:n_fwd][in_fwd],
+                                     self.local[n_fwd:][in_bwd], axis.n_units)
+        return dict(moments=moments, levels=levels, inner=inner, missing=axis.missing,
+                    outside=axis.outside, sample=axis.sample)
+
+    def merge(self, summaries):
+        axis = self.axis
+        out = dict(moments=Moments.merged([p["moments"] for p in summaries], axis.n_cells),
+                   levels=sum(p["levels"] for p in summaries),
+                   missing=sum(p["missing"] for p in summaries),
+                   outside=sum(p["outside"] for p in summaries),
+                   inner=None if axis.binned else CoMoments.merged(
+                       [p["inner"] for p in summaries], axis.n_units))
+        samples = [p["sample"] for p in summaries if p["sample"] is not None]
+        out["sample"] = np.sort(np.concatenate(samples)) if samples else None
+        return out
+
+    def finish(self, summary):
+        axis = self.axis
+        _warn_left_out(axis, summary["missing"], summary["outside"])
+        if summary["sample"] is not None:
+            axis.feature_values = axis.labels_of(summary["sample"])
+        stats = summary["moments"].stats()
+        covariance = None
+        if not axis.binned:
+            covariance = summary["inner"].adjacent_covariance(stats[2])
+        counts = stats[2] if axis.binned else summary["levels"]
+        return self._effect(stats, counts, covariance)
+
+    def _effect(self, stats, counts, covariance) -> Effect:
+        axis = self.axis
+        mean, std, cell_counts, var_mean = stats
         if axis.binned:
             width = np.diff(axis.grid)
             if not (cell_counts > 0).all():
                 mean = empty_bin_slopes(mean / width, cell_counts, axis.grid, axis.name,
-                                        self.empty_bins, "ale", stacklevel=5) * width
+                                        self.empty_bins, "ale") * width
             values, variance = accumulate(mean, counts, var_mean)
         else:
-            values, variance = accumulate_levels(mean, counts, var_mean,
-                                                 self.covariance)
-        half = band_half_width(variance, self.confidence, axis.name, stacklevel=5)
+            values, variance = accumulate_levels(mean, counts, var_mean, covariance)
+        half = band_half_width(variance, self.confidence, axis.name)
         extra = {}
         if axis.discrete:
             extra["discrete"] = True
@@ -484,16 +630,18 @@ class _FeaturePlan(Plan):
 
 # -------------------------------------------------------------- second order
 class _PairPlan(Plan):
-    """The four-corner model rows of one second-order effect and their reduction."""
+    """The four-corner model rows of one second-order effect and their reduction.
 
-    def __init__(self, dataset, axis_a: _Axis, axis_b: _Axis, *, output):
+    A subset of the rows (a partition) is summarised as moments of the
+    four-corner differences per cell and the points per unit of data.
+    """
+
+    def __init__(self, values, axis_a: _Axis, axis_b: _Axis, *, output, strict=True):
         self.axes, self.output = (axis_a, axis_b), output
         unit_a, unit_b = axis_a.unit_of_rows(), axis_b.unit_of_rows()
         rows = np.flatnonzero((unit_a >= 0) & (unit_b >= 0))
-        if rows.size == 0:
-            raise InvalidParameterError(
-                f"no row has values in both {axis_a.name!r} and {axis_b.name!r}; a "
-                "second-order ALE needs rows with both.")
+        if rows.size == 0 and strict:
+            _no_rows(axis_a, axis_b)
         ua, ub = unit_a[rows], unit_b[rows]
         self.units = np.bincount(ua * axis_b.n_units + ub,
                                  minlength=axis_a.n_units * axis_b.n_units
@@ -511,18 +659,55 @@ class _PairPlan(Plan):
             corners[k, :, 0], corners[k, :, 1] = va, vb
         self.segments = []
         if axis_a.n_cells and axis_b.n_cells and self.rows.size:
-            single = self.rows.size == dataset.n_rows and axis_a.binned and axis_b.binned
-            self.segments.append(GridRows(dataset.values, (axis_a.j, axis_b.j), corners,
+            single = self.rows.size == values.shape[0] and axis_a.binned and axis_b.binned
+            self.segments.append(GridRows(values, (axis_a.j, axis_b.j), corners,
                                           rows=None if single else self.rows))
+
+    def _local(self):
+        y = self.segments[0].result.reshape(4, -1)
+        return y[3] - y[2] - y[1] + y[0]
 
     def reduce(self) -> Effect:
         a, b = self.axes
-        shape = (a.n_cells, b.n_cells)
-        units = self.units
         if self.segments:
-            y = self.segments[0].result.reshape(4, -1)
-            local = y[3] - y[2] - y[1] + y[0]
-            mean, std, count, _ = bin_stats(self.cell, local, shape[0] * shape[1])
+            stats = bin_stats(self.cell, self._local(), a.n_cells * b.n_cells)
+        else:
+            stats = None
+        return self._effect(stats, self.units)
+
+    def summarise(self):
+        a, b = self.axes
+        n_cells = a.n_cells * b.n_cells
+        moments = Moments.of(self.cell, self._local(), n_cells) if self.segments \
+            else Moments(n_cells)
+        return moments, self.units, [(ax.missing, ax.outside, ax.sample) for ax in self.axes]
+
+    def merge(self, summaries):
+        a, b = self.axes
+        left = []
+        for k in range(2):
+            parts = [axes[k] for _, _, axes in summaries]
+            samples = [p[2] for p in parts if p[2] is not None]
+            left.append((sum(p[0] for p in parts), sum(p[1] for p in parts),
+                         np.sort(np.concatenate(samples)) if samples else None))
+        return (Moments.merged([m for m, _, _ in summaries], a.n_cells * b.n_cells),
+                sum(u for _, u, _ in summaries), left)
+
+    def finish(self, summary):
+        moments, units, left = summary
+        for axis, (missing, outside, sample) in zip(self.axes, left):
+            _warn_left_out(axis, missing, outside)
+            if sample is not None:
+                axis.feature_values = axis.labels_of(sample)
+        if not units.sum():
+            _no_rows(*self.axes)
+        return self._effect(moments.stats() if moments.count.sum() else None, units)
+
+    def _effect(self, stats, units) -> Effect:
+        a, b = self.axes
+        shape = (a.n_cells, b.n_cells)
+        if stats is not None:
+            mean, std, count, _ = stats
             mean, std, count = mean.reshape(shape), std.reshape(shape), count.reshape(shape)
             empty = count == 0
             delta = _fill_empty(mean, empty, a.cell_centres(), b.cell_centres())
@@ -535,6 +720,12 @@ class _PairPlan(Plan):
                       values=values, std=std, counts=units, kind=(a.kind, b.kind),
                       feature_values=(a.feature_values, b.feature_values), output=self.output,
                       bins=Bins(counts=count, std=std), empty_cells=empty)
+
+
+def _no_rows(axis_a, axis_b):
+    raise InvalidParameterError(
+        f"no row has values in both {axis_a.name!r} and {axis_b.name!r}; a "
+        "second-order ALE needs rows with both.")
 
 
 def _both(valid_a, valid_b, size):

@@ -8,11 +8,11 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning
+from .._validation import InvalidParameterError, ModellensWarning, user_stacklevel
 
 __all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
-           "moment_stats", "accumulate", "accumulate_levels", "EMPTY_BINS", "empty_bin_slopes",
-           "band_half_width"]
+           "moment_stats", "Moments", "CoMoments", "accumulate", "accumulate_levels",
+           "EMPTY_BINS", "empty_bin_slopes", "band_half_width"]
 
 #: What an empty bin's effect is: 0, or its neighbours' slope interpolated.
 EMPTY_BINS = ("zero", "interpolate")
@@ -71,13 +71,13 @@ def check_edges(edges, name="feature") -> np.ndarray:
     return z
 
 
-def inside_edges(x: np.ndarray, edges: np.ndarray, name, what: str, *, stacklevel: int = 2):
+def inside_edges(x: np.ndarray, edges: np.ndarray, name, what: str):
     """Mask of the values within explicit ``edges``; warns with a count when some are not."""
     inside = (x >= edges[0]) & (x <= edges[-1])
     if not inside.all():
         warnings.warn(f"{int((~inside).sum())} of {x.size} values of {name!r} lie outside the bin "
                       f"edges [{edges[0]:g}, {edges[-1]:g}]; they are left out of its {what}.",
-                      ModellensWarning, stacklevel=stacklevel + 1)
+                      ModellensWarning, stacklevel=user_stacklevel())
     return inside
 
 
@@ -258,19 +258,153 @@ def moment_stats(count, mean, squares, *, unit=1.0, fallback=0.0):
     return mean, std, count, var_mean
 
 
-def band_half_width(variance, confidence: float, name, *, stacklevel=2):
+class Moments:
+    """Count, mean and sum of squared deviations per bin: summaries that merge exactly.
+
+    The mean and the squared deviations are kept about each bin's own mean,
+    so a large common offset of the values does not cancel (the sums of
+    ``x`` and ``x**2`` would); two summaries of disjoint rows merge with the
+    pairwise update of Chan, Golub & LeVeque (1979).
+    """
+
+    def __init__(self, n_bins):
+        self.count = np.zeros(n_bins, dtype=np.int64)
+        self.mean = np.zeros(n_bins)
+        self.squares = np.zeros(n_bins)
+
+    @classmethod
+    def of(cls, bins, values, n_bins) -> "Moments":
+        """The moments of ``values`` grouped by their bin ``bins`` (two passes)."""
+        out = cls(n_bins)
+        out.count = np.bincount(bins, minlength=n_bins)
+        total = np.bincount(bins, weights=values, minlength=n_bins)
+        np.divide(total, out.count, out=out.mean, where=out.count > 0)
+        dev = values - out.mean[bins]
+        out.squares = np.bincount(bins, weights=dev * dev, minlength=n_bins)
+        return out
+
+    @classmethod
+    def of_ranges(cls, values, lo, hi, means=None) -> "Moments":
+        """The moments of the slices ``values[lo[k]:hi[k]]`` (which may overlap).
+
+        ``means`` (optional) are the slices' means as the caller computed
+        them; the squared deviations are taken about them, in a second pass
+        over each slice.
+        """
+        lo, hi = np.asarray(lo, dtype=np.intp), np.asarray(hi, dtype=np.intp)
+        out = cls(lo.size)
+        out.count = hi - lo
+        for k, (a, b) in enumerate(zip(lo, hi)):
+            if b > a:
+                piece = values[a:b]
+                m = piece.mean() if means is None else means[k]
+                out.mean[k] = m
+                out.squares[k] = np.dot(piece - m, piece - m)
+        return out
+
+    @classmethod
+    def merged(cls, parts, n_bins) -> "Moments":
+        """The moments of all ``parts`` (disjoint rows), merged in their order."""
+        out = cls(n_bins)
+        for part in parts:
+            out.add(part)
+        return out
+
+    def coarsened(self, groups, n_groups) -> "Moments":
+        """The moments of groups of bins (bin ``k`` goes to group ``groups[k]``)."""
+        out = Moments(n_groups)
+        out.count = np.bincount(groups, weights=self.count, minlength=n_groups).astype(np.int64)
+        total = np.bincount(groups, weights=self.count * self.mean, minlength=n_groups)
+        np.divide(total, out.count, out=out.mean, where=out.count > 0)
+        shift = self.mean - out.mean[groups]
+        out.squares = np.bincount(groups, weights=self.squares + self.count * shift * shift,
+                                  minlength=n_groups)
+        return out
+
+    def add(self, other: "Moments"):
+        """Merge the moments of other rows into these (pairwise update)."""
+        n = self.count + other.count
+        delta = other.mean - self.mean
+        share = np.divide(other.count, n, out=np.zeros(n.size), where=n > 0)
+        self.mean = self.mean + delta * share
+        self.squares = self.squares + other.squares + delta * delta * self.count * share
+        self.count = n
+
+    def stats(self):
+        """``(mean, std, count, var_mean)`` as :func:`bin_stats` gives them."""
+        return moment_stats(self.count, self.mean, self.squares)
+
+
+class CoMoments:
+    """Per group: count, means of two paired values and the sum of their cross deviations.
+
+    Merges pairwise like :class:`Moments` (Chan, Golub & LeVeque's update for
+    the co-moment), so the covariance of the two values within each group can
+    be gathered over partitions.
+    """
+
+    def __init__(self, n_groups):
+        self.count = np.zeros(n_groups, dtype=np.int64)
+        self.mean_a = np.zeros(n_groups)
+        self.mean_b = np.zeros(n_groups)
+        self.cross = np.zeros(n_groups)
+
+    @classmethod
+    def of(cls, groups, a, b, n_groups) -> "CoMoments":
+        out = cls(n_groups)
+        out.count = np.bincount(groups, minlength=n_groups)
+        n = out.count.astype(float)
+        np.divide(np.bincount(groups, weights=a, minlength=n_groups), n, out=out.mean_a,
+                  where=n > 0)
+        np.divide(np.bincount(groups, weights=b, minlength=n_groups), n, out=out.mean_b,
+                  where=n > 0)
+        out.cross = np.bincount(groups, weights=(a - out.mean_a[groups]) * (b - out.mean_b[groups]),
+                                minlength=n_groups)
+        return out
+
+    @classmethod
+    def merged(cls, parts, n_groups) -> "CoMoments":
+        out = cls(n_groups)
+        for part in parts:
+            n = out.count + part.count
+            share = np.divide(part.count, n, out=np.zeros(n.size), where=n > 0)
+            da, db = part.mean_a - out.mean_a, part.mean_b - out.mean_b
+            out.cross = out.cross + part.cross + da * db * out.count * share
+            out.mean_a = out.mean_a + da * share
+            out.mean_b = out.mean_b + db * share
+            out.count = n
+        return out
+
+    def adjacent_covariance(self, step_counts):
+        r"""Covariance of the means of steps ``t - 1`` and ``t`` for each inner level ``t``.
+
+        With the two values the differences down and up of the points at level
+        ``t``: :math:`n_t c_t / (N_{t-1} N_t)`, :math:`c_t` their sample
+        covariance (ddof 1) and :math:`N` the steps' counts (as ALE's in-memory
+        reduction computes it).
+        """
+        n_levels = self.count.size
+        n = self.count.astype(float)
+        c = np.divide(self.cross, n - 1, out=np.zeros(n_levels), where=n > 1)
+        inner = np.arange(1, n_levels - 1)
+        steps = np.asarray(step_counts, dtype=float)
+        denom = steps[inner - 1] * steps[inner]
+        return np.divide(n[inner] * c[inner], denom, out=np.zeros(inner.size), where=denom > 0)
+
+
+def band_half_width(variance, confidence: float, name):
     """Half-width of the normal confidence band, NaN (with a warning) where it overflows."""
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(variance)
     if not np.isfinite(half).all():
         warnings.warn(f"the confidence band of {name!r} cannot be computed in float64: the "
                       "model's outputs are too large (their squares overflow); it is left "
                       "as NaN. Rescale the model's output (divide it by a large constant).",
-                      ModellensWarning, stacklevel=stacklevel + 1)
+                      ModellensWarning, stacklevel=user_stacklevel())
         half = np.where(np.isfinite(half), half, np.nan)
     return half
 
 
-def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str, *, stacklevel=2):
+def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str):
     """Handle bins without data: warn, and with ``how="interpolate"`` fill their slopes.
 
     ``slopes`` holds each bin's effect per unit of the feature (0 for empty
@@ -288,7 +422,7 @@ def empty_bin_slopes(slopes, counts, edges, name, how: str, method: str, *, stac
                   f"Choose fewer bins, edges at data values"
                   f"{' or bins=' + repr('auto') if method == 'dale' else ''}, or "
                   f"empty_bins={'interpolate' if how == 'zero' else 'zero'!r}.",
-                  ModellensWarning, stacklevel=stacklevel + 1)
+                  ModellensWarning, stacklevel=user_stacklevel())
     if how == "zero" or empty.all():
         return slopes
     centres = (edges[:-1] + edges[1:]) / 2

@@ -8,17 +8,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
-                           check_level, is_integer)
-from ..data import resolve_features
-from ..engine import run
-from ..models import ModelError, prepare
-from ._autobin import auto_bins
-from ._dask_input import dask_dale, is_dask_input
-from ._derivatives import DerivativePlan
+                           check_level, is_integer, user_stacklevel)
+from ..engine import open_request, run
+from ..engine._out_of_core import feature_sample
+from ..models import ModelError
+from ._autobin import auto_bins, auto_bins_from_moments
+from ._derivatives import DerivativePlan, resolve_backend, scale_rule
 from ._grid import DEFAULT_POINTS, grid_spec
-from .binning import (EMPTY_BINS, accumulate, band_half_width, bin_index, bin_stats,
+from .binning import (EMPTY_BINS, Moments, accumulate, band_half_width, bin_index, bin_stats,
                       check_edges, empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
 
@@ -109,7 +107,9 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
         torch tensors / a JAX function.
     X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
         Dask data stay where they are (out of core): bins an int (Dask's
-        approximate quantiles) or edges, not "auto"; the effects keep no
+        approximate quantiles), edges, or "auto" (candidate edges from the
+        approximate quantiles and the exact range, chosen from the local
+        effects' moments merged over the partitions); the effects keep no
         local effects, so they cannot be re-binned.
     features : name, index, or list of them, optional
         Numeric features to explain (all numeric features when None; the
@@ -183,17 +183,14 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
     >>> len(e5.grid)
     6
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
     _check_options(min_points, confidence)
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
-    if is_dask_input(X):
-        return dask_dale(model, X, features, bins=bins, gradient=gradient,
-                         confidence=confidence, fd_step=fd_step, empty_bins=empty_bins,
-                         target=target, response_method=response_method,
-                         feature_names=feature_names, options=options)
-    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
-                           feature_names=feature_names)
-    feats = resolve_features(dataset, features, allow_pairs=False)
+    request = open_request(model, X, features, target=target, response_method=response_method,
+                           feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress, allow_pairs=False)
+    dataset, mdl, feats = request.dataset, request.model, request.features
+    if request.out_of_core:  # errors before any pass over the data
+        resolve_backend(mdl, gradient, dataset.values)
     # a derivative needs a continuum: levels and booleans (whose shifted values the
     # model would see cast back to True / False) are ALE's job
     categorical = [j for j in feats if dataset.columns[j].is_categorical
@@ -205,16 +202,21 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
                 f"DALE needs numeric features; {names} are categorical or boolean. Use ml.ale "
                 "for them (it compares the levels directly).")
         warnings.warn(f"DALE skips the categorical or boolean feature(s) {names}; use ml.ale "
-                      "for them.", ModellensWarning, stacklevel=2)
+                      "for them.", ModellensWarning, stacklevel=user_stacklevel())
         feats = [j for j in feats if j not in categorical]
         if not feats:
             raise InvalidParameterError("X has no numeric feature for DALE; use ml.ale for "
                                         "categorical ones.")
     specs = [_check_bins(grid_spec(bins, dataset, j), dataset.columns[j].name) for j in feats]
+    names = [dataset.columns[j].name for j in feats]
+    if request.out_of_core:
+        return Effects(_dale_out_of_core(request, feats, specs, names, gradient=gradient,
+                                         fd_step=fd_step, min_points=min_points,
+                                         confidence=confidence, empty_bins=empty_bins))
 
     plan = DerivativePlan(mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step,
-                          names=[dataset.columns[j].name for j in feats])
-    ((derivatives, backend),) = run(mdl, [plan], options, desc="dale gradients")
+                          names=names)
+    ((derivatives, backend),) = run(mdl, [plan], request.options, desc="dale gradients")
     # derivatives are feature-major: each feature's local effects are one contiguous row,
     # kept by its effect for re-binning without a copy.  The feature columns are read
     # through transposed copies of a few at a time: reading the columns of a wide matrix
@@ -234,6 +236,134 @@ def dale(model, X, features=None, *, bins=DEFAULT_POINTS, gradient=None, min_poi
                 empty_bins=empty_bins, feature_values=kept,
                 feature_digest=None if kept is x else _digest(x)))
     return Effects(effects)
+
+
+# ------------------------------------------------------------------ out of core
+def _dale_out_of_core(request, feats, specs, names, *, gradient, fd_step, min_points,
+                      confidence, empty_bins):
+    """DALE of Dask data: the derivative plan on every partition, its bins merged.
+
+    Bins are ``int`` (Dask's approximate quantiles), edges, or ``"auto"``
+    (candidate edges from the approximate quantiles and the range; the
+    partition chosen from the merged moments of the local effects between
+    them).  Finite differences step by ``fd_step`` times each feature's
+    standard deviation over the whole data.
+    """
+    table, mdl = request.table, request.model
+    backend = resolve_backend(mdl, gradient, request.dataset.values)
+    bins = [None] * len(feats)
+    by_count = {}
+    for c, spec in enumerate(specs):
+        if isinstance(spec, str):
+            by_count.setdefault(AUTO_CANDIDATES, []).append(c)
+        elif isinstance(spec, int):
+            by_count.setdefault(spec, []).append(c)
+        else:
+            bins[c] = spec
+    for n_bins, group in by_count.items():
+        edges, _ = table.quantile_edges([feats[c] for c in group], n_bins)
+        for c, z in zip(group, edges):
+            if isinstance(specs[c], str):
+                z = np.unique(np.concatenate([z, np.linspace(z[0], z[-1], n_bins + 1)]))
+            bins[c] = z
+    scale = None
+    if backend == "finite_differences":
+        cols = [table.frame.columns[j] for j in feats]
+        std, top = table.compute(table.frame[cols].std(ddof=0), table.frame[cols].abs().max())
+        scale = scale_rule(np.asarray(std, dtype=float), np.asarray(top, dtype=float))
+    design = dict(feats=feats, bins=bins, auto=[isinstance(s, str) for s in specs], names=names,
+                  min_points=min_points, confidence=confidence, empty_bins=empty_bins,
+                  n_parts=table.n_parts, output=mdl.output_name, backend=backend,
+                  gradient=gradient if backend == "callable" else backend, fd_step=fd_step,
+                  scale=scale)
+
+    def plans_for(values, part, model):
+        return [_DalePlan(model, values, design)]
+
+    return request.run(plans_for, desc="dale")[0]
+
+
+#: Candidate bins (quantile edges and equal-width edges, each) of ``bins="auto"`` out of core.
+AUTO_CANDIDATES = 16
+
+
+class _DalePlan(DerivativePlan):
+    """The derivatives of a partition's rows, summarised as moments per bin of each feature."""
+
+    def __init__(self, mdl, values, design):
+        self.design, self.values = design, values
+        self.m = values.shape[0]
+        if self.m:
+            super().__init__(mdl, values, design["feats"], gradient=design["gradient"],
+                             fd_step=design["fd_step"], names=design["names"],
+                             scale=design["scale"])
+        else:
+            self.backend, self._gradient = design["backend"], None
+
+    def summarise(self):
+        d = self.design
+        if self.m:
+            derivatives = self._gradient.result if self._gradient is not None \
+                else self.derivatives
+            checks = self.check_counts() if self._gradient is None else None
+        out = []
+        for c, (j, z) in enumerate(zip(d["feats"], d["bins"])):
+            x = self.values[:, j]
+            g = derivatives[c] if self.m else np.empty(0)
+            missing = np.isnan(x)
+            finite = np.isfinite(g) & ~missing
+            keep = finite & (x >= z[0]) & (x <= z[-1])
+            out.append(dict(moments=Moments.of(bin_index(x[keep], z), g[keep], z.size - 1),
+                            missing=int(missing.sum()),
+                            not_finite=int((~missing).sum() - finite.sum()),
+                            outside=int(finite.sum() - keep.sum()),
+                            sample=feature_sample(x[keep], d["n_parts"]),
+                            checks=None if not self.m or checks is None else checks[c]))
+        return out
+
+    def merge(self, summaries):
+        d = self.design
+        merged = []
+        for c, z in enumerate(d["bins"]):
+            parts = [s[c] for s in summaries]
+            checks = [p["checks"] for p in parts if p["checks"] is not None]
+            merged.append(dict(
+                moments=Moments.merged([p["moments"] for p in parts], z.size - 1),
+                sample=np.sort(np.concatenate([p["sample"] for p in parts])),
+                checks=np.sum(checks, axis=0) if checks else None,
+                **{key: sum(p[key] for p in parts) for key in ("missing", "not_finite",
+                                                               "outside")}))
+        return merged
+
+    def finish(self, summary):
+        d = self.design
+        effects = []
+        checks = [s["checks"] for s in summary]
+        if all(ch is not None for ch in checks):
+            self.warn_unreliable(checks, d["names"])
+        for c, name in enumerate(d["names"]):
+            s = summary[c]
+            if s["missing"]:
+                warnings.warn(f"{s['missing']} rows have no value in {name!r}; they are left "
+                              "out of its DALE bins.", ModellensWarning,
+                              stacklevel=user_stacklevel())
+            for key, what in (("not_finite", f"the {self.backend} derivative is NaN or inf"),
+                              ("outside", "the value lies outside the bin edges")):
+                if s[key]:
+                    warnings.warn(f"{s[key]} rows of {name!r} are left out of its DALE bins: "
+                                  f"{what}.", ModellensWarning,
+                                  stacklevel=user_stacklevel())
+            edges, moments = d["bins"][c], s["moments"]
+            if d["auto"][c]:
+                edges, moments = auto_bins_from_moments(edges, moments,
+                                                        min_points=d["min_points"])
+            common = dict(feature=name, method="dale", kind="numeric",
+                          feature_values=s["sample"], output=d["output"], local_effects=None,
+                          extra={"min_points": d["min_points"], "gradient": self.backend,
+                                 "empty_bins": d["empty_bins"]})
+            effects.append(_curve(name, edges, moments.stats(), confidence=d["confidence"],
+                                  empty_bins=d["empty_bins"], common=common))
+        return effects
 
 
 def _digest(values) -> int:
@@ -272,7 +402,7 @@ def _observed(dataset, j, column, derivative, backend):
         warnings.warn(f"the {backend} derivative for {name!r} is NaN or inf at "
                       f"{int((~finite).sum())} of {g.size} rows (missing values in other "
                       "features?); they are left out of its DALE bins.", ModellensWarning,
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
         x, g = x[finite], g[finite]
     elif not missing.any():
         kept = dataset.observed_labels(j)
@@ -332,7 +462,7 @@ def _summarise(name, x, g, spec, *, min_points, confidence, output, backend,
     if k is None:
         xb = x
         if not isinstance(spec, int):
-            inside = inside_edges(x, edges, name, "DALE bins", stacklevel=3)
+            inside = inside_edges(x, edges, name, "DALE bins")
             if not inside.all():
                 xb, gb = x[inside], g[inside]
         k = bin_index(xb, edges)
@@ -345,11 +475,11 @@ def _curve(name, edges, stats, *, confidence, empty_bins, common):
     mean, std, counts, var_mean = stats
     label = f"{confidence:.0%} confidence band"
     if not (counts > 0).all():
-        mean = empty_bin_slopes(mean, counts, edges, name, empty_bins, "dale", stacklevel=4)
+        mean = empty_bin_slopes(mean, counts, edges, name, empty_bins, "dale")
     width = np.diff(edges)
     bin_effects = mean * width
     values, variance = accumulate(bin_effects, counts, width ** 2 * var_mean)
-    half = band_half_width(variance, confidence, name, stacklevel=4)
+    half = band_half_width(variance, confidence, name)
     return DaleEffect(grid=edges, values=values, std=std, counts=counts,
                       band=Band(values - half, values + half, confidence, label),
                       bins=Bins(counts=counts, std=std, effects=bin_effects,

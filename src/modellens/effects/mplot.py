@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
-from .._config import resolve_options
-from .._validation import InvalidParameterError, is_integer
-from ..data import resolve_features
-from ..engine import DataRows, evaluate
-from ..models import prepare
-from ._dask_input import dask_mplot, is_dask_input
-from ._grid import DEFAULT_POINTS, feature_grid, grid_spec
+from .._validation import InvalidParameterError, ModellensWarning, is_integer, user_stacklevel
+from ..engine import DataPredictions, Plan, open_request
+from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec
+from .binning import Moments, bin_index
 from .result import Band, Effect, Effects
 
-__all__ = ["mplot"]
+__all__ = ["mplot", "level_neighbourhoods", "quantile_neighbourhoods", "window_neighbourhoods"]
 
 
 def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None = None, target=None,
@@ -34,9 +33,10 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`.  Dask data (out of core) take ``grid=int``:
-        its neighbourhoods are bins between Dask's approximate quantiles, each
-        grid point the approximate median of its bin.
+        As in :func:`modellens.pdp`.  Dask data (out of core) take ``grid=int``
+        for numeric features: its neighbourhoods are bins between Dask's
+        approximate quantiles, each grid point the approximate median of its
+        bin; categorical and text features take one neighbourhood per level.
     features : name, index, or list of them, optional
         Single features only (all when None).
     grid : int, array-like or dict, default=20
@@ -74,74 +74,259 @@ def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None 
     >>> bool(np.corrcoef(m["x0"].grid, m["x0"].values)[0, 1] > 0.99)  # yet x0 looks active
     True
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
-    if is_dask_input(X):
-        return dask_mplot(model, X, features, grid=grid, target=target,
-                          response_method=response_method, feature_names=feature_names,
-                          options=options)
-    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
-                           feature_names=feature_names)
-    feats = resolve_features(dataset, features, allow_pairs=False)
+    request = open_request(model, X, features, target=target, response_method=response_method,
+                           feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress, allow_pairs=False)
+    dataset = request.dataset
     if window is not None and (is_integer(grid) or (isinstance(grid, dict) and all(
             is_integer(v) for v in grid.values()))):
         raise InvalidParameterError(
             "window= sets the neighbourhood of points of an explicit grid; with grid=int the "
             "neighbourhoods are the quantile bins themselves. Pass grid points, or leave "
             "window out.")
-    # one pass over the data serves every feature: M-plots need no plan of their own
-    (seg,) = evaluate(mdl, [DataRows(dataset.values)], options, desc="mplot")
-    predictions = seg.result
-
-    effects = []
-    for j in feats:
-        col = dataset.columns[j]
-        x_all = dataset.values[:, j]
-        keep = ~np.isnan(x_all)
-        x = dataset.column_values(j, warn_for="grid and neighbourhoods")
-        pred = predictions[keep]
-        spec = grid_spec(grid, dataset, j)
-        order = np.argsort(x, kind="stable")
-        xs, ps = x[order], pred[order]
-        n = xs.size
-        csum = np.concatenate([[0.0], np.cumsum(ps)])
-        csq = np.concatenate([[0.0], np.cumsum(ps * ps)])
-        as_int = is_integer(spec)
-        if col.is_categorical or (as_int and dataset.n_unique(j) <= spec):
-            points, labels = feature_grid(dataset, j, spec, data=x)
-            lo = np.searchsorted(xs, points, side="left")
-            hi = np.searchsorted(xs, points, side="right")
-        elif as_int:
-            if spec < 2:
+    if window is not None and not 0 < window <= 1:
+        raise InvalidParameterError(f"window must be a share of the data in (0, 1], got {window}.")
+    if request.out_of_core:
+        hoods = _hoods_out_of_core(request, grid)
+    else:
+        # in memory each feature's neighbourhoods are found when its plan reduces, so that
+        # the sorted order of one feature at a time is held
+        hoods = [(grid_spec(grid, dataset, j), window) for j in request.features]
+        for spec, _ in hoods:
+            if is_integer(spec) and spec < 2:
                 raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-            bounds = np.linspace(0, n, int(spec) + 1).round().astype(np.intp)
-            # a cut never splits tied values: it moves to the end of the tie run
-            inner = bounds[1:-1]
-            inner = np.searchsorted(xs, xs[np.maximum(inner, 1) - 1], side="right")
-            bounds = np.unique(np.concatenate([[0], inner, [n]]))
-            lo, hi = bounds[:-1], bounds[1:]
-            points = xs[(lo + hi - 1) // 2]
-            labels = points
-        else:
-            points, labels = feature_grid(dataset, j, spec, data=x)
-            w = window if window is not None else 1.0 / len(points)
-            if not 0 < w <= 1:
-                raise InvalidParameterError(
-                    f"window must be a share of the data in (0, 1], got {window}.")
-            # centre each window on the point's mid-rank, clipped so it stays full
-            mid = (np.searchsorted(xs, points, "left") + np.searchsorted(xs, points, "right")) / 2
-            half = max(1, int(round(w * n))) / 2
-            centre = np.clip(mid, half, n - half)
-            lo = np.floor(centre - half).astype(np.intp)
-            hi = np.ceil(centre + half).astype(np.intp).clip(max=n)
-        counts = hi - lo
+    feats, output = request.features, request.model.output_name
+
+    def plans_for(values, part, model):
+        # every feature reads the one pass at the data (shared rows)
+        return [_MPlotPlan(dataset, j, h, values, output=output) for j, h in zip(feats, hoods)]
+
+    return Effects(request.run(plans_for, desc="mplot"))
+
+
+# ------------------------------------------------------------ neighbourhoods
+# Each rule gives, over the feature's sorted values ``xs``, the rank range
+# ``[lo, hi)`` of every grid point's neighbourhood.
+def level_neighbourhoods(xs: np.ndarray, points: np.ndarray):
+    """One neighbourhood per level or distinct value: the points equal to it."""
+    return np.searchsorted(xs, points, side="left"), np.searchsorted(xs, points, side="right")
+
+
+def quantile_neighbourhoods(xs: np.ndarray, n_bins: int):
+    """``n_bins`` bins of (about) equal counts, whose cuts never split tied values.
+
+    Returns ``lo, hi`` and each bin's grid point, the median of its values
+    (the lower one for an even count).
+    """
+    n = xs.size
+    bounds = np.linspace(0, n, int(n_bins) + 1).round().astype(np.intp)
+    # a cut never splits tied values: it moves to the end of the tie run
+    inner = np.searchsorted(xs, xs[np.maximum(bounds[1:-1], 1) - 1], side="right")
+    bounds = np.unique(np.concatenate([[0], inner, [n]]))
+    lo, hi = bounds[:-1], bounds[1:]
+    return lo, hi, xs[(lo + hi - 1) // 2]
+
+
+def window_neighbourhoods(xs: np.ndarray, points: np.ndarray, window: float):
+    """The ``window`` share of the data whose ranks are nearest to each point's mid-rank.
+
+    A window near an end is shifted inwards so that it stays full.
+    """
+    n = xs.size
+    mid = (np.searchsorted(xs, points, "left") + np.searchsorted(xs, points, "right")) / 2
+    half = max(1, int(round(window * n))) / 2
+    centre = np.clip(mid, half, n - half)
+    lo = np.floor(centre - half).astype(np.intp)
+    hi = np.ceil(centre + half).astype(np.intp).clip(max=n)
+    return lo, hi
+
+
+@dataclass
+class _Hoods:
+    """The neighbourhoods of one feature's grid points.
+
+    ``rule`` is ``"levels"`` (a point per level or distinct value),
+    ``"quantiles"`` (bins of equal counts) or ``"windows"`` (a share of the
+    data around explicit points, which may overlap).  In memory they are rank
+    ranges ``[lo, hi)`` of the sorted values (``order``, over the rows
+    ``keep``); the value ranges ``edges`` (bins) or ``points`` (levels) serve
+    a subset of the rows out of core, where ``quantiles`` (a table ``(q,
+    asked)`` of the feature's quantiles) places each bin's point at its median.
+    """
+
+    rule: str
+    labels: np.ndarray | None = None
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    keep: np.ndarray | None = None
+    order: np.ndarray | None = None
+    points: np.ndarray | None = None
+    edges: np.ndarray | None = None
+    quantiles: tuple | None = None
+    feature_values: np.ndarray | None = None
+
+    @property
+    def n_bins(self) -> int:
+        return (self.points.size if self.edges is None else self.edges.size - 1)
+
+    def bins_of(self, x: np.ndarray):
+        """The neighbourhood of each (non-missing) value, for value ranges."""
+        if self.rule == "windows":
+            raise InvalidParameterError(
+                "M-plot windows around explicit points are ranks of all the data; out of core "
+                "pass grid=int (quantile bins).")
+        if self.edges is not None:
+            return bin_index(x, self.edges)
+        return np.searchsorted(self.points, x)
+
+
+def _hoods(dataset, j, spec, window) -> _Hoods:
+    """The neighbourhoods of column ``j``'s grid, from its values in memory."""
+    col = dataset.columns[j]
+    x = dataset.column_values(j, warn_for="grid and neighbourhoods")
+    keep = ~np.isnan(dataset.values[:, j])
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    common = dict(keep=keep, order=order, feature_values=dataset.observed_labels(j))
+    if col.is_categorical or (is_integer(spec) and dataset.n_unique(j) <= spec):
+        points, labels = feature_grid(dataset, j, spec, data=x)
+        lo, hi = level_neighbourhoods(xs, points)
+        return _Hoods("levels", labels, lo, hi, points=points, **common)
+    if is_integer(spec):
+        if spec < 2:
+            raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
+        lo, hi, points = quantile_neighbourhoods(xs, spec)
+        # the same bins as value ranges (a cut never splits tied values)
+        edges = np.concatenate([[xs[0]], xs[hi - 1]])
+        return _Hoods("quantiles", points, lo, hi, edges=edges, **common)
+    points, labels = feature_grid(dataset, j, spec, data=x)
+    w = window if window is not None else 1.0 / len(points)
+    if not 0 < w <= 1:
+        raise InvalidParameterError(
+            f"window must be a share of the data in (0, 1], got {window}.")
+    lo, hi = window_neighbourhoods(xs, points, w)
+    return _Hoods("windows", labels, lo, hi, points=points, **common)
+
+
+def _hoods_out_of_core(request, grid) -> list:
+    """Neighbourhoods from whole-table facts (Dask data): levels, or approximate quantile bins.
+
+    A categorical feature takes its observed levels; a numeric one ``grid=int``
+    bins between Dask's approximate quantiles (a boolean: its two values).
+    """
+    dataset, table = request.dataset, request.table
+    out = [None] * len(request.features)
+    numeric = []
+    for c, j in enumerate(request.features):
+        spec = grid_spec(grid, dataset, j)
+        col = dataset.columns[j]
+        if col.is_categorical:
+            if not is_integer(spec):
+                points, labels = explicit_grid(dataset, j, spec)
+            else:
+                points = table.observed[j]
+                labels = dataset.labels(j, points)
+            out[c] = _Hoods("levels", labels, points=points)
+            continue
+        if not is_integer(spec) or int(spec) < 2:
+            raise InvalidParameterError("M-plots of Dask data take grid=int (at least 2) for "
+                                        "numeric features: the neighbourhoods are quantile "
+                                        "bins.")
+        numeric.append((c, j, int(spec)))
+    for n_bins in sorted({b for _, _, b in numeric}):
+        group = [(c, j) for c, j, b in numeric if b == n_bins]
+        edges, (q, asked) = table.quantile_edges([j for _, j in group], n_bins)
+        for k, (c, j) in enumerate(group):
+            z = edges[k]
+            if dataset.columns[j].is_boolean:
+                # one neighbourhood per value (quantile edges [0, 1] made one bin of both)
+                z = np.array([-0.5, 0.5, 1.5])
+            out[c] = _Hoods("quantiles", edges=z, quantiles=(asked, q[:, k]))
+    return out
+
+
+class _MPlotPlan(Plan):
+    """The M-plot of one feature: neighbourhood means of the predictions at the data.
+
+    Every feature's plan reads the same pass at the data (shared rows).  In
+    memory the neighbourhoods are rank ranges; a subset of the rows (a
+    partition) is summarised as moments per neighbourhood of values, which
+    merge pairwise.
+    """
+
+    def __init__(self, dataset, j, hoods, values, *, output):
+        self.dataset, self.j, self.output = dataset, j, output
+        # a _Hoods, or (spec, window) to find them from the data when the plan reduces
+        self._hoods = hoods
+        self.values = values
+        self.at_data = DataPredictions(values)
+        self.shared_rows = [self.at_data] if values.shape[0] else []
+
+    @property
+    def hoods(self) -> _Hoods:
+        if not isinstance(self._hoods, _Hoods):
+            self._hoods = _hoods(self.dataset, self.j, *self._hoods)
+        return self._hoods
+
+    def reduce(self) -> Effect:
+        h = self.hoods
+        ps = self.at_data.at()[h.keep][h.order]
+        csum = np.concatenate([[0.0], np.cumsum(ps)])
+        counts = h.hi - h.lo
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = (csum[hi] - csum[lo]) / counts
-            var = (csq[hi] - csq[lo]) / counts - means ** 2
-        std = np.sqrt(np.clip(var, 0, None))
-        effects.append(Effect(
-            feature=col.name, method="mplot", grid=labels, values=means, std=std,
-            counts=counts, kind=col.kind, feature_values=dataset.observed_labels(j),
-            output=mdl.output_name,
-            band=Band(means - std, means + std, None, "+/- 1 std of predictions"),
-        ))
-    return Effects(effects)
+            means = (csum[h.hi] - csum[h.lo]) / counts
+        # squared deviations about each neighbourhood's own (pairwise-summed) mean, in a
+        # second pass: sums of p and p**2, or a mean read off the running sums, cancel
+        # catastrophically when the predictions share a large offset
+        moments = Moments.of_ranges(ps, h.lo, h.hi)
+        std = np.sqrt(np.divide(moments.squares, counts, out=np.full(counts.size, np.nan),
+                                where=counts > 0))
+        effect = _effect(self.dataset, self.j, h.labels, means, std, counts, self.output,
+                         h.feature_values)
+        self._hoods = None  # the sorted order is released with the feature
+        return effect
+
+    def summarise(self):
+        x = self.values[:, self.j]
+        keep = ~np.isnan(x)
+        if not self.values.shape[0]:
+            return Moments(self.hoods.n_bins), 0
+        pred = self.at_data.at()[keep]
+        return Moments.of(self.hoods.bins_of(x[keep]), pred, self.hoods.n_bins), \
+            int((~keep).sum())
+
+    def merge(self, summaries):
+        return (Moments.merged([m for m, _ in summaries], self.hoods.n_bins),
+                sum(n for _, n in summaries))
+
+    def finish(self, summary):
+        moments, missing = summary
+        h = self.hoods
+        name = self.dataset.columns[self.j].name
+        if missing:
+            warnings.warn(f"{missing} rows have no value in {name!r}; they are left out of "
+                          "its grid and neighbourhoods.", ModellensWarning,
+                          stacklevel=user_stacklevel())
+        filled = moments.count > 0  # a bin between two approximate edges can be empty
+        if h.edges is None:
+            labels = np.asarray(h.labels)[filled]
+        elif self.dataset.columns[self.j].is_boolean:  # its bins hold False and True: exact
+            labels = self.dataset.labels(self.j, np.array([0.0, 1.0])[filled])
+        else:
+            # each bin's point is the median of the rows it holds: the quantile at the
+            # middle of its share of the data (ties at an edge move rows between bins, so
+            # the probabilities the bins were cut at can name another bin's median)
+            cum = np.concatenate([[0], np.cumsum(moments.count)])
+            middle = (cum[:-1] + cum[1:]) / 2 / max(cum[-1], 1)
+            asked, q = h.quantiles
+            labels = self.dataset.labels(self.j, np.interp(middle, asked, q)[filled])
+        means, std, counts, _ = (a[filled] for a in moments.stats())
+        return _effect(self.dataset, self.j, labels, means, std, counts, self.output,
+                       h.feature_values)
+
+
+def _effect(dataset, j, labels, means, std, counts, output, feature_values):
+    col = dataset.columns[j]
+    return Effect(feature=col.name, method="mplot", grid=labels, values=means, std=std,
+                  counts=counts, kind=col.kind, feature_values=feature_values, output=output,
+                  band=Band(means - std, means + std, None, "+/- 1 std of predictions"))

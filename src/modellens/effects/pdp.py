@@ -5,12 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import InvalidParameterError, check_choice
+from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset, resolve_features, sample_rows
-from ..engine import GridRows, Plan, run
-from ..models import prepare
-from ._dask_input import dask_pdp, is_dask_input
-from ._grid import DEFAULT_POINTS, feature_grid, grid_spec, pair_specs
+from ..engine import GridRows, Plan, open_request, run
+from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
 
 __all__ = ["pdp"]
@@ -38,8 +36,11 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
         Data whose other-feature values are averaged over.  Dask data stay
         where they are (out of core): each partition is averaged on its
-        worker; numeric single features only, an int grid spans the exact
-        minimum to maximum evenly (even for few distinct values), no ICE.
+        worker, and the sums are merged in partition order; an int grid
+        spans the exact minimum to maximum evenly (even for few distinct
+        values), categorical and text features take every observed level;
+        ICE curves need ``sample=`` (the same rows as in memory for the same
+        ``random_state``).
     features : name, index, or list of them, optional
         Features to explain (all when None); a pair ``(a, b)`` in the list
         gives a 2-D partial dependence.
@@ -111,60 +112,157 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     >>> effects["x0"].ice.shape
     (500, 5)
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(method, "method", ("brute", "tree"))
     if method == "tree":
+        resolve_options(chunk_size, n_jobs, progress)  # validated all the same
         return _tree_pdp(model, X, features, grid=grid, ice=ice, center=center, sample=sample,
                          target=target, response_method=response_method,
                          feature_names=feature_names)
-    if is_dask_input(X):
-        if ice or sample is not None:
-            raise InvalidParameterError(
-                "ice= and sample= need the data in memory (ICE curves are one per row); "
-                "for Dask data pass a pandas sample of it, e.g. X.sample(frac=...).compute().")
-        return dask_pdp(model, X, features, grid=grid, center=center, target=target,
-                        response_method=response_method, feature_names=feature_names,
-                        options=options)
-    dataset, mdl = prepare(model, X, target=target, response_method=response_method,
-                           feature_names=feature_names)
-    feats = resolve_features(dataset, features)
-    rows = sample_rows(dataset.n_rows, sample, random_state)
-    base = dataset.values if rows is None else dataset.values[rows]
-    plans = [_PDPlan(dataset, feat, grid, base, rows, ice=ice, center=center,
-                     output=mdl.output_name) for feat in feats]
-    return Effects(run(mdl, plans, options, desc="pdp"))
+    request = open_request(model, X, features, target=target, response_method=response_method,
+                           feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress)
+    dataset, table = request.dataset, request.table
+    if table is not None and ice and sample is None:
+        raise InvalidParameterError(
+            "ice=True on Dask data keeps a curve per row, which the client would hold for "
+            "every row; pass sample= (a count or a fraction of the rows) for the ICE curves "
+            "of a random sample, or a pandas sample of the data.")
+    n_rows = dataset.n_rows if table is None else int(table.offsets()[-1])
+    rows = sample_rows(n_rows, sample, random_state)
+    if table is None:
+        axes = [_pd_axes(dataset, feat, grid) for feat in request.features]
+    else:
+        axes = _pd_axes_out_of_core(request, grid)
+    offsets = None if table is None or rows is None else table.offsets()
+    feats, output, in_memory = request.features, request.model.output_name, table is None
+
+    def plans_for(values, part, model):
+        base, own = values, rows
+        if rows is not None:
+            if offsets is None:  # in memory
+                base = values[rows]
+            elif part is not None:  # the sample's rows in this partition
+                lo, hi = np.searchsorted(rows, offsets[part:part + 2])
+                base = values[rows[lo:hi] - offsets[part]]
+        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center, output=output,
+                        observed=in_memory)
+                for feat, ax in zip(feats, axes)]
+
+    return Effects(request.run(plans_for, desc="pdp"))
+
+
+def _pd_axes(dataset: Dataset, feat, grid):
+    """Each axis's encoded grid values and labels, from the data in memory."""
+    cols = feat if isinstance(feat, tuple) else (feat,)
+    specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
+        (grid_spec(grid, dataset, feat),)
+    return [feature_grid(dataset, j, s) for j, s in zip(cols, specs)]
+
+
+def _pd_axes_out_of_core(request, grid):
+    """:func:`_pd_axes` of every feature from whole-table facts (Dask data).
+
+    An int gives evenly spaced points from the exact minimum to the maximum
+    (a boolean: its two values), or every observed level of a categorical
+    feature; explicit points are taken as they are.
+    """
+    dataset, table = request.dataset, request.table
+    wanted = []
+    for feat in request.features:
+        cols = feat if isinstance(feat, tuple) else (feat,)
+        specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
+            (grid_spec(grid, dataset, feat),)
+        wanted.append(list(zip(cols, specs)))
+    numeric = sorted({j for axes in wanted for j, s in axes
+                      if is_integer(s) and not dataset.columns[j].is_categorical})
+    ends = table.quantiles(numeric, [0.0, 1.0])[0] if numeric else None
+    out = []
+    for axes in wanted:
+        built = []
+        for j, spec in axes:
+            col = dataset.columns[j]
+            if not is_integer(spec):
+                built.append(explicit_grid(dataset, j, spec))
+                continue
+            if spec < 2:
+                raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
+            if col.is_categorical:
+                values = table.observed[j]
+            else:
+                c = numeric.index(j)
+                low, high = ends[0, c], ends[-1, c]
+                # the model sees a boolean's False or True only
+                values = np.unique([low, high]) if col.is_boolean else \
+                    np.linspace(low, high, int(spec))
+            built.append((values, dataset.labels(j, values)))
+        out.append(built)
+    return out
 
 
 class _PDPlan(Plan):
-    """The grid rows of one (1-D or 2-D) partial dependence and their reduction."""
+    """The grid rows of one (1-D or 2-D) partial dependence and their reduction.
 
-    def __init__(self, dataset: Dataset, feat, grid, base, rows, *, ice, center, output):
+    Out of core, a partition's summary is the sum of its curves at every grid
+    setting, its number of rows, and its ICE curves (of the sampled rows);
+    summaries merge by adding the sums and stacking the curves in order.
+    """
+
+    def __init__(self, dataset: Dataset, feat, axes, base, rows, *, ice, center, output,
+                 observed=True):
         self.dataset, self.rows, self.ice, self.center, self.output = (dataset, rows, ice,
                                                                        center, output)
+        self.observed = observed  # out of core the client has no feature values to show
         self.cols = feat if isinstance(feat, tuple) else (feat,)
-        specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
-            (grid_spec(grid, dataset, feat),)
-        self.axes = [feature_grid(dataset, j, s) for j, s in zip(self.cols, specs)]
+        self.axes = axes
         if len(self.axes) == 1:
             settings = self.axes[0][0][:, None]
         else:
             a, b = np.meshgrid(self.axes[0][0], self.axes[1][0], indexing="ij")
             settings = np.column_stack([a.ravel(), b.ravel()])
         self.settings = settings
+        self.m = base.shape[0]
         self.segment = GridRows(base, self.cols, settings, average=not ice)
-        self.segments = [self.segment]
+        self.segments = [self.segment] if self.m else []
+
+    def _curves(self):
+        seg = self.segment
+        # segment rows run setting-major: reshape to (settings, rows) then transpose
+        return seg.result.reshape(len(seg.result) // seg.m, seg.m).T
 
     def reduce(self) -> Effect:
-        seg, dataset, cols = self.segment, self.dataset, self.cols
-        shape = tuple(len(ax[0]) for ax in self.axes)
-        curves = None
         if self.ice:
-            # segment rows run setting-major: reshape to (settings, rows) then transpose
-            curves = seg.result.reshape(len(seg.result) // seg.m, seg.m).T
-            values = curves.mean(axis=0)
-            curves = curves.reshape((seg.m,) + shape)
-        else:
-            values = seg.result
+            curves = self._curves()
+            return self._effect(curves.mean(axis=0), curves)
+        return self._effect(self.segment.result, None)
+
+    def summarise(self):
+        k = self.settings.shape[0]
+        if not self.m:
+            return np.zeros(k), 0, (np.empty((0, k)) if self.ice else None)
+        if self.ice:
+            curves = self._curves()
+            return curves.sum(axis=0), self.m, curves
+        # means weighted by the partition's rows: the merge adds sums
+        return self.segment.result * self.m, self.m, None
+
+    def merge(self, summaries):
+        total = np.zeros(self.settings.shape[0])
+        for sums, _, _ in summaries:
+            total += sums
+        curves = np.concatenate([c for _, _, c in summaries]) if self.ice else None
+        return total, sum(m for _, m, _ in summaries), curves
+
+    def finish(self, summary):
+        total, m, curves = summary
+        if curves is not None:
+            return self._effect(curves.mean(axis=0), curves)
+        return self._effect(total / m, None)
+
+    def _effect(self, values, curves) -> Effect:
+        dataset, cols = self.dataset, self.cols
+        shape = tuple(len(ax[0]) for ax in self.axes)
+        if curves is not None:
+            curves = curves.reshape((curves.shape[0],) + shape)
         values = values.reshape(shape)
         if self.center:
             origin = (0,) * len(shape)
@@ -174,7 +272,7 @@ class _PDPlan(Plan):
                                                                   + (None,) * len(shape)]
         names = tuple(dataset.columns[j].name for j in cols)
         kinds = tuple(dataset.columns[j].kind for j in cols)
-        observed = tuple(dataset.observed_labels(j) for j in cols)
+        observed = tuple(dataset.observed_labels(j) if self.observed else None for j in cols)
         pair = len(cols) == 2
         return Effect(
             feature=names if pair else names[0],
@@ -194,8 +292,8 @@ class _TreePDPlan(_PDPlan):
     """The weighted-traversal partial dependence of a tree ensemble: no model rows."""
 
     def __init__(self, ens, dataset, feat, grid, *, center, output):
-        super().__init__(dataset, feat, grid, dataset.values[:1], None, ice=False,
-                         center=center, output=output)
+        super().__init__(dataset, feat, _pd_axes(dataset, feat, grid), dataset.values[:1], None,
+                         ice=False, center=center, output=output)
         self.ens = ens
         self.segments = []
 

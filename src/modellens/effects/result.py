@@ -8,7 +8,9 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
+from .._serialize import from_jsonable, to_jsonable
 from .._validation import InvalidParameterError
+from ..plot.effects import plot_effect, plot_effects
 
 __all__ = ["Effect", "Effects", "Band", "Bins"]
 
@@ -151,7 +153,6 @@ class Effect:
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`)."""
-        from .._serialize import to_jsonable
 
         out = {}
         for f in fields(self):
@@ -164,7 +165,6 @@ class Effect:
     @classmethod
     def from_dict(cls, d: dict) -> "Effect":
         """Rebuild an effect (of the class that wrote it) from :meth:`to_dict` output."""
-        from .._serialize import from_jsonable
 
         kind = d.get("type") if isinstance(d, dict) else None
         if kind not in Effect._types:
@@ -244,7 +244,6 @@ class Effect:
 
         See :func:`modellens.plot.plot_effect` for the options.
         """
-        from ..plot.effects import plot_effect
 
         return plot_effect(self, ax=ax, **kwargs)
 
@@ -308,7 +307,6 @@ class Effects(Mapping):
         ``sharey=True`` gives the 1-D panels one y axis; the legend is drawn
         once.  Other keywords go to :func:`modellens.plot.plot_effect`.
         """
-        from ..plot.effects import plot_effects
 
         return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, sharey=sharey,
                             **kwargs)

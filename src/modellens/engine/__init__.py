@@ -6,12 +6,23 @@ reduce step; :func:`run` streams all their rows through the model in large
 chunks capped in bytes, each segment folding the answers of its own rows as
 they arrive, so a partial dependence over a million rows never holds more than
 a few chunks.
+
+Rows that several plans read (the predictions at the data) are
+:class:`SharedRows`, declared by each plan and evaluated once, first.  A plan
+that can also summarise the answers of a subset of rows and merge summaries
+runs out of core unchanged: :func:`open_request` (the front door of every
+public method) routes Dask data to :class:`OutOfCore`, which runs the plans on
+every partition and merges in partition order.  The engine needs of a model
+only what :class:`ModelLike` names.
 """
 
-from ._run import PROGRESS_MIN_ROWS, Plan, evaluate, run
+from ._front import Request, open_request
+from ._out_of_core import OutOfCore, is_dask_input
+from ._plan import DataPredictions, ModelLike, Plan, SharedRows
+from ._run import PROGRESS_MIN_ROWS, evaluate, run, summarise
 from ._tuner import ALIGN_ROWS, DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ChunkSizer
 from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, compact_index
 
-__all__ = ["Plan", "run", "evaluate", "Segment", "DataRows", "GridRows", "GradientRows",
-           "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
+__all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "summarise", "evaluate",
+           "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS"]

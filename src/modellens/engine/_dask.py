@@ -24,11 +24,14 @@ your own, set ``distributed.nanny.pre-spawn-environ`` without it.
 from __future__ import annotations
 
 import copy
+import pickle
 import traceback
 from collections import deque
 
 from .._config import import_distributed
 from .._validation import InvalidParameterError
+from ..models import ModelError
+from ._chunks import chunk_rows
 
 __all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
            "IN_FLIGHT_PER_THREAD"]
@@ -56,10 +59,6 @@ def resolve_client(client):
 
 def scatter_to_workers(client, obj):
     """``obj`` (the model, with data) on every worker once; a clear error if it cannot go."""
-    import pickle
-
-    from ..models.adapter import ModelError
-
     try:
         # broadcast: a lost worker's copy has twins; straight from here: through the
         # scheduler it cost a transient copy of the data
@@ -87,8 +86,6 @@ class _Request:
 
 def _answer_chunk(request: _Request, pieces):
     """On a worker: the condensed answers of one chunk and its number of rows."""
-    from ._run import chunk_rows
-
     pieces = [(request.segments[i], a, b) for i, a, b in pieces]
     rows = chunk_rows(pieces)
     try:
@@ -121,7 +118,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     Parameters
     ----------
     client : dask.distributed.Client or "current"
-    model : Model
+    model : ModelLike
     segments : list of Segment
     sizers : dict
         The engine's chunk sizers by call key; their sizes are raised to
@@ -141,8 +138,6 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
         raised on the worker, with the worker's traceback in its notes.
     """
     distributed = import_distributed()
-    from ..models.adapter import ModelError
-
     client = resolve_client(client)
     for sizer in sizers.values():
         if sizer.align != 1:  # tuned sizes: the user did not fix them
@@ -183,8 +178,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
                     condensed, n_rows = head.result()
                     for (seg, a, b), part in zip(pieces, condensed):
                         seg._fold(a, b, part)
-                    if hasattr(model, "_count"):
-                        model._count(1, n_rows)
+                    model.account(1, n_rows)  # the workers counted on their copies
                     if bar is not None:
                         bar.update(n_rows)
                     head.release()

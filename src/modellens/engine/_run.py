@@ -15,12 +15,14 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
 from .._config import Options, resolve_options
+from ._chunks import chunk_rows
+from ._chunks import chunks as _chunks
+from ._dask import evaluate_on_client
+from ._plan import ModelLike, Plan, share_rows
 from ._tuner import ChunkSizer
 
-__all__ = ["Plan", "run", "evaluate", "PROGRESS_MIN_ROWS"]
+__all__ = ["Plan", "run", "summarise", "evaluate", "chunk_rows", "PROGRESS_MIN_ROWS"]
 
 #: Runs with more model rows than this show a progress bar when ``progress=None``.
 PROGRESS_MIN_ROWS = 2_000_000
@@ -29,76 +31,28 @@ PROGRESS_MIN_ROWS = 2_000_000
 _LOG_INTERVAL = 30.0
 
 
-class Plan:
-    """The model rows of one request and how their answers become its result.
+def run(model: ModelLike | None, plans, options: Options | None = None, *,
+        desc: str = "modellens"):
+    """Evaluate the rows of every plan in one chunked pass; return each plan's result.
 
-    Attributes
-    ----------
-    segments : list of Segment
-        Rows to evaluate; empty for a plan that needs no model rows.
+    The plans' shared rows (:class:`~._plan.SharedRows`) are merged by key and
+    evaluated first, then every plan's own segments, in the order given;
+    ``model`` may be None when no plan has rows.
     """
-
-    segments: list = []
-
-    def reduce(self):  # pragma: no cover - abstract
-        """The result, once every segment has been evaluated and folded."""
-        raise NotImplementedError
+    return [plan.reduce() for plan in _evaluate_plans(model, plans, options, desc)]
 
 
-def run(model, plans, options: Options | None = None, *, desc: str = "modellens"):
-    """Evaluate the segments of every plan in one chunked pass; return each plan's result."""
+def summarise(model: ModelLike, plans, options: Options | None = None, *,
+              desc: str = "modellens"):
+    """As :func:`run`, but each plan's mergeable summary instead of its result."""
+    return [plan.summarise() for plan in _evaluate_plans(model, plans, options, desc)]
+
+
+def _evaluate_plans(model, plans, options, desc):
     plans = list(plans)
-    evaluate(model, [seg for plan in plans for seg in plan.segments], options, desc=desc)
-    return [plan.reduce() for plan in plans]
-
-
-def _chunks(segments, sizers):
-    """Yield ``(key, pieces)``: lists of ``(segment, start, stop)`` of about a chunk each.
-
-    Pieces of one chunk share a call key (the same kind of answer, rows of one
-    width).  A chunk that stops inside a segment stops at a multiple of the
-    sizer's ``align`` rows of that segment.
-    """
-    pieces, filled, key = [], 0, None
-    for seg in segments:
-        seg_key = seg.call_key()
-        if pieces and seg_key != key:
-            yield key, pieces
-            pieces, filled = [], 0
-        key = seg_key
-        sizer = sizers[key]
-        start = 0
-        while start < seg.n_rows:
-            target = sizer.size
-            stop = min(seg.n_rows, start + target - filled)
-            if stop < seg.n_rows:
-                stop -= stop % sizer.align
-            if stop <= start:  # no aligned cut fits in what is left of this chunk
-                yield key, pieces
-                pieces, filled = [], 0
-                continue
-            pieces.append((seg, start, stop))
-            filled += stop - start
-            start = stop
-            if filled >= target:
-                yield key, pieces
-                pieces, filled = [], 0
-    if pieces:
-        yield key, pieces
-
-
-def chunk_rows(pieces) -> np.ndarray:
-    """The rows of one chunk: its pieces ``(segment, start, stop)`` one after the other."""
-    if len(pieces) == 1:
-        seg, a, b = pieces[0]
-        return seg.rows(a, b)
-    # one buffer per chunk: segments write their rows straight into it
-    rows = np.empty((sum(b - a for _, a, b in pieces), pieces[0][0].width))
-    offset = 0
-    for seg, a, b in pieces:
-        seg.fill(a, b, rows[offset: offset + b - a])
-        offset += b - a
-    return rows
+    evaluate(model, share_rows(plans) + [seg for plan in plans for seg in plan.segments],
+             options, desc=desc)
+    return plans
 
 
 def _n_threads(n_jobs: int) -> int:
@@ -107,12 +61,12 @@ def _n_threads(n_jobs: int) -> int:
     return max(1, n_jobs)
 
 
-def evaluate(model, segments, options: Options | None = None, *, desc: str = "modellens"):
+def evaluate(model: ModelLike | None, segments, options: Options | None = None, *, desc: str = "modellens"):
     """Evaluate every planned row of ``segments`` and fold the answers.
 
     Parameters
     ----------
-    model : Model
+    model : ModelLike
     segments : list of Segment
         After the call each segment's ``result`` holds its reduced answers.
     options : Options, optional
@@ -142,7 +96,7 @@ def evaluate(model, segments, options: Options | None = None, *, desc: str = "mo
             # threads share the cores, so their timings would mislead the tuner
             sizers[key] = ChunkSizer(seg.width, options.chunk_size, rows_of_key,
                                      tune=n_jobs == 1 and options.client is None,
-                                     max_rows=getattr(model, "max_chunk_rows", None))
+                                     max_rows=model.max_chunk_rows)
     show = options.progress if options.progress is not None else total > PROGRESS_MIN_ROWS
     bar = None
     if show:
@@ -170,8 +124,6 @@ def evaluate(model, segments, options: Options | None = None, *, desc: str = "mo
     try:
         chunks = _chunks(segments, sizers)
         if options.client is not None:
-            from ._dask import evaluate_on_client
-
             evaluate_on_client(options.client, model, segments, sizers, chunks, bar)
         elif n_jobs == 1:
             for key, pieces in chunks:

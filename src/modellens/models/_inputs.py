@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import InvalidParameterError
 from ..data import Dataset
 from .adapter import Model, ModelError
 
@@ -39,8 +40,6 @@ class InputModel(Model):
 
     def __init__(self, predict_fn, names, *, target=None, bytes_per_input: int = 0):
         if not callable(predict_fn):
-            from .._validation import InvalidParameterError
-
             raise InvalidParameterError(
                 f"predict_fn must be a callable mapping inputs to scores, got "
                 f"{type(predict_fn).__name__}.")
@@ -62,5 +61,5 @@ class InputModel(Model):
         except Exception as exc:
             raise ModelError(f"predict_fn raised {type(exc).__name__} on {m} inputs: {exc}") \
                 from exc
-        self._count(1, m)
+        self.account(1, m)
         return self._check(out, masks)

@@ -263,13 +263,21 @@ class Model:
                 f"the model raised {type(exc).__name__} while predicting {m} rows "
                 f"(input: {form} with columns {self.dataset.feature_names}): {exc}"
             ) from exc
-        self._count(1, m)
+        self.account(1, m)
         return self._check(out, rows)
 
-    def _count(self, calls, rows):
+    def account(self, calls: int, rows: int) -> None:
+        """Add ``calls`` model calls over ``rows`` rows to :attr:`n_calls` / :attr:`n_rows`.
+
+        The engine's row accounting (:class:`modellens.engine.ModelLike`):
+        calls made here count themselves; a Dask executor adds those its
+        workers made on their copies of the model.
+        """
         with self._count_lock:
             self.n_calls += calls
             self.n_rows += rows
+
+    _count = account  # the name the model seam used before ModelLike
 
     def _call(self, rows):
         if self.framework == "torch":
@@ -316,7 +324,7 @@ class Model:
         except Exception as exc:
             what = "gradient= callable" if backend == "callable" else f"{backend} gradient"
             raise ModelError(f"the {what} raised {type(exc).__name__} on {m} rows: {exc}") from exc
-        self._count(1, m)
+        self.account(1, m)
         try:
             out = np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:

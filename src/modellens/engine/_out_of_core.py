@@ -1,0 +1,282 @@
+"""Out-of-core data: any summarising plan run on the partitions of a Dask collection.
+
+The rows never come to the client.  A method decides its design (bin edges,
+grids, level orders) from what a pass over the whole table tells: Dask's
+approximate quantiles, the minimum and maximum, the levels of text columns,
+and any statistics a plan of no model rows gathers (:meth:`OutOfCore.map`).
+Then every partition, on the worker where it lies, is encoded with the
+table's schema and runs *the same plan classes an in-memory call runs* on its
+own rows (the engine, chunk by chunk), each plan summarising its answers
+(:meth:`~._plan.Plan.summarise`: counts, means and sums of squared
+deviations per bin or grid point); the client merges the summaries in
+partition order (:meth:`~._plan.Plan.merge`, the pairwise update of Chan,
+Golub & LeVeque) and finishes each plan.  A method written as plans that
+summarise gets this form, and the cluster form, with no code of its own.
+
+Quantile tolerance
+------------------
+Quantiles come from ``dask.dataframe``'s approximate quantiles, asked at
+``QUANTILE_STEPS + 1`` evenly spaced probabilities and at those a method
+asks: each partition's quantiles are exact, and merging them interpolates the
+combined CDF between them, so a quantile's share of the data below it is
+within about ``1 / QUANTILE_STEPS`` (0.1%) of its probability (tested with
+shuffled and with sorted partitions).  Results built on such edges agree
+with those of the same data in memory within what moving each edge by that
+share of the data changes; with the same edges they agree to float rounding.
+
+Warnings
+--------
+Partitions emit no warnings: plans count what they would warn about (rows
+without a value, values outside the edges) into their summaries, and the
+client warns once, from the merged counts.  Nothing here touches the
+process-wide warning filters (``warnings.catch_warnings`` is not safe where
+partitions run in threads of one process).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._config import Options
+from .._validation import InvalidParameterError
+from ..data import Dataset, Column
+from ._dask import resolve_client, scatter_to_workers
+from ._run import summarise
+
+__all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS", "FEATURE_SAMPLE"]
+
+#: Evenly spaced probabilities (besides those asked) at which quantiles are merged.
+QUANTILE_STEPS = 1000
+#: Rows read from the first partition to learn the columns' names and dtypes.
+_HEAD_ROWS = 1000
+#: Values of each feature kept (spread over the partitions) as ``Effect.feature_values``.
+FEATURE_SAMPLE = 10_000
+#: The engine on a worker: one thread, tuned chunks, no bar (the worker has its own).
+_LOCAL_OPTIONS = Options(progress=False)
+
+
+def is_dask_input(X) -> bool:
+    """A Dask DataFrame, Series or array (recognised without importing Dask)."""
+    return hasattr(X, "__dask_graph__") and (hasattr(X, "npartitions") or hasattr(X, "chunks"))
+
+
+def _import_dask():
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError as exc:
+        raise ImportError("Dask input needs dask[dataframe], which is not installed; install "
+                          "the extra: pip install \"modellens[dask]\"") from exc
+    return dask, dd
+
+
+def _first_rows(part, n):
+    return part.iloc[:n] if hasattr(part, "iloc") else part[:n]
+
+
+class OutOfCore:
+    """The partitions of a Dask input, the schema of the whole table, and the driver.
+
+    Parameters
+    ----------
+    X : dask DataFrame, Series or 2-D array
+    feature_names : list of str, optional
+        Names of an array's columns.
+    options : Options
+        ``client`` runs the partitions there (the model is sent once); without
+        one, Dask's default scheduler runs them.
+
+    Attributes
+    ----------
+    schema : Dataset
+        The first rows, encoded with the levels of the whole table (text
+        columns' levels are read in one pass; a categorical dtype's own).
+    frame : dask DataFrame
+        The table (an array's columns named as the schema).
+    n_parts : int
+    """
+
+    def __init__(self, X, feature_names, options: Options):
+        dask, dd = _import_dask()
+        import dask.array as da
+
+        self.client = None if options.client is None else resolve_client(options.client)
+        if not isinstance(X, da.Array):
+            if X.ndim == 1:
+                X = X.to_frame()
+            frame = X
+            self.parts = list(X.to_delayed())
+        else:
+            if X.ndim != 2:
+                raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
+            X = X.rechunk({1: -1})  # whole rows in every block
+            self.parts = list(X.to_delayed().ravel())
+            frame = None
+        # the first rows of the first partition only (X.head warns when it is short)
+        head = dask.delayed(_first_rows)(self.parts[0], _HEAD_ROWS).compute()
+        if len(head) == 0:
+            raise InvalidParameterError("the first partition of X has no rows; repartition it "
+                                        "(X.repartition(...)) so that every partition has data.")
+        schema = Dataset.from_data(head, feature_names=feature_names)
+        if frame is None:
+            frame = dd.from_dask_array(X, columns=schema.feature_names)
+        self.frame = frame
+        self.n_parts = len(self.parts)
+        self.schema = self._whole_levels(schema, head)
+        self.names = self.schema.feature_names
+        self._offsets = None
+
+    def _whole_levels(self, schema, head):
+        """The schema with every categorical column's levels read from the whole table.
+
+        Sets ``observed``: the codes of the levels present in the table, by column.
+        """
+        self.observed = {}
+        text = [j for j, c in enumerate(schema.columns) if c.is_categorical]
+        if not text:
+            return schema
+        dask, _ = _import_dask()
+        # each partition's distinct values, gathered here (a shuffle is not needed for a
+        # few levels, and Dask's would need a distributed scheduler)
+        per_part = self.compute(*[dask.delayed(_distinct)(part, text) for part in self.parts])
+        per_part = per_part if self.n_parts > 1 else (per_part,)
+        columns = list(schema.columns)
+        for c, j in enumerate(text):
+            col = columns[j]
+            present = list(dict.fromkeys(v for part in per_part for v in part[c]))
+            dtype = col.dtype
+            if isinstance(dtype, pd.CategoricalDtype):  # its own categories come first
+                known = set(col.levels.tolist())
+                levels = list(col.levels) + sorted((v for v in present if v not in known),
+                                                   key=str)
+                if len(levels) > len(col.levels):  # categories the first rows did not know
+                    dtype = pd.CategoricalDtype(levels, ordered=col.ordered)
+            else:
+                try:
+                    levels = sorted(present)
+                except TypeError:  # mixed types: first-seen order
+                    levels = present
+            levels = np.asarray(levels, dtype=object)
+            columns[j] = Column(col.name, col.kind, levels, col.ordered, dtype)
+            lookup = {v: i for i, v in enumerate(levels.tolist())}
+            self.observed[j] = np.sort(np.array([lookup[v] for v in present], dtype=float))
+        whole = Dataset(np.empty((0, len(columns))), columns, schema.is_frame,
+                        schema.column_labels)
+        return Dataset.from_data(head, like=whole)
+
+    # ----------------------------------------------------------- whole-table facts
+    def compute(self, *collections):
+        """Dask collections computed on the client's cluster (or Dask's default scheduler)."""
+        if self.client is None:
+            dask, _ = _import_dask()
+            out = dask.compute(*collections)
+        else:
+            out = self.client.gather(self.client.compute(list(collections)))
+        return out[0] if len(collections) == 1 else tuple(out)
+
+    def quantiles(self, columns, probs):
+        """Approximate quantiles ``(len(asked), len(columns))`` of the non-missing values.
+
+        ``asked`` (returned too) holds ``probs`` and ``QUANTILE_STEPS + 1`` evenly
+        spaced probabilities; the ends are the exact minimum and maximum.
+        """
+        probs = np.union1d(np.linspace(0, 1, QUANTILE_STEPS + 1), probs)
+        # as numbers: numpy cannot interpolate between booleans
+        frame = self.frame[[self.frame.columns[j] for j in columns]].astype(np.float64)
+        q, low, high = self.compute(frame.quantile(probs), frame.min(), frame.max())
+        empty = [self.names[j] for j, v in zip(columns, np.asarray(low, dtype=np.float64))
+                 if np.isnan(v)]
+        if empty:
+            raise InvalidParameterError(f"feature {empty[0]!r} has no non-missing values; "
+                                        "its bins or grid need data in it.")
+        # a copy: the quantiles of one column come as a read-only view (copy-on-write)
+        q = np.array(q, dtype=np.float64).reshape(probs.size, len(columns))
+        # the merged quantiles can miss the ends (partitions of disjoint ranges): exact ones
+        q[0], q[-1] = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+        return q, probs
+
+    def quantile_edges(self, columns, n_bins):
+        """Approximate quantile edges ``k / K`` per column (ties collapsed), ends exact.
+
+        Also returns the quantile table ``(q, asked)`` they came from.
+        """
+        probs = np.arange(n_bins + 1) / n_bins
+        q, asked = self.quantiles(columns, probs)
+        rows = np.searchsorted(asked, probs)
+        return [np.unique(q[rows, c]) for c in range(len(columns))], (q, asked)
+
+    def offsets(self) -> np.ndarray:
+        """Row offset of every partition, and the total, ``(n_parts + 1,)`` (one pass)."""
+        if self._offsets is None:
+            dask, _ = _import_dask()
+            lengths = self.compute(*[dask.delayed(len)(p) for p in self.parts])
+            lengths = lengths if self.n_parts > 1 else (lengths,)
+            self._offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
+        return self._offsets
+
+    # ------------------------------------------------------------------ driver
+    def map(self, model, fn, *args) -> list:
+        """``fn(values, model, index, *args)`` on every encoded partition, in partition order."""
+        dask, _ = _import_dask()
+        shipped = model if self.client is None or model is None \
+            else scatter_to_workers(self.client, model)
+        tasks = [dask.delayed(_encoded_call, pure=False)(part, self.schema, fn, shipped, i,
+                                                         *args)
+                 for i, part in enumerate(self.parts)]
+        if self.client is None:
+            return list(dask.compute(*tasks))
+        futures = self.client.compute(tasks)
+        try:
+            return self.client.gather(futures)
+        finally:
+            self.client.cancel(futures + ([shipped] if shipped is not model else []))
+
+    def run(self, model, plans_for, *, desc: str = "modellens") -> list:
+        """Each plan's result: ``plans_for(values, index, model)`` run on every partition, merged.
+
+        ``plans_for`` builds a request's plans on the encoded rows of one
+        partition (``index`` its position, ``model`` the copy that answers
+        there); on the client it is called once on no rows (``index=None``) to
+        merge the partitions' summaries and finish.  It travels to the workers:
+        it must hold the design only (not the request, whose client does not
+        pickle).
+        """
+        parts = self.map(model, _summarise_partition, plans_for, desc)
+        plans = plans_for(np.empty((0, len(self.schema.columns))), None, model)
+        return [plan.finish(plan.merge([part[i] for part in parts]))
+                for i, plan in enumerate(plans)]
+
+    def feature_sample(self, x, n_parts=None):
+        """A few of a partition's values of a feature, spread over it (for the effect)."""
+        return feature_sample(x, self.n_parts if n_parts is None else n_parts)
+
+
+def feature_sample(x, n_parts):
+    """At most ``FEATURE_SAMPLE / n_parts`` of ``x``'s values, evenly spread."""
+    take = max(1, -(-FEATURE_SAMPLE // n_parts))
+    if x.size <= take:
+        return x.copy()
+    return x[np.linspace(0, x.size - 1, take).astype(np.intp)]
+
+
+def _distinct(part, columns):
+    """The distinct non-missing values of some columns of one partition (by position)."""
+    if not hasattr(part, "iloc"):
+        part = pd.DataFrame(part)
+    out = []
+    for j in columns:
+        series = part.iloc[:, j].astype(object)
+        out.append(pd.unique(series[series.notna()]).tolist())
+    return out
+
+
+def _summarise_partition(values, model, index, plans_for, desc):
+    return summarise(model, plans_for(values, index, model), _LOCAL_OPTIONS,
+                     desc=f"{desc} (partition)")
+
+
+def _encoded_call(part, schema, fn, model, index, *args):
+    values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
+        if len(part) else np.empty((0, len(schema.columns)))
+    return fn(values, model, index, *args)
