@@ -71,86 +71,52 @@ def _existing_file(text: str) -> Path:
 
 
 # --------------------------------------------------------------------- loading
-def read_data(path: Path):
-    """A DataFrame from a CSV or Parquet file."""
-    import pandas as pd
+def read_data(path: Path, model=None):
+    """A DataFrame from a CSV or Parquet file, its columns read as ``model`` expects them."""
+    from .report._files import FileError, read_table
 
-    suffix = path.suffix.lower()
     try:
-        if suffix in (".csv", ".txt"):
-            return pd.read_csv(path)
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-    except Exception as exc:  # pandas and pyarrow raise many kinds
-        raise CLIError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
-    raise CLIError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
-
-
-_PICKLES = (".pkl", ".pickle", ".joblib", ".jbl")
+        return read_table(path, model)
+    except FileError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def load_model(path: Path, *, trust: bool = False):
-    """A fitted model from a skops file, or a pickle / joblib file when ``trust`` is set.
+    """A fitted model from a model file; pickle / joblib only when ``trust`` is set.
 
-    skops files hold data, not code: they load when every type in them is one
-    skops trusts by default, or, with ``trust``, whatever types they hold
-    (listed on the terminal).  Pickle and joblib files run code while loading,
-    so they need ``trust``.
+    skops files load when every type in them is trusted by skops or is one
+    of modellens' vetted tree types (:data:`modellens.report._files.SAFE_TYPES`);
+    XGBoost ``.json`` / ``.ubj`` and LightGBM ``.txt`` files load through the
+    libraries' own loaders.  Pickle and joblib files run code while loading.
     """
-    suffix = path.suffix.lower()
-    if suffix == ".skops":
-        import skops.io as sio
+    from .report._files import FileError, load_model_file
 
-        try:
-            untrusted = sio.get_untrusted_types(file=path)
-        except Exception as exc:
-            raise CLIError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") from None
-        if untrusted and not trust:
-            raise CLIError(
-                f"skops refuses {str(path)!r}: it holds types skops does not trust by default "
-                f"({', '.join(untrusted)}); if you know where the file comes from, rerun with "
-                "--trust-model-file to load them.")
-        if untrusted:
-            print(f"modellens: loading the types {', '.join(untrusted)} from {str(path)!r} "
-                  "(--trust-model-file)", file=sys.stderr)
-        try:
-            return sio.load(path, trusted=untrusted or None)
-        except Exception as exc:
-            raise CLIError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") from None
-    if suffix in _PICKLES:
-        if not trust:
-            raise CLIError(
-                f"refusing to load {str(path)!r}: pickle and joblib files run arbitrary code "
-                "when loaded. Save the model with skops (skops.io.dump(model, 'model.skops')), "
-                "or, if you made this file yourself, rerun with --trust-model-file.")
-        import joblib
-
-        try:
-            return joblib.load(path)
-        except Exception as exc:
-            raise CLIError(f"cannot load {str(path)!r}: {_one_line(exc)}") from None
-    raise CLIError(f"cannot load a model from {str(path)!r}: give a .skops file (or a "
-                   f"{' / '.join(_PICKLES)} file with --trust-model-file).")
+    try:
+        return load_model_file(path, trust=trust, say=lambda line: print(line, file=sys.stderr))
+    except FileError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _features_of(model, frame, target):
-    """The columns the model takes: its ``feature_names_in_`` when it has them, in that order."""
-    names = getattr(model, "feature_names_in_", None)
+    """The columns the model takes, in its order, and the file's other columns."""
+    from .report._files import model_feature_names
+
+    names = model_feature_names(model)
     if names is None:
-        return frame
-    names = [str(n) for n in names]
+        return frame, []
     missing = [n for n in names if n not in frame.columns]
     if missing:
         hint = f" ({target!r} is the target)" if target in missing else ""
         raise CLIError(f"the model was fit on columns the data lacks: {missing}{hint}.")
-    return frame[names]
+    return frame[names], [c for c in frame.columns if c not in names]
 
 
 # --------------------------------------------------------------------- commands
 def _report(args) -> int:
     import modellens as ml
 
-    frame = read_data(args.data)
+    model = load_model(args.model, trust=args.trust_model_file)
+    frame = read_data(args.data, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
         raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "
                        "columns; a report needs at least 2 rows.")
@@ -162,8 +128,13 @@ def _report(args) -> int:
                            f"{list(frame.columns)}.")
         y = frame[args.target]
         frame = frame.drop(columns=[args.target])
-    model = load_model(args.model, trust=args.trust_model_file)
-    X = _features_of(model, frame, args.target)
+    X, unused = _features_of(model, frame, args.target)
+    from .report._files import FileError, conform
+
+    try:
+        X = conform(X, model)
+    except FileError as exc:
+        raise CLIError(f"{args.data.name}: {exc}") from None
     for f in args.features or []:
         if f not in X.columns:
             raise CLIError(f"--features: no column {f!r} among the model's features "

@@ -185,13 +185,18 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
             raise InvalidParameterError(f"unknown sections {unknown}; valid ones are {known}.")
     options = resolve_options(progress=progress)
 
+    from ._files import check_frame
+
     ctx = _Context()
+    # the model's own record of its inputs: a column it would read as all-unknown levels
+    # stops here, partly unknown levels are said on the page
+    ctx.input_notes = check_frame(X, model)
     ctx.model, ctx.X, ctx.target = model, X, target
     ctx.dataset, ctx.wrapped = prepare(model, X, target=target)
     n = ctx.dataset.n_rows
     if n < 2:
         raise InvalidParameterError(f"a report needs at least 2 rows of data, got {n}.")
-    ctx.y = _check_y(y, n)
+    ctx.y = _check_labels(_check_y(y, n), model)
     ctx.features = [j for j in resolve_features(ctx.dataset, features, allow_pairs=False)] \
         if features is not None else list(range(ctx.dataset.n_features))
     ctx.rows = _check_rows(rows, n)
@@ -304,6 +309,43 @@ def _check_y(y, n):
         raise InvalidParameterError(f"y must have one value per row of X ({n}), got shape "
                                     f"{values.shape}.")
     return values
+
+
+def _check_labels(y, model):
+    """``y`` as the classifier's labels: cast to the dtype of ``classes_``, every label known.
+
+    A target of ``"malignant"`` / ``"benign"`` against a model fit on 0 / 1 would
+    score every row wrong without an error; it is refused, naming both sets.
+    """
+    classes = getattr(model, "classes_", None)
+    if y is None or classes is None or not hasattr(model, "predict_proba"):
+        return y
+    import pandas as pd
+
+    classes = np.asarray(classes)
+    present = pd.isna(y)
+    labels = pd.unique(pd.Series(y[~present]))
+    if classes.dtype.kind in "biuf" and labels.dtype.kind not in "biuf":
+        numbers = pd.to_numeric(pd.Series(labels), errors="coerce")
+        if numbers.notna().all():
+            y = np.where(present, np.nan, pd.to_numeric(pd.Series(y), errors="coerce"))
+            labels = numbers.to_numpy()
+    elif classes.dtype.kind in "OUS" and labels.dtype.kind in "biuf":
+        text = [str(int(v)) if float(v).is_integer() else str(v) for v in labels]
+        if set(text) & {str(c) for c in classes}:
+            y = np.array([v if m else (str(int(v)) if float(v).is_integer() else str(v))
+                          for v, m in zip(y, present)], dtype=object)
+            labels = np.asarray(text, dtype=object)
+    known = set(classes.tolist())
+    stray = [v for v in labels.tolist() if v not in known]
+    if stray:
+        shown = sorted({str(v) for v in labels.tolist()})
+        raise InvalidParameterError(
+            f"the target's labels {shown[:10]}{' ...' if len(shown) > 10 else ''} are not the "
+            f"model's classes {[str(c) for c in classes.tolist()]} ({len(stray)} label(s) "
+            f"unknown, such as {stray[0]!r}): pass the target the model was fit on, coded "
+            "the same way.")
+    return y
 
 
 def _extreme_rows(prediction) -> list:

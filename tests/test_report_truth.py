@@ -1,0 +1,227 @@
+"""The report tells the truth on real data (issue 19): each test builds the data that
+made an earlier version print a tidy, wrong page."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from sklearn.compose import make_column_transformer
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.metrics import r2_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
+
+import modellens as ml
+from modellens.cli import main
+from modellens.report._files import FileError, conform, load_model_file, read_table
+
+SMALL = dict(sample=150, n_explain=6, n_background=6, grid=5, shapley_budget=20_000)
+
+
+def _run(argv, capsys):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------ 1. the model's dtypes
+def _zip_data(n=400, seed=0):
+    """Zip codes fit as strings with leading zeros: read_csv would make them integers."""
+    rng = np.random.default_rng(seed)
+    zips = np.array([f"{k:05d}" for k in (2134, 2139, 8540, 10001, 94110)], dtype=object)
+    effect = dict(zip(zips, [0.0, 3.0, -2.0, 5.0, 1.0]))
+    X = pd.DataFrame({"zip": rng.choice(zips, n), "size": rng.uniform(0, 1, n)})
+    y = X.zip.map(effect).to_numpy() + 2 * X["size"].to_numpy() + rng.normal(0, 0.3, n)
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["zip"]), remainder="passthrough"),
+        LinearRegression()).fit(X, y)
+    return model, X, y
+
+
+def test_csv_column_the_model_saw_as_strings_is_read_as_strings(tmp_path):
+    model, X, y = _zip_data()
+    path = tmp_path / "d.csv"
+    X.to_csv(path, index=False)
+    assert pd.read_csv(path)["zip"].dtype.kind == "i"  # what a plain read gives
+    frame = conform(read_table(path, model), model)
+    assert frame["zip"].tolist() == X["zip"].tolist()  # leading zeros kept
+    r = ml.report(model, frame, y, sections=["quality", "effects"], **SMALL)
+    assert r.sections["quality"].data["metrics"]["r2"] == pytest.approx(
+        r2_score(y, model.predict(X)), rel=1e-12)
+    assert r.sections["effects"].data["importance"]["zip"] > 1.0
+
+
+def test_parquet_with_numbers_where_the_model_saw_text_is_cast_or_refused(tmp_path):
+    model, X, y = _zip_data()
+    numbers = X.assign(zip=X["zip"].astype(int))
+    # the Python API: every row would be an unknown level, so the report refuses it
+    with pytest.raises(ml.InvalidParameterError, match=r"'zip'.*dtype=\{'zip': str\}"):
+        ml.report(model, numbers, y, **SMALL)
+    # levels such as 10001 survive the cast to text: the conformed frame is the original
+    X2 = X[X.zip == "10001"]
+    frame = conform(X2.assign(zip=X2["zip"].astype(int)), model)
+    assert frame["zip"].tolist() == X2["zip"].tolist()
+
+
+def test_file_that_cannot_be_what_the_model_expects_is_one_line(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"grade": rng.choice([1, 2, 3], 200), "w": rng.normal(size=200)})
+    y = X.grade * 2.0 + X.w
+    model = make_pipeline(make_column_transformer((OrdinalEncoder(), ["grade"]),
+                                                  remainder="passthrough"),
+                          LinearRegression()).fit(X, y)
+    frame = X.assign(grade=rng.choice(["low", "high"], 200))
+    with pytest.raises(FileError, match="'grade' holds text such as .* fit on numbers"):
+        conform(frame, model)
+    data, saved = tmp_path / "d.csv", tmp_path / "m.skops"
+    frame.assign(y=y).to_csv(data, index=False)
+    sio.dump(model, saved)
+    code, _, err = _run(["report", "--data", data, "--model", saved, "--target", "y",
+                         "--out", tmp_path / "r.html"], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "'grade'" in err
+
+
+def test_categorical_levels_of_lightgbm_and_xgboost_are_restored_from_a_csv(tmp_path):
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=300),
+                      "c": pd.Categorical(rng.choice(["u", "v", "w"], 300))})
+    y = X.a + (X.c == "v") * 3.0
+    path = tmp_path / "d.csv"
+    X.to_csv(path, index=False)
+    for model in (lgb.LGBMRegressor(n_estimators=20, verbose=-1, min_child_samples=5),
+                  xgb.XGBRegressor(n_estimators=20, enable_categorical=True)):
+        model.fit(X, y)
+        frame = conform(read_table(path, model), model)
+        assert isinstance(frame["c"].dtype, pd.CategoricalDtype)
+        np.testing.assert_allclose(model.predict(frame), model.predict(X), rtol=1e-12)
+
+
+# --------------------------------------------------------- 2. labels of the model
+def _binary(n=300, seed=3):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    y = (X.a + 0.5 * X.b + rng.normal(0, 0.5, n) > 0).astype(int)
+    return LogisticRegression().fit(X, y), X, y
+
+
+def test_labels_that_are_not_the_models_classes_are_refused(tmp_path, capsys):
+    model, X, y = _binary()
+    words = np.where(y == 1, "malignant", "benign")
+    with pytest.raises(ml.InvalidParameterError,
+                       match=r"\['benign', 'malignant'\] are not the model's classes \['0', '1'\]"):
+        ml.report(model, X, words, **SMALL)
+    data, saved = tmp_path / "d.csv", tmp_path / "m.skops"
+    X.assign(diagnosis=words).to_csv(data, index=False)
+    sio.dump(model, saved)
+    code, _, err = _run(["report", "--data", data, "--model", saved, "--target", "diagnosis",
+                         "--out", tmp_path / "r.html"], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "'benign', 'malignant'" in err and "'0', '1'" in err
+
+
+def test_labels_castable_to_the_classes_are_cast():
+    model, X, y = _binary()
+    text = y.astype(str).to_numpy(dtype=object)  # "0" / "1" as a CSV of text would give
+    r = ml.report(model, X, text, sections=["quality"], **SMALL)
+    p = model.predict_proba(X)[:, 1]
+    assert r.sections["quality"].data["metrics"]["accuracy"] == pytest.approx(
+        np.mean((p >= 0.5) == (y == 1)))
+
+
+# --------------------------------------------------------- 3. safe model files
+def _tree_models():
+    from sklearn.ensemble import (GradientBoostingRegressor, HistGradientBoostingClassifier,
+                                  HistGradientBoostingRegressor, RandomForestClassifier)
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),
+                      "c": pd.Categorical(rng.choice(["u", "v"], 200))})
+    y = (X.a + (X.c == "v") > 0).astype(int)
+    numeric = X[["a", "b"]]
+    models = [(HistGradientBoostingRegressor(max_iter=5), numeric),
+              (HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype"), X),
+              (RandomForestClassifier(n_estimators=5, random_state=0), numeric),
+              (GradientBoostingRegressor(n_estimators=5), numeric)]
+    try:
+        import xgboost
+
+        models.append((xgboost.XGBClassifier(n_estimators=5, enable_categorical=True), X))
+    except ImportError:
+        pass
+    try:
+        import lightgbm
+
+        models.append((lightgbm.LGBMRegressor(n_estimators=5, verbose=-1), X))
+    except ImportError:
+        pass
+    return [(m.fit(data, y), data) for m, data in models]
+
+
+def test_skops_files_of_tree_models_load_without_trust(tmp_path):
+    for model, X in _tree_models():
+        path = tmp_path / f"{type(model).__name__}.skops"
+        sio.dump(model, path)
+        assert sio.get_untrusted_types(file=path)  # skops alone would refuse it
+        loaded = load_model_file(path)
+        np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def _shift(X):
+    return X + 1.0
+
+
+def test_skops_file_with_other_types_is_still_refused_naming_them(tmp_path):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(50, 2))
+    model = make_pipeline(FunctionTransformer(_shift), HistGradientBoostingRegressor(
+        max_iter=3)).fit(np.abs(X), X[:, 0])
+    path = tmp_path / "m.skops"
+    sio.dump(model, path)
+    with pytest.raises(FileError, match="test_report_truth._shift") as info:
+        load_model_file(path)
+    assert "TreePredictor" not in str(info.value)  # the vetted types are not the problem
+    assert load_model_file(path, trust=True, say=lambda line: None).predict(X).shape == (50,)
+
+
+def test_native_xgboost_and_lightgbm_files_load_with_their_feature_names(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    from modellens.report._files import model_feature_names
+
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame({"zeta": rng.normal(size=200), "alpha": rng.normal(size=200)})
+    y = (X.zeta - X.alpha > 0).astype(int)
+    clf = xgb.XGBClassifier(n_estimators=5).fit(X, y)
+    clf.save_model(tmp_path / "m.json")
+    clf.get_booster().save_model(tmp_path / "m.ubj")
+    for name in ("m.json", "m.ubj"):
+        loaded = load_model_file(tmp_path / name)
+        assert model_feature_names(loaded) == ["zeta", "alpha"]
+        np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(X), rtol=1e-6)
+    reg = lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(X, X.zeta * 2)
+    reg.booster_.save_model(tmp_path / "m.txt")
+    loaded = load_model_file(tmp_path / "m.txt")
+    assert model_feature_names(loaded) == ["zeta", "alpha"]
+    np.testing.assert_allclose(loaded.predict(X), reg.predict(X), rtol=1e-12)
+
+
+def test_cli_report_from_an_xgboost_json_file(tmp_path, capsys):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame({"zeta": rng.normal(size=150), "alpha": rng.normal(size=150)})
+    y = X.zeta - X.alpha
+    xgb.XGBRegressor(n_estimators=5).fit(X, y).save_model(tmp_path / "m.json")
+    data = tmp_path / "d.csv"
+    X[["alpha", "zeta"]].assign(y=y).to_csv(data, index=False)
+    code, out, err = _run(["report", "--data", data, "--model", tmp_path / "m.json",
+                           "--target", "y", "--out", tmp_path / "r.html", "--sample", "100",
+                           "--explain", "5", "--grid", "5"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "r.html").exists()
