@@ -61,14 +61,10 @@ def rep(fitted):
     return ml.report(model, X, y, rows=[5, 17], random_state=3, **SMALL)
 
 
-def test_sections_in_order_and_lime_only_when_available(rep):
-    import modellens
-
-    expected = ["data", "quality", "effects", "interaction", "shapley"]
-    if hasattr(modellens, "lime"):
-        expected.append("lime")
+def test_sections_in_order(rep):
+    expected = ["data", "quality", "effects", "interaction", "shapley", "lime"]
     assert list(rep.sections) == expected
-    assert [s.key for s in SECTIONS][:5] == expected[:5]
+    assert [s.key for s in SECTIONS] == expected
     assert all(s.seconds >= 0 for s in rep.sections.values())
 
 
@@ -261,15 +257,6 @@ def test_lime_section_says_why_when_lime_cannot_run(fitted):
     assert "missing values" in sec.warnings[0]
 
 
-def test_lime_section_left_out_without_lime(monkeypatch, fitted):
-    import modellens
-
-    model, X, _ = fitted
-    monkeypatch.delattr(modellens, "lime")
-    r = ml.report(model, X, sections=["shapley", "lime"], rows=[3], **SMALL)
-    assert list(r.sections) == ["shapley"]
-
-
 # ---------------------------------------------------------------------- the page
 class _Page(html.parser.HTMLParser):
     """Every element with its attributes, scripts' text, and the visible text."""
@@ -458,14 +445,17 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     background); a model TreeSHAP refuses gets the model-agnostic values and a note."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    from modellens.report import _sections
     from modellens.report._sections import take_rows
 
     X, y = _frame()
-    assert _sections._tree_shap_available(Ridge().fit(X[["x1"]], y)) is False
     numeric = X[["x1", "x3"]]
+    # exact values that fit the budget are taken for trees too (no compiled kernels): a
+    # budget of one row leaves TreeSHAP
+    TREE = {**SMALL, "shapley_budget": 1}
     model = HistGradientBoostingRegressor(max_iter=10).fit(numeric, y)
-    r = ml.report(model, numeric, sections=["shapley"], **SMALL)
+    small = ml.report(model, numeric, sections=["shapley"], **SMALL).sections["shapley"]
+    assert small.data["attributions"].method == "shapley-exact"
+    r = ml.report(model, numeric, sections=["shapley"], **TREE)
     sec = r.sections["shapley"]
     attr = sec.data["attributions"]
     assert attr.method == "shapley-tree" and attr.value_function == "interventional"
@@ -479,7 +469,7 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype")
     model.fit(with_levels, y)
     # HistGradientBoosting's categorical splits are read by TreeSHAP too
-    sec = ml.report(model, with_levels, sections=["shapley"], **SMALL).sections["shapley"]
+    sec = ml.report(model, with_levels, sections=["shapley"], **TREE).sections["shapley"]
     attr = sec.data["attributions"]
     assert attr.method == "shapley-tree"
     exact = ml.shapley(model, with_levels.iloc[list(sec.data["explained_rows"])],
@@ -490,6 +480,6 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     lgb = pytest.importorskip("lightgbm")
     model = lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1)
     model.fit(with_levels, y)
-    sec = ml.report(model, with_levels, sections=["shapley"], **SMALL).sections["shapley"]
+    sec = ml.report(model, with_levels, sections=["shapley"], **TREE).sections["shapley"]
     assert any("TreeSHAP does not apply" in n and "categorical" in n for n in sec.notes)
-    assert sec.data["attributions"].method == "shapley-exact"
+    assert sec.data["attributions"].method == "shapley-permutation"

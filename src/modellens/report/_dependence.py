@@ -18,7 +18,8 @@ OFF_DATA_RATIO = 10.0
 WARN_SHARE = 0.25
 
 
-def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progress=None):
+def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progress=None,
+               min_rows=0):
     """Dependence of each feature on the others, and PD's share of points off the data.
 
     For each feature :math:`j` a gradient-boosting model predicts :math:`x_j`
@@ -44,6 +45,11 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progr
     extrapolation caused by the dependence, which the report warns about from
     25% (a grid value in the feature's own sparse tails is as sparse for ALE).
 
+    Below ``min_rows`` rows a cross-validated score is too noisy to read (on
+    54 rows two features correlated at 0.84 can score R^2 = -0.24): no score
+    is given, and the note names the largest Spearman rank correlation with
+    another feature instead.
+
     Parameters
     ----------
     dataset : Dataset
@@ -51,6 +57,8 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progr
     grids : dict
         Feature position -> the grid values (codes for categorical features)
         PD uses for it.
+    min_rows : int
+        Fewest rows with a value of the feature for a score.
 
     Returns
     -------
@@ -64,10 +72,23 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progr
     # small fits: OpenMP threads would mostly wait for each other (and on a busy
     # machine spin for a long time), one thread each is faster
     with threadpool_limits(1):
-        return _dependence(dataset, grids, random_state, n_splits, max_iter, progress)
+        return _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_rows)
 
 
-def _dependence(dataset, grids, random_state, n_splits, max_iter, progress):
+def _rank_partner(values, j):
+    """The largest |Spearman correlation| of column ``j`` with another column, and its index."""
+    import pandas as pd
+
+    frame = pd.DataFrame(values)
+    corr = frame.corr(method="spearman").iloc[j].drop(index=j).abs()
+    corr = corr.dropna()
+    if corr.empty:
+        return float("nan"), None
+    k = int(corr.idxmax())
+    return float(corr.loc[k]), k
+
+
+def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_rows=0):
     from sklearn.metrics import balanced_accuracy_score
     from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
@@ -95,8 +116,11 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress):
         if levels.size < 2:
             entry["note"] = "constant"
             continue
-        if target.size < 2 * n_splits:
-            entry["note"] = "too few values"
+        if target.size < max(2 * n_splits, min_rows):
+            rho, k = _rank_partner(values, j)
+            entry["note"] = "too few rows to judge" + (
+                f"; rank correlation {rho:.2f} with {dataset.columns[k].name}"
+                if k is not None else "")
             continue
         cat_mask = np.delete(is_cat, j)
         # codes beyond the booster's 255 categories are read as numbers
