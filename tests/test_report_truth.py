@@ -225,3 +225,225 @@ def test_cli_report_from_an_xgboost_json_file(tmp_path, capsys):
                            "--explain", "5", "--grid", "5"], capsys)
     assert code == 0, err
     assert (tmp_path / "r.html").exists()
+
+
+# ------------------------------------------------------------ 4. honest scales
+def _scales_data(n=400, seed=8):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"signal": rng.uniform(0, 1, n), "noise": rng.uniform(0, 1, n),
+                      "flag": rng.integers(0, 2, n).astype(float),
+                      "ignored": rng.normal(size=n)})
+    return X
+
+
+def _scales_model(Z):
+    Z = np.asarray(Z, dtype=float)
+    return 2.0 * Z[:, 0] + 1e-4 * np.sin(40 * Z[:, 1]) + 0.5 * Z[:, 2]
+
+
+def test_noise_feature_is_negligible_and_panels_share_one_span(monkeypatch):
+    from modellens.report import _sections
+
+    X = _scales_data()
+    spans = []
+    keep = _sections.figure_from
+
+    def spy(fig, title, *args, **kwargs):
+        lo, hi = fig.axes[0].get_ylim()
+        spans.append((title, hi - lo))
+        return keep(fig, title, *args, **kwargs)
+
+    monkeypatch.setattr(_sections, "figure_from", spy)
+    r = ml.report(_scales_model, X, sections=["effects"], **SMALL)
+    eff = r.sections["effects"].data
+    assert eff["negligible"] == ["noise"]  # 1e-4 against a spread of about 2.5
+    assert eff["zero"] == ["ignored"]  # the model never reads it
+    titles = {g.title.split(" (")[0]: g for g in r.sections["effects"].figure_groups}
+    assert titles["noise"].title.endswith("[negligible]")
+    assert "does not change with ignored on any row" in titles["ignored"].warnings[0]
+    # every PD / ALE pair was set to one span, the noise's ALE included
+    pairs = list(zip(spans[0::2], spans[1::2]))
+    assert [(a[0].split()[0], b[0].split()[0]) for a, b in pairs] == [("PD", "ALE")] * 4
+    assert all(a[1] == pytest.approx(b[1]) for a, b in pairs)
+
+
+def test_binary_feature_is_drawn_as_points_labelled_by_value(monkeypatch):
+    import matplotlib.axes
+
+    labels = []
+    keep = matplotlib.axes.Axes.set_xticks
+
+    def spy(ax, ticks, tick_labels=None, **kwargs):
+        labels.append([str(t) for t in (tick_labels or [])])
+        return keep(ax, ticks, tick_labels, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_xticks", spy)
+    ml.report(_scales_model, _scales_data(), sections=["effects"], features=["flag"], **SMALL)
+    assert labels and all(t == ["0", "1"] for t in labels)
+
+
+# ------------------------------------------------------- 5. many-level categoricals
+def _dates(n=1500, seed=9):
+    rng = np.random.default_rng(seed)
+    days = pd.date_range("2011-01-01", periods=730, freq="D").strftime("%Y-%m-%d")
+    X = pd.DataFrame({"dteday": pd.Series(rng.choice(days, n), dtype=object),
+                      "temp": rng.uniform(0, 1, n)})
+    y = X.temp * 3 + (X.dteday.str[:4] == "2012") * 1.0 + rng.normal(0, .1, n)
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["dteday"]), remainder="passthrough"),
+        LinearRegression()).fit(X, y)
+    return model, X, y
+
+
+def test_date_like_column_with_730_levels(monkeypatch):
+    import matplotlib.axes
+
+    model, X, y = _dates()
+    ticks = []
+    keep = matplotlib.axes.Axes.set_xticks
+
+    def spy(ax, t, tick_labels=None, **kwargs):
+        ticks.append(len(t))
+        return keep(ax, t, tick_labels, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_xticks", spy)
+    r = ml.report(model, X, y, sections=["data", "effects"], **{**SMALL, "sample": 1500})
+    rows = {f["feature"]: f for f in r.sections["data"].data["features"]}
+    assert "date-like" in rows["dteday"]["hint"]
+    # each level is rare, but the other feature does not predict it: no off-data badge
+    # beside a dependence of about 0
+    assert rows["dteday"]["dependence"] < 0.1 and rows["dteday"]["warning"] == ""
+    pd_effect = r.sections["effects"].data["pdp"]["dteday"]
+    assert len(pd_effect.grid) == 20  # a stated top 20, not 700 levels
+    counts = X.dteday.value_counts()
+    assert set(pd_effect.grid) <= set(counts.index[counts >= counts.iloc[19]])
+    values = np.asarray(pd_effect.values)
+    assert ticks and max(ticks) <= 20
+    assert any("20 most frequent levels" in n for n in r.sections["effects"].notes)
+    assert np.ptp(values) > 0.5  # 2011 vs 2012 is drawn
+
+
+# --------------------------------------------------------- 6. the interaction screen
+def test_screen_finds_a_pair_whose_effect_is_all_interaction():
+    rng = np.random.default_rng(10)
+    X = pd.DataFrame(rng.uniform(-1, 1, (400, 7)), columns=list("abcdegh"))
+
+    def f(Z):
+        Z = np.asarray(Z)
+        # g and h have flat PD (symmetric), so they are not among the 4 most important
+        return 3 * Z[:, 0] + 3 * Z[:, 1] + 3 * Z[:, 2] + 3 * Z[:, 3] + Z[:, 4] \
+            + 2 * Z[:, 5] * Z[:, 6]
+
+    r = ml.report(f, X, sections=["interaction"], **SMALL)
+    data = r.sections["interaction"].data
+    assert set(data["pair"]) == {"g", "h"}
+    assert len(data["ranked"]) == 21  # every pair of the 7
+    assert "every pair of the 7 numeric features" in r.sections["interaction"].notes[0]
+    assert len(r.sections["interaction"].tables[0].rows) == 6  # the first and runners-up
+    assert list(r.sections) == ["interaction"]  # effects computed, not shown
+
+
+# ----------------------------------------------------------------- 8. wording
+def test_small_data_dependence_is_not_judged_and_rank_correlation_is_shown():
+    rng = np.random.default_rng(11)
+    a = rng.normal(size=54)
+    X = pd.DataFrame({"a": a, "b": a + rng.normal(0, .6, 54), "c": rng.normal(size=54)})
+    r = ml.report(lambda Z: np.asarray(Z)[:, 0], X, sections=["data"], **SMALL)
+    rows = {f["feature"]: f for f in r.sections["data"].data["features"]}
+    rho = pd.Series(X.a).corr(X.b, method="spearman")
+    assert np.isnan(rows["a"]["dependence"])
+    assert rows["a"]["note"] == f"too few rows to judge; rank correlation {rho:.2f} with b"
+
+
+def test_dependence_is_clipped_at_zero_on_the_page():
+    rng = np.random.default_rng(12)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    r = ml.report(lambda Z: np.asarray(Z)[:, 0], X, sections=["data"], **SMALL)
+    rows = r.sections["data"].data["features"]
+    assert min(f["dependence"] for f in rows) < 0  # independent columns: negative CV R^2
+    shown = [row[6].text for row in r.sections["data"].tables[0].rows]
+    assert all(not t.startswith("-") for t in shown)
+
+
+def test_flag_is_explained_once_with_a_badge_per_row():
+    rng = np.random.default_rng(13)
+    x = rng.uniform(-2, 2, 300)
+    X = pd.DataFrame({"x1": x, "x2": x + rng.normal(0, .05, 300), "x3": x + rng.normal(0, .05, 300)})
+    r = ml.report(lambda Z: np.asarray(Z).sum(axis=1), X, sections=["data"], **SMALL)
+    sec = r.sections["data"]
+    badges = [row[-1].text for row in sec.tables[0].rows]
+    assert badges == ["PD off the data"] * 3
+    assert sum("PD off the data (3 features" in w for w in sec.warnings) == 1
+
+
+def test_holdout_wording():
+    model, X, y = _zip_data()
+    plain = ml.report(model, X, y, sections=["quality"], **SMALL).sections["quality"].notes[0]
+    held = ml.report(model, X, y, sections=["quality"], holdout=True,
+                     **SMALL).sections["quality"].notes[0]
+    assert "If these rows were used for training" in plain
+    assert "held-out rows" in held and "optimistic" not in held
+
+
+def test_multiclass_quality_has_overall_accuracy_and_confusion_matrix():
+    from sklearn.metrics import accuracy_score, confusion_matrix
+
+    rng = np.random.default_rng(14)
+    X = pd.DataFrame(rng.normal(size=(300, 2)), columns=["a", "b"])
+    y = np.array(["cat", "dog", "eel"])[np.digitize(X.a + 0.3 * rng.normal(size=300),
+                                                    [-0.5, 0.5])]
+    model = LogisticRegression().fit(X, y)
+    r = ml.report(model, X, y, target="dog", sections=["quality"], **SMALL)
+    q = r.sections["quality"].data
+    assert q["metrics"]["overall_accuracy"] == pytest.approx(accuracy_score(y,
+                                                                            model.predict(X)))
+    np.testing.assert_array_equal(q["confusion"], confusion_matrix(y, model.predict(X)))
+
+
+def test_lime_low_fidelity_is_badged():
+    rng = np.random.default_rng(15)
+    X = pd.DataFrame(rng.uniform(-1, 1, (300, 3)), columns=["a", "b", "c"])
+
+    def wiggly(Z):
+        Z = np.asarray(Z)
+        return np.sin(25 * Z[:, 0]) * np.cos(25 * Z[:, 1])
+
+    r = ml.report(wiggly, X, sections=["lime"], rows=[0, 1, 2], **SMALL)
+    sec = r.sections["lime"]
+    score = sec.data["score"]
+    low = [r_ for r_, s in zip(sec.data["rows"], score) if s < 0.3]
+    assert low and sec.data["low_fidelity"] == low
+    assert any("Low fidelity" in w for w in sec.warnings)
+    badges = [row[-1].text for row in sec.tables[0].rows]
+    assert badges == ["low fidelity" if s < 0.3 else "" for s in score]
+
+
+def test_shapley_note_says_why_rankings_differ():
+    X = _scales_data()
+
+    def f(Z):
+        Z = np.asarray(Z)
+        # signal*flag is all interaction: large Shapley shares, but both PD curves flat-ish
+        return 4 * (Z[:, 0] - 0.5) * (Z[:, 2] - 0.5) + 0.3 * Z[:, 1]
+
+    r = ml.report(f, X, sections=["effects", "shapley"], **SMALL)
+    notes = " ".join(r.sections["shapley"].notes)
+    assert "The rankings differ" in notes and "interactions" in notes
+
+
+def test_cli_prints_a_line_per_section_and_lists_unused_columns(tmp_path, capsys):
+    model, X, y = _zip_data()
+    data, saved = tmp_path / "d.csv", tmp_path / "m.skops"
+    X.assign(y=y, leak=y * 2).to_csv(data, index=False)
+    sio.dump(model, saved)
+    code, out, err = _run(["report", "--data", data, "--model", saved, "--target", "y",
+                           "--out", tmp_path / "r.html", "--sample", "150", "--explain", "5",
+                           "--grid", "5", "--holdout"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    for key in ("data", "quality", "effects", "interaction", "shapley", "lime"):
+        assert any(line.startswith(f"modellens report: {key}: ") and line.endswith(" s")
+                   for line in lines), out
+    assert "columns the model does not take: leak" in out
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "leak" in text and "held-out rows" in text
