@@ -226,6 +226,7 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     shown = [s.key for s in SECTIONS if (sections is None or s.key in sections)
              and s.applies(inputs)]
     plan = _build_order(shown, by_key)
+    warming = _warm_tree_kernels(inputs) if "shapley" in plan else None
     found, built = {}, {}
     steps = plan
     if options.progress:
@@ -237,6 +238,8 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         if options.progress:
             steps.set_postfix_str(key)
         t0 = time.perf_counter()
+        if key == "shapley" and warming is not None:
+            _wait(warming)
         view = MappingProxyType({k: found[k] for k in spec.needs + spec.uses if k in found})
         with matplotlib.rc_context(_RC):
             section = spec.build(inputs, view)
@@ -288,6 +291,72 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
 _RC = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
        "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
        "figure.titlesize": 9}
+
+
+def _warm_tree_kernels(inputs):
+    """Compile TreeSHAP's kernels in a second process while the first sections run.
+
+    On a fresh install the first TreeSHAP call compiles its numba kernels
+    (about 10 s); they are cached on disk (``cache=True``) for every later
+    run.  When no kernel is cached yet, a child process runs TreeSHAP on two
+    rows of the same model (the same kernels and types as the report's call),
+    which writes the cache while this process builds the data, quality,
+    effects and interaction sections; the Shapley section waits for it and
+    loads the cached kernels.  The numbers do not change: TreeSHAP runs in
+    this process either way.  Returns the child, or None.
+    """
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    from ..models import tree_ensemble_name
+    from ._inputs import take_rows
+
+    if tree_ensemble_name(inputs.model) is None or _kernels_cached():
+        return None
+    try:
+        payload = pickle.dumps((inputs.model, take_rows(inputs.X_explain, [0, 1][
+            :len(inputs.explain_index)]), take_rows(inputs.X_background, [0, 1][
+                :inputs.background_index.size]), inputs.target))
+    except Exception:  # a model that does not pickle: compile in the foreground as before
+        return None
+    import modellens
+
+    env = dict(os.environ)
+    root = str(Path(modellens.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    code = ("import pickle, sys, warnings; warnings.simplefilter('ignore'); "
+            "m, X, B, t = pickle.load(sys.stdin.buffer); import modellens as ml; "
+            "ml.shapley(m, X, background=B, algorithm='tree', target=t, progress=False)")
+    try:
+        child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        child.stdin.write(payload)
+        child.stdin.close()
+    except OSError:
+        return None
+    return child
+
+
+def _kernels_cached() -> bool:
+    """True when some TreeSHAP kernel is in numba's disk cache (or the check cannot tell)."""
+    try:
+        from ..models import _tree_kernels as kernels
+
+        paths = [Path(f._cache._cache_file._index_path) for f in vars(kernels).values()
+                 if hasattr(f, "_cache") and hasattr(f._cache, "_cache_file")]
+        return not paths or any(p.exists() for p in paths)
+    except Exception:  # numba's cache layout is not public: never warm on a doubt
+        return True
+
+
+def _wait(child, timeout=300):
+    try:
+        child.wait(timeout=timeout)
+    except Exception:
+        child.kill()
+        child.wait()
 
 
 def _build_order(shown, by_key) -> list:
