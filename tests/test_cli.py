@@ -91,6 +91,7 @@ def test_report_from_parquet_orders_columns_as_the_model_was_fit(files, capsys):
     assert code == 0, err
 
 
+@pytest.mark.browser
 def test_injection_csv_gives_an_inert_page(tmp_path, capsys):
     X, y = injection_frame()
     data = tmp_path / "evil.csv"

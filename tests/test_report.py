@@ -354,7 +354,7 @@ def chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def open_in_browser(path, tmp_path):
+def open_in_browser(path, tmp_path, *, width=1280, height=1600):
     """Load ``path`` in headless Chromium without network: (DOM, console lines, screenshot)."""
     exe = chromium()
     if exe is None:
@@ -367,8 +367,8 @@ def open_in_browser(path, tmp_path):
     dom = subprocess.run([exe, *offline, "--enable-logging=stderr", "--v=0", "--dump-dom", url],
                          capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    shot = tmp_path / "shot.png"
-    subprocess.run([exe, *offline, "--window-size=1280,1600", f"--screenshot={shot}", url],
+    shot = tmp_path / f"shot-{width}.png"
+    subprocess.run([exe, *offline, f"--window-size={width},{height}", f"--screenshot={shot}", url],
                    capture_output=True, text=True, timeout=120)
     console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
     return dom.stdout, console, shot
@@ -395,12 +395,14 @@ def assert_opens_cleanly(path, tmp_path):
     return dom
 
 
+@pytest.mark.browser
 def test_browser_opens_the_saved_report_offline_without_errors(rep, tmp_path):
     path = rep.save(tmp_path / "report.html")
     dom = assert_opens_cleanly(path, tmp_path)
     assert "Shapley values" in dom and "What was run" in dom
 
 
+@pytest.mark.browser
 def test_browser_check_sees_script_errors(rep, tmp_path):
     """The check can fail: a broken script in the page is reported, in the DOM and console."""
     text = rep.to_html()
@@ -414,6 +416,7 @@ def test_browser_check_sees_script_errors(rep, tmp_path):
     assert any("notDefinedAnywhere" in line for line in console)
 
 
+@pytest.mark.browser
 def test_browser_runs_none_of_the_injected_code(tmp_path):
     X, y = injection_frame()
     model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
