@@ -16,6 +16,9 @@ TAIL = 0.01
 OFF_DATA_RATIO = 10.0
 #: a feature gets a warning when at least this share of its PD points is off the data
 WARN_SHARE = 0.25
+#: a categorical feature with more levels is predicted as its most frequent levels plus
+#: one "other" class (a classifier of 3,000 classes would take minutes)
+MAX_CLASSES = 20
 
 
 def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progress=None,
@@ -131,11 +134,16 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if is_cat[j]:
+                target = _top_levels(target, MAX_CLASSES)
                 counts = np.unique(target, return_counts=True)[1]
                 splits = StratifiedKFold(n_splits, shuffle=True, random_state=random_state) \
                     if counts.min() >= n_splits else KFold(n_splits, shuffle=True,
                                                             random_state=random_state)
-                model = _booster(True, cat_mask, max_iter, random_state)
+                # a booster grows one tree per class and iteration: beyond 5 classes the
+                # iterations shrink so that the trees stay about 5 * max_iter
+                k = counts.size
+                model = _booster(True, cat_mask, max_iter if k <= 5 else
+                                 max(10, max_iter * 5 // k), random_state)
                 proba = cross_val_predict(model, others, target.astype(int), cv=splits,
                                           method="predict_proba")
                 classes = np.unique(target.astype(int))
@@ -172,6 +180,15 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
                     alone = (g < m_lo) | (g > m_hi)
                     entry["off_data"] = max(0.0, float(given.mean() - alone.mean()))
     return out
+
+
+def _top_levels(codes, k):
+    """Level codes with all but the ``k`` most frequent levels merged into one (code -1)."""
+    levels, counts = np.unique(codes, return_counts=True)
+    if levels.size <= k:
+        return codes
+    keep = levels[np.argsort(-counts, kind="stable")[:k]]
+    return np.where(np.isin(codes, keep), codes, -1.0)
 
 
 def _booster(classify, cat_mask, max_iter, random_state):
