@@ -61,7 +61,8 @@ def messy_model(X, y):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OrdinalEncoder
 
-    text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]  # a list: skops trusts it
+    # a list of names, not a selector object: skops trusts lists
+    text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
     encode = make_column_transformer(
         (OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1,
                         encoded_missing_value=-2), text), remainder="passthrough")

@@ -12,19 +12,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
 
 import modellens as ml
-from modellens.cli import main
 from modellens.report._files import FileError, conform, load_model_file, read_table
 
+from test_cli import _run
+
 SMALL = dict(sample=150, n_explain=6, n_background=6, grid=5, shapley_budget=20_000)
-
-
-def _run(argv, capsys):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ------------------------------------------------------------ 1. the model's dtypes
@@ -368,7 +360,8 @@ def test_dependence_is_clipped_at_zero_on_the_page():
 def test_flag_is_explained_once_with_a_badge_per_row():
     rng = np.random.default_rng(13)
     x = rng.uniform(-2, 2, 300)
-    X = pd.DataFrame({"x1": x, "x2": x + rng.normal(0, .05, 300), "x3": x + rng.normal(0, .05, 300)})
+    X = pd.DataFrame({"x1": x, "x2": x + rng.normal(0, .05, 300),
+                      "x3": x + rng.normal(0, .05, 300)})
     r = ml.report(lambda Z: np.asarray(Z).sum(axis=1), X, sections=["data"], **SMALL)
     sec = r.sections["data"]
     badges = [row[-1].text for row in sec.tables[0].rows]

@@ -227,6 +227,10 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
              and s.applies(inputs)]
     plan = _build_order(shown, by_key)
     warming = _warm_tree_kernels(inputs) if "shapley" in plan else None
+    if warming is not None and not any("shapley" in by_key[k].needs + by_key[k].uses
+                                       for k in plan):
+        # the kernels compile meanwhile: every other section first (the page order is fixed)
+        plan = [k for k in plan if k != "shapley"] + ["shapley"]
     found, built = {}, {}
     steps = plan
     if options.progress:
