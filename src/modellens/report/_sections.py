@@ -608,7 +608,7 @@ def interaction_section(inputs, found) -> Section | None:
     effect.plot(ax=ax)
     sec.figure_groups.append(FigureGroup(f"{best[0]} x {best[1]}",
                                          [figure_from(fig, f"second-order ALE of {best}")]))
-    sec.tables.append(Table("The strongest pairs of the screen (runners-up below the first)",
+    sec.tables.append(Table("Strongest pairs (the first is drawn)",
                             ["pair", "strength"],
                             [[Cell(f"{a} x {b}"), _num(s, 3)] for (a, b), s in ranked[:6]]))
     sec.data.update(pair=best, strength=dict(ranked), ranked=ranked, effect=effect,
