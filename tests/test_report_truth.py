@@ -440,3 +440,46 @@ def test_cli_prints_a_line_per_section_and_lists_unused_columns(tmp_path, capsys
     assert "columns the model does not take: leak" in out
     text = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "leak" in text and "held-out rows" in text
+
+
+# ------------------------------------------------------------ 10. the structure
+def test_the_order_of_the_sections_does_not_change_what_they_show(monkeypatch):
+    from modellens.report import _sections
+
+    rng = np.random.default_rng(16)
+    x = rng.uniform(-2, 2, 200)
+    X = pd.DataFrame({"a": x, "b": x + rng.normal(0, .05, 200), "c": rng.normal(size=200)})
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return Z[:, 0] + 2 * Z[:, 1] * Z[:, 2]
+
+    keys = ["data", "effects", "interaction", "shapley"]
+    first = ml.report(f, X, sections=keys, **SMALL)
+    monkeypatch.setattr(_sections, "SECTIONS", list(reversed(_sections.SECTIONS)))
+    second = ml.report(f, X, sections=keys, **SMALL)
+    assert list(second.sections) == list(reversed(keys))
+    for key in keys:
+        a, b = first.sections[key], second.sections[key]
+        assert a.notes == b.notes and a.warnings == b.warnings
+        assert [g.title for g in a.figure_groups] == [g.title for g in b.figure_groups]
+        assert [g.warnings for g in a.figure_groups] == [g.warnings for g in b.figure_groups]
+    np.testing.assert_array_equal(first.sections["shapley"].data["attributions"].values,
+                                  second.sections["shapley"].data["attributions"].values)
+    # the inputs are frozen: a section cannot change what the next one reads
+    inputs_seen = []
+    keep = _sections.effects_section
+
+    def spy(inputs, found):
+        inputs_seen.append(inputs)
+        return keep(inputs, found)
+
+    monkeypatch.setattr(_sections, "SECTIONS", [
+        s if s.key != "effects" else _sections.SectionSpec("effects", spy, uses=("data",))
+        for s in _sections.SECTIONS])
+    ml.report(f, X, sections=["effects"], **SMALL)
+    (inputs,) = inputs_seen
+    with pytest.raises(Exception):
+        inputs.grid = 3
+    with pytest.raises(ValueError):
+        inputs.prediction[0] = 1.0
