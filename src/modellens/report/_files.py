@@ -226,8 +226,10 @@ def conform(frame: pd.DataFrame, model) -> pd.DataFrame:
                         f"model ({exp.source}) was fit on numbers there.")
                 col = numbers
         if exp.category:
-            levels = exp.levels if exp.levels is not None else pd.unique(col.dropna())
-            col = pd.Categorical(col.astype(object) if exp.text else col, categories=levels)
+            # without the model's levels (XGBoost before 3.1 stores codes only), pandas'
+            # sorted levels are what astype("category") gave when the model was fit
+            col = pd.Categorical(col.astype(object) if exp.text else col,
+                                 categories=exp.levels)
             col = pd.Series(col, index=out.index, name=name)
         out[name] = col
     check_frame(out, model, expected=expected)
