@@ -41,8 +41,8 @@ class Expected:
 
     Attributes
     ----------
-    text : bool
-        The levels the model knows are strings (else numbers).
+    text : bool or None
+        The levels the model knows are strings (else numbers; None: not recorded).
     levels : ndarray or None
         The known levels, when the model records them.
     category : bool
@@ -51,7 +51,7 @@ class Expected:
         Where the record came from, for messages ("OneHotEncoder", ...).
     """
 
-    text: bool
+    text: bool | None
     levels: np.ndarray | None = None
     category: bool = False
     source: str = ""
@@ -143,8 +143,8 @@ def _xgboost_categories(est, out):
     for name, kind in zip(names, types):
         if kind == "c":
             lv = levels.get(str(name))
-            out.setdefault(str(name), Expected(text=lv is not None and _is_text(lv), levels=lv,
-                                               category=True, source="XGBoost"))
+            out.setdefault(str(name), Expected(text=None if lv is None else _is_text(lv),
+                                               levels=lv, category=True, source="XGBoost"))
 
 
 def _is_lightgbm_booster(model) -> bool:
@@ -211,7 +211,9 @@ def conform(frame: pd.DataFrame, model) -> pd.DataFrame:
         if name not in out.columns:
             continue
         col = out[name]
-        if exp.text:
+        if exp.text is None:
+            pass  # the model does not say: the file's own reading stands
+        elif exp.text:
             if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)
                     or isinstance(col.dtype, pd.CategoricalDtype)):
                 col = col.map(lambda v: v if pd.isna(v) else _as_text(v)).astype(object)
