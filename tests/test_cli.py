@@ -91,6 +91,7 @@ def test_report_from_parquet_orders_columns_as_the_model_was_fit(files, capsys):
     assert code == 0, err
 
 
+@pytest.mark.browser
 def test_injection_csv_gives_an_inert_page(tmp_path, capsys):
     X, y = injection_frame()
     data = tmp_path / "evil.csv"
@@ -224,8 +225,8 @@ def test_demo_options_out_of_range_are_argument_errors(tmp_path, capsys):
     existing = tmp_path / "file.txt"
     existing.write_text("x")
     for argv, expected in ((["--grid", "1"], "--grid must be at least 2"),
-                           (["--rows", "0"], "--rows must be at least 1"),
-                           (["--rows", "-1"], "--rows must be at least 1"),
+                           (["--explain", "0"], "--explain must be at least 1"),
+                           (["--rows", "-1"], "--rows must be at least 0"),
                            (["--out", str(existing)], "is an existing file")):
         with pytest.raises(SystemExit) as exit_:
             main(["demo", *argv])

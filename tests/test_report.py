@@ -61,14 +61,10 @@ def rep(fitted):
     return ml.report(model, X, y, rows=[5, 17], random_state=3, **SMALL)
 
 
-def test_sections_in_order_and_lime_only_when_available(rep):
-    import modellens
-
-    expected = ["data", "quality", "effects", "interaction", "shapley"]
-    if hasattr(modellens, "lime"):
-        expected.append("lime")
+def test_sections_in_order(rep):
+    expected = ["data", "quality", "effects", "interaction", "shapley", "lime"]
     assert list(rep.sections) == expected
-    assert [s.key for s in SECTIONS][:5] == expected[:5]
+    assert [s.key for s in SECTIONS] == expected
     assert all(s.seconds >= 0 for s in rep.sections.values())
 
 
@@ -261,15 +257,6 @@ def test_lime_section_says_why_when_lime_cannot_run(fitted):
     assert "missing values" in sec.warnings[0]
 
 
-def test_lime_section_left_out_without_lime(monkeypatch, fitted):
-    import modellens
-
-    model, X, _ = fitted
-    monkeypatch.delattr(modellens, "lime")
-    r = ml.report(model, X, sections=["shapley", "lime"], rows=[3], **SMALL)
-    assert list(r.sections) == ["shapley"]
-
-
 # ---------------------------------------------------------------------- the page
 class _Page(html.parser.HTMLParser):
     """Every element with its attributes, scripts' text, and the visible text."""
@@ -367,7 +354,7 @@ def chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def open_in_browser(path, tmp_path):
+def open_in_browser(path, tmp_path, *, width=1280, height=1600):
     """Load ``path`` in headless Chromium without network: (DOM, console lines, screenshot)."""
     exe = chromium()
     if exe is None:
@@ -380,8 +367,8 @@ def open_in_browser(path, tmp_path):
     dom = subprocess.run([exe, *offline, "--enable-logging=stderr", "--v=0", "--dump-dom", url],
                          capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    shot = tmp_path / "shot.png"
-    subprocess.run([exe, *offline, "--window-size=1280,1600", f"--screenshot={shot}", url],
+    shot = tmp_path / f"shot-{width}.png"
+    subprocess.run([exe, *offline, f"--window-size={width},{height}", f"--screenshot={shot}", url],
                    capture_output=True, text=True, timeout=120)
     console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
     return dom.stdout, console, shot
@@ -408,12 +395,14 @@ def assert_opens_cleanly(path, tmp_path):
     return dom
 
 
+@pytest.mark.browser
 def test_browser_opens_the_saved_report_offline_without_errors(rep, tmp_path):
     path = rep.save(tmp_path / "report.html")
     dom = assert_opens_cleanly(path, tmp_path)
     assert "Shapley values" in dom and "What was run" in dom
 
 
+@pytest.mark.browser
 def test_browser_check_sees_script_errors(rep, tmp_path):
     """The check can fail: a broken script in the page is reported, in the DOM and console."""
     text = rep.to_html()
@@ -427,6 +416,7 @@ def test_browser_check_sees_script_errors(rep, tmp_path):
     assert any("notDefinedAnywhere" in line for line in console)
 
 
+@pytest.mark.browser
 def test_browser_runs_none_of_the_injected_code(tmp_path):
     X, y = injection_frame()
     model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
@@ -458,14 +448,17 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     background); a model TreeSHAP refuses gets the model-agnostic values and a note."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    from modellens.report import _sections
     from modellens.report._sections import take_rows
 
     X, y = _frame()
-    assert _sections._tree_shap_available(Ridge().fit(X[["x1"]], y)) is False
     numeric = X[["x1", "x3"]]
+    # exact values that fit the budget are taken for trees too (no compiled kernels): a
+    # budget of one row leaves TreeSHAP
+    TREE = {**SMALL, "shapley_budget": 1}
     model = HistGradientBoostingRegressor(max_iter=10).fit(numeric, y)
-    r = ml.report(model, numeric, sections=["shapley"], **SMALL)
+    small = ml.report(model, numeric, sections=["shapley"], **SMALL).sections["shapley"]
+    assert small.data["attributions"].method == "shapley-exact"
+    r = ml.report(model, numeric, sections=["shapley"], **TREE)
     sec = r.sections["shapley"]
     attr = sec.data["attributions"]
     assert attr.method == "shapley-tree" and attr.value_function == "interventional"
@@ -479,7 +472,7 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype")
     model.fit(with_levels, y)
     # HistGradientBoosting's categorical splits are read by TreeSHAP too
-    sec = ml.report(model, with_levels, sections=["shapley"], **SMALL).sections["shapley"]
+    sec = ml.report(model, with_levels, sections=["shapley"], **TREE).sections["shapley"]
     attr = sec.data["attributions"]
     assert attr.method == "shapley-tree"
     exact = ml.shapley(model, with_levels.iloc[list(sec.data["explained_rows"])],
@@ -490,6 +483,6 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     lgb = pytest.importorskip("lightgbm")
     model = lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1)
     model.fit(with_levels, y)
-    sec = ml.report(model, with_levels, sections=["shapley"], **SMALL).sections["shapley"]
+    sec = ml.report(model, with_levels, sections=["shapley"], **TREE).sections["shapley"]
     assert any("TreeSHAP does not apply" in n and "categorical" in n for n in sec.notes)
-    assert sec.data["attributions"].method == "shapley-exact"
+    assert sec.data["attributions"].method == "shapley-permutation"

@@ -18,9 +18,13 @@ examples:
   modellens report --data test.parquet --target churned --model model.skops \\
       --features age income --rows 0 17 --sample 5000 --out churn.html
 
-Models load from skops files (https://skops.readthedocs.io: skops.io.dump(model,
-"model.skops")), which cannot run code when loaded.  Pickle and joblib files can:
-they load only with --trust-model-file, for files you made yourself.
+Safe model files (they cannot run code when loaded): skops files
+(https://skops.readthedocs.io: skops.io.dump(model, "model.skops")) of
+scikit-learn models, including tree ensembles, XGBoost and LightGBM models;
+XGBoost's own .json / .ubj files (model.save_model("model.json")) and LightGBM's
+text files (booster.save_model("model.txt")).  Pickle and joblib files can run
+code: they load only with --trust-model-file, for files you made yourself.
+Columns the model saw as text (its encoders' levels) are read from a CSV as text.
 """
 
 _EPILOG_DEMO = """\
@@ -71,86 +75,52 @@ def _existing_file(text: str) -> Path:
 
 
 # --------------------------------------------------------------------- loading
-def read_data(path: Path):
-    """A DataFrame from a CSV or Parquet file."""
-    import pandas as pd
+def read_data(path: Path, model=None):
+    """A DataFrame from a CSV or Parquet file, its columns read as ``model`` expects them."""
+    from .report._files import FileError, read_table
 
-    suffix = path.suffix.lower()
     try:
-        if suffix in (".csv", ".txt"):
-            return pd.read_csv(path)
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-    except Exception as exc:  # pandas and pyarrow raise many kinds
-        raise CLIError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
-    raise CLIError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
-
-
-_PICKLES = (".pkl", ".pickle", ".joblib", ".jbl")
+        return read_table(path, model)
+    except FileError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def load_model(path: Path, *, trust: bool = False):
-    """A fitted model from a skops file, or a pickle / joblib file when ``trust`` is set.
+    """A fitted model from a model file; pickle / joblib only when ``trust`` is set.
 
-    skops files hold data, not code: they load when every type in them is one
-    skops trusts by default, or, with ``trust``, whatever types they hold
-    (listed on the terminal).  Pickle and joblib files run code while loading,
-    so they need ``trust``.
+    skops files load when every type in them is trusted by skops or is one
+    of modellens' vetted tree types (:data:`modellens.report._files.SAFE_TYPES`);
+    XGBoost ``.json`` / ``.ubj`` and LightGBM ``.txt`` files load through the
+    libraries' own loaders.  Pickle and joblib files run code while loading.
     """
-    suffix = path.suffix.lower()
-    if suffix == ".skops":
-        import skops.io as sio
+    from .report._files import FileError, load_model_file
 
-        try:
-            untrusted = sio.get_untrusted_types(file=path)
-        except Exception as exc:
-            raise CLIError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") from None
-        if untrusted and not trust:
-            raise CLIError(
-                f"skops refuses {str(path)!r}: it holds types skops does not trust by default "
-                f"({', '.join(untrusted)}); if you know where the file comes from, rerun with "
-                "--trust-model-file to load them.")
-        if untrusted:
-            print(f"modellens: loading the types {', '.join(untrusted)} from {str(path)!r} "
-                  "(--trust-model-file)", file=sys.stderr)
-        try:
-            return sio.load(path, trusted=untrusted or None)
-        except Exception as exc:
-            raise CLIError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") from None
-    if suffix in _PICKLES:
-        if not trust:
-            raise CLIError(
-                f"refusing to load {str(path)!r}: pickle and joblib files run arbitrary code "
-                "when loaded. Save the model with skops (skops.io.dump(model, 'model.skops')), "
-                "or, if you made this file yourself, rerun with --trust-model-file.")
-        import joblib
-
-        try:
-            return joblib.load(path)
-        except Exception as exc:
-            raise CLIError(f"cannot load {str(path)!r}: {_one_line(exc)}") from None
-    raise CLIError(f"cannot load a model from {str(path)!r}: give a .skops file (or a "
-                   f"{' / '.join(_PICKLES)} file with --trust-model-file).")
+    try:
+        return load_model_file(path, trust=trust, say=lambda line: print(line, file=sys.stderr))
+    except FileError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _features_of(model, frame, target):
-    """The columns the model takes: its ``feature_names_in_`` when it has them, in that order."""
-    names = getattr(model, "feature_names_in_", None)
+    """The columns the model takes, in its order, and the file's other columns."""
+    from .report._files import model_feature_names
+
+    names = model_feature_names(model)
     if names is None:
-        return frame
-    names = [str(n) for n in names]
+        return frame, []
     missing = [n for n in names if n not in frame.columns]
     if missing:
         hint = f" ({target!r} is the target)" if target in missing else ""
         raise CLIError(f"the model was fit on columns the data lacks: {missing}{hint}.")
-    return frame[names]
+    return frame[names], [c for c in frame.columns if c not in names]
 
 
 # --------------------------------------------------------------------- commands
 def _report(args) -> int:
     import modellens as ml
 
-    frame = read_data(args.data)
+    model = load_model(args.model, trust=args.trust_model_file)
+    frame = read_data(args.data, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
         raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "
                        "columns; a report needs at least 2 rows.")
@@ -162,8 +132,13 @@ def _report(args) -> int:
                            f"{list(frame.columns)}.")
         y = frame[args.target]
         frame = frame.drop(columns=[args.target])
-    model = load_model(args.model, trust=args.trust_model_file)
-    X = _features_of(model, frame, args.target)
+    X, unused = _features_of(model, frame, args.target)
+    from .report._files import FileError, conform
+
+    try:
+        X = conform(X, model)
+    except FileError as exc:
+        raise CLIError(f"{args.data.name}: {exc}") from None
     for f in args.features or []:
         if f not in X.columns:
             raise CLIError(f"--features: no column {f!r} among the model's features "
@@ -174,10 +149,14 @@ def _report(args) -> int:
                            f"(0 to {len(X) - 1}).")
     target = _target_class(args, model)
     print(f"modellens report: {type(model).__name__} on {len(X):,} rows x {X.shape[1]} features "
-          f"of {args.data.name}")
+          f"of {args.data.name}", flush=True)
+    if unused:
+        print(f"modellens report: columns the model does not take: {', '.join(unused)}",
+              flush=True)
     rep = ml.report(model, X, y, features=args.features, rows=args.rows, sample=args.sample,
                     n_explain=args.explain, grid=args.grid, target=target,
-                    random_state=args.seed, progress=_progress(),
+                    random_state=args.seed, progress=_progress(), holdout=args.holdout,
+                    unused_columns=unused, log=_log("modellens report"),
                     title=f"modellens report: {args.model.name}",
                     source=f"{type(model).__name__} from {args.model.name}, on {len(X):,} rows x "
                            f"{X.shape[1]} features of {args.data.name}")
@@ -207,6 +186,13 @@ def _progress():
     return True if getattr(sys.stderr, "isatty", lambda: False)() else None
 
 
+def _log(prefix):
+    """One line per finished section on stdout (flushed: readable in a log file too)."""
+    def say(line):
+        print(f"{prefix}: {line}", flush=True)
+    return say
+
+
 def _demo(args) -> int:
     import time
 
@@ -218,9 +204,14 @@ def _demo(args) -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     print("modellens demo: gradient boosting on scikit-learn's diabetes data (442 patients, "
-          "10 features)")
+          "10 features)", flush=True)
     model, X, y = load_demo()
-    rep = ml.report(model, X, y, grid=args.grid, n_explain=args.rows, progress=_progress(),
+    for r in args.rows or []:
+        if r >= len(X):
+            raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
+                           f"(0 to {len(X) - 1}).")
+    rep = ml.report(model, X, y, grid=args.grid, n_explain=args.explain, rows=args.rows,
+                    progress=_progress(), log=_log("modellens demo"),
                     title="modellens demo: diabetes progression",
                     source="HistGradientBoostingRegressor fit on scikit-learn's diabetes data "
                            "(442 patients, 10 features; target: disease progression after one "
@@ -228,7 +219,7 @@ def _demo(args) -> int:
     path = rep.save(out / "report.html")
     print(f"  wrote {path}")
     if args.png:
-        for written in _export_pngs(model, X, out, grid=args.grid, rows=args.rows):
+        for written in _export_pngs(model, X, out, grid=args.grid, rows=args.explain):
             print(f"  wrote {written}")
     print(f"modellens demo: done in {time.perf_counter() - started:.1f} s; open {path}")
     return 0
@@ -305,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--data", required=True, type=_existing_file, metavar="FILE",
                      help="the data: a .csv or .parquet file, one row per example")
     rep.add_argument("--model", required=True, type=_existing_file, metavar="FILE",
-                     help="the fitted model: a .skops file (or .pkl / .joblib with "
+                     help="the fitted model: a .skops file, an XGBoost .json / .ubj or "
+                          "LightGBM .txt model file (or .pkl / .joblib with "
                           "--trust-model-file)")
     rep.add_argument("--target", metavar="COLUMN",
                      help="the column holding the true outcome: left out of the features and "
@@ -329,6 +321,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "positive class of a binary model)")
     rep.add_argument("--seed", type=_count(0, "--seed"), default=0,
                      help="random seed of every sample (default: %(default)s)")
+    rep.add_argument("--holdout", action="store_true",
+                     help="the data was not used to fit the model: the quality section reads "
+                          "as an estimate on new data")
     rep.add_argument("--trust-model-file", action="store_true",
                      help="load pickle / joblib files, and skops files with types skops does "
                           "not trust by default; loading such a file can run any code in it, "
@@ -343,8 +338,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="output folder (default: %(default)s)")
     demo.add_argument("--grid", type=_count(2, "--grid"), default=20, metavar="N",
                       help="grid points / bins per feature (default: %(default)s)")
-    demo.add_argument("--rows", type=_count(1, "--rows"), default=50, metavar="N",
+    demo.add_argument("--explain", type=_count(1, "--explain"), default=50, metavar="N",
                       help="rows explained with Shapley values (default: %(default)s)")
+    demo.add_argument("--rows", nargs="+", type=_count(0, "--rows"), metavar="N",
+                      help="row numbers (from 0) explained one by one, as in 'modellens "
+                           "report' (default: the rows with the highest, lowest and median "
+                           "prediction)")
     demo.add_argument("--png", action="store_true",
                       help="also write the plots as PNG files and the numbers as CSV files")
     demo.set_defaults(func=_demo)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import datetime
 import platform
 import time
-import warnings
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
 from .._config import resolve_options
-from .._validation import (InvalidParameterError, ModellensWarning, check_int,
-                           check_random_state, is_integer)
-from ..data import resolve_features
+from .._validation import InvalidParameterError, check_int, is_integer
 
 __all__ = ["Report", "report"]
 
@@ -85,16 +83,10 @@ def _text(value) -> str:
     return str(value)
 
 
-class _Context:
-    """What the sections share: data, model, samples, and what earlier sections found."""
-
-    off_data: dict
-    importance_order: list | None = None
-
-
 def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain=50,
            n_background=50, shapley_budget=300_000, grid=20, max_features=12, target=None,
-           random_state=0, sections=None, progress=None, title=None, source=None) -> Report:
+           random_state=0, sections=None, progress=None, title=None, source=None,
+           holdout=False, unused_columns=None, log=None) -> Report:
     """Explain ``model`` on ``X`` in one report: data, quality, effects, interaction, attributions.
 
     The sections, in page order:
@@ -102,33 +94,49 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     - **data**: kind, range and missing values of every feature, and how much
       of it the other features explain (cross-validated R^2 of a
       gradient-boosting model; chance-adjusted balanced accuracy for
-      categorical features), with a warning beside every feature whose PD
-      evaluates many points off the data (see
-      :func:`modellens.report._dependence.dependence`);
+      categorical features; not judged below 100 rows), with a badge beside
+      every feature whose PD evaluates many points off the data (see
+      :func:`modellens.report._dependence.dependence`), and hints for text
+      levels that look like dates or numbers;
     - **quality** (when ``y`` is given): R^2, MAE and RMSE for regression;
-      accuracy, ROC AUC, Brier score and a calibration curve for classifiers;
+      accuracy, ROC AUC, Brier score and a calibration curve for classifiers,
+      with the overall accuracy and the confusion matrix for more than two
+      classes;
     - **effects**: PD with ICE curves beside ALE with its 95% band for each
-      feature, ordered by importance (the standard deviation of the PD curve,
-      range / 4 for categorical features: Greenwell et al. 2018);
-    - **interaction**: the pair, among the four most important numeric
-      features, whose second-order ALE varies most (count-weighted standard
-      deviation over the cells), as a heatmap;
+      feature on one vertical span, ordered by importance (the standard
+      deviation of the PD curve, range / 4 for categorical features:
+      Greenwell et al. 2018); effects below 1% of the predictions' spread are
+      marked negligible, a feature the model ignores on every row is named;
+    - **interaction**: the pair ranked first by a screen of every pair of
+      numeric features (the count-weighted standard deviation of its
+      second-order ALE), as a heatmap, with the runners-up;
     - **shapley**: importance bar, beeswarm, and a waterfall per chosen row;
-    - **lime**: LIME for the same rows with each surrogate's fidelity, when
-      this version of modellens has ``ml.lime``.
+    - **lime**: LIME for the same rows with each surrogate's fidelity.
 
     Explanations run on samples (stated on the page): effects and dependence
     on ``sample`` rows, Shapley values on ``n_explain`` rows (plus ``rows``)
     against ``n_background`` background rows; data summaries and quality use
-    every row.
+    every row.  Every section is a function of the inputs drawn once (the
+    samples, the encoded data, the predictions) and of the findings of the
+    sections it names, so the page does not depend on the order it is built
+    in.
+
+    The methods' warnings are recorded on the page with
+    ``warnings.catch_warnings``, which is not thread-safe: build one report at
+    a time per process.
 
     Parameters
     ----------
     model : estimator or callable
         As for :func:`modellens.pdp`.
     X : ndarray or DataFrame of shape (n, d)
+        The data, in the form the model was fit on.  A column none of whose
+        values is among the levels the model's encoders know (for example a
+        zip code fit as text, given as integers) raises an error.
     y : array-like of shape (n,), optional
-        The target, for the quality section.
+        The target, for the quality section.  For a classifier its labels
+        must be among ``model.classes_`` (cast to their type when they can
+        be, ``"1"`` for ``1``); other labels raise an error naming both sets.
     features : list, optional
         Features of the effects sections (default: all).
     rows : list of int, optional
@@ -139,10 +147,12 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         Sample sizes (see above); each is capped at ``n``.
     shapley_budget : int
         Model rows Shapley values may cost: exact values when
-        ``rows * 2**d * background`` fits, else antithetic permutation
-        sampling with as many orders as fit (at least 10).
+        ``rows * 2**d * background`` fits, else TreeSHAP for tree ensembles,
+        else antithetic permutation sampling with as many orders as fit (at
+        least 10).
     grid : int
-        PD grid points and ALE bins per feature.
+        PD grid points and ALE bins per feature (categorical features with
+        more than 20 levels: PD at their 20 most frequent levels).
     max_features : int
         Effects drawn (the most important ones).
     target : label or int, optional
@@ -150,13 +160,23 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     random_state : int
         Seed of every sample; the same seed gives the same report.
     sections : list of str, optional
-        Keys of the sections to build (default: all available).
+        Keys of the sections to show (default: all that apply); sections they
+        need are computed too.
     progress : bool, optional
         Progress bars for the sections and long model runs (default: the
         context's ``ml.config(progress=...)``).
     title, source : str, optional
         The page's title, and a sentence saying where data and model came
         from (printed under the title).
+    holdout : bool, default=False
+        The rows were not used to fit the model: the quality section says its
+        numbers estimate the quality on new data.
+    unused_columns : list of str, optional
+        Columns of the user's file the model does not take, listed on the page
+        (a column that leaks the target is one a reviewer wants to see).
+    log : callable, optional
+        Called with one line per section when it is done (its key and
+        seconds), e.g. ``print``.
 
     Returns
     -------
@@ -165,9 +185,9 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     import matplotlib
 
     from .. import __version__
-    from ..engine import DataRows, evaluate
-    from ..models import prepare
-    from ._sections import SECTIONS, take_rows
+    from ._files import check_frame
+    from ._inputs import build_inputs
+    from ._sections import SECTIONS
 
     sample = check_int(sample, "sample", low=1, what="a number of rows")
     n_explain = check_int(n_explain, "n_explain", low=1, what="a number of rows")
@@ -184,110 +204,184 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         if unknown:
             raise InvalidParameterError(f"unknown sections {unknown}; valid ones are {known}.")
     options = resolve_options(progress=progress)
+    say = log if callable(log) else (lambda line: None)
 
-    ctx = _Context()
-    ctx.model, ctx.X, ctx.target = model, X, target
-    ctx.dataset, ctx.wrapped = prepare(model, X, target=target)
-    n = ctx.dataset.n_rows
-    if n < 2:
-        raise InvalidParameterError(f"a report needs at least 2 rows of data, got {n}.")
-    ctx.y = _check_y(y, n)
-    ctx.features = [j for j in resolve_features(ctx.dataset, features, allow_pairs=False)] \
-        if features is not None else list(range(ctx.dataset.n_features))
-    ctx.rows = _check_rows(rows, n)
-    ctx.grid, ctx.max_features, ctx.random_state = grid, max_features, int(random_state)
-    ctx.progress = options.progress
-    ctx.interaction_candidates = 4
-    ctx.shapley_budget = shapley_budget
-    ctx.off_data = {}
-
-    rng = check_random_state(random_state)
-    ctx.sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
-    ctx.X_sample = take_rows(X, ctx.sample_index)
-    ctx.sample_dataset = ctx.dataset if ctx.sample_index.size == n else \
-        type(ctx.dataset)(ctx.dataset.values[ctx.sample_index], ctx.dataset.columns,
-                          ctx.dataset.is_frame, ctx.dataset.column_labels)
+    # the model's own record of its inputs: a column it would read as all-unknown levels
+    # stops here, partly unknown levels are said on the page
+    input_notes = check_frame(X, model)
+    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+    y = _check_labels(_check_y(y, n_rows), model)
     started = time.perf_counter()
-    (seg,) = evaluate(ctx.wrapped, [DataRows(ctx.dataset.values)], options, desc="predictions")
-    ctx.prediction = np.asarray(seg.result, dtype=float)
+    inputs = build_inputs(
+        model, X, y, features=features, rows=_check_rows(rows, n_rows), sample=sample,
+        n_explain=n_explain, n_background=n_background, grid=grid, max_features=max_features,
+        target=target, random_state=int(random_state), progress=options.progress,
+        shapley_budget=shapley_budget, holdout=holdout, input_notes=input_notes,
+        unused_columns=[str(c) for c in unused_columns or []])
     predict_seconds = time.perf_counter() - started
+    say(f"inputs and predictions: {predict_seconds:.1f} s")
+    n = inputs.dataset.n_rows
 
-    # the default waterfalls are the data's highest, lowest and median predictions (as the page
-    # says), explained first like rows the user names
-    ctx.picks = [] if ctx.rows else _extreme_rows(ctx.prediction)
-    leading = list(ctx.rows) or [i for i, _ in ctx.picks]
-    others = np.setdiff1d(ctx.sample_index, leading)
-    drawn = np.sort(rng.choice(others, size=min(n_explain, others.size), replace=False))
-    ctx.explain_index = leading + [int(i) for i in drawn]
-    ctx.X_explain = take_rows(X, ctx.explain_index)
-    ctx.background_index = np.sort(rng.choice(n, size=min(n_background, n), replace=False))
-    ctx.X_background = take_rows(X, ctx.background_index)
-    from ..effects._grid import feature_grid
-
-    ctx.grids = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ModellensWarning)  # PD says it again
-        for j in ctx.features:
-            try:
-                ctx.grids[j] = feature_grid(ctx.sample_dataset, j, grid)[0]
-            except InvalidParameterError:
-                pass
-
-    specs = [s for s in SECTIONS if (sections is None or s.key in sections)
-             and s.available(ctx)]
-    built = []
-    steps = specs
-    if ctx.progress:
+    by_key = {s.key: s for s in SECTIONS}
+    shown = [s.key for s in SECTIONS if (sections is None or s.key in sections)
+             and s.applies(inputs)]
+    plan = _build_order(shown, by_key)
+    warming = _warm_tree_kernels(inputs) if "shapley" in plan else None
+    if warming is not None and not any("shapley" in by_key[k].needs + by_key[k].uses
+                                       for k in plan):
+        # the kernels compile meanwhile: every other section first (the page order is fixed)
+        plan = [k for k in plan if k != "shapley"] + ["shapley"]
+    found, built = {}, {}
+    steps = plan
+    if options.progress:
         from tqdm.auto import tqdm
 
-        steps = tqdm(specs, desc="modellens report", unit="section", leave=False)
-    for spec in steps:
-        if ctx.progress:
-            steps.set_postfix_str(spec.key)
+        steps = tqdm(plan, desc="modellens report", unit="section", leave=False)
+    for key in steps:
+        spec = by_key[key]
+        if options.progress:
+            steps.set_postfix_str(key)
         t0 = time.perf_counter()
-        with warnings.catch_warnings(), matplotlib.rc_context({"text.parse_math": False}):
-            # the sections state their caveats on the page; repeated method warnings
-            # on the samples would only bury the progress bars.  Names from the data are
-            # text: "$" in a column name must not start matplotlib's mathtext
-            warnings.simplefilter("ignore", ModellensWarning)
-            section = spec.build(ctx)
+        if key == "shapley" and warming is not None:
+            _wait(warming)
+        view = MappingProxyType({k: found[k] for k in spec.needs + spec.uses if k in found})
+        with matplotlib.rc_context(_RC):
+            section = spec.build(inputs, view)
+        seconds = time.perf_counter() - t0
+        say(f"{key}: {seconds:.1f} s")
         if section is None:
             continue
-        section.seconds = time.perf_counter() - t0
-        built.append(section)
+        section.seconds = seconds
+        found[key] = MappingProxyType(section.data)
+        built[key] = section
+    page = [built[k] for k in shown if k in built]
 
-    explained = len(ctx.explain_index)
+    explained = len(inputs.explain_index)
     settings = {
         "modellens": __version__,
         "python / numpy / scikit-learn": _versions(),
         "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "model": type(model).__name__,
-        "explained output": ctx.wrapped.output_name,
+        "explained output": inputs.output_name,
         "rows in the data": f"{n:,}",
-        "features": ctx.dataset.n_features,
-        "sample for effects and dependence": f"{ctx.sample_index.size:,} rows",
+        "features": inputs.dataset.n_features,
+        "sample for effects and dependence": f"{inputs.sample_index.size:,} rows",
         "rows explained by attributions": f"{explained:,}",
-        "background rows": f"{ctx.background_index.size:,}",
+        "background rows": f"{inputs.background_index.size:,}",
         "PD grid points / ALE bins": grid,
         "random_state (seed)": int(random_state),
-        "waterfall rows": list(ctx.rows) or "highest, lowest and median prediction",
+        "waterfall rows": list(inputs.rows) or "highest, lowest and median prediction",
+        "rows held out from training": "yes (as stated)" if holdout else "not stated",
         "time: predictions": f"{predict_seconds:.1f} s",
     }
-    by_key = {s.key: s for s in built}
-    if "shapley" in by_key:
-        attr = by_key["shapley"].data["attributions"]
+    if "shapley" in built:
+        attr = built["shapley"].data["attributions"]
         settings["Shapley algorithm"] = attr.method + (
             f" ({attr.extra['n_permutations']} orders per row)"
             if "n_permutations" in attr.extra else "")
-    if "lime" in by_key and "attributions" in by_key["lime"].data:
-        lime_extra = by_key["lime"].data["attributions"].extra
+    if "lime" in built and "attributions" in built["lime"].data:
+        lime_extra = built["lime"].data["attributions"].extra
         settings["LIME"] = (f"{lime_extra['num_samples']:,} samples per row, "
                             f"{lime_extra['discretize'] or 'no'} bins, kernel width "
                             f"{lime_extra['kernel_width']:.3g}, feature selection "
                             f"{lime_extra['feature_selection']}")
     subtitle = source or (f"{type(model).__name__} on {n:,} rows x "
-                          f"{ctx.dataset.n_features} features")
-    return Report(built, settings, title=title or "modellens report", subtitle=subtitle)
+                          f"{inputs.dataset.n_features} features")
+    return Report(page, settings, title=title or "modellens report", subtitle=subtitle)
+
+
+#: One font size for every picture of the page; names from the data are text ("$" in a
+#: column name must not start matplotlib's mathtext).
+_RC = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
+       "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
+       "figure.titlesize": 9}
+
+
+def _warm_tree_kernels(inputs):
+    """Compile TreeSHAP's kernels in a second process while the first sections run.
+
+    On a fresh install the first TreeSHAP call compiles its numba kernels
+    (about 10 s); they are cached on disk (``cache=True``) for every later
+    run.  When no kernel is cached yet, a child process runs TreeSHAP on two
+    rows of the same model (the same kernels and types as the report's call),
+    which writes the cache while this process builds the data, quality,
+    effects and interaction sections; the Shapley section waits for it and
+    loads the cached kernels.  The numbers do not change: TreeSHAP runs in
+    this process either way.  Returns the child, or None.
+    """
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    from ..models import tree_ensemble_name
+    from ._inputs import take_rows
+
+    if tree_ensemble_name(inputs.model) is None or _kernels_cached():
+        return None
+    try:
+        payload = pickle.dumps((inputs.model, take_rows(inputs.X_explain, [0, 1][
+            :len(inputs.explain_index)]), take_rows(inputs.X_background, [0, 1][
+                :inputs.background_index.size]), inputs.target))
+    except Exception:  # a model that does not pickle: compile in the foreground as before
+        return None
+    import modellens
+
+    env = dict(os.environ)
+    root = str(Path(modellens.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    code = ("import pickle, sys, warnings; warnings.simplefilter('ignore'); "
+            "m, X, B, t = pickle.load(sys.stdin.buffer); import modellens as ml; "
+            "ml.shapley(m, X, background=B, algorithm='tree', target=t, progress=False)")
+    try:
+        child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        child.stdin.write(payload)
+        child.stdin.close()
+    except OSError:
+        return None
+    return child
+
+
+def _kernels_cached() -> bool:
+    """True when some TreeSHAP kernel is in numba's disk cache (or the check cannot tell)."""
+    try:
+        from ..models import _tree_kernels as kernels
+
+        paths = [Path(f._cache._cache_file._index_path) for f in vars(kernels).values()
+                 if hasattr(f, "_cache") and hasattr(f._cache, "_cache_file")]
+        return not paths or any(p.exists() for p in paths)
+    except Exception:  # numba's cache layout is not public: never warm on a doubt
+        return True
+
+
+def _wait(child, timeout=300):
+    try:
+        child.wait(timeout=timeout)
+    except Exception:
+        child.kill()
+        child.wait()
+
+
+def _build_order(shown, by_key) -> list:
+    """Keys in an order where every section comes after those it names (needed ones added)."""
+    order, seen = [], set()
+
+    def visit(key, wanted):
+        if key in seen:
+            return
+        seen.add(key)
+        spec = by_key[key]
+        for dep in spec.needs:
+            visit(dep, True)
+        for dep in spec.uses:
+            if dep in shown:
+                visit(dep, True)
+        order.append(key)
+
+    for key in shown:
+        visit(key, True)
+    return order
 
 
 def _versions() -> str:
@@ -306,16 +400,41 @@ def _check_y(y, n):
     return values
 
 
-def _extreme_rows(prediction) -> list:
-    """``(position, why)`` of the rows with the highest, lowest and median prediction."""
-    order = np.argsort(prediction, kind="stable")
-    picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
-             (int(order[(order.size - 1) // 2]), "median prediction")]
-    out = []
-    for i, why in picks:
-        if i not in [j for j, _ in out]:
-            out.append((i, why))
-    return out
+def _check_labels(y, model):
+    """``y`` as the classifier's labels: cast to the dtype of ``classes_``, every label known.
+
+    A target of ``"malignant"`` / ``"benign"`` against a model fit on 0 / 1 would
+    score every row wrong without an error; it is refused, naming both sets.
+    """
+    classes = getattr(model, "classes_", None)
+    if y is None or classes is None or not hasattr(model, "predict_proba"):
+        return y
+    import pandas as pd
+
+    classes = np.asarray(classes)
+    present = pd.isna(y)
+    labels = pd.unique(pd.Series(y[~present]))
+    if classes.dtype.kind in "biuf" and labels.dtype.kind not in "biuf":
+        numbers = pd.to_numeric(pd.Series(labels), errors="coerce")
+        if numbers.notna().all():
+            y = np.where(present, np.nan, pd.to_numeric(pd.Series(y), errors="coerce"))
+            labels = numbers.to_numpy()
+    elif classes.dtype.kind in "OUS" and labels.dtype.kind in "biuf":
+        text = [str(int(v)) if float(v).is_integer() else str(v) for v in labels]
+        if set(text) & {str(c) for c in classes}:
+            y = np.array([v if m else (str(int(v)) if float(v).is_integer() else str(v))
+                          for v, m in zip(y, present)], dtype=object)
+            labels = np.asarray(text, dtype=object)
+    known = set(classes.tolist())
+    stray = [v for v in labels.tolist() if v not in known]
+    if stray:
+        shown = sorted({str(v) for v in labels.tolist()})
+        raise InvalidParameterError(
+            f"the target's labels {shown[:10]}{' ...' if len(shown) > 10 else ''} are not the "
+            f"model's classes {[str(c) for c in classes.tolist()]} ({len(stray)} label(s) "
+            f"unknown, such as {stray[0]!r}): pass the target the model was fit on, coded "
+            "the same way.")
+    return y
 
 
 def _check_rows(rows, n):

@@ -1,10 +1,11 @@
-"""The sections of the report: each one function from the report's context to a Section.
+"""The sections of the report: each a pure function of the inputs and earlier findings.
 
-A section reads result objects (``Effects``, ``Attributions``) and the
-dataset's schema; it draws with the renderers of :mod:`modellens.plot` and
-keeps the numbers it shows in ``Section.data``, so tests read them without
-parsing pictures.  A section whose method is not available in this version of
-modellens (``available`` false) is left out of the page.
+A section reads the frozen :class:`~modellens.report._inputs.Inputs` and the
+findings (``Section.data``) of the sections it names in ``needs`` / ``uses``;
+it calls the public methods (``ml.pdp``, ``ml.ale``, ``ml.shapley``,
+``ml.lime``), draws with the renderers of :mod:`modellens.plot`, and keeps the
+numbers it shows in ``Section.data``, so tests read them without parsing
+pictures.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import numpy as np
 from .._validation import InvalidParameterError, ModellensWarning
 from ..models import ModelError
 from ._dependence import WARN_SHARE, dependence
+from ._inputs import TOP_LEVELS, take_rows
 from ._render import figure_from
 
-__all__ = ["Section", "Table", "Cell", "FigureGroup", "SECTIONS", "SectionSpec"]
+__all__ = ["Section", "Table", "Cell", "FigureGroup", "SECTIONS", "SectionSpec", "screen_pairs",
+           "take_rows"]
 
 
 @dataclass(frozen=True)
@@ -94,22 +97,75 @@ def _num(x, digits=4) -> Cell:
     return Cell(_fmt(x, digits), "num")
 
 
+# ------------------------------------------------------------------ helpers
+def _capture(sec):
+    """Record the methods' warnings on the section's page instead of the console.
+
+    ``warnings.catch_warnings`` changes the process's warning filters while it
+    runs, so two reports built at once in threads of one process would see
+    each other's filters: build reports one at a time per process (the
+    ``ml.report`` docstring says so).  Warnings other than modellens' own are
+    shown again as they were raised.
+    """
+    import contextlib
+
+    @contextlib.contextmanager
+    def block():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        for w in caught:
+            if issubclass(w.category, ModellensWarning):
+                text = str(w.message)
+                if text not in sec.warnings:
+                    sec.warnings.append(text)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return block()
+
+
+#: An effect whose PD and ALE both move less than this share of the predictions'
+#: spread (their 1%-99% range) is marked negligible.
+NEGLIGIBLE = 0.01
+#: A numeric feature with at most this many distinct values is drawn as points.
+FEW_VALUES = 10
+#: Below this many rows the dependence between features is not judged.
+MIN_ROWS = 100
+#: LIME weights of a surrogate whose local R^2 is below this get a low-fidelity badge.
+LOW_FIDELITY = 0.3
+
+
+def _spread(prediction) -> float:
+    lo, hi = np.quantile(prediction, [0.01, 0.99])
+    return float(hi - lo)
+
+
 # ---------------------------------------------------------------------- data
-def data_section(ctx) -> Section:
+def data_section(inputs, found) -> Section:
     """Kinds, ranges and missing values of every feature, and how each depends on the others."""
-    ds = ctx.dataset
+    from ._inputs import grid_values
+
+    ds = inputs.dataset
     sec = Section("data", "The data")
     n, d = ds.values.shape
     sec.notes.append(f"{n:,} rows, {d} features. Dependence is estimated on "
-                     f"{ctx.sample_dataset.n_rows:,} rows.")
-    dep = dependence(ctx.sample_dataset, ctx.grids, random_state=ctx.random_state,
-                     progress=ctx.progress)
-    rows, features = [], []
+                     f"{inputs.sample_dataset.n_rows:,} rows.")
+    if inputs.unused_columns:
+        sec.warnings.append(
+            f"Columns of the file the model does not take ({len(inputs.unused_columns)}): "
+            + ", ".join(inputs.unused_columns)
+            + ". Check that none of them leaks the target.")
+    sec.warnings.extend(inputs.input_notes)
+    grids = {j: grid_values(inputs, j) for j in inputs.features}
+    dep = dependence(inputs.sample_dataset, grids, random_state=inputs.random_state,
+                     progress=inputs.progress, min_rows=MIN_ROWS)
+    rows, features, flagged = [], [], []
     for j, col in enumerate(ds.columns):
         x = ds.values[:, j]
         missing = int(np.isnan(x).sum())
         observed = x[~np.isnan(x)]
         distinct = ds.n_unique(j)
+        hint = ""
         if col.is_categorical:
             kind = "categorical"
             codes, counts = np.unique(observed, return_counts=True)
@@ -117,64 +173,117 @@ def data_section(ctx) -> Section:
             labels = [str(col.levels[int(codes[i])]) for i in top]
             described = f"{codes.size} levels: " + ", ".join(labels) + \
                 (", ..." if codes.size > 5 else "")
+            hint = _level_hint(col.levels)
         elif col.is_boolean:
             kind, described = "boolean", f"{int((observed == 1).sum()):,} True"
         else:
-            kind = "numeric"
+            kind = "numeric" if distinct > FEW_VALUES else \
+                ("binary" if distinct == 2 else f"numeric, {distinct} values")
             described = (f"{_fmt(observed.min())} to {_fmt(observed.max())}, median "
                          f"{_fmt(np.median(observed))}") if observed.size else "all missing"
         entry = dep[j]
-        warning = ""
-        if entry["off_data"] >= WARN_SHARE:
-            warning = (f"PD extrapolates: {entry['off_data']:.0%} of its points lie where the "
-                       "data has none (the other features predict this one); read ALE instead.")
+        warn = _off_data_flag(entry, col, distinct)
+        if warn:
+            flagged.append(col.name)
         features.append({"feature": col.name, "kind": kind, "dtype": str(col.dtype),
                          "missing": missing, "distinct": distinct,
                          "range": described, "dependence": entry["score"],
                          "dependence_score": entry["score_name"], "off_data": entry["off_data"],
-                         "warning": warning})
-        score = _fmt(entry["score"], 2) + (f" ({entry['note']})" if entry["note"] else "")
+                         "warning": warn, "hint": hint, "note": entry["note"]})
+        score = _fmt(max(entry["score"], 0.0), 2) if np.isfinite(entry["score"]) else "n/a"
+        if entry["note"]:
+            score = entry["note"] if score == "n/a" else f"{score} ({entry['note']})"
         rows.append([Cell(col.name), Cell(kind), _num(missing),
                      Cell(f"{missing / max(n, 1):.1%}", "num"),
                      _num(distinct),
-                     Cell(described), Cell(score, "num"),
+                     Cell(described + (f" ({hint})" if hint else "")), Cell(score, "num"),
                      Cell("" if np.isnan(entry["off_data"]) else f"{entry['off_data']:.0%}",
                           "num"),
-                     Cell(warning, "warn")])
+                     Cell("PD off the data" if warn else "", "badge" if warn else "")])
     sec.tables.append(Table(
         "Features", ["feature", "kind", "missing", "missing %", "distinct", "values",
-                     "explained by the others", "PD points off the data", "warning"], rows))
+                     "explained by the others", "PD points off the data", ""], rows))
+    if flagged:
+        sec.warnings.append(
+            f"PD off the data ({len(flagged)} features: {', '.join(flagged)}): the other "
+            f"features predict these ones, so at least {WARN_SHARE:.0%} of the points partial "
+            "dependence evaluates lie where the data has none; read their ALE instead.")
     sec.notes.append(
         "Explained by the others: the cross-validated R^2 of a gradient-boosting model "
-        "predicting a numeric feature from all the others (for categorical and boolean "
-        "features the chance-adjusted balanced accuracy: 0 = no better than guessing, 1 = "
-        "determined). PD points off the data: the share of the (row, grid value) pairs partial "
-        "dependence evaluates whose grid value lies outside the 1%-99% range of what the row's "
-        "other features leave for this one (a level 10 times rarer than in the data), less the "
-        "share of grid values in the feature's own 1% tails; from "
-        f"{WARN_SHARE:.0%} a feature gets a warning.")
+        "predicting a numeric feature from all the others, shown from 0 (no better than the "
+        "mean); for categorical and boolean features the chance-adjusted balanced accuracy "
+        f"(0 = no better than guessing, 1 = determined). Below {MIN_ROWS} rows it is not "
+        "judged; the largest rank correlation with another feature is shown instead. PD points "
+        "off the data: the share of the (row, grid value) pairs partial dependence evaluates "
+        "whose grid value lies outside the 1%-99% range of what the row's other features leave "
+        "for this one (for a categorical feature: a level the other features make 10 times "
+        "rarer than in the data), less the share of grid values in the feature's own 1% tails.")
     sec.data["features"] = features
-    ctx.off_data = {f["feature"]: f["warning"] for f in features}
+    sec.data["off_data"] = {f["feature"]: f["warning"] for f in features}
     return sec
 
 
+def _off_data_flag(entry, col, distinct) -> str:
+    """The short warning of a feature whose PD leaves the data, or ''.
+
+    Only a feature the others predict (score at least 0.1) is flagged: a high
+    share of rare (row, level) pairs of a many-level feature the others do not
+    predict is the rarity of its levels, not dependence.
+    """
+    share, score = entry["off_data"], entry["score"]
+    if not (np.isfinite(share) and share >= WARN_SHARE and np.isfinite(score) and score >= 0.1):
+        return ""
+    if col.is_categorical:
+        return (f"PD extrapolates: the other features make {share:.0%} of the (row, level) "
+                "pairs PD evaluates 10 times rarer than in the data; read ALE instead.")
+    return (f"PD extrapolates: {share:.0%} of its points lie where the data has none (the "
+            "other features predict this one); read ALE instead.")
+
+
+def _level_hint(levels) -> str:
+    """'date-like' / 'number-like' when most text levels parse as dates / numbers."""
+    import pandas as pd
+
+    text = [v for v in np.asarray(levels).tolist() if isinstance(v, str)]
+    if len(text) < 3:
+        return ""
+    probe = pd.Series(text[:: max(1, len(text) // 200)])
+    if pd.to_numeric(probe, errors="coerce").notna().mean() >= 0.9:
+        return ("number-like text: as a category every value is its own level; if the model "
+                "should see an order, convert it to numbers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas' format-inference chatter
+        parsed = pd.to_datetime(probe, errors="coerce", format="mixed")
+    if parsed.notna().mean() >= 0.9:
+        return ("date-like text: as a category every date is its own level; features such "
+                "as year, month, weekday or days since a start may serve the model better")
+    return ""
+
+
 # ------------------------------------------------------------------- quality
-def quality_section(ctx) -> Section:
-    """R^2 / MAE / RMSE for regression; accuracy, AUC and calibration for classifiers."""
+def quality_section(inputs, found) -> Section:
+    """R^2 / MAE / RMSE for regression; accuracy, AUC, calibration (and confusion) for classes."""
     import matplotlib.pyplot as plt
     from sklearn import metrics
 
     sec = Section("quality", "Model quality")
-    y = ctx.y
-    pred = ctx.prediction
+    y = inputs.y
+    pred = np.asarray(inputs.prediction)
     keep = ~_isnan(y)
     y, pred = y[keep], pred[keep]
-    sec.notes.append(f"On {keep.sum():,} rows with a known target, as given: on the training data "
-                     "these numbers are optimistic.")
-    classes = getattr(ctx.model, "classes_", None)
-    output = ctx.wrapped.output_name
+    if inputs.holdout:
+        sec.notes.append(f"On {keep.sum():,} held-out rows with a known target (as stated with "
+                         "holdout): an estimate of the quality on new data.")
+    else:
+        sec.notes.append(f"On {keep.sum():,} rows with a known target. If these rows were used "
+                         "for training, these numbers are optimistic; for held-out rows say so "
+                         "with holdout=True (--holdout).")
+    classes = getattr(inputs.model, "classes_", None)
+    output = inputs.output_name
     if output.startswith("P(y = ") and classes is not None:
-        label = np.asarray(classes)[ctx.wrapped.class_index]
+        classes = np.asarray(classes)
+        label = output[len("P(y = "):-1]
+        label = next((c for c in classes if str(c) == label), classes[-1])
         positive = np.asarray(y == label, dtype=int)
         vs = "" if len(classes) == 2 else " (this class against the rest)"
         values = {"accuracy": float(np.mean((pred >= 0.5) == positive)),
@@ -183,18 +292,20 @@ def quality_section(ctx) -> Section:
             if 0 < positive.sum() < positive.size else float("nan")
         names = {"accuracy": f"accuracy of {output} >= 0.5{vs}", "auc": f"ROC AUC{vs}",
                  "brier": "Brier score"}
+        if len(classes) > 2:
+            _multiclass(sec, inputs, keep, y, classes, values, names)
         from sklearn.calibration import calibration_curve
 
         if 0 < positive.sum() < positive.size:
             frac, mean = calibration_curve(positive, pred, n_bins=10, strategy="quantile")
             sec.data["calibration"] = {"mean_predicted": mean, "fraction_positive": frac}
-            fig, ax = plt.subplots(figsize=(4.2, 3.8))
+            fig, ax = plt.subplots(figsize=(4.2, 3.6))
             ax.plot([0, 1], [0, 1], ls=":", color="grey", label="perfectly calibrated")
             ax.plot(mean, frac, marker="o", label="model")
             ax.set_xlabel(f"mean {output} in a decile of predictions")
             ax.set_ylabel(f"share with y = {label}")
-            ax.legend(fontsize=8, frameon=False)
-            ax.set_title("Calibration", fontsize=10)
+            ax.legend(frameon=False)
+            ax.set_title("Calibration")
             sec.figure_groups.append(FigureGroup("", [figure_from(fig, "Calibration curve")]))
         sec.data["task"] = "classification"
     else:
@@ -209,20 +320,38 @@ def quality_section(ctx) -> Section:
         values = {"r2": float(metrics.r2_score(y, pred)), "mae": float(np.mean(np.abs(resid))),
                   "rmse": float(np.sqrt(np.mean(resid ** 2)))}
         names = {"r2": "R^2", "mae": "mean absolute error", "rmse": "root mean squared error"}
-        fig, ax = plt.subplots(figsize=(4.2, 3.8))
-        show = np.random.default_rng(ctx.random_state).permutation(y.size)[:2000]
+        fig, ax = plt.subplots(figsize=(4.2, 3.6))
+        show = np.random.default_rng(inputs.random_state).permutation(y.size)[:2000]
         ax.scatter(y[show], pred[show], s=6, alpha=0.5)
         lo, hi = float(min(y.min(), pred.min())), float(max(y.max(), pred.max()))
         ax.plot([lo, hi], [lo, hi], ls=":", color="grey")
         ax.set_xlabel("target")
         ax.set_ylabel(output)
-        ax.set_title("Predicted against observed", fontsize=10)
+        ax.set_title("Predicted against observed")
         sec.figure_groups.append(FigureGroup("", [figure_from(fig, "Predicted against observed")]))
         sec.data["task"] = "regression"
     sec.data["metrics"] = values
-    sec.tables.append(Table("", ["metric", "value"],
-                            [[Cell(names[k]), _num(v)] for k, v in values.items()]))
+    sec.tables.insert(0, Table("", ["metric", "value"],
+                               [[Cell(names[k]), _num(v)] for k, v in values.items()]))
     return sec
+
+
+def _multiclass(sec, inputs, keep, y, classes, values, names):
+    """Overall accuracy and the confusion matrix of the model's own predicted labels."""
+    from sklearn.metrics import confusion_matrix
+
+    # the class labels: the model's predict, one call on the rows with a target
+    rows = np.flatnonzero(keep)
+    predicted = np.asarray(inputs.model.predict(take_rows(inputs.X, rows)))
+    values["overall_accuracy"] = float(np.mean(predicted == y))
+    names["overall_accuracy"] = f"overall accuracy ({len(classes)} classes, predict)"
+    matrix = confusion_matrix(y, predicted, labels=classes)
+    sec.data["confusion"] = matrix
+    if len(classes) <= 20:
+        sec.tables.append(Table(
+            "Confusion matrix (rows: true class, columns: predicted class)",
+            ["true \\ predicted"] + [str(c) for c in classes],
+            [[Cell(str(c))] + [_num(v) for v in row] for c, row in zip(classes, matrix)]))
 
 
 def _isnan(y):
@@ -235,58 +364,173 @@ def _isnan(y):
 
 
 # ------------------------------------------------------------------- effects
-def effects_section(ctx) -> Section:
-    """PD with ICE beside ALE for every feature, the most important first."""
-    import matplotlib.pyplot as plt
-
+def effects_section(inputs, found) -> Section:
+    """PD with ICE beside ALE for every feature, the most important first, on one scale."""
     from .. import ale, pdp
 
     sec = Section("effects", "Global effects")
-    names = [ctx.dataset.columns[j].name for j in ctx.features]
-    opts = dict(progress=ctx.progress, target=ctx.target)
-    pd_effects = pdp(ctx.model, ctx.X_sample, names, grid=ctx.grid, ice=True, **opts)
-    ale_effects, failed = {}, {}
-    try:
-        ale_effects = dict(ale(ctx.model, ctx.X_sample, names, bins=ctx.grid, **opts))
-    except InvalidParameterError:
-        for name in names:  # find the features ALE refuses and keep the others
-            try:
-                ale_effects.update(ale(ctx.model, ctx.X_sample, [name], bins=ctx.grid, **opts))
-            except InvalidParameterError as exc:
-                failed[name] = str(exc)
+    ds = inputs.sample_dataset
+    names = [ds.columns[j].name for j in inputs.features]
+    grids = {ds.columns[j].name: inputs.grids[j] for j in inputs.features}
+    many = {ds.columns[j].name: ds.n_unique(j) for j in inputs.features
+            if ds.columns[j].is_categorical and ds.n_unique(j) > TOP_LEVELS}
+    opts = dict(progress=inputs.progress, target=inputs.target)
+    with _capture(sec):
+        pd_effects = pdp(inputs.model, inputs.X_sample, names, grid=grids, ice=True, **opts)
+        ale_names = [f for f in names if f not in many]
+        ale_effects, failed = {}, {}
+        try:
+            ale_effects = dict(ale(inputs.model, inputs.X_sample, ale_names, bins=inputs.grid,
+                                   **opts)) if ale_names else {}
+        except InvalidParameterError:
+            for name in ale_names:  # find the features ALE refuses and keep the others
+                try:
+                    ale_effects.update(ale(inputs.model, inputs.X_sample, [name],
+                                           bins=inputs.grid, **opts))
+                except InvalidParameterError as exc:
+                    failed[name] = str(exc)
+    for name, levels in many.items():
+        failed[name] = (f"not drawn for a categorical feature with {levels:,} levels (its level "
+                        "order needs the distances between every pair of levels)")
     importance = {name: _pd_importance(pd_effects[name]) for name in names}
     order = sorted(names, key=lambda f: -np.nan_to_num(importance[f], nan=-1))
-    shown = order[:ctx.max_features]
-    ctx.importance_order = order
+    shown = order[:inputs.max_features]
+    spread = _spread(inputs.prediction)
     sec.notes.append(
         f"Partial dependence (PD) with ICE curves and accumulated local effects (ALE) with their "
-        f"95% confidence band, on {ctx.sample_dataset.n_rows:,} rows, {ctx.grid} grid points / "
-        "bins. Features in order of importance: the standard deviation of the PD curve (range / 4 "
-        "for categorical features; Greenwell, Boehmke and McCarthy 2018). PD averages the model "
-        "over points that may lie off the data when features depend on each other; ALE uses "
-        "only points next to the data.")
+        f"95% confidence band, on {ds.n_rows:,} rows, {inputs.grid} grid points / bins. The two "
+        "panels of a feature share one vertical span, so their heights compare. Features in "
+        "order of importance: the standard deviation of the PD curve (range / 4 for categorical "
+        "features; Greenwell, Boehmke and McCarthy 2018). PD averages the model over points "
+        "that may lie off the data when features depend on each other; ALE uses only points "
+        f"next to the data. An effect below {NEGLIGIBLE:.0%} of the predictions' spread (their "
+        f"1%-99% range, {_fmt(spread, 3)}) is marked negligible.")
+    if many:
+        sec.notes.append(
+            f"Categorical features with more than {TOP_LEVELS} levels ("
+            + ", ".join(f"{k}: {v:,}" for k, v in many.items())
+            + f") get PD at their {TOP_LEVELS} most frequent levels, drawn in order of effect.")
     if len(order) > len(shown):
         sec.notes.append(f"The {len(shown)} most important of {len(order)} features are drawn; "
                          "pass features= (--features) for others.")
+    off_data = (found.get("data") or {}).get("off_data", {})
+    negligible, zero = [], []
     for name in shown:
-        fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.3))
-        pd_effects[name].plot(ax=axes[0], random_state=ctx.random_state)
-        if name in ale_effects:
-            ale_effects[name].plot(ax=axes[1])
-        else:
-            axes[1].axis("off")
-            axes[1].text(0.5, 0.5, "ALE not available", ha="center", va="center")
-        fig.tight_layout()
-        group = FigureGroup(f"{name} (importance {_fmt(importance[name], 3)})",
-                            [figure_from(fig, f"PD, ICE and ALE of {name}")])
-        if ctx.off_data.get(name):
-            group.warnings.append(ctx.off_data[name])
+        j = ds.index_of(name)
+        size = _effect_size(pd_effects[name], ale_effects.get(name))
+        is_zero = _is_zero(pd_effects[name], ale_effects.get(name))
+        small = bool(size < NEGLIGIBLE * spread) if spread > 0 else False
+        if is_zero:
+            zero.append(name)
+        elif small:
+            negligible.append(name)
+        figures = _effect_figures(name, pd_effects[name], ale_effects.get(name),
+                                  inputs, discrete=(not ds.columns[j].is_categorical
+                                                    and ds.n_unique(j) <= FEW_VALUES),
+                                  levels=many.get(name, 0), random_state=inputs.random_state)
+        badge = " [no effect]" if is_zero else " [negligible]" if small else ""
+        group = FigureGroup(f"{name} (importance {_fmt(importance[name], 3)}){badge}", figures)
+        if is_zero:
+            group.warnings.append(
+                f"The model's output does not change with {name} on any row. If the model "
+                "was fit on it, the values may not be what it saw (a column read as numbers "
+                "where the model saw text, or levels it never saw), or the model ignores it.")
+        if off_data.get(name):
+            group.warnings.append(off_data[name])
         if name in failed:
             group.warnings.append(f"ALE: {failed[name]}")
         sec.figure_groups.append(group)
+    if zero:
+        sec.warnings.append(f"No effect at all on any row: {', '.join(zero)} (see below).")
     sec.data.update(pdp=pd_effects, ale=ale_effects, importance=importance, order=order,
-                    shown=shown, ale_failed=failed)
+                    shown=shown, ale_failed=failed, negligible=negligible, zero=zero,
+                    spread=spread)
     return sec
+
+
+def _effect_size(pd_effect, ale_effect) -> float:
+    sizes = [np.ptp(np.asarray(pd_effect.values, dtype=float))]
+    if ale_effect is not None:
+        sizes.append(np.ptp(np.asarray(ale_effect.values, dtype=float)))
+    return float(np.nanmax(sizes))
+
+
+def _is_zero(pd_effect, ale_effect) -> bool:
+    """True when no ICE curve moves at all, nor the ALE (the model ignores the feature)."""
+    ice = pd_effect.ice if pd_effect.ice is not None else np.atleast_2d(pd_effect.values)
+    ice = np.asarray(ice, dtype=float)
+    flat = bool(np.all(np.nanmax(ice, axis=1) - np.nanmin(ice, axis=1) == 0)) \
+        if ice.size and ice.shape[1] > 1 else False
+    if ale_effect is not None:
+        flat = flat and bool(np.all(np.asarray(ale_effect.values, dtype=float) == 0))
+    return flat
+
+
+def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, random_state):
+    """The PD and the ALE panel of one feature, as two figures on one vertical span."""
+    import matplotlib.pyplot as plt
+
+    fig_pd, ax_pd = plt.subplots(figsize=(4.8, 3.3))
+    fig_ale, ax_ale = plt.subplots(figsize=(4.8, 3.3))
+    if levels:
+        _draw_many_levels(ax_pd, pd_effect, levels, inputs)
+    elif discrete:
+        _draw_points(ax_pd, pd_effect, ice=True, random_state=random_state)
+    else:
+        pd_effect.plot(ax=ax_pd, random_state=random_state)
+    if ale_effect is None:
+        ax_ale.axis("off")
+        ax_ale.text(0.5, 0.5, "ALE not available", ha="center", va="center")
+    elif discrete:
+        _draw_points(ax_ale, ale_effect, ice=False, random_state=random_state)
+    else:
+        ale_effect.plot(ax=ax_ale)
+    if ale_effect is not None:
+        _share_span(ax_pd, ax_ale)
+    return [figure_from(fig_pd, f"PD and ICE of {name}"),
+            figure_from(fig_ale, f"ALE of {name}")]
+
+
+def _share_span(*axes):
+    """Give the axes one vertical span (each keeps its own centre)."""
+    lims = [ax.get_ylim() for ax in axes]
+    span = max(hi - lo for lo, hi in lims)
+    for ax, (lo, hi) in zip(axes, lims):
+        mid = (lo + hi) / 2
+        ax.set_ylim(mid - span / 2, mid + span / 2)
+
+
+def _draw_points(ax, effect, *, ice, random_state):
+    """A few-valued numeric feature: the effect at its values, as points joined by steps."""
+    x = np.asarray(effect.grid, dtype=float)
+    v = np.asarray(effect.values, dtype=float)
+    if ice and effect.ice is not None:
+        rows = np.asarray(effect.ice, dtype=float)
+        pick = np.random.default_rng(random_state).permutation(rows.shape[0])[:100]
+        for r in rows[pick]:
+            ax.plot(x, r, color="grey", alpha=0.15, lw=0.6, drawstyle="steps-mid")
+    ax.plot(x, v, drawstyle="steps-mid", color="C0", lw=1)
+    ax.plot(x, v, "o", color="C0", label=effect.method.upper())
+    if effect.std is not None and not ice and np.shape(effect.std) == v.shape:
+        ax.errorbar(x, v, yerr=1.96 * np.asarray(effect.std, dtype=float), fmt="none",
+                    ecolor="C0", alpha=0.5)
+    ax.set_xticks(x, [_fmt(t, 4) for t in x])
+    ax.set_xlabel(str(effect.feature))
+    ax.set_ylabel({"pdp": "partial dependence", "ale": "ALE"}.get(effect.method,
+                                                                  effect.method))
+    ax.set_title(f"{'PD' if effect.method == 'pdp' else 'ALE'} of {effect.feature}")
+
+
+def _draw_many_levels(ax, effect, levels, inputs):
+    """PD at the most frequent levels of a many-level categorical, in order of effect."""
+    labels = [str(v) for v in np.asarray(effect.grid).tolist()]
+    v = np.asarray(effect.values, dtype=float)
+    order = np.argsort(v, kind="stable")
+    ax.plot(np.arange(v.size), v[order], "o", color="C0")
+    ax.set_xticks(np.arange(v.size), [labels[i] for i in order], rotation=60, ha="right")
+    ax.set_xlabel(f"{effect.feature}: {v.size} most frequent of {levels:,} levels")
+    ax.set_ylabel("partial dependence")
+    ax.set_title(f"PD of {effect.feature}")
 
 
 def _pd_importance(effect) -> float:
@@ -299,52 +543,84 @@ def _pd_importance(effect) -> float:
 
 
 # --------------------------------------------------------------- interaction
-def interaction_section(ctx) -> Section | None:
-    """Second-order ALE of the pair (of the most important numeric features) varying most."""
+#: Most features the interaction screen takes (the most important ones), and its rows.
+SCREEN_FEATURES = 30
+SCREEN_ROWS = 500
+
+
+def screen_pairs(inputs, candidates, *, bins) -> list:
+    """Rank every pair of ``candidates`` by interaction strength: ``[(pair, strength), ...]``.
+
+    The strength of a pair is the count-weighted standard deviation of its
+    second-order ALE over the cells (its joint effect beyond the two
+    features' own effects), on at most ``SCREEN_ROWS`` rows of the sample.
+    The one function to swap for Friedman's H (``ml.interactions``).
+    """
     from .. import ale
 
-    numeric = [ctx.dataset.columns[j].name for j in ctx.features
-               if not ctx.dataset.columns[j].is_categorical
-               and ctx.dataset.n_unique(j) > 2]
-    order = getattr(ctx, "importance_order", None) or numeric
-    top = [f for f in order if f in numeric][:ctx.interaction_candidates]
-    pairs = [(a, b) for i, a in enumerate(top) for b in top[i + 1:]]
-    sec = Section("interaction", "Strongest interaction")
+    pairs = [(a, b) for i, a in enumerate(candidates) for b in candidates[i + 1:]]
     if not pairs:
+        return []
+    X = inputs.X_sample
+    if len(inputs.sample_index) > SCREEN_ROWS:
+        X = take_rows(X, np.random.default_rng(inputs.random_state).choice(
+            len(inputs.sample_index), SCREEN_ROWS, replace=False))
+    effects = ale(inputs.model, X, pairs, bins=bins, progress=inputs.progress,
+                  target=inputs.target)
+    strength = {p: _second_order_strength(effects[p]) for p in pairs}
+    ranked = sorted(pairs, key=lambda p: -np.nan_to_num(strength[p], nan=-1))
+    return [(p, strength[p]) for p in ranked]
+
+
+def interaction_section(inputs, found) -> Section | None:
+    """The pair the screen ranks first, as a second-order ALE heatmap, and the runners-up."""
+    from .. import ale
+
+    ds = inputs.sample_dataset
+    numeric = [ds.columns[j].name for j in inputs.features
+               if not ds.columns[j].is_categorical and ds.n_unique(j) > 1]
+    order = found["effects"]["order"]
+    candidates = [f for f in order if f in numeric][:SCREEN_FEATURES]
+    sec = Section("interaction", "Strongest interaction")
+    bins = min(inputs.grid, 10)
+    with _capture(sec):
+        ranked = screen_pairs(inputs, candidates, bins=bins)
+    if not ranked:
         return None
-    bins = min(ctx.grid, 10)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ModellensWarning)
-        effects = ale(ctx.model, ctx.X_sample, pairs, bins=bins, progress=ctx.progress,
-                      target=ctx.target)
-    strength = {}
-    for pair in pairs:
-        e = effects[pair]
-        strength[pair] = _second_order_strength(e)
-    best = max(pairs, key=lambda p: np.nan_to_num(strength[p], nan=-1))
+    best = ranked[0][0]
+    left_out = [ds.columns[j].name for j in inputs.features if ds.columns[j].is_categorical]
     sec.notes.append(
-        f"Second-order ALE (the pair's joint effect beyond the two features' own effects) of "
-        f"every pair among the {len(top)} most important numeric features, {bins} bins per "
-        "axis; the pair shown has the largest interaction strength, the count-weighted "
-        "standard deviation of its second-order ALE over the cells. Hatched cells have no data.")
+        f"How the pair was chosen: every pair of the {len(candidates)} numeric features"
+        + (f" (the {SCREEN_FEATURES} most important)" if len(numeric) > SCREEN_FEATURES else "")
+        + f", {len(ranked)} pairs, screened by the interaction strength of its second-order ALE "
+        f"(the joint effect beyond the two features' own effects: the count-weighted standard "
+        f"deviation over the cells, {bins} bins per axis, on "
+        f"{min(len(inputs.sample_index), SCREEN_ROWS):,} rows). The strongest is drawn on the "
+        f"{ds.n_rows:,} sampled rows; hatched cells have no data."
+        + (f" Categorical features are not screened ({', '.join(left_out)})." if left_out
+           else ""))
+    with _capture(sec):
+        effect = ale(inputs.model, inputs.X_sample, [best], bins=bins,
+                     progress=inputs.progress, target=inputs.target)[best]
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.6, 4.4))
-    effects[best].plot(ax=ax)
+    effect.plot(ax=ax)
     sec.figure_groups.append(FigureGroup(f"{best[0]} x {best[1]}",
                                          [figure_from(fig, f"second-order ALE of {best}")]))
-    sec.tables.append(Table("Interaction strength of the candidate pairs",
+    sec.tables.append(Table("Strongest pairs (the first is drawn)",
                             ["pair", "strength"],
-                            [[Cell(f"{a} x {b}"), _num(strength[(a, b)], 3)]
-                             for a, b in sorted(pairs, key=lambda p: -np.nan_to_num(
-                                 strength[p], nan=-1))]))
-    sec.data.update(pair=best, strength=strength, effect=effects[best])
+                            [[Cell(f"{a} x {b}"), _num(s, 3)] for (a, b), s in ranked[:6]]))
+    sec.data.update(pair=best, strength=dict(ranked), ranked=ranked, effect=effect,
+                    candidates=candidates)
     return sec
 
 
 def _second_order_strength(effect) -> float:
     """Count-weighted standard deviation of a second-order ALE surface over its cells."""
     v = np.asarray(effect.values, dtype=float)
+    if v.ndim != 2 or min(v.shape) < 2:
+        return float("nan")
     cells = (v[1:, 1:] + v[:-1, 1:] + v[1:, :-1] + v[:-1, :-1]) / 4
     counts = effect.bins.counts if effect.bins is not None else None
     w = np.asarray(counts, dtype=float) if counts is not None and np.shape(counts) == \
@@ -357,49 +633,66 @@ def _second_order_strength(effect) -> float:
 
 
 # -------------------------------------------------------------- attributions
-def _chosen_rows(ctx):
+def _chosen_rows(inputs):
     """Rows of the explained set drawn as waterfalls: the user's, else the data's high / low /
-    median prediction (``ctx.picks``, explained first)."""
-    if ctx.rows:
-        return [(ctx.explain_index.index(r), f"row {r}") for r in ctx.rows]
-    return [(ctx.explain_index.index(r), f"row {r}, {why}") for r, why in ctx.picks]
+    median prediction (``inputs.picks``, explained first)."""
+    if inputs.rows:
+        return [(inputs.explain_index.index(r), f"row {r}") for r in inputs.rows]
+    return [(inputs.explain_index.index(r), f"row {r}, {why}") for r, why in inputs.picks]
 
 
-def shapley_section(ctx) -> Section:
+def shapley_section(inputs, found) -> Section:
     """Shapley importance bar, beeswarm and waterfalls of chosen rows."""
     from .. import shapley
+    from ..models import tree_ensemble_name
 
     sec = Section("shapley", "Shapley values")
-    common = dict(background=ctx.X_background, random_state=ctx.random_state,
-                  progress=ctx.progress, target=ctx.target)
+    common = dict(background=inputs.X_background, random_state=inputs.random_state,
+                  progress=inputs.progress, target=inputs.target)
     attr = None
-    if _tree_shap_available(ctx.model):
-        try:
-            attr = shapley(ctx.model, ctx.X_explain, algorithm="tree", **common)
-        except (InvalidParameterError, ModelError) as exc:
-            # the reason's first sentence: the list of supported models would bury it
-            reason = str(exc).split(". Supported")[0].rstrip(".")
-            sec.notes.append(f"TreeSHAP does not apply to this model ({reason}); the values "
-                             "below come from the model-agnostic algorithm named next.")
-    if attr is None:
-        attr = shapley(ctx.model, ctx.X_explain, **_shapley_options(ctx), **common)
-    rows = _chosen_rows(ctx)
+    options = _shapley_options(inputs)
+    with _capture(sec):
+        if tree_ensemble_name(inputs.model) is not None and options["algorithm"] != "exact":
+            try:
+                attr = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
+            except (InvalidParameterError, ModelError) as exc:
+                # the reason's first sentence: the list of supported models would bury it
+                reason = str(exc).split(". Supported")[0].rstrip(".")
+                sec.notes.append(f"TreeSHAP does not apply to this model ({reason}); the "
+                                 "values below come from the model-agnostic algorithm named "
+                                 "next.")
+        if attr is None:
+            attr = shapley(inputs.model, inputs.X_explain, **options, **common)
+    rows = _chosen_rows(inputs)
+    n_rows, n_named = len(attr), len(rows)
     sec.notes.append(
-        f"{_method_name(attr.method)} Shapley values of {len(attr):,} rows against a background "
-        f"of {ctx.background_index.size:,} rows (interventional: absent features take the "
+        f"{_method_name(attr.method)} Shapley values of {n_rows:,} rows ({n_named} drawn as "
+        f"waterfalls below and {n_rows - n_named:,} sampled) against a background of "
+        f"{inputs.background_index.size:,} rows (interventional: absent features take the "
         "background's values). Each row's values add up to its prediction minus the mean "
         "prediction over the background.")
+    importance = dict(zip(attr.feature_names, attr.mean_abs()))
+    effects = found.get("effects")
+    if effects:
+        pd_top = [f for f in effects["order"] if f in importance][:3]
+        shap_top = sorted(importance, key=lambda f: -importance[f])[:3]
+        if pd_top != shap_top:
+            sec.notes.append(
+                f"The rankings differ (PD: {', '.join(pd_top)}; Shapley: "
+                f"{', '.join(shap_top)}): PD importance is the spread of the average curve, "
+                "mean |Shapley value| the size of each row's share, which also counts "
+                "interactions and effects that cancel out on average.")
     sec.figure_groups.append(FigureGroup("Importance and distribution", [
         figure_from(attr.plot.bar().figure, "mean |Shapley value| per feature"),
-        figure_from(attr.plot.beeswarm(random_state=ctx.random_state).figure,
+        figure_from(attr.plot.beeswarm(random_state=inputs.random_state).figure,
                     "Shapley values of every explained row")]))
     group = FigureGroup("Rows")
     for i, why in rows:
-        group.figures.append(_waterfall(attr, i, ctx.explain_index[i], why))
+        group.figures.append(_waterfall(attr, i, inputs.explain_index[i], why))
     sec.figure_groups.append(group)
-    sec.data.update(attributions=attr, rows=[ctx.explain_index[i] for i, _ in rows],
-                    explained_rows=ctx.explain_index, background_rows=ctx.background_index,
-                    importance=dict(zip(attr.feature_names, attr.mean_abs())))
+    sec.data.update(attributions=attr, rows=[inputs.explain_index[i] for i, _ in rows],
+                    explained_rows=list(inputs.explain_index),
+                    background_rows=inputs.background_index, importance=importance)
     return sec
 
 
@@ -408,33 +701,27 @@ def _waterfall(attr, i, position, why):
     import re
 
     ax = attr.plot.waterfall(i)
-    ax.set_title(re.sub(r"^row \d+", f"row {position}", ax.get_title()), fontsize=9)
+    ax.set_title(re.sub(r"^row \d+", f"row {position}", ax.get_title()))
     return figure_from(ax.figure, f"{attr.method} waterfall: {why}", caption=why)
 
 
-def _tree_shap_available(model) -> bool:
-    """True for a tree ensemble when this version of ``ml.shapley`` has ``algorithm="tree"``."""
-    from ..attribution.shapley import ALGORITHMS
-    from ..models import tree_ensemble_name
-
-    return "tree" in ALGORITHMS and tree_ensemble_name(model) is not None
-
-
-def _shapley_options(ctx) -> dict:
+def _shapley_options(inputs) -> dict:
     """Exact Shapley values when they fit the budget of model rows, else antithetic sampling.
 
     Exact enumeration costs ``rows * 2**d * background`` model rows and
     permutation sampling about ``rows * n_permutations * d * background``; the
-    number of orders is chosen to fill ``ctx.shapley_budget`` (at least 10, so
-    that every value has a standard error).
+    number of orders is chosen to fill ``inputs.shapley_budget`` (at least 10,
+    so that every value has a standard error).  Exact values within the budget
+    are also taken for tree models: they equal interventional TreeSHAP and
+    need no compiled kernels.
     """
     from ..attribution.shapley import MAX_EXACT_FEATURES
 
-    d = ctx.dataset.n_features
-    per_row = len(ctx.explain_index) * ctx.background_index.size
-    if d <= MAX_EXACT_FEATURES and per_row * 2 ** d <= ctx.shapley_budget:
+    d = inputs.dataset.n_features
+    per_row = len(inputs.explain_index) * inputs.background_index.size
+    if d <= MAX_EXACT_FEATURES and per_row * 2 ** d <= inputs.shapley_budget:
         return {"algorithm": "exact"}
-    n_perm = int(np.clip(ctx.shapley_budget // max(per_row * d, 1), 10, 100))
+    n_perm = int(np.clip(inputs.shapley_budget // max(per_row * d, 1), 10, 100))
     return {"algorithm": "permutation", "n_permutations": n_perm + n_perm % 2}
 
 
@@ -443,80 +730,85 @@ def _method_name(method: str) -> str:
             "shapley-kernel": "KernelSHAP", "shapley-tree": "TreeSHAP"}.get(method, method)
 
 
-def lime_section(ctx) -> Section:
+def lime_section(inputs, found) -> Section:
     """LIME for the rows of the Shapley waterfalls, with each surrogate's fidelity."""
     import modellens
 
     sec = Section("lime", "LIME")
-    rows = _chosen_rows(ctx)
-    positions = [ctx.explain_index[i] for i, _ in rows]
+    rows = _chosen_rows(inputs)
+    positions = [inputs.explain_index[i] for i, _ in rows]
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            # the report silences method warnings on the console: LIME's go on the page
-            warnings.simplefilter("always", ModellensWarning)
-            attr = modellens.lime(ctx.model, take_rows(ctx.X, positions),
-                                  training_data=ctx.X_sample, random_state=ctx.random_state,
-                                  target=ctx.target)
-        for w in caught:
-            if issubclass(w.category, ModellensWarning) and str(w.message) not in sec.warnings:
-                sec.warnings.append(str(w.message))
+        with _capture(sec):
+            attr = modellens.lime(inputs.model, take_rows(inputs.X, positions),
+                                  training_data=inputs.X_sample,
+                                  random_state=inputs.random_state, target=inputs.target)
     except InvalidParameterError as exc:
         # e.g. missing values, which LIME's sampler cannot draw from: say why, show nothing
         sec.warnings.append(f"LIME was not run: {exc}")
         return sec
+    score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
+    held_out = attr.extra.get("score_holdout", np.full(len(rows), np.nan))
     group = FigureGroup("Rows")
+    low = []
     for k, (_, why) in enumerate(rows):
         ax = attr.plot.weights(k)
-        ax.set_title(f"row {positions[k]}: {ax.get_title()}", fontsize=9)
-        group.figures.append(figure_from(ax.figure, f"LIME weights: {why}", caption=why))
+        ax.set_title(f"row {positions[k]}: {ax.get_title()}")
+        caption = why
+        if np.isfinite(score[k]) and score[k] < LOW_FIDELITY:
+            caption = f"{why} [low fidelity: local R^2 {score[k]:.2f}]"
+            low.append(positions[k])
+        group.figures.append(figure_from(ax.figure, f"LIME weights: {why}", caption=caption))
     sec.figure_groups.append(group)
     sec.notes.append(
         f"LIME (Ribeiro et al. 2016): for each row, {attr.extra.get('num_samples', 5000):,} "
-        f"perturbed samples drawn from the statistics of the {len(ctx.sample_index):,} sampled "
-        "rows, weighted by proximity, and a sparse linear surrogate fit to the model's "
+        f"perturbed samples drawn from the statistics of the {len(inputs.sample_index):,} "
+        "sampled rows, weighted by proximity, and a sparse linear surrogate fit to the model's "
         "answers. A weight is the surrogate's slope for its condition; read it only as far as "
         "the local R^2 shows the surrogate follows the model.")
-    score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
-    held_out = attr.extra.get("score_holdout", np.full(len(rows), np.nan))
+    if low:
+        sec.warnings.append(
+            f"Low fidelity (local R^2 below {LOW_FIDELITY}) for rows "
+            f"{', '.join(str(r) for r in low)}: their surrogate does not follow the model "
+            "there, so their weights say little about it.")
     sec.tables.append(Table("Fidelity of the local surrogates",
-                            ["row", "local R^2", "held-out R^2"],
-                            [[Cell(why), _num(s, 3), _num(h, 3)]
+                            ["row", "local R^2", "held-out R^2", ""],
+                            [[Cell(why), _num(s, 3), _num(h, 3),
+                              Cell("low fidelity", "badge") if np.isfinite(s)
+                              and s < LOW_FIDELITY else Cell("")]
                              for (_, why), s, h in zip(rows, score, held_out)]))
     sec.data.update(attributions=attr, rows=positions, score=score,
-                    training_rows=ctx.sample_index)
+                    training_rows=inputs.sample_index, low_fidelity=low)
     return sec
-
-
-def take_rows(X, positions):
-    """Rows of ``X`` (DataFrame or array) at ``positions``, as the same kind of object."""
-    positions = np.asarray(positions, dtype=np.intp)
-    if hasattr(X, "iloc"):
-        return X.iloc[positions]
-    return np.asarray(X)[positions]
 
 
 @dataclass(frozen=True)
 class SectionSpec:
+    """One section: ``build(inputs, found) -> Section | None``.
+
+    ``needs``: keys of sections whose findings (their ``Section.data``) it
+    reads; they are built first, even when not on the page.  ``uses``:
+    findings it reads when those sections are built anyway.  ``when``:
+    whether the section applies to these inputs.
+    """
+
     key: str
     build: object
-    available: object  # ctx -> bool
+    needs: tuple = ()
+    uses: tuple = ()
+    when: object = None
+
+    def applies(self, inputs) -> bool:
+        return True if self.when is None else bool(self.when(inputs))
 
 
-def _has(name):
-    def check(ctx):
-        import modellens
-
-        return hasattr(modellens, name)
-    return check
-
-
-#: The sections in page order.  A section for a method this version of
-#: modellens lacks is left out; a new method adds one entry here.
+#: The sections in page order; a new method adds one entry here.
 SECTIONS = [
-    SectionSpec("data", data_section, lambda ctx: True),
-    SectionSpec("quality", quality_section, lambda ctx: ctx.y is not None),
-    SectionSpec("effects", effects_section, lambda ctx: bool(ctx.features)),
-    SectionSpec("interaction", interaction_section, lambda ctx: len(ctx.features) > 1),
-    SectionSpec("shapley", shapley_section, _has("shapley")),
-    SectionSpec("lime", lime_section, _has("lime")),
+    SectionSpec("data", data_section),
+    SectionSpec("quality", quality_section, when=lambda inputs: inputs.y is not None),
+    SectionSpec("effects", effects_section, uses=("data",),
+                when=lambda inputs: bool(inputs.features)),
+    SectionSpec("interaction", interaction_section, needs=("effects",),
+                when=lambda inputs: len(inputs.features) > 1),
+    SectionSpec("shapley", shapley_section, uses=("effects",)),
+    SectionSpec("lime", lime_section),
 ]

@@ -1,0 +1,131 @@
+"""The report's wall time and page size: the demo (fresh and warm) and a messy 100k-row CSV.
+
+Run ``PYTHONPATH=src python benchmarks/bench_report.py [--skip-fresh] [--rows N]``.
+
+- **demo, fresh**: ``modellens demo`` with an empty numba cache and an empty
+  matplotlib config folder, as right after installing (numba compiles the
+  TreeSHAP kernels, matplotlib builds its font cache).
+- **demo, warm**: the same command again.
+- **messy CSV**: 100,000 rows x 30 columns (numbers, text levels, a
+  3,000-level zip code kept as text with leading zeros, 10-30% missing values,
+  spaces, accents, ``<b>`` and ``<script>`` in column names), a scikit-learn
+  Pipeline (ordinal-encoded levels, HistGradientBoosting) saved with skops,
+  ``modellens report`` at default settings.
+
+Goals (issue 19, idle machine): first demo <= 15 s, messy CSV <= 60 s, page < 3 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def messy_frame(n=100_000, seed=0):
+    rng = np.random.default_rng(seed)
+    cols = {}
+    for k in range(20):
+        x = rng.normal(size=n) * (k + 1)
+        x[rng.random(n) < rng.uniform(0.1, 0.3)] = np.nan
+        cols[f"num {k} é" if k % 3 == 0 else f"num_{k}"] = x
+    for k in range(6):
+        levels = np.array([f"lévél {i}" for i in range(5 + 3 * k)], dtype=object)
+        v = rng.choice(levels, n).astype(object)
+        v[rng.random(n) < 0.15] = np.nan
+        cols[f"cat <b>{k}</b>" if k == 0 else f"cat {k}"] = v
+    zips = np.array([f"{z:05d}" for z in rng.choice(99_999, 3000, replace=False)], dtype=object)
+    cols["zip <script>alert(1)</script>"] = rng.choice(zips, n)
+    cols["amount"] = rng.gamma(2.0, 50.0, n)
+    cols["flag"] = rng.integers(0, 2, n).astype(float)
+    cols["day"] = rng.choice(pd.date_range("2020-01-01", periods=700).strftime("%Y-%m-%d"),
+                             n).astype(object)
+    X = pd.DataFrame(cols)
+    zip_effect = dict(zip(zips, rng.normal(0, 1, zips.size)))
+    y = (np.nan_to_num(X["num_1"]) * 0.5 + X["zip <script>alert(1)</script>"].map(zip_effect)
+         + 0.01 * X["amount"] + 2 * X["flag"] * np.nan_to_num(X["num_2"])
+         + rng.normal(0, 1, n))
+    return X, y
+
+
+def messy_model(X, y):
+    from sklearn.compose import make_column_transformer
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    # a list of names, not a selector object: skops trusts lists
+    text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    encode = make_column_transformer(
+        (OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1,
+                        encoded_missing_value=-2), text), remainder="passthrough")
+    return make_pipeline(encode, HistGradientBoostingRegressor(max_iter=100,
+                                                               random_state=0)).fit(X, y)
+
+
+def timed(argv, env=None):
+    """Wall seconds of a command; prints its CPU seconds too (a proxy on a busy machine)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(f"  ({argv[3]}: {cpu:.1f} s of CPU time)")
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, argv))} failed:\n{done.stderr[-3000:]}")
+    return seconds, done.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--skip-fresh", action="store_true")
+    parser.add_argument("--only-csv", action="store_true")
+    parser.add_argument("--rows", type=int, default=100_000)
+    args = parser.parse_args()
+    env = dict(os.environ)
+    root = Path(__file__).resolve().parents[1] / "src"
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    cli = [sys.executable, "-m", "modellens"]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        if not (args.skip_fresh or args.only_csv):
+            fresh = dict(env, NUMBA_CACHE_DIR=str(tmp / "numba"),
+                         MPLCONFIGDIR=str(tmp / "mpl"))
+            s, out = timed(cli + ["demo", "--out", str(tmp / "fresh")], fresh)
+            print(f"demo, fresh caches: {s:.1f} s")
+            print("  " + "\n  ".join(out.strip().splitlines()[1:-2]))
+            s, _ = timed(cli + ["demo", "--out", str(tmp / "warm")], fresh)
+            print(f"demo, warm: {s:.1f} s")
+        if not args.only_csv:
+            s, _ = timed(cli + ["demo", "--out", str(tmp / "warm2")], env)
+            page = (tmp / "warm2" / "report.html").stat().st_size
+            print(f"demo, warm (installed caches): {s:.1f} s; page {page / 1e6:.2f} MB")
+
+        import skops.io as sio
+
+        X, y = messy_frame(args.rows)
+        model = messy_model(X, y)
+        data = tmp / "messy data.csv"
+        X.assign(target=y).to_csv(data, index=False)
+        sio.dump(model, tmp / "messy.skops")
+        s, out = timed(cli + ["report", "--data", str(data), "--model",
+                              str(tmp / "messy.skops"), "--target", "target", "--out",
+                              str(tmp / "messy.html")], env)
+        page = (tmp / "messy.html").stat().st_size
+        print(f"messy CSV, {len(X):,} rows x {X.shape[1]} columns: {s:.1f} s; page "
+              f"{page / 1e6:.2f} MB")
+        print("  " + "\n  ".join(out.strip().splitlines()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,402 @@
+"""Data and model files read the way the model expects them.
+
+A CSV file holds text; ``read_csv`` guesses each column's type, and the guess
+need not be what the model was fit on: a zip code fit as strings through a
+``OneHotEncoder`` comes back as integers, every row becomes an unknown level
+and the model's answer no longer depends on it, without an error.  The model
+itself records what it saw (an encoder's ``categories_``, HistGradientBoosting's
+categorical preprocessor, XGBoost's and LightGBM's category lists), so the
+columns are read, and checked, against that record.
+
+Model files: skops files hold data, not code, and load when every type in
+them is on skops' own list or on :data:`SAFE_TYPES` (the tree models
+modellens explains and the objects they hold); XGBoost's ``.json`` / ``.ubj``
+and LightGBM's text model files carry no code and load through the
+libraries' own loaders.  Pickle and joblib files run code while loading and
+need ``trust``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InvalidParameterError
+
+__all__ = ["Expected", "expected_inputs", "model_feature_names", "read_table", "conform",
+           "check_frame", "load_model_file", "SAFE_TYPES", "FileError"]
+
+
+class FileError(InvalidParameterError):
+    """A file that cannot be read as the model expects, or a model file that is refused."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the model was fit on for one column.
+
+    Attributes
+    ----------
+    text : bool or None
+        The levels the model knows are strings (else numbers; None: not recorded).
+    levels : ndarray or None
+        The known levels, when the model records them.
+    category : bool
+        The model takes the column as a pandas Categorical (XGBoost, LightGBM).
+    source : str
+        Where the record came from, for messages ("OneHotEncoder", ...).
+    """
+
+    text: bool | None
+    levels: np.ndarray | None = None
+    category: bool = False
+    source: str = ""
+
+
+# ------------------------------------------------------------- what the model saw
+def model_feature_names(model) -> list | None:
+    """The column names a fitted model takes, in order (None when it does not record them)."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None and _is_lightgbm_booster(model):
+        names = model.feature_name()
+    if names is None and type(model).__module__.startswith("xgboost") \
+            and hasattr(model, "feature_names"):
+        names = model.feature_names
+    return None if names is None else [str(n) for n in names]
+
+
+def expected_inputs(model) -> dict:
+    """Column name -> :class:`Expected`, for the columns whose levels the model records."""
+    out: dict = {}
+    _walk(model, model_feature_names(model), out)
+    return out
+
+
+def _walk(est, names, out):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    if est is None or isinstance(est, str):
+        return
+    if isinstance(est, Pipeline):
+        # only the steps before the first one that changes the columns see the raw columns
+        for _, step in est.steps:
+            _walk(step, names, out)
+            if not _keeps_columns(step):
+                break
+        return
+    if isinstance(est, ColumnTransformer):
+        inputs = [str(n) for n in getattr(est, "feature_names_in_", names or [])]
+        for name, trans, _ in getattr(est, "transformers_", []):
+            index = getattr(est, "_transformer_to_input_indices", {}).get(name)
+            if index is None or not inputs:
+                continue
+            _walk(trans, [inputs[i] for i in index], out)
+        return
+    categories = getattr(est, "categories_", None)
+    if categories is not None and names is not None and len(categories) == len(names):
+        for name, levels in zip(names, categories):
+            levels = np.asarray(levels)
+            kept = levels[~pd.isna(levels)] if levels.dtype == object else levels
+            out.setdefault(name, Expected(text=_is_text(kept), levels=kept,
+                                          source=type(est).__name__))
+        return
+    preprocessor = getattr(est, "_preprocessor", None)  # HistGradientBoosting, categories
+    if preprocessor is not None:
+        _walk(preprocessor, [str(n) for n in getattr(est, "feature_names_in_", names or [])],
+              out)
+        return
+    _xgboost_categories(est, out)
+    _lightgbm_categories(est, out)
+
+
+def _keeps_columns(step) -> bool:
+    return type(step).__name__ in ("SimpleImputer", "FunctionTransformer") or step == \
+        "passthrough"
+
+
+def _is_text(levels) -> bool:
+    if levels.size == 0:
+        return levels.dtype.kind in "OUS"
+    return levels.dtype.kind in "US" or (levels.dtype.kind == "O" and any(
+        isinstance(v, str) for v in levels))
+
+
+def _xgboost_categories(est, out):
+    if not type(est).__module__.startswith("xgboost"):
+        return
+    booster = est.get_booster() if hasattr(est, "get_booster") else est
+    names, types = booster.feature_names, booster.feature_types
+    if not names or not types:
+        return
+    levels = {}
+    try:
+        cats = booster.get_categories(export_to_arrow=True)
+        levels = {str(n): np.asarray(a.to_pylist()) for n, a in (cats.to_arrow() or [])
+                  if a is not None}
+    except Exception:  # older XGBoost: categories are not stored, codes are
+        pass
+    for name, kind in zip(names, types):
+        if kind == "c":
+            lv = levels.get(str(name))
+            out.setdefault(str(name), Expected(text=None if lv is None else _is_text(lv),
+                                               levels=lv, category=True, source="XGBoost"))
+
+
+def _is_lightgbm_booster(model) -> bool:
+    return type(model).__module__.startswith("lightgbm") and hasattr(model, "feature_name") \
+        and hasattr(model, "dump_model")
+
+
+def _lightgbm_categories(est, out):
+    booster = getattr(est, "booster_", None) if type(est).__module__.startswith("lightgbm") \
+        else None
+    booster = booster if booster is not None else (est if _is_lightgbm_booster(est) else None)
+    if booster is None or not booster.pandas_categorical:
+        return
+    infos = booster.dump_model(num_iteration=0).get("feature_infos", {})
+    names = booster.feature_name()
+    # pandas_categorical lists the levels of the frame's category columns in column order;
+    # LightGBM's categorical features are those whose info lists values
+    categorical = [n for n in names if infos.get(n, {}).get("values")]
+    for name, lv in zip(categorical, booster.pandas_categorical):
+        lv = np.asarray(lv)
+        out.setdefault(str(name), Expected(text=_is_text(lv), levels=lv, category=True,
+                                           source="LightGBM"))
+
+
+# ------------------------------------------------------------------- data files
+def read_table(path: Path, model=None) -> pd.DataFrame:
+    """A CSV or Parquet file as a DataFrame, its columns read as ``model`` expects them.
+
+    CSV columns the model saw as text are read as text (``"02134"`` stays
+    ``"02134"``); then :func:`conform` checks and casts every column.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    expected = expected_inputs(model) if model is not None else {}
+    try:
+        if suffix in (".csv", ".txt"):
+            header = pd.read_csv(path, nrows=0).columns
+            text = {c: str for c in header if str(c) in expected and expected[str(c)].text}
+            frame = pd.read_csv(path, dtype=text or None)
+        elif suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path)
+        else:
+            raise FileError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
+    except FileError:
+        raise
+    except Exception as exc:  # pandas and pyarrow raise many kinds
+        raise FileError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def conform(frame: pd.DataFrame, model) -> pd.DataFrame:
+    """``frame`` with each column cast to what ``model`` was fit on (a new frame).
+
+    Raises
+    ------
+    FileError
+        When a column cannot be what the model expects: text where it saw
+        numbers, or no value at all among the levels it knows.
+    """
+    expected = expected_inputs(model)
+    out = frame.copy()
+    for name, exp in expected.items():
+        if name not in out.columns:
+            continue
+        col = out[name]
+        if exp.text is None:
+            pass  # the model does not say: the file's own reading stands
+        elif exp.text:
+            if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)
+                    or isinstance(col.dtype, pd.CategoricalDtype)):
+                col = col.map(lambda v: v if pd.isna(v) else _as_text(v)).astype(object)
+        else:
+            values = col.astype(object) if isinstance(col.dtype, pd.CategoricalDtype) else col
+            if not pd.api.types.is_numeric_dtype(values):
+                numbers = pd.to_numeric(values, errors="coerce")
+                bad = values[numbers.isna() & values.notna()]
+                if len(bad):
+                    raise FileError(
+                        f"column {name!r} holds text such as {str(bad.iloc[0])!r}, but the "
+                        f"model ({exp.source}) was fit on numbers there.")
+                col = numbers
+        if exp.category:
+            # without the model's levels (XGBoost before 3.1 stores codes only), pandas'
+            # sorted levels are what astype("category") gave when the model was fit
+            col = pd.Categorical(col.astype(object) if exp.text else col,
+                                 categories=exp.levels)
+            col = pd.Series(col, index=out.index, name=name)
+        out[name] = col
+    check_frame(out, model, expected=expected)
+    return out
+
+
+def check_frame(frame, model, *, expected=None) -> list:
+    """Warnings about columns of ``frame`` the model will read wrongly; raises when none fits.
+
+    A column none of whose values is among the levels the model knows would
+    make every row an unknown level (a one-hot encoder with
+    ``handle_unknown="ignore"`` maps them all to zeros): that raises, naming
+    the column, an example of each side, and the likely fix.  Some unknown
+    values give a warning with their share.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        return []
+    expected = expected_inputs(model) if expected is None else expected
+    notes = []
+    for name, exp in expected.items():
+        if name not in frame.columns or exp.levels is None or not len(exp.levels):
+            continue
+        col = frame[name]
+        present = col.dropna()
+        if present.empty:
+            continue
+        known = set(exp.levels.tolist())
+        values = present.astype(object) if isinstance(col.dtype, pd.CategoricalDtype) \
+            else present
+        inside = values.isin(known)
+        if not inside.any():
+            cast = ""
+            if exp.text and not _is_text(np.asarray(values.to_numpy())):
+                cast = (f" The model saw text there and the data holds {col.dtype} values: "
+                        f"read the column as text (pandas: dtype={{{name!r}: str}}).")
+            elif not exp.text and _is_text(np.asarray(values.to_numpy(dtype=object))):
+                cast = " The model saw numbers there and the data holds text."
+            raise FileError(
+                f"no value of column {name!r} (such as {values.iloc[0]!r}) is among the "
+                f"{len(exp.levels)} levels the model ({exp.source}) knows (such as "
+                f"{exp.levels[0]!r}): every row would be an unknown level.{cast}")
+        unseen = 1.0 - float(inside.mean())
+        if unseen > 0:
+            notes.append(f"{unseen:.0%} of the values of {name!r} are levels the model never "
+                         f"saw (such as {values[~inside].iloc[0]!r}); the model reads them as "
+                         "unknown.")
+    return notes
+
+
+def _as_text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# ------------------------------------------------------------------ model files
+#: Types a skops file may hold without ``trust``: the tree models modellens
+#: explains and the objects they hold.  Each one is rebuilt from arrays and
+#: plain values (``__setstate__`` of data, or a model buffer parsed by the
+#: library); none calls code named in the file.  Functions and any type not
+#: listed still need ``trust``; skops' own default list covers the rest of
+#: scikit-learn's estimators and numpy.
+SAFE_TYPES = frozenset({
+    "sklearn.tree._tree.Tree",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    # HistGradientBoosting's categorical preprocessor holds check_array as a function
+    # reference in a partial: named, never called while loading
+    "functools.partial", "sklearn.utils.validation.check_array",
+    "collections.OrderedDict",
+    "xgboost.core.Booster", "xgboost.sklearn.XGBRegressor", "xgboost.sklearn.XGBClassifier",
+    "xgboost.sklearn.XGBRFRegressor", "xgboost.sklearn.XGBRFClassifier",
+    "lightgbm.basic.Booster", "lightgbm.sklearn.LGBMRegressor",
+    "lightgbm.sklearn.LGBMClassifier",
+})
+
+_PICKLES = (".pkl", ".pickle", ".joblib", ".jbl")
+_XGBOOST = (".json", ".ubj")
+_LIGHTGBM = (".txt", ".lgb", ".lgbm")
+
+
+def load_model_file(path: Path, *, trust: bool = False, say=print):
+    """A fitted model from a file (see the module's notes for which files need ``trust``)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".skops":
+        return _load_skops(path, trust, say)
+    if suffix in _XGBOOST:
+        return _load_xgboost(path)
+    if suffix in _LIGHTGBM:
+        return _load_lightgbm(path)
+    if suffix in _PICKLES:
+        if not trust:
+            raise FileError(
+                f"refusing to load {str(path)!r}: pickle and joblib files run arbitrary code "
+                "when loaded. Save the model with skops (skops.io.dump(model, 'model.skops')) "
+                "or, for XGBoost and LightGBM, with the library's own save_model, or, if you "
+                "made this file yourself, rerun with --trust-model-file.")
+        import joblib
+
+        try:
+            return joblib.load(path)
+        except Exception as exc:
+            raise FileError(f"cannot load {str(path)!r}: {_one_line(exc)}") from None
+    raise FileError(f"cannot load a model from {str(path)!r}: give a .skops file, an XGBoost "
+                    ".json / .ubj or LightGBM .txt model file (or a "
+                    f"{' / '.join(_PICKLES)} file with --trust-model-file).")
+
+
+def _load_skops(path, trust, say):
+    import skops.io as sio
+
+    try:
+        untrusted = sio.get_untrusted_types(file=path)
+    except Exception as exc:
+        raise FileError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") from None
+    unknown = [t for t in untrusted if t not in SAFE_TYPES]
+    if unknown and not trust:
+        raise FileError(
+            f"skops refuses {str(path)!r}: it holds types neither skops nor modellens trusts "
+            f"({', '.join(unknown)}); if you know where the file comes from, rerun with "
+            "--trust-model-file to load them.")
+    if unknown:
+        say(f"modellens: loading the types {', '.join(unknown)} from {str(path)!r} "
+            "(--trust-model-file)")
+    try:
+        return sio.load(path, trusted=list(untrusted) or None)
+    except Exception as exc:
+        raise FileError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") from None
+
+
+def _load_xgboost(path):
+    try:
+        import xgboost
+    except ImportError:
+        raise FileError(f"{str(path)!r} looks like an XGBoost model file; install xgboost to "
+                        "read it.") from None
+    try:
+        booster = xgboost.Booster(model_file=str(path))
+        objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    except Exception as exc:
+        raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
+            from None
+    if objective.startswith(("binary:", "multi:")):
+        model = xgboost.XGBClassifier()
+    elif objective.startswith(("rank:",)):
+        model = xgboost.XGBRanker()
+    else:
+        model = xgboost.XGBRegressor()
+    model.load_model(str(path))
+    return model
+
+
+def _load_lightgbm(path):
+    try:
+        import lightgbm
+    except ImportError:
+        raise FileError(f"{str(path)!r} looks like a LightGBM model file; install lightgbm to "
+                        "read it.") from None
+    try:
+        return lightgbm.Booster(model_file=str(path))
+    except Exception as exc:
+        raise FileError(f"cannot load the LightGBM model {str(path)!r}: {_one_line(exc)}") \
+            from None
+
+
+def _one_line(exc) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

@@ -1,0 +1,176 @@
+"""What every section of the report reads: computed once, frozen.
+
+The sections are pure functions of an :class:`Inputs` and of the findings of
+the sections they name (``needs`` / ``uses``), so the order of the sections
+on the page cannot change what any of them shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from .._validation import InvalidParameterError, check_random_state
+
+__all__ = ["Inputs", "build_inputs", "take_rows", "TOP_LEVELS"]
+
+#: A categorical feature with more levels than this gets PD at its most frequent
+#: levels only (stated on the page), and its pictures label these levels.
+TOP_LEVELS = 20
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The data, model and samples of one report (read-only arrays).
+
+    Attributes
+    ----------
+    model, X, y, target
+        As given (``y`` cast to the classifier's labels).
+    dataset : Dataset
+        ``X`` encoded once: the data summaries and predictions read it.
+    features : tuple of int
+        Positions of the features whose effects are drawn.
+    sample_index, explain_index, background_index : ndarray of int
+        Rows of ``X`` behind effects and dependence, attributions, and the
+        Shapley background.
+    X_sample, X_explain, X_background
+        The same rows, as the kind of object ``X`` is.
+    sample_dataset : Dataset
+        ``dataset`` restricted to ``sample_index``.
+    grids : mapping
+        Feature position -> PD grid specification (an int, or the labels of
+        the most frequent levels of a many-level categorical feature).
+    prediction : ndarray of shape (n,)
+        The explained output on every row.
+    output_name : str
+    picks : tuple
+        ``(row, why)`` of the default waterfall rows (empty when ``rows`` is set).
+    rows : tuple of int
+        The rows the user named.
+    """
+
+    model: object
+    X: object
+    y: object
+    target: object
+    dataset: object
+    features: tuple
+    sample_index: np.ndarray
+    X_sample: object
+    sample_dataset: object
+    explain_index: tuple
+    X_explain: object
+    background_index: np.ndarray
+    X_background: object
+    grids: MappingProxyType
+    prediction: np.ndarray
+    output_name: str
+    picks: tuple
+    rows: tuple
+    grid: int
+    max_features: int
+    random_state: int
+    progress: object
+    shapley_budget: int
+    holdout: bool
+    input_notes: tuple
+    unused_columns: tuple
+
+
+def take_rows(X, positions):
+    """Rows of ``X`` (DataFrame or array) at ``positions``, as the same kind of object."""
+    positions = np.asarray(positions, dtype=np.intp)
+    if hasattr(X, "iloc"):
+        return X.iloc[positions]
+    return np.asarray(X)[positions]
+
+
+def _frozen(a):
+    a = np.array(a, copy=True)
+    a.flags.writeable = False
+    return a
+
+
+def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background, grid,
+                 max_features, target, random_state, progress, shapley_budget, holdout,
+                 input_notes, unused_columns) -> Inputs:
+    """Encode ``X`` once, predict every row once, and draw the samples of the report."""
+    from ..data import Dataset, resolve_features
+    from ..models import prepare
+
+    dataset, wrapped = prepare(model, X, target=target)
+    n = dataset.n_rows
+    if n < 2:
+        raise InvalidParameterError(f"a report needs at least 2 rows of data, got {n}.")
+    features = tuple(resolve_features(dataset, features, allow_pairs=False)) \
+        if features is not None else tuple(range(dataset.n_features))
+    # one call of the model seam on the encoded rows (no re-encoding of X)
+    prediction = _frozen(np.asarray(wrapped.predict(dataset.values), dtype=float))
+
+    rng = check_random_state(random_state)
+    sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
+    sample_dataset = dataset if sample_index.size == n else \
+        Dataset(dataset.values[sample_index], dataset.columns, dataset.is_frame,
+                dataset.column_labels)
+    picks = () if rows else tuple(_extreme_rows(prediction))
+    leading = list(rows) or [i for i, _ in picks]
+    others = np.setdiff1d(sample_index, leading)
+    drawn = np.sort(rng.choice(others, size=min(n_explain, others.size), replace=False))
+    explain_index = tuple(leading + [int(i) for i in drawn])
+    background_index = np.sort(rng.choice(n, size=min(n_background, n), replace=False))
+
+    grids = {}
+    for j in features:
+        col = dataset.columns[j]
+        if col.is_categorical and sample_dataset.n_unique(j) > TOP_LEVELS:
+            codes = sample_dataset.values[:, j]
+            codes, counts = np.unique(codes[~np.isnan(codes)], return_counts=True)
+            top = codes[np.argsort(-counts, kind="stable")[:TOP_LEVELS]]
+            grids[j] = col.levels[np.sort(top).astype(np.intp)]
+        else:
+            grids[j] = grid
+    return Inputs(
+        model=model, X=X, y=y, target=target, dataset=dataset, features=features,
+        sample_index=_frozen(sample_index), X_sample=take_rows(X, sample_index),
+        sample_dataset=sample_dataset, explain_index=explain_index,
+        X_explain=take_rows(X, explain_index), background_index=_frozen(background_index),
+        X_background=take_rows(X, background_index), grids=MappingProxyType(grids),
+        prediction=prediction, output_name=wrapped.output_name, picks=picks,
+        rows=tuple(rows), grid=grid, max_features=max_features,
+        random_state=int(random_state), progress=progress, shapley_budget=shapley_budget,
+        holdout=bool(holdout), input_notes=tuple(input_notes),
+        unused_columns=tuple(unused_columns))
+
+
+def grid_values(inputs: Inputs, j: int) -> np.ndarray:
+    """Encoded values PD evaluates feature ``j`` at (level codes for categorical features)."""
+    ds = inputs.sample_dataset
+    col = ds.columns[j]
+    x = ds.values[:, j]
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return np.array([])
+    spec = inputs.grids.get(j, inputs.grid)
+    if col.is_categorical:
+        if isinstance(spec, (int, np.integer)):
+            return np.unique(x)
+        lookup = {v: i for i, v in enumerate(col.levels.tolist())}
+        return np.array([lookup[v] for v in np.asarray(spec).tolist()], dtype=float)
+    if ds.n_unique(j) <= spec:
+        return np.unique(x)
+    return np.linspace(x.min(), x.max(), int(spec))
+
+
+def _extreme_rows(prediction) -> list:
+    """``(position, why)`` of the rows with the highest, lowest and median prediction."""
+    order = np.argsort(prediction, kind="stable")
+    picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
+             (int(order[(order.size - 1) // 2]), "median prediction")]
+    out = []
+    for i, why in picks:
+        if i not in [j for j, _ in out]:
+            out.append((i, why))
+    return out
