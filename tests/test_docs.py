@@ -83,7 +83,7 @@ def test_version_is_written_once():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" not in meta["project"]
     assert "version" in meta["project"]["dynamic"]
-    assert meta["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "modellens.__version__"}
+    assert meta["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "modellens._version.__version__"}
     assert "py.typed" in meta["tool"]["setuptools"]["package-data"]["modellens"]
     assert "modellens[docs]" in meta["project"]["optional-dependencies"]["test"]
 

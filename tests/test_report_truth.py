@@ -330,7 +330,27 @@ def test_screen_finds_a_pair_whose_effect_is_all_interaction():
     data = r.sections["interaction"].data
     assert set(data["pair"]) == {"g", "h"}
     assert len(data["ranked"]) == 21  # every pair of the 7
-    assert "every pair of the 7 numeric features" in r.sections["interaction"].notes[0]
+    note = r.sections["interaction"].notes[0]
+    assert "Friedman's H" in note and "every pair of the 7 features" in note
+
+
+def test_screen_ranks_by_the_size_of_the_interaction_not_its_share():
+    # (a, b) is a pure interaction of negligible size (H^2 = 1, tiny H); (c, d) interacts
+    # strongly but has large main effects too (H^2 well below 1): the size decides
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.uniform(-1, 1, (400, 4)), columns=list("abcd"))
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return 1e-3 * Z[:, 0] * Z[:, 1] + 4 * Z[:, 2] + 4 * Z[:, 3] + 3 * Z[:, 2] * Z[:, 3]
+
+    r = ml.report(f, X, sections=["interaction"], **SMALL)
+    data = r.sections["interaction"].data
+    assert set(data["pair"]) == {"c", "d"}
+    share = data["interactions"].pairwise.set_index(["feature_1", "feature_2"])["h2"]
+    assert share.max() > 0.9  # the tiny pure pair has the larger share ...
+    ab = [h2 for p, _, h2 in data["ranked"] if set(p) == {"a", "b"}][0]
+    assert ab > 0.9  # ... and still loses
     assert len(r.sections["interaction"].tables[0].rows) == 6  # the first and runners-up
     assert list(r.sections) == ["interaction"]  # effects computed, not shown
 

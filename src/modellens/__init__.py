@@ -15,7 +15,7 @@ from .effects.result import Band, Bins, Effect, Effects
 from .models import ModelError
 from .report import Report, report
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Effect", "Effects",
            "Band", "Bins", "Attributions", "ModelError", "InvalidParameterError",

@@ -11,6 +11,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._config import resolve_options
+from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
 
 __all__ = ["Report", "report"]
@@ -50,7 +51,6 @@ class Report:
 
     def to_html(self) -> str:
         """The page: one HTML document with every figure embedded, no network needed."""
-        from .. import __version__
         from ._render import render_page
 
         return render_page(title=self.title, subtitle=self.subtitle,
@@ -184,7 +184,6 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     """
     import matplotlib
 
-    from .. import __version__
     from ._files import check_frame
     from ._inputs import build_inputs
     from ._sections import SECTIONS
@@ -325,10 +324,8 @@ def _warm_tree_kernels(inputs):
                 :inputs.background_index.size]), inputs.target))
     except Exception:  # a model that does not pickle: compile in the foreground as before
         return None
-    import modellens
-
     env = dict(os.environ)
-    root = str(Path(modellens.__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding modellens/
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     code = ("import pickle, sys, warnings; warnings.simplefilter('ignore'); "
             "m, X, B, t = pickle.load(sys.stdin.buffer); import modellens as ml; "

@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning
-from ..models import ModelError
+from ..attribution import lime, shapley
+from ..effects.ale import ale
+from ..effects.interactions import interactions
+from ..effects.pdp import pdp
+from ..models import ModelError, tree_ensemble_name
 from ._dependence import WARN_SHARE, dependence
 from ._inputs import TOP_LEVELS, take_rows
 from ._render import figure_from
@@ -366,7 +370,6 @@ def _isnan(y):
 # ------------------------------------------------------------------- effects
 def effects_section(inputs, found) -> Section:
     """PD with ICE beside ALE for every feature, the most important first, on one scale."""
-    from .. import ale, pdp
 
     sec = Section("effects", "Global effects")
     ds = inputs.sample_dataset
@@ -545,60 +548,73 @@ def _pd_importance(effect) -> float:
 # --------------------------------------------------------------- interaction
 #: Most features the interaction screen takes (the most important ones), and its rows.
 SCREEN_FEATURES = 30
-SCREEN_ROWS = 500
+SCREEN_ROWS = 300
+#: Without the tree method every pair costs ``SCREEN_ROWS ** 2`` model rows: pairs are
+#: then screened among this many strongest overall interactors (as R's hstats does).
+SCREEN_PAIR_FEATURES = 8
+#: A pair's H^2 below this share is no interaction worth drawing, however large its
+#: unnormalised statistic (H^2 is a share, so tiny joint effects can reach 1: both count).
+MEANINGFUL_H2 = 0.01
 
 
-def screen_pairs(inputs, candidates, *, bins) -> list:
-    """Rank every pair of ``candidates`` by interaction strength: ``[(pair, strength), ...]``.
+def screen_pairs(inputs, candidates) -> tuple:
+    """Rank the pairs of ``candidates`` by Friedman's H: ``(ranked, interactions)``.
 
-    The strength of a pair is the count-weighted standard deviation of its
-    second-order ALE over the cells (its joint effect beyond the two
-    features' own effects), on at most ``SCREEN_ROWS`` rows of the sample.
-    The one function to swap for Friedman's H (``ml.interactions``).
+    ``ranked`` lists ``(pair, h2_unnormalized, h2)``, the pairs with a
+    meaningful share of interaction (``h2 >= MEANINGFUL_H2``) first, each
+    group by the unnormalised statistic (the interaction's size on the
+    prediction's scale), so a pair with a large share of a negligible joint
+    effect does not win.
     """
-    from .. import ale
-
-    pairs = [(a, b) for i, a in enumerate(candidates) for b in candidates[i + 1:]]
-    if not pairs:
-        return []
+    if len(candidates) < 2:
+        return [], None
     X = inputs.X_sample
-    if len(inputs.sample_index) > SCREEN_ROWS:
-        X = take_rows(X, np.random.default_rng(inputs.random_state).choice(
-            len(inputs.sample_index), SCREEN_ROWS, replace=False))
-    effects = ale(inputs.model, X, pairs, bins=bins, progress=inputs.progress,
-                  target=inputs.target)
-    strength = {p: _second_order_strength(effects[p]) for p in pairs}
-    ranked = sorted(pairs, key=lambda p: -np.nan_to_num(strength[p], nan=-1))
-    return [(p, strength[p]) for p in ranked]
+    inter = interactions(inputs.model, X, candidates, sample=min(SCREEN_ROWS, len(inputs.sample_index)),
+                         random_state=inputs.random_state, target=inputs.target,
+                         progress=inputs.progress, pairs=None if _tree_screen(inputs) else
+                         min(SCREEN_PAIR_FEATURES, len(candidates)))
+    table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
+    ranked = sorted(((r.feature_1, r.feature_2), float(r.h2_unnormalized), float(r.h2))
+                    for r in table.itertuples())
+    ranked.sort(key=lambda t: (t[2] < MEANINGFUL_H2, -t[1]))
+    return ranked, inter
+
+
+def _tree_screen(inputs) -> bool:
+    """Whether ml.interactions reads this model's trees (every pair then costs no model rows)."""
+    return tree_ensemble_name(inputs.model) is not None
 
 
 def interaction_section(inputs, found) -> Section | None:
-    """The pair the screen ranks first, as a second-order ALE heatmap, and the runners-up."""
-    from .. import ale
-
+    """The pair the H screen ranks first, as a second-order ALE heatmap, and the runners-up."""
     ds = inputs.sample_dataset
-    numeric = [ds.columns[j].name for j in inputs.features
-               if not ds.columns[j].is_categorical and ds.n_unique(j) > 1]
+    usable = [ds.columns[j].name for j in inputs.features if ds.n_unique(j) > 1]
     order = found["effects"]["order"]
-    candidates = [f for f in order if f in numeric][:SCREEN_FEATURES]
+    candidates = [f for f in order if f in usable][:SCREEN_FEATURES]
     sec = Section("interaction", "Strongest interaction")
     bins = min(inputs.grid, 10)
     with _capture(sec):
-        ranked = screen_pairs(inputs, candidates, bins=bins)
+        ranked, inter = screen_pairs(inputs, candidates)
     if not ranked:
         return None
-    best = ranked[0][0]
-    left_out = [ds.columns[j].name for j in inputs.features if ds.columns[j].is_categorical]
+    best, best_size, best_h2 = ranked[0]
+    how = ("every pair" if inter.method == "tree" or len(candidates) <= SCREEN_PAIR_FEATURES
+           else f"every pair among the {SCREEN_PAIR_FEATURES} features with the strongest "
+                f"overall interaction")
     sec.notes.append(
-        f"How the pair was chosen: every pair of the {len(candidates)} numeric features"
-        + (f" (the {SCREEN_FEATURES} most important)" if len(numeric) > SCREEN_FEATURES else "")
-        + f", {len(ranked)} pairs, screened by the interaction strength of its second-order ALE "
-        f"(the joint effect beyond the two features' own effects: the count-weighted standard "
-        f"deviation over the cells, {bins} bins per axis, on "
-        f"{min(len(inputs.sample_index), SCREEN_ROWS):,} rows). The strongest is drawn on the "
-        f"{ds.n_rows:,} sampled rows; hatched cells have no data."
-        + (f" Categorical features are not screened ({', '.join(left_out)})." if left_out
-           else ""))
+        f"How the pair was chosen: Friedman's H statistic ({'read from the trees' if inter.method == 'tree' else 'by brute force'}, "
+        f"ml.interactions) on {inter.sample_size:,} sampled rows, {how} of the "
+        f"{len(candidates)} features"
+        + (f" (the {SCREEN_FEATURES} most important)" if len(usable) > SCREEN_FEATURES else "")
+        + f", {len(ranked)} pairs. The pair drawn has the largest interaction on the "
+        f"prediction's scale (H unnormalised, the root mean square of the joint effect beyond "
+        f"the two features' own effects) among the pairs whose share of interaction H\u00b2 "
+        f"is at least {MEANINGFUL_H2:g}."
+        + ("" if best_h2 >= MEANINGFUL_H2 else
+           f" No pair reaches that share: the model is close to additive, and the pair "
+           f"below is only the least additive one.")
+        + f" Its second-order ALE is drawn on the {ds.n_rows:,} sampled rows; hatched cells "
+        f"have no data.")
     with _capture(sec):
         effect = ale(inputs.model, inputs.X_sample, [best], bins=bins,
                      progress=inputs.progress, target=inputs.target)[best]
@@ -609,27 +625,12 @@ def interaction_section(inputs, found) -> Section | None:
     sec.figure_groups.append(FigureGroup(f"{best[0]} x {best[1]}",
                                          [figure_from(fig, f"second-order ALE of {best}")]))
     sec.tables.append(Table("Strongest pairs (the first is drawn)",
-                            ["pair", "strength"],
-                            [[Cell(f"{a} x {b}"), _num(s, 3)] for (a, b), s in ranked[:6]]))
-    sec.data.update(pair=best, strength=dict(ranked), ranked=ranked, effect=effect,
-                    candidates=candidates)
+                            ["pair", "H unnormalised", "H\u00b2"],
+                            [[Cell(f"{a} x {b}"), _num(size, 3), _num(h2, 3)]
+                             for (a, b), size, h2 in ranked[:6]]))
+    sec.data.update(pair=best, strength={p: size for p, size, _ in ranked}, ranked=ranked,
+                    effect=effect, candidates=candidates, interactions=inter)
     return sec
-
-
-def _second_order_strength(effect) -> float:
-    """Count-weighted standard deviation of a second-order ALE surface over its cells."""
-    v = np.asarray(effect.values, dtype=float)
-    if v.ndim != 2 or min(v.shape) < 2:
-        return float("nan")
-    cells = (v[1:, 1:] + v[:-1, 1:] + v[1:, :-1] + v[:-1, :-1]) / 4
-    counts = effect.bins.counts if effect.bins is not None else None
-    w = np.asarray(counts, dtype=float) if counts is not None and np.shape(counts) == \
-        cells.shape else np.ones_like(cells)
-    ok = np.isfinite(cells) & (w > 0)
-    if not ok.any():
-        return float("nan")
-    mean = np.average(cells[ok], weights=w[ok])
-    return float(np.sqrt(np.average((cells[ok] - mean) ** 2, weights=w[ok])))
 
 
 # -------------------------------------------------------------- attributions
@@ -643,7 +644,6 @@ def _chosen_rows(inputs):
 
 def shapley_section(inputs, found) -> Section:
     """Shapley importance bar, beeswarm and waterfalls of chosen rows."""
-    from .. import shapley
     from ..models import tree_ensemble_name
 
     sec = Section("shapley", "Shapley values")
@@ -732,14 +732,12 @@ def _method_name(method: str) -> str:
 
 def lime_section(inputs, found) -> Section:
     """LIME for the rows of the Shapley waterfalls, with each surrogate's fidelity."""
-    import modellens
-
     sec = Section("lime", "LIME")
     rows = _chosen_rows(inputs)
     positions = [inputs.explain_index[i] for i, _ in rows]
     try:
         with _capture(sec):
-            attr = modellens.lime(inputs.model, take_rows(inputs.X, positions),
+            attr = lime(inputs.model, take_rows(inputs.X, positions),
                                   training_data=inputs.X_sample,
                                   random_state=inputs.random_state, target=inputs.target)
     except InvalidParameterError as exc:
