@@ -1,4 +1,4 @@
-"""Plots draw what the results hold (read back from the artists), and the demo CLI."""
+"""Plots draw what the results hold (read back from the artists)."""
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -10,7 +10,6 @@ from matplotlib.patches import Polygon, Rectangle
 
 import modellens as ml
 from modellens.attribution.result import Attributions
-from modellens.cli import main
 from modellens.data import Column
 from modellens.effects.result import Bins, Effect
 from modellens.plot.attributions import _fmt
@@ -53,7 +52,6 @@ def attributions():
     return ml.shapley(f, X, background=bg, algorithm="exact"), X
 
 
-# ------------------------------------------------------------------ helpers
 def _labelled(ax, label):
     return [c for c in ax.collections if c.get_label() == label]
 
@@ -82,7 +80,6 @@ def _scatter_points(ax):
     return np.concatenate(pts) if pts else np.zeros((0, 2))
 
 
-# ------------------------------------------------------------------ effects
 def test_effect_plot_draws_on_given_axes(effects):
     pd_eff, m_eff = effects
     eff = pd_eff["a"]
@@ -390,7 +387,6 @@ def test_boolean_feature_is_drawn_as_two_levels(grid):
     assert not _rug(ax)
 
 
-# ------------------------------------------------------------- attributions
 def test_waterfall_bars_run_from_base_value_to_prediction(attributions):
     attr, _ = attributions
     i = 3
@@ -630,27 +626,3 @@ def test_boolean_features_are_labelled_false_true():
     # and as the colour of another feature
     ax = attr.plot.dependence("v", color="flag")
     assert [t.get_text() for t in ax.figure.axes[-1].get_yticklabels()] == ["False", "True"]
-
-
-# ------------------------------------------------------------------- the CLI
-def test_demo_writes_the_report_and_with_png_the_plots_and_csv(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--grid", "6", "--rows", "3", "--png"]) == 0
-    out = capsys.readouterr().out
-    assert str(tmp_path) in out
-    report = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert report.startswith("<!DOCTYPE html>") and 'id="shapley"' in report
-    for name in ("pdp_ice.png", "mplot.png", "ale.png", "shap_beeswarm.png"):
-        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    for name in ("effects.csv", "shapley_values.csv"):
-        assert (tmp_path / name).stat().st_size > 0
-    table = pd.read_csv(tmp_path / "effects.csv")
-    assert {"pdp", "mplot", "ale"} <= set(table["method"])
-    assert "bmi" in set(table["feature"])
-    assert np.isfinite(table["value"]).all()
-    values = pd.read_csv(tmp_path / "shapley_values.csv")
-    assert len(values) > 0
-
-
-def test_demo_without_png_writes_only_the_report(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path / "new"), "--grid", "4", "--rows", "2"]) == 0
-    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["report.html"]

@@ -15,7 +15,7 @@ from modellens.attribution._blocks import MediaBlock, SamplingBlock, SurrogateBl
 
 matplotlib.use("Agg")
 
-V1 = pathlib.Path(__file__).parent / "data" / "attributions_v1"
+V1 = pathlib.Path(__file__).parents[1] / "data" / "attributions_v1"
 V1_FILES = sorted(V1.glob("*.json"))
 #: Flat fields of schema 1 that are now properties over the blocks.
 FLAT = ("values", "base_values", "codes", "feature_names", "method", "std", "dof", "output",

@@ -14,7 +14,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEnc
 import modellens as ml
 from modellens.report._files import FileError, conform, load_model_file, read_table
 
-from test_cli import _run
+from cli_support import _run
 
 SMALL = dict(sample=150, n_explain=6, n_background=6, grid=5, shapley_budget=20_000)
 

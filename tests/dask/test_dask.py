@@ -415,8 +415,6 @@ def test_client_holds_a_bounded_number_of_chunks(client, monkeypatch):
 
 @pytest.mark.parametrize("sampling", ["per_row", "shared"])
 def test_lime_equals_local_run(client, sampling):
-    if not hasattr(ml, "lime"):
-        pytest.skip("LIME lands on another branch")
     X = np.random.default_rng(12).normal(size=(300, 3))
     local = ml.lime(smooth, X[:5], training_data=X, random_state=0, sampling=sampling)
     with ml.config(client=client):

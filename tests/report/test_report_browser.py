@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from test_report import chromium, open_in_browser, page_errors
+from support import chromium, open_in_browser, page_errors
 
 pytestmark = pytest.mark.browser
 

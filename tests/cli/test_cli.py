@@ -10,17 +10,18 @@ import numpy as np
 import pandas as pd
 import pytest
 import skops.io as sio
+from cli_support import _one_error_line, _run
 from sklearn.compose import make_column_transformer
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+from support import _assert_inert, assert_opens_cleanly, injection_frame
 
 import modellens
 from modellens.cli import main
 
-from test_report import _assert_inert, assert_opens_cleanly, injection_frame
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 FAST = ["--sample", "120", "--explain", "6", "--grid", "5"]
 
 
@@ -47,24 +48,6 @@ def files(tmp_path):
     model = tmp_path / "model.skops"
     sio.dump(_model(X, y), model)
     return data, model, tmp_path
-
-
-def _run(argv, capsys):
-    """Exit status, stdout and stderr; argparse's errors exit through SystemExit."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error_line(err):
-    lines = [line for line in err.strip().splitlines() if line]
-    assert "Traceback" not in err
-    assert lines and "error:" in lines[-1]
-    assert len(lines) == 1, err
-    return lines[-1]
 
 
 def test_report_from_a_csv_and_a_skops_model(files, capsys):

@@ -2,7 +2,6 @@
 
 import html.parser
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,11 +15,18 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
+from support import (
+    _assert_inert,
+    assert_opens_cleanly,
+    injection_frame,
+    open_in_browser,
+    page_errors,
+)
 
 import modellens as ml
+from modellens.data import Dataset
 from modellens.report import SECTIONS
 from modellens.report._dependence import dependence
-from modellens.data import Dataset
 
 SMALL = dict(sample=150, n_explain=8, n_background=8, grid=5, shapley_budget=20_000)
 
@@ -257,7 +263,6 @@ def test_lime_section_says_why_when_lime_cannot_run(fitted):
     assert "missing values" in sec.warnings[0]
 
 
-# ---------------------------------------------------------------------- the page
 class _Page(html.parser.HTMLParser):
     """Every element with its attributes, scripts' text, and the visible text."""
 
@@ -313,86 +318,12 @@ def test_repr_html_is_the_page_in_a_sandboxed_frame(rep):
     assert "<script" not in out.split('srcdoc="', 1)[1].split('"', 1)[0]  # escaped inside
 
 
-INJECTIONS = ["<script>document.body.setAttribute('data-pwned', 'script')</script>",
-              "\"><img src=x onerror=\"document.body.setAttribute('data-pwned', 'img')\">"]
-
-
-def injection_frame(n=120, seed=0):
-    """Columns and a category label that try to run code in the page."""
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({INJECTIONS[0]: rng.normal(size=n), INJECTIONS[1]: rng.normal(size=n),
-                      "label": rng.choice(["ok", "<b onmouseover=alert(1)>x</b>"], n)})
-    y = X.iloc[:, 0] - X.iloc[:, 1] + (X.label == "ok")
-    return X, y
-
-
-def _assert_inert(text):
-    """No script but the page's own, no event handler, no element the data named."""
-    page = _parse(text)
-    nonce = re.search(r"script-src 'nonce-([^']+)'", text).group(1)
-    scripts = [a for t, a in page.elements if t == "script"]
-    assert scripts == [{"nonce": nonce}]
-    for tag, attrs in page.elements:
-        assert not any(k.startswith("on") for k in attrs), (tag, attrs)
-        assert tag != "b"
-        if tag == "img":
-            assert attrs["src"].startswith("data:image/png;base64,")
-    visible = "".join(page.text)
-    assert INJECTIONS[0] in visible and INJECTIONS[1] in visible  # shown, as text
-
-
 def test_names_and_labels_from_the_data_are_escaped(tmp_path):
     X, y = injection_frame()
     model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
                                                   remainder="passthrough"), Ridge()).fit(X, y)
     r = ml.report(model, X, y, **SMALL)
     _assert_inert(r.save(tmp_path / "r.html").read_text(encoding="utf-8"))
-
-
-# ------------------------------------------------------------------- the browser
-def chromium():
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def open_in_browser(path, tmp_path, *, width=1280, height=1600):
-    """Load ``path`` in headless Chromium without network: (DOM, console lines, screenshot)."""
-    exe = chromium()
-    if exe is None:
-        pytest.skip("Chromium is not installed (.ci/run installs Debian's chromium package)")
-    offline = ["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-               "--disable-extensions", "--hide-scrollbars", "--disable-background-networking",
-               "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-               f"--user-data-dir={tmp_path / 'profile'}"]
-    url = path.resolve().as_uri()
-    dom = subprocess.run([exe, *offline, "--enable-logging=stderr", "--v=0", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    shot = tmp_path / f"shot-{width}.png"
-    subprocess.run([exe, *offline, f"--window-size={width},{height}", f"--screenshot={shot}", url],
-                   capture_output=True, text=True, timeout=120)
-    console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
-    return dom.stdout, console, shot
-
-
-def page_errors(dom):
-    match = re.search(r'<pre id="page-errors"[^>]*>(.*?)</pre>', dom, re.S)
-    assert match is not None, "the page's error box is missing from the DOM"
-    return match.group(1).strip()
-
-
-def assert_opens_cleanly(path, tmp_path):
-    import matplotlib.image
-
-    dom, console, shot = open_in_browser(path, tmp_path)
-    assert page_errors(dom) == ""
-    assert console == []
-    assert re.search(r"<body[^>]*data-pwned", dom) is None
-    image = matplotlib.image.imread(shot)
-    assert image.shape[0] >= 1000 and image.shape[1] >= 1200
-    assert image[..., :3].std() > 0.05  # not one flat colour
-    # the top left holds the contents column, the top right the page: both drawn
-    assert image[:400, :200, :3].std() > 0.01 and image[:400, 300:, :3].std() > 0.05
-    return dom
 
 
 @pytest.mark.browser
@@ -425,12 +356,11 @@ def test_browser_runs_none_of_the_injected_code(tmp_path):
     assert_opens_cleanly(path, tmp_path)
 
 
-# -------------------------------------------------------------------- packaging
 def test_templates_ship_in_the_wheel(tmp_path):
     """A non-editable install has the templates: they are package data of the wheel."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                            "--no-build-isolation", "-q", "-w", str(tmp_path), str(root)],
                           capture_output=True, text=True, timeout=300)

@@ -254,8 +254,8 @@ def test_interventional_agrees_with_shap_where_shap_agrees_with_exact():
     np.testing.assert_allclose(ours.values, theirs, atol=1e-5 * np.ptp(model.predict(X)))
 
 
-def test_seed_004_worked_tree_example():
-    """Seed 004's tree: x <= 100 splits on y then leaves 50 / 30, else on x: 20 / 10."""
+def test_lecture_notes_worked_tree_example():
+    """The worked tree of the lecture notes on local methods: x <= 100 splits on y then leaves 50 / 30, else on x: 20 / 10."""
     # y = 100 on the right keeps a split on y from tying with the root split on x
     X = np.array([[50, 50, 0]] * 2 + [[50, 150, 0]] * 2 + [[150, 100, 0]]
                  + [[250, 100, 0]] * 5, dtype=float)

@@ -15,7 +15,7 @@ import pytest
 
 import modellens as ml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 EXAMPLES = DOCS / "examples"
 PUBLIC = [name for name in ml.__all__ if name != "__version__"]
