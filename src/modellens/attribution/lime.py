@@ -549,9 +549,8 @@ def lime_width_sweep(model, x, *, training_data, widths=None, num_features: int 
     pass of ``num_samples`` model rows) gives every width's surrogate:
     narrow widths describe the model very close to the instance (few
     effective samples, noisy), wide ones average over the training
-    distribution.  The explanation depends on this choice (a known weakness of
-    LIME),
-    so look at it.
+    distribution.  The explanation depends on this choice (a known weakness
+    of LIME), so look at it.
 
     Parameters
     ----------
