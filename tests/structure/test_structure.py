@@ -344,6 +344,15 @@ def test_the_circle_check_finds_function_level_and_package_circles():
     assert found == {"modellens.engine._run", "modellens.effects.ale"}
 
 
+def test_the_architecture_page_lists_these_layers():
+    # docs/architecture.md describes the code as built: its layer block is LAYERS
+    page = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    block = page.split("<!-- layers: read by tests/structure/test_structure.py -->")[1]
+    block = block.split("<!-- /layers -->")[0].strip().strip("`").strip()
+    assert [tuple(line.split()) for line in block.splitlines()] == [tuple(layer)
+                                                                    for layer in LAYERS]
+
+
 def test_import_graph_arrows_point_down():
     rank = {name: i for i, names in enumerate(LAYERS) for name in names}
     for mod, targets in _graph().items():
