@@ -8,12 +8,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state, is_integer)
-from ..data import Dataset, resolve_features
-from ..engine import DataRows, Plan, run
-from ..models import prepare, tree_ensemble_name
+from ..engine import DataRows, Plan, open_request, run
+from ..models import tree_ensemble_name
 from ._hstat import BlockRows, Groups, h_statistics, settings_of, strongest_pairs
 from .interactions_result import PAIR_COLUMNS, Interactions
 
@@ -168,13 +166,15 @@ def interactions(model, X, features=None, *, pairs=None, sample=500, method="aut
     >>> bool(h.overall["x2"] < 1e-20)  # x2 enters additively
     True
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(method, "method", ("auto", "brute", "tree"))
-    dataset = Dataset.from_data(X, feature_names=feature_names)
+    # the statistics need every sampled row at once: no out-of-core form
+    request = open_request(model, X, features, target=target, response_method=response_method,
+                           feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress, allow_pairs=False, out_of_core=False)
+    dataset, feats, mdl = request.dataset, request.features, request.model
     if dataset.n_features < 2:
         raise InvalidParameterError(
             "interaction statistics need at least two features; X has one.")
-    feats = resolve_features(dataset, features, allow_pairs=False)
     if len(feats) < 2:
         raise InvalidParameterError(
             f"features names one feature ({dataset.columns[feats[0]].name!r}); interaction "
@@ -192,12 +192,10 @@ def interactions(model, X, features=None, *, pairs=None, sample=500, method="aut
         overall, pairwise = tree_statistics(ens, dataset, base, groups, feats, pair_request)
         n_model_rows, used = 0, "tree"
     else:
-        _, mdl = prepare(model, X, target=target, response_method=response_method,
-                         feature_names=feature_names)
         output = mdl.output_name
         screen = _BruteScreen(base, groups, feats)
         _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
-        overall, pairwise = screen.run(mdl, pair_request, options)
+        overall, pairwise = screen.run(mdl, pair_request, request.options)
         n_model_rows, used = mdl.n_rows, "brute"
     names = [dataset.columns[j].name for j in feats]
     index = pd.Index(names, dtype=object)
