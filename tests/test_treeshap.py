@@ -287,10 +287,11 @@ def test_interactions_match_shap(name):
     np.testing.assert_allclose(attr.interactions, theirs, atol=1e-6 * scale)
 
 
-def test_interactions_need_the_path_dependent_tree_game():
+def test_interactions_need_treeshap():
     model, X = _fit("gb:reg")
-    with pytest.raises(InvalidParameterError, match="path-dependent"):
-        ml.shapley(model, X[:3], background=X[:10], algorithm="tree", interactions=True)
+    # both tree games give them (the interventional one: tests/test_treeshap_background.py)
+    attr = ml.shapley(model, X[:3], background=X[:10], algorithm="tree", interactions=True)
+    assert attr.interactions.shape == (3, D, D)
     with pytest.raises(InvalidParameterError, match="interactions=True needs"):
         ml.shapley(lambda A: A.sum(1), X[:3], background=X[:10], interactions=True)
 

@@ -39,7 +39,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
             n_permutations: int | None = None, random_state=None, target=None,
             response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
             n_jobs: int | None = None, progress: bool | None = None,
-            masker=None, interactions: bool = False) -> Attributions:
+            masker=None, interactions: bool = False, index: str = "shapley") -> Attributions:
     r"""Shapley values of each row's prediction, against background data.
 
     Feature :math:`j`'s Shapley value for the row :math:`x` is its average
@@ -74,7 +74,10 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         ``X``.  None (default) draws a random sample of at most
         ``DEFAULT_BACKGROUND = 100`` rows of ``X`` (seeded by
         ``random_state``; a warning says so when ``X`` has more rows); an
-        int draws that many.  The cost grows linearly with its size.
+        int draws that many.  The model-agnostic algorithms' cost grows
+        linearly with its size (``n`` x coalitions x ``m`` model rows);
+        TreeSHAP reads it once per tree, at a cost of order ``n + m``, so a
+        whole training set is a practical background there.
     algorithm : {"auto", "exact", "permutation", "kernel"}, default="auto"
         ``"exact"`` evaluates all :math:`2^d` coalitions (up to
         ``MAX_EXACT_FEATURES = 15`` features).  ``"permutation"`` averages
@@ -130,9 +133,20 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         :math:`f` with everything removed, so the values add up to
         ``prediction - base_values``; ``segments`` holds an image's superpixels.
     interactions : bool, default=False
-        ``algorithm="tree"`` without background only: also compute the SHAP
-        interaction values (``interactions``, shape ``(n, d, d)``; each row's
+        ``algorithm="tree"`` only: also compute the SHAP interaction values
+        (``interactions``, shape ``(n, d, d)``: half the Shapley interaction
+        index of each pair off the diagonal, of the path-dependent game
+        without background, of the interventional one with it; each row's
         matrix is symmetric and sums over its last axis to its values).
+    index : {"shapley", "banzhaf"}, default="shapley"
+        The attribution of the same game: ``"shapley"`` (the formula above) or
+        ``"banzhaf"``, the Banzhaf value
+        :math:`\beta_j(x) = 2^{-(d-1)} \sum_{S \subseteq N \setminus \{j\}}
+        \big(v(S \cup \{j\}) - v(S)\big)`, every coalition weighted alike
+        (Banzhaf 1965).  Banzhaf values need not add up to
+        ``prediction - base_values``.  Computed by TreeSHAP
+        (``algorithm="tree"`` or ``"auto"`` on a supported tree model), in
+        both tree games (method ``"banzhaf-tree"``).
 
     Returns
     -------
@@ -166,6 +180,8 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     .. [5] Lundberg, S. M. et al. (2020). From local explanations to global
        understanding with explainable AI for trees. *Nature Machine
        Intelligence* 2, 56-67.
+    .. [6] Banzhaf, J. F. (1965). Weighted voting doesn't work: a mathematical
+       analysis. *Rutgers Law Review* 19, 317-343.
 
     Examples
     --------
@@ -183,14 +199,16 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
+    check_choice(index, "index", ("shapley", "banzhaf"))
     if masker is not None or isinstance(X, str):
         # one text or image: its words / superpixels are the players (see .media)
         from .media import shapley_media
 
         if background is not None or n_permutations is not None or feature_names is not None \
-                or response_method != "auto" or interactions:
+                or response_method != "auto" or interactions or index != "shapley":
             raise InvalidParameterError("a text or image takes no background, n_permutations, "
-                                        "feature_names, response_method or interactions.")
+                                        "feature_names, response_method, interactions or "
+                                        "index.")
         return shapley_media(model, X, masker="text" if masker is None else masker,
                              algorithm=algorithm, n_samples=n_samples, random_state=random_state,
                              target=target, options=options)
@@ -204,9 +222,13 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
                             response_method=response_method, feature_names=feature_names,
                             interactions=bool(interactions), rng=rng, n_jobs=n_jobs,
                             budget_given=n_samples is not None or n_permutations is not None,
-                            draw_background=_background)
+                            draw_background=_background, index=index)
         if attr is not None:
             return attr
+    if index != "shapley":
+        raise InvalidParameterError(
+            f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
+            "'auto') and a supported tree model (see modellens.attribution.tree).")
     if interactions:
         raise InvalidParameterError(
             "interactions=True needs algorithm='tree' and a supported tree model (see "
@@ -243,7 +265,8 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     else:
         estimator = KernelEstimator(fg, bg, budget, rng)
     plan = _ShapleyPlan(fg, bg, estimator, exact=algorithm == "exact")
-    _warn_if_costly(plan, n, bg.shape[0], note)
+    _warn_if_costly(plan, n, bg.shape[0], note,
+                    tree=tree_ensemble_name(model) is not None)
     ((v0, fx, values, std),) = run(mdl, [plan], options, desc=f"shapley ({algorithm})")
     dof = None
     if std is not None:
@@ -283,16 +306,22 @@ COSTLY_ROWS = 10_000_000
 SUGGESTED_BACKGROUND = 100
 
 
-def _warn_if_costly(plan, n, m, note):
-    """Say so when a request plans very many rows mostly because of its background."""
+def _warn_if_costly(plan, n, m, note, *, tree=False):
+    """Say so when a request plans very many rows mostly because of its background.
+
+    ``tree``: the model is a tree ensemble, whose TreeSHAP (``algorithm="tree"``)
+    reads the background once per tree (cost of order ``n + m``, no model rows).
+    """
     total = sum(seg.n_rows for seg in plan.segments)
     if total > COSTLY_ROWS and m > SUGGESTED_BACKGROUND:
+        hint = (" For this tree model, algorithm='tree' takes the whole background at a cost "
+                "of order n + m." if tree else "")
         warnings.warn(
             f"this request plans {total:,} model rows ({n} explained rows x "
             f"{total // max(1, n * m):,} coalitions x {m} background rows): the cost grows "
             f"with the background, {note}. A sample of about {SUGGESTED_BACKGROUND} rows "
             f"usually suffices, e.g. background=X_train.sample({SUGGESTED_BACKGROUND}, "
-            "random_state=0); or explain fewer rows, or set n_samples= lower.",
+            f"random_state=0); or explain fewer rows, or set n_samples= lower.{hint}",
             ModellensWarning, stacklevel=3)
 
 

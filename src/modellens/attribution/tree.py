@@ -27,6 +27,9 @@ classifier are the interventional values of ``predict_proba``: call
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager, nullcontext
+
 import numba
 import numpy as np
 from scipy.special import gammaln
@@ -317,23 +320,53 @@ class _TreePlan(Plan):
 
     segments: list = []
 
-    def __init__(self, ens, X, background, interactions, n_jobs):
-        self.args = (ens, X, background, interactions)
+    def __init__(self, ens, X, background, interactions, n_jobs, index="shapley"):
+        self.args = (ens, X, background)
+        self.options = {"interactions": interactions, "index": index}
         self.n_jobs = n_jobs
 
     def reduce(self):
-        if self.n_jobs is None:
-            return tree_values(*self.args[:3], interactions=self.args[3])
+        with _threads(self.n_jobs):
+            return tree_values(*self.args, **self.options)
+
+
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _threads(n_jobs):
+    """Run the kernels on ``n_jobs`` threads, with no effect outside the calling thread.
+
+    numba's thread count is thread-local (``numba.set_num_threads`` sets it
+    for the calling thread only, and its parallel regions read it there), so
+    setting and restoring it here cannot change the threads of a call made
+    at the same time from another thread.  numba's ``workqueue`` threading
+    layer, its fallback where neither OpenMP nor TBB is installed, cannot
+    run two parallel regions at once: there the calls take turns on a lock.
+    """
+    lock = _WORKQUEUE_LOCK if _layer() == "workqueue" else nullcontext()
+    with lock:
+        if n_jobs is None:
+            yield
+            return
         before = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS)))
+        numba.set_num_threads(max(1, min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)))
         try:
-            return tree_values(*self.args[:3], interactions=self.args[3])
+            yield
         finally:
             numba.set_num_threads(before)
 
 
+def _layer():
+    """numba's threading layer; ``"workqueue"`` until one has been chosen (the safe guess)."""
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel region has run yet
+        return "workqueue"
+
+
 def tree_shapley(model, X, *, background, algorithm, target, response_method, feature_names,
-                 interactions, rng, n_jobs, budget_given, draw_background):
+                 interactions, rng, n_jobs, budget_given, draw_background, index="shapley"):
     """:func:`modellens.shapley` for a tree model; None when ``"auto"`` should fall back.
 
     ``draw_background(dataset, count, rng)`` samples a background from ``X``
@@ -373,15 +406,16 @@ def tree_shapley(model, X, *, background, algorithm, target, response_method, fe
     fg = dataset.values[:n]
     # the trees' categorical splits read the model's own category codes
     coded_bg = None if bg is None else one.encode(bg, dataset.columns)
-    plan = _TreePlan(one, one.encode(fg, dataset.columns), coded_bg, interactions, n_jobs)
+    plan = _TreePlan(one, one.encode(fg, dataset.columns), coded_bg, interactions, n_jobs,
+                     index)
     ((values, base, fx, inter),) = run(None, [plan], desc="shapley (tree)")
     game = "tree_path_dependent" if bg is None else "interventional"
     extra = {"background": note, "n_background": 0 if bg is None else len(bg),
              "n_coalitions": 0, "n_model_rows": 0, "n_trees": one.n_trees,
-             "library": ens.library, "link": ens.link}
+             "library": ens.library, "link": ens.link, "index": index}
     return Attributions(
         values=values, base_values=np.full(n, base), codes=fg.copy(),
-        feature_names=dataset.feature_names, method="shapley-tree", output=output,
+        feature_names=dataset.feature_names, method=f"{index}-tree", output=output,
         prediction=fx, columns=dataset.columns,
         column_labels=dataset.column_labels if dataset.is_frame else None,
         value_function=game, interactions=inter, extra=extra)
