@@ -53,7 +53,7 @@ TABLE_MAX_FEATURES = 16
 #: Leaves of more features count the background's distinct masks instead of a dense table.
 DENSE_MAX_FEATURES = 20
 #: Rows explained together, tree by tree, so that each tree's tables stay in cache.
-ROW_BLOCK = 32
+ROW_BLOCK = 64
 #: Background rows counted together, tree by tree.
 BACKGROUND_BLOCK = 256
 #: Values the tree kernels compute (``index=`` of :func:`modellens.shapley`).
@@ -81,9 +81,20 @@ class TreePaths:
         if ens.n_outputs != 1:
             raise ValueError("select one output first")
         self.ens = ens
-        (self.order, self.node_slot, self.leaf_node, self.leaf_roots, self.feat_off,
-         self.feat_id, self.feat_z) = K.root_layout(ens.left, ens.right, ens.feature, ens.cover,
-                                                    ens.roots)
+        (self.order, self.node_slot, node_new, self.parent, self.depth, self.leaf_node,
+         self.leaf_roots, self.feat_off, self.feat_id, self.feat_z) = K.root_layout(
+            ens.left, ens.right, ens.feature, ens.cover, ens.roots)
+        self.leaf_of = np.full(len(ens.left), -1, np.int64)
+        self.leaf_of[self.leaf_node] = np.arange(len(self.leaf_node))
+        # twins: a right leaf whose left sibling is a leaf, split on a feature new to the path
+        par = self.parent[self.leaf_node]
+        has_par = par >= 0
+        pp = np.where(has_par, par, 0)
+        is_right = has_par & (ens.right[pp] == self.leaf_node)
+        sib = np.where(is_right, self.leaf_of[ens.left[pp]], -1)
+        twin_ok = is_right & (sib >= 0) & (node_new[pp] == 1)
+        self.twin = np.where(twin_ok, sib, -1).astype(np.int64)
+        self.twin_slot = np.where(twin_ok, self.node_slot[pp], 0).astype(np.int64)
         self.leaf_value = np.ascontiguousarray(ens.value[self.leaf_node, 0])
         self.p = np.diff(self.feat_off)
         self.p_max = int(self.p.max()) if len(self.p) else 0
@@ -134,20 +145,26 @@ class TreePaths:
         groups.append((start, self.ens.n_trees))
         tab_off = np.full(len(p), -1, np.int64)
         cnt_off = np.full(len(p), -1, np.int64)
+        merged = (self.twin >= 0) & tabled
+        tab_sizes = np.where(merged, 0, tab_sizes)
         for lo, hi in groups:
             a, b = self.leaf_roots[lo], self.leaf_roots[hi]
             t = tab_sizes[a:b]
-            tab_off[a:b] = np.where(tabled[a:b], np.cumsum(t) - t, -1)
+            tab_off[a:b] = np.where(merged[a:b], -2,
+                                    np.where(tabled[a:b], np.cumsum(t) - t, -1))
             if iv:
                 c = cnt_sizes[a:b]
                 cnt_off[a:b] = np.where(dense[a:b], np.cumsum(c) - c, -1)
         n_nodes = int(sizes.sum())
+        partner = np.full(len(p), -1, np.int64)
+        partner[self.twin[merged]] = np.flatnonzero(merged)
         return {
             "groups": groups, "tab_off": tab_off, "cnt_off": cnt_off, "big": big,
+            "partner": partner,
             "n_parts": n_parts,
             "row_node_visits": n_rows * n_nodes,
             "background_node_visits": n_background * n_nodes if iv else 0,
-            "leaf_lookups": n_rows * int(tabled.sum()),
+            "leaf_lookups": n_rows * int((tabled & ~merged).sum()),
             "leaf_games": n_rows * int((~tabled).sum()),
             "table_entries": max(int(tab_sizes[self.leaf_roots[lo]:self.leaf_roots[hi]].sum())
                                  for lo, hi in groups),
@@ -179,7 +196,7 @@ class TreePaths:
         game = _PATH_BANZHAF if index == "banzhaf" else _PATH_SHAPLEY
         plan = self.plan(len(X))
         if method == "tables" or index == "banzhaf" or (
-                method == "auto" and np.all(plan["tab_off"] >= 0)):
+                method == "auto" and np.all(plan["tab_off"] != -1)):
             return self._values(X, plan, game, np.zeros((1, 1)), 1.0, None)
         ens = self.ens
         edges = K.tree_edges(ens.left, ens.right, ens.feature, ens.cover, ens.roots)
@@ -219,8 +236,9 @@ class TreePaths:
         plan = self.plan(0, 0 if B is None else len(B),
                          game="path" if B is None else "interventional")
         scale = 1.0 if B is None else 1.0 / len(B)
+        BT = None if B is None else np.ascontiguousarray(B.T)
         for lo, hi in plan["groups"]:
-            cnt, sparse = self._background(B, plan, lo, hi)
+            cnt, sparse = self._background(B, BT, plan, lo, hi)
             K.interaction_values(X, *self.nodes, *self.layout, self.leaf_value, self.feat_off,
                                  self.feat_id, self.feat_z, lo, hi, game, W2, I_UU, I_UW, I_WW,
                                  scale, cnt, plan["cnt_off"], *sparse, out)
@@ -241,8 +259,11 @@ class TreePaths:
             C[u, w] = self.W[u + w, w] if index == "shapley" else 0.5 ** (u + w - 1)
         return C
 
-    def _background(self, B, plan, lo, hi):
-        """The background's counts for trees ``lo:hi``: dense tables and sparse masks."""
+    def _background(self, B, BT, plan, lo, hi):
+        """The background's counts for trees ``lo:hi``: dense tables and sparse masks.
+
+        ``BT``: ``B`` transposed (contiguous features), as the counting reads it.
+        """
         empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
         sp_off = np.zeros(len(self.p) + 1, np.int64)
         if B is None:
@@ -250,7 +271,10 @@ class TreePaths:
         a, b = self.leaf_roots[lo], self.leaf_roots[hi]
         c_off = plan["cnt_off"][a:b]
         size = int(max((c_off + 2 ** np.minimum(self.p[a:b], 62))[c_off >= 0], default=0))
-        cnt = K.background_counts(B, *self.nodes, *self.layout, lo, hi, plan["cnt_off"], size,
+        cnt = K.background_counts(BT, *self.nodes, self.order,
+                                  self.node_slot, self.parent, self.depth, self.ens.roots,
+                                  self.leaf_roots, self.leaf_of, self.feat_off, lo, hi,
+                                  plan["cnt_off"], self.twin, self.twin_slot, size,
                                   plan["n_parts"], BACKGROUND_BLOCK)
         big = np.flatnonzero(plan["big"][a:b]) + a
         if not len(big):
@@ -269,17 +293,21 @@ class TreePaths:
 
     def _values(self, X, plan, game, C, scale, B):
         out = np.zeros(X.shape)
+        XT = np.ascontiguousarray(X.T)
+        BT = None if B is None else np.ascontiguousarray(B.T)
         for lo, hi in plan["groups"]:
-            cnt, sparse = self._background(B, plan, lo, hi)
+            cnt, sparse = self._background(B, BT, plan, lo, hi)
             a, b = self.leaf_roots[lo], self.leaf_roots[hi]
             t_off = plan["tab_off"]
             size = int(max((t_off[a:b] + (2 ** np.minimum(self.p[a:b], 62)) * self.p[a:b])
                            [t_off[a:b] >= 0], default=0))
             table = K.leaf_tables(self.leaf_value, self.feat_off, self.feat_z, t_off, size, game,
-                                  self.W, C, scale, cnt, plan["cnt_off"], a, b)
-            K.leaf_values(X, *self.nodes, *self.layout, self.leaf_value, self.feat_off,
-                          self.feat_id, self.feat_z, lo, hi, t_off, table, game, self.W, C,
-                          scale, cnt, plan["cnt_off"], *sparse, ROW_BLOCK, out)
+                                  self.W, C, scale, cnt, plan["cnt_off"], plan["partner"],
+                                  self.twin_slot, a, b)
+            K.leaf_values(XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
+                          self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.feat_z,
+                          self.leaf_value, lo, hi, t_off, table, game, self.W, C, scale, cnt,
+                          plan["cnt_off"], *sparse, ROW_BLOCK, out)
         return out
 
 

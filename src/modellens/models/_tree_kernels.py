@@ -139,11 +139,13 @@ def _leaf_phi(v, z, p, mask, W, q, r, out, base):
 def root_layout(left, right, feature, cover, roots):
     """Every tree's preorder and each leaf's distinct path features, in root-first order.
 
-    Returns ``order, node_slot, leaf_node, leaf_roots, feat_off, feat_id, feat_z``:
+    Returns ``order, node_slot, node_new, parent, depth, leaf_node, leaf_roots,
+    feat_off, feat_id, feat_z``:
     ``order`` lists every tree's nodes in preorder (trees in turn, so a parent
     comes before its children); ``node_slot[i]`` is the position of inner
     node ``i``'s feature among the distinct features of the path from the
-    root down to ``i``, in order of first use.  As a path's first uses do
+    root down to ``i``, in order of first use (``node_new[i]``: first used at
+    ``i``).  As a path's first uses do
     not depend on what lies below, that slot is the feature's bit in the
     masks of every leaf under ``i``.  Leaves are numbered in preorder, tree
     ``k`` owning ``leaf_roots[k]:leaf_roots[k+1]``; leaf ``l`` sits at node
@@ -182,6 +184,7 @@ def root_layout(left, right, feature, cover, roots):
                 stack[top] = c
         leaf_roots[t + 1] = n_leaves
     node_slot = np.zeros(n_nodes, np.int64)
+    node_new = np.zeros(n_nodes, np.uint8)
     leaf_node = np.empty(n_leaves, np.int64)
     feat_off = np.zeros(n_leaves + 1, np.int64)
     feat_id = np.empty(total, np.int64)
@@ -221,6 +224,7 @@ def root_layout(left, right, feature, cover, roots):
                     s = j
                     break
             node_slot[node] = s
+            node_new[node] = s == k
         else:
             leaf_node[l] = node
             for j in range(k):
@@ -229,7 +233,8 @@ def root_layout(left, right, feature, cover, roots):
                 f += 1
             l += 1
             feat_off[l] = f
-    return order, node_slot, leaf_node, leaf_roots, feat_off, feat_id[:f], feat_z[:f]
+    return (order, node_slot, node_new, parent, depth, leaf_node, leaf_roots, feat_off,
+            feat_id[:f], feat_z[:f])
 
 
 @njit(inline="always", cache=True)
@@ -247,14 +252,12 @@ def _unsatisfied(x, r0, r1, order, left, right, feature, threshold, default_left
         if lc < 0:
             continue
         u = U[node - r0]
-        bit = np.int64(1) << node_slot[node]
-        if _goes_left(x[feature[node]], threshold[node], default_left[node], missing[node],
-                      cat):
-            U[lc - r0] = u
-            U[right[node] - r0] = u | bit
-        else:
-            U[lc - r0] = u | bit
-            U[right[node] - r0] = u
+        # branch-free: which way a row goes is a coin toss the CPU cannot predict
+        go = np.int64(_goes_left(x[feature[node]], threshold[node], default_left[node],
+                                 missing[node], cat))
+        s = node_slot[node]
+        U[lc - r0] = u | ((1 - go) << s)
+        U[right[node] - r0] = u | (go << s)
 
 
 @njit(inline="always", cache=True)
@@ -362,13 +365,18 @@ def _leaf_game(game, v, z, p, U, W, C, scale, cnt, c0, sp_mask, sp_cnt, s0, s1, 
 
 @njit(parallel=True, cache=True)
 def leaf_tables(leaf_value, feat_off, feat_z, tab_off, size, game, W, C, scale, cnt, cnt_off,
-                l_lo, l_hi):
+                partner, twin_slot, l_lo, l_hi):
     """Every leaf's values for every mask ``U`` of failed slots: ``table[tab_off[l] + U p]``.
 
     ``game``: 0 the path-dependent Shapley values, 1 the path-dependent
     Banzhaf values, 2 the interventional values with weights ``C`` (Shapley
     or Banzhaf) from the background counts ``cnt`` (times ``scale``, one
     over the background size).  Leaves ``l_lo:l_hi`` with ``tab_off >= 0``.
+
+    A leaf with a ``partner`` (its right sibling, a leaf split on a feature
+    new to the path: the same features, and a row fails exactly one of the
+    two splits) holds both: the partner's values at the mask with that
+    feature's bit flipped are added, and the partner is not read again.
     """
     table = np.zeros(size)
     none = np.zeros(0, np.int64)
@@ -379,96 +387,162 @@ def leaf_tables(leaf_value, feat_off, feat_z, tab_off, size, game, W, C, scale, 
         z = feat_z[feat_off[l]:feat_off[l + 1]]
         q = np.empty(p + 2)
         r = np.empty(p + 2)
+        t = partner[l]
         for U in range(1 << p):
             _leaf_game(game, leaf_value[l], z, p, U, W, C, scale, cnt, cnt_off[l], none,
                        none * 0.0, 0, 0, q, r, table, tab_off[l] + U * p)
+            if t >= 0:
+                _leaf_game(game, leaf_value[t], feat_z[feat_off[t]:feat_off[t + 1]], p,
+                           U ^ (np.int64(1) << twin_slot[t]), W, C, scale, cnt, cnt_off[t],
+                           none, none * 0.0, 0, 0, q, r, table, tab_off[l] + U * p)
     return table
 
 
-@njit(parallel=True, cache=True)
-def leaf_values(X, left, right, feature, threshold, default_left, missing, cat, order, node_slot,
-                roots, leaf_roots, leaf_node, leaf_value, feat_off, feat_id, feat_z, t_lo, t_hi,
-                tab_off, table, game, W, C, scale, cnt, cnt_off, sp_off, sp_mask, sp_cnt, block,
-                out):
-    """Add the values of trees ``t_lo:t_hi`` for every row of ``X`` (cast) to ``out``.
+@njit(inline="always", cache=True)
+def _descend(node, nb, lo, XT, left, feature, threshold, default_left, missing, cat, node_slot,
+             parent, depth, Us, go):
+    """A block of rows one node down the tree (preorder): their masks and decisions there.
 
-    Each row's failed-slot masks come from one preorder pass per tree
-    (:func:`_unsatisfied`); a tabled leaf (``tab_off >= 0``) then reads its
-    ``p`` values, the others compute them (:func:`_leaf_game`).  Rows go in
-    blocks, tree by tree within a block, so that a tree's tables stay in
-    cache for the block's rows.
+    ``Us[depth]`` / ``go[depth]`` hold the failed-slot masks and the
+    decisions of the rows ``lo:lo + nb`` at the current node of each depth,
+    which in preorder are the current node's ancestors.  Returns the depth.
     """
-    n = X.shape[0]
-    width = 1
+    dd = depth[node]
+    if dd == 0:
+        for r in range(nb):
+            Us[0, r] = 0
+    else:
+        par = parent[node]
+        # a row fails the step when it goes the other way
+        want = np.int64(left[par] == node)
+        s = node_slot[par]
+        for r in range(nb):
+            Us[dd, r] = Us[dd - 1, r] | ((go[dd - 1, r] ^ want) << s)
+    if left[node] >= 0:
+        col = XT[feature[node]]
+        thr, dl, miss = threshold[node], default_left[node], missing[node]
+        for r in range(nb):
+            go[dd, r] = np.int64(_goes_left(col[lo + r], thr, dl, miss, cat))
+    return dd
+
+
+@njit(inline="always", cache=True)
+def _max_depth(depth, roots, t_lo, t_hi):
+    d_max = 0
+    for node in range(roots[t_lo], roots[t_hi]):
+        d_max = max(d_max, depth[node])
+    return d_max
+
+
+@njit(parallel=True, cache=True)
+def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat, order,
+                node_slot, parent, depth, roots, leaf_of, feat_off, feat_id, feat_z, leaf_value,
+                t_lo, t_hi, tab_off, table, game, W, C, scale, cnt, cnt_off, sp_off, sp_mask,
+                sp_cnt, block, out):
+    """Add the values of trees ``t_lo:t_hi`` for every row to ``out`` (``XT``: rows, cast,
+    transposed to features x rows).
+
+    A block of rows goes down each tree together, one node at a time in
+    preorder (:func:`_descend`), so the decisions of a node are one tight
+    loop over the block; at a leaf each row's failed-slot mask picks its
+    ``p`` values from the leaf's table (``tab_off >= 0``) or they are
+    computed (:func:`_leaf_game`).  A tree's tables stay in cache for the
+    block's rows.  Sums go to a (features x block) buffer first.
+    """
+    d, n = XT.shape
     p_max = 1
-    for k in range(t_lo, t_hi):
-        width = max(width, roots[k + 1] - roots[k])
-        for l in range(leaf_roots[k], leaf_roots[k + 1]):
-            p_max = max(p_max, feat_off[l + 1] - feat_off[l])
+    for l in range(len(feat_off) - 1):
+        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
+    d_max = _max_depth(depth, roots, t_lo, t_hi)
     n_blk = (n + block - 1) // block
     for b in prange(n_blk):
-        U = np.empty(width, np.int64)
+        Us = np.zeros((d_max + 1, block), np.int64)
+        go = np.zeros((d_max + 1, block), np.int64)
+        acc = np.zeros((d, block))
         q = np.empty(p_max + 2)
-        r = np.empty(p_max + 2)
+        r_ = np.empty(p_max + 2)
         local = np.zeros(p_max)
-        lo, hi = b * block, min(n, (b + 1) * block)
+        lo = b * block
+        nb = min(n, lo + block) - lo
         for k in range(t_lo, t_hi):
-            r0, r1 = roots[k], roots[k + 1]
-            for i in range(lo, hi):
-                _unsatisfied(X[i], r0, r1, order, left, right, feature, threshold, default_left,
-                             missing, cat, node_slot, U)
-                row = out[i]
-                for l in range(leaf_roots[k], leaf_roots[k + 1]):
-                    f0 = feat_off[l]
-                    p = feat_off[l + 1] - f0
-                    u = U[leaf_node[l] - r0]
-                    if tab_off[l] >= 0:
-                        t0 = tab_off[l] + u * p
-                        for j in range(p):
-                            row[feat_id[f0 + j]] += table[t0 + j]
-                        continue
+            for qn in range(roots[k], roots[k + 1]):
+                node = order[qn]
+                dd = _descend(node, nb, lo, XT, left, feature, threshold, default_left, missing,
+                              cat, node_slot, parent, depth, Us, go)
+                if left[node] >= 0:
+                    continue
+                l = leaf_of[node]
+                if tab_off[l] == -2:  # a twin, merged into its sibling's table
+                    continue
+                f0 = feat_off[l]
+                p = feat_off[l + 1] - f0
+                if tab_off[l] >= 0:
+                    t0 = tab_off[l]
+                    for j in range(p):
+                        a_j = acc[feat_id[f0 + j]]
+                        for r in range(nb):
+                            a_j[r] += table[t0 + Us[dd, r] * p + j]
+                    continue
+                for r in range(nb):
                     for j in range(p):
                         local[j] = 0.0
-                    _leaf_game(game, leaf_value[l], feat_z[f0:f0 + p], p, u, W, C, scale, cnt,
-                               cnt_off[l], sp_mask, sp_cnt, sp_off[l], sp_off[l + 1], q, r,
-                               local, 0)
+                    _leaf_game(game, leaf_value[l], feat_z[f0:f0 + p], p, Us[dd, r], W, C,
+                               scale, cnt, cnt_off[l], sp_mask, sp_cnt, sp_off[l],
+                               sp_off[l + 1], q, r_, local, 0)
                     for j in range(p):
-                        row[feat_id[f0 + j]] += local[j]
+                        acc[feat_id[f0 + j], r] += local[j]
+        for r in range(nb):
+            for f in range(d):
+                out[lo + r, f] += acc[f, r]
 
 
 @njit(parallel=True, cache=True)
-def background_counts(B, left, right, feature, threshold, default_left, missing, cat, order,
-                      node_slot, roots, leaf_roots, leaf_node, t_lo, t_hi, cnt_off, size,
-                      n_parts, block):
-    """Rows of ``B`` per leaf and failed-slot mask: ``cnt[cnt_off[l] + R]`` (trees ``t_lo:t_hi``).
+def background_counts(BT, left, right, feature, threshold, default_left, missing, cat, order,
+                      node_slot, parent, depth, roots, leaf_roots, leaf_of, feat_off, t_lo, t_hi,
+                      cnt_off, twin, twin_slot, size, n_parts, block):
+    """Rows per leaf and failed-slot mask: ``cnt[cnt_off[l] + R]`` (trees ``t_lo:t_hi``).
 
-    The background's one pass: each row costs one preorder pass per tree and
-    one increment per leaf, whatever the rows to explain.  ``n_parts``
-    threads count into their own tables, summed at the end.
+    The background's one pass, ``BT`` its transpose (features x rows): each
+    row costs one preorder pass per tree and one increment per leaf, whatever
+    the rows to explain.  A block of rows goes down a tree together, one
+    node at a time, the masks of the current path kept by depth; ``n_parts``
+    threads count into their own tables, summed at the end.  A leaf whose
+    left sibling is a leaf split on a feature new to the path
+    (``twin[l] >= 0``) is not counted: its counts are the sibling's with that
+    feature's bit flipped, as every row fails exactly one of the two.
     """
-    m = B.shape[0]
-    width = 1
-    for k in range(t_lo, t_hi):
-        width = max(width, roots[k + 1] - roots[k])
+    m = BT.shape[1]
+    d_max = _max_depth(depth, roots, t_lo, t_hi)
     part = np.zeros((n_parts, size))
     step = (m + n_parts - 1) // n_parts
     for c in prange(n_parts):
-        U = np.empty(width, np.int64)
+        Us = np.zeros((d_max + 1, block), np.int64)
+        go = np.zeros((d_max + 1, block), np.int64)
         acc = part[c]
         end = min(m, (c + 1) * step)
         for lo in range(c * step, end, block):
-            hi = min(end, lo + block)
+            nb = min(end, lo + block) - lo
             for k in range(t_lo, t_hi):
-                r0, r1 = roots[k], roots[k + 1]
-                for i in range(lo, hi):
-                    _unsatisfied(B[i], r0, r1, order, left, right, feature, threshold,
-                                 default_left, missing, cat, node_slot, U)
-                    for l in range(leaf_roots[k], leaf_roots[k + 1]):
-                        if cnt_off[l] >= 0:
-                            acc[cnt_off[l] + U[leaf_node[l] - r0]] += 1.0
+                for q in range(roots[k], roots[k + 1]):
+                    node = order[q]
+                    dd = _descend(node, nb, lo, BT, left, feature, threshold, default_left,
+                                  missing, cat, node_slot, parent, depth, Us, go)
+                    if left[node] >= 0:
+                        continue
+                    l = leaf_of[node]
+                    if cnt_off[l] >= 0 and twin[l] < 0:
+                        c0 = cnt_off[l]
+                        for r in range(nb):
+                            acc[c0 + Us[dd, r]] += 1.0
     cnt = np.zeros(size)
     for c in range(n_parts):
         cnt += part[c]
+    for l in range(leaf_roots[t_lo], leaf_roots[t_hi]):
+        t = twin[l]
+        if t >= 0 and cnt_off[l] >= 0:
+            bit = np.int64(1) << twin_slot[l]
+            for U in range(1 << (feat_off[l + 1] - feat_off[l])):
+                cnt[cnt_off[l] + U] = cnt[cnt_off[t] + (U ^ bit)]
     return cnt
 
 
