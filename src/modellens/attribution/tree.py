@@ -17,6 +17,14 @@ Two games, the two questions one can ask of a tree model:
   rounding.  It answers "how much does setting feature :math:`j` to this
   row's value change the prediction, against this background?".
 
+With a background, the background enters once per tree, as the count of
+its rows per leaf and per pattern of the leaf's path features they fail;
+each explained row then combines its own pattern with those counts (a
+table lookup per leaf).  The cost is of order ``n + m`` per tree for ``n``
+explained and ``m`` background rows, not ``n * m``, so a whole training set
+is a practical background.  The same counts give Banzhaf values
+(``index="banzhaf"``) and interventional interaction values.
+
 Both are computed on the model's raw output: the prediction of a regressor,
 the log-odds (margin) of a boosted classifier, the class probability of a
 random forest classifier.  Values on the probability scale of a boosted

@@ -11,7 +11,10 @@ where :math:`o_k \\in \\{0, 1\\}` says whether the row satisfies every split on
 :math:`k` along the path and :math:`z_k` is
 
 * path-dependent: the product of the cover ratios of those splits;
-* interventional: whether the background row satisfies them (0 or 1).
+* interventional: whether the background row satisfies them (0 or 1), so
+  that a background row enters only through the mask of the path features
+  it fails: the background is counted per leaf and mask once
+  (:func:`background_counts`), and a row's values read those counts.
 
 Features outside :math:`P_l` are dummies of the leaf's game, so the Shapley
 value of :math:`j \\in P_l` is
