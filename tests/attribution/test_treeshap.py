@@ -287,10 +287,11 @@ def test_interactions_match_shap(name):
     np.testing.assert_allclose(attr.interactions, theirs, atol=1e-6 * scale)
 
 
-def test_interactions_need_the_path_dependent_tree_game():
+def test_interactions_need_treeshap():
     model, X = _fit("gb:reg")
-    with pytest.raises(InvalidParameterError, match="path-dependent"):
-        ml.shapley(model, X[:3], background=X[:10], algorithm="tree", interactions=True)
+    # both tree games give them (the interventional one: tests/test_treeshap_background.py)
+    attr = ml.shapley(model, X[:3], background=X[:10], algorithm="tree", interactions=True)
+    assert attr.interactions.shape == (3, D, D)
     with pytest.raises(InvalidParameterError, match="interactions=True needs"):
         ml.shapley(lambda A: A.sum(1), X[:3], background=X[:10], interactions=True)
 
@@ -323,9 +324,8 @@ def test_categorical_frames_and_unsupported_splits_are_refused_clearly():
                        "c": pd.Categorical(rng.choice(["u", "v", "w"], size=200))})
     y = df["a"] + (df["c"] == "u")
     model = HistGradientBoostingRegressor(max_iter=5, categorical_features="from_dtype").fit(df, y)
-    # the tree partial dependence does not map categories: it says so
-    with pytest.raises(InvalidParameterError, match="categories"):
-        ml.pdp(model, df, ["a"], method="tree")
+    # the tree partial dependence maps categories as TreeSHAP does
+    assert ml.pdp(model, df, ["a"], method="tree")[0].method == "pdp"
     # a tree model that split on numbers, shown a categorical column: refused
     num = df.assign(c=df["c"].cat.codes.astype(float))
     gb = GradientBoostingRegressor(n_estimators=5).fit(num, y)
@@ -333,9 +333,15 @@ def test_categorical_frames_and_unsupported_splits_are_refused_clearly():
         ml.shapley(gb, df[:5], algorithm="tree")
     # auto now reads the categorical splits of HistGradientBoosting itself
     assert ml.shapley(model, df[:3], background=df[:10]).method == "shapley-tree"
+    # LightGBM's categorical splits are read (tests/test_tree_categorical.py); linear trees
+    # are refused
     lg = lgb.LGBMRegressor(n_estimators=5, verbose=-1, min_child_samples=5).fit(df, y)
-    with pytest.raises(InvalidParameterError, match="categorical"):
-        ml.shapley(lg, df[:5], algorithm="tree")
+    assert ml.shapley(lg, df[:5], algorithm="tree").method == "shapley-tree"
+    X, yn = _data()
+    lin = lgb.LGBMRegressor(n_estimators=3, linear_tree=True, verbose=-1).fit(X, yn)
+    with pytest.raises(InvalidParameterError, match="linear trees"):
+        ml.shapley(lin, X[:5], algorithm="tree")
+    assert ml.shapley(lin, X[:3], background=X[:10]).method == "shapley-exact"
 
 
 def test_frame_columns_must_be_the_models_order():
@@ -449,15 +455,7 @@ def test_dependence_plot_colours_by_the_strongest_interaction():
     assert ax.get_figure() is not None
 
 
-def test_xgboost_categorical_splits_and_custom_missing_are_refused():
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame({"a": rng.normal(size=200),
-                       "c": pd.Categorical(rng.choice(["u", "v", "w"], size=200))})
-    y = df["a"] + (df["c"] == "u")
-    model = xgb.XGBRegressor(n_estimators=5, enable_categorical=True,
-                             tree_method="hist").fit(df, y)
-    with pytest.raises(InvalidParameterError, match="categorical"):
-        ml.shapley(model, df[:5], algorithm="tree")
+def test_xgboost_custom_missing_is_refused():
     X, y = _data()
     model = xgb.XGBRegressor(n_estimators=5, missing=0.0).fit(X, y)
     with pytest.raises(InvalidParameterError, match="missing=0.0"):

@@ -409,10 +409,11 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
                        background=take_rows(with_levels, sec.data["background_rows"]),
                        algorithm="exact")
     np.testing.assert_allclose(attr.values, exact.values, atol=1e-9)
-    # LightGBM's categorical splits are not: the report falls back and says why
+    # LightGBM's linear trees are not read: the report falls back and says why
     lgb = pytest.importorskip("lightgbm")
-    model = lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1)
-    model.fit(with_levels, y)
-    sec = ml.report(model, with_levels, sections=["shapley"], **TREE).sections["shapley"]
-    assert any("TreeSHAP does not apply" in n and "categorical" in n for n in sec.notes)
+    model = lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, linear_tree=True,
+                              verbose=-1)
+    model.fit(numeric, y)
+    sec = ml.report(model, numeric, sections=["shapley"], **TREE).sections["shapley"]
+    assert any("TreeSHAP does not apply" in n and "linear trees" in n for n in sec.notes)
     assert sec.data["attributions"].method == "shapley-permutation"

@@ -39,7 +39,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
             n_permutations: int | None = None, random_state=None, target=None,
             response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
             n_jobs: int | None = None, progress: bool | None = None,
-            masker=None, interactions: bool = False) -> Attributions:
+            masker=None, interactions: bool = False, index: str = "shapley") -> Attributions:
     r"""Shapley values of each row's prediction, against background data.
 
     Feature :math:`j`'s Shapley value for the row :math:`x` is its average
@@ -74,7 +74,10 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         ``X``.  None (default) draws a random sample of at most
         ``DEFAULT_BACKGROUND = 100`` rows of ``X`` (seeded by
         ``random_state``; a warning says so when ``X`` has more rows); an
-        int draws that many.  The cost grows linearly with its size.
+        int draws that many.  The model-agnostic algorithms' cost grows
+        linearly with its size (``n`` x coalitions x ``m`` model rows);
+        TreeSHAP reads it once per tree, at a cost of order ``n + m``, so a
+        whole training set is a practical background there.
     algorithm : {"auto", "exact", "permutation", "kernel"}, default="auto"
         ``"exact"`` evaluates all :math:`2^d` coalitions (up to
         ``MAX_EXACT_FEATURES = 15`` features).  ``"permutation"`` averages
@@ -132,9 +135,20 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         spans or the image and its superpixels (``segments``).  Every
         algorithm but ``"tree"`` runs on these games as on tables.
     interactions : bool, default=False
-        ``algorithm="tree"`` without background only: also compute the SHAP
-        interaction values (``interactions``, shape ``(n, d, d)``; each row's
+        ``algorithm="tree"`` only: also compute the SHAP interaction values
+        (``interactions``, shape ``(n, d, d)``: half the Shapley interaction
+        index of each pair off the diagonal, of the path-dependent game
+        without background, of the interventional one with it; each row's
         matrix is symmetric and sums over its last axis to its values).
+    index : {"shapley", "banzhaf"}, default="shapley"
+        The attribution of the same game: ``"shapley"`` (the formula above) or
+        ``"banzhaf"``, the Banzhaf value
+        :math:`\beta_j(x) = 2^{-(d-1)} \sum_{S \subseteq N \setminus \{j\}}
+        \big(v(S \cup \{j\}) - v(S)\big)`, every coalition weighted alike
+        (Banzhaf 1965).  Banzhaf values need not add up to
+        ``prediction - base_values``.  Computed by TreeSHAP
+        (``algorithm="tree"`` or ``"auto"`` on a supported tree model), in
+        both tree games (method ``"banzhaf-tree"``).
 
     Returns
     -------
@@ -172,6 +186,8 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     .. [5] Lundberg, S. M. et al. (2020). From local explanations to global
        understanding with explainable AI for trees. *Nature Machine
        Intelligence* 2, 56-67.
+    .. [6] Banzhaf, J. F. (1965). Weighted voting doesn't work: a mathematical
+       analysis. *Rutgers Law Review* 19, 317-343.
 
     Examples
     --------
@@ -189,31 +205,34 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     """
     options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
+    check_choice(index, "index", ("shapley", "banzhaf"))
     rng = check_random_state(random_state)
     game = _game(model, X, masker=masker, background=background, algorithm=algorithm,
                  target=target, response_method=response_method, feature_names=feature_names,
-                 interactions=interactions, budget_given=n_samples is not None
+                 interactions=interactions, index=index, budget_given=n_samples is not None
                  or n_permutations is not None, random_state=random_state, rng=rng)
     estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations, rng,
-                                              interactions=interactions, n_jobs=n_jobs)
+                                              interactions=interactions, n_jobs=n_jobs,
+                                              index=index)
     plan = ShapleyPlan(game, estimator)
     if isinstance(game, InterventionalGame):
         _warn_if_costly(plan, game.n_explained, game.background.shape[0],
-                        game.diagnostics["background"])
+                        game.diagnostics["background"],
+                        tree=tree_ensemble_name(model) is not None)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
     (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
-    return _result(game, estimator, est, algorithm, budget)
+    return _result(game, estimator, est, algorithm, budget, index)
 
 
 def _game(model, X, *, masker, background, algorithm, target, response_method, feature_names,
-          interactions, budget_given, random_state, rng):
+          interactions, index, budget_given, random_state, rng):
     """The game of a request, with its background chosen by the one rule of ``._background``."""
     if masker is not None or isinstance(X, str):
         # one text or image: its words / superpixels are the players
         if background is not None or feature_names is not None or response_method != "auto" \
-                or interactions:
+                or interactions or index != "shapley":
             raise InvalidParameterError("a text or image takes no background, feature_names, "
-                                        "response_method or interactions.")
+                                        "response_method, interactions or index.")
         masker = check_masker("text" if masker is None else masker)
         if algorithm == "tree":
             raise InvalidParameterError("algorithm='tree' is for tree ensembles; texts and "
@@ -227,6 +246,10 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
                                and tree_ensemble_name(model) is not None):
         ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
                                 response_method=response_method)
+    if ens is None and index != "shapley":
+        raise InvalidParameterError(
+            f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
+            "'auto') and a supported tree model (see modellens.attribution.tree).")
     if ens is None and interactions:
         raise InvalidParameterError(
             "interactions=True needs algorithm='tree' and a supported tree model (see "
@@ -240,13 +263,14 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
     return InterventionalGame(mdl, dataset, n, bg, note)
 
 
-def _estimator(game, algorithm, n_samples, n_permutations, rng, *, interactions, n_jobs):
+def _estimator(game, algorithm, n_samples, n_permutations, rng, *, interactions, n_jobs, index):
     """The estimator of a game: ``(estimator, algorithm, budget)``."""
     if isinstance(game, TreeGame):
         # imported here: the tree kernels load numba, which only tree models need
         from .tree import TreeEstimator
 
-        return TreeEstimator(game, interactions=interactions, n_jobs=n_jobs), "tree", None
+        return (TreeEstimator(game, interactions=interactions, n_jobs=n_jobs, index=index),
+                "tree", None)
     d = game.n_players
     algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations)
     if d == 1:
@@ -265,13 +289,15 @@ def _estimator(game, algorithm, n_samples, n_permutations, rng, *, interactions,
     return estimator, algorithm, budget
 
 
-def _result(game, estimator, est, algorithm, budget) -> Attributions:
+def _result(game, estimator, est, algorithm, budget, index) -> Attributions:
     """The Attributions of an estimate: the game's subject, the numbers, the sampling block."""
     n_coalitions = estimator.n_coalitions
     if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
         n_coalitions = int(n_coalitions[0])  # one input: a count
     extra = {**game.diagnostics, "n_coalitions": n_coalitions,
              "n_model_rows": 0 if game.model is None else game.model.n_rows}
+    if algorithm == "tree":
+        extra["index"] = index
     sampling = None
     if algorithm in ("permutation", "kernel"):
         n_perm = None
@@ -282,7 +308,7 @@ def _result(game, estimator, est, algorithm, budget) -> Attributions:
                                  n_samples=budget if algorithm == "kernel" else None)
     return build(game.subject, values=est.values,
                  base_values=np.full(game.n_explained, est.base_value),
-                 prediction=est.prediction, method=f"shapley-{algorithm}",
+                 prediction=est.prediction, method=f"{index}-{algorithm}",
                  value_function=game.value_function, sampling=sampling,
                  interactions=est.interactions, extra=extra)
 
@@ -293,16 +319,22 @@ COSTLY_ROWS = 10_000_000
 SUGGESTED_BACKGROUND = 100
 
 
-def _warn_if_costly(plan, n, m, note):
-    """Say so when a request plans very many rows mostly because of its background."""
+def _warn_if_costly(plan, n, m, note, *, tree=False):
+    """Say so when a request plans very many rows mostly because of its background.
+
+    ``tree``: the model is a tree ensemble, whose TreeSHAP (``algorithm="tree"``)
+    reads the background once per tree (cost of order ``n + m``, no model rows).
+    """
     total = sum(seg.n_rows for seg in plan.segments)
     if total > COSTLY_ROWS and m > SUGGESTED_BACKGROUND:
+        hint = (" For this tree model, algorithm='tree' takes the whole background at a cost "
+                "of order n + m." if tree else "")
         warnings.warn(
             f"this request plans {total:,} model rows ({n} explained rows x "
             f"{total // max(1, n * m):,} coalitions x {m} background rows): the cost grows "
             f"with the background, {note}. A sample of about {SUGGESTED_BACKGROUND} rows "
             f"usually suffices, e.g. background=X_train.sample({SUGGESTED_BACKGROUND}, "
-            "random_state=0); or explain fewer rows, or set n_samples= lower.",
+            f"random_state=0); or explain fewer rows, or set n_samples= lower.{hint}",
             ModellensWarning, stacklevel=3)
 
 

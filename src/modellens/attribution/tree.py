@@ -17,6 +17,14 @@ Two games, the two questions one can ask of a tree model:
   rounding.  It answers "how much does setting feature :math:`j` to this
   row's value change the prediction, against this background?".
 
+With a background, the background enters once per tree, as the count of
+its rows per leaf and per pattern of the leaf's path features they fail;
+each explained row then combines its own pattern with those counts (a
+table lookup per leaf).  The cost is of order ``n + m`` per tree for ``n``
+explained and ``m`` background rows, not ``n * m``, so a whole training set
+is a practical background.  The same counts give Banzhaf values
+(``index="banzhaf"``) and interventional interaction values.
+
 Both are computed on the model's raw output: the prediction of a regressor,
 the log-odds (margin) of a boosted classifier, the class probability of a
 random forest classifier.  Values on the probability scale of a boosted
@@ -27,8 +35,12 @@ classifier are the interventional values of ``predict_proba``: call
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager, nullcontext
+
 import numba
 import numpy as np
+from scipy.special import gammaln
 
 from .._validation import InvalidParameterError
 from ..models import _tree_kernels as K
@@ -37,22 +49,57 @@ from ._games import Estimate, TreeGame
 
 __all__ = ["TreePaths", "tree_values", "TreeEstimator"]
 
-#: Most float64 entries of the per-leaf tables (FastTreeSHAP-style precomputation).
+#: Most float64 entries of the per-leaf value tables of one group of trees.
 TABLE_BUDGET = 2 ** 24
+#: Most float64 entries of the background count tables of one group of trees (all threads).
+COUNT_BUDGET = 2 ** 24
+#: Leaves of more features get no value table (their 2**p masks x p values).
+TABLE_MAX_FEATURES = 16
+#: Leaves of more features count the background's distinct masks instead of a dense table.
+DENSE_MAX_FEATURES = 20
 #: Rows explained together, tree by tree, so that each tree's tables stay in cache.
-ROW_BLOCK = 32
+ROW_BLOCK = 64
+#: Background rows counted together, tree by tree.
+BACKGROUND_BLOCK = 256
+#: Values the tree kernels compute (``index=`` of :func:`modellens.shapley`).
+INDICES = ("shapley", "banzhaf")
+
+_PATH_SHAPLEY, _PATH_BANZHAF, _INTERVENTIONAL = 0, 1, 2
+
+
+def _factorial_ratio(a, b, c):
+    """``a! b! / c!`` elementwise, through lgamma."""
+    return np.exp(gammaln(np.asarray(a) + 1.0) + gammaln(np.asarray(b) + 1.0)
+                  - gammaln(np.asarray(c) + 1.0))
 
 
 class TreePaths:
-    """The leaves of a one-output :class:`TreeEnsemble` with their paths and features."""
+    """The leaves of a one-output :class:`TreeEnsemble`: their paths, features and games.
+
+    Every leaf is a product game over the distinct features of its path
+    (see :mod:`modellens.models._tree_kernels`); a row enters a leaf's game
+    only through the mask of those features whose splits it fails, found
+    for all leaves of a tree in one preorder pass.
+    """
 
     def __init__(self, ens: TreeEnsemble):
         if ens.n_outputs != 1:
             raise ValueError("select one output first")
         self.ens = ens
-        (self.leaf_node, self.path_off, self.path_node, self.path_left, self.path_slot,
-         self.feat_off, self.feat_id, self.feat_z) = K.leaf_paths(
+        (self.order, self.node_slot, node_new, self.parent, self.depth, self.leaf_node,
+         self.leaf_roots, self.feat_off, self.feat_id, self.feat_z) = K.root_layout(
             ens.left, ens.right, ens.feature, ens.cover, ens.roots)
+        self.leaf_of = np.full(len(ens.left), -1, np.int64)
+        self.leaf_of[self.leaf_node] = np.arange(len(self.leaf_node))
+        # twins: a right leaf whose left sibling is a leaf, split on a feature new to the path
+        par = self.parent[self.leaf_node]
+        has_par = par >= 0
+        pp = np.where(has_par, par, 0)
+        is_right = has_par & (ens.right[pp] == self.leaf_node)
+        sib = np.where(is_right, self.leaf_of[ens.left[pp]], -1)
+        twin_ok = is_right & (sib >= 0) & (node_new[pp] == 1)
+        self.twin = np.where(twin_ok, sib, -1).astype(np.int64)
+        self.twin_slot = np.where(twin_ok, self.node_slot[pp], 0).astype(np.int64)
         self.leaf_value = np.ascontiguousarray(ens.value[self.leaf_node, 0])
         self.p = np.diff(self.feat_off)
         self.p_max = int(self.p.max()) if len(self.p) else 0
@@ -62,48 +109,100 @@ class TreePaths:
                 f"handles at most {K.MAX_PATH_FEATURES}. Use algorithm='permutation' or "
                 "'kernel'.")
         self.W = K.shapley_weights(max(self.p_max, 1))
-        self.nodes = (ens.left, ens.feature, ens.threshold, ens.default_left, ens.missing,
-                      ens.cat_left)
-        self.paths = (self.path_off, self.path_node, self.path_left, self.path_slot)
+        self.nodes = (ens.left, ens.right, ens.feature, ens.threshold, ens.default_left,
+                      ens.missing, ens.cat_left)
+        self.layout = (self.order, self.node_slot, ens.roots, self.leaf_roots, self.leaf_node)
 
-    def table_offsets(self, n_rows: int) -> np.ndarray:
-        """Offsets of the leaves that get a table of all masks (-1: computed per row).
+    # ------------------------------------------------------------------ planning
+    def plan(self, n_rows: int, n_background: int = 0, *, game: str = "path") -> dict:
+        """How a request is computed: groups of trees, table sizes and counted work.
 
-        A leaf with ``p`` features gets one when its ``2**p`` masks are no more
-        than the rows to explain and the tables fit :data:`TABLE_BUDGET`.
+        ``game`` is ``"path"`` or ``"interventional"``.  Every figure is
+        planned, not timed: the background's cost is ``background_node_visits``
+        (one preorder pass per tree and background row) plus the count
+        tables; each explained row costs ``row_node_visits`` / ``n_rows`` and
+        one lookup (or one computed leaf game) per leaf.  Only leaves of more
+        than ``DENSE_MAX_FEATURES`` features pair explained rows with distinct
+        background masks (``sparse_pairs``, at most rows x distinct masks).
         """
-        sizes = (2.0 ** self.p) * self.p
-        order = np.argsort(self.p, kind="stable")
-        cum = np.cumsum(sizes[order])
-        ok = (2.0 ** self.p[order] <= max(n_rows, 1)) & (cum <= TABLE_BUDGET)
-        # keep a prefix in order of p, so small leaves are tabled first
-        n_ok = int(np.argmin(ok)) if not ok.all() else len(ok)
-        chosen = np.zeros(len(self.p), bool)
-        chosen[order[:n_ok]] = True
-        off = np.full(len(self.p), -1, np.int64)
-        sz = np.where(chosen, sizes, 0).astype(np.int64)
-        starts = np.concatenate([[0], np.cumsum(sz)[:-1]])
-        off[chosen] = starts[chosen]
-        return off
+        iv = game == "interventional"
+        p = self.p
+        dense = p <= DENSE_MAX_FEATURES
+        tabled = (p <= TABLE_MAX_FEATURES) & (2.0 ** p <= max(n_rows, 1))
+        if iv:
+            tabled &= dense
+        tab_sizes = np.where(tabled, (2 ** np.minimum(p, 62)) * p, 0)
+        cnt_sizes = np.where(dense, 2 ** np.minimum(p, 62), 0) if iv else 0 * p
+        big = ~dense if iv else np.zeros(len(p), bool)
+        n_parts = self._n_parts(n_background)
+        groups, start = [], 0
+        acc_t = acc_c = acc_s = 0
+        sizes = np.diff(self.ens.roots)
+        for k in range(self.ens.n_trees):
+            lo, hi = self.leaf_roots[k], self.leaf_roots[k + 1]
+            t, c = int(tab_sizes[lo:hi].sum()), int(cnt_sizes[lo:hi].sum()) * n_parts
+            sp = int(big[lo:hi].sum()) * n_background
+            if k > start and (acc_t + t > TABLE_BUDGET or acc_c + c > COUNT_BUDGET
+                              or acc_s + sp > COUNT_BUDGET):
+                groups.append((start, k))
+                start, acc_t, acc_c, acc_s = k, 0, 0, 0
+            acc_t, acc_c, acc_s = acc_t + t, acc_c + c, acc_s + sp
+        groups.append((start, self.ens.n_trees))
+        tab_off = np.full(len(p), -1, np.int64)
+        cnt_off = np.full(len(p), -1, np.int64)
+        merged = (self.twin >= 0) & tabled
+        tab_sizes = np.where(merged, 0, tab_sizes)
+        for lo, hi in groups:
+            a, b = self.leaf_roots[lo], self.leaf_roots[hi]
+            t = tab_sizes[a:b]
+            tab_off[a:b] = np.where(merged[a:b], -2,
+                                    np.where(tabled[a:b], np.cumsum(t) - t, -1))
+            if iv:
+                c = cnt_sizes[a:b]
+                cnt_off[a:b] = np.where(dense[a:b], np.cumsum(c) - c, -1)
+        n_nodes = int(sizes.sum())
+        partner = np.full(len(p), -1, np.int64)
+        partner[self.twin[merged]] = np.flatnonzero(merged)
+        return {
+            "groups": groups, "tab_off": tab_off, "cnt_off": cnt_off, "big": big,
+            "partner": partner,
+            "n_parts": n_parts,
+            "row_node_visits": n_rows * n_nodes,
+            "background_node_visits": n_background * n_nodes if iv else 0,
+            "leaf_lookups": n_rows * int((tabled & ~merged).sum()),
+            "leaf_games": n_rows * int((~tabled).sum()),
+            "table_entries": max(int(tab_sizes[self.leaf_roots[lo]:self.leaf_roots[hi]].sum())
+                                 for lo, hi in groups),
+            "count_entries": max(int(np.sum(cnt_sizes[self.leaf_roots[lo]:
+                                                      self.leaf_roots[hi]])) * n_parts
+                                 for lo, hi in groups) if iv else 0,
+            "sparse_pairs": n_rows * n_background * int(big.sum()),
+        }
+
+    @staticmethod
+    def _n_parts(m):
+        """Count tables filled at once: one per thread, fewer for small backgrounds."""
+        return max(1, min(numba.get_num_threads(), m // BACKGROUND_BLOCK))
 
     def expected_value(self) -> float:
         return float(self.ens.base[0] + K.expected_leaf_value(self.leaf_value, self.feat_off,
                                                               self.feat_z))
 
-    def path_dependent(self, X, *, method="auto") -> np.ndarray:
-        """Path-dependent values: per-leaf tables when every leaf gets one, else linear.
+    # ------------------------------------------------------------------ games
+    def path_dependent(self, X, *, method="auto", index="shapley") -> np.ndarray:
+        """Path-dependent values: per-leaf tables of all masks, or Linear TreeSHAP.
 
-        ``method``: ``"tables"`` (FastTreeSHAP-style: O(depth + p) per leaf and
-        row once the tables are built), ``"linear"`` (Gauss-Legendre form of
-        Linear TreeSHAP: O(nodes x depth / 2) per tree and row, no tables) or
-        ``"auto"``.
+        ``method``: ``"tables"`` (FastTreeSHAP-style: one preorder pass per
+        tree, then a table lookup per leaf), ``"linear"`` (Gauss-Legendre form
+        of Linear TreeSHAP: O(nodes x depth / 2) per tree and row, no tables)
+        or ``"auto"`` (tables when every leaf gets one).  Banzhaf values are
+        read leaf by leaf (``"tables"``).
         """
-        off = self.table_offsets(len(X))
-        if method == "tables" or (method == "auto" and np.all(off >= 0)):
-            table = K.pd_tables(self.leaf_value, self.feat_off, self.feat_z, off, self.W)
-            none = np.zeros(0, np.int64)
-            return self._leaf_values(X, off, table, none.astype(np.uint64), none * 1.0, none,
-                                     np.zeros((1, 1)), 1.0)
+        game = _PATH_BANZHAF if index == "banzhaf" else _PATH_SHAPLEY
+        plan = self.plan(len(X))
+        if method == "tables" or index == "banzhaf" or (
+                method == "auto" and np.all(plan["tab_off"] != -1)):
+            return self._values(X, plan, game, np.zeros((1, 1)), 1.0, None)
         ens = self.ens
         edges = K.tree_edges(ens.left, ens.right, ens.feature, ens.cover, ens.roots)
         t_nodes, t_weights = K.gauss_nodes(max(self.p_max - 1, 0))
@@ -112,68 +211,134 @@ class TreePaths:
                                   np.ascontiguousarray(ens.value[:, 0]), ens.roots, *edges,
                                   t_nodes, t_weights, K.n_blocks(len(X)))
 
-    def interactions(self, X, phi) -> np.ndarray:
+    def interventional(self, X, B, *, index="shapley") -> np.ndarray:
+        """Interventional values against the background rows ``B`` (cast).
+
+        Per group of trees, the background is counted once per leaf and mask
+        of failed features (:func:`~modellens.models._tree_kernels.background_counts`),
+        the leaves' tables are built from the counts, and the rows read them:
+        O(n + m) per tree, never a (rows x background) or (background x
+        leaves) array.
+        """
+        plan = self.plan(len(X), len(B), game="interventional")
+        return self._values(X, plan, _INTERVENTIONAL, self._iv_weights(index), 1.0 / len(B), B)
+
+    def interactions(self, X, phi, B=None) -> np.ndarray:
+        """SHAP interaction values ``(n, d, d)`` of the path-dependent game (``B`` None)
+        or the interventional one; ``phi`` the Shapley values."""
+        n, d = X.shape
+        out = np.zeros((n, d, d))
         W2 = np.zeros_like(self.W)
         # W2[p, s] = s! (p - s - 2)! / (p - 1)!, the Shapley weights of p - 1 players
         W2[2:, :] = self.W[1:-1, :]
-        return K.pd_interactions(X, *self.nodes, self.leaf_value, *self.paths, self.feat_off,
-                                 self.feat_id, self.feat_z, self.W, W2, phi)
+        P = self.p_max + 2
+        u, w = np.meshgrid(np.arange(P), np.arange(P), indexing="ij")
+        with np.errstate(invalid="ignore", over="ignore"):
+            I_UU = np.where(u >= 2, _factorial_ratio(u - 2, w, u + w - 1), 0.0)
+            I_UW = np.where((u >= 1) & (w >= 1), _factorial_ratio(u - 1, w - 1, u + w - 1), 0.0)
+            I_WW = np.where(w >= 2, _factorial_ratio(u, w - 2, u + w - 1), 0.0)
+        game = _PATH_SHAPLEY if B is None else _INTERVENTIONAL
+        plan = self.plan(0, 0 if B is None else len(B),
+                         game="path" if B is None else "interventional")
+        scale = 1.0 if B is None else 1.0 / len(B)
+        BT = None if B is None else np.ascontiguousarray(B.T)
+        for lo, hi in plan["groups"]:
+            cnt, sparse = self._background(B, BT, plan, lo, hi)
+            K.interaction_values(X, *self.nodes, *self.layout, self.leaf_value, self.feat_off,
+                                 self.feat_id, self.feat_z, lo, hi, game, W2, I_UU, I_UW, I_WW,
+                                 scale, cnt, plan["cnt_off"], *sparse, out)
+        diag = np.arange(d)
+        out[:, diag, diag] = 0.0
+        out[:, diag, diag] = phi - out.sum(axis=2)
+        return out
 
-    def interventional(self, X, B) -> np.ndarray:
-        masks = K.row_masks(B, *self.nodes, *self.paths, self.feat_off)  # (m, L)
-        L = masks.shape[1]
-        # distinct background masks of each leaf, with their counts
-        srt = np.sort(masks, axis=0)
-        new = np.ones_like(srt, dtype=bool)
-        new[1:] = srt[1:] != srt[:-1]
-        cols = np.broadcast_to(np.arange(L), srt.shape)
-        keep_t = new.T
-        bg_masks = srt.T[keep_t]
-        leaf_of = cols.T[keep_t]
-        starts = np.flatnonzero(keep_t.ravel())
-        ends = np.concatenate([starts[1:], [srt.size]])
-        # a run never crosses a leaf: each leaf's column starts with new=True
-        bg_counts = (ends - starts).astype(np.float64)
-        bg_off = np.searchsorted(leaf_of, np.arange(L + 1))
-        # C[u, w] = (u - 1)! w! / (u + w)!: the Shapley weight W[u + w, w]
-        C = np.zeros((self.p_max + 2, self.p_max + 2))
+    def _iv_weights(self, index):
+        """``C[u, w]``: a leaf's value per background row for a feature only the row
+        satisfies, with ``u`` such features and ``w`` the row fails (Shapley:
+        ``(u - 1)! w! / (u + w)!``; Banzhaf: ``2**-(u + w - 1)``)."""
+        P = self.p_max + 2
+        C = np.zeros((P, P))
         for u in range(1, self.p_max + 1):
             w = np.arange(self.p_max + 1 - u)
-            C[u, w] = self.W[u + w, w]
-        scale = 1.0 / len(B)
-        off = self.table_offsets(len(X))
-        table = K.iv_tables(self.leaf_value, self.feat_off, bg_masks, bg_counts, bg_off, off,
-                            C, scale)
-        return self._leaf_values(X, off, table, bg_masks, bg_counts, bg_off, C, scale)
+            # the Shapley weight W[u + w, w]
+            C[u, w] = self.W[u + w, w] if index == "shapley" else 0.5 ** (u + w - 1)
+        return C
 
-    def _leaf_values(self, X, off, table, bg_masks, bg_counts, bg_off, C, scale):
-        leaf_roots = np.searchsorted(self.leaf_node, self.ens.roots).astype(np.int64)
-        return K.leaf_values(X, *self.nodes, self.leaf_value, *self.paths, self.feat_off,
-                             self.feat_id, self.feat_z, off, table, self.W, bg_masks, bg_counts,
-                             bg_off, C, scale, leaf_roots, self.ens.roots, ROW_BLOCK)
+    def _background(self, B, BT, plan, lo, hi):
+        """The background's counts for trees ``lo:hi``: dense tables and sparse masks.
+
+        ``BT``: ``B`` transposed (contiguous features), as the counting reads it.
+        """
+        empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
+        sp_off = np.zeros(len(self.p) + 1, np.int64)
+        if B is None:
+            return empty_f, (sp_off, empty_i, empty_f)
+        a, b = self.leaf_roots[lo], self.leaf_roots[hi]
+        c_off = plan["cnt_off"][a:b]
+        size = int(max((c_off + 2 ** np.minimum(self.p[a:b], 62))[c_off >= 0], default=0))
+        cnt = K.background_counts(BT, *self.nodes, self.order,
+                                  self.node_slot, self.parent, self.depth, self.ens.roots,
+                                  self.leaf_roots, self.leaf_of, self.feat_off, lo, hi,
+                                  plan["cnt_off"], self.twin, self.twin_slot, size,
+                                  plan["n_parts"], BACKGROUND_BLOCK)
+        big = np.flatnonzero(plan["big"][a:b]) + a
+        if not len(big):
+            return cnt, (sp_off, empty_i, empty_f)
+        column = np.full(len(self.p), -1, np.int64)
+        column[big] = np.arange(len(big))
+        masks = K.background_masks(B, *self.nodes, *self.layout, lo, hi, column, len(big))
+        sp_mask, sp_cnt, sizes = [], [], np.zeros(len(self.p), np.int64)
+        for j, l in enumerate(big):
+            vals, counts = np.unique(masks[:, j], return_counts=True)
+            sp_mask.append(vals)
+            sp_cnt.append(counts.astype(np.float64))
+            sizes[l] = len(vals)
+        sp_off[1:] = np.cumsum(sizes)
+        return cnt, (sp_off, np.concatenate(sp_mask), np.concatenate(sp_cnt))
+
+    def _values(self, X, plan, game, C, scale, B):
+        out = np.zeros(X.shape)
+        XT = np.ascontiguousarray(X.T)
+        BT = None if B is None else np.ascontiguousarray(B.T)
+        for lo, hi in plan["groups"]:
+            cnt, sparse = self._background(B, BT, plan, lo, hi)
+            a, b = self.leaf_roots[lo], self.leaf_roots[hi]
+            t_off = plan["tab_off"]
+            size = int(max((t_off[a:b] + (2 ** np.minimum(self.p[a:b], 62)) * self.p[a:b])
+                           [t_off[a:b] >= 0], default=0))
+            table = K.leaf_tables(self.leaf_value, self.feat_off, self.feat_z, t_off, size, game,
+                                  self.W, C, scale, cnt, plan["cnt_off"], plan["partner"],
+                                  self.twin_slot, a, b)
+            K.leaf_values(XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
+                          self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.feat_z,
+                          self.leaf_value, lo, hi, t_off, table, game, self.W, C, scale, cnt,
+                          plan["cnt_off"], *sparse, ROW_BLOCK, out)
+        return out
 
 
-def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False):
+def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
+                index="shapley"):
     """TreeSHAP of a one-output ensemble on raw rows ``X``.
 
     Returns ``(values, base_value, raw_prediction, interaction_values or None)``.
+    ``index="banzhaf"`` gives Banzhaf values (no interaction values).
     """
     Xc = np.ascontiguousarray(ens.cast(X))
     paths = TreePaths(ens)
     fx = ens.predict_raw(Xc)[:, 0]
+    if interactions and index != "shapley":
+        raise InvalidParameterError(
+            "interactions=True gives SHAP interaction values (the Shapley interaction "
+            "index); leave index= at 'shapley' for them.")
     if background is None:
-        values = paths.path_dependent(Xc)
+        values = paths.path_dependent(Xc, index=index)
         base = paths.expected_value()
-        inter = paths.interactions(Xc, values) if interactions else None
+        Bc = None
     else:
-        if interactions:
-            raise InvalidParameterError(
-                "interactions=True is computed for the path-dependent game only; leave "
-                "background= out (background=None) to get tree interaction values.")
         Bc = np.ascontiguousarray(ens.cast(background))
-        values = paths.interventional(Xc, Bc)
+        values = paths.interventional(Xc, Bc, index=index)
         base = float(ens.predict_raw(Bc)[:, 0].mean())
-        inter = None
+    inter = paths.interactions(Xc, values, Bc) if interactions else None
     return values, base, fx, inter
 
 
@@ -181,30 +346,58 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False):
 class TreeEstimator:
     """TreeSHAP on a :class:`~._games.TreeGame`: the trees answer, no model rows.
 
-    ``n_jobs`` sets numba's threads for this call.  ``numba.set_num_threads``
-    is thread-local (each Python thread has its own mask), so setting and
-    restoring it here changes no other thread's count and two threads
-    explaining trees at once do not race.
+    ``n_jobs`` sets numba's threads for this call (see :func:`_threads`: no
+    other thread's count changes); ``index`` is ``"shapley"`` or ``"banzhaf"``.
     """
 
     segments = ()
     n_coalitions = 0
     dof = None
 
-    def __init__(self, game, *, interactions: bool = False, n_jobs: int | None = None):
+    def __init__(self, game, *, interactions: bool = False, n_jobs: int | None = None,
+                 index: str = "shapley"):
         if not isinstance(game, TreeGame):
             raise InvalidParameterError("algorithm='tree' explains tree ensembles only.")
-        self.interactions, self.n_jobs = bool(interactions), n_jobs
+        self.interactions, self.n_jobs, self.index = bool(interactions), n_jobs, index
 
     def estimate(self, game) -> Estimate:
-        args = (game.ensemble, game.X, game.background)
-        if self.n_jobs is None:
-            values, base, fx, inter = tree_values(*args, interactions=self.interactions)
-        else:
-            before = numba.get_num_threads()
-            numba.set_num_threads(max(1, min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS)))
-            try:
-                values, base, fx, inter = tree_values(*args, interactions=self.interactions)
-            finally:
-                numba.set_num_threads(before)
+        with _threads(self.n_jobs):
+            values, base, fx, inter = tree_values(game.ensemble, game.X, game.background,
+                                                  interactions=self.interactions,
+                                                  index=self.index)
         return Estimate(values, None, base, fx, inter)
+
+
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _threads(n_jobs):
+    """Run the kernels on ``n_jobs`` threads, with no effect outside the calling thread.
+
+    numba's thread count is thread-local (``numba.set_num_threads`` sets it
+    for the calling thread only, and its parallel regions read it there), so
+    setting and restoring it here cannot change the threads of a call made
+    at the same time from another thread.  numba's ``workqueue`` threading
+    layer, its fallback where neither OpenMP nor TBB is installed, cannot
+    run two parallel regions at once: there the calls take turns on a lock.
+    """
+    lock = _WORKQUEUE_LOCK if _layer() == "workqueue" else nullcontext()
+    with lock:
+        if n_jobs is None:
+            yield
+            return
+        before = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(before)
+
+
+def _layer():
+    """numba's threading layer; ``"workqueue"`` until one has been chosen (the safe guess)."""
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel region has run yet
+        return "workqueue"

@@ -302,7 +302,11 @@ class _TreePDPlan(_PDPlan):
         ens = self.ens
         position = np.full(ens.n_features, -1, np.int64)
         position[list(self.cols)] = np.arange(len(self.cols))
-        settings = np.ascontiguousarray(ens.cast(self.settings))
+        # the trees' categorical splits read the model's own category codes
+        full = np.zeros((len(self.settings), ens.n_features))
+        full[:, list(self.cols)] = self.settings
+        coded = ens.encode(full, self.dataset.columns)[:, list(self.cols)]
+        settings = np.ascontiguousarray(ens.cast(coded))
         values = ens.base[0] + K.pd_recursion(
             settings, position, ens.left, ens.right, ens.feature, ens.threshold,
             ens.default_left, ens.missing, ens.cat_left, np.ascontiguousarray(ens.value[:, 0]),
@@ -326,7 +330,7 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
             "method='brute' for another response.")
     ens = tree_ensemble(model)
     dataset = Dataset.from_data(X, feature_names=feature_names)
-    why = unfit_data(ens, model, dataset, X)
+    why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
     col, negate, output = output_column(ens, model, target)

@@ -19,6 +19,16 @@ The strict ``x < t`` of XGBoost is stored as ``x <= t'`` with ``t'`` the
 float64 just below ``t``: the same for every float ``x``, so one comparison
 serves all libraries.
 
+XGBoost (``enable_categorical=True``) and LightGBM split on categories too,
+by the codes of the training frame's pandas categories.  An XGBoost split
+sends its listed codes right and every other code left, a category it
+never saw included (a code past the known ones); NaN takes the default
+side.  A LightGBM split sends the codes of its bitset left and every other
+right; an unseen category is NaN, which goes right when the split's
+missing type is NaN and reads as code 0 otherwise.  Their categories come
+from the model (XGBoost 3.1's stored categories, LightGBM's
+``pandas_categorical``), else the column's own codes are read.
+
 scikit-learn's HistGradientBoosting may split on categories: its
 preprocessor moves the categorical columns first and ordinal-encodes them
 (``categories_`` of its OrdinalEncoder, unknown and missing values to NaN);
@@ -51,8 +61,9 @@ SUPPORTED_TREE_MODELS = (
     "ExtraTreesRegressor/Classifier, GradientBoostingRegressor/Classifier (default init), "
     "HistGradientBoostingRegressor/Classifier (numeric and categorical splits); XGBoost "
     "XGBRegressor, XGBClassifier, XGBRFRegressor/Classifier and Booster (gbtree/dart, "
-    "numeric splits); "
-    "LightGBM LGBMRegressor, LGBMClassifier and Booster (numeric splits, no linear trees)")
+    "numeric and categorical splits); "
+    "LightGBM LGBMRegressor, LGBMClassifier and Booster (numeric and categorical splits, "
+    "no linear trees)")
 
 #: Missing-value rules of a split (``TreeEnsemble.missing``).
 MISSING_DEFAULT = 0      # NaN goes to the default side
@@ -95,7 +106,13 @@ class TreeEnsemble:
         MISSING_CATEGORICAL``): 1 where a code goes left.
     categories : dict
         Feature index -> the categories the model encodes as codes 0, 1, ...
-        (its own encoder's order); empty when no split is categorical.
+        (its own encoder's order; None: the column's own codes, or the
+        values themselves for a numeric column); empty when no split is
+        categorical.
+    unseen_code : int
+        The code a category the model never saw becomes (a code past every
+        known one, whose column of ``cat_left`` holds the library's rule for
+        it); -1 makes it NaN, the missing side.
     """
 
     left: np.ndarray
@@ -117,6 +134,7 @@ class TreeEnsemble:
     cat_left: np.ndarray = field(
         default_factory=lambda: np.zeros((1, N_CATEGORY_CODES), np.uint8))
     categories: dict = field(default_factory=dict)
+    unseen_code: int = -1
 
     @property
     def n_trees(self) -> int:
@@ -145,16 +163,19 @@ class TreeEnsemble:
         model never saw, like a missing one, becomes NaN (the missing side).
         """
         X = np.array(values, dtype=np.float64)
+        unseen = np.nan if self.unseen_code < 0 else float(self.unseen_code)
         for f, cats in self.categories.items():
-            where = {c: k for k, c in enumerate(cats.tolist())}
+            if cats is None:  # the model reads the column's own codes
+                continue
+            where = {c: k for k, c in enumerate(np.asarray(cats).tolist())}
             col = None if columns is None else columns[f]
             if col is not None and col.is_categorical:
-                table = np.array([where.get(v, np.nan) for v in col.levels.tolist()] + [np.nan])
+                table = np.array([where.get(v, unseen) for v in col.levels.tolist()] + [np.nan])
                 x = X[:, f]
                 idx = np.where(np.isnan(x), len(table) - 1, x).astype(np.int64)
                 X[:, f] = table[idx]
             else:
-                X[:, f] = [where.get(v, np.nan) for v in X[:, f].tolist()]
+                X[:, f] = [np.nan if v != v else where.get(v, unseen) for v in X[:, f].tolist()]
         return X
 
     def select(self, output: int, *, negate: bool = False) -> "TreeEnsemble":
@@ -188,7 +209,7 @@ class TreeEnsemble:
             n_features=self.n_features,
             link=self.link, float32=self.float32, library=self.library, classes=self.classes,
             output_names=[self.output_names[output]] if self.output_names else [],
-            cat_left=self.cat_left, categories=self.categories)
+            cat_left=self.cat_left, categories=self.categories, unseen_code=self.unseen_code)
 
     def predict_raw(self, X) -> np.ndarray:
         """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
@@ -408,6 +429,23 @@ def _hist_gradient_boosting(model, classes, d):
                    categories=categories)
 
 
+def _category_rows(chosen_sets, goes_left_if_chosen, unseen_left, n_codes):
+    """``cat_left`` of partition splits: row 0 unused, one row per split after it.
+
+    A split sends its chosen codes one way and every other code (and the
+    unseen code, the last column) the other, or where ``unseen_left`` says.
+    Returns ``(rows, unseen_code)``.
+    """
+    width = max(N_CATEGORY_CODES, n_codes + 2,
+                max((max(c, default=0) for c in chosen_sets), default=0) + 2)
+    rows = np.zeros((len(chosen_sets) + 1, width), np.uint8)
+    for i, chosen in enumerate(chosen_sets, start=1):
+        rows[i, :] = 0 if goes_left_if_chosen else 1
+        rows[i, np.asarray(chosen, np.int64)] = 1 if goes_left_if_chosen else 0
+        rows[i, -1] = unseen_left
+    return rows, width - 1
+
+
 def _classifier_link(classes, n_out):
     if classes is None:
         return "identity", ["prediction"]
@@ -467,9 +505,8 @@ def _xgboost(model):
     base = np.broadcast_to(np.asarray(base_score, np.float64), (n_out,)).copy()
     d = int(params.get("num_feature"))
     b = _Builder(n_out)
+    chosen_sets = []
     for k, (t, out) in enumerate(zip(trees, info)):
-        if any(int(s) != 0 for s in t.get("split_type", [])) or t.get("categories_nodes"):
-            raise _unsupported(model, "categorical splits are not supported")
         if int(t["tree_param"].get("size_leaf_vector", "1")) > 1:
             raise _unsupported(model, "vector leaves")
         left = np.asarray(t["left_children"], np.int64)
@@ -479,11 +516,43 @@ def _xgboost(model):
         # x < t  <=>  x <= (the float64 just below t), for every float x
         threshold = np.where(leaf, 0.0, np.nextafter(cond, -np.inf))
         value = np.where(leaf, cond * w, 0.0)
+        missing = np.zeros(len(left), np.uint8)
+        # a categorical split sends its listed categories right, all others left
+        cats, segs = t.get("categories", []), t.get("categories_segments", [])
+        for j, node in enumerate(t.get("categories_nodes", [])):
+            chosen_sets.append(cats[segs[j]:segs[j] + t["categories_sizes"][j]])
+            threshold[node] = len(chosen_sets)
+            missing[node] = MISSING_CATEGORICAL
         b.add(left, t["right_children"], t["split_indices"], threshold, t["default_left"],
-              value, t["sum_hessian"], output=int(out) if n_out > 1 else None)
+              value, t["sum_hessian"], missing=missing,
+              output=int(out) if n_out > 1 else None)
     classes, outs = _outputs(model, link, n_out)
+    categories = _xgb_categories(booster, raw) if chosen_sets else {}
+    n_codes = max((len(c) for c in categories.values() if c is not None), default=0)
+    # XGBoost reads a code outside the split's set (an unseen category) as not chosen: left
+    rows, unseen = _category_rows(chosen_sets, False, 1, n_codes)
     return b.build(base, d, link=link, float32=True, library="xgboost", classes=classes,
-                   output_names=outs)
+                   output_names=outs, cat_left=rows, categories=categories,
+                   unseen_code=unseen)
+
+
+def _xgb_categories(booster, raw):
+    """The categories of each categorical feature (``feature_types`` "c"), in code order.
+
+    XGBoost 3.1 and later store them with the model; an older model reads the
+    column's own codes (None).
+    """
+    types = raw["learner"].get("feature_types") or booster.feature_types or []
+    cat_features = [f for f, kind in enumerate(types) if kind == "c"]
+    names = {}
+    try:
+        stored = booster.get_categories(export_to_arrow=True).to_arrow()
+        for f, (_, arr) in enumerate(stored or []):
+            if arr is not None:
+                names[f] = np.asarray(arr.to_pylist(), dtype=object)
+    except Exception:  # older XGBoost: no stored categories
+        pass
+    return {f: names.get(f) for f in cat_features}
 
 
 def _outputs(model, link, n_out):
@@ -527,21 +596,43 @@ def _lightgbm(model):
     infos = dump["tree_info"]
     scale = 1.0 / (len(infos) // n_out) if avg and infos else 1.0
     b = _Builder(n_out)
+    chosen_sets = []
     for k, info in enumerate(infos):
-        if info.get("num_cat", 0):
-            raise _unsupported(model, "categorical splits are not supported")
         cols = {c: [] for c in ("l", "r", "f", "t", "dl", "m", "v", "c")}
-        _lgb_walk(info["tree_structure"], cols, model)
+        _lgb_walk(info["tree_structure"], cols, model, chosen_sets)
         b.add(cols["l"], cols["r"], cols["f"], cols["t"], cols["dl"],
               np.asarray(cols["v"]) * scale, cols["c"], missing=cols["m"],
               output=k % n_out if n_out > 1 else None)
     classes, outs = _outputs(model, link, n_out)
+    categories = _lgb_categories(booster, dump) if chosen_sets else {}
+    # the listed categories go left, any other code right; an unseen category is NaN
+    rows, _ = _category_rows([c for c, _ in chosen_sets], True, 0, 0)
     return b.build(np.zeros(n_out), d, link=link, float32=False, library="lightgbm",
-                   classes=classes, output_names=outs)
+                   classes=classes, output_names=outs, cat_left=rows, categories=categories)
 
 
-def _lgb_walk(node, cols, model):
-    """Append ``node``'s subtree in preorder; returns the node's position."""
+def _lgb_categories(booster, dump):
+    """The pandas categories of each categorical feature, None where the model read codes.
+
+    LightGBM keeps the categories of a DataFrame's categorical columns
+    (``pandas_categorical``, in column order); a category it did not see
+    there becomes NaN when it predicts.
+    """
+    infos = dump.get("feature_infos", {})
+    names = dump.get("feature_names", [])
+    # a categorical feature's info lists its values; a numeric one's only its range
+    cat_features = [f for f, name in enumerate(names)
+                    if isinstance(infos.get(name), dict) and infos[name].get("values")]
+    pandas_cats = getattr(booster, "pandas_categorical", None) or []
+    out = {f: None for f in cat_features}
+    if len(pandas_cats) == len(cat_features):
+        for f, cats in zip(cat_features, pandas_cats):
+            out[f] = np.asarray(list(cats), dtype=object)
+    return out
+
+
+def _lgb_walk(node, cols, model, chosen_sets):
+    """Append ``node``'s subtree in preorder; categorical splits' codes to ``chosen_sets``."""
     stack = [(node, None, False)]
     while stack:
         nd, parent, is_left = stack.pop()
@@ -549,16 +640,28 @@ def _lgb_walk(node, cols, model):
         if parent is not None:
             cols["l" if is_left else "r"][parent] = i
         if "leaf_value" in nd or "split_feature" not in nd:
+            if nd.get("leaf_coeff"):
+                raise _unsupported(model, "linear trees: a leaf's value depends on the row")
             for c, v in (("l", -1), ("r", -1), ("f", 0), ("t", 0.0), ("dl", 0),
                          ("m", 0), ("v", nd.get("leaf_value", 0.0)),
                          ("c", nd.get("leaf_count", 0))):
                 cols[c].append(v)
             continue
-        if nd.get("decision_type", "<=") != "<=":
-            raise _unsupported(model, "categorical splits are not supported")
-        for c, v in (("l", -2), ("r", -2), ("f", nd["split_feature"]),
-                     ("t", float(nd["threshold"])), ("dl", int(bool(nd["default_left"]))),
-                     ("m", _LGB_MISSING[nd.get("missing_type", "None")]), ("v", 0.0),
+        kind = nd.get("decision_type", "<=")
+        if kind == "==":
+            # the listed codes go left; NaN goes right when missing_type is NaN, else it
+            # reads as code 0
+            codes = [int(c) for c in str(nd["threshold"]).split("||")]
+            chosen_sets.append((codes, i))
+            nan_left = nd.get("missing_type", "None") != "NaN" and 0 in codes
+            split = (len(chosen_sets), int(nan_left), MISSING_CATEGORICAL)
+        elif kind == "<=":
+            split = (float(nd["threshold"]), int(bool(nd["default_left"])),
+                     _LGB_MISSING[nd.get("missing_type", "None")])
+        else:
+            raise _unsupported(model, f"decision type {kind!r}")
+        for c, v in (("l", -2), ("r", -2), ("f", nd["split_feature"]), ("t", split[0]),
+                     ("dl", split[1]), ("m", split[2]), ("v", 0.0),
                      ("c", nd["internal_count"])):
             cols[c].append(v)
         stack.append((nd["right_child"], i, False))

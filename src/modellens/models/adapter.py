@@ -12,6 +12,7 @@ import sys
 import threading
 
 import numpy as np
+import pandas as pd
 
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset
@@ -96,6 +97,26 @@ def class_position(classes: list, target) -> int:
         return int(target) % len(classes)
     raise InvalidParameterError(f"target={target!r} is not one of the model's classes "
                                 f"{classes} nor a position among them.")
+
+
+def booster_predict(model):
+    """The ``predict`` of a raw XGBoost ``Booster`` on the rows modellens hands a model.
+
+    A Booster predicts a ``DMatrix`` only: the rows are wrapped in one, a
+    DataFrame with its column names (and pandas categoricals), an array with
+    the booster's own feature names and types.  None for any other model
+    (a LightGBM ``Booster`` takes arrays and DataFrames as they are).
+    """
+    if type(model).__name__ != "Booster" or not type(model).__module__.startswith("xgboost"):
+        return None
+    import xgboost as xgb
+
+    def predict(data):
+        if isinstance(data, pd.DataFrame):
+            return model.predict(xgb.DMatrix(data, enable_categorical=True))
+        return model.predict(xgb.DMatrix(data, feature_names=model.feature_names,
+                                         feature_types=model.feature_types))
+    return predict
 
 
 class Model:
@@ -194,6 +215,7 @@ class Model:
         if fn is None:
             raise InvalidParameterError(f"{type(model).__name__} has no {response_method} method.")
         if response_method == "predict":
+            fn = booster_predict(model) or fn
             if target is not None:
                 raise InvalidParameterError(
                 "target= selects a class of predict_proba / decision_function; the model's "
