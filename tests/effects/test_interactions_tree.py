@@ -135,6 +135,32 @@ def test_hist_gradient_boosting_with_a_categorical_column():
     assert (h.pairwise.iloc[0].feature_1, h.pairwise.iloc[0].feature_2) == ("a", "c")
 
 
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_native_categorical_splits_of_xgboost_and_lightgbm(library):
+    rng = np.random.default_rng(8)
+    n = 400
+    frame = pd.DataFrame({"a": rng.uniform(-1, 1, n),
+                          "c": pd.Categorical(rng.choice(["p", "q", "r", "s"], n)),
+                          "b": rng.uniform(-1, 1, n)})
+    y = frame.a * frame.c.map({"p": 1.0, "q": -1.0, "r": 0.0, "s": 2.0}).astype(float) + frame.b
+    if library == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBRegressor(n_estimators=30, max_depth=4, enable_categorical=True,
+                                 tree_method="hist", random_state=0).fit(frame, y)
+    else:
+        lgb = pytest.importorskip("lightgbm")
+        model = lgb.LGBMRegressor(n_estimators=30, num_leaves=15, min_child_samples=5,
+                                  verbose=-1).fit(frame, y)
+    tree = ml.interactions(model, frame, sample=150, random_state=3, method="tree")
+    assert tree.method == "tree" and tree.n_model_rows == 0
+    # against the library's own predictions, which read the categories themselves
+    # (XGBoost sums its leaves in float32: rounding of that size is allowed)
+    brute = ml.interactions(model, frame, sample=150, random_state=3, method="brute",
+                            progress=False)
+    assert_same(tree, brute, float(np.std(model.predict(frame))), tol=1e-6)
+    assert {tree.pairwise.iloc[0].feature_1, tree.pairwise.iloc[0].feature_2} == {"a", "c"}
+
+
 def test_auto_picks_the_tree_method_and_pipelines_fall_back():
     from sklearn.ensemble import GradientBoostingRegressor
     from sklearn.pipeline import make_pipeline
