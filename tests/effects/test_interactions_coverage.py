@@ -14,7 +14,6 @@ estimator's bias is O(1/n) (about 0.0005 here, against a standard error of
 about 0.015), so the intervals should cover the truths at about 95%.
 """
 
-import warnings
 
 import numpy as np
 from scipy import stats

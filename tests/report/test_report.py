@@ -1,6 +1,5 @@
 """The HTML report: sections hold the numbers they show, the page is safe and opens offline."""
 
-import html.parser
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from support import (
     _assert_inert,
+    _parse,
     assert_opens_cleanly,
     injection_frame,
     open_in_browser,
@@ -261,30 +261,6 @@ def test_lime_section_says_why_when_lime_cannot_run(fitted):
     sec = r.sections["lime"]
     assert sec.figure_groups == [] and "LIME was not run" in sec.warnings[0]
     assert "missing values" in sec.warnings[0]
-
-
-class _Page(html.parser.HTMLParser):
-    """Every element with its attributes, scripts' text, and the visible text."""
-
-    def __init__(self):
-        super().__init__()
-        self.elements, self.scripts, self.text, self._in_script = [], [], [], False
-
-    def handle_starttag(self, tag, attrs):
-        self.elements.append((tag, dict(attrs)))
-        self._in_script = tag == "script"
-
-    def handle_endtag(self, tag):
-        self._in_script = False
-
-    def handle_data(self, data):
-        (self.scripts if self._in_script else self.text).append(data)
-
-
-def _parse(text):
-    page = _Page()
-    page.feed(text)
-    return page
 
 
 def test_page_is_self_contained_and_navigable(rep, tmp_path):

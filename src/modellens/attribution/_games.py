@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import InvalidParameterError, check_choice
 from ..engine import DataRows, Plan
 from ..models import InputModel, Model
-from ..models._trees import output_column, tree_ensemble, unfit_data
+from ..models._trees import output_column, readable_ensemble
 from ._blocks import MediaBlock, Subject
 from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
 
@@ -187,23 +187,15 @@ _RAW_RESPONSES = {"identity": ("predict", "predict_proba"), "logit": ("decision_
 def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str):
     """The model's trees when TreeSHAP can explain this request; None (or an error
     when ``strict``) with the reason when it cannot."""
-    try:
-        ens = tree_ensemble(model)
-    except InvalidParameterError:
-        if strict:
-            raise
+    def raw_output(ens):
+        if response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
+            return (f"response_method={response_method!r} is not the trees' raw output "
+                    f"({ens.output_names[0]}); TreeSHAP explains the raw output")
         return None
-    why = unfit_data(ens, model, dataset, X, categorical=True)
-    if why is None and response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
-        why = (f"response_method={response_method!r} is not the trees' raw output "
-               f"({ens.output_names[0]}); TreeSHAP explains the raw output")
-    if why is not None:
-        if strict:
-            raise InvalidParameterError(
-                f"algorithm='tree' cannot explain this request: {why}. Use algorithm='exact', "
-                "'permutation' or 'kernel'.")
-        return None
-    return ens
+
+    return readable_ensemble(model, dataset, X, strict=strict, raw_output=raw_output,
+                             refusal="algorithm='tree' cannot explain this request: {why}. Use "
+                                     "algorithm='exact', 'permutation' or 'kernel'.")
 
 
 class TreeGame(Game):

@@ -396,25 +396,20 @@ def _tree_model(model, dataset, X, method, target, response_method):
     """``(one-output TreeEnsemble, output name)`` for the tree method, or None for brute force."""
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
-    from ..models._trees import output_column, tree_ensemble, unfit_data
+    from ..models._trees import output_column, readable_ensemble
 
-    strict = method == "tree"
-    try:
-        ens = tree_ensemble(model)
-    except InvalidParameterError:
-        if strict:
-            raise
-        return None
-    why = unfit_data(ens, model, dataset, X, categorical=True)
-    if why is None and not _is_raw(ens, response_method):
-        why = (f"response_method={response_method!r} is not the trees' raw output "
-               f"({ens.output_names[0]}); the tree method computes the statistics of the raw "
-               "output" + (" (pass response_method='decision_function' for it)"
-                           if ens.link in ("logit", "softmax") else ""))
-    if why is not None:
-        if strict:
-            raise InvalidParameterError(f"method='tree' cannot be used here: {why}. Use "
-                                        "method='brute'.")
+    def raw_output(ens):
+        if _is_raw(ens, response_method):
+            return None
+        return (f"response_method={response_method!r} is not the trees' raw output "
+                f"({ens.output_names[0]}); the tree method computes the statistics of the raw "
+                "output" + (" (pass response_method='decision_function' for it)"
+                            if ens.link in ("logit", "softmax") else ""))
+
+    ens = readable_ensemble(model, dataset, X, strict=method == "tree", raw_output=raw_output,
+                            refusal="method='tree' cannot be used here: {why}. Use "
+                                    "method='brute'.")
+    if ens is None:
         return None
     col, negate, output = output_column(ens, model, target)
     return ens.select(col, negate=negate), output

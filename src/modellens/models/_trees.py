@@ -721,3 +721,28 @@ def unfit_data(ens, model, dataset, X, *, categorical=False):
             return (f"X's columns {list(X.columns)} are not the model's columns "
                     f"{list(fitted)} in the same order")
     return None
+
+
+def readable_ensemble(model, dataset, X, *, strict: bool, raw_output, refusal: str):
+    """The model's trees when a tree algorithm can serve this request, else None.
+
+    ``raw_output(ens)`` returns None when the requested response is the trees'
+    raw output, else the reason it is not.  Where the trees cannot serve and
+    ``strict`` (the user asked for the tree algorithm), an error
+    ``refusal.format(why=...)`` says why; otherwise None lets the caller fall
+    back to a model-agnostic algorithm.
+    """
+    try:
+        ens = tree_ensemble(model)
+    except InvalidParameterError:
+        if strict:
+            raise
+        return None
+    why = unfit_data(ens, model, dataset, X, categorical=True)
+    if why is None:
+        why = raw_output(ens)
+    if why is not None:
+        if strict:
+            raise InvalidParameterError(refusal.format(why=why))
+        return None
+    return ens

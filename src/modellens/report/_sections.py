@@ -611,8 +611,8 @@ def interaction_section(inputs, found) -> Section | None:
         f"the two features' own effects) among the pairs whose share of interaction H\u00b2 "
         f"is at least {MEANINGFUL_H2:g}."
         + ("" if best_h2 >= MEANINGFUL_H2 else
-           f" No pair reaches that share: the model is close to additive, and the pair "
-           f"below is only the least additive one.")
+           " No pair reaches that share: the model is close to additive, and the pair "
+           "below is only the least additive one.")
         + f" Its second-order ALE is drawn on the {ds.n_rows:,} sampled rows; hatched cells "
         f"have no data.")
     with _capture(sec):
