@@ -119,6 +119,20 @@ class Effect:
 
     Notes
     -----
+    **Per grid point or per bin.**  ``values``, ``ice`` and ``band`` have one
+    entry per grid point.  ``bins`` and ``empty_cells`` have one entry per
+    bin: the interval between two consecutive grid points (a cell of a 2-D
+    grid), whose local effects ALE and DALE average.  ``std`` and ``counts``
+    are each method's headline spread and sample size, kept where users of
+    earlier versions read them: for ALE and DALE of a numeric feature they
+    are ``bins.std`` and ``bins.counts`` (per bin, ``len(grid) - 1``
+    entries); where every grid point has data of its own they are per grid
+    point (``len(grid)`` entries): an M-plot point's neighbourhood, the rows
+    at each level of a categorical or discrete ALE feature (``counts``; its
+    ``std`` is per step between adjacent levels, as ``bins.std``).  For a
+    per-bin quantity read ``bins``; :meth:`to_frame` lines both kinds up on
+    the grid (a bin's numbers on its upper grid point).
+
     ``feature_values`` of a numeric feature without missing values may be a
     read-only view of the data (large data are not copied once per feature).
     """
