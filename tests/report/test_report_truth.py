@@ -329,9 +329,10 @@ def test_screen_finds_a_pair_whose_effect_is_all_interaction():
     r = ml.report(f, X, sections=["interaction"], **SMALL)
     data = r.sections["interaction"].data
     assert set(data["pair"]) == {"g", "h"}
-    assert len(data["ranked"]) == 21  # every pair of the 7
+    assert len(data["ranked"]) == 15  # the pairs among the 6 strongest overall interactors
     note = r.sections["interaction"].notes[0]
-    assert "Friedman's H" in note and "every pair of the 7 features" in note
+    assert "Friedman's H" in note and "among the 6 features with the strongest overall" in note
+    assert "of the 7 features" in note
 
 
 def test_screen_ranks_by_the_size_of_the_interaction_not_its_share():
@@ -503,3 +504,39 @@ def test_the_order_of_the_sections_does_not_change_what_they_show(monkeypatch):
         inputs.grid = 3
     with pytest.raises(ValueError):
         inputs.prediction[0] = 1.0
+
+
+def test_unordered_levels_are_drawn_by_effect_and_ordered_ones_keep_their_order():
+    rng = np.random.default_rng(5)
+    n = 300
+    effect = {"ant": 2.0, "bee": -1.0, "cat": 0.5, "dog": -3.0}
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                      "pet": pd.Categorical(rng.choice(list(effect), n)),
+                      "size": pd.Categorical(rng.choice(["S", "M", "L"], n),
+                                             categories=["S", "M", "L"], ordered=True)})
+
+    def f(F):
+        return (np.asarray(F["x"]) + F["pet"].map(effect).astype(float).to_numpy()
+                + F["size"].cat.codes.to_numpy() * 0.1)
+
+    r = ml.report(f, X, sections=["effects"], **SMALL)
+    order = r.sections["effects"].data["level_order"]
+    assert order["pet"] == ["dog", "bee", "cat", "ant"]  # lowest partial dependence first
+    assert "size" not in order  # S < M < L is the column's own order
+
+
+def test_brute_force_screen_stays_within_its_budget_of_model_rows():
+    from modellens.report._sections import SCREEN_BRUTE_FEATURES, SCREEN_BRUTE_ROWS
+
+    rng = np.random.default_rng(11)
+    X = pd.DataFrame(rng.uniform(-1, 1, (400, 25)), columns=[f"f{i}" for i in range(25)])
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return Z @ np.linspace(3, 1, 25) + 2 * Z[:, 0] * Z[:, 1]
+
+    r = ml.report(f, X, sections=["interaction"], **{**SMALL, "sample": 400})
+    inter = r.sections["interaction"].data["interactions"]
+    assert inter.method == "brute" and len(inter.overall) == SCREEN_BRUTE_FEATURES
+    assert 0 < inter.n_model_rows <= SCREEN_BRUTE_ROWS
+    assert set(r.sections["interaction"].data["pair"]) == {"f0", "f1"}

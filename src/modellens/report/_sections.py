@@ -417,7 +417,7 @@ def effects_section(inputs, found) -> Section:
         sec.notes.append(f"The {len(shown)} most important of {len(order)} features are drawn; "
                          "pass features= (--features) for others.")
     off_data = (found.get("data") or {}).get("off_data", {})
-    negligible, zero = [], []
+    negligible, zero, level_order = [], [], {}
     for name in shown:
         j = ds.index_of(name)
         size = _effect_size(pd_effects[name], ale_effects.get(name))
@@ -427,10 +427,16 @@ def effects_section(inputs, found) -> Section:
             zero.append(name)
         elif small:
             negligible.append(name)
+        col = ds.columns[j]
+        # unordered levels have no order of their own: PD draws them by effect
+        by_effect = col.is_categorical and not col.ordered
         figures = _effect_figures(name, pd_effects[name], ale_effects.get(name),
-                                  inputs, discrete=(not ds.columns[j].is_categorical
+                                  inputs, discrete=(not col.is_categorical
                                                     and ds.n_unique(j) <= FEW_VALUES),
-                                  levels=many.get(name, 0), random_state=inputs.random_state)
+                                  levels=many.get(name, 0) or (by_effect and ds.n_unique(j)),
+                                  random_state=inputs.random_state)
+        if by_effect:
+            level_order[name] = _by_effect(pd_effects[name])
         badge = " [no effect]" if is_zero else " [negligible]" if small else ""
         group = FigureGroup(f"{name} (importance {_fmt(importance[name], 3)}){badge}", figures)
         if is_zero:
@@ -447,7 +453,7 @@ def effects_section(inputs, found) -> Section:
         sec.warnings.append(f"No effect at all on any row: {', '.join(zero)} (see below).")
     sec.data.update(pdp=pd_effects, ale=ale_effects, importance=importance, order=order,
                     shown=shown, ale_failed=failed, negligible=negligible, zero=zero,
-                    spread=spread)
+                    spread=spread, level_order=level_order)
     return sec
 
 
@@ -524,14 +530,21 @@ def _draw_points(ax, effect, *, ice, random_state):
     ax.set_title(f"{'PD' if effect.method == 'pdp' else 'ALE'} of {effect.feature}")
 
 
-def _draw_many_levels(ax, effect, levels, inputs):
-    """PD at the most frequent levels of a many-level categorical, in order of effect."""
+def _by_effect(effect) -> list:
+    """The levels of a PD over levels, from the lowest partial dependence to the highest."""
     labels = [str(v) for v in np.asarray(effect.grid).tolist()]
-    v = np.asarray(effect.values, dtype=float)
-    order = np.argsort(v, kind="stable")
-    ax.plot(np.arange(v.size), v[order], "o", color="C0")
-    ax.set_xticks(np.arange(v.size), [labels[i] for i in order], rotation=60, ha="right")
-    ax.set_xlabel(f"{effect.feature}: {v.size} most frequent of {levels:,} levels")
+    order = np.argsort(np.asarray(effect.values, dtype=float), kind="stable")
+    return [labels[i] for i in order]
+
+
+def _draw_many_levels(ax, effect, levels, inputs):
+    """PD over the levels of an unordered categorical, in order of effect (the most
+    frequent ``TOP_LEVELS`` of a many-level one)."""
+    v = np.sort(np.asarray(effect.values, dtype=float), kind="stable")
+    ax.plot(np.arange(v.size), v, "o", color="C0")
+    ax.set_xticks(np.arange(v.size), _by_effect(effect), rotation=60, ha="right")
+    ax.set_xlabel(f"{effect.feature}: {v.size} most frequent of {levels:,} levels, by effect"
+                  if levels > v.size else f"{effect.feature}: levels in order of effect")
     ax.set_ylabel("partial dependence")
     ax.set_title(f"PD of {effect.feature}")
 
@@ -549,9 +562,13 @@ def _pd_importance(effect) -> float:
 #: Most features the interaction screen takes (the most important ones), and its rows.
 SCREEN_FEATURES = 30
 SCREEN_ROWS = 300
-#: Without the tree method every pair costs ``SCREEN_ROWS ** 2`` model rows: pairs are
-#: then screened among this many strongest overall interactors (as R's hstats does).
-SCREEN_PAIR_FEATURES = 8
+#: Without the tree method every feature and pair costs (sampled rows)^2 model rows: the
+#: screen then takes the most important features, pairs among the strongest overall
+#: interactors (as R's hstats does), and as many rows as a budget of model rows allows.
+SCREEN_BRUTE_FEATURES = 10
+SCREEN_PAIR_FEATURES = 6
+SCREEN_BRUTE_ROWS = 400_000
+SCREEN_MIN_ROWS = 50
 #: A pair's H^2 below this share is no interaction worth drawing, however large its
 #: unnormalised statistic (H^2 is a share, so tiny joint effects can reach 1: both count).
 MEANINGFUL_H2 = 0.01
@@ -568,11 +585,19 @@ def screen_pairs(inputs, candidates) -> tuple:
     """
     if len(candidates) < 2:
         return [], None
-    X = inputs.X_sample
-    inter = interactions(inputs.model, X, candidates, sample=min(SCREEN_ROWS, len(inputs.sample_index)),
+    n = len(inputs.sample_index)
+    if _tree_screen(inputs):  # every pair costs no model rows
+        features, sample, pairs = candidates, min(SCREEN_ROWS, n), None
+    else:
+        features = candidates[:SCREEN_BRUTE_FEATURES]
+        k = min(SCREEN_PAIR_FEATURES, len(features))
+        blocks = len(features) + k * (k - 1) // 2
+        sample = min(n, SCREEN_ROWS,
+                     max(SCREEN_MIN_ROWS, int(np.sqrt(SCREEN_BRUTE_ROWS / blocks))))
+        pairs = k if k < len(features) else None
+    inter = interactions(inputs.model, inputs.X_sample, features, sample=sample, pairs=pairs,
                          random_state=inputs.random_state, target=inputs.target,
-                         progress=inputs.progress, pairs=None if _tree_screen(inputs) else
-                         min(SCREEN_PAIR_FEATURES, len(candidates)))
+                         progress=inputs.progress)
     table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
     ranked = sorted(((r.feature_1, r.feature_2), float(r.h2_unnormalized), float(r.h2))
                     for r in table.itertuples())
@@ -598,14 +623,15 @@ def interaction_section(inputs, found) -> Section | None:
     if not ranked:
         return None
     best, best_size, best_h2 = ranked[0]
-    how = ("every pair" if inter.method == "tree" or len(candidates) <= SCREEN_PAIR_FEATURES
-           else f"every pair among the {SCREEN_PAIR_FEATURES} features with the strongest "
-                f"overall interaction")
+    screened = len(inter.overall)
+    how = ("every pair" if len(inter.pairwise) == screened * (screened - 1) // 2 else
+           f"every pair among the {SCREEN_PAIR_FEATURES} features with the strongest overall "
+           f"interaction")
     sec.notes.append(
-        f"How the pair was chosen: Friedman's H statistic ({'read from the trees' if inter.method == 'tree' else 'by brute force'}, "
-        f"ml.interactions) on {inter.sample_size:,} sampled rows, {how} of the "
-        f"{len(candidates)} features"
-        + (f" (the {SCREEN_FEATURES} most important)" if len(usable) > SCREEN_FEATURES else "")
+        f"How the pair was chosen: Friedman's H statistic (ml.interactions, "
+        f"{'read from the trees' if inter.method == 'tree' else 'by brute force'}) on "
+        f"{inter.sample_size:,} sampled rows, {how} of the {screened} features"
+        + (f" (the {screened} most important)" if len(usable) > screened else "")
         + f", {len(ranked)} pairs. The pair drawn has the largest interaction on the "
         f"prediction's scale (H unnormalised, the root mean square of the joint effect beyond "
         f"the two features' own effects) among the pairs whose share of interaction H\u00b2 "
