@@ -327,9 +327,12 @@ def _warm_tree_kernels(inputs):
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the folder holding modellens/
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    code = ("import pickle, sys, warnings; warnings.simplefilter('ignore'); "
-            "m, X, B, t = pickle.load(sys.stdin.buffer); import modellens as ml; "
-            "ml.shapley(m, X, background=B, algorithm='tree', target=t, progress=False)")
+    # the interaction screen runs before the Shapley section: its kernels compile first
+    code = ("import pickle, sys, warnings; warnings.simplefilter('ignore')\n"
+            "m, X, B, t = pickle.load(sys.stdin.buffer); import modellens as ml\n"
+            "try:\n    ml.interactions(m, X, sample=None, method='tree', target=t, "
+            "progress=False)\nexcept Exception:\n    pass\n"
+            "ml.shapley(m, X, background=B, algorithm='tree', target=t, progress=False)\n")
     try:
         child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
