@@ -9,8 +9,10 @@ to a function wins over the context.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ._validation import InvalidParameterError, check_int
 
@@ -42,7 +44,7 @@ class Options:
 
 
 _current = contextvars.ContextVar("modellens_config", default=Options())
-_UNSET = object()
+_UNSET: Any = object()  # a default that None cannot be (None has a meaning)
 
 
 def _checked(chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET) -> dict:
@@ -71,7 +73,7 @@ def _checked(chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET) -
     return out
 
 
-def get_config() -> dict:
+def get_config() -> dict[str, Any]:
     """The execution options in force, as a dict."""
     o = _current.get()
     return {"chunk_size": o.chunk_size, "n_jobs": o.n_jobs, "progress": o.progress,
@@ -79,8 +81,9 @@ def get_config() -> dict:
 
 
 @contextmanager
-def config(*, chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET,
-           n_workers=_UNSET):
+def config(*, chunk_size: int | None = _UNSET, n_jobs: int | None = _UNSET,
+           progress: bool | None = _UNSET, client: Any = _UNSET,
+           n_workers: int | None = _UNSET) -> Iterator[None]:
     """Set execution options for the calls inside a ``with`` block.
 
     Options left out keep the value they have; nested blocks restore the

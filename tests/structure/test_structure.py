@@ -286,7 +286,8 @@ def _top(module):
 #: package and the layers strictly below its own; ``plot`` is a leaf that the result
 #: types of effects and attribution (and the report, through them) draw with.
 LAYERS = [("__main__",), ("cli",), ("report",), ("attribution", "effects"), ("plot",), ("engine",),
-          ("models",), ("data",), ("_serialize", "datasets", "_config"), ("_validation", "_version")]
+          ("models",), ("data",), ("_serialize", "datasets", "_config"),
+          ("_validation", "_version", "typing")]
 
 def _graph():
     # the face (modellens/__init__) re-exports every layer and is left out: the report

@@ -12,6 +12,7 @@ answers are in, and its samples are released.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -22,6 +23,7 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import encode_with, row_as_frame
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
+from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
 from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
                          warn_if_shrunk)
@@ -362,13 +364,15 @@ def _warn_unseen_levels(sampler, Xe, columns):
                 "rows with this level to training_data.", ModellensWarning, stacklevel=4)
 
 
-def lime(model, X, *, training_data, num_features: int | None = None, num_samples: int = 5000,
+def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
+         num_features: int | None = None, num_samples: int = 5000,
          kernel_width: float | None = None, discretize: str | None = "quartile",
          feature_selection: str = "auto", sampling: str = "per_row",
          stability: int | None = None, stability_top_k: int | None = None,
-         random_state=None, target=None,
-         response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
-         n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
+         random_state: RandomStateLike = None, target: TargetSpec = None,
+         response_method: str = "auto", feature_names: Sequence[str] | None = None,
+         chunk_size: int | None = None, n_jobs: int | None = None,
+         progress: bool | None = None) -> Attributions:
     r"""LIME: a sparse weighted linear surrogate of the model around each row of ``X``.
 
     For each row :math:`x`, ``num_samples`` rows are drawn (row 0 is
@@ -539,10 +543,12 @@ def _stability(fits, k) -> dict:
             "weight_std": coef.std(axis=0, ddof=1)}
 
 
-def lime_width_sweep(model, x, *, training_data, widths=None, num_features: int | None = None,
+def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
+                     widths: ArrayLike | None = None, num_features: int | None = None,
                      num_samples: int = 5000, discretize: str | None = "quartile",
-                     feature_selection: str = "none", random_state=None, target=None,
-                     response_method: str = "auto", feature_names=None) -> WidthSweep:
+                     feature_selection: str = "none", random_state: RandomStateLike = None,
+                     target: TargetSpec = None, response_method: str = "auto",
+                     feature_names: Sequence[str] | None = None) -> WidthSweep:
     """LIME for one row at many kernel widths, from one set of samples.
 
     The width changes only the samples' weights, so one neighbourhood (one

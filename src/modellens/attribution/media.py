@@ -10,11 +10,15 @@ around the full input and fits its weighted surrogate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._config import resolve_options
 from .._validation import check_random_state
 from ..engine import Plan, run
+from ..typing import ArrayLike, PredictFn, RandomStateLike, TargetSpec
 from ._games import RemovalGame
 from ._masking import ImageInput, TextInput
 from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
@@ -88,10 +92,13 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
         num_samples=num_samples, feature_selection=feature_selection)
 
 
-def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_samples: int = 5000,
-              kernel_width: float | None = None, feature_selection: str = "auto",
-              tokenizer=None, random_state=None, target=None, chunk_size: int | None = None,
-              n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
+def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = None,
+              num_samples: int = 5000, kernel_width: float | None = None,
+              feature_selection: str = "auto",
+              tokenizer: str | Callable[[str], list[str]] | None = None,
+              random_state: RandomStateLike = None, target: TargetSpec = None,
+              chunk_size: int | None = None, n_jobs: int | None = None,
+              progress: bool | None = None) -> Attributions:
     r"""LIME for one text: which words move the model's score.
 
     Each distinct word is a feature (a bag of words: removing it removes every
@@ -156,11 +163,15 @@ def lime_text(predict_fn, text: str, *, num_features: int | None = None, num_sam
                        target=target, options=resolve_options(chunk_size, n_jobs, progress))
 
 
-def lime_image(predict_fn, image, *, num_features: int | None = None, num_samples: int = 1000,
-               kernel_width: float | None = None, feature_selection: str = "auto",
-               segmentation="quickshift", hide_color=None, segmentation_options=None,
-               random_state=None, target=None, chunk_size: int | None = None,
-               n_jobs: int | None = None, progress: bool | None = None) -> Attributions:
+def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | None = None,
+               num_samples: int = 1000, kernel_width: float | None = None,
+               feature_selection: str = "auto",
+               segmentation: str | ArrayLike | Callable[[np.ndarray], np.ndarray] = "quickshift",
+               hide_color: float | ArrayLike | None = None,
+               segmentation_options: dict[str, Any] | None = None,
+               random_state: RandomStateLike = None, target: TargetSpec = None,
+               chunk_size: int | None = None, n_jobs: int | None = None,
+               progress: bool | None = None) -> Attributions:
     r"""LIME for one image: which superpixels move the model's score.
 
     The image is cut into superpixels (scikit-image's quickshift or SLIC, or

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,9 +45,10 @@ def _block_property(block: str, name: str, what: str):
 
 @dataclass(init=False, repr=False, eq=False)
 class Attributions:
-    """Per-row, per-feature attributions of a model's predictions.
+    """How much each feature moved each explained row's prediction.
 
-    A small core that every method fills, and optional typed blocks for what
+    What :func:`~modellens.shapley`, :func:`~modellens.lime`,
+    :func:`~modellens.lime_text` and :func:`~modellens.lime_image` return.  A small core that every method fills, and optional typed blocks for what
     only some methods produce.
 
     Attributes
@@ -116,6 +118,24 @@ class Attributions:
     always keeps two dimensions: ``attr[0]`` is a one-row ``Attributions``,
     ``attr[:10]`` the first ten rows, ``attr[:, "bmi"]`` one feature,
     ``attr[mask, ["bmi", "bp"]]`` both at once.
+
+    Examples
+    --------
+    Exact Shapley values of a linear model are its weights times each
+    feature's distance from the background mean:
+
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> w = np.array([1.0, 2.0, -1.0])
+    >>> attr = ml.shapley(lambda A: A @ w, X[:5], background=X)
+    >>> attr
+    Attributions(method='shapley-exact', rows=5, features=3, output='f(x)')
+    >>> bool(np.allclose(attr.values, w * (X[:5] - X.mean(axis=0))))
+    True
+    >>> bool(np.allclose(attr.base_values + attr.values.sum(axis=1), attr.prediction))
+    True
+    >>> attr[0], attr[:, "x1"].values.shape
+    (Attributions(method='shapley-exact', rows=1, features=3, output='f(x)'), (5, 1))
     """
 
     # the fields (dataclasses.fields / replace / asdict work as before the blocks)
@@ -271,14 +291,40 @@ class Attributions:
         """The explained rows as floats: categorical columns as level codes (colour scales)."""
         return self.codes.copy()
 
-    def confidence_interval(self, level: float = 0.95):
-        """``(lower, upper)`` around ``values`` from the standard errors, both ``(n, d)``.
+    def confidence_interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """How far sampled values may be from the exact ones: a confidence interval per value.
 
         Student's t quantiles with each row's ``dof`` degrees of freedom: at a
         small sampling budget the standard errors are estimated from few
         independent pieces, and normal quantiles would give intervals that
         miss far more often than ``1 - level``.  Exact values get a zero-width
         interval.
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Coverage of the interval.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n, d)
+
+        Examples
+        --------
+        Permutation sampling against exact enumeration on the same background:
+
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(200, 8))
+        >>> def model(A):
+        ...     return A[:, 0] * A[:, 1] + A[:, 2] * A[:, 3] * A[:, 4]
+        >>> sampled = ml.shapley(model, X[:5], background=X[:50], algorithm="permutation",
+        ...                      n_permutations=50, random_state=0)
+        >>> exact = ml.shapley(model, X[:5], background=X[:50], algorithm="exact")
+        >>> lower, upper = sampled.confidence_interval(0.95)
+        >>> lower.shape
+        (5, 8)
+        >>> bool(np.all((lower - 1e-9 <= exact.values) & (exact.values <= upper + 1e-9)))
+        True
         """
         from scipy.stats import t
 
@@ -292,7 +338,25 @@ class Attributions:
         return self.values - half, self.values + half
 
     def mean_abs(self) -> np.ndarray:
-        """Global importance: mean of ``|values|`` over the rows, one per feature."""
+        """How important is each feature overall: the mean of ``|values|`` over the rows.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+            One number per feature, in the order of ``feature_names``.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(200, 3))
+        >>> w = np.array([1.0, 2.0, 0.0])  # x2 is not used by the model
+        >>> attr = ml.shapley(lambda A: A @ w, X[:50], background=X)
+        >>> importance = attr.mean_abs()
+        >>> print(np.round(importance, 2))
+        [0.94 1.39 0.  ]
+        >>> bool(np.allclose(importance, np.abs(w * (X[:50] - X.mean(axis=0))).mean(axis=0)))
+        True
+        """
         return np.abs(self.values).mean(axis=0)
 
     # ----------------------------------------------------------- indexing
@@ -357,6 +421,25 @@ class Attributions:
         Columns: ``row``, ``feature``, ``method``, ``feature_value``,
         ``value``, ``std`` (sampling estimators), ``base_value`` and
         ``prediction`` (when known).
+
+        Returns
+        -------
+        DataFrame
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(200, 3))
+        >>> attr = ml.shapley(lambda A: A @ np.array([1.0, 2.0, -1.0]), X[:5], background=X)
+        >>> frame = attr.to_frame()
+        >>> frame.shape, list(frame.columns)
+        ((15, 7), ['row', 'feature', 'method', 'feature_value', 'value', 'base_value', 'prediction'])
+        >>> frame.groupby("feature")["value"].apply(lambda v: round(v.abs().mean(), 3))
+        feature
+        x0    1.038
+        x1    1.031
+        x2    0.608
+        Name: value, dtype: float64
         """
         n, d = self.values.shape
         frame = pd.DataFrame({
@@ -373,11 +456,26 @@ class Attributions:
         frame.insert(2, "method", self.method)
         return frame
 
-    def to_shap(self):
-        """The same numbers as a ``shap.Explanation`` (needs shap installed).
+    def to_shap(self) -> Any:
+        """The same numbers as a ``shap.Explanation``, for shap's own plots (needs shap).
 
         Categorical columns go to shap as level codes in ``data`` (shap's
         colour scales need numbers) with their labels in ``display_data``.
+
+        Returns
+        -------
+        shap.Explanation
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(200, 3))
+        >>> attr = ml.shapley(lambda A: A @ np.array([1.0, 2.0, -1.0]), X[:5], background=X)
+        >>> explanation = attr.to_shap()
+        >>> explanation.values.shape, explanation.feature_names
+        ((5, 3), ['x0', 'x1', 'x2'])
+        >>> import shap  # doctest: +SKIP
+        >>> shap.plots.beeswarm(explanation)  # doctest: +SKIP
         """
         try:
             import shap
@@ -390,9 +488,27 @@ class Attributions:
             feature_names=list(self.feature_names))
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`).
+        """A JSON-safe dict of every field, to save the attributions as JSON.
 
-        ``"schema"`` gives the layout's version (``modellens.attribution.result.SCHEMA_VERSION``, now 2).
+        ``json.dumps`` works on it and :meth:`from_dict` rebuilds the object;
+        ``"schema"`` gives the layout's version
+        (``modellens.attribution.result.SCHEMA_VERSION``, now 2).
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(200, 3))
+        >>> attr = ml.shapley(lambda A: A @ np.array([1.0, 2.0, -1.0]), X[:5], background=X)
+        >>> d = attr.to_dict()
+        >>> d["type"], d["schema"]
+        ('Attributions', 2)
+        >>> with open("attributions.json", "w") as f:
+        ...     json.dump(d, f)
         """
         out = {"values": self.values, "base_values": self.base_values, "codes": self.codes,
                "feature_names": self.feature_names, "method": self.method,
@@ -411,6 +527,25 @@ class Attributions:
         """Rebuild an :class:`Attributions` from :meth:`to_dict` output (also after JSON).
 
         Files of every earlier schema load too.
+
+        Parameters
+        ----------
+        d : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        Attributions
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(200, 3))
+        >>> attr = ml.shapley(lambda A: A @ np.array([1.0, 2.0, -1.0]), X[:5], background=X)
+        >>> back = ml.Attributions.from_dict(json.loads(json.dumps(attr.to_dict())))
+        >>> bool(np.array_equal(back.values, attr.values)), back.feature_names
+        (True, ['x0', 'x1', 'x2'])
         """
         if not isinstance(d, dict) or d.get("type") != "Attributions":
             raise InvalidParameterError("not a dict made by Attributions.to_dict().")

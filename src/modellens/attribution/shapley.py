@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -12,10 +13,12 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import is_integer, row_as_frame
 from ..engine import run
 from ..models import Model, tree_ensemble_name
+from ..typing import DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND, choose_background, encode_explained
 from ._blocks import SamplingBlock
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for)
+from ._masking import ImageMasker, TextMasker
 from .exact import ExactEstimator, OnePlayer
 from .kernel import KernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
@@ -35,11 +38,14 @@ def default_kernel_samples(d: int) -> int:
     return 2 * d + 2048
 
 
-def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: int | None = None,
-            n_permutations: int | None = None, random_state=None, target=None,
-            response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
-            n_jobs: int | None = None, progress: bool | None = None,
-            masker=None, interactions: bool = False, index: str = "shapley") -> Attributions:
+def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
+            background: DataLike | None = None, algorithm: str = "auto",
+            n_samples: int | None = None, n_permutations: int | None = None,
+            random_state: RandomStateLike = None, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
+            interactions: bool = False, index: str = "shapley") -> Attributions:
     r"""Shapley values of each row's prediction, against background data.
 
     Feature :math:`j`'s Shapley value for the row :math:`x` is its average

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import Dataset
 from ..engine import DataPredictions, GridRows, Plan, compact_index, open_request
 from ..engine._out_of_core import feature_sample
+from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._categorical import level_order, level_orders_out_of_core
 from ._grid import DEFAULT_POINTS, grid_spec, pair_specs
 from .binning import (EMPTY_BINS, CoMoments, Moments, accumulate, accumulate_levels,
@@ -25,10 +27,11 @@ __all__ = ["ale"]
 _FILL_BLOCK = 512
 
 
-def ale(model, X, features=None, *, bins=DEFAULT_POINTS, max_discrete: int = 10,
-        confidence: float = 0.95, empty_bins: str = "zero", target=None, response_method: str = "auto", feature_names=None,
-        chunk_size: int | None = None, n_jobs: int | None = None,
-        progress: bool | None = None) -> Effects:
+def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
+        bins: BinsSpec = DEFAULT_POINTS, max_discrete: int = 10, confidence: float = 0.95,
+        empty_bins: str = "zero", target: TargetSpec = None, response_method: str = "auto",
+        feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
+        n_jobs: int | None = None, progress: bool | None = None) -> Effects:
     r"""Accumulated local effects (Apley & Zhu 2020), as the ALEPlot reference estimates them.
 
     **First order, numeric feature** :math:`S`.  The bin edges

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
                            check_random_state, is_integer)
 from ..engine import DataRows, Plan, open_request, run
 from ..models import tree_ensemble_name
+from ..typing import DataLike, FeatureSpec, ModelLike, RandomStateLike, TargetSpec
 from ._hstat import BlockRows, Groups, h_statistics, settings_of, strongest_pairs
 from .interactions_result import PAIR_COLUMNS, Interactions
 
@@ -21,9 +23,13 @@ __all__ = ["interactions", "COST_WARN_ROWS"]
 COST_WARN_ROWS = 25_000_000
 
 
-def interactions(model, X, features=None, *, pairs=None, sample=500, method="auto",
-                 random_state=None, target=None, response_method="auto", feature_names=None,
-                 chunk_size=None, n_jobs=None, progress=None) -> Interactions:
+def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
+                 pairs: Sequence[tuple[Hashable, Hashable]] | int | None = None,
+                 sample: int | float | None = 500, method: str = "auto",
+                 random_state: RandomStateLike = None, target: TargetSpec = None,
+                 response_method: str = "auto", feature_names: Sequence[str] | None = None,
+                 chunk_size: int | None = None, n_jobs: int | None = None,
+                 progress: bool | None = None) -> Interactions:
     r"""How strongly each feature, and each pair of features, interacts in the model.
 
     Friedman and Popescu's H statistics on a sample of :math:`n` rows

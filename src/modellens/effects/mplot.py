@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, is_integer, user_stacklevel
 from ..engine import DataPredictions, Plan, open_request
+from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, TargetSpec
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec
 from .binning import Moments, bin_index
 from .result import Band, Effect, Effects
@@ -16,8 +18,10 @@ from .result import Band, Effect, Effects
 __all__ = ["mplot", "level_neighbourhoods", "quantile_neighbourhoods", "window_neighbourhoods"]
 
 
-def mplot(model, X, features=None, *, grid=DEFAULT_POINTS, window: float | None = None, target=None,
-          response_method: str = "auto", feature_names=None, chunk_size: int | None = None,
+def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
+          grid: GridSpec = DEFAULT_POINTS, window: float | None = None,
+          target: TargetSpec = None, response_method: str = "auto",
+          feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
           n_jobs: int | None = None, progress: bool | None = None) -> Effects:
     r"""M-plot: the mean prediction of the data points near each grid value.
 

@@ -2,31 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .._config import resolve_options
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset, resolve_features, sample_rows
 from ..engine import GridRows, Plan, open_request, run
+from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
 
 __all__ = ["pdp"]
 
 
-def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, center: bool = False,
-        sample=None, random_state=None, target=None, response_method: str = "auto",
-        feature_names=None, chunk_size: int | None = None, n_jobs: int | None = None,
-        progress: bool | None = None, method: str = "brute") -> Effects:
-    r"""Partial dependence (Friedman 2001) with ICE and centered ICE curves.
+def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
+        grid: GridSpec = DEFAULT_POINTS, ice: bool = False, center: bool = False,
+        sample: int | float | None = None, random_state: RandomStateLike = None,
+        target: TargetSpec = None, response_method: str = "auto",
+        feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
+        n_jobs: int | None = None, progress: bool | None = None,
+        method: str = "brute") -> Effects:
+    r"""How does the model's average prediction change when one feature is set to each value?
 
-    For a feature set :math:`S` and the other features :math:`C`, the partial
-    dependence at a grid point :math:`x_S` is estimated by
-
-    .. math:: \hat f_S(x_S) = \frac{1}{n} \sum_{i=1}^n f(x_S, x_C^{(i)}),
-
-    the average of the ICE curves :math:`\hat f^{(i)}(x_S) = f(x_S, x_C^{(i)})`.
-    Centered ICE subtracts each curve's value at the first grid point.
+    Partial dependence (PD) sets a feature to every point of a grid in every
+    row of ``X`` and averages the predictions, so the curve shows the
+    feature's effect with the other features as they are in the data.  The
+    individual curves (ICE, one per row, ``ice=True``) show whether the rows
+    agree; centered ICE (``center=True``) starts every curve at 0 so that
+    differences in shape stand out.  A pair of features gives a 2-D surface.
+    When features are correlated the grid rows leave the data (PD then
+    extrapolates): prefer :func:`modellens.ale`.
 
     Parameters
     ----------
@@ -92,6 +99,24 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
     Effects
         One :class:`Effect` with ``method="pdp"`` per requested feature.
 
+    See Also
+    --------
+    ale : Accumulated local effects, which stay inside the data.
+    mplot : The mean prediction near each value (conditional, not partial).
+    interactions : Friedman's H statistics, built from these partial dependences.
+
+    Notes
+    -----
+    For a feature set :math:`S` and the other features :math:`C`, the partial
+    dependence at a grid point :math:`x_S` is estimated by
+
+    .. math:: \hat f_S(x_S) = \frac{1}{n} \sum_{i=1}^n f(x_S, x_C^{(i)}),
+
+    the average of the ICE curves :math:`\hat f^{(i)}(x_S) = f(x_S, x_C^{(i)})`
+    [1]_ [2]_.  Centered ICE subtracts each curve's value at the first grid
+    point: :math:`\hat f^{(i)}(x_S) - \hat f^{(i)}(x_S^{(1)})`.  The model
+    evaluates :math:`n G` rows per feature (:math:`G` grid points).
+
     References
     ----------
     .. [1] Friedman, J. H. (2001). Greedy function approximation: a gradient
@@ -102,15 +127,33 @@ def pdp(model, X, features=None, *, grid=DEFAULT_POINTS, ice: bool = False, cent
 
     Examples
     --------
+    A model that adds ``3 * x0`` to a curve in ``x1``: the PD of ``x0`` rises
+    by 3 per unit, and every ICE curve is parallel to it.
+
     >>> import numpy as np, modellens as ml
     >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 2))
-    >>> effects = ml.pdp(lambda A: 3 * A[:, 0] + A[:, 1] ** 2, X, grid=5, ice=True)
-    >>> effects["x0"].grid
-    array([-0.99..., -0.49..., 0.00..., 0.50..., 0.99...])
-    >>> bool(np.allclose(np.diff(effects["x0"].values), 3 * np.diff(effects["x0"].grid)))
-    True
-    >>> effects["x0"].ice.shape
+    >>> def model(A):
+    ...     return 3 * A[:, 0] + A[:, 1] ** 2
+    >>> effects = ml.pdp(model, X, grid=5, ice=True)
+    >>> pd0 = effects["x0"]
+    >>> print(np.round(np.diff(pd0.values) / np.diff(pd0.grid), 6))
+    [3. 3. 3. 3.]
+    >>> pd0.ice.shape
     (500, 5)
+
+    Centered ICE of one feature and the 2-D partial dependence of a pair, for
+    a scikit-learn model of the diabetes data:
+
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import LinearRegression
+    >>> D, y = load_diabetes(return_X_y=True, as_frame=True)
+    >>> reg = LinearRegression().fit(D, y)
+    >>> effects = ml.pdp(reg, D, ["bmi", ("bmi", "bp")], grid=10, ice=True, center=True)
+    >>> print(float(abs(effects["bmi"].ice[:, 0]).max()))  # every curve starts at 0
+    0.0
+    >>> effects[("bmi", "bp")].values.shape
+    (10, 10)
+    >>> ax = effects["bmi"].plot()
     """
     check_choice(method, "method", ("brute", "tree"))
     if method == "tree":

@@ -29,6 +29,18 @@ class Band:
         deviation of the predictions).
     label : str
         How a legend names it.
+
+    Examples
+    --------
+    ALE curves carry a 95% confidence band; a linear model's is a thin one:
+
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+    >>> band = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"].band
+    >>> band.level, band.label
+    (0.95, '95% confidence band')
+    >>> bool(np.all(band.lower <= band.upper))
+    True
     """
 
     lower: np.ndarray
@@ -61,6 +73,19 @@ class Bins:
         derivative times width).
     mean_derivative : ndarray or None
         DALE: mean partial derivative in each bin.
+
+    Examples
+    --------
+    Five quantile bins of 400 uniform points hold 80 points each; a linear
+    model's local effects do not vary inside a bin (``std`` is 0):
+
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+    >>> bins = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"].bins
+    >>> bins.counts
+    array([80, 80, 80, 80, 80])
+    >>> bool(np.allclose(bins.std, 0))
+    True
     """
 
     counts: np.ndarray
@@ -135,6 +160,20 @@ class Effect:
 
     ``feature_values`` of a numeric feature without missing values may be a
     read-only view of the data (large data are not copied once per feature).
+
+    Examples
+    --------
+    The ALE of ``x0`` in ``2 * x0 + x1`` rises by 2 per unit:
+
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+    >>> effect = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"]
+    >>> effect
+    Effect(method='ale', feature='x0', values shape=(6,))
+    >>> effect.kind, len(effect.grid)
+    ('numeric', 6)
+    >>> print(np.round(np.diff(effect.values) / np.diff(effect.grid), 6))
+    [2. 2. 2. 2. 2.]
     """
 
     feature: object
@@ -163,10 +202,28 @@ class Effect:
 
     @property
     def is_2d(self) -> bool:
+        """True for the effect of a pair of features."""
         return isinstance(self.feature, tuple)
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`)."""
+        """A JSON-safe dict of every field, to save the effect as JSON.
+
+        ``json.dumps`` works on it, and :meth:`from_dict` rebuilds the effect.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+        >>> effect = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"]
+        >>> text = json.dumps(effect.to_dict())
+        >>> ml.Effect.from_dict(json.loads(text))
+        Effect(method='ale', feature='x0', values shape=(6,))
+        """
 
         out = {}
         for f in fields(self):
@@ -178,7 +235,27 @@ class Effect:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Effect":
-        """Rebuild an effect (of the class that wrote it) from :meth:`to_dict` output."""
+        """Rebuild an effect (of the class that wrote it) from :meth:`to_dict` output.
+
+        Parameters
+        ----------
+        d : dict
+            What :meth:`to_dict` returned, also after a JSON round trip.
+
+        Returns
+        -------
+        Effect
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+        >>> effect = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"]
+        >>> back = ml.Effect.from_dict(json.loads(json.dumps(effect.to_dict())))
+        >>> bool(np.array_equal(back.values, effect.values))
+        True
+        """
 
         kind = d.get("type") if isinstance(d, dict) else None
         if kind not in Effect._types:
@@ -209,6 +286,21 @@ class Effect:
             Also one row per ICE curve and grid point, their ``ice_row``
             holding the curve's row in ``X`` (``<NA>`` on the effect's own
             rows).
+
+        Returns
+        -------
+        DataFrame
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+        >>> effect = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"]
+        >>> frame = effect.to_frame()
+        >>> list(frame.columns)
+        ['feature', 'method', 'grid', 'value', 'lower', 'upper', 'std', 'count']
+        >>> frame["count"].tolist()  # a bin's count sits on its upper edge
+        [nan, 80.0, 80.0, 80.0, 80.0, 80.0]
         """
         label = " x ".join(self.feature) if self.is_2d else self.feature
         if self.is_2d:
@@ -272,6 +364,18 @@ class Effects(Mapping):
     works too).  An integer is a column label when an effect has that name
     (frames with integer column labels), otherwise a position among the
     effects.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+    >>> effects = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)
+    >>> effects
+    Effects(method=ale, features=['x0', 'x1'])
+    >>> list(effects), len(effects)
+    (['x0', 'x1'], 2)
+    >>> effects["x1"].method
+    'ale'
     """
 
     def __init__(self, effects):
@@ -300,18 +404,79 @@ class Effects(Mapping):
         return f"Effects(method={'/'.join(methods)}, features={list(self._effects)})"
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of every effect, in order (see :meth:`from_dict`)."""
+        """A JSON-safe dict of every effect, in order, to save the results as JSON.
+
+        Returns
+        -------
+        dict
+            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the effects.
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+        >>> effects = ml.pdp(lambda A: A[:, 0] - A[:, 1], X, grid=5)
+        >>> with open("effects.json", "w") as f:
+        ...     json.dump(effects.to_dict(), f)
+        """
         return {"type": "Effects", "effects": [e.to_dict() for e in self._effects.values()]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Effects":
-        """Rebuild :class:`Effects` from :meth:`to_dict` output (also after a JSON round trip)."""
+        """Rebuild :class:`Effects` from :meth:`to_dict` output (also after a JSON round trip).
+
+        Parameters
+        ----------
+        d : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        Effects
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+        >>> effects = ml.pdp(lambda A: A[:, 0] - A[:, 1], X, grid=5)
+        >>> back = ml.Effects.from_dict(json.loads(json.dumps(effects.to_dict())))
+        >>> back
+        Effects(method=pdp, features=['x0', 'x1'])
+        >>> bool(np.array_equal(back["x1"].values, effects["x1"].values))
+        True
+        """
         if not isinstance(d, dict) or d.get("type") != "Effects":
             raise InvalidParameterError("not a dict made by Effects.to_dict().")
         return cls([Effect.from_dict(e) for e in d["effects"]])
 
     def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
-        """All effects in one long-format table (see :meth:`Effect.to_frame`)."""
+        """All effects in one long-format table, one row per feature and grid point.
+
+        Parameters
+        ----------
+        ice : bool, default=False
+            Also the ICE curves' rows (see :meth:`Effect.to_frame`).
+
+        Returns
+        -------
+        DataFrame
+            The effects' tables (:meth:`Effect.to_frame`) one below the other.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
+        >>> frame = ml.pdp(lambda A: A[:, 0] - A[:, 1], X, grid=5).to_frame()
+        >>> frame.shape
+        (10, 4)
+        >>> frame.groupby("feature")["value"].apply(lambda v: round(v.iloc[-1] - v.iloc[0], 2))
+        feature
+        x0    0.99
+        x1   -0.99
+        Name: value, dtype: float64
+        """
         return pd.concat([e.to_frame(ice=ice) for e in self._effects.values()],
                          ignore_index=True)
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import datetime
 import platform
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from .._config import resolve_options
 from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
+from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, RandomStateLike, TargetSpec
 
 __all__ = ["Report", "report"]
 
@@ -83,10 +86,15 @@ def _text(value) -> str:
     return str(value)
 
 
-def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain=50,
-           n_background=50, shapley_budget=300_000, grid=20, max_features=12, target=None,
-           random_state=0, sections=None, progress=None, title=None, source=None,
-           holdout=False, unused_columns=None, log=None) -> Report:
+def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
+           features: FeatureSpec = None, rows: ArrayLike | None = None,
+           sample: int | None = 2000, n_explain: int = 50, n_background: int = 50,
+           shapley_budget: int = 300_000, grid: int = 20, max_features: int = 12,
+           target: TargetSpec = None, random_state: RandomStateLike = 0,
+           sections: Sequence[str] | None = None, progress: bool | None = None,
+           title: str | None = None, source: str | None = None, holdout: bool = False,
+           unused_columns: Sequence[str] | None = None,
+           log: Callable[[str], Any] | None = None) -> Report:
     """Explain ``model`` on ``X`` in one report: data, quality, effects, interaction, attributions.
 
     The sections, in page order:
