@@ -373,23 +373,18 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
          response_method: str = "auto", feature_names: Sequence[str] | None = None,
          chunk_size: int | None = None, n_jobs: int | None = None,
          progress: bool | None = None) -> Attributions:
-    r"""LIME: a sparse weighted linear surrogate of the model around each row of ``X``.
+    r"""Which features drive the prediction near this row, as a simple weighted linear model would say?
 
-    For each row :math:`x`, ``num_samples`` rows are drawn (row 0 is
-    :math:`x` itself) and mapped to an interpretable representation
-    :math:`z` (see :class:`TabularSampler`): with ``discretize`` each numeric
-    feature becomes "lies in the same quantile bin as :math:`x`" (0/1), with
-    ``discretize=None`` its standardised value :math:`(x_j - \mu_j)/\sigma_j`;
-    categorical, string and boolean features are "has the same level as
-    :math:`x`".  Samples are weighted by the exponential kernel
-
-    .. math:: \pi(z) = \sqrt{\exp\!\big(-D(z, z_0)^2 / w^2\big)},
-
-    :math:`D` the Euclidean distance between the representations, default
-    width :math:`w = 0.75 \sqrt{d}`, and at most ``num_features`` features
-    enter a weighted ridge regression (penalty 1) of the model's output on
-    :math:`z`.  These are the defaults of the ``lime`` package's
-    ``LimeTabularExplainer`` (Ribeiro et al. 2016).
+    LIME (local interpretable model-agnostic explanations) perturbs each row of
+    ``X``, asks the model about the perturbed rows, and fits a small weighted
+    linear model to the answers, giving the rows closest to the explained one
+    the most weight.  Its weights are the explanation: how much each feature
+    (by default "lies in the same quartile as the row", a yes/no question)
+    moves the prediction near that row.  Check the fit before trusting it: the
+    local R^2 (``score``, and the held-out ``extra["score_holdout"]``) says how
+    well the linear model describes the model there, ``stability=`` repeats
+    the fit with new samples, and :func:`modellens.lime_width_sweep` shows how
+    the answer depends on the kernel width.
 
     Parameters
     ----------
@@ -460,8 +455,31 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
         standard deviation of each weight over the repeats.
         ``extra["n_model_rows"]`` gives the cost.
 
+    See Also
+    --------
+    lime_width_sweep : One row's explanation at many kernel widths.
+    lime_text : LIME for a text, word by word.
+    lime_image : LIME for an image, superpixel by superpixel.
+    shapley : Shapley values, additive attributions against background data.
+
     Notes
     -----
+    For each row :math:`x`, ``num_samples`` rows are drawn (row 0 is
+    :math:`x` itself) and mapped to an interpretable representation
+    :math:`z` (see :class:`TabularSampler`): with ``discretize`` each numeric
+    feature becomes "lies in the same quantile bin as :math:`x`" (0/1), with
+    ``discretize=None`` its standardised value :math:`(x_j - \mu_j)/\sigma_j`;
+    categorical, string and boolean features are "has the same level as
+    :math:`x`".  Samples are weighted by the exponential kernel
+
+    .. math:: \pi(z) = \sqrt{\exp\!\big(-D(z, z_0)^2 / w^2\big)},
+
+    :math:`D` the Euclidean distance between the representations, default
+    width :math:`w = 0.75 \sqrt{d}`, and at most ``num_features`` features
+    enter a weighted ridge regression (penalty 1) of the model's output on
+    :math:`z`.  These are the defaults of the ``lime`` package's
+    ``LimeTabularExplainer`` (Ribeiro et al. 2016).
+
     With binned and categorical features :math:`z` is 0/1, so
     :math:`D(z, z_0)^2` counts the features that left the instance's bin or
     level.  The weights of two features are comparable only in the units of
@@ -549,25 +567,76 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
                      feature_selection: str = "none", random_state: RandomStateLike = None,
                      target: TargetSpec = None, response_method: str = "auto",
                      feature_names: Sequence[str] | None = None) -> WidthSweep:
-    """LIME for one row at many kernel widths, from one set of samples.
+    r"""How does one row's LIME explanation change with the kernel width?
 
-    The width changes only the samples' weights, so one neighbourhood (one
-    pass of ``num_samples`` model rows) gives every width's surrogate:
-    narrow widths describe the model very close to the instance (few
-    effective samples, noisy), wide ones average over the training
-    distribution.  The explanation depends on this choice (a known weakness
-    of LIME), so look at it.
+    LIME's answer depends on the width of its kernel, which sets how local the
+    explanation is, and no width is right for every model.  This draws one
+    neighbourhood of the row (``num_samples`` model rows) and fits the
+    surrogate at many widths: narrow widths describe the model very close to
+    the row (few effective samples, noisy), wide ones average over the
+    training distribution.  Plot it (``.plot()``) to see whether the
+    explanation you report holds over a range of widths.
 
     Parameters
     ----------
+    model : ModelLike
+        As in :func:`modellens.lime`.
     x : ndarray or DataFrame with one row
+        The row to explain.
+    training_data : ndarray or DataFrame
+        As in :func:`modellens.lime`.
     widths : array of float, optional
         Default: 25 widths from ``0.05`` to ``20`` times the default width
         ``0.75 * sqrt(d)`` (log-spaced).
     num_features : int, optional
-        As in :func:`lime`; with the default ``feature_selection="none"``
-        every feature gets a weight.
-    Other parameters as in :func:`lime`.
+        As in :func:`modellens.lime`; with the default
+        ``feature_selection="none"`` every feature gets a weight.
+    num_samples, discretize, feature_selection, random_state, target, response_method, feature_names
+        As in :func:`modellens.lime`.
+
+    Returns
+    -------
+    WidthSweep
+        ``widths``, the weights at each width (``values``, ``(W, d)``), the
+        weighted R^2 on the samples and left out (``score``,
+        ``score_holdout``), and ``.plot()``.
+
+    See Also
+    --------
+    lime : LIME for the rows of a table at one width.
+    WidthSweep : The result and its plot.
+
+    Notes
+    -----
+    The width :math:`w` enters only the samples' weights
+    :math:`\pi(z) = \sqrt{\exp(-D(z, z_0)^2 / w^2)}`, so one set of samples
+    and one set of model answers serve every width: each width costs one
+    weighted least-squares fit, no model rows.
+
+    References
+    ----------
+    .. [1] Ribeiro, M. T., Singh, S. & Guestrin, C. (2016). "Why should I trust
+       you?": Explaining the predictions of any classifier. *KDD 2016*.
+    .. [2] Garreau, D. & von Luxburg, U. (2020). Explaining the explainer: a
+       first theoretical analysis of LIME. *AISTATS 2020*.
+
+    Examples
+    --------
+    A linear model: from the default width up, the weights are the
+    coefficients times each feature's standard deviation (the continuous
+    representation standardises the features); the narrowest widths keep too
+    few samples to say anything:
+
+    >>> import numpy as np, modellens as ml
+    >>> train = np.random.default_rng(0).normal(size=(500, 3))
+    >>> sweep = ml.lime_width_sweep(lambda A: A @ [2.0, -1.0, 0.0], train[:1],
+    ...                             training_data=train, discretize=None, random_state=0)
+    >>> sweep
+    WidthSweep(widths=25, features=3)
+    >>> wide = sweep.widths >= sweep.default_width
+    >>> bool(np.allclose(sweep.values[wide], [2.0, -1.0, 0.0] * train.std(axis=0), atol=0.1))
+    True
+    >>> ax = sweep.plot()
     """
     dataset, Xe, sampler, mdl = _prepare(model, x, training_data, target=target,
                                          response_method=response_method,

@@ -99,16 +99,14 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
               random_state: RandomStateLike = None, target: TargetSpec = None,
               chunk_size: int | None = None, n_jobs: int | None = None,
               progress: bool | None = None) -> Attributions:
-    r"""LIME for one text: which words move the model's score.
+    r"""Which words of this text move the model's score?
 
-    Each distinct word is a feature (a bag of words: removing it removes every
-    occurrence).  Sample 0 is the text itself; every other sample removes
-    :math:`r \sim U\{1, \dots, p\}` distinct words chosen at random.  A sample
-    keeping :math:`c` of the :math:`p` words is weighted by
-    :math:`\sqrt{\exp(-D^2/w^2)}` with :math:`D = 100\,(1 - \sqrt{c/p})`
-    (the cosine distance of its 0/1 vector to the full text, in percent) and
-    default width :math:`w = 25`; the weighted ridge surrogate is that of
-    :func:`modellens.lime` (the ``lime`` package's ``LimeTextExplainer``).
+    LIME for a text classifier (or any function of texts): it removes random
+    sets of words from the text, scores the variants, and fits a weighted
+    linear model of the score on which words were kept.  A word's weight is how
+    much its presence raises (or lowers) the score near this text.  The words
+    can be drawn highlighted in the text (``attr.plot.text()``,
+    ``attr.plot.text_html()``).
 
     Parameters
     ----------
@@ -137,6 +135,23 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
         block); ``media.text`` and ``media.spans`` (each token's start, end
         and word; also ``extra["text"]``, ``extra["spans"]``) let
         ``attr.plot.text()`` and ``attr.plot.text_html()`` highlight the words.
+
+    See Also
+    --------
+    lime_image : The same for an image.
+    lime : LIME for tables.
+    shapley : Shapley values of words, with ``masker=TextMasker()`` or a string ``X``.
+
+    Notes
+    -----
+    Each distinct word is a feature (a bag of words: removing it removes every
+    occurrence).  Sample 0 is the text itself; every other sample removes
+    :math:`r \sim U\{1, \dots, p\}` distinct words chosen at random.  A sample
+    keeping :math:`c` of the :math:`p` words is weighted by
+    :math:`\sqrt{\exp(-D^2/w^2)}` with :math:`D = 100\,(1 - \sqrt{c/p})`
+    (the cosine distance of its 0/1 vector to the full text, in percent) and
+    default width :math:`w = 25`; the weighted ridge surrogate is that of
+    :func:`modellens.lime` (the ``lime`` package's ``LimeTextExplainer``).
 
     References
     ----------
@@ -172,16 +187,13 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
                random_state: RandomStateLike = None, target: TargetSpec = None,
                chunk_size: int | None = None, n_jobs: int | None = None,
                progress: bool | None = None) -> Attributions:
-    r"""LIME for one image: which superpixels move the model's score.
+    r"""Which regions of this image move the model's score?
 
-    The image is cut into superpixels (scikit-image's quickshift or SLIC, or
-    your own label array); sample 0 is the image, every other sample keeps each
-    superpixel with probability 1/2 and fills the others with their own mean
-    colour (or ``hide_color``).  A sample keeping :math:`c` of :math:`p`
-    superpixels is weighted by :math:`\sqrt{\exp(-D^2/w^2)}`,
-    :math:`D = 1 - \sqrt{c/p}` (cosine distance to the full image), default
-    :math:`w = 0.25`; the surrogate is that of :func:`modellens.lime` (the
-    ``lime`` package's ``LimeImageExplainer``).
+    LIME for an image model: the image is cut into superpixels (patches of
+    similar colour), random sets of them are hidden, the variants are scored,
+    and a weighted linear model of the score on which superpixels were kept
+    gives each superpixel a weight.  ``attr.plot.image()`` draws the image with
+    the most positive and negative superpixels outlined.
 
     Parameters
     ----------
@@ -208,6 +220,23 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
         order of ``feature_names``) and the image, in the ``media`` block
         (also ``extra["image"]``);
         ``attr.plot.image()`` overlays the most positive and negative ones.
+
+    See Also
+    --------
+    lime_text : The same for a text.
+    shapley : Shapley values of superpixels, with ``masker=ImageMasker()``.
+    ImageMasker : How an image is cut into superpixels for Shapley values.
+
+    Notes
+    -----
+    The image is cut into superpixels (scikit-image's quickshift or SLIC, or
+    your own label array); sample 0 is the image, every other sample keeps each
+    superpixel with probability 1/2 and fills the others with their own mean
+    colour (or ``hide_color``).  A sample keeping :math:`c` of :math:`p`
+    superpixels is weighted by :math:`\sqrt{\exp(-D^2/w^2)}`,
+    :math:`D = 1 - \sqrt{c/p}` (cosine distance to the full image), default
+    :math:`w = 0.25`; the surrogate is that of :func:`modellens.lime` (the
+    ``lime`` package's ``LimeImageExplainer``).
 
     References
     ----------

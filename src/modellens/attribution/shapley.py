@@ -46,26 +46,19 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
             interactions: bool = False, index: str = "shapley") -> Attributions:
-    r"""Shapley values of each row's prediction, against background data.
+    r"""Why did the model predict this for that row: how much did each feature add or take away?
 
-    Feature :math:`j`'s Shapley value for the row :math:`x` is its average
-    marginal contribution over coalitions :math:`S` of the other features,
-
-    .. math:: \phi_j(x) = \sum_{S \subseteq N \setminus \{j\}}
-              \frac{|S|!\,(d - |S| - 1)!}{d!}\,\big(v(S \cup \{j\}) - v(S)\big),
-
-    with the interventional value function
-    :math:`v(S) = \frac{1}{m} \sum_{b=1}^m f(x_S, z^{(b)}_{\bar S})`: the
-    features outside :math:`S` take the values of background row
-    :math:`z^{(b)}` and the prediction is averaged over the :math:`m`
-    background rows.  The values add up:
-    :math:`\sum_j \phi_j(x) = f(x) - v(\emptyset)`, and the base value
-    :math:`v(\emptyset)` is the mean prediction over the background.
-
-    Every (explained row, coalition, background row) is one model row: the
-    cost is ``n * coalitions * m`` rows, all planned first and streamed
-    through the model in large chunks.  The empty coalition (shared by every
-    row) costs ``m`` rows and the full one (``f(x)``) one row per explained row.
+    Shapley values share each row's prediction, minus the average prediction
+    over background data, fairly among the features: a feature's value is its
+    average contribution when it joins the others in every possible order, with
+    absent features taking the background rows' values.  They add up: the base
+    value plus a row's values is its prediction.  Small models are enumerated
+    exactly; larger ones are estimated by permutation sampling or KernelSHAP
+    (with standard errors), and tree ensembles are read directly from their
+    trees (TreeSHAP, exact and fast).  The background is the reference the
+    explanation is relative to: choose it on purpose (for instance the
+    training data).  Texts and images are explained word by word or superpixel
+    by superpixel with a ``masker``.
 
     Parameters
     ----------
@@ -173,8 +166,33 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
         (``"background"``, ``"n_background"``, ``"n_coalitions"``,
         ``"n_model_rows"``).
 
+    See Also
+    --------
+    lime : Local linear surrogates, another local explanation.
+    Attributions : The result: values, plots, tables, conversion to shap.
+    interactions : Friedman's H statistics, a global view of interactions.
+
     Notes
     -----
+    Feature :math:`j`'s Shapley value for the row :math:`x` is its average
+    marginal contribution over coalitions :math:`S` of the other features,
+
+    .. math:: \phi_j(x) = \sum_{S \subseteq N \setminus \{j\}}
+              \frac{|S|!\,(d - |S| - 1)!}{d!}\,\big(v(S \cup \{j\}) - v(S)\big),
+
+    with the interventional value function
+    :math:`v(S) = \frac{1}{m} \sum_{b=1}^m f(x_S, z^{(b)}_{\bar S})`: the
+    features outside :math:`S` take the values of background row
+    :math:`z^{(b)}` and the prediction is averaged over the :math:`m`
+    background rows.  The values add up:
+    :math:`\sum_j \phi_j(x) = f(x) - v(\emptyset)`, and the base value
+    :math:`v(\emptyset)` is the mean prediction over the background.
+
+    Every (explained row, coalition, background row) is one model row: the
+    cost is ``n * coalitions * m`` rows, all planned first and streamed
+    through the model in large chunks.  The empty coalition (shared by every
+    row) costs ``m`` rows and the full one (``f(x)``) one row per explained row.
+
     The sampled coalitions are drawn independently for each explained row, so
     the sampling errors of different rows are independent.
 
@@ -207,6 +225,19 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
     >>> bool(np.allclose(attr.values, (X - background.mean(axis=0)) * [1.0, 2.0, -1.0]))
     True
     >>> bool(np.allclose(attr.base_values + attr.values.sum(axis=1), attr.prediction))
+    True
+
+    Permutation sampling of a model with interactions, with standard errors;
+    the same seed gives the same numbers:
+
+    >>> X = rng.normal(size=(100, 8))
+    >>> def model(A):
+    ...     return A[:, 0] * A[:, 1] + A[:, 2] * A[:, 3]
+    >>> kw = dict(background=X[:50], algorithm="permutation", n_permutations=50, random_state=0)
+    >>> attr = ml.shapley(model, X[:3], **kw)
+    >>> attr.method, attr.std.shape
+    ('shapley-permutation', (3, 8))
+    >>> bool(np.array_equal(attr.values, ml.shapley(model, X[:3], **kw).values))
     True
     """
     options = resolve_options(chunk_size, n_jobs, progress)

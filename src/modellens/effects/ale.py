@@ -32,47 +32,16 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         empty_bins: str = "zero", target: TargetSpec = None, response_method: str = "auto",
         feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
         n_jobs: int | None = None, progress: bool | None = None) -> Effects:
-    r"""Accumulated local effects (Apley & Zhu 2020), as the ALEPlot reference estimates them.
+    r"""How does the prediction change, on average, as a feature moves within its data?
 
-    **First order, numeric feature** :math:`S`.  The bin edges
-    :math:`z_0 < \dots < z_K` are the minimum and the type-1 quantiles at
-    :math:`k / K` (ties collapsed, so repeated values give fewer bins); a
-    point with :math:`x_S \in (z_{k-1}, z_k]` (the first bin closed) lies in
-    bin :math:`k`.  With :math:`n_k` points in bin :math:`k`,
-
-    .. math::
-        \hat{\tilde f}(z_k) = \sum_{j=1}^{k} \frac{1}{n_j}
-            \sum_{i:\, x^{(i)}_S \in (z_{j-1}, z_j]}
-            \left[f(z_j, x^{(i)}_{-S}) - f(z_{j-1}, x^{(i)}_{-S})\right],
-
-    and the curve is centred by the count-weighted mean of the bin midpoints,
-    :math:`\hat f(z_k) = \hat{\tilde f}(z_k) - \sum_j n_j
-    (\hat{\tilde f}(z_{j-1}) + \hat{\tilde f}(z_j)) / (2n)`.
-
-    **Levels** (categorical features, and numeric ones with at most
-    ``max_discrete`` distinct values).  Levels :math:`v_0, \dots, v_{L-1}` are
-    taken in order: an ordered categorical's own order, the sorted values of a
-    discrete numeric feature, otherwise the order of a 1-D classical MDS of the
-    levels' distances in the other features (Kolmogorov-Smirnov for numeric
-    ones, total variation for categorical ones).  The step :math:`v_t \to
-    v_{t+1}` is the mean of :math:`f(v_{t+1}, x_{-S}) - f(v_t, x_{-S})` over
-    the points at either level; steps are accumulated from 0 and centred by the
-    level frequencies.
-
-    **Second order, pair** :math:`(a, b)`.  Each point contributes to its cell
-    the four-corner difference
-
-    .. math::
-        \Delta^{(i)} = f(z^a_{k}, z^b_{l}, x^{(i)}_{-ab}) - f(z^a_{k}, z^b_{l-1}, \cdot)
-                     - f(z^a_{k-1}, z^b_{l}, \cdot) + f(z^a_{k-1}, z^b_{l-1}, \cdot);
-
-    cell means are accumulated in both directions, then the first-order effects
-    of the accumulated surface and a constant are removed so that what is left
-    is the pure interaction (Apley & Zhu 2020, eqs. 13-16).  A cell without
-    data takes the mean of its nearest non-empty cell (distance between cell
-    centres, each axis scaled by its range; equally near cells are averaged)
-    and is flagged in ``Effect.empty_cells``.  A level axis steps
-    between adjacent levels instead of bin edges.
+    Accumulated local effects (ALE) cut a feature's range into bins, measure
+    how much the prediction changes across each bin for the rows inside it,
+    and add those changes up.  Because every change is measured on rows that
+    really have values in that bin, ALE stays inside the data: it is the effect
+    to trust when features are correlated, where partial dependence
+    extrapolates and M-plots mix effects.  Categorical features are handled as
+    ordered levels; a pair ``(a, b)`` gives the pure two-feature interaction
+    (second order).  A confidence band shows the sampling error of the curve.
 
     Parameters
     ----------
@@ -119,8 +88,54 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         and ``bins`` the spread and count of the four-corner differences per
         cell, and ``empty_cells`` the cells without data.
 
+    See Also
+    --------
+    dale : ALE from the model's gradient: every feature in one pass, bins chosen later.
+    pdp : Partial dependence and ICE curves.
+    mplot : The mean prediction near each value.
+
     Notes
     -----
+    **First order, numeric feature** :math:`S`.  The bin edges
+    :math:`z_0 < \dots < z_K` are the minimum and the type-1 quantiles at
+    :math:`k / K` (ties collapsed, so repeated values give fewer bins); a
+    point with :math:`x_S \in (z_{k-1}, z_k]` (the first bin closed) lies in
+    bin :math:`k`.  With :math:`n_k` points in bin :math:`k`,
+
+    .. math::
+        \hat{\tilde f}(z_k) = \sum_{j=1}^{k} \frac{1}{n_j}
+            \sum_{i:\, x^{(i)}_S \in (z_{j-1}, z_j]}
+            \left[f(z_j, x^{(i)}_{-S}) - f(z_{j-1}, x^{(i)}_{-S})\right],
+
+    and the curve is centred by the count-weighted mean of the bin midpoints,
+    :math:`\hat f(z_k) = \hat{\tilde f}(z_k) - \sum_j n_j
+    (\hat{\tilde f}(z_{j-1}) + \hat{\tilde f}(z_j)) / (2n)`.
+
+    **Levels** (categorical features, and numeric ones with at most
+    ``max_discrete`` distinct values).  Levels :math:`v_0, \dots, v_{L-1}` are
+    taken in order: an ordered categorical's own order, the sorted values of a
+    discrete numeric feature, otherwise the order of a 1-D classical MDS of the
+    levels' distances in the other features (Kolmogorov-Smirnov for numeric
+    ones, total variation for categorical ones).  The step :math:`v_t \to
+    v_{t+1}` is the mean of :math:`f(v_{t+1}, x_{-S}) - f(v_t, x_{-S})` over
+    the points at either level; steps are accumulated from 0 and centred by the
+    level frequencies.
+
+    **Second order, pair** :math:`(a, b)`.  Each point contributes to its cell
+    the four-corner difference
+
+    .. math::
+        \Delta^{(i)} = f(z^a_{k}, z^b_{l}, x^{(i)}_{-ab}) - f(z^a_{k}, z^b_{l-1}, \cdot)
+                     - f(z^a_{k-1}, z^b_{l}, \cdot) + f(z^a_{k-1}, z^b_{l-1}, \cdot);
+
+    cell means are accumulated in both directions, then the first-order effects
+    of the accumulated surface and a constant are removed so that what is left
+    is the pure interaction (Apley & Zhu 2020, eqs. 13-16).  A cell without
+    data takes the mean of its nearest non-empty cell (distance between cell
+    centres, each axis scaled by its range; equally near cells are averaged)
+    and is flagged in ``Effect.empty_cells``.  A level axis steps
+    between adjacent levels instead of bin edges.
+
     Every model row of the request (all features, all bins) is planned first
     and evaluated in one chunked stream: :math:`2n` rows per numeric feature,
     about :math:`2n` per level feature plus the data rows once, :math:`4n`
@@ -149,6 +164,19 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     array([200, 200, 200, 200, 200])
     >>> e.band.level
     0.95
+
+    Two correlated features, a model that uses only ``x1``: ALE gives ``x0``
+    no effect (an M-plot would show it rising with ``x1``), and a pair gives
+    the second-order effect on a grid of bin edges:
+
+    >>> rng = np.random.default_rng(0)
+    >>> x0 = rng.normal(size=1000)
+    >>> X = np.column_stack([x0, x0 + 0.3 * rng.normal(size=1000)])
+    >>> effects = ml.ale(lambda A: A[:, 1], X, ["x0", "x1", ("x0", "x1")], bins=5)
+    >>> print(np.round(effects["x0"].values, 6))
+    [0. 0. 0. 0. 0. 0.]
+    >>> effects[("x0", "x1")].values.shape
+    (6, 6)
     """
     _check_options(bins, max_discrete, confidence)
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)

@@ -114,22 +114,16 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
          target: TargetSpec = None, response_method: str = "auto",
          feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
          n_jobs: int | None = None, progress: bool | None = None) -> Effects:
-    r"""Differential ALE (Gkolemis, Dalamagas & Diou, 2022): ALE from the model's gradient.
+    r"""How does the prediction change as each feature moves within its data, read from the gradient?
 
-    With bin edges :math:`z_0 < \dots < z_K` of feature :math:`s` and
-    :math:`S_k` the data points in bin ``k``, :math:`(z_{k-1}, z_k]` (the first
-    bin closed), the curve at the edges is
-
-    .. math::
-        \tilde f(z_k) = \sum_{j \le k} (z_j - z_{j-1})
-            \frac{1}{|S_j|} \sum_{i \in S_j} \frac{\partial f}{\partial x_s}(x^{(i)}),
-
-    centred like ALE: minus the count-weighted mean of the bin-midpoint values
-    (:func:`~modellens.effects.binning.accumulate`).  The derivative is taken
-    at the real data points only, so no artificial rows are created and wide
-    bins stay on the data distribution; one gradient pass gives the local
-    effects of every feature, and bins can be changed afterwards without the
-    model (:meth:`DaleEffect.rebin`).
+    Differential ALE (DALE) estimates the same curve as :func:`modellens.ale`
+    from the model's derivative at the real data points: the mean slope in
+    each bin times the bin's width, added up.  One gradient pass (PyTorch or
+    JAX autodiff, a ``gradient=`` callable, or finite differences) serves every
+    feature, no artificial rows are created, and the bins can be changed
+    afterwards without calling the model again (``effects[name].rebin(bins)``);
+    ``bins="auto"`` chooses variable-width bins from the data.  The spread of
+    the derivatives in a bin shows how much the rows disagree (heterogeneity).
 
     Parameters
     ----------
@@ -191,6 +185,28 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         quantities, and ``band`` the pointwise confidence band of the centred
         curve, from the standard errors of the bin means (independent bins,
         normal approximation).
+
+    See Also
+    --------
+    ale : The same curve from differences of predictions; categorical features and pairs.
+    pdp : Partial dependence and ICE curves.
+
+    Notes
+    -----
+    With bin edges :math:`z_0 < \dots < z_K` of feature :math:`s` and
+    :math:`S_k` the data points in bin ``k``, :math:`(z_{k-1}, z_k]` (the first
+    bin closed), the curve at the edges is
+
+    .. math::
+        \tilde f(z_k) = \sum_{j \le k} (z_j - z_{j-1})
+            \frac{1}{|S_j|} \sum_{i \in S_j} \frac{\partial f}{\partial x_s}(x^{(i)}),
+
+    centred like ALE: minus the count-weighted mean of the bin-midpoint values
+    (:func:`~modellens.effects.binning.accumulate`).  The derivative is taken
+    at the real data points only, so no artificial rows are created and wide
+    bins stay on the data distribution; one gradient pass gives the local
+    effects of every feature, and bins can be changed afterwards without the
+    model (:meth:`DaleEffect.rebin`).
 
     References
     ----------

@@ -30,39 +30,16 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                  response_method: str = "auto", feature_names: Sequence[str] | None = None,
                  chunk_size: int | None = None, n_jobs: int | None = None,
                  progress: bool | None = None) -> Interactions:
-    r"""How strongly each feature, and each pair of features, interacts in the model.
+    r"""How much of the model is interaction: which features, and which pairs, act together?
 
-    Friedman and Popescu's H statistics on a sample of :math:`n` rows
-    :math:`x_1, \dots, x_n`, with every partial dependence function evaluated
-    at the sampled rows themselves and the sample as its background,
-
-    .. math:: F_S(x_{kS}) = \frac{1}{n} \sum_{i=1}^n f(x_{kS}, x_{i,-S}),
-
-    and centred to mean zero over the sample (as is :math:`f`, written
-    :math:`\tilde f`).  The **overall** statistic of feature :math:`j` is the
-    share of the variance of :math:`f` that is not the sum of a function of
-    :math:`x_j` and one of the other features,
-
-    .. math:: H^2_j = \frac{\sum_i [\tilde f(x_i) - \tilde F_j(x_{ij})
-              - \tilde F_{-j}(x_{i,-j})]^2}{\sum_i \tilde f(x_i)^2},
-
-    and the **pairwise** statistic of features :math:`j, k` the share of the
-    variance of their joint partial dependence that is not the sum of their
-    own ones,
-
-    .. math:: H^2_{jk} = \frac{\sum_i [\tilde F_{jk}(x_{ij}, x_{ik})
-              - \tilde F_j(x_{ij}) - \tilde F_k(x_{ik})]^2}
-              {\sum_i \tilde F_{jk}(x_{ij}, x_{ik})^2}.
-
-    Both are 0 when the feature (pair) enters additively and 1 when its effect
-    is a pure interaction; a pair whose joint partial dependence is flat (its
-    spread below ``1e-11`` of the largest prediction: float rounding) gets 0,
-    as does a feature of a constant model, where the ratio is undefined.  A pair whose joint effect is tiny can still get a
-    large :math:`H^2_{jk}`, so the **unnormalised** statistic, the square root
-    of the numerator's mean :math:`\sqrt{\frac1n \sum_i [\dots]^2}` (the root
-    mean square of the pure interaction effect, on the scale of the
-    prediction), is reported too: rank by it among the pairs with a
-    meaningful :math:`H^2`.
+    Friedman and Popescu's H statistics compare the model with the sum of its
+    one-feature partial dependences.  For every feature, the overall statistic
+    is the share of the prediction's variance that comes from the feature's
+    interactions with any others; for every pair, the pairwise statistic is the
+    share of their joint effect that is not the sum of their own effects.  Both
+    run from 0 (additive) to 1 (a pure interaction) and come with standard
+    errors.  Use them to find the pairs worth a 2-D plot
+    (:func:`modellens.pdp` or :func:`modellens.ale` with a pair).
 
     Parameters
     ----------
@@ -108,8 +85,46 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         ``feature_1, feature_2, h2, h2_unnormalized, std``, by ``h2``
         descending), ``.sample_size``, ``.plot()``, ``.to_frame()``.
 
+    See Also
+    --------
+    pdp : Partial dependence, of one feature or a pair.
+    ale : Second-order ALE, the interaction of a pair inside the data.
+    shapley : With ``interactions=True``, Shapley interaction values of tree models.
+
     Notes
     -----
+    Friedman and Popescu's H statistics on a sample of :math:`n` rows
+    :math:`x_1, \dots, x_n`, with every partial dependence function evaluated
+    at the sampled rows themselves and the sample as its background,
+
+    .. math:: F_S(x_{kS}) = \frac{1}{n} \sum_{i=1}^n f(x_{kS}, x_{i,-S}),
+
+    and centred to mean zero over the sample (as is :math:`f`, written
+    :math:`\tilde f`).  The **overall** statistic of feature :math:`j` is the
+    share of the variance of :math:`f` that is not the sum of a function of
+    :math:`x_j` and one of the other features,
+
+    .. math:: H^2_j = \frac{\sum_i [\tilde f(x_i) - \tilde F_j(x_{ij})
+              - \tilde F_{-j}(x_{i,-j})]^2}{\sum_i \tilde f(x_i)^2},
+
+    and the **pairwise** statistic of features :math:`j, k` the share of the
+    variance of their joint partial dependence that is not the sum of their
+    own ones,
+
+    .. math:: H^2_{jk} = \frac{\sum_i [\tilde F_{jk}(x_{ij}, x_{ik})
+              - \tilde F_j(x_{ij}) - \tilde F_k(x_{ik})]^2}
+              {\sum_i \tilde F_{jk}(x_{ij}, x_{ik})^2}.
+
+    Both are 0 when the feature (pair) enters additively and 1 when its effect
+    is a pure interaction; a pair whose joint partial dependence is flat (its
+    spread below ``1e-11`` of the largest prediction: float rounding) gets 0,
+    as does a feature of a constant model, where the ratio is undefined.  A pair whose joint effect is tiny can still get a
+    large :math:`H^2_{jk}`, so the **unnormalised** statistic, the square root
+    of the numerator's mean :math:`\sqrt{\frac1n \sum_i [\dots]^2}` (the root
+    mean square of the pure interaction effect, on the scale of the
+    prediction), is reported too: rank by it among the pairs with a
+    meaningful :math:`H^2`.
+
     **Cost (brute force).**  For a feature set :math:`S` the block
     :math:`M_S[i, k] = f(x_{kS}, x_{i,-S})` gives both :math:`F_S` (the
     mean of column :math:`k`) and :math:`F_{-S}` (the mean of row

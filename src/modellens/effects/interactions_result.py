@@ -16,7 +16,9 @@ PAIR_COLUMNS = ["feature_1", "feature_2", "h2", "h2_unnormalized", "std"]
 
 @dataclass(eq=False)
 class Interactions:
-    """Friedman-Popescu interaction statistics of a model on a sample of rows.
+    """Which features and pairs interact, and how strongly: the result of :func:`~modellens.interactions`.
+
+    Friedman and Popescu's H statistics of a model on a sample of rows.
 
     Attributes
     ----------
@@ -46,6 +48,20 @@ class Interactions:
         Model rows evaluated (0 for the tree method).
     notes : tuple of str
         What was adjusted on the way (for instance a sample larger than the data).
+
+    Examples
+    --------
+    ``x0`` and ``x1`` only act as a product, ``x2`` adds on its own:
+
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(200, 3))
+    >>> h = ml.interactions(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, sample=None)
+    >>> h  # doctest: +ELLIPSIS
+    Interactions(method='brute', ..., strongest pair=('x0', 'x1') h2=0.975)
+    >>> print(h.overall.round(2).to_string())  # the product's share of the variance (1/4 in theory)
+    x0    0.21
+    x1    0.21
+    x2    0.00
     """
 
     overall: pd.Series
@@ -73,6 +89,21 @@ class Interactions:
 
         Columns ``statistic`` (``"overall"`` or ``"pairwise"``), ``feature_1``,
         ``feature_2``, ``h2``, ``h2_unnormalized``, ``std``.
+
+        Returns
+        -------
+        DataFrame
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(200, 3))
+        >>> h = ml.interactions(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, sample=None)
+        >>> frame = h.to_frame()
+        >>> frame["statistic"].tolist()
+        ['overall', 'overall', 'overall', 'pairwise', 'pairwise', 'pairwise']
+        >>> frame.iloc[3][["feature_1", "feature_2"]].tolist()
+        ['x0', 'x1']
         """
         overall = pd.DataFrame({
             "statistic": "overall", "feature_1": self.overall.index.astype(object),
@@ -83,7 +114,23 @@ class Interactions:
         return pd.concat([overall, pairs], ignore_index=True) if len(pairs) else overall
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of every field (``json.dumps`` works on it; see :meth:`from_dict`)."""
+        """A JSON-safe dict of every field, to save the result as JSON.
+
+        Returns
+        -------
+        dict
+            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result.
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(200, 3))
+        >>> h = ml.interactions(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, sample=None)
+        >>> d = json.loads(json.dumps(h.to_dict()))
+        >>> d["type"], d["fields"]["sample_size"]
+        ('Interactions', 200)
+        """
         from .._serialize import to_jsonable
 
         out = {
@@ -101,7 +148,27 @@ class Interactions:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Interactions":
-        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip)."""
+        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip).
+
+        Parameters
+        ----------
+        d : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        Interactions
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(200, 3))
+        >>> h = ml.interactions(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, sample=None)
+        >>> back = ml.Interactions.from_dict(json.loads(json.dumps(h.to_dict())))
+        >>> back.pairwise.equals(h.pairwise), back.overall.equals(h.overall)
+        (True, True)
+        """
         from .._serialize import from_jsonable
 
         if not isinstance(d, dict) or d.get("type") != "Interactions":

@@ -23,16 +23,15 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
           target: TargetSpec = None, response_method: str = "auto",
           feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
           n_jobs: int | None = None, progress: bool | None = None) -> Effects:
-    r"""M-plot: the mean prediction of the data points near each grid value.
+    r"""What does the model predict, on average, for the data points near each value of a feature?
 
-    .. math:: \hat f_{M,S}(z) = \frac{1}{|N(z)|} \sum_{i \in N(z)} f(x^{(i)}),
-
-    where the neighbourhood :math:`N(z)` holds the points whose feature value
-    lies within a quantile window around :math:`z`.  Only the real data rows
-    are evaluated (one model pass serves every feature), so no unrealistic
-    points are created; the price is that the curve mixes in the effects of
-    every feature correlated with :math:`x_S` (omitted-variable bias), which
-    is what ALE removes.
+    An M-plot (marginal plot) groups the real rows of ``X`` by the feature's
+    value and averages their predictions.  It creates no artificial rows, so it
+    never extrapolates, but it answers a different question from PD and ALE:
+    the curve of one feature also carries the effects of every feature
+    correlated with it (a feature the model never uses can look active).  Use
+    it to see what the model predicts for realistic rows; use
+    :func:`modellens.ale` for a feature's own effect.
 
     Parameters
     ----------
@@ -61,6 +60,22 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         ``method="mplot"``; ``counts`` are neighbourhood sizes, ``std`` the
         standard deviation of the predictions in each neighbourhood, and
         ``band`` the curve +/- that standard deviation.
+
+    See Also
+    --------
+    ale : The feature's own effect, with correlated features held apart.
+    pdp : The average prediction with the feature set to each value.
+
+    Notes
+    -----
+    .. math:: \hat f_{M,S}(z) = \frac{1}{|N(z)|} \sum_{i \in N(z)} f(x^{(i)}),
+
+    where the neighbourhood :math:`N(z)` holds the points whose feature value
+    lies within a quantile window around :math:`z`.  Only the real data rows
+    are evaluated (one model pass serves every feature), so no unrealistic
+    points are created; the price is that the curve mixes in the effects of
+    every feature correlated with :math:`x_S` (omitted-variable bias), which
+    is what ALE removes.
 
     References
     ----------

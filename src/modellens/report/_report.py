@@ -6,6 +6,7 @@ import datetime
 import platform
 import time
 from collections.abc import Callable, Sequence
+from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -21,7 +22,7 @@ __all__ = ["Report", "report"]
 
 
 class Report:
-    """An explained model: sections with their numbers and pictures, and the page they make.
+    """An explained model, from :func:`~modellens.report`: sections with their numbers and pictures, and the page.
 
     Attributes
     ----------
@@ -33,6 +34,20 @@ class Report:
         What was run: options, sample sizes, seed.
     seconds : dict
         Time each section took.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, modellens as ml
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = pd.DataFrame(np.random.default_rng(0).normal(size=(100, 2)), columns=["a", "b"])
+    >>> model = LinearRegression().fit(X, X["a"] - X["b"])
+    >>> rep = ml.report(model, X, sections=["effects"], progress=False)
+    >>> rep
+    Report(sections=['effects'])
+    >>> list(rep.sections["effects"].data)[:2]
+    ['pdp', 'ale']
+    >>> rep.sections["effects"].data["ale"]["a"].method
+    'ale'
     """
 
     def __init__(self, sections, settings, *, title="modellens report", subtitle=""):
@@ -53,15 +68,52 @@ class Report:
         return rows
 
     def to_html(self) -> str:
-        """The page: one HTML document with every figure embedded, no network needed."""
+        """The page: one HTML document with every figure embedded, no network needed.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, modellens as ml
+        >>> from sklearn.linear_model import LinearRegression
+        >>> X = pd.DataFrame(np.random.default_rng(0).normal(size=(100, 2)), columns=["a", "b"])
+        >>> model = LinearRegression().fit(X, X["a"] - X["b"])
+        >>> rep = ml.report(model, X, sections=["effects"], progress=False)
+        >>> page = rep.to_html()
+        >>> page.startswith("<!DOCTYPE html>"), "<img" in page, "http://" in page.split("<body")[0]
+        (True, True, False)
+        """
         from ._render import render_page
 
         return render_page(title=self.title, subtitle=self.subtitle,
                            sections=list(self.sections.values()), footer=self.footer(),
                            version=__version__)
 
-    def save(self, path) -> Path:
-        """Write the page to ``path`` (UTF-8); returns the path."""
+    def save(self, path: str | PathLike[str]) -> Path:
+        """Write the page to a file (UTF-8), to open in any browser; returns the path.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write, e.g. ``"report.html"``; not a folder.
+
+        Returns
+        -------
+        Path
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, modellens as ml
+        >>> from sklearn.linear_model import LinearRegression
+        >>> X = pd.DataFrame(np.random.default_rng(0).normal(size=(100, 2)), columns=["a", "b"])
+        >>> model = LinearRegression().fit(X, X["a"] - X["b"])
+        >>> rep = ml.report(model, X, sections=["effects"], progress=False)
+        >>> path = rep.save("report.html")
+        >>> path.name, path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+        ('report.html', True)
+        """
         path = Path(path)
         if path.is_dir():
             raise InvalidParameterError(f"{str(path)!r} is a folder; give a file name such as "
@@ -95,7 +147,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
            title: str | None = None, source: str | None = None, holdout: bool = False,
            unused_columns: Sequence[str] | None = None,
            log: Callable[[str], Any] | None = None) -> Report:
-    """Explain ``model`` on ``X`` in one report: data, quality, effects, interaction, attributions.
+    """Explain a model on its data in one HTML page: data, quality, effects, interactions, attributions.
 
     The sections, in page order:
 
@@ -189,6 +241,40 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     Returns
     -------
     Report
+        ``.save(path)`` writes the page; ``.sections[key].data`` holds the
+        numbers and result objects each section shows; Jupyter shows the page
+        inline.
+
+    See Also
+    --------
+    Report : The result: sections, page, saving.
+    pdp, ale, shapley, lime : The methods the sections run, for a closer look.
+
+    Notes
+    -----
+    The same page from the command line: ``modellens report model.skops
+    data.csv --target y``; ``modellens demo`` writes the report of a
+    gradient-boosting model on scikit-learn's diabetes data.
+
+    Examples
+    --------
+    A linear model of two of three features, with noise of standard deviation
+    0.1 (so R^2 is about ``1 - 0.01 / 5``); two sections keep the example
+    fast (the default runs all of them):
+
+    >>> import numpy as np, pandas as pd, modellens as ml
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    >>> y = 2 * X["a"] - X["b"] + 0.1 * rng.normal(size=200)
+    >>> model = LinearRegression().fit(X, y)
+    >>> rep = ml.report(model, X, y, sections=["quality", "effects"], progress=False)
+    >>> rep
+    Report(sections=['quality', 'effects'])
+    >>> round(rep.sections["quality"].data["metrics"]["r2"], 3)
+    0.998
+    >>> rep.save("report.html").name
+    'report.html'
     """
     import matplotlib
 
