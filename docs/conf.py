@@ -56,12 +56,6 @@ nitpicky = True
 # helpers, and one stale path): they render as text.  Fix them in the docstrings, then
 # delete them here.
 nitpick_ignore = [
-    ("py:class", "TextInput"),
-    ("py:class", "ImageInput"),
-    ("py:class", "TabularSampler"),
-    ("py:class", "DaleEffect"),
-    ("py:meth", "DaleEffect.rebin"),
-    ("py:class", "modellens.model.Model"),
     ("py:func", "interaction_partner"),
 ]
 # Names of other libraries: intersphinx would need the network, so they stay plain text.
@@ -74,6 +68,8 @@ nitpick_ignore_regex = [
     (r"py:.*", r"(str|int|float|bool|dict|list|tuple|None|object|callable|Callable|Iterable"
                r"|Sequence|Mapping|Any|Literal|Optional|Union|TypeVar|array-like"
                r"|ValueError|TypeError|Warning|UserWarning|RuntimeError|Exception)"),
+    # The standard library's abstract types in the values of modellens.typing's aliases.
+    (r"py:.*", r"(collections\.abc|typing|types|os)\.\w+"),
     # Private modules and helpers that public docstrings mention.
     (r"py:.*", r"modellens\.(attribution|effects|engine|models|plot|report|data|_\w+)(\..*)?"),
 ]

@@ -74,7 +74,27 @@ def _checked(chunk_size=_UNSET, n_jobs=_UNSET, progress=_UNSET, client=_UNSET) -
 
 
 def get_config() -> dict[str, Any]:
-    """The execution options in force, as a dict."""
+    """Which execution options are in force here: chunk size, threads, progress bars, Dask client?
+
+    Returns
+    -------
+    dict
+        ``chunk_size``, ``n_jobs``, ``progress`` and ``client``, as the
+        innermost :func:`config` block set them (the defaults outside any).
+
+    See Also
+    --------
+    config : Set them for the calls inside a ``with`` block.
+
+    Examples
+    --------
+    >>> import modellens as ml
+    >>> ml.get_config()
+    {'chunk_size': None, 'n_jobs': 1, 'progress': None, 'client': None}
+    >>> with ml.config(n_jobs=2, progress=False):
+    ...     print(ml.get_config()["n_jobs"])
+    2
+    """
     o = _current.get()
     return {"chunk_size": o.chunk_size, "n_jobs": o.n_jobs, "progress": o.progress,
             "client": o.client}
@@ -84,7 +104,10 @@ def get_config() -> dict[str, Any]:
 def config(*, chunk_size: int | None = _UNSET, n_jobs: int | None = _UNSET,
            progress: bool | None = _UNSET, client: Any = _UNSET,
            n_workers: int | None = _UNSET) -> Iterator[None]:
-    """Set execution options for the calls inside a ``with`` block.
+    """Set how the calls inside a ``with`` block run: chunk size, threads, progress, a Dask cluster.
+
+    The options change the speed and the memory a call takes, never its
+    numbers.
 
     Options left out keep the value they have; nested blocks restore the
     outer values on exit.  A keyword given to a function call wins over the
@@ -117,6 +140,10 @@ def config(*, chunk_size: int | None = _UNSET, n_jobs: int | None = _UNSET,
         many scikit-learn predictors on small chunks), which ``n_jobs``
         threads cannot speed up.  Not together with ``client``.  Run it under
         ``if __name__ == "__main__":`` in a script: workers are new processes.
+
+    See Also
+    --------
+    get_config : The options in force.
 
     Examples
     --------

@@ -24,6 +24,16 @@ class InvalidParameterError(ValueError, TypeError):
     Both a ``ValueError`` and a ``TypeError`` (as scikit-learn's
     ``InvalidParameterError``), so ``except ValueError`` catches it whatever
     the mistake was.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> try:
+    ...     ml.pdp(lambda A: A[:, 0], X, grid=1)
+    ... except ValueError as error:
+    ...     print(type(error).__name__, "-", error)
+    InvalidParameterError - grid must be at least 2 points, got 1.
     """
 
 
@@ -31,6 +41,22 @@ class ModellensWarning(UserWarning):
     """A warning from modellens.
 
     Filter exactly ours with ``warnings.simplefilter("ignore", ModellensWarning)``.
+
+    Examples
+    --------
+    Shapley values without a background take a sample of ``X`` and say so:
+
+    >>> import warnings
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(150, 2))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     attr = ml.shapley(lambda A: A.sum(axis=1), X)
+    >>> caught[0].category.__name__, str(caught[0].message)[:38]
+    ('ModellensWarning', 'background=None: using a random sample')
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", ml.ModellensWarning)  # silence ours only
+    ...     attr = ml.shapley(lambda A: A.sum(axis=1), X)
     """
 
 

@@ -3,13 +3,18 @@
 The public functions are annotated with these aliases, so an IDE or a type
 checker shows *what* to pass (a model, a table, a feature) rather than a long
 union.  They are open on purpose: any object that behaves as described is
-accepted at run time, whatever library it comes from.
+accepted at run time, whatever library it comes from.  ``ArrayLike`` is
+numpy's (:mod:`numpy.typing`): anything :func:`numpy.asarray` takes.
 
 Examples
 --------
->>> from modellens.typing import ModelLike, DataLike, FeatureSpec
+>>> import modellens as ml
+>>> from modellens.typing import DataLike, FeatureSpec, ModelLike
 >>> def explain(model: ModelLike, X: DataLike, features: FeatureSpec = None):
-...     ...
+...     return ml.ale(model, X, features)
+>>> from sklearn.linear_model import LinearRegression
+>>> isinstance(LinearRegression(), ml.typing.Predictor)
+True
 """
 
 from __future__ import annotations

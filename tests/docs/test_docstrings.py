@@ -80,6 +80,8 @@ def test_function_sections_are_in_numpydoc_order(func):
     known = [s for s in sections if s in order]
     assert known == sorted(known, key=order.index), f"{func.__name__}: {sections}"
     for needed in ["Parameters", "See Also", "Examples"]:
+        if needed == "Parameters" and not inspect.signature(func).parameters:
+            continue
         assert needed in sections, f"{func.__name__}: add a {needed} section"
     if func.__name__ in ESTIMATORS:
         assert "Notes" in sections and "References" in sections, func.__name__

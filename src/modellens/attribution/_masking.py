@@ -15,11 +15,14 @@ coalition :math:`S` taken from the explained row.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .._validation import InvalidParameterError, check_random_state
 from ..engine import Segment
+from ..typing import ArrayLike
 
 __all__ = ["MaskedRows", "TextInput", "ImageInput", "CoalitionRows", "WORD_PATTERN",
            "TextMasker", "ImageMasker"]
@@ -340,16 +343,39 @@ class CoalitionRows(Segment):
 
 
 class TextMasker:
-    """How ``shapley(..., masker=)`` cuts a text into words (see :class:`TextInput`).
+    """How :func:`~modellens.shapley` cuts a text into words, the players of its Shapley values.
+
+    Each distinct word is one feature; a word left out of a coalition is
+    removed from the text (every occurrence), and the model scores what is
+    left.  A string ``X`` with no masker gets this masker with its defaults.
 
     Parameters
     ----------
     tokenizer : str or callable, optional
         A regular expression matching one word (default ``r"\\w+"``), or a
         callable ``text -> list of tokens``.
+
+    See Also
+    --------
+    ImageMasker : The same for images.
+    lime_text : LIME for a text, on the same words.
+
+    Examples
+    --------
+    A score that counts the word "good": all of it goes to "good", nothing to
+    the other words:
+
+    >>> import numpy as np, modellens as ml
+    >>> def score(texts):
+    ...     return np.array([t.count("good") for t in texts], dtype=float)
+    >>> attr = ml.shapley(score, "a good film with a good cast", masker=ml.TextMasker())
+    >>> attr.feature_names
+    ['a', 'good', 'film', 'with', 'cast']
+    >>> print(np.round(attr.values[0], 6) + 0.0)
+    [0. 2. 0. 0. 0.]
     """
 
-    def __init__(self, tokenizer=None):
+    def __init__(self, tokenizer: str | Callable[[str], list[str]] | None = None) -> None:
         self.tokenizer = tokenizer
 
     def __repr__(self):
@@ -360,7 +386,11 @@ class TextMasker:
 
 
 class ImageMasker:
-    """How ``shapley(..., masker=)`` cuts an image into superpixels (see :class:`ImageInput`).
+    """How :func:`~modellens.shapley` cuts an image into superpixels, the players of its Shapley values.
+
+    Each superpixel is one feature; one left out of a coalition is filled
+    with its own mean colour (or ``hide_color``) and the model scores the
+    image.
 
     Parameters
     ----------
@@ -369,9 +399,33 @@ class ImageMasker:
         Fill of hidden superpixels; None: each its own mean colour.
     segmentation_options : dict, optional
         Passed to scikit-image's segmentation function.
+
+    See Also
+    --------
+    TextMasker : The same for texts.
+    lime_image : LIME for an image, on the same superpixels.
+
+    Examples
+    --------
+    An 8 x 8 image whose right half is white, four vertical strips as
+    superpixels, and a model that scores the mean brightness: each white
+    strip holds a quarter of the image's light (hidden strips are black):
+
+    >>> import numpy as np, modellens as ml
+    >>> image = np.zeros((8, 8, 3))
+    >>> image[:, 4:] = 1.0
+    >>> strips = np.repeat(np.arange(8)[None, :] // 2, 8, axis=0)
+    >>> def brightness(images):
+    ...     return np.asarray(images).mean(axis=(1, 2, 3))
+    >>> masker = ml.ImageMasker(segmentation=strips, hide_color=0.0)
+    >>> attr = ml.shapley(brightness, image, masker=masker)
+    >>> attr.feature_names, attr.values[0].tolist()
+    (['0', '1', '2', '3'], [0.0, 0.0, 0.25, 0.25])
     """
 
-    def __init__(self, segmentation="quickshift", hide_color=None, segmentation_options=None):
+    def __init__(self, segmentation: str | ArrayLike = "quickshift",
+                 hide_color: float | ArrayLike | None = None,
+                 segmentation_options: dict[str, Any] | None = None) -> None:
         self.segmentation, self.hide_color = segmentation, hide_color
         self.segmentation_options = segmentation_options
 

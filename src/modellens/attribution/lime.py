@@ -466,7 +466,7 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
     -----
     For each row :math:`x`, ``num_samples`` rows are drawn (row 0 is
     :math:`x` itself) and mapped to an interpretable representation
-    :math:`z` (see :class:`TabularSampler`): with ``discretize`` each numeric
+    :math:`z`: with ``discretize`` each numeric
     feature becomes "lies in the same quantile bin as :math:`x`" (0/1), with
     ``discretize=None`` its standardised value :math:`(x_j - \mu_j)/\sigma_j`;
     categorical, string and boolean features are "has the same level as

@@ -19,6 +19,20 @@ class WidthSweep:
         Weighted R^2 on the samples, and leave-one-out.
     feature_names : list of str
     default_width : float
+        LIME's default width, ``0.75 * sqrt(d)``.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> train = np.random.default_rng(0).normal(size=(500, 3))
+    >>> sweep = ml.lime_width_sweep(lambda A: A @ [2.0, -1.0, 0.0], train[:1],
+    ...                             training_data=train, random_state=0)
+    >>> sweep.widths.shape, sweep.values.shape, sweep.score.shape
+    ((25,), (25, 3), (25,))
+    >>> print(round(sweep.default_width, 4))  # 0.75 * sqrt(3)
+    1.299
+    >>> sweep.feature_names[int(np.argmax(np.abs(sweep.values[-1])))]
+    'x0'
     """
 
     def __init__(self, widths, values, score, score_holdout, feature_names, default_width):

@@ -177,7 +177,7 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     Returns
     -------
     Effects
-        One :class:`DaleEffect` (``method="dale"``) per feature: ``grid`` the
+        One :class:`~modellens.effects.dale.DaleEffect` (``method="dale"``) per feature: ``grid`` the
         bin edges, ``values`` the centred curve at the edges, ``counts`` the
         points per bin, ``std`` the heterogeneity, i.e. the standard deviation
         (ddof 0) of the local effects in each bin, in derivative units (output per unit
@@ -206,7 +206,7 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     at the real data points only, so no artificial rows are created and wide
     bins stay on the data distribution; one gradient pass gives the local
     effects of every feature, and bins can be changed afterwards without the
-    model (:meth:`DaleEffect.rebin`).
+    model (:meth:`~modellens.effects.dale.DaleEffect.rebin`).
 
     References
     ----------

@@ -71,8 +71,12 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     random_state : int or Generator, optional
         Seed of the subsample.
     target : class label or index, optional
-        Class whose probability is explained (see :class:`modellens.model.Model`).
+        Which output to explain: a classifier's class (its probability, or
+        its column of ``decision_function``), by label or position.  Default:
+        the positive class of a binary classifier; required for more classes.
     response_method : {"auto", "predict_proba", "decision_function", "predict"}
+        The model's method to call; ``"auto"`` takes ``predict_proba``, then
+        ``decision_function``, then ``predict``.
     feature_names : list of str, optional
         Names for the columns of an array ``X``.
     chunk_size, n_jobs, progress : optional

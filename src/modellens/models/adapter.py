@@ -64,7 +64,21 @@ TORCH_MAX_ROWS = 2**15
 
 
 class ModelError(RuntimeError):
-    """The user's model failed or answered in a form we cannot use."""
+    """The user's model failed or answered in a form we cannot use.
+
+    The message says what the model was given and what came back, and how to
+    fix it (for instance ``target=`` for a model with several outputs).
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(10, 2))
+    >>> try:
+    ...     ml.pdp(lambda A: A, X, grid=3)  # two outputs per row
+    ... except ml.ModelError as error:
+    ...     print(error)
+    the model returned shape (60, 2) for 60 rows; expected (60,). The model returns several outputs per row; pass target= (the column to explain).
+    """
 
 
 def _column(target) -> int:
