@@ -16,7 +16,7 @@ import numpy as np
 from .._config import resolve_options
 from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
-from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, RandomStateLike, TargetSpec
+from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, TargetSpec
 
 __all__ = ["Report", "report"]
 
@@ -142,7 +142,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
            features: FeatureSpec = None, rows: ArrayLike | None = None,
            sample: int | None = 2000, n_explain: int = 50, n_background: int = 50,
            shapley_budget: int = 300_000, grid: int = 20, max_features: int = 12,
-           target: TargetSpec = None, random_state: RandomStateLike = 0,
+           target: TargetSpec = None, random_state: int = 0,
            sections: Sequence[str] | None = None, progress: bool | None = None,
            title: str | None = None, source: str | None = None, holdout: bool = False,
            unused_columns: Sequence[str] | None = None,
