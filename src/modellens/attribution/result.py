@@ -242,7 +242,7 @@ class Attributions:
         return MappingProxyType(out)
 
     # ------------------------------------------------------------ reading
-    def __len__(self):
+    def __len__(self) -> int:
         return self.values.shape[0]
 
     def __repr__(self):
@@ -251,7 +251,8 @@ class Attributions:
                 f"output={self.output!r})")
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
+        """``(n, d)``: explained rows and features, as ``values.shape``."""
         return self.values.shape
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -381,7 +381,7 @@ class Effects(Mapping):
     def __init__(self, effects):
         self._effects = {e.feature: e for e in effects}
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Hashable | list[Hashable]) -> Effect:
         if isinstance(key, list):
             key = tuple(key)
         if key in self._effects:
@@ -393,10 +393,10 @@ class Effects(Mapping):
             return list(self._effects.values())[key]
         raise KeyError(f"no effect for {key!r}; available: {list(self._effects)}")
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Hashable]:
         return iter(self._effects)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._effects)
 
     def __repr__(self):
