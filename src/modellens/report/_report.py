@@ -13,6 +13,7 @@ import numpy as np
 from .._config import resolve_options
 from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
+from ..data import as_pandas, as_pandas_series
 
 __all__ = ["Report", "report"]
 
@@ -205,6 +206,7 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     options = resolve_options(progress=progress)
     say = log if callable(log) else (lambda line: None)
 
+    X, y = as_pandas(X), as_pandas_series(y)  # polars / pyarrow: once, for every section
     # the model's own record of its inputs: a column it would read as all-unknown levels
     # stops here, partly unknown levels are said on the page
     input_notes = check_frame(X, model)
