@@ -226,6 +226,31 @@ def test_treeshap_on_lightgbm_native_categories_from_a_polars_frame():
     assert_same_attributions(want, got)
 
 
+@pytest.mark.parametrize("library", ["sklearn", "xgboost"])
+def test_a_model_fit_on_the_polars_frame_reads_the_rows_it_is_given(library):
+    # the model is called on pandas rows; models fit on polars (categories included)
+    # predict them as they predict the polars frame itself
+    d = _lists(n=300, nulls=False)
+    cols = ["x1", "x2", "c", "e"]
+    P, X = as_polars_frame(d).select(cols), as_pandas_frame(d)[cols]
+    y = Model()(as_pandas_frame(d))
+    if library == "sklearn":
+        from sklearn.ensemble import HistGradientBoostingRegressor
+        model = HistGradientBoostingRegressor(max_iter=20, categorical_features="from_dtype",
+                                              random_state=0).fit(P, y)
+    else:
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBRegressor(n_estimators=15, max_depth=3, enable_categorical=True,
+                                 tree_method="hist").fit(P, y)
+    own = model.predict(P)
+    attr = ml.shapley(model, P[:5], background=P[:40], algorithm="exact")
+    np.testing.assert_allclose(attr.values.sum(axis=1) + attr.base_values, own[:5],
+                               rtol=1e-5, atol=1e-5)
+    assert_same_attributions(ml.shapley(model, X[:5], background=X[:40], algorithm="exact"),
+                             attr)
+    assert_same_effects(ml.pdp(model, X, grid=4), ml.pdp(model, P, grid=4))
+
+
 @pytest.mark.parametrize("kind", BUILDERS)
 def test_lime_equals_that_of_the_pandas_frame_training_data_included(kind):
     d = _lists(nulls=False)
