@@ -136,15 +136,22 @@ def _from_polars(df, name: str) -> pd.DataFrame:
             levels = list(dtype.categories)
             frame.isetitem(j, frame.iloc[:, j].cat.set_categories(levels, ordered=True))
         elif isinstance(dtype, pl.Categorical):
-            # polars orders a Categorical's levels lexically (its dictionary lists
-            # them as first seen): the pandas counterpart has them sorted
-            col = frame.iloc[:, j].cat.remove_unused_categories()
-            try:
-                levels = sorted(col.cat.categories)
-            except TypeError:  # pragma: no cover - polars categories are strings
-                levels = list(col.cat.categories)
-            frame.isetitem(j, col.cat.set_categories(levels, ordered=False))
+            frame.isetitem(j, _lexical(frame.iloc[:, j]))
     return frame
+
+
+def _lexical(col: pd.Series) -> pd.Series:
+    """A polars Categorical's pandas counterpart: unordered, its present levels sorted.
+
+    polars orders a Categorical's levels lexically, while its Arrow dictionary
+    lists them as first seen.
+    """
+    col = col.cat.remove_unused_categories()
+    try:
+        levels = sorted(col.cat.categories)
+    except TypeError:  # pragma: no cover - polars categories are strings
+        levels = list(col.cat.categories)
+    return col.cat.set_categories(levels, ordered=False)
 
 
 def _from_arrow(table, name: str) -> pd.DataFrame:
@@ -160,7 +167,11 @@ def _from_arrow(table, name: str) -> pd.DataFrame:
     # dates as datetime64, as pandas reads them (and as modellens' error about them expects)
     frame = table.to_pandas(date_as_object=False)
     for j, fld in enumerate(table.schema):
-        if pa.types.is_boolean(fld.type) and table.column(j).null_count:
+        if pa.types.is_dictionary(fld.type) and not fld.type.ordered \
+                and any(k.startswith(b"_PL_CATEGORICAL") for k in (fld.metadata or {})):
+            # a polars Categorical that reached Arrow (a Parquet file polars wrote)
+            frame.isetitem(j, _lexical(frame.iloc[:, j]))
+        elif pa.types.is_boolean(fld.type) and table.column(j).null_count:
             # pandas would give objects (True, False, None), read as text; the
             # nullable boolean keeps the column numeric with its missing values
             frame.isetitem(j, pd.Series(pd.BooleanDtype().__from_arrow__(table.column(j)),

@@ -363,6 +363,19 @@ def test_unsupported_polars_and_arrow_inputs_are_refused_clearly():
         ml.pdp(lambda D: np.ones(len(D)), dates)
 
 
+def test_a_parquet_file_polars_wrote_reads_as_the_polars_frame(tmp_path):
+    # the command line's reader: the file's columns mean what they meant in polars
+    from modellens.data import as_pandas
+    from modellens.report._files import read_table
+    d = _lists()
+    P = as_polars_frame(d).with_columns(bn=pl.Series([True, None] * (N // 2)))
+    P.write_parquet(tmp_path / "x.parquet")
+    frame = read_table(tmp_path / "x.parquet")
+    pd.testing.assert_frame_equal(frame, as_pandas(P))
+    assert frame["c"].cat.categories.tolist() == sorted(COLOURS)
+    assert frame["e"].cat.ordered and frame["bn"].dtype == "boolean"
+
+
 @pytest.mark.filterwarnings("ignore::modellens.ModellensWarning")
 def test_the_callers_polars_frame_is_not_changed():
     d = _lists()
