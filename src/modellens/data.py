@@ -122,7 +122,7 @@ def as_pandas_series(values, *, name: str = "y"):
 
 
 def _from_polars(df, name: str) -> pd.DataFrame:
-    import polars as pl
+    pl = sys.modules["polars"]  # imported: df is one of its frames
     try:
         table = df.to_arrow()
     except ModuleNotFoundError as exc:
@@ -134,9 +134,9 @@ def _from_polars(df, name: str) -> pd.DataFrame:
             # the Enum's levels, all of them and in their order, whatever the
             # version of polars wrote into the Arrow dictionary
             levels = list(dtype.categories)
-            frame.isetitem(j, frame.iloc[:, j].cat.set_categories(levels, ordered=True))
+            frame.isetitem(j, frame.iloc[:, j].cat.set_categories(levels, ordered=True).array)
         elif isinstance(dtype, pl.Categorical):
-            frame.isetitem(j, _lexical(frame.iloc[:, j]))
+            frame.isetitem(j, _lexical(frame.iloc[:, j]).array)
     return frame
 
 
@@ -155,7 +155,7 @@ def _lexical(col: pd.Series) -> pd.Series:
 
 
 def _from_arrow(table, name: str) -> pd.DataFrame:
-    import pyarrow as pa
+    pa = sys.modules["pyarrow"]  # imported: table is one of its tables
     for j, fld in enumerate(table.schema):
         if pa.types.is_decimal(fld.type):
             # decimal.Decimal objects would read as text: they are numbers
@@ -170,12 +170,12 @@ def _from_arrow(table, name: str) -> pd.DataFrame:
         if pa.types.is_dictionary(fld.type) and not fld.type.ordered \
                 and any(k.startswith(b"_PL_CATEGORICAL") for k in (fld.metadata or {})):
             # a polars Categorical that reached Arrow (a Parquet file polars wrote)
-            frame.isetitem(j, _lexical(frame.iloc[:, j]))
+            frame.isetitem(j, _lexical(frame.iloc[:, j]).array)
         elif pa.types.is_boolean(fld.type) and table.column(j).null_count:
             # pandas would give objects (True, False, None), read as text; the
             # nullable boolean keeps the column numeric with its missing values
-            frame.isetitem(j, pd.Series(pd.BooleanDtype().__from_arrow__(table.column(j)),
-                                        index=frame.index, name=fld.name))
+            boolean = {pa.bool_(): pd.BooleanDtype()}.get
+            frame.isetitem(j, table.column(j).to_pandas(types_mapper=boolean).array)
     return frame
 
 

@@ -18,6 +18,7 @@ need ``trust``.
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,7 +206,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     Categorical has its levels sorted, an Enum keeps its order.
     """
     try:
-        import pyarrow.parquet as pq
+        pq = importlib.import_module("pyarrow.parquet")
     except ImportError:  # pandas may read it with fastparquet
         return pd.read_parquet(path)
     return as_pandas(pq.read_table(path), name=f"the file {path.name}")
