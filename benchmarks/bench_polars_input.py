@@ -8,14 +8,14 @@ the polars frame (a cheap model, so the conversion's share is an upper bound).
 """
 
 import sys
-import time
 
 import numpy as np
-import pandas as pd
 import polars as pl
 
 import modellens as ml
 from modellens.data import as_pandas
+
+from bench_pdp import best_of  # run from benchmarks/ or as a script: its folder is on the path
 
 
 def frame(n, seed=0):
@@ -34,22 +34,13 @@ def model(D):
     return D["x1"].to_numpy() * 2 + D["x2"].to_numpy() ** 2
 
 
-def best(f, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     P = frame(n)
     X = as_pandas(P)
     print(f"{n} rows x {P.width} columns")
-    print(f"as_pandas(polars):   {best(lambda: as_pandas(P)):.3f} s")
-    print(f"as_pandas(pyarrow):  {best(lambda: as_pandas(P.to_arrow())):.3f} s")
+    print(f"as_pandas(polars):   {best_of(lambda: as_pandas(P), 3):.3f} s")
+    print(f"as_pandas(pyarrow):  {best_of(lambda: as_pandas(P.to_arrow()), 3):.3f} s")
     kw = dict(features=["x1", "x2"], bins=20, progress=False)
-    print(f"ml.ale on pandas:    {best(lambda: ml.ale(model, X, **kw)):.3f} s")
-    print(f"ml.ale on polars:    {best(lambda: ml.ale(model, P, **kw)):.3f} s")
+    print(f"ml.ale on pandas:    {best_of(lambda: ml.ale(model, X, **kw), 3):.3f} s")
+    print(f"ml.ale on polars:    {best_of(lambda: ml.ale(model, P, **kw), 3):.3f} s")
