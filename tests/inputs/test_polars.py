@@ -209,6 +209,9 @@ def test_treeshap_and_tree_pd_read_the_converted_frame(kind):
         assert_same_attributions(want, got)
     assert_same_effects(ml.pdp(gbr, X, method="tree", grid=5),
                         ml.pdp(gbr, other, method="tree", grid=5))
+    a = ml.interactions(gbr, X, method="tree", sample=None, random_state=0)
+    b = ml.interactions(gbr, other, method="tree", sample=None, random_state=0)
+    pd.testing.assert_frame_equal(a.pairwise, b.pairwise, rtol=1e-12, atol=1e-14)
     # the model's own column names are still checked against the converted frame
     with pytest.raises(InvalidParameterError, match="not the model's columns"):
         ml.pdp(gbr, other.select(["x2", "x1", "xn"]), method="tree")
