@@ -20,7 +20,7 @@ from scipy.special import ndtr, ndtri
 from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float, check_random_state)
-from ..data import encode_with, row_as_frame
+from ..data import as_pandas_pair, encode_with, row_as_frame
 from ..engine import DataRows, Plan, Segment, run
 from ..models import Model
 from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
@@ -326,6 +326,8 @@ class _LimePlan(Plan):
 
 
 def _prepare(model, X, training_data, *, target, response_method, feature_names, discretize):
+    # polars / pyarrow tables: converted once, here, for every step below
+    X, training_data = as_pandas_pair(X, training_data, other_name="training_data")
     X = row_as_frame(X, training_data)
     if training_data is None:
         raise InvalidParameterError(

@@ -10,7 +10,7 @@ import numpy as np
 from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice,
                            check_random_state)
-from ..data import is_integer, row_as_frame
+from ..data import as_pandas_pair, is_integer, row_as_frame
 from ..engine import run
 from ..models import Model, tree_ensemble_name
 from ..typing import DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
@@ -276,6 +276,8 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
                                         "images take algorithm='exact', 'permutation', "
                                         "'kernel' or 'auto'.")
         return RemovalGame(model, masker.represent(X, random_state), target=target)
+    # polars / pyarrow tables: converted once, here, for every step below
+    X, background = as_pandas_pair(X, background, other_name="background")
     X = row_as_frame(X, background)
     dataset, n, rows = encode_explained(X, background, feature_names=feature_names)
     ens = None

@@ -202,7 +202,7 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             "statistics need at least two (the overall statistic of one feature is about its "
             "interactions with the others: pass features=None, or a list of two or more).")
     pair_request = _check_pairs(dataset, feats, pairs)
-    tree = _tree_model(model, dataset, X, method, target, response_method)
+    tree = _tree_model(model, dataset, request.X, method, target, response_method)
     rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
     base = dataset.values[rows]
     groups = Groups.of(len(rows))

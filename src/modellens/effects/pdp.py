@@ -8,7 +8,7 @@ import numpy as np
 
 from .._config import resolve_options
 from .._validation import InvalidParameterError, check_choice, is_integer
-from ..data import Dataset, resolve_features, sample_rows
+from ..data import Dataset, as_pandas, resolve_features, sample_rows
 from ..engine import GridRows, Plan, open_request, run
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec, pair_specs
@@ -376,6 +376,7 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
             "method='tree' reads the trees' raw output (response_method='auto'); use "
             "method='brute' for another response.")
     ens = tree_ensemble(model)
+    X = as_pandas(X)  # polars / pyarrow: once, before the model's column names are checked
     dataset = Dataset.from_data(X, feature_names=feature_names)
     why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is not None:

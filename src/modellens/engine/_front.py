@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError
-from ..data import Dataset, resolve_features
+from ..data import Dataset, as_pandas, resolve_features
 from ..models import Model, prepare
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run
@@ -43,6 +43,9 @@ class Request:
         The resolved execution options.
     table : OutOfCore or None
         The Dask input, when ``X`` is one.
+    X : object
+        ``X`` as the method reads it: a polars or pyarrow table converted to
+        pandas (once, here), anything else as given.
     """
 
     dataset: Dataset
@@ -50,6 +53,7 @@ class Request:
     features: list
     options: Options
     table: OutOfCore | None = None
+    X: object = None
 
     @property
     def out_of_core(self) -> bool:
@@ -90,6 +94,7 @@ def open_request(model, X, features=None, *, target=None, response_method: str =
     summarise); the request then reads its partitions where they are.
     """
     options = resolve_options(chunk_size, n_jobs, progress)
+    X = as_pandas(X)
     table = None
     if out_of_core and is_dask_input(X):
         table = OutOfCore(X, feature_names, options)
@@ -99,5 +104,5 @@ def open_request(model, X, features=None, *, target=None, response_method: str =
         dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                                feature_names=feature_names)
     feats = resolve_features(dataset, features, allow_pairs=allow_pairs)
-    return Request(dataset, mdl, feats, options, table)
+    return Request(dataset, mdl, feats, options, table, X)
 

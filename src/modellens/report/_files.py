@@ -18,6 +18,7 @@ need ``trust``.
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError
+from ..data import as_pandas
 
 __all__ = ["Expected", "expected_inputs", "model_feature_names", "read_table", "conform",
            "check_frame", "load_model_file", "SAFE_TYPES", "FileError"]
@@ -185,7 +187,7 @@ def read_table(path: Path, model=None) -> pd.DataFrame:
             text = {c: str for c in header if str(c) in expected and expected[str(c)].text}
             frame = pd.read_csv(path, dtype=text or None)
         elif suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(path)
+            frame = _read_parquet(path)
         else:
             raise FileError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
     except FileError:
@@ -194,6 +196,20 @@ def read_table(path: Path, model=None) -> pd.DataFrame:
         raise FileError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file through the conversion polars and pyarrow tables get (``data.as_pandas``).
+
+    A file polars wrote keeps its columns' meaning: a boolean column with
+    nulls stays boolean (pandas would read objects, taken for text), a
+    Categorical has its levels sorted, an Enum keeps its order.
+    """
+    try:
+        pq = importlib.import_module("pyarrow.parquet")
+    except ImportError:  # pandas may read it with fastparquet
+        return pd.read_parquet(path)
+    return as_pandas(pq.read_table(path), name=f"the file {path.name}")
 
 
 def conform(frame: pd.DataFrame, model) -> pd.DataFrame:

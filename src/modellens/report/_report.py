@@ -17,6 +17,7 @@ from .._config import resolve_options
 from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
 from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, TargetSpec
+from ..data import as_pandas, as_pandas_series
 
 __all__ = ["Report", "report"]
 
@@ -299,6 +300,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     options = resolve_options(progress=progress)
     say = log if callable(log) else (lambda line: None)
 
+    X, y = as_pandas(X), as_pandas_series(y)  # polars / pyarrow: once, for every section
     # the model's own record of its inputs: a column it would read as all-unknown levels
     # stops here, partly unknown levels are said on the page
     input_notes = check_frame(X, model)
