@@ -633,7 +633,7 @@ def test_to_frame_and_plots():
     ax = pair.plot()
     hatched = [p for p in ax.patches if p.get_hatch()]
     assert len(hatched) == int(pair.empty_cells.sum()) > 0
-    fig = out.plot()
+    fig = out.plot().flat[0].figure
     assert len(fig.axes) >= 3
     plt.close("all")
 

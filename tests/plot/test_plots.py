@@ -242,7 +242,9 @@ def test_pdp_pair_with_a_categorical_axis(effects):
 
 def test_effects_plot_grid(effects):
     pd_eff, _ = effects
-    fig = pd_eff.plot(ncols=2)
+    axes = pd_eff.plot(ncols=2)
+    assert axes.shape == (2, 2)
+    fig = axes[0, 0].figure
     visible = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
     assert len(visible) == 4
     assert [ax.get_title() for ax in visible] == ["PD: a", "PD: c", "PD: a x b", "PD: a x c"]
@@ -250,7 +252,7 @@ def test_effects_plot_grid(effects):
     # more axes than effects: the spare ones are hidden
     fig, axes = plt.subplots(2, 3)
     out = pd_eff.plot(axes=axes)
-    assert out is fig
+    assert out.shape == (2, 3) and all(a is b for a, b in zip(out.flat, axes.flat))
     assert [ax.get_visible() for ax in axes.ravel()] == [True] * 4 + [False] * 2
     with pytest.raises(ValueError, match="4 effects need 4 axes"):
         pd_eff.plot(axes=axes[0, :2])
@@ -325,7 +327,7 @@ def test_effects_grid_draws_one_legend(effects):
     _, m_eff = effects
     assert [k for k, e in m_eff.items() if e.band is not None and e.kind == "numeric"] == \
         ["a", "b"]  # two panels with a band: each drew its own legend before
-    fig = m_eff.plot()
+    fig = m_eff.plot().flat[0].figure
     with_legend = [ax for ax in fig.axes if ax.get_legend() is not None]
     assert len(with_legend) == 1 and not fig.legends
     assert with_legend[0] is fig.axes[0]
@@ -342,7 +344,7 @@ def test_effects_grid_shares_y_across_1d_panels_when_asked(effects):
     def panels(fig):
         return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
 
-    fig = pd_eff.plot(sharey=True)
+    fig = pd_eff.plot(sharey=True).flat[0].figure
     a, c, ab, ac = panels(fig)
     assert a.get_shared_y_axes().joined(a, c)
     assert not a.get_shared_y_axes().joined(a, ab) and not a.get_shared_y_axes().joined(a, ac)
@@ -356,18 +358,18 @@ def test_effects_grid_shares_y_across_1d_panels_when_asked(effects):
     assert ab.get_ylim() != ac.get_ylim() != a.get_ylim()
     plt.close(fig)
     # default: each panel has its own y axis
-    fig = pd_eff.plot()
+    fig = pd_eff.plot().flat[0].figure
     a, c, _, _ = panels(fig)
     assert not a.get_shared_y_axes().joined(a, c)
     assert a.get_ylim() != c.get_ylim()
     plt.close(fig)
     # axes= and figsize= keep working
     fig, axes = plt.subplots(2, 3)
-    assert pd_eff.plot(axes=axes, sharey=True) is fig
+    assert pd_eff.plot(axes=axes, sharey=True)[0, 0].figure is fig
     assert axes[0, 0].get_shared_y_axes().joined(axes[0, 0], axes[0, 1])
     assert not axes[0, 0].get_shared_y_axes().joined(axes[0, 0], axes[0, 2])
     plt.close(fig)
-    fig = pd_eff.plot(figsize=(7, 5), sharey=True)
+    fig = pd_eff.plot(figsize=(7, 5), sharey=True).flat[0].figure
     np.testing.assert_allclose(fig.get_size_inches(), [7, 5])
 
 

@@ -187,9 +187,12 @@ def _hatch_cells(ax, x, y, empty):
 
 
 def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
-    """One panel per effect in a grid; returns the Figure.
+    """One panel per effect in a grid; returns the ndarray of Axes.
 
-    The legend (bands and curves) is drawn once, in the first panel that has
+    The Axes come in the grid's shape (``nrows, ncols``; the shape of
+    ``axes`` when given), panels past the last effect hidden; their figure
+    is ``axes.flat[0].figure``.  A Figure is not returned, so that Jupyter
+    shows the grid once (the inline backend draws it).  The legend (bands and curves) is drawn once, in the first panel that has
     one, with the entries of all panels.  ``sharey=True`` shares the y axis
     across the 1-D panels (heatmaps of pairs keep their own axes).  Other
     keywords go to :func:`plot_effect`.
@@ -200,10 +203,9 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
     if axes is None:
         ncols = max(1, min(ncols, len(items)))
         nrows = math.ceil(len(items) / ncols)
-        fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.2 * ncols, 3.3 * nrows),
-                                 squeeze=False, layout="constrained")
-    else:
-        fig = np.ravel(axes)[0].figure
+        _, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.2 * ncols, 3.3 * nrows),
+                               squeeze=False, layout="constrained")
+    axes = np.asarray(axes, dtype=object)
     flat = np.ravel(axes)
     if len(flat) < len(items):
         raise InvalidParameterError(
@@ -220,7 +222,7 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
                               frameon=False)
     for ax in flat[len(items):]:
         ax.set_visible(False)
-    return fig
+    return axes
 
 
 def _share_y(axes):
