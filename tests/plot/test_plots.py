@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.collections import LineCollection, PolyCollection, QuadMesh
+from matplotlib.contour import ContourSet
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Polygon, Rectangle
 
@@ -13,6 +14,7 @@ from modellens.attribution.result import Attributions
 from modellens.data import Column
 from modellens.effects.result import Bins, Effect
 from modellens.plot.attributions import _fmt
+from modellens.plot.effects import EMPTY_CELL
 
 
 @pytest.fixture(autouse=True)
@@ -218,16 +220,19 @@ def test_second_order_ale_heatmap_and_empty_cells(ale_effects):
     (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
     np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(pair.values.T.shape),
                                pair.values.T)
-    hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch()]
-    assert len(hatched) == int(empty.sum())
-    # each hatch covers one empty cell, between its bin edges
+    # each empty cell gets one light dot in its middle (one scatter), no hatching
+    assert not [p for p in ax.patches if p.get_hatch()]
+    (dots,) = [c for c in ax.collections if c.get_gid() == EMPTY_CELL]
     g0, g1 = (np.asarray(g, dtype=float) for g in pair.grid)
-    drawn = {(round(p.get_x(), 9), round(p.get_y(), 9), round(p.get_width(), 9),
-              round(p.get_height(), 9)) for p in hatched}
-    cells = {(round(g0[i], 9), round(g1[j], 9), round(g0[i + 1] - g0[i], 9),
-              round(g1[j + 1] - g1[j], 9)) for i, j in zip(*np.nonzero(empty))}
-    assert drawn == cells
-    assert sum(p.get_label() == "empty cell" for p in hatched) == 1
+    drawn = {(round(a, 9), round(b, 9)) for a, b in dots.get_offsets()}
+    cells = {(round((g0[i] + g0[i + 1]) / 2, 9), round((g1[j] + g1[j + 1]) / 2, 9))
+             for i, j in zip(*np.nonzero(empty))}
+    assert drawn == cells and len(dots.get_offsets()) == int(empty.sum())
+    assert dots.get_label() == "empty cell (no data)"
+    # a few contour lines, unlabelled
+    (contours,) = [c for c in ax.collections if isinstance(c, ContourSet)]
+    assert len(contours.levels) == 4
+    assert not ax.texts
 
 
 def test_pdp_pair_with_a_categorical_axis(effects):
@@ -305,7 +310,7 @@ def test_pairs_with_a_categorical_or_boolean_axis_draw_flat_cells_without_contou
     for numeric_pair, flat in ((ale_effects[("x0", "x1")], False),
                                (effects[0][("a", "b")], True)):
         ax = numeric_pair.plot()
-        assert [c for c in ax.collections if not isinstance(c, QuadMesh)]  # contour lines
+        assert [c for c in ax.collections if isinstance(c, ContourSet)]  # contour lines
         g0, g1 = numeric_pair.grid
         assert _flat_cells(_mesh(ax), len(g0), len(g1)) == flat
 
