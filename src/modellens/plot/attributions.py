@@ -15,7 +15,8 @@ class AttributionPlots:
     """The plots of an :class:`~modellens.attribution.Attributions` (``attr.plot``).
 
     Calling it, ``attr.plot()``, draws the natural picture of the result
-    (see :meth:`__call__`); the methods draw the others:
+    (a text's or image's highlights, one LIME row's weights, one row's
+    waterfall, the beeswarm of several rows); the methods draw them all:
 
     - one row: :meth:`waterfall`, :meth:`force` (Shapley values, or LIME with
       ``discretize=``), :meth:`weights` (LIME's surrogate, its R^2 in the title),
