@@ -31,7 +31,7 @@ model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(
 # fan out mean it interacts with other features.
 
 effects = ml.pdp(model, X, ["bmi", "s5", "bp"], ice=True, random_state=0)
-fig = effects.plot()
+axes = effects.plot()
 
 # %%
 # Centred ICE
@@ -58,7 +58,7 @@ model_c = HistGradientBoostingRegressor(
     max_iter=100, categorical_features="from_dtype", random_state=0
 ).fit(Xc, y)
 two = ml.pdp(model_c, Xc, [("bmi", "s5"), "sex"], grid=15)
-fig = two.plot()
+axes = two.plot()
 
 # %%
 # The numbers behind the pictures

@@ -38,7 +38,7 @@ model.fit(X, y)
 # A wide band over a stretch means few rows or disagreeing rows there.
 
 effects = ml.ale(model, X, ["bmi", "s5", "sex"], bins=10)
-fig = effects.plot()
+axes = effects.plot()
 
 # %%
 # Per-bin numbers: the band, the counts and the spread of the local effects

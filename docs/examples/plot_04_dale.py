@@ -57,7 +57,7 @@ print(f"training MSE {loss.item():.3f}")
 # heterogeneity (``bins.std``) shows how much the slopes differ within a bin.
 
 effects = ml.dale(net, X, bins=20)
-fig = effects.plot()
+axes = effects.plot()
 
 # %%
 # Re-binning without the model

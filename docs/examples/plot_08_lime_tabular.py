@@ -100,4 +100,4 @@ sweep = ml.lime_width_sweep(
     num_samples=2000,
     random_state=0,
 )
-fig = sweep.plot()
+ax = sweep.plot()

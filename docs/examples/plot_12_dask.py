@@ -63,4 +63,4 @@ with ml.config(n_jobs=2, progress=False):
     effects = ml.pdp(
         model, X, ["bmi"], grid=10, n_jobs=1
     )  # n_jobs=1 wins here
-fig = effects.plot()
+axes = effects.plot()

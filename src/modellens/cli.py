@@ -247,7 +247,7 @@ def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
     for name, effects in (("pdp_ice", pd_effects), ("centered_ice", cice),
                           ("pdp_2d_bmi_s5", pair), ("mplot", m_effects), ("ale", ale_effects),
                           ("ale_2d_bmi_s5", ale_pair)):
-        fig = effects.plot()
+        fig = effects.plot().flat[0].figure
         path = out / f"{name}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)

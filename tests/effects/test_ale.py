@@ -631,9 +631,9 @@ def test_to_frame_and_plots():
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(v) for v in out["region"].grid]
     pair = out[("temp", "region")]
     ax = pair.plot()
-    hatched = [p for p in ax.patches if p.get_hatch()]
-    assert len(hatched) == int(pair.empty_cells.sum()) > 0
-    fig = out.plot()
+    (marked,) = [c for c in ax.collections if c.get_gid() == "empty cell"]
+    assert len(marked.get_offsets()) == int(pair.empty_cells.sum()) > 0
+    fig = out.plot().flat[0].figure
     assert len(fig.axes) >= 3
     plt.close("all")
 

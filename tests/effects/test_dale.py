@@ -291,8 +291,9 @@ def test_effect_fields_frame_and_plot():
     ax = eff.plot()
     assert len(ax.collections) >= 1  # the confidence band
     plt.close("all")
-    fig = effects.plot()
-    plt.close(fig)
+    axes = effects.plot()
+    assert not isinstance(axes, plt.Figure)
+    plt.close(axes.flat[0].figure)
 
 
 def test_missing_values_and_non_finite_gradients_are_left_out_with_a_warning():

@@ -153,7 +153,7 @@ def test_constant_column_gives_flat_curve():
     np.testing.assert_allclose(eff.grid, [3.0])
     m = ml.mplot(lm, X, features=0)["x0"]
     assert m.counts.tolist() == [50]
-    fig = ml.pdp(lm, X, ice=True).plot()
+    fig = ml.pdp(lm, X, ice=True).plot().flat[0].figure
     assert len(fig.axes) >= 2
 
 

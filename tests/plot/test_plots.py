@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.collections import LineCollection, PolyCollection, QuadMesh
+from matplotlib.contour import ContourSet
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Polygon, Rectangle
 
@@ -13,6 +14,7 @@ from modellens.attribution.result import Attributions
 from modellens.data import Column
 from modellens.effects.result import Bins, Effect
 from modellens.plot.attributions import _fmt
+from modellens.plot.effects import EMPTY_CELL
 
 
 @pytest.fixture(autouse=True)
@@ -218,16 +220,19 @@ def test_second_order_ale_heatmap_and_empty_cells(ale_effects):
     (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
     np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(pair.values.T.shape),
                                pair.values.T)
-    hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch()]
-    assert len(hatched) == int(empty.sum())
-    # each hatch covers one empty cell, between its bin edges
+    # each empty cell gets one light dot in its middle (one scatter), no hatching
+    assert not [p for p in ax.patches if p.get_hatch()]
+    (dots,) = [c for c in ax.collections if c.get_gid() == EMPTY_CELL]
     g0, g1 = (np.asarray(g, dtype=float) for g in pair.grid)
-    drawn = {(round(p.get_x(), 9), round(p.get_y(), 9), round(p.get_width(), 9),
-              round(p.get_height(), 9)) for p in hatched}
-    cells = {(round(g0[i], 9), round(g1[j], 9), round(g0[i + 1] - g0[i], 9),
-              round(g1[j + 1] - g1[j], 9)) for i, j in zip(*np.nonzero(empty))}
-    assert drawn == cells
-    assert sum(p.get_label() == "empty cell" for p in hatched) == 1
+    drawn = {(round(a, 9), round(b, 9)) for a, b in dots.get_offsets()}
+    cells = {(round((g0[i] + g0[i + 1]) / 2, 9), round((g1[j] + g1[j + 1]) / 2, 9))
+             for i, j in zip(*np.nonzero(empty))}
+    assert drawn == cells and len(dots.get_offsets()) == int(empty.sum())
+    assert dots.get_label() == "empty cell (no data)"
+    # a few contour lines, unlabelled
+    (contours,) = [c for c in ax.collections if isinstance(c, ContourSet)]
+    assert len(contours.levels) == 4
+    assert not ax.texts
 
 
 def test_pdp_pair_with_a_categorical_axis(effects):
@@ -242,7 +247,9 @@ def test_pdp_pair_with_a_categorical_axis(effects):
 
 def test_effects_plot_grid(effects):
     pd_eff, _ = effects
-    fig = pd_eff.plot(ncols=2)
+    axes = pd_eff.plot(ncols=2)
+    assert axes.shape == (2, 2)
+    fig = axes[0, 0].figure
     visible = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
     assert len(visible) == 4
     assert [ax.get_title() for ax in visible] == ["PD: a", "PD: c", "PD: a x b", "PD: a x c"]
@@ -250,7 +257,7 @@ def test_effects_plot_grid(effects):
     # more axes than effects: the spare ones are hidden
     fig, axes = plt.subplots(2, 3)
     out = pd_eff.plot(axes=axes)
-    assert out is fig
+    assert out.shape == (2, 3) and all(a is b for a, b in zip(out.flat, axes.flat))
     assert [ax.get_visible() for ax in axes.ravel()] == [True] * 4 + [False] * 2
     with pytest.raises(ValueError, match="4 effects need 4 axes"):
         pd_eff.plot(axes=axes[0, :2])
@@ -303,7 +310,7 @@ def test_pairs_with_a_categorical_or_boolean_axis_draw_flat_cells_without_contou
     for numeric_pair, flat in ((ale_effects[("x0", "x1")], False),
                                (effects[0][("a", "b")], True)):
         ax = numeric_pair.plot()
-        assert [c for c in ax.collections if not isinstance(c, QuadMesh)]  # contour lines
+        assert [c for c in ax.collections if isinstance(c, ContourSet)]  # contour lines
         g0, g1 = numeric_pair.grid
         assert _flat_cells(_mesh(ax), len(g0), len(g1)) == flat
 
@@ -325,7 +332,7 @@ def test_effects_grid_draws_one_legend(effects):
     _, m_eff = effects
     assert [k for k, e in m_eff.items() if e.band is not None and e.kind == "numeric"] == \
         ["a", "b"]  # two panels with a band: each drew its own legend before
-    fig = m_eff.plot()
+    fig = m_eff.plot().flat[0].figure
     with_legend = [ax for ax in fig.axes if ax.get_legend() is not None]
     assert len(with_legend) == 1 and not fig.legends
     assert with_legend[0] is fig.axes[0]
@@ -342,7 +349,7 @@ def test_effects_grid_shares_y_across_1d_panels_when_asked(effects):
     def panels(fig):
         return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
 
-    fig = pd_eff.plot(sharey=True)
+    fig = pd_eff.plot(sharey=True).flat[0].figure
     a, c, ab, ac = panels(fig)
     assert a.get_shared_y_axes().joined(a, c)
     assert not a.get_shared_y_axes().joined(a, ab) and not a.get_shared_y_axes().joined(a, ac)
@@ -356,18 +363,18 @@ def test_effects_grid_shares_y_across_1d_panels_when_asked(effects):
     assert ab.get_ylim() != ac.get_ylim() != a.get_ylim()
     plt.close(fig)
     # default: each panel has its own y axis
-    fig = pd_eff.plot()
+    fig = pd_eff.plot().flat[0].figure
     a, c, _, _ = panels(fig)
     assert not a.get_shared_y_axes().joined(a, c)
     assert a.get_ylim() != c.get_ylim()
     plt.close(fig)
     # axes= and figsize= keep working
     fig, axes = plt.subplots(2, 3)
-    assert pd_eff.plot(axes=axes, sharey=True) is fig
+    assert pd_eff.plot(axes=axes, sharey=True)[0, 0].figure is fig
     assert axes[0, 0].get_shared_y_axes().joined(axes[0, 0], axes[0, 1])
     assert not axes[0, 0].get_shared_y_axes().joined(axes[0, 0], axes[0, 2])
     plt.close(fig)
-    fig = pd_eff.plot(figsize=(7, 5), sharey=True)
+    fig = pd_eff.plot(figsize=(7, 5), sharey=True).flat[0].figure
     np.testing.assert_allclose(fig.get_size_inches(), [7, 5])
 
 

@@ -567,9 +567,11 @@ class Attributions:
 
     @property
     def plot(self):
-        """Plots: ``.plot.waterfall(i)``, ``.force(i)``, ``.beeswarm()``, ``.bar()``,
-        ``.dependence(feature)``; calling ``.plot()`` draws the beeswarm (a
-        waterfall for a single row)."""
+        """Plots: ``.plot.waterfall(i)``, ``.force(i)``, ``.weights(i)``, ``.text(i)``,
+        ``.image(i)``, ``.beeswarm()``, ``.bar()``, ``.dependence(feature)``; each
+        returns its Axes.  Calling ``.plot()`` draws the natural picture: a text's
+        or image's highlights, one LIME row's weights, one row's waterfall, or
+        the beeswarm of many rows."""
         # loaded on first use: the attribution plots import matplotlib
         from ..plot.attributions import AttributionPlots
 

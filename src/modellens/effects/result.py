@@ -481,7 +481,7 @@ class Effects(Mapping):
                          ignore_index=True)
 
     def plot(self, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
-        """A grid of panels, one per effect; returns the Figure.
+        """A grid of panels, one per effect; returns the ndarray of Axes.
 
         ``sharey=True`` gives the 1-D panels one y axis; the legend is drawn
         once.  Other keywords go to :func:`modellens.plot.plot_effect`.

@@ -11,7 +11,6 @@ pass, whose chunks are capped in bytes and sized on the model's speed.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,15 +19,13 @@ from ._chunks import chunk_rows
 from ._chunks import chunks as _chunks
 from ._dask import evaluate_on_client
 from ._plan import ModelLike, Plan, share_rows
+from ._progress import progress_bar
 from ._tuner import ChunkSizer
 
 __all__ = ["Plan", "run", "summarise", "evaluate", "chunk_rows", "PROGRESS_MIN_ROWS"]
 
 #: Runs with more model rows than this show a progress bar when ``progress=None``.
 PROGRESS_MIN_ROWS = 2_000_000
-#: Seconds between progress-bar updates when the bar does not go to a terminal
-#: (a log file would otherwise get an update per chunk).
-_LOG_INTERVAL = 30.0
 
 
 def run(model: ModelLike | None, plans, options: Options | None = None, *,
@@ -100,11 +97,7 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
     show = options.progress if options.progress is not None else total > PROGRESS_MIN_ROWS
     bar = None
     if show:
-        from tqdm.auto import tqdm
-
-        interval = 0.1 if getattr(sys.stderr, "isatty", lambda: False)() else _LOG_INTERVAL
-        bar = tqdm(total=total, unit="rows", desc=f"{desc}: {total:,} model rows", leave=False,
-                   mininterval=interval, maxinterval=max(10.0, interval))
+        bar = progress_bar(total=total, unit="rows", desc=f"{desc}: {total:,} model rows")
 
     def answer(key, pieces):
         rows = chunk_rows(pieces)

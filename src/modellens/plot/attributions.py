@@ -14,17 +14,43 @@ __all__ = ["AttributionPlots", "interaction_partner"]
 class AttributionPlots:
     """The plots of an :class:`~modellens.attribution.Attributions` (``attr.plot``).
 
-    Every method takes ``ax=`` (a new figure when None) and returns the Axes;
-    calling the object draws :meth:`beeswarm` (:meth:`waterfall` for one row).
+    Calling it, ``attr.plot()``, draws the natural picture of the result
+    (a text's or image's highlights, one LIME row's weights, one row's
+    waterfall, the beeswarm of several rows); the methods draw them all:
+
+    - one row: :meth:`waterfall`, :meth:`force` (Shapley values, or LIME with
+      ``discretize=``), :meth:`weights` (LIME's surrogate, its R^2 in the title),
+      :meth:`text` / :meth:`text_html` (texts), :meth:`image` (images);
+    - many rows: :meth:`beeswarm`, :meth:`bar`, :meth:`dependence`.
+
+    Every method takes ``ax=`` (a new figure when None) and returns the Axes,
+    never the Figure, so that Jupyter shows the picture once.
     """
 
     def __init__(self, attributions):
         self._a = attributions
 
     def __call__(self, **kwargs):
-        if len(self._a) == 1:
-            return self.waterfall(0, **kwargs)
-        return self.beeswarm(**kwargs)
+        """Draw the natural picture of the result; returns the Axes.
+
+        A text or an image: :meth:`text` or :meth:`image` of the first row.
+        One row of LIME: its :meth:`weights`; one row of Shapley values: its
+        :meth:`waterfall`.  Several rows: the :meth:`beeswarm`.  Keywords go
+        to the method drawn.
+        """
+        return getattr(self, self._natural())(**kwargs)
+
+    def _natural(self) -> str:
+        """The name of the method that ``attr.plot()`` calls."""
+        a = self._a
+        media = a.media
+        if media is not None and media.text is not None and media.spans is not None:
+            return "text"
+        if media is not None and media.segments is not None and media.image is not None:
+            return "image"
+        if len(a) > 1:
+            return "beeswarm"
+        return "weights" if a.surrogate is not None else "waterfall"
 
     # ------------------------------------------------------------- helpers
     def _row(self, i):

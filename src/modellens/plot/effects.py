@@ -12,13 +12,18 @@ __all__ = ["plot_effect", "plot_effects"]
 
 _TITLES = {"pdp": "PD", "mplot": "M-plot", "ale": "ALE", "dale": "DALE"}
 _COLOR = "C0"
+#: Contour lines over a numeric 2-D effect (thin, unlabelled, evenly spaced inside the range).
+_CONTOUR_LEVELS = 4
+#: The ``gid`` of the dots that mark cells without data, and their size (points^2).
+EMPTY_CELL = "empty cell"
+_EMPTY_SIZE = 4.0
 
 
 def _axes(ax):
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(5, 3.6))
+        _, ax = plt.subplots(figsize=(5, 3.6), layout="constrained")
     return ax
 
 
@@ -29,8 +34,9 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
     them, a random thinning when there are more), a band of +/- one std or
     the confidence band where the method gives one, and a rug of the data.
     Categorical and boolean features: points per level with ICE as parallel
-    coordinates.  Pairs: a heatmap, with contour lines when both axes are
-    numeric (flat cells when one is categorical or boolean).
+    coordinates.  Pairs: a heatmap, with four thin unlabelled contour lines
+    when both axes are numeric (flat cells when one is categorical or
+    boolean), cells without data marked by a light dot.
     """
     ax = _axes(ax)
     if _draw(effect, ax, max_ice=max_ice, rug=rug, band=band, random_state=random_state):
@@ -146,11 +152,14 @@ def _plot_2d(effect, ax):
     shading = "gouraud" if effect.bins is not None and smooth else "nearest"
     mesh = ax.pcolormesh(x, y, values.T, shading=shading, cmap="viridis")
     if smooth and np.ptp(values) > 0:
-        cs = ax.contour(x, y, values.T, colors="white", linewidths=0.7, levels=6)
-        ax.clabel(cs, fontsize=7, fmt="%.3g")
+        # a few thin lines guide the eye along the surface; the colour bar gives the
+        # values (labels on dense contours of a 20-bin grid hide the picture)
+        levels = np.linspace(np.nanmin(values), np.nanmax(values), _CONTOUR_LEVELS + 2)[1:-1]
+        ax.contour(x, y, values.T, colors="white", linewidths=0.6, alpha=0.7,
+                   linestyles="solid", levels=levels)
     empty = effect.empty_cells
     if empty is not None and np.any(empty):
-        _hatch_cells(ax, x, y, np.asarray(empty, dtype=bool))
+        _mark_empty_cells(ax, x, y, np.asarray(empty, dtype=bool))
     if not numeric[0]:
         ax.set_xticks(x)
         ax.set_xticklabels([str(v) for v in g1])
@@ -162,14 +171,14 @@ def _plot_2d(effect, ax):
     ax.figure.colorbar(mesh, ax=ax, label=f"{_label(effect)} of {effect.output}")
 
 
-def _hatch_cells(ax, x, y, empty):
-    """Hatch the cells without data.
+def _mark_empty_cells(ax, x, y, empty):
+    """A light dot in the middle of each cell without data (one scatter for all).
 
     A mask of shape ``(len(x) - 1, len(y) - 1)`` flags the cells between grid
     points (ALE); one of shape ``(len(x), len(y))`` the cells around them.
+    The cells' colours stay readable (their values are extrapolated from the
+    neighbouring cells); the dots only say that no row fell there.
     """
-    from matplotlib.patches import Rectangle
-
     def bounds(points, n_cells):
         if n_cells == len(points) - 1:
             return points
@@ -180,16 +189,19 @@ def _hatch_cells(ax, x, y, empty):
 
     bx = bounds(np.asarray(x, float), empty.shape[0])
     by = bounds(np.asarray(y, float), empty.shape[1])
-    for n, (i, j) in enumerate(zip(*np.nonzero(empty))):
-        ax.add_patch(Rectangle((bx[i], by[j]), bx[i + 1] - bx[i], by[j + 1] - by[j], fill=False,
-                               hatch="///", edgecolor="white", lw=0, alpha=0.8, zorder=4,
-                               label="empty cell" if n == 0 else None))
+    i, j = np.nonzero(empty)
+    ax.scatter((bx[i] + bx[i + 1]) / 2, (by[j] + by[j + 1]) / 2, s=_EMPTY_SIZE, marker="o",
+               facecolor="white", edgecolor="none", alpha=0.75, zorder=4, gid=EMPTY_CELL,
+               label="empty cell (no data)")
 
 
 def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
-    """One panel per effect in a grid; returns the Figure.
+    """One panel per effect in a grid; returns the ndarray of Axes.
 
-    The legend (bands and curves) is drawn once, in the first panel that has
+    The Axes come in the grid's shape (``nrows, ncols``; the shape of
+    ``axes`` when given), panels past the last effect hidden; their figure
+    is ``axes.flat[0].figure``.  A Figure is not returned, so that Jupyter
+    shows the grid once (the inline backend draws it).  The legend (bands and curves) is drawn once, in the first panel that has
     one, with the entries of all panels.  ``sharey=True`` shares the y axis
     across the 1-D panels (heatmaps of pairs keep their own axes).  Other
     keywords go to :func:`plot_effect`.
@@ -200,10 +212,9 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
     if axes is None:
         ncols = max(1, min(ncols, len(items)))
         nrows = math.ceil(len(items) / ncols)
-        fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.2 * ncols, 3.3 * nrows),
-                                 squeeze=False, layout="constrained")
-    else:
-        fig = np.ravel(axes)[0].figure
+        _, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.2 * ncols, 3.3 * nrows),
+                               squeeze=False, layout="constrained")
+    axes = np.asarray(axes, dtype=object)
     flat = np.ravel(axes)
     if len(flat) < len(items):
         raise InvalidParameterError(
@@ -220,7 +231,7 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
                               frameon=False)
     for ax in flat[len(items):]:
         ax.set_visible(False)
-    return fig
+    return axes
 
 
 def _share_y(axes):

@@ -45,8 +45,19 @@ def plot_weights(a, i=0, *, max_display=10, ax=None):
     return ax
 
 
+#: The lowest held-out R^2 the width sweep's axis shows: below -1 the surrogate
+#: predicts worse than a constant by more than the output's own spread, and
+#: how much worse does not matter for choosing a width.
+_R2_FLOOR = -1.0
+
+
 def plot_width_sweep(sweep, *, max_display=6, ax=None):
-    """Each top feature's weight against the kernel width, with R^2 on a twin axis."""
+    """Each top feature's weight against the kernel width, with R^2 on a twin axis.
+
+    The held-out R^2 axis runs from at most -1 to 1: values below -1 (a
+    surrogate much worse than a constant, common at narrow widths) run off
+    the axis and are marked by triangles at -1.
+    """
     max_display = check_int(max_display, "max_display", low=1)
     ax = _axes(ax, (7.0, 4.2))
     top = np.argsort(-np.abs(sweep.values).max(axis=0), kind="stable")[:max_display]
@@ -58,10 +69,20 @@ def plot_width_sweep(sweep, *, max_display=6, ax=None):
     ax.set_xlabel("kernel width (dashed: default 0.75 \u221ad)")
     ax.set_ylabel("surrogate weight")
     twin = ax.twinx()
-    twin.plot(sweep.widths, sweep.score_holdout, color="0.4", ls=":", label="held-out R\u00b2")
-    twin.set_ylim(min(0.0, float(np.nanmin(sweep.score_holdout))), 1.0)
+    held = np.asarray(sweep.score_holdout, dtype=float)
+    twin.plot(sweep.widths, held, color="0.4", ls=":", label="held-out R\u00b2")
+    finite = held[np.isfinite(held)]
+    low = max(_R2_FLOOR, min(0.0, float(finite.min()) if finite.size else 0.0))
+    twin.set_ylim(low - 0.03 * (1.0 - low), 1.0)
+    below = held < _R2_FLOOR
+    if below.any():
+        twin.plot(np.asarray(sweep.widths)[below], np.full(int(below.sum()), _R2_FLOOR),
+                  "v", color="0.4", ms=5, clip_on=False,
+                  label=f"held-out R\u00b2 < {_R2_FLOOR:g} (off the axis)")
     twin.set_ylabel("held-out weighted R\u00b2 (dotted)")
-    ax.legend(fontsize="small", loc="best")
+    handles, labels = ax.get_legend_handles_labels()
+    more, more_labels = twin.get_legend_handles_labels()
+    ax.legend(handles + more, labels + more_labels, fontsize="small", loc="best")
     return ax
 
 

@@ -184,10 +184,9 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         with ThreadPoolExecutor(workers) as pool:
             jobs = pool.map(one, range(d))
             if progress:
-                from tqdm.auto import tqdm
+                from ..engine._progress import progress_bar
 
-                jobs = tqdm(jobs, total=d, desc="modellens report: feature dependence",
-                            leave=False)
+                jobs = progress_bar(jobs, total=d, desc="modellens report: feature dependence")
             out = list(jobs)
     return out
 

@@ -329,9 +329,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     found, built = {}, {}
     steps = plan
     if options.progress:
-        from tqdm.auto import tqdm
+        from ..engine._progress import progress_bar
 
-        steps = tqdm(plan, desc="modellens report", unit="section", leave=False)
+        steps = progress_bar(plan, desc="modellens report", unit="section")
     for key in steps:
         spec = by_key[key]
         if options.progress:

@@ -639,8 +639,8 @@ def interaction_section(inputs, found) -> Section | None:
         + ("" if best_h2 >= MEANINGFUL_H2 else
            " No pair reaches that share: the model is close to additive, and the pair "
            "below is only the least additive one.")
-        + f" Its second-order ALE is drawn on the {ds.n_rows:,} sampled rows; hatched cells "
-        f"have no data.")
+        + f" Its second-order ALE is drawn on the {ds.n_rows:,} sampled rows; cells marked "
+        f"with a dot have no data.")
     with _capture(sec):
         effect = ale(inputs.model, inputs.X_sample, [best], bins=bins,
                      progress=inputs.progress, target=inputs.target)[best]
