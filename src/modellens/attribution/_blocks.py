@@ -199,7 +199,7 @@ class MediaBlock(_Block):
 
 
 #: Blocks by the attribute of ``Attributions`` that holds them.
-BLOCKS = {"surrogate": SurrogateBlock, "sampling": SamplingBlock, "media": MediaBlock}
+BLOCKS: dict[str, type[_Block]] = {"surrogate": SurrogateBlock, "sampling": SamplingBlock, "media": MediaBlock}
 
 
 class Subject(NamedTuple):

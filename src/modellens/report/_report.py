@@ -7,6 +7,7 @@ import platform
 import time
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -230,16 +231,17 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
                                        for k in plan):
         # the kernels compile meanwhile: every other section first (the page order is fixed)
         plan = [k for k in plan if k != "shapley"] + ["shapley"]
-    found, built = {}, {}
-    steps = plan
+    found: dict[str, Any] = {}
+    built: dict[str, Any] = {}
+    bar = None
     if options.progress:
         from tqdm.auto import tqdm
 
-        steps = tqdm(plan, desc="modellens report", unit="section", leave=False)
-    for key in steps:
+        bar = tqdm(plan, desc="modellens report", unit="section", leave=False)
+    for key in plan if bar is None else bar:
         spec = by_key[key]
-        if options.progress:
-            steps.set_postfix_str(key)
+        if bar is not None:
+            bar.set_postfix_str(key)
         t0 = time.perf_counter()
         if key == "shapley" and warming is not None:
             _wait(warming)
@@ -291,9 +293,9 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
 
 #: One font size for every picture of the page; names from the data are text ("$" in a
 #: column name must not start matplotlib's mathtext).
-_RC = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
-       "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
-       "figure.titlesize": 9}
+_RC: dict = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9,
+             "axes.labelsize": 9, "xtick.labelsize": 9, "ytick.labelsize": 9,
+             "legend.fontsize": 9, "figure.titlesize": 9}
 
 
 def _warm_tree_kernels(inputs):
@@ -336,6 +338,7 @@ def _warm_tree_kernels(inputs):
     try:
         child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        assert child.stdin is not None  # stdin=PIPE
         child.stdin.write(payload)
         child.stdin.close()
     except OSError:

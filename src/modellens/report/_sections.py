@@ -11,7 +11,9 @@ pictures.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -599,8 +601,9 @@ def screen_pairs(inputs, candidates) -> tuple:
                          random_state=inputs.random_state, target=inputs.target,
                          progress=inputs.progress)
     table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
-    ranked = sorted(((r.feature_1, r.feature_2), float(r.h2_unnormalized), float(r.h2))
-                    for r in table.itertuples())
+    # pandas-stubs type an itertuples field as any scalar; these columns hold floats
+    ranked = sorted(((r.feature_1, r.feature_2), float(r.h2_unnormalized),  # type: ignore[arg-type]
+                     float(r.h2)) for r in table.itertuples())  # type: ignore[arg-type]
     ranked.sort(key=lambda t: (t[2] < MEANINGFUL_H2, -t[1]))
     return ranked, inter
 
@@ -816,10 +819,10 @@ class SectionSpec:
     """
 
     key: str
-    build: object
+    build: Callable[..., Any]
     needs: tuple = ()
     uses: tuple = ()
-    when: object = None
+    when: Callable[..., Any] | None = None
 
     def applies(self, inputs) -> bool:
         return True if self.when is None else bool(self.when(inputs))
