@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import warnings
-from typing import Any
 
 import numpy as np
 
@@ -407,7 +406,7 @@ class _OutOfCoreAxes:
         self.request, self.dataset, self.table = request, request.dataset, request.table
         singles = [f for feat in request.features
                    for f in (feat if isinstance(feat, tuple) else (feat,))]
-        specs: dict[tuple[int, int], Any] = {}
+        specs: dict = {}  # (column, bins key) -> the bins asked
         for feat in request.features:
             if isinstance(feat, tuple):
                 for j, spec in zip(feat, pair_specs(self.dataset, bins, feat)):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -329,7 +328,7 @@ class _HPlan(Plan):
         else:
             self.f_rows, self.singles, self.overall = first.f_rows, first.singles, first.overall
             self._first = first
-        self._pairs_done: dict[tuple, Any] = {}
+        self._pairs_done: dict = {}
         for p in pairs:
             settings, inverse = settings_of(base[:, list(p)])
             seg = BlockRows(base, list(p), settings, inverse, groups, row_sums=False)
