@@ -27,7 +27,6 @@ import copy
 import pickle
 import traceback
 from collections import deque
-from typing import Any
 
 from .._config import import_distributed
 from .._validation import InvalidParameterError
@@ -150,7 +149,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     # a few more chunks than run, so one slow chunk does not idle the other workers
     held_limit = 2 * running_limit
     request = scatter_to_workers(client, _Request(model, segments))
-    pending: deque[tuple[Any, Any]] = deque()  # (future, pieces), in submission order
+    pending: deque[tuple] = deque()  # (future, pieces), in submission order
     done = distributed.as_completed()
     chunks = iter(chunks)
 

@@ -233,15 +233,15 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         plan = [k for k in plan if k != "shapley"] + ["shapley"]
     found: dict[str, Any] = {}
     built: dict[str, Any] = {}
-    bar = None
+    steps: Any = plan  # the plan, or a progress bar over it
     if options.progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(plan, desc="modellens report", unit="section", leave=False)
-    for key in plan if bar is None else bar:
+        steps = tqdm(plan, desc="modellens report", unit="section", leave=False)
+    for key in steps:
         spec = by_key[key]
-        if bar is not None:
-            bar.set_postfix_str(key)
+        if options.progress:
+            steps.set_postfix_str(key)
         t0 = time.perf_counter()
         if key == "shapley" and warming is not None:
             _wait(warming)
