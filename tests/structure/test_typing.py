@@ -24,8 +24,11 @@ pytestmark = pytest.mark.slow  # a cold run takes about a minute
 def test_config_checks_the_package():
     # the test below is only as strong as the configuration it runs
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    config = meta["tool"]["mypy"]
     assert config["packages"] == ["modellens"]
+    # checked as the oldest supported Python sees it: a call new in a later one is caught
+    assert meta["project"]["requires-python"] == ">=" + config["python_version"]
     assert config["check_untyped_defs"] is True
     assert config["warn_unused_ignores"] is True
 

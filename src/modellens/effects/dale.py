@@ -368,8 +368,7 @@ class _DalePlan(DerivativePlan):
 
 def _digest(values) -> int:
     """CRC-32 of an array's float64 values (contiguous copies are hashed as they are)."""
-    # an ndarray is a buffer; numpy's stubs do not declare it one
-    return zlib.crc32(np.ascontiguousarray(values, dtype=np.float64).view(np.uint8))  # type: ignore[arg-type]
+    return zlib.crc32(np.ascontiguousarray(values, dtype=np.float64).view(np.uint8).data)
 
 
 #: Bytes of the transposed copy of feature columns that DALE reads at a time.

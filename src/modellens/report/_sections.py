@@ -601,9 +601,9 @@ def screen_pairs(inputs, candidates) -> tuple:
                          random_state=inputs.random_state, target=inputs.target,
                          progress=inputs.progress)
     table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
-    # pandas-stubs type an itertuples field as any scalar; these columns hold floats
-    ranked = sorted(((r.feature_1, r.feature_2), float(r.h2_unnormalized),  # type: ignore[arg-type]
-                     float(r.h2)) for r in table.itertuples())  # type: ignore[arg-type]
+    ranked = sorted(((a, b), float(h2u), float(h2)) for a, b, h2u, h2 in zip(
+        table["feature_1"], table["feature_2"], table["h2_unnormalized"].to_numpy(np.float64),
+        table["h2"].to_numpy(np.float64)))
     ranked.sort(key=lambda t: (t[2] < MEANINGFUL_H2, -t[1]))
     return ranked, inter
 
