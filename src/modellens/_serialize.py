@@ -395,6 +395,7 @@ def _decode_timestamp(d: dict) -> pd.Timestamp:
     tz = d["tz"]
     if tz is None:
         return ts
+    tzinfo: datetime.tzinfo
     if isinstance(tz, str):
         tzinfo = zoneinfo.ZoneInfo(tz)
     elif isinstance(tz, int) and not isinstance(tz, bool):

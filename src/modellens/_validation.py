@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 import os
 import sys
+from types import FrameType
 
 import numpy as np
 
@@ -70,7 +71,8 @@ def user_stacklevel() -> int:
     the warning points at the call of a public function however deep the
     engine (plans, reductions, the out-of-core driver) issued it.
     """
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
@@ -107,7 +109,10 @@ def check_choice(value, name: str, choices):
 
 def check_level(value, name: str = "confidence"):
     """A probability level strictly between 0 and 1, as a float."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value < 1:
+    # typeshed's numbers.Real declares no comparison and no array protocol: the
+    # ignores below are for that, the values are real numbers by the isinstance
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+            or not 0 < value < 1:  # type: ignore[operator]
         raise InvalidParameterError(
             f"{name} must be a level in (0, 1), such as 0.95; got {value!r}.")
     return float(value)
@@ -116,7 +121,7 @@ def check_level(value, name: str = "confidence"):
 def check_positive_float(value, name: str, what: str = "a positive number"):
     """A finite number greater than 0, as a float."""
     if not isinstance(value, numbers.Real) or isinstance(value, bool) \
-            or not np.isfinite(value) or value <= 0:
+            or not np.isfinite(value) or value <= 0:  # type: ignore[call-overload]
         raise InvalidParameterError(f"{name} must be {what}, got {value!r}.")
     return float(value)
 

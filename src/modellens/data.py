@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 import sys
 import warnings
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -232,8 +233,10 @@ def sample_rows(n: int, sample, random_state, *, name: str = "sample"):
         if size < 1:
             raise InvalidParameterError(f"{name} must be a positive count or a fraction in "
                                         f"(0, 1], got {sample}.")
-    elif isinstance(sample, numbers.Real) and not isinstance(sample, bool) and 0 < sample <= 1:
-        size = max(1, int(round(sample * n)))
+    # typeshed's numbers.Real declares no arithmetic or comparison: hence the ignores
+    elif isinstance(sample, numbers.Real) and not isinstance(sample, bool) \
+            and 0 < sample <= 1:  # type: ignore[operator]
+        size = max(1, int(round(sample * n)))  # type: ignore[call-overload]
     else:
         raise InvalidParameterError(f"{name} must be a positive count or a fraction in (0, 1], "
                                     f"got {sample!r}.")
@@ -270,7 +273,7 @@ class Column:
     kind: str
     levels: np.ndarray | None = None
     ordered: bool = False
-    dtype: object = None
+    dtype: Any = None  # a numpy dtype or a pandas extension dtype
 
     @property
     def is_categorical(self) -> bool:
@@ -493,6 +496,7 @@ class Dataset:
             return codes.astype(bool)
         if not col.is_categorical:
             return codes
+        assert col.levels is not None  # every categorical column has its levels
         return col.levels[codes.astype(np.intp)]
 
     # ------------------------------------------------------- back to a model
@@ -520,6 +524,7 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
     if isinstance(dtype, pd.CategoricalDtype):
         levels = np.asarray(dtype.categories, dtype=object)
         if ref is not None and ref.is_categorical:
+            assert ref.levels is not None  # every categorical column has its levels
             codes = _codes_for(series.astype(object), ref.levels, name)
             return ref, codes
         codes = series.cat.codes.to_numpy().astype(np.float64)
@@ -544,6 +549,7 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
     obj = series.astype(object)
     missing = pd.isna(obj).to_numpy()
     if ref is not None and ref.is_categorical:
+        assert ref.levels is not None  # every categorical column has its levels
         return ref, _codes_for(obj, ref.levels, name)
     present = pd.unique(obj[~missing])
     try:
@@ -575,6 +581,7 @@ def _decode_column(x: np.ndarray, col: Column):
         codes = np.where(missing, -1, x).astype(np.int64)
         if isinstance(col.dtype, pd.CategoricalDtype):
             return pd.Categorical.from_codes(codes, dtype=col.dtype)
+        assert col.levels is not None  # every categorical column has its levels
         labels = col.levels[np.where(missing, 0, codes)]
         if missing.any():
             labels = labels.copy()
@@ -631,7 +638,7 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
         raise InvalidParameterError(
             f"features must be None, a name, an integer position or a list of them "
             f"(pairs as tuples), got {features!r}.")
-    out = []
+    out: list[int | tuple[int, int]] = []
     for f in features:
         if isinstance(f, (tuple, list)) and not isinstance(f, str):
             if not allow_pairs:

@@ -186,3 +186,27 @@ def test_rgba_image_is_segmented_on_its_colours_not_its_red_channel(method):
     a = ml.lime_image(f, rgba, segmentation=method, random_state=0, num_samples=20)
     b = ml.lime_image(f, rgb, segmentation=method, random_state=0, num_samples=20)
     np.testing.assert_array_equal(a.segments, b.segments)
+
+
+@pytest.mark.parametrize("selection", ["forward", "none"])
+def test_lime_of_huge_predictions_is_the_scaled_explanation(train, selection):
+    # R^2 does not change with the scale of the predictions, and the ridge weights scale
+    # with them; before, the sums of squares of predictions beyond ~1e154 overflowed:
+    # every forward-selection score was NaN (an IndexError from no chosen feature) and
+    # the reported scores were NaN.  A power of two scales exactly.
+    scale = 2.0 ** 530  # about 3.5e159
+
+    def f(A):
+        return A[:, 0] + 0.3 * A[:, 1] + 0.1 * A[:, 2] ** 2
+
+    kw = dict(training_data=train, feature_selection=selection, num_features=2,
+              random_state=0, num_samples=400)
+    plain = ml.lime(f, train[:3], **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way
+        huge = ml.lime(lambda A: scale * f(A), train[:3], **kw)
+    np.testing.assert_allclose(huge.values / scale, plain.values, rtol=1e-12, atol=0)
+    for name in ("score", "score_holdout"):
+        got = getattr(huge.surrogate, name)
+        assert np.isfinite(got).all(), name
+        np.testing.assert_allclose(got, getattr(plain.surrogate, name), rtol=1e-12)

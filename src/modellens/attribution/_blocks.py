@@ -18,7 +18,7 @@ read-only :attr:`Attributions.extra` view still shows them).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,9 @@ def _take(value, rows, cols=None):
 
 class _Block:
     """Shared plumbing: a dict of the fields, and construction from one."""
+
+    # set by @dataclass on every subclass: lets the checker accept fields(self)
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def to_fields(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -116,7 +119,7 @@ class SurrogateBlock(_Block):
 
     def legacy_extra(self) -> dict:
         """The keys LIME wrote into ``extra`` before the blocks existed."""
-        out = {"score_holdout": self.score_holdout}
+        out: dict[str, Any] = {"score_holdout": self.score_holdout}
         if self.is_tabular:
             out["conditions"] = self.conditions
         out.update(kernel_width=self.kernel_width, num_samples=self.num_samples)
@@ -196,7 +199,7 @@ class MediaBlock(_Block):
 
 
 #: Blocks by the attribute of ``Attributions`` that holds them.
-BLOCKS = {"surrogate": SurrogateBlock, "sampling": SamplingBlock, "media": MediaBlock}
+BLOCKS: dict[str, type[_Block]] = {"surrogate": SurrogateBlock, "sampling": SamplingBlock, "media": MediaBlock}
 
 
 class Subject(NamedTuple):

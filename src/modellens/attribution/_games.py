@@ -54,7 +54,7 @@ class Game:
 
     value_function: str = ""
     offers_rows = True
-    model = None
+    model: Model | InputModel | None = None  # what answers the game's rows
 
     def coalition_rows(self, masks, rows=None):
         """A segment whose result is :math:`v_i(S)` for each (row, mask).
@@ -90,6 +90,7 @@ class InterventionalGame(Game):
     """
 
     value_function = "interventional"
+    model: Model
 
     def __init__(self, model: Model, dataset, n: int, background: np.ndarray, note: str):
         self.model = model
@@ -155,6 +156,7 @@ class RemovalGame(Game):
     """
 
     value_function = "removal"
+    model: InputModel
 
     def __init__(self, predict_fn, representation, *, target=None):
         self.rep = representation

@@ -135,7 +135,9 @@ class TextInput:
             raise InvalidParameterError(
                 f"the text has no words to explain ({text[:60]!r}); pass a text with at least "
                 "one word (or a tokenizer that finds some).")
-        index, words, ids = {}, [], []
+        index: dict[str, int] = {}
+        words: list[str] = []
+        ids: list[int] = []
         for a, b in spans:
             w = text[a:b]
             if w not in index:

@@ -19,6 +19,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -112,8 +113,23 @@ def _ridge(Z, y, w, alpha):
     return coef, float(y_mean - z_mean @ coef)
 
 
+def _unit_scale(y, *others):
+    """``y`` and ``others`` divided by the power of two nearest above ``max |y|``.
+
+    R^2 does not depend on the scale of ``y``, but its sums of squares overflow to
+    inf / inf = NaN for predictions beyond about 1e154.  A power of two scales
+    exactly, so every other R^2 keeps its last digit.
+    """
+    peak = float(np.max(np.abs(y), initial=0.0))
+    if not 0 < peak < np.inf:
+        return (y, *others)
+    e = -np.frexp(peak)[1]
+    return tuple(np.ldexp(a, e) for a in (y, *others))
+
+
 def _r2(y, fitted, w) -> float:
     """Weighted R^2, as scikit-learn's ``r2_score`` (1 for a perfect fit of a constant)."""
+    y, fitted = _unit_scale(np.asarray(y, dtype=np.float64), np.asarray(fitted, dtype=np.float64))
     resid = w @ (y - fitted) ** 2
     total = w @ (y - w @ y / w.sum()) ** 2
     if total <= 0:
@@ -123,9 +139,10 @@ def _r2(y, fitted, w) -> float:
 
 def _forward(Z, y, w, k):
     """Greedy forward selection: add the feature that most raises the weighted R^2 of OLS."""
-    used = []
+    used: list[int] = []
     for _ in range(min(k, Z.shape[1])):
-        best, best_score = None, -np.inf
+        best: int | None = None
+        best_score = -np.inf
         for j in range(Z.shape[1]):
             if j in used:
                 continue
@@ -134,6 +151,7 @@ def _forward(Z, y, w, k):
             score = _r2(y, Z[:, cols] @ coef + b, w)
             if score > best_score:
                 best, best_score = j, score
+        assert best is not None  # the scores are finite (see _r2): one beats -inf
         used.append(best)
     return np.array(sorted(used), dtype=np.intp)
 
@@ -173,11 +191,12 @@ def _holdout_r2(Z, y, w, coef, intercept, alpha) -> float:
     G = (X * w[:, None]).T @ X + np.diag(penalty)
     h = w * ((X @ np.linalg.pinv(G)) * X).sum(axis=1)
     resid = (y - Z @ coef - intercept) / np.maximum(1.0 - h, 1e-12)
-    y_mean = w @ y / w.sum()
-    total = w @ (y - y_mean) ** 2
+    ys, rs = _unit_scale(np.asarray(y, dtype=np.float64), resid)
+    y_mean = w @ ys / w.sum()
+    total = w @ (ys - y_mean) ** 2
     if total <= 0:
         return 1.0 if np.allclose(resid, 0) else 0.0
-    return float(1.0 - w @ resid ** 2 / total)
+    return float(1.0 - w @ rs ** 2 / total)
 
 
 #: Below this shrinkage the ridge penalty, not the model, sets a weight (it is halved).
@@ -200,10 +219,10 @@ def warn_if_shrunk(fits):
             "(num_samples).", ModellensWarning, stacklevel=3)
 
 
-_CONTROLLER = []
+_CONTROLLER: list[Any] = []  # the threadpoolctl controller, once made
 _BLAS_LOCK = threading.Lock()
 #: Fits running now, and the threadpoolctl limiter the first of them set.
-_BLAS_STATE = {"users": 0, "limiter": None}
+_BLAS_STATE: dict[str, Any] = {"users": 0, "limiter": None}
 
 
 def _blas_controller():

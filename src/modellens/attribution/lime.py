@@ -134,9 +134,9 @@ class TabularSampler:
             for k in range(cdf.shape[1] - 1):  # a bin index is the count of bounds passed
                 bins += u >= cdf[:, k]
             cols = np.arange(binned.size)
-            stats = [np.array([self.bin_stats[j][k] for j in binned])[cols, bins]
-                     for k in range(4)]
-            X[:, binned] = _truncated_normal(*stats, rng)
+            mean, std, low, high = (np.array([self.bin_stats[j][k] for j in binned])[cols, bins]
+                                    for k in range(4))
+            X[:, binned] = _truncated_normal(mean, std, low, high, rng)
             K[:, binned] = bins
         return X, K
 
@@ -234,10 +234,13 @@ class _Neighbourhood(Segment):
     that need them are fit, so a request never holds all rows at once.
     """
 
+    key: tuple[int, int]  # (repeat, row) of a per-row neighbourhood, set by its plan
+
     def __init__(self, sampler, x0, size, seed):
         self.sampler, self.x0, self.seed = sampler, x0, seed
         self.n_rows, self.width, self.group = size, sampler.d, 1
-        self.X = self.K = None
+        self.X: np.ndarray | None = None
+        self.K: np.ndarray | None = None
 
     def _draw(self):
         if self.X is None:
@@ -247,6 +250,7 @@ class _Neighbourhood(Segment):
 
     def rows(self, start, stop):
         self._draw()
+        assert self.X is not None  # drawn
         return self.X[start:stop]
 
     def fill(self, start, stop, out):
@@ -283,7 +287,7 @@ class _LimePlan(Plan):
             self.instances = DataRows(X)
             self.shared = [_Neighbourhood(sampler, None, num_samples - 1, int(seeds[r, 0]))
                            for r in range(self.repeats)]
-            self.segments = [self.instances] + self.shared
+            self.segments = [self.instances, *self.shared]
             return
         for r in range(self.repeats):
             for i in range(self.n):

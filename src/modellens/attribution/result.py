@@ -146,7 +146,7 @@ class Attributions:
     method: str
     output: str
     prediction: np.ndarray | None
-    columns: list | None
+    columns: list  # given None, the constructor makes numeric columns
     column_labels: list | None
     value_function: str | None
     interactions: np.ndarray | None
@@ -270,6 +270,7 @@ class Attributions:
             x = self.codes[:, j]
             missing = np.isnan(x)
             if col.is_categorical:
+                assert col.levels is not None  # every categorical column has its levels
                 out[:, j] = None
                 out[~missing, j] = col.levels[x[~missing].astype(np.intp)]
             elif col.is_boolean:
@@ -511,12 +512,13 @@ class Attributions:
         >>> with open("attributions.json", "w") as f:
         ...     json.dump(d, f)
         """
-        out = {"values": self.values, "base_values": self.base_values, "codes": self.codes,
-               "feature_names": self.feature_names, "method": self.method,
-               "output": self.output, "prediction": self.prediction,
-               "column_labels": self.column_labels, "value_function": self.value_function,
-               "interactions": self.interactions,
-               "columns": [_column_dict(c) for c in self.columns]}
+        out: dict[str, Any] = {
+            "values": self.values, "base_values": self.base_values, "codes": self.codes,
+            "feature_names": self.feature_names, "method": self.method,
+            "output": self.output, "prediction": self.prediction,
+            "column_labels": self.column_labels, "value_function": self.value_function,
+            "interactions": self.interactions,
+            "columns": [_column_dict(c) for c in self.columns]}
         for name in BLOCKS:
             block = getattr(self, name)
             out[name] = None if block is None else block.to_fields()
@@ -559,7 +561,7 @@ class Attributions:
         values["columns"] = [Column(**c) for c in values["columns"]]
         if schema == 1:  # flat fields; the constructor files them into blocks
             return cls(**values)
-        blocks = {name: None if values.get(name) is None
+        blocks: dict[str, Any] = {name: None if values.get(name) is None
                   else BLOCKS[name].from_fields(values.pop(name)) for name in BLOCKS}
         for name in BLOCKS:
             values.pop(name, None)

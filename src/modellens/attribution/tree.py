@@ -154,9 +154,9 @@ class TreePaths:
         tab_sizes = np.where(merged, 0, tab_sizes)
         for lo, hi in groups:
             a, b = self.leaf_roots[lo], self.leaf_roots[hi]
-            t = tab_sizes[a:b]
+            sizes_ab = tab_sizes[a:b]
             tab_off[a:b] = np.where(merged[a:b], -2,
-                                    np.where(tabled[a:b], np.cumsum(t) - t, -1))
+                                    np.where(tabled[a:b], np.cumsum(sizes_ab) - sizes_ab, -1))
             if iv:
                 c = cnt_sizes[a:b]
                 cnt_off[a:b] = np.where(dense[a:b], np.cumsum(c) - c, -1)

@@ -94,7 +94,7 @@ def level_orders_out_of_core(table, columns) -> dict:
 
 def _level_counts(values, model, index, columns, codes, points, sizes):
     """One partition's per-level counts: below numeric quantiles, at categorical levels."""
-    out = {}
+    out: dict[int, dict] = {}
     for j in columns:
         n_levels = codes[j].size
         lookup = np.full(int(codes[j].max()) + 1, -1, dtype=np.intp)

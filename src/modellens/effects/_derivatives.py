@@ -153,6 +153,7 @@ class DerivativePlan(Plan):
         self.backend = resolve_backend(mdl, gradient, rows)
         self.columns = list(columns)
         m = rows.shape[0]
+        self._gradient: GradientRows | None
         if self.backend != "finite_differences":
             self._gradient = GradientRows(rows, self.columns, backend=self.backend,
                                           function=gradient if self.backend == "callable"

@@ -87,6 +87,7 @@ def explicit_grid(dataset: Dataset, j: int, spec):
         raise InvalidParameterError(
             f"the grid for {col.name!r} must be an int or a 1-D array of points.")
     if col.is_categorical:
+        assert col.levels is not None  # every categorical column has its levels
         lookup = {v: i for i, v in enumerate(col.levels.tolist())}
         unknown = [p for p in points.tolist() if p not in lookup]
         if unknown:

@@ -190,6 +190,7 @@ class _Replicates:
 
     def rows(self, sums: BlockSums):
         """:math:`F_{-S}` at every sampled row, per replicate ``(G + 1, n)``, centred."""
+        assert sums.R is not None  # asked only of blocks that keep row sums
         total = sums.R.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             per = np.vstack([total, total[None, :] - sums.R.T]) / self.count[:, None]

@@ -184,6 +184,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress)
     dataset, feats = request.dataset, request.features
+    axes: _OutOfCoreAxes | _AxisCache
     if request.out_of_core:
         axes = _OutOfCoreAxes(request, bins)
     else:
@@ -386,6 +387,7 @@ def _make_axis(dataset: Dataset, j: int, spec, max_discrete: int) -> _Axis:
                 f"feature {col.name!r} is categorical: its levels are the ALE grid, so bins "
                 "must not give edges for it.")
         codes = level_order(dataset, j)
+        assert col.levels is not None  # every categorical column has its levels
         position = np.full(len(col.levels), -1, dtype=np.intp)
         position[codes.astype(np.intp)] = np.arange(codes.size)
         return _Axis(dataset, j, False, codes, dataset.labels(j, codes), rows,
@@ -435,7 +437,7 @@ class _OutOfCoreAxes:
         self.request, self.dataset, self.table = request, request.dataset, request.table
         singles = [f for feat in request.features
                    for f in (feat if isinstance(feat, tuple) else (feat,))]
-        specs = {}
+        specs: dict = {}  # (column, bins key) -> the bins asked
         for feat in request.features:
             if isinstance(feat, tuple):
                 for j, spec in zip(feat, pair_specs(self.dataset, bins, feat)):
@@ -443,8 +445,8 @@ class _OutOfCoreAxes:
             else:
                 spec = grid_spec(bins, self.dataset, feat)
                 specs.setdefault((feat, _key(spec)), spec)
-        self._axes = {}
-        quantile = {}
+        self._axes: dict[tuple[int, object], _Axis] = {}
+        quantile: dict[int, list[int]] = {}
         for (j, key), spec in specs.items():
             col = self.dataset.columns[j]
             if col.is_categorical:
@@ -505,11 +507,13 @@ class _FeaturePlan(Plan):
                  keep_summary=False):
         self.axis, self.output, self.confidence = axis, output, confidence
         self.keep_summary = keep_summary  # a partition's plan: moments kept for the merge
-        self.moments = self.local = None
+        self.moments: Moments | None = None
+        self.local: np.ndarray | None = None
         self.empty_bins = empty_bins
-        self.covariance = None  # of adjacent steps, for level axes
+        self.covariance: np.ndarray | None = None  # of adjacent steps, for level axes
         u = axis.unit
-        self.stats = None
+        self.stats: tuple | None = None
+        self.sign: np.ndarray | None
         if axis.binned:
             # the point moved to both edges of its bin: the rows at the lower edges come
             # first, then those at the upper edges
@@ -568,6 +572,7 @@ class _FeaturePlan(Plan):
         over the :math:`n_t` points of level ``t`` and :math:`N` the steps' counts.
         """
         in_fwd, in_bwd, level = self.inner
+        assert self.sign is not None  # level axes only, where steps go both ways
         n_levels = self.axis.n_units
         n_fwd = int(np.count_nonzero(self.sign > 0))
         up, down = local[:n_fwd][in_fwd], local[n_fwd:][in_bwd]
@@ -604,6 +609,8 @@ class _FeaturePlan(Plan):
             inner = CoMoments(axis.n_units)
             if self.stats is not None:
                 in_fwd, in_bwd, level = self.inner
+                # a partition's plan on a level axis: both steps, local effects kept
+                assert self.sign is not None and self.local is not None
                 n_fwd = int(np.count_nonzero(self.sign > 0))
                 inner = CoMoments.of(level.astype(np.intp), self.local[:n_fwd][in_fwd],
                                      self.local[n_fwd:][in_bwd], axis.n_units)

@@ -299,7 +299,7 @@ def _dale_out_of_core(request, feats, specs, names, *, gradient, fd_step, min_po
     table, mdl = request.table, request.model
     backend = resolve_backend(mdl, gradient, request.dataset.values)
     bins = [None] * len(feats)
-    by_count = {}
+    by_count: dict[int, list[int]] = {}
     for c, spec in enumerate(specs):
         if isinstance(spec, str):
             by_count.setdefault(AUTO_CANDIDATES, []).append(c)
@@ -415,7 +415,7 @@ class _DalePlan(DerivativePlan):
 
 def _digest(values) -> int:
     """CRC-32 of an array's float64 values (contiguous copies are hashed as they are)."""
-    return zlib.crc32(np.ascontiguousarray(values, dtype=np.float64).view(np.uint8))
+    return zlib.crc32(np.ascontiguousarray(values, dtype=np.float64).view(np.uint8).data)
 
 
 #: Bytes of the transposed copy of feature columns that DALE reads at a time.

@@ -314,6 +314,7 @@ class _BruteScreen:
         kind, what = pair_request
         plan = _HPlan(self, list(what) if kind == "list" else [])
         run(mdl, [plan], options, desc="interactions")
+        assert plan.overall is not None  # formed when the features' blocks finished
         overall = dict(plan.overall)
         if kind == "top":
             second = _HPlan(self, strongest_pairs(overall, self.feats, what), first=plan)
@@ -344,11 +345,11 @@ class _HPlan(Plan):
                 self.singles[j] = BlockRows(base, [j], settings, inverse, groups,
                                             row_sums=True)
             self.segments = [self.f_rows, *self.singles.values()]
-            self.overall = None
+            self.overall: dict | None = None
         else:
             self.f_rows, self.singles, self.overall = first.f_rows, first.singles, first.overall
             self._first = first
-        self._pairs_done = {}
+        self._pairs_done: dict = {}
         for p in pairs:
             settings, inverse = settings_of(base[:, list(p)])
             seg = BlockRows(base, list(p), settings, inverse, groups, row_sums=False)

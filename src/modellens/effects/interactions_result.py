@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -175,7 +176,7 @@ class Interactions:
             raise InvalidParameterError("not a dict made by Interactions.to_dict().")
         v = from_jsonable(d["fields"])
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
-        series = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (
+        series: dict[str, Any] = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (
             ("overall", "h2"), ("overall_unnormalized", "h2_unnormalized"),
             ("overall_std", "std"))}
         pw = v.pop("pairwise")

@@ -186,7 +186,10 @@ class _Hoods:
 
     @property
     def n_bins(self) -> int:
-        return (self.points.size if self.edges is None else self.edges.size - 1)
+        if self.edges is not None:
+            return self.edges.size - 1
+        assert self.points is not None  # a rule has edges or points
+        return self.points.size
 
     def bins_of(self, x: np.ndarray):
         """The neighbourhood of each (non-missing) value, for value ranges."""
@@ -196,6 +199,7 @@ class _Hoods:
                 "pass grid=int (quantile bins).")
         if self.edges is not None:
             return bin_index(x, self.edges)
+        assert self.points is not None  # a rule has edges or points
         return np.searchsorted(self.points, x)
 
 
@@ -234,7 +238,7 @@ def _hoods_out_of_core(request, grid) -> list:
     bins between Dask's approximate quantiles (a boolean: its two values).
     """
     dataset, table = request.dataset, request.table
-    out = [None] * len(request.features)
+    out: list[_Hoods | None] = [None] * len(request.features)
     numeric = []
     for c, j in enumerate(request.features):
         spec = grid_spec(grid, dataset, j)
@@ -289,6 +293,7 @@ class _MPlotPlan(Plan):
 
     def reduce(self) -> Effect:
         h = self.hoods
+        assert h.lo is not None and h.hi is not None  # in memory: rank ranges
         ps = self.at_data.at()[h.keep][h.order]
         csum = np.concatenate([[0.0], np.cumsum(ps)])
         counts = h.hi - h.lo
@@ -337,6 +342,7 @@ class _MPlotPlan(Plan):
             # the probabilities the bins were cut at can name another bin's median)
             cum = np.concatenate([[0], np.cumsum(moments.count)])
             middle = (cum[:-1] + cum[1:]) / 2 / max(cum[-1], 1)
+            assert h.quantiles is not None  # quantile bins keep the table they came from
             asked, q = h.quantiles
             labels = self.dataset.labels(self.j, np.interp(middle, asked, q)[filled])
         means, std, counts, _ = (a[filled] for a in moments.stats())

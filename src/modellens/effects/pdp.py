@@ -237,6 +237,7 @@ def _pd_axes_out_of_core(request, grid):
                 values = table.observed[j]
             else:
                 c = numeric.index(j)
+                assert ends is not None  # j is one of the numeric columns
                 low, high = ends[0, c], ends[-1, c]
                 # the model sees a boolean's False or True only
                 values = np.unique([low, high]) if col.is_boolean else \

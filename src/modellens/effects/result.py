@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -176,15 +177,16 @@ class Effect:
     [2. 2. 2. 2. 2.]
     """
 
-    feature: object
+    # Any: a name or a pair of names; points, labels or a pair of arrays (see above)
+    feature: Any
     method: str
-    grid: object
+    grid: Any
     values: np.ndarray
     ice: np.ndarray | None = None
     std: np.ndarray | None = None
     counts: np.ndarray | None = None
-    kind: object = "numeric"
-    feature_values: object = None
+    kind: Any = "numeric"
+    feature_values: Any = None
     centered: bool = False
     output: str = "prediction"
     ice_rows: np.ndarray | None = None
@@ -194,7 +196,7 @@ class Effect:
     extra: dict = field(default_factory=dict, repr=False)
 
     #: Effect classes by name, for :meth:`from_dict` (subclasses register themselves).
-    _types = {}
+    _types: ClassVar[dict[str, type[Effect]]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -322,10 +324,10 @@ class Effect:
             frame = pd.DataFrame({"grid": grid, "value": np.asarray(self.values)})
             if self.band is not None:
                 frame["lower"], frame["upper"] = self.band.lower, self.band.upper
-            for name, arr in (("std", self.std), ("count", self.counts)):
-                if arr is None:
+            for name, given in (("std", self.std), ("count", self.counts)):
+                if given is None:
                     continue
-                arr = np.asarray(arr, dtype=float)
+                arr = np.asarray(given, dtype=float)
                 if arr.shape[0] == grid.shape[0] - 1:
                     arr = np.concatenate([[np.nan], arr])
                 if arr.shape[0] == grid.shape[0]:

@@ -18,7 +18,8 @@ def chunks(segments, sizers):
     width).  A chunk that stops inside a segment stops at a multiple of the
     sizer's ``align`` rows of that segment.
     """
-    pieces, filled, key = [], 0, None
+    pieces: list[tuple] = []
+    filled, key = 0, None
     for seg in segments:
         seg_key = seg.call_key()
         if pieces and seg_key != key:

@@ -93,8 +93,9 @@ def _answer_chunk(request: _Request, pieces):
     except Exception as exc:
         # Dask sends the exception back with the frames of this function only;
         # the model's own frames (the cause) travel in the message
-        exc.add_note(f"Traceback on the Dask worker {_worker_address()}:\n"
-                     + "".join(traceback.format_exception(exc)).rstrip())
+        if hasattr(exc, "add_note"):  # Python 3.11+ (3.10 keeps the worker's message only)
+            exc.add_note(f"Traceback on the Dask worker {_worker_address()}:\n"
+                         + "".join(traceback.format_exception(exc)).rstrip())
         raise
     condensed, offset = [], 0
     for seg, a, b in pieces:
@@ -149,7 +150,7 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     # a few more chunks than run, so one slow chunk does not idle the other workers
     held_limit = 2 * running_limit
     request = scatter_to_workers(client, _Request(model, segments))
-    pending = deque()
+    pending: deque[tuple] = deque()  # (future, pieces), in submission order
     done = distributed.as_completed()
     chunks = iter(chunks)
 

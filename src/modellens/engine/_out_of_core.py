@@ -125,7 +125,7 @@ class OutOfCore:
         self.n_parts = len(self.parts)
         self.schema = self._whole_levels(schema, head)
         self.names = self.schema.feature_names
-        self._offsets = None
+        self._offsets: np.ndarray | None = None
 
     def _whole_levels(self, schema, head):
         """The schema with every categorical column's levels read from the whole table.
@@ -157,9 +157,9 @@ class OutOfCore:
                     levels = sorted(present)
                 except TypeError:  # mixed types: first-seen order
                     levels = present
-            levels = np.asarray(levels, dtype=object)
-            columns[j] = Column(col.name, col.kind, levels, col.ordered, dtype)
-            lookup = {v: i for i, v in enumerate(levels.tolist())}
+            level_array = np.asarray(levels, dtype=object)
+            columns[j] = Column(col.name, col.kind, level_array, col.ordered, dtype)
+            lookup = {v: i for i, v in enumerate(level_array.tolist())}
             self.observed[j] = np.sort(np.array([lookup[v] for v in present], dtype=float))
         whole = Dataset(np.empty((0, len(columns))), columns, schema.is_frame,
                         schema.column_labels)

@@ -32,8 +32,9 @@ class ModelLike(Protocol):
     segment's :meth:`~.segments.Segment.answer` calls.
     """
 
-    #: Most rows of one call (None: only the engine's byte cap).
-    max_chunk_rows: int | None
+    @property
+    def max_chunk_rows(self) -> int | None:
+        """Most rows of one call (None: only the engine's byte cap)."""
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Predictions ``(m,)`` at encoded ``rows`` ``(m, d)``."""
@@ -62,6 +63,9 @@ class Plan(ABC):
         evaluates them once and *before* every plan's own segments, so a
         segment's ``on_finish`` may read them.
     """
+
+    segments: list[Segment]
+    shared_rows: list[SharedRows]
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -125,8 +129,9 @@ class DataPredictions(SharedRows):
     def __init__(self, data: np.ndarray, rows=None):
         self.data = data
         self.rows = None if rows is None else np.asarray(rows, dtype=np.intp)
-        self._segment = None
-        self._positions = None
+        # bound by build(), before any plan reads the predictions
+        self._segment: DataRows | None = None
+        self._positions: np.ndarray | None = None
 
     def key(self):
         return ("data predictions", id(self.data))
@@ -148,16 +153,14 @@ class DataPredictions(SharedRows):
 
     def at(self, rows=None) -> np.ndarray:
         """The predictions at the data rows ``rows`` (positions; default: every row)."""
-        result = self._segment.result
+        assert self._segment is not None, "read before the engine built the shared rows"
+        result, positions = self._segment.result, self._positions
         if rows is None:
-            return result if self._positions is None else result[self._positions_of(
-                np.arange(self.data.shape[0]))]
-        if self._positions is None:
+            return result if positions is None else result[np.searchsorted(
+                positions, np.arange(self.data.shape[0]))]
+        if positions is None:
             return result[rows]
-        return result[self._positions_of(rows)]
-
-    def _positions_of(self, rows):
-        return np.searchsorted(self._positions, rows)
+        return result[np.searchsorted(positions, rows)]
 
 
 def share_rows(plans) -> list[Segment]:

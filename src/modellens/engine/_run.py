@@ -84,6 +84,7 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
         for seg in segments:
             seg._finish()
         return segments
+    assert model is not None, "segments with rows need a model"  # only row-less runs pass None
     n_jobs = _n_threads(options.n_jobs)
     sizers = {}
     for seg in segments:

@@ -10,7 +10,7 @@ explained table can flow through the same engine.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,7 +40,11 @@ class Segment:
     n_rows: int = 0
     group: int = 1
     width: int = 0
-    on_finish = None
+    on_finish: Any = None
+    #: the folded answers: None until the first fold allocates them, then whatever the
+    #: segment's ``_allocate`` builds (an array for most, a record of sums for some), so
+    #: readers after the run see the type of the segment they made
+    result: Any = None
 
     def call_key(self):
         """Segments with equal keys can share one model call (same answer, same width)."""
@@ -126,7 +130,7 @@ class DataRows(Segment):
     def __init__(self, data: np.ndarray, rows=None):
         self.data = data
         self.index = None if rows is None else np.asarray(rows)
-        self.n_rows = data.shape[0] if rows is None else self.index.size
+        self.n_rows = data.shape[0] if self.index is None else self.index.size
         self.width = data.shape[1]
         self.group = 1
 
@@ -218,7 +222,7 @@ class GridRows(Segment):
         self.base = base
         self.base_rows = None if rows is None else np.asarray(rows)
         self.columns = np.atleast_1d(np.asarray(columns, dtype=np.intp))
-        self.m = base.shape[0] if rows is None else self.base_rows.size
+        self.m = base.shape[0] if self.base_rows is None else self.base_rows.size
         values = np.asarray(values, dtype=np.float64)
         if values.ndim == 1:
             values = values[:, None]
@@ -276,7 +280,7 @@ class GridRows(Segment):
                 np.take(self.base, self.base_rows[i:i + take], axis=0, out=block)
             if self.index is not None and single is not None:
                 # a one-column table read straight into the column: no temporaries
-                table = self._tables[setting]
+                table = self._tables[setting]  # type: ignore[index]  # a list when `single` is set
                 np.take(table, self.index[i:i + take], out=block[:, single], mode="clip")
                 continue
             if self.index is not None:

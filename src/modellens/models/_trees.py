@@ -410,6 +410,7 @@ def _hist_gradient_boosting(model, classes, d):
             missing = np.zeros(len(nodes), np.uint8)
             is_cat = nodes["is_categorical"].astype(bool) & ~leaf
             for i in np.flatnonzero(is_cat):
+                assert known is not None and f_idx_map is not None  # read with categories
                 goes_left = _bits(pred.raw_left_cat_bitsets[nodes["bitset_idx"][i]])
                 seen = _bits(known[f_idx_map[nodes["feature_idx"][i]]])
                 # codes set in the node's bitset go left, other known ones right, and
@@ -596,9 +597,9 @@ def _lightgbm(model):
     infos = dump["tree_info"]
     scale = 1.0 / (len(infos) // n_out) if avg and infos else 1.0
     b = _Builder(n_out)
-    chosen_sets = []
+    chosen_sets: list[tuple[list[int], int]] = []
     for k, info in enumerate(infos):
-        cols = {c: [] for c in ("l", "r", "f", "t", "dl", "m", "v", "c")}
+        cols: dict[str, list] = {c: [] for c in ("l", "r", "f", "t", "dl", "m", "v", "c")}
         _lgb_walk(info["tree_structure"], cols, model, chosen_sets)
         b.add(cols["l"], cols["r"], cols["f"], cols["t"], cols["dl"],
               np.asarray(cols["v"]) * scale, cols["c"], missing=cols["m"],
@@ -624,7 +625,7 @@ def _lgb_categories(booster, dump):
     cat_features = [f for f, name in enumerate(names)
                     if isinstance(infos.get(name), dict) and infos[name].get("values")]
     pandas_cats = getattr(booster, "pandas_categorical", None) or []
-    out = {f: None for f in cat_features}
+    out: dict[int, np.ndarray | None] = {f: None for f in cat_features}
     if len(pandas_cats) == len(cat_features):
         for f, cats in zip(cat_features, pandas_cats):
             out[f] = np.asarray(list(cats), dtype=object)
@@ -633,7 +634,7 @@ def _lgb_categories(booster, dump):
 
 def _lgb_walk(node, cols, model, chosen_sets):
     """Append ``node``'s subtree in preorder; categorical splits' codes to ``chosen_sets``."""
-    stack = [(node, None, False)]
+    stack: list[tuple[dict, int | None, bool]] = [(node, None, False)]
     while stack:
         nd, parent, is_left = stack.pop()
         i = len(cols["l"])
@@ -654,7 +655,7 @@ def _lgb_walk(node, cols, model, chosen_sets):
             codes = [int(c) for c in str(nd["threshold"]).split("||")]
             chosen_sets.append((codes, i))
             nan_left = nd.get("missing_type", "None") != "NaN" and 0 in codes
-            split = (len(chosen_sets), int(nan_left), MISSING_CATEGORICAL)
+            split: tuple[float, int, int] = (len(chosen_sets), int(nan_left), MISSING_CATEGORICAL)
         elif kind == "<=":
             split = (float(nd["threshold"]), int(bool(nd["default_left"])),
                      _LGB_MISSING[nd.get("missing_type", "None")])

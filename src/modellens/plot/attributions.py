@@ -96,11 +96,11 @@ class AttributionPlots:
         shown, rest = self._top(np.abs(phi), max_display)
         row = a[i].data[0]
         labels = [f"{a.feature_names[j]} = {_fmt(row[j])}" for j in shown]
-        contrib = list(phi[shown])
+        parts = list(phi[shown])
         if rest.size:
             labels.append(f"{rest.size} other features")
-            contrib.append(float(phi[rest].sum()))
-        contrib = np.asarray(contrib)
+            parts.append(float(phi[rest].sum()))
+        contrib = np.asarray(parts)
         k = len(contrib)
         ax = _axes(ax, (6.4, 0.45 * k + 1.6))
         base, pred = float(a.base_values[i]), self._prediction(i)
@@ -161,7 +161,7 @@ class AttributionPlots:
         for j in neg[::-1]:
             segments.append((j, x, x - phi[j], _NEG))
             x -= phi[j]
-        labels = []
+        labels: list[tuple] = []  # (order, position, text)
         for j, lo, hi, color in segments:
             if abs(phi[j]) <= 1e-12 * total:
                 continue  # rounding noise: nothing to draw
@@ -349,7 +349,7 @@ class _NoOverlap(Artist):
     def draw(self, renderer):
         if not self.get_visible():
             return
-        shown = []
+        shown: list = []
         for t in self.texts:
             t.set_visible(True)
             box = t.get_window_extent(renderer).padded(self.pad)

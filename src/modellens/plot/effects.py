@@ -96,8 +96,9 @@ def _draw_ice(ax, x, ice, max_ice, random_state):
         return
     alpha = float(np.clip(8.0 / curves.shape[0], 0.05, 0.5))
     segments = np.stack([np.broadcast_to(x, curves.shape), curves], axis=-1)
-    ax.add_collection(LineCollection(segments, colors="0.55", linewidths=0.6, alpha=alpha,
-                                     zorder=1, label="ICE"))
+    # an (n, points, 2) array is a sequence of lines; matplotlib's stubs want a Sequence
+    ax.add_collection(LineCollection(segments, colors="0.55", linewidths=0.6,  # type: ignore[arg-type]
+                                     alpha=alpha, zorder=1, label="ICE"))
     ax.autoscale_view()
 
 
@@ -223,7 +224,7 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
         _share_y([ax for effect, ax in zip(items, flat) if not effect.is_2d])
     with_legend = [ax for effect, ax in zip(items, flat) if _draw(effect, ax, **kwargs)]
     if with_legend:
-        entries = {}
+        entries: dict[str, object] = {}
         for ax in with_legend:
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 entries.setdefault(label, handle)

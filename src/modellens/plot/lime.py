@@ -153,7 +153,9 @@ def plot_text(a, i=0, *, width=80, ax=None):
         pieces.append((text[start:end], w[k]))
         pos = end
     pieces.append((text[pos:], None))
-    lines, line, used = [], [], 0
+    lines: list[list] = []
+    line: list = []
+    used = 0
     for piece, weight in pieces:
         for j, chunk in enumerate(piece.split("\n")):
             if j:

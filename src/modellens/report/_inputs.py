@@ -13,6 +13,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._validation import InvalidParameterError, check_random_state
+from ..data import Dataset
 
 __all__ = ["Inputs", "build_inputs", "take_rows", "TOP_LEVELS"]
 
@@ -56,11 +57,11 @@ class Inputs:
     X: object
     y: object
     target: object
-    dataset: object
+    dataset: Dataset
     features: tuple
     sample_index: np.ndarray
     X_sample: object
-    sample_dataset: object
+    sample_dataset: Dataset
     explain_index: tuple
     X_explain: object
     background_index: np.ndarray
@@ -129,6 +130,7 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
             codes = sample_dataset.values[:, j]
             codes, counts = np.unique(codes[~np.isnan(codes)], return_counts=True)
             top = codes[np.argsort(-counts, kind="stable")[:TOP_LEVELS]]
+            assert col.levels is not None  # every categorical column has its levels
             grids[j] = col.levels[np.sort(top).astype(np.intp)]
         else:
             grids[j] = grid
@@ -157,6 +159,7 @@ def grid_values(inputs: Inputs, j: int) -> np.ndarray:
     if col.is_categorical:
         if isinstance(spec, (int, np.integer)):
             return np.unique(x)
+        assert col.levels is not None  # every categorical column has its levels
         lookup = {v: i for i, v in enumerate(col.levels.tolist())}
         return np.array([lookup[v] for v in np.asarray(spec).tolist()], dtype=float)
     if ds.n_unique(j) <= spec:
@@ -169,7 +172,7 @@ def _extreme_rows(prediction) -> list:
     order = np.argsort(prediction, kind="stable")
     picks = [(int(order[-1]), "highest prediction"), (int(order[0]), "lowest prediction"),
              (int(order[(order.size - 1) // 2]), "median prediction")]
-    out = []
+    out: list[tuple[int, str]] = []
     for i, why in picks:
         if i not in [j for j, _ in out]:
             out.append((i, why))

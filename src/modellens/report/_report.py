@@ -326,8 +326,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
                                        for k in plan):
         # the kernels compile meanwhile: every other section first (the page order is fixed)
         plan = [k for k in plan if k != "shapley"] + ["shapley"]
-    found, built = {}, {}
-    steps = plan
+    found: dict[str, Any] = {}
+    built: dict[str, Any] = {}
+    steps: Any = plan  # the plan, or a progress bar over it
     if options.progress:
         from ..engine._progress import progress_bar
 
@@ -387,9 +388,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
 
 #: One font size for every picture of the page; names from the data are text ("$" in a
 #: column name must not start matplotlib's mathtext).
-_RC = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
-       "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
-       "figure.titlesize": 9}
+_RC: dict = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9,
+             "axes.labelsize": 9, "xtick.labelsize": 9, "ytick.labelsize": 9,
+             "legend.fontsize": 9, "figure.titlesize": 9}
 
 
 def _warm_tree_kernels(inputs):
@@ -432,6 +433,7 @@ def _warm_tree_kernels(inputs):
     try:
         child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        assert child.stdin is not None  # stdin=PIPE
         child.stdin.write(payload)
         child.stdin.close()
     except OSError:

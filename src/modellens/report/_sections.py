@@ -11,7 +11,9 @@ pictures.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -599,8 +601,9 @@ def screen_pairs(inputs, candidates) -> tuple:
                          random_state=inputs.random_state, target=inputs.target,
                          progress=inputs.progress)
     table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
-    ranked = sorted(((r.feature_1, r.feature_2), float(r.h2_unnormalized), float(r.h2))
-                    for r in table.itertuples())
+    ranked = sorted(((a, b), float(h2u), float(h2)) for a, b, h2u, h2 in zip(
+        table["feature_1"], table["feature_2"], table["h2_unnormalized"].to_numpy(np.float64),
+        table["h2"].to_numpy(np.float64)))
     ranked.sort(key=lambda t: (t[2] < MEANINGFUL_H2, -t[1]))
     return ranked, inter
 
@@ -816,10 +819,10 @@ class SectionSpec:
     """
 
     key: str
-    build: object
+    build: Callable[..., Any]
     needs: tuple = ()
     uses: tuple = ()
-    when: object = None
+    when: Callable[..., Any] | None = None
 
     def applies(self, inputs) -> bool:
         return True if self.when is None else bool(self.when(inputs))
