@@ -304,7 +304,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     # the model's own record of its inputs: a column it would read as all-unknown levels
     # stops here, partly unknown levels are said on the page
     input_notes = check_frame(X, model)
-    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)  # type: ignore[arg-type]
     y = _check_labels(_check_y(y, n_rows), model)
     started = time.perf_counter()
     inputs = build_inputs(
