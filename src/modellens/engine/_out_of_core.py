@@ -41,7 +41,7 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError
 from ..data import Dataset, Column
-from ._dask import resolve_client, scatter_to_workers
+from ._dask import lost_on_cluster, open_shipped, resolve_client, ship
 from ._run import summarise
 
 __all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS", "FEATURE_SAMPLE"]
@@ -102,6 +102,7 @@ class OutOfCore:
         import dask.array as da
 
         self.client = None if options.client is None else resolve_client(options.client)
+        self.store = options.store
         if not isinstance(X, da.Array):
             if X.ndim == 1:
                 X = X.to_frame()
@@ -172,7 +173,8 @@ class OutOfCore:
             dask, _ = _import_dask()
             out = dask.compute(*collections)
         else:
-            out = self.client.gather(self.client.compute(list(collections)))
+            with lost_on_cluster("a pass over X"):
+                out = self.client.gather(self.client.compute(list(collections)))
         return out[0] if len(collections) == 1 else tuple(out)
 
     def quantiles(self, columns, probs):
@@ -217,20 +219,43 @@ class OutOfCore:
 
     # ------------------------------------------------------------------ driver
     def map(self, model, fn, *args) -> list:
-        """``fn(values, model, index, *args)`` on every encoded partition, in partition order."""
+        """``fn(values, model, index, *args)`` on every encoded partition, in partition order.
+
+        A partition whose call fails raises its error with a note naming the
+        partition and its rows; a worker lost for good raises ``ModelError``.
+        """
         dask, _ = _import_dask()
-        shipped = model if self.client is None or model is None \
-            else scatter_to_workers(self.client, model)
-        tasks = [dask.delayed(_encoded_call, pure=False)(part, self.schema, fn, shipped, i,
-                                                         *args)
+        if self.client is None or model is None:
+            shipped, shared = model, None
+        else:
+            shipped, shared = ship(self.client, self.store, model,
+                                   model=getattr(model, "model", None))
+        tasks = [dask.delayed(_encoded_call, pure=False)(part, self.schema, fn, shipped, shared,
+                                                         i, *args)
                  for i, part in enumerate(self.parts)]
-        if self.client is None:
-            return list(dask.compute(*tasks))
-        futures = self.client.compute(tasks)
         try:
-            return self.client.gather(futures)
-        finally:
-            self.client.cancel(futures + ([shipped] if shipped is not model else []))
+            if self.client is None:
+                return list(dask.compute(*tasks))
+            futures = self.client.compute(tasks)
+            try:
+                with lost_on_cluster("the partitions of X"):
+                    return self.client.gather(futures)
+            finally:
+                self.client.cancel(futures + ([shipped] if shared is not None else []))
+        except _PartitionFailed as exc:
+            raise self._named(exc) from None
+
+    def _named(self, failed):
+        """The error of a partition's call, with a note of the partition's rows."""
+        error, index = failed.args
+        try:
+            offsets = self.offsets()
+            rows = f"rows {offsets[index]:,} to {offsets[index + 1] - 1:,} of X (by position)"
+        except Exception:  # noqa: BLE001 - the partition's number is still said
+            rows = "its rows could not be counted"
+        error.add_note(f"while evaluating partition {index} of {self.n_parts} of X ({rows}); "
+                       f"X.partitions[{index}].compute() gives its rows to try the model on.")
+        return error
 
     def run(self, model, plans_for, *, desc: str = "modellens") -> list:
         """Each plan's result: ``plans_for(values, index, model)`` run on every partition, merged.
@@ -276,7 +301,16 @@ def _summarise_partition(values, model, index, plans_for, desc):
                      desc=f"{desc} (partition)")
 
 
-def _encoded_call(part, schema, fn, model, index, *args):
+class _PartitionFailed(Exception):
+    """A partition's call failed: ``(error, index)``; the client names its rows."""
+
+
+def _encoded_call(part, schema, fn, model, shared, index, *args):
+    if shared is not None:
+        model = open_shipped(model, shared)
     values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
         if len(part) else np.empty((0, len(schema.columns)))
-    return fn(values, model, index, *args)
+    try:
+        return fn(values, model, index, *args)
+    except Exception as exc:
+        raise _PartitionFailed(exc, index) from exc

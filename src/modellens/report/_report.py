@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._config import resolve_options
+from .._config import config, resolve_options
 from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
 
@@ -86,7 +86,8 @@ def _text(value) -> str:
 def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain=50,
            n_background=50, shapley_budget=300_000, grid=20, max_features=12, target=None,
            random_state=0, sections=None, progress=None, title=None, source=None,
-           holdout=False, unused_columns=None, log=None) -> Report:
+           holdout=False, unused_columns=None, log=None, client=None,
+           n_workers=None) -> Report:
     """Explain ``model`` on ``X`` in one report: data, quality, effects, interaction, attributions.
 
     The sections, in page order:
@@ -177,11 +178,21 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     log : callable, optional
         Called with one line per section when it is done (its key and
         seconds), e.g. ``print``.
+    client : dask.distributed.Client or "current", optional
+        Evaluate the sections' model rows (effects, interaction screen,
+        Shapley values, LIME) on this Dask cluster, as inside
+        ``ml.config(client=...)`` (which works too); the numbers are those of
+        a run in this process, and the page says where it ran.
+    n_workers : int, optional
+        The same on a ``LocalCluster`` of this many processes, started for the
+        report and closed after it.
 
     Returns
     -------
     Report
     """
+    if client is not None or n_workers is not None:
+        return _on_cluster(report, locals())
     import matplotlib
 
     from ._files import check_frame
@@ -273,6 +284,8 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
         "rows held out from training": "yes (as stated)" if holdout else "not stated",
         "time: predictions": f"{predict_seconds:.1f} s",
     }
+    if options.client is not None:
+        settings["computed on"] = _cluster_line(options.client)
     if "shapley" in built:
         attr = built["shapley"].data["attributions"]
         settings["Shapley algorithm"] = attr.method + (
@@ -287,6 +300,28 @@ def report(model, X, y=None, *, features=None, rows=None, sample=2000, n_explain
     subtitle = source or (f"{type(model).__name__} on {n:,} rows x "
                           f"{inputs.dataset.n_features} features")
     return Report(page, settings, title=title or "modellens report", subtitle=subtitle)
+
+
+def _on_cluster(build, given: dict):
+    """``build(**given)`` inside ``ml.config`` of the ``client`` / ``n_workers`` given."""
+    cluster = {"client": given.pop("client"), "n_workers": given.pop("n_workers")}
+    with config(**cluster):
+        return build(**given)
+
+
+def _cluster_line(client) -> str:
+    """The page's line saying which cluster evaluated the model rows."""
+    from ..engine._dask import resolve_client
+
+    client = resolve_client(client)
+    try:
+        threads = client.nthreads()
+        where = (f"{len(threads)} worker{'s' * (len(threads) != 1)}, "
+                 f"{sum(threads.values())} threads, scheduler {client.scheduler.address}")
+    except Exception:  # noqa: BLE001 - the line still says it ran on a cluster
+        where = "scheduler address unknown"
+    return (f"a Dask cluster ({where}): the model rows of the effects, interaction, Shapley "
+            "and LIME sections were evaluated there; TreeSHAP and the data checks ran here")
 
 
 #: One font size for every picture of the page; names from the data are text ("$" in a
