@@ -222,7 +222,9 @@ def local_client(n_workers: int):
     Loopback only; both are closed on exit.  Dask serves its HTTP endpoints
     (and the dashboard, when bokeh is installed) even with
     ``dashboard_address=None``, so they take a free loopback port instead of
-    the default 8787, which a second cluster would find taken.
+    the default 8787, which a second cluster would find taken.  Its
+    scheduler runs no active memory manager, which would drop the copies of
+    the data and models sent to every worker once per ``ml.config`` block.
 
     Ctrl-C while the cluster starts or closes is held until that step is
     done (a second Ctrl-C does not wait), then raised as ``KeyboardInterrupt``
@@ -244,36 +246,55 @@ def local_client(n_workers: int):
     cluster = client = None
     with _interrupt_held():
         try:
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            # the active memory manager would keep one copy of what is broadcast to the
+            # workers (data sent once per block): the others would then fetch it again
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
+                                  "distributed.scheduler.active-memory-manager.start": False}):
                 cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
                                                    processes=True,
                                                    dashboard_address="127.0.0.1:0",
                                                    host="127.0.0.1")
             client = distributed.Client(cluster)
         except BaseException:
-            _close(client, cluster, before)
+            # what the interrupted start spawned (only it spawned meanwhile, barring threads)
+            _close(client, cluster, _worker_children() - before)
             raise
+    started = _worker_children() - before
     # (an interrupt held during the start is raised above, after the start: closed here)
     try:
         yield client
     finally:
         with _interrupt_held():
-            _close(client, cluster, before)
+            _close(client, cluster, started)
 
 
-def _close(client, cluster, before):
-    """Close the client and the cluster; kill the worker processes still running after."""
+def _close(client, cluster, pids):
+    """Close the client and the cluster; kill its worker processes still running after.
+
+    ``pids``: the workers' processes known before (a restarted worker's are
+    read from the cluster); other processes of the user are left alone.
+    """
+    pids = set(pids) | _worker_pids(cluster)
     for closing in (client, cluster):
         if closing is not None:
             try:
                 closing.close()
             except BaseException:  # noqa: BLE001 - what is left is killed below
                 pass
-    for pid in _worker_children() - before:
+    for pid in pids & _worker_children():  # still ours: not a reused pid
         try:
             os.kill(pid, signal.SIGKILL)
-        except OSError:
+        except OSError:  # gone meanwhile, as it should be
             pass
+
+
+def _worker_pids(cluster) -> set:
+    pids = set()
+    for nanny in dict(getattr(cluster, "workers", None) or {}).values():
+        pid = getattr(getattr(nanny, "process", None), "pid", None)
+        if pid:
+            pids.add(pid)
+    return pids
 
 
 @contextmanager

@@ -180,7 +180,8 @@ def _cluster(args):
     distributed = import_distributed()
     print(f"modellens report: connecting to the Dask scheduler at {args.scheduler}", flush=True)
     try:
-        client = distributed.Client(args.scheduler, timeout=30, set_as_default=False)
+        # (waits distributed.comm.timeouts.connect, 30 s by default)
+        client = distributed.Client(args.scheduler, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise CLIError(f"--scheduler: could not connect to {args.scheduler!r} ({exc}); start "
                        "one with 'dask scheduler' and workers with 'dask worker ADDRESS', or "

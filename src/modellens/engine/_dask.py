@@ -51,7 +51,7 @@ from ..models import ModelError
 from ._chunks import chunk_rows
 
 __all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
-           "IN_FLIGHT_PER_THREAD", "ship", "open_shipped", "SHARE_MIN_BYTES", "lost_on_cluster"]
+           "IN_FLIGHT_PER_THREAD", "ship", "open_shipped", "pieces_lost", "RESHIP_ATTEMPTS", "SHARE_MIN_BYTES", "lost_on_cluster"]
 
 #: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
@@ -298,45 +298,98 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=
     # answers that wait for an earlier, slower chunk to be folded first are held here:
     # a few more chunks than run, so one slow chunk does not idle the other workers
     held_limit = 2 * running_limit
-    request, shared = ship(client, store, _Request(model, segments),
-                           model=getattr(model, "model", None))
-    pending = deque()
-    done = distributed.as_completed()
+    job = _Job(client, store, _Request(model, segments), getattr(model, "model", None))
     chunks = iter(chunks)
 
     def submit():
-        while len(pending) < held_limit \
-                and sum(not f.done() for f, _ in pending) < running_limit:
+        while len(job.pending) < held_limit \
+                and sum(not f.done() for f, _, _ in job.pending) < running_limit:
             step = next(chunks, None)
             if step is None:
                 return
-            pieces = step[1]
-            future = client.submit(_answer_chunk, request, shared,
-                                   [(position[id(s)], a, b) for s, a, b in pieces], pure=False)
-            pending.append((future, pieces))
-            done.add(future)
+            job.submit(step[1], [(position[id(s)], a, b) for s, a, b in step[1]])
 
     try:
         with lost_on_cluster("the model's chunks"):
-            _fold_in_order(done, pending, submit, model, bar)
+            while True:
+                try:
+                    _fold_in_order(job, submit, model, bar)
+                    break
+                except distributed.client.FutureCancelledError:
+                    if not job.ship_again():  # not our pieces lost, or lost too often
+                        raise
     finally:
-        left = [f for f, _ in pending]
-        if left:
-            client.cancel(left)
-        client.cancel([request])
+        job.cancel()
     return segments
 
 
-def _fold_in_order(done, pending, submit, model, bar):
+#: Times a request's pieces are sent again when every copy of one was lost with workers.
+RESHIP_ATTEMPTS = 2
+
+
+def pieces_lost(skeleton, shared) -> bool:
+    """Whether a piece :func:`ship` sent is gone from the cluster (all its copies lost)."""
+    return any(f.status in ("cancelled", "lost", "error") for f in [skeleton, *shared.values()])
+
+
+class _Job:
+    """The chunks of one request on the cluster, and its shipped pieces.
+
+    Scattered data cannot be rebuilt by Dask: when every copy of a piece is
+    lost (the workers holding it died, or Dask's active memory manager had
+    kept one replica and that worker died), the tasks that need it are
+    cancelled.  The pieces are then sent again and the chunks not folded yet
+    are submitted again, at most ``RESHIP_ATTEMPTS`` times.
+    """
+
+    def __init__(self, client, store, request, user_model):
+        distributed = import_distributed()
+        self.client, self.store, self.request, self.user_model = \
+            client, store, request, user_model
+        self.skeleton, self.shared = ship(client, store, request, model=user_model)
+        self.pending = deque()
+        self.done = distributed.as_completed()
+        self.attempts = 0
+
+    def submit(self, pieces, positions):
+        future = self.client.submit(_answer_chunk, self.skeleton, self.shared, positions,
+                                    pure=False)
+        self.pending.append((future, pieces, positions))
+        self.done.add(future)
+
+    def lost(self) -> bool:
+        return pieces_lost(self.skeleton, self.shared)
+
+    def ship_again(self) -> bool:
+        distributed = import_distributed()
+        if self.attempts >= RESHIP_ATTEMPTS or not self.lost():
+            return False
+        self.attempts += 1
+        again = list(self.pending)
+        self.cancel()
+        self.pending, self.done = deque(), distributed.as_completed()
+        self.skeleton, self.shared = ship(self.client, self.store, self.request,
+                                          model=self.user_model)
+        for _, pieces, positions in again:
+            self.submit(pieces, positions)
+        return True
+
+    def cancel(self):
+        # (the shared pieces stay for the block's next requests)
+        self.client.cancel([f for f, _, _ in self.pending] + [self.skeleton])
+
+
+def _fold_in_order(job, submit, model, bar):
     submit()
-    while pending:
-        for future in done:
+    while job.pending:
+        for future in job.done:
             if future.status == "error":
                 future.result()  # raises the worker's error at once, not in chunk order
             # fold in chunk order: the sums are then those of a local run
-            while pending and pending[0][0].done():
-                head, pieces = pending.popleft()
+            while job.pending and job.pending[0][0].done():
+                head, pieces, _ = job.pending[0]
                 condensed, n_rows = head.result()
+                job.pending.popleft()
                 for (seg, a, b), part in zip(pieces, condensed):
                     seg._fold(a, b, part)
                 model.account(1, n_rows)  # the workers counted on their copies
@@ -347,4 +400,4 @@ def _fold_in_order(done, pending, submit, model, bar):
         # as_completed yields a future once: one whose answer was lost with its worker
         # after that is recomputed by Dask but not yielded again, so the chunks not
         # folded yet are waited for again (leaving here returned a partial result)
-        done.update(future for future, _ in pending)
+        job.done.update(future for future, _, _ in job.pending)
