@@ -244,7 +244,7 @@ def local_client(n_workers: int):
                if k != "MALLOC_TRIM_THRESHOLD_"}
     before = _worker_children()
     cluster = client = None
-    with _interrupt_held():
+    with _interrupt_held() as held:
         try:
             # the active memory manager would keep one copy of what is broadcast to the
             # workers (data sent once per block): the others would then fetch it again
@@ -259,8 +259,9 @@ def local_client(n_workers: int):
             # what the interrupted start spawned (only it spawned meanwhile, barring threads)
             _close(client, cluster, _worker_children() - before)
             raise
+        if held:  # Ctrl-C came during the start: closed before it is raised (on leaving)
+            _close(client, cluster, _worker_children() - before)
     started = _worker_children() - before
-    # (an interrupt held during the start is raised above, after the start: closed here)
     try:
         yield client
     finally:
@@ -299,9 +300,12 @@ def _worker_pids(cluster) -> set:
 
 @contextmanager
 def _interrupt_held():
-    """Hold SIGINT (Ctrl-C) until the block ends, then deliver it; a second one at once."""
+    """Hold SIGINT (Ctrl-C) until the block ends, then deliver it; a second one at once.
+
+    Yields the list of held signals (empty: none came).
+    """
     if threading.current_thread() is not threading.main_thread():
-        yield  # signals reach the main thread only
+        yield []  # signals reach the main thread only
         return
     held = []
 
@@ -312,7 +316,7 @@ def _interrupt_held():
 
     previous = signal.signal(signal.SIGINT, hold)
     try:
-        yield
+        yield held
     finally:
         signal.signal(signal.SIGINT, previous)
         if held:

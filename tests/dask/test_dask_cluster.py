@@ -240,11 +240,20 @@ def test_out_of_core_lost_worker_is_retried_or_ends_in_model_error(fragile_clien
 # ------------------------------------------------------------------ Ctrl-C
 _STARTER = """
 import sys, time
+import psutil
 import modellens as ml
 if __name__ == "__main__":
-    with ml.config(n_workers=2):
-        print("started", flush=True)
-        time.sleep(120)
+    try:
+        with ml.config(n_workers=2):
+            print("started", flush=True)
+            time.sleep(120)
+    except KeyboardInterrupt:
+        # at the moment the interrupt reaches the user: no worker may still run
+        running = [p for p in psutil.Process().children(recursive=True)
+                   if p.status() != psutil.STATUS_ZOMBIE
+                   and "resource_tracker" not in " ".join(p.cmdline())]
+        print(f"worker processes at the interrupt: {len(running)}", flush=True)
+        raise
 """
 
 
@@ -294,6 +303,7 @@ def test_ctrl_c_leaves_no_worker_process(tmp_path, moment):
     output = "".join(lines)
     assert proc.returncode != 0
     assert "KeyboardInterrupt" in output, output
+    assert "worker processes at the interrupt: 0" in output, output
     time.sleep(0.5)
     left = []
     for pid, cmdline in seen.items():
