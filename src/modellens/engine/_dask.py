@@ -283,8 +283,9 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=
     ------
     ModelError
         A worker died repeatedly while evaluating a chunk (Dask gave up on it)
-        or the request's data were lost with the workers holding them; no
-        result is returned.  An error of the model itself is raised as it was
+        or the request's data were lost with the workers holding them more
+        than ``RESHIP_ATTEMPTS`` times (each time they are sent again and the
+        chunks not folded yet rerun); no result is returned.  An error of the model itself is raised as it was
         raised on the worker, with the worker's traceback in its notes.
     """
     distributed = import_distributed()
