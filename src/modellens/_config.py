@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Iterator
+import os
+import signal
+import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,7 +20,7 @@ from typing import Any
 from ._validation import InvalidParameterError, check_int
 
 __all__ = ["config", "get_config", "Options", "resolve_options", "import_distributed",
-           "local_client"]
+           "local_client", "ClusterStore"]
 
 
 @dataclass(frozen=True)
@@ -35,12 +38,16 @@ class Options:
     client : object or None
         A ``dask.distributed.Client`` to run chunks on, or ``"current"`` for
         the client Dask considers current when the request runs.
+    store : object or None
+        What the ``ml.config`` block that set ``client`` has sent to the
+        cluster (a ``ClusterStore``): data and models are sent once per block.
     """
 
     chunk_size: int | None = None
     n_jobs: int = 1
     progress: bool | None = None
     client: object = None
+    store: object = None
 
 
 _current = contextvars.ContextVar("modellens_config", default=Options())
@@ -130,7 +137,12 @@ def config(*, chunk_size: int | None = _UNSET, n_jobs: int | None = _UNSET,
         description are sent to the workers once, each chunk's rows are built
         and evaluated there, and averaged groups are summed there; the
         answers are folded here in chunk order, so the numbers equal those of
-        a local run.  ``"current"`` takes the client Dask considers current
+        a local run.  Data and models are sent once per block: a later
+        request in it on the same data (or model) names what the workers hold
+        already (recognised by content, so data changed in place are sent
+        again); they are freed from the workers when the block ends.  A Dask
+        DataFrame is read where its partitions lie (persist it to read it
+        once); they never come to this process.  ``"current"`` takes the client Dask considers current
         (``distributed.default_client()``) when a request runs.  Needs the
         ``dask`` extra (``pip install "modellens[dask]"``).
     n_workers : int, optional
@@ -161,12 +173,58 @@ def config(*, chunk_size: int | None = _UNSET, n_jobs: int | None = _UNSET,
                                             "starts a local cluster of its own.")
             n = check_int(n_workers, "n_workers", low=1, what="a positive number of processes")
             client = stack.enter_context(local_client(n))
-        token = _current.set(replace(_current.get(), **_checked(chunk_size, n_jobs, progress,
-                                                                client)))
+        given = _checked(chunk_size, n_jobs, progress, client)
+        outer = _current.get()
+        if given.get("client", outer.client) is not outer.client:
+            # a block of its own client: what it sends is kept for its requests and
+            # freed when it ends (a block on the same client shares the outer one's)
+            given["store"] = None
+            if given["client"] is not None:
+                given["store"] = stack.enter_context(_released(ClusterStore()))
+        token = _current.set(replace(outer, **given))
         try:
             yield
         finally:
             _current.reset(token)
+
+
+class ClusterStore:
+    """What one ``ml.config(client=...)`` block has sent to its cluster, by content token.
+
+    Filled by the Dask executor (``engine._dask.ship``); a piece whose copies
+    were all lost with their workers is sent again when next named.
+
+    Attributes
+    ----------
+    futures : dict
+        Token -> the piece's future on ``client``.
+    client : object or None
+    sent : list of (str, int)
+        ``(token, bytes)`` of everything sent to the workers, in order: the
+        shared pieces and each request's skeleton (what a test or a
+        benchmark counts).
+    """
+
+    def __init__(self):
+        self.futures, self.client, self.sent = {}, None, []
+
+    def release(self):
+        """Free the pieces on the workers (the block ended)."""
+        futures, self.futures = list(self.futures.values()), {}
+        client, self.client = self.client, None
+        if futures and client is not None and getattr(client, "status", None) == "running":
+            try:
+                client.cancel(futures)
+            except Exception:  # noqa: BLE001 - a closing client frees them anyway
+                pass
+
+
+@contextmanager
+def _released(store):
+    try:
+        yield store
+    finally:
+        store.release()
 
 
 def resolve_options(chunk_size=None, n_jobs=None, progress=None, client=None) -> Options:
@@ -194,7 +252,15 @@ def local_client(n_workers: int):
     Loopback only; both are closed on exit.  Dask serves its HTTP endpoints
     (and the dashboard, when bokeh is installed) even with
     ``dashboard_address=None``, so they take a free loopback port instead of
-    the default 8787, which a second cluster would find taken.
+    the default 8787, which a second cluster would find taken.  Its
+    scheduler runs no active memory manager, which would drop the copies of
+    the data and models sent to every worker once per ``ml.config`` block.
+
+    Ctrl-C while the cluster starts or closes is held until that step is
+    done (a second Ctrl-C does not wait), then raised as ``KeyboardInterrupt``
+    with the cluster closed: an interrupt inside Dask's setup left worker
+    processes running.  Whatever ends a start or a close early, the worker
+    processes it started are killed.
     """
     distributed = import_distributed()
     import dask
@@ -206,12 +272,98 @@ def local_client(n_workers: int):
     environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
                                                 default={}).items()
                if k != "MALLOC_TRIM_THRESHOLD_"}
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                           processes=True, dashboard_address="127.0.0.1:0",
-                                           host="127.0.0.1")
+    before = _worker_children()
+    cluster = client = None
+    with _interrupt_held() as held:
+        try:
+            # the active memory manager would keep one copy of what is broadcast to the
+            # workers (data sent once per block): the others would then fetch it again
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
+                                  "distributed.scheduler.active-memory-manager.start": False}):
+                cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                                   processes=True,
+                                                   dashboard_address="127.0.0.1:0",
+                                                   host="127.0.0.1")
+            client = distributed.Client(cluster)
+        except BaseException:
+            # what the interrupted start spawned (only it spawned meanwhile, barring threads)
+            _close(client, cluster, _worker_children() - before)
+            raise
+        if held:  # Ctrl-C came during the start: closed before it is raised (on leaving)
+            _close(client, cluster, _worker_children() - before)
+    started = _worker_children() - before
     try:
-        with distributed.Client(cluster) as client:
-            yield client
+        yield client
     finally:
-        cluster.close()
+        with _interrupt_held():
+            _close(client, cluster, started)
+
+
+def _close(client, cluster, pids):
+    """Close the client and the cluster; kill its worker processes still running after.
+
+    ``pids``: the workers' processes known before (a restarted worker's are
+    read from the cluster); other processes of the user are left alone.
+    """
+    pids = set(pids) | _worker_pids(cluster)
+    for closing in (client, cluster):
+        if closing is not None:
+            try:
+                closing.close()
+            except BaseException:  # noqa: BLE001 - what is left is killed below
+                pass
+    for pid in pids & _worker_children():  # still ours: not a reused pid
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # gone meanwhile, as it should be
+            pass
+
+
+def _worker_pids(cluster) -> set:
+    pids = set()
+    for nanny in dict(getattr(cluster, "workers", None) or {}).values():
+        pid = getattr(getattr(nanny, "process", None), "pid", None)
+        if pid:
+            pids.add(pid)
+    return pids
+
+
+@contextmanager
+def _interrupt_held():
+    """Hold SIGINT (Ctrl-C) until the block ends, then deliver it; a second one at once.
+
+    Yields the list of held signals (empty: none came).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield []  # signals reach the main thread only
+        return
+    held = []
+
+    def hold(signum, frame):
+        if held:
+            raise KeyboardInterrupt
+        held.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)  # the handler the user had: KeyboardInterrupt
+
+
+def _worker_children() -> set:
+    """Pids of this process's children that are Dask worker processes (not the resource tracker)."""
+    import psutil  # a dependency of distributed
+
+    out = set()
+    for child in psutil.Process().children(recursive=True):
+        try:
+            line = " ".join(child.cmdline())
+        except (psutil.Error, OSError):
+            continue
+        if "resource_tracker" not in line and ("multiprocessing" in line
+                                               or "distributed" in line):
+            out.add(child.pid)
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 _EPILOG_REPORT = """\
@@ -153,16 +154,40 @@ def _report(args) -> int:
     if unused:
         print(f"modellens report: columns the model does not take: {', '.join(unused)}",
               flush=True)
-    rep = ml.report(model, X, y, features=args.features, rows=args.rows, sample=args.sample,
-                    n_explain=args.explain, grid=args.grid, target=target,
-                    random_state=args.seed, progress=_progress(), holdout=args.holdout,
-                    unused_columns=unused, log=_log("modellens report"),
-                    title=f"modellens report: {args.model.name}",
-                    source=f"{type(model).__name__} from {args.model.name}, on {len(X):,} rows x "
-                           f"{X.shape[1]} features of {args.data.name}")
+    with _cluster(args) as client:
+        rep = ml.report(model, X, y, features=args.features, rows=args.rows,
+                        sample=args.sample, n_explain=args.explain, grid=args.grid,
+                        target=target, random_state=args.seed, progress=_progress(),
+                        holdout=args.holdout, unused_columns=unused,
+                        log=_log("modellens report"),
+                        title=f"modellens report: {args.model.name}",
+                        source=f"{type(model).__name__} from {args.model.name}, on "
+                               f"{len(X):,} rows x {X.shape[1]} features of {args.data.name}",
+                        client=client, n_workers=args.workers)
     path = rep.save(args.out)
     print(f"modellens report: wrote {path.resolve()}")
     return 0
+
+
+@contextmanager
+def _cluster(args):
+    """The Dask client of ``--scheduler`` (closed after), or None."""
+    if args.scheduler is None:
+        yield None
+        return
+    from ._config import import_distributed
+
+    distributed = import_distributed()
+    print(f"modellens report: connecting to the Dask scheduler at {args.scheduler}", flush=True)
+    try:
+        # (waits distributed.comm.timeouts.connect, 30 s by default)
+        client = distributed.Client(args.scheduler, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CLIError(f"--scheduler: could not connect to {args.scheduler!r} ({exc}); start "
+                       "one with 'dask scheduler' and workers with 'dask worker ADDRESS', or "
+                       "use --workers N for a cluster on this machine.") from None
+    with client:
+        yield client
 
 
 def _target_class(args, model):
@@ -328,6 +353,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="load pickle / joblib files, and skops files with types skops does "
                           "not trust by default; loading such a file can run any code in it, "
                           "so use it only for files you trust")
+    cluster = rep.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="evaluate the model rows on the Dask cluster of this scheduler "
+                              "(e.g. tcp://10.0.0.5:8786; needs the dask extra)")
+    cluster.add_argument("--workers", type=_count(1, "--workers"), metavar="N",
+                         help="evaluate the model rows on a Dask cluster of N processes on "
+                              "this machine, started for the report (needs the dask extra)")
     rep.set_defaults(func=_report)
 
     demo = sub.add_parser(

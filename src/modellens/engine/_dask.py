@@ -19,14 +19,31 @@ turns off glibc's adaptive mmap threshold, so every chunk-sized buffer is
 mapped and zeroed afresh: for cheap models that doubled the time of a chunk.
 The clusters ``ml.config(n_workers=k)`` starts leave it out; for a cluster of
 your own, set ``distributed.nanny.pre-spawn-environ`` without it.
+
+Data sent once
+--------------
+What a request ships (the model, the segments' base tables) is pickled with
+its large arrays and the user's model left out, each named by a token of its
+content (:func:`dask.base.tokenize` of an array, a hash of the model's
+pickle); those go to every worker once per ``ml.config(client=...)`` block
+(:class:`~modellens._config.ClusterStore`) and the next request of the block that holds the same
+content names them again instead of sending them: only the small skeleton
+travels, and the workers put the pieces back in.  A model refit in place or
+data changed in place have another token and are sent again.  The block's
+pieces are released from the workers when it ends.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import io
 import pickle
 import traceback
 from collections import deque
+from contextlib import contextmanager
+
+import numpy as np
 
 from .._config import import_distributed
 from .._validation import InvalidParameterError
@@ -34,7 +51,7 @@ from ..models import ModelError
 from ._chunks import chunk_rows
 
 __all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
-           "IN_FLIGHT_PER_THREAD"]
+           "IN_FLIGHT_PER_THREAD", "ship", "open_shipped", "pieces_lost", "RESHIP_ATTEMPTS", "SHARE_MIN_BYTES", "lost_on_cluster"]
 
 #: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
@@ -42,6 +59,9 @@ __all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_C
 DASK_CHUNK_ROWS = 2**18
 #: Chunks running or queued per worker thread: one running, one queued behind it.
 IN_FLIGHT_PER_THREAD = 2
+#: Arrays of at least this many bytes are sent once per ``ml.config(client=...)`` block
+#: and named in later requests; smaller ones travel with each request's skeleton.
+SHARE_MIN_BYTES = 64 * 1024
 
 
 def resolve_client(client):
@@ -64,11 +84,114 @@ def scatter_to_workers(client, obj):
         # scheduler it cost a transient copy of the data
         return client.scatter(obj, broadcast=True, hash=False, direct=True)
     except (TypeError, pickle.PicklingError) as exc:
-        cause = exc.__cause__ or exc.__context__ or exc
-        raise ModelError(
-            f"the model or the data could not be sent to the Dask workers ({cause}); Dask "
-            "pickles them (cloudpickle), which a model holding a lock, an open file or a "
-            "connection does not allow. Make it picklable, or run without client=.") from exc
+        _unpicklable(exc)
+
+
+def _piece(store, client, token, obj, nbytes):
+    """The future of the piece ``token`` on ``client``, sending ``obj`` if it is not there."""
+    if client is not store.client:  # "current" may name another client later
+        store.futures, store.client = {}, client
+    future = store.futures.get(token)
+    if future is None or future.status in ("error", "cancelled", "lost"):
+        future = scatter_to_workers(client, obj)
+        store.futures[token] = future
+        store.sent.append((token, nbytes))
+    return future
+
+
+class _Shipped:
+    """An object pickled without its shared pieces; unpickled once per worker."""
+
+    def __init__(self, payload: bytes):
+        self.payload = payload
+
+    def __getstate__(self):
+        return {"payload": self.payload}
+
+    def open(self, pieces: dict):
+        """The object, its pieces put back (``pieces``: token -> object on this worker)."""
+        obj = self.__dict__.get("_obj")
+        if obj is None:  # two threads may both unpickle: the same object either way
+            unpickler = pickle.Unpickler(io.BytesIO(self.payload))
+            unpickler.persistent_load = pieces.__getitem__
+            obj = self._obj = unpickler.load()
+        return obj
+
+
+def _model_token(model) -> tuple[str, int] | None:
+    import cloudpickle
+
+    try:
+        data = cloudpickle.dumps(model)
+    except Exception:  # noqa: BLE001 - it then travels (and fails, if it must) as before
+        return None
+    return "model-" + hashlib.sha256(data).hexdigest(), len(data)
+
+
+def ship(client, store, obj, model=None):
+    """Send ``obj`` to every worker: ``(skeleton_future, pieces)`` for a task's arguments.
+
+    Arrays of ``SHARE_MIN_BYTES`` or more and ``model`` (the user's model
+    object) are left out of the skeleton and sent through ``store`` once per
+    content; ``pieces`` maps their tokens to their futures (Dask hands the
+    task the objects on its worker).  Without a store everything is sent
+    with the skeleton, for this request only.  :func:`open_shipped` undoes it
+    on the worker.
+    """
+    import cloudpickle
+    from dask.base import tokenize
+
+    if store is None:
+        return scatter_to_workers(client, _Shipped(_dumps(obj))), {}
+    pieces, tokens = {}, {}
+    model_token = _model_token(model) if model is not None else None
+
+    def persistent_id(o):
+        if model_token is not None and o is model:
+            token, nbytes = model_token
+        elif type(o) is np.ndarray and o.nbytes >= SHARE_MIN_BYTES and o.dtype != object:
+            key = id(o)
+            if key not in tokens:  # (the same base table under every segment: hashed once)
+                tokens[key] = "array-" + tokenize(o)
+            token, nbytes = tokens[key], o.nbytes
+        else:
+            return None
+        if token not in pieces:
+            pieces[token] = _piece(store, client, token, o, nbytes)
+        return token
+
+    buffer = io.BytesIO()
+    pickler = cloudpickle.CloudPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.persistent_id = persistent_id
+    try:
+        pickler.dump(obj)
+    except (TypeError, pickle.PicklingError) as exc:
+        _unpicklable(exc)
+    skeleton = scatter_to_workers(client, _Shipped(buffer.getvalue()))
+    store.sent.append(("skeleton", buffer.tell()))
+    return skeleton, pieces
+
+
+def _dumps(obj) -> bytes:
+    import cloudpickle
+
+    try:
+        return cloudpickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except (TypeError, pickle.PicklingError) as exc:
+        _unpicklable(exc)
+
+
+def _unpicklable(exc):
+    cause = exc.__cause__ or exc.__context__ or exc
+    raise ModelError(
+        f"the model or the data could not be sent to the Dask workers ({cause}); Dask "
+        "pickles them (cloudpickle), which a model holding a lock, an open file or a "
+        "connection does not allow. Make it picklable, or run without client=.") from exc
+
+
+def open_shipped(skeleton, pieces):
+    """On a worker: the object :func:`ship` sent."""
+    return skeleton.open(pieces)
 
 
 class _Request:
@@ -84,8 +207,9 @@ class _Request:
             self.segments.append(seg)
 
 
-def _answer_chunk(request: _Request, pieces):
+def _answer_chunk(skeleton: _Shipped, shared: dict, pieces):
     """On a worker: the condensed answers of one chunk and its number of rows."""
+    request = skeleton.open(shared)
     pieces = [(request.segments[i], a, b) for i, a, b in pieces]
     rows = chunk_rows(pieces)
     try:
@@ -104,6 +228,29 @@ def _answer_chunk(request: _Request, pieces):
     return condensed, len(rows)
 
 
+@contextmanager
+def lost_on_cluster(what: str):
+    """Dask giving up on lost workers or data, raised as our ``ModelError``; never a partial result."""
+    distributed = import_distributed()
+    try:
+        yield
+    except distributed.KilledWorker as exc:
+        raise ModelError(
+            f"a Dask worker died while computing {what} ({exc}); Dask gave up after "
+            "retrying the task on other workers (distributed.scheduler.allowed-failures), so "
+            "no result is returned. The model may crash its process or need more memory per "
+            "worker than it has: try a smaller chunk_size, smaller partitions "
+            "(X.repartition(...)) or workers with more memory.") from exc
+    except distributed.client.FutureCancelledError as exc:
+        # every worker holding the request's data died (the scheduler cannot rebuild
+        # scattered data), or the client was closed under the request
+        raise ModelError(
+            f"the Dask workers holding the data of {what} were lost ({exc}), so no result is "
+            "returned. If a worker died, the model may crash its process or need more memory "
+            "per worker than it has (try a smaller chunk_size); if the client was closed, "
+            "run the request again on an open one.") from exc
+
+
 def _worker_address() -> str:
     try:
         from distributed import get_worker
@@ -113,7 +260,7 @@ def _worker_address() -> str:
         return "(unknown)"
 
 
-def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
+def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=None):
     """Evaluate the ``chunks`` of ``segments`` on a Dask ``client`` and fold them here.
 
     Parameters
@@ -129,13 +276,17 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
         The engine's chunk cuts, read lazily (so after the sizes are set).
     bar : tqdm, optional
         Advanced as each chunk is folded.
+    store : modellens._config.ClusterStore, optional
+        The ``ml.config`` block's pieces on the cluster: the model and the
+        large arrays are sent once per block (without one, once per request).
 
     Raises
     ------
     ModelError
         A worker died repeatedly while evaluating a chunk (Dask gave up on it)
-        or the request's data were lost with the workers holding them; no
-        result is returned.  An error of the model itself is raised as it was
+        or the request's data were lost with the workers holding them more
+        than ``RESHIP_ATTEMPTS`` times (each time they are sent again and the
+        chunks not folded yet rerun); no result is returned.  An error of the model itself is raised as it was
         raised on the worker, with the worker's traceback in its notes.
     """
     distributed = import_distributed()
@@ -149,63 +300,106 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None):
     # answers that wait for an earlier, slower chunk to be folded first are held here:
     # a few more chunks than run, so one slow chunk does not idle the other workers
     held_limit = 2 * running_limit
-    request = scatter_to_workers(client, _Request(model, segments))
-    pending: deque[tuple] = deque()  # (future, pieces), in submission order
-    done = distributed.as_completed()
+    job = _Job(client, store, _Request(model, segments), getattr(model, "model", None))
     chunks = iter(chunks)
 
     def submit():
-        while len(pending) < held_limit \
-                and sum(not f.done() for f, _ in pending) < running_limit:
+        while len(job.pending) < held_limit \
+                and sum(not f.done() for f, _, _ in job.pending) < running_limit:
             step = next(chunks, None)
             if step is None:
                 return
-            pieces = step[1]
-            future = client.submit(_answer_chunk, request, [(position[id(s)], a, b)
-                                                            for s, a, b in pieces],
-                                   pure=False)
-            pending.append((future, pieces))
-            done.add(future)
+            job.submit(step[1], [(position[id(s)], a, b) for s, a, b in step[1]])
 
     try:
-        submit()
-        while pending:
-            for future in done:
-                if future.status == "error":
-                    future.result()  # raises the worker's error at once, not in chunk order
-                # fold in chunk order: the sums are then those of a local run
-                while pending and pending[0][0].done():
-                    head, pieces = pending.popleft()
-                    condensed, n_rows = head.result()
-                    for (seg, a, b), part in zip(pieces, condensed):
-                        seg._fold(a, b, part)
-                    model.account(1, n_rows)  # the workers counted on their copies
-                    if bar is not None:
-                        bar.update(n_rows)
-                    head.release()
-                submit()
-            # as_completed yields a future once: one whose answer was lost with its worker
-            # after that is recomputed by Dask but not yielded again, so the chunks not
-            # folded yet are waited for again (leaving here returned a partial result)
-            done.update(future for future, _ in pending)
-    except distributed.KilledWorker as exc:
-        raise ModelError(
-            f"a Dask worker died while evaluating the model ({exc}); Dask gave up after "
-            "retrying the chunk on other workers, so no result is returned. The model may "
-            "crash its process or need more memory per worker than it has (try a smaller "
-            "chunk_size).") from exc
-    except distributed.client.FutureCancelledError as exc:
-        # every worker holding the request's data died (the scheduler cannot rebuild
-        # scattered data), or the client was closed under the request
-        raise ModelError(
-            f"the Dask workers holding this request's data were lost while evaluating the "
-            f"model ({exc}), so no result is returned. If a worker died, the model may "
-            "crash its process or need more memory per worker than it has (try a smaller "
-            "chunk_size).") from exc
+        with lost_on_cluster("the model's chunks"):
+            while True:
+                try:
+                    _fold_in_order(job, submit, model, bar)
+                    break
+                except distributed.client.FutureCancelledError:
+                    if not job.ship_again():  # not our pieces lost, or lost too often
+                        raise
     finally:
-        left = [f for f, _ in pending]
-        if left:
-            client.cancel(left)
-        client.cancel([request])
+        job.cancel()
     return segments
 
+
+#: Times a request's pieces are sent again when every copy of one was lost with workers.
+RESHIP_ATTEMPTS = 2
+
+
+def pieces_lost(skeleton, shared) -> bool:
+    """Whether a piece :func:`ship` sent is gone from the cluster (all its copies lost)."""
+    return any(f.status in ("cancelled", "lost", "error") for f in [skeleton, *shared.values()])
+
+
+class _Job:
+    """The chunks of one request on the cluster, and its shipped pieces.
+
+    Scattered data cannot be rebuilt by Dask: when every copy of a piece is
+    lost (the workers holding it died, or Dask's active memory manager had
+    kept one replica and that worker died), the tasks that need it are
+    cancelled.  The pieces are then sent again and the chunks not folded yet
+    are submitted again, at most ``RESHIP_ATTEMPTS`` times.
+    """
+
+    def __init__(self, client, store, request, user_model):
+        distributed = import_distributed()
+        self.client, self.store, self.request, self.user_model = \
+            client, store, request, user_model
+        self.skeleton, self.shared = ship(client, store, request, model=user_model)
+        self.pending = deque()
+        self.done = distributed.as_completed()
+        self.attempts = 0
+
+    def submit(self, pieces, positions):
+        future = self.client.submit(_answer_chunk, self.skeleton, self.shared, positions,
+                                    pure=False)
+        self.pending.append((future, pieces, positions))
+        self.done.add(future)
+
+    def lost(self) -> bool:
+        return pieces_lost(self.skeleton, self.shared)
+
+    def ship_again(self) -> bool:
+        distributed = import_distributed()
+        if self.attempts >= RESHIP_ATTEMPTS or not self.lost():
+            return False
+        self.attempts += 1
+        again = list(self.pending)
+        self.cancel()
+        self.pending, self.done = deque(), distributed.as_completed()
+        self.skeleton, self.shared = ship(self.client, self.store, self.request,
+                                          model=self.user_model)
+        for _, pieces, positions in again:
+            self.submit(pieces, positions)
+        return True
+
+    def cancel(self):
+        # (the shared pieces stay for the block's next requests)
+        self.client.cancel([f for f, _, _ in self.pending] + [self.skeleton])
+
+
+def _fold_in_order(job, submit, model, bar):
+    submit()
+    while job.pending:
+        for future in job.done:
+            if future.status == "error":
+                future.result()  # raises the worker's error at once, not in chunk order
+            # fold in chunk order: the sums are then those of a local run
+            while job.pending and job.pending[0][0].done():
+                head, pieces, _ = job.pending[0]
+                condensed, n_rows = head.result()
+                job.pending.popleft()
+                for (seg, a, b), part in zip(pieces, condensed):
+                    seg._fold(a, b, part)
+                model.account(1, n_rows)  # the workers counted on their copies
+                if bar is not None:
+                    bar.update(n_rows)
+                head.release()
+            submit()
+        # as_completed yields a future once: one whose answer was lost with its worker
+        # after that is recomputed by Dask but not yielded again, so the chunks not
+        # folded yet are waited for again (leaving here returned a partial result)
+        job.done.update(future for future, _, _ in job.pending)

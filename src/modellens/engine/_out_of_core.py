@@ -38,10 +38,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._config import Options
+from .._config import Options, import_distributed
 from .._validation import InvalidParameterError
 from ..data import Dataset, Column
-from ._dask import resolve_client, scatter_to_workers
+from ._dask import (RESHIP_ATTEMPTS, lost_on_cluster, open_shipped, pieces_lost,
+                    resolve_client, ship)
 from ._run import summarise
 
 __all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS", "FEATURE_SAMPLE"]
@@ -52,7 +53,8 @@ QUANTILE_STEPS = 1000
 _HEAD_ROWS = 1000
 #: Values of each feature kept (spread over the partitions) as ``Effect.feature_values``.
 FEATURE_SAMPLE = 10_000
-#: The engine on a worker: one thread, tuned chunks, no bar (the worker has its own).
+#: The engine on a worker: one thread, no bar (the worker has its own), tuned chunks
+#: unless the request fixed ``chunk_size`` (a worker's memory then follows it).
 _LOCAL_OPTIONS = Options(progress=False)
 
 
@@ -102,6 +104,8 @@ class OutOfCore:
         import dask.array as da
 
         self.client = None if options.client is None else resolve_client(options.client)
+        self.store = options.store
+        self.chunk_size = options.chunk_size
         if not isinstance(X, da.Array):
             if X.ndim == 1:
                 X = X.to_frame()
@@ -172,7 +176,8 @@ class OutOfCore:
             dask, _ = _import_dask()
             out = dask.compute(*collections)
         else:
-            out = self.client.gather(self.client.compute(list(collections)))
+            with lost_on_cluster("a pass over X"):
+                out = self.client.gather(self.client.compute(list(collections)))
         return out[0] if len(collections) == 1 else tuple(out)
 
     def quantiles(self, columns, probs):
@@ -217,20 +222,54 @@ class OutOfCore:
 
     # ------------------------------------------------------------------ driver
     def map(self, model, fn, *args) -> list:
-        """``fn(values, model, index, *args)`` on every encoded partition, in partition order."""
+        """``fn(values, model, index, *args)`` on every encoded partition, in partition order.
+
+        A partition whose call fails raises its error with a note naming the
+        partition and its rows; a worker lost for good raises ``ModelError``.
+        """
         dask, _ = _import_dask()
-        shipped = model if self.client is None or model is None \
-            else scatter_to_workers(self.client, model)
-        tasks = [dask.delayed(_encoded_call, pure=False)(part, self.schema, fn, shipped, i,
-                                                         *args)
-                 for i, part in enumerate(self.parts)]
-        if self.client is None:
-            return list(dask.compute(*tasks))
-        futures = self.client.compute(tasks)
         try:
-            return self.client.gather(futures)
-        finally:
-            self.client.cancel(futures + ([shipped] if shipped is not model else []))
+            if self.client is None:
+                return list(dask.compute(*self._tasks(fn, model, None, args)))
+            return self._map_on_cluster(fn, model, args)
+        except _PartitionFailed as exc:
+            raise self._named(exc) from None
+
+    def _tasks(self, fn, model, shared, args):
+        dask, _ = _import_dask()
+        return [dask.delayed(_encoded_call, pure=False)(part, self.schema, fn, model, shared, i,
+                                                        *args)
+                for i, part in enumerate(self.parts)]
+
+    def _map_on_cluster(self, fn, model, args):
+        # the model is sent again when every copy of it was lost (scattered data cannot be
+        # rebuilt by Dask); a partition's data are rebuilt by Dask itself
+        distributed = import_distributed()
+        with lost_on_cluster("the partitions of X"):
+            for attempt in range(RESHIP_ATTEMPTS + 1):
+                skeleton, shared = (None, None) if model is None else \
+                    ship(self.client, self.store, model, model=getattr(model, "model", None))
+                futures = self.client.compute(self._tasks(fn, skeleton, shared, args))
+                try:
+                    return self.client.gather(futures)
+                except distributed.client.FutureCancelledError:
+                    if attempt == RESHIP_ATTEMPTS or model is None \
+                            or not pieces_lost(skeleton, shared):
+                        raise
+                finally:
+                    self.client.cancel(futures + ([] if model is None else [skeleton]))
+
+    def _named(self, failed):
+        """The error of a partition's call, with a note of the partition's rows."""
+        error, index = failed.args
+        try:
+            offsets = self.offsets()
+            rows = f"rows {offsets[index]:,} to {offsets[index + 1] - 1:,} of X (by position)"
+        except Exception:  # noqa: BLE001 - the partition's number is still said
+            rows = "its rows could not be counted"
+        error.add_note(f"while evaluating partition {index} of {self.n_parts} of X ({rows}); "
+                       f"X.partitions[{index}].compute() gives its rows to try the model on.")
+        return error
 
     def run(self, model, plans_for, *, desc: str = "modellens") -> list:
         """Each plan's result: ``plans_for(values, index, model)`` run on every partition, merged.
@@ -242,7 +281,7 @@ class OutOfCore:
         it must hold the design only (not the request, whose client does not
         pickle).
         """
-        parts = self.map(model, _summarise_partition, plans_for, desc)
+        parts = self.map(model, _summarise_partition, plans_for, desc, self.chunk_size)
         plans = plans_for(np.empty((0, len(self.schema.columns))), None, model)
         return [plan.finish(plan.merge([part[i] for part in parts]))
                 for i, plan in enumerate(plans)]
@@ -271,12 +310,23 @@ def _distinct(part, columns):
     return out
 
 
-def _summarise_partition(values, model, index, plans_for, desc):
-    return summarise(model, plans_for(values, index, model), _LOCAL_OPTIONS,
+def _summarise_partition(values, model, index, plans_for, desc, chunk_size=None):
+    options = _LOCAL_OPTIONS if chunk_size is None else Options(chunk_size=chunk_size,
+                                                                progress=False)
+    return summarise(model, plans_for(values, index, model), options,
                      desc=f"{desc} (partition)")
 
 
-def _encoded_call(part, schema, fn, model, index, *args):
+class _PartitionFailed(Exception):
+    """A partition's call failed: ``(error, index)``; the client names its rows."""
+
+
+def _encoded_call(part, schema, fn, model, shared, index, *args):
+    if shared is not None:
+        model = open_shipped(model, shared)
     values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
         if len(part) else np.empty((0, len(schema.columns)))
-    return fn(values, model, index, *args)
+    try:
+        return fn(values, model, index, *args)
+    except Exception as exc:
+        raise _PartitionFailed(exc, index) from exc

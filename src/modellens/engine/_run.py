@@ -118,7 +118,8 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
     try:
         chunks = _chunks(segments, sizers)
         if options.client is not None:
-            evaluate_on_client(options.client, model, segments, sizers, chunks, bar)
+            evaluate_on_client(options.client, model, segments, sizers, chunks, bar,
+                               store=options.store)
         elif n_jobs == 1:
             for key, pieces in chunks:
                 fold(*answer(key, pieces))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._config import resolve_options
+from .._config import config, resolve_options
 from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
 from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, TargetSpec
@@ -147,7 +147,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
            sections: Sequence[str] | None = None, progress: bool | None = None,
            title: str | None = None, source: str | None = None, holdout: bool = False,
            unused_columns: Sequence[str] | None = None,
-           log: Callable[[str], Any] | None = None) -> Report:
+           log: Callable[[str], Any] | None = None, client: Any = None,
+           n_workers: int | None = None) -> Report:
     """Explain a model on its data in one HTML page: data, quality, effects, interactions, attributions.
 
     The sections, in page order:
@@ -238,6 +239,14 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     log : callable, optional
         Called with one line per section when it is done (its key and
         seconds), e.g. ``print``.
+    client : dask.distributed.Client or "current", optional
+        Evaluate the sections' model rows (effects, interaction screen,
+        Shapley values, LIME) on this Dask cluster, as inside
+        ``ml.config(client=...)`` (which works too); the numbers are those of
+        a run in this process, and the page says where it ran.
+    n_workers : int, optional
+        The same on a ``LocalCluster`` of this many processes, started for the
+        report and closed after it.
 
     Returns
     -------
@@ -277,6 +286,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     >>> rep.save("report.html").name
     'report.html'
     """
+    if client is not None or n_workers is not None:
+        return _on_cluster(report, locals())
     import matplotlib
 
     from ._files import check_frame
@@ -370,6 +381,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         "rows held out from training": "yes (as stated)" if holdout else "not stated",
         "time: predictions": f"{predict_seconds:.1f} s",
     }
+    if options.client is not None:
+        settings["computed on"] = _cluster_line(options.client)
     if "shapley" in built:
         attr = built["shapley"].data["attributions"]
         settings["Shapley algorithm"] = attr.method + (
@@ -384,6 +397,28 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     subtitle = source or (f"{type(model).__name__} on {n:,} rows x "
                           f"{inputs.dataset.n_features} features")
     return Report(page, settings, title=title or "modellens report", subtitle=subtitle)
+
+
+def _on_cluster(build, given: dict):
+    """``build(**given)`` inside ``ml.config`` of the ``client`` / ``n_workers`` given."""
+    cluster = {"client": given.pop("client"), "n_workers": given.pop("n_workers")}
+    with config(**cluster):
+        return build(**given)
+
+
+def _cluster_line(client) -> str:
+    """The page's line saying which cluster evaluated the model rows."""
+    from ..engine._dask import resolve_client
+
+    client = resolve_client(client)
+    try:
+        threads = client.nthreads()
+        where = (f"{len(threads)} worker{'s' * (len(threads) != 1)}, "
+                 f"{sum(threads.values())} threads, scheduler {client.scheduler.address}")
+    except Exception:  # noqa: BLE001 - the line still says it ran on a cluster
+        where = "scheduler address unknown"
+    return (f"a Dask cluster ({where}): the model rows of the effects, interaction, Shapley "
+            "and LIME sections were evaluated there; TreeSHAP and the data checks ran here")
 
 
 #: One font size for every picture of the page; names from the data are text ("$" in a
