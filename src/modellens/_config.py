@@ -337,7 +337,7 @@ def _interrupt_held():
     if threading.current_thread() is not threading.main_thread():
         yield []  # signals reach the main thread only
         return
-    held = []
+    held: list = []
 
     def hold(signum, frame):
         if held:

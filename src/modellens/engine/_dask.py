@@ -42,6 +42,7 @@ import pickle
 import traceback
 from collections import deque
 from contextlib import contextmanager
+from typing import NoReturn
 
 import numpy as np
 
@@ -113,7 +114,7 @@ class _Shipped:
         obj = self.__dict__.get("_obj")
         if obj is None:  # two threads may both unpickle: the same object either way
             unpickler = pickle.Unpickler(io.BytesIO(self.payload))
-            unpickler.persistent_load = pieces.__getitem__
+            unpickler.persistent_load = pieces.__getitem__  # type: ignore[method-assign]  # pickle's documented hook
             obj = self._obj = unpickler.load()
         return obj
 
@@ -181,7 +182,7 @@ def _dumps(obj) -> bytes:
         _unpicklable(exc)
 
 
-def _unpicklable(exc):
+def _unpicklable(exc) -> NoReturn:
     cause = exc.__cause__ or exc.__context__ or exc
     raise ModelError(
         f"the model or the data could not be sent to the Dask workers ({cause}); Dask "
@@ -349,7 +350,7 @@ class _Job:
         self.client, self.store, self.request, self.user_model = \
             client, store, request, user_model
         self.skeleton, self.shared = ship(client, store, request, model=user_model)
-        self.pending = deque()
+        self.pending: deque = deque()
         self.done = distributed.as_completed()
         self.attempts = 0
 

@@ -245,6 +245,7 @@ class OutOfCore:
         # the model is sent again when every copy of it was lost (scattered data cannot be
         # rebuilt by Dask); a partition's data are rebuilt by Dask itself
         distributed = import_distributed()
+        assert self.client is not None  # only called for a cluster
         with lost_on_cluster("the partitions of X"):
             for attempt in range(RESHIP_ATTEMPTS + 1):
                 skeleton, shared = (None, None) if model is None else \
