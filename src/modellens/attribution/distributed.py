@@ -1,0 +1,366 @@
+r"""Local attributions of every row of a Dask DataFrame, kept distributed.
+
+:func:`modellens.shapley` and :func:`modellens.lime` of Dask data return a
+:class:`DistributedAttributions`: a lazy Dask DataFrame with the input's
+partitions and index, one row per explained row.  Every partition runs, on
+the worker that holds it, the in-memory explanation of its own rows (the same
+game, estimator and engine run as ``ml.shapley(model, rows)``), with the
+random stream of each row set by its position in the whole table
+(:class:`~._streams.RowStreams`): the values equal those of the in-memory
+call on the same rows and seed, whatever the partitioning.
+
+Layout of :attr:`DistributedAttributions.frame`
+-----------------------------------------------
+One ``float64`` column per feature (named as ``feature_names``: the value
+:math:`\phi_j` of Shapley, the weight of LIME), then ``base_value`` (Shapley:
+:math:`v(\emptyset)`; LIME: the intercept) and ``prediction`` (:math:`f(x)`);
+LIME adds ``score`` (the surrogate's weighted :math:`R^2`).  One request
+explains one output (``target=`` picks a class, as in memory): for several
+outputs run one request per output; their frames share the index and
+partitions, so they join without a shuffle.
+
+The rows' positions (needed by the sampling algorithms and by
+:meth:`DistributedAttributions.summary`) come from one pass that counts each
+partition's rows; the exact algorithms and TreeSHAP need none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._config import Options
+from .._validation import InvalidParameterError, check_int, check_random_state
+from ..data import Dataset
+from ._blocks import Subject
+from .result import Attributions, build
+
+__all__ = ["DistributedAttributions", "AttributionSummary", "explain_partitions",
+           "RESERVED_COLUMNS"]
+
+#: Columns of the frame besides the features (LIME adds ``score``).
+RESERVED_COLUMNS = ("base_value", "prediction", "score")
+#: Rows of the first partition explained on the client, to check the request first.
+_TRIAL_ROWS = 2
+#: Methods whose rows draw random numbers (and so need their positions).
+_SAMPLED = ("permutation", "kernel", "lime")
+
+
+def _import_dask():
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError as exc:
+        raise ImportError("Dask input needs dask[dataframe], which is not installed; install "
+                          "the extra: pip install \"modellens[dask]\"") from exc
+    return dask, dd
+
+
+def _as_frame(X, feature_names):
+    """A Dask DataFrame of ``X`` (a Series as one column; an array's columns named)."""
+    _, dd = _import_dask()
+    import dask.array as da
+
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
+        d = X.shape[1]
+        names = [f"x{j}" for j in range(d)] if feature_names is None else list(feature_names)
+        return dd.from_dask_array(X.rechunk({1: -1}), columns=names)
+    return X.to_frame() if X.ndim == 1 else X
+
+
+class _Compute:
+    """Dask collections computed on ``ml.config``'s client, or Dask's default scheduler."""
+
+    def __init__(self, client):
+        if client is not None:
+            from ..engine._dask import resolve_client
+
+            client = resolve_client(client)
+        self.client = client
+
+    def __call__(self, *collections):
+        if self.client is None:
+            dask, _ = _import_dask()
+            return dask.compute(*collections)
+        return tuple(self.client.gather(self.client.compute(list(collections))))
+
+
+def _first_rows(part, n):
+    return part.iloc[:n]
+
+
+def _frame_of(attr: Attributions, index) -> pd.DataFrame:
+    """The frame layout of an in-memory result (see the module docstring)."""
+    out = pd.DataFrame(np.asarray(attr.values, dtype=np.float64), index=index,
+                       columns=list(attr.feature_names))
+    out["base_value"] = np.asarray(attr.base_values, dtype=np.float64)
+    out["prediction"] = np.asarray(attr.prediction, dtype=np.float64)
+    if attr.score is not None:
+        out["score"] = np.asarray(attr.score, dtype=np.float64)
+    return out
+
+
+def _explain_partition(part, explain, offset, options, meta):
+    """On a worker: one partition's rows explained as in memory (rows ``offset`` on)."""
+    if len(part) == 0:
+        return meta.iloc[:0].set_axis(part.index[:0])
+    return _frame_of(explain(part, explain.streams.at(offset), options), part.index)
+
+
+class _Job:
+    """What every partition needs: the explanation of rows, and the request's streams.
+
+    One object in the graph (one key), so the model travels once per worker.
+    """
+
+    def __init__(self, explain, streams):
+        self.explain, self.streams = explain, streams
+
+    def __call__(self, X, streams, options):
+        return self.explain(X, streams, options)
+
+
+def explain_partitions(X, explain, *, streams, options: Options, feature_names,
+                       what: str) -> "DistributedAttributions":
+    """The lazy, distributed result of ``explain`` on every partition of ``X``.
+
+    Parameters
+    ----------
+    X : dask DataFrame, Series or 2-D array
+    explain : callable ``(rows, streams, options) -> Attributions``
+        The in-memory explanation of some rows (pandas), their random streams
+        starting at their position.  It travels to the workers.
+    streams : RowStreams
+        The request's streams (``start`` 0).
+    options : Options
+        ``client`` computes the request's own passes there (the first rows'
+        check, the rows per partition); ``chunk_size`` is kept for the
+        partitions, which run on one thread without a bar.
+    what : str
+        ``"shapley"`` or ``"lime"``, for messages.
+    """
+    dask, dd = _import_dask()
+    frame = _as_frame(X, feature_names)
+    clash = [c for c in frame.columns if str(c) in RESERVED_COLUMNS]
+    if clash:
+        raise InvalidParameterError(
+            f"X has a column named {str(clash[0])!r}, a name the result's frame keeps for "
+            f"itself {list(RESERVED_COLUMNS)}; rename it (X.rename(columns=...)).")
+    compute = _Compute(options.client)
+    parts = list(frame.to_delayed())
+    (head,) = compute(dask.delayed(_first_rows)(parts[0], _TRIAL_ROWS))
+    if len(head) == 0:
+        raise InvalidParameterError("the first partition of X has no rows; repartition it "
+                                    "(X.repartition(...)) so that every partition has data.")
+    # the request checked (and its layout learned) on the first rows, here: a bad option or
+    # a failing model is an error now, not when the frame is computed
+    local = Options(chunk_size=options.chunk_size, n_jobs=1, progress=False, client=None)
+    trial = explain(head, streams, local)
+    meta = _frame_of(trial, head.index).iloc[:0]
+    offsets = None
+    kind = trial.method.rsplit("-", 1)[-1]
+    if kind in _SAMPLED:
+        offsets = _offsets(compute, parts)
+    job = dask.delayed(_Job(explain, streams), pure=True)
+    tasks = [dask.delayed(_explain_partition, pure=True)(
+        part, job, 0 if offsets is None else int(offsets[i]), local, meta)
+        for i, part in enumerate(parts)]
+    result = dd.from_delayed(tasks, meta=meta, divisions=frame.divisions, verify_meta=False)
+    return DistributedAttributions(result, frame, trial, offsets, compute, what)
+
+
+def _offsets(compute, parts) -> np.ndarray:
+    """Each partition's first row position, and the number of rows (one counting pass)."""
+    dask, _ = _import_dask()
+    lengths = compute(*[dask.delayed(len)(p) for p in parts])
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+class DistributedAttributions:
+    """Attributions of every row of a Dask DataFrame, kept where the rows are.
+
+    Returned by :func:`modellens.shapley` and :func:`modellens.lime` when
+    ``X`` is a Dask DataFrame (or array).  Nothing is computed until asked:
+    ``frame`` is a lazy Dask DataFrame with the partitions and index of ``X``
+    (layout in :mod:`modellens.attribution.distributed`), each partition
+    explained on its worker by the in-memory code, with the same numbers as
+    the in-memory call on the same rows and ``random_state``.
+
+    Attributes
+    ----------
+    frame : dask.dataframe.DataFrame
+        One row per explained row: the feature columns (values), then
+        ``base_value`` and ``prediction`` (LIME: and ``score``).
+    feature_names : list of str
+    method : str
+        As :attr:`Attributions.method` (``"shapley-tree"``, ``"lime"``, ...).
+    output : str
+        What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
+    value_function : str or None
+    npartitions : int
+    extra : dict
+        The request's incidental details that do not depend on the rows
+        (``"background"``, ``"n_background"``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    >>> f = lambda D: D["a"] + 2 * D["b"] * D["c"]
+    >>> attr = ml.shapley(f, dd.from_pandas(df, npartitions=4), background=df[:10])
+    >>> attr.method, attr.npartitions
+    ('shapley-exact', 4)
+    >>> list(attr.frame.columns)
+    ['a', 'b', 'c', 'base_value', 'prediction']
+    >>> same = ml.shapley(f, df, background=df[:10])
+    >>> bool(np.allclose(attr.frame[["a", "b", "c"]].compute(), same.values, rtol=0, atol=1e-12))
+    True
+    >>> summary = attr.summary(sample=20, random_state=0)
+    >>> bool(np.allclose(summary.importance, same.mean_abs()))
+    True
+    """
+
+    def __init__(self, frame, data, trial: Attributions, offsets, compute, what: str):
+        self.frame, self._data, self._offsets, self._compute = frame, data, offsets, compute
+        self.feature_names = list(trial.feature_names)
+        self.method, self.output = trial.method, trial.output
+        self.value_function = trial.value_function
+        self._trial = trial
+        self.extra = {k: v for k, v in trial.extra.items()
+                      if k in ("background", "n_background", "n_trees", "library", "link",
+                               "index")}
+        self._what = what
+
+    @property
+    def npartitions(self) -> int:
+        return self.frame.npartitions
+
+    def __repr__(self):
+        return (f"DistributedAttributions(method={self.method!r}, "
+                f"features={len(self.feature_names)}, partitions={self.npartitions}, "
+                f"output={self.output!r})")
+
+    def to_parquet(self, path, **kwargs):
+        """Write :attr:`frame` with ``frame.to_parquet`` (each worker writes its partitions).
+
+        Keywords go to :meth:`dask.dataframe.DataFrame.to_parquet`.  The rows do
+        not pass through the client.
+        """
+        return self.frame.to_parquet(path, **kwargs)
+
+    def persist(self) -> "DistributedAttributions":
+        """The same result with :attr:`frame` computed and held on the cluster (``persist``)."""
+        out = object.__new__(DistributedAttributions)
+        out.__dict__.update(self.__dict__)
+        (out.frame,) = [self.frame.persist()] if self._compute.client is None else \
+            [self._compute.client.persist(self.frame)]
+        return out
+
+    def offsets(self) -> np.ndarray:
+        """The position of each partition's first row, and the number of rows."""
+        if self._offsets is None:
+            self._offsets = _offsets(self._compute, list(self._data.to_delayed()))
+        return self._offsets
+
+    def summary(self, *, sample: int = 1000, random_state=0) -> "AttributionSummary":
+        """Global summaries, computed in one pass over the rows.
+
+        Parameters
+        ----------
+        sample : int, default=1000
+            Rows kept for the beeswarm and the dependence plot: a uniform
+            sample without replacement of the positions ``0 .. n - 1`` (seeded
+            by ``random_state``; the positions are in ``rows``).
+        random_state : int or Generator, default=0
+
+        Returns
+        -------
+        AttributionSummary
+            ``importance``: mean :math:`|\\phi_j|` over every row (as
+            :meth:`Attributions.mean_abs`); ``sample``: an in-memory
+            :class:`Attributions` of the sampled rows (their values, base
+            values, predictions and data), equal to ``attr[rows]`` of the
+            in-memory result.
+        """
+        sample = check_int(sample, "sample", low=1)
+        rng = check_random_state(random_state)
+        dask, _ = _import_dask()
+        offsets = self.offsets()
+        n = int(offsets[-1])
+        rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))
+        names = self.feature_names
+        tasks = [dask.delayed(_summarise_partition, pure=True)(
+            res, data, rows[(rows >= offsets[i]) & (rows < offsets[i + 1])] - offsets[i], names)
+            for i, (res, data) in enumerate(zip(self.frame.to_delayed(),
+                                                self._data.to_delayed()))]
+        parts = self._compute(*tasks)
+        total = np.sum([p[0] for p in parts], axis=0)
+        kept = pd.concat([p[1] for p in parts])
+        data = pd.concat([p[2] for p in parts])
+        importance = pd.Series(total / max(n, 1), index=names, name="mean_abs")
+        return AttributionSummary(importance, self._sample(kept, data), rows, n, self)
+
+    def _sample(self, kept: pd.DataFrame, data: pd.DataFrame) -> Attributions:
+        trial = self._trial
+        dataset = Dataset.from_data(data, feature_names=None if trial.column_labels else
+                                    trial.feature_names)
+        subject = Subject(codes=dataset.values, feature_names=trial.feature_names,
+                          output=trial.output, columns=dataset.columns,
+                          column_labels=dataset.column_labels if dataset.is_frame else None)
+        return build(subject, values=kept[self.feature_names].to_numpy(np.float64),
+                     base_values=kept["base_value"].to_numpy(np.float64),
+                     prediction=kept["prediction"].to_numpy(np.float64), method=self.method,
+                     value_function=self.value_function, extra=dict(self.extra))
+
+
+def _summarise_partition(result: pd.DataFrame, data, rows, names):
+    """One partition's sum of ``|values|`` and its sampled rows (results and data)."""
+    values = result[names].to_numpy(np.float64)
+    return np.abs(values).sum(axis=0), result.iloc[rows], data.iloc[rows]
+
+
+class AttributionSummary:
+    """Global summaries of a :class:`DistributedAttributions` (one pass over its rows).
+
+    Attributes
+    ----------
+    importance : pandas.Series
+        Mean :math:`|\\phi_j|` of every feature over every row.
+    sample : Attributions
+        The sampled rows, in memory: ``sample.plot.beeswarm()`` and
+        ``sample.plot.dependence(feature)`` draw from it.
+    rows : ndarray of int
+        The sampled rows' positions in the table.
+    n_rows : int
+        Rows explained.
+    """
+
+    def __init__(self, importance, sample, rows, n_rows, source):
+        self.importance, self.sample, self.rows, self.n_rows = importance, sample, rows, n_rows
+        self.method, self.output = source.method, source.output
+        self.feature_names = list(source.feature_names)
+
+    def __repr__(self):
+        return (f"AttributionSummary(method={self.method!r}, rows={self.n_rows}, "
+                f"sample={len(self.rows)})")
+
+    def mean_abs(self) -> np.ndarray:
+        """``importance`` as an array (the bar plot reads it)."""
+        return self.importance.to_numpy()
+
+    def plot_bar(self, *, max_display: int = 10, ax=None):
+        """Mean ``|value|`` per feature over every row, largest on top."""
+        from ..plot.attributions import AttributionPlots
+
+        return AttributionPlots(self).bar(max_display=max_display, ax=ax)
+
+    def plot_beeswarm(self, *, max_display: int = 10, ax=None):
+        """The sampled rows' values as dots (see :meth:`Attributions.plot`)."""
+        return self.sample.plot.beeswarm(max_display=max_display, ax=ax)
+
+    def plot_dependence(self, feature, *, color="auto", ax=None):
+        """A feature's value against its attribution, on the sampled rows."""
+        return self.sample.plot.dependence(feature, color=color, ax=ax)
