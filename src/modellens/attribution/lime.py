@@ -397,8 +397,13 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
     ----------
     model : estimator or callable
         As in :func:`modellens.pdp`.
-    X : ndarray or DataFrame of shape (n, d)
-        The rows to explain.
+    X : ndarray, DataFrame or Dask DataFrame of shape (n, d)
+        The rows to explain.  A Dask DataFrame (or array) is explained
+        partition by partition where it lies, and the result stays
+        distributed: a :class:`~modellens.DistributedAttributions` whose
+        ``frame`` holds the weights, ``base_value`` (the intercept),
+        ``prediction`` and ``score`` of every row, equal to the in-memory
+        values of the same rows and seed whatever the partitioning.
     training_data : ndarray or DataFrame
         Rows with the columns of ``X`` whose statistics the samples come from.
     num_features : int, optional
@@ -436,7 +441,8 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
         ``min(3, num_features)``.
     random_state : int or Generator, optional
         The same seed gives the same numbers; each row draws from its own
-        stream, so rows are independent.
+        stream, set by the seed and the row's position in ``X``, so rows are
+        independent and a row's numbers do not depend on the other rows.
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`.
 

@@ -67,10 +67,13 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
     ----------
     model : estimator or callable
         As in :func:`modellens.pdp`.
-    X : ndarray or DataFrame of shape (n, d)
+    X : ndarray, DataFrame or Dask DataFrame of shape (n, d)
         The rows to explain.  DataFrames may hold categorical and string
         columns: a feature outside the coalition takes the background row's
-        whole value (its category).
+        whole value (its category).  A Dask DataFrame (or array) is explained
+        partition by partition where it lies, and the result stays
+        distributed (see Returns); it needs ``background`` rows in memory
+        (or none, for TreeSHAP's path-dependent values).
     background : ndarray, DataFrame or int, optional
         Rows that stand in for the absent features, with the columns of
         ``X``.  None (default) draws a random sample of at most
@@ -116,7 +119,8 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         at most ``2 (d - 1)`` coalitions.
     random_state : int or Generator, optional
         Seeds the background sample and the sampled coalitions / orders; the
-        same seed gives the same numbers.
+        same seed gives the same numbers.  Each explained row draws from its
+        own stream, set by the seed and the row's position in ``X``.
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
         picks the class of a multiclass model (binary ones explain the
@@ -168,6 +172,11 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
         +/- 1.96 ``std``.  ``extra`` records the background used and the cost
         (``"background"``, ``"n_background"``, ``"n_coalitions"``,
         ``"n_model_rows"``).
+        For a Dask ``X``: a :class:`~modellens.DistributedAttributions`, whose
+        ``frame`` is a lazy Dask DataFrame with the partitions and index of
+        ``X`` (a column per feature, ``base_value``, ``prediction``), equal to
+        the in-memory values of the same rows and seed whatever the
+        partitioning; standard errors and the ``extra`` counts are not kept.
 
     Notes
     -----
