@@ -204,3 +204,24 @@ def test_clear_errors_for_what_dask_data_cannot_take():
         # a bad option is an error at the call, not when the frame is computed
         with pytest.raises(ml.InvalidParameterError, match="n_samples"):
             ml.shapley(model, ddf, background=df, algorithm="exact", n_samples=10)
+
+
+def test_dask_array_rows_are_indexed_by_position():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(33, 3))
+
+    def f(M):
+        return M[:, 0] * M[:, 1] * M[:, 2] + M[:, 2] ** 2
+
+    memory = ml.shapley(f, A, background=A[:6], algorithm="permutation", n_permutations=10,
+                        random_state=2, progress=False)
+    with dask.config.set(scheduler="synchronous"):
+        attr = ml.shapley(f, da.from_array(A, chunks=(8, 2)), background=A[:6],
+                          algorithm="permutation", n_permutations=10, random_state=2)
+        got = _same(attr, memory, pd.RangeIndex(33))
+        summary = attr.summary(sample=9, random_state=0)
+    assert list(got.columns[:3]) == ["x0", "x1", "x2"]
+    np.testing.assert_allclose(summary.sample.values, memory[summary.rows].values, rtol=0,
+                               atol=1e-12)
+    np.testing.assert_array_equal(summary.sample.data, A[summary.rows])

@@ -32,6 +32,7 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
+from ..engine._out_of_core import _first_rows, _import_dask
 from ._blocks import Subject
 from .result import Attributions, build
 
@@ -46,28 +47,35 @@ _TRIAL_ROWS = 2
 _SAMPLED = ("permutation", "kernel", "lime")
 
 
-def _import_dask():
-    try:
-        import dask
-        import dask.dataframe as dd
-    except ImportError as exc:
-        raise ImportError("Dask input needs dask[dataframe], which is not installed; install "
-                          "the extra: pip install \"modellens[dask]\"") from exc
-    return dask, dd
+def _partitions(X):
+    """The partitions of ``X`` (delayed), its divisions, and the row offsets when known.
 
-
-def _as_frame(X, feature_names):
-    """A Dask DataFrame of ``X`` (a Series as one column; an array's columns named)."""
-    _, dd = _import_dask()
+    A Dask array's blocks of rows are its partitions (whole rows each); their
+    offsets come from its chunks, and the result is indexed by row position.
+    """
     import dask.array as da
 
     if isinstance(X, da.Array):
         if X.ndim != 2:
             raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
-        d = X.shape[1]
-        names = [f"x{j}" for j in range(d)] if feature_names is None else list(feature_names)
-        return dd.from_dask_array(X.rechunk({1: -1}), columns=names)
-    return X.to_frame() if X.ndim == 1 else X
+        if any(np.isnan(c) for c in X.chunks[0]):
+            X = X.compute_chunk_sizes()
+        X = X.rechunk({1: -1})
+        offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        divisions = tuple(int(o) for o in offsets[:-1]) + (max(int(offsets[-1]) - 1, 0),)
+        return list(X.to_delayed().ravel()), divisions, offsets
+    if X.ndim == 1:
+        X = X.to_frame()
+    return list(X.to_delayed()), X.divisions, None
+
+
+def _index(part, offset):
+    """A partition's index: a frame's own, an array block's row positions."""
+    return part.index if hasattr(part, "index") else pd.RangeIndex(offset, offset + len(part))
+
+
+def _take(part, rows):
+    return part.iloc[rows] if hasattr(part, "iloc") else part[rows]
 
 
 class _Compute:
@@ -87,10 +95,6 @@ class _Compute:
         return tuple(self.client.gather(self.client.compute(list(collections))))
 
 
-def _first_rows(part, n):
-    return part.iloc[:n]
-
-
 def _frame_of(attr: Attributions, index) -> pd.DataFrame:
     """The frame layout of an in-memory result (see the module docstring)."""
     out = pd.DataFrame(np.asarray(attr.values, dtype=np.float64), index=index,
@@ -104,9 +108,10 @@ def _frame_of(attr: Attributions, index) -> pd.DataFrame:
 
 def _explain_partition(part, explain, offset, options, meta):
     """On a worker: one partition's rows explained as in memory (rows ``offset`` on)."""
+    index = _index(part, offset)
     if len(part) == 0:
-        return meta.iloc[:0].set_axis(part.index[:0])
-    return _frame_of(explain(part, explain.streams.at(offset), options), part.index)
+        return meta.iloc[:0].set_axis(index[:0])
+    return _frame_of(explain(part, explain.streams.at(offset), options), index)
 
 
 class _Job:
@@ -142,14 +147,14 @@ def explain_partitions(X, explain, *, streams, options: Options, feature_names,
         ``"shapley"`` or ``"lime"``, for messages.
     """
     dask, dd = _import_dask()
-    frame = _as_frame(X, feature_names)
-    clash = [c for c in frame.columns if str(c) in RESERVED_COLUMNS]
+    parts, divisions, offsets = _partitions(X)
+    columns = getattr(X, "columns", ()) if feature_names is None else feature_names
+    clash = [c for c in columns if str(c) in RESERVED_COLUMNS]
     if clash:
         raise InvalidParameterError(
             f"X has a column named {str(clash[0])!r}, a name the result's frame keeps for "
             f"itself {list(RESERVED_COLUMNS)}; rename it (X.rename(columns=...)).")
     compute = _Compute(options.client)
-    parts = list(frame.to_delayed())
     (head,) = compute(dask.delayed(_first_rows)(parts[0], _TRIAL_ROWS))
     if len(head) == 0:
         raise InvalidParameterError("the first partition of X has no rows; repartition it "
@@ -158,17 +163,16 @@ def explain_partitions(X, explain, *, streams, options: Options, feature_names,
     # a failing model is an error now, not when the frame is computed
     local = Options(chunk_size=options.chunk_size, n_jobs=1, progress=False, client=None)
     trial = explain(head, streams, local)
-    meta = _frame_of(trial, head.index).iloc[:0]
-    offsets = None
+    meta = _frame_of(trial, _index(head, 0)).iloc[:0]
     kind = trial.method.rsplit("-", 1)[-1]
-    if kind in _SAMPLED:
+    if offsets is None and kind in _SAMPLED:
         offsets = _offsets(compute, parts)
     job = dask.delayed(_Job(explain, streams), pure=True)
     tasks = [dask.delayed(_explain_partition, pure=True)(
         part, job, 0 if offsets is None else int(offsets[i]), local, meta)
         for i, part in enumerate(parts)]
-    result = dd.from_delayed(tasks, meta=meta, divisions=frame.divisions, verify_meta=False)
-    return DistributedAttributions(result, frame, trial, offsets, compute, what)
+    result = dd.from_delayed(tasks, meta=meta, divisions=divisions, verify_meta=False)
+    return DistributedAttributions(result, parts, trial, offsets, compute, what)
 
 
 def _offsets(compute, parts) -> np.ndarray:
@@ -223,8 +227,8 @@ class DistributedAttributions:
     True
     """
 
-    def __init__(self, frame, data, trial: Attributions, offsets, compute, what: str):
-        self.frame, self._data, self._offsets, self._compute = frame, data, offsets, compute
+    def __init__(self, frame, parts, trial: Attributions, offsets, compute, what: str):
+        self.frame, self._parts, self._offsets, self._compute = frame, parts, offsets, compute
         self.feature_names = list(trial.feature_names)
         self.method, self.output = trial.method, trial.output
         self.value_function = trial.value_function
@@ -262,7 +266,7 @@ class DistributedAttributions:
     def offsets(self) -> np.ndarray:
         """The position of each partition's first row, and the number of rows."""
         if self._offsets is None:
-            self._offsets = _offsets(self._compute, list(self._data.to_delayed()))
+            self._offsets = _offsets(self._compute, self._parts)
         return self._offsets
 
     def summary(self, *, sample: int = 1000, random_state=0) -> "AttributionSummary":
@@ -294,19 +298,19 @@ class DistributedAttributions:
         names = self.feature_names
         tasks = [dask.delayed(_summarise_partition, pure=True)(
             res, data, rows[(rows >= offsets[i]) & (rows < offsets[i + 1])] - offsets[i], names)
-            for i, (res, data) in enumerate(zip(self.frame.to_delayed(),
-                                                self._data.to_delayed()))]
+            for i, (res, data) in enumerate(zip(self.frame.to_delayed(), self._parts))]
         parts = self._compute(*tasks)
         total = np.sum([p[0] for p in parts], axis=0)
         kept = pd.concat([p[1] for p in parts])
-        data = pd.concat([p[2] for p in parts])
+        data = pd.concat([p[2] for p in parts]) if hasattr(parts[0][2], "iloc") else \
+            np.concatenate([p[2] for p in parts])
         importance = pd.Series(total / max(n, 1), index=names, name="mean_abs")
         return AttributionSummary(importance, self._sample(kept, data), rows, n, self)
 
     def _sample(self, kept: pd.DataFrame, data: pd.DataFrame) -> Attributions:
         trial = self._trial
-        dataset = Dataset.from_data(data, feature_names=None if trial.column_labels else
-                                    trial.feature_names)
+        dataset = Dataset.from_data(data, feature_names=trial.feature_names
+                                    if isinstance(data, np.ndarray) else None)
         subject = Subject(codes=dataset.values, feature_names=trial.feature_names,
                           output=trial.output, columns=dataset.columns,
                           column_labels=dataset.column_labels if dataset.is_frame else None)
@@ -319,7 +323,7 @@ class DistributedAttributions:
 def _summarise_partition(result: pd.DataFrame, data, rows, names):
     """One partition's sum of ``|values|`` and its sampled rows (results and data)."""
     values = result[names].to_numpy(np.float64)
-    return np.abs(values).sum(axis=0), result.iloc[rows], data.iloc[rows]
+    return np.abs(values).sum(axis=0), result.iloc[rows], _take(data, rows)
 
 
 class AttributionSummary:
