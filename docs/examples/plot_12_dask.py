@@ -86,5 +86,7 @@ print(
     np.allclose(attr.frame[list(X.columns)].compute(), in_memory.values),
 )
 summary = attr.summary(sample=200, random_state=0)
+assert isinstance(attr, ml.DistributedAttributions)
+assert isinstance(summary, ml.AttributionSummary)
 print(summary.importance.sort_values(ascending=False).head(3))
 ax = summary.plot_beeswarm()

@@ -42,7 +42,7 @@ __all__ = ["DistributedAttributions", "AttributionSummary", "explain_partitions"
 #: Columns of the frame besides the features (LIME adds ``score``).
 RESERVED_COLUMNS = ("base_value", "prediction", "score")
 #: Rows of the first partition explained on the client, to check the request first.
-_TRIAL_ROWS = 2
+_TRIAL_ROWS = 1
 #: Methods whose rows draw random numbers (and so need their positions).
 _SAMPLED = ("permutation", "kernel", "lime")
 
