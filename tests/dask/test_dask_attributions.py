@@ -206,7 +206,11 @@ def test_clear_errors_for_what_dask_data_cannot_take():
             ml.shapley(model, ddf, background=df, algorithm="exact", n_samples=10)
 
 
-def test_dask_array_rows_are_indexed_by_position():
+def test_dask_array_rows_are_indexed_by_position(monkeypatch):
+    # and a partition explained in blocks of rows (here 3) gives the same numbers
+    from modellens.attribution import distributed
+
+    monkeypatch.setattr(distributed, "BLOCK_ROWS", 3)
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(4)
     A = rng.normal(size=(33, 3))

@@ -41,8 +41,8 @@ __all__ = ["DistributedAttributions", "AttributionSummary", "explain_partitions"
 
 #: Columns of the frame besides the features (LIME adds ``score``).
 RESERVED_COLUMNS = ("base_value", "prediction", "score")
-#: Rows of the first partition explained on the client, to check the request first.
-_TRIAL_ROWS = 1
+#: Rows of a partition explained at once: the working memory of a partition follows it.
+BLOCK_ROWS = 32_768
 #: Methods whose rows draw random numbers (and so need their positions).
 _SAMPLED = ("permutation", "kernel", "lime")
 
@@ -95,23 +95,38 @@ class _Compute:
         return tuple(self.client.gather(self.client.compute(list(collections))))
 
 
-def _frame_of(attr: Attributions, index) -> pd.DataFrame:
-    """The frame layout of an in-memory result (see the module docstring)."""
-    out = pd.DataFrame(np.asarray(attr.values, dtype=np.float64), index=index,
-                       columns=list(attr.feature_names))
-    out["base_value"] = np.asarray(attr.base_values, dtype=np.float64)
-    out["prediction"] = np.asarray(attr.prediction, dtype=np.float64)
-    if attr.score is not None:
-        out["score"] = np.asarray(attr.score, dtype=np.float64)
-    return out
+def _columns(attr: Attributions) -> np.ndarray:
+    """The frame's columns of an in-memory result, ``(n, columns)`` (module docstring)."""
+    extra = [attr.base_values, attr.prediction] + ([] if attr.score is None else [attr.score])
+    return np.column_stack([np.asarray(attr.values, dtype=np.float64)]
+                           + [np.asarray(c, dtype=np.float64) for c in extra])
 
 
-def _explain_partition(part, explain, offset, options, meta):
-    """On a worker: one partition's rows explained as in memory (rows ``offset`` on)."""
+def _names(attr: Attributions) -> list:
+    return list(attr.feature_names) + list(RESERVED_COLUMNS[:2 if attr.score is None else 3])
+
+
+def _explain_partition(part, job, offset, options, names):
+    """On a worker: one partition's rows explained as in memory (rows ``offset`` on).
+
+    The rows are explained ``BLOCK_ROWS`` at a time (each row's numbers do not
+    depend on the rows explained with it), so the method's working memory
+    follows the block, and only the partition's rows and values are held whole.
+    """
     index = _index(part, offset)
-    if len(part) == 0:
-        return meta.iloc[:0].set_axis(index[:0])
-    return _frame_of(explain(part, explain.streams.at(offset), options), index)
+    out = np.empty((len(part), len(names)))
+    for a in range(0, len(part), BLOCK_ROWS):
+        b = min(a + BLOCK_ROWS, len(part))
+        out[a:b] = _columns(job(_take(part, slice(a, b)), job.streams.at(offset + a), options))
+    return pd.DataFrame(out, index=index, columns=names, copy=False)
+
+
+def _trial(part, job, options):
+    """The first row explained (on a worker): the request checked, its layout learned."""
+    head = _first_rows(part, 1)
+    if len(head) == 0:
+        return None, None
+    return job(head, job.streams, options), _index(head, 0)[:0]
 
 
 class _Job:
@@ -155,21 +170,21 @@ def explain_partitions(X, explain, *, streams, options: Options, feature_names,
             f"X has a column named {str(clash[0])!r}, a name the result's frame keeps for "
             f"itself {list(RESERVED_COLUMNS)}; rename it (X.rename(columns=...)).")
     compute = _Compute(options.client)
-    (head,) = compute(dask.delayed(_first_rows)(parts[0], _TRIAL_ROWS))
-    if len(head) == 0:
+    local = Options(chunk_size=options.chunk_size, n_jobs=1, progress=False, client=None)
+    job = dask.delayed(_Job(explain, streams), pure=True)
+    # the first row explained now, where it lies: a bad option or a failing model is an
+    # error at the call, not when the frame is computed
+    (trial, index) = compute(dask.delayed(_trial, pure=True)(parts[0], job, local))[0]
+    if trial is None:
         raise InvalidParameterError("the first partition of X has no rows; repartition it "
                                     "(X.repartition(...)) so that every partition has data.")
-    # the request checked (and its layout learned) on the first rows, here: a bad option or
-    # a failing model is an error now, not when the frame is computed
-    local = Options(chunk_size=options.chunk_size, n_jobs=1, progress=False, client=None)
-    trial = explain(head, streams, local)
-    meta = _frame_of(trial, _index(head, 0)).iloc[:0]
+    names = _names(trial)
+    meta = pd.DataFrame(np.empty((0, len(names))), index=index, columns=names)
     kind = trial.method.rsplit("-", 1)[-1]
     if offsets is None and kind in _SAMPLED:
         offsets = _offsets(compute, parts)
-    job = dask.delayed(_Job(explain, streams), pure=True)
     tasks = [dask.delayed(_explain_partition, pure=True)(
-        part, job, 0 if offsets is None else int(offsets[i]), local, meta)
+        part, job, 0 if offsets is None else int(offsets[i]), local, names)
         for i, part in enumerate(parts)]
     result = dd.from_delayed(tasks, meta=meta, divisions=divisions, verify_meta=False)
     return DistributedAttributions(result, parts, trial, offsets, compute, what)
