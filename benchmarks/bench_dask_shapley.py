@@ -18,10 +18,11 @@ the tree kernels (numba) on a few rows:
   the scheduler) during the job, and its growth over the start (goal: peak
   under 200 MB); sampled every 50 ms with psutil;
 * peak resident memory of each worker process during the job (goal: under
-  1 GB), for two data sizes at the same partition size: it follows the
-  partition size (rows per partition x (20 inputs + 22 outputs) x 8 bytes
-  plus TreeSHAP's working copies), not the data size or the number of
-  partitions.
+  1 GB), for two data sizes at the same partition size, and for partitions
+  four times larger: a worker holds a partition's rows and values whole
+  (rows per partition x (20 inputs + 22 outputs) x 8 bytes) and explains
+  them ``BLOCK_ROWS`` at a time, so its working memory follows the block, not
+  the data size or the number of partitions.
 
 The values written are checked against the in-memory call on the first
 partition's rows.
@@ -183,6 +184,14 @@ def main():
               f"{max(r['workers_peak']) / MB:.0f} MB (started at "
               f"{max(r['workers_start']) / MB:.0f} MB), client peak {r['client_peak'] / MB:.0f} MB "
               f"(the same partition size: the worker peak should not depend on the rows)")
+        shutil.rmtree(out)
+        big = min(4 * args.partition_rows, small)
+        r = run(2, model, small, big, out)
+        print(f"  memory at {small:,} rows in partitions of {big:,} on 2 workers: worker peak "
+              f"{max(r['workers_peak']) / MB:.0f} MB (started at "
+              f"{max(r['workers_start']) / MB:.0f} MB): a partition's rows and values "
+              f"({big * (2 * D + 2) * 8 / MB:.0f} MB) are held whole, the working memory "
+              f"follows the block of {ml.attribution.distributed.BLOCK_ROWS:,} rows")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

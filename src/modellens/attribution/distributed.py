@@ -142,8 +142,8 @@ class _Job:
         return self.explain(X, streams, options)
 
 
-def explain_partitions(X, explain, *, streams, options: Options, feature_names,
-                       what: str) -> "DistributedAttributions":
+def explain_partitions(X, explain, *, streams, options: Options,
+                       feature_names) -> "DistributedAttributions":
     """The lazy, distributed result of ``explain`` on every partition of ``X``.
 
     Parameters
@@ -158,8 +158,8 @@ def explain_partitions(X, explain, *, streams, options: Options, feature_names,
         ``client`` computes the request's own passes there (the first rows'
         check, the rows per partition); ``chunk_size`` is kept for the
         partitions, which run on one thread without a bar.
-    what : str
-        ``"shapley"`` or ``"lime"``, for messages.
+    feature_names : list of str, optional
+        Names of a Dask array's columns.
     """
     dask, dd = _import_dask()
     parts, divisions, offsets = _partitions(X)
@@ -187,7 +187,7 @@ def explain_partitions(X, explain, *, streams, options: Options, feature_names,
         part, job, 0 if offsets is None else int(offsets[i]), local, names)
         for i, part in enumerate(parts)]
     result = dd.from_delayed(tasks, meta=meta, divisions=divisions, verify_meta=False)
-    return DistributedAttributions(result, parts, trial, offsets, compute, what)
+    return DistributedAttributions(result, parts, trial, offsets, compute)
 
 
 def _offsets(compute, parts) -> np.ndarray:
@@ -242,7 +242,7 @@ class DistributedAttributions:
     True
     """
 
-    def __init__(self, frame, parts, trial: Attributions, offsets, compute, what: str):
+    def __init__(self, frame, parts, trial: Attributions, offsets, compute):
         self.frame, self._parts, self._offsets, self._compute = frame, parts, offsets, compute
         self.feature_names = list(trial.feature_names)
         self.method, self.output = trial.method, trial.output
@@ -251,7 +251,6 @@ class DistributedAttributions:
         self.extra = {k: v for k, v in trial.extra.items()
                       if k in ("background", "n_background", "n_trees", "library", "link",
                                "index")}
-        self._what = what
 
     @property
     def npartitions(self) -> int:

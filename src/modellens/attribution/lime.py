@@ -509,7 +509,7 @@ def lime(model, X, *, training_data, num_features: int | None = None, num_sample
                 "stability= repeats the explanation of rows in memory; for Dask data explain "
                 "a sample with it (X.sample(frac=...).compute()).")
         return explain_partitions(X, partial(_lime_rows, model, settings), streams=streams,
-                                  options=options, feature_names=feature_names, what="lime")
+                                  options=options, feature_names=feature_names)
     return _lime(model, X, streams=streams, options=options, stacklevel=4, **settings)
 
 

@@ -235,7 +235,7 @@ def shapley(model, X, *, background=None, algorithm: str = "auto", n_samples: in
             settings["draw_background"] = False
         return explain_partitions(
             X, partial(_explain_rows, model, settings), streams=RowStreams.draw(rng),
-            options=options, feature_names=feature_names, what="shapley")
+            options=options, feature_names=feature_names)
     return _explain(model, X, rng=rng, streams=None, options=options, n_jobs=n_jobs,
                     stacklevel=5, **settings)
 
