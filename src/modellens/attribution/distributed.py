@@ -262,7 +262,7 @@ class DistributedAttributions:
                 f"output={self.output!r})")
 
     def to_parquet(self, path, **kwargs):
-        """Write :attr:`frame` with ``frame.to_parquet`` (each worker writes its partitions).
+        """Write ``frame`` with ``frame.to_parquet`` (each worker writes its partitions).
 
         Keywords go to :meth:`dask.dataframe.DataFrame.to_parquet`.  The rows do
         not pass through the client.
@@ -270,7 +270,7 @@ class DistributedAttributions:
         return self.frame.to_parquet(path, **kwargs)
 
     def persist(self) -> "DistributedAttributions":
-        """The same result with :attr:`frame` computed and held on the cluster (``persist``)."""
+        """The same result with ``frame`` computed and held on the cluster (``persist``)."""
         out = object.__new__(DistributedAttributions)
         out.__dict__.update(self.__dict__)
         (out.frame,) = [self.frame.persist()] if self._compute.client is None else \
