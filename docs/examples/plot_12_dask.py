@@ -64,3 +64,29 @@ with ml.config(n_jobs=2, progress=False):
         model, X, ["bmi"], grid=10, n_jobs=1
     )  # n_jobs=1 wins here
 axes = effects.plot()
+
+# %%
+# Explaining every row of a Dask DataFrame
+# ----------------------------------------
+# ``ml.shapley`` and ``ml.lime`` of a Dask DataFrame return a
+# :class:`~modellens.DistributedAttributions`: a lazy Dask DataFrame of the
+# values with the partitions and index of the input, each partition explained
+# where it lies (``attr.to_parquet(path)`` writes it from the workers).  The
+# values equal the in-memory ones, whatever the partitioning; ``summary()``
+# reads them once for the global importance and a stated sample of rows.
+
+import dask.dataframe as dd
+
+ddf = dd.from_pandas(X, npartitions=4)
+attr = ml.shapley(model, ddf)  # TreeSHAP: a tree model and no background
+print(attr)
+in_memory = ml.shapley(model, X)
+print(
+    "equal to the in-memory values:",
+    np.allclose(attr.frame[list(X.columns)].compute(), in_memory.values),
+)
+summary = attr.summary(sample=200, random_state=0)
+assert isinstance(attr, ml.DistributedAttributions)
+assert isinstance(summary, ml.AttributionSummary)
+print(summary.importance.sort_values(ascending=False).head(3))
+ax = summary.plot_beeswarm()

@@ -3,8 +3,8 @@
 from ._config import config, get_config
 from ._validation import InvalidParameterError, ModellensWarning
 from .attribution import Attributions, shapley
-from .attribution import (ImageMasker, TextMasker, WidthSweep, lime, lime_image, lime_text,
-                          lime_width_sweep)
+from .attribution import (AttributionSummary, DistributedAttributions, ImageMasker, TextMasker,
+                          WidthSweep, lime, lime_image, lime_text, lime_width_sweep)
 from .effects.ale import ale
 from .effects.dale import dale
 from .effects.interactions import interactions
@@ -21,4 +21,4 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "Band", "Bins", "Attributions", "ModelError", "InvalidParameterError",
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
            "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
-           "interactions", "Interactions"]
+           "interactions", "Interactions", "DistributedAttributions", "AttributionSummary"]

@@ -2,6 +2,7 @@
 
 from ._blocks import MediaBlock, SamplingBlock, SurrogateBlock
 from ._masking import ImageMasker, TextMasker
+from .distributed import AttributionSummary, DistributedAttributions
 from .lime import WidthSweep, lime, lime_width_sweep
 from .media import lime_image, lime_text
 from .result import Attributions
@@ -9,4 +10,4 @@ from .shapley import shapley
 
 __all__ = ["Attributions", "shapley", "lime", "lime_text", "lime_image", "lime_width_sweep",
            "WidthSweep", "TextMasker", "ImageMasker", "SurrogateBlock", "SamplingBlock",
-           "MediaBlock"]
+           "MediaBlock", "DistributedAttributions", "AttributionSummary"]

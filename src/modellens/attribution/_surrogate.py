@@ -203,7 +203,7 @@ def _holdout_r2(Z, y, w, coef, intercept, alpha) -> float:
 SHRINKAGE_WARN = 0.5
 
 
-def warn_if_shrunk(fits):
+def warn_if_shrunk(fits, stacklevel=3):
     """Warn when the ridge penalty more than halves a weight of some fit.
 
     The penalty is fixed (1) while the samples' total kernel weight shrinks with a
@@ -216,7 +216,7 @@ def warn_if_shrunk(fits):
             f"{len(fits)} explanation(s) by more than half (first: row {low[0]}, factor "
             f"{fits[low[0]].shrinkage:.2g}): the kernel leaves the samples too little weight, "
             "so the weights are biased toward 0. Widen kernel_width or draw more samples "
-            "(num_samples).", ModellensWarning, stacklevel=3)
+            "(num_samples).", ModellensWarning, stacklevel=stacklevel)
 
 
 _CONTROLLER: list[Any] = []  # the threadpoolctl controller, once made

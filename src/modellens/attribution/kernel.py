@@ -115,12 +115,13 @@ class KernelEstimator:
     """Planned coalitions of KernelSHAP and the fit of their values.
 
     The enumerated coalitions are shared by every explained row; the sampled
-    pairs are drawn for each row independently (so errors average out over
-    rows), duplicates evaluated once and counted.  Works on any game that offers
+    pairs are drawn for each row independently, row ``i`` from ``streams(i)``
+    (:class:`~._streams.RowStreams`; so errors average out over rows),
+    duplicates evaluated once and counted.  Works on any game that offers
     coalition rows.
     """
 
-    def __init__(self, game, n_samples: int, rng):
+    def __init__(self, game, n_samples: int, streams):
         n, d = game.n_explained, game.n_players
         segment = game.coalition_rows
         self.n, self.d = n, d
@@ -141,8 +142,8 @@ class KernelEstimator:
             p = mu[np.asarray(sampled) - 1]
             blocks = []
             for i in range(n):
-                pairs, counts, n_draws = _draw_complementary(rng, d, n_complementary, sampled,
-                                                             p / p.sum())
+                pairs, counts, n_draws = _draw_complementary(streams(i), d, n_complementary,
+                                                             sampled, p / p.sum())
                 blocks.append(np.concatenate([pairs, ~pairs]))
                 self.counts.append(counts)
                 self.n_draws[i] = n_draws

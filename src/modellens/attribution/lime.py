@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -21,10 +22,11 @@ from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float, check_random_state)
 from ..data import as_pandas_pair, encode_with, row_as_frame
-from ..engine import DataRows, Plan, Segment, run
+from ..engine import DataRows, Plan, Segment, is_dask_input, run
 from ..models import Model
 from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
+from ._streams import RowStreams
 from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
                          warn_if_shrunk)
 from .lime_result import WidthSweep
@@ -272,12 +274,14 @@ class _LimePlan(Plan):
     plus the explained rows; every row's surrogate is fit on its own
     prediction followed by the shared draws.  ``keep=True`` keeps each
     neighbourhood's ``(Z, y, distances)`` in ``kept`` instead of fitting it.
+    Row ``i``'s neighbourhood of repeat ``r`` is drawn from ``streams.seed(i, r)``
+    (:class:`~._streams.RowStreams`), the shared draws from ``streams.shared_seed(r)``.
     """
 
-    def __init__(self, sampler, X, seeds, num_samples, width, k, selection, *,
+    def __init__(self, sampler, X, streams, repeats, num_samples, width, k, selection, *,
                  sampling="per_row", keep=False):
         self.sampler, self.X = sampler, X
-        self.n, self.repeats = X.shape[0], seeds.shape[0]
+        self.n, self.repeats = X.shape[0], repeats
         self.width, self.k, self.selection, self.keep = width, k, selection, keep
         self.sampling = sampling
         self.fits = [[None] * self.n for _ in range(self.repeats)]
@@ -285,13 +289,13 @@ class _LimePlan(Plan):
         self.segments = []
         if sampling == "shared":
             self.instances = DataRows(X)
-            self.shared = [_Neighbourhood(sampler, None, num_samples - 1, int(seeds[r, 0]))
+            self.shared = [_Neighbourhood(sampler, None, num_samples - 1, streams.shared_seed(r))
                            for r in range(self.repeats)]
             self.segments = [self.instances, *self.shared]
             return
         for r in range(self.repeats):
             for i in range(self.n):
-                seg = _Neighbourhood(sampler, X[i], num_samples, int(seeds[r, i]))
+                seg = _Neighbourhood(sampler, X[i], num_samples, streams.seed(i, r))
                 seg.key = (r, i)
                 seg.on_finish = self._fit_own
                 self.segments.append(seg)
@@ -329,7 +333,8 @@ class _LimePlan(Plan):
         return self.fits
 
 
-def _prepare(model, X, training_data, *, target, response_method, feature_names, discretize):
+def _prepare(model, X, training_data, *, target, response_method, feature_names, discretize,
+             stacklevel=4):
     # polars / pyarrow tables: converted once, here, for every step below
     X, training_data = as_pandas_pair(X, training_data, other_name="training_data")
     X = row_as_frame(X, training_data)
@@ -349,12 +354,12 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
         raise InvalidParameterError(f"X holds missing values in columns {cols}; LIME needs "
                                     "complete rows to explain.")
     sampler = TabularSampler(dataset.values[n:], dataset.columns, discretize)
-    _warn_unseen_levels(sampler, Xe, dataset.columns)
+    _warn_unseen_levels(sampler, Xe, dataset.columns, stacklevel)
     mdl = Model(model, dataset, target=target, response_method=response_method)
     return dataset, Xe, sampler, mdl
 
 
-def _warn_unseen_levels(sampler, Xe, columns):
+def _warn_unseen_levels(sampler, Xe, columns, stacklevel):
     """Warn about rows whose level the sampler never draws (z_j = 1 on the row alone)."""
     for j, levels in sampler.levels.items():
         unseen = np.flatnonzero(~np.isin(Xe[:, j], levels))
@@ -367,7 +372,8 @@ def _warn_unseen_levels(sampler, Xe, columns):
                 f"column {col.name!r}: the level {label!r} of {unseen.size} explained row(s) "
                 f"(first: row {unseen[0]}) never occurs in training_data, so LIME never "
                 "samples it and that feature's weight rests on the explained row alone; add "
-                "rows with this level to training_data.", ModellensWarning, stacklevel=4)
+                "rows with this level to training_data.", ModellensWarning,
+                stacklevel=stacklevel)
 
 
 def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
@@ -396,8 +402,13 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
     ----------
     model : estimator or callable
         As in :func:`modellens.pdp`.
-    X : ndarray or DataFrame of shape (n, d)
-        The rows to explain.
+    X : ndarray, DataFrame or Dask DataFrame of shape (n, d)
+        The rows to explain.  A Dask DataFrame (or array) is explained
+        partition by partition where it lies, and the result stays
+        distributed: a :class:`~modellens.DistributedAttributions` whose
+        ``frame`` holds the weights, ``base_value`` (the intercept),
+        ``prediction`` and ``score`` of every row, equal to the in-memory
+        values of the same rows and seed whatever the partitioning.
     training_data : ndarray or DataFrame
         Rows with the columns of ``X`` whose statistics the samples come from.
     num_features : int, optional
@@ -435,7 +446,8 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
         ``min(3, num_features)``.
     random_state : int or Generator, optional
         The same seed gives the same numbers; each row draws from its own
-        stream, so rows are independent.
+        stream, set by the seed and the row's position in ``X``, so rows are
+        independent and a row's numbers do not depend on the other rows.
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`.
 
@@ -511,9 +523,37 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
     True
     """
     options = resolve_options(chunk_size, n_jobs, progress)
+    streams = RowStreams.draw(check_random_state(random_state))
+    settings = dict(training_data=training_data, num_features=num_features,
+                    num_samples=num_samples, kernel_width=kernel_width, discretize=discretize,
+                    feature_selection=feature_selection, sampling=sampling,
+                    stability=stability, stability_top_k=stability_top_k, target=target,
+                    response_method=response_method, feature_names=feature_names)
+    if is_dask_input(X):
+        from .distributed import explain_partitions
+
+        if stability is not None:
+            raise InvalidParameterError(
+                "stability= repeats the explanation of rows in memory; for Dask data explain "
+                "a sample with it (X.sample(frac=...).compute()).")
+        return explain_partitions(X, partial(_lime_rows, model, settings), streams=streams,
+                                  options=options, feature_names=feature_names)
+    return _lime(model, X, streams=streams, options=options, stacklevel=4, **settings)
+
+
+def _lime_rows(model, settings, X, streams, options) -> Attributions:
+    """One partition's rows (rows ``streams.start`` on of the table), as in memory."""
+    return _lime(model, X, streams=streams, options=options, stacklevel=4, **settings)
+
+
+def _lime(model, X, *, training_data, num_features, num_samples, kernel_width, discretize,
+          feature_selection, sampling, stability, stability_top_k, target, response_method,
+          feature_names, streams, options, stacklevel) -> Attributions:
+    """LIME of the rows ``X`` (in memory); row ``i`` draws from ``streams``."""
     dataset, Xe, sampler, mdl = _prepare(model, X, training_data, target=target,
                                          response_method=response_method,
-                                         feature_names=feature_names, discretize=discretize)
+                                         feature_names=feature_names, discretize=discretize,
+                                         stacklevel=stacklevel + 1)
     n, d = Xe.shape
     num_features, num_samples, width = check_budget(
         num_features, num_samples, d, kernel_width, feature_selection,
@@ -525,13 +565,11 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
         raise InvalidParameterError(f"stability_top_k={top_k} is larger than "
                                     f"num_features={num_features}.")
     check_choice(sampling, "sampling", SAMPLINGS)
-    rng = check_random_state(random_state)
-    seeds = rng.integers(0, 2**63 - 1, size=(repeats, n))
-    plan = _LimePlan(sampler, Xe, seeds, num_samples, width, num_features, feature_selection,
-                     sampling=sampling)
+    plan = _LimePlan(sampler, Xe, streams, repeats, num_samples, width, num_features,
+                     feature_selection, sampling=sampling)
     (fits,) = run(mdl, [plan], options, desc="lime")
     main = fits[0]
-    warn_if_shrunk(main)
+    warn_if_shrunk(main, stacklevel=stacklevel)
     subject = Subject(codes=Xe.copy(), feature_names=dataset.feature_names,
                       output=mdl.output_name, columns=dataset.columns,
                       column_labels=dataset.column_labels if dataset.is_frame else None)
@@ -654,8 +692,8 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
                                            feature_selection, default_width=0.75 * np.sqrt(d))
     widths = default * np.geomspace(0.05, 20, 25) if widths is None else \
         np.asarray([check_positive_float(w, "widths") for w in np.atleast_1d(widths)])
-    seeds = check_random_state(random_state).integers(0, 2**63 - 1, size=(1, 1))
-    plan = _LimePlan(sampler, Xe, seeds, num_samples, default, k, feature_selection, keep=True)
+    streams = RowStreams.draw(check_random_state(random_state))
+    plan = _LimePlan(sampler, Xe, streams, 1, num_samples, default, k, feature_selection, keep=True)
     run(mdl, [plan], resolve_options(None, None, None), desc="lime width sweep")
     Z, y, distances = plan.kept[(0, 0)]
     fits = [fit_local(Z, y, exponential_kernel(distances, w), Z[0], k, feature_selection)

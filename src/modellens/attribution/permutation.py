@@ -33,10 +33,11 @@ class PermutationEstimator:
     """Planned coalitions of antithetic permutation sampling, drawn per row.
 
     ``n_antithetic`` is the number of antithetic pairs of orders (an order and
-    its reverse) per explained row.  Works on any game that offers coalition rows.
+    its reverse) per explained row; row ``i`` draws them from ``streams(i)``
+    (:class:`~._streams.RowStreams`).  Works on any game that offers coalition rows.
     """
 
-    def __init__(self, game, n_permutations: int, rng):
+    def __init__(self, game, n_permutations: int, streams):
         n, d = game.n_explained, game.n_players
         self.n, self.d = n, d
         self.n_antithetic = -(-int(n_permutations) // 2)
@@ -45,7 +46,7 @@ class PermutationEstimator:
         blocks = []
         steps = np.arange(1, d)
         for i in range(n):
-            order = np.argsort(rng.random((self.n_antithetic, d)), axis=1)
+            order = np.argsort(streams(i).random((self.n_antithetic, d)), axis=1)
             position = np.argsort(order, axis=1)
             prefix = position[:, None, :] < steps[None, :, None]  # (pairs, d-1, d)
             masks = np.concatenate([prefix, ~prefix], axis=1).reshape(-1, d)

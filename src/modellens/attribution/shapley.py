@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice,
                            check_random_state)
 from ..data import as_pandas_pair, is_integer, row_as_frame
-from ..engine import run
+from ..engine import is_dask_input, run
 from ..models import Model, tree_ensemble_name
 from ..typing import DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND, choose_background, encode_explained
@@ -19,6 +20,7 @@ from ._blocks import SamplingBlock
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for)
 from ._masking import ImageMasker, TextMasker
+from ._streams import RowStreams
 from .exact import ExactEstimator, OnePlayer
 from .kernel import KernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
@@ -64,10 +66,13 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
     ----------
     model : estimator or callable
         As in :func:`modellens.pdp`.
-    X : ndarray or DataFrame of shape (n, d)
+    X : ndarray, DataFrame or Dask DataFrame of shape (n, d)
         The rows to explain.  DataFrames may hold categorical and string
         columns: a feature outside the coalition takes the background row's
-        whole value (its category).
+        whole value (its category).  A Dask DataFrame (or array) is explained
+        partition by partition where it lies, and the result stays
+        distributed (see Returns); it needs ``background`` rows in memory
+        (or none, for TreeSHAP's path-dependent values).
     background : ndarray, DataFrame or int, optional
         Rows that stand in for the absent features, with the columns of
         ``X``.  None (default) draws a random sample of at most
@@ -113,7 +118,8 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
         at most ``2 (d - 1)`` coalitions.
     random_state : int or Generator, optional
         Seeds the background sample and the sampled coalitions / orders; the
-        same seed gives the same numbers.
+        same seed gives the same numbers.  Each explained row draws from its
+        own stream, set by the seed and the row's position in ``X``.
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
         picks the class of a multiclass model (binary ones explain the
@@ -165,6 +171,11 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
         +/- 1.96 ``std``.  ``extra`` records the background used and the cost
         (``"background"``, ``"n_background"``, ``"n_coalitions"``,
         ``"n_model_rows"``).
+        For a Dask ``X``: a :class:`~modellens.DistributedAttributions`, whose
+        ``frame`` is a lazy Dask DataFrame with the partitions and index of
+        ``X`` (a column per feature, ``base_value``, ``prediction``), equal to
+        the in-memory values of the same rows and seed whatever the
+        partitioning; standard errors and the ``extra`` counts are not kept.
 
     See Also
     --------
@@ -244,25 +255,65 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
     check_choice(algorithm, "algorithm", ALGORITHMS)
     check_choice(index, "index", ("shapley", "banzhaf"))
     rng = check_random_state(random_state)
+    settings = dict(background=background, algorithm=algorithm, n_samples=n_samples,
+                    n_permutations=n_permutations, target=target,
+                    response_method=response_method, feature_names=feature_names,
+                    masker=masker, interactions=interactions, index=index,
+                    random_state=random_state)
+    if is_dask_input(X):
+        from .distributed import explain_partitions
+
+        if masker is not None or interactions:
+            raise InvalidParameterError(
+                "Dask data are explained row by row as tables: masker= (texts, images) and "
+                "interactions=True need the data in memory (X.compute() of the rows you want).")
+        if background is None or is_integer(background):
+            # a background drawn from X would be drawn from each partition's rows
+            settings["draw_background"] = False
+        return explain_partitions(
+            X, partial(_explain_rows, model, settings), streams=RowStreams.draw(rng),
+            options=options, feature_names=feature_names)
+    return _explain(model, X, rng=rng, streams=None, options=options, n_jobs=n_jobs,
+                    stacklevel=5, **settings)
+
+
+def _explain_rows(model, settings, X, streams, options) -> Attributions:
+    """One partition's rows (rows ``streams.start`` on of the table), as in memory."""
+    return _explain(model, X, rng=None, streams=streams, options=options, n_jobs=options.n_jobs,
+                    stacklevel=5, **settings)
+
+
+def _explain(model, X, *, background, algorithm, n_samples, n_permutations, target,
+             response_method, feature_names, masker, interactions, index, random_state, rng,
+             streams, options, n_jobs, stacklevel, draw_background=True) -> Attributions:
+    """The Shapley values of the rows ``X`` (in memory): game, estimator, one engine run.
+
+    ``streams`` (None: drawn from ``rng`` once the background is drawn) seeds the
+    sampling estimators row by row; ``stacklevel`` is that of the user's call.
+    """
     game = _game(model, X, masker=masker, background=background, algorithm=algorithm,
                  target=target, response_method=response_method, feature_names=feature_names,
                  interactions=interactions, index=index, budget_given=n_samples is not None
-                 or n_permutations is not None, random_state=random_state, rng=rng)
-    estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations, rng,
-                                              interactions=interactions, n_jobs=n_jobs,
-                                              index=index)
+                 or n_permutations is not None, random_state=random_state, rng=rng,
+                 draw_background=draw_background, stacklevel=stacklevel)
+    if streams is None:
+        streams = RowStreams.draw(rng)
+    estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
+                                              streams, interactions=interactions,
+                                              n_jobs=n_jobs, index=index,
+                                              stacklevel=stacklevel - 1)
     plan = ShapleyPlan(game, estimator)
     if isinstance(game, InterventionalGame):
         _warn_if_costly(plan, game.n_explained, game.background.shape[0],
                         game.diagnostics["background"],
-                        tree=tree_ensemble_name(model) is not None)
+                        tree=tree_ensemble_name(model) is not None, stacklevel=stacklevel - 1)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
     (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
     return _result(game, estimator, est, algorithm, budget, index)
 
 
 def _game(model, X, *, masker, background, algorithm, target, response_method, feature_names,
-          interactions, index, budget_given, random_state, rng):
+          interactions, index, budget_given, random_state, rng, draw_background, stacklevel):
     """The game of a request, with its background chosen by the one rule of ``._background``."""
     if masker is not None or isinstance(X, str):
         # one text or image: its words / superpixels are the players
@@ -294,15 +345,22 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
             "interactions=True needs algorithm='tree' and a supported tree model (see "
             "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
             "values.")
+    if rows is None and not draw_background and (ens is None or background is not None):
+        raise InvalidParameterError(
+            "Shapley values of Dask data need background rows in memory (a background drawn "
+            "from X would be drawn from each partition); pass background= rows, e.g. "
+            "background=X.sample(frac=...).compute() or a sample of the training data. "
+            "(TreeSHAP of a supported tree model also takes none: the path-dependent game.)")
     bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
-                                 stacklevel=4)  # the user's call of shapley()
+                                 stacklevel=stacklevel)
     if ens is not None:
         return TreeGame(ens, model, dataset, n, bg, note, target=target)
     mdl = Model(model, dataset, target=target, response_method=response_method)
     return InterventionalGame(mdl, dataset, n, bg, note)
 
 
-def _estimator(game, algorithm, n_samples, n_permutations, rng, *, interactions, n_jobs, index):
+def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions, n_jobs,
+               index, stacklevel):
     """The estimator of a game: ``(estimator, algorithm, budget)``."""
     if isinstance(game, TreeGame):
         # imported here: the tree kernels load numba, which only tree models need
@@ -317,14 +375,14 @@ def _estimator(game, algorithm, n_samples, n_permutations, rng, *, interactions,
     if algorithm == "exact":
         return ExactEstimator(game), algorithm, budget
     if algorithm == "kernel":
-        return KernelEstimator(game, budget, rng), algorithm, budget
-    estimator = PermutationEstimator(game, budget, rng)
+        return KernelEstimator(game, budget, streams), algorithm, budget
+    estimator = PermutationEstimator(game, budget, streams)
     if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD:
         warnings.warn(
             f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pairs per "
             f"row, too few to estimate standard errors (std is NaN); use at least "
             f"{2 * MIN_ANTITHETIC_FOR_STD} permutations for them.", ModellensWarning,
-            stacklevel=3)
+            stacklevel=stacklevel)
     return estimator, algorithm, budget
 
 
@@ -358,7 +416,7 @@ COSTLY_ROWS = 10_000_000
 SUGGESTED_BACKGROUND = 100
 
 
-def _warn_if_costly(plan, n, m, note, *, tree=False):
+def _warn_if_costly(plan, n, m, note, *, tree=False, stacklevel=3):
     """Say so when a request plans very many rows mostly because of its background.
 
     ``tree``: the model is a tree ensemble, whose TreeSHAP (``algorithm="tree"``)
@@ -374,7 +432,7 @@ def _warn_if_costly(plan, n, m, note, *, tree=False):
             f"with the background, {note}. A sample of about {SUGGESTED_BACKGROUND} rows "
             f"usually suffices, e.g. background=X_train.sample({SUGGESTED_BACKGROUND}, "
             f"random_state=0); or explain fewer rows, or set n_samples= lower.{hint}",
-            ModellensWarning, stacklevel=3)
+            ModellensWarning, stacklevel=stacklevel)
 
 
 def _choose_algorithm(algorithm, d, n_samples, n_permutations):

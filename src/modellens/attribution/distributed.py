@@ -1,0 +1,384 @@
+r"""Local attributions of every row of a Dask DataFrame, kept distributed.
+
+:func:`modellens.shapley` and :func:`modellens.lime` of Dask data return a
+:class:`DistributedAttributions`: a lazy Dask DataFrame with the input's
+partitions and index, one row per explained row.  Every partition runs, on
+the worker that holds it, the in-memory explanation of its own rows (the same
+game, estimator and engine run as ``ml.shapley(model, rows)``), with the
+random stream of each row set by its position in the whole table
+(:class:`~._streams.RowStreams`): the values equal those of the in-memory
+call on the same rows and seed, whatever the partitioning.
+
+Layout of :attr:`DistributedAttributions.frame`
+-----------------------------------------------
+One ``float64`` column per feature (named as ``feature_names``: the value
+:math:`\phi_j` of Shapley, the weight of LIME), then ``base_value`` (Shapley:
+:math:`v(\emptyset)`; LIME: the intercept) and ``prediction`` (:math:`f(x)`);
+LIME adds ``score`` (the surrogate's weighted :math:`R^2`).  One request
+explains one output (``target=`` picks a class, as in memory): for several
+outputs run one request per output; their frames share the index and
+partitions, so they join without a shuffle.
+
+The rows' positions (needed by the sampling algorithms and by
+:meth:`DistributedAttributions.summary`) come from one pass that counts each
+partition's rows; the exact algorithms and TreeSHAP need none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._config import Options
+from .._validation import InvalidParameterError, check_int, check_random_state
+from ..data import Dataset
+from ..engine._out_of_core import _first_rows, _import_dask
+from ._blocks import Subject
+from .result import Attributions, build
+
+__all__ = ["DistributedAttributions", "AttributionSummary", "explain_partitions",
+           "RESERVED_COLUMNS"]
+
+#: Columns of the frame besides the features (LIME adds ``score``).
+RESERVED_COLUMNS = ("base_value", "prediction", "score")
+#: Rows of a partition explained at once: the working memory of a partition follows it.
+BLOCK_ROWS = 32_768
+#: Methods whose rows draw random numbers (and so need their positions).
+_SAMPLED = ("permutation", "kernel", "lime")
+
+
+def _partitions(X):
+    """The partitions of ``X`` (delayed), its divisions, and the row offsets when known.
+
+    A Dask array's blocks of rows are its partitions (whole rows each); their
+    offsets come from its chunks, and the result is indexed by row position.
+    """
+    import dask.array as da
+
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
+        if any(np.isnan(c) for c in X.chunks[0]):
+            X = X.compute_chunk_sizes()
+        X = X.rechunk({1: -1})
+        offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        divisions = tuple(int(o) for o in offsets[:-1]) + (max(int(offsets[-1]) - 1, 0),)
+        return list(X.to_delayed().ravel()), divisions, offsets
+    if X.ndim == 1:
+        X = X.to_frame()
+    return list(X.to_delayed()), X.divisions, None
+
+
+def _index(part, offset):
+    """A partition's index: a frame's own, an array block's row positions."""
+    return part.index if hasattr(part, "index") else pd.RangeIndex(offset, offset + len(part))
+
+
+def _take(part, rows):
+    return part.iloc[rows] if hasattr(part, "iloc") else part[rows]
+
+
+class _Compute:
+    """Dask collections computed on ``ml.config``'s client, or Dask's default scheduler."""
+
+    def __init__(self, client):
+        if client is not None:
+            from ..engine._dask import resolve_client
+
+            client = resolve_client(client)
+        self.client = client
+
+    def __call__(self, *collections):
+        if self.client is None:
+            dask, _ = _import_dask()
+            return dask.compute(*collections)
+        return tuple(self.client.gather(self.client.compute(list(collections))))
+
+
+def _columns(attr: Attributions) -> np.ndarray:
+    """The frame's columns of an in-memory result, ``(n, columns)`` (module docstring)."""
+    extra = [attr.base_values, attr.prediction] + ([] if attr.score is None else [attr.score])
+    return np.column_stack([np.asarray(attr.values, dtype=np.float64)]
+                           + [np.asarray(c, dtype=np.float64) for c in extra])
+
+
+def _names(attr: Attributions) -> list:
+    return list(attr.feature_names) + list(RESERVED_COLUMNS[:2 if attr.score is None else 3])
+
+
+def _explain_partition(part, job, offset, options, names):
+    """On a worker: one partition's rows explained as in memory (rows ``offset`` on).
+
+    The rows are explained ``BLOCK_ROWS`` at a time (each row's numbers do not
+    depend on the rows explained with it), so the method's working memory
+    follows the block, and only the partition's rows and values are held whole.
+    """
+    index = _index(part, offset)
+    out = np.empty((len(part), len(names)))
+    for a in range(0, len(part), BLOCK_ROWS):
+        b = min(a + BLOCK_ROWS, len(part))
+        out[a:b] = _columns(job(_take(part, slice(a, b)), job.streams.at(offset + a), options))
+    return pd.DataFrame(out, index=index, columns=names, copy=False)
+
+
+def _trial(part, job, options):
+    """The first row explained (on a worker): the request checked, its layout learned."""
+    head = _first_rows(part, 1)
+    if len(head) == 0:
+        return None, None
+    return job(head, job.streams, options), _index(head, 0)[:0]
+
+
+class _Job:
+    """What every partition needs: the explanation of rows, and the request's streams.
+
+    One object in the graph (one key), so the model travels once per worker.
+    """
+
+    def __init__(self, explain, streams):
+        self.explain, self.streams = explain, streams
+
+    def __call__(self, X, streams, options):
+        return self.explain(X, streams, options)
+
+
+def explain_partitions(X, explain, *, streams, options: Options,
+                       feature_names) -> "DistributedAttributions":
+    """The lazy, distributed result of ``explain`` on every partition of ``X``.
+
+    Parameters
+    ----------
+    X : dask DataFrame, Series or 2-D array
+    explain : callable ``(rows, streams, options) -> Attributions``
+        The in-memory explanation of some rows (pandas), their random streams
+        starting at their position.  It travels to the workers.
+    streams : RowStreams
+        The request's streams (``start`` 0).
+    options : Options
+        ``client`` computes the request's own passes there (the first rows'
+        check, the rows per partition); ``chunk_size`` is kept for the
+        partitions, which run on one thread without a bar.
+    feature_names : list of str, optional
+        Names of a Dask array's columns.
+    """
+    dask, dd = _import_dask()
+    parts, divisions, offsets = _partitions(X)
+    columns = getattr(X, "columns", ()) if feature_names is None else feature_names
+    clash = [c for c in columns if str(c) in RESERVED_COLUMNS]
+    if clash:
+        raise InvalidParameterError(
+            f"X has a column named {str(clash[0])!r}, a name the result's frame keeps for "
+            f"itself {list(RESERVED_COLUMNS)}; rename it (X.rename(columns=...)).")
+    compute = _Compute(options.client)
+    local = Options(chunk_size=options.chunk_size, n_jobs=1, progress=False, client=None)
+    job = dask.delayed(_Job(explain, streams), pure=True)
+    # the first row explained now, where it lies: a bad option or a failing model is an
+    # error at the call, not when the frame is computed
+    (trial, index) = compute(dask.delayed(_trial, pure=True)(parts[0], job, local))[0]
+    if trial is None:
+        raise InvalidParameterError("the first partition of X has no rows; repartition it "
+                                    "(X.repartition(...)) so that every partition has data.")
+    names = _names(trial)
+    meta = pd.DataFrame(np.empty((0, len(names))), index=index, columns=names)
+    kind = trial.method.rsplit("-", 1)[-1]
+    if offsets is None and kind in _SAMPLED:
+        offsets = _offsets(compute, parts)
+    tasks = [dask.delayed(_explain_partition, pure=True)(
+        part, job, 0 if offsets is None else int(offsets[i]), local, names)
+        for i, part in enumerate(parts)]
+    result = dd.from_delayed(tasks, meta=meta, divisions=divisions, verify_meta=False)
+    return DistributedAttributions(result, parts, trial, offsets, compute)
+
+
+def _offsets(compute, parts) -> np.ndarray:
+    """Each partition's first row position, and the number of rows (one counting pass)."""
+    dask, _ = _import_dask()
+    lengths = compute(*[dask.delayed(len)(p) for p in parts])
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+class DistributedAttributions:
+    """Attributions of every row of a Dask DataFrame, kept where the rows are.
+
+    Returned by :func:`modellens.shapley` and :func:`modellens.lime` when
+    ``X`` is a Dask DataFrame (or array).  Nothing is computed until asked:
+    ``frame`` is a lazy Dask DataFrame with the partitions and index of ``X``
+    (layout in :mod:`modellens.attribution.distributed`), each partition
+    explained on its worker by the in-memory code, with the same numbers as
+    the in-memory call on the same rows and ``random_state``.
+
+    Attributes
+    ----------
+    frame : dask.dataframe.DataFrame
+        One row per explained row: the feature columns (values), then
+        ``base_value`` and ``prediction`` (LIME: and ``score``).
+    feature_names : list of str
+    method : str
+        As :attr:`Attributions.method` (``"shapley-tree"``, ``"lime"``, ...).
+    output : str
+        What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
+    value_function : str or None
+    npartitions : int
+    extra : dict
+        The request's incidental details that do not depend on the rows
+        (``"background"``, ``"n_background"``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    >>> f = lambda D: D["a"] + 2 * D["b"] * D["c"]
+    >>> attr = ml.shapley(f, dd.from_pandas(df, npartitions=4), background=df[:10])
+    >>> attr.method, attr.npartitions
+    ('shapley-exact', 4)
+    >>> list(attr.frame.columns)
+    ['a', 'b', 'c', 'base_value', 'prediction']
+    >>> same = ml.shapley(f, df, background=df[:10])
+    >>> bool(np.allclose(attr.frame[["a", "b", "c"]].compute(), same.values, rtol=0, atol=1e-12))
+    True
+    >>> summary = attr.summary(sample=20, random_state=0)
+    >>> bool(np.allclose(summary.importance, same.mean_abs()))
+    True
+    """
+
+    def __init__(self, frame, parts, trial: Attributions, offsets, compute):
+        self.frame, self._parts, self._offsets, self._compute = frame, parts, offsets, compute
+        self.feature_names = list(trial.feature_names)
+        self.method, self.output = trial.method, trial.output
+        self.value_function = trial.value_function
+        self._trial = trial
+        self.extra = {k: v for k, v in trial.extra.items()
+                      if k in ("background", "n_background", "n_trees", "library", "link",
+                               "index")}
+
+    @property
+    def npartitions(self) -> int:
+        return self.frame.npartitions
+
+    def __repr__(self):
+        return (f"DistributedAttributions(method={self.method!r}, "
+                f"features={len(self.feature_names)}, partitions={self.npartitions}, "
+                f"output={self.output!r})")
+
+    def to_parquet(self, path, **kwargs):
+        """Write ``frame`` with ``frame.to_parquet`` (each worker writes its partitions).
+
+        Keywords go to :meth:`dask.dataframe.DataFrame.to_parquet`.  The rows do
+        not pass through the client.
+        """
+        return self.frame.to_parquet(path, **kwargs)
+
+    def persist(self) -> "DistributedAttributions":
+        """The same result with ``frame`` computed and held on the cluster (``persist``)."""
+        out = object.__new__(DistributedAttributions)
+        out.__dict__.update(self.__dict__)
+        (out.frame,) = [self.frame.persist()] if self._compute.client is None else \
+            [self._compute.client.persist(self.frame)]
+        return out
+
+    def offsets(self) -> np.ndarray:
+        """The position of each partition's first row, and the number of rows."""
+        if self._offsets is None:
+            self._offsets = _offsets(self._compute, self._parts)
+        return self._offsets
+
+    def summary(self, *, sample: int = 1000, random_state=0) -> "AttributionSummary":
+        """Global summaries, computed in one pass over the rows.
+
+        Parameters
+        ----------
+        sample : int, default=1000
+            Rows kept for the beeswarm and the dependence plot: a uniform
+            sample without replacement of the positions ``0 .. n - 1`` (seeded
+            by ``random_state``; the positions are in ``rows``).
+        random_state : int or Generator, default=0
+
+        Returns
+        -------
+        AttributionSummary
+            ``importance``: mean :math:`|\\phi_j|` over every row (as
+            :meth:`Attributions.mean_abs`); ``sample``: an in-memory
+            :class:`Attributions` of the sampled rows (their values, base
+            values, predictions and data), equal to ``attr[rows]`` of the
+            in-memory result.
+        """
+        sample = check_int(sample, "sample", low=1)
+        rng = check_random_state(random_state)
+        dask, _ = _import_dask()
+        offsets = self.offsets()
+        n = int(offsets[-1])
+        rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))
+        names = self.feature_names
+        tasks = [dask.delayed(_summarise_partition, pure=True)(
+            res, data, rows[(rows >= offsets[i]) & (rows < offsets[i + 1])] - offsets[i], names)
+            for i, (res, data) in enumerate(zip(self.frame.to_delayed(), self._parts))]
+        parts = self._compute(*tasks)
+        total = np.sum([p[0] for p in parts], axis=0)
+        kept = pd.concat([p[1] for p in parts])
+        data = pd.concat([p[2] for p in parts]) if hasattr(parts[0][2], "iloc") else \
+            np.concatenate([p[2] for p in parts])
+        importance = pd.Series(total / max(n, 1), index=names, name="mean_abs")
+        return AttributionSummary(importance, self._sample(kept, data), rows, n, self)
+
+    def _sample(self, kept: pd.DataFrame, data: pd.DataFrame) -> Attributions:
+        trial = self._trial
+        dataset = Dataset.from_data(data, feature_names=trial.feature_names
+                                    if isinstance(data, np.ndarray) else None)
+        subject = Subject(codes=dataset.values, feature_names=trial.feature_names,
+                          output=trial.output, columns=dataset.columns,
+                          column_labels=dataset.column_labels if dataset.is_frame else None)
+        return build(subject, values=kept[self.feature_names].to_numpy(np.float64),
+                     base_values=kept["base_value"].to_numpy(np.float64),
+                     prediction=kept["prediction"].to_numpy(np.float64), method=self.method,
+                     value_function=self.value_function, extra=dict(self.extra))
+
+
+def _summarise_partition(result: pd.DataFrame, data, rows, names):
+    """One partition's sum of ``|values|`` and its sampled rows (results and data)."""
+    values = result[names].to_numpy(np.float64)
+    return np.abs(values).sum(axis=0), result.iloc[rows], _take(data, rows)
+
+
+class AttributionSummary:
+    """Global summaries of a :class:`DistributedAttributions` (one pass over its rows).
+
+    Attributes
+    ----------
+    importance : pandas.Series
+        Mean :math:`|\\phi_j|` of every feature over every row.
+    sample : Attributions
+        The sampled rows, in memory: ``sample.plot.beeswarm()`` and
+        ``sample.plot.dependence(feature)`` draw from it.
+    rows : ndarray of int
+        The sampled rows' positions in the table.
+    n_rows : int
+        Rows explained.
+    """
+
+    def __init__(self, importance, sample, rows, n_rows, source):
+        self.importance, self.sample, self.rows, self.n_rows = importance, sample, rows, n_rows
+        self.method, self.output = source.method, source.output
+        self.feature_names = list(source.feature_names)
+
+    def __repr__(self):
+        return (f"AttributionSummary(method={self.method!r}, rows={self.n_rows}, "
+                f"sample={len(self.rows)})")
+
+    def mean_abs(self) -> np.ndarray:
+        """``importance`` as an array (the bar plot reads it)."""
+        return self.importance.to_numpy()
+
+    def plot_bar(self, *, max_display: int = 10, ax=None):
+        """Mean ``|value|`` per feature over every row, largest on top."""
+        from ..plot.attributions import AttributionPlots
+
+        return AttributionPlots(self).bar(max_display=max_display, ax=ax)
+
+    def plot_beeswarm(self, *, max_display: int = 10, ax=None):
+        """The sampled rows' values as dots (see :meth:`Attributions.plot`)."""
+        return self.sample.plot.beeswarm(max_display=max_display, ax=ax)
+
+    def plot_dependence(self, feature, *, color="auto", ax=None):
+        """A feature's value against its attribution, on the sampled rows."""
+        return self.sample.plot.dependence(feature, color=color, ax=ax)
