@@ -321,7 +321,7 @@ class DistributedAttributions:
         importance = pd.Series(total / max(n, 1), index=names, name="mean_abs")
         return AttributionSummary(importance, self._sample(kept, data), rows, n, self)
 
-    def _sample(self, kept: pd.DataFrame, data: pd.DataFrame) -> Attributions:
+    def _sample(self, kept: pd.DataFrame, data: pd.DataFrame | np.ndarray) -> Attributions:
         trial = self._trial
         dataset = Dataset.from_data(data, feature_names=trial.feature_names
                                     if isinstance(data, np.ndarray) else None)

@@ -536,8 +536,10 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
             raise InvalidParameterError(
                 "stability= repeats the explanation of rows in memory; for Dask data explain "
                 "a sample with it (X.sample(frac=...).compute()).")
-        return explain_partitions(X, partial(_lime_rows, model, settings), streams=streams,
-                                  options=options, feature_names=feature_names)
+        # annotated for the in-memory case IDEs complete; Returns documents this one
+        return explain_partitions(  # type: ignore[return-value]
+            X, partial(_lime_rows, model, settings), streams=streams, options=options,
+            feature_names=feature_names)
     return _lime(model, X, streams=streams, options=options, stacklevel=4, **settings)
 
 
