@@ -354,6 +354,25 @@ class AttributionSummary:
         The sampled rows' positions in the table.
     n_rows : int
         Rows explained.
+
+    Examples
+    --------
+    The mean absolute value of each feature over every row of a Dask
+    DataFrame, and a sample of 5 rows in memory; for ``f = 3 a`` and a
+    background whose mean of ``a`` is 0, the value of ``a`` in a row is
+    ``3 a`` itself:
+
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+    >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
+    >>> f = lambda D: 3 * D["a"]
+    >>> attr = ml.shapley(f, dd.from_pandas(df, npartitions=3), background=df)
+    >>> summary = attr.summary(sample=5, random_state=0)
+    >>> summary.n_rows, len(summary.rows)
+    (21, 5)
+    >>> bool(np.isclose(summary.importance["a"], np.mean(np.abs(3 * df["a"]))))
+    True
+    >>> bool(np.allclose(summary.sample.values[:, 0], 3 * df["a"].to_numpy()[summary.rows]))
+    True
     """
 
     def __init__(self, importance, sample, rows, n_rows, source):
