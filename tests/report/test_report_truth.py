@@ -571,6 +571,26 @@ def test_the_order_of_the_sections_does_not_change_what_they_show(monkeypatch):
         inputs.prediction[0] = 1.0
 
 
+def test_a_section_cannot_read_findings_it_does_not_declare(monkeypatch):
+    """A section sees only the findings it names: an undeclared read raises, whatever order
+    the sections are built in, instead of depending on that order."""
+    from modellens.report import _sections
+
+    X = pd.DataFrame({"a": np.linspace(0, 1, 120), "b": np.linspace(1, 0, 120) ** 2})
+
+    def f(Z):
+        return np.asarray(Z)[:, 0]
+
+    def sneaky(inputs, found):
+        return found["effects"]  # not in needs / uses
+
+    monkeypatch.setattr(_sections, "SECTIONS", [
+        s if s.key != "lime" else _sections.SectionSpec("lime", sneaky)
+        for s in _sections.SECTIONS])
+    with pytest.raises(KeyError):
+        ml.report(f, X, sections=["effects", "lime"], **SMALL)
+
+
 def test_unordered_levels_are_drawn_by_effect_and_ordered_ones_keep_their_order():
     rng = np.random.default_rng(5)
     n = 300
