@@ -625,3 +625,23 @@ def test_brute_force_screen_stays_within_its_budget_of_model_rows():
     assert inter.method == "brute" and len(inter.overall) == SCREEN_BRUTE_FEATURES
     assert 0 < inter.n_model_rows <= SCREEN_BRUTE_ROWS
     assert set(r.sections["interaction"].data["pair"]) == {"f0", "f1"}
+
+
+def test_screen_of_a_pipeline_whose_trees_cannot_be_read_keeps_to_the_brute_budget():
+    """A Pipeline ending in trees is named a tree model, but its trees see encoded columns:
+    the screen must not fall to brute force over every pair (40M rows on the messy CSV)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.preprocessing import StandardScaler
+
+    from modellens.report._sections import SCREEN_BRUTE_ROWS
+
+    rng = np.random.default_rng(21)
+    X = pd.DataFrame(rng.uniform(-1, 1, (400, 8)), columns=[f"x{i}" for i in range(8)])
+    y = X.x0 * X.x1 + X.x2
+    model = make_pipeline(FunctionTransformer(), HistGradientBoostingRegressor(
+        max_iter=20, random_state=0)).fit(X, y)
+    r = ml.report(model, X, sections=["interaction"], **{**SMALL, "sample": 400})
+    inter = r.sections["interaction"].data["interactions"]
+    assert inter.method == "brute"
+    assert inter.n_model_rows <= SCREEN_BRUTE_ROWS + inter.sample_size
+    assert {"x0", "x1"} == set(r.sections["interaction"].data["pair"])

@@ -648,18 +648,26 @@ def screen_pairs(inputs, candidates) -> tuple:
     if len(candidates) < 2:
         return [], None
     n = len(inputs.sample_index)
+    common = dict(random_state=inputs.random_state, target=inputs.target,
+                  progress=inputs.progress)
+    inter = None
     if _tree_screen(inputs):  # every pair costs no model rows
-        features, sample, pairs = candidates, min(SCREEN_ROWS, n), None
-    else:
+        try:
+            inter = interactions(inputs.model, inputs.X_sample, candidates,
+                                 sample=min(SCREEN_ROWS, n), method="tree", **common)
+        except InvalidParameterError:
+            # the trees cannot serve (e.g. a Pipeline whose trees see encoded columns):
+            # brute force within its budget, not every pair of 30 features (40M rows)
+            inter = None
+    if inter is None:
         features = candidates[:SCREEN_BRUTE_FEATURES]
         k = min(SCREEN_PAIR_FEATURES, len(features))
         blocks = len(features) + k * (k - 1) // 2
         sample = min(n, SCREEN_ROWS,
                      max(SCREEN_MIN_ROWS, int(np.sqrt(SCREEN_BRUTE_ROWS / blocks))))
-        pairs = k if k < len(features) else None
-    inter = interactions(inputs.model, inputs.X_sample, features, sample=sample, pairs=pairs,
-                         random_state=inputs.random_state, target=inputs.target,
-                         progress=inputs.progress)
+        inter = interactions(inputs.model, inputs.X_sample, features, sample=sample,
+                             pairs=k if k < len(features) else None, method="brute",
+                             **common)
     table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
     ranked = sorted(((r.feature_1, r.feature_2), float(r.h2_unnormalized), float(r.h2))
                     for r in table.itertuples())
