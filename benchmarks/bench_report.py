@@ -90,6 +90,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-fresh", action="store_true")
     parser.add_argument("--only-csv", action="store_true")
+    parser.add_argument("--only-demo", action="store_true")
     parser.add_argument("--rows", type=int, default=100_000)
     args = parser.parse_args()
     env = dict(os.environ)
@@ -110,6 +111,8 @@ def main():
             s, _ = timed(cli + ["demo", "--out", str(tmp / "warm2")], env)
             page = (tmp / "warm2" / "report.html").stat().st_size
             print(f"demo, warm (installed caches): {s:.1f} s; page {page / 1e6:.2f} MB")
+        if args.only_demo:
+            return
 
         import skops.io as sio
 

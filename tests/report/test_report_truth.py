@@ -310,9 +310,74 @@ def test_date_like_column_with_730_levels(monkeypatch):
     counts = X.dteday.value_counts()
     assert set(pd_effect.grid) <= set(counts.index[counts >= counts.iloc[19]])
     values = np.asarray(pd_effect.values)
-    assert ticks and max(ticks) <= 20
+    assert ticks and max(ticks) <= 21  # 20 levels and the "other" group
     assert any("20 most frequent levels" in n for n in r.sections["effects"].notes)
     assert np.ptp(values) > 0.5  # 2011 vs 2012 is drawn
+
+
+def _levels_data(k, n=3000, seed=11):
+    """A categorical of ``k`` levels with unequal frequencies and a known effect per level."""
+    rng = np.random.default_rng(seed)
+    names = [f"L{i:03d}" for i in range(k)]
+    p = rng.uniform(0.2, 3.0, k)
+    X = pd.DataFrame({"c": pd.Categorical(rng.choice(names, n, p=p / p.sum()),
+                                          categories=names),
+                      "x": rng.uniform(0, 1, n)})
+    # the effect grows with the frequency: a weighted and a plain mean differ
+    effect = dict(zip(names, 4 * p + rng.normal(0, 0.3, k)))
+
+    def f(Z):
+        return np.asarray(Z["c"].astype(str).map(effect), dtype=float) + np.asarray(Z["x"])
+
+    return f, X, effect
+
+
+def _other_truth(X, effect, shown):
+    counts = X["c"].astype(str).value_counts()
+    rest = counts[[lv not in shown for lv in counts.index]]
+    weighted = sum(effect[lv] * m for lv, m in rest.items()) / rest.sum()
+    plain = np.mean([effect[lv] for lv in rest.index])
+    return weighted + X["x"].mean(), plain + X["x"].mean(), len(rest)
+
+
+def test_other_group_is_the_frequency_weighted_pd_of_the_remaining_levels(monkeypatch):
+    import matplotlib.axes
+
+    f, X, effect = _levels_data(35)
+    labels = []
+    keep = matplotlib.axes.Axes.set_xticks
+
+    def spy(ax, t, tick_labels=None, **kwargs):
+        labels.append(list(tick_labels or []))
+        return keep(ax, t, tick_labels, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_xticks", spy)
+    r = ml.report(f, X, sections=["effects"], features=["c"], **{**SMALL, "sample": 3000})
+    data = r.sections["effects"].data
+    shown = {str(v) for v in data["pdp"]["c"].grid}
+    assert len(shown) == 20
+    truth, unweighted, n_rest = _other_truth(X, effect, shown)
+    other = data["other"]["c"]
+    # 15 remaining levels: PD at each of them, weighted by frequency - exact
+    assert not other["estimated"] and other["levels"] == n_rest == 15
+    assert abs(unweighted - truth) > 0.1  # an unweighted mean would fail the next line
+    assert other["value"] == pytest.approx(truth, abs=1e-10)
+    assert other["rows"] == int((~X["c"].astype(str).isin(shown)).sum())
+    # drawn apart and labelled with its size, after the 20 labelled levels
+    assert any(lab and lab[-1] == "other (15 levels)" and len(lab) == 21 for lab in labels)
+
+
+def test_other_group_of_many_levels_is_estimated_without_bias_from_drawn_levels():
+    f, X, effect = _levels_data(300, n=6000)
+    r = ml.report(f, X, sections=["effects"], features=["c"], **{**SMALL, "sample": 6000})
+    data = r.sections["effects"].data
+    shown = {str(v) for v in data["pdp"]["c"].grid}
+    truth, _, n_rest = _other_truth(X, effect, shown)
+    other = data["other"]["c"]
+    assert other["estimated"] and other["levels"] == n_rest and other["evaluated"] <= 40
+    assert 0 < other["se"] < 0.5
+    assert abs(other["value"] - truth) < 4 * other["se"]
+    assert any('"other" point' in n for n in r.sections["effects"].notes)
 
 
 # --------------------------------------------------------- 6. the interaction screen
@@ -506,6 +571,26 @@ def test_the_order_of_the_sections_does_not_change_what_they_show(monkeypatch):
         inputs.prediction[0] = 1.0
 
 
+def test_a_section_cannot_read_findings_it_does_not_declare(monkeypatch):
+    """A section sees only the findings it names: an undeclared read raises, whatever order
+    the sections are built in, instead of depending on that order."""
+    from modellens.report import _sections
+
+    X = pd.DataFrame({"a": np.linspace(0, 1, 120), "b": np.linspace(1, 0, 120) ** 2})
+
+    def f(Z):
+        return np.asarray(Z)[:, 0]
+
+    def sneaky(inputs, found):
+        return found["effects"]  # not in needs / uses
+
+    monkeypatch.setattr(_sections, "SECTIONS", [
+        s if s.key != "lime" else _sections.SectionSpec("lime", sneaky)
+        for s in _sections.SECTIONS])
+    with pytest.raises(KeyError):
+        ml.report(f, X, sections=["effects", "lime"], **SMALL)
+
+
 def test_unordered_levels_are_drawn_by_effect_and_ordered_ones_keep_their_order():
     rng = np.random.default_rng(5)
     n = 300
@@ -540,3 +625,23 @@ def test_brute_force_screen_stays_within_its_budget_of_model_rows():
     assert inter.method == "brute" and len(inter.overall) == SCREEN_BRUTE_FEATURES
     assert 0 < inter.n_model_rows <= SCREEN_BRUTE_ROWS
     assert set(r.sections["interaction"].data["pair"]) == {"f0", "f1"}
+
+
+def test_screen_of_a_pipeline_whose_trees_cannot_be_read_keeps_to_the_brute_budget():
+    """A Pipeline ending in trees is named a tree model, but its trees see encoded columns:
+    the screen must not fall to brute force over every pair (40M rows on the messy CSV)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.preprocessing import StandardScaler
+
+    from modellens.report._sections import SCREEN_BRUTE_ROWS
+
+    rng = np.random.default_rng(21)
+    X = pd.DataFrame(rng.uniform(-1, 1, (400, 8)), columns=[f"x{i}" for i in range(8)])
+    y = X.x0 * X.x1 + X.x2
+    model = make_pipeline(FunctionTransformer(), HistGradientBoostingRegressor(
+        max_iter=20, random_state=0)).fit(X, y)
+    r = ml.report(model, X, sections=["interaction"], **{**SMALL, "sample": 400})
+    inter = r.sections["interaction"].data["interactions"]
+    assert inter.method == "brute"
+    assert inter.n_model_rows <= SCREEN_BRUTE_ROWS + inter.sample_size
+    assert {"x0", "x1"} == set(r.sections["interaction"].data["pair"])

@@ -276,7 +276,7 @@ class TreePaths:
         a, b = self.leaf_roots[lo], self.leaf_roots[hi]
         c_off = plan["cnt_off"][a:b]
         size = int(max((c_off + 2 ** np.minimum(self.p[a:b], 62))[c_off >= 0], default=0))
-        cnt = K.background_counts(BT, *self.nodes, self.order,
+        cnt = K.sized(K.background_counts, BT.shape[1])(BT, *self.nodes, self.order,
                                   self.node_slot, self.parent, self.depth, self.ens.roots,
                                   self.leaf_roots, self.leaf_of, self.feat_off, lo, hi,
                                   plan["cnt_off"], self.twin, self.twin_slot, size,
@@ -306,10 +306,10 @@ class TreePaths:
             t_off = plan["tab_off"]
             size = int(max((t_off[a:b] + (2 ** np.minimum(self.p[a:b], 62)) * self.p[a:b])
                            [t_off[a:b] >= 0], default=0))
-            table = K.leaf_tables(self.leaf_value, self.feat_off, self.feat_z, t_off, size, game,
+            table = K.sized(K.leaf_tables, size, limit=K.SERIAL_TABLE)(self.leaf_value, self.feat_off, self.feat_z, t_off, size, game,
                                   self.W, C, scale, cnt, plan["cnt_off"], plan["partner"],
                                   self.twin_slot, a, b)
-            K.leaf_values(XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
+            K.sized(K.leaf_values, XT.shape[1])(XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
                           self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.feat_z,
                           self.leaf_value, lo, hi, t_off, table, game, self.W, C, scale, cnt,
                           plan["cnt_off"], *sparse, ROW_BLOCK, out)

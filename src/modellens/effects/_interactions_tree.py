@@ -164,7 +164,7 @@ class _Leaves:
             if len(self.blocks) == 1 else None
 
     def _masks(self, lo, hi):
-        return K.row_masks(self.X[lo:hi], *self._args)
+        return K.sized(K.row_masks, hi - lo)(self.X[lo:hi], *self._args)
 
     def masks(self):
         """``(first row, masks)`` of each block of rows."""
@@ -186,7 +186,7 @@ def tree_statistics(ens, dataset, base, groups, feats, pair_request):
     miss2 = np.zeros((int(leaves.pair_off[-1]), G))
     labels = groups.labels.astype(np.int64)
     for lo, masks in leaves.masks():
-        _count(masks, labels[lo:lo + len(masks)], leaves.feat_off, leaves.pair_off, full,
+        K.sized(_count, len(masks))(masks, labels[lo:lo + len(masks)], leaves.feat_off, leaves.pair_off, full,
                miss1, bits, miss2)
     prediction = ens.predict_raw(X)[:, 0]
     sizes = groups.sizes.astype(np.float64)
@@ -196,7 +196,7 @@ def tree_statistics(ens, dataset, base, groups, feats, pair_request):
     C = np.zeros((len(feats), n, G))
     R = np.zeros((len(feats), n, G))
     for lo, masks in leaves.masks():
-        _singles(masks, lo, leaves.value, leaves.feat_off, leaves.feat_id, index, full, miss1,
+        K.sized(_singles, len(masks))(masks, lo, leaves.value, leaves.feat_off, leaves.feat_id, index, full, miss1,
                  bits, sizes, C, R)
     R += prediction[None, :, None] * sizes[None, None, :]
     every = np.arange(n)
@@ -215,7 +215,7 @@ def tree_statistics(ens, dataset, base, groups, feats, pair_request):
             pair_id[a, b] = pair_id[b, a] = q
         D = np.zeros((len(chunk), n, G))
         for lo, masks in leaves.masks():
-            _pairs(masks, lo, leaves.value, leaves.feat_off, leaves.feat_id, leaves.pair_off,
+            K.sized(_pairs, len(masks))(masks, lo, leaves.value, leaves.feat_off, leaves.feat_id, leaves.pair_off,
                    pair_id, full, miss1, miss2, D)
         sums = {(a, b): BlockSums(np.ascontiguousarray((C[index[a]] + C[index[b]] + D[q]).T),
                                   None, every)

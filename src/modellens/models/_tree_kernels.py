@@ -31,6 +31,7 @@ once its mask is known.
 from __future__ import annotations
 
 import math
+import types
 
 import numba
 import numpy as np
@@ -39,11 +40,38 @@ from numba import njit, prange
 __all__ = ["predict_leaves", "root_layout", "shapley_weights", "leaf_tables", "leaf_values",
            "background_counts", "background_masks", "interaction_values",
            "expected_leaf_value", "tree_edges", "pd_values_linear", "pd_recursion",
-           "gauss_nodes", "MAX_PATH_FEATURES"]
+           "gauss_nodes", "MAX_PATH_FEATURES", "sized", "SERIAL_ROWS", "SERIAL_TABLE"]
 
 #: Most distinct features on one root-to-leaf path (masks are 64-bit words).
 MAX_PATH_FEATURES = 63
 _ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold
+
+#: A call over fewer rows than this (or a leaf table of fewer entries than
+#: ``SERIAL_TABLE``) runs the kernel's serial twin: the same code compiled
+#: without threads.  Threads save milliseconds there, while numba's parallel
+#: lowering doubles the compile time of a kernel, most of a first run's wait
+#: (about 20 s of CPU time for TreeSHAP and the tree H screen, 10 s serial).
+#: Every parallel loop writes its own rows, blocks or parts, so both give
+#: the same bits.
+SERIAL_ROWS = 1024
+SERIAL_TABLE = 1 << 20
+_SERIAL = {}
+
+
+def sized(kernel, rows, *, limit=SERIAL_ROWS):
+    """``kernel``, or its serial twin when ``rows`` is below ``limit``."""
+    if rows >= limit:
+        return kernel
+    twin = _SERIAL.get(kernel)
+    if twin is None:
+        f = kernel.py_func
+        copy = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial",
+                                  f.__defaults__, f.__closure__)
+        # its own name: numba's disk cache is keyed by the function's qualified name
+        copy.__qualname__ = f.__qualname__ + "_serial"
+        copy.__module__, copy.__doc__ = f.__module__, f.__doc__
+        twin = _SERIAL[kernel] = njit(cache=True)(copy)
+    return twin
 
 
 @njit(inline="always", cache=True)

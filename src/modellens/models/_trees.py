@@ -213,10 +213,12 @@ class TreeEnsemble:
 
     def predict_raw(self, X) -> np.ndarray:
         """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
-        from ._tree_kernels import predict_leaves
+        from ._tree_kernels import predict_leaves, sized
+
         Xc = self.cast(X)
-        leaves = predict_leaves(Xc, self.left, self.right, self.feature, self.threshold,
-                                self.default_left, self.missing, self.cat_left, self.roots)
+        leaves = sized(predict_leaves, len(Xc))(Xc, self.left, self.right, self.feature,
+                                                self.threshold, self.default_left, self.missing,
+                                                self.cat_left, self.roots)
         out = np.tile(self.base, (len(Xc), 1))
         for k in range(self.n_trees):
             out += self.value[leaves[:, k]]

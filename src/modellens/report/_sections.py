@@ -394,10 +394,11 @@ def effects_section(inputs, found) -> Section:
                                            bins=inputs.grid, **opts))
                 except InvalidParameterError as exc:
                     failed[name] = str(exc)
+        others = {name: _other_group(inputs, ds.index_of(name), opts) for name in many}
     for name, levels in many.items():
         failed[name] = (f"not drawn for a categorical feature with {levels:,} levels (its level "
                         "order needs the distances between every pair of levels)")
-    importance = {name: _pd_importance(pd_effects[name]) for name in names}
+    importance = {name: _pd_importance(pd_effects[name], others.get(name)) for name in names}
     order = sorted(names, key=lambda f: -np.nan_to_num(importance[f], nan=-1))
     shown = order[:inputs.max_features]
     spread = _spread(inputs.prediction)
@@ -414,7 +415,11 @@ def effects_section(inputs, found) -> Section:
         sec.notes.append(
             f"Categorical features with more than {TOP_LEVELS} levels ("
             + ", ".join(f"{k}: {v:,}" for k, v in many.items())
-            + f") get PD at their {TOP_LEVELS} most frequent levels, drawn in order of effect.")
+            + f") get PD at their {TOP_LEVELS} most frequent levels, drawn in order of effect, "
+            "and one \"other\" point (a diamond with its 95% interval): the mean PD over the "
+            "remaining levels, each weighted by its frequency in the sample; above "
+            f"{OTHER_LEVELS} remaining levels it is estimated from PD at {OTHER_LEVELS} levels "
+            "drawn with probability proportional to their frequency.")
     if len(order) > len(shown):
         sec.notes.append(f"The {len(shown)} most important of {len(order)} features are drawn; "
                          "pass features= (--features) for others.")
@@ -433,7 +438,7 @@ def effects_section(inputs, found) -> Section:
         # unordered levels have no order of their own: PD draws them by effect
         by_effect = col.is_categorical and not col.ordered
         figures = _effect_figures(name, pd_effects[name], ale_effects.get(name),
-                                  inputs, discrete=(not col.is_categorical
+                                  inputs, other=others.get(name), discrete=(not col.is_categorical
                                                     and ds.n_unique(j) <= FEW_VALUES),
                                   levels=many.get(name, 0) or (by_effect and ds.n_unique(j)),
                                   random_state=inputs.random_state)
@@ -455,8 +460,55 @@ def effects_section(inputs, found) -> Section:
         sec.warnings.append(f"No effect at all on any row: {', '.join(zero)} (see below).")
     sec.data.update(pdp=pd_effects, ale=ale_effects, importance=importance, order=order,
                     shown=shown, ale_failed=failed, negligible=negligible, zero=zero,
-                    spread=spread, level_order=level_order)
+                    spread=spread, level_order=level_order, other=others)
     return sec
+
+
+#: Remaining levels of a many-level categorical up to which the "other" group's PD is
+#: their exact frequency-weighted mean; above, it is estimated from this many drawn levels.
+OTHER_LEVELS = 40
+
+
+def _other_group(inputs, j, opts) -> dict:
+    """PD of the levels beyond the labelled ones, as one group: their weighted mean.
+
+    With remaining levels :math:`R` of sample frequencies :math:`n_l`, the
+    group's value is :math:`\\sum_{l \\in R} n_l PD(l) / \\sum_{l \\in R} n_l`.
+    Up to ``OTHER_LEVELS`` levels PD runs at each of them; beyond, at
+    ``OTHER_LEVELS`` levels drawn with replacement with probability
+    :math:`n_l / \\sum n` (seeded), whose plain mean estimates the same
+    quantity without bias, with the standard error of that mean.
+    """
+    ds = inputs.sample_dataset
+    col = ds.columns[j]
+    x = ds.values[:, j]
+    codes, counts = np.unique(x[~np.isnan(x)], return_counts=True)
+    shown = {str(v) for v in np.asarray(inputs.grids[j]).tolist()}
+    rest = np.array([str(col.levels[int(c)]) not in shown for c in codes])
+    codes, counts = codes[rest].astype(np.intp), counts[rest]
+    if codes.size == 0:
+        return {}
+    if codes.size <= OTHER_LEVELS:
+        picked, weights, drawn = codes, counts.astype(float), False
+    else:
+        rng = np.random.default_rng([inputs.random_state, j])
+        draws = rng.choice(codes, size=OTHER_LEVELS, p=counts / counts.sum())
+        picked, weights = np.unique(draws, return_counts=True)
+        weights, drawn = weights.astype(float), True
+    levels = col.levels[picked]
+    effect = pdp(inputs.model, inputs.X_sample, [col.name], grid={col.name: list(levels)},
+                 **opts)[col.name]
+    at = {str(g): float(v) for g, v in zip(np.asarray(effect.grid).tolist(),
+                                            np.asarray(effect.values, dtype=float))}
+    values = np.array([at[str(v)] for v in np.asarray(levels).tolist()])
+    value = float(np.sum(weights * values) / weights.sum())
+    if drawn:
+        reps = np.repeat(values, weights.astype(int))
+        se = float(np.std(reps, ddof=1) / np.sqrt(reps.size))
+    else:
+        se = 0.0
+    return {"value": value, "se": se, "levels": int(codes.size), "rows": int(counts.sum()),
+            "estimated": drawn, "evaluated": int(picked.size)}
 
 
 def _effect_size(pd_effect, ale_effect) -> float:
@@ -477,14 +529,15 @@ def _is_zero(pd_effect, ale_effect) -> bool:
     return flat
 
 
-def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, random_state):
+def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, random_state,
+                    other=None):
     """The PD and the ALE panel of one feature, as two figures on one vertical span."""
     import matplotlib.pyplot as plt
 
     fig_pd, ax_pd = plt.subplots(figsize=(4.8, 3.3))
     fig_ale, ax_ale = plt.subplots(figsize=(4.8, 3.3))
     if levels:
-        _draw_many_levels(ax_pd, pd_effect, levels, inputs)
+        _draw_many_levels(ax_pd, pd_effect, levels, inputs, other)
     elif discrete:
         _draw_points(ax_pd, pd_effect, ice=True, random_state=random_state)
     else:
@@ -539,20 +592,29 @@ def _by_effect(effect) -> list:
     return [labels[i] for i in order]
 
 
-def _draw_many_levels(ax, effect, levels, inputs):
+def _draw_many_levels(ax, effect, levels, inputs, other=None):
     """PD over the levels of an unordered categorical, in order of effect (the most
-    frequent ``TOP_LEVELS`` of a many-level one)."""
+    frequent ``TOP_LEVELS`` of a many-level one, then its "other" group)."""
     v = np.sort(np.asarray(effect.values, dtype=float), kind="stable")
     ax.plot(np.arange(v.size), v, "o", color="C0")
-    ax.set_xticks(np.arange(v.size), _by_effect(effect), rotation=60, ha="right")
+    labels = _by_effect(effect)
+    if other:
+        # set apart: another marker and colour, its interval, its size in the label
+        ax.axvline(v.size - 0.5, color="grey", lw=0.5, ls=":")
+        ax.errorbar([v.size], [other["value"]], yerr=[1.96 * other["se"]], fmt="D",
+                    color="C1", ecolor="C1", capsize=3)
+        labels = labels + [f"other ({other['levels']:,} levels)"]
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=60, ha="right")
     ax.set_xlabel(f"{effect.feature}: {v.size} most frequent of {levels:,} levels, by effect"
                   if levels > v.size else f"{effect.feature}: levels in order of effect")
     ax.set_ylabel("partial dependence")
     ax.set_title(f"PD of {effect.feature}")
 
 
-def _pd_importance(effect) -> float:
+def _pd_importance(effect, other=None) -> float:
     values = np.asarray(effect.values, dtype=float)
+    if other:
+        values = np.append(values, other["value"])
     if values.size == 0 or not np.isfinite(values).any():
         return float("nan")
     if effect.kind == "categorical":
@@ -588,18 +650,26 @@ def screen_pairs(inputs, candidates) -> tuple:
     if len(candidates) < 2:
         return [], None
     n = len(inputs.sample_index)
+    common = dict(random_state=inputs.random_state, target=inputs.target,
+                  progress=inputs.progress)
+    inter = None
     if _tree_screen(inputs):  # every pair costs no model rows
-        features, sample, pairs = candidates, min(SCREEN_ROWS, n), None
-    else:
+        try:
+            inter = interactions(inputs.model, inputs.X_sample, candidates,
+                                 sample=min(SCREEN_ROWS, n), method="tree", **common)
+        except InvalidParameterError:
+            # the trees cannot serve (e.g. a Pipeline whose trees see encoded columns):
+            # brute force within its budget, not every pair of 30 features (40M rows)
+            inter = None
+    if inter is None:
         features = candidates[:SCREEN_BRUTE_FEATURES]
         k = min(SCREEN_PAIR_FEATURES, len(features))
         blocks = len(features) + k * (k - 1) // 2
         sample = min(n, SCREEN_ROWS,
                      max(SCREEN_MIN_ROWS, int(np.sqrt(SCREEN_BRUTE_ROWS / blocks))))
-        pairs = k if k < len(features) else None
-    inter = interactions(inputs.model, inputs.X_sample, features, sample=sample, pairs=pairs,
-                         random_state=inputs.random_state, target=inputs.target,
-                         progress=inputs.progress)
+        inter = interactions(inputs.model, inputs.X_sample, features, sample=sample,
+                             pairs=k if k < len(features) else None, method="brute",
+                             **common)
     table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
     ranked = sorted(((a, b), float(h2u), float(h2)) for a, b, h2u, h2 in zip(
         table["feature_1"], table["feature_2"], table["h2_unnormalized"].to_numpy(np.float64),

@@ -1,0 +1,56 @@
+"""Small calls run the tree kernels' serial twins: the same bits as the threaded kernels."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import modellens as ml
+from modellens.models import _tree_kernels as K
+
+
+def _data():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(400, 5)), columns=list("abcde"))
+    X["c"] = pd.Categorical(rng.choice(["x", "y", "z"], 400))
+    y = X["a"] * X["b"] + (X["c"] == "y") * X["d"] + rng.normal(0, 0.1, 400)
+    return X, y
+
+
+@pytest.mark.parametrize("index", ["shapley", "banzhaf"])
+def test_serial_twins_give_the_same_values(monkeypatch, index):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = _data()
+    model = HistGradientBoostingRegressor(max_iter=30, categorical_features="from_dtype",
+                                          random_state=0).fit(X, y)
+    calls = []
+    plain = K.sized
+
+    def run(force):
+        def pick(kernel, rows, *, limit=K.SERIAL_ROWS):
+            chosen = plain(kernel, 0 if force == "serial" else np.inf)
+            calls.append(chosen is not kernel)
+            return chosen
+        monkeypatch.setattr(K, "sized", pick)
+        attr = ml.shapley(model, X.iloc[:60], background=X.iloc[100:180], algorithm="tree",
+                          index=index, progress=False)
+        path = ml.shapley(model, X.iloc[:60], algorithm="tree", index=index, progress=False)
+        inter = ml.interactions(model, X, sample=200, method="tree", random_state=0,
+                                progress=False)
+        return attr.values, path.values, inter.pairwise.to_numpy()
+
+    serial = run("serial")
+    assert calls and all(calls)
+    calls.clear()
+    threaded = run("threaded")
+    assert calls and not any(calls)
+    for a, b in zip(serial, threaded):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_small_calls_take_the_serial_twin_and_large_ones_the_threaded_kernel():
+    assert K.sized(K.leaf_values, K.SERIAL_ROWS) is K.leaf_values
+    twin = K.sized(K.leaf_values, 10)
+    assert twin is not K.leaf_values and twin is K.sized(K.leaf_values, 5)
+    assert twin.py_func.__qualname__ == "leaf_values_serial"
+    assert not twin.targetoptions.get("parallel")
