@@ -214,7 +214,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         least 10).
     grid : int
         PD grid points and ALE bins per feature (categorical features with
-        more than 20 levels: PD at their 20 most frequent levels).
+        more than 20 levels: PD at their 20 most frequent levels plus one
+        "other" point, the frequency-weighted mean PD of the remaining levels).
     max_features : int
         Effects drawn (the most important ones).
     target : label or int, optional
