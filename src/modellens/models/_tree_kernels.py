@@ -55,7 +55,7 @@ _ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold
 #: the same bits.
 SERIAL_ROWS = 1024
 SERIAL_TABLE = 1 << 20
-_SERIAL = {}
+_SERIAL: dict = {}
 
 
 def sized(kernel, rows, *, limit=SERIAL_ROWS):
