@@ -32,7 +32,9 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
-from ..engine._out_of_core import _first_rows, _import_dask
+from ..engine._dask import resolve_client
+from ..engine._out_of_core import (_first_rows, _import_dask, compute_on, partition_offsets,
+                                     row_partitions)
 from ._blocks import Subject
 from .result import Attributions, build
 
@@ -55,18 +57,14 @@ def _partitions(X):
     """
     import dask.array as da
 
+    if isinstance(X, da.Array) and X.ndim == 2 and any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    parts, X = row_partitions(X)
     if isinstance(X, da.Array):
-        if X.ndim != 2:
-            raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
-        if any(np.isnan(c) for c in X.chunks[0]):
-            X = X.compute_chunk_sizes()
-        X = X.rechunk({1: -1})
         offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         divisions = tuple(int(o) for o in offsets[:-1]) + (max(int(offsets[-1]) - 1, 0),)
-        return list(X.to_delayed().ravel()), divisions, offsets
-    if X.ndim == 1:
-        X = X.to_frame()
-    return list(X.to_delayed()), X.divisions, None
+        return parts, divisions, offsets
+    return parts, X.divisions, None
 
 
 def _index(part, offset):
@@ -76,23 +74,6 @@ def _index(part, offset):
 
 def _take(part, rows):
     return part.iloc[rows] if hasattr(part, "iloc") else part[rows]
-
-
-class _Compute:
-    """Dask collections computed on ``ml.config``'s client, or Dask's default scheduler."""
-
-    def __init__(self, client):
-        if client is not None:
-            from ..engine._dask import resolve_client
-
-            client = resolve_client(client)
-        self.client = client
-
-    def __call__(self, *collections):
-        if self.client is None:
-            dask, _ = _import_dask()
-            return dask.compute(*collections)
-        return tuple(self.client.gather(self.client.compute(list(collections))))
 
 
 def _columns(attr: Attributions) -> np.ndarray:
@@ -169,12 +150,12 @@ def explain_partitions(X, explain, *, streams, options: Options,
         raise InvalidParameterError(
             f"X has a column named {str(clash[0])!r}, a name the result's frame keeps for "
             f"itself {list(RESERVED_COLUMNS)}; rename it (X.rename(columns=...)).")
-    compute = _Compute(options.client)
+    client = None if options.client is None else resolve_client(options.client)
     local = Options(chunk_size=options.chunk_size, n_jobs=1, progress=False, client=None)
     job = dask.delayed(_Job(explain, streams), pure=True)
     # the first row explained now, where it lies: a bad option or a failing model is an
     # error at the call, not when the frame is computed
-    (trial, index) = compute(dask.delayed(_trial, pure=True)(parts[0], job, local))[0]
+    (trial, index) = compute_on(client, dask.delayed(_trial, pure=True)(parts[0], job, local))[0]
     if trial is None:
         raise InvalidParameterError("the first partition of X has no rows; repartition it "
                                     "(X.repartition(...)) so that every partition has data.")
@@ -182,19 +163,12 @@ def explain_partitions(X, explain, *, streams, options: Options,
     meta = pd.DataFrame(np.empty((0, len(names))), index=index, columns=names)
     kind = trial.method.rsplit("-", 1)[-1]
     if offsets is None and kind in _SAMPLED:
-        offsets = _offsets(compute, parts)
+        offsets = partition_offsets(client, parts)
     tasks = [dask.delayed(_explain_partition, pure=True)(
         part, job, 0 if offsets is None else int(offsets[i]), local, names)
         for i, part in enumerate(parts)]
     result = dd.from_delayed(tasks, meta=meta, divisions=divisions, verify_meta=False)
-    return DistributedAttributions(result, parts, trial, offsets, compute)
-
-
-def _offsets(compute, parts) -> np.ndarray:
-    """Each partition's first row position, and the number of rows (one counting pass)."""
-    dask, _ = _import_dask()
-    lengths = compute(*[dask.delayed(len)(p) for p in parts])
-    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    return DistributedAttributions(result, parts, trial, offsets, client)
 
 
 class DistributedAttributions:
@@ -242,8 +216,9 @@ class DistributedAttributions:
     True
     """
 
-    def __init__(self, frame, parts, trial: Attributions, offsets, compute):
-        self.frame, self._parts, self._offsets, self._compute = frame, parts, offsets, compute
+    def __init__(self, frame, parts, trial: Attributions, offsets, client):
+        # client: the resolved Dask client of the request's passes (None: Dask's default)
+        self.frame, self._parts, self._offsets, self._client = frame, parts, offsets, client
         self.feature_names = list(trial.feature_names)
         self.method, self.output = trial.method, trial.output
         self.value_function = trial.value_function
@@ -273,14 +248,14 @@ class DistributedAttributions:
         """The same result with ``frame`` computed and held on the cluster (``persist``)."""
         out = object.__new__(DistributedAttributions)
         out.__dict__.update(self.__dict__)
-        (out.frame,) = [self.frame.persist()] if self._compute.client is None else \
-            [self._compute.client.persist(self.frame)]
+        out.frame = self.frame.persist() if self._client is None else \
+            self._client.persist(self.frame)
         return out
 
     def offsets(self) -> np.ndarray:
         """The position of each partition's first row, and the number of rows."""
         if self._offsets is None:
-            self._offsets = _offsets(self._compute, self._parts)
+            self._offsets = partition_offsets(self._client, self._parts)
         return self._offsets
 
     def summary(self, *, sample: int = 1000, random_state=0) -> "AttributionSummary":
@@ -313,7 +288,7 @@ class DistributedAttributions:
         tasks = [dask.delayed(_summarise_partition, pure=True)(
             res, data, rows[(rows >= offsets[i]) & (rows < offsets[i + 1])] - offsets[i], names)
             for i, (res, data) in enumerate(zip(self.frame.to_delayed(), self._parts))]
-        parts = self._compute(*tasks)
+        parts = compute_on(self._client, *tasks)
         total = np.sum([p[0] for p in parts], axis=0)
         kept = pd.concat([p[1] for p in parts])
         data = pd.concat([p[2] for p in parts]) if hasattr(parts[0][2], "iloc") else \

@@ -73,6 +73,43 @@ def _import_dask():
     return dask, dd
 
 
+def row_partitions(X):
+    """The partitions of ``X`` (delayed, whole rows each), and ``X`` as they cut it.
+
+    A Dask Series becomes a one-column frame; a 2-D Dask array is rechunked so
+    that each block holds whole rows, and its blocks of rows are its partitions.
+    """
+    import dask.array as da
+
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
+        X = X.rechunk({1: -1})  # whole rows in every block
+        return list(X.to_delayed().ravel()), X
+    if X.ndim == 1:
+        X = X.to_frame()
+    return list(X.to_delayed()), X
+
+
+def compute_on(client, *collections) -> tuple:
+    """Dask collections computed on ``client``'s cluster (``None``: Dask's default scheduler).
+
+    A worker lost for good on the way is our ``ModelError`` (``lost_on_cluster``).
+    """
+    if client is None:
+        dask, _ = _import_dask()
+        return tuple(dask.compute(*collections))
+    with lost_on_cluster("a pass over X"):
+        return tuple(client.gather(client.compute(list(collections))))
+
+
+def partition_offsets(client, parts) -> np.ndarray:
+    """Row offset of every partition, and the total, ``(len(parts) + 1,)`` (one pass)."""
+    dask, _ = _import_dask()
+    lengths = compute_on(client, *[dask.delayed(len)(p) for p in parts])
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
+
+
 def _first_rows(part, n):
     return part.iloc[:n] if hasattr(part, "iloc") else part[:n]
 
@@ -106,17 +143,8 @@ class OutOfCore:
         self.client = None if options.client is None else resolve_client(options.client)
         self.store = options.store
         self.chunk_size = options.chunk_size
-        if not isinstance(X, da.Array):
-            if X.ndim == 1:
-                X = X.to_frame()
-            frame = X
-            self.parts = list(X.to_delayed())
-        else:
-            if X.ndim != 2:
-                raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
-            X = X.rechunk({1: -1})  # whole rows in every block
-            self.parts = list(X.to_delayed().ravel())
-            frame = None
+        self.parts, X = row_partitions(X)
+        frame = None if isinstance(X, da.Array) else X
         # the first rows of the first partition only (X.head warns when it is short)
         head = dask.delayed(_first_rows)(self.parts[0], _HEAD_ROWS).compute()
         if len(head) == 0:
@@ -172,13 +200,8 @@ class OutOfCore:
     # ----------------------------------------------------------- whole-table facts
     def compute(self, *collections):
         """Dask collections computed on the client's cluster (or Dask's default scheduler)."""
-        if self.client is None:
-            dask, _ = _import_dask()
-            out = dask.compute(*collections)
-        else:
-            with lost_on_cluster("a pass over X"):
-                out = self.client.gather(self.client.compute(list(collections)))
-        return out[0] if len(collections) == 1 else tuple(out)
+        out = compute_on(self.client, *collections)
+        return out[0] if len(collections) == 1 else out
 
     def quantiles(self, columns, probs):
         """Approximate quantiles ``(len(asked), len(columns))`` of the non-missing values.
@@ -214,10 +237,7 @@ class OutOfCore:
     def offsets(self) -> np.ndarray:
         """Row offset of every partition, and the total, ``(n_parts + 1,)`` (one pass)."""
         if self._offsets is None:
-            dask, _ = _import_dask()
-            lengths = self.compute(*[dask.delayed(len)(p) for p in self.parts])
-            lengths = lengths if self.n_parts > 1 else (lengths,)
-            self._offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
+            self._offsets = partition_offsets(self.client, self.parts)
         return self._offsets
 
     # ------------------------------------------------------------------ driver
