@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens._config import local_client
 
 dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
@@ -25,13 +24,6 @@ cloudpickle = pytest.importorskip("cloudpickle")
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 pytestmark = pytest.mark.dask
-
-
-@pytest.fixture(scope="module")
-def client():
-    """Two worker processes on loopback, as ``ml.config(n_workers=2)`` starts them."""
-    with local_client(2) as c:
-        yield c
 
 
 _EFFECT = {"a": 0.0, "b": 1.0, "c": -2.0}

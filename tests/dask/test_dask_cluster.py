@@ -35,12 +35,6 @@ pytestmark = pytest.mark.dask
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-@pytest.fixture(scope="module")
-def client():
-    with local_client(2) as c:
-        yield c
-
-
 class Wire:
     """Bytes the client sends (scatter) and receives (gather), pickled as Dask would."""
 

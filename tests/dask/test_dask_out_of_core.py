@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens._config import local_client
 from modellens.engine import DataPredictions, Plan, open_request
 from modellens.engine._out_of_core import QUANTILE_STEPS
 
@@ -26,13 +25,6 @@ cloudpickle = pytest.importorskip("cloudpickle")
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 pytestmark = pytest.mark.dask
-
-
-@pytest.fixture(scope="module")
-def client():
-    """Two worker processes on loopback, as ``ml.config(n_workers=2)`` starts them."""
-    with local_client(2) as c:
-        yield c
 
 
 @pytest.fixture
