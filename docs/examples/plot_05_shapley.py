@@ -52,6 +52,14 @@ print(
 )
 
 # %%
+# The number being split is the one :func:`~modellens.predict` gives: the
+# explained output of every row (here the regressor's prediction; for a
+# classifier, the probability of the ``target`` class), indexed like ``X``.
+
+predicted = ml.predict(model, rows)
+print(predicted.name, np.allclose(predicted, exact.prediction))
+
+# %%
 # Permutation sampling with standard errors
 # -----------------------------------------
 # Each antithetic pair of orders is one independent estimate; their spread

@@ -13,6 +13,7 @@ from .effects.mplot import mplot
 from .effects.pdp import pdp
 from .effects.result import Band, Bins, Effect, Effects
 from .models import ModelError
+from ._predict import predict
 from .report import Report, report
 
 from ._version import __version__
@@ -21,4 +22,5 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "Band", "Bins", "Attributions", "ModelError", "InvalidParameterError",
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
            "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
-           "interactions", "Interactions", "DistributedAttributions", "AttributionSummary"]
+           "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
+           "predict"]

@@ -645,3 +645,61 @@ def test_screen_of_a_pipeline_whose_trees_cannot_be_read_keeps_to_the_brute_budg
     assert inter.method == "brute"
     assert inter.n_model_rows <= SCREEN_BRUTE_ROWS + inter.sample_size
     assert {"x0", "x1"} == set(r.sections["interaction"].data["pair"])
+
+
+def test_the_data_section_checks_the_grid_pd_evaluates(monkeypatch):
+    """The off-data share is measured on PD's own grid, for every kind of feature: a
+    continuous one, a few-valued one, one with missing values, a categorical one and one
+    with more levels than are labelled (its top levels)."""
+    from modellens.report import _sections
+
+    rng = np.random.default_rng(21)
+    n = 300
+    X = pd.DataFrame({
+        "x": rng.normal(size=n),
+        "few": rng.integers(0, 4, n).astype(float),
+        "gaps": np.where(rng.random(n) < .2, np.nan, rng.uniform(3, 9, n)),
+        "pet": pd.Categorical(rng.choice(["ant", "bee", "cat"], n)),
+        "town": pd.Categorical(rng.choice([f"t{k:02d}" for k in range(30)], n)),
+    })
+
+    def f(D):
+        return (D["x"].to_numpy() + D["few"].to_numpy() + np.nan_to_num(D["gaps"].to_numpy())
+                + D["pet"].cat.codes.to_numpy() + 0.1 * D["town"].cat.codes.to_numpy())
+
+    checked = {}
+    keep = _sections.dependence
+
+    def spy(dataset, grids, **kw):
+        checked.update({dataset.columns[j].name: (dataset.columns[j], g)
+                        for j, g in grids.items()})
+        return keep(dataset, grids, **kw)
+
+    monkeypatch.setattr(_sections, "dependence", spy)
+    rep = ml.report(f, X, sections=["data", "effects"], max_features=5, **SMALL)
+    pd_effects = rep.sections["effects"].data["pdp"]
+    assert set(checked) == set(X.columns)
+    for name, (col, grid) in checked.items():
+        evaluated = pd_effects[name].grid
+        if col.is_categorical:
+            grid = col.levels[grid.astype(int)]
+            assert sorted(map(str, grid)) == sorted(map(str, evaluated)), name
+        else:
+            np.testing.assert_allclose(grid, evaluated, rtol=0, atol=1e-12, err_msg=name)
+    assert len(checked["town"][1]) == 20  # the top levels only, as PD
+
+
+def test_the_reports_predictions_are_the_public_ones():
+    """The page's predictions are what ``ml.predict`` gives a user for the same target."""
+    rng = np.random.default_rng(22)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
+    y = np.where(X.a + X.b > 0, "yes", "no")
+    clf = LogisticRegression().fit(X, y)
+    rep = ml.report(clf, X, y, sections=["quality", "shapley"], target="no", **SMALL)
+    expected = clf.predict_proba(X)[:, list(clf.classes_).index("no")]
+    rows = rep.sections["shapley"].data["rows"]
+    # the default waterfalls are the rows of highest, lowest and median prediction
+    assert rows[:2] == [int(np.argmax(expected)), int(np.argmin(expected))]
+    attr = rep.sections["shapley"].data["attributions"]
+    np.testing.assert_allclose(attr.prediction[:2], expected[rows[:2]], atol=1e-12)
+    assert rep.settings["explained output"] == "P(y = no)"

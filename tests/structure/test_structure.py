@@ -285,7 +285,7 @@ def _top(module):
 #: The layers as the code has them, top to bottom.  A module may import its own
 #: package and the layers strictly below its own; ``plot`` is a leaf that the result
 #: types of effects and attribution (and the report, through them) draw with.
-LAYERS = [("__main__",), ("cli",), ("report",), ("attribution", "effects"), ("plot",), ("engine",),
+LAYERS = [("__main__",), ("cli",), ("report",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
           ("models",), ("data",), ("_serialize", "datasets", "_config"),
           ("_validation", "_version", "typing")]
 

@@ -99,17 +99,19 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
                  max_features, target, random_state, progress, shapley_budget, holdout,
                  input_notes, unused_columns) -> Inputs:
     """Encode ``X`` once, predict every row once, and draw the samples of the report."""
-    from ..data import Dataset, resolve_features
-    from ..models import prepare
+    from .._predict import predict
+    from ..data import resolve_features
 
-    dataset, wrapped = prepare(model, X, target=target)
+    # the summaries read X encoded once; the predictions come through the public API,
+    # as a user would get them (the same output, target and model adapter as every method)
+    dataset = Dataset.from_data(X)
     n = dataset.n_rows
     if n < 2:
         raise InvalidParameterError(f"a report needs at least 2 rows of data, got {n}.")
     features = tuple(resolve_features(dataset, features, allow_pairs=False)) \
         if features is not None else tuple(range(dataset.n_features))
-    # one call of the model seam on the encoded rows (no re-encoding of X)
-    prediction = _frozen(np.asarray(wrapped.predict(dataset.values), dtype=float))
+    predicted = predict(model, X, target=target, progress=progress)
+    prediction = _frozen(predicted.to_numpy(dtype=float))
 
     rng = check_random_state(random_state)
     sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
@@ -140,7 +142,7 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         sample_dataset=sample_dataset, explain_index=explain_index,
         X_explain=take_rows(X, explain_index), background_index=_frozen(background_index),
         X_background=take_rows(X, background_index), grids=MappingProxyType(grids),
-        prediction=prediction, output_name=wrapped.output_name, picks=picks,
+        prediction=prediction, output_name=str(predicted.name), picks=picks,
         rows=tuple(rows), grid=grid, max_features=max_features,
         random_state=int(random_state), progress=progress, shapley_budget=shapley_budget,
         holdout=bool(holdout), input_notes=tuple(input_notes),

@@ -1,0 +1,142 @@
+"""The explained output of every row: the number each method of modellens explains."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .engine import DataPredictions, Plan, open_request, run
+from .typing import DataLike, ModelLike, TargetSpec
+
+__all__ = ["predict"]
+
+
+class _Predictions(Plan):
+    """Every row's prediction; out of core, each partition's predictions in order."""
+
+    def __init__(self, values: np.ndarray):
+        self.at_data = DataPredictions(values)
+        self.shared_rows = [self.at_data] if values.shape[0] else []
+
+    def reduce(self) -> np.ndarray:
+        return self.at_data.at() if self.shared_rows else np.empty(0)
+
+
+def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None) -> pd.Series:
+    """What number does the model give each row, the one every modellens method explains?
+
+    Each method explains one output per row: the probability of one class
+    for a classifier (the positive class of a binary one unless ``target``
+    says otherwise), the prediction of a regressor, or what a callable
+    returns.  ``predict`` gives exactly that number for every row of ``X``,
+    through the same model adapter and chunked evaluation as the
+    explanations, so a Pipeline, a torch module and a plain function are
+    called as the methods call them.  Use it to check which output an
+    explanation is about, or to compare the explanations with the
+    predictions they decompose (Shapley values sum to it).
+
+    Parameters
+    ----------
+    model : estimator or callable
+        ``predict_proba`` / ``predict`` / ``decision_function`` object,
+        scikit-learn Pipeline, torch module, or a callable ``f(X) -> (n,)``.
+    X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
+        The rows to predict.  Dask data give a lazy Dask Series, one
+        partition per partition of ``X``, computed where the data are.
+    target : class label or index, optional
+        Which output: a classifier's class (its probability, or its column of
+        ``decision_function``), by label or position.  Default: the positive
+        class of a binary classifier; required for more classes.
+    response_method : {"auto", "predict_proba", "decision_function", "predict"}
+        The model's method to call; ``"auto"`` takes ``predict_proba``, then
+        ``decision_function``, then ``predict``.
+    feature_names : list of str, optional
+        Names for the columns of an array ``X``.
+    chunk_size, n_jobs, progress : optional
+        Execution options, as in :func:`modellens.pdp`.  The numbers do not
+        depend on them.
+
+    Returns
+    -------
+    pandas.Series of float, or dask.dataframe.Series
+        One value per row, with the index of a DataFrame ``X`` (positions
+        for an array), named after the output, e.g. ``"P(y = 1)"`` or
+        ``"prediction"``.
+
+    Raises
+    ------
+    ModelError
+        When the model fails, returns the wrong number of values, or returns
+        NaN or inf (the message names the rows and columns that hold NaN).
+
+    See Also
+    --------
+    shapley : Attributions whose sum with the base value is this prediction.
+    pdp : The average of these predictions with one feature set to a grid.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> import modellens as ml
+    >>> X = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0, 0.0]})
+    >>> clf = LogisticRegression().fit(X, [0, 0, 1, 1])
+    >>> p = ml.predict(clf, X)
+    >>> p.name
+    'P(y = 1)'
+    >>> bool(np.allclose(p, clf.predict_proba(X)[:, 1]))
+    True
+    >>> bool(np.allclose(ml.predict(clf, X, target=0), clf.predict_proba(X)[:, 0]))
+    True
+    """
+    request = open_request(model, X, None, target=target, response_method=response_method,
+                           feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress)
+    name = request.model.output_name
+    if request.out_of_core:
+        # the schema's first rows: a model that cannot predict them fails here, not at compute
+        run(request.model, [_Predictions(request.dataset.values)], request.options)
+        return _lazy(request, model, name, dict(
+            target=target, response_method=response_method, feature_names=feature_names,
+            chunk_size=chunk_size, n_jobs=n_jobs, progress=False))
+    (values,) = request.run(lambda values, part, mdl: [_Predictions(values)], desc="predict")
+    frame = request.X
+    index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None
+    return pd.Series(np.asarray(values, dtype=float), index=index, name=name)
+
+
+def _lazy(request, model, name, options):
+    """A Dask Series of the predictions, each partition predicted where it lies."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    X = request.X
+    if isinstance(X, da.Array):
+        # a block of whole rows is a partition, predicted as the array it is
+        names = list(options.pop("feature_names") or []) or None
+        values = X.rechunk({1: -1}).map_blocks(
+            _predict_block, model, options, names, drop_axis=1, dtype=float,
+            meta=np.empty(0, dtype=float))
+        return dd.from_dask_array(values).rename(name)
+    options.pop("feature_names")
+    if X.ndim == 1:
+        X = X.to_frame()
+    meta = pd.Series(np.empty(0, dtype=float), name=name, index=X._meta.index)
+    return X.map_partitions(_predict_partition, model, options, meta=meta)
+
+
+def _predict_block(block: np.ndarray, model, options, feature_names) -> np.ndarray:
+    if block.shape[0] == 0:
+        return np.empty(0, dtype=float)
+    return predict(model, block, feature_names=feature_names, **options).to_numpy()
+
+
+def _predict_partition(part: pd.DataFrame, model, options) -> pd.Series:
+    if part.shape[0] == 0:
+        return pd.Series(np.empty(0, dtype=float), index=part.index)
+    return predict(model, part, **options)
