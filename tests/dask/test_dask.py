@@ -58,19 +58,28 @@ def _data(n=40_000, seed=0):
     return np.random.default_rng(seed).normal(size=(n, 3))
 
 
-def _same(local, remote):
+def _same(local, remote, rtol=0.0):
+    """Equal results: bit for bit, or (``rtol``) to that relative error with grids and
+    counts still exact."""
+    def equal(x, y, what):
+        if rtol:
+            np.testing.assert_allclose(x, y, rtol=rtol, atol=0, err_msg=what)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=what)
+
     assert list(local) == list(remote)
     for k in local:
         a, b = local[k], remote[k]
-        assert np.array_equal(a.values, b.values), k
+        equal(a.values, b.values, k)
         assert np.array_equal(np.asarray(a.grid, dtype=object), np.asarray(b.grid, dtype=object))
-        for field in ("std", "counts", "ice"):
+        np.testing.assert_array_equal(a.counts, b.counts)
+        for field in ("std", "ice"):
             x, y = getattr(a, field), getattr(b, field)
             assert (x is None) == (y is None)
             if x is not None:
-                np.testing.assert_array_equal(x, y)
+                equal(x, y, f"{k}: {field}")
         if a.band is not None:
-            np.testing.assert_array_equal(a.band.lower, b.band.lower)
+            equal(a.band.lower, b.band.lower, f"{k}: band")
 
 
 # ------------------------------------------------------------ identical numbers
@@ -625,7 +634,11 @@ def test_mplot_and_torch_dale_equal_local_runs(client):
     with ml.config(client=client, progress=False):
         remote = ml.dale(net, X, bins=8)
     assert remote["x0"].extra["gradient"] == "torch"
-    _same(local, remote)
+    # torch's kernels may pick another reduction order for another batch shape or memory
+    # alignment in a worker process (a last-bit difference seen once in five CI runs and
+    # never reproduced); the folding order is what this checks, and numpy's M-plot above
+    # holds it to the bit, so the gradients are held to 1e-12
+    _same(local, remote, rtol=1e-12)
 
 
 class _HoldsALock:
