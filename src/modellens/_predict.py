@@ -66,7 +66,10 @@ def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
     pandas.Series of float, or dask.dataframe.Series
         One value per row, with the index of a DataFrame ``X`` (positions
         for an array), named after the output, e.g. ``"P(y = 1)"`` or
-        ``"prediction"``.
+        ``"prediction"``.  Its ``attrs`` say what the values are:
+        ``"explained_class"`` (the classifier's class label whose
+        probability or decision value it is, else None) and
+        ``"probability"`` (whether they are ``predict_proba`` values).
 
     Raises
     ------
@@ -93,6 +96,8 @@ def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
     True
     >>> bool(np.allclose(ml.predict(clf, X, target=0), clf.predict_proba(X)[:, 0]))
     True
+    >>> p.attrs
+    {'explained_class': 1, 'probability': True}
     """
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
@@ -107,7 +112,15 @@ def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
     (values,) = request.run(lambda values, part, mdl: [_Predictions(values)], desc="predict")
     frame = request.X
     index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None
-    return pd.Series(np.asarray(values, dtype=float), index=index, name=name)
+    out = pd.Series(np.asarray(values, dtype=float), index=index, name=name)
+    out.attrs.update(_described(request.model))
+    return out
+
+
+def _described(model) -> dict:
+    """What the values are, for code that reads them: the class and the kind of output."""
+    return {"explained_class": model.explained_class,
+            "probability": model.explains_probability}
 
 
 def _lazy(request, model, name, options):

@@ -100,3 +100,16 @@ def test_dask_input_gives_a_lazy_series_equal_to_the_in_memory_one():
     # a model that cannot predict the data fails at the call, not at compute
     with pytest.raises(ml.ModelError):
         ml.predict(clf, dd.from_pandas(X[["a"]], npartitions=2))
+
+
+def test_attrs_say_which_class_and_whether_a_probability():
+    X = _frame()[["a", "b"]]
+    y = np.where(X.a > 0, "yes", "no")
+    clf = LogisticRegression().fit(X, y)
+    assert ml.predict(clf, X).attrs == {"explained_class": "yes", "probability": True}
+    d = ml.predict(clf, X, target="no", response_method="decision_function")
+    # a binary decision function is positive for classes_[1]: the other class's is its negative
+    np.testing.assert_allclose(d, -clf.decision_function(X), atol=1e-12)
+    assert d.attrs == {"explained_class": "no", "probability": False}
+    reg = LinearRegression().fit(X, X.a)
+    assert ml.predict(reg, X).attrs == {"explained_class": None, "probability": False}

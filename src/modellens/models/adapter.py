@@ -182,13 +182,16 @@ class Model:
         #: an explicit target= must select a column; a default one (predict_proba of a
         #: model without classes_) applies only when the output has columns
         self._target_given = target is not None
+        #: the class label whose probability or decision value is explained (None when
+        #: the output is not one class's: a regressor, a callable, a torch module)
+        self.explained_class = None
         if is_torch_module(model):
             self.framework = "torch"
             self._fn, self.output_name, self.class_index, self.negate = \
                 self._torch_response(target, response_method)
             self.as_frame = False
             return
-        self._fn, self.output_name, self.class_index, self.negate = \
+        self._fn, self.output_name, self.class_index, self.negate, self.explained_class = \
             self._choose_response(model, target, response_method)
         self.as_frame = self._choose_input(model, dataset, input_format)
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
@@ -204,6 +207,11 @@ class Model:
         self.__dict__.update(state)
         self._count_lock = threading.Lock()
 
+    @property
+    def explains_probability(self) -> bool:
+        """Whether the output is a class's probability (``predict_proba``)."""
+        return self.explained_class is not None and self.output_name.startswith("P(y = ")
+
     # ------------------------------------------------------------ response
     @staticmethod
     def _choose_response(model, target, response_method):
@@ -218,8 +226,8 @@ class Model:
                 response_method = "predict_proba"
             elif callable(model):
                 if target is None:
-                    return model, "f(x)", None, False
-                return model, f"f(x)[{_column(target)}]", _column(target), False
+                    return model, "f(x)", None, False, None
+                return model, f"f(x)[{_column(target)}]", _column(target), False, None
             else:
                 raise InvalidParameterError(
                     f"cannot explain a {type(model).__name__}: pass a fitted estimator with "
@@ -234,20 +242,20 @@ class Model:
                 raise InvalidParameterError(
                 "target= selects a class of predict_proba / decision_function; the model's "
                 "predict gives one value per row already.")
-            return fn, "prediction", None, False
+            return fn, "prediction", None, False, None
         if classes is None:
             if target is None:
                 return fn, response_method, (1 if response_method == "predict_proba" else None), \
-                    False
-            return fn, f"{response_method}[{_column(target)}]", _column(target), False
+                    False, None
+            return fn, f"{response_method}[{_column(target)}]", _column(target), False, None
         classes = list(np.asarray(classes).tolist())
         k = class_position(classes, target)
         name = f"P(y = {classes[k]})" if response_method == "predict_proba" else \
             f"decision({classes[k]})"
         if response_method == "decision_function" and len(classes) == 2:
             # binary decision functions return one column, positive for classes_[1]
-            return fn, name, None, k == 0
-        return fn, name, k, False
+            return fn, name, None, k == 0, classes[k]
+        return fn, name, k, False, classes[k]
 
     def _torch_response(self, target, response_method):
         if response_method != "auto":

@@ -47,6 +47,11 @@ class Inputs:
     prediction : ndarray of shape (n,)
         The explained output on every row.
     output_name : str
+    explained_class : object
+        The class whose probability or decision value is explained (None
+        when the output is not one class's).
+    probability : bool
+        Whether the output is a class's probability.
     picks : tuple
         ``(row, why)`` of the default waterfall rows (empty when ``rows`` is set).
     rows : tuple of int
@@ -69,6 +74,8 @@ class Inputs:
     grids: MappingProxyType
     prediction: np.ndarray
     output_name: str
+    explained_class: object
+    probability: bool
     picks: tuple
     rows: tuple
     grid: int
@@ -142,7 +149,9 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         sample_dataset=sample_dataset, explain_index=explain_index,
         X_explain=take_rows(X, explain_index), background_index=_frozen(background_index),
         X_background=take_rows(X, background_index), grids=MappingProxyType(grids),
-        prediction=prediction, output_name=str(predicted.name), picks=picks,
+        prediction=prediction, output_name=str(predicted.name),
+        explained_class=predicted.attrs["explained_class"],
+        probability=bool(predicted.attrs["probability"]), picks=picks,
         rows=tuple(rows), grid=grid, max_features=max_features,
         random_state=int(random_state), progress=progress, shapley_budget=shapley_budget,
         holdout=bool(holdout), input_notes=tuple(input_notes),

@@ -286,10 +286,9 @@ def quality_section(inputs, found) -> Section:
                          "with holdout=True (--holdout).")
     classes = getattr(inputs.model, "classes_", None)
     output = inputs.output_name
-    if output.startswith("P(y = ") and classes is not None:
+    if inputs.probability and classes is not None:
         classes = np.asarray(classes)
-        label = output[len("P(y = "):-1]
-        label = next((c for c in classes if str(c) == label), classes[-1])
+        label = inputs.explained_class
         positive = np.asarray(y == label, dtype=int)
         vs = "" if len(classes) == 2 else " (this class against the rest)"
         values = {"accuracy": float(np.mean((pred >= 0.5) == positive)),
