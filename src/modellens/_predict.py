@@ -49,17 +49,15 @@ def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
         The rows to predict.  Dask data give a lazy Dask Series, one
         partition per partition of ``X``, computed where the data are.
     target : class label or index, optional
-        Which output: a classifier's class (its probability, or its column of
-        ``decision_function``), by label or position.  Default: the positive
-        class of a binary classifier; required for more classes.
-    response_method : {"auto", "predict_proba", "decision_function", "predict"}
-        The model's method to call; ``"auto"`` takes ``predict_proba``, then
-        ``decision_function``, then ``predict``.
-    feature_names : list of str, optional
-        Names for the columns of an array ``X``.
-    chunk_size, n_jobs, progress : optional
-        Execution options, as in :func:`modellens.pdp`.  The numbers do not
-        depend on them.
+        The class whose output is given, by label (``"yes"``) or position in
+        ``classes_``; the same ``target`` as the explanation's gives its
+        number.  None: the positive class of a binary classifier (a
+        multiclass model needs one).
+    response_method, feature_names, chunk_size, n_jobs, progress : optional
+        As in :func:`modellens.pdp`: which method of the model to call
+        (``"auto"``: ``predict_proba``, then ``decision_function``, then
+        ``predict``), column names for an array ``X``, and execution options
+        that do not change the numbers.
 
     Returns
     -------
