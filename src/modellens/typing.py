@@ -25,7 +25,7 @@ from typing import Any, Protocol, Union, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["ArrayLike", "DataFrameLike", "DataLike", "Predictor", "Classifier",
+__all__ = ["ArrayLike", "DataFrameLike", "DataLike", "DaskLike", "Predictor", "Classifier",
            "ModelLike", "PredictFn", "FeatureSpec", "TargetSpec", "GridSpec", "BinsSpec",
            "RandomStateLike"]
 
@@ -47,6 +47,23 @@ class DataFrameLike(Protocol):
 #: (anything :func:`numpy.asarray` takes, a Dask array included) or a table
 #: (:class:`DataFrameLike`).
 DataLike = Union[ArrayLike, DataFrameLike]
+
+
+@runtime_checkable
+class DaskLike(Protocol):
+    """A Dask DataFrame, Series or array: data explained where it lies, out of core.
+
+    :func:`modellens.shapley` and :func:`modellens.lime` of such data return a
+    :class:`~modellens.DistributedAttributions` (their overloads tell a type
+    checker so); the other functions read it as any other ``X``.  Recognised
+    by the two attributes every Dask collection with partitions has, so Dask
+    is needed neither to import modellens nor to check its types.
+    """
+
+    def __dask_graph__(self) -> Any: ...
+
+    @property
+    def npartitions(self) -> Any: ...
 
 
 @runtime_checkable

@@ -14,14 +14,27 @@ import pytest
 import modellens as ml
 import modellens.typing as mt
 from modellens.effects.dale import DaleEffect
+from modellens.plot.attributions import AttributionPlots
 
 FUNCTIONS = [getattr(ml, name) for name in ml.__all__
              if inspect.isfunction(getattr(ml, name))]
 CLASSES = [getattr(ml, name) for name in ml.__all__ if inspect.isclass(getattr(ml, name))]
 
-#: the methods users call on results, each with its own example (the plot methods are
-#: left to the notebook work on their return values and docstrings)
-METHODS = [
+#: the plot methods of the results: each says what it draws, takes ``ax=`` (``axes=``
+#: for a grid) and returns what it drew on
+PLOTS = [
+    ml.Effect.plot, ml.Effects.plot, ml.Interactions.plot, ml.WidthSweep.plot,
+    ml.Attributions.plot.fget, AttributionPlots.__call__, AttributionPlots.waterfall,
+    AttributionPlots.force, AttributionPlots.weights, AttributionPlots.text,
+    AttributionPlots.image, AttributionPlots.bar, AttributionPlots.beeswarm,
+    AttributionPlots.dependence,
+    ml.AttributionSummary.plot_bar, ml.AttributionSummary.plot_beeswarm,
+    ml.AttributionSummary.plot_dependence,
+]
+
+#: the methods users call on results, each with its own example
+METHODS = PLOTS + [
+    AttributionPlots.text_html,
     ml.Effect.to_frame, ml.Effect.to_dict, ml.Effect.from_dict,
     ml.Effects.to_frame, ml.Effects.to_dict, ml.Effects.from_dict,
     DaleEffect.rebin,
@@ -71,6 +84,36 @@ def test_docstring_has_an_examples_section(obj):
     sections = _sections(obj.__doc__)
     assert "Examples" in sections and ">>>" in obj.__doc__.split("Examples", 1)[1], \
         f"{_name(obj)}: add an Examples section with a runnable example"
+
+
+def test_every_plot_method_of_the_results_is_checked():
+    # a plot method added later joins PLOTS, or this fails
+    found = {f"{cls.__name__}.{name}" for cls in CLASSES + [AttributionPlots]
+             for name, member in vars(cls).items()
+             if name.startswith("plot") or cls is AttributionPlots and callable(member)
+             and not name.startswith("_") and name != "text_html"}
+    found.add("AttributionPlots.__call__")
+    assert found == {_name(f) for f in PLOTS}
+
+
+@pytest.mark.parametrize("method", PLOTS, ids=_name)
+def test_plot_methods_document_ax_and_what_they_return(method):
+    doc = method.__doc__
+    sections = _sections(doc)
+    if method is ml.Attributions.plot.fget:  # a property: what it gives is in its text
+        assert "Axes" in doc and "ax=" in doc
+        return
+    assert sections[:2] == ["Parameters", "Returns"], f"{_name(method)}: {sections}"
+    params = doc.split("Parameters\n", 1)[1].split("Returns\n", 1)[0]
+    assert re.search(r"^\s*(ax|axes) :", params, flags=re.M) or "``ax=``" in params, \
+        f"{_name(method)}: document ax="
+    returned = doc.split("Returns\n", 1)[1].split("Examples\n", 1)[0]
+    assert "Axes" in returned, f"{_name(method)}: say that it returns the Axes"
+    # the example runs headless and checks the picture: it reads the returned Axes
+    example = doc.split("Examples\n", 1)[1]
+    assert 'matplotlib.use("Agg")' in example, f"{_name(method)}: use the Agg backend"
+    assert re.search(r"\.(get_\w+|lines|patches|collections|images|texts)\b", example), \
+        f"{_name(method)}: check something true about the Axes it returns"
 
 
 @pytest.mark.parametrize("func", FUNCTIONS, ids=_name)

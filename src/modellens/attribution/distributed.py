@@ -364,15 +364,105 @@ class AttributionSummary:
         return self.importance.to_numpy()
 
     def plot_bar(self, *, max_display: int = 10, ax=None):
-        """Mean ``|value|`` per feature over every row, largest on top."""
+        """Draw the mean absolute value of each feature over every row, to rank the features.
+
+        One bar per feature, largest on top (the global importance
+        ``importance``, computed from every row, not from the sample); the
+        smallest are summed into one bar when there are more than
+        ``max_display``.
+
+        Parameters
+        ----------
+        max_display : int, default=10
+            Most bars drawn (the last one sums the rest).
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+        >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
+        >>> attr = ml.shapley(lambda D: 3 * D["a"], dd.from_pandas(df, npartitions=3),
+        ...                   background=df)
+        >>> summary = attr.summary(sample=10, random_state=0)
+        >>> ax = summary.plot_bar()
+        >>> [t.get_text() for t in ax.get_yticklabels()]  # largest on top
+        ['a', 'b']
+        """
         from ..plot.attributions import AttributionPlots
 
         return AttributionPlots(self).bar(max_display=max_display, ax=ax)
 
     def plot_beeswarm(self, *, max_display: int = 10, ax=None):
-        """The sampled rows' values as dots (see :meth:`Attributions.plot`)."""
+        """Draw the sampled rows' values as dots, to see how each feature's effect spreads.
+
+        One line of dots per feature, coloured by the feature's value, as
+        :meth:`Attributions.plot` draws its beeswarm, on the rows of
+        ``sample`` (the whole table may not fit in memory).
+
+        Parameters
+        ----------
+        max_display : int, default=10
+            Most lines drawn (the last one sums the rest).
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+        >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
+        >>> attr = ml.shapley(lambda D: 3 * D["a"], dd.from_pandas(df, npartitions=3),
+        ...                   background=df)
+        >>> summary = attr.summary(sample=10, random_state=0)
+        >>> ax = summary.plot_beeswarm()
+        >>> sum(len(dots.get_offsets()) for dots in ax.collections)  # 10 rows, 2 features
+        20
+        """
         return self.sample.plot.beeswarm(max_display=max_display, ax=ax)
 
     def plot_dependence(self, feature, *, color="auto", ax=None):
-        """A feature's value against its attribution, on the sampled rows."""
+        """Draw a feature's value against its attribution, to see the shape of its effect.
+
+        One dot per sampled row (the rows of ``sample``), as
+        :meth:`Attributions.plot` draws its dependence plot.
+
+        Parameters
+        ----------
+        feature : str or int
+            The feature, by name or position.
+        color : "auto", str, int or None, default="auto"
+            The feature that colours the dots: ``"auto"`` picks the one that
+            interacts most, a name or position chooses, None draws one colour.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+        >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
+        >>> attr = ml.shapley(lambda D: 3 * D["a"], dd.from_pandas(df, npartitions=3),
+        ...                   background=df)
+        >>> summary = attr.summary(sample=10, random_state=0)
+        >>> ax = summary.plot_dependence("a", color=None)
+        >>> ax.get_xlabel(), len(ax.collections[0].get_offsets())  # one dot per sampled row
+        ('a', 10)
+        """
         return self.sample.plot.dependence(feature, color=color, ax=ax)

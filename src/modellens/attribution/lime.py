@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from functools import partial
+from typing import overload
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -24,8 +25,9 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import as_pandas_pair, encode_with, row_as_frame
 from ..engine import DataRows, Plan, Segment, is_dask_input, run
 from ..models import Model
-from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
+from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
+from .distributed import DistributedAttributions
 from ._streams import RowStreams
 from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
                          warn_if_shrunk)
@@ -376,6 +378,21 @@ def _warn_unseen_levels(sampler, Xe, columns, stacklevel):
                 stacklevel=stacklevel)
 
 
+# Dask data give a DistributedAttributions, everything else an Attributions: the Dask
+# overload comes first because a Dask DataFrame is also a DataFrameLike
+@overload
+def lime(model: ModelLike, X: DaskLike, *, training_data: DataLike,
+         num_features: int | None = None, num_samples: int = 5000,
+         kernel_width: float | None = None, discretize: str | None = "quartile",
+         feature_selection: str = "auto", sampling: str = "per_row",
+         stability: int | None = None, stability_top_k: int | None = None,
+         random_state: RandomStateLike = None, target: TargetSpec = None,
+         response_method: str = "auto", feature_names: Sequence[str] | None = None,
+         chunk_size: int | None = None, n_jobs: int | None = None,
+         progress: bool | None = None) -> DistributedAttributions: ...
+
+
+@overload
 def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
          num_features: int | None = None, num_samples: int = 5000,
          kernel_width: float | None = None, discretize: str | None = "quartile",
@@ -384,7 +401,18 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
          random_state: RandomStateLike = None, target: TargetSpec = None,
          response_method: str = "auto", feature_names: Sequence[str] | None = None,
          chunk_size: int | None = None, n_jobs: int | None = None,
-         progress: bool | None = None) -> Attributions:
+         progress: bool | None = None) -> Attributions: ...
+
+
+def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
+         num_features: int | None = None, num_samples: int = 5000,
+         kernel_width: float | None = None, discretize: str | None = "quartile",
+         feature_selection: str = "auto", sampling: str = "per_row",
+         stability: int | None = None, stability_top_k: int | None = None,
+         random_state: RandomStateLike = None, target: TargetSpec = None,
+         response_method: str = "auto", feature_names: Sequence[str] | None = None,
+         chunk_size: int | None = None, n_jobs: int | None = None,
+         progress: bool | None = None) -> Attributions | DistributedAttributions:
     r"""Which features drive the prediction near this row, as a simple weighted linear model would say?
 
     LIME (local interpretable model-agnostic explanations) perturbs each row of
@@ -536,8 +564,7 @@ def lime(model: ModelLike, X: DataLike, *, training_data: DataLike,
             raise InvalidParameterError(
                 "stability= repeats the explanation of rows in memory; for Dask data explain "
                 "a sample with it (X.sample(frac=...).compute()).")
-        # annotated for the in-memory case IDEs complete; Returns documents this one
-        return explain_partitions(  # type: ignore[return-value]
+        return explain_partitions(
             X, partial(_lime_rows, model, settings), streams=streams, options=options,
             feature_names=feature_names)
     return _lime(model, X, streams=streams, options=options, stacklevel=4, **settings)

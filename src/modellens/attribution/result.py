@@ -569,11 +569,26 @@ class Attributions:
 
     @property
     def plot(self):
-        """Plots: ``.plot.waterfall(i)``, ``.force(i)``, ``.weights(i)``, ``.text(i)``,
-        ``.image(i)``, ``.beeswarm()``, ``.bar()``, ``.dependence(feature)``; each
-        returns its Axes.  Calling ``.plot()`` draws the natural picture: a text's
-        or image's highlights, one LIME row's weights, one row's waterfall, or
-        the beeswarm of many rows."""
+        """The pictures of the result: call it for the natural one, or pick one by name.
+
+        ``attr.plot()`` draws the natural picture: a text's or image's
+        highlights, one LIME row's weights, one row's waterfall, or the
+        beeswarm of many rows.  One row: ``.plot.waterfall(i)``,
+        ``.force(i)``, ``.weights(i)``, ``.text(i)``, ``.image(i)``; many
+        rows: ``.plot.beeswarm()``, ``.bar()``, ``.dependence(feature)``
+        (see :class:`~modellens.plot.attributions.AttributionPlots`).  Each
+        takes ``ax=`` and returns its Axes, never the Figure, so that Jupyter
+        shows the picture once.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=X)
+        >>> type(attr.plot()).__name__, type(attr.plot.waterfall(0)).__name__
+        ('Axes', 'Axes')
+        """
         # loaded on first use: the attribution plots import matplotlib
         from ..plot.attributions import AttributionPlots
 

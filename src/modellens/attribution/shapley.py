@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from functools import partial
+from typing import overload
 
 import numpy as np
 
@@ -14,13 +15,14 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..data import as_pandas_pair, is_integer, row_as_frame
 from ..engine import is_dask_input, run
 from ..models import Model, tree_ensemble_name
-from ..typing import DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
+from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND, choose_background, encode_explained
 from ._blocks import SamplingBlock
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for)
 from ._masking import ImageMasker, TextMasker
 from ._streams import RowStreams
+from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
 from .kernel import KernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
@@ -40,6 +42,20 @@ def default_kernel_samples(d: int) -> int:
     return 2 * d + 2048
 
 
+# Dask data give a DistributedAttributions, everything else an Attributions: the Dask
+# overload comes first because a Dask DataFrame is also a DataFrameLike
+@overload
+def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
+            background: DataLike | None = None, algorithm: str = "auto",
+            n_samples: int | None = None, n_permutations: int | None = None,
+            random_state: RandomStateLike = None, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
+            interactions: bool = False, index: str = "shapley") -> DistributedAttributions: ...
+
+
+@overload
 def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             background: DataLike | None = None, algorithm: str = "auto",
             n_samples: int | None = None, n_permutations: int | None = None,
@@ -47,7 +63,18 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
-            interactions: bool = False, index: str = "shapley") -> Attributions:
+            interactions: bool = False, index: str = "shapley") -> Attributions: ...
+
+
+def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndarray, *,
+            background: DataLike | None = None, algorithm: str = "auto",
+            n_samples: int | None = None, n_permutations: int | None = None,
+            random_state: RandomStateLike = None, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
+            interactions: bool = False,
+            index: str = "shapley") -> Attributions | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -270,8 +297,7 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
         if background is None or is_integer(background):
             # a background drawn from X would be drawn from each partition's rows
             settings["draw_background"] = False
-        # annotated for the in-memory case IDEs complete; Returns documents this one
-        return explain_partitions(  # type: ignore[return-value]
+        return explain_partitions(
             X, partial(_explain_rows, model, settings), streams=RowStreams.draw(rng),
             options=options, feature_names=feature_names)
     return _explain(model, X, rng=rng, streams=None, options=options, n_jobs=n_jobs,

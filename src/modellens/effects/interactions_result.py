@@ -185,11 +185,42 @@ class Interactions:
         return cls(pairwise=pairwise, notes=tuple(v.pop("notes")), **series, **v)
 
     def plot(self, ax=None, **kwargs):
-        """A bar chart of the overall statistic and a heatmap of the pairwise one.
+        """Draw bars of each feature's interaction strength and a heatmap of the pairs.
 
-        ``ax``: None (a new figure with two panels), or a pair of Axes, or one
-        Axes for the overall bars only.  Returns what it drew on (the pair of
-        Axes, or the one Axes).  See :func:`modellens.plot.plot_interactions`.
+        The bars show the overall statistic of each feature (the share of its
+        effect's variance that comes from interactions), sorted by size, with
+        their jackknife standard errors; the heatmap shows the pairwise
+        statistic of the pairs computed, blank where a pair was not.  Together
+        they answer which features interact, and with which.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or a pair of them, optional
+            None (default): a new figure with both panels; a pair of Axes:
+            the bars on the first, the heatmap on the second; one Axes: the
+            bars only.
+        **kwargs
+            ``max_features`` (default 30): the most bars drawn, as in
+            :func:`modellens.plot.plot_interactions`.
+
+        Returns
+        -------
+        matplotlib.axes.Axes or numpy.ndarray of Axes
+            What it drew on: the pair of Axes, or the one Axes.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(60, 3))
+        >>> h = ml.interactions(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X, sample=None)
+        >>> bars, heatmap = h.plot()
+        >>> sorted(t.get_text() for t in bars.get_yticklabels())  # one bar per feature
+        ['x0', 'x1', 'x2']
+        >>> len(heatmap.images)  # the pairwise heatmap
+        1
+        >>> h.plot(ax=bars) is bars  # one Axes: the bars only
+        True
         """
         from ..plot.interactions import plot_interactions
 

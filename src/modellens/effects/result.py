@@ -348,9 +348,39 @@ class Effect:
         return frame
 
     def plot(self, ax=None, **kwargs):
-        """Draw the effect on ``ax`` (a new figure when None); returns the Axes.
+        """Draw the effect as a curve, to see how the prediction moves with the feature.
 
-        See :func:`modellens.plot.plot_effect` for the options.
+        A numeric feature gets its curve, its ICE lines (when computed; a
+        random hundred of them when there are more), a band (plus or minus one
+        standard deviation, or the confidence band where the method gives one)
+        and a rug of the data; a categorical or boolean feature gets a point
+        per level; a pair of features gets a heatmap with a few contour lines,
+        cells without data marked.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+        **kwargs
+            ``max_ice`` (default 100), ``rug``, ``band`` (default True) and
+            ``random_state`` (which ICE lines are drawn), as in
+            :func:`modellens.plot.plot_effect`.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on (never the Figure, so that Jupyter shows the
+            picture once).
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(50, 2))
+        >>> effect = ml.pdp(lambda A: A[:, 0] ** 2 + A[:, 1], X, "x0", grid=10, ice=True)["x0"]
+        >>> ax = effect.plot()
+        >>> ax.get_xlabel(), len(ax.lines) > 1  # the PD curve and the ICE lines
+        ('x0', True)
         """
 
         return plot_effect(self, ax=ax, **kwargs)
@@ -483,10 +513,43 @@ class Effects(Mapping):
                          ignore_index=True)
 
     def plot(self, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
-        """A grid of panels, one per effect; returns the ndarray of Axes.
+        """Draw every effect in a grid of panels, to compare the features side by side.
 
-        ``sharey=True`` gives the 1-D panels one y axis; the legend is drawn
-        once.  Other keywords go to :func:`modellens.plot.plot_effect`.
+        Each panel is drawn as :meth:`Effect.plot` draws it; the legend
+        (curves and bands) is drawn once, in the first panel that has one.
+
+        Parameters
+        ----------
+        ncols : int, default=3
+            Panels per row of the grid (fewer when there are fewer effects).
+        axes : array of matplotlib Axes, optional
+            Where to draw, at least one Axes per effect (the rest are hidden);
+            None (default) draws on a new figure.  ``ax`` of the other plot
+            methods, named in the plural as it takes several.
+        figsize : (float, float), optional
+            Size of the new figure in inches; default 4.2 by 3.3 per panel.
+        sharey : bool, default=False
+            Give the 1-D panels one y axis (the heatmaps of pairs keep theirs).
+        **kwargs
+            Options of every panel, as in :meth:`Effect.plot`.
+
+        Returns
+        -------
+        numpy.ndarray of matplotlib.axes.Axes
+            The Axes in the grid's shape ``(nrows, ncols)`` (the shape of
+            ``axes`` when given); the figure is ``axes.flat[0].figure``.  Not
+            the Figure, so that Jupyter shows the grid once.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(50, 3))
+        >>> axes = ml.ale(lambda A: A @ [1.0, 2.0, 3.0], X, bins=5).plot(ncols=2)
+        >>> axes.shape, [ax.get_xlabel() for ax in axes.flat]
+        ((2, 2), ['x0', 'x1', 'x2', ''])
+        >>> axes[1, 1].get_visible()  # four panels for three effects: the last is hidden
+        False
         """
 
         return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, sharey=sharey,

@@ -31,12 +31,32 @@ class AttributionPlots:
         self._a = attributions
 
     def __call__(self, **kwargs):
-        """Draw the natural picture of the result; returns the Axes.
+        """Draw the natural picture of the result, the one to look at first.
 
         A text or an image: :meth:`text` or :meth:`image` of the first row.
         One row of LIME: its :meth:`weights`; one row of Shapley values: its
-        :meth:`waterfall`.  Several rows: the :meth:`beeswarm`.  Keywords go
-        to the method drawn.
+        :meth:`waterfall`.  Several rows: the :meth:`beeswarm`.
+
+        Parameters
+        ----------
+        **kwargs
+            Options of the method drawn, ``ax=`` included.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on, as the method drawn returns it.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=X)
+        >>> attr.plot().get_xlabel()  # 30 rows: the beeswarm
+        'SHAP value (impact on f(x))'
+        >>> attr[0].plot().get_title()[:6]  # one row: its waterfall
+        'row 0:'
         """
         return getattr(self, self._natural())(**kwargs)
 
@@ -84,10 +104,38 @@ class AttributionPlots:
 
     # --------------------------------------------------------- local plots
     def waterfall(self, i=0, *, max_display=10, ax=None):
-        """How row ``i``'s prediction is built from the base value, one feature at a time.
+        """Draw how row ``i``'s prediction is built from the base value, one feature at a time.
 
-        Features are sorted by ``|value|``, the largest on top; the smallest
-        are summed in one bar when there are more than ``max_display``.
+        One bar per feature, from the base value (dashed) to the prediction
+        (solid), each labelled with the feature's value in the row; features
+        are sorted by ``|value|``, the largest on top, and the smallest are
+        summed in one bar when there are more than ``max_display``.  For
+        values that add up to the prediction: Shapley values, or LIME's
+        discretized weights.
+
+        Parameters
+        ----------
+        i : int, default=0
+            The row, by position.
+        max_display : int, default=10
+            Most bars drawn (the last one sums the rest).
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=X)
+        >>> ax = attr.plot.waterfall(0)
+        >>> len(ax.patches), ax.get_title()[:6]  # one bar per feature
+        (3, 'row 0:')
         """
         a = self._a
         i = self._row(i)
@@ -129,7 +177,7 @@ class AttributionPlots:
         return ax
 
     def force(self, i=0, *, min_label_share=0.05, ax=None):
-        """Row ``i``'s attributions as forces on one axis (static).
+        """Draw row ``i``'s attributions as forces on one axis, pushing the prediction up or down.
 
         Positive contributions push from the left up to the prediction, negative
         ones from the right down to it; segments with at least
@@ -137,7 +185,31 @@ class AttributionPlots:
         first: a label that would overlap one already placed is left out (when
         the figure is drawn, at its final size).  A contribution shorter than
         the arrow tip is drawn as a plain bar, one of 0 (to ~1e-12 of the total)
-        not at all.
+        not at all.  A static picture of shap's force plot.
+
+        Parameters
+        ----------
+        i : int, default=0
+            The row, by position.
+        min_label_share : float, default=0.05
+            Smallest share of the total length of a labelled segment.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=X)
+        >>> ax = attr.plot.force(0)
+        >>> len(ax.patches)  # one arrow per feature
+        3
         """
         from matplotlib.patches import Polygon
 
@@ -197,24 +269,179 @@ class AttributionPlots:
 
     # ------------------------------------------ local surrogates, texts, images
     def weights(self, i=0, *, max_display=10, ax=None):
-        """One row's weights as bars, largest first, the surrogate's R^2 in the title."""
+        """Draw one row's weights as bars, to see what the local surrogate says near it.
+
+        One bar per feature with a non-zero weight, the largest ``|weight|``
+        on top, labelled with what the feature means for LIME (for instance
+        ``"0.3 < age <= 0.7"``); the title holds the surrogate's weighted R^2
+        and its held-out R^2: read the bars only when these are high.
+
+        Parameters
+        ----------
+        i : int, default=0
+            The row, by position.
+        max_display : int, default=10
+            Most bars drawn.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.lime(lambda A: A @ [1.0, 2.0, -1.0], X[:1], training_data=X,
+        ...                num_samples=500, random_state=0)
+        >>> ax = attr.plot.weights(0)
+        >>> len(ax.patches), "R\u00b2" in ax.get_title()  # a bar per feature; the fit's R^2
+        (3, True)
+        """
         return plot_weights(self._a, i, max_display=max_display, ax=ax)
 
     def text(self, i=0, *, width=80, ax=None):
-        """The explained text with its words coloured by their values (texts only)."""
+        """Draw the text with its words coloured by their values, to see which words count.
+
+        Each word sits in a box coloured by its value (red raises the
+        output, blue lowers it, the stronger the darker), the lines wrapped
+        at ``width`` characters; the title holds the fit's R^2 for LIME.  For
+        :func:`modellens.lime_text` and ``shapley(..., masker="text")``.
+
+        Parameters
+        ----------
+        i : int, default=0
+            The row, by position.
+        width : int, default=80
+            Characters per line.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> def predict_fn(texts):  # P(positive) rises with "great"
+        ...     p = np.array([0.9 if "great" in t.split() else 0.2 for t in texts])
+        ...     return np.column_stack([1 - p, p])
+        >>> attr = ml.lime_text(predict_fn, "a great movie", target=1, num_samples=200,
+        ...                     random_state=0)
+        >>> ax = attr.plot.text()
+        >>> [t.get_text() for t in ax.texts]  # one box per word
+        ['a', 'great', 'movie']
+        """
         return plot_text(self._a, i, width=width, ax=ax)
 
     def text_html(self, i=0) -> str:
-        """The same as an HTML string (escaped), for notebooks and reports."""
+        """Write the coloured text of :meth:`text` as HTML, for notebooks and reports.
+
+        Each word's background is coloured by its value (red up, blue down)
+        and its value is in the word's tooltip; everything from the text is
+        HTML-escaped.
+
+        Parameters
+        ----------
+        i : int, default=0
+            The row, by position.
+
+        Returns
+        -------
+        str
+            A ``<div>`` element (``IPython.display.HTML`` shows it).
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> def predict_fn(texts):  # P(positive) rises with "great"
+        ...     p = np.array([0.9 if "great" in t.split() else 0.2 for t in texts])
+        ...     return np.column_stack([1 - p, p])
+        >>> attr = ml.lime_text(predict_fn, "a great movie", target=1, num_samples=200,
+        ...                     random_state=0)
+        >>> html = attr.plot.text_html()
+        >>> html.startswith("<div"), html.count("<span")  # one span per word
+        (True, 3)
+        """
         return text_html(self._a, i)
 
     def image(self, i=0, *, positive=5, negative=5, image=None, ax=None):
-        """The image with its most positive / negative superpixels tinted (images only)."""
+        """Draw the image with its strongest superpixels tinted, to see where the model looks.
+
+        The ``positive`` superpixels with the largest values are tinted red,
+        the ``negative`` with the most negative blue, and the superpixels'
+        borders drawn.  For :func:`modellens.lime_image` and
+        ``shapley(..., masker="image")``.
+
+        Parameters
+        ----------
+        i : int, default=0
+            The row, by position.
+        positive, negative : int, default=5
+            Superpixels tinted on each side.
+        image : ndarray, optional
+            The image to draw under the tint; default the explained one.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> image = np.random.default_rng(0).random((16, 16, 3))
+        >>> labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+        >>> def predict_fn(images):  # looks at the top-left quarter only
+        ...     return images[:, :8, :8].std(axis=(1, 2, 3))
+        >>> attr = ml.lime_image(predict_fn, image, segmentation=labels, num_samples=200,
+        ...                      random_state=0)
+        >>> ax = attr.plot.image(positive=1, negative=0)
+        >>> len(ax.images), ax.images[0].get_array().shape[:2]  # the image, its size
+        (1, (16, 16))
+        """
         return plot_image(self._a, i, positive=positive, negative=negative, image=image, ax=ax)
 
     # -------------------------------------------------------- global plots
     def bar(self, *, max_display=10, ax=None):
-        """Global importance: mean ``|value|`` per feature, largest on top."""
+        """Draw the mean absolute value of each feature, to rank the features over all rows.
+
+        One bar per feature, the global importance ``mean_abs()``, largest on
+        top; the smallest are summed into one bar when there are more than
+        ``max_display``.
+
+        Parameters
+        ----------
+        max_display : int, default=10
+            Most bars drawn (the last one sums the rest).
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=X)
+        >>> ax = attr.plot.bar()
+        >>> len(ax.patches), ax.get_xlabel()
+        (3, 'mean |SHAP value| (f(x))')
+        """
         a = self._a
         imp = a.mean_abs()
         shown, rest = self._top(imp, max_display)
@@ -236,10 +463,36 @@ class AttributionPlots:
         return ax
 
     def beeswarm(self, *, max_display=10, ax=None, random_state=0):
-        """Every value as a dot: one line per feature, coloured by the feature's value.
+        """Draw every value as a dot, to see how each feature's effect spreads over the rows.
 
-        Features are sorted by mean ``|value|``; the rest are summed into one
-        line when there are more than ``max_display``.
+        One line of dots per feature, coloured by the feature's value (low
+        blue, high red), so that the direction of an effect reads at a
+        glance.  Features are sorted by mean ``|value|``; the rest are summed
+        into one line when there are more than ``max_display``.
+
+        Parameters
+        ----------
+        max_display : int, default=10
+            Most lines drawn (the last one sums the rest).
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+        random_state : int, default=0
+            Seed of the dots' vertical jitter.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=X)
+        >>> ax = attr.plot.beeswarm()
+        >>> sum(len(dots.get_offsets()) for dots in ax.collections)  # 30 rows, 3 features
+        90
         """
         a = self._a
         shown, rest = self._top(a.mean_abs(), max_display)
@@ -273,12 +526,39 @@ class AttributionPlots:
         return ax
 
     def dependence(self, feature, *, color="auto", ax=None, random_state=0):
-        """A feature's values against its attributions, coloured by a second feature.
+        """Draw a feature's values against its attributions, to see the shape of its effect.
 
-        ``color="auto"`` picks the feature that interacts most (see
-        :func:`interaction_partner`); give a name or index to choose, or None
-        for one colour.  Categorical features sit at their level positions
-        with a little jitter.
+        One dot per row, coloured by a second feature: an interaction shows
+        as dots of different colours that part.  Categorical features sit at
+        their level positions with a little jitter.
+
+        Parameters
+        ----------
+        feature : str or int
+            The feature, by name or position.
+        color : "auto", str, int or None, default="auto"
+            The feature that colours the dots: ``"auto"`` picks the one that
+            interacts most (see :func:`interaction_partner`), a name or
+            position chooses, None draws one colour.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+        random_state : int, default=0
+            Seed of the jitter of categorical features.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(30, 3))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 2.0, -1.0], X, background=X)
+        >>> ax = attr.plot.dependence("x1")
+        >>> ax.get_xlabel(), ax.get_ylabel()
+        ('x1', 'SHAP value of x1')
         """
         a = self._a
         j = a.index_of(feature)
