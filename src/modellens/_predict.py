@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 
 from .engine import DataPredictions, Plan, open_request, run
-from .typing import DataLike, ModelLike, TargetSpec
+from .typing import DaskLike, DataLike, ModelLike, TargetSpec
 
 __all__ = ["predict"]
 
@@ -24,10 +25,25 @@ class _Predictions(Plan):
         return self.at_data.at() if self.shared_rows else np.empty(0)
 
 
+# Dask first: a Dask DataFrame is also a DataFrameLike.  Its lazy Series is untyped (Any).
+@overload
+def predict(model: ModelLike, X: DaskLike, *, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None) -> Any: ...
+
+
+@overload
 def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
-            progress: bool | None = None) -> pd.Series:
+            progress: bool | None = None) -> pd.Series: ...
+
+
+def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None) -> Any:
     """What number does the model give each row, the one every modellens method explains?
 
     Each method explains one output per row: the probability of one class
