@@ -288,3 +288,28 @@ def test_printed_tables_fit_the_page(flagged_page, tmp_path):
     for table in layout["tables"]:
         assert not table["scrolls"] and table["box"]["right"] <= 718.5, table
     assert layout["badges"] and all(b["box"]["right"] <= 718.5 for b in layout["badges"])
+
+
+def test_phone_width_fits_a_multiclass_page(tmp_path):
+    """Ten classes: long metric names, an eleven-column confusion matrix and the
+    interaction runner-ups all fit 390 px, none scrolls sideways."""
+    from sklearn.datasets import load_digits
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = load_digits(return_X_y=True, as_frame=True)
+    X = X.iloc[:, 20:26]
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    r = ml.report(model, X, y, target=0, sections=["data", "quality", "interaction"], **SMALL)
+    assert r.sections["quality"].data["confusion"].shape == (10, 10)
+    path = r.save(tmp_path / "digits.html")
+    browser = _at_width(path, tmp_path, 390)
+    try:
+        layout = browser.evaluate(_LAYOUT)
+        problems = browser.problems()
+    finally:
+        browser.close()
+    assert problems == []
+    assert layout["page"] <= 390
+    assert {t["where"] for t in layout["tables"]} >= {"data", "quality", "interaction"}
+    for table in layout["tables"]:
+        assert not table["scrolls"] and table["box"]["right"] <= 390.5, table
