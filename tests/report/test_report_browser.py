@@ -153,15 +153,21 @@ _LAYOUT = r"""(() => {
 })()"""
 
 
-
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def flagged_page(tmp_path_factory):
+    """The demo with every section, and the features it flags "PD off the data"."""
     from modellens.datasets import load_demo
 
     model, X, y = load_demo()
-    path = tmp_path_factory.mktemp("page") / "demo.html"
-    ml.report(model, X, y, **SMALL).save(path)
-    return path
+    r = ml.report(model, X, y, **SMALL)
+    flagged = [v["feature"] for v in r.sections["data"].data["features"] if v["warning"]]
+    assert flagged, "the demo should flag features, else the badge checks below test nothing"
+    return r.save(tmp_path_factory.mktemp("page") / "demo.html"), flagged
+
+
+@pytest.fixture(scope="module")
+def page(flagged_page):
+    return flagged_page[0]
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -223,18 +229,6 @@ def test_printed_pages_do_not_grow_with_flagged_features(tmp_path):
         path = r.save(tmp_path / f"{name}.html")
         counts.append(_pdf_pages(path, tmp_path, name))
     assert counts[0] == counts[1], counts
-
-
-@pytest.fixture(scope="module")
-def flagged_page(tmp_path_factory):
-    """The demo with every section, and features flagged "PD off the data"."""
-    from modellens.datasets import load_demo
-
-    model, X, y = load_demo()
-    r = ml.report(model, X, y, **SMALL)
-    flagged = [v["feature"] for v in r.sections["data"].data["features"] if v["warning"]]
-    assert flagged, "the demo should flag features, else the badge checks below test nothing"
-    return r.save(tmp_path_factory.mktemp("flagged") / "demo.html"), flagged
 
 
 def test_phone_width_shows_every_badge_beside_its_feature(flagged_page, tmp_path):
