@@ -1,36 +1,189 @@
 """The page in headless Chromium: 1280 px and 390 px wide, and printed to PDF."""
 
+import base64
+import fcntl
+import json
+import os
 import re
+import select
+import signal
 import subprocess
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import modellens as ml
-from support import chromium, open_in_browser, page_errors
+from support import chromium, page_errors
 
 pytestmark = pytest.mark.browser
 
 SMALL = dict(sample=150, n_explain=6, n_background=6, grid=5, shapley_budget=20_000)
 
 
+class _DevTools:
+    """Headless Chromium driven over the DevTools protocol on a pipe (standard library only).
+
+    ``--window-size`` cannot test a phone: headless Chromium keeps its window at least
+    500 px wide and crops the screenshot, so a "390 px" screenshot shows a 500 px layout.
+    Here the viewport itself is set to the width asked for, as a phone would have it.
+    """
+
+    def __init__(self, exe, profile):
+        to_browser, self._write = os.pipe()
+        self._read, from_browser = os.pipe()
+        # Chromium reads commands on fd 3 and answers on fd 4; the pipe ends are moved
+        # above both first, so that placing one cannot close the other
+        ends = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_browser, from_browser)]
+        for fd in (to_browser, from_browser):
+            os.close(fd)
+        args = [exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+                "--disable-extensions", "--hide-scrollbars", "--disable-background-networking",
+                "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+                "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"]
+        quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
+        self.pid = os.posix_spawn(exe, args, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, ends[0], 3), (os.POSIX_SPAWN_DUP2, ends[1], 4), *quiet])
+        for fd in ends:
+            os.close(fd)
+        self._buffer, self._id, self.events, self.session = b"", 0, [], None
+
+    def _next(self, timeout=120):
+        while b"\0" not in self._buffer:
+            if not select.select([self._read], [], [], timeout)[0]:
+                raise TimeoutError("Chromium did not answer")
+            chunk = os.read(self._read, 1 << 20)
+            if not chunk:
+                raise EOFError("Chromium closed the DevTools pipe")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def send(self, method, **params):
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if self.session:
+            message["sessionId"] = self.session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self._next()
+            if answer.get("id") == self._id:
+                assert "error" not in answer, (method, answer["error"])
+                return answer["result"]
+            self.events.append(answer)
+
+    def wait_for(self, method):
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(self._next())
+
+    def open(self, path, width, height, media="screen"):
+        target = self.send("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.send("Target.attachToTarget", targetId=target,
+                                 flatten=True)["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            self.send(f"{domain}.enable")
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+        self.send("Emulation.setEmulatedMedia", media=media)
+        self.send("Page.navigate", url=path.resolve().as_uri())
+        self.wait_for("Page.loadEventFired")
+
+    def evaluate(self, expression):
+        answer = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        assert "exceptionDetails" not in answer, answer["exceptionDetails"]
+        return answer["result"]["value"]
+
+    def screenshot(self, path):
+        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot",
+                                                    format="png")["data"]))
+        return path
+
+    def problems(self):
+        """Script errors, console messages and browser log entries (a blocked load, CSP)."""
+        kinds = {"Runtime.exceptionThrown", "Runtime.consoleAPICalled", "Log.entryAdded"}
+        return [e["params"] for e in self.events if e.get("method") in kinds]
+
+    def close(self):
+        try:
+            self.session = None
+            self.send("Browser.close")
+        except (EOFError, OSError, TimeoutError):
+            pass
+        for _ in range(300):
+            if os.waitpid(self.pid, os.WNOHANG)[0]:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self._write)
+        os.close(self._read)
+
+
+def _at_width(path, tmp_path, width, *, media="screen", height=1400):
+    exe = chromium()
+    if exe is None:
+        pytest.skip("Chromium is not installed (.ci/run installs Debian's chromium package)")
+    browser = _DevTools(exe, tmp_path / f"profile-devtools-{width}-{media}")
+    try:
+        browser.open(path, width, height, media)
+    except BaseException:
+        browser.close()
+        raise
+    return browser
+
+
+#: Where each table and each badge lies, in CSS pixels of the viewport.
+_LAYOUT = r"""(() => {
+  const box = el => { const r = el.getBoundingClientRect();
+                      return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  return {
+    viewport: document.documentElement.clientWidth,
+    page: document.documentElement.scrollWidth,
+    tables: [...document.querySelectorAll("table")].map(t => ({
+      where: (t.closest("section") || t.closest("footer")).id, box: box(t),
+      scrolls: t.parentElement.scrollWidth > t.parentElement.clientWidth + 1,
+      rowDisplay: getComputedStyle(t.tBodies[0].rows[0]).display})),
+    badges: [...document.querySelectorAll("td.badge")].map(b => ({
+      where: b.closest("section").id, text: b.textContent, box: box(b),
+      name: b.closest("tr").cells[0].textContent, nameBox: box(b.closest("tr").cells[0])})),
+    images: [...document.images].map(box),
+  };
+})()"""
+
+
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def flagged_page(tmp_path_factory):
+    """The demo with every section, and the features it flags "PD off the data"."""
     from modellens.datasets import load_demo
 
     model, X, y = load_demo()
-    path = tmp_path_factory.mktemp("page") / "demo.html"
-    ml.report(model, X, y, **SMALL).save(path)
-    return path
+    r = ml.report(model, X, y, **SMALL)
+    flagged = [v["feature"] for v in r.sections["data"].data["features"] if v["warning"]]
+    assert flagged, "the demo should flag features, else the badge checks below test nothing"
+    return r.save(tmp_path_factory.mktemp("page") / "demo.html"), flagged
+
+
+@pytest.fixture(scope="module")
+def page(flagged_page):
+    return flagged_page[0]
 
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_page_opens_cleanly_at_desktop_and_phone_width(page, tmp_path, width):
     import matplotlib.image
 
-    dom, console, shot = open_in_browser(page, tmp_path, width=width, height=1400)
-    assert page_errors(dom) == "" and console == []
+    browser = _at_width(page, tmp_path, width)
+    try:
+        dom = browser.evaluate("document.documentElement.outerHTML")
+        shot = browser.screenshot(tmp_path / f"shot-{width}.png")
+        viewport = browser.evaluate("document.documentElement.clientWidth")
+        problems = browser.problems()
+    finally:
+        browser.close()
+    assert page_errors(dom) == "" and problems == []
+    assert viewport == width
     image = matplotlib.image.imread(shot)
     assert image.shape[1] == width
     assert image[..., :3].std() > 0.05  # not blank
@@ -39,7 +192,6 @@ def test_page_opens_cleanly_at_desktop_and_phone_width(page, tmp_path, width):
     widths = [int(w) for w in re.findall(r'<img [^>]*width="(\d+)"', dom)]
     assert widths and max(widths) < 900
     assert "max-width: 100%" in dom
-
 
 def _pdf_pages(path, tmp_path, name):
     exe = chromium()
@@ -77,3 +229,81 @@ def test_printed_pages_do_not_grow_with_flagged_features(tmp_path):
         path = r.save(tmp_path / f"{name}.html")
         counts.append(_pdf_pages(path, tmp_path, name))
     assert counts[0] == counts[1], counts
+
+
+def test_phone_width_shows_every_badge_beside_its_feature(flagged_page, tmp_path):
+    """At 390 px nothing scrolls sideways, and each flagged feature's badge is on screen
+    on the same line as its name; at 1280 px the tables stay tables."""
+    import matplotlib.image
+
+    path, flagged = flagged_page
+    browser = _at_width(path, tmp_path, 390)
+    try:
+        layout = browser.evaluate(_LAYOUT)
+        shot = browser.screenshot(tmp_path / "phone.png")
+        problems = browser.problems()
+    finally:
+        browser.close()
+    assert problems == []
+    image = matplotlib.image.imread(shot)
+    assert image.shape[1] == 390 and image[..., :3].std() > 0.05
+    width = layout["viewport"]
+    assert width == 390
+    assert layout["page"] <= width
+    for table in layout["tables"]:
+        assert not table["scrolls"] and table["box"]["right"] <= width + 0.5, table
+    for image_box in layout["images"]:
+        assert image_box["right"] <= width + 0.5
+    data_badges = [b for b in layout["badges"] if b["where"] == "data"]
+    assert sorted(b["name"] for b in data_badges) == sorted(flagged)
+    for badge in layout["badges"]:
+        box, name = badge["box"], badge["nameBox"]
+        assert 0 <= box["left"] and box["right"] <= width + 0.5, badge
+        # beside the name: on its line, not at the bottom of a tall card
+        assert box["top"] < name["bottom"] and name["top"] < box["bottom"], badge
+
+    browser = _at_width(path, tmp_path, 1280)
+    try:
+        layout = browser.evaluate(_LAYOUT)
+    finally:
+        browser.close()
+    assert all(t["rowDisplay"] == "table-row" and not t["scrolls"] for t in layout["tables"])
+
+
+def test_printed_tables_fit_the_page(flagged_page, tmp_path):
+    """Printed (A4 with Chromium's default 1 cm margins, 718 CSS px), no table is clipped:
+    the data table's badge column is on paper."""
+    path, _ = flagged_page
+    browser = _at_width(path, tmp_path, 718, media="print")
+    try:
+        layout = browser.evaluate(_LAYOUT)
+    finally:
+        browser.close()
+    for table in layout["tables"]:
+        assert not table["scrolls"] and table["box"]["right"] <= 718.5, table
+    assert layout["badges"] and all(b["box"]["right"] <= 718.5 for b in layout["badges"])
+
+
+def test_phone_width_fits_a_multiclass_page(tmp_path):
+    """Ten classes: long metric names, an eleven-column confusion matrix and the
+    interaction runner-ups all fit 390 px, none scrolls sideways."""
+    from sklearn.datasets import load_digits
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = load_digits(return_X_y=True, as_frame=True)
+    X = X.iloc[:, 20:26]
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    r = ml.report(model, X, y, target=0, sections=["data", "quality", "interaction"], **SMALL)
+    assert r.sections["quality"].data["confusion"].shape == (10, 10)
+    path = r.save(tmp_path / "digits.html")
+    browser = _at_width(path, tmp_path, 390)
+    try:
+        layout = browser.evaluate(_LAYOUT)
+        problems = browser.problems()
+    finally:
+        browser.close()
+    assert problems == []
+    assert layout["page"] <= 390
+    assert {t["where"] for t in layout["tables"]} >= {"data", "quality", "interaction"}
+    for table in layout["tables"]:
+        assert not table["scrolls"] and table["box"]["right"] <= 390.5, table
