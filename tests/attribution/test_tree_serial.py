@@ -54,3 +54,29 @@ def test_small_calls_take_the_serial_twin_and_large_ones_the_threaded_kernel():
     assert twin is not K.leaf_values and twin is K.sized(K.leaf_values, 5)
     assert twin.py_func.__qualname__ == "leaf_values_serial"
     assert not twin.targetoptions.get("parallel")
+
+
+def test_each_leaf_kernel_compiles_once(tmp_path):
+    """A literal 0 passed to a jitted leaf kernel typed it ``Literal[int](0)`` and compiled
+    it a second time (five kernels: about 1 s of a fresh install's first report).  An empty
+    numba cache, as on a fresh install: kernels loaded from the cache compile nothing."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings; warnings.simplefilter('ignore')\n"
+        "import numba, numpy as np, pandas as pd, modellens as ml\n"
+        "from modellens.models import _tree_kernels as K\n"
+        "from modellens.datasets import load_demo\n"
+        "m, X, y = load_demo()\n"
+        "ml.shapley(m, X[:2], background=X[:2], algorithm='tree', progress=False)\n"
+        "ml.shapley(m, X[:3], algorithm='tree', progress=False)\n"
+        "ml.interactions(m, X[:3], sample=None, method='tree', progress=False)\n"
+        "for name, f in vars(K).items():\n"
+        "    if isinstance(f, numba.core.registry.CPUDispatcher) and len(f.signatures) > 1:\n"
+        "        print(name, f.signatures)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout == "", f"compiled more than once:\n{out.stdout}"

@@ -411,6 +411,8 @@ def leaf_tables(leaf_value, feat_off, feat_z, tab_off, size, game, W, C, scale, 
     """
     table = np.zeros(size)
     none = np.zeros(0, np.int64)
+    # a typed zero: a literal 0 would compile the leaf kernels a second time, for Literal[int]
+    zero = np.int64(0)
     for l in prange(l_lo, l_hi):
         if tab_off[l] < 0:
             continue
@@ -421,11 +423,11 @@ def leaf_tables(leaf_value, feat_off, feat_z, tab_off, size, game, W, C, scale, 
         t = partner[l]
         for U in range(1 << p):
             _leaf_game(game, leaf_value[l], z, p, U, W, C, scale, cnt, cnt_off[l], none,
-                       none * 0.0, 0, 0, q, r, table, tab_off[l] + U * p)
+                       none * 0.0, zero, zero, q, r, table, tab_off[l] + U * p)
             if t >= 0:
                 _leaf_game(game, leaf_value[t], feat_z[feat_off[t]:feat_off[t + 1]], p,
                            U ^ (np.int64(1) << twin_slot[t]), W, C, scale, cnt, cnt_off[t],
-                           none, none * 0.0, 0, 0, q, r, table, tab_off[l] + U * p)
+                           none, none * 0.0, zero, zero, q, r, table, tab_off[l] + U * p)
     return table
 
 
@@ -493,6 +495,7 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
         q = np.empty(p_max + 2)
         r_ = np.empty(p_max + 2)
         local = np.zeros(p_max)
+        zero = np.int64(0)  # typed: a literal 0 compiles _leaf_game again
         lo = b * block
         nb = min(n, lo + block) - lo
         for k in range(t_lo, t_hi):
@@ -519,7 +522,7 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
                         local[j] = 0.0
                     _leaf_game(game, leaf_value[l], feat_z[f0:f0 + p], p, Us[dd, r], W, C,
                                scale, cnt, cnt_off[l], sp_mask, sp_cnt, sp_off[l],
-                               sp_off[l + 1], q, r_, local, 0)
+                               sp_off[l + 1], q, r_, local, zero)
                     for j in range(p):
                         acc[feat_id[f0 + j], r] += local[j]
         for r in range(nb):
