@@ -737,3 +737,31 @@ def test_the_model_leaves_the_compiling_child_its_core():
         child.wait()
     with _leave_a_core([child]):  # a finished child holds no core
         assert openmp_threads() == before
+
+
+def test_a_stale_kernel_cache_still_warms_the_kernels(tmp_path):
+    """An index numba wrote for another version of the kernels' source (an upgrade leaves
+    it behind) holds nothing numba loads: the report must compile in the background, not
+    take the index for a cache and compile in the foreground."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from modellens.models import _tree_kernels as K\n"
+        "from modellens.report._report import _kernels_cached\n"
+        "assert not _kernels_cached()\n"
+        "files = [f._cache._cache_file for f in vars(K).values()\n"
+        "         if hasattr(f, '_cache') and hasattr(f._cache, '_cache_file')]\n"
+        "stamp = files[0]._source_stamp\n"
+        "files[0]._source_stamp = (0.0, 0)  # another version of the source\n"
+        "files[0]._save_index({'a kernel': 'its file'})\n"
+        "files[0]._source_stamp = stamp\n"
+        "assert os.path.exists(files[0]._index_path)\n"
+        "assert not _kernels_cached(), 'a stale index taken for a cache'\n"
+        "files[0]._save_index({'a kernel': 'its file'})\n"
+        "assert _kernels_cached()\n")
+    out = subprocess.run([sys.executable, "-c", "import os\n" + code], capture_output=True,
+                         text=True, timeout=300,
+                         env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert out.returncode == 0, out.stderr[-2000:]

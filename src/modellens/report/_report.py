@@ -507,13 +507,17 @@ def _leave_a_core(children):
 
 
 def _kernels_cached() -> bool:
-    """True when some TreeSHAP kernel is in numba's disk cache (or the check cannot tell)."""
+    """True when some TreeSHAP kernel is in numba's disk cache (or the check cannot tell).
+
+    An index written for another version of the source (left behind by an
+    upgrade) holds nothing numba will load: numba's own reading of it is empty.
+    """
     try:
         from ..models import _tree_kernels as kernels
 
-        paths = [Path(f._cache._cache_file._index_path) for f in vars(kernels).values()
+        files = [f._cache._cache_file for f in vars(kernels).values()
                  if hasattr(f, "_cache") and hasattr(f._cache, "_cache_file")]
-        return not paths or any(p.exists() for p in paths)
+        return not files or any(bool(c._load_index()) for c in files)
     except Exception:  # numba's cache layout is not public: never warm on a doubt
         return True
 
