@@ -8,7 +8,9 @@ from typing import Any, overload
 import numpy as np
 import pandas as pd
 
+from .data import row_as_frame
 from .engine import DataPredictions, Plan, open_request, run
+from ._validation import InvalidParameterError
 from .typing import DaskLike, DataLike, ModelLike, TargetSpec
 
 __all__ = ["predict"]
@@ -62,8 +64,10 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
         ``predict_proba`` / ``predict`` / ``decision_function`` object,
         scikit-learn Pipeline, torch module, or a callable ``f(X) -> (n,)``.
     X : ndarray or DataFrame of shape (n, d), or Dask DataFrame / array
-        The rows to predict.  Dask data give a lazy Dask Series, one
-        partition per partition of ``X``, computed where the data are.
+        The rows to predict.  A Series indexed by the model's feature names
+        (``df.iloc[i]``) is one row; any other Series is one column.  Dask
+        data give a lazy Dask Series, one partition per partition of ``X``,
+        computed where the data are.
     target : class label or index, optional
         The class whose output is given, by label (``"yes"``) or position in
         ``classes_``; the same ``target`` as the explanation's gives its
@@ -80,7 +84,8 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     pandas.Series of float, or dask.dataframe.Series
         One value per row, with the index of a DataFrame ``X`` (positions
         for an array), named after the output, e.g. ``"P(y = 1)"`` or
-        ``"prediction"``.  Its ``attrs`` say what the values are:
+        ``"prediction"``.  The pandas Series's ``attrs`` (a computed
+        Dask one's too) say what the values are:
         ``"explained_class"`` (the classifier's class label whose
         probability or decision value it is, else None) and
         ``"probability"`` (whether they are ``predict_proba`` values).
@@ -113,6 +118,7 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     >>> p.attrs
     {'explained_class': 1, 'probability': True}
     """
+    X = _row_as_frame(model, X)
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress)
@@ -131,6 +137,18 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     return out
 
 
+def _row_as_frame(model, X):
+    """A Series indexed by the model's feature names (``df.iloc[i]``) as a one-row frame.
+
+    Any other Series is one column, as in every method.
+    """
+    names = getattr(model, "feature_names_in_", None)
+    if isinstance(X, pd.Series) and names is not None and len(names) > 1 \
+            and set(map(str, X.index)) == set(map(str, names)):
+        return row_as_frame(X, None)
+    return X
+
+
 def _described(model) -> dict:
     """What the values are, for code that reads them: the class and the kind of output."""
     return {"explained_class": model.explained_class,
@@ -144,6 +162,11 @@ def _lazy(request, model, name, options):
 
     X = request.X
     if isinstance(X, da.Array):
+        if any(np.isnan(c) for c in X.chunks[0]):
+            raise InvalidParameterError(
+                "X is a Dask array whose blocks have unknown numbers of rows, so the "
+                "predictions could not be indexed by row position; call "
+                "X.compute_chunk_sizes() first, or pass the Dask DataFrame it came from.")
         # a block of whole rows is a partition, predicted as the array it is
         names = list(options.pop("feature_names") or []) or None
         values = X.rechunk({1: -1}).map_blocks(

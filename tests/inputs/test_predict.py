@@ -113,3 +113,24 @@ def test_attrs_say_which_class_and_whether_a_probability():
     assert d.attrs == {"explained_class": "no", "probability": False}
     reg = LinearRegression().fit(X, X.a)
     assert ml.predict(reg, X).attrs == {"explained_class": None, "probability": False}
+
+
+def test_a_row_series_is_one_row_and_any_other_series_one_column():
+    X = _frame()[["a", "b"]]
+    reg = LinearRegression().fit(X, 3 * X.a - X.b)
+    row = ml.predict(reg, X.iloc[7])  # df.iloc[i], as shapley takes it
+    assert row.index.tolist() == [X.index[7]]
+    np.testing.assert_allclose(row, reg.predict(X.iloc[[7]]), atol=1e-12)
+    one = LinearRegression().fit(X[["a"]], 2 * X.a)
+    np.testing.assert_allclose(ml.predict(one, X["a"]), 2 * X["a"], atol=1e-12)
+
+
+def test_dask_array_with_unknown_block_lengths_is_refused_with_the_fix():
+    dd = pytest.importorskip("dask.dataframe")
+    X = _frame()[["a", "b"]]
+    reg = LinearRegression().fit(X, X.a)
+    blocks = dd.from_pandas(X, npartitions=3).to_dask_array()  # lengths unknown
+    with pytest.raises(ml.InvalidParameterError, match="compute_chunk_sizes"):
+        ml.predict(reg, blocks)
+    known = ml.predict(reg, blocks.compute_chunk_sizes(), feature_names=["a", "b"]).compute()
+    assert known.index.tolist() == list(range(len(X)))  # positions across the blocks

@@ -722,19 +722,25 @@ def test_the_model_leaves_the_compiling_child_its_core():
     if cores < 2:
         pytest.skip("one core: nothing to leave")
 
-    def openmp_threads():
-        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"}
+    def openmp_threads():  # per OpenMP runtime: torch and scikit-learn may load their own
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info()
+                if i["user_api"] == "openmp"}
 
     before = openmp_threads()
     assert before
+    if all(n < cores for n in before.values()):
+        pytest.skip("OpenMP already runs fewer threads than the cores (OMP_NUM_THREADS)")
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         with _leave_a_core([child]):
-            assert openmp_threads() == {max(1, min(max(before), cores - 1))}
+            inside = openmp_threads()
         assert openmp_threads() == before
     finally:
         child.kill()
         child.wait()
+    # every runtime below the cores the child leaves, none raised above its own count
+    assert inside == {lib: min(n, cores - 1) for lib, n in before.items()}
+    assert any(n == cores - 1 < before[lib] for lib, n in inside.items())
     with _leave_a_core([child]):  # a finished child holds no core
         assert openmp_threads() == before
 
@@ -765,3 +771,37 @@ def test_a_stale_kernel_cache_still_warms_the_kernels(tmp_path):
                          text=True, timeout=300,
                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_leaving_a_core_never_raises_a_count_the_user_lowered(monkeypatch):
+    """Two OpenMP runtimes (scikit-learn's and torch's) at 2 and 1 threads on 8 cores: the
+    limit is per runtime, so the one at 1 stays at 1 (one limit for all raised it to 2)."""
+    import os
+    import subprocess
+    import sys
+
+    torch = pytest.importorskip("torch")
+    from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: F401 (loads OpenMP)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from modellens.report._report import _leave_a_core
+
+    def openmp_threads():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info()
+                if i["user_api"] == "openmp"}
+
+    kept = torch.get_num_threads()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with threadpool_limits(limits=2, user_api="openmp"):
+            torch.set_num_threads(1)
+            before = openmp_threads()
+            if len(before) < 2:
+                pytest.skip("torch and scikit-learn share one OpenMP runtime here")
+            monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+            with _leave_a_core([child]):
+                assert openmp_threads() == before  # 7 free cores: nothing to lower or raise
+    finally:
+        torch.set_num_threads(kept)
+        child.kill()
+        child.wait()

@@ -31,7 +31,9 @@ class Inputs:
     model, X, y, target
         As given (``y`` cast to the classifier's labels).
     dataset : Dataset
-        ``X`` encoded once: the data summaries and predictions read it.
+        ``X`` encoded once for the data summaries and samples (the
+        predictions come from :func:`modellens.predict`, which encodes
+        ``X`` for the model itself).
     features : tuple of int
         Positions of the features whose effects are drawn.
     sample_index, explain_index, background_index : ndarray of int
@@ -105,7 +107,7 @@ def _frozen(a):
 def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background, grid,
                  max_features, target, random_state, progress, shapley_budget, holdout,
                  input_notes, unused_columns) -> Inputs:
-    """Encode ``X`` once, predict every row once, and draw the samples of the report."""
+    """Encode ``X`` for the summaries, predict every row once, and draw the report's samples."""
     from .._predict import predict
     from ..data import resolve_features
 
