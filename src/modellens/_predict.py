@@ -8,8 +8,9 @@ from typing import Any, overload
 import numpy as np
 import pandas as pd
 
-from .data import row_as_frame
-from .engine import DataPredictions, Plan, open_request, run
+from .data import as_pandas, row_as_frame
+from .engine import DataPredictions, Plan, is_dask_input, open_request
+from .engine._out_of_core import first_rows, row_partitions
 from ._validation import InvalidParameterError
 from .typing import DaskLike, DataLike, ModelLike, TargetSpec
 
@@ -17,14 +18,14 @@ __all__ = ["predict"]
 
 
 class _Predictions(Plan):
-    """Every row's prediction; out of core, each partition's predictions in order."""
+    """Every row's prediction."""
 
     def __init__(self, values: np.ndarray):
         self.at_data = DataPredictions(values)
-        self.shared_rows = [self.at_data] if values.shape[0] else []
+        self.shared_rows = [self.at_data]
 
     def reduce(self) -> np.ndarray:
-        return self.at_data.at() if self.shared_rows else np.empty(0)
+        return self.at_data.at()
 
 
 # Dask first: a Dask DataFrame is also a DataFrameLike.  Its lazy Series is untyped (Any).
@@ -118,21 +119,19 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     >>> p.attrs
     {'explained_class': 1, 'probability': True}
     """
-    X = _row_as_frame(model, X)
+    X = _row_as_frame(model, as_pandas(X))
+    if is_dask_input(X):
+        return _lazy(model, X, dict(
+            target=target, response_method=response_method, feature_names=feature_names,
+            chunk_size=chunk_size, n_jobs=n_jobs, progress=False))
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress)
-    name = request.model.output_name
-    if request.out_of_core:
-        # the schema's first rows: a model that cannot predict them fails here, not at compute
-        run(request.model, [_Predictions(request.dataset.values)], request.options)
-        return _lazy(request, model, name, dict(
-            target=target, response_method=response_method, feature_names=feature_names,
-            chunk_size=chunk_size, n_jobs=n_jobs, progress=False))
     (values,) = request.run(lambda values, part, mdl: [_Predictions(values)], desc="predict")
     frame = request.X
     index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None
-    out = pd.Series(np.asarray(values, dtype=float), index=index, name=name)
+    out = pd.Series(np.asarray(values, dtype=float), index=index,
+                    name=request.model.output_name)
     out.attrs.update(_described(request.model))
     return out
 
@@ -155,35 +154,36 @@ def _described(model) -> dict:
             "probability": model.explains_probability}
 
 
-def _lazy(request, model, name, options):
-    """A Dask Series of the predictions, each partition predicted where it lies."""
+def _lazy(model, X, options):
+    """A Dask Series of the predictions, each partition predicted where it lies.
+
+    The first rows are predicted here, in memory: a model that cannot predict
+    the data fails at the call, not at compute, and they give the output's
+    name.  Nothing else is read now (no pass over the table).
+    """
     import dask.array as da
     import dask.dataframe as dd
 
-    X = request.X
+    parts, X = row_partitions(X)
+    if isinstance(X, da.Array) and any(np.isnan(c) for c in X.chunks[0]):
+        raise InvalidParameterError(
+            "X is a Dask array whose blocks have unknown numbers of rows, so the "
+            "predictions could not be indexed by row position; call "
+            "X.compute_chunk_sizes() first, or pass the Dask DataFrame it came from.")
+    first = predict(model, first_rows(parts), **options)
     if isinstance(X, da.Array):
-        if any(np.isnan(c) for c in X.chunks[0]):
-            raise InvalidParameterError(
-                "X is a Dask array whose blocks have unknown numbers of rows, so the "
-                "predictions could not be indexed by row position; call "
-                "X.compute_chunk_sizes() first, or pass the Dask DataFrame it came from.")
         # a block of whole rows is a partition, predicted as the array it is
-        names = list(options.pop("feature_names") or []) or None
-        values = X.rechunk({1: -1}).map_blocks(
-            _predict_block, model, options, names, drop_axis=1, dtype=float,
-            meta=np.empty(0, dtype=float))
-        return dd.from_dask_array(values).rename(name)
-    options.pop("feature_names")
-    if X.ndim == 1:
-        X = X.to_frame()
-    meta = pd.Series(np.empty(0, dtype=float), name=name, index=X._meta.index)
+        values = da.map_blocks(_predict_block, X, model, options, drop_axis=1, dtype=float,
+                               meta=np.empty(0, dtype=float))
+        return dd.from_dask_array(values).rename(first.name)
+    meta = pd.Series(np.empty(0, dtype=float), name=first.name, index=X._meta.index)
     return X.map_partitions(_predict_partition, model, options, meta=meta)
 
 
-def _predict_block(block: np.ndarray, model, options, feature_names) -> np.ndarray:
+def _predict_block(block: np.ndarray, model, options) -> np.ndarray:
     if block.shape[0] == 0:
         return np.empty(0, dtype=float)
-    return predict(model, block, feature_names=feature_names, **options).to_numpy()
+    return predict(model, block, **options).to_numpy()
 
 
 def _predict_partition(part: pd.DataFrame, model, options) -> pd.Series:

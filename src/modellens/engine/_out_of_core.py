@@ -110,6 +110,21 @@ def partition_offsets(client, parts) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
 
 
+def first_rows(parts, n: int = _HEAD_ROWS):
+    """The first ``n`` rows of the first partition (of :func:`row_partitions`), computed.
+
+    Only that partition is read; an empty one is refused, since what the
+    request learns from these rows (the schema, the model's answer) would be
+    missing.
+    """
+    dask, _ = _import_dask()
+    head = dask.delayed(_first_rows)(parts[0], n).compute()
+    if len(head) == 0:
+        raise InvalidParameterError("the first partition of X has no rows; repartition it "
+                                    "(X.repartition(...)) so that every partition has data.")
+    return head
+
+
 def _first_rows(part, n):
     return part.iloc[:n] if hasattr(part, "iloc") else part[:n]
 
@@ -146,10 +161,7 @@ class OutOfCore:
         self.parts, X = row_partitions(X)
         frame = None if isinstance(X, da.Array) else X
         # the first rows of the first partition only (X.head warns when it is short)
-        head = dask.delayed(_first_rows)(self.parts[0], _HEAD_ROWS).compute()
-        if len(head) == 0:
-            raise InvalidParameterError("the first partition of X has no rows; repartition it "
-                                        "(X.repartition(...)) so that every partition has data.")
+        head = first_rows(self.parts)
         schema = Dataset.from_data(head, feature_names=feature_names)
         if frame is None:
             frame = dd.from_dask_array(X, columns=schema.feature_names)
