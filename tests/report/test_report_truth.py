@@ -732,7 +732,7 @@ def test_the_model_leaves_the_compiling_child_its_core():
         pytest.skip("OpenMP already runs fewer threads than the cores (OMP_NUM_THREADS)")
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        with _leave_a_core([child]):
+        with _leave_a_core(child):
             inside = openmp_threads()
         assert openmp_threads() == before
     finally:
@@ -741,7 +741,7 @@ def test_the_model_leaves_the_compiling_child_its_core():
     # every runtime below the cores the child leaves, none raised above its own count
     assert inside == {lib: min(n, cores - 1) for lib, n in before.items()}
     assert any(n == cores - 1 < before[lib] for lib, n in inside.items())
-    with _leave_a_core([child]):  # a finished child holds no core
+    with _leave_a_core(child):  # a finished child holds no core
         assert openmp_threads() == before
 
 
@@ -799,7 +799,7 @@ def test_leaving_a_core_never_raises_a_count_the_user_lowered(monkeypatch):
             if len(before) < 2:
                 pytest.skip("torch and scikit-learn share one OpenMP runtime here")
             monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
-            with _leave_a_core([child]):
+            with _leave_a_core(child):
                 assert openmp_threads() == before  # 7 free cores: nothing to lower or raise
     finally:
         torch.set_num_threads(kept)

@@ -488,6 +488,8 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
         p_max = max(p_max, feat_off[l + 1] - feat_off[l])
     d_max = _max_depth(depth, roots, t_lo, t_hi)
     n_blk = (n + block - 1) // block
+    # a typed zero: a literal 0 would compile the leaf kernels a second time, for Literal[int]
+    zero = np.int64(0)
     for b in prange(n_blk):
         Us = np.zeros((d_max + 1, block), np.int64)
         go = np.zeros((d_max + 1, block), np.int64)
@@ -495,7 +497,6 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
         q = np.empty(p_max + 2)
         r_ = np.empty(p_max + 2)
         local = np.zeros(p_max)
-        zero = np.int64(0)  # typed: a literal 0 compiles _leaf_game again
         lo = b * block
         nb = min(n, lo + block) - lo
         for k in range(t_lo, t_hi):

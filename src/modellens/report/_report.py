@@ -333,8 +333,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     shown = [s.key for s in SECTIONS if (sections is None or s.key in sections)
              and s.applies(inputs)]
     plan = _build_order(shown, by_key)
-    warming = _warm_tree_kernels(inputs, plan) if "shapley" in plan else {}
-    if "shapley" in warming and not any("shapley" in by_key[k].needs + by_key[k].uses
+    warming = _warm_tree_kernels(inputs, plan) if "shapley" in plan else None
+    if warming is not None and not any("shapley" in by_key[k].needs + by_key[k].uses
                                        for k in plan):
         # the kernels compile meanwhile: every other section first (the page order is fixed)
         plan = [k for k in plan if k != "shapley"] + ["shapley"]
@@ -350,10 +350,10 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         if options.progress:
             steps.set_postfix_str(key)
         t0 = time.perf_counter()
-        if key in warming:
-            _wait(warming.pop(key))
+        if key == "shapley" and warming is not None:
+            _wait(warming)
         view = MappingProxyType({k: found[k] for k in spec.needs + spec.uses if k in found})
-        with matplotlib.rc_context(_RC), _leave_a_core(list(warming.values())):
+        with matplotlib.rc_context(_RC), _leave_a_core(warming):
             section = spec.build(inputs, view)
         seconds = time.perf_counter() - t0
         say(f"{key}: {seconds:.1f} s")
@@ -430,7 +430,7 @@ _RC: dict = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9,
              "legend.fontsize": 9, "figure.titlesize": 9}
 
 
-def _warm_tree_kernels(inputs, plan) -> dict:
+def _warm_tree_kernels(inputs, plan):
     """Compile the tree kernels in a child process while the first sections run.
 
     On a fresh install the first TreeSHAP call compiles its numba kernels
@@ -441,8 +441,8 @@ def _warm_tree_kernels(inputs, plan) -> dict:
     while this process builds the data, quality, effects and interaction
     sections; the Shapley section waits for it and loads the cached kernels.
     The numbers do not change: the sections run in this process either way.
-    Returns ``{section key: child}`` (empty when nothing compiles); a child
-    per section measured no faster on 2 cores.
+    Returns the child, or None (a child per section measured no faster on 2
+    cores).
     """
     import os
     import pickle
@@ -453,13 +453,13 @@ def _warm_tree_kernels(inputs, plan) -> dict:
     from ._inputs import take_rows
 
     if tree_ensemble_name(inputs.model) is None or _kernels_cached():
-        return {}
+        return None
     try:
         payload = pickle.dumps((inputs.model, take_rows(inputs.X_explain, [0, 1][
             :len(inputs.explain_index)]), take_rows(inputs.X_background, [0, 1][
                 :inputs.background_index.size]), inputs.target))
     except Exception:  # a model that does not pickle: compile in the foreground as before
-        return {}
+        return None
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the folder holding modellens/
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
@@ -478,15 +478,15 @@ def _warm_tree_kernels(inputs, plan) -> dict:
         child.stdin.write(payload)
         child.stdin.close()
     except OSError:
-        return {}
-    return {"shapley": child}
+        return None
+    return child
 
 
-def _leave_a_core(children):
-    """Run the model with one OpenMP thread per core the compiling children leave free.
+def _leave_a_core(child):
+    """Run the model with one OpenMP thread fewer than the cores while ``child`` compiles.
 
     A model that calls OpenMP (HistGradientBoosting, XGBoost, LightGBM) would
-    otherwise run threads on the cores the children hold; OpenMP's threads
+    otherwise run a thread on the core the child holds; OpenMP's threads
     wait for the slowest one, so on 2 cores the demo's effects took 10.4 s
     instead of 2.1 s, and the whole report 16.8 s instead of 14.  Each OpenMP
     runtime keeps its own count, and none is raised (a count the user
@@ -497,14 +497,13 @@ def _leave_a_core(children):
     import contextlib
     import os
 
-    busy = sum(child.poll() is None for child in children)
-    if not busy:
+    if child is None or child.poll() is not None:
         return contextlib.nullcontext()
     from threadpoolctl import ThreadpoolController
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
-    free = max(1, cores - busy)
+    free = max(1, cores - 1)
     stack = contextlib.ExitStack()
     controller = ThreadpoolController()
     for lib in controller.select(user_api="openmp").lib_controllers:
