@@ -218,9 +218,8 @@ def _answer_chunk(skeleton: _Shipped, shared: dict, pieces):
     except Exception as exc:
         # Dask sends the exception back with the frames of this function only;
         # the model's own frames (the cause) travel in the message
-        if hasattr(exc, "add_note"):  # Python 3.11+ (3.10 keeps the worker's message only)
-            exc.add_note(f"Traceback on the Dask worker {_worker_address()}:\n"
-                         + "".join(traceback.format_exception(exc)).rstrip())
+        exc.add_note(f"Traceback on the Dask worker {_worker_address()}:\n"
+                     + "".join(traceback.format_exception(exc)).rstrip())
         raise
     condensed, offset = [], 0
     for seg, a, b in pieces:
