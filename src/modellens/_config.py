@@ -20,7 +20,7 @@ from typing import Any
 from ._validation import InvalidParameterError, check_int
 
 __all__ = ["config", "get_config", "Options", "resolve_options", "import_distributed",
-           "local_client", "ClusterStore"]
+           "local_client", "ClusterStore", "n_threads"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Options:
     chunk_size : int or None
         Model rows per call; None tunes the size on the model's speed.
     n_jobs : int
-        Chunks evaluated at once in threads (negative: cores + 1 + n_jobs).
+        ``n_jobs`` as given (see :func:`config`); :attr:`threads` is its count.
     progress : bool or None
         Show a tqdm bar; None shows one for long runs.
     client : object or None
@@ -48,6 +48,24 @@ class Options:
     progress: bool | None = None
     client: object = None
     store: object = None
+
+    @property
+    def threads(self) -> int:
+        """The threads ``n_jobs`` asks for: :func:`n_threads` of it."""
+        return n_threads(self.n_jobs)
+
+
+def n_threads(n_jobs: int | None) -> int:
+    """Threads of ``n_jobs``, scikit-learn's meaning: None is 1, -1 every core, -2 all but one.
+
+    The one reading of ``n_jobs`` in the library: the engine's chunk threads
+    and the tree kernels' numba threads both take this count.
+    """
+    if n_jobs is None:
+        return 1
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return max(1, n_jobs)
 
 
 _current = contextvars.ContextVar("modellens_config", default=Options())
@@ -127,8 +145,14 @@ def config(*, chunk_size: int | None = _UNSET, n_jobs: int | None = _UNSET,
     chunk_size : int or None
         Model rows per call (None: tuned on the model's speed, from 16,384
         rows up to a 64 MiB memory cap; the numbers do not depend on it).
-    n_jobs : int
-        Chunks evaluated at once in threads; -1 uses every core.
+    n_jobs : int or None
+        Threads, with scikit-learn's meaning: None (the default) is 1, a
+        positive number that many, -1 every core, -2 all but one
+        (``cores + 1 + n_jobs``); 0 is an error.  The same count everywhere:
+        the chunks of model rows evaluated at once, and the threads of the
+        compiled tree kernels (TreeSHAP, ``pdp(method="tree")``,
+        ``interactions(method="tree")``).  A function's own ``n_jobs=``
+        wins over the block's; None there means "not given".
     progress : bool or None
         tqdm progress bar: always, never, or None for runs of more than two
         million model rows.

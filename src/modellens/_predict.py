@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .data import as_pandas, row_as_frame
-from .engine import DataPredictions, Plan, is_dask_input, open_request
+from .engine import DataPredictions, Plan, open_request
 from .engine._out_of_core import first_rows, row_partitions
 from ._validation import InvalidParameterError
 from .typing import DaskLike, DataLike, ModelLike, TargetSpec
@@ -120,13 +120,13 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     {'explained_class': 1, 'probability': True}
     """
     X = _row_as_frame(model, as_pandas(X))
-    if is_dask_input(X):
-        return _lazy(model, X, dict(
-            target=target, response_method=response_method, feature_names=feature_names,
-            chunk_size=chunk_size, n_jobs=n_jobs, progress=False))
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress)
+                           progress=progress, dask="partitions")
+    if request.partitions is not None:
+        return _lazy(model, request.partitions, dict(
+            target=target, response_method=response_method, feature_names=feature_names,
+            chunk_size=chunk_size, n_jobs=n_jobs, progress=False))
     (values,) = request.run(lambda values, part, mdl: [_Predictions(values)], desc="predict")
     frame = request.X
     index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None

@@ -163,4 +163,4 @@ def test_front_door_resolves_everything_a_method_repeats():
     with pytest.raises(ml.InvalidParameterError, match="in memory"):
         request.require_in_memory("this option")
     with pytest.raises(ml.InvalidParameterError, match="Dask"):  # a method without plans
-        open_request(lambda D: D["a"], lazy, out_of_core=False)
+        open_request(lambda D: D["a"], lazy, dask="in_memory")

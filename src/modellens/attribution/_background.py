@@ -1,8 +1,8 @@
 """The background of a Shapley game: one rule for every algorithm.
 
 Rows passed as ``background`` are encoded with the explained rows (one
-schema); ``None`` or a count draws rows of ``X`` (seeded by
-``random_state``); a game that has a meaning without background (TreeSHAP's
+schema, by the front door ``engine.open_request``); ``None`` or a count
+draws rows of ``X`` (seeded by ``random_state``); a game that has a meaning without background (TreeSHAP's
 path-dependent game) takes ``None`` as "no background".
 """
 
@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from .._validation import InvalidParameterError, ModellensWarning
-from ..data import Dataset, encode_with, is_integer, sample_rows
+from ..data import sample_rows
 
-__all__ = ["DEFAULT_BACKGROUND", "encode_explained", "choose_background"]
+__all__ = ["DEFAULT_BACKGROUND", "choose_background"]
 
 #: Background rows drawn from ``X`` when ``background=None``.
 DEFAULT_BACKGROUND = 100
@@ -23,28 +21,11 @@ DEFAULT_BACKGROUND = 100
 NO_BACKGROUND = "none: the path-dependent game conditions on the trees' covers"
 
 
-def encode_explained(X, background, *, feature_names=None):
-    """The explained rows, and rows passed as background, encoded with one schema.
-
-    Returns ``(dataset, n, rows)``: the explained rows are ``dataset.values[:n]``;
-    ``rows`` the encoded background rows, or None when ``background`` is None
-    or a count (drawn later by :func:`choose_background`).
-    """
-    if background is None or is_integer(background):
-        dataset = Dataset.from_data(X, feature_names=feature_names)
-        return dataset, dataset.n_rows, None
-    if isinstance(background, bool) or np.isscalar(background):
-        raise InvalidParameterError(f"background must be rows (array or DataFrame) or a "
-                                    f"count, got {background!r}.")
-    dataset, n = encode_with(X, background, feature_names=feature_names)
-    return dataset, n, dataset.values[n:]
-
-
 def choose_background(dataset, n: int, background, rows, rng, *, optional: bool = False,
                       stacklevel: int = 3):
     """The background rows of a game and a sentence saying where they came from.
 
-    ``rows`` are the passed rows (from :func:`encode_explained`), else
+    ``rows`` are the passed rows (encoded with ``X`` by ``engine.open_request``), else
     ``background`` is None (up to :data:`DEFAULT_BACKGROUND` rows of ``X``, or
     no background when the game is ``optional`` about it) or a count.
     Warnings are issued with ``stacklevel`` (3: the caller of the function

@@ -19,12 +19,9 @@ from typing import overload
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float, check_random_state)
-from ..data import as_pandas_pair, encode_with, row_as_frame
-from ..engine import DataRows, Plan, Segment, is_dask_input, run
-from ..models import Model
+from ..engine import DataRows, Plan, Segment, open_request, run
 from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
 from .distributed import DistributedAttributions
@@ -335,30 +332,35 @@ class _LimePlan(Plan):
         return self.fits
 
 
-def _prepare(model, X, training_data, *, target, response_method, feature_names, discretize,
-             stacklevel=4):
-    # polars / pyarrow tables: converted once, here, for every step below
-    X, training_data = as_pandas_pair(X, training_data, other_name="training_data")
-    X = row_as_frame(X, training_data)
+def _open(model, X, training_data, *, target, response_method, feature_names, discretize,
+          options=None, dask="partitions", **given):
+    """The request of a LIME call: ``X`` and ``training_data`` through the front door."""
     if training_data is None:
         raise InvalidParameterError(
             "training_data is required: LIME samples perturbed rows from its statistics "
             "(means, standard deviations, quantile bins, level frequencies).")
     if discretize is not None:
         check_choice(discretize, "discretize", tuple(DISCRETIZERS))
-    dataset, n = encode_with(X, training_data, feature_names=feature_names,
-                             other_name="training_data")
-    if dataset.values.shape[0] - n < 2:
+    # the model is wrapped after the data are checked (its errors come second)
+    return open_request(model, X, reference=training_data, reference_name="training_data",
+                        target=target, response_method=response_method,
+                        feature_names=feature_names, options=options, dask=dask,
+                        wrap_model=False, **given)
+
+
+def _prepare(request, *, discretize, stacklevel=4):
+    """The encoded rows to explain, their sampler and the model of an in-memory request."""
+    dataset = request.dataset
+    if dataset.values.shape[0] - request.n_explained < 2:
         raise InvalidParameterError("training_data needs at least 2 rows to give statistics.")
-    Xe = dataset.values[:n]
+    Xe = request.explained
     if np.isnan(Xe).any():
         cols = [dataset.columns[j].name for j in np.flatnonzero(np.isnan(Xe).any(axis=0))]
         raise InvalidParameterError(f"X holds missing values in columns {cols}; LIME needs "
                                     "complete rows to explain.")
-    sampler = TabularSampler(dataset.values[n:], dataset.columns, discretize)
+    sampler = TabularSampler(request.reference, dataset.columns, discretize)
     _warn_unseen_levels(sampler, Xe, dataset.columns, stacklevel)
-    mdl = Model(model, dataset, target=target, response_method=response_method)
-    return dataset, Xe, sampler, mdl
+    return dataset, Xe, sampler, request.model
 
 
 def _warn_unseen_levels(sampler, Xe, columns, stacklevel):
@@ -550,14 +552,17 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
     >>> bool((attr.score > 0.999).all())
     True
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
     streams = RowStreams.draw(check_random_state(random_state))
-    settings = dict(training_data=training_data, num_features=num_features,
-                    num_samples=num_samples, kernel_width=kernel_width, discretize=discretize,
+    inputs = dict(training_data=training_data, target=target,
+                  response_method=response_method, feature_names=feature_names,
+                  discretize=discretize)
+    settings = dict(num_features=num_features, num_samples=num_samples,
+                    kernel_width=kernel_width, discretize=discretize,
                     feature_selection=feature_selection, sampling=sampling,
-                    stability=stability, stability_top_k=stability_top_k, target=target,
-                    response_method=response_method, feature_names=feature_names)
-    if is_dask_input(X):
+                    stability=stability, stability_top_k=stability_top_k)
+    request = _open(model, X, chunk_size=chunk_size, n_jobs=n_jobs, progress=progress,
+                    **inputs)
+    if request.partitions is not None:
         from .distributed import explain_partitions
 
         if stability is not None:
@@ -565,23 +570,21 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
                 "stability= repeats the explanation of rows in memory; for Dask data explain "
                 "a sample with it (X.sample(frac=...).compute()).")
         return explain_partitions(
-            X, partial(_lime_rows, model, settings), streams=streams, options=options,
-            feature_names=feature_names)
-    return _lime(model, X, streams=streams, options=options, stacklevel=4, **settings)
+            request.partitions, partial(_lime_rows, model, inputs, settings), streams=streams,
+            options=request.options, feature_names=feature_names)
+    return _lime(request, streams=streams, stacklevel=4, **settings)
 
 
-def _lime_rows(model, settings, X, streams, options) -> Attributions:
+def _lime_rows(model, inputs, settings, X, streams, options) -> Attributions:
     """One partition's rows (rows ``streams.start`` on of the table), as in memory."""
-    return _lime(model, X, streams=streams, options=options, stacklevel=4, **settings)
+    request = _open(model, X, options=options, **inputs)
+    return _lime(request, streams=streams, stacklevel=4, **settings)
 
 
-def _lime(model, X, *, training_data, num_features, num_samples, kernel_width, discretize,
-          feature_selection, sampling, stability, stability_top_k, target, response_method,
-          feature_names, streams, options, stacklevel) -> Attributions:
-    """LIME of the rows ``X`` (in memory); row ``i`` draws from ``streams``."""
-    dataset, Xe, sampler, mdl = _prepare(model, X, training_data, target=target,
-                                         response_method=response_method,
-                                         feature_names=feature_names, discretize=discretize,
+def _lime(request, *, num_features, num_samples, kernel_width, discretize, feature_selection,
+          sampling, stability, stability_top_k, streams, stacklevel) -> Attributions:
+    """LIME of a request's rows (in memory); row ``i`` draws from ``streams``."""
+    dataset, Xe, sampler, mdl = _prepare(request, discretize=discretize,
                                          stacklevel=stacklevel + 1)
     n, d = Xe.shape
     num_features, num_samples, width = check_budget(
@@ -596,7 +599,7 @@ def _lime(model, X, *, training_data, num_features, num_samples, kernel_width, d
     check_choice(sampling, "sampling", SAMPLINGS)
     plan = _LimePlan(sampler, Xe, streams, repeats, num_samples, width, num_features,
                      feature_selection, sampling=sampling)
-    (fits,) = run(mdl, [plan], options, desc="lime")
+    (fits,) = run(mdl, [plan], request.options, desc="lime")
     main = fits[0]
     warn_if_shrunk(main, stacklevel=stacklevel)
     subject = Subject(codes=Xe.copy(), feature_names=dataset.feature_names,
@@ -711,9 +714,9 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     True
     >>> ax = sweep.plot()
     """
-    dataset, Xe, sampler, mdl = _prepare(model, x, training_data, target=target,
-                                         response_method=response_method,
-                                         feature_names=feature_names, discretize=discretize)
+    request = _open(model, x, training_data, target=target, response_method=response_method,
+                    feature_names=feature_names, discretize=discretize, dask="in_memory")
+    dataset, Xe, sampler, mdl = _prepare(request, discretize=discretize)
     if Xe.shape[0] != 1:
         raise InvalidParameterError(f"lime_width_sweep explains one row; x has {Xe.shape[0]}.")
     d = Xe.shape[1]
@@ -723,7 +726,7 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
         np.asarray([check_positive_float(w, "widths") for w in np.atleast_1d(widths)])
     streams = RowStreams.draw(check_random_state(random_state))
     plan = _LimePlan(sampler, Xe, streams, 1, num_samples, default, k, feature_selection, keep=True)
-    run(mdl, [plan], resolve_options(None, None, None), desc="lime width sweep")
+    run(mdl, [plan], request.options, desc="lime width sweep")
     Z, y, distances = plan.kept[(0, 0)]
     fits = [fit_local(Z, y, exponential_kernel(distances, w), Z[0], k, feature_selection)
             for w in widths]

@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._config import resolve_options
 from .._validation import check_random_state
-from ..engine import Plan, run
+from ..engine import Plan, open_request, run
 from ..typing import ArrayLike, PredictFn, RandomStateLike, TargetSpec
 from ._games import RemovalGame
 from ._masking import ImageInput, TextInput
@@ -171,11 +170,13 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
     >>> round(float(attr.values[0].max()), 1)
     0.7
     """
+    request = open_request(predict_fn, text, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress, media=True)
     rep = TextInput(text, tokenizer)
     return _lime_media(predict_fn, rep, kind="text", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,
-                       target=target, options=resolve_options(chunk_size, n_jobs, progress))
+                       target=target, options=request.options)
 
 
 def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | None = None,
@@ -256,8 +257,10 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
     >>> attr.feature_names[int(np.argmax(attr.values[0]))]
     '0'
     """
+    request = open_request(predict_fn, image, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress, media=True)
     rep = ImageInput(image, segmentation, hide_color, random_state, segmentation_options)
     return _lime_media(predict_fn, rep, kind="image", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,
-                       target=target, options=resolve_options(chunk_size, n_jobs, progress))
+                       target=target, options=request.options)

@@ -9,14 +9,13 @@ from typing import overload
 
 import numpy as np
 
-from .._config import resolve_options
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice,
                            check_random_state)
-from ..data import as_pandas_pair, is_integer, row_as_frame
-from ..engine import is_dask_input, run
-from ..models import Model, tree_ensemble_name
+from ..data import is_integer
+from ..engine import open_request, run
+from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
-from ._background import DEFAULT_BACKGROUND, choose_background, encode_explained
+from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for)
@@ -278,7 +277,6 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
     >>> bool(np.array_equal(attr.values, ml.shapley(model, X[:3], **kw).values))
     True
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
     check_choice(algorithm, "algorithm", ALGORITHMS)
     check_choice(index, "index", ("shapley", "banzhaf"))
     rng = check_random_state(random_state)
@@ -287,7 +285,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
                     random_state=random_state)
-    if is_dask_input(X):
+    request = _open(model, X, settings, options=None, chunk_size=chunk_size, n_jobs=n_jobs,
+                    progress=progress)
+    if request.partitions is not None:
         from .distributed import explain_partitions
 
         if masker is not None or interactions:
@@ -298,51 +298,73 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
             # a background drawn from X would be drawn from each partition's rows
             settings["draw_background"] = False
         return explain_partitions(
-            X, partial(_explain_rows, model, settings), streams=RowStreams.draw(rng),
-            options=options, feature_names=feature_names)
-    return _explain(model, X, rng=rng, streams=None, options=options, n_jobs=n_jobs,
-                    stacklevel=5, **settings)
+            request.partitions, partial(_explain_rows, model, settings),
+            streams=RowStreams.draw(rng), options=request.options, feature_names=feature_names)
+    return _explain(request, rng=rng, streams=None, stacklevel=5, **settings)
+
+
+def _open(model, X, settings, *, options, **given):
+    """The request of a call through the front door: a text or image, or rows with the background."""
+    background = settings["background"]
+    media = settings["masker"] is not None or isinstance(X, str)
+    if not media and (isinstance(background, bool) or np.isscalar(background)) \
+            and not is_integer(background):
+        raise InvalidParameterError(f"background must be rows (array or DataFrame) or a "
+                                    f"count, got {background!r}.")
+    rows = None if background is None or is_integer(background) else background
+    # the model is wrapped once the game is known: a tree ensemble is read from its trees
+    return open_request(model, X, reference=None if media else rows,
+                        feature_names=None if media else settings["feature_names"],
+                        target=settings["target"], response_method=settings["response_method"],
+                        options=options, dask="partitions", media=media, wrap_model=False,
+                        **given)
 
 
 def _explain_rows(model, settings, X, streams, options) -> Attributions:
     """One partition's rows (rows ``streams.start`` on of the table), as in memory."""
-    return _explain(model, X, rng=None, streams=streams, options=options, n_jobs=options.n_jobs,
-                    stacklevel=5, **settings)
+    settings = dict(settings)
+    draw_background = settings.pop("draw_background", True)
+    request = _open(model, X, settings, options=options)
+    return _explain(request, rng=None, streams=streams, stacklevel=5,
+                    draw_background=draw_background, **settings)
 
 
-def _explain(model, X, *, background, algorithm, n_samples, n_permutations, target,
+def _explain(request, *, background, algorithm, n_samples, n_permutations, target,
              response_method, feature_names, masker, interactions, index, random_state, rng,
-             streams, options, n_jobs, stacklevel, draw_background=True) -> Attributions:
-    """The Shapley values of the rows ``X`` (in memory): game, estimator, one engine run.
+             streams, stacklevel, draw_background=True) -> Attributions:
+    """The Shapley values of a request's rows (in memory): game, estimator, one engine run.
 
     ``streams`` (None: drawn from ``rng`` once the background is drawn) seeds the
     sampling estimators row by row; ``stacklevel`` is that of the user's call.
     """
-    game = _game(model, X, masker=masker, background=background, algorithm=algorithm,
+    game = _game(request, masker=masker, background=background, algorithm=algorithm,
                  target=target, response_method=response_method, feature_names=feature_names,
                  interactions=interactions, index=index, budget_given=n_samples is not None
                  or n_permutations is not None, random_state=random_state, rng=rng,
                  draw_background=draw_background, stacklevel=stacklevel)
     if streams is None:
         streams = RowStreams.draw(rng)
+    options = request.options
     estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
                                               streams, interactions=interactions,
-                                              n_jobs=n_jobs, index=index,
+                                              n_threads=options.threads, index=index,
                                               stacklevel=stacklevel - 1)
     plan = ShapleyPlan(game, estimator)
     if isinstance(game, InterventionalGame):
         _warn_if_costly(plan, game.n_explained, game.background.shape[0],
                         game.diagnostics["background"],
-                        tree=tree_ensemble_name(model) is not None, stacklevel=stacklevel - 1)
+                        tree=tree_ensemble_name(request.raw_model) is not None,
+                        stacklevel=stacklevel - 1)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
     (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
     return _result(game, estimator, est, algorithm, budget, index)
 
 
-def _game(model, X, *, masker, background, algorithm, target, response_method, feature_names,
+def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
           interactions, index, budget_given, random_state, rng, draw_background, stacklevel):
     """The game of a request, with its background chosen by the one rule of ``._background``."""
-    if masker is not None or isinstance(X, str):
+    model, X = request.raw_model, request.X
+    if request.dataset is None:
         # one text or image: its words / superpixels are the players
         if background is not None or feature_names is not None or response_method != "auto" \
                 or interactions or index != "shapley":
@@ -354,10 +376,7 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
                                         "images take algorithm='exact', 'permutation', "
                                         "'kernel' or 'auto'.")
         return RemovalGame(model, masker.represent(X, random_state), target=target)
-    # polars / pyarrow tables: converted once, here, for every step below
-    X, background = as_pandas_pair(X, background, other_name="background")
-    X = row_as_frame(X, background)
-    dataset, n, rows = encode_explained(X, background, feature_names=feature_names)
+    dataset, n, rows = request.dataset, request.n_explained, request.reference
     ens = None
     if algorithm == "tree" or (algorithm == "auto" and not budget_given
                                and tree_ensemble_name(model) is not None):
@@ -382,18 +401,17 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
                                  stacklevel=stacklevel)
     if ens is not None:
         return TreeGame(ens, model, dataset, n, bg, note, target=target)
-    mdl = Model(model, dataset, target=target, response_method=response_method)
-    return InterventionalGame(mdl, dataset, n, bg, note)
+    return InterventionalGame(request.model, dataset, n, bg, note)
 
 
-def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions, n_jobs,
-               index, stacklevel):
+def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions,
+               n_threads, index, stacklevel):
     """The estimator of a game: ``(estimator, algorithm, budget)``."""
     if isinstance(game, TreeGame):
         # imported here: the tree kernels load numba, which only tree models need
         from .tree import TreeEstimator
 
-        return (TreeEstimator(game, interactions=interactions, n_jobs=n_jobs, index=index),
+        return (TreeEstimator(game, interactions=interactions, n_threads=n_threads, index=index),
                 "tree", None)
     d = game.n_players
     algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations)

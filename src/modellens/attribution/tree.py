@@ -35,15 +35,13 @@ classifier are the interventional values of ``predict_proba``: call
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager, nullcontext
-
 import numba
 import numpy as np
 from scipy.special import gammaln
 
 from .._validation import InvalidParameterError
 from ..models import _tree_kernels as K
+from ..models import kernel_threads
 from ..models._trees import TreeEnsemble
 from ._games import Estimate, TreeGame
 
@@ -346,58 +344,24 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
 class TreeEstimator:
     """TreeSHAP on a :class:`~._games.TreeGame`: the trees answer, no model rows.
 
-    ``n_jobs`` sets numba's threads for this call (see :func:`_threads`: no
-    other thread's count changes); ``index`` is ``"shapley"`` or ``"banzhaf"``.
+    ``n_threads`` (the count of the request's ``n_jobs``) sets numba's threads
+    for this call (see :func:`~modellens.models.kernel_threads`: no other
+    thread's count changes); ``index`` is ``"shapley"`` or ``"banzhaf"``.
     """
 
     segments = ()
     n_coalitions = 0
     dof = None
 
-    def __init__(self, game, *, interactions: bool = False, n_jobs: int | None = None,
+    def __init__(self, game, *, interactions: bool = False, n_threads: int = 1,
                  index: str = "shapley"):
         if not isinstance(game, TreeGame):
             raise InvalidParameterError("algorithm='tree' explains tree ensembles only.")
-        self.interactions, self.n_jobs, self.index = bool(interactions), n_jobs, index
+        self.interactions, self.n_threads, self.index = bool(interactions), n_threads, index
 
     def estimate(self, game) -> Estimate:
-        with _threads(self.n_jobs):
+        with kernel_threads(self.n_threads):
             values, base, fx, inter = tree_values(game.ensemble, game.X, game.background,
                                                   interactions=self.interactions,
                                                   index=self.index)
         return Estimate(values, None, base, fx, inter)
-
-
-_WORKQUEUE_LOCK = threading.Lock()
-
-
-@contextmanager
-def _threads(n_jobs):
-    """Run the kernels on ``n_jobs`` threads, with no effect outside the calling thread.
-
-    numba's thread count is thread-local (``numba.set_num_threads`` sets it
-    for the calling thread only, and its parallel regions read it there), so
-    setting and restoring it here cannot change the threads of a call made
-    at the same time from another thread.  numba's ``workqueue`` threading
-    layer, its fallback where neither OpenMP nor TBB is installed, cannot
-    run two parallel regions at once: there the calls take turns on a lock.
-    """
-    lock = _WORKQUEUE_LOCK if _layer() == "workqueue" else nullcontext()
-    with lock:
-        if n_jobs is None:
-            yield
-            return
-        before = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)))
-        try:
-            yield
-        finally:
-            numba.set_num_threads(before)
-
-
-def _layer():
-    """numba's threading layer; ``"workqueue"`` until one has been chosen (the safe guess)."""
-    try:
-        return numba.threading_layer()
-    except ValueError:  # no parallel region has run yet
-        return "workqueue"

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_level, is_integer, user_stacklevel)
-from ..engine import open_request, run
+from ..engine import open_request
 from ..engine._out_of_core import feature_sample
 from ..models import ModelError
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
@@ -261,9 +261,10 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                                          fd_step=fd_step, min_points=min_points,
                                          confidence=confidence, empty_bins=empty_bins))
 
-    plan = DerivativePlan(mdl, dataset.values, feats, gradient=gradient, fd_step=fd_step,
-                          names=names)
-    ((derivatives, backend),) = run(mdl, [plan], request.options, desc="dale gradients")
+    ((derivatives, backend),) = request.run(
+        lambda values, part, model: [DerivativePlan(model, values, feats, gradient=gradient,
+                                                    fd_step=fd_step, names=names)],
+        desc="dale gradients")
     # derivatives are feature-major: each feature's local effects are one contiguous row,
     # kept by its effect for re-binning without a copy.  The feature columns are read
     # through transposed copies of a few at a time: reading the columns of a wide matrix

@@ -12,7 +12,7 @@ import pandas as pd
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state, is_integer)
 from ..engine import DataRows, Plan, open_request, run
-from ..models import tree_ensemble_name
+from ..models import kernel_threads, tree_ensemble_name
 from ..typing import DataLike, FeatureSpec, ModelLike, RandomStateLike, TargetSpec
 from ._hstat import BlockRows, Groups, h_statistics, settings_of, strongest_pairs
 from .interactions_result import PAIR_COLUMNS, Interactions
@@ -191,7 +191,7 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     # the statistics need every sampled row at once: no out-of-core form
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, allow_pairs=False, out_of_core=False)
+                           progress=progress, allow_pairs=False, dask="in_memory")
     dataset, feats, mdl = request.dataset, request.features, request.model
     if dataset.n_features < 2:
         raise InvalidParameterError(
@@ -210,7 +210,8 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         from ._interactions_tree import tree_statistics
 
         ens, output = tree
-        overall, pairwise = tree_statistics(ens, dataset, base, groups, feats, pair_request)
+        with kernel_threads(request.options.threads):  # n_jobs' threads, as every kernel
+            overall, pairwise = tree_statistics(ens, dataset, base, groups, feats, pair_request)
         n_model_rows, used = 0, "tree"
     else:
         output = mdl.output_name

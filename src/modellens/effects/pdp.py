@@ -6,9 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._config import resolve_options
 from .._validation import InvalidParameterError, check_choice, is_integer
-from ..data import Dataset, as_pandas, resolve_features, sample_rows
+from ..data import Dataset, sample_rows
 from ..engine import GridRows, Plan, open_request, run
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec, pair_specs
@@ -161,10 +160,10 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     """
     check_choice(method, "method", ("brute", "tree"))
     if method == "tree":
-        resolve_options(chunk_size, n_jobs, progress)  # validated all the same
         return _tree_pdp(model, X, features, grid=grid, ice=ice, center=center, sample=sample,
                          target=target, response_method=response_method,
-                         feature_names=feature_names)
+                         feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                         progress=progress)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress)
@@ -365,7 +364,7 @@ class _TreePDPlan(_PDPlan):
 
 
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
-              feature_names):
+              feature_names, **options):
     """:func:`pdp` with ``method="tree"``."""
     from ..models._trees import output_column, tree_ensemble, unfit_data
     if ice or sample is not None:
@@ -377,15 +376,16 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
             "method='tree' reads the trees' raw output (response_method='auto'); use "
             "method='brute' for another response.")
     ens = tree_ensemble(model)
-    X = as_pandas(X)  # polars / pyarrow: once, before the model's column names are checked
-    dataset = Dataset.from_data(X, feature_names=feature_names)
+    # the trees answer: no model rows, so the model is not wrapped
+    request = open_request(model, X, features, feature_names=feature_names, dask="in_memory",
+                           wrap_model=False, **options)
+    dataset, X = request.dataset, request.X
     why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
     col, negate, output = output_column(ens, model, target)
     one = ens.select(col, negate=negate)
-    feats = resolve_features(dataset, features)
     plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
-             for feat in feats]
-    # the plans need no model rows: run() only reduces them
-    return Effects(run(None, plans, desc="pdp (tree)"))
+             for feat in request.features]
+    # the plans need no model rows: run() only reduces them (on n_jobs' threads)
+    return Effects(run(None, plans, request.options, desc="pdp (tree)"))

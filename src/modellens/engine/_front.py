@@ -1,63 +1,111 @@
-"""The front door every public method shares: options, inputs, features, routing.
+"""The front door every public function shares: options, inputs, features, routing.
 
-A public method calls :func:`open_request` once with what the user passed,
-decides its design from ``request.dataset`` (or, out of core, from
-``request.table``), and runs its plans with :meth:`Request.run`, which routes
-them in memory (one engine pass) or over the partitions of Dask data (the
-same plan classes, summarised and merged), so no method tests for Dask input
-itself::
+A public function calls :func:`open_request` once with what the user passed.
+The door validates and resolves the execution options (``ml.config`` plus
+the call's keywords, one meaning of ``n_jobs``), encodes ``X`` and any
+reference table (``background=``, ``training_data=``) under ONE schema,
+wraps the model, resolves the features, and picks where the request runs:
+
+* in memory: ``request.dataset`` holds the rows (the explained rows first,
+  ``request.reference`` the reference rows after them);
+* out of core (``dask="out_of_core"``, the effects): ``request.table`` reads
+  a Dask table's partitions where they lie, and :meth:`Request.run` runs the
+  same plans per partition (summarised and merged);
+* partition by partition (``dask="partitions"``, the local attributions and
+  ``ml.predict``): ``request.partitions`` is the Dask input, which the method
+  explains by its in-memory call on each partition's rows, each opening its
+  own request through this door with the partition's ``options``;
+* on a cluster: ``options.client``, which :meth:`Request.run` hands to the
+  engine.
+
+So no method tests for Dask input itself::
 
     request = open_request(model, X, features, target=target, chunk_size=chunk_size, ...)
     plans_for = lambda values, part, model: [MyPlan(design, values) for design in designs]
     return Effects(request.run(plans_for, desc="my method"))
+
+Texts and images (``media=True``) pass the door for their options only: their
+removal games wrap the ``predict_fn`` themselves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numpy as np
 
 from .._config import Options, resolve_options
-from .._validation import InvalidParameterError
-from ..data import Dataset, as_pandas, resolve_features
-from ..models import Model, prepare
+from .._validation import InvalidParameterError, check_choice
+from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
+from ..models import Model
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run
 
 __all__ = ["Request", "open_request"]
 
 
-@dataclass
+DASK_MODES = ("out_of_core", "partitions", "in_memory")
+
+
 class Request:
     """One public call's prepared inputs.
 
     Attributes
     ----------
-    dataset : Dataset
-        The data (in memory), or the schema of the whole table with its first
-        rows as ``values`` (out of core).
-    model : Model
-        The wrapped model.
+    dataset : Dataset or None
+        The data (in memory: the explained rows, then the reference rows), or
+        the schema of the whole table with its first rows as ``values`` (out
+        of core); None for a text or image, and for Dask data explained
+        partition by partition.
+    model : Model or None
+        The wrapped model, built when first read (None where ``dataset`` is).
+    raw_model : object
+        The user's model as given (a tree ensemble is read from it).
     features : list
         The requested features: column positions, and pairs of them.
     options : Options
         The resolved execution options.
     table : OutOfCore or None
-        The Dask input, when ``X`` is one.
+        The Dask input, when ``X`` is one and the method summarises.
+    partitions : Dask collection or None
+        The Dask input, when the method explains it partition by partition.
     X : object
         ``X`` as the method reads it: a polars or pyarrow table converted to
-        pandas (once, here), anything else as given.
+        pandas (once, here), a one-row Series as a one-row frame when a
+        reference frame is given, anything else as given.
+    n_explained : int
+        Rows of ``dataset`` that are ``X``'s (0 for a text, an image or Dask data).
     """
 
-    dataset: Dataset
-    model: Model
-    features: list
-    options: Options
-    table: OutOfCore | None = None
-    X: object = None
+    def __init__(self, dataset, raw_model, features, options, *, table=None, partitions=None,
+                 X=None, n_explained=0, target=None, response_method="auto"):
+        self.dataset, self.raw_model, self.features, self.options = (dataset, raw_model,
+                                                                     features, options)
+        self.table, self.partitions, self.X, self.n_explained = table, partitions, X, n_explained
+        self._target, self._response_method = target, response_method
+        self._model: Model | None = None
+
+    @property
+    def model(self) -> Model | None:
+        if self._model is None and self.dataset is not None:
+            self._model = Model(self.raw_model, self.dataset, target=self._target,
+                                response_method=self._response_method)
+        return self._model
 
     @property
     def out_of_core(self) -> bool:
         return self.table is not None
+
+    @property
+    def explained(self) -> np.ndarray:
+        """The encoded rows of ``X`` (in memory)."""
+        assert self.dataset is not None
+        return self.dataset.values[:self.n_explained]
+
+    @property
+    def reference(self) -> np.ndarray | None:
+        """The encoded reference rows (``background=`` / ``training_data=``), or None."""
+        if self.dataset is None or self.dataset.n_rows == self.n_explained:
+            return None
+        return self.dataset.values[self.n_explained:]
 
     def run(self, plans_for, *, desc: str = "modellens") -> list:
         """Each plan's result.
@@ -73,36 +121,83 @@ class Request:
             not the request.
         """
         if self.table is None:
+            assert self.dataset is not None, "a request of Dask partitions runs per partition"
             return run(self.model, plans_for(self.dataset.values, None, self.model),
                        self.options, desc=desc)
         return self.table.run(self.model, plans_for, desc=desc)
 
     def require_in_memory(self, what: str):
         """Refuse out-of-core data for an option that needs every row at once."""
-        if self.table is not None:
+        if self.table is not None or self.partitions is not None:
             raise InvalidParameterError(
                 f"{what} needs the data in memory; for Dask data pass a pandas sample of it, "
                 "e.g. X.sample(frac=...).compute().")
 
 
-def open_request(model, X, features=None, *, target=None, response_method: str = "auto",
-                 feature_names=None, chunk_size=None, n_jobs=None, progress=None,
-                 allow_pairs: bool = True, out_of_core: bool = True) -> Request:
-    """Resolve the options, prepare data and model, and resolve the features.
+def open_request(model, X, features=None, *, reference=None,
+                 reference_name: str = "background", target=None,
+                 response_method: str = "auto", feature_names=None, chunk_size=None,
+                 n_jobs=None, progress=None, options: Options | None = None,
+                 allow_pairs: bool = True, dask: str = "out_of_core", media: bool = False,
+                 wrap_model: bool = True) -> Request:
+    """Resolve the options, encode the data with one schema, wrap the model, route.
 
-    ``X`` may be a Dask collection when ``out_of_core`` (the method's plans
-    summarise); the request then reads its partitions where they are.
+    Parameters
+    ----------
+    reference : rows, optional
+        A reference table read with ``X`` (``background=``, ``training_data=``):
+        encoded with ``X`` under one schema (levels seen in either get a
+        code), after ``X``'s rows; ``reference_name`` is its name in errors.
+    options : Options, optional
+        Options resolved already (a partition's, set by its driver); else
+        ``chunk_size``, ``n_jobs`` and ``progress`` over ``ml.config``.
+    dask : {"out_of_core", "partitions", "in_memory"}
+        What a Dask ``X`` gives: a table whose plans summarise per partition
+        (``request.table``), partitions the method explains one by one with
+        its in-memory call (``request.partitions``), or an error saying to
+        pass the rows in memory.
+    media : bool
+        ``X`` is a text or an image: options only (no dataset, no model).
+    wrap_model : bool
+        False builds the :class:`~modellens.models.Model` when
+        ``request.model`` is first read (a tree ensemble read from its trees
+        needs none).
     """
-    options = resolve_options(chunk_size, n_jobs, progress)
+    check_choice(dask, "dask", DASK_MODES)
+    options = resolve_options(chunk_size, n_jobs, progress) if options is None else options
+    if media:
+        if is_dask_input(X):
+            raise InvalidParameterError("texts and images are explained one at a time, in "
+                                        "memory; a Dask collection is not a text or an image.")
+        return Request(None, model, [], options, X=X)
     X = as_pandas(X)
-    table = None
-    if out_of_core and is_dask_input(X):
-        table = OutOfCore(X, feature_names, options)
-        dataset, mdl = prepare(model, table.schema, target=target,
-                               response_method=response_method)
+    if is_dask_input(X):
+        if dask == "partitions":
+            return Request(None, model, [], options, partitions=X, target=target,
+                           response_method=response_method)
+        if dask == "out_of_core":
+            table = OutOfCore(X, feature_names, options)
+            request = Request(table.schema, model, [], options, table=table, X=X,
+                              target=target, response_method=response_method)
+            if wrap_model:
+                request.model  # noqa: B018 - a bad target or response is an error here
+            request.features = resolve_features(table.schema, features,
+                                                allow_pairs=allow_pairs)
+            return request
+        raise InvalidParameterError(
+            "this method needs the data in memory; for Dask data pass a pandas sample of it, "
+            "e.g. X.sample(frac=...).compute().")
+    if reference is None:
+        dataset = Dataset.from_data(X, feature_names=feature_names)
+        n = dataset.n_rows
     else:
-        dataset, mdl = prepare(model, X, target=target, response_method=response_method,
-                               feature_names=feature_names)
-    feats = resolve_features(dataset, features, allow_pairs=allow_pairs)
-    return Request(dataset, mdl, feats, options, table, X)
-
+        X, reference = as_pandas_pair(X, reference, other_name=reference_name)
+        X = row_as_frame(X, reference)
+        dataset, n = encode_with(X, reference, feature_names=feature_names,
+                                 other_name=reference_name)
+    request = Request(dataset, model, [], options, X=X, n_explained=n, target=target,
+                      response_method=response_method)
+    if wrap_model:
+        request.model  # noqa: B018 - a bad target or response is an error here
+    request.features = resolve_features(dataset, features, allow_pairs=allow_pairs)
+    return request

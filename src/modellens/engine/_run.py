@@ -10,11 +10,11 @@ pass, whose chunks are capped in bytes and sized on the model's speed.
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from .._config import Options, resolve_options
+from ..models import kernel_threads
 from ._chunks import chunk_rows
 from ._chunks import chunks as _chunks
 from ._dask import evaluate_on_client
@@ -34,9 +34,14 @@ def run(model: ModelLike | None, plans, options: Options | None = None, *,
 
     The plans' shared rows (:class:`~._plan.SharedRows`) are merged by key and
     evaluated first, then every plan's own segments, in the order given;
-    ``model`` may be None when no plan has rows.
+    ``model`` may be None when no plan has rows.  The reductions run the
+    compiled kernels (TreeSHAP, the trees' partial dependence) on the
+    threads ``options.n_jobs`` asks for, as the chunks do.
     """
-    return [plan.reduce() for plan in _evaluate_plans(model, plans, options, desc)]
+    options = resolve_options() if options is None else options
+    plans = _evaluate_plans(model, plans, options, desc)
+    with kernel_threads(options.threads):
+        return [plan.reduce() for plan in plans]
 
 
 def summarise(model: ModelLike, plans, options: Options | None = None, *,
@@ -50,12 +55,6 @@ def _evaluate_plans(model, plans, options, desc):
     evaluate(model, share_rows(plans) + [seg for plan in plans for seg in plan.segments],
              options, desc=desc)
     return plans
-
-
-def _n_threads(n_jobs: int) -> int:
-    if n_jobs < 0:
-        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
-    return max(1, n_jobs)
 
 
 def evaluate(model: ModelLike | None, segments, options: Options | None = None, *, desc: str = "modellens"):
@@ -85,7 +84,7 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
             seg._finish()
         return segments
     assert model is not None, "segments with rows need a model"  # only row-less runs pass None
-    n_jobs = _n_threads(options.n_jobs)
+    n_jobs = options.threads
     sizers = {}
     for seg in segments:
         key = seg.call_key()

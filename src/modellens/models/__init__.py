@@ -9,6 +9,7 @@ from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, prepare, tree_ensemble_name
 from ._inputs import InputModel
+from ._threads import kernel_threads
 
 __all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name", "is_jax_function", "InputModel",
-           "is_torch_module", "import_torch"]
+           "is_torch_module", "import_torch", "kernel_threads"]
