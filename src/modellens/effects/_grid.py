@@ -8,6 +8,7 @@ import numpy as np
 from .._validation import InvalidParameterError
 
 from ..data import Dataset, is_integer
+from ..engine import DISTINCT_LIMIT, grid_points, summarise_values
 
 
 #: Grid points (PD, M-plots) or bins (ALE, DALE) per feature when none are given.
@@ -51,7 +52,8 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
     spec : int or array-like
         An int ``G`` gives ``G`` evenly spaced points over the observed range
         of a numeric feature, or its distinct values when it has at most
-        ``G`` of them; categorical features get one point per observed level.
+        ``G`` of them (:func:`modellens.engine.grid_points`, which Dask data
+        use too); categorical features get one point per observed level.
         An array gives the points (labels for categorical features).
     data : ndarray, optional
         The column's non-missing values (computed when omitted).
@@ -71,10 +73,12 @@ def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = No
     if is_integer(spec):
         if spec < 2:
             raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-        if col.is_categorical or dataset.n_unique(j) <= spec:
+        if col.is_categorical:
             values = np.unique(x)
         else:
-            values = np.linspace(x.min(), x.max(), int(spec))
+            # the design step of Dask data reads the same summary (engine._design)
+            values = grid_points(summarise_values(x, max(DISTINCT_LIMIT, int(spec))), int(spec),
+                                 name=col.name)
         return values, dataset.labels(j, values)
     return explicit_grid(dataset, j, spec)
 

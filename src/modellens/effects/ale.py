@@ -11,7 +11,8 @@ import numpy as np
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_level, is_integer, user_stacklevel)
 from ..data import Dataset
-from ..engine import DataPredictions, GridRows, Plan, compact_index, open_request
+from ..engine import (DataPredictions, GridRows, Plan, compact_index, count_quantile_edges,
+                      open_request)
 from ..engine._out_of_core import feature_sample
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._categorical import level_order, level_orders_out_of_core
@@ -50,7 +51,8 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         effects are averaged.  Dask data (out of core): numeric features are
         binned (``max_discrete`` does not apply), quantile edges from Dask's
         approximate quantiles (within about 0.1% of the data of their exact
-        place); categorical and text features are ordered as in memory from
+        place; exact, from the values' counts, for a feature of at most 256
+        distinct values); categorical and text features are ordered as in memory from
         per-level statistics merged over the partitions; pairs too;
         ``feature_values`` a sample of 10,000.
     features : name, index, or list of them, optional
@@ -456,10 +458,14 @@ class _OutOfCoreAxes:
                 quantile.setdefault(int(spec), []).append(j)
             else:
                 self._axes[(j, key)] = self._binned(j, check_edges(spec, col.name))
+        summaries = self.table.column_summaries(
+            sorted({j for cols in quantile.values() for j in cols})) if quantile else {}
         for n_bins, cols in quantile.items():
             edges, _ = self.table.quantile_edges(cols, n_bins)
             for j, z in zip(cols, edges):
-                self._axes[(j, n_bins)] = self._binned(j, z)
+                # few distinct values: the exact edges of data in memory, from their counts
+                exact = count_quantile_edges(summaries[j], n_bins)
+                self._axes[(j, n_bins)] = self._binned(j, z if exact is None else exact)
         levels = sorted({j for j in singles if self.dataset.columns[j].is_categorical})
         if levels:
             orders = level_orders_out_of_core(self.table, levels)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_level, is_integer, user_stacklevel)
-from ..engine import open_request
+from ..engine import count_quantile_edges, open_request
 from ..engine._out_of_core import feature_sample
 from ..models import ModelError
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
@@ -291,7 +291,8 @@ def _dale_out_of_core(request, feats, specs, names, *, gradient, fd_step, min_po
                       confidence, empty_bins):
     """DALE of Dask data: the derivative plan on every partition, its bins merged.
 
-    Bins are ``int`` (Dask's approximate quantiles), edges, or ``"auto"``
+    Bins are ``int`` (Dask's approximate quantiles; the exact edges of data
+    in memory for a feature of few distinct values), edges, or ``"auto"``
     (candidate edges from the approximate quantiles and the range; the
     partition chosen from the merged moments of the local effects between
     them).  Finite differences step by ``fd_step`` times each feature's
@@ -308,9 +309,13 @@ def _dale_out_of_core(request, feats, specs, names, *, gradient, fd_step, min_po
             by_count.setdefault(spec, []).append(c)
         else:
             bins[c] = spec
+    summaries = table.column_summaries(feats) if by_count else {}
     for n_bins, group in by_count.items():
         edges, _ = table.quantile_edges([feats[c] for c in group], n_bins)
         for c, z in zip(group, edges):
+            # few distinct values: the exact edges of data in memory, from their counts
+            exact = count_quantile_edges(summaries[feats[c]], n_bins)
+            z = z if exact is None else exact
             if isinstance(specs[c], str):
                 z = np.unique(np.concatenate([z, np.linspace(z[0], z[-1], n_bins + 1)]))
             bins[c] = z

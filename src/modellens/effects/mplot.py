@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, is_integer, user_stacklevel
-from ..engine import DataPredictions, Plan, open_request
+from ..engine import DISTINCT_LIMIT, DataPredictions, Plan, few_values, open_request
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, TargetSpec
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec
 from .binning import Moments, bin_index
@@ -235,7 +235,8 @@ def _hoods_out_of_core(request, grid) -> list:
     """Neighbourhoods from whole-table facts (Dask data): levels, or approximate quantile bins.
 
     A categorical feature takes its observed levels; a numeric one ``grid=int``
-    bins between Dask's approximate quantiles (a boolean: its two values).
+    of no more distinct values than points one neighbourhood per value (as
+    in memory), else bins between Dask's approximate quantiles.
     """
     dataset, table = request.dataset, request.table
     out: list[_Hoods | None] = [None] * len(request.features)
@@ -256,15 +257,24 @@ def _hoods_out_of_core(request, grid) -> list:
                                         "numeric features: the neighbourhoods are quantile "
                                         "bins.")
         numeric.append((c, j, int(spec)))
+    # a numeric feature of no more values than points: a neighbourhood per value, as in
+    # memory (the same column summary; a boolean's two values among them)
+    most = max([b for _, _, b in numeric], default=0)
+    summaries = table.column_summaries([j for _, j, _ in numeric], max(DISTINCT_LIMIT, most)) \
+        if numeric else {}
+    binned = []
+    for c, j, n_bins in numeric:
+        points = few_values(summaries[j], n_bins)
+        if points is None:
+            binned.append((c, j, n_bins))
+        else:
+            out[c] = _Hoods("levels", dataset.labels(j, points), points=points)
+    numeric = binned
     for n_bins in sorted({b for _, _, b in numeric}):
         group = [(c, j) for c, j, b in numeric if b == n_bins]
         edges, (q, asked) = table.quantile_edges([j for _, j in group], n_bins)
         for k, (c, j) in enumerate(group):
-            z = edges[k]
-            if dataset.columns[j].is_boolean:
-                # one neighbourhood per value (quantile edges [0, 1] made one bin of both)
-                z = np.array([-0.5, 0.5, 1.5])
-            out[c] = _Hoods("quantiles", edges=z, quantiles=(asked, q[:, k]))
+            out[c] = _Hoods("quantiles", edges=edges[k], quantiles=(asked, q[:, k]))
     return out
 
 

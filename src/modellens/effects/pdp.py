@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset, sample_rows
-from ..engine import GridRows, Plan, open_request, run
+from ..engine import DISTINCT_LIMIT, GridRows, Plan, grid_points, open_request, run
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec, pair_specs
 from .result import Effect, Effects
@@ -208,9 +208,11 @@ def _pd_axes(dataset: Dataset, feat, grid):
 def _pd_axes_out_of_core(request, grid):
     """:func:`_pd_axes` of every feature from whole-table facts (Dask data).
 
-    An int gives evenly spaced points from the exact minimum to the maximum
-    (a boolean: its two values), or every observed level of a categorical
-    feature; explicit points are taken as they are.
+    An int gives the grid of data in memory, from the same column summary
+    (``engine.grid_points``: the distinct values when there are no more than
+    the points asked, else evenly spaced points from the exact minimum to the
+    maximum), or every observed level of a categorical feature; explicit
+    points are taken as they are.
     """
     dataset, table = request.dataset, request.table
     wanted = []
@@ -221,7 +223,8 @@ def _pd_axes_out_of_core(request, grid):
         wanted.append(list(zip(cols, specs)))
     numeric = sorted({j for axes in wanted for j, s in axes
                       if is_integer(s) and not dataset.columns[j].is_categorical})
-    ends = table.quantiles(numeric, [0.0, 1.0])[0] if numeric else None
+    most = max([int(s) for axes in wanted for _, s in axes if is_integer(s)], default=0)
+    summaries = table.column_summaries(numeric, max(DISTINCT_LIMIT, most)) if numeric else {}
     out = []
     for axes in wanted:
         built = []
@@ -234,13 +237,8 @@ def _pd_axes_out_of_core(request, grid):
                 raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
             if col.is_categorical:
                 values = table.observed[j]
-            else:
-                c = numeric.index(j)
-                assert ends is not None  # j is one of the numeric columns
-                low, high = ends[0, c], ends[-1, c]
-                # the model sees a boolean's False or True only
-                values = np.unique([low, high]) if col.is_boolean else \
-                    np.linspace(low, high, int(spec))
+            else:  # the in-memory grid's rule, on the same summary (a boolean: its values)
+                values = grid_points(summaries[j], int(spec), name=col.name)
             built.append((values, dataset.labels(j, values)))
         out.append(built)
     return out

@@ -167,8 +167,9 @@ def open_request(model, X, features=None, *, reference=None,
     options = resolve_options(chunk_size, n_jobs, progress) if options is None else options
     if media:
         if is_dask_input(X):
-            raise InvalidParameterError("texts and images are explained one at a time, in "
-                                        "memory; a Dask collection is not a text or an image.")
+            raise InvalidParameterError(
+                "a Dask collection is a table, not a text or an image: Dask data are explained "
+                "row by row as tables (no masker=); texts and images are explained in memory.")
         return Request(None, model, [], options, X=X)
     X = as_pandas(X)
     if is_dask_input(X):

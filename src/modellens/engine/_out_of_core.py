@@ -43,6 +43,7 @@ from .._validation import InvalidParameterError
 from ..data import Dataset, Column
 from ._dask import (RESHIP_ATTEMPTS, lost_on_cluster, open_shipped, pieces_lost,
                     resolve_client, ship)
+from ._design import DISTINCT_LIMIT, merge_summaries, summarise_values
 from ._run import summarise
 
 __all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS", "FEATURE_SAMPLE"]
@@ -236,6 +237,21 @@ class OutOfCore:
         q[0], q[-1] = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
         return q, probs
 
+    def column_summaries(self, columns, limit: int = DISTINCT_LIMIT) -> dict:
+        """Each column's :class:`~._design.ColumnSummary` over the whole table (one pass).
+
+        The same summary the in-memory design step reads of the same rows: exact
+        ends, and the distinct values with their counts when there are at most
+        ``limit``.
+        """
+        parts = self.map(None, _column_summaries, list(columns), int(limit))
+        out = {j: merge_summaries([part[c] for part in parts]) for c, j in enumerate(columns)}
+        empty = [self.names[j] for j in columns if np.isnan(out[j].low)]
+        if empty:
+            raise InvalidParameterError(f"feature {empty[0]!r} has no non-missing values; "
+                                        "its bins or grid need data in it.")
+        return out
+
     def quantile_edges(self, columns, n_bins):
         """Approximate quantile edges ``k / K`` per column (ties collapsed), ends exact.
 
@@ -340,6 +356,15 @@ def _distinct(part, columns):
     for j in columns:
         series = part.iloc[:, j].astype(object)
         out.append(pd.unique(series[series.notna()]).tolist())
+    return out
+
+
+def _column_summaries(values, model, index, columns, limit):
+    """One partition's summaries of some columns (encoded values, NaN missing)."""
+    out = []
+    for j in columns:
+        x = values[:, j]
+        out.append(summarise_values(x[~np.isnan(x)], limit))
     return out
 
 
