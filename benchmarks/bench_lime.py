@@ -139,7 +139,7 @@ def main():
                 attr = ml.lime(forest, stab_rows, training_data=train, num_samples=budget,
                                random_state=0, stability=n_seeds, sampling=sampling)
             t_row = (time.perf_counter() - began) / (n_seeds * n_stab)
-            stab = float(attr.extra["stability"]["same_top_k"].mean())
+            stab = float(attr.surrogate.stability["same_top_k"].mean())
             print(f"  modellens, sampling={sampling!r:9}, {budget:4d} samples: {stab:4.2f}  "
                   f"({1e3 * t_row:5.1f} ms/row/seed)")
             if stab >= lime_stab:

@@ -48,7 +48,7 @@ attr = ml.lime(
     random_state=0,
 )
 ax = attr.plot.weights(0)
-print(*attr.extra["conditions"][0][:3], sep="\n")
+print(*attr.surrogate.conditions[0][:3], sep="\n")
 
 # %%
 # Fidelity
@@ -59,7 +59,7 @@ print(*attr.extra["conditions"][0][:3], sep="\n")
 # a step function, and a straight line in the binned features captures only
 # part of how it varies around each row.
 
-held_out = attr.extra["score_holdout"]
+held_out = attr.surrogate.score_holdout
 for i in range(5):
     print(
         f"row {i}: score {attr.score[i]:.2f}, held-out {held_out[i]:.2f}, "
@@ -81,7 +81,7 @@ stable = ml.lime(
     stability=5,
     random_state=0,
 )
-s = stable.extra["stability"]
+s = stable.surrogate.stability
 print("same top-3 in every repeat:", s["same_top_k"])
 print("mean overlap of the top-3:  ", s["top_k_overlap"].round(2))
 

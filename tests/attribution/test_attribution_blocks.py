@@ -1,4 +1,4 @@
-"""Attributions as a core plus typed blocks: old attributes, old files, indexing, plots."""
+"""Attributions as a core plus typed blocks: flat attributes, old files, indexing, plots."""
 
 import json
 import pathlib
@@ -35,6 +35,21 @@ def _same(a, b):
     return a == b
 
 
+def _filed(attr, key):
+    """Where a schema-1 ``extra`` entry lives now: the diagnostics, or a block's field."""
+    if key in attr.diagnostics:
+        return attr.diagnostics[key]
+    for name in ("surrogate", "sampling", "media"):
+        block = getattr(attr, name)
+        if block is not None and hasattr(block, key):
+            return getattr(block, key)
+    raise AssertionError(f"{key!r} of the file's extra was lost")
+
+
+def _same_extra(attr, extra):
+    return all(_same(_filed(attr, k), v) for k, v in extra.items())
+
+
 def test_schema_1_files_exist():
     # written by the code at 82fe1b3 (tests/data/attributions_v1/make_v1.py)
     assert len(V1_FILES) >= 10
@@ -48,14 +63,14 @@ def test_files_of_schema_1_load_with_every_old_attribute(path):
     attr = Attributions.from_dict(d)
     for name in FLAT:
         assert _same(getattr(attr, name), flat[name]), name
-    assert _same(dict(attr.extra), flat["extra"])
+    assert _same_extra(attr, flat["extra"])
     # and the new layout round-trips through JSON
     d2 = json.loads(json.dumps(attr.to_dict(), allow_nan=False))
     assert d2["schema"] == 2
     again = Attributions.from_dict(d2)
     for name in FLAT:
         assert _same(getattr(again, name), flat[name]), name
-    assert _same(dict(again.extra), flat["extra"])
+    assert _same_extra(again, flat["extra"])
     for name in ("surrogate", "sampling", "media"):
         assert (getattr(again, name) is None) == (getattr(attr, name) is None)
 
@@ -93,22 +108,20 @@ def lime_attr():
                    random_state=0)
 
 
-def test_lime_fills_the_surrogate_block_and_extra_reads_it(lime_attr):
+def test_lime_fills_the_surrogate_block(lime_attr):
     a = lime_attr
     s = a.surrogate
     assert isinstance(s, SurrogateBlock) and a.sampling is None and a.media is None
     assert a.intercept is s.intercept and a.score is s.score
     assert a.local_prediction is s.local_prediction
-    assert a.extra["score_holdout"] is s.score_holdout
-    assert a.extra["conditions"] is s.conditions and len(s.conditions) == 4
-    assert (a.extra["kernel_width"], a.extra["num_samples"], a.extra["discretize"],
-            a.extra["feature_selection"], a.extra["sampling"]) == \
-        (s.kernel_width, 300, "quartile", "auto", "per_row")
+    assert len(s.conditions) == 4
+    assert (s.num_samples, s.discretize, s.feature_selection, s.sampling) == \
+        (300, "quartile", "auto", "per_row")
     np.testing.assert_allclose(s.kernel_width, 0.75 * np.sqrt(3))
-    assert a.extra["stability"] is s.stability
     assert a.diagnostics == {"n_model_rows": 4 * 3 * 300}
-    with pytest.raises(TypeError):
-        a.extra["score_holdout"] = None  # a read-only view: the blocks own these
+    assert not hasattr(a, "extra")  # the compatibility view is gone: the blocks hold these
+    with pytest.raises(AttributeError):
+        a.intercept = None  # the flat names read the blocks
 
 
 def test_indexing_selects_rows_and_features_of_every_block(lime_attr):
@@ -130,27 +143,25 @@ def test_indexing_selects_rows_and_features_of_every_block(lime_attr):
     one = perm[[4], [1, 2]]
     np.testing.assert_array_equal(one.std, perm.std[[4]][:, [1, 2]])
     np.testing.assert_array_equal(one.dof, perm.dof[[4]])
-    assert one.sampling.n_permutations == 10 and one.extra["n_background"] == 6
+    assert one.sampling.n_permutations == 10 and one.diagnostics["n_background"] == 6
 
 
-def test_the_old_constructor_keywords_fill_the_blocks():
+def test_the_constructor_takes_the_blocks_only():
     a = Attributions(values=[[1.0, -2.0]], base_values=[0.5], codes=[[1.0, 1.0]],
-                     feature_names=["u", "v"], method="lime", intercept=[0.5], score=[0.9],
-                     local_prediction=[-0.5], std=[[0.1, 0.2]], dof=[9.0],
-                     extra={"score_holdout": np.array([0.8]), "discretize": None,
-                            "kernel_width": 1.0, "num_samples": 10, "n_model_rows": 10})
-    assert a.surrogate.interpretable == "continuous" and a.surrogate.score_holdout[0] == 0.8
-    assert a.sampling.dof[0] == 9.0 and a.diagnostics == {"n_model_rows": 10}
+                     feature_names=["u", "v"], method="lime",
+                     surrogate=SurrogateBlock(intercept=np.array([0.5]), score=np.array([0.9]),
+                                              interpretable="continuous"),
+                     sampling=SamplingBlock(std=np.array([[0.1, 0.2]]), dof=np.array([9.0])),
+                     diagnostics={"n_model_rows": 10})
+    assert a.intercept[0] == 0.5 and a.dof[0] == 9.0 and a.diagnostics == {"n_model_rows": 10}
     # continuous weights are slopes: the additive plots refuse them, as before
     with pytest.raises(ml.InvalidParameterError, match="discretize=None"):
         a.plot.waterfall(0)
-    a.std = None
-    assert a.sampling.std is None and a.std is None
-    img = Attributions(values=[[1.0, 0.0]], base_values=[0.0], codes=[[1.0, 1.0]],
-                       feature_names=["0", "1"], method="lime",
-                       segments=np.array([[0, 1], [0, 1]]), extra={"image": np.ones((2, 2))})
-    assert img.media.kind == "image" and img.segments.shape == (2, 2)
-    assert set(img.extra) == {"image"}
+    for legacy in ({"std": [[0.1, 0.2]]}, {"intercept": [0.5]}, {"extra": {}}):
+        with pytest.raises(TypeError):
+            Attributions([[1.0, -2.0]], [0.5], [[1.0, 1.0]], ["u", "v"], "lime", **legacy)
+    with pytest.raises(TypeError):  # keyword-only past the core five
+        Attributions([[1.0]], [0.0], [[1.0]], ["u"], "lime", "prediction")
 
 
 def test_plots_read_the_blocks_not_extra():
@@ -166,7 +177,6 @@ def test_plots_read_the_blocks_not_extra():
     assert "R\u00b2 = 0.75" in html and "held-out 0.50" in html and "good" in html
     ax = a.plot.weights(0)
     assert "held-out 0.50" in ax.get_title()
-    assert a.extra["text"] == text and a.extra["score_holdout"][0] == 0.5
     s = Attributions(values=[[1.0]], base_values=[0.0], codes=[[1.0]], feature_names=["x"],
                      method="shapley-kernel", sampling=SamplingBlock(std=np.array([[0.1]]),
                                                                      dof=np.array([4.0])))
@@ -180,5 +190,5 @@ def test_dataclass_tools_still_work(lime_attr):
 
     doubled = dataclasses.replace(lime_attr, values=lime_attr.values * 2)
     np.testing.assert_array_equal(doubled.values, lime_attr.values * 2)
-    assert doubled.surrogate is lime_attr.surrogate and doubled.extra["num_samples"] == 300
+    assert doubled.surrogate is lime_attr.surrogate and doubled.surrogate.num_samples == 300
     assert dataclasses.asdict(lime_attr)["surrogate"]["num_samples"] == 300

@@ -76,7 +76,7 @@ def test_permutation_sampling_of_an_image_is_unbiased_against_exact():
     # the sampling block of the image: budget and standard errors from the same estimator
     one = ml.shapley(score, image, masker=masker, algorithm="permutation", n_permutations=10,
                      random_state=0)
-    assert one.sampling.n_permutations == 10 and one.extra["n_permutations"] == 10
+    assert one.sampling.n_permutations == 10 and one.sampling.n_permutations == 10
     assert one.segments.shape == (12, 12) and one.media.kind == "image"
 
 
@@ -106,7 +106,7 @@ def test_auto_falling_back_from_trees_draws_the_background_once():
                       random_state=4)
     exact = ml.shapley(model, X[:20], background=5, response_method="predict_proba",
                        algorithm="exact", random_state=4)
-    assert auto.method == "shapley-exact" and "sample of 5 of the 20" in auto.extra["background"]
+    assert auto.method == "shapley-exact" and "sample of 5 of the 20" in auto.diagnostics["background"]
     np.testing.assert_array_equal(auto.values, exact.values)
     np.testing.assert_array_equal(auto.base_values, exact.base_values)
 
@@ -118,13 +118,13 @@ def test_tree_and_exact_games_draw_the_same_background():
     exact = ml.shapley(model, X[:4], background=12, algorithm="exact", random_state=7)
     rows = sample_rows(4, 12, np.random.default_rng(7))
     assert rows is None  # 12 > 4 rows: every explained row is the background
-    assert tree.extra["background"] == exact.extra["background"] == "all 4 rows of X"
+    assert tree.diagnostics["background"] == exact.diagnostics["background"] == "all 4 rows of X"
     np.testing.assert_allclose(tree.values, exact.values, atol=1e-12)
     drawn = sample_rows(80, 12, np.random.default_rng(7))
     tree = ml.shapley(model, X, background=12, algorithm="tree", random_state=7)
     given = ml.shapley(model, X, background=X[drawn], algorithm="tree")
     np.testing.assert_array_equal(tree.values, given.values)
-    assert tree.extra["n_background"] == 12
+    assert tree.diagnostics["n_background"] == 12
 
 
 def test_default_background_warns_once_and_points_at_the_caller():

@@ -56,7 +56,7 @@ def test_quartile_mode_recovers_signs_and_order_up_to_discretisation(train):
     X, Z = _sampler(train, "quartile").sample(x[0], 200_000, np.random.default_rng(1))
     gap = np.array([X[Z[:, j] == 1, j].mean() - X[Z[:, j] == 0, j].mean() for j in range(4)])
     np.testing.assert_allclose(w, COEF * gap, rtol=0.12)  # about 4 standard errors
-    assert attr.extra["conditions"][0][0].startswith("x0 >")
+    assert attr.surrogate.conditions[0][0].startswith("x0 >")
 
 
 # ------------------------------------------------------------ reproducibility
@@ -123,7 +123,7 @@ def test_categorical_column_through_a_pipeline():
     assert red.any() and (~red).any()
     # "is red" keeps the probability up; "is green / blue" keeps it down
     assert (attr.values[red, j] > 0.1).all() and (attr.values[~red, j] < 0).all()
-    assert attr.extra["conditions"][int(np.flatnonzero(red)[0])][j] == "colour = red"
+    assert attr.surrogate.conditions[int(np.flatnonzero(red)[0])][j] == "colour = red"
     assert list(attr.data[:, j]) == list(rows.colour)
 
 
@@ -267,7 +267,7 @@ def test_weights_match_lime_within_sampling_error(train, discretize):
 def test_stability_figures(train):
     attr = ml.lime(smooth, train[:4], training_data=train, random_state=0, num_samples=400,
                    stability=5)
-    st = attr.extra["stability"]
+    st = attr.surrogate.stability
     assert st["repeats"] == 5 and st["top_k"] == 3
     assert st["weight_std"].shape == (4, 4) and (st["weight_std"] > 0).all()
     assert ((st["top_k_overlap"] >= 0) & (st["top_k_overlap"] <= 1)).all()
@@ -277,8 +277,8 @@ def test_stability_figures(train):
     # a deterministic linear explanation is perfectly stable
     lin = ml.lime(linear, train[:4], training_data=train, discretize=None, random_state=0,
                   num_samples=400, stability=3)
-    assert lin.extra["stability"]["same_top_k"].all()
-    np.testing.assert_allclose(lin.extra["stability"]["top_k_overlap"], 1.0)
+    assert lin.surrogate.stability["same_top_k"].all()
+    np.testing.assert_allclose(lin.surrogate.stability["top_k_overlap"], 1.0)
 
 
 def test_top_k_sets():
@@ -292,8 +292,8 @@ def test_holdout_score_flags_a_poor_surrogate(train):
     attr = ml.lime(f, train[:5], training_data=train, random_state=0, num_samples=1000)
     good = ml.lime(linear, train[:5], training_data=train, random_state=0, discretize=None,
                    num_samples=1000)
-    assert (attr.extra["score_holdout"] <= attr.score + 1e-12).all()
-    assert attr.extra["score_holdout"].max() < 0.5 < good.extra["score_holdout"].min()
+    assert (attr.surrogate.score_holdout <= attr.score + 1e-12).all()
+    assert attr.surrogate.score_holdout.max() < 0.5 < good.surrogate.score_holdout.min()
 
 
 def test_width_sweep(train):
@@ -371,7 +371,7 @@ def test_shared_sampling_costs_one_neighbourhood_and_keeps_each_explanation(trai
     X = train[:12]
     shared = ml.lime(f, X, training_data=train, num_samples=800, random_state=2,
                      sampling="shared")
-    assert sum(calls) == 799 + 12 and shared.extra["n_model_rows"] == 811
+    assert sum(calls) == 799 + 12 and shared.diagnostics["n_model_rows"] == 811
     # every row is fit on its own prediction in front of the same draws: alone, the same
     alone = ml.lime(smooth, X[[5]], training_data=train, num_samples=800, random_state=2,
                     sampling="shared")
@@ -400,13 +400,13 @@ def test_indexing_selects_the_trust_figures_of_the_rows(train):
     attr = ml.lime(smooth, train[:5], training_data=train, random_state=0, num_samples=300,
                    stability=3)
     sub = attr[[3, 1], ["x2", "x0"]]
-    np.testing.assert_array_equal(sub.extra["score_holdout"], attr.extra["score_holdout"][[3, 1]])
-    assert sub.extra["conditions"] == [[attr.extra["conditions"][i][j] for j in (2, 0)]
+    np.testing.assert_array_equal(sub.surrogate.score_holdout, attr.surrogate.score_holdout[[3, 1]])
+    assert sub.surrogate.conditions == [[attr.surrogate.conditions[i][j] for j in (2, 0)]
                                        for i in (3, 1)]
-    st, full = sub.extra["stability"], attr.extra["stability"]
+    st, full = sub.surrogate.stability, attr.surrogate.stability
     np.testing.assert_array_equal(st["weight_std"], full["weight_std"][[3, 1]][:, [2, 0]])
     np.testing.assert_array_equal(st["same_top_k"], full["same_top_k"][[3, 1]])
-    assert f"{attr.extra['score_holdout'][3]:.2f}" in attr[3].plot.weights().get_title()
+    assert f"{attr.surrogate.score_holdout[3]:.2f}" in attr[3].plot.weights().get_title()
 
 
 def test_one_series_row_of_a_frame(train):

@@ -137,7 +137,7 @@ def test_lime_stability_default_top_k_fits_two_features(train):
     f = lambda A: A[:, 0] - A[:, 1]  # noqa: E731
     attr = ml.lime(f, train[:2, :2], training_data=train[:, :2], stability=3, random_state=0,
                    num_samples=200)
-    assert attr.extra["stability"]["top_k"] == 2
+    assert attr.surrogate.stability["top_k"] == 2
     with pytest.raises(ml.InvalidParameterError, match="stability_top_k=3"):
         ml.lime(f, train[:2, :2], training_data=train[:, :2], stability=3, stability_top_k=3,
                 num_samples=200)

@@ -93,7 +93,7 @@ def test_text_html_escapes_and_highlights():
     attr = ml.lime_text(f, text, random_state=0, num_samples=300)
     page = attr.plot.text_html()
     assert "<script>" not in page and "&lt;" in page and "&amp;" in page
-    assert page.count("<span") == len(attr.extra["spans"])
+    assert page.count("<span") == len(attr.media.spans)
     assert "Excellent</span>" in page
     ax = attr.plot.text()
     assert ax.texts and "R\u00b2" in ax.get_title()

@@ -186,7 +186,7 @@ def test_kernel_with_a_full_budget_is_exact(data8):
     full = ml.shapley(nonlinear, X, background=bg, algorithm="kernel", n_samples=2 ** 8 - 2)
     np.testing.assert_allclose(full.values, exact.values, atol=1e-10)
     assert np.all(full.std == 0) and exact.std is None
-    assert np.all(full.extra["n_coalitions"] == 254)
+    assert np.all(full.diagnostics["n_coalitions"] == 254)
 
 
 @pytest.mark.parametrize("algorithm,options", [("permutation", {"n_permutations": 40}),
@@ -228,7 +228,7 @@ def test_same_seed_same_numbers(algorithm):
     with pytest.warns(UserWarning):
         d2 = ml.shapley(f, X, algorithm="kernel", n_samples=30, random_state=3)
     np.testing.assert_array_equal(d1.values, d2.values)
-    assert d1.extra["n_background"] == 100 and "100 of the 150" in d1.extra["background"]
+    assert d1.diagnostics["n_background"] == 100 and "100 of the 150" in d1.diagnostics["background"]
 
 
 # ------------------------------------------------------------------ cost in rows
@@ -247,18 +247,18 @@ def test_model_rows_are_not_wasted(data8):
     model = Counter(nonlinear)
     res = ml.shapley(model, X, background=bg, algorithm="exact")
     # empty coalition once (m rows), full one as f(x) (one row each), the rest m rows each
-    assert model.rows == n * (2 ** d - 2) * m + m + n == res.extra["n_model_rows"]
+    assert model.rows == n * (2 ** d - 2) * m + m + n == res.diagnostics["n_model_rows"]
 
     model = Counter(nonlinear)
     res = ml.shapley(model, X, background=bg, algorithm="permutation", n_permutations=30,
                      random_state=0)
-    coalitions = res.extra["n_coalitions"]
+    coalitions = res.diagnostics["n_coalitions"]
     assert np.all(coalitions <= 15 * 2 * (d - 1)) and np.all(coalitions < 2 ** d - 2)
     assert model.rows == coalitions.sum() * m + m + n
 
     model = Counter(nonlinear)
     res = ml.shapley(model, X, background=bg, algorithm="kernel", n_samples=100, random_state=0)
-    assert np.all(res.extra["n_coalitions"] == 100)
+    assert np.all(res.diagnostics["n_coalitions"] == 100)
     assert model.rows == 100 * n * m + m + n
 
 

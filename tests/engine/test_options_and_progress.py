@@ -43,4 +43,4 @@ def test_row_counters_stay_right_with_threads():
     res = ml.shapley(lambda A: A.sum(axis=1), X[:20], background=X[20:], n_jobs=2,
                      chunk_size=64)
     # the empty coalition (40 rows), the explained rows (20) and 14 proper coalitions each
-    assert res.extra["n_model_rows"] == 40 + 20 + 20 * 14 * 40
+    assert res.diagnostics["n_model_rows"] == 40 + 20 + 20 * 14 * 40

@@ -66,8 +66,8 @@ def test_report_footer_records_lime_settings():
                   n_background=5, grid=5)
     attr = r.sections["lime"].data["attributions"]
     text = dict(r.footer())["LIME"]
-    assert f"{attr.extra['num_samples']:,} samples" in text
-    assert f"kernel width {attr.extra['kernel_width']:.3g}" in text and "quartile" in text
+    assert f"{attr.surrogate.num_samples:,} samples" in text
+    assert f"kernel width {attr.surrogate.kernel_width:.3g}" in text and "quartile" in text
 
 
 def test_report_regression_with_a_text_target_is_a_clear_error():

@@ -170,7 +170,7 @@ def test_attributions_survive_a_json_round_trip():
         _assert_same(getattr(attr, name), getattr(back, name))
     assert back.data.tolist() == attr.data.tolist()  # labels come back as labels
     assert [c.dtype for c in back.columns] == [c.dtype for c in attr.columns]
-    assert back.extra["n_background"] == 30
+    assert back.diagnostics["n_background"] == 30
 
 
 # ------------------------------------------------------- attributions: index

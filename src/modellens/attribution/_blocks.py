@@ -10,9 +10,9 @@ every method; what only some methods produce sits in a block:
   features.
 
 Each block knows how to select rows and features of itself (indexing an
-``Attributions``), how to write itself to a JSON-safe dict and back, and which
-keys it filled in the free-form ``extra`` dict of earlier versions (the
-read-only :attr:`Attributions.extra` view still shows them).
+``Attributions``) and how to write itself to a JSON-safe dict and back.
+(Files of schema 1 held these fields flat or in ``extra``;
+``Attributions.from_dict`` files them into blocks.)
 """
 
 from __future__ import annotations
@@ -117,20 +117,6 @@ class SurrogateBlock(_Block):
                                                           "local_prediction")},
             "conditions": _take(self.conditions, rows, cols), "stability": stability})
 
-    def legacy_extra(self) -> dict:
-        """The keys LIME wrote into ``extra`` before the blocks existed."""
-        out: dict[str, Any] = {"score_holdout": self.score_holdout}
-        if self.is_tabular:
-            out["conditions"] = self.conditions
-        out.update(kernel_width=self.kernel_width, num_samples=self.num_samples)
-        if self.is_tabular:
-            out["discretize"] = self.discretize
-        out["feature_selection"] = self.feature_selection
-        if self.is_tabular:
-            out["sampling"] = self.sampling
-        if self.stability is not None:
-            out["stability"] = self.stability
-        return {k: v for k, v in out.items() if v is not None or k == "discretize"}
 
 
 @dataclass(eq=False)
@@ -159,13 +145,6 @@ class SamplingBlock(_Block):
         return SamplingBlock(std=_take(self.std, rows, cols), dof=_take(self.dof, rows),
                              n_permutations=self.n_permutations, n_samples=self.n_samples)
 
-    def legacy_extra(self) -> dict:
-        out = {}
-        if self.n_samples is not None:
-            out["n_samples"] = self.n_samples
-        if self.n_permutations is not None:
-            out["n_permutations"] = self.n_permutations
-        return out
 
 
 @dataclass(eq=False)
@@ -192,10 +171,6 @@ class MediaBlock(_Block):
     def take(self, rows, cols) -> "MediaBlock":
         return self  # one input: its text / image does not depend on the rows kept
 
-    def legacy_extra(self) -> dict:
-        if self.kind == "text":
-            return {"text": self.text, "spans": self.spans}
-        return {} if self.image is None else {"image": self.image}
 
 
 #: Blocks by the attribute of ``Attributions`` that holds them.

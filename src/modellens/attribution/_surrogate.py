@@ -300,7 +300,7 @@ def _fit_local(Z, y, w, z0, k, method):
         local_prediction=float(z0[used] @ coef_used + intercept), used=used)
 
 
-def surrogate_attributions(subject, fits, *, prediction, extra=None, **details):
+def surrogate_attributions(subject, fits, *, prediction, diagnostics=None, **details):
     """The Attributions of LIME fits (one per explained row) over ``subject``'s features.
 
     ``details`` are the :class:`SurrogateBlock` fields beyond the fits' own
@@ -312,4 +312,5 @@ def surrogate_attributions(subject, fits, *, prediction, extra=None, **details):
                            local_prediction=np.array([f.local_prediction for f in fits]),
                            **details)
     return build(subject, values=np.array([f.coef for f in fits]), base_values=intercept,
-                 prediction=prediction, method="lime", surrogate=block, extra=extra)
+                 prediction=prediction, method="lime", surrogate=block,
+                 diagnostics=diagnostics)

@@ -193,7 +193,7 @@ class DistributedAttributions:
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
     value_function : str or None
     npartitions : int
-    extra : dict
+    diagnostics : dict
         The request's incidental details that do not depend on the rows
         (``"background"``, ``"n_background"``, ...).
 
@@ -223,7 +223,7 @@ class DistributedAttributions:
         self.method, self.output = trial.method, trial.output
         self.value_function = trial.value_function
         self._trial = trial
-        self.extra = {k: v for k, v in trial.extra.items()
+        self.diagnostics = {k: v for k, v in trial.diagnostics.items()
                       if k in ("background", "n_background", "n_trees", "library", "link",
                                "index")}
 
@@ -306,7 +306,8 @@ class DistributedAttributions:
         return build(subject, values=kept[self.feature_names].to_numpy(np.float64),
                      base_values=kept["base_value"].to_numpy(np.float64),
                      prediction=kept["prediction"].to_numpy(np.float64), method=self.method,
-                     value_function=self.value_function, extra=dict(self.extra))
+                     value_function=self.value_function,
+                     diagnostics=dict(self.diagnostics))
 
 
 def _summarise_partition(result: pd.DataFrame, data, rows, names):

@@ -607,7 +607,7 @@ def _lime(request, *, num_features, num_samples, kernel_width, discretize, featu
                       column_labels=dataset.column_labels if dataset.is_frame else None)
     return surrogate_attributions(
         subject, main, prediction=np.array([f.prediction for f in main]),
-        extra={"n_model_rows": mdl.n_rows},
+        diagnostics={"n_model_rows": mdl.n_rows},
         interpretable="continuous" if discretize is None else "binned",
         conditions=[sampler.conditions(Xe[i], dataset.columns) for i in range(n)],
         kernel_width=width, num_samples=num_samples, discretize=discretize,

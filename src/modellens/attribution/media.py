@@ -86,7 +86,7 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
     warn_if_shrunk([fit])
     return surrogate_attributions(
         game.subject, [fit], prediction=y[:1].copy(),
-        extra={"n_model_rows": game.model.n_rows},
+        diagnostics={"n_model_rows": game.model.n_rows},
         interpretable="words" if kind == "text" else "superpixels", kernel_width=width,
         num_samples=num_samples, feature_selection=feature_selection)
 

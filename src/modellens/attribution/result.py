@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from types import MappingProxyType
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,23 +22,13 @@ SCHEMA_VERSION = 2
 
 
 def _block_property(block: str, name: str, what: str):
-    """A field of a block read (None without the block) and written as a flat attribute,
-    as earlier versions held it."""
+    """A field of a block read as a flat attribute (None without the block)."""
 
     def get(self):
         held = getattr(self, block)
         return None if held is None else getattr(held, name)
 
-    def set(self, value):
-        held = getattr(self, block)
-        if held is None:
-            # a media block needs its kind; only images have segments
-            setattr(self, block, BLOCKS[block](**({"kind": "image"} if block == "media"
-                                                  else {}), **{name: value}))
-        else:
-            setattr(self, block, replace(held, **{name: value}))
-
-    return property(get, set, doc=f"``{block}.{name}``: {what}.")
+    return property(get, doc=f"``{block}.{name}``: {what}.")
 
 
 @dataclass(init=False, repr=False, eq=False)
@@ -102,17 +90,10 @@ class Attributions:
     segments : int ndarray of shape (height, width) or None
         ``media.segments``: the superpixel of every pixel of an image,
         ``0 .. d - 1`` in the order of ``feature_names``.
-    extra : mapping
-        A read-only view: incidental details (``"background"``,
-        ``"n_background"``, ``"n_coalitions"``, ``"n_model_rows"``, ...)
-        and, as earlier versions had them there, the blocks' entries
-        (``"score_holdout"``, ``"conditions"``, ``"kernel_width"``,
-        ``"num_samples"``, ``"n_permutations"``, ``"text"``, ...).
-
-    The constructor also takes the block fields as keywords (``std=``,
-    ``dof=``, ``intercept=``, ``score=``, ``local_prediction=``,
-    ``segments=``, and ``extra=`` entries of those names), as earlier versions
-    did, and files them into their blocks.
+    diagnostics : dict
+        Incidental details: where the background came from and its size
+        (``"background"``, ``"n_background"``), the cost (``"n_coalitions"``,
+        ``"n_model_rows"``), TreeSHAP's ``"index"``, a masker's kind.
 
     Indexing selects rows and features as shap's ``Explanation`` does, but
     always keeps two dimensions: ``attr[0]`` is a one-row ``Attributions``,
@@ -155,12 +136,11 @@ class Attributions:
     media: MediaBlock | None
     diagnostics: dict
 
-    def __init__(self, values, base_values, codes, feature_names, method, std=None, dof=None,
-                 output: str = "prediction", prediction=None, intercept=None, score=None,
-                 local_prediction=None, columns=None, column_labels=None,
-                 value_function=None, interactions=None, segments=None, extra=None, *,
-                 surrogate: SurrogateBlock | None = None, sampling: SamplingBlock | None = None,
-                 media: MediaBlock | None = None, diagnostics: dict | None = None):
+    def __init__(self, values, base_values, codes, feature_names, method, *,
+                 output: str = "prediction", prediction=None, columns=None, column_labels=None,
+                 value_function=None, interactions=None, surrogate: SurrogateBlock | None = None,
+                 sampling: SamplingBlock | None = None, media: MediaBlock | None = None,
+                 diagnostics: dict | None = None):
         self.feature_names = [str(f) for f in feature_names]
         self.values = np.asarray(values, dtype=np.float64)
         self.base_values = np.asarray(base_values, dtype=np.float64)
@@ -178,50 +158,10 @@ class Attributions:
                 f"{self.codes.shape}, base_values {self.base_values.shape}, "
                 f"{len(self.feature_names)} feature names.")
         self.surrogate, self.sampling, self.media = surrogate, sampling, media
-        extra = {**(diagnostics or {}), **(extra or {})}
-        self._file_legacy({"std": std, "dof": dof, "intercept": intercept, "score": score,
-                           "local_prediction": local_prediction, "segments": segments}, extra)
         #: Incidental details only; the blocks hold everything else.
-        self.diagnostics = extra
+        self.diagnostics = dict(diagnostics or {})
 
-    def _file_legacy(self, given: dict, extra: dict):
-        """Move block fields passed the old way (keywords, ``extra`` keys) into blocks."""
-        sampling = {k: given[k] for k in ("std", "dof") if given[k] is not None}
-        sampling.update({k: extra.pop(k) for k in ("n_permutations", "n_samples")
-                         if k in extra})
-        surrogate = {k: given[k] for k in ("intercept", "score", "local_prediction")
-                     if given[k] is not None}
-        if "score_holdout" in extra or surrogate:
-            for k in ("score_holdout", "conditions", "kernel_width", "num_samples",
-                      "feature_selection", "sampling", "stability"):
-                if k in extra:
-                    surrogate[k] = extra.pop(k)
-            if "discretize" in extra:
-                surrogate["discretize"] = extra.pop("discretize")
-                surrogate["interpretable"] = "binned" if surrogate["discretize"] else \
-                    "continuous"
-            elif "spans" in extra or "text" in extra:
-                surrogate["interpretable"] = "words"
-            elif "image" in extra or given["segments"] is not None:
-                surrogate["interpretable"] = "superpixels"
-        media = {}
-        if "text" in extra or "spans" in extra:
-            media = {"kind": "text", "text": extra.pop("text", None),
-                     "spans": extra.pop("spans", None)}
-        elif "image" in extra or given["segments"] is not None:
-            media = {"kind": "image", "image": extra.pop("image", None),
-                     "segments": given["segments"]}
-        for name, found in (("sampling", sampling), ("surrogate", surrogate),
-                            ("media", media)):
-            if not found:
-                continue
-            block = getattr(self, name)
-            if block is None:
-                setattr(self, name, BLOCKS[name](**found))
-            else:
-                setattr(self, name, replace(block, **found))
-
-    # ------------------------------------------------- earlier flat fields
+    # ------------------------------------------------- the blocks' fields, flat
     std = _block_property("sampling", "std", "standard error of each value, or None")
     dof = _block_property("sampling", "dof", "degrees of freedom of each row's standard errors")
     intercept = _block_property("surrogate", "intercept", "LIME's intercepts")
@@ -229,17 +169,6 @@ class Attributions:
     local_prediction = _block_property("surrogate", "local_prediction",
                                        "LIME's surrogate at the instance")
     segments = _block_property("media", "segments", "the superpixel of every pixel (images)")
-
-    @property
-    def extra(self) -> Mapping:
-        """Incidental details plus the blocks' entries as earlier versions had them (read-only)."""
-        out = {}
-        for name in ("media", "surrogate", "sampling"):
-            block = getattr(self, name)
-            if block is not None:
-                out.update(block.legacy_extra())
-        out.update(self.diagnostics)
-        return MappingProxyType(out)
 
     # ------------------------------------------------------------ reading
     def __len__(self) -> int:
@@ -378,7 +307,7 @@ class Attributions:
             column_labels=None if self.column_labels is None
             else [self.column_labels[j] for j in cols],
             value_function=self.value_function, interactions=interactions,
-            extra=dict(self.diagnostics),
+            diagnostics=dict(self.diagnostics),
             **{name: None if getattr(self, name) is None else getattr(self, name).take(rows, cols)
                for name in BLOCKS})
 
@@ -559,8 +488,9 @@ class Attributions:
                 f"reads schemas 1 to {SCHEMA_VERSION}: upgrade modellens to load it.")
         values = from_jsonable(d["fields"])
         values["columns"] = [Column(**c) for c in values["columns"]]
-        if schema == 1:  # flat fields; the constructor files them into blocks
-            return cls(**values)
+        values["diagnostics"] = values.pop("extra", None)
+        if schema == 1:  # flat fields and LIME's / the media's details in "extra"
+            return cls(**_blocks_of_schema_1(values))
         blocks: dict[str, Any] = {name: None if values.get(name) is None
                   else BLOCKS[name].from_fields(values.pop(name)) for name in BLOCKS}
         for name in BLOCKS:
@@ -595,6 +525,45 @@ class Attributions:
         return AttributionPlots(self)
 
 
+def _blocks_of_schema_1(values: dict) -> dict:
+    """The fields of a schema-1 file with its flat block fields filed into blocks.
+
+    Schema 1 kept ``std``, ``dof``, ``intercept``, ``score``,
+    ``local_prediction`` and ``segments`` flat, and LIME's and the media's
+    details (``score_holdout``, ``conditions``, ``text``, ...) in ``extra``.
+    """
+    flat = {k: values.pop(k, None) for k in ("std", "dof", "intercept", "score",
+                                              "local_prediction", "segments")}
+    extra = dict(values.pop("diagnostics", None) or {})
+    sampling = {k: flat[k] for k in ("std", "dof") if flat[k] is not None}
+    sampling.update({k: extra.pop(k) for k in ("n_permutations", "n_samples") if k in extra})
+    surrogate = {k: flat[k] for k in ("intercept", "score", "local_prediction")
+                 if flat[k] is not None}
+    if "score_holdout" in extra or surrogate:
+        for k in ("score_holdout", "conditions", "kernel_width", "num_samples",
+                  "feature_selection", "sampling", "stability"):
+            if k in extra:
+                surrogate[k] = extra.pop(k)
+        if "discretize" in extra:
+            surrogate["discretize"] = extra.pop("discretize")
+            surrogate["interpretable"] = "binned" if surrogate["discretize"] else "continuous"
+        elif "spans" in extra or "text" in extra:
+            surrogate["interpretable"] = "words"
+        elif "image" in extra or flat["segments"] is not None:
+            surrogate["interpretable"] = "superpixels"
+    media = {}
+    if "text" in extra or "spans" in extra:
+        media = {"kind": "text", "text": extra.pop("text", None),
+                 "spans": extra.pop("spans", None)}
+    elif "image" in extra or flat["segments"] is not None:
+        media = {"kind": "image", "image": extra.pop("image", None),
+                 "segments": flat["segments"]}
+    return {**values, "diagnostics": extra,
+            **{name: BLOCKS[name](**found) if found else None
+               for name, found in (("sampling", sampling), ("surrogate", surrogate),
+                                   ("media", media))}}
+
+
 def _column_dict(col: Column) -> dict:
     return {"name": col.name, "kind": col.kind, "levels": col.levels, "ordered": col.ordered,
             "dtype": col.dtype}
@@ -603,11 +572,11 @@ def _column_dict(col: Column) -> dict:
 def build(subject: Subject, *, values, base_values, prediction, method: str,
           value_function: str | None = None, surrogate: SurrogateBlock | None = None,
           sampling: SamplingBlock | None = None, interactions=None,
-          extra: dict | None = None) -> Attributions:
+          diagnostics: dict | None = None) -> Attributions:
     """The one way the methods assemble their result: the subject, the numbers, the blocks."""
     return Attributions(values=values, base_values=base_values, codes=subject.codes,
                         feature_names=subject.feature_names, method=method,
                         output=subject.output, prediction=prediction, columns=subject.columns,
                         column_labels=subject.column_labels, value_function=value_function,
-                        interactions=interactions, extra=extra, surrogate=surrogate,
+                        interactions=interactions, diagnostics=diagnostics, surrogate=surrogate,
                         sampling=sampling, media=subject.media)

@@ -452,7 +452,7 @@ def _result(game, estimator, est, algorithm, budget, index) -> Attributions:
                  base_values=np.full(game.n_explained, est.base_value),
                  prediction=est.prediction, method=f"{index}-{algorithm}",
                  value_function=game.value_function, sampling=sampling,
-                 interactions=est.interactions, extra=extra)
+                 interactions=est.interactions, diagnostics=extra)
 
 
 #: Planned model rows above which a large background gets a warning.

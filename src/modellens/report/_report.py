@@ -386,15 +386,15 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         settings["computed on"] = _cluster_line(options.client)
     if "shapley" in built:
         attr = built["shapley"].data["attributions"]
+        orders = None if attr.sampling is None else attr.sampling.n_permutations
         settings["Shapley algorithm"] = attr.method + (
-            f" ({attr.extra['n_permutations']} orders per row)"
-            if "n_permutations" in attr.extra else "")
+            f" ({orders} orders per row)" if orders is not None else "")
     if "lime" in built and "attributions" in built["lime"].data:
-        lime_extra = built["lime"].data["attributions"].extra
-        settings["LIME"] = (f"{lime_extra['num_samples']:,} samples per row, "
-                            f"{lime_extra['discretize'] or 'no'} bins, kernel width "
-                            f"{lime_extra['kernel_width']:.3g}, feature selection "
-                            f"{lime_extra['feature_selection']}")
+        fit = built["lime"].data["attributions"].surrogate
+        settings["LIME"] = (f"{fit.num_samples:,} samples per row, "
+                            f"{fit.discretize or 'no'} bins, kernel width "
+                            f"{fit.kernel_width:.3g}, feature selection "
+                            f"{fit.feature_selection}")
     subtitle = source or (f"{type(model).__name__} on {n:,} rows x "
                           f"{inputs.dataset.n_features} features")
     return Report(page, settings, title=title or "modellens report", subtitle=subtitle)

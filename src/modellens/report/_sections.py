@@ -843,7 +843,8 @@ def lime_section(inputs, found) -> Section:
         sec.warnings.append(f"LIME was not run: {exc}")
         return sec
     score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
-    held_out = attr.extra.get("score_holdout", np.full(len(rows), np.nan))
+    held_out = attr.surrogate.score_holdout if attr.surrogate.score_holdout is not None \
+        else np.full(len(rows), np.nan)
     group = FigureGroup("Rows")
     low = []
     for k, (_, why) in enumerate(rows):
@@ -856,7 +857,7 @@ def lime_section(inputs, found) -> Section:
         group.figures.append(figure_from(ax.figure, f"LIME weights: {why}", caption=caption))
     sec.figure_groups.append(group)
     sec.notes.append(
-        f"LIME (Ribeiro et al. 2016): for each row, {attr.extra.get('num_samples', 5000):,} "
+        f"LIME (Ribeiro et al. 2016): for each row, {attr.surrogate.num_samples or 5000:,} "
         f"perturbed samples drawn from the statistics of the {len(inputs.sample_index):,} "
         "sampled rows, weighted by proximity, and a sparse linear surrogate fit to the model's "
         "answers. A weight is the surrogate's slope for its condition; read it only as far as "
