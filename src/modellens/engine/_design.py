@@ -104,7 +104,7 @@ def grid_points(summary: ColumnSummary, n_points: int, *, name: str = "feature")
 def count_quantile_edges(summary: ColumnSummary, n_bins: int) -> np.ndarray | None:
     """The type-1 quantile edges of :func:`~modellens.effects.binning.quantile_edges`,
     exact from the counts of a column of few distinct values; None for one of many."""
-    if summary.values is None:
+    if summary.values is None or summary.counts is None:
         return None
     cumulative = np.cumsum(summary.counts)
     n = int(cumulative[-1])

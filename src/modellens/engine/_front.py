@@ -55,8 +55,9 @@ class Request:
         the schema of the whole table with its first rows as ``values`` (out
         of core); None for a text or image, and for Dask data explained
         partition by partition.
-    model : Model or None
-        The wrapped model, built when first read (None where ``dataset`` is).
+    model : Model
+        The wrapped model, built when first read (not for a text, an image or
+        Dask partitions, whose methods wrap it themselves).
     raw_model : object
         The user's model as given (a tree ensemble is read from it).
     features : list
@@ -84,8 +85,10 @@ class Request:
         self._model: Model | None = None
 
     @property
-    def model(self) -> Model | None:
-        if self._model is None and self.dataset is not None:
+    def model(self) -> Model:
+        if self._model is None:
+            # a text, an image or Dask partitions: their methods wrap the model themselves
+            assert self.dataset is not None, "this request has no table to wrap a model on"
             self._model = Model(self.raw_model, self.dataset, target=self._target,
                                 response_method=self._response_method)
         return self._model
