@@ -150,7 +150,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
         picks the class of a multiclass model (binary ones explain the
         log-odds of ``classes_[1]``), and the rows are explained in parallel
-        on all cores (``n_jobs`` sets the threads).
+        on ``n_jobs`` threads (scikit-learn's meaning: None is 1 unless
+        :func:`modellens.config` says otherwise, -1 every core).
     masker : {"text", "image"}, TextMasker or ImageMasker, optional
         Explain one text (``X`` a str; implied when ``X`` is a str) or one
         image (``X`` of shape (height, width, channels)) with ``model`` a
