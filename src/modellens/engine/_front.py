@@ -174,7 +174,12 @@ def open_request(model, X, features=None, *, reference=None,
                 "a Dask collection is a table, not a text or an image: Dask data are explained "
                 "row by row as tables (no masker=); texts and images are explained in memory.")
         return Request(None, model, [], options, X=X)
-    X = as_pandas(X)
+    if reference is not None and not is_dask_input(X):
+        # polars / pyarrow: converted once, together (a polars Categorical's levels
+        # become those of both sides)
+        X, reference = as_pandas_pair(X, reference, other_name=reference_name)
+    else:
+        X = as_pandas(X)
     if is_dask_input(X):
         if dask == "partitions":
             return Request(None, model, [], options, partitions=X, target=target,
@@ -195,7 +200,6 @@ def open_request(model, X, features=None, *, reference=None,
         dataset = Dataset.from_data(X, feature_names=feature_names)
         n = dataset.n_rows
     else:
-        X, reference = as_pandas_pair(X, reference, other_name=reference_name)
         X = row_as_frame(X, reference)
         dataset, n = encode_with(X, reference, feature_names=feature_names,
                                  other_name=reference_name)
