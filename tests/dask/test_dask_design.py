@@ -100,3 +100,16 @@ def test_a_summary_merged_from_partitions_equals_the_whole_columns():
     assert many.values is None and isinstance(many, ColumnSummary)
     np.testing.assert_array_equal(grid_points(many, 5), np.linspace(x.min(), x.max(), 5))
     np.testing.assert_array_equal(grid_points(whole, 30), np.unique(x))
+
+
+def test_ale_of_a_few_valued_feature_is_discrete_in_both(synchronous):
+    df = _frame()
+    ddf = dd.from_pandas(df, npartitions=4)
+    local = ml.ale(model, df, ["k", "flag", "x", ("k", "x")], bins=8, progress=False)
+    remote = ml.ale(model, ddf, ["k", "flag", "x", ("k", "x")], bins=8, progress=False)
+    for name in ("k", "flag"):  # a step per value, as in memory
+        assert local[name].extra.get("discrete") and remote[name].extra.get("discrete"), name
+        assert list(remote[name].grid) == list(local[name].grid), name
+        np.testing.assert_allclose(remote[name].values, local[name].values, rtol=0,
+                                   atol=1e-12)
+    assert list(remote[("k", "x")].grid[0]) == list(local[("k", "x")].grid[0]) == [0, 1, 2, 3]

@@ -11,8 +11,8 @@ import numpy as np
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_level, is_integer, user_stacklevel)
 from ..data import Dataset
-from ..engine import (DataPredictions, GridRows, Plan, compact_index, count_quantile_edges,
-                      open_request)
+from ..engine import (DISTINCT_LIMIT, DataPredictions, GridRows, Plan, compact_index,
+                      count_quantile_edges, few_values, open_request)
 from ..engine._out_of_core import feature_sample
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._categorical import level_order, level_orders_out_of_core
@@ -48,11 +48,12 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`; ``X`` holds the points whose local
-        effects are averaged.  Dask data (out of core): numeric features are
-        binned (``max_discrete`` does not apply), quantile edges from Dask's
-        approximate quantiles (within about 0.1% of the data of their exact
-        place; exact, from the values' counts, for a feature of at most 256
-        distinct values); categorical and text features are ordered as in memory from
+        effects are averaged.  Dask data (out of core): the design step of
+        data in memory (a feature of at most ``max_discrete`` values is
+        discrete), other numeric features binned at quantile edges from
+        Dask's approximate quantiles (within about 0.1% of the data of their
+        exact place; exact, from the values' counts, for a feature of at most
+        256 distinct values); categorical and text features are ordered as in memory from
         per-level statistics merged over the partitions; pairs too;
         ``feature_values`` a sample of 10,000.
     features : name, index, or list of them, optional
@@ -188,7 +189,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     dataset, feats = request.dataset, request.features
     axes: _OutOfCoreAxes | _AxisCache
     if request.out_of_core:
-        axes = _OutOfCoreAxes(request, bins)
+        axes = _OutOfCoreAxes(request, bins, max_discrete)
     else:
         axes = _AxisCache(dataset, max_discrete)
     designs = []
@@ -427,15 +428,17 @@ def _warn_left_out(axis, missing, outside):
 class _OutOfCoreAxes:
     """Each feature's axis from whole-table facts (Dask data); rows are assigned per partition.
 
-    Numeric features are binned (``max_discrete`` does not apply): an int
-    takes edges between Dask's approximate quantiles, ties collapsed, the ends
-    exact; edges are taken as given.  A categorical feature's levels are
+    Numeric features of at most ``max_discrete`` values are discrete, as in
+    memory (the same column summary, ``engine.few_values``); others are binned:
+    an int takes edges between Dask's approximate quantiles (exact, from the
+    counts, for a feature of few values), ties collapsed, the ends exact;
+    edges are taken as given.  A categorical feature's levels are
     ordered as in memory (its own order, or the 1-D MDS of the summed KS /
     total-variation distances) from per-level statistics merged over the
     partitions.
     """
 
-    def __init__(self, request, bins):
+    def __init__(self, request, bins, max_discrete):
         self.request, self.dataset, self.table = request, request.dataset, request.table
         singles = [f for feat in request.features
                    for f in (feat if isinstance(feat, tuple) else (feat,))]
@@ -458,11 +461,21 @@ class _OutOfCoreAxes:
                 quantile.setdefault(int(spec), []).append(j)
             else:
                 self._axes[(j, key)] = self._binned(j, check_edges(spec, col.name))
+        # the design step of data in memory, on the same column summaries: a feature of at
+        # most max_discrete values is discrete (a step per value), else binned
         summaries = self.table.column_summaries(
-            sorted({j for cols in quantile.values() for j in cols})) if quantile else {}
+            sorted({j for cols in quantile.values() for j in cols}),
+            max(DISTINCT_LIMIT, max_discrete)) if quantile else {}
         for n_bins, cols in quantile.items():
-            edges, _ = self.table.quantile_edges(cols, n_bins)
-            for j, z in zip(cols, edges):
+            binned = []
+            for j in cols:
+                values = few_values(summaries[j], max(max_discrete, 1))
+                if values is None:
+                    binned.append(j)
+                else:
+                    self._axes[(j, n_bins)] = self._discrete(j, values)
+            edges, _ = self.table.quantile_edges(binned, n_bins) if binned else ([], None)
+            for j, z in zip(binned, edges):
                 # few distinct values: the exact edges of data in memory, from their counts
                 exact = count_quantile_edges(summaries[j], n_bins)
                 self._axes[(j, n_bins)] = self._binned(j, z if exact is None else exact)
@@ -475,6 +488,12 @@ class _OutOfCoreAxes:
 
     def _binned(self, j, edges):
         axis = _Axis(self.dataset, j, True, edges, edges, None,
+                     np.zeros(self.dataset.n_rows, dtype=np.intp), "numeric", feature_values=())
+        axis.n_parts = self.table.n_parts
+        return axis
+
+    def _discrete(self, j, values):
+        axis = _Axis(self.dataset, j, False, values, self.dataset.labels(j, values), None,
                      np.zeros(self.dataset.n_rows, dtype=np.intp), "numeric", feature_values=())
         axis.n_parts = self.table.n_parts
         return axis
