@@ -10,7 +10,7 @@ import pandas as pd
 
 from .data import as_pandas, row_as_frame
 from .engine import DataPredictions, Plan, open_request
-from .engine._out_of_core import first_rows, row_partitions
+from .engine._partitions import map_rows
 from ._validation import InvalidParameterError
 from .typing import DaskLike, DataLike, ModelLike, TargetSpec
 
@@ -125,8 +125,8 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
                            progress=progress, dask="partitions")
     if request.partitions is not None:
         return _lazy(model, request.partitions, dict(
-            target=target, response_method=response_method, feature_names=feature_names,
-            chunk_size=chunk_size, n_jobs=n_jobs, progress=False))
+            target=target, response_method=response_method, feature_names=feature_names),
+            request.options)
     (values,) = request.run(lambda values, part, mdl: [_Predictions(values)], desc="predict")
     frame = request.X
     index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None
@@ -154,39 +154,37 @@ def _described(model) -> dict:
             "probability": model.explains_probability}
 
 
-def _lazy(model, X, options):
+def _lazy(model, X, options, client_options):
     """A Dask Series of the predictions, each partition predicted where it lies.
 
-    The first rows are predicted here, in memory: a model that cannot predict
-    the data fails at the call, not at compute, and they give the output's
-    name.  Nothing else is read now (no pass over the table).
+    The engine's one driver of lazy partition-by-partition answers
+    (``engine._partitions.map_rows``, the local attributions' too): the first
+    row is predicted at the call (a model that cannot predict the data fails
+    then, not at compute) and names the output; nothing else is read now.
     """
     import dask.array as da
-    import dask.dataframe as dd
 
-    parts, X = row_partitions(X)
     if isinstance(X, da.Array) and any(np.isnan(c) for c in X.chunks[0]):
         raise InvalidParameterError(
             "X is a Dask array whose blocks have unknown numbers of rows, so the "
             "predictions could not be indexed by row position; call "
             "X.compute_chunk_sizes() first, or pass the Dask DataFrame it came from.")
-    first = predict(model, first_rows(parts), **options)
-    if isinstance(X, da.Array):
-        # a block of whole rows is a partition, predicted as the array it is
-        values = da.map_blocks(_predict_block, X, model, options, drop_axis=1, dtype=float,
-                               meta=np.empty(0, dtype=float))
-        return dd.from_dask_array(values).rename(first.name)
-    meta = pd.Series(np.empty(0, dtype=float), name=first.name, index=X._meta.index)
-    return X.map_partitions(_predict_partition, model, options, meta=meta)
+    lazy = map_rows(X, _PredictRows(model, options), options=client_options,
+                    columns_of=_as_column, names_of=lambda first: [first.name],
+                    needs_offsets=lambda first: False)
+    return lazy.frame[lazy.trial.name]
 
 
-def _predict_block(block: np.ndarray, model, options) -> np.ndarray:
-    if block.shape[0] == 0:
-        return np.empty(0, dtype=float)
-    return predict(model, block, **options).to_numpy()
+class _PredictRows:
+    """The in-memory predictions of some rows (a partition's block), on a worker."""
+
+    def __init__(self, model, options):
+        self.model, self.options = model, options
+
+    def __call__(self, rows, offset, options):
+        return predict(self.model, rows, **{**self.options, "chunk_size": options.chunk_size,
+                                            "n_jobs": options.n_jobs, "progress": False})
 
 
-def _predict_partition(part: pd.DataFrame, model, options) -> pd.Series:
-    if part.shape[0] == 0:
-        return pd.Series(np.empty(0, dtype=float), index=part.index)
-    return predict(model, part, **options)
+def _as_column(p: pd.Series) -> np.ndarray:
+    return p.to_numpy(dtype=float)[:, None]

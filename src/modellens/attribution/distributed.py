@@ -32,9 +32,8 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
-from ..engine._dask import resolve_client
-from ..engine._out_of_core import (_first_rows, _import_dask, compute_on, partition_offsets,
-                                     row_partitions)
+from ..engine._out_of_core import _import_dask, compute_on, partition_offsets
+from ..engine._partitions import map_rows, take_rows
 from ._blocks import Subject
 from .result import Attributions, build
 
@@ -43,37 +42,8 @@ __all__ = ["DistributedAttributions", "AttributionSummary", "explain_partitions"
 
 #: Columns of the frame besides the features (LIME adds ``score``).
 RESERVED_COLUMNS = ("base_value", "prediction", "score")
-#: Rows of a partition explained at once: the working memory of a partition follows it.
-BLOCK_ROWS = 32_768
 #: Methods whose rows draw random numbers (and so need their positions).
 _SAMPLED = ("permutation", "kernel", "lime")
-
-
-def _partitions(X):
-    """The partitions of ``X`` (delayed), its divisions, and the row offsets when known.
-
-    A Dask array's blocks of rows are its partitions (whole rows each); their
-    offsets come from its chunks, and the result is indexed by row position.
-    """
-    import dask.array as da
-
-    if isinstance(X, da.Array) and X.ndim == 2 and any(np.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()
-    parts, X = row_partitions(X)
-    if isinstance(X, da.Array):
-        offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
-        divisions = tuple(int(o) for o in offsets[:-1]) + (max(int(offsets[-1]) - 1, 0),)
-        return parts, divisions, offsets
-    return parts, X.divisions, None
-
-
-def _index(part, offset):
-    """A partition's index: a frame's own, an array block's row positions."""
-    return part.index if hasattr(part, "index") else pd.RangeIndex(offset, offset + len(part))
-
-
-def _take(part, rows):
-    return part.iloc[rows] if hasattr(part, "iloc") else part[rows]
 
 
 def _columns(attr: Attributions) -> np.ndarray:
@@ -87,29 +57,6 @@ def _names(attr: Attributions) -> list:
     return list(attr.feature_names) + list(RESERVED_COLUMNS[:2 if attr.score is None else 3])
 
 
-def _explain_partition(part, job, offset, options, names):
-    """On a worker: one partition's rows explained as in memory (rows ``offset`` on).
-
-    The rows are explained ``BLOCK_ROWS`` at a time (each row's numbers do not
-    depend on the rows explained with it), so the method's working memory
-    follows the block, and only the partition's rows and values are held whole.
-    """
-    index = _index(part, offset)
-    out = np.empty((len(part), len(names)))
-    for a in range(0, len(part), BLOCK_ROWS):
-        b = min(a + BLOCK_ROWS, len(part))
-        out[a:b] = _columns(job(_take(part, slice(a, b)), job.streams.at(offset + a), options))
-    return pd.DataFrame(out, index=index, columns=names, copy=False)
-
-
-def _trial(part, job, options):
-    """The first row explained (on a worker): the request checked, its layout learned."""
-    head = _first_rows(part, 1)
-    if len(head) == 0:
-        return None, None
-    return job(head, job.streams, options), _index(head, 0)[:0]
-
-
 class _Job:
     """What every partition needs: the explanation of rows, and the request's streams.
 
@@ -119,8 +66,8 @@ class _Job:
     def __init__(self, explain, streams):
         self.explain, self.streams = explain, streams
 
-    def __call__(self, X, streams, options):
-        return self.explain(X, streams, options)
+    def __call__(self, X, offset, options):
+        return self.explain(X, self.streams.at(offset), options)
 
 
 def explain_partitions(X, explain, *, streams, options: Options,
@@ -142,33 +89,17 @@ def explain_partitions(X, explain, *, streams, options: Options,
     feature_names : list of str, optional
         Names of a Dask array's columns.
     """
-    dask, dd = _import_dask()
-    parts, divisions, offsets = _partitions(X)
     columns = getattr(X, "columns", ()) if feature_names is None else feature_names
     clash = [c for c in columns if str(c) in RESERVED_COLUMNS]
     if clash:
         raise InvalidParameterError(
             f"X has a column named {str(clash[0])!r}, a name the result's frame keeps for "
             f"itself {list(RESERVED_COLUMNS)}; rename it (X.rename(columns=...)).")
-    client = None if options.client is None else resolve_client(options.client)
-    local = Options(chunk_size=options.chunk_size, n_jobs=1, progress=False, client=None)
-    job = dask.delayed(_Job(explain, streams), pure=True)
-    # the first row explained now, where it lies: a bad option or a failing model is an
-    # error at the call, not when the frame is computed
-    (trial, index) = compute_on(client, dask.delayed(_trial, pure=True)(parts[0], job, local))[0]
-    if trial is None:
-        raise InvalidParameterError("the first partition of X has no rows; repartition it "
-                                    "(X.repartition(...)) so that every partition has data.")
-    names = _names(trial)
-    meta = pd.DataFrame(np.empty((0, len(names))), index=index, columns=names)
-    kind = trial.method.rsplit("-", 1)[-1]
-    if offsets is None and kind in _SAMPLED:
-        offsets = partition_offsets(client, parts)
-    tasks = [dask.delayed(_explain_partition, pure=True)(
-        part, job, 0 if offsets is None else int(offsets[i]), local, names)
-        for i, part in enumerate(parts)]
-    result = dd.from_delayed(tasks, meta=meta, divisions=divisions, verify_meta=False)
-    return DistributedAttributions(result, parts, trial, offsets, client)
+    lazy = map_rows(X, _Job(explain, streams), options=options, columns_of=_columns,
+                    names_of=_names, needs_offsets=lambda trial: trial.method.rsplit(
+                        "-", 1)[-1] in _SAMPLED)
+    return DistributedAttributions(lazy.frame, lazy.parts, lazy.trial, lazy.offsets,
+                                   lazy.client)
 
 
 class DistributedAttributions:
@@ -313,7 +244,7 @@ class DistributedAttributions:
 def _summarise_partition(result: pd.DataFrame, data, rows, names):
     """One partition's sum of ``|values|`` and its sampled rows (results and data)."""
     values = result[names].to_numpy(np.float64)
-    return np.abs(values).sum(axis=0), result.iloc[rows], _take(data, rows)
+    return np.abs(values).sum(axis=0), result.iloc[rows], take_rows(data, rows)
 
 
 class AttributionSummary:
