@@ -571,16 +571,19 @@ def test_dask_dataframe_boolean_and_empty_columns():
     rng = np.random.default_rng(17)
     df = pd.DataFrame({"a": rng.normal(size=3000), "c": rng.random(3000) < 0.3})
     ddf = dd.from_pandas(df, npartitions=3)
-    # a boolean column: ALE steps from 0 to 1 (numpy cannot interpolate quantiles of
-    # booleans); PD and M-plots take its two values, as in memory (PD showed f at
+    # a boolean column: ALE steps from 0 to 1, a discrete feature as in memory; PD and M-plots take its two values, as in memory (PD showed f at
     # "c = 0.25", which the model saw as True); DALE leaves it out, as in memory (its
     # shifted values reached the model as True: derivative 0)
     remote = ml.ale(a_plus_c, ddf, bins=6, progress=False)
-    for name in ("a", "c"):
-        z = np.asarray(remote[name].grid, dtype=float)
-        same = ml.ale(a_plus_c, df, features=name, bins={name: z}, progress=False)[name]
-        np.testing.assert_array_equal(remote[name].counts, same.counts)
-        np.testing.assert_allclose(remote[name].values, same.values, atol=1e-12)
+    z = np.asarray(remote["a"].grid, dtype=float)
+    same = ml.ale(a_plus_c, df, features="a", bins={"a": z}, progress=False)["a"]
+    np.testing.assert_array_equal(remote["a"].counts, same.counts)
+    np.testing.assert_allclose(remote["a"].values, same.values, atol=1e-12)
+    # the boolean is discrete (two values), out of core as in memory: the same curve
+    same = ml.ale(a_plus_c, df, features="c", bins=6, progress=False)["c"]
+    assert remote["c"].extra.get("discrete") and list(remote["c"].grid) == list(same.grid)
+    np.testing.assert_array_equal(remote["c"].counts, same.counts)
+    np.testing.assert_allclose(remote["c"].values, same.values, atol=1e-12)
     for method in (ml.pdp, ml.mplot):
         got, ref = (method(a_plus_c, data, features="c", progress=False)["c"]
                     for data in (ddf, df))
