@@ -12,7 +12,9 @@ Rows that several plans read (the predictions at the data) are
 that can also summarise the answers of a subset of rows and merge summaries
 runs out of core unchanged: :func:`open_request` (the front door of every
 public method) routes Dask data to :class:`OutOfCore`, which runs the plans on
-every partition and merges in partition order.  The engine needs of a model
+every partition and merges in partition order, or, for answers of one row per
+row (local attributions, predictions), hands the partitions to the lazy driver
+``_partitions.map_rows``.  The engine needs of a model
 only what :class:`ModelLike` names.
 """
 
