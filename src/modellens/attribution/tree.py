@@ -17,6 +17,14 @@ Two games, the two questions one can ask of a tree model:
   rounding.  It answers "how much does setting feature :math:`j` to this
   row's value change the prediction, against this background?".
 
+Without a background, the values come from one pass over each tree that
+integrates each leaf's weighted-Banzhaf polynomial over :math:`t \in [0, 1]`
+with Gauss-Legendre nodes (Quadrature-TreeSHAP, Wettenstein, Mitchell & Yu,
+arXiv 2605.04497; exact, as the polynomial's degree is below the path's
+length): O(L D) per tree and row for the values, the Banzhaf values at
+:math:`t = 1/2`, and the interaction values in the same pass (see
+:mod:`modellens.models._tree_kernels`).
+
 With a background, the background enters once per tree, as the count of
 its rows per leaf and per pattern of the leaf's path features they fail;
 each explained row then combines its own pattern with those counts (a
