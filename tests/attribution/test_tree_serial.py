@@ -34,10 +34,12 @@ def test_serial_twins_give_the_same_values(monkeypatch, index):
         monkeypatch.setattr(K, "sized", pick)
         attr = ml.shapley(model, X.iloc[:60], background=X.iloc[100:180], algorithm="tree",
                           index=index, progress=False)
-        path = ml.shapley(model, X.iloc[:60], algorithm="tree", index=index, progress=False)
+        path = ml.shapley(model, X.iloc[:60], algorithm="tree", index=index, progress=False,
+                          interactions=index == "shapley")
         inter = ml.interactions(model, X, sample=200, method="tree", random_state=0,
                                 progress=False)
-        return attr.values, path.values, inter.pairwise.to_numpy()
+        pairs = path.interactions if index == "shapley" else path.values
+        return attr.values, path.values, pairs, inter.pairwise.to_numpy()
 
     serial = run("serial")
     assert calls and all(calls)

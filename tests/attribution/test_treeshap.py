@@ -371,8 +371,9 @@ def test_deep_trees_without_tables_agree_with_shap():
 
 
 @pytest.mark.parametrize("name", ["xgb:bin", "lgbzero:reg", "hgb:multi", "rf:reg", "et:bin"])
-def test_tables_and_linear_kernels_agree_with_each_other_and_shap(name):
-    """Both path-dependent kernels (per-leaf tables, Gauss-Legendre linear), with NaN."""
+def test_quadrature_kernel_agrees_with_shap(name):
+    """The path-dependent quadrature kernel (with NaN), its values and the same pass's
+    interaction values, against shap and local accuracy."""
     from modellens.attribution.tree import TreePaths
     from modellens.models._trees import output_column
     model, X = _fit(name, nan=True)
@@ -380,12 +381,12 @@ def test_tables_and_linear_kernels_agree_with_each_other_and_shap(name):
     col = output_column(ens, model, 1 if name.endswith("multi") else None)[0]
     paths = TreePaths(ens.select(col))
     Xc = np.ascontiguousarray(ens.cast(X))
-    tables = paths.path_dependent(Xc, method="tables")
-    linear = paths.path_dependent(Xc, method="linear")
+    linear, inter = paths.path_dependent(Xc, pairs=True)
     raw = _raw(model, X)[:, 1 if ens.n_outputs > 1 else 0]
     scale = np.ptp(raw)
-    np.testing.assert_allclose(tables, linear, atol=1e-12 * scale)
-    np.testing.assert_allclose(tables.sum(1) + paths.expected_value(), raw, atol=1e-6 * scale)
+    np.testing.assert_allclose(paths.path_dependent(Xc)[0], linear, atol=1e-12 * scale)
+    np.testing.assert_allclose(inter.sum(2), linear, atol=1e-12 * scale)
+    np.testing.assert_allclose(linear.sum(1) + paths.expected_value(), raw, atol=1e-6 * scale)
     sv, _ = _shap_path_dependent(model, X, 1 if ens.n_outputs > 1 else 0)
     if sv.shape[1] == 2 * D:
         sv = sv[:, D:]

@@ -17,6 +17,14 @@ Two games, the two questions one can ask of a tree model:
   rounding.  It answers "how much does setting feature :math:`j` to this
   row's value change the prediction, against this background?".
 
+Without a background, the values come from one pass over each tree that
+integrates each leaf's weighted-Banzhaf polynomial over :math:`t \in [0, 1]`
+with Gauss-Legendre nodes (Quadrature-TreeSHAP, Wettenstein, Mitchell & Yu,
+arXiv 2605.04497; exact, as the polynomial's degree is below the path's
+length): O(L D) per tree and row for the values, the Banzhaf values at
+:math:`t = 1/2`, and the interaction values in the same pass (see
+:mod:`modellens.models._tree_kernels`).
+
 With a background, the background enters once per tree, as the count of
 its rows per leaf and per pattern of the leaf's path features they fail;
 each explained row then combines its own pattern with those counts (a
@@ -62,9 +70,6 @@ BACKGROUND_BLOCK = 256
 #: Values the tree kernels compute (``index=`` of :func:`modellens.shapley`).
 INDICES = ("shapley", "banzhaf")
 
-_PATH_SHAPLEY, _PATH_BANZHAF, _INTERVENTIONAL = 0, 1, 2
-
-
 def _factorial_ratio(a, b, c):
     """``a! b! / c!`` elementwise, through lgamma."""
     return np.exp(gammaln(np.asarray(a) + 1.0) + gammaln(np.asarray(b) + 1.0)
@@ -85,8 +90,9 @@ class TreePaths:
             raise ValueError("select one output first")
         self.ens = ens
         (self.order, self.node_slot, node_new, self.parent, self.depth, self.leaf_node,
-         self.leaf_roots, self.feat_off, self.feat_id, self.feat_z) = K.root_layout(
-            ens.left, ens.right, ens.feature, ens.cover, ens.roots)
+         self.leaf_roots, self.feat_off, self.feat_id, self.feat_z, self.prev, self.edge_z,
+         self.feat_depth) = K.root_layout(ens.left, ens.right, ens.feature, ens.cover,
+                                          ens.roots)
         self.leaf_of = np.full(len(ens.left), -1, np.int64)
         self.leaf_of[self.leaf_node] = np.arange(len(self.leaf_node))
         # twins: a right leaf whose left sibling is a leaf, split on a feature new to the path
@@ -187,27 +193,36 @@ class TreePaths:
                                                               self.feat_z))
 
     # ------------------------------------------------------------------ games
-    def path_dependent(self, X, *, method="auto", index="shapley") -> np.ndarray:
-        """Path-dependent values: per-leaf tables of all masks, or Linear TreeSHAP.
+    def path_dependent(self, X, *, index="shapley", pairs=False):
+        """Path-dependent values ``(n, d)`` by quadrature, and with ``pairs`` the SHAP
+        interaction values ``(n, d, d)`` from the same pass (else None).
 
-        ``method``: ``"tables"`` (FastTreeSHAP-style: one preorder pass per
-        tree, then a table lookup per leaf), ``"linear"`` (Gauss-Legendre form
-        of Linear TreeSHAP: O(nodes x depth / 2) per tree and row, no tables)
-        or ``"auto"`` (tables when every leaf gets one).  Banzhaf values are
-        read leaf by leaf (``"tables"``).
+        Shapley values integrate each leaf's weighted Banzhaf polynomial over
+        ``t`` in [0, 1] with ``ceil(p_max / 2)`` Gauss-Legendre nodes (exact);
+        Banzhaf values read it at ``t = 1/2``.  See
+        :func:`~modellens.models._tree_kernels.pd_quadrature`: O(nodes x G) per
+        tree and row for the values, no tables.
         """
-        game = _PATH_BANZHAF if index == "banzhaf" else _PATH_SHAPLEY
-        plan = self.plan(len(X))
-        if method == "tables" or index == "banzhaf" or (
-                method == "auto" and np.all(plan["tab_off"] != -1)):
-            return self._values(X, plan, game, np.zeros((1, 1)), 1.0, None)
+        n, d = X.shape
+        if index == "banzhaf":
+            t_nodes, t_weights = np.array([0.5]), np.array([1.0])
+        else:
+            t_nodes, t_weights = K.gauss_nodes(self.p_max)
+        out = np.zeros((n, d))
+        inter = np.zeros((n, d, d) if pairs else (0, 0, 0))
+        # the pairs' per-block buffer is (d, d, block): keep it near a few MiB
+        block = ROW_BLOCK if not pairs else int(max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d, 1))))
         ens = self.ens
-        edges = K.tree_edges(ens.left, ens.right, ens.feature, ens.cover, ens.roots)
-        t_nodes, t_weights = K.gauss_nodes(max(self.p_max - 1, 0))
-        return K.pd_values_linear(X, ens.left, ens.right, ens.feature, ens.threshold,
-                                  ens.default_left, ens.missing, ens.cat_left,
-                                  np.ascontiguousarray(ens.value[:, 0]), ens.roots, *edges,
-                                  t_nodes, t_weights, K.n_blocks(len(X)))
+        K.sized(K.pd_quadrature, n)(
+            np.ascontiguousarray(X.T), *self.nodes, np.ascontiguousarray(ens.value[:, 0]),
+            ens.roots, self.order, self.parent, self.depth, self.prev, self.edge_z,
+            self.leaf_of, self.feat_off, self.feat_id, self.feat_z, self.feat_depth, t_nodes,
+            t_weights, block, out, inter)
+        if not pairs:
+            return out, None
+        diag = np.arange(d)
+        inter[:, diag, diag] = out - inter.sum(axis=2)
+        return out, inter
 
     def interventional(self, X, B, *, index="shapley") -> np.ndarray:
         """Interventional values against the background rows ``B`` (cast).
@@ -219,32 +234,27 @@ class TreePaths:
         leaves) array.
         """
         plan = self.plan(len(X), len(B), game="interventional")
-        return self._values(X, plan, _INTERVENTIONAL, self._iv_weights(index), 1.0 / len(B), B)
+        return self._values(X, plan, self._iv_weights(index), 1.0 / len(B), B)
 
-    def interactions(self, X, phi, B=None) -> np.ndarray:
-        """SHAP interaction values ``(n, d, d)`` of the path-dependent game (``B`` None)
-        or the interventional one; ``phi`` the Shapley values."""
+    def interactions(self, X, phi, B) -> np.ndarray:
+        """SHAP interaction values ``(n, d, d)`` of the interventional game against the
+        background ``B``; ``phi`` the Shapley values (path-dependent ones come from
+        :meth:`path_dependent`)."""
         n, d = X.shape
         out = np.zeros((n, d, d))
-        W2 = np.zeros_like(self.W)
-        # W2[p, s] = s! (p - s - 2)! / (p - 1)!, the Shapley weights of p - 1 players
-        W2[2:, :] = self.W[1:-1, :]
         P = self.p_max + 2
         u, w = np.meshgrid(np.arange(P), np.arange(P), indexing="ij")
         with np.errstate(invalid="ignore", over="ignore"):
             I_UU = np.where(u >= 2, _factorial_ratio(u - 2, w, u + w - 1), 0.0)
             I_UW = np.where((u >= 1) & (w >= 1), _factorial_ratio(u - 1, w - 1, u + w - 1), 0.0)
             I_WW = np.where(w >= 2, _factorial_ratio(u, w - 2, u + w - 1), 0.0)
-        game = _PATH_SHAPLEY if B is None else _INTERVENTIONAL
-        plan = self.plan(0, 0 if B is None else len(B),
-                         game="path" if B is None else "interventional")
-        scale = 1.0 if B is None else 1.0 / len(B)
-        BT = None if B is None else np.ascontiguousarray(B.T)
+        plan = self.plan(0, len(B), game="interventional")
+        BT = np.ascontiguousarray(B.T)
         for lo, hi in plan["groups"]:
             cnt, sparse = self._background(B, BT, plan, lo, hi)
             K.interaction_values(X, *self.nodes, *self.layout, self.leaf_value, self.feat_off,
-                                 self.feat_id, self.feat_z, lo, hi, game, W2, I_UU, I_UW, I_WW,
-                                 scale, cnt, plan["cnt_off"], *sparse, out)
+                                 self.feat_id, lo, hi, I_UU, I_UW, I_WW, 1.0 / len(B), cnt,
+                                 plan["cnt_off"], *sparse, out)
         diag = np.arange(d)
         out[:, diag, diag] = 0.0
         out[:, diag, diag] = phi - out.sum(axis=2)
@@ -294,7 +304,7 @@ class TreePaths:
         sp_off[1:] = np.cumsum(sizes)
         return cnt, (sp_off, np.concatenate(sp_mask), np.concatenate(sp_cnt))
 
-    def _values(self, X, plan, game, C, scale, B):
+    def _values(self, X, plan, C, scale, B):
         out = np.zeros(X.shape)
         XT = np.ascontiguousarray(X.T)
         BT = None if B is None else np.ascontiguousarray(B.T)
@@ -304,13 +314,13 @@ class TreePaths:
             t_off = plan["tab_off"]
             size = int(max((t_off[a:b] + (2 ** np.minimum(self.p[a:b], 62)) * self.p[a:b])
                            [t_off[a:b] >= 0], default=0))
-            table = K.sized(K.leaf_tables, size, limit=K.SERIAL_TABLE)(self.leaf_value, self.feat_off, self.feat_z, t_off, size, game,
-                                  self.W, C, scale, cnt, plan["cnt_off"], plan["partner"],
-                                  self.twin_slot, a, b)
-            K.sized(K.leaf_values, XT.shape[1])(XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
-                          self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.feat_z,
-                          self.leaf_value, lo, hi, t_off, table, game, self.W, C, scale, cnt,
-                          plan["cnt_off"], *sparse, ROW_BLOCK, out)
+            table = K.sized(K.leaf_tables, size, limit=K.SERIAL_TABLE)(
+                self.leaf_value, self.feat_off, t_off, size, C, scale, cnt, plan["cnt_off"],
+                plan["partner"], self.twin_slot, a, b)
+            K.sized(K.leaf_values, XT.shape[1])(
+                XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
+                self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.leaf_value, lo,
+                hi, t_off, table, C, scale, cnt, plan["cnt_off"], *sparse, ROW_BLOCK, out)
         return out
 
 
@@ -329,13 +339,11 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
             "interactions=True gives SHAP interaction values (the Shapley interaction "
             "index); leave index= at 'shapley' for them.")
     if background is None:
-        values = paths.path_dependent(Xc, index=index)
-        base = paths.expected_value()
-        Bc = None
-    else:
-        Bc = np.ascontiguousarray(ens.cast(background))
-        values = paths.interventional(Xc, Bc, index=index)
-        base = float(ens.predict_raw(Bc)[:, 0].mean())
+        values, inter = paths.path_dependent(Xc, index=index, pairs=interactions)
+        return values, paths.expected_value(), fx, inter
+    Bc = np.ascontiguousarray(ens.cast(background))
+    values = paths.interventional(Xc, Bc, index=index)
+    base = float(ens.predict_raw(Bc)[:, 0].mean())
     inter = paths.interactions(Xc, values, Bc) if interactions else None
     return values, base, fx, inter
 

@@ -20,12 +20,47 @@ Features outside :math:`P_l` are dummies of the leaf's game, so the Shapley
 value of :math:`j \\in P_l` is
 :math:`v_l (o_j - z_j) \\sum_{S \\subseteq P_l \\setminus j} W(|S|, p)
 \\prod_{k \\in S} o_k \\prod_{k \\notin S, k \\neq j} z_k` with
-:math:`W(s, p) = s! (p - s - 1)! / p!` and :math:`p = |P_l|`.  The sum is a
-weighted sum of the coefficients of :math:`\\prod_k (z_k + o_k y)`, so a leaf
-costs :math:`O(p^2)`.  As the answer depends on the row only through the
-bit mask :math:`o`, small leaves get a table over all :math:`2^p` masks
-(FastTreeSHAP's idea, Yang 2021) and a row then costs :math:`O(p)` per leaf
-once its mask is known.
+:math:`W(s, p) = s! (p - s - 1)! / p!` and :math:`p = |P_l|`.
+
+**Path-dependent values by quadrature** (:func:`pd_quadrature`).  As
+:math:`W(s, p) = \\int_0^1 t^s (1 - t)^{p - 1 - s} dt` (a Beta integral), the
+sum over coalitions is an integral of one product of linear factors
+(Quadrature-TreeSHAP, Wettenstein, Mitchell & Yu, arXiv 2605.04497; the
+same identity as Linear TreeSHAP, Yu et al. 2022):
+
+.. math:: \\phi_j = \\sum_l v_l (o_{lj} - z_{lj}) \\int_0^1
+          \\prod_{k \\in P_l, k \\neq j} f_{lk}(t) \\, dt, \\qquad
+          f_{lk}(t) = z_{lk} (1 - t) + o_{lk} t.
+
+The integrand is a polynomial of degree :math:`p - 1`, so ``G = ceil(p_max /
+2)`` Gauss-Legendre nodes :math:`t_g` with weights :math:`w_g` on [0, 1]
+integrate it exactly (:func:`gauss_nodes`; 8 nodes up to 16 distinct path
+features, more for deeper trees).  The weighted Banzhaf value
+:math:`\\beta_j(t) = \\sum_l v_l (o_{lj} - z_{lj}) \\prod_{k \\neq j} f_{lk}(t)`
+is the integrand itself; the Banzhaf value is :math:`\\beta_j(1/2)` (one node,
+weight 1).  Leaves share the factors of their common ancestors, so the
+products are carried down each tree and the sums over the leaves below each
+edge carried up: :math:`O(G)` per node and row, :math:`O(L D)` per tree and
+row, where the per-leaf polynomial forms cost :math:`O(L D^2)`.  A feature
+split on again deeper down has one merged factor (the product of its
+:math:`o` and of its cover ratios), replaced at each such split.
+
+The pairwise Shapley interaction index of the product game has weights
+:math:`s! (p - s - 2)! / (p - 1)! = \\int_0^1 t^s (1 - t)^{p - 2 - s} dt`, so off
+the diagonal
+
+.. math:: \\Phi_{ij} = \\frac12 \\sum_l v_l (o_{li} - z_{li})(o_{lj} - z_{lj})
+          \\sum_g w_g \\prod_{k \\neq i, j} f_{lk}(t_g),
+
+:math:`O(p^2 G)` per leaf and row (:func:`_leaf_pairs`), and the diagonal is
+:math:`\\phi_i - \\sum_{j \\neq i} \\Phi_{ij}`.  Every term is a product of
+factors in [0, 1] times a leaf value: no alternating sums of polynomial
+coefficients, so depth costs no digits.
+
+**Interventional values** (:func:`leaf_values`): the answer depends on the
+row only through the bit mask :math:`o`, so small leaves get a table over
+all :math:`2^p` masks (FastTreeSHAP's idea, Yang 2021) and a row then costs
+:math:`O(p)` per leaf once its mask is known.
 """
 
 from __future__ import annotations
@@ -33,13 +68,12 @@ from __future__ import annotations
 import math
 import types
 
-import numba
 import numpy as np
 from numba import njit, prange
 
 __all__ = ["predict_leaves", "root_layout", "shapley_weights", "leaf_tables", "leaf_values",
            "background_counts", "background_masks", "interaction_values",
-           "expected_leaf_value", "tree_edges", "pd_values_linear", "pd_recursion",
+           "expected_leaf_value", "pd_quadrature", "pd_recursion",
            "gauss_nodes", "MAX_PATH_FEATURES", "sized", "SERIAL_ROWS", "SERIAL_TABLE"]
 
 #: Most distinct features on one root-to-leaf path (masks are 64-bit words).
@@ -120,58 +154,11 @@ def shapley_weights(p_max):
 
 
 @njit(cache=True)
-def _leaf_phi(v, z, p, mask, W, q, r, out, base):
-    """Add leaf ``v``'s path-dependent Shapley values for mask ``mask`` to ``out[base + slot]``.
-
-    ``q`` and ``r`` are scratch arrays of length ``p + 1``.
-    """
-    zb = 1.0
-    a = 0
-    for k in range(p):
-        if (mask >> k) & 1:
-            a += 1
-        else:
-            zb *= z[k]
-    if zb == 0.0 or v == 0.0:
-        return
-    # q = prod over satisfied features of (z_k + y), lowest degree first
-    q[0] = 1.0
-    deg = 0
-    for k in range(p):
-        if (mask >> k) & 1:
-            q[deg + 1] = q[deg]
-            for s in range(deg, 0, -1):
-                q[s] = q[s] * z[k] + q[s - 1]
-            q[0] = q[0] * z[k]
-            deg += 1
-    if a < p:
-        sb = 0.0
-        for s in range(a + 1):
-            sb += W[p, s] * q[s]
-        sb *= -v * zb
-    else:
-        sb = 0.0
-    for k in range(p):
-        if (mask >> k) & 1:
-            # q / (z_k + y), from the top: stable as 0 <= z_k <= 1
-            zk = z[k]
-            r[a - 1] = q[a]
-            for s in range(a - 1, 0, -1):
-                r[s - 1] = q[s] - zk * r[s]
-            acc = 0.0
-            for s in range(a):
-                acc += W[p, s] * r[s]
-            out[base + k] += v * (1.0 - zk) * zb * acc
-        else:
-            out[base + k] += sb
-
-
-@njit(cache=True)
 def root_layout(left, right, feature, cover, roots):
     """Every tree's preorder and each leaf's distinct path features, in root-first order.
 
     Returns ``order, node_slot, node_new, parent, depth, leaf_node, leaf_roots,
-    feat_off, feat_id, feat_z``:
+    feat_off, feat_id, feat_z, prev, edge_z, feat_depth``:
     ``order`` lists every tree's nodes in preorder (trees in turn, so a parent
     comes before its children); ``node_slot[i]`` is the position of inner
     node ``i``'s feature among the distinct features of the path from the
@@ -182,7 +169,11 @@ def root_layout(left, right, feature, cover, roots):
     ``k`` owning ``leaf_roots[k]:leaf_roots[k+1]``; leaf ``l`` sits at node
     ``leaf_node[l]`` and its features are ``feat_id[feat_off[l]:feat_off[l+1]]``
     (slot order), with ``feat_z`` the product of the cover ratios of the
-    path's splits on each.
+    path's splits on each and ``feat_depth`` the depth of the node below the
+    deepest of them.  Per node, ``prev[i]`` is the node below the nearest
+    earlier split on the feature of the split above ``i`` (-1 if none) and
+    ``edge_z[i]`` the product of the cover ratios of the splits on that
+    feature from the root down to ``i``.
     """
     n_nodes = len(left)
     T = len(roots) - 1
@@ -220,9 +211,13 @@ def root_layout(left, right, feature, cover, roots):
     feat_off = np.zeros(n_leaves + 1, np.int64)
     feat_id = np.empty(total, np.int64)
     feat_z = np.empty(total)
+    feat_depth = np.empty(total, np.int64)
+    prev = np.full(n_nodes, -1, np.int64)
+    edge_z = np.ones(n_nodes)
     anc = np.empty(max_d + 1, np.int64)
     fl = np.empty(max_d + 1, np.int64)
     zl = np.empty(max_d + 1)
+    dl = np.empty(max_d + 1, np.int64)
     l = 0
     f = 0
     for q in range(n_nodes):
@@ -243,11 +238,18 @@ def root_layout(left, right, feature, cover, roots):
                     s = j
                     break
             if s < 0:
+                s = k
                 fl[k] = ff
                 zl[k] = ratio
                 k += 1
+                last = -1
             else:
                 zl[s] *= ratio
+                last = anc[dl[s]]
+            dl[s] = i + 1
+            if i == dd - 1:
+                prev[node] = last
+                edge_z[node] = zl[s]
         if left[node] >= 0:
             s = k
             for j in range(k):
@@ -261,11 +263,12 @@ def root_layout(left, right, feature, cover, roots):
             for j in range(k):
                 feat_id[f] = fl[j]
                 feat_z[f] = zl[j]
+                feat_depth[f] = dl[j]
                 f += 1
             l += 1
             feat_off[l] = f
     return (order, node_slot, node_new, parent, depth, leaf_node, leaf_roots, feat_off,
-            feat_id[:f], feat_z[:f])
+            feat_id[:f], feat_z[:f], prev, edge_z, feat_depth[:f])
 
 
 @njit(inline="always", cache=True)
@@ -298,30 +301,6 @@ def _popcount(m):
         m &= m - 1
         c += 1
     return c
-
-
-@njit(cache=True)
-def _leaf_banzhaf(v, z, p, mask, out, base):
-    """Add a leaf's path-dependent Banzhaf values for the satisfied set ``mask``.
-
-    The leaf's game is :math:`v \\prod_k (o_k \\text{ if } k \\in S \\text{ else } z_k)`,
-    so :math:`\\beta_j = v (o_j - z_j) \\prod_{k \\neq j} (o_k + z_k) / 2`.
-    """
-    prod = 1.0
-    zeros = 0
-    for k in range(p):
-        f = (((mask >> k) & 1) + z[k]) * 0.5
-        if f == 0.0:
-            zeros += 1
-        else:
-            prod *= f
-    if zeros > 1 or v == 0.0:
-        return
-    for k in range(p):
-        o = (mask >> k) & 1
-        f = (o + z[k]) * 0.5
-        rest = prod / f if zeros == 0 else (prod if f == 0.0 else 0.0)
-        out[base + k] += v * (o - z[k]) * rest
 
 
 @njit(inline="always", cache=True)
@@ -381,28 +360,15 @@ def _iv_leaf(vm, p, U, cnt, c0, sp_mask, sp_cnt, s0, s1, C, out, base):
                 out[base + k] -= loss
 
 
-@njit(cache=True)
-def _leaf_game(game, v, z, p, U, W, C, scale, cnt, c0, sp_mask, sp_cnt, s0, s1, q, r, out,
-               base):
-    """One leaf's values for a row failing ``U``, in the game ``game`` (see leaf_tables)."""
-    full = (np.int64(1) << p) - 1
-    if game == 0:
-        _leaf_phi(v, z, p, full ^ U, W, q, r, out, base)
-    elif game == 1:
-        _leaf_banzhaf(v, z, p, full ^ U, out, base)
-    else:
-        _iv_leaf(v * scale, p, U, cnt, c0, sp_mask, sp_cnt, s0, s1, C, out, base)
-
-
 @njit(parallel=True, cache=True)
-def leaf_tables(leaf_value, feat_off, feat_z, tab_off, size, game, W, C, scale, cnt, cnt_off,
-                partner, twin_slot, l_lo, l_hi):
-    """Every leaf's values for every mask ``U`` of failed slots: ``table[tab_off[l] + U p]``.
+def leaf_tables(leaf_value, feat_off, tab_off, size, C, scale, cnt, cnt_off, partner,
+                twin_slot, l_lo, l_hi):
+    """Every leaf's interventional values for every mask ``U`` of failed slots:
+    ``table[tab_off[l] + U p]``.
 
-    ``game``: 0 the path-dependent Shapley values, 1 the path-dependent
-    Banzhaf values, 2 the interventional values with weights ``C`` (Shapley
-    or Banzhaf) from the background counts ``cnt`` (times ``scale``, one
-    over the background size).  Leaves ``l_lo:l_hi`` with ``tab_off >= 0``.
+    The weights ``C`` (Shapley or Banzhaf) apply to the background counts
+    ``cnt`` (times ``scale``, one over the background size).  Leaves
+    ``l_lo:l_hi`` with ``tab_off >= 0``.
 
     A leaf with a ``partner`` (its right sibling, a leaf split on a feature
     new to the path: the same features, and a row fails exactly one of the
@@ -417,17 +383,13 @@ def leaf_tables(leaf_value, feat_off, feat_z, tab_off, size, game, W, C, scale, 
         if tab_off[l] < 0:
             continue
         p = feat_off[l + 1] - feat_off[l]
-        z = feat_z[feat_off[l]:feat_off[l + 1]]
-        q = np.empty(p + 2)
-        r = np.empty(p + 2)
         t = partner[l]
         for U in range(1 << p):
-            _leaf_game(game, leaf_value[l], z, p, U, W, C, scale, cnt, cnt_off[l], none,
-                       none * 0.0, zero, zero, q, r, table, tab_off[l] + U * p)
+            _iv_leaf(leaf_value[l] * scale, p, U, cnt, cnt_off[l], none, none * 0.0, zero,
+                     zero, C, table, tab_off[l] + U * p)
             if t >= 0:
-                _leaf_game(game, leaf_value[t], feat_z[feat_off[t]:feat_off[t + 1]], p,
-                           U ^ (np.int64(1) << twin_slot[t]), W, C, scale, cnt, cnt_off[t],
-                           none, none * 0.0, zero, zero, q, r, table, tab_off[l] + U * p)
+                _iv_leaf(leaf_value[t] * scale, p, U ^ (np.int64(1) << twin_slot[t]), cnt,
+                         cnt_off[t], none, none * 0.0, zero, zero, C, table, tab_off[l] + U * p)
     return table
 
 
@@ -469,17 +431,17 @@ def _max_depth(depth, roots, t_lo, t_hi):
 
 @njit(parallel=True, cache=True)
 def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat, order,
-                node_slot, parent, depth, roots, leaf_of, feat_off, feat_id, feat_z, leaf_value,
-                t_lo, t_hi, tab_off, table, game, W, C, scale, cnt, cnt_off, sp_off, sp_mask,
-                sp_cnt, block, out):
-    """Add the values of trees ``t_lo:t_hi`` for every row to ``out`` (``XT``: rows, cast,
-    transposed to features x rows).
+                node_slot, parent, depth, roots, leaf_of, feat_off, feat_id, leaf_value, t_lo,
+                t_hi, tab_off, table, C, scale, cnt, cnt_off, sp_off, sp_mask, sp_cnt, block,
+                out):
+    """Add the interventional values of trees ``t_lo:t_hi`` for every row to ``out``
+    (``XT``: rows, cast, transposed to features x rows).
 
     A block of rows goes down each tree together, one node at a time in
     preorder (:func:`_descend`), so the decisions of a node are one tight
     loop over the block; at a leaf each row's failed-slot mask picks its
     ``p`` values from the leaf's table (``tab_off >= 0``) or they are
-    computed (:func:`_leaf_game`).  A tree's tables stay in cache for the
+    computed (:func:`_iv_leaf`).  A tree's tables stay in cache for the
     block's rows.  Sums go to a (features x block) buffer first.
     """
     d, n = XT.shape
@@ -494,8 +456,6 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
         Us = np.zeros((d_max + 1, block), np.int64)
         go = np.zeros((d_max + 1, block), np.int64)
         acc = np.zeros((d, block))
-        q = np.empty(p_max + 2)
-        r_ = np.empty(p_max + 2)
         local = np.zeros(p_max)
         lo = b * block
         nb = min(n, lo + block) - lo
@@ -521,9 +481,8 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
                 for r in range(nb):
                     for j in range(p):
                         local[j] = 0.0
-                    _leaf_game(game, leaf_value[l], feat_z[f0:f0 + p], p, Us[dd, r], W, C,
-                               scale, cnt, cnt_off[l], sp_mask, sp_cnt, sp_off[l],
-                               sp_off[l + 1], q, r_, local, zero)
+                    _iv_leaf(leaf_value[l] * scale, p, Us[dd, r], cnt, cnt_off[l], sp_mask,
+                             sp_cnt, sp_off[l], sp_off[l + 1], C, local, zero)
                     for j in range(p):
                         acc[feat_id[f0 + j], r] += local[j]
         for r in range(nb):
@@ -605,25 +564,6 @@ def background_masks(B, left, right, feature, threshold, default_left, missing, 
     return out
 
 
-@njit(cache=True)
-def _pair_sum(z, o, p, i, j, W2, q):
-    """``sum_s W2[p, s] [prod_{k != i, j} (z_k + o_k y)]_s``."""
-    q[0] = 1.0
-    deg = 0
-    for k in range(p):
-        if k == i or k == j:
-            continue
-        q[deg + 1] = 0.0
-        for s in range(deg + 1, 0, -1):
-            q[s] = q[s] * z[k] + o[k] * q[s - 1]
-        q[0] = q[0] * z[k]
-        deg += 1
-    acc = 0.0
-    for s in range(deg + 1):
-        acc += W2[p, s] * q[s]
-    return acc
-
-
 @njit(inline="always", cache=True)
 def _iv_pair_term(R, c, U, p, w, I_UU, I_UW, I_WW, M, g):
     """One background pattern's share of a leaf's interaction indices (see iv_interactions)."""
@@ -646,23 +586,21 @@ def _iv_pair_term(R, c, U, p, w, I_UU, I_UW, I_WW, M, g):
 @njit(parallel=True, cache=True)
 def interaction_values(X, left, right, feature, threshold, default_left, missing, cat, order,
                        node_slot, roots, leaf_roots, leaf_node, leaf_value, feat_off, feat_id,
-                       feat_z, t_lo, t_hi, game, W2, I_UU, I_UW, I_WW, scale, cnt, cnt_off,
-                       sp_off, sp_mask, sp_cnt, out):
-    """Add half the Shapley interaction index of every pair (trees ``t_lo:t_hi``) to ``out``.
+                       t_lo, t_hi, I_UU, I_UW, I_WW, scale, cnt, cnt_off, sp_off, sp_mask,
+                       sp_cnt, out):
+    """Add half the interventional Shapley interaction index of every pair (trees
+    ``t_lo:t_hi``) to ``out``.
 
     Off the diagonal, :math:`\\Phi_{ij} = \\frac12 \\sum_{S \\subseteq N \\setminus
     \\{i, j\\}} \\frac{|S|! (M - |S| - 2)!}{(M - 1)!} \\nabla_{ij}(S)`, leaf by leaf
     (the caller fills the diagonal with :math:`\\phi_i - \\sum_{j \\neq i} \\Phi_{ij}`).
 
-    * ``game == 0``, path-dependent: with :math:`W_2(s, p) = s! (p - s - 2)! /
-      (p - 1)!`, :math:`\\frac12 v (o_i - z_i)(o_j - z_j) \\sum_s W_2(s, p)
-      [\\prod_{k \\neq i, j} (z_k + o_k y)]_s`.
-    * ``game == 2``, interventional: against background rows failing ``R``
-      (disjoint from the row's failed ``U``, ``u = |R|``, ``w = |U|``) the leaf's
-      game is :math:`v [R \\subseteq S, S \\cap U = \\emptyset]`, whose index is
-      :math:`v (u-2)! w! / (u+w-1)!` for two features of ``R``, :math:`-v (u-1)!
-      (w-1)! / (u+w-1)!` for one of ``R`` and one of ``U``, :math:`v u! (w-2)! /
-      (u+w-1)!` for two of ``U``, and 0 for a feature both satisfy.
+    Against background rows failing ``R`` (disjoint from the row's failed ``U``,
+    ``u = |R|``, ``w = |U|``) the leaf's game is :math:`v [R \\subseteq S, S \\cap U =
+    \\emptyset]`, whose index is :math:`v (u-2)! w! / (u+w-1)!` for two features of
+    ``R``, :math:`-v (u-1)! (w-1)! / (u+w-1)!` for one of ``R`` and one of ``U``,
+    :math:`v u! (w-2)! / (u+w-1)!` for two of ``U``, and 0 for a feature both satisfy.
+    (The path-dependent index comes from :func:`pd_quadrature`.)
     """
     n, d = X.shape
     width = 1
@@ -673,8 +611,6 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
             p_max = max(p_max, feat_off[l + 1] - feat_off[l])
     for i in prange(n):
         U = np.empty(width, np.int64)
-        q = np.empty(p_max + 2)
-        o = np.empty(p_max)
         M = np.zeros((p_max, p_max))
         g = np.zeros(p_max)
         Mi = out[i]
@@ -689,23 +625,6 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
                     continue
                 u_row = U[leaf_node[l] - r0]
                 v = leaf_value[l]
-                if game == 0:
-                    z = feat_z[f0:f0 + p]
-                    for a in range(p):
-                        o[a] = 1.0 if not (u_row >> a) & 1 else 0.0
-                    for a in range(p):
-                        da = o[a] - z[a]
-                        if da == 0.0:
-                            continue
-                        for c in range(a + 1, p):
-                            dc = o[c] - z[c]
-                            if dc == 0.0:
-                                continue
-                            val = 0.5 * v * da * dc * _pair_sum(z, o, p, a, c, W2, q)
-                            fa, fc = feat_id[f0 + a], feat_id[f0 + c]
-                            Mi[fa, fc] += val
-                            Mi[fc, fa] += val
-                    continue
                 for a in range(p):
                     g[a] = 0.0
                     for c in range(p):
@@ -760,157 +679,211 @@ def expected_leaf_value(leaf_value, feat_off, feat_z):
     return total
 
 
-def n_blocks(n):
-    """Row blocks for the parallel loops: a few per thread, so uneven rows even out."""
-    return max(1, min(n, 8 * numba.get_num_threads()))
+@njit(inline="always", cache=True)
+def _close(c, dd, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T,
+           acc):
+    """Node ``c`` (depth ``dd``) is finished: credit its edge and pass its sums up."""
+    G = len(t_weights)
+    zc = edge_z[c]
+    a = prev[c]
+    pa = depth[a] if a >= 0 else 0
+    za = edge_z[a] if a >= 0 else 0.0
+    live = 0.0 if a < 0 else 1.0
+    ia = a if a >= 0 else c
+    for r in range(nb):
+        T[r] = 0.0
+    for g in range(G):
+        wg = t_weights[g]
+        i0c, dic = inv0[c, g], dinv[c, g]
+        i0a, dia = live * inv0[ia, g], live * dinv[ia, g]
+        for r in range(nb):
+            oc = O[dd, r]
+            oa = O[pa, r]
+            h = (oc - zc) * (i0c + oc * dic) - (oa - za) * (i0a + oa * dia)
+            T[r] += wg * S[dd, g, r] * h
+            S[dd - 1, g, r] += S[dd, g, r]
+    a_f = acc[feature[parent[c]]]
+    for r in range(nb):
+        a_f[r] += T[r]
 
 
-@njit(cache=True)
-def tree_edges(left, right, feature, cover, roots):
-    """Preorder of each tree and, per node, its incoming edge's data.
-
-    Returns ``order`` (every tree's nodes in preorder, trees in turn),
-    ``parent``, ``is_left``, ``prev`` (the node whose incoming edge is the
-    nearest earlier split on the same feature along the path, -1 if none) and
-    ``z`` (the product of the cover ratios of the edges on that feature down
-    to this node).
-    """
-    n_nodes = len(left)
-    order = np.empty(n_nodes, np.int64)
-    parent = np.full(n_nodes, -1, np.int64)
-    is_left = np.zeros(n_nodes, np.uint8)
-    prev = np.full(n_nodes, -1, np.int64)
-    z = np.ones(n_nodes)
-    stack = np.empty(n_nodes, np.int64)
-    q = 0
-    for t in range(len(roots) - 1):
-        top = 0
-        stack[0] = roots[t]
-        while top >= 0:
-            node = stack[top]
-            top -= 1
-            order[q] = node
-            q += 1
-            if left[node] < 0:
-                continue
-            f = feature[node]
-            # the nearest edge above whose split is on f
-            up = -1
-            child = node
-            while parent[child] >= 0:
-                if feature[parent[child]] == f:
-                    up = child
-                    break
-                child = parent[child]
-            for c, lft in ((right[node], 0), (left[node], 1)):
-                parent[c] = node
-                is_left[c] = lft
-                prev[c] = up
-                ratio = cover[c] / cover[node] if cover[node] > 0 else 0.0
-                z[c] = ratio * (z[up] if up >= 0 else 1.0)
-                top += 1
-                stack[top] = c
-    return order, parent, is_left, prev, z
+@njit(inline="always", cache=True)
+def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O, Ol, Dl, P,
+                Inv, A, T, M):
+    """Add half the interaction index of every pair of a leaf's features to ``M[i, j, r]``."""
+    G = len(t_nodes)
+    for g in range(G):
+        for r in range(nb):
+            P[g, r] = 0.5 * v * t_weights[g]
+    for a in range(p):
+        za = feat_z[f0 + a]
+        Oa = O[feat_depth[f0 + a]]
+        for r in range(nb):
+            Ol[a, r] = Oa[r]
+            Dl[a, r] = Oa[r] - za
+        for g in range(G):
+            tg = t_nodes[g]
+            for r in range(nb):
+                fa = za * (1.0 - tg) + Oa[r] * tg
+                P[g, r] *= fa
+                # f = 0 only where o = z = 0: then P = 0 and delta = 0, the leaf adds nothing
+                Inv[a, g, r] = 1.0 / fa if fa != 0.0 else 0.0
+    for a in range(p - 1):
+        for g in range(G):
+            for r in range(nb):
+                A[g, r] = P[g, r] * Inv[a, g, r] * Dl[a, r]
+        fa_ = feat_id[f0 + a]
+        for c in range(a + 1, p):
+            for r in range(nb):
+                T[r] = 0.0
+            for g in range(G):
+                for r in range(nb):
+                    T[r] += A[g, r] * Inv[c, g, r]
+            Mc = M[fa_, feat_id[f0 + c]]
+            for r in range(nb):
+                Mc[r] += T[r] * Dl[c, r]
 
 
 @njit(parallel=True, cache=True)
-def pd_values_linear(X, left, right, feature, threshold, default_left, missing, cat, value,
-                     roots, order, parent, is_left, prev, z, t_nodes, t_weights, n_blocks):
-    """Path-dependent Shapley values ``(n, d)``, O(nodes x G) per tree and row.
+def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, cat, value,
+                  roots, order, parent, depth, prev, edge_z, leaf_of, feat_off, feat_id, feat_z,
+                  feat_depth, t_nodes, t_weights, block, out, pairs):
+    """Add the path-dependent values of every tree and row to ``out`` (``(n, d)``), and
+    half their interaction indices off the diagonal to ``pairs`` (``(n, d, d)``) unless
+    it is empty.
 
-    A leaf's value for feature ``j`` is ``v (o_j - z_j) * integral_0^1 prod_{k != j}
-    (z_k (1 - t) + o_k t) dt`` (the Shapley weights are Beta integrals), a
-    polynomial of degree below the path length, so ``G`` Gauss-Legendre nodes
-    integrate it exactly (Linear TreeSHAP's idea, Yu et al. 2022).  The
-    integrands are carried down the tree as their values at the nodes, summed
-    back up, and each edge takes the leaves below it for which it is the
-    deepest split on its feature.
+    ``XT``: the rows, cast and transposed (features x rows).  With Gauss-Legendre
+    nodes ``t_nodes`` and weights ``t_weights`` on [0, 1] exact for degree
+    ``p_max - 1`` (:func:`gauss_nodes`) these are the Shapley values; with the
+    one node 1/2 and weight 1, the Banzhaf values (then ``pairs`` is empty).
+    The formulas are in the module's docstring.  A block of rows goes down each
+    tree together in preorder, the open path held by depth: ``F`` the product
+    of the factors down to the node, ``S`` the sum of ``v F`` over the leaves
+    below, ``O`` each edge's merged ``o`` (0 or 1).  When a node is finished its
+    edge (feature ``i``) is credited ``sum_g w_g S_g (delta_c / f_c - delta_a /
+    f_a)``, ``a`` the nearest earlier edge on ``i`` (whose own credit counted
+    these leaves at its factor), so the credits telescope to each leaf's
+    deepest edge on ``i``.  Pairs are summed leaf by leaf (:func:`_leaf_pairs`).
     """
-    n, d = X.shape
+    d, n = XT.shape
     G = len(t_nodes)
-    T = len(roots) - 1
-    # each edge's factor is z (1 - t) + o t with o in {0, 1}: its two values and inverses
     n_nodes = len(left)
-    fac = np.empty((2, n_nodes, G))
-    inv = np.empty((2, n_nodes, G))
+    with_pairs = pairs.shape[0] > 0
+    # each edge's factor z (1 - t) + o t, o in {0, 1}, and its inverse inv0 + o dinv
+    fz = np.empty((n_nodes, G))
+    inv0 = np.zeros((n_nodes, G))
+    dinv = np.zeros((n_nodes, G))
     for node in range(n_nodes):
         for g in range(G):
-            for ok in range(2):
-                f = z[node] * (1.0 - t_nodes[g]) + ok * t_nodes[g]
-                fac[ok, node, g] = f
-                inv[ok, node, g] = 1.0 / f if f != 0.0 else 0.0
-    width = 1
-    for k in range(T):
-        width = max(width, roots[k + 1] - roots[k])
-    out = np.zeros((n, d))
-    step = (n + n_blocks - 1) // n_blocks
-    for blk in prange(n_blocks):
-        F = np.empty((width, G))
-        S = np.empty((width, G))
-        Dd = np.empty((width, G))
-        o = np.empty(width, np.int64)
-        dec = np.empty(width, np.uint8)
-        for i in range(blk * step, min(n, (blk + 1) * step)):
-            x = X[i]
-            row = out[i]
-            for k in range(T):
-                r0, r1 = roots[k], roots[k + 1]
-                # down: the integrand's values at the nodes along each path
-                for q in range(r0, r1):
-                    node = order[q]
-                    a = node - r0
+            f0 = edge_z[node] * (1.0 - t_nodes[g])
+            f1 = f0 + t_nodes[g]
+            fz[node, g] = f0
+            inv0[node, g] = 1.0 / f0 if f0 != 0.0 else 0.0
+            dinv[node, g] = (1.0 / f1 if f1 != 0.0 else 0.0) - inv0[node, g]
+    d_max = 0
+    for node in range(n_nodes):
+        d_max = max(d_max, depth[node])
+    p_max = 1
+    for l in range(len(feat_off) - 1):
+        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
+    n_blk = (n + block - 1) // block
+    for b in prange(n_blk):
+        F = np.empty((d_max + 1, G, block))
+        S = np.zeros((d_max + 1, G, block))
+        O = np.ones((d_max + 1, block))
+        go = np.zeros((d_max + 1, block))
+        path = np.zeros(d_max + 1, np.int64)
+        acc = np.zeros((d, block))
+        T = np.zeros(block)
+        pw = p_max if with_pairs else 0
+        Ol = np.empty((pw, block))
+        Dl = np.empty((pw, block))
+        P = np.empty((G, block))
+        A = np.empty((G, block))
+        Inv = np.empty((pw, G, block))
+        M = np.zeros((d if with_pairs else 0, d, block))
+        lo = b * block
+        nb = min(n, lo + block) - lo
+        for k in range(len(roots) - 1):
+            top = -1
+            for q in range(roots[k], roots[k + 1]):
+                node = order[q]
+                dd = depth[node]
+                while top >= dd:
+                    if top > 0:
+                        _close(path[top], top, nb, t_weights, inv0, dinv, edge_z, prev, depth,
+                               feature, parent, O, S, T, acc)
+                    top -= 1
+                path[dd] = node
+                top = dd
+                if dd == 0:
                     for g in range(G):
-                        Dd[a, g] = 0.0
-                    if left[node] >= 0:
-                        dec[a] = 1 if _goes_left(x[feature[node]], threshold[node],
-                                                 default_left[node], missing[node], cat) else 0
-                    if node == r0:
-                        o[a] = 1
+                        for r in range(nb):
+                            F[0, g, r] = 1.0
+                            S[0, g, r] = 0.0
+                else:
+                    want = 1.0 if left[parent[node]] == node else 0.0
+                    a = prev[node]
+                    pa = depth[a] if a >= 0 else 0
+                    live = 1.0 if a >= 0 else 0.0
+                    for r in range(nb):
+                        # the row satisfies this split and (merged) the earlier ones on its feature
+                        O[dd, r] = (1.0 - abs(go[dd - 1, r] - want)) * (
+                            1.0 - live + live * O[pa, r])
+                    if a >= 0:
                         for g in range(G):
-                            F[a, g] = 1.0
-                        continue
-                    pa = parent[node] - r0
-                    ok = 1 if dec[pa] == is_left[node] else 0
-                    pv = prev[node]
-                    if pv >= 0:
-                        # the feature's earlier factor is replaced by the combined one
-                        ok *= o[pv - r0]
-                        okp = o[pv - r0]
-                        for g in range(G):
-                            F[a, g] = F[pa, g] * fac[ok, node, g] * inv[okp, pv, g]
+                            tg = t_nodes[g]
+                            for r in range(nb):
+                                # the earlier factor on the feature is replaced by the merged one
+                                F[dd, g, r] = (F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
+                                               * (inv0[a, g] + O[pa, r] * dinv[a, g]))
                     else:
                         for g in range(G):
-                            F[a, g] = F[pa, g] * fac[ok, node, g]
-                    o[a] = ok
-                # up: sums over the leaves below, and each edge's share
-                for q in range(r1 - 1, r0, -1):
-                    node = order[q]
-                    a = node - r0
+                            tg = t_nodes[g]
+                            for r in range(nb):
+                                F[dd, g, r] = F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
                     if left[node] < 0:
                         v = value[node]
                         for g in range(G):
-                            S[a, g] = v * F[a, g]
+                            for r in range(nb):
+                                S[dd, g, r] = v * F[dd, g, r]
                     else:
-                        la, ra = left[node] - r0, right[node] - r0
                         for g in range(G):
-                            S[a, g] = S[la, g] + S[ra, g]
-                    delta = o[a] - z[node]
-                    if delta != 0.0:
-                        acc = 0.0
-                        oa = o[a]
-                        for g in range(G):
-                            acc += t_weights[g] * (S[a, g] - Dd[a, g]) * inv[oa, node, g]
-                        row[feature[parent[node]]] += delta * acc
-                    pv = prev[node]
-                    if pv >= 0:
-                        for g in range(G):
-                            Dd[pv - r0, g] += S[a, g]
-    return out
+                            for r in range(nb):
+                                S[dd, g, r] = 0.0
+                if left[node] >= 0:
+                    col = XT[feature[node]]
+                    thr, dl, miss = threshold[node], default_left[node], missing[node]
+                    for r in range(nb):
+                        go[dd, r] = 1.0 if _goes_left(col[lo + r], thr, dl, miss, cat) else 0.0
+                elif with_pairs:
+                    l = leaf_of[node]
+                    p = feat_off[l + 1] - feat_off[l]
+                    if p >= 2 and value[node] != 0.0:
+                        _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights,
+                                    feat_id, feat_z, feat_depth, O, Ol, Dl, P, Inv, A, T, M)
+            while top > 0:
+                _close(path[top], top, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
+                       parent, O, S, T, acc)
+                top -= 1
+        for r in range(nb):
+            for f in range(d):
+                out[lo + r, f] += acc[f, r]
+        if with_pairs:
+            for i in range(d):
+                for j in range(d):
+                    if i != j:
+                        for r in range(nb):
+                            pairs[lo + r, i, j] += M[i, j, r] + M[j, i, r]
 
 
-def gauss_nodes(degree):
-    """Gauss-Legendre nodes and weights on [0, 1], exact for polynomials up to ``degree``."""
-    G = max(1, (degree + 2) // 2)  # G nodes integrate degree 2 G - 1 exactly
+def gauss_nodes(p_max):
+    """Gauss-Legendre nodes and weights on [0, 1] for leaves of up to ``p_max`` features.
+
+    A leaf's integrand has degree ``p_max - 1`` at most, and ``G`` nodes are exact up
+    to degree ``2 G - 1``: ``G = ceil(p_max / 2)`` (8 nodes up to 16 features).
+    """
+    G = max(1, (p_max + 1) // 2)
     t, w = np.polynomial.legendre.leggauss(G)
     return (t + 1.0) / 2.0, w / 2.0
 
