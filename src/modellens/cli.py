@@ -120,6 +120,14 @@ def _features_of(model, frame, target):
 def _report(args) -> int:
     import modellens as ml
 
+    from .report._write import same_file
+
+    # before anything is read or written: the report must not replace its own inputs
+    clash = same_file(args.out, [args.data, args.model])
+    if clash is not None:
+        which = "--data" if clash is args.data else "--model"
+        raise CLIError(f"--out {str(args.out)!r} is the {which} file {str(clash)!r}; writing "
+                       "the report would destroy it: choose another file name.")
     model = load_model(args.model, trust=args.trust_model_file)
     frame = read_data(args.data, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
@@ -268,28 +276,29 @@ def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
     ale_pair = ale(model, X, features=[("bmi", "s5")], bins=min(grid, 10))
     attributions = shapley(model, X.iloc[:rows], background=X.sample(30, random_state=0))
 
+    from .report._write import write_atomic
+
     written = []
     for name, effects in (("pdp_ice", pd_effects), ("centered_ice", cice),
                           ("pdp_2d_bmi_s5", pair), ("mplot", m_effects), ("ale", ale_effects),
                           ("ale_2d_bmi_s5", ale_pair)):
         fig = effects.plot().flat[0].figure
-        path = out / f"{name}.png"
-        fig.savefig(path, dpi=110)
+        path = write_atomic(out / f"{name}.png",
+                            lambda tmp, fig=fig: fig.savefig(tmp, dpi=110, format="png"))
         plt.close(fig)
         written.append(path)
     for name, draw in (("shap_beeswarm", attributions.plot.beeswarm),
                        ("shap_waterfall_row0", lambda: attributions.plot.waterfall(0))):
         ax = draw()
-        path = out / f"{name}.png"
-        ax.figure.savefig(path, dpi=110, bbox_inches="tight")
+        path = write_atomic(out / f"{name}.png", lambda tmp, fig=ax.figure: fig.savefig(
+            tmp, dpi=110, bbox_inches="tight", format="png"))
         plt.close(ax.figure)
         written.append(path)
     table = pd.concat([e.to_frame() for e in (pd_effects, pair, m_effects, ale_effects, ale_pair)],
                       ignore_index=True)
-    csv = out / "effects.csv"
-    table.to_csv(csv, index=False)
-    shap_csv = out / "shapley_values.csv"
-    attributions.to_frame().to_csv(shap_csv, index=False)
+    csv = write_atomic(out / "effects.csv", lambda tmp: table.to_csv(tmp, index=False))
+    shap_csv = write_atomic(out / "shapley_values.csv",
+                            lambda tmp: attributions.to_frame().to_csv(tmp, index=False))
     return written + [csv, shap_csv]
 
 

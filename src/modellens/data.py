@@ -582,8 +582,11 @@ def _decode_column(x: np.ndarray, col: Column):
         if isinstance(col.dtype, pd.CategoricalDtype):
             return pd.Categorical.from_codes(codes, dtype=col.dtype)
         assert col.levels is not None  # every categorical column has its levels
-        labels = col.levels[np.where(missing, 0, codes)]
-        if missing.any():
+        if col.levels.size == 0:  # a text column with no value at all
+            labels = np.full(x.shape, None, dtype=object)
+        else:
+            labels = col.levels[np.where(missing, 0, codes)]
+        if missing.any() and col.levels.size:
             labels = labels.copy()
             labels[missing] = None
         if col.dtype is not None and col.dtype != object:

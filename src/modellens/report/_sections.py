@@ -162,6 +162,10 @@ def data_section(inputs, found) -> Section:
             + ", ".join(inputs.unused_columns)
             + ". Check that none of them leaks the target.")
     sec.warnings.extend(inputs.input_notes)
+    if inputs.skipped:
+        sec.warnings.append(
+            "Columns with fewer than two values in the sample (no effect is drawn for them): "
+            + ", ".join(f"{name} ({why})" for name, why in inputs.skipped) + ".")
     grids = {j: grid_values(inputs, j) for j in inputs.features}
     dep = dependence(inputs.sample_dataset, grids, random_state=inputs.random_state,
                      progress=inputs.progress, min_rows=MIN_ROWS)
@@ -184,7 +188,8 @@ def data_section(inputs, found) -> Section:
             kind, described = "boolean", f"{int((observed == 1).sum()):,} True"
         else:
             kind = "numeric" if distinct > FEW_VALUES else \
-                ("binary" if distinct == 2 else f"numeric, {distinct} values")
+                ("binary" if distinct == 2 else "empty" if distinct == 0 else "constant"
+                 if distinct == 1 else f"numeric, {distinct} values")
             described = (f"{_fmt(observed.min())} to {_fmt(observed.max())}, median "
                          f"{_fmt(np.median(observed))}") if observed.size else "all missing"
         entry = dep[j]
