@@ -720,8 +720,7 @@ def encode_with(X, other, *, feature_names=None, other_name: str = "background")
             for c in textual:
                 dtype = X[c].dtype
                 if isinstance(dtype, pd.CategoricalDtype):
-                    present = pd.unique(other[c].dropna().astype(object))
-                    unknown = [v for v in present if v not in set(dtype.categories)]
+                    unknown = unknown_levels(other[c], dtype.categories)
                     if unknown:
                         raise InvalidParameterError(
                             f"{other_name} column {c!r} holds levels {unknown} that are not "
@@ -745,6 +744,17 @@ def encode_with(X, other, *, feature_names=None, other_name: str = "background")
     extra = Dataset.from_data(other, like=dataset)
     values = np.concatenate([dataset.values, extra.values])
     return Dataset(values, dataset.columns, dataset.is_frame, dataset.column_labels), len(X)
+
+
+def unknown_levels(values, categories) -> list:
+    """The distinct non-missing ``values`` that are not among ``categories``, in order of appearance.
+
+    One hash lookup per distinct value (the set of categories is built once),
+    so pairing tables of many levels costs time linear in their size.
+    """
+    present = pd.unique(pd.Series(values).dropna().astype(object))
+    known = set(categories)
+    return [v for v in present if v not in known]
 
 
 def _is_textual(dtype) -> bool:
