@@ -134,3 +134,25 @@ def test_save_writes_through_a_temporary_file_in_the_same_folder(tmp_path, monke
     assert seen and seen[0].parent == tmp_path and seen[0] != target
     assert _write.write_atomic(target, lambda name: Path(name).write_text("new")) == target
     assert target.read_text() == "new"
+
+
+def test_terminal_escape_sequences_in_names_are_printed_escaped(tmp_path, capsys):
+    # a column the model does not take, and a target, named with escape sequences that
+    # would clear the screen and retitle the terminal if printed raw
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
+    y = X.a - X.b
+    model = tmp_path / "m.skops"
+    sio.dump(make_pipeline(make_column_transformer(("passthrough", ["a", "b"])),
+                           Ridge()).fit(X, y), model)
+    data = tmp_path / "d.csv"
+    X.assign(**{"\x1b[2Jnote\x1b]0;pwned\x07": "x", "y\u202e": y}).to_csv(data, index=False)
+    code, out, err = _run(["report", "--data", data, "--model", model, "--target", "y\u202e",
+                           "--out", tmp_path / "r.html", *FAST], capsys)
+    assert code == 0, err
+    for stream in (out, err):
+        assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+    assert "\\x1b[2Jnote\\x1b]0;pwned\\x07" in out  # shown, as text
+    code, _, err = _run(["report", "--data", data, "--model", model, "--target", "y\u202e",
+                         "--features", "\x1b[31mred", "--out", tmp_path / "r.html"], capsys)
+    assert code == 1 and "\x1b" not in err

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+
+from ._warnings import quiet
 
 __all__ = ["dependence"]
 
@@ -107,7 +107,7 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         # OpenMP's thread count is set per thread: the limit of the caller does not reach
         # the pool's threads, whose boosters would each start one OpenMP thread per core
         # (on 2 cores 2 x 2 threads spinning on each other: 45 s of CPU for 21 s of work)
-        with threadpool_limits(1, user_api="openmp"):
+        with threadpool_limits(1, user_api="openmp"), quiet():
             try:
                 return _one(j)
             except ValueError as exc:  # e.g. a column all missing in one fold's rows
@@ -195,14 +195,13 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         return entry
 
     # one fit per feature, in threads (the boosters release the GIL): the entries come back
-    # in feature order whatever the order they finish in.  Warning filters are process-wide,
-    # so they are set once here, not in the threads
+    # in feature order whatever the order they finish in.  The fits' warnings are dropped in
+    # the threads that raise them (process-wide filters would silence other reports too)
     import os
     from concurrent.futures import ThreadPoolExecutor
 
     workers = max(1, min(d, os.cpu_count() or 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet():
         with ThreadPoolExecutor(workers) as pool:
             jobs = pool.map(one, range(d))
             if progress:

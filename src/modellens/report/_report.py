@@ -193,9 +193,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     sections it names, so the page does not depend on the order it is built
     in.
 
-    The methods' warnings are recorded on the page with
-    ``warnings.catch_warnings``, which is not thread-safe: build one report at
-    a time per process.
+    The methods' warnings are recorded on the page of the report whose
+    thread raised them: reports built at once in threads keep their warnings
+    apart.
 
     Parameters
     ----------

@@ -10,14 +10,13 @@ pictures.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning
+from .._validation import InvalidParameterError
 from ..attribution import lime, shapley
 from ..effects.ale import ale
 from ..effects.interactions import interactions
@@ -26,6 +25,7 @@ from ..models import ModelError, tree_ensemble_name
 from ._dependence import WARN_SHARE, dependence
 from ._inputs import TOP_LEVELS, take_rows
 from ._render import figure_from
+from ._warnings import quiet, recorded
 
 __all__ = ["Section", "Table", "Cell", "FigureGroup", "SECTIONS", "SectionSpec", "screen_pairs",
            "take_rows"]
@@ -107,26 +107,20 @@ def _num(x, digits=4) -> Cell:
 def _capture(sec):
     """Record the methods' warnings on the section's page instead of the console.
 
-    ``warnings.catch_warnings`` changes the process's warning filters while it
-    runs, so two reports built at once in threads of one process would see
-    each other's filters: build reports one at a time per process (the
-    ``ml.report`` docstring says so).  Warnings other than modellens' own are
-    shown again as they were raised.
+    Each report records only the warnings of the thread building it (see
+    :mod:`._warnings`), so reports built at once in threads keep theirs
+    apart.  Warnings other than modellens' own are shown as they were raised.
     """
     import contextlib
 
     @contextlib.contextmanager
     def block():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with recorded() as caught:
             yield
         for w in caught:
-            if issubclass(w.category, ModellensWarning):
-                text = str(w.message)
-                if text not in sec.warnings:
-                    sec.warnings.append(text)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            text = str(w.message)
+            if text not in sec.warnings:
+                sec.warnings.append(text)
     return block()
 
 
@@ -262,8 +256,7 @@ def _level_hint(levels) -> str:
     if pd.to_numeric(probe, errors="coerce").notna().mean() >= 0.9:
         return ("number-like text: as a category every value is its own level; if the model "
                 "should see an order, convert it to numbers")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas' format-inference chatter
+    with quiet():  # pandas' format-inference chatter
         parsed = pd.to_datetime(probe, errors="coerce", format="mixed")
     if parsed.notna().mean() >= 0.9:
         return ("date-like text: as a category every date is its own level; features such "
