@@ -74,11 +74,69 @@ def literal_text(plot: _F) -> _F:
     return drawn  # type: ignore[return-value]
 
 
+#: Longest text drawn whole; a longer name or level is cut (a 2 MB level made a figure
+#: millions of pixels wide, which matplotlib refuses to save).
+MAX_LABEL = 120
+
+
+def short(text: str, limit: int = MAX_LABEL) -> str:
+    """``text`` cut to ``limit`` characters, its end marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def _plain(ax) -> None:
     from matplotlib.text import Text
 
     for axis in (ax.xaxis, ax.yaxis):
         # the ticks that will carry the labels exist from now on (else drawing makes them)
         axis.get_major_ticks(len(axis.get_majorticklocs()))
+        formatter = axis.get_major_formatter()
+        short_formatter = _short_formatter_class()
+        if not isinstance(formatter, short_formatter):  # names set as tick labels are cut
+            axis.set_major_formatter(short_formatter(formatter))
     for text in ax.findobj(Text):
         text.set_parse_math(False)
+        if len(text.get_text()) > MAX_LABEL:
+            text.set_text(short(text.get_text()))
+
+
+@functools.cache
+def _short_formatter_class():
+    # built on first use: matplotlib is imported when a plot is drawn, not with modellens
+    from matplotlib.ticker import Formatter
+
+    class ShortFormatter(Formatter):
+        """Another formatter's tick labels, each cut to ``MAX_LABEL`` characters."""
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def set_axis(self, axis):
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def get_offset(self):
+            return self.inner.get_offset()
+
+        def __call__(self, x, pos=None):
+            return short(str(self.inner(x, pos)))
+
+        def format_ticks(self, values):
+            return [short(str(label)) for label in self.inner.format_ticks(values)]
+
+    return ShortFormatter
+
+
+def plain_figure(fig) -> None:
+    """:func:`literal_text` for a whole figure: every Axes and the figure's own texts."""
+    from matplotlib.text import Text
+
+    for ax in fig.axes:
+        _plain(ax)
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+        if len(text.get_text()) > MAX_LABEL:
+            text.set_text(short(text.get_text()))

@@ -24,6 +24,7 @@ from ..effects.pdp import pdp
 from ..models import ModelError, tree_ensemble_name
 from ._dependence import WARN_SHARE, dependence
 from ._inputs import TOP_LEVELS, take_rows
+from ..plot._common import short
 from ._render import figure_from
 from ._warnings import quiet, recorded
 
@@ -174,7 +175,7 @@ def data_section(inputs, found) -> Section:
             kind = "categorical"
             codes, counts = np.unique(observed, return_counts=True)
             top = np.argsort(-counts, kind="stable")[:5]
-            labels = [str(col.levels[int(codes[i])]) for i in top]
+            labels = [short(str(col.levels[int(codes[i])]), 60) for i in top]
             described = f"{codes.size} levels: " + ", ".join(labels) + \
                 (", ..." if codes.size > 5 else "")
             hint = _level_hint(col.levels)
@@ -252,7 +253,9 @@ def _level_hint(levels) -> str:
     text = [v for v in np.asarray(levels).tolist() if isinstance(v, str)]
     if len(text) < 3:
         return ""
-    probe = pd.Series(text[:: max(1, len(text) // 200)])
+    # dates and numbers are short: a long level is neither, and the date parser's time
+    # grows with the square of a text's length (a 2 MB level took minutes)
+    probe = pd.Series([v if len(v) <= 64 else "" for v in text[:: max(1, len(text) // 200)]])
     if pd.to_numeric(probe, errors="coerce").notna().mean() >= 0.9:
         return ("number-like text: as a category every value is its own level; if the model "
                 "should see an order, convert it to numbers")
