@@ -72,3 +72,23 @@ def test_the_users_own_axes_keep_their_mathtext(data):
     assert mine.title.get_parse_math()
     assert not ours.xaxis.label.get_parse_math()
     plt.close(fig)
+
+
+def test_a_huge_level_is_cut_in_the_picture(tmp_path):
+    # a 300,000-character level made a picture too wide to save (MemoryError / ValueError)
+    rng = np.random.default_rng(1)
+    huge = "x" * 300_000
+    X = pd.DataFrame({"a": rng.normal(size=40), "c": rng.choice(["short", huge], 40)})
+
+    def f(A):
+        return A["a"].to_numpy() + (A["c"] == huge).to_numpy()
+
+    row = int(np.flatnonzero(X["c"] == huge)[0])
+    attributions = ml.shapley(f, X.iloc[[row]], background=X)
+    for axes in (ml.pdp(f, X, ["c"]).plot(), attributions.plot.waterfall(0)):
+        fig = np.asarray(axes, dtype=object).ravel()[0].figure
+        fig.savefig(tmp_path / "huge.png", bbox_inches="tight")
+        texts = [t.get_text() for t in fig.findobj(Text)]
+        assert max(map(len, texts)) <= 120
+        assert any("xxxx" in t and t.endswith("\u2026") for t in texts)
+        plt.close(fig)
