@@ -12,6 +12,7 @@ import re
 import sys
 import warnings
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 _EPILOG_REPORT = """\
@@ -284,15 +285,14 @@ def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
                           ("pdp_2d_bmi_s5", pair), ("mplot", m_effects), ("ale", ale_effects),
                           ("ale_2d_bmi_s5", ale_pair)):
         fig = effects.plot().flat[0].figure
-        path = write_atomic(out / f"{name}.png",
-                            lambda tmp, fig=fig: fig.savefig(tmp, dpi=110, format="png"))
+        path = write_atomic(out / f"{name}.png", partial(_save_png, fig, dpi=110))
         plt.close(fig)
         written.append(path)
     for name, draw in (("shap_beeswarm", attributions.plot.beeswarm),
                        ("shap_waterfall_row0", lambda: attributions.plot.waterfall(0))):
         ax = draw()
-        path = write_atomic(out / f"{name}.png", lambda tmp, fig=ax.figure: fig.savefig(
-            tmp, dpi=110, bbox_inches="tight", format="png"))
+        path = write_atomic(out / f"{name}.png",
+                            partial(_save_png, ax.figure, dpi=110, bbox_inches="tight"))
         plt.close(ax.figure)
         written.append(path)
     table = pd.concat([e.to_frame() for e in (pd_effects, pair, m_effects, ale_effects, ale_pair)],
@@ -301,6 +301,10 @@ def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
     shap_csv = write_atomic(out / "shapley_values.csv",
                             lambda tmp: attributions.to_frame().to_csv(tmp, index=False))
     return written + [csv, shap_csv]
+
+
+def _save_png(fig, name: str, **kwargs) -> None:
+    fig.savefig(name, format="png", **kwargs)
 
 
 # ------------------------------------------------------------------------ parser

@@ -422,7 +422,8 @@ def _numbers(out) -> np.ndarray:
     True as 1, so class labels or a wrong method would be explained without a word.
     """
     arr = np.asarray(out)
-    kind, first = arr.dtype.kind, (arr.flat[0] if arr.size else None)
+    kind: str = arr.dtype.kind
+    first = arr.flat[0] if arr.size else None
     if kind == "O":  # e.g. a pandas object column: its values decide
         for v in arr.flat:
             odd = "U" if isinstance(v, (str, bytes)) else "b" if isinstance(

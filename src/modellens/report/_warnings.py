@@ -59,8 +59,9 @@ def _installed() -> Iterator[None]:
             if _users == 0:
                 if warnings.showwarning is _route:
                     warnings.showwarning = _previous
-                if _ALWAYS in warnings.filters:
-                    warnings.filters.remove(_ALWAYS)
+                filters: list = warnings.filters  # type: ignore[assignment]
+                if _ALWAYS in filters:
+                    filters.remove(_ALWAYS)
 
 
 @contextmanager
