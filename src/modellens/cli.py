@@ -8,9 +8,11 @@ stderr and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 _EPILOG_REPORT = """\
@@ -97,7 +99,7 @@ def load_model(path: Path, *, trust: bool = False):
     from .report._files import FileError, load_model_file
 
     try:
-        return load_model_file(path, trust=trust, say=lambda line: print(line, file=sys.stderr))
+        return load_model_file(path, trust=trust, say=lambda line: _say(line, file=sys.stderr))
     except FileError as exc:
         raise CLIError(str(exc)) from None
 
@@ -120,6 +122,14 @@ def _features_of(model, frame, target):
 def _report(args) -> int:
     import modellens as ml
 
+    from .report._write import same_file
+
+    # before anything is read or written: the report must not replace its own inputs
+    clash = same_file(args.out, [args.data, args.model])
+    if clash is not None:
+        which = "--data" if clash is args.data else "--model"
+        raise CLIError(f"--out {str(args.out)!r} is the {which} file {str(clash)!r}; writing "
+                       "the report would destroy it: choose another file name.")
     model = load_model(args.model, trust=args.trust_model_file)
     frame = read_data(args.data, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
@@ -149,10 +159,10 @@ def _report(args) -> int:
             raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
                            f"(0 to {len(X) - 1}).")
     target = _target_class(args, model)
-    print(f"modellens report: {type(model).__name__} on {len(X):,} rows x {X.shape[1]} features "
+    _say(f"modellens report: {type(model).__name__} on {len(X):,} rows x {X.shape[1]} features "
           f"of {args.data.name}", flush=True)
     if unused:
-        print(f"modellens report: columns the model does not take: {', '.join(unused)}",
+        _say(f"modellens report: columns the model does not take: {', '.join(unused)}",
               flush=True)
     with _cluster(args) as client:
         rep = ml.report(model, X, y, features=args.features, rows=args.rows,
@@ -165,7 +175,7 @@ def _report(args) -> int:
                                f"{len(X):,} rows x {X.shape[1]} features of {args.data.name}",
                         client=client, n_workers=args.workers)
     path = rep.save(args.out)
-    print(f"modellens report: wrote {path.resolve()}")
+    _say(f"modellens report: wrote {path.resolve()}")
     return 0
 
 
@@ -178,7 +188,7 @@ def _cluster(args):
     from ._config import import_distributed
 
     distributed = import_distributed()
-    print(f"modellens report: connecting to the Dask scheduler at {args.scheduler}", flush=True)
+    _say(f"modellens report: connecting to the Dask scheduler at {args.scheduler}", flush=True)
     try:
         # (waits distributed.comm.timeouts.connect, 30 s by default)
         client = distributed.Client(args.scheduler, set_as_default=False)
@@ -214,7 +224,7 @@ def _progress():
 def _log(prefix):
     """One line per finished section on stdout (flushed: readable in a log file too)."""
     def say(line):
-        print(f"{prefix}: {line}", flush=True)
+        _say(f"{prefix}: {line}", flush=True)
     return say
 
 
@@ -228,7 +238,7 @@ def _demo(args) -> int:
     started = time.perf_counter()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    print("modellens demo: gradient boosting on scikit-learn's diabetes data (442 patients, "
+    _say("modellens demo: gradient boosting on scikit-learn's diabetes data (442 patients, "
           "10 features)", flush=True)
     model, X, y = load_demo()
     for r in args.rows or []:
@@ -242,11 +252,11 @@ def _demo(args) -> int:
                            "(442 patients, 10 features; target: disease progression after one "
                            "year)")
     path = rep.save(out / "report.html")
-    print(f"  wrote {path}")
+    _say(f"  wrote {path}")
     if args.png:
         for written in _export_pngs(model, X, out, grid=args.grid, rows=args.explain):
-            print(f"  wrote {written}")
-    print(f"modellens demo: done in {time.perf_counter() - started:.1f} s; open {path}")
+            _say(f"  wrote {written}")
+    _say(f"modellens demo: done in {time.perf_counter() - started:.1f} s; open {path}")
     return 0
 
 
@@ -268,29 +278,33 @@ def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
     ale_pair = ale(model, X, features=[("bmi", "s5")], bins=min(grid, 10))
     attributions = shapley(model, X.iloc[:rows], background=X.sample(30, random_state=0))
 
+    from .report._write import write_atomic
+
     written = []
     for name, effects in (("pdp_ice", pd_effects), ("centered_ice", cice),
                           ("pdp_2d_bmi_s5", pair), ("mplot", m_effects), ("ale", ale_effects),
                           ("ale_2d_bmi_s5", ale_pair)):
         fig = effects.plot().flat[0].figure
-        path = out / f"{name}.png"
-        fig.savefig(path, dpi=110)
+        path = write_atomic(out / f"{name}.png", partial(_save_png, fig, dpi=110))
         plt.close(fig)
         written.append(path)
     for name, draw in (("shap_beeswarm", attributions.plot.beeswarm),
                        ("shap_waterfall_row0", lambda: attributions.plot.waterfall(0))):
         ax = draw()
-        path = out / f"{name}.png"
-        ax.figure.savefig(path, dpi=110, bbox_inches="tight")
+        path = write_atomic(out / f"{name}.png",
+                            partial(_save_png, ax.figure, dpi=110, bbox_inches="tight"))
         plt.close(ax.figure)
         written.append(path)
     table = pd.concat([e.to_frame() for e in (pd_effects, pair, m_effects, ale_effects, ale_pair)],
                       ignore_index=True)
-    csv = out / "effects.csv"
-    table.to_csv(csv, index=False)
-    shap_csv = out / "shapley_values.csv"
-    attributions.to_frame().to_csv(shap_csv, index=False)
+    csv = write_atomic(out / "effects.csv", lambda tmp: table.to_csv(tmp, index=False))
+    shap_csv = write_atomic(out / "shapley_values.csv",
+                            lambda tmp: attributions.to_frame().to_csv(tmp, index=False))
     return written + [csv, shap_csv]
+
+
+def _save_png(fig, name: str, **kwargs) -> None:
+    fig.savefig(name, format="png", **kwargs)
 
 
 # ------------------------------------------------------------------------ parser
@@ -298,7 +312,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with errors on one line, pointing at ``--help`` instead of the usage."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, _clean(f"{self.prog}: error: {message} (see '{self.prog} --help')") + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -382,13 +396,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Characters a terminal acts on instead of showing: C0 / C1 controls (escape sequences
+#: that move the cursor, retitle the window, rewrite what was printed) and the
+#: bidirectional overrides that reorder a line.  Tabs and newlines stay.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _clean(text) -> str:
+    """``text`` with every terminal control character shown as its escape (``\\x1b``)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                        str(text))
+
+
+def _say(text, *, file=None, flush=False) -> None:
+    """Print one message of the command line; names and levels from files are data, not
+    terminal commands."""
+    print(_clean(text), file=sys.stdout if file is None else file, flush=flush)
+
+
 def _one_line(exc) -> str:
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"modellens: warning: {_one_line(message)}", file=sys.stderr if file is None else file)
+    _say(f"modellens: warning: {_one_line(message)}", file=sys.stderr if file is None else file)
 
 
 def main(argv=None) -> int:
@@ -404,13 +436,13 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("modellens: interrupted", file=sys.stderr)
+        _say("modellens: interrupted", file=sys.stderr)
         return 130
     except (CLIError, InvalidParameterError, ModelError) as exc:
-        print(f"modellens {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        _say(f"modellens {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # anything else is still one line, with what raised it
-        print(f"modellens {args.command}: error: {type(exc).__name__}: {_one_line(exc)}",
+        _say(f"modellens {args.command}: error: {type(exc).__name__}: {_one_line(exc)}",
               file=sys.stderr)
         return 1
     finally:

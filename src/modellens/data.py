@@ -388,6 +388,7 @@ class Dataset:
                 raise InvalidParameterError(
                     f"feature_names has {len(names)} names but X has {arr.shape[1]} columns."
                 )
+            _check_unique_names(names, "feature_names")
         else:
             names = [f"x{j}" for j in range(arr.shape[1])]
         if arr.dtype.kind in "biuf":
@@ -409,9 +410,7 @@ class Dataset:
     @classmethod
     def _from_frame(cls, frame: pd.DataFrame, like):
         names = [str(c) for c in frame.columns]
-        if len(set(names)) != len(names):
-            raise InvalidParameterError(
-                "X has duplicate column names; give every column a unique name.")
+        _check_unique_names(names, "X")
         if like is not None:
             expected = [c.name for c in like.columns]
             if names != expected:
@@ -582,8 +581,11 @@ def _decode_column(x: np.ndarray, col: Column):
         if isinstance(col.dtype, pd.CategoricalDtype):
             return pd.Categorical.from_codes(codes, dtype=col.dtype)
         assert col.levels is not None  # every categorical column has its levels
-        labels = col.levels[np.where(missing, 0, codes)]
-        if missing.any():
+        if col.levels.size == 0:  # a text column with no value at all
+            labels = np.full(x.shape, None, dtype=object)
+        else:
+            labels = col.levels[np.where(missing, 0, codes)]
+        if missing.any() and col.levels.size:
             labels = labels.copy()
             labels[missing] = None
         if col.dtype is not None and col.dtype != object:
@@ -705,6 +707,8 @@ def encode_with(X, other, *, feature_names=None, other_name: str = "background")
     for what, rows in (("X", X), (other_name, other)):
         if hasattr(rows, "__len__") and len(rows) == 0:
             raise InvalidParameterError(f"{what} has no rows: pass at least one row.")
+        if isinstance(rows, pd.DataFrame):
+            _check_unique_names(rows.columns, what)
     if isinstance(X, pd.DataFrame) and isinstance(other, pd.DataFrame):
         names, other_names = [str(c) for c in X.columns], [str(c) for c in other.columns]
         if sorted(names) != sorted(other_names):
@@ -717,8 +721,7 @@ def encode_with(X, other, *, feature_names=None, other_name: str = "background")
             for c in textual:
                 dtype = X[c].dtype
                 if isinstance(dtype, pd.CategoricalDtype):
-                    present = pd.unique(other[c].dropna().astype(object))
-                    unknown = [v for v in present if v not in set(dtype.categories)]
+                    unknown = unknown_levels(other[c], dtype.categories)
                     if unknown:
                         raise InvalidParameterError(
                             f"{other_name} column {c!r} holds levels {unknown} that are not "
@@ -742,6 +745,27 @@ def encode_with(X, other, *, feature_names=None, other_name: str = "background")
     extra = Dataset.from_data(other, like=dataset)
     values = np.concatenate([dataset.values, extra.values])
     return Dataset(values, dataset.columns, dataset.is_frame, dataset.column_labels), len(X)
+
+
+def _check_unique_names(columns, what: str) -> None:
+    names = [str(c) for c in columns]
+    if len(set(names)) != len(names):
+        from collections import Counter
+
+        twice = sorted(n for n, k in Counter(names).items() if k > 1)
+        raise InvalidParameterError(
+            f"{what} has duplicate column names {twice}; give every column a unique name.")
+
+
+def unknown_levels(values, categories) -> list:
+    """The distinct non-missing ``values`` that are not among ``categories``, in order of appearance.
+
+    One hash lookup per distinct value (the set of categories is built once),
+    so pairing tables of many levels costs time linear in their size.
+    """
+    present = pd.unique(pd.Series(values).dropna().astype(object))
+    known = set(categories)
+    return [v for v in present if v not in known]
 
 
 def _is_textual(dtype) -> bool:

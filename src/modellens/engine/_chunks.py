@@ -51,7 +51,10 @@ def chunk_rows(pieces) -> np.ndarray:
     """The rows of one chunk: its pieces ``(segment, start, stop)`` one after the other."""
     if len(pieces) == 1:
         seg, a, b = pieces[0]
-        return seg.rows(a, b)
+        rows = seg.rows(a, b)
+        # the model may write into what it is given (X.fillna(0, inplace=True)): rows that
+        # are the library's own memory, read again after the call, go out as a copy
+        return rows.copy() if seg.lends_rows else rows
     # one buffer per chunk: segments write their rows straight into it
     rows = np.empty((sum(b - a for _, a, b in pieces), pieces[0][0].width))
     offset = 0

@@ -41,6 +41,9 @@ class Segment:
     group: int = 1
     width: int = 0
     on_finish: Any = None
+    #: whether :meth:`rows` returns memory the library reads again after the model's call
+    #: (the data itself, a drawn sample): the engine then hands the model a copy
+    lends_rows: bool = False
     #: the folded answers: None until the first fold allocates them, then whatever the
     #: segment's ``_allocate`` builds (an array for most, a record of sums for some), so
     #: readers after the run see the type of the segment they made
@@ -126,6 +129,8 @@ class DataRows(Segment):
     ``rows`` may select some rows of ``data`` (gathered chunk by chunk, never
     all at once).
     """
+
+    lends_rows = True  # slices of the data, which plans read again (M-plot neighbourhoods)
 
     def __init__(self, data: np.ndarray, rows=None):
         self.data = data

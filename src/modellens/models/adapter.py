@@ -380,11 +380,7 @@ class Model:
 
     def _check(self, out, rows):
         m = rows.shape[0]
-        out = to_numpy(out)
-        try:
-            out = np.asarray(out, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
+        out = _numbers(to_numpy(out))
         index = None
         if self.negate:
             out = -out.reshape(-1) if out.ndim == 1 or out.shape[1:] == (1,) else out
@@ -409,7 +405,56 @@ class Model:
             raise ModelError(
                 f"the model returned NaN or inf for {int(bad.sum())} of {m} rows.{where}"
             )
+        _check_magnitude(out)
         return out
+
+
+#: Largest prediction magnitude taken: the methods sum predictions and their squares
+#: (means, variances, least squares, H statistics) over up to billions of rows, which
+#: overflows float64 (inf, then NaN) from about 1e154 per value; 1e100 leaves room.
+MAX_MAGNITUDE = 1e100
+
+
+def _numbers(out) -> np.ndarray:
+    """The model's answer as float64, refusing text, booleans and complex numbers.
+
+    ``np.asarray(..., float)`` alone would read the text "1.5" as a number and
+    True as 1, so class labels or a wrong method would be explained without a word.
+    """
+    arr = np.asarray(out)
+    kind: str = arr.dtype.kind
+    first = arr.flat[0] if arr.size else None
+    if kind == "O":  # e.g. a pandas object column: its values decide
+        for v in arr.flat:
+            odd = "U" if isinstance(v, (str, bytes)) else "b" if isinstance(
+                v, (bool, np.bool_)) else "c" if isinstance(v, complex) else None
+            if odd is not None:
+                kind, first = odd, v
+                break
+    what = {"U": "text", "S": "text", "b": "True/False values", "c": "complex numbers",
+            "M": "dates", "m": "durations"}.get(kind)
+    if what is not None:
+        first = first.item() if isinstance(first, np.generic) else first
+        raise ModelError(
+            f"the model returned {what} (such as {first!r}), not numbers. Explain a numeric "
+            "output: for a classifier its probability of a class (predict_proba with "
+            "target=), or wrap the model so that it returns numbers, e.g. "
+            "lambda X: model(X).astype(float) for a 0/1 decision.")
+    try:
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
+
+
+def _check_magnitude(out: np.ndarray) -> None:
+    """Refuse predictions so large that the methods' sums and squares overflow float64."""
+    if out.size and float(np.max(np.abs(out))) > MAX_MAGNITUDE:
+        big = int((np.abs(out) > MAX_MAGNITUDE).sum())
+        raise ModelError(
+            f"the model returned {big} predictions of magnitude above {MAX_MAGNITUDE:.0e} "
+            f"(the largest {float(np.max(np.abs(out))):.3g}); the sums and squares the "
+            "explanations are built from would overflow to inf and NaN. Explain a rescaled "
+            "output instead, e.g. lambda X: model.predict(X) / 1e300 or its logarithm.")
 
 
 

@@ -1,6 +1,10 @@
-"""Shared pieces of the attribution plots: colours, a new Axes, value formats, row checks."""
+"""Shared pieces of the plots: colours, a new Axes, value formats, row checks, literal text."""
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,3 +41,102 @@ def _row(a, i) -> int:
     if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
         raise InvalidParameterError(f"row must be an integer in [0, {n}), got {i!r}.")
     return int(i) % n
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def literal_text(plot: _F) -> _F:
+    """Draw every text of the Axes ``plot`` returns as given, never as mathtext.
+
+    Names and levels come from the data: a ``$`` in them would start
+    matplotlib's mathtext (``"$\\foo$"`` fails to draw, ``"b$_x$"`` shows a
+    subscript).  Every text of the returned Axes (title, labels, tick labels,
+    legend, annotations), of their colour bars and of the figure's own titles
+    and legends is set to plain text once the plot is drawn.
+    """
+    @functools.wraps(plot)
+    def drawn(*args, **kwargs):
+        out = plot(*args, **kwargs)
+        many = isinstance(out, (np.ndarray, list, tuple))
+        drawn_on = [ax for ax in (np.asarray(out, dtype=object).ravel() if many else [out])
+                    if hasattr(ax, "xaxis") and hasattr(ax, "findobj")]
+        for fig in {id(ax.figure): ax.figure for ax in drawn_on}.values():
+            # colour bars (a partner feature's name) and the figure's own titles and legends
+            drawn_on += [ax for ax in fig.axes if hasattr(ax, "_colorbar")]
+            for text in fig.texts + fig.legends + [getattr(fig, "_suptitle", None)]:
+                if text is not None:
+                    for t in text.findobj(lambda a: hasattr(a, "set_parse_math")):
+                        t.set_parse_math(False)
+        for ax in drawn_on:
+            _plain(ax)
+        return out
+    return drawn  # type: ignore[return-value]
+
+
+#: Longest text drawn whole; a longer name or level is cut (a 2 MB level made a figure
+#: millions of pixels wide, which matplotlib refuses to save).
+MAX_LABEL = 120
+
+
+def short(text: str, limit: int = MAX_LABEL) -> str:
+    """``text`` cut to ``limit`` characters, its end marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _plain(ax) -> None:
+    from matplotlib.text import Text
+
+    for axis in (ax.xaxis, ax.yaxis):
+        # the ticks that will carry the labels exist from now on (else drawing makes them)
+        axis.get_major_ticks(len(axis.get_majorticklocs()))
+        formatter = axis.get_major_formatter()
+        short_formatter = _short_formatter_class()
+        if not isinstance(formatter, short_formatter):  # names set as tick labels are cut
+            axis.set_major_formatter(short_formatter(formatter))
+    for text in ax.findobj(Text):
+        text.set_parse_math(False)
+        if len(text.get_text()) > MAX_LABEL:
+            text.set_text(short(text.get_text()))
+
+
+@functools.cache
+def _short_formatter_class():
+    # built on first use: matplotlib is imported when a plot is drawn, not with modellens
+    from matplotlib.ticker import Formatter
+
+    class ShortFormatter(Formatter):
+        """Another formatter's tick labels, each cut to ``MAX_LABEL`` characters."""
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def set_axis(self, axis):
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def get_offset(self):
+            return self.inner.get_offset()
+
+        def __call__(self, x, pos=None):
+            return short(str(self.inner(x, pos)))
+
+        def format_ticks(self, values):
+            return [short(str(label)) for label in self.inner.format_ticks(values)]
+
+    return ShortFormatter
+
+
+def plain_figure(fig) -> None:
+    """:func:`literal_text` for a whole figure: every Axes and the figure's own texts."""
+    from matplotlib.text import Text
+
+    for ax in fig.axes:
+        _plain(ax)
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+        if len(text.get_text()) > MAX_LABEL:
+            text.set_text(short(text.get_text()))

@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.artist import Artist
 
 from .._validation import InvalidParameterError
-from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed
+from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed, literal_text
 from .lime import plot_image, plot_text, plot_weights, text_html
 
 __all__ = ["AttributionPlots", "interaction_partner"]
@@ -103,6 +103,7 @@ class AttributionPlots:
         return float(a.base_values[i] + a.values[i].sum())
 
     # --------------------------------------------------------- local plots
+    @literal_text
     def waterfall(self, i=0, *, max_display=10, ax=None):
         """Draw how row ``i``'s prediction is built from the base value, one feature at a time.
 
@@ -176,6 +177,7 @@ class AttributionPlots:
         ax.set_title(f"row {i}: f(x) = {pred:.4g}, base value = {base:.4g}", fontsize=10)
         return ax
 
+    @literal_text
     def force(self, i=0, *, min_label_share=0.05, ax=None):
         """Draw row ``i``'s attributions as forces on one axis, pushing the prediction up or down.
 
@@ -413,6 +415,7 @@ class AttributionPlots:
         return plot_image(self._a, i, positive=positive, negative=negative, image=image, ax=ax)
 
     # -------------------------------------------------------- global plots
+    @literal_text
     def bar(self, *, max_display=10, ax=None):
         """Draw the mean absolute value of each feature, to rank the features over all rows.
 
@@ -462,6 +465,7 @@ class AttributionPlots:
         ax.set_xlim(0, max(heights) * 1.18 if max(heights) > 0 else 1)
         return ax
 
+    @literal_text
     def beeswarm(self, *, max_display=10, ax=None, random_state=0):
         """Draw every value as a dot, to see how each feature's effect spreads over the rows.
 
@@ -525,6 +529,7 @@ class AttributionPlots:
             bar.set_label("feature value", fontsize=8)
         return ax
 
+    @literal_text
     def dependence(self, feature, *, color="auto", ax=None, random_state=0):
         """Draw a feature's values against its attributions, to see the shape of its effect.
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .._validation import InvalidParameterError
+from ._common import literal_text
 
 __all__ = ["plot_effect", "plot_effects"]
 
@@ -27,6 +28,7 @@ def _axes(ax):
     return ax
 
 
+@literal_text
 def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_state=0):
     """Draw one :class:`~modellens.effects.result.Effect`; returns the Axes.
 
@@ -196,6 +198,7 @@ def _mark_empty_cells(ax, x, y, empty):
                label="empty cell (no data)")
 
 
+@literal_text
 def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
     """One panel per effect in a grid; returns the ndarray of Axes.
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import InvalidParameterError
+from ._common import literal_text
 
 __all__ = ["plot_interactions"]
 
 
+@literal_text
 def plot_interactions(result, ax=None, *, max_features=30):
     """Bars of the overall :math:`H^2_j` and a heatmap of the pairwise :math:`H^2_{jk}`.
 

@@ -7,7 +7,7 @@ import html
 import numpy as np
 
 from .._validation import InvalidParameterError, check_int
-from ._common import _NEG, _POS, _axes, _row
+from ._common import _NEG, _POS, _axes, _row, literal_text
 
 __all__ = ["plot_weights", "plot_width_sweep", "text_html", "plot_text", "plot_image"]
 
@@ -26,6 +26,7 @@ def _fit_title(a, i) -> str:
     return " \u00b7 ".join(parts)
 
 
+@literal_text
 def plot_weights(a, i=0, *, max_display=10, ax=None):
     """Horizontal bars of one row's weights (largest first), R^2 in the title."""
     i = _row(a, i)
@@ -51,6 +52,7 @@ def plot_weights(a, i=0, *, max_display=10, ax=None):
 _R2_FLOOR = -1.0
 
 
+@literal_text
 def plot_width_sweep(sweep, *, max_display=6, ax=None):
     """Each top feature's weight against the kernel width, with R^2 on a twin axis.
 
@@ -139,6 +141,7 @@ def text_html(a, i=0) -> str:
             f'<div>{"".join(out)}</div></div>')
 
 
+@literal_text
 def plot_text(a, i=0, *, width=80, ax=None):
     """The text drawn in matplotlib, words boxed in their weight's colour, lines of ``width``."""
     import matplotlib.colors as mcolors
@@ -202,6 +205,7 @@ def _boundaries(segments):
     return edge
 
 
+@literal_text
 def plot_image(a, i=0, *, positive=5, negative=5, image=None, ax=None):
     """The image with its ``positive`` most positive superpixels tinted red and
     ``negative`` most negative tinted blue, superpixel borders drawn."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+
+from ._warnings import quiet
 
 __all__ = ["dependence"]
 
@@ -98,6 +98,8 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
     values = dataset.values
     n, d = values.shape
     is_cat = np.array([c.is_categorical or c.is_boolean for c in dataset.columns])
+    few = np.array([np.unique(values[:, k][~np.isnan(values[:, k])]).size < 2 for k in range(d)],
+                   dtype=bool)
 
     def one(j):
         from threadpoolctl import threadpool_limits
@@ -105,8 +107,13 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         # OpenMP's thread count is set per thread: the limit of the caller does not reach
         # the pool's threads, whose boosters would each start one OpenMP thread per core
         # (on 2 cores 2 x 2 threads spinning on each other: 45 s of CPU for 21 s of work)
-        with threadpool_limits(1, user_api="openmp"):
-            return _one(j)
+        with threadpool_limits(1, user_api="openmp"), quiet():
+            try:
+                return _one(j)
+            except ValueError as exc:  # e.g. a column all missing in one fold's rows
+                return {"score": np.nan, "off_data": np.nan,
+                        "score_name": "balanced accuracy (adjusted)" if is_cat[j] else "R^2",
+                        "note": "not judged: " + " ".join(str(exc).split())}
 
     def _one(j):
         x = values[:, j]
@@ -120,7 +127,7 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
             entry["note"] = "no other features"
             return entry
         if levels.size < 2:
-            entry["note"] = "constant"
+            entry["note"] = "all missing" if levels.size == 0 else "constant"
             return entry
         if target.size < max(2 * n_splits, min_rows):
             rho, k = _rank_partner(values, j)
@@ -129,6 +136,11 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
                 if k is not None else "")
             return entry
         cat_mask = np.delete(is_cat, j)
+        # a column of at most one value besides missing ones says no more than whether it
+        # is missing, and the booster's binning fails on a fold where it is all missing
+        for k in np.flatnonzero(few[np.arange(d) != j]):
+            others[:, k] = np.isnan(others[:, k])
+            cat_mask[k] = False
         # codes beyond the booster's 255 categories are read as numbers
         for k in np.flatnonzero(cat_mask):
             col = others[:, k]
@@ -183,14 +195,13 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         return entry
 
     # one fit per feature, in threads (the boosters release the GIL): the entries come back
-    # in feature order whatever the order they finish in.  Warning filters are process-wide,
-    # so they are set once here, not in the threads
+    # in feature order whatever the order they finish in.  The fits' warnings are dropped in
+    # the threads that raise them (process-wide filters would silence other reports too)
     import os
     from concurrent.futures import ThreadPoolExecutor
 
     workers = max(1, min(d, os.cpu_count() or 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet():
         with ThreadPoolExecutor(workers) as pool:
             jobs = pool.map(one, range(d))
             if progress:

@@ -36,6 +36,9 @@ class Inputs:
         ``X`` for the model itself).
     features : tuple of int
         Positions of the features whose effects are drawn.
+    skipped : tuple
+        ``(name, why)`` of the features asked for (or all, by default) that
+        have fewer than two values in the sample: no effect to draw.
     sample_index, explain_index, background_index : ndarray of int
         Rows of ``X`` behind effects and dependence, attributions, and the
         Shapley background.
@@ -88,6 +91,7 @@ class Inputs:
     holdout: bool
     input_notes: tuple
     unused_columns: tuple
+    skipped: tuple = ()
 
 
 def take_rows(X, positions):
@@ -117,8 +121,9 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
     n = dataset.n_rows
     if n < 2:
         raise InvalidParameterError(f"a report needs at least 2 rows of data, got {n}.")
+    named = features is not None
     features = tuple(resolve_features(dataset, features, allow_pairs=False)) \
-        if features is not None else tuple(range(dataset.n_features))
+        if named else tuple(range(dataset.n_features))
     predicted = predict(model, X, target=target, progress=progress)
     prediction = _frozen(predicted.to_numpy(dtype=float))
 
@@ -127,6 +132,17 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
     sample_dataset = dataset if sample_index.size == n else \
         Dataset(dataset.values[sample_index], dataset.columns, dataset.is_frame,
                 dataset.column_labels)
+    # a column of at most one value in the sample has no effect to draw (and no grid)
+    skipped = tuple((dataset.columns[j].name,
+                     "all missing" if sample_dataset.n_unique(j) == 0 else "one value")
+                    for j in features if sample_dataset.n_unique(j) < 2)
+    features = tuple(j for j in features if sample_dataset.n_unique(j) >= 2)
+    if named and not features:
+        raise InvalidParameterError(
+            "features: no effect to draw for "
+            + ", ".join(f"{name!r} ({why} in the {sample_dataset.n_rows:,} sampled rows)"
+                        for name, why in skipped)
+            + "; name features with at least two values.")
     picks = () if rows else tuple(_extreme_rows(prediction))
     leading = list(rows) or [i for i, _ in picks]
     others = np.setdiff1d(sample_index, leading)
@@ -157,7 +173,7 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         rows=tuple(rows), grid=grid, max_features=max_features,
         random_state=int(random_state), progress=progress, shapley_budget=shapley_budget,
         holdout=bool(holdout), input_notes=tuple(input_notes),
-        unused_columns=tuple(unused_columns))
+        unused_columns=tuple(unused_columns), skipped=skipped)
 
 
 def grid_values(inputs: Inputs, j: int) -> np.ndarray:

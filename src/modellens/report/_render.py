@@ -52,8 +52,11 @@ def figure_from(fig, title: str, caption: str = "", *, dpi: int = 80) -> Figure:
     import matplotlib.pyplot as plt
     from matplotlib.text import Text
 
+    from ..plot._common import plain_figure
+
     buf = io.BytesIO()
     try:
+        plain_figure(fig)  # names as text, long ones cut
         for text in fig.findobj(Text):
             if text.get_text():
                 text.set_fontsize(FONT_SIZE)

@@ -18,6 +18,7 @@ from .._version import __version__
 from .._validation import InvalidParameterError, check_int, is_integer
 from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ..data import as_pandas, as_pandas_series
+from ._write import write_atomic
 
 __all__ = ["Report", "report"]
 
@@ -95,6 +96,10 @@ class Report:
     def save(self, path: str | PathLike[str]) -> Path:
         """Write the page to a file (UTF-8), to open in any browser; returns the path.
 
+        The page goes to a temporary file in the same folder, moved onto
+        ``path`` once complete: a write that fails (a full disk, a size limit)
+        leaves a file already at ``path`` as it was.
+
         Parameters
         ----------
         path : str or path-like
@@ -119,8 +124,13 @@ class Report:
         if path.is_dir():
             raise InvalidParameterError(f"{str(path)!r} is a folder; give a file name such as "
                                         "report.html.")
-        path.write_text(self.to_html(), encoding="utf-8")
-        return path
+        page = self.to_html().encode("utf-8")
+
+        def write(name):
+            with open(name, "wb") as fh:
+                fh.write(page)
+        # through a temporary file: a write that fails part-way leaves the old file whole
+        return write_atomic(path, write)
 
     def _repr_html_(self):
         # an iframe keeps the page's styles and script out of the notebook's own page
@@ -183,9 +193,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     sections it names, so the page does not depend on the order it is built
     in.
 
-    The methods' warnings are recorded on the page with
-    ``warnings.catch_warnings``, which is not thread-safe: build one report at
-    a time per process.
+    The methods' warnings are recorded on the page of the report whose
+    thread raised them: reports built at once in threads keep their warnings
+    apart.
 
     Parameters
     ----------

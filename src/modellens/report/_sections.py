@@ -10,14 +10,13 @@ pictures.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning
+from .._validation import InvalidParameterError
 from ..attribution import lime, shapley
 from ..effects.ale import ale
 from ..effects.interactions import interactions
@@ -25,7 +24,9 @@ from ..effects.pdp import pdp
 from ..models import ModelError, tree_ensemble_name
 from ._dependence import WARN_SHARE, dependence
 from ._inputs import TOP_LEVELS, take_rows
+from ..plot._common import short
 from ._render import figure_from
+from ._warnings import quiet, recorded
 
 __all__ = ["Section", "Table", "Cell", "FigureGroup", "SECTIONS", "SectionSpec", "screen_pairs",
            "take_rows"]
@@ -107,26 +108,20 @@ def _num(x, digits=4) -> Cell:
 def _capture(sec):
     """Record the methods' warnings on the section's page instead of the console.
 
-    ``warnings.catch_warnings`` changes the process's warning filters while it
-    runs, so two reports built at once in threads of one process would see
-    each other's filters: build reports one at a time per process (the
-    ``ml.report`` docstring says so).  Warnings other than modellens' own are
-    shown again as they were raised.
+    Each report records only the warnings of the thread building it (see
+    :mod:`._warnings`), so reports built at once in threads keep theirs
+    apart.  Warnings other than modellens' own are shown as they were raised.
     """
     import contextlib
 
     @contextlib.contextmanager
     def block():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with recorded() as caught:
             yield
         for w in caught:
-            if issubclass(w.category, ModellensWarning):
-                text = str(w.message)
-                if text not in sec.warnings:
-                    sec.warnings.append(text)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            text = str(w.message)
+            if text not in sec.warnings:
+                sec.warnings.append(text)
     return block()
 
 
@@ -162,6 +157,10 @@ def data_section(inputs, found) -> Section:
             + ", ".join(inputs.unused_columns)
             + ". Check that none of them leaks the target.")
     sec.warnings.extend(inputs.input_notes)
+    if inputs.skipped:
+        sec.warnings.append(
+            "Columns with fewer than two values in the sample (no effect is drawn for them): "
+            + ", ".join(f"{name} ({why})" for name, why in inputs.skipped) + ".")
     grids = {j: grid_values(inputs, j) for j in inputs.features}
     dep = dependence(inputs.sample_dataset, grids, random_state=inputs.random_state,
                      progress=inputs.progress, min_rows=MIN_ROWS)
@@ -176,7 +175,7 @@ def data_section(inputs, found) -> Section:
             kind = "categorical"
             codes, counts = np.unique(observed, return_counts=True)
             top = np.argsort(-counts, kind="stable")[:5]
-            labels = [str(col.levels[int(codes[i])]) for i in top]
+            labels = [short(str(col.levels[int(codes[i])]), 60) for i in top]
             described = f"{codes.size} levels: " + ", ".join(labels) + \
                 (", ..." if codes.size > 5 else "")
             hint = _level_hint(col.levels)
@@ -184,7 +183,8 @@ def data_section(inputs, found) -> Section:
             kind, described = "boolean", f"{int((observed == 1).sum()):,} True"
         else:
             kind = "numeric" if distinct > FEW_VALUES else \
-                ("binary" if distinct == 2 else f"numeric, {distinct} values")
+                ("binary" if distinct == 2 else "empty" if distinct == 0 else "constant"
+                 if distinct == 1 else f"numeric, {distinct} values")
             described = (f"{_fmt(observed.min())} to {_fmt(observed.max())}, median "
                          f"{_fmt(np.median(observed))}") if observed.size else "all missing"
         entry = dep[j]
@@ -253,12 +253,13 @@ def _level_hint(levels) -> str:
     text = [v for v in np.asarray(levels).tolist() if isinstance(v, str)]
     if len(text) < 3:
         return ""
-    probe = pd.Series(text[:: max(1, len(text) // 200)])
+    # dates and numbers are short: a long level is neither, and the date parser's time
+    # grows with the square of a text's length (a 2 MB level took minutes)
+    probe = pd.Series([v if len(v) <= 64 else "" for v in text[:: max(1, len(text) // 200)]])
     if pd.to_numeric(probe, errors="coerce").notna().mean() >= 0.9:
         return ("number-like text: as a category every value is its own level; if the model "
                 "should see an order, convert it to numbers")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas' format-inference chatter
+    with quiet():  # pandas' format-inference chatter
         parsed = pd.to_datetime(probe, errors="coerce", format="mixed")
     if parsed.notna().mean() >= 0.9:
         return ("date-like text: as a category every date is its own level; features such "
