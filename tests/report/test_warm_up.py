@@ -99,11 +99,11 @@ def test_the_report_starts_no_process_unless_asked(tmp_path):
                 started.append(list(args))
                 super().__init__(args, *a, **k)
 
-        subprocess.Popen = Recorded
         rng = np.random.default_rng(0)
         X = pd.DataFrame(rng.normal(size=(300, 12)), columns=[f"x{i}" for i in range(12)])
         y = X["x0"] * X["x1"] + X["x2"]
-        model = HistGradientBoostingRegressor(max_iter=20).fit(X, y)
+        model = HistGradientBoostingRegressor(max_iter=20).fit(X, y)  # (loky runs lscpu)
+        subprocess.Popen = Recorded
         small = dict(sections=["shapley"], n_explain=5, n_background=10, progress=False)
         plain = ml.report(model, X, **small)
         print(len(started))
