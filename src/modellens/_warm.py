@@ -171,12 +171,25 @@ def _run(name: str) -> float:
 
 
 class Warming:
-    """The handle of a background :func:`warm_up`: a child process compiling the kernels.
+    """The handle of a background warm-up: a child process compiling the kernels.
 
-    ``wait(methods)`` blocks until those methods' kernels are compiled and
-    cached (or the process ended); ``leave_a_core()`` is a context in which
-    this process's OpenMP runtimes use one thread fewer than the cores while
-    the child compiles.
+    ``ml.warm_up(..., background=True)`` returns it; ``ml.report(...,
+    warm_up=handle)`` waits for it before the sections that use the kernels.
+
+    Attributes
+    ----------
+    methods : list of str
+        What the child compiles, in order.
+    process : subprocess.Popen or None
+        The child (None when it could not be started: the methods then
+        compile on their first call).
+
+    Examples
+    --------
+    >>> import modellens as ml
+    >>> warming = ml.warm_up(["interactions"], background=True)
+    >>> warming.wait()  # compiled (or loaded from numba's cache) in the child
+    True
     """
 
     def __init__(self, methods):
