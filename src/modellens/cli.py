@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 _EPILOG_REPORT = """\
@@ -167,7 +167,7 @@ def _report(args) -> int:
                         source=f"{type(model).__name__} from {args.model.name}, on "
                                f"{len(X):,} rows x {X.shape[1]} features of {args.data.name}",
                         client=client, n_workers=args.workers,
-                        warm_up=warming if warming is not None else False)
+                        warm_up=warming or False)
     path = rep.save(args.out)
     print(f"modellens report: wrote {path.resolve()}")
     return 0
@@ -237,7 +237,7 @@ def _demo(args) -> int:
     # the demo's model is a tree ensemble: its kernels compile in the background from the
     # start (a few seconds in a fresh environment; loaded from numba's cache later)
     warming = ml.warm_up(["interactions", "shapley"], background=True)
-    with warming.leave_a_core():
+    with warming.leave_a_core() if warming is not None else nullcontext():
         model, X, y = load_demo()
     for r in args.rows or []:
         if r >= len(X):
@@ -248,7 +248,7 @@ def _demo(args) -> int:
                     title="modellens demo: diabetes progression",
                     source="HistGradientBoostingRegressor fit on scikit-learn's diabetes data "
                            "(442 patients, 10 features; target: disease progression after one "
-                           "year)", warm_up=warming)
+                           "year)", warm_up=warming or False)
     path = rep.save(out / "report.html")
     print(f"  wrote {path}")
     if args.png:
