@@ -65,9 +65,9 @@ def test_the_multiclass_confusion_matrix_reads_the_public_predictions():
     from sklearn.metrics import confusion_matrix
 
     rng = np.random.default_rng(3)
-    X = pd.DataFrame(rng.normal(size=(300, 2)), columns=["a", "b"])
-    y = np.array(["cat", "dog", "eel"])[np.digitize(X.a + 0.3 * rng.normal(size=300),
-                                                    [-0.5, 0.5])]
+    X = pd.DataFrame(rng.normal(size=(240, 3)), columns=["a", "b", "c"])
+    y = np.array(["cat", "dog", "eel"])[np.digitize(X.a + X.c + 0.3 * rng.normal(size=240),
+                                                    [-0.6, 0.6])]
     model = _NoPredict().fit(X, y)
     q = ml.report(model, X, y, target="dog", sections=["quality"],
                   **SMALL).sections["quality"].data

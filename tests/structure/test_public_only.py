@@ -23,6 +23,7 @@ package.
 """
 
 import ast
+import importlib.util
 import pathlib
 
 import modellens as ml
@@ -50,12 +51,7 @@ def imports(path, source=None):
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
+            mod = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
             if mod.split(".")[0] == "modellens":
                 out += [(mod, a.name) for a in node.names]
         elif isinstance(node, ast.Import):
