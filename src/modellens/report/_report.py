@@ -360,28 +360,26 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         from .._progress import progress_bar
 
         steps = progress_bar(plan, desc="modellens report", unit="section")
-    try:
-        for key in steps:
-            spec = by_key[key]
-            if options.progress:
-                steps.set_postfix_str(key)
-            t0 = time.perf_counter()
-            if warming is not None and key in waiting:
-                warming.wait(_KERNELS[key])  # a method it does not compile: no wait
-            view = MappingProxyType({k: found[k] for k in spec.needs + spec.uses if k in found})
-            with matplotlib.rc_context(_RC), (contextlib.nullcontext() if warming is None
-                                              else warming.leave_a_core()):
-                section = spec.build(inputs, view)
-            seconds = time.perf_counter() - t0
-            say(f"{key}: {seconds:.1f} s")
-            if section is None:
-                continue
-            section.seconds = seconds
-            found[key] = MappingProxyType(section.data)
-            built[key] = section
-    finally:
-        if own and warming is not None:
-            warming.stop()
+    for key in steps:
+        spec = by_key[key]
+        if options.progress:
+            steps.set_postfix_str(key)
+        t0 = time.perf_counter()
+        if warming is not None and key in waiting:
+            warming.wait(_KERNELS[key])  # a method it does not compile: no wait
+        view = MappingProxyType({k: found[k] for k in spec.needs + spec.uses if k in found})
+        with matplotlib.rc_context(_RC), (contextlib.nullcontext() if warming is None
+                                          else warming.leave_a_core()):
+            section = spec.build(inputs, view)
+        seconds = time.perf_counter() - t0
+        say(f"{key}: {seconds:.1f} s")
+        if section is None:
+            continue
+        section.seconds = seconds
+        found[key] = MappingProxyType(section.data)
+        built[key] = section
+    if own and warming is not None:  # (after an error it ends once its kernels are cached)
+        warming.stop()
     page = [built[k] for k in shown if k in built]
 
     explained = len(inputs.explain_index)
