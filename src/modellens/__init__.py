@@ -1,7 +1,7 @@
 """modellens: model-agnostic explanations of trained models."""
 
 from ._config import config, get_config
-from ._validation import InvalidParameterError, ModellensWarning
+from ._validation import InvalidParameterError, ModellensWarning, NotATreeModelError
 from .attribution import Attributions, shapley
 from .attribution import (AttributionSummary, DistributedAttributions, ImageMasker, TextMasker,
                           WidthSweep, lime, lime_image, lime_text, lime_width_sweep)
@@ -15,6 +15,7 @@ from .effects.result import Band, Bins, Effect, Effects
 from .models import ModelError
 from ._predict import predict
 from .report import Report, report
+from ._warm import Warming, warm_up
 
 from ._version import __version__
 
@@ -23,4 +24,4 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
            "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
-           "predict"]
+           "predict", "warm_up", "Warming", "NotATreeModelError"]

@@ -14,7 +14,7 @@ from types import FrameType
 
 import numpy as np
 
-__all__ = ["InvalidParameterError", "ModellensWarning", "user_stacklevel", "is_integer",
+__all__ = ["InvalidParameterError", "NotATreeModelError", "ModellensWarning", "user_stacklevel", "is_integer",
            "check_int",
            "check_choice", "check_level", "check_positive_float", "check_random_state"]
 
@@ -36,6 +36,36 @@ class InvalidParameterError(ValueError, TypeError):
     ...     print(type(error).__name__, "-", error)
     InvalidParameterError - grid must be at least 2 points, got 1.
     """
+
+
+class NotATreeModelError(InvalidParameterError):
+    """The model is not a tree ensemble that the tree methods read.
+
+    Raised by ``shapley(algorithm="tree")``, ``interactions(method="tree")``
+    and ``pdp(method="tree")``; an :class:`InvalidParameterError`, so code
+    that catches that catches this too.  Catch it to fall back to a
+    model-agnostic method.
+
+    Attributes
+    ----------
+    reason : str or None
+        Why a tree-based model cannot be read (a Pipeline, several outputs
+        per row, ...); None when the model is not a tree ensemble at all.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> try:
+    ...     ml.shapley(lambda A: A[:, 0], X[:2], background=X, algorithm="tree")
+    ... except ml.NotATreeModelError as error:
+    ...     print(error.reason)
+    None
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason
 
 
 class ModellensWarning(UserWarning):

@@ -11,7 +11,7 @@ import argparse
 import re
 import sys
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
 
@@ -131,6 +131,9 @@ def _report(args) -> int:
         raise CLIError(f"--out {str(args.out)!r} is the {which} file {str(clash)!r}; writing "
                        "the report would destroy it: choose another file name.")
     model = load_model(args.model, trust=args.trust_model_file)
+    # a tree model's kernels compile in the background while the data are read (asked for:
+    # the command line is the report's own program)
+    warming = ml.warm_up(["interactions", "shapley"], model=model, background=True)
     frame = read_data(args.data, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
         raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "
@@ -173,7 +176,8 @@ def _report(args) -> int:
                         title=f"modellens report: {args.model.name}",
                         source=f"{type(model).__name__} from {args.model.name}, on "
                                f"{len(X):,} rows x {X.shape[1]} features of {args.data.name}",
-                        client=client, n_workers=args.workers)
+                        client=client, n_workers=args.workers,
+                        warm_up=warming or False)
     path = rep.save(args.out)
     _say(f"modellens report: wrote {path.resolve()}")
     return 0
@@ -240,7 +244,11 @@ def _demo(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     _say("modellens demo: gradient boosting on scikit-learn's diabetes data (442 patients, "
           "10 features)", flush=True)
-    model, X, y = load_demo()
+    # the demo's model is a tree ensemble: its kernels compile in the background from the
+    # start (a few seconds in a fresh environment; loaded from numba's cache later)
+    warming = ml.warm_up(["interactions", "shapley"], background=True)
+    with warming.leave_a_core() if warming is not None else nullcontext():
+        model, X, y = load_demo()
     for r in args.rows or []:
         if r >= len(X):
             raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
@@ -250,7 +258,7 @@ def _demo(args) -> int:
                     title="modellens demo: diabetes progression",
                     source="HistGradientBoostingRegressor fit on scikit-learn's diabetes data "
                            "(442 patients, 10 features; target: disease progression after one "
-                           "year)")
+                           "year)", warm_up=warming or False)
     path = rep.save(out / "report.html")
     _say(f"  wrote {path}")
     if args.png:

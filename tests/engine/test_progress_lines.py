@@ -4,7 +4,7 @@ import numpy as np
 from tqdm import tqdm
 
 import modellens as ml
-from modellens.engine._progress import _NotebookLine, progress_bar
+from modellens._progress import _NotebookLine, progress_bar
 
 
 class _Handle:

@@ -285,9 +285,9 @@ def _top(module):
 #: The layers as the code has them, top to bottom.  A module may import its own
 #: package and the layers strictly below its own; ``plot`` is a leaf that the result
 #: types of effects and attribution (and the report, through them) draw with.
-LAYERS = [("__main__",), ("cli",), ("report",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
+LAYERS = [("__main__",), ("cli",), ("report",), ("_warm",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
           ("models",), ("data",), ("_serialize", "datasets", "_config"),
-          ("_validation", "_version", "typing")]
+          ("_validation", "_version", "typing", "_progress")]
 
 def _graph():
     # the face (modellens/__init__) re-exports every layer and is left out: the report

@@ -19,7 +19,7 @@ from ._chunks import chunk_rows
 from ._chunks import chunks as _chunks
 from ._dask import evaluate_on_client
 from ._plan import ModelLike, Plan, share_rows
-from ._progress import progress_bar
+from .._progress import progress_bar
 from ._tuner import ChunkSizer
 
 __all__ = ["Plan", "run", "summarise", "evaluate", "chunk_rows", "PROGRESS_MIN_ROWS"]

@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._validation import InvalidParameterError, is_integer
-from .adapter import class_position
+from .._validation import InvalidParameterError, NotATreeModelError, is_integer
+from .adapter import class_position, tree_ensemble_name
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "unfit_data",
            "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN",
@@ -273,10 +273,10 @@ class _Builder:
 
 def _unsupported(model, why=""):
     reason = f" ({why})" if why else ""
-    return InvalidParameterError(
+    return NotATreeModelError(
         f"cannot read {type(model).__name__} as a tree ensemble{reason}. Supported: "
         f"{SUPPORTED_TREE_MODELS}. For other models use algorithm='exact', 'permutation' "
-        "or 'kernel'.")
+        "or 'kernel'.", reason=why or None)
 
 
 def tree_ensemble(model) -> TreeEnsemble:
@@ -286,11 +286,13 @@ def tree_ensemble(model) -> TreeEnsemble:
     the trees split on.
     """
     if isinstance(getattr(model, "steps", None), list):
-        raise InvalidParameterError(
+        raise NotATreeModelError(
             "a Pipeline is not a tree model: its preprocessing changes the features that the "
             "trees split on, so tree values would be about transformed columns. Explain the "
             "pipeline with algorithm='exact', 'permutation' or 'kernel', or explain its last "
-            "step on the transformed data (pipe[:-1].transform(X)).")
+            "step on the transformed data (pipe[:-1].transform(X)).",
+            reason=("a Pipeline: its preprocessing changes the features that the trees split "
+                    "on") if tree_ensemble_name(model) is not None else None)
     root = type(model).__module__.split(".")[0]
     if root == "sklearn":
         return _sklearn(model)
@@ -746,6 +748,6 @@ def readable_ensemble(model, dataset, X, *, strict: bool, raw_output, refusal: s
         why = raw_output(ens)
     if why is not None:
         if strict:
-            raise InvalidParameterError(refusal.format(why=why))
+            raise NotATreeModelError(refusal.format(why=why), reason=why)
         return None
     return ens

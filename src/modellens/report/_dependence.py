@@ -205,7 +205,7 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         with ThreadPoolExecutor(workers) as pool:
             jobs = pool.map(one, range(d))
             if progress:
-                from ..engine._progress import progress_bar
+                from .._progress import progress_bar
 
                 jobs = progress_bar(jobs, total=d, desc="modellens report: feature dependence")
             out = list(jobs)

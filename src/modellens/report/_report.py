@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import platform
 import time
@@ -15,6 +16,7 @@ import numpy as np
 
 from .._config import config, resolve_options
 from .._version import __version__
+from .._warm import Warming
 from .._validation import InvalidParameterError, check_int, is_integer
 from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ..data import as_pandas, as_pandas_series
@@ -158,7 +160,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
            title: str | None = None, source: str | None = None, holdout: bool = False,
            unused_columns: Sequence[str] | None = None,
            log: Callable[[str], Any] | None = None, client: Any = None,
-           n_workers: int | None = None) -> Report:
+           n_workers: int | None = None, warm_up: bool | Warming = False) -> Report:
     """Explain a model on its data in one HTML page: data, quality, effects, interactions, attributions.
 
     The sections, in page order:
@@ -258,6 +260,16 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     n_workers : int, optional
         The same on a ``LocalCluster`` of this many processes, started for the
         report and closed after it.
+    warm_up : bool or Warming, default=False
+        For a tree ensemble in a fresh environment, whose interaction screen
+        and TreeSHAP kernels compile on first use (a few seconds, then cached
+        on disk): True compiles them in a background process
+        (:func:`modellens.warm_up` with ``background=True``) while the
+        sections that need no kernels run, and those that do wait for it;
+        a :class:`~modellens.Warming` handle started earlier (before loading
+        the model, say) is waited for instead.  The numbers do not change.
+        False (the default): no process is started, the kernels compile in
+        the sections that use them.
 
     Returns
     -------
@@ -314,6 +326,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     max_features = check_int(max_features, "max_features", low=1, what="a number of features")
     if not is_integer(random_state):
         raise InvalidParameterError(f"random_state must be an integer seed, got {random_state!r}.")
+    if not isinstance(warm_up, (bool, Warming)):
+        raise InvalidParameterError(f"warm_up must be True, False or the Warming handle of "
+                                    f"ml.warm_up(background=True), got {warm_up!r}.")
     known = [s.key for s in SECTIONS]
     if sections is not None:
         unknown = [s for s in sections if s not in known]
@@ -343,16 +358,16 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     shown = [s.key for s in SECTIONS if (sections is None or s.key in sections)
              and s.applies(inputs)]
     plan = _build_order(shown, by_key)
-    warming = _warm_tree_kernels(inputs, plan) if "shapley" in plan else None
-    if warming is not None and not any("shapley" in by_key[k].needs + by_key[k].uses
-                                       for k in plan):
-        # the kernels compile meanwhile: every other section first (the page order is fixed)
-        plan = [k for k in plan if k != "shapley"] + ["shapley"]
+    warming, own, waiting = _warming(warm_up, inputs, plan)
+    if warming is not None:
+        # the kernels compile meanwhile: the sections that need none first (the page order
+        # is fixed)
+        plan = _last(plan, waiting, by_key)
     found: dict[str, Any] = {}
     built: dict[str, Any] = {}
     steps: Any = plan  # the plan, or a progress bar over it
     if options.progress:
-        from ..engine._progress import progress_bar
+        from .._progress import progress_bar
 
         steps = progress_bar(plan, desc="modellens report", unit="section")
     for key in steps:
@@ -360,10 +375,11 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         if options.progress:
             steps.set_postfix_str(key)
         t0 = time.perf_counter()
-        if key == "shapley" and warming is not None:
-            _wait(warming)
+        if warming is not None and key in waiting:
+            warming.wait(_KERNELS[key])  # a method it does not compile: no wait
         view = MappingProxyType({k: found[k] for k in spec.needs + spec.uses if k in found})
-        with matplotlib.rc_context(_RC), _leave_a_core(warming):
+        with matplotlib.rc_context(_RC), (contextlib.nullcontext() if warming is None
+                                          else warming.leave_a_core()):
             section = spec.build(inputs, view)
         seconds = time.perf_counter() - t0
         say(f"{key}: {seconds:.1f} s")
@@ -372,6 +388,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         section.seconds = seconds
         found[key] = MappingProxyType(section.data)
         built[key] = section
+    if own and warming is not None:  # (after an error it ends once its kernels are cached)
+        warming.stop()
     page = [built[k] for k in shown if k in built]
 
     explained = len(inputs.explain_index)
@@ -419,10 +437,11 @@ def _on_cluster(build, given: dict):
 
 def _cluster_line(client) -> str:
     """The page's line saying which cluster evaluated the model rows."""
-    from ..engine._dask import resolve_client
+    from .._config import import_distributed
 
-    client = resolve_client(client)
     try:
+        if isinstance(client, str):  # "current": the client Dask considers current
+            client = import_distributed().default_client()
         threads = client.nthreads()
         where = (f"{len(threads)} worker{'s' * (len(threads) != 1)}, "
                  f"{sum(threads.values())} threads, scheduler {client.scheduler.address}")
@@ -440,110 +459,40 @@ _RC: dict = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9,
              "legend.fontsize": 9, "figure.titlesize": 9}
 
 
-def _warm_tree_kernels(inputs, plan):
-    """Compile the tree kernels in a child process while the first sections run.
+#: The kernels a section runs when the model is a tree ensemble (ml.warm_up's names).
+_KERNELS = {"interaction": "interactions", "shapley": "shapley"}
 
-    On a fresh install the first TreeSHAP call compiles its numba kernels
-    (about 6 s, and 3 s more for the interaction screen's); they are cached
-    on disk (``cache=True``) for every later run.  When no kernel is cached
-    yet, a child process runs the interaction screen and TreeSHAP on two rows
-    of the same model (the same kernels and types), which writes the cache
-    while this process builds the data, quality, effects and interaction
-    sections; the Shapley section waits for it and loads the cached kernels.
-    The numbers do not change: the sections run in this process either way.
-    Returns the child, or None (a child per section measured no faster on 2
-    cores).
+
+def _warming(asked, inputs, plan):
+    """The background warm-up the sections wait for, whether the report started it, and the
+    sections that wait for it.
+
+    ``asked`` is the user's ``warm_up``: a running :class:`~modellens.Warming`
+    (started earlier, e.g. by the command line before it loaded the model),
+    True (start one here for the kernels of the planned sections), or False.
     """
-    import os
-    import pickle
-    import subprocess
-    import sys
+    from .._warm import warm_up
+    from ._sections import shapley_options
 
-    from ..models import tree_ensemble_name
-    from ._inputs import take_rows
-
-    if tree_ensemble_name(inputs.model) is None or _kernels_cached():
-        return None
-    try:
-        payload = pickle.dumps((inputs.model, take_rows(inputs.X_explain, [0, 1][
-            :len(inputs.explain_index)]), take_rows(inputs.X_background, [0, 1][
-                :inputs.background_index.size]), inputs.target))
-    except Exception:  # a model that does not pickle: compile in the foreground as before
-        return None
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the folder holding modellens/
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    head = ("import pickle, sys, warnings; warnings.simplefilter('ignore')\n"
-            "m, X, B, t = pickle.load(sys.stdin.buffer); import modellens as ml\n")
-    # the interaction screen runs before the Shapley section: its kernels compile first
-    code = head
-    if "interaction" in plan:  # the screen falls back to brute force for trees it cannot read
-        code += ("try:\n    ml.interactions(m, X, sample=None, method='tree', target=t, "
-                 "progress=False)\nexcept Exception:\n    pass\n")
-    code += "ml.shapley(m, X, background=B, algorithm='tree', target=t, progress=False)\n"
-    try:
-        child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        assert child.stdin is not None  # stdin=PIPE
-        child.stdin.write(payload)
-        child.stdin.close()
-    except OSError:
-        return None
-    return child
+    if asked is False:
+        return None, False, []
+    # exact Shapley values within the budget need no kernels: never wait for them
+    needed = [k for k in _KERNELS if k in plan and not (
+        k == "shapley" and shapley_options(inputs)["algorithm"] == "exact")]
+    if not needed:
+        return None, False, []
+    if isinstance(asked, Warming):
+        return asked, False, needed
+    return (warm_up([_KERNELS[k] for k in needed], model=inputs.model, background=True), True,
+            needed)
 
 
-def _leave_a_core(child):
-    """Run the model with one OpenMP thread fewer than the cores while ``child`` compiles.
-
-    A model that calls OpenMP (HistGradientBoosting, XGBoost, LightGBM) would
-    otherwise run a thread on the core the child holds; OpenMP's threads
-    wait for the slowest one, so on 2 cores the demo's effects took 10.4 s
-    instead of 2.1 s, and the whole report 16.8 s instead of 14.  Each OpenMP
-    runtime keeps its own count, and none is raised (a count the user
-    lowered stays).  OpenMP counts threads per calling thread, so this
-    reaches the model called in this thread (``n_jobs=1``, the default), not
-    the engine's worker threads of ``n_jobs > 1``.
-    """
-    import contextlib
-    import os
-
-    if child is None or child.poll() is not None:
-        return contextlib.nullcontext()
-    from threadpoolctl import ThreadpoolController
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
-    free = max(1, cores - 1)
-    stack = contextlib.ExitStack()
-    controller = ThreadpoolController()
-    for lib in controller.select(user_api="openmp").lib_controllers:
-        if lib.num_threads > free:
-            stack.enter_context(controller.select(filepath=lib.filepath).limit(limits=free))
-    return stack
-
-
-def _kernels_cached() -> bool:
-    """True when some TreeSHAP kernel is in numba's disk cache (or the check cannot tell).
-
-    An index written for another version of the source (left behind by an
-    upgrade) holds nothing numba will load: numba's own reading of it is empty.
-    """
-    try:
-        from ..models import _tree_kernels as kernels
-
-        files = [f._cache._cache_file for f in vars(kernels).values()
-                 if hasattr(f, "_cache") and hasattr(f._cache, "_cache_file")]
-        return not files or any(bool(c._load_index()) for c in files)
-    except Exception:  # numba's cache layout is not public: never warm on a doubt
-        return True
-
-
-def _wait(child, timeout=300):
-    try:
-        child.wait(timeout=timeout)
-    except Exception:
-        child.kill()
-        child.wait()
+def _last(plan, keys, by_key):
+    """``plan`` with ``keys`` moved to its end (in their order) when no other section reads
+    them: the sections that need no kernels run while the kernels compile."""
+    read = {d for k in plan for d in by_key[k].needs + by_key[k].uses}
+    movable = [k for k in plan if k in keys and k not in read]
+    return [k for k in plan if k not in movable] + movable
 
 
 def _build_order(shown, by_key) -> list:

@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import InvalidParameterError
+from .._predict import predict
+from .._validation import InvalidParameterError, ModellensWarning, NotATreeModelError
 from ..attribution import lime, shapley
 from ..effects.ale import ale
 from ..effects.interactions import interactions
 from ..effects.pdp import pdp
-from ..models import ModelError, tree_ensemble_name
+from ..models import ModelError
 from ._dependence import WARN_SHARE, dependence
 from ._inputs import TOP_LEVELS, take_rows
-from ..plot._common import short
 from ._render import figure_from
 from ._warnings import quiet, recorded
 
@@ -175,7 +175,9 @@ def data_section(inputs, found) -> Section:
             kind = "categorical"
             codes, counts = np.unique(observed, return_counts=True)
             top = np.argsort(-counts, kind="stable")[:5]
-            labels = [short(str(col.levels[int(codes[i])]), 60) for i in top]
+            # a level as long as a paragraph would push the table off the page
+            labels = [str(col.levels[int(codes[i])]) for i in top]
+            labels = [t if len(t) <= 60 else t[:59] + "\u2026" for t in labels]
             described = f"{codes.size} levels: " + ", ".join(labels) + \
                 (", ..." if codes.size > 5 else "")
             hint = _level_hint(col.levels)
@@ -343,14 +345,18 @@ def quality_section(inputs, found) -> Section:
 
 
 def _multiclass(sec, inputs, keep, y, classes, values, names):
-    """Overall accuracy and the confusion matrix of the model's own predicted labels."""
+    """Overall accuracy and the confusion matrix of the most probable class of each row."""
     from sklearn.metrics import confusion_matrix
 
-    # the class labels: the model's predict, one call on the rows with a target
-    rows = np.flatnonzero(keep)
-    predicted = np.asarray(inputs.model.predict(take_rows(inputs.X, rows)))
+    # the labels: the class of the highest probability (ml.predict of every class, the
+    # first on ties, as scikit-learn's predict), on the rows with a target
+    X = take_rows(inputs.X, np.flatnonzero(keep))
+    probability = np.column_stack([np.asarray(predict(inputs.model, X, target=c, progress=False),
+                                              dtype=np.float64) for c in classes])
+    predicted = np.asarray(classes)[np.argmax(probability, axis=1)]
     values["overall_accuracy"] = float(np.mean(predicted == y))
-    names["overall_accuracy"] = f"overall accuracy ({len(classes)} classes, predict)"
+    names["overall_accuracy"] = (f"overall accuracy ({len(classes)} classes, most probable "
+                                 "class)")
     matrix = confusion_matrix(y, predicted, labels=classes)
     sec.data["confusion"] = matrix
     if len(classes) <= 20:
@@ -652,15 +658,13 @@ def screen_pairs(inputs, candidates) -> tuple:
     n = len(inputs.sample_index)
     common = dict(random_state=inputs.random_state, target=inputs.target,
                   progress=inputs.progress)
-    inter = None
-    if _tree_screen(inputs):  # every pair costs no model rows
-        try:
-            inter = interactions(inputs.model, inputs.X_sample, candidates,
-                                 sample=min(SCREEN_ROWS, n), method="tree", **common)
-        except InvalidParameterError:
-            # the trees cannot serve (e.g. a Pipeline whose trees see encoded columns):
-            # brute force within its budget, not every pair of 30 features (40M rows)
-            inter = None
+    try:  # a tree ensemble: every pair costs no model rows
+        inter = interactions(inputs.model, inputs.X_sample, candidates,
+                             sample=min(SCREEN_ROWS, n), method="tree", **common)
+    except NotATreeModelError:
+        # not trees, or trees that cannot serve (e.g. a Pipeline whose trees see encoded
+        # columns): brute force within its budget, not every pair of 30 features (40M rows)
+        inter = None
     if inter is None:
         features = candidates[:SCREEN_BRUTE_FEATURES]
         k = min(SCREEN_PAIR_FEATURES, len(features))
@@ -676,11 +680,6 @@ def screen_pairs(inputs, candidates) -> tuple:
         table["h2"].to_numpy(np.float64)))
     ranked.sort(key=lambda t: (t[2] < MEANINGFUL_H2, -t[1]))
     return ranked, inter
-
-
-def _tree_screen(inputs) -> bool:
-    """Whether ml.interactions reads this model's trees (every pair then costs no model rows)."""
-    return tree_ensemble_name(inputs.model) is not None
 
 
 def interaction_section(inputs, found) -> Section | None:
@@ -743,23 +742,23 @@ def _chosen_rows(inputs):
 
 def shapley_section(inputs, found) -> Section:
     """Shapley importance bar, beeswarm and waterfalls of chosen rows."""
-    from ..models import tree_ensemble_name
-
     sec = Section("shapley", "Shapley values")
     common = dict(background=inputs.X_background, random_state=inputs.random_state,
                   progress=inputs.progress, target=inputs.target)
     attr = None
-    options = _shapley_options(inputs)
+    options = shapley_options(inputs)
     with _capture(sec):
-        if tree_ensemble_name(inputs.model) is not None and options["algorithm"] != "exact":
+        if options["algorithm"] != "exact":
             try:
                 attr = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
-            except (InvalidParameterError, ModelError) as exc:
-                # the reason's first sentence: the list of supported models would bury it
-                reason = str(exc).split(". Supported")[0].rstrip(".")
-                sec.notes.append(f"TreeSHAP does not apply to this model ({reason}); the "
-                                 "values below come from the model-agnostic algorithm named "
-                                 "next.")
+            except NotATreeModelError as exc:
+                if exc.reason is not None:  # trees it cannot read: say why
+                    sec.notes.append(f"TreeSHAP does not apply to this model ({exc.reason}); "
+                                     "the values below come from the model-agnostic "
+                                     "algorithm named next.")
+            except ModelError as exc:
+                sec.notes.append(f"TreeSHAP does not apply to this model ({exc}); the values "
+                                 "below come from the model-agnostic algorithm named next.")
         if attr is None:
             attr = shapley(inputs.model, inputs.X_explain, **options, **common)
     rows = _chosen_rows(inputs)
@@ -804,7 +803,7 @@ def _waterfall(attr, i, position, why):
     return figure_from(ax.figure, f"{attr.method} waterfall: {why}", caption=why)
 
 
-def _shapley_options(inputs) -> dict:
+def shapley_options(inputs) -> dict:
     """Exact Shapley values when they fit the budget of model rows, else antithetic sampling.
 
     Exact enumeration costs ``rows * 2**d * background`` model rows and

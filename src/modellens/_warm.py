@@ -1,0 +1,305 @@
+"""``ml.warm_up``: compile the tree methods' numba kernels before they are needed.
+
+The tree methods (``shapley(algorithm="tree")``, ``interactions(method="tree")``,
+``pdp(method="tree")``) run numba kernels that compile on their first call in a
+fresh environment and are cached on disk for every later process.  Warming
+runs each asked method once on a tiny tree ensemble built here: the parsed
+tree arrays have the same types whatever library the model comes from, so the
+same compiled kernels serve every model, and warming needs to know nothing
+about the kernels themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
+from pathlib import Path
+from typing import Any, Literal, overload
+
+from ._validation import InvalidParameterError
+
+__all__ = ["warm_up", "Warming", "METHODS"]
+
+#: What can be warmed, in the order a report needs them.
+METHODS = ("interactions", "shapley", "shapley_path", "shapley_interactions", "pdp")
+
+
+@overload
+def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
+            background: Literal[False] = False) -> dict[str, float]: ...
+
+
+@overload
+def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
+            background: Literal[True]) -> Warming | None: ...
+
+
+def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
+            background: bool = False) -> dict[str, float] | Warming | None:
+    """Compile the numba kernels of the tree methods now, so that their first call is fast.
+
+    In a fresh environment the first ``ml.shapley(algorithm="tree")``,
+    ``ml.interactions(method="tree")`` or ``ml.pdp(method="tree")`` waits a
+    few seconds while numba compiles its kernels; they are then cached on
+    disk (numba's ``cache=True``, under ``NUMBA_CACHE_DIR`` when set) and
+    load in milliseconds in every later process.  ``warm_up`` pays that cost
+    at a moment of your choosing: at install time, in a notebook's first
+    cell, or in the background while other work runs.  It runs each method
+    once on a tiny tree ensemble of its own (the kernels are the same for
+    every tree model the library reads), never on your model or data, and
+    the numbers of later calls do not depend on it.
+
+    The kernels of requests over fewer than about a thousand rows (such as
+    the report's) are compiled; larger requests use threaded twins of the
+    kernels, which compile on their first call, a small share of a request
+    that size.
+
+    Parameters
+    ----------
+    methods : str or list of str, optional
+        Which kernels: ``"shapley"`` (TreeSHAP with a background:
+        interventional, as the report runs it), ``"shapley_path"`` (TreeSHAP
+        without a background: path-dependent), ``"shapley_interactions"``
+        (TreeSHAP interaction values, both games), ``"interactions"`` (the
+        tree H statistics of :func:`interactions`), ``"pdp"`` (tree partial
+        dependence).  Default: all of them.
+    model : estimator, optional
+        Warm only if this model is a tree ensemble the tree methods read
+        (else return at once: ``{}``, or None with ``background=True``).
+    background : bool, default=False
+        Compile in a separate Python process and return at once with a
+        :class:`Warming` handle.  The process runs in isolated mode
+        (``python -I``: no working directory, ``PYTHONPATH`` or user site on
+        its path) with this process's module path, so it imports what this
+        process imports and nothing from the working directory.
+
+    Returns
+    -------
+    dict or Warming or None
+        Seconds each method took (``background=False``); a handle whose
+        ``wait()`` returns True once the kernels are on disk
+        (``background=True``).
+
+    See Also
+    --------
+    shapley, interactions, pdp : The tree methods whose kernels are warmed.
+    report : ``warm_up=True`` overlaps the compilation with the sections
+        that need no kernels.
+
+    Examples
+    --------
+    >>> import modellens as ml
+    >>> seconds = ml.warm_up(["interactions"])
+    >>> list(seconds)
+    ['interactions']
+    >>> ml.warm_up(model=lambda X: X.sum(axis=1))  # not a tree model: nothing to do
+    {}
+    """
+    asked = _check_methods(methods)
+    if not isinstance(background, bool):
+        raise InvalidParameterError(f"background must be True or False, got {background!r}.")
+    if model is not None and not _reads_trees(model):
+        return None if background else {}
+    if background:
+        return Warming(asked)
+    return {name: _run(name) for name in asked}
+
+
+def _check_methods(methods) -> list:
+    if methods is None:
+        return list(METHODS)
+    names = [methods] if isinstance(methods, str) else list(methods)
+    unknown = [m for m in names if m not in METHODS]
+    if unknown or not names:
+        raise InvalidParameterError(f"methods must name some of {list(METHODS)}, got "
+                                    f"{methods!r}.")
+    return list(dict.fromkeys(names))
+
+
+def _reads_trees(model) -> bool:
+    """Whether the tree methods read this model (a Pipeline's trees see encoded columns)."""
+    from .models import tree_ensemble_name
+
+    return tree_ensemble_name(model) is not None and not hasattr(model, "steps")
+
+
+def _tiny_ensemble():
+    """A small decision tree with missing values: its parsed arrays have the types of every
+    tree model's (a tree's fit is milliseconds, a boosted ensemble's starts OpenMP)."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(64, 3)), columns=["a", "b", "c"])
+    y = X["a"] * X["b"] + (X["c"] > 0)
+    X.loc[::7, "b"] = np.nan
+    return DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y), X
+
+
+def _run(name: str) -> float:
+    """Run one method once on the tiny ensemble; its seconds."""
+    import warnings
+
+    from .attribution import shapley
+    from .effects.interactions import interactions
+    from .effects.pdp import pdp
+
+    model, X = _tiny_ensemble()
+    started = time.perf_counter()
+    quiet: dict = {"progress": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "shapley":
+            shapley(model, X.iloc[:4], background=X.iloc[8:16], algorithm="tree", **quiet)
+        elif name == "shapley_path":
+            shapley(model, X.iloc[:4], algorithm="tree", **quiet)
+        elif name == "shapley_interactions":
+            shapley(model, X.iloc[:4], algorithm="tree", interactions=True, **quiet)
+            shapley(model, X.iloc[:4], background=X.iloc[8:16], algorithm="tree",
+                    interactions=True, **quiet)
+        elif name == "interactions":
+            interactions(model, X.iloc[:16], sample=None, method="tree", **quiet)
+        else:
+            pdp(model, X.iloc[:16], method="tree", grid=4, **quiet)
+    return time.perf_counter() - started
+
+
+class Warming:
+    """The handle of a background warm-up: a child process compiling the kernels.
+
+    ``ml.warm_up(..., background=True)`` returns it; ``ml.report(...,
+    warm_up=handle)`` waits for it before the sections that use the kernels.
+
+    Attributes
+    ----------
+    methods : list of str
+        What the child compiles, in order.
+    process : subprocess.Popen or None
+        The child (None when it could not be started: the methods then
+        compile on their first call).
+
+    Examples
+    --------
+    >>> import modellens as ml
+    >>> warming = ml.warm_up(["interactions"], background=True)
+    >>> warming.wait()  # compiled (or loaded from numba's cache) in the child
+    True
+    """
+
+    def __init__(self, methods):
+        self.methods = list(methods)
+        self._ready = {m: threading.Event() for m in self.methods}
+        self.process: subprocess.Popen | None = None
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-c", _child_code(self.methods)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True)
+        except OSError:  # no child: each method compiles on first use, as without warming
+            for event in self._ready.values():
+                event.set()
+            return
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        assert self.process is not None and self.process.stdout is not None
+        for line in self.process.stdout:
+            event = self._ready.get(line.strip())
+            if event is not None:
+                event.set()
+        self.process.wait()
+        for event in self._ready.values():  # ended (or failed): nothing more to wait for
+            event.set()
+
+    def done(self) -> bool:
+        """Whether the child has ended."""
+        return self.process is None or self.process.poll() is not None
+
+    def wait(self, methods: str | Iterable[str] | None = None, timeout: float = 300) -> bool:
+        """Block until the kernels of ``methods`` (default: all) are compiled; True if they are.
+
+        A child that is still compiling after ``timeout`` seconds is stopped
+        (the methods then compile on their first call).
+        """
+        names = self.methods if methods is None else [
+            m for m in ([methods] if isinstance(methods, str) else methods) if m in self._ready]
+        deadline = time.monotonic() + timeout
+        for name in names:
+            if not self._ready[name].wait(max(0.0, deadline - time.monotonic())):
+                self.stop()
+                return False
+        return self.process is not None and (self.process.poll() in (None, 0))
+
+    def stop(self) -> None:
+        """End the child now (kernels it compiled stay cached)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    @contextmanager
+    def leave_a_core(self) -> Iterator[None]:
+        """Run OpenMP models with one thread fewer than the cores while the child compiles.
+
+        A model that calls OpenMP (HistGradientBoosting, XGBoost, LightGBM)
+        would otherwise run a thread on the core the child holds; OpenMP's
+        threads wait for the slowest one, so on 2 cores the demo's effects
+        took 10.4 s instead of 2.1 s.  Each OpenMP runtime keeps its own
+        count, and none is raised (a count the user lowered stays).  OpenMP
+        counts threads per calling thread, so this reaches the model called
+        in this thread (``n_jobs=1``), not the engine's worker threads.
+        """
+        if self.done():
+            yield
+            return
+        from threadpoolctl import ThreadpoolController
+
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+            (os.cpu_count() or 1)
+        free = max(1, cores - 1)
+        with ExitStack() as stack:
+            controller = ThreadpoolController()
+            for lib in controller.select(user_api="openmp").lib_controllers:
+                if lib.num_threads > free:
+                    stack.enter_context(
+                        controller.select(filepath=lib.filepath).limit(limits=free))
+            yield
+
+
+def leave_a_core(warming: Warming | None):
+    """``warming.leave_a_core()``, or nothing to do without a warming child."""
+    return nullcontext() if warming is None else warming.leave_a_core()
+
+
+def _child_code(methods) -> str:
+    """The child's program: this process's path without the working directory, and
+    modellens loaded from this very folder (not looked up on the path)."""
+    here = Path(__file__).resolve().parent
+    cwd = Path.cwd().resolve()
+    paths = []
+    for entry in sys.path:
+        try:
+            if entry and Path(entry).resolve() != cwd:
+                paths.append(entry)
+        except OSError:
+            continue
+    return (
+        "import importlib.util, sys\n"
+        f"sys.path[:] = {paths!r}\n"
+        f"spec = importlib.util.spec_from_file_location('modellens', {str(here / '__init__.py')!r},"
+        f" submodule_search_locations=[{str(here)!r}])\n"
+        "ml = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['modellens'] = ml\n"
+        "spec.loader.exec_module(ml)\n"
+        "from modellens._warm import _run\n"
+        f"for name in {list(methods)!r}:\n"
+        "    try:\n"
+        "        _run(name)\n"
+        "    except Exception:  # the method then compiles on its first call\n"
+        "        pass\n"
+        "    print(name, flush=True)\n")

@@ -1,0 +1,231 @@
+"""ml.warm_up, and the report's use of it: no process unless asked, no wait it does not need.
+
+The compile-cost tests run in fresh processes with an empty numba cache
+(``NUMBA_CACHE_DIR``), as right after installing.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import modellens as ml
+from modellens import InvalidParameterError
+
+ROOT = pathlib.Path(ml.__file__).resolve().parents[1]
+
+
+def _python(code, cache, timeout=600):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+#: Runs the tree methods on a HistGradientBoosting model with a categorical feature,
+#: XGBoost, LightGBM and a random forest classifier, and prints the modellens kernels
+#: numba compiled meanwhile (numba's event API).
+CHECK = """
+    import warnings; warnings.simplefilter("ignore")
+    import numpy as np, pandas as pd
+    from numba.core import event
+    import modellens as ml
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, e):
+            pass
+
+        def on_end(self, e):
+            d = e.data.get("dispatcher") if isinstance(e.data, dict) else None
+            if d is not None and d.py_func.__module__.startswith("modellens"):
+                compiled.append(d.py_func.__qualname__)
+
+    import lightgbm, xgboost
+    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestClassifier
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(400, 5)), columns=list("abcde"))
+    X["e"] = pd.Categorical(np.where(X["e"] > 0, "u", "v"))
+    y = X["a"] * X["b"] + (X["e"] == "u") + X["c"]
+    Xn = X.assign(e=X["e"].cat.codes.astype(float))
+    models = [(HistGradientBoostingRegressor(max_iter=20, categorical_features="from_dtype")
+               .fit(X, y), X),
+              (xgboost.XGBRegressor(n_estimators=10, max_depth=4).fit(Xn, y), Xn),
+              (lightgbm.LGBMRegressor(n_estimators=10, verbose=-1).fit(Xn, y), Xn),
+              (RandomForestClassifier(n_estimators=5, max_depth=6, random_state=0)
+               .fit(Xn, y > 0), Xn)]
+    event.register("numba:compile", Listener())
+    for model, data in models:
+        ml.interactions(model, data.iloc[:300], sample=None, method="tree", progress=False)
+        ml.shapley(model, data.iloc[:50], background=data.iloc[100:150], algorithm="tree",
+                   progress=False)
+    print(sorted(set(compiled)))
+"""
+
+
+def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
+    """After ml.warm_up in one process, another process's tree H screen and TreeSHAP of
+    four kinds of tree models compile nothing: the tiny ensemble warm_up runs has the
+    kernels' types of every model."""
+    cold = _python(CHECK, tmp_path / "cold")
+    assert "[]" not in cold  # the check sees compiles where there are some
+    cache = tmp_path / "warmed"
+    seconds = _python("import modellens as ml\n"
+                      "print(sorted(ml.warm_up(['interactions', 'shapley'])))", cache)
+    assert seconds.strip() == "['interactions', 'shapley']"
+    assert _python(CHECK, cache).strip() == "[]"
+
+
+def test_the_report_starts_no_process_unless_asked(tmp_path):
+    """ml.report of a tree model with cold kernel caches starts no child process; with
+    warm_up=True it starts exactly one, isolated (python -I), and the numbers are equal."""
+    code = """
+        import subprocess, warnings; warnings.simplefilter("ignore")
+        import numpy as np, pandas as pd
+        import modellens as ml
+        from sklearn.ensemble import HistGradientBoostingRegressor
+        started = []
+        real = subprocess.Popen
+
+        class Recorded(real):
+            def __init__(self, args, *a, **k):
+                started.append(list(args))
+                super().__init__(args, *a, **k)
+
+        rng = np.random.default_rng(0)
+        X = pd.DataFrame(rng.normal(size=(300, 12)), columns=[f"x{i}" for i in range(12)])
+        y = X["x0"] * X["x1"] + X["x2"]
+        model = HistGradientBoostingRegressor(max_iter=20).fit(X, y)  # (loky runs lscpu)
+        subprocess.Popen = Recorded
+        small = dict(sections=["shapley"], n_explain=5, n_background=10, progress=False)
+        plain = ml.report(model, X, **small)
+        print(len(started))
+        warmed = ml.report(model, X, warm_up=True, **small)
+        print(len(started), started[-1][1] if started else None)
+        a, b = (r.sections["shapley"].data["attributions"] for r in (plain, warmed))
+        print(a.method, np.array_equal(a.values, b.values))
+    """
+    lines = _python(code, tmp_path / "numba").split()
+    assert lines == ["0", "1", "-I", "shapley-tree", "True"]
+
+
+def test_the_report_waits_only_for_the_kernels_it_uses(monkeypatch):
+    """Exact Shapley values within the budget need no TreeSHAP kernels: the report then
+    waits for the interaction screen's kernels only, and runs the sections that need no
+    kernels before those that do."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    waited, order = [], []
+    monkeypatch.setattr(ml.Warming, "wait",
+                        lambda self, methods=None, timeout=300: waited.append(methods))
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    model = HistGradientBoostingRegressor(max_iter=10).fit(X, X["a"] * X["b"])
+    warming = ml.warm_up(["interactions", "shapley"], background=True)
+    try:
+        rep = ml.report(model, X, X["a"] * X["b"], warm_up=warming, n_explain=4,
+                        n_background=5, progress=False, log=order.append)
+    finally:
+        warming.stop()
+    assert rep.sections["shapley"].data["attributions"].method == "shapley-exact"
+    assert waited == ["interactions"]
+    keys = [line.split(":")[0] for line in order[1:]]
+    assert keys == ["data", "quality", "effects", "shapley", "lime", "interaction"]
+
+
+def test_warm_up_checks_its_options_and_skips_models_without_trees():
+    with pytest.raises(InvalidParameterError, match="methods must name some of"):
+        ml.warm_up(["treeshap"])
+    with pytest.raises(InvalidParameterError, match="background"):
+        ml.warm_up(background="yes")
+    assert ml.warm_up(model=lambda A: A[:, 0]) == {}
+    assert ml.warm_up(model=lambda A: A[:, 0], background=True) is None
+    with pytest.raises(InvalidParameterError, match="warm_up must be"):
+        ml.report(lambda A: A[:, 0], np.zeros((10, 2)), warm_up="background")
+
+
+def test_the_background_child_leaves_the_working_directory_off_its_path(tmp_path,
+                                                                         monkeypatch):
+    from modellens._warm import _child_code
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", str(tmp_path), "."] + sys.path)
+    code = _child_code(["pdp"])
+    assert "-I" not in code  # the flag is on the command line, the path in the program
+    path_line = next(line for line in code.splitlines() if line.startswith("sys.path[:]"))
+    kept = eval(path_line.split("=", 1)[1])  # noqa: S307 - our own literal
+    assert kept == [p for p in sys.path[3:] if p and pathlib.Path(p).resolve() != tmp_path]
+
+
+def _sleeping_warming():
+    """A Warming whose child holds a core (sleeps) until stopped."""
+    warming = object.__new__(ml.Warming)
+    warming.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    return warming
+
+
+def test_the_model_leaves_the_compiling_child_its_core():
+    """While the kernels compile in a child, an OpenMP model (HistGradientBoosting) runs one
+    thread fewer: its threads wait for the slowest, so a thread sharing the child's core
+    made the fresh demo's effects 10.4 s instead of 2.1 s on 2 cores."""
+    from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: F401 (loads OpenMP)
+    from threadpoolctl import threadpool_info
+
+    cores = len(os.sched_getaffinity(0))
+    if cores < 2:
+        pytest.skip("one core: nothing to leave")
+
+    def openmp_threads():  # per OpenMP runtime: torch and scikit-learn may load their own
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info()
+                if i["user_api"] == "openmp"}
+
+    before = openmp_threads()
+    assert before
+    if all(n < cores for n in before.values()):
+        pytest.skip("OpenMP already runs fewer threads than the cores (OMP_NUM_THREADS)")
+    warming = _sleeping_warming()
+    try:
+        with warming.leave_a_core():
+            inside = openmp_threads()
+        assert openmp_threads() == before
+    finally:
+        warming.stop()
+    # every runtime below the cores the child leaves, none raised above its own count
+    assert inside == {lib: min(n, cores - 1) for lib, n in before.items()}
+    assert any(n == cores - 1 < before[lib] for lib, n in inside.items())
+    with warming.leave_a_core():  # a finished child holds no core
+        assert openmp_threads() == before
+
+
+def test_leaving_a_core_never_raises_a_count_the_user_lowered(monkeypatch):
+    """Two OpenMP runtimes (scikit-learn's and torch's) at 2 and 1 threads on 8 cores: the
+    limit is per runtime, so the one at 1 stays at 1 (one limit for all raised it to 2)."""
+    torch = pytest.importorskip("torch")
+    from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: F401 (loads OpenMP)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def openmp_threads():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info()
+                if i["user_api"] == "openmp"}
+
+    kept = torch.get_num_threads()
+    warming = _sleeping_warming()
+    try:
+        with threadpool_limits(limits=2, user_api="openmp"):
+            torch.set_num_threads(1)
+            before = openmp_threads()
+            if len(before) < 2:
+                pytest.skip("torch and scikit-learn share one OpenMP runtime here")
+            monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+            with warming.leave_a_core():
+                assert openmp_threads() == before  # 7 free cores: nothing to lower or raise
+    finally:
+        torch.set_num_threads(kept)
+        warming.stop()
