@@ -14,7 +14,8 @@ Allowed from outside their own package:
   names, kinds, levels), ``datasets``;
 - public names of public modules of ``attribution``, ``effects`` and ``plot``
   (for example ``attribution.shapley.MAX_EXACT_FEATURES``);
-- for the command line: the report's file readers (``report/_files.py``), the
+- for the command line: the report's file readers and writers (``report/_files.py``,
+  ``report/_write.py``), the
   layer it drives.
 
 Refused: anything else from ``engine`` or ``models``, a private module
@@ -72,7 +73,8 @@ def violations(path, source=None, *, own):
                 found.append(f"modellens.{name} is not public")
             continue
         top = parts[0]
-        if top == own or (own == "cli" and parts[:2] == ["report", "_files"]):
+        if top == own or (own == "cli" and parts[:2] in (["report", "_files"],
+                                                      ["report", "_write"])):
             continue
         if name is not None and name in PUBLIC:
             continue  # a public name, from the module that defines it

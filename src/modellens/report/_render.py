@@ -52,7 +52,7 @@ def figure_from(fig, title: str, caption: str = "", *, dpi: int = 80) -> Figure:
     import matplotlib.pyplot as plt
     from matplotlib.text import Text
 
-    from ..plot._common import plain_figure
+    from ..plot import plain_figure
 
     buf = io.BytesIO()
     try:
