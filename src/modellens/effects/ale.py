@@ -553,6 +553,15 @@ class _FeaturePlan(Plan):
             local = pred[m:] - pred[:m]
         else:
             local = self.sign * (pred - self.at_data.at(self.rows))
+        self.take_local(local)
+        segment.result = None
+
+    def take_local(self, local):
+        """Reduce the local effects (one per entry of ``self.rows``, in order) to bin statistics.
+
+        Split from :meth:`_collect` so that regional effects can reduce a
+        subset of the local effects already evaluated, without a model call.
+        """
         self.stats = bin_stats(self.cell, local, self.axis.n_cells)
         if self.sign is not None:
             self.covariance = self._adjacent_covariance(local, self.stats[2])
@@ -560,7 +569,6 @@ class _FeaturePlan(Plan):
                 self.local = local
         if self.keep_summary:  # a partition's plan: the moments merge across partitions
             self.moments = Moments.of(self.cell, local, self.axis.n_cells)
-        segment.result = None
 
     def _adjacent_covariance(self, local, step_counts):
         r"""Covariance of the means of steps ``t - 1`` and ``t``, for each inner level ``t``.
