@@ -282,3 +282,62 @@ def test_caller_data_unchanged():
     before = X.copy()
     ml.regions(truth, X, "x1", n_permutations=10, random_state=0)
     pd.testing.assert_frame_equal(X, before)
+
+
+# ------------------------------------------------------------ second-order ALE
+def test_second_order_total_effect_is_the_closed_form():
+    """f = x0 * x1 + x0, independent uniforms: main effects plus interaction give f itself
+    (up to a constant and the bins' discretisation); the pure interaction alone does not."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(20000, 3))
+
+    def f(A):
+        return A[:, 0] * A[:, 1] + A[:, 0]
+
+    e = ml.ale(f, X, [("x0", "x1")], bins=10)[("x0", "x1")]
+    g0, g1 = (np.asarray(g, dtype=float) for g in e.grid)
+    main0, main1 = e.extra["main_effects"]
+    total = e.values + main0[:, None] + main1[None, :]
+    truth_surface = np.outer(g0, g1) + g0[:, None]
+    assert np.ptp(total - truth_surface) < 0.01
+    assert np.ptp(e.values - truth_surface) > 1.0  # the interaction alone is not f
+    # the main effects are the first-order ALEs on the pair's own bins
+    alone = ml.ale(f, X, ["x0", "x1"], bins=10)
+    assert np.allclose(main0, alone["x0"].values) and np.allclose(main1, alone["x1"].values)
+
+
+def test_second_order_main_effects_cost_no_rows_when_asked_alone_too():
+    X = truth_data(n=300).to_numpy()
+    pair, both = CountingModel(), CountingModel()
+    ml.ale(pair, X, [("x0", "x1")], bins=5)
+    ml.ale(both, X, ["x0", ("x0", "x1"), "x1"], bins=5)
+    assert pair.rows == both.rows == 8 * 300  # 4n corners + 2n per main effect
+
+
+def test_second_order_plot_total_and_support():
+    import matplotlib
+    matplotlib.use("Agg")
+    from modellens.plot.effects import THIN_CELL, THIN_GID
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    X[:, 1] = X[:, 0] + 0.3 * rng.normal(size=300)  # correlated: thin and empty cells
+    e = ml.ale(lambda A: A[:, 0] * A[:, 1] + A[:, 0], X, [("x0", "x1")], bins=6)[("x0", "x1")]
+    counts = e.bins.counts
+    ax = e.plot(total=True)
+    assert ax.get_title().startswith("total ALE")
+    main0, main1 = e.extra["main_effects"]
+    drawn = np.asarray(ax.collections[0].get_array()).reshape(len(e.grid[1]), len(e.grid[0]))
+    assert np.allclose(drawn.T, e.values + main0[:, None] + main1[None, :])
+    g0, g1 = e.grid
+    hatched = {(int(np.searchsorted(g0, p.get_xy()[0])), int(np.searchsorted(g1, p.get_xy()[1])))
+               for p in ax.patches if p.get_gid() == THIN_GID}
+    thin = {(int(i), int(j)) for i, j in zip(*np.nonzero((counts > 0) & (counts < THIN_CELL)))}
+    assert hatched == thin and thin
+    texts = [t.get_text() for t in ax.texts if t.get_gid() == "cell support"]
+    assert len(texts) == counts.size
+    i, j = np.unravel_index(np.argmax(counts), counts.shape)
+    assert any(t.startswith(f"n={counts[i, j]}\nse=") for t in texts)
+    with pytest.raises(ml.InvalidParameterError, match="main effects"):
+        from dataclasses import replace
+        replace(e, extra={}).plot(total=True)

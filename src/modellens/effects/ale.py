@@ -198,21 +198,44 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             designs.append(axes.get(feat, grid_spec(bins, dataset, feat)))
     output, out_of_core = request.model.output_name, request.out_of_core
 
+    # first-order axes, each once: the features asked alone and the two axes of every pair
+    # (their main effects give the pair's total effect; one asked alone is not evaluated twice)
+    singles: list[_Axis] = []
+    layout = []
+    for design in designs:
+        parts = design if isinstance(design, tuple) else (design,)
+        for ax in parts:
+            if not any(ax is u for u in singles):
+                singles.append(ax)
+        layout.append([next(k for k, u in enumerate(singles) if u is ax) for ax in parts])
+    pairs = [d for d in designs if isinstance(d, tuple)]
+
     def plans_for(values, part, model):
-        plans = []
-        for design in designs:
-            if isinstance(design, tuple):
-                a, b = design
-                if out_of_core:
-                    a, b = a.on(values), b.on(values)
-                plans.append(_PairPlan(values, a, b, output=output, strict=not out_of_core))
-            else:
-                axis = design.on(values) if out_of_core else design
-                plans.append(_FeaturePlan(values, axis, output=output, confidence=confidence,
-                                          empty_bins=empty_bins, keep_summary=out_of_core))
+        plans: list[Plan] = []
+        for a, b in pairs:
+            if out_of_core:
+                a, b = a.on(values), b.on(values)
+            plans.append(_PairPlan(values, a, b, output=output, strict=not out_of_core))
+        for design in singles:
+            axis = design.on(values) if out_of_core else design
+            plans.append(_FeaturePlan(values, axis, output=output, confidence=confidence,
+                                      empty_bins=empty_bins, keep_summary=out_of_core))
         return plans
 
-    return Effects(request.run(plans_for, desc="ale"))
+    results = request.run(plans_for, desc="ale")
+    pair_effects, single_effects = iter(results[:len(pairs)]), results[len(pairs):]
+    out = []
+    for design, units in zip(designs, layout):
+        if isinstance(design, tuple):
+            effect = next(pair_effects)
+            # the main effects on the pair's own axes (same edges or levels): the total
+            # effect is their sum plus the interaction, on the pair's grid
+            effect.extra["main_effects"] = tuple(
+                np.asarray(single_effects[k].values, dtype=float) for k in units)
+            out.append(effect)
+        else:
+            out.append(single_effects[units[0]])
+    return Effects(out)
 
 
 # --------------------------------------------------------------------- input

@@ -20,7 +20,7 @@ from ._grid import DEFAULT_POINTS, grid_spec
 from .ale import _AxisCache, _FeaturePlan
 from .binning import bin_index
 from .dale import _summarise as _dale_summarise
-from .dale import dale
+from .dale import DaleEffect, dale
 from .pdp import pdp
 from .regions_result import RegionNode, Regions, Split
 from .result import Effect
@@ -303,7 +303,8 @@ def _dale_locals(dataset, model, X, feats, names, bins, options):
     out = []
     for j, name in zip(feats, names):
         effect = effects[name]
-        g = np.asarray(effect.local_effects, dtype=float)
+        assert isinstance(effect, DaleEffect)  # dale's effects keep their local effects
+        g = np.asarray(effect.local_effects, dtype=np.float64)
         known = np.flatnonzero(~np.isnan(dataset.values[:, j]))
         if g.size != known.size:
             raise InvalidParameterError(

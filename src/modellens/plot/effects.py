@@ -27,7 +27,8 @@ def _axes(ax):
     return ax
 
 
-def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_state=0):
+def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_state=0,
+                total=False, support=True):
     """Draw one :class:`~modellens.effects.result.Effect`; returns the Axes.
 
     Numeric features: the curve with its ICE lines (at most ``max_ice`` of
@@ -36,10 +37,16 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
     Categorical and boolean features: points per level with ICE as parallel
     coordinates.  Pairs: a heatmap, with four thin unlabelled contour lines
     when both axes are numeric (flat cells when one is categorical or
-    boolean), cells without data marked by a light dot.
+    boolean), cells without data marked by a light dot.  A second-order ALE
+    draws, with ``total=True``, the total effect (both main effects plus the
+    interaction) instead of the pure interaction; with ``support`` (default)
+    thin cells (fewer than :data:`THIN_CELL` rows) are hatched and, on grids
+    of at most :data:`ANNOTATE_CELLS` cells a side, each cell shows its rows
+    and the standard error of its mean local effect.
     """
     ax = _axes(ax)
-    if _draw(effect, ax, max_ice=max_ice, rug=rug, band=band, random_state=random_state):
+    if _draw(effect, ax, max_ice=max_ice, rug=rug, band=band, random_state=random_state,
+             total=total, support=support):
         ax.legend(fontsize=7, loc="best", frameon=False)
     return ax
 
@@ -47,14 +54,19 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
 def _label(effect) -> str:
     """How axis labels and titles name the effect: "PD", "centered PD", "ALE", ..."""
     label = _TITLES.get(effect.method, effect.method)
+    if effect.extra.get("total"):
+        label = "total " + label
     return "centered " + label if effect.centered else label
 
 
-def _draw(effect, ax, *, max_ice=100, rug=True, band=True, random_state=0) -> bool:
+def _draw(effect, ax, *, max_ice=100, rug=True, band=True, random_state=0, total=False,
+          support=True) -> bool:
     """Draw ``effect`` on ``ax`` without a legend; True when the panel wants one."""
     wants_legend = False
+    if total and effect.is_2d:
+        effect = total_effect(effect)
     if effect.is_2d:
-        _plot_2d(effect, ax)
+        wants_legend = _plot_2d(effect, ax, support=support)
     elif effect.kind == "categorical" or _is_boolean(effect.grid):
         _plot_categorical(effect, ax, max_ice, random_state)
     else:
@@ -139,7 +151,34 @@ def _plot_categorical(effect, ax, max_ice, random_state):
     ax.axhline(0, color="0.3", lw=0.6)
 
 
-def _plot_2d(effect, ax):
+def total_effect(effect):
+    """A second-order ALE as its total effect: the two main effects plus the interaction.
+
+    A 2-D partial dependence already is a total effect and comes back as it is.
+    """
+    import dataclasses
+
+    if effect.method == "pdp" or effect.extra.get("total"):
+        return effect
+    mains = effect.extra.get("main_effects")
+    if mains is None:
+        raise InvalidParameterError(
+            f"total=True needs the main effects of the pair, which this {effect.method} effect "
+            "does not hold; compute it with ml.ale(model, X, [(a, b)]) of this version.")
+    main_a, main_b = (np.asarray(m, dtype=float) for m in mains)
+    values = np.asarray(effect.values, dtype=float) + main_a[:, None] + main_b[None, :]
+    return dataclasses.replace(effect, values=values, extra={**effect.extra, "total": True})
+
+
+#: Cells of a second-order ALE with fewer rows than this are thin (hatched; no standard error).
+THIN_CELL = 5
+#: Grids with at most this many cells along each axis get each cell's rows and standard error.
+ANNOTATE_CELLS = 8
+#: The ``gid`` of the hatching over thin cells.
+THIN_GID = "thin cell"
+
+
+def _plot_2d(effect, ax, support=True):
     g1, g2 = effect.grid
     values = np.asarray(effect.values, dtype=float)
     kinds = effect.kind if isinstance(effect.kind, tuple) else ("numeric", "numeric")
@@ -161,6 +200,7 @@ def _plot_2d(effect, ax):
     empty = effect.empty_cells
     if empty is not None and np.any(empty):
         _mark_empty_cells(ax, x, y, np.asarray(empty, dtype=bool))
+    marked = support and _mark_support(ax, x, y, effect)
     if not numeric[0]:
         ax.set_xticks(x)
         ax.set_xticklabels([str(v) for v in g1])
@@ -170,6 +210,40 @@ def _plot_2d(effect, ax):
     ax.set_xlabel(str(effect.feature[0]))
     ax.set_ylabel(str(effect.feature[1]))
     ax.figure.colorbar(mesh, ax=ax, label=f"{_label(effect)} of {effect.output}")
+    return bool(marked)
+
+
+def _mark_support(ax, x, y, effect) -> bool:
+    """Hatch thin cells of a binned 2-D effect; on small grids write rows and standard error.
+
+    Returns True when something that a legend names was drawn.
+    """
+    from matplotlib.patches import Rectangle
+
+    bins = effect.bins
+    if bins is None or effect.method != "ale":
+        return False
+    counts = np.asarray(bins.counts)
+    if counts.shape != (len(x) - 1, len(y) - 1):
+        return False  # level axes: cells sit around the grid points; support not drawn
+    thin = (counts > 0) & (counts < THIN_CELL)
+    drew = False
+    for i, j in zip(*np.nonzero(thin)):
+        ax.add_patch(Rectangle((x[i], y[j]), x[i + 1] - x[i], y[j + 1] - y[j], fill=False,
+                               hatch="///", edgecolor="white", lw=0, gid=THIN_GID,
+                               label=None if drew else f"thin cell (< {THIN_CELL} rows)"))
+        drew = True
+    if counts.shape[0] <= ANNOTATE_CELLS and counts.shape[1] <= ANNOTATE_CELLS:
+        std = np.asarray(bins.std, dtype=float)
+        for i in range(counts.shape[0]):
+            for j in range(counts.shape[1]):
+                n = int(counts[i, j])
+                text = f"n={n}"
+                if n >= THIN_CELL:
+                    text += f"\nse={std[i, j] / np.sqrt(n - 1):.2g}"
+                ax.text((x[i] + x[i + 1]) / 2, (y[j] + y[j + 1]) / 2, text, ha="center",
+                        va="center", fontsize=6, color="white", gid="cell support")
+    return drew
 
 
 def _mark_empty_cells(ax, x, y, empty):
