@@ -117,7 +117,9 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 
     **Candidates.**  A numeric splitting feature is cut at its quantiles
     (1/20, ..., 19/20 of the region's rows; ``x <= t`` goes left, missing
-    values right), so thresholds sit where the data are.  A categorical or
+    values right), so thresholds sit where the data are; the best cut is then
+    refined to the best one at the region's values between its two
+    neighbouring quantiles.  A categorical or
     boolean one has its levels ordered by the mean deviation of their
     rows' local effects from the bin means, and is cut along that order
     (left: a subset of levels).  Both are scored at once from cumulative
@@ -403,35 +405,40 @@ class _Search:
                      self.local.values[obs], self.local.n_cells, self.Z[rows],
                      self.local.strata[rows])
 
-    def best(self, node: "_Node", w, Z=None, with_all=False):
-        """The best rule over every column for row weights ``w``: ``(gain, rule, before, after)``."""
+    def best(self, node: "_Node", w, Z=None, *, same_values=False):
+        """The best rule over every column for row weights ``w``: ``(gain, rule, before, after)``.
+
+        ``same_values``: ``w`` weighs every row of the region once and ``Z`` holds the
+        region's own values per column (permuted), so each column's thresholds are
+        those of the region, computed once.
+        """
         Z = node.Z if Z is None else Z
         total = node.ss(w)
         if total[0] <= _FLAT * max(total[1], 1e-300):
             return None
         best = None
         for k, c in enumerate(self.cols):
-            found = self._column_best(node, w, Z[:, k], self.levels[k], total[0])
+            cache = node.cache.setdefault(k, {}) if same_values else {}
+            found = self._column_best(node, w, Z[:, k], self.levels[k], total[0], cache)
             if found is not None and (best is None or found[0] > best[0]):
                 gain, rule, after = found
                 rule.j = c
                 best = (gain, rule, total[0], after)
         return best
 
-    def _column_best(self, node, w, z, is_level, ss_total):
-        present = w > 0
+    def _column_best(self, node, w, z, is_level, ss_total, cache):
         if is_level:
             groups, codes = _level_groups(node, w, z)
             if groups is None:
                 return None
             n_groups = int(groups.max()) + 1
         else:
-            zs = z[present & ~np.isnan(z)]
-            if zs.size == 0:
-                return None
-            t = np.unique(np.quantile(zs, np.arange(1, N_THRESHOLDS) / N_THRESHOLDS,
-                                      method="inverted_cdf"))
-            t = t[t < zs.max()]
+            if "t" not in cache:
+                zs = np.sort(z[(w > 0) & ~np.isnan(z)])
+                t = np.unique(np.quantile(zs, np.arange(1, N_THRESHOLDS) / N_THRESHOLDS,
+                                          method="inverted_cdf")) if zs.size else zs
+                cache["zs"], cache["t"] = zs, t[t < zs[-1]] if zs.size else t
+            zs, t = cache["zs"], cache["t"]
             if t.size == 0:
                 return None
             groups = np.searchsorted(t, z, side="left")
@@ -442,12 +449,29 @@ class _Search:
             return None
         after = np.where(ok, after, np.inf)
         c = int(np.argmin(after))
-        gain = 1.0 - max(after[c], 0.0) / ss_total
         if is_level:
             rule = _Rule(-1, left=frozenset(codes[:c + 1].tolist()))
-        else:
-            rule = _Rule(-1, threshold=float(t[c]), position=float(np.mean(zs <= t[c])))
-        return gain, rule, after[c]
+            return 1.0 - max(after[c], 0.0) / ss_total, rule, after[c]
+        # the best quantile cut, refined to the best cut between the region's values inside
+        # the neighbouring quantile steps: a boundary in the data is then found exactly,
+        # so that rows on its wrong side do not call for a second, spurious split
+        if c not in cache:
+            lo = t[c - 1] if c > 0 else -np.inf
+            hi = t[c + 1] if c + 1 < t.size else zs[-1]
+            cache[c] = np.unique(zs[np.searchsorted(zs, lo, side="right"):
+                                    np.searchsorted(zs, hi, side="left")])
+        fine = cache[c]
+        if fine.size:
+            fine_groups = np.searchsorted(fine, z, side="left")
+            fine_after, fl, fr = node.split_ss(w, fine_groups, fine.size + 1)
+            fine_ok = (fl >= self.min_rows) & (fr >= self.min_rows)
+            fine_after = np.where(fine_ok, fine_after, np.inf)
+            k = int(np.argmin(fine_after))
+            if fine_after[k] < after[c]:
+                t, c, after = fine, k, fine_after
+        position = np.searchsorted(zs, t[c], side="right") / zs.size
+        rule = _Rule(-1, threshold=float(t[c]), position=float(position))
+        return 1.0 - max(after[c], 0.0) / ss_total, rule, after[c]
 
 
 def _level_groups(node, w, z):
@@ -487,6 +511,7 @@ class _Node:
     def __init__(self, rows, obs_row, cell, values, n_cells, Z, strata):
         self.rows, self.obs_row, self.cell, self.n_cells = rows, obs_row, cell, n_cells
         self.Z, self.strata = Z, strata
+        self.cache: dict = {}  # per column: the region's sorted values and thresholds
         # centred on the region's own bin means: sums of squares without cancellation
         count = np.bincount(cell, minlength=n_cells).astype(float)
         mean = np.stack([np.bincount(cell, weights=values[:, k], minlength=n_cells)
@@ -558,7 +583,7 @@ class _Grower:
             return node
         data = self.search.node(rows)
         ones = np.ones(rows.size)
-        best = self.search.best(data, ones)
+        best = self.search.best(data, ones, same_values=True)
         if best is None:
             total = data.ss(ones)
             node.reason = "no heterogeneity" if total[0] <= _FLAT * max(total[1], 1e-300) \
@@ -605,7 +630,7 @@ class _Grower:
             shuffled = np.lexsort((rng.random(strata.size), strata))
             source = np.empty(strata.size, dtype=np.intp)
             source[by_stratum] = shuffled
-            found = self.search.best(data, ones, Z=data.Z[source])
+            found = self.search.best(data, ones, Z=data.Z[source], same_values=True)
             if found is not None and found[0] >= observed - 1e-12:
                 exceed += 1
         return (1 + exceed) / (1 + self.n_permutations)
