@@ -606,7 +606,15 @@ class _Grower:
                            else f"not significant (p = {split.p_value:.3g})")
             return node
         node.split = split
-        left_cond, right_cond = _conditions(split)
+        right_levels = None
+        if rule.left is not None:
+            z = self.dataset.values[rows, rule.j]
+            codes = np.unique(z[~np.isnan(z)])
+            rest = np.array(sorted(set(codes.tolist()) - rule.left), dtype=float)
+            right_levels = tuple(_plain(v) for v in self.dataset.labels(rule.j, rest).tolist())
+            if np.isnan(z).any():
+                right_levels += ("missing",)
+        left_cond, right_cond = _conditions(split, right_levels)
         node.left = self.grow(rows[goes_left], depth + 1, path + (left_cond,))
         node.right = self.grow(rows[~goes_left], depth + 1, path + (right_cond,))
         node.row_index = None
@@ -677,10 +685,11 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _conditions(split: Split):
+def _conditions(split: Split, right_levels):
     if split.levels is not None:
-        levels = ", ".join(str(v) for v in split.levels)
-        return (f"{split.feature} in {{{levels}}}", f"{split.feature} not in {{{levels}}}")
+        def within(levels):
+            return f"{split.feature} in {{{', '.join(str(v) for v in levels)}}}"
+        return within(split.levels), within(right_levels)
     return (f"{split.feature} <= {split.threshold:.4g}", f"{split.feature} > {split.threshold:.4g}")
 
 
