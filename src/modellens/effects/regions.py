@@ -49,7 +49,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None) -> Regions:
-    r"""Where does a feature's effect differ?  Split the data into regions where it agrees.
+    r"""Where does a feature's effect differ, and on which rows?
 
     A global effect averages the local effects of the rows; when the rows
     disagree (the effect of ``hour`` differs between working days and
@@ -97,6 +97,11 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         ``regions[feature]`` (the tree, :class:`RegionNode`),
         ``.effects(feature)`` (one :class:`Effect` per region) and
         ``.plot(feature)``.
+
+    See Also
+    --------
+    ale : The global ALE whose local effects the regions re-aggregate.
+    pdp : Partial dependence with ICE curves (``ice=True``).
 
     Notes
     -----

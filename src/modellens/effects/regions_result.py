@@ -174,6 +174,18 @@ class Regions:
     splits : pandas.DataFrame
         One row per accepted split (columns :data:`SPLIT_COLUMNS`).
     n_rows, min_region_rows, n_permutations : int
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+    >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, ["x0", "x2"], random_state=0)
+    >>> r.splits[["feature", "split_feature"]].values.tolist()
+    [['x0', 'x1']]
+    >>> r.no_split, r["x2"].reason
+    (['x2'], 'no heterogeneity')
+    >>> list(r.effects("x0"))  # doctest: +ELLIPSIS
+    ['x1 <= ...', 'x1 > ...']
     """
 
     def __init__(self, *, method, trees, regional, global_effects, n_rows, min_region_rows,
@@ -251,17 +263,33 @@ class Regions:
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
     def plot(self, feature=None, ax=None, **kwargs):
-        """Draw a feature's regional curves on one axes, the global curve dashed.
+        """Draw a feature's regional curves on one axes, to compare the regions at a glance.
+
+        Each region's curve (its ALE / DALE confidence band shaded) is named by
+        its conditions in the legend; the global curve is drawn dashed.
+        Categorical and boolean features get a point per level and region.
 
         Parameters
         ----------
         feature : name, optional
             Default: the first feature.
         ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
 
         Returns
         -------
         matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+        >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
+        >>> ax = r.plot("x0")
+        >>> len(ax.get_legend().get_texts())  # two regions and the global curve
+        3
         """
         key = self.features[0] if feature is None else self._key(feature)
         return plot_regions(self._global[key], self._regional[key], self._trees[key],
