@@ -40,7 +40,7 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
     boolean), cells without data marked by a light dot.  A second-order ALE
     draws, with ``total=True``, the total effect (both main effects plus the
     interaction) instead of the pure interaction; with ``support`` (default)
-    thin cells (fewer than :data:`THIN_CELL` rows) are hatched and, on grids
+    thin cells (fewer than :data:`THIN_CELL` rows) get a light cross and, on grids
     of at most :data:`ANNOTATE_CELLS` cells a side, each cell shows its rows
     and the standard error of its mean local effect.
     """
@@ -170,11 +170,11 @@ def total_effect(effect):
     return dataclasses.replace(effect, values=values, extra={**effect.extra, "total": True})
 
 
-#: Cells of a second-order ALE with fewer rows than this are thin (hatched; no standard error).
+#: Cells of a second-order ALE with fewer rows than this are thin (marked; no standard error).
 THIN_CELL = 5
 #: Grids with at most this many cells along each axis get each cell's rows and standard error.
 ANNOTATE_CELLS = 8
-#: The ``gid`` of the hatching over thin cells.
+#: The ``gid`` of the crosses on thin cells.
 THIN_GID = "thin cell"
 
 
@@ -214,36 +214,41 @@ def _plot_2d(effect, ax, support=True):
 
 
 def _mark_support(ax, x, y, effect) -> bool:
-    """Hatch thin cells of a binned 2-D effect; on small grids write rows and standard error.
+    """Mark thin cells of a binned 2-D ALE; on small grids write rows and standard error.
 
-    Returns True when something that a legend names was drawn.
+    Thin cells (some rows, fewer than :data:`THIN_CELL`) get a small light
+    cross in their middle (one scatter, like the dots of empty cells: a
+    20-bin grid stays readable).  Returns True when something that a legend
+    names was drawn.
     """
-    from matplotlib.patches import Rectangle
-
     bins = effect.bins
-    if bins is None or effect.method != "ale":
+    kinds = effect.kind if isinstance(effect.kind, tuple) else ("numeric", "numeric")
+    if bins is None or effect.method != "ale" or any(k != "numeric" for k in kinds) \
+            or any(_is_boolean(g) for g in effect.grid):
         return False
     counts = np.asarray(bins.counts)
     if counts.shape != (len(x) - 1, len(y) - 1):
-        return False  # level axes: cells sit around the grid points; support not drawn
+        return False  # level axes: cells are steps between levels; support not drawn
+    cx, cy = (x[:-1] + x[1:]) / 2, (y[:-1] + y[1:]) / 2
     thin = (counts > 0) & (counts < THIN_CELL)
-    drew = False
-    for i, j in zip(*np.nonzero(thin)):
-        ax.add_patch(Rectangle((x[i], y[j]), x[i + 1] - x[i], y[j + 1] - y[j], fill=False,
-                               hatch="///", edgecolor="white", lw=0, gid=THIN_GID,
-                               label=None if drew else f"thin cell (< {THIN_CELL} rows)"))
-        drew = True
+    i, j = np.nonzero(thin)
+    if i.size:
+        ax.scatter(cx[i], cy[j], s=12, marker="x", color="white", linewidths=0.8, alpha=0.8,
+                   zorder=4, gid=THIN_GID, label=f"thin cell (< {THIN_CELL} rows)")
     if counts.shape[0] <= ANNOTATE_CELLS and counts.shape[1] <= ANNOTATE_CELLS:
         std = np.asarray(bins.std, dtype=float)
-        for i in range(counts.shape[0]):
-            for j in range(counts.shape[1]):
-                n = int(counts[i, j])
+        for a in range(counts.shape[0]):
+            for b in range(counts.shape[1]):
+                n = int(counts[a, b])
+                if n == 0:
+                    continue  # an empty cell has its dot
                 text = f"n={n}"
                 if n >= THIN_CELL:
-                    text += f"\nse={std[i, j] / np.sqrt(n - 1):.2g}"
-                ax.text((x[i] + x[i + 1]) / 2, (y[j] + y[j + 1]) / 2, text, ha="center",
-                        va="center", fontsize=6, color="white", gid="cell support")
-    return drew
+                    # the standard error of the cell's mean four-corner difference
+                    text += f"\nse={std[a, b] / np.sqrt(n - 1):.2g}"
+                ax.text(cx[a], cy[b], text, ha="center", va="center", fontsize=6,
+                        color="white", gid="cell support", zorder=5)
+    return bool(i.size)
 
 
 def _mark_empty_cells(ax, x, y, empty):
