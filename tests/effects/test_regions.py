@@ -341,3 +341,17 @@ def test_second_order_plot_total_and_support():
         from dataclasses import replace
         replace(e, extra={}).plot(total=True)
 
+
+
+# ------------------------------------------------------------ report
+def test_report_says_where_effects_differ():
+    X = truth_data(n=600)
+    rep = ml.report(truth, X, sections=["effects", "regions"], progress=False, random_state=0)
+    sec = rep.sections["regions"]
+    assert set(sec.data["features"]) == {"x1", "x3"}  # x2's local effects all agree
+    splits = sec.data["regions"].splits
+    first = splits[splits.feature == "x1"].iloc[0]
+    assert first.split_feature == "x3" and abs(first.threshold) <= QUANTILE_STEP
+    assert any(n.startswith("x1: split on x3 <= ") for n in sec.notes)
+    assert "x1" in [row[0].text for row in sec.tables[0].rows] and len(sec.figures) == 2
+    assert "Where effects differ" in rep.to_html()
