@@ -355,3 +355,19 @@ def test_report_says_where_effects_differ():
     assert any(n.startswith("x1: split on x3 <= ") for n in sec.notes)
     assert "x1" in [row[0].text for row in sec.tables[0].rows] and len(sec.figures) == 2
     assert "Where effects differ" in rep.to_html()
+
+
+def test_missing_splitting_values_go_right_and_a_constant_feature_says_so():
+    X = truth_data(n=1000, seed=6)
+    X["x3"] = X["x3"].mask(X["x3"] > 0.8)  # rows with x3 > 0.8 lose their value
+    X["c"] = 1.0
+    r = ml.regions(truth, X, ["x1", "c"], random_state=0)
+    s = r.splits.iloc[0]
+    assert s.split_feature == "x3" and abs(s.threshold) <= QUANTILE_STEP
+    assert s.rows_right == int((X["x3"] > s.threshold).sum() + X["x3"].isna().sum())
+    # the model reads NaN > 0 as False, so missing rows have slope 0: the right region
+    # is split again, its missing values (right) from the rest
+    second = r.splits.iloc[1]
+    assert second.region.startswith("x3 >") and second.split_feature == "x3"
+    assert second.rows_right == int(X["x3"].isna().sum())
+    assert r["c"].is_leaf and r["c"].reason.startswith("no local effects")

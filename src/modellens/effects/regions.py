@@ -181,6 +181,18 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     request.require_in_memory("ml.regions")
     dataset = request.dataset
     feats = request.features
+    if method == "dale" and features is None:
+        levels = [j for j in feats
+                  if dataset.columns[j].is_categorical or dataset.columns[j].is_boolean]
+        if levels:
+            warnings.warn(f"method='dale' skips the categorical or boolean feature(s) "
+                          f"{[dataset.columns[j].name for j in levels]} as features of "
+                          "interest (they may still split); use method='ale' for them.",
+                          ModellensWarning, stacklevel=2)
+            feats = [j for j in feats if j not in levels]
+            if not feats:
+                raise InvalidParameterError("X has no numeric feature for method='dale'; use "
+                                            "method='ale'.")
     allowed = None if splits is None else resolve_features(dataset, splits, allow_pairs=False)
     names = [dataset.columns[j].name for j in feats]
     for j in feats:
@@ -520,7 +532,7 @@ class _Node:
         # centred on the region's own bin means: sums of squares without cancellation
         count = np.bincount(cell, minlength=n_cells).astype(float)
         mean = np.stack([np.bincount(cell, weights=values[:, k], minlength=n_cells)
-                         for k in range(values.shape[1])], axis=1)
+                         for k in range(values.shape[1])], axis=1).astype(float)
         mean = np.divide(mean, count[:, None], out=np.zeros_like(mean), where=count[:, None] > 0)
         self.values = values - mean[cell]
         self.sq = (self.values ** 2).sum(axis=1)
@@ -587,6 +599,9 @@ class _Grower:
             node.reason = "too few rows for two regions"
             return node
         data = self.search.node(rows)
+        if data.cell.size == 0:
+            node.reason = "no local effects (a constant feature)"
+            return node
         ones = np.ones(rows.size)
         best = self.search.best(data, ones, same_values=True)
         if best is None:
