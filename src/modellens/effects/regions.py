@@ -454,7 +454,10 @@ class _Search:
                 zs = np.sort(z[(w > 0) & ~np.isnan(z)])
                 t = np.unique(np.quantile(zs, np.arange(1, N_THRESHOLDS) / N_THRESHOLDS,
                                           method="inverted_cdf")) if zs.size else zs
-                cache["zs"], cache["t"] = zs, t[t < zs[-1]] if zs.size else t
+                # the largest value cuts only when missing values make a right side
+                missing = bool(((w > 0) & np.isnan(z)).any())
+                cache["zs"], cache["missing"] = zs, missing
+                cache["t"] = t[(t < zs[-1]) | missing] if zs.size else t
             zs, t = cache["zs"], cache["t"]
             if t.size == 0:
                 return None
@@ -475,8 +478,9 @@ class _Search:
         if c not in cache:
             lo = t[c - 1] if c > 0 else -np.inf
             hi = t[c + 1] if c + 1 < t.size else zs[-1]
+            side = "right" if c + 1 == t.size and cache["missing"] else "left"
             cache[c] = np.unique(zs[np.searchsorted(zs, lo, side="right"):
-                                    np.searchsorted(zs, hi, side="left")])
+                                    np.searchsorted(zs, hi, side=side)])
         fine = cache[c]
         if fine.size:
             fine_groups = np.searchsorted(fine, z, side="left")
