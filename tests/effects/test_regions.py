@@ -244,6 +244,7 @@ def test_plot_draws_each_region_and_the_global_curve_dashed():
 # ------------------------------------------------------------ bad input
 @pytest.mark.parametrize("kwargs,match", [
     (dict(splits=["x1"]), "cannot split its own"),
+    (dict(splits=["x3", "x1"]), "cannot split its own"),
     (dict(max_depth=0), "max_depth"),
     (dict(min_gain=0), "min_gain"),
     (dict(min_gain=1.0), "min_gain"),

@@ -195,11 +195,13 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                                             "method='ale'.")
     allowed = None if splits is None else resolve_features(dataset, splits, allow_pairs=False)
     names = [dataset.columns[j].name for j in feats]
+    # a feature asked by name may not be named to split itself; with features=None every
+    # feature is asked, and each simply skips itself among the splitting features
     for j in feats:
-        if allowed is not None and allowed == [j]:
+        if allowed is not None and j in allowed and features is not None:
             raise InvalidParameterError(
-                f"feature {dataset.columns[j].name!r} cannot split its own regions: splits= must "
-                "name other features (a feature's effect differs by the others).")
+                f"feature {dataset.columns[j].name!r} cannot split its own regions: remove it "
+                "from splits= (a feature's effect differs by the other features).")
     n = dataset.n_rows
     min_rows = max(MIN_REGION_ROWS, math.ceil(MIN_REGION_SHARE * n))
     if n < 2 * min_rows:
@@ -214,14 +216,15 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     trees, regional, global_effects = {}, {}, {}
     for j, name, local in zip(feats, names, locals_):
         cols = [c for c in (range(dataset.n_features) if allowed is None else allowed) if c != j]
-        if not cols:
-            raise InvalidParameterError(
-                f"no feature may split the regions of {name!r}: splits= names only {name!r} "
-                "itself; name other features.")
-        search = _Search(local, dataset, cols, min_rows)
-        grower = _Grower(search, dataset, max_depth=max_depth, min_gain=float(min_gain),
-                         n_permutations=int(n_permutations), rng=rng)
-        root = grower.grow(np.arange(n), depth=0, path=())
+        if cols:
+            search = _Search(local, dataset, cols, min_rows)
+            grower = _Grower(search, dataset, max_depth=max_depth, min_gain=float(min_gain),
+                             n_permutations=int(n_permutations), rng=rng)
+            root = grower.grow(np.arange(n), depth=0, path=())
+        else:  # features=None with splits= naming only this feature
+            root = RegionNode(region="all", conditions=(), depth=0, rows=n,
+                              reason="no other feature may split it")
+            root.row_index = np.arange(n)
         trees[name] = root
         global_effects[name] = local.global_effect
         regional[name] = {leaf.region: local.regional(leaf.row_index)
