@@ -425,12 +425,13 @@ class _Search:
                      self.local.values[obs], self.local.n_cells, self.Z[rows],
                      self.local.strata[rows])
 
-    def best(self, node: "_Node", w, Z=None, *, same_values=False):
+    def best(self, node: "_Node", w, Z=None):
         """The best rule over every column for row weights ``w``: ``(gain, rule, before, after)``.
 
-        ``same_values``: ``w`` weighs every row of the region once and ``Z`` holds the
-        region's own values per column (permuted), so each column's thresholds are
-        those of the region, computed once.
+        ``Z`` (default: the region's own) may hold the region's values permuted
+        between rows.  A numeric column's candidate thresholds are the quantiles
+        of the region's values, whatever ``w`` and ``Z``: computed once per
+        region, they serve the permutations, bootstrap resamples and halves.
         """
         Z = node.Z if Z is None else Z
         total = node.ss(w)
@@ -438,7 +439,9 @@ class _Search:
             return None
         best = None
         for k, c in enumerate(self.cols):
-            cache = node.cache.setdefault(k, {}) if same_values else {}
+            cache = node.cache.setdefault(k, {})
+            if not self.levels[k] and "t" not in cache:
+                _thresholds(node.Z[:, k], cache)
             found = self._column_best(node, w, Z[:, k], self.levels[k], total[0], cache)
             if found is not None and (best is None or found[0] > best[0]):
                 gain, rule, after = found
@@ -453,14 +456,6 @@ class _Search:
                 return None
             n_groups = int(groups.max()) + 1
         else:
-            if "t" not in cache:
-                zs = np.sort(z[(w > 0) & ~np.isnan(z)])
-                t = np.unique(np.quantile(zs, np.arange(1, N_THRESHOLDS) / N_THRESHOLDS,
-                                          method="inverted_cdf")) if zs.size else zs
-                # the largest value cuts only when missing values make a right side
-                missing = bool(((w > 0) & np.isnan(z)).any())
-                cache["zs"], cache["missing"] = zs, missing
-                cache["t"] = t[(t < zs[-1]) | missing] if zs.size else t
             zs, t = cache["zs"], cache["t"]
             if t.size == 0:
                 return None
@@ -496,6 +491,17 @@ class _Search:
         position = np.searchsorted(zs, t[c], side="right") / zs.size
         rule = _Rule(-1, threshold=float(t[c]), position=float(position))
         return 1.0 - max(after[c], 0.0) / ss_total, rule, after[c]
+
+
+def _thresholds(z, cache):
+    """A region's sorted values and candidate thresholds (its quantiles) into ``cache``."""
+    zs = np.sort(z[~np.isnan(z)])
+    t = np.unique(np.quantile(zs, np.arange(1, N_THRESHOLDS) / N_THRESHOLDS,
+                              method="inverted_cdf")) if zs.size else zs
+    # the largest value cuts only when missing values make a right side
+    missing = bool(np.isnan(z).any())
+    cache["zs"], cache["missing"] = zs, missing
+    cache["t"] = t[(t < zs[-1]) | missing] if zs.size else t
 
 
 def _level_groups(node, w, z):
@@ -610,7 +616,7 @@ class _Grower:
             node.reason = "no local effects (a constant feature)"
             return node
         ones = np.ones(rows.size)
-        best = self.search.best(data, ones, same_values=True)
+        best = self.search.best(data, ones)
         if best is None:
             total = data.ss(ones)
             node.reason = "no heterogeneity" if total[0] <= _FLAT * max(total[1], 1e-300) \
@@ -665,7 +671,7 @@ class _Grower:
             shuffled = np.lexsort((rng.random(strata.size), strata))
             source = np.empty(strata.size, dtype=np.intp)
             source[by_stratum] = shuffled
-            found = self.search.best(data, ones, Z=data.Z[source], same_values=True)
+            found = self.search.best(data, ones, Z=data.Z[source])
             if found is not None and found[0] >= observed - 1e-12:
                 exceed += 1
         return (1 + exceed) / (1 + self.n_permutations)
