@@ -563,7 +563,7 @@ class _Node:
         return max(q - float(explained), 0.0), self.scale
 
     def level_means(self, w, level_of_row, n_levels):
-        """Mean deviation of each level's local effects, per bin and output ``(L, B * k)``; weights."""
+        """Each level's mean deviation per bin and output, ``(L, B * k)``, and its weight."""
         ow = w[self.obs_row]
         idx = level_of_row[self.obs_row] * self.n_cells + self.cell
         size = n_levels * self.n_cells
