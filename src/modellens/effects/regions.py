@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state)
@@ -476,9 +477,10 @@ class _Search:
         if c not in cache:
             lo = t[c - 1] if c > 0 else -np.inf
             hi = t[c + 1] if c + 1 < t.size else zs[-1]
-            side = "right" if c + 1 == t.size and cache["missing"] else "left"
-            cache[c] = np.unique(zs[np.searchsorted(zs, lo, side="right"):
-                                    np.searchsorted(zs, hi, side=side)])
+            # the largest value itself when missing values make a right side
+            stop = np.searchsorted(zs, hi, side="right") if c + 1 == t.size and cache["missing"] \
+                else np.searchsorted(zs, hi, side="left")
+            cache[c] = np.unique(zs[np.searchsorted(zs, lo, side="right"):stop])
         fine = cache[c]
         if fine.size:
             fine_groups = np.searchsorted(fine, z, side="left")
@@ -551,40 +553,50 @@ class _Node:
         self.sq = (self.values ** 2).sum(axis=1)
         self.scale = float(np.mean((values ** 2).sum(axis=1))) if values.size else 0.0
 
-    def ss(self, w):
-        """Within-bin sum of squares under row weights ``w``, and the raw mean square."""
-        ow = w[self.obs_row]
-        n = np.bincount(self.cell, weights=ow, minlength=self.n_cells)
-        # an elementwise sum: a BLAS dot spins threads up for nothing on small arrays
-        q = float((ow * self.sq).sum())
-        s = np.stack([np.bincount(self.cell, weights=ow * self.values[:, k],
-                                  minlength=self.n_cells) for k in range(self.values.shape[1])])
-        explained = np.divide(s ** 2, n, out=np.zeros_like(s), where=n > 0).sum()
-        return max(q - float(explained), 0.0), self.scale
+        # PD: every row has one local effect per grid point, in order; group sums are
+        # then a sparse (groups x rows) product with the (rows, points * outputs) matrix
+        n_rows = rows.size
+        self.dense = n_cells > 0 and values.shape[0] == n_rows * n_cells and np.array_equal(
+            cell, np.tile(np.arange(n_cells), n_rows))
+        if self.dense:
+            self.by_row = self.values.reshape(n_rows, -1)
+            self.sq_row = self.sq.reshape(n_rows, n_cells).sum(axis=1)
 
-    def level_means(self, w, level_of_row, n_levels):
-        """Each level's mean deviation per bin and output, ``(L, B * k)``, and its weight."""
-        ow = w[self.obs_row]
-        idx = level_of_row[self.obs_row] * self.n_cells + self.cell
-        size = n_levels * self.n_cells
-        n = np.bincount(idx, weights=ow, minlength=size)
-        sums = np.stack([np.bincount(idx, weights=ow * self.values[:, k], minlength=size)
-                         for k in range(self.values.shape[1])], axis=1)
-        means = np.divide(sums, n[:, None], out=np.zeros_like(sums), where=n[:, None] > 0)
-        return (means.reshape(n_levels, -1),
-                n.reshape(n_levels, self.n_cells).sum(axis=1))
-
-    def split_ss(self, w, groups, n_groups):
-        """Sum of squares after each cut between consecutive groups; rows left and right."""
+    def group_sums(self, w, groups, n_groups):
+        """Per group of rows and bin: weights ``(G, B)``, sums ``(k, G, B)``, squares ``(G,)``."""
+        B, k = self.n_cells, self.values.shape[1]
+        if self.dense:
+            r = np.bincount(groups, weights=w, minlength=n_groups)
+            by_group = sparse.csr_matrix((w, (groups, np.arange(groups.size))),
+                                         shape=(n_groups, groups.size)) @ self.by_row
+            s = np.asarray(by_group).reshape(n_groups, B, k).transpose(2, 0, 1)
+            q = np.bincount(groups, weights=w * self.sq_row, minlength=n_groups)
+            return np.repeat(r[:, None], B, axis=1), s, q
         ow = w[self.obs_row]
         g = groups[self.obs_row]
-        B = self.n_cells
         idx = g * B + self.cell
         size = n_groups * B
         n = np.bincount(idx, weights=ow, minlength=size).reshape(n_groups, B)
-        s = np.stack([np.bincount(idx, weights=ow * self.values[:, k], minlength=size)
-                      .reshape(n_groups, B) for k in range(self.values.shape[1])])
+        s = np.stack([np.bincount(idx, weights=ow * self.values[:, j], minlength=size)
+                      .reshape(n_groups, B) for j in range(k)])
         q = np.bincount(g, weights=ow * self.sq, minlength=n_groups)
+        return n, s, q
+
+    def ss(self, w):
+        """Within-bin sum of squares under row weights ``w``, and the raw mean square."""
+        n, s, q = self.group_sums(w, np.zeros(self.rows.size, dtype=np.intp), 1)
+        explained = np.divide(s ** 2, n, out=np.zeros_like(s), where=n > 0).sum()
+        return max(float(q[0]) - float(explained), 0.0), self.scale
+
+    def level_means(self, w, level_of_row, n_levels):
+        """Each level's mean deviation per bin and output, ``(L, B * k)``, and its weight."""
+        n, s, _ = self.group_sums(w, level_of_row, n_levels)
+        means = np.divide(s, n, out=np.zeros_like(s), where=n > 0)
+        return means.transpose(1, 2, 0).reshape(n_levels, -1), n.sum(axis=1)
+
+    def split_ss(self, w, groups, n_groups):
+        """Sum of squares after each cut between consecutive groups; rows left and right."""
+        n, s, q = self.group_sums(w, groups, n_groups)
         r = np.bincount(groups, weights=w, minlength=n_groups)
         cn, cs, cq, cr = (np.cumsum(a, axis=-2 if a.ndim > 1 else 0) for a in (n, s, q, r))
         nl, sl, ql, rl = cn[:-1], cs[:, :-1], cq[:-1], cr[:-1]

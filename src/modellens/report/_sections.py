@@ -785,11 +785,12 @@ def regions_section(inputs, found) -> Section | None:
         sec.tables.append(Table(
             "Significant splits", ["feature", "region", "split", "gain", "p", "stable",
                                    "held-out"],
-            [[Cell(r.feature), Cell(r.region),
-              Cell(f"{r.split_feature} in {{{', '.join(map(str, r.levels))}}}"
-                   if r.levels is not None else f"{r.split_feature} <= {_fmt(r.threshold)}"),
-              _num(r.gain, 2), _num(r.p_value, 2), _num(r.stability, 2),
-              _num(r.heldout_gain, 2)] for r in splits.itertuples()]))
+            [[Cell(str(r["feature"])), Cell(str(r["region"])),
+              Cell(f"{r['split_feature']} in {{{', '.join(map(str, r['levels']))}}}"
+                   if r["levels"] is not None
+                   else f"{r['split_feature']} <= {_fmt(r['threshold'])}"),
+              _num(r["gain"], 2), _num(r["p_value"], 2), _num(r["stability"], 2),
+              _num(r["heldout_gain"], 2)] for r in splits.to_dict("records")]))
     sec.data.update(regions=result, features=chosen, spread=spread)
     return sec
 
