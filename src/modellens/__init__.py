@@ -11,6 +11,8 @@ from .effects.interactions import interactions
 from .effects.interactions_result import Interactions
 from .effects.mplot import mplot
 from .effects.pdp import pdp
+from .effects.regions import regions
+from .effects.regions_result import Regions
 from .effects.result import Band, Bins, Effect, Effects
 from .models import ModelError
 from ._predict import predict
@@ -24,4 +26,4 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
            "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
-           "predict", "warm_up", "Warming", "NotATreeModelError"]
+           "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions"]

@@ -29,7 +29,7 @@ PLOTS = [
     AttributionPlots.image, AttributionPlots.bar, AttributionPlots.beeswarm,
     AttributionPlots.dependence,
     ml.AttributionSummary.plot_bar, ml.AttributionSummary.plot_beeswarm,
-    ml.AttributionSummary.plot_dependence,
+    ml.AttributionSummary.plot_dependence, ml.Regions.plot,
 ]
 
 #: the methods users call on results, each with its own example

@@ -201,21 +201,44 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             designs.append(axes.get(feat, grid_spec(bins, dataset, feat)))
     output, out_of_core = request.model.output_name, request.out_of_core
 
+    # first-order axes, each once: the features asked alone and the two axes of every pair
+    # (their main effects give the pair's total effect; one asked alone is not evaluated twice)
+    singles: list[_Axis] = []
+    layout = []
+    for design in designs:
+        parts = design if isinstance(design, tuple) else (design,)
+        for ax in parts:
+            if not any(ax is u for u in singles):
+                singles.append(ax)
+        layout.append([next(k for k, u in enumerate(singles) if u is ax) for ax in parts])
+    pairs = [d for d in designs if isinstance(d, tuple)]
+
     def plans_for(values, part, model):
-        plans = []
-        for design in designs:
-            if isinstance(design, tuple):
-                a, b = design
-                if out_of_core:
-                    a, b = a.on(values), b.on(values)
-                plans.append(_PairPlan(values, a, b, output=output, strict=not out_of_core))
-            else:
-                axis = design.on(values) if out_of_core else design
-                plans.append(_FeaturePlan(values, axis, output=output, confidence=confidence,
-                                          empty_bins=empty_bins, keep_summary=out_of_core))
+        plans: list[Plan] = []
+        for a, b in pairs:
+            if out_of_core:
+                a, b = a.on(values), b.on(values)
+            plans.append(_PairPlan(values, a, b, output=output, strict=not out_of_core))
+        for design in singles:
+            axis = design.on(values) if out_of_core else design
+            plans.append(_FeaturePlan(values, axis, output=output, confidence=confidence,
+                                      empty_bins=empty_bins, keep_summary=out_of_core))
         return plans
 
-    return Effects(request.run(plans_for, desc="ale"))
+    results = request.run(plans_for, desc="ale")
+    pair_effects, single_effects = iter(results[:len(pairs)]), results[len(pairs):]
+    out = []
+    for design, units in zip(designs, layout):
+        if isinstance(design, tuple):
+            effect = next(pair_effects)
+            # the main effects on the pair's own axes (same edges or levels): the total
+            # effect is their sum plus the interaction, on the pair's grid
+            effect.extra["main_effects"] = tuple(
+                np.asarray(single_effects[k].values, dtype=float) for k in units)
+            out.append(effect)
+        else:
+            out.append(single_effects[units[0]])
+    return Effects(out)
 
 
 # --------------------------------------------------------------------- input
@@ -578,6 +601,15 @@ class _FeaturePlan(Plan):
             local = pred[m:] - pred[:m]
         else:
             local = self.sign * (pred - self.at_data.at(self.rows))
+        self.take_local(local)
+        segment.result = None
+
+    def take_local(self, local):
+        """Reduce the local effects (one per entry of ``self.rows``, in order) to bin statistics.
+
+        Split from :meth:`_collect` so that regional effects can reduce a
+        subset of the local effects already evaluated, without a model call.
+        """
         self.stats = bin_stats(self.cell, local, self.axis.n_cells)
         if self.sign is not None:
             self.covariance = self._adjacent_covariance(local, self.stats[2])
@@ -585,7 +617,6 @@ class _FeaturePlan(Plan):
                 self.local = local
         if self.keep_summary:  # a partition's plan: the moments merge across partitions
             self.moments = Moments.of(self.cell, local, self.axis.n_cells)
-        segment.result = None
 
     def _adjacent_covariance(self, local, step_counts):
         r"""Covariance of the means of steps ``t - 1`` and ``t``, for each inner level ``t``.

@@ -29,7 +29,8 @@ def _axes(ax):
 
 
 @literal_text
-def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_state=0):
+def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_state=0,
+                total=False, support=True):
     """Draw one :class:`~modellens.effects.result.Effect`; returns the Axes.
 
     Numeric features: the curve with its ICE lines (at most ``max_ice`` of
@@ -38,10 +39,16 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
     Categorical and boolean features: points per level with ICE as parallel
     coordinates.  Pairs: a heatmap, with four thin unlabelled contour lines
     when both axes are numeric (flat cells when one is categorical or
-    boolean), cells without data marked by a light dot.
+    boolean), cells without data marked by a light dot.  A second-order ALE
+    draws, with ``total=True``, the total effect (both main effects plus the
+    interaction) instead of the pure interaction; with ``support`` (default)
+    thin cells (fewer than :data:`THIN_CELL` rows) get a light cross and, on grids
+    of at most :data:`ANNOTATE_CELLS` cells a side, each cell shows its rows
+    and the standard error of its mean local effect.
     """
     ax = _axes(ax)
-    if _draw(effect, ax, max_ice=max_ice, rug=rug, band=band, random_state=random_state):
+    if _draw(effect, ax, max_ice=max_ice, rug=rug, band=band, random_state=random_state,
+             total=total, support=support):
         ax.legend(fontsize=7, loc="best", frameon=False)
     return ax
 
@@ -49,14 +56,19 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
 def _label(effect) -> str:
     """How axis labels and titles name the effect: "PD", "centered PD", "ALE", ..."""
     label = _TITLES.get(effect.method, effect.method)
+    if effect.extra.get("total"):
+        label = "total " + label
     return "centered " + label if effect.centered else label
 
 
-def _draw(effect, ax, *, max_ice=100, rug=True, band=True, random_state=0) -> bool:
+def _draw(effect, ax, *, max_ice=100, rug=True, band=True, random_state=0, total=False,
+          support=True) -> bool:
     """Draw ``effect`` on ``ax`` without a legend; True when the panel wants one."""
     wants_legend = False
+    if total and effect.is_2d:
+        effect = total_effect(effect)
     if effect.is_2d:
-        _plot_2d(effect, ax)
+        wants_legend = _plot_2d(effect, ax, support=support)
     elif effect.kind == "categorical" or _is_boolean(effect.grid):
         _plot_categorical(effect, ax, max_ice, random_state)
     else:
@@ -141,7 +153,34 @@ def _plot_categorical(effect, ax, max_ice, random_state):
     ax.axhline(0, color="0.3", lw=0.6)
 
 
-def _plot_2d(effect, ax):
+def total_effect(effect):
+    """A second-order ALE as its total effect: the two main effects plus the interaction.
+
+    A 2-D partial dependence already is a total effect and comes back as it is.
+    """
+    import dataclasses
+
+    if effect.method == "pdp" or effect.extra.get("total"):
+        return effect
+    mains = effect.extra.get("main_effects")
+    if mains is None:
+        raise InvalidParameterError(
+            f"total=True needs the main effects of the pair, which this {effect.method} effect "
+            "does not hold; compute it with ml.ale(model, X, [(a, b)]) of this version.")
+    main_a, main_b = (np.asarray(m, dtype=float) for m in mains)
+    values = np.asarray(effect.values, dtype=float) + main_a[:, None] + main_b[None, :]
+    return dataclasses.replace(effect, values=values, extra={**effect.extra, "total": True})
+
+
+#: Cells of a second-order ALE with fewer rows than this are thin (marked; no standard error).
+THIN_CELL = 5
+#: Grids with at most this many cells along each axis get each cell's rows and standard error.
+ANNOTATE_CELLS = 8
+#: The ``gid`` of the crosses on thin cells.
+THIN_GID = "thin cell"
+
+
+def _plot_2d(effect, ax, support=True):
     g1, g2 = effect.grid
     values = np.asarray(effect.values, dtype=float)
     kinds = effect.kind if isinstance(effect.kind, tuple) else ("numeric", "numeric")
@@ -163,6 +202,7 @@ def _plot_2d(effect, ax):
     empty = effect.empty_cells
     if empty is not None and np.any(empty):
         _mark_empty_cells(ax, x, y, np.asarray(empty, dtype=bool))
+    marked = support and _mark_support(ax, x, y, effect)
     if not numeric[0]:
         ax.set_xticks(x)
         ax.set_xticklabels([str(v) for v in g1])
@@ -172,6 +212,45 @@ def _plot_2d(effect, ax):
     ax.set_xlabel(str(effect.feature[0]))
     ax.set_ylabel(str(effect.feature[1]))
     ax.figure.colorbar(mesh, ax=ax, label=f"{_label(effect)} of {effect.output}")
+    return bool(marked)
+
+
+def _mark_support(ax, x, y, effect) -> bool:
+    """Mark thin cells of a binned 2-D ALE; on small grids write rows and standard error.
+
+    Thin cells (some rows, fewer than :data:`THIN_CELL`) get a small light
+    cross in their middle (one scatter, like the dots of empty cells: a
+    20-bin grid stays readable).  Returns True when something that a legend
+    names was drawn.
+    """
+    bins = effect.bins
+    kinds = effect.kind if isinstance(effect.kind, tuple) else ("numeric", "numeric")
+    if bins is None or effect.method != "ale" or any(k != "numeric" for k in kinds) \
+            or any(_is_boolean(g) for g in effect.grid):
+        return False
+    counts = np.asarray(bins.counts)
+    if counts.shape != (len(x) - 1, len(y) - 1):
+        return False  # level axes: cells are steps between levels; support not drawn
+    cx, cy = (x[:-1] + x[1:]) / 2, (y[:-1] + y[1:]) / 2
+    thin = (counts > 0) & (counts < THIN_CELL)
+    i, j = np.nonzero(thin)
+    if i.size:
+        ax.scatter(cx[i], cy[j], s=12, marker="x", color="white", linewidths=0.8, alpha=0.8,
+                   zorder=4, gid=THIN_GID, label=f"thin cell (< {THIN_CELL} rows)")
+    if counts.shape[0] <= ANNOTATE_CELLS and counts.shape[1] <= ANNOTATE_CELLS:
+        std = np.asarray(bins.std, dtype=float)
+        for a in range(counts.shape[0]):
+            for b in range(counts.shape[1]):
+                n = int(counts[a, b])
+                if n == 0:
+                    continue  # an empty cell has its dot
+                text = f"n={n}"
+                if n >= THIN_CELL:
+                    # the standard error of the cell's mean four-corner difference
+                    text += f"\nse={std[a, b] / np.sqrt(n - 1):.2g}"
+                ax.text(cx[a], cy[b], text, ha="center", va="center", fontsize=6,
+                        color="white", gid="cell support", zorder=5)
+    return bool(i.size)
 
 
 def _mark_empty_cells(ax, x, y, empty):

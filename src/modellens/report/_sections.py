@@ -22,6 +22,7 @@ from ..attribution import lime, shapley
 from ..effects.ale import ale
 from ..effects.interactions import interactions
 from ..effects.pdp import pdp
+from ..effects.regions import regions
 from ..models import ModelError
 from ._dependence import WARN_SHARE, dependence
 from ._inputs import TOP_LEVELS, take_rows
@@ -731,6 +732,69 @@ def interaction_section(inputs, found) -> Section | None:
     return sec
 
 
+# -------------------------------------------------------------- regional effects
+#: The most heterogeneous features (by their ALE's within-bin spread) given regions.
+REGION_FEATURES = 3
+
+
+def regions_section(inputs, found) -> Section | None:
+    """Where effects differ: the most heterogeneous features' significant splits and curves."""
+    ale_effects = found["effects"]["ale"]
+    spread = {}
+    for name, effect in ale_effects.items():
+        bins = effect.bins
+        if bins is None or not np.sum(bins.counts):
+            continue
+        std = np.nan_to_num(np.asarray(bins.std, dtype=float))
+        spread[name] = float(np.sum(bins.counts * std ** 2) / np.sum(bins.counts))
+    # a spread of rounding size (an additive feature's) is no disagreement
+    top = max(spread.values(), default=0.0)
+    chosen = sorted((n for n in spread if spread[n] > 1e-9 * top), key=lambda n: -spread[n])
+    chosen = chosen[:REGION_FEATURES]
+    if not chosen:
+        return None
+    sec = Section("regions", "Where effects differ")
+    with _capture(sec):
+        result = regions(inputs.model, inputs.X_sample, chosen, bins=inputs.grid,
+                         random_state=inputs.random_state, target=inputs.target,
+                         progress=inputs.progress)
+    sec.notes.append(
+        f"For the {len(chosen)} features whose ALE local effects disagree most, the rows are "
+        "split on the other features into regions where the feature's effect agrees "
+        "(ml.regions, on the sampled rows). A split is kept when it removes at least 10% of "
+        "the disagreement and a permutation test gives p <= 0.05; 'stable' is the share of "
+        "bootstrap resamples that choose it again, 'held-out' its gain on rows that did not "
+        "choose it.")
+    for name in chosen:
+        tree = result[name]
+        if tree.is_leaf:
+            sec.notes.append(f"{name}: no significant split ({tree.reason}); its global effect "
+                             "holds for the rows as a whole.")
+            continue
+        for node in tree.nodes():
+            if node.split is not None:
+                where = "" if node.depth == 0 else f" (within {node.region})"
+                sec.notes.append(f"{name}{where}: {node.split.sentence()}.")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5.6, 3.8))
+        result.plot(name, ax=ax)
+        sec.figure_groups.append(FigureGroup(name, [figure_from(fig, f"regional ALE of {name}")]))
+    splits = result.splits
+    if len(splits):
+        sec.tables.append(Table(
+            "Significant splits", ["feature", "region", "split", "gain", "p", "stable",
+                                   "held-out"],
+            [[Cell(str(r["feature"])), Cell(str(r["region"])),
+              Cell(f"{r['split_feature']} in {{{', '.join(map(str, r['levels']))}}}"
+                   if r["levels"] is not None
+                   else f"{r['split_feature']} <= {_fmt(r['threshold'])}"),
+              _num(r["gain"], 2), _num(r["p_value"], 2), _num(r["stability"], 2),
+              _num(r["heldout_gain"], 2)] for r in splits.to_dict("records")]))
+    sec.data.update(regions=result, features=chosen, spread=spread)
+    return sec
+
+
 # -------------------------------------------------------------- attributions
 def _chosen_rows(inputs):
     """Rows of the explained set drawn as waterfalls: the user's, else the data's high / low /
@@ -905,6 +969,8 @@ SECTIONS = [
     SectionSpec("effects", effects_section, uses=("data",),
                 when=lambda inputs: bool(inputs.features)),
     SectionSpec("interaction", interaction_section, needs=("effects",),
+                when=lambda inputs: len(inputs.features) > 1),
+    SectionSpec("regions", regions_section, needs=("effects",),
                 when=lambda inputs: len(inputs.features) > 1),
     SectionSpec("shapley", shapley_section, uses=("effects",)),
     SectionSpec("lime", lime_section),

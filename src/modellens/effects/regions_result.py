@@ -1,0 +1,335 @@
+"""The result of :func:`modellens.regions`: split trees, their evidence, regional effects."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._serialize import from_jsonable, to_jsonable
+from .._validation import InvalidParameterError
+from ..plot.regions import plot_regions
+from .result import Effect, Effects
+
+__all__ = ["Regions", "RegionNode", "Split", "RegionEffects"]
+
+#: Columns of :attr:`Regions.splits`, in order.
+SPLIT_COLUMNS = ["feature", "depth", "region", "split_feature", "threshold", "levels",
+                 "heterogeneity_before", "heterogeneity_after", "gain", "p_value", "stability",
+                 "heldout_gain", "rows", "rows_left", "rows_right"]
+
+
+@dataclass
+class Split:
+    """One split of a region and the evidence for it.
+
+    Attributes
+    ----------
+    feature : str
+        The splitting feature.
+    threshold : float or None
+        Numeric split: rows with ``feature <= threshold`` go left.
+    levels : tuple or None
+        Categorical / boolean split: the levels that go left.
+    heterogeneity_before, heterogeneity_after : float
+        Mean squared deviation of the local effects from their bin means, in
+        the region, and summed over the two sides (per local effect of the
+        region).
+    gain : float
+        Share of the heterogeneity the split removes, ``1 - after / before``.
+    p_value : float
+        Permutation p-value of the best gain (NaN when not tested).
+    stability : float
+        Share of bootstrap resamples choosing the same split.
+    heldout_gain : float
+        Gain of the split chosen on half of the rows, measured on the other half.
+    rows_left, rows_right : int
+    """
+
+    feature: str
+    threshold: float | None
+    levels: tuple | None
+    heterogeneity_before: float
+    heterogeneity_after: float
+    gain: float
+    p_value: float
+    stability: float
+    heldout_gain: float
+    rows_left: int
+    rows_right: int
+
+    def describe(self) -> str:
+        """The split in words: ``x3 <= 0.01`` or ``season in {summer, fall}``."""
+        if self.levels is not None:
+            return f"{self.feature} in {{{', '.join(str(v) for v in self.levels)}}}"
+        return f"{self.feature} <= {self.threshold:.4g}"
+
+    def sentence(self) -> str:
+        p = "not tested" if math.isnan(self.p_value) else f"p = {self.p_value:.3g}"
+        return (f"split on {self.describe()} removes {self.gain:.0%} of the heterogeneity "
+                f"({p}, stable in {self.stability:.0%} of resamples, {self.heldout_gain:.0%} "
+                f"on held-out rows)")
+
+
+@dataclass(eq=False)
+class RegionNode:
+    """A region of the data and, when it was split, its split and two sub-regions.
+
+    Attributes
+    ----------
+    region : str
+        The conditions that define it, joined by ``&`` (``"all"`` for the whole data).
+    conditions : tuple of str
+    depth : int
+    rows : int
+    split : Split or None
+        The accepted split; None for a leaf.
+    left, right : RegionNode or None
+    candidate : Split or None
+        A leaf's best split that was not accepted, with its evidence.
+    reason : str or None
+        Why a leaf was not split.
+    """
+
+    region: str
+    conditions: tuple
+    depth: int
+    rows: int
+    split: Split | None = None
+    left: RegionNode | None = None
+    right: RegionNode | None = None
+    candidate: Split | None = None
+    reason: str | None = None
+    row_index: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.split is None
+
+    def leaves(self) -> list[RegionNode]:
+        """The regions that were not split, left to right."""
+        if self.is_leaf:
+            return [self]
+        assert self.left is not None and self.right is not None
+        return self.left.leaves() + self.right.leaves()
+
+    def nodes(self) -> Iterator[RegionNode]:
+        """Every region, depth first."""
+        yield self
+        for child in (self.left, self.right):
+            if child is not None:
+                yield from child.nodes()
+
+    def to_dict(self) -> dict:
+        out: dict = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "row_index"}
+        for key in ("split", "candidate"):
+            if out[key] is not None:
+                out[key] = {f.name: getattr(out[key], f.name) for f in fields(Split)}
+        for key in ("left", "right"):
+            if out[key] is not None:
+                out[key] = out[key].to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RegionNode:
+        d = dict(d)
+        for key in ("split", "candidate"):
+            if d.get(key) is not None:
+                d[key] = Split(**d[key])
+        for key in ("left", "right"):
+            if d.get(key) is not None:
+                d[key] = cls.from_dict(d[key])
+        d["conditions"] = tuple(d["conditions"])
+        return cls(**d)
+
+    def __repr__(self):
+        what = self.split.describe() if self.split is not None else (self.reason or "leaf")
+        return f"RegionNode(region={self.region!r}, rows={self.rows}, {what})"
+
+
+class RegionEffects(Effects):
+    """Read-only mapping ``region -> Effect``: one feature's effect in each region."""
+
+    def __init__(self, effects: Mapping[str, Effect]):
+        self._effects = dict(effects)
+
+    def __repr__(self):
+        return f"RegionEffects(regions={list(self._effects)})"
+
+
+class Regions:
+    """Regional effects of one or more features: where each effect differs, and why.
+
+    Built by :func:`modellens.regions`.
+
+    Attributes
+    ----------
+    method : {"ale", "dale", "pdp"}
+    features : list of str
+        The features of interest, in the order asked.
+    splits : pandas.DataFrame
+        One row per accepted split (columns :data:`SPLIT_COLUMNS`).
+    n_rows, min_region_rows, n_permutations : int
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+    >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, ["x0", "x2"], random_state=0)
+    >>> r.splits[["feature", "split_feature"]].values.tolist()
+    [['x0', 'x1']]
+    >>> r.no_split, r["x2"].reason
+    (['x2'], 'no heterogeneity')
+    >>> list(r.effects("x0"))  # doctest: +ELLIPSIS
+    ['x1 <= ...', 'x1 > ...']
+    """
+
+    def __init__(self, *, method, trees, regional, global_effects, n_rows, min_region_rows,
+                 n_permutations):
+        self.method = method
+        self._trees: dict[str, RegionNode] = dict(trees)
+        self._regional = {k: RegionEffects(v) for k, v in regional.items()}
+        self._global = dict(global_effects)
+        self.n_rows, self.min_region_rows = int(n_rows), int(min_region_rows)
+        self.n_permutations = int(n_permutations)
+
+    @property
+    def features(self) -> list[str]:
+        return list(self._trees)
+
+    def __getitem__(self, feature: Hashable) -> RegionNode:
+        key = self._key(feature)
+        return self._trees[key]
+
+    def __iter__(self):
+        return iter(self._trees)
+
+    def __len__(self):
+        return len(self._trees)
+
+    def _key(self, feature):
+        if feature in self._trees:
+            return feature
+        if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool):
+            if str(feature) in self._trees:
+                return str(feature)
+            return list(self._trees)[feature]
+        raise KeyError(f"no regions for {feature!r}; available: {list(self._trees)}")
+
+    @property
+    def splits(self) -> pd.DataFrame:
+        """The accepted splits with their evidence, one row each (depth first per feature)."""
+        rows = []
+        for feature, tree in self._trees.items():
+            for node in tree.nodes():
+                if node.split is not None:
+                    s = node.split
+                    rows.append(dict(feature=feature, depth=node.depth, region=node.region,
+                                     split_feature=s.feature, threshold=s.threshold,
+                                     levels=s.levels,
+                                     heterogeneity_before=s.heterogeneity_before,
+                                     heterogeneity_after=s.heterogeneity_after, gain=s.gain,
+                                     p_value=s.p_value, stability=s.stability,
+                                     heldout_gain=s.heldout_gain, rows=node.rows,
+                                     rows_left=s.rows_left, rows_right=s.rows_right))
+        frame = pd.DataFrame(rows, columns=SPLIT_COLUMNS)
+        return frame.astype({"threshold": float, "depth": int}) if len(frame) else frame
+
+    @property
+    def no_split(self) -> list[str]:
+        """Features whose effect was not split: no significant split was found."""
+        return [f for f, tree in self._trees.items() if tree.is_leaf]
+
+    def global_effect(self, feature) -> Effect:
+        """The feature's effect over all rows (the one the regions re-aggregate)."""
+        return self._global[self._key(feature)]
+
+    def effects(self, feature) -> RegionEffects:
+        """The feature's effect in each region (leaf), on the global bins or grid."""
+        return self._regional[self._key(feature)]
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every regional curve in long format, with a ``region`` column."""
+        parts = []
+        for feature, effects in self._regional.items():
+            for region, effect in effects.items():
+                frame = effect.to_frame()
+                frame.insert(1, "region", region)
+                parts.append(frame)
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+    def plot(self, feature=None, ax=None, **kwargs):
+        """Draw a feature's regional curves on one axes, to compare the regions at a glance.
+
+        Each region's curve (its ALE / DALE confidence band shaded) is named by
+        its conditions in the legend; the global curve is drawn dashed.
+        Categorical and boolean features get a point per level and region.
+
+        Parameters
+        ----------
+        feature : name, optional
+            Default: the first feature.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+        >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
+        >>> ax = r.plot("x0")
+        >>> len(ax.get_legend().get_texts())  # two regions and the global curve
+        3
+        """
+        key = self.features[0] if feature is None else self._key(feature)
+        return plot_regions(self._global[key], self._regional[key], self._trees[key],
+                            ax=ax, **kwargs)
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of the trees and every effect; :meth:`from_dict` rebuilds it."""
+        return {"type": "Regions", "method": self.method, "n_rows": self.n_rows,
+                "min_region_rows": self.min_region_rows, "n_permutations": self.n_permutations,
+                "trees": to_jsonable({k: t.to_dict() for k, t in self._trees.items()}),
+                "global": {k: e.to_dict() for k, e in self._global.items()},
+                "regional": {k: [[r, e.to_dict()] for r, e in v.items()]
+                             for k, v in self._regional.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Regions:
+        if not isinstance(d, dict) or d.get("type") != "Regions":
+            raise InvalidParameterError("not a dict made by Regions.to_dict().")
+        trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(d["trees"]).items()}
+        return cls(method=d["method"], trees=trees,
+                   regional={k: {r: Effect.from_dict(e) for r, e in v}
+                             for k, v in d["regional"].items()},
+                   global_effects={k: Effect.from_dict(e) for k, e in d["global"].items()},
+                   n_rows=d["n_rows"], min_region_rows=d["min_region_rows"],
+                   n_permutations=d["n_permutations"])
+
+    def __repr__(self):
+        lines = [f"Regions(method={self.method!r}, features={self.features})"]
+        for feature, tree in self._trees.items():
+            if tree.is_leaf:
+                why = tree.reason or "no split"
+                best = ""
+                if tree.candidate is not None:
+                    c = tree.candidate
+                    p = "" if math.isnan(c.p_value) else f", p = {c.p_value:.3g}"
+                    best = f" (best: {c.describe()}, gain {c.gain:.0%}{p})"
+                lines.append(f"  {feature}: no significant split: {why}{best}.")
+                continue
+            for node in tree.nodes():
+                if node.split is not None:
+                    where = "" if node.depth == 0 else f" within {node.region}"
+                    lines.append(f"  {feature}{where}: {node.split.sentence()}.")
+        return "\n".join(lines)

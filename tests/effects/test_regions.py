@@ -1,0 +1,374 @@
+"""Regional effects (ml.regions): known splits found, calibrated tests, no extra model rows."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import modellens as ml
+
+QUANTILE_STEP = 0.1  # one 5% quantile step of U(-1, 1)
+
+
+def truth_data(n=2000, seed=0, centre=True):
+    """x1, x2, x3 independent U(-1, 1); with ``centre`` x3's median quantile is exactly 0."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(n, 3)), columns=["x1", "x2", "x3"])
+    if centre:
+        X["x3"] -= np.quantile(X["x3"], 0.5, method="inverted_cdf")
+    return X
+
+
+def truth(D):
+    D = np.asarray(D, dtype=float)
+    return 3 * D[:, 0] * (D[:, 2] > 0) + D[:, 1]
+
+
+def slopes(effect):
+    return np.diff(effect.values) / np.diff(np.asarray(effect.grid, dtype=float))
+
+
+def region_of(effects, side):
+    (key,) = [k for k in effects if side in k]
+    return effects[key]
+
+
+@pytest.mark.parametrize("method", ["ale", "dale", "pdp"])
+def test_known_split_found_with_exact_regional_slopes(method):
+    X = truth_data()
+    r = ml.regions(truth, X, "x1", method=method, n_permutations=199, random_state=0)
+    splits = r.splits
+    assert len(splits) == 1  # both regions have no heterogeneity left: no deeper split
+    s = splits.iloc[0]
+    assert s.feature == "x1" and s.split_feature == "x3" and s.depth == 0
+    assert abs(s.threshold) <= QUANTILE_STEP
+    assert s.p_value < 0.01
+    assert s.gain == pytest.approx(1.0, abs=1e-9)
+    assert s.heterogeneity_after == pytest.approx(0.0, abs=1e-9)
+    assert s.rows_left + s.rows_right == s.rows == len(X)
+    assert s.stability >= 0.9 and s.heldout_gain > 0.9
+    effects = r.effects("x1")
+    assert len(effects) == 2
+    assert np.allclose(slopes(region_of(effects, "x3 <=")), 0.0, atol=1e-9)
+    assert np.allclose(slopes(region_of(effects, "x3 >")), 3.0, atol=1e-9)
+    # the regional curves are drawn on the global effect's grid
+    g = np.asarray(r.global_effect("x1").grid, dtype=float)
+    assert all(np.array_equal(np.asarray(e.grid, dtype=float), g) for e in effects.values())
+
+
+def test_known_split_on_raw_uniform_data():
+    """Without a threshold exactly at 0, the split still lands within one quantile step."""
+    X = truth_data(seed=3, centre=False)
+    r = ml.regions(truth, X, "x1", max_depth=1, random_state=1)
+    s = r.splits.iloc[0]
+    assert s.split_feature == "x3" and abs(s.threshold) <= QUANTILE_STEP and s.p_value < 0.05
+    effects = r.effects("x1")
+    # a few rows between the threshold and 0 sit in the other region: the slopes are off
+    # by about 3 times their share
+    for side, slope in (("x3 <=", 0.0), ("x3 >", 3.0)):
+        e = region_of(effects, side)
+        overall = (e.values[-1] - e.values[0]) / np.ptp(np.asarray(e.grid, dtype=float))
+        assert overall == pytest.approx(slope, abs=0.05)
+
+
+def test_regional_ale_equals_ale_on_the_regions_rows():
+    """A region's ALE is the ALE of its rows on the global bins (a brute-force check)."""
+    X = truth_data(n=1000, seed=5)
+    r = ml.regions(truth, X, "x1", random_state=0)
+    glob = r.global_effect("x1")
+    for region, effect in r.effects("x1").items():
+        rows = X["x3"] <= 0 if "<=" in region else X["x3"] > 0
+        direct = ml.ale(truth, X[rows], "x1", bins=np.asarray(glob.grid, dtype=float))["x1"]
+        assert np.allclose(effect.values, direct.values, atol=1e-12)
+        assert np.array_equal(effect.bins.counts, direct.bins.counts)
+
+
+# ------------------------------------------------------------ calibration
+def _null_p_values(method, n_seeds=100):
+    p, accepted = [], 0
+    for seed in range(n_seeds):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-1, 1, size=(400, 4))
+        if method == "dale":
+            # additive: the derivative of sin(3 x0) varies inside a bin, by x0 alone
+            def f(A):
+                return np.sin(3 * A[:, 0]) + A[:, 1] + A[:, 2] ** 2
+            splits = ["x1", "x2", "x3"]
+        else:
+            # x0's effect differs by x3 only, which may not split: null for x1, x2
+            def f(A):
+                return A[:, 0] * A[:, 3] + A[:, 1] + A[:, 2] ** 2
+            splits = ["x1", "x2"]
+        r = ml.regions(f, X, "x0", method=method, bins=5, grid=5, splits=splits, max_depth=1,
+                       random_state=seed)
+        node = r["x0"]
+        best = node.split if node.split is not None else node.candidate
+        assert best is not None  # the features of interest are heterogeneous
+        p.append(best.p_value)
+        accepted += node.split is not None and best.p_value < 0.05
+    return np.array(p), accepted
+
+
+@pytest.mark.parametrize("method", ["dale", "ale"])
+def test_no_false_splits_and_calibrated_p_values_without_interactions(method):
+    p, accepted = _null_p_values(method)
+    assert accepted <= 5  # no split accepted at p < 0.05 in at least 95 of 100 seeds
+    # the p-value of the best split over all features is uniform under the null: a
+    # p-value per feature, not corrected for the search, would be small far more often
+    assert (p < 0.05).mean() <= 0.12
+    assert 0.38 <= p.mean() <= 0.62
+
+
+# ------------------------------------------------------------ categorical
+def seasons(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                         "season": rng.choice(["winter", "spring", "summer", "fall"], n),
+                         "work": rng.random(n) < 0.5, "z": rng.uniform(-1, 1, n)})
+
+
+def season_model(D):
+    warm = D["season"].isin(["summer", "fall"]).to_numpy()
+    return 2 * D["x"].to_numpy() * warm + D["z"].to_numpy() * D["work"].to_numpy()
+
+
+@pytest.mark.parametrize("method", ["ale", "pdp"])
+def test_categorical_splitting_feature(method):
+    D = seasons()
+    r = ml.regions(season_model, D, "x", method=method, random_state=0)
+    s = r.splits.iloc[0]
+    assert s.split_feature == "season" and np.isnan(s.threshold)
+    assert set(s.levels) in ({"summer", "fall"}, {"winter", "spring"})
+    assert s.gain == pytest.approx(1.0, abs=1e-9) and s.p_value < 0.05
+    effects = r.effects("x")
+    assert sorted(effects) == ["season in {fall, summer}", "season in {spring, winter}"]
+    assert np.allclose(slopes(effects["season in {fall, summer}"]), 2.0, atol=1e-9)
+    assert np.allclose(slopes(effects["season in {spring, winter}"]), 0.0, atol=1e-9)
+
+
+def test_boolean_splitting_feature():
+    D = seasons(seed=1)
+    r = ml.regions(season_model, D, "z", random_state=0)
+    s = r.splits.iloc[0]
+    assert s.split_feature == "work" and s.levels in ((False,), (True,))
+    effects = r.effects("z")
+    assert sorted(effects) == ["work in {False}", "work in {True}"]
+    assert np.allclose(slopes(effects["work in {True}"]), 1.0, atol=1e-9)
+    assert np.allclose(slopes(effects["work in {False}"]), 0.0, atol=1e-9)
+
+
+def test_categorical_feature_of_interest():
+    """season's ALE steps are 2x between cold and warm seasons: they differ by x."""
+    D = seasons(seed=2)
+    r = ml.regions(season_model, D, "season", max_depth=1, random_state=0)
+    s = r.splits.iloc[0]
+    assert s.split_feature == "x" and abs(s.threshold) <= QUANTILE_STEP and s.p_value < 0.05
+    glob = r.global_effect("season")
+    for region, effect in r.effects("season").items():
+        assert list(effect.grid) == list(glob.grid)
+        rows = D["x"] <= s.threshold if "<=" in region else D["x"] > s.threshold
+        # the categorical ALE of the region's rows alone, with the global level order
+        # (an ordered categorical keeps its order)
+        sub = D[rows].assign(season=pd.Categorical(D.loc[rows, "season"],
+                                                   categories=list(glob.grid), ordered=True))
+        direct = ml.ale(season_model, sub, "season")["season"]
+        assert list(direct.grid) == list(glob.grid)
+        assert np.allclose(effect.values, direct.values, atol=1e-12)
+        assert np.array_equal(effect.counts, direct.counts)
+
+
+# ------------------------------------------------------------ cost
+class CountingModel:
+    def __init__(self):
+        self.rows = 0
+
+    def __call__(self, A):
+        self.rows += len(A)
+        return truth(A)
+
+
+@pytest.mark.parametrize("method,fn,kw", [("ale", ml.ale, dict(bins=20)),
+                                          ("dale", ml.dale, dict(bins=20)),
+                                          ("pdp", ml.pdp, dict(grid=20, ice=True))])
+def test_no_model_rows_beyond_the_global_effect(method, fn, kw):
+    X = truth_data(n=500).to_numpy()
+    alone, regional = CountingModel(), CountingModel()
+    fn(alone, X, ["x0", "x2"], **kw)
+    r = ml.regions(regional, X, ["x0", "x2"], method=method, n_permutations=20, random_state=0)
+    assert len(r.splits) >= 1  # splits, permutations and bootstraps were all searched
+    assert regional.rows == alone.rows > 0
+
+
+# ------------------------------------------------------------ result
+def test_no_significant_split_is_said():
+    X = truth_data(n=600).to_numpy()
+    r = ml.regions(lambda A: A[:, 0] + A[:, 1] ** 2, X, ["x0", "x1"], random_state=0)
+    assert r.no_split == ["x0", "x1"] and len(r.splits) == 0
+    assert r["x0"].is_leaf and r["x0"].reason == "no heterogeneity"
+    assert "x0: no significant split: no heterogeneity" in repr(r)
+    assert list(r.effects("x0")) == ["all"]
+
+
+def test_same_seed_same_numbers_and_round_trip():
+    X = truth_data(n=800, seed=4)
+    a = ml.regions(truth, X, ["x1", "x3"], random_state=7)
+    b = ml.regions(truth, X, ["x1", "x3"], random_state=7)
+    pd.testing.assert_frame_equal(a.splits, b.splits)
+    back = ml.Regions.from_dict(json.loads(json.dumps(a.to_dict())))
+    pd.testing.assert_frame_equal(back.splits, a.splits)
+    assert repr(back) == repr(a)
+    for f in ("x1", "x3"):
+        assert list(back.effects(f)) == list(a.effects(f))
+        for k in a.effects(f):
+            assert np.array_equal(back.effects(f)[k].values, a.effects(f)[k].values)
+    pd.testing.assert_frame_equal(back.to_frame(), a.to_frame())
+    assert "x1: split on x3 <=" in repr(a)
+
+
+def test_plot_draws_each_region_and_the_global_curve_dashed():
+    import matplotlib
+    matplotlib.use("Agg")
+    from modellens.plot.regions import GLOBAL_GID
+
+    X = truth_data(n=800)
+    r = ml.regions(truth, X, "x1", random_state=0)
+    ax = r.plot("x1")
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("x3 <=" in t for t in texts) and any("x3 >" in t for t in texts)
+    (dashed,) = [ln for ln in ax.lines if ln.get_gid() == GLOBAL_GID]
+    assert dashed.get_linestyle() == "--"
+    assert np.allclose(dashed.get_ydata(), r.global_effect("x1").values)
+
+
+# ------------------------------------------------------------ bad input
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(splits=["x1"]), "cannot split its own"),
+    (dict(splits=["x3", "x1"]), "cannot split its own"),
+    (dict(max_depth=0), "max_depth"),
+    (dict(min_gain=0), "min_gain"),
+    (dict(min_gain=1.0), "min_gain"),
+    (dict(min_gain=-0.2), "min_gain"),
+    (dict(method="shap"), "method"),
+    (dict(n_permutations=-1), "n_permutations"),
+])
+def test_bad_input(kwargs, match):
+    X = truth_data(n=200)
+    with pytest.raises(ml.InvalidParameterError, match=match):
+        ml.regions(truth, X, "x1", **kwargs)
+
+
+def test_too_few_rows_for_two_regions():
+    X = truth_data(n=39)
+    with pytest.raises(ml.InvalidParameterError, match="two regions need at least 40"):
+        ml.regions(truth, X, "x1")
+
+
+def test_dale_refuses_a_categorical_feature_of_interest():
+    with pytest.raises(ml.InvalidParameterError, match="method='ale'"):
+        ml.regions(season_model, seasons(n=200), "season", method="dale")
+
+
+def test_dask_data_asks_for_a_sample():
+    dd = pytest.importorskip("dask.dataframe")
+    X = dd.from_pandas(truth_data(n=200), npartitions=2)
+    with pytest.raises(ml.InvalidParameterError, match="sample"):
+        ml.regions(truth, X, "x1")
+
+
+def test_caller_data_unchanged():
+    X = truth_data(n=500)
+    before = X.copy()
+    ml.regions(truth, X, "x1", n_permutations=10, random_state=0)
+    pd.testing.assert_frame_equal(X, before)
+
+
+# ------------------------------------------------------------ second-order ALE
+def test_second_order_total_effect_is_the_closed_form():
+    """f = x0 * x1 + x0, independent uniforms: main effects plus interaction give f itself
+    (up to a constant and the bins' discretisation); the pure interaction alone does not."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(20000, 3))
+
+    def f(A):
+        return A[:, 0] * A[:, 1] + A[:, 0]
+
+    e = ml.ale(f, X, [("x0", "x1")], bins=10)[("x0", "x1")]
+    g0, g1 = (np.asarray(g, dtype=float) for g in e.grid)
+    main0, main1 = e.extra["main_effects"]
+    total = e.values + main0[:, None] + main1[None, :]
+    truth_surface = np.outer(g0, g1) + g0[:, None]
+    assert np.ptp(total - truth_surface) < 0.01
+    assert np.ptp(e.values - truth_surface) > 1.0  # the interaction alone is not f
+    # the main effects are the first-order ALEs on the pair's own bins
+    alone = ml.ale(f, X, ["x0", "x1"], bins=10)
+    assert np.allclose(main0, alone["x0"].values) and np.allclose(main1, alone["x1"].values)
+
+
+def test_second_order_main_effects_cost_no_rows_when_asked_alone_too():
+    X = truth_data(n=300).to_numpy()
+    pair, both = CountingModel(), CountingModel()
+    ml.ale(pair, X, [("x0", "x1")], bins=5)
+    ml.ale(both, X, ["x0", ("x0", "x1"), "x1"], bins=5)
+    assert pair.rows == both.rows == 8 * 300  # 4n corners + 2n per main effect
+
+
+def test_second_order_plot_total_and_support():
+    import matplotlib
+    matplotlib.use("Agg")
+    from modellens.plot.effects import THIN_CELL, THIN_GID
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    X[:, 1] = X[:, 0] + 0.3 * rng.normal(size=300)  # correlated: thin and empty cells
+    e = ml.ale(lambda A: A[:, 0] * A[:, 1] + A[:, 0], X, [("x0", "x1")], bins=6)[("x0", "x1")]
+    counts = e.bins.counts
+    ax = e.plot(total=True)
+    assert ax.get_title().startswith("total ALE")
+    main0, main1 = e.extra["main_effects"]
+    drawn = np.asarray(ax.collections[0].get_array()).reshape(len(e.grid[1]), len(e.grid[0]))
+    assert np.allclose(drawn.T, e.values + main0[:, None] + main1[None, :])
+    g0, g1 = (np.asarray(g, dtype=float) for g in e.grid)
+    (crosses,) = [c for c in ax.collections if c.get_gid() == THIN_GID]
+    marked = {(int(np.searchsorted(g0, a) - 1), int(np.searchsorted(g1, b) - 1))
+              for a, b in crosses.get_offsets()}
+    thin = {(int(i), int(j)) for i, j in zip(*np.nonzero((counts > 0) & (counts < THIN_CELL)))}
+    assert marked == thin and thin
+    texts = [t.get_text() for t in ax.texts if t.get_gid() == "cell support"]
+    assert len(texts) == int((counts > 0).sum())  # an empty cell has its dot instead
+    i, j = np.unravel_index(np.argmax(counts), counts.shape)
+    assert any(t.startswith(f"n={counts[i, j]}\nse=") for t in texts)
+    with pytest.raises(ml.InvalidParameterError, match="main effects"):
+        from dataclasses import replace
+        replace(e, extra={}).plot(total=True)
+
+
+
+# ------------------------------------------------------------ report
+def test_report_says_where_effects_differ():
+    X = truth_data(n=600)
+    rep = ml.report(truth, X, sections=["effects", "regions"], progress=False, random_state=0)
+    sec = rep.sections["regions"]
+    assert set(sec.data["features"]) == {"x1", "x3"}  # x2's local effects all agree
+    splits = sec.data["regions"].splits
+    first = splits[splits.feature == "x1"].iloc[0]
+    assert first.split_feature == "x3" and abs(first.threshold) <= QUANTILE_STEP
+    assert any(n.startswith("x1: split on x3 <= ") for n in sec.notes)
+    assert "x1" in [row[0].text for row in sec.tables[0].rows] and len(sec.figures) == 2
+    assert "Where effects differ" in rep.to_html()
+
+
+def test_missing_splitting_values_go_right_and_a_constant_feature_says_so():
+    X = truth_data(n=1000, seed=6)
+    X["x3"] = X["x3"].mask(X["x3"] > 0.8)  # rows with x3 > 0.8 lose their value
+    X["c"] = 1.0
+    r = ml.regions(truth, X, ["x1", "c"], random_state=0)
+    s = r.splits.iloc[0]
+    assert s.split_feature == "x3" and abs(s.threshold) <= QUANTILE_STEP
+    assert s.rows_right == int((X["x3"] > s.threshold).sum() + X["x3"].isna().sum())
+    # the model reads NaN > 0 as False, so missing rows have slope 0: the right region
+    # is split again, its missing values (right) from the rest
+    second = r.splits.iloc[1]
+    assert second.region.startswith("x3 >") and second.split_feature == "x3"
+    assert second.rows_right == int(X["x3"].isna().sum())
+    assert r["c"].is_leaf and r["c"].reason.startswith("no local effects")
