@@ -92,6 +92,9 @@ def _calls(X, tree):
                          lambda: ml.interactions(tree, X, method="tree", sample=10,
                                                  random_state=0)],
         "predict": [lambda: ml.predict(f, X)],
+        "regions": [lambda: ml.regions(f, X, [0], n_permutations=5, random_state=0, **quiet),
+                    lambda: ml.regions(f, X, [0], method="pdp", n_permutations=5,
+                                       random_state=0, **quiet)],
     }
 
 
