@@ -43,6 +43,7 @@ class DaleEffect(Effect):
     """
 
     local_effects: np.ndarray | None = None
+    _per_output = Effect._per_output + ("local_effects",)
     #: CRC-32 of ``feature_values`` when they are a view of the caller's data, so that
     #: re-binning can tell when that data was changed in place after the call.
     feature_digest: int | None = None
@@ -84,6 +85,11 @@ class DaleEffect(Effect):
         >>> bool(np.ptp(shift) < 0.01)
         True
         """
+        if self.outputs is not None:
+            return Effect.stack([self.for_output(c).rebin(bins, min_points=min_points,
+                                                          confidence=confidence,
+                                                          empty_bins=empty_bins)
+                                 for c in range(self.n_outputs)], self.output_labels)
         min_points = self.extra.get("min_points", 10) if min_points is None else min_points
         empty_bins = self.extra.get("empty_bins", "zero") if empty_bins is None else empty_bins
         check_choice(empty_bins, "empty_bins", EMPTY_BINS)

@@ -167,7 +167,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                          feature_names=feature_names)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress)
+                           progress=progress, several=True)
     dataset, table = request.dataset, request.table
     if table is not None and ice and sample is None:
         raise InvalidParameterError(
@@ -181,7 +181,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     else:
         axes = _pd_axes_out_of_core(request, grid)
     offsets = None if table is None or rows is None else table.offsets()
-    feats, output, in_memory = request.features, request.model.output_name, table is None
+    feats, in_memory = request.features, table is None
 
     def plans_for(values, part, model):
         base, own = values, rows
@@ -191,11 +191,11 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             elif part is not None:  # the sample's rows in this partition
                 lo, hi = np.searchsorted(rows, offsets[part:part + 2])
                 base = values[rows[lo:hi] - offsets[part]]
-        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center, output=output,
-                        observed=in_memory)
+        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center,
+                        output=model.output_name, observed=in_memory)
                 for feat, ax in zip(feats, axes)]
 
-    return Effects(request.run(plans_for, desc="pdp"))
+    return Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
 
 
 def _pd_axes(dataset: Dataset, feat, grid):

@@ -21,7 +21,7 @@ from .._validation import InvalidParameterError
 from ..data import Dataset, as_pandas, resolve_features
 from ..models import Model, prepare
 from ._out_of_core import OutOfCore, is_dask_input
-from ._run import run
+from ._run import run_outputs
 
 __all__ = ["Request", "open_request"]
 
@@ -59,6 +59,11 @@ class Request:
     def out_of_core(self) -> bool:
         return self.table is not None
 
+    @property
+    def output_labels(self) -> list | None:
+        """What selects each output of a multi-output model (None: one output)."""
+        return self.model.output_labels if self.model.n_outputs > 1 else None
+
     def run(self, plans_for, *, desc: str = "modellens") -> list:
         """Each plan's result.
 
@@ -72,10 +77,21 @@ class Request:
             finish.  It is shipped to the workers: let it hold the design,
             not the request.
         """
+        return self.run_outputs(plans_for, desc=desc)[0]
+
+    def run_outputs(self, plans_for, *, desc: str = "modellens") -> list:
+        """Each output's results (see :meth:`run`): one list per output of the model.
+
+        In memory the plans of every output share one pass of the model
+        (:func:`~._run.run_outputs`); out of core each output is run in turn.
+        """
+        model = self.model
         if self.table is None:
-            return run(self.model, plans_for(self.dataset.values, None, self.model),
-                       self.options, desc=desc)
-        return self.table.run(self.model, plans_for, desc=desc)
+            return run_outputs(model, lambda one: plans_for(self.dataset.values, None, one),
+                               self.options, desc=desc)
+        # out of core the partitions' summaries are per plan: one pass per output
+        return [self.table.run(model.view(c), plans_for, desc=desc)
+                for c in range(model.n_outputs)]
 
     def require_in_memory(self, what: str):
         """Refuse out-of-core data for an option that needs every row at once."""
@@ -87,7 +103,8 @@ class Request:
 
 def open_request(model, X, features=None, *, target=None, response_method: str = "auto",
                  feature_names=None, chunk_size=None, n_jobs=None, progress=None,
-                 allow_pairs: bool = True, out_of_core: bool = True) -> Request:
+                 allow_pairs: bool = True, out_of_core: bool = True,
+                 several: bool = False) -> Request:
     """Resolve the options, prepare data and model, and resolve the features.
 
     ``X`` may be a Dask collection when ``out_of_core`` (the method's plans
@@ -99,10 +116,10 @@ def open_request(model, X, features=None, *, target=None, response_method: str =
     if out_of_core and is_dask_input(X):
         table = OutOfCore(X, feature_names, options)
         dataset, mdl = prepare(model, table.schema, target=target,
-                               response_method=response_method)
+                               response_method=response_method, several=several)
     else:
         dataset, mdl = prepare(model, X, target=target, response_method=response_method,
-                               feature_names=feature_names)
+                               feature_names=feature_names, several=several)
     feats = resolve_features(dataset, features, allow_pairs=allow_pairs)
     return Request(dataset, mdl, feats, options, table, X)
 

@@ -81,16 +81,36 @@ def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None) -> np.
     each output depends on its own row only (true of any model that treats
     rows independently; a BatchNorm layer in training mode does not).
     """
+    if isinstance(output_index, (list, tuple)):
+        return _torch_gradients(fn, rows, list(output_index), spec)
     torch = import_torch()
     dtype, device = spec if spec is not None else torch_spec(fn)
     x = torch.tensor(rows, dtype=dtype, device=device, requires_grad=True)
     with torch.enable_grad():
         y = select_output(fn(x), output_index, rows.shape[0])
-        if not y.requires_grad:
-            raise ValueError("the model's output does not depend on its input through torch "
-                             "operations (was it converted to numpy inside?); autograd "
-                             "cannot differentiate it.")
-        (grad,) = torch.autograd.grad(y.sum(), x, allow_unused=True)
+        return _grad_of(torch, y, x, rows.shape)
+
+
+def _grad_of(torch, y, x, shape, retain=False):
+    """The gradient of ``y.sum()`` with respect to ``x`` as float64 numpy."""
+    if not y.requires_grad:
+        raise ValueError("the model's output does not depend on its input through torch "
+                         "operations (was it converted to numpy inside?); autograd "
+                         "cannot differentiate it.")
+    (grad,) = torch.autograd.grad(y.sum(), x, allow_unused=True, retain_graph=retain)
     if grad is None:  # the output does not use the input at all
-        return np.zeros(rows.shape)
+        return np.zeros(shape)
     return np.asarray(grad.detach().cpu().numpy(), dtype=np.float64)
+
+
+def _torch_gradients(fn, rows, columns, spec):
+    """The gradient of each output column, shape ``(m, d, k)``: one forward pass, k backward."""
+    torch = import_torch()
+    dtype, device = spec if spec is not None else torch_spec(fn)
+    x = torch.tensor(rows, dtype=dtype, device=device, requires_grad=True)
+    with torch.enable_grad():
+        y = fn(x)
+        grads = [_grad_of(torch, select_output(y, c, rows.shape[0]), x, rows.shape,
+                          retain=i + 1 < len(columns))
+                 for i, c in enumerate(columns)]
+    return np.stack(grads, axis=-1)
