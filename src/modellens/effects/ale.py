@@ -182,7 +182,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress)
+                           progress=progress, several=True)
     dataset, feats = request.dataset, request.features
     axes: _OutOfCoreAxes | _AxisCache
     if request.out_of_core:
@@ -196,10 +196,11 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             designs.append((axes.get(feat[0], spec_a), axes.get(feat[1], spec_b)))
         else:
             designs.append(axes.get(feat, grid_spec(bins, dataset, feat)))
-    output, out_of_core = request.model.output_name, request.out_of_core
+    out_of_core = request.out_of_core
 
     def plans_for(values, part, model):
         plans = []
+        output = model.output_name
         for design in designs:
             if isinstance(design, tuple):
                 a, b = design
@@ -212,7 +213,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                                           empty_bins=empty_bins, keep_summary=out_of_core))
         return plans
 
-    return Effects(request.run(plans_for, desc="ale"))
+    return Effects.stack(request.run_outputs(plans_for, desc="ale"), request.output_labels)
 
 
 # --------------------------------------------------------------------- input
