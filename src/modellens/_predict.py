@@ -126,13 +126,19 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
             chunk_size=chunk_size, n_jobs=n_jobs, progress=False))
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress)
-    (values,) = request.run(lambda values, part, mdl: [_Predictions(values)], desc="predict")
+                           progress=progress, several=True)
+    per_output = request.run_outputs(lambda values, part, mdl: [_Predictions(values)],
+                                     desc="predict")
     frame = request.X
     index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None
-    out = pd.Series(np.asarray(values, dtype=float), index=index,
-                    name=request.model.output_name)
-    out.attrs.update(_described(request.model))
+    mdl = request.model
+    if mdl.n_outputs > 1:
+        out = pd.DataFrame(np.column_stack([values for (values,) in per_output]), index=index,
+                           columns=pd.Index(mdl.outputs))
+    else:
+        ((values,),) = per_output
+        out = pd.Series(np.asarray(values, dtype=float), index=index, name=mdl.output_name)
+    out.attrs.update(_described(mdl))
     return out
 
 
@@ -149,7 +155,16 @@ def _row_as_frame(model, X):
 
 
 def _described(model) -> dict:
-    """What the values are, for code that reads them: the class and the kind of output."""
+    """What the values are, for code that reads them: the class and the kind of output.
+
+    With several outputs, ``explained_class`` lists each column's class (None
+    for columns of a model without classes).
+    """
+    if model.n_outputs > 1:
+        views = [model.view(c) for c in range(model.n_outputs)]
+        classes = [v.explained_class for v in views]
+        return {"explained_class": classes if any(c is not None for c in classes) else None,
+                "probability": views[0].explains_probability}
     return {"explained_class": model.explained_class,
             "probability": model.explains_probability}
 
@@ -171,6 +186,15 @@ def _lazy(model, X, options):
             "predictions could not be indexed by row position; call "
             "X.compute_chunk_sizes() first, or pass the Dask DataFrame it came from.")
     first = predict(model, first_rows(parts), **options)
+    if isinstance(first, pd.DataFrame):  # several outputs: a lazy DataFrame
+        names = list(first.columns)
+        if isinstance(X, da.Array):
+            values = da.map_blocks(_predict_block, X, model, options, dtype=float,
+                                   chunks=(X.chunks[0], (len(names),)),
+                                   meta=np.empty((0, len(names)), dtype=float))
+            return dd.from_dask_array(values, columns=names)
+        meta = pd.DataFrame(np.empty((0, len(names))), columns=names, index=X._meta.index)
+        return X.map_partitions(_predict_partition, model, options, meta=meta)
     if isinstance(X, da.Array):
         # a block of whole rows is a partition, predicted as the array it is
         values = da.map_blocks(_predict_block, X, model, options, drop_axis=1, dtype=float,
