@@ -382,10 +382,36 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
-    col, negate, output = output_column(ens, model, target)
-    one = ens.select(col, negate=negate)
     feats = resolve_features(dataset, features)
-    plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
-             for feat in feats]
-    # the plans need no model rows: run() only reduces them
-    return Effects(run(None, plans, desc="pdp (tree)"))
+    labels = _tree_outputs(ens, target)
+    per_output = []
+    for one_target in [target] if labels is None else labels:
+        col, negate, output = output_column(ens, model, one_target)
+        one = ens.select(col, negate=negate)
+        plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
+                 for feat in feats]
+        # the plans need no model rows: run() only reduces them
+        per_output.append(run(None, plans, desc="pdp (tree)"))
+    return Effects.stack(per_output, labels)
+
+
+def _tree_outputs(ens, target) -> list | None:
+    """The outputs (class labels or columns) a tree PD explains at once; None for one."""
+    outputs = list(ens.classes) if ens.classes is not None else \
+        list(range(ens.n_outputs)) if ens.n_outputs > 1 else None
+    if isinstance(target, str) and target == "all":
+        if outputs is None:
+            raise InvalidParameterError("target='all': the model has one output; leave "
+                                        "target= out.")
+        return outputs
+    if isinstance(target, (list, tuple, np.ndarray)):
+        wanted = list(target)
+        if len(set(map(repr, wanted))) != len(wanted):
+            raise InvalidParameterError(
+                f"target= names an output twice: {wanted}; name each output once.")
+        return wanted if len(wanted) > 1 else None
+    if target is None and outputs is not None and len(outputs) > 2:
+        return outputs
+    if target is None and ens.classes is None and outputs is not None:
+        return outputs  # a multi-output regressor: every column
+    return None

@@ -456,9 +456,10 @@ class Effect:
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
         **kwargs
-            ``max_ice`` (default 100), ``rug``, ``band`` (default True) and
-            ``random_state`` (which ICE lines are drawn), as in
-            :func:`modellens.plot.plot_effect`.
+            ``max_ice`` (default 100), ``rug``, ``band`` (default True),
+            ``random_state`` (which ICE lines are drawn) and ``output`` (one
+            output of an effect of several, which otherwise draws a curve per
+            output), as in :func:`modellens.plot.plot_effect`.
 
         Returns
         -------
@@ -486,7 +487,9 @@ Effect._types["Effect"] = Effect
 def _same(a, b) -> bool:
     if a is b:
         return True
-    if isinstance(a, tuple) and isinstance(b, tuple):
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         try:
@@ -536,9 +539,9 @@ def output_position(outputs, labels, output) -> int:
         return outputs.index(output)
     if labels is not None:
         for c, label in enumerate(labels):
-            if type(label) is type(output) or (is_number(label) and is_number(output)):
-                if label == output:
-                    return c
+            # a label matches a value of its own kind only (the class 1 is not True)
+            if _kind(label) == _kind(output) and label == output:
+                return c
     if isinstance(output, (int, np.integer)) and not isinstance(output, bool) and \
             -k <= int(output) < k:
         return int(output) % k
@@ -546,8 +549,14 @@ def output_position(outputs, labels, output) -> int:
                    f"{labels}, nor a position 0..{k - 1}).")
 
 
-def is_number(x) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+def _kind(x):
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(x, str):
+        return "str"
+    return type(x)
 
 
 class Effects(Mapping):
