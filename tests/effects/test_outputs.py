@@ -170,8 +170,15 @@ def test_dale_gradient_callable_per_output():
     # x0 ** 2 has the slope 2 x0: the curve is x0 ** 2 up to a constant (bin-mean slopes)
     e = every["x0"].for_output(0)
     assert np.ptp(e.values - e.grid ** 2) < 0.05
-    with pytest.raises(ml.ModelError, match=r"expected \(300, 2, 2\)"):
-        ml.dale(f, X, bins=5, gradient=lambda A: np.zeros(A.shape))
+    # the gradient callable is all DALE calls: an (m, d) answer is one output
+    assert ml.dale(f, X, bins=5, gradient=lambda A: grad(A)[..., 1]).outputs is None
+    answers = []
+
+    def shifty(A):  # two outputs' gradients first, then one
+        answers.append(1)
+        return grad(A) if len(answers) == 1 else grad(A)[..., 0]
+    with pytest.raises(ml.ModelError, match=r"expected \(100, 2, 2\)"):
+        ml.dale(f, X, bins=5, gradient=shifty, chunk_size=100)
 
 
 def test_interactions_every_output(iris, hgb, forest):
@@ -221,22 +228,44 @@ def test_predict_every_output(iris, hgb, forest, frame, logreg):
     assert ml.pdp(binary, X, ["sl"], grid=3)["sl"].values.shape == (3,)
 
 
+class _Counting:
+    """A three-class model that notes the rows of every call."""
+
+    classes_ = np.array(["a", "b", "c"])
+
+    def __init__(self):
+        self.seen = []
+
+    def fit(self, X, y):
+        return self
+
+    def predict_proba(self, A):
+        self.seen.append(len(A))
+        z = np.column_stack([A[:, 0] * A[:, 1], A[:, 2], -A[:, 3]])
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+
 def test_all_outputs_cost_the_rows_of_one(iris):
     X = iris[0].to_numpy()
+    model = _Counting()
+    ml.pdp(model, X, [0, 3], grid=5, ice=True, chunk_size=500)
+    ml.ale(model, X, [0], bins=4, chunk_size=500)
+    every, model.seen = model.seen, []
+    ml.pdp(model, X, [0, 3], grid=5, ice=True, chunk_size=500, target="b")
+    ml.ale(model, X, [0], bins=4, chunk_size=500, target="b")
+    assert every == model.seen == [500, 500, 500, 300]
+    # a function tells its outputs at its first answer: that chunk is asked again
     seen = []
 
     def f(A):
         seen.append(len(A))
-        return np.column_stack([A[:, 0] * A[:, 1], A[:, 2], -A[:, 3]])
-    ml.pdp(f, X, [0, 3], grid=5, ice=True)
-    ml.ale(f, X, [0], bins=4)
-    # each call's first is a one-row probe of the output count, then the planned rows
-    assert [seen[0], seen[2]] == [1, 1] and len(seen) == 4
-    every = seen[1] + seen[3]
+        return model.predict_proba(A)
+    ml.pdp(f, X, [0, 3], grid=5, ice=True, chunk_size=500)
+    assert seen == [500, 500, 500, 500]
     seen.clear()
-    ml.pdp(f, X, [0, 3], grid=5, ice=True, target=1)
-    ml.ale(f, X, [0], bins=4, target=1)
-    assert sum(seen) == every == 2 * 5 * 150 + 2 * 150
+    ml.pdp(lambda A: f(A)[:, 1], X, [0, 3], grid=5, ice=True, chunk_size=500)
+    assert seen == [500, 500, 500]
 
 
 def test_bad_outputs(iris, hgb):
@@ -260,8 +289,8 @@ def test_bad_outputs(iris, hgb):
     def narrows(A):  # one output at first, two afterwards
         calls.append(1)
         return np.zeros(len(A)) if len(calls) == 1 else np.zeros((len(A), 2))
-    with pytest.raises(ml.ModelError, match="expected"):
-        ml.pdp(narrows, X.to_numpy(), [0], grid=3)
+    with pytest.raises(ml.ModelError, match=r"shape \(100, 2\) for 100 rows; expected \(100,\)"):
+        ml.pdp(narrows, X.to_numpy(), [0], grid=3, chunk_size=100)
     with pytest.raises(ValueError, match="out of range"):
         ml.pdp(lambda A: A[:, :2], X.to_numpy(), [0], target=[0, 5])
     with pytest.raises(KeyError, match="none of the outputs"):

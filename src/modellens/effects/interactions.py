@@ -217,10 +217,11 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         outputs = [output for _, output in trees]
         n_model_rows, used = 0, "tree"
     else:
-        outputs = mdl.outputs
         screen = _BruteScreen(base, groups, feats)
         _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
         stats = screen.run(mdl, pair_request, request.options)
+        # (a model without classes tells its outputs at its first answer)
+        outputs, labels = mdl.outputs, request.output_labels
         n_model_rows, used = mdl.n_rows, "brute"
     parts = [_result(dataset, feats, overall, pairwise, sample_size=len(rows), rows=rows,
                      method=used, output=output, n_groups=groups.G,
@@ -334,6 +335,8 @@ class _BruteScreen:
             return plans[-1:]
 
         run_outputs(mdl, first_plans, options, desc="interactions")
+        # (plans of a pass that stopped to learn the outputs precede the last ones)
+        plans = plans[-mdl.n_outputs:]
         assert all(p.overall is not None for p in plans)  # formed when the blocks finished
         overall = [dict(p.overall) for p in plans]
         if kind != "top":

@@ -90,6 +90,7 @@ class Request:
             return run_outputs(model, lambda one: plans_for(self.dataset.values, None, one),
                                self.options, desc=desc)
         # out of core the partitions' summaries are per plan: one pass per output
+        model.settle_outputs()
         return [self.table.run(model.view(c), plans_for, desc=desc)
                 for c in range(model.n_outputs)]
 

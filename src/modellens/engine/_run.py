@@ -20,6 +20,7 @@ from ._chunks import chunks as _chunks
 from ._dask import evaluate_on_client
 from ._plan import ModelLike, Plan, share_rows
 from ._progress import progress_bar
+from ..models import OutputsFound
 from ._tuner import ChunkSizer
 from .segments import OutputFan
 
@@ -60,6 +61,13 @@ def run_outputs(model, plans_for, options: Options | None = None, *,
         ``[results of output 0, results of output 1, ...]``, each the list
         :func:`run` returns for that output's plans.
     """
+    if getattr(model, "undetermined", False):
+        # outputs unknown until the model answers: plan one; a first answer of several
+        # columns stops the pass before anything is folded, and every output is planned
+        try:
+            return [run(model, plans_for(model), options, desc=desc)]
+        except OutputsFound as found:
+            model.settle_outputs(found.width)
     k = getattr(model, "n_outputs", 1)
     if k == 1:
         return [run(model, plans_for(model), options, desc=desc)]

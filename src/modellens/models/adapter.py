@@ -22,7 +22,7 @@ from ._output import PASS_TARGET, select_output, select_outputs
 from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
                      warn_if_training)
 
-__all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name"]
+__all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name"]
 
 #: scikit-learn base classes of tree models: piecewise constant in every feature.
 _SKLEARN_TREE_BASES = {"BaseDecisionTree", "BaseForest", "BaseGradientBoosting",
@@ -75,11 +75,24 @@ class ModelError(RuntimeError):
     >>> import numpy as np, modellens as ml
     >>> X = np.random.default_rng(0).normal(size=(10, 2))
     >>> try:
-    ...     ml.pdp(lambda A: A, X, grid=3)  # two outputs per row
+    ...     ml.pdp(lambda A: A[:3, 0], X, grid=3)  # three values, whatever the rows
     ... except ml.ModelError as error:
     ...     print(error)
-    the model returned shape (60, 2) for 60 rows; expected (60,). The model returns several outputs per row; pass target= (the column to explain).
+    the model returned shape (3,) for 30 rows; expected (30,).
     """
+
+
+class OutputsFound(Exception):
+    """The first answer of a model whose outputs were unknown has ``width`` columns.
+
+    Raised by :meth:`Model.predict` (and :meth:`Model.gradient`) before any
+    answer is folded; the engine (:func:`modellens.engine.run_outputs`) then
+    settles the model's outputs and plans every output.
+    """
+
+    def __init__(self, width: int):
+        super().__init__(width)
+        self.width = width
 
 
 def _column(target) -> int:
@@ -187,6 +200,9 @@ class Model:
         #: the output is not one class's: a regressor, a callable, a torch module)
         self.explained_class = None
         self.response_method = response_method
+        #: the number of outputs is learnt from the model's first answer (target=None on a
+        #: model without classes); until then answers of one output are taken as they come
+        self._undetermined = False
         #: the output columns of a multi-output model (None: one output, see class_index)
         self._columns: list | None = None
         #: columns of the model's whole answer, checked at every call (multi-output only)
@@ -244,6 +260,11 @@ class Model:
             return
         if target is not None or (self.class_index is not None and wanted is None):
             return  # a column was chosen (or the binary default of predict_proba)
+        if wanted is None and self.framework != "torch":
+            # the first answer tells (see OutputsFound): a single-output model is called
+            # exactly as before, and one with several outputs repeats its first chunk
+            self._undetermined = True
+            return
         width = self._probe()
         if width is None:
             if wanted is not None:
@@ -263,10 +284,31 @@ class Model:
             self._target_given = True
             self._respond(labels[0])
             return
+        self._undetermined = False
         self.output_labels, self._columns, self._answer_width = list(labels), list(columns), width
         self.outputs = [self.view(c).output_name for c in range(len(columns))]
         self.output_name = ", ".join(self.outputs)
         self.class_index, self.explained_class = None, None
+
+    @property
+    def undetermined(self) -> bool:
+        """Whether the number of outputs is still to be learnt from the first answer."""
+        return self._undetermined
+
+    def settle_outputs(self, width: int | None = None) -> None:
+        """Fix the number of outputs: ``width`` columns (from :class:`OutputsFound`), or probe.
+
+        Without ``width`` the model answers one data row (not counted in
+        :attr:`n_rows`); the out-of-core form calls this before it ships the
+        model to the partitions.
+        """
+        if not self._undetermined:
+            return
+        self._undetermined = False
+        width = self._probe() if width is None else width
+        if width is not None and width > 1:
+            self._set_outputs(list(range(width)), list(range(width)), width)
+            self.outputs = list(self.outputs)
 
     def _probe(self) -> int | None:
         """Output columns of the model's answer for one data row (None: one output).
@@ -455,6 +497,8 @@ class Model:
         counts once in :attr:`n_calls`.
         """
         m, d = rows.shape
+        if self._undetermined and backend in ("torch", "jax"):
+            self._check(self._call(rows[:1]), rows[:1])  # autodiff needs the outputs first
         try:
             if backend == "callable":
                 out = function(self.to_input(rows))
@@ -475,6 +519,8 @@ class Model:
             out = np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
+        if self._undetermined and out.ndim == 3 and out.shape[:2] == (m, d):
+            raise OutputsFound(int(out.shape[2]))
         shape = (m, d) if self._columns is None else (m, d, self.n_outputs)
         if out.shape != shape:
             per = "" if self._columns is None else f" and output {self.outputs}"
@@ -493,6 +539,10 @@ class Model:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
+        if self._undetermined:
+            if out.ndim == 2 and out.shape[0] == m and out.shape[1] > 1:
+                raise OutputsFound(int(out.shape[1]))
+            self._undetermined = False  # one output: from now on, every answer has one
         if self._columns is not None:
             try:
                 out = select_outputs(out, self._columns, m, self._answer_width, self.outputs)
