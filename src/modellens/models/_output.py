@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-__all__ = ["select_output", "select_outputs"]
+__all__ = ["select_output", "select_outputs", "OutputsFound"]
 
 #: The hint for several outputs per row when ``target=`` can pick one.
 PASS_TARGET = " The model returns several outputs per row; pass target= (the column to explain)."
+
+
+class OutputsFound(Exception):
+    """The first answer of a model whose outputs were unknown has ``width`` columns.
+
+    Raised by :meth:`~modellens.models.Model.predict` (and ``gradient``) before
+    any answer is folded; the engine (:func:`modellens.engine.run_outputs`)
+    then settles the model's outputs and plans every output.
+    """
+
+    def __init__(self, width: int):
+        super().__init__(width)
+        self.width = width
 
 
 def select_output(y, index, m, *, required=True, several_hint=PASS_TARGET):

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .._validation import ModellensWarning
-from ._output import select_output
+from ._output import OutputsFound, select_output
 
 __all__ = ["import_torch", "is_torch_module", "warn_if_training", "to_numpy", "torch_spec",
            "torch_predict", "torch_gradient"]
@@ -74,7 +74,8 @@ def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
         return np.asarray(to_numpy(fn(x)), dtype=np.float64)
 
 
-def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None) -> np.ndarray:
+def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None,
+                   several=False) -> np.ndarray:
     """Autograd gradient of a torch model at every row, shape ``(m, d)``.
 
     The gradient of the summed outputs equals the per-row gradients because
@@ -87,7 +88,10 @@ def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None) -> np.
     dtype, device = spec if spec is not None else torch_spec(fn)
     x = torch.tensor(rows, dtype=dtype, device=device, requires_grad=True)
     with torch.enable_grad():
-        y = select_output(fn(x), output_index, rows.shape[0])
+        y = fn(x)
+        if several and output_index is None and y.ndim == 2 and y.shape[1] > 1:
+            raise OutputsFound(int(y.shape[1]))  # the outputs were unknown: now they are
+        y = select_output(y, output_index, rows.shape[0])
         return _grad_of(torch, y, x, rows.shape)
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset
 from ._jax import jax_gradient
-from ._output import PASS_TARGET, select_output, select_outputs
+from ._output import PASS_TARGET, OutputsFound, select_output, select_outputs
 from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
                      warn_if_training)
 
@@ -80,19 +80,6 @@ class ModelError(RuntimeError):
     ...     print(error)
     the model returned shape (3,) for 30 rows; expected (30,).
     """
-
-
-class OutputsFound(Exception):
-    """The first answer of a model whose outputs were unknown has ``width`` columns.
-
-    Raised by :meth:`Model.predict` (and :meth:`Model.gradient`) before any
-    answer is folded; the engine (:func:`modellens.engine.run_outputs`) then
-    settles the model's outputs and plans every output.
-    """
-
-    def __init__(self, width: int):
-        super().__init__(width)
-        self.width = width
 
 
 def _column(target) -> int:
@@ -260,7 +247,7 @@ class Model:
             return
         if target is not None or (self.class_index is not None and wanted is None):
             return  # a column was chosen (or the binary default of predict_proba)
-        if wanted is None and self.framework != "torch":
+        if wanted is None:
             # the first answer tells (see OutputsFound): a single-output model is called
             # exactly as before, and one with several outputs repeats its first chunk
             self._undetermined = True
@@ -497,19 +484,19 @@ class Model:
         counts once in :attr:`n_calls`.
         """
         m, d = rows.shape
-        if self._undetermined and backend in ("torch", "jax"):
+        if self._undetermined and backend == "jax":
             self._check(self._call(rows[:1]), rows[:1])  # autodiff needs the outputs first
         try:
             if backend == "callable":
                 out = function(self.to_input(rows))
             elif backend == "torch":
                 out = torch_gradient(self._fn, rows, output_index=self._gradient_index(),
-                                     spec=self._torch_spec)
+                                     spec=self._torch_spec, several=self._undetermined)
             elif backend == "jax":
                 out = jax_gradient(self._fn, rows, output_index=self._gradient_index())
             else:
                 raise InvalidParameterError(f"unknown gradient backend {backend!r}")
-        except ImportError:
+        except (ImportError, OutputsFound):
             raise
         except Exception as exc:
             what = "gradient= callable" if backend == "callable" else f"{backend} gradient"
