@@ -41,7 +41,7 @@ def best_of_interleaved(fns, repeat=3):
     return best
 
 
-def main(n=20_000):
+def main(n=10_000):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 8))
     y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n), [-0.5, 0.5])
@@ -54,17 +54,18 @@ def main(n=20_000):
         "ale (8 features, 20 bins)": (
             lambda: ml.ale(model, X, bins=20),
             lambda: ml.ale(model, X, bins=20, target=1)),
-        "interactions (sample 300)": (
-            lambda: ml.interactions(model, X, sample=300, random_state=0, method="brute"),
-            lambda: ml.interactions(model, X, sample=300, random_state=0, method="brute",
+        "interactions (sample 100)": (
+            lambda: ml.interactions(model, X, sample=100, random_state=0, method="brute"),
+            lambda: ml.interactions(model, X, sample=100, random_state=0, method="brute",
                                     target=1)),
         **ATTRIBUTIONS,
     }
-    print(f"3-class HistGradientBoostingClassifier, {n:,} rows x 8 features (best of 3)")
+    print(f"3-class HistGradientBoostingClassifier, {n:,} rows x 8 features (best of 3)",
+          flush=True)
     for name, (every, one) in cases.items():
         t_all, t_one = best_of_interleaved([every, one])
         print(f"{name:30s} all outputs {t_all:7.3f} s   one output {t_one:7.3f} s   "
-              f"ratio {t_all / t_one:5.2f}")
+              f"ratio {t_all / t_one:5.2f}", flush=True)
     # scikit-learn's partial dependence of every class on the same rows and grid
     ours = ml.pdp(model, X, features=[0], grid={"x0": grid})["x0"]
     theirs = partial_dependence(model, X, [0], grid_resolution=20, kind="average",
@@ -79,4 +80,4 @@ def main(n=20_000):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)

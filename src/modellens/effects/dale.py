@@ -6,6 +6,7 @@ import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -85,11 +86,11 @@ class DaleEffect(Effect):
         >>> bool(np.ptp(shift) < 0.01)
         True
         """
-        if self.outputs is not None:
-            return Effect.stack([self.for_output(c).rebin(bins, min_points=min_points,
-                                                          confidence=confidence,
-                                                          empty_bins=empty_bins)
-                                 for c in range(self.n_outputs)], self.output_labels)
+        if self.outputs is not None:  # each output re-binned on its own, stacked again
+            parts = [cast(DaleEffect, self.for_output(c)).rebin(
+                bins, min_points=min_points, confidence=confidence, empty_bins=empty_bins)
+                for c in range(self.n_outputs)]
+            return cast(DaleEffect, Effect.stack(parts, self.output_labels))
         min_points = self.extra.get("min_points", 10) if min_points is None else min_points
         empty_bins = self.extra.get("empty_bins", "zero") if empty_bins is None else empty_bins
         check_choice(empty_bins, "empty_bins", EMPTY_BINS)

@@ -80,6 +80,8 @@ class Interactions:
     outputs: list | None = None
     #: what selects each output: class labels, or output columns (several outputs only)
     output_labels: list | None = None
+    #: each output's single-output result (several outputs only)
+    _parts: list = field(default_factory=list, init=False, repr=False)
 
     @classmethod
     def stack(cls, parts: list, labels: list) -> "Interactions":
@@ -99,9 +101,9 @@ class Interactions:
         pairwise = pd.concat([p.pairwise.assign(output=o)[["output"] + PAIR_COLUMNS]
                               for o, p in zip(outputs, parts)], ignore_index=True)
         first = parts[0]
-        out = cls(overall=by_output("overall"), pairwise=pairwise,  # type: ignore[arg-type]
-                  overall_unnormalized=by_output("overall_unnormalized"),  # type: ignore[arg-type]
-                  overall_std=by_output("overall_std"),  # type: ignore[arg-type]
+        out = cls(overall=by_output("overall"), pairwise=pairwise,
+                  overall_unnormalized=by_output("overall_unnormalized"),
+                  overall_std=by_output("overall_std"),
                   sample_size=first.sample_size, rows=first.rows, method=first.method,
                   output=", ".join(outputs), n_groups=first.n_groups,
                   n_model_rows=first.n_model_rows, notes=first.notes, outputs=outputs,

@@ -588,6 +588,7 @@ def _response_classes(model, response_method):
 
 def _requested_outputs(target, several):
     """``"all"`` or the list of outputs ``target`` asks for; None for one output (or none)."""
+    wanted: str | list
     if isinstance(target, str) and target == "all":
         wanted = "all"
     elif isinstance(target, (list, np.ndarray)):
