@@ -336,3 +336,19 @@ def test_plot_one_line_per_output(iris, hgb):
     every[("sl", "pw")].plot(output=1)
     every.plot(output=0)
     every.for_output(0).plot()
+
+
+def test_dask_data_every_output():
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(4).normal(size=(240, 3))
+    f = lambda A: np.column_stack([A[:, 0] * A[:, 1], np.sin(A[:, 2])])  # noqa: E731
+    D = da.from_array(X, chunks=(80, 3))
+    for fn, kw in ((ml.pdp, dict(grid=4)), (ml.ale, dict(bins=4)), (ml.mplot, dict(grid=4))):
+        _each(fn, f, D, [0, 1], **kw)
+        # and the out-of-core numbers are those of the data in memory, per output
+        in_memory = fn(f, X, **kw)
+        if fn is ml.pdp:
+            np.testing.assert_allclose(fn(f, D, **kw)["x0"].values, in_memory["x0"].values,
+                                       rtol=0, atol=1e-12)
+    predictions = ml.predict(f, D).compute()
+    np.testing.assert_allclose(predictions.to_numpy(), f(X), **TOL)

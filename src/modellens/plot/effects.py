@@ -129,13 +129,20 @@ def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
                         alpha=0.2 if shown.level is not None else 0.15, lw=0, label=shown.label)
     ax.plot(grid, effect.values, color=_COLOR, lw=2.2, zorder=3,
             marker="o" if grid.size <= 12 else None, ms=4, label=effect.method)
-    if rug and effect.feature_values is not None:
-        x = np.asarray(effect.feature_values, dtype=float)
-        if x.size > 500:
-            x = np.quantile(x, np.linspace(0, 1, 101))
-        ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
-                transform=ax.get_xaxis_transform(), zorder=4)
+    if rug:
+        _draw_rug(ax, effect.feature_values)
     return shown is not None  # a legend names the band
+
+
+def _draw_rug(ax, values):
+    """Ticks at the data's values on the x axis (101 quantiles of more than 500)."""
+    if values is None:
+        return
+    x = np.asarray(values, dtype=float)
+    if x.size > 500:
+        x = np.quantile(x, np.linspace(0, 1, 101))
+    ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
+            transform=ax.get_xaxis_transform(), zorder=4)
 
 
 def _plot_outputs(effect, ax, rug, band) -> bool:
@@ -164,12 +171,8 @@ def _plot_outputs(effect, ax, rug, band) -> bool:
         ax.set_xticks(np.arange(len(labels)))
         ax.set_xticklabels(labels)
         ax.axhline(0, color="0.3", lw=0.6)
-    elif rug and effect.feature_values is not None:
-        x = np.asarray(effect.feature_values, dtype=float)
-        if x.size > 500:
-            x = np.quantile(x, np.linspace(0, 1, 101))
-        ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
-                transform=ax.get_xaxis_transform(), zorder=4)
+    elif rug:
+        _draw_rug(ax, effect.feature_values)
     label = _label(effect)
     ax.set_xlabel(str(effect.feature))
     ax.set_ylabel(f"{label} of each output")
