@@ -122,17 +122,23 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     X = _row_as_frame(model, as_pandas(X))
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, dask="partitions")
+                           progress=progress, dask="partitions", several=True)
     if request.partitions is not None:
         return _lazy(model, request.partitions, dict(
             target=target, response_method=response_method, feature_names=feature_names),
             request.options)
-    (values,) = request.run(lambda values, part, mdl: [_Predictions(values)], desc="predict")
+    per_output = request.run_outputs(lambda values, part, mdl: [_Predictions(values)],
+                                     desc="predict")
     frame = request.X
     index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None
-    out = pd.Series(np.asarray(values, dtype=float), index=index,
-                    name=request.model.output_name)
-    out.attrs.update(_described(request.model))
+    mdl = request.model
+    if mdl.n_outputs > 1:
+        out = pd.DataFrame(np.column_stack([values for (values,) in per_output]), index=index,
+                           columns=pd.Index(mdl.outputs))
+    else:
+        ((values,),) = per_output
+        out = pd.Series(np.asarray(values, dtype=float), index=index, name=mdl.output_name)
+    out.attrs.update(_described(mdl))
     return out
 
 
@@ -149,7 +155,16 @@ def _row_as_frame(model, X):
 
 
 def _described(model) -> dict:
-    """What the values are, for code that reads them: the class and the kind of output."""
+    """What the values are, for code that reads them: the class and the kind of output.
+
+    With several outputs, ``explained_class`` lists each column's class (None
+    for columns of a model without classes).
+    """
+    if model.n_outputs > 1:
+        views = [model.view(c) for c in range(model.n_outputs)]
+        classes = [v.explained_class for v in views]
+        return {"explained_class": classes if any(c is not None for c in classes) else None,
+                "probability": views[0].explains_probability}
     return {"explained_class": model.explained_class,
             "probability": model.explains_probability}
 
@@ -170,9 +185,10 @@ def _lazy(model, X, options, client_options):
             "predictions could not be indexed by row position; call "
             "X.compute_chunk_sizes() first, or pass the Dask DataFrame it came from.")
     lazy = map_rows(X, _PredictRows(model, options), options=client_options,
-                    columns_of=_as_column, names_of=lambda first: [first.name],
+                    columns_of=_as_columns, names_of=_names,
                     needs_offsets=lambda first: False)
-    return lazy.frame[lazy.trial.name]
+    # several outputs: a lazy DataFrame, one column per output; one: a lazy Series
+    return lazy.frame if isinstance(lazy.trial, pd.DataFrame) else lazy.frame[lazy.trial.name]
 
 
 class _PredictRows:
@@ -186,5 +202,10 @@ class _PredictRows:
                                             "n_jobs": options.n_jobs, "progress": False})
 
 
-def _as_column(p: pd.Series) -> np.ndarray:
-    return p.to_numpy(dtype=float)[:, None]
+def _as_columns(p: pd.Series | pd.DataFrame) -> np.ndarray:
+    values = p.to_numpy(dtype=float)
+    return values if values.ndim == 2 else values[:, None]
+
+
+def _names(first: pd.Series | pd.DataFrame) -> list:
+    return list(first.columns) if isinstance(first, pd.DataFrame) else [first.name]

@@ -20,7 +20,7 @@ DOCS = ROOT / "docs"
 EXAMPLES = DOCS / "examples"
 PUBLIC = [name for name in ml.__all__ if name != "__version__"]
 #: pages of the user guide (docs/user_guide/<name>.rst), one per method family and more
-GUIDE = ["index", "pdp_ice", "mplot", "ale", "dale", "shapley", "lime", "report",
+GUIDE = ["index", "pdp_ice", "mplot", "ale", "dale", "outputs", "shapley", "lime", "report",
          "reading_the_report", "dask", "coming_from"]
 
 #: gallery examples that print rather than draw

@@ -76,12 +76,14 @@ def test_autograd_of_a_torch_function_and_chunking():
                                    atol=1e-6)
 
 
-def test_torch_module_with_several_outputs_needs_target(mlp):
+def test_torch_module_with_several_outputs_explains_each(mlp):
     torch = pytest.importorskip("torch")
     X, _ = mlp
     net = torch.nn.Linear(4, 3).double()
-    with pytest.raises(ModelError, match="target="):
-        ml.dale(net, X)
+    every = ml.dale(net, X, bins=4)  # every output: the slope of each is its weight
+    assert every.outputs == ["output[0]", "output[1]", "output[2]"]
+    np.testing.assert_allclose(every["x1"].local_effects, np.broadcast_to(
+        net.weight[:, 1].detach().numpy(), every["x1"].local_effects.shape), rtol=1e-12)
     eff = ml.dale(net, X, target=2, bins=4)["x1"]
     np.testing.assert_allclose(eff.local_effects, net.weight[2, 1].item(), rtol=1e-12)
     assert eff.output == "output[2]"

@@ -180,11 +180,13 @@ def test_logistic_pipeline_target_selection():
     X = rng.normal(size=(150, 2))
     y = np.where(X[:, 0] > 0.5, "high", np.where(X[:, 0] < -0.5, "low", "mid"))
     clf = LogisticRegression().fit(X, y)
-    with pytest.raises(ValueError, match="3 classes"):
-        ml.pdp(clf, X)
+    every = ml.pdp(clf, X, features=0)["x0"]  # every class
+    assert every.outputs == ["P(y = high)", "P(y = low)", "P(y = mid)"]
+    np.testing.assert_allclose(every.values.sum(axis=1), 1, atol=1e-12)
     by_label = ml.pdp(clf, X, features=0, target="low")["x0"]
     by_index = ml.pdp(clf, X, features=0, target=list(clf.classes_).index("low"))["x0"]
     np.testing.assert_allclose(by_label.values, by_index.values)
+    np.testing.assert_array_equal(every.for_output("low").values, by_label.values)
     assert by_label.values[0] > by_label.values[-1]  # P(low) falls with x0
     with pytest.raises(ValueError, match="not one of the model's classes"):
         ml.pdp(clf, X, target="medium")

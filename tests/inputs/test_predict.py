@@ -43,12 +43,15 @@ def test_binary_classifier_gives_the_probability_of_the_target_class(target, col
     assert p.name == f"P(y = {clf.classes_[column]})"
 
 
-def test_multiclass_needs_a_target_and_decision_function_is_selectable():
+def test_multiclass_gives_every_class_and_decision_function_is_selectable():
     X = _frame()[["a", "b"]]
     y = np.digitize(X.a, [-0.5, 0.5])
     clf = LogisticRegression().fit(X, y)
-    with pytest.raises(ml.InvalidParameterError, match="target"):
-        ml.predict(clf, X)
+    every = ml.predict(clf, X)  # every class: a column each
+    assert list(every.columns) == ["P(y = 0)", "P(y = 1)", "P(y = 2)"]
+    np.testing.assert_allclose(every.to_numpy(), clf.predict_proba(X), atol=1e-12)
+    decisions = ml.predict(clf, X, response_method="decision_function")
+    np.testing.assert_allclose(decisions.to_numpy(), clf.decision_function(X), atol=1e-12)
     np.testing.assert_allclose(ml.predict(clf, X, target=2), clf.predict_proba(X)[:, 2],
                                atol=1e-12)
     d = ml.predict(clf, X, target=1, response_method="decision_function")

@@ -39,9 +39,10 @@ def test_negative_target_on_a_torch_model_with_one_output_is_that_output():
 def test_target_picks_a_column_of_a_plain_function_with_several_outputs():
     X, _ = _regression(100)
     two = lambda A: np.column_stack([A[:, 0], 5 * A[:, 1]])  # noqa: E731
-    with pytest.raises(ModelError, match="pass target="):
-        ml.pdp(two, X, features="x1")
+    both = ml.pdp(two, X, features="x1")["x1"]  # every output
+    assert both.outputs == ["f(x)[0]", "f(x)[1]"]
     a = ml.pdp(two, X, features="x1", target=1)["x1"]
+    np.testing.assert_array_equal(both.values[:, 1], a.values)
     b = ml.pdp(two, X, features="x1", target=-1)["x1"]
     np.testing.assert_allclose(a.values, 5 * a.grid - 5 * a.grid.mean() + a.values.mean())
     np.testing.assert_array_equal(a.values, b.values)

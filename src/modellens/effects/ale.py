@@ -185,7 +185,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress)
+                           progress=progress, several=True)
     dataset, feats = request.dataset, request.features
     axes: _OutOfCoreAxes | _AxisCache
     if request.out_of_core:
@@ -199,7 +199,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             designs.append((axes.get(feat[0], spec_a), axes.get(feat[1], spec_b)))
         else:
             designs.append(axes.get(feat, grid_spec(bins, dataset, feat)))
-    output, out_of_core = request.model.output_name, request.out_of_core
+    out_of_core = request.out_of_core
 
     # first-order axes, each once: the features asked alone and the two axes of every pair
     # (their main effects give the pair's total effect; one asked alone is not evaluated twice)
@@ -215,6 +215,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 
     def plans_for(values, part, model):
         plans: list[Plan] = []
+        output = model.output_name
         for a, b in pairs:
             if out_of_core:
                 a, b = a.on(values), b.on(values)
@@ -225,20 +226,23 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                                       empty_bins=empty_bins, keep_summary=out_of_core))
         return plans
 
-    results = request.run(plans_for, desc="ale")
-    pair_effects, single_effects = iter(results[:len(pairs)]), results[len(pairs):]
-    out = []
-    for design, units in zip(designs, layout):
-        if isinstance(design, tuple):
-            effect = next(pair_effects)
-            # the main effects on the pair's own axes (same edges or levels): the total
-            # effect is their sum plus the interaction, on the pair's grid
-            effect.extra["main_effects"] = tuple(
-                np.asarray(single_effects[k].values, dtype=float) for k in units)
-            out.append(effect)
-        else:
-            out.append(single_effects[units[0]])
-    return Effects(out)
+    def assemble(results):
+        pair_effects, single_effects = iter(results[:len(pairs)]), results[len(pairs):]
+        out = []
+        for design, units in zip(designs, layout):
+            if isinstance(design, tuple):
+                effect = next(pair_effects)
+                # the main effects on the pair's own axes (same edges or levels): the total
+                # effect is their sum plus the interaction, on the pair's grid
+                effect.extra["main_effects"] = tuple(
+                    np.asarray(single_effects[k].values, dtype=float) for k in units)
+                out.append(effect)
+            else:
+                out.append(single_effects[units[0]])
+        return out
+
+    return Effects.stack([assemble(results) for results in
+                          request.run_outputs(plans_for, desc="ale")], request.output_labels)
 
 
 # --------------------------------------------------------------------- input

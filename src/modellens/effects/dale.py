@@ -6,6 +6,7 @@ import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -43,6 +44,7 @@ class DaleEffect(Effect):
     """
 
     local_effects: np.ndarray | None = None
+    _per_output = Effect._per_output + ("local_effects",)
     #: CRC-32 of ``feature_values`` when they are a view of the caller's data, so that
     #: re-binning can tell when that data was changed in place after the call.
     feature_digest: int | None = None
@@ -84,6 +86,11 @@ class DaleEffect(Effect):
         >>> bool(np.ptp(shift) < 0.01)
         True
         """
+        if self.outputs is not None:  # each output re-binned on its own, stacked again
+            parts = [cast(DaleEffect, self.for_output(c)).rebin(
+                bins, min_points=min_points, confidence=confidence, empty_bins=empty_bins)
+                for c in range(self.n_outputs)]
+            return cast(DaleEffect, Effect.stack(parts, self.output_labels))
         min_points = self.extra.get("min_points", 10) if min_points is None else min_points
         empty_bins = self.extra.get("empty_bins", "zero") if empty_bins is None else empty_bins
         check_choice(empty_bins, "empty_bins", EMPTY_BINS)
@@ -234,7 +241,7 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     check_choice(empty_bins, "empty_bins", EMPTY_BINS)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, allow_pairs=False)
+                           progress=progress, allow_pairs=False, several=True)
     dataset, mdl, feats = request.dataset, request.model, request.features
     if request.out_of_core:  # errors before any pass over the data
         resolve_backend(mdl, gradient, dataset.values)
@@ -257,14 +264,25 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     specs = [_check_bins(grid_spec(bins, dataset, j), dataset.columns[j].name) for j in feats]
     names = [dataset.columns[j].name for j in feats]
     if request.out_of_core:
-        return Effects(_dale_out_of_core(request, feats, specs, names, gradient=gradient,
-                                         fd_step=fd_step, min_points=min_points,
-                                         confidence=confidence, empty_bins=empty_bins))
+        return Effects.stack(_dale_out_of_core(request, feats, specs, names, gradient=gradient,
+                                               fd_step=fd_step, min_points=min_points,
+                                               confidence=confidence, empty_bins=empty_bins),
+                             request.output_labels)
 
-    ((derivatives, backend),) = request.run(
+    per_output = request.run_outputs(
         lambda values, part, model: [DerivativePlan(model, values, feats, gradient=gradient,
                                                     fd_step=fd_step, names=names)],
         desc="dale gradients")
+    return Effects.stack([
+        _dale_effects(dataset, feats, specs, derivatives, backend, output=one.output_name,
+                      min_points=min_points, confidence=confidence, empty_bins=empty_bins)
+        for ((derivatives, backend),), one in zip(
+            per_output, [mdl.view(c) for c in range(mdl.n_outputs)])], request.output_labels)
+
+
+def _dale_effects(dataset, feats, specs, derivatives, backend, *, output, min_points,
+                  confidence, empty_bins):
+    """The DALE effects of one output from its derivatives at the data (in memory)."""
     # derivatives are feature-major: each feature's local effects are one contiguous row,
     # kept by its effect for re-binning without a copy.  The feature columns are read
     # through transposed copies of a few at a time: reading the columns of a wide matrix
@@ -280,10 +298,10 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             x, kept, g = _observed(dataset, j, columns[k], derivatives[c], backend)
             effects.append(_summarise(
                 dataset.columns[j].name, x, g, specs[c], min_points=min_points,
-                confidence=confidence, output=mdl.output_name, backend=backend,
+                confidence=confidence, output=output, backend=backend,
                 empty_bins=empty_bins, feature_values=kept,
                 feature_digest=None if kept is x else _digest(x)))
-    return Effects(effects)
+    return effects
 
 
 # ------------------------------------------------------------------ out of core
@@ -331,9 +349,9 @@ def _dale_out_of_core(request, feats, specs, names, *, gradient, fd_step, min_po
                   scale=scale)
 
     def plans_for(values, part, model):
-        return [_DalePlan(model, values, design)]
+        return [_DalePlan(model, values, dict(design, output=model.output_name))]
 
-    return request.run(plans_for, desc="dale")[0]
+    return [results[0] for results in request.run_outputs(plans_for, desc="dale")]
 
 
 #: Candidate bins (quantile edges and equal-width edges, each) of ``bins="auto"`` out of core.

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state, is_integer)
-from ..engine import DataRows, Plan, open_request, run
+from ..engine import DataRows, Plan, open_request, run_outputs
 from ..models import kernel_threads, tree_ensemble_name
 from ..typing import DataLike, FeatureSpec, ModelLike, RandomStateLike, TargetSpec
 from ._hstat import BlockRows, Groups, h_statistics, settings_of, strongest_pairs
@@ -191,7 +191,8 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     # the statistics need every sampled row at once: no out-of-core form
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, allow_pairs=False, dask="in_memory")
+                           progress=progress, allow_pairs=False, dask="in_memory",
+                           several=True)
     dataset, feats, mdl = request.dataset, request.features, request.model
     if dataset.n_features < 2:
         raise InvalidParameterError(
@@ -202,23 +203,36 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             "statistics need at least two (the overall statistic of one feature is about its "
             "interactions with the others: pass features=None, or a list of two or more).")
     pair_request = _check_pairs(dataset, feats, pairs)
-    tree = _tree_model(model, dataset, request.X, method, target, response_method)
+    labels = request.output_labels
+    targets = [target] if labels is None else labels
+    trees = [_tree_model(model, dataset, request.X, method, t, response_method) for t in targets]
     rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
     base = dataset.values[rows]
     groups = Groups.of(len(rows))
-    if tree is not None:
+    if trees[0] is not None:
         from ._interactions_tree import tree_statistics
 
-        ens, output = tree
         with kernel_threads(request.options.threads):  # n_jobs' threads, as every kernel
-            overall, pairwise = tree_statistics(ens, dataset, base, groups, feats, pair_request)
+            stats = [tree_statistics(ens, dataset, base, groups, feats, pair_request)
+                     for ens, _ in trees]
+        outputs = [output for _, output in trees]
         n_model_rows, used = 0, "tree"
     else:
-        output = mdl.output_name
         screen = _BruteScreen(base, groups, feats)
         _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
-        overall, pairwise = screen.run(mdl, pair_request, request.options)
+        stats = screen.run(mdl, pair_request, request.options)
+        # (a model without classes tells its outputs at its first answer)
+        outputs, labels = mdl.outputs, request.output_labels
         n_model_rows, used = mdl.n_rows, "brute"
+    parts = [_result(dataset, feats, overall, pairwise, sample_size=len(rows), rows=rows,
+                     method=used, output=output, n_groups=groups.G,
+                     n_model_rows=n_model_rows, notes=notes)
+             for (overall, pairwise), output in zip(stats, outputs)]
+    return parts[0] if labels is None else Interactions.stack(parts, labels)
+
+
+def _result(dataset, feats, overall, pairwise, **fields) -> Interactions:
+    """One output's :class:`Interactions` from its statistics by feature and by pair."""
     names = [dataset.columns[j].name for j in feats]
     index = pd.Index(names, dtype=object)
     o = np.array([overall[j] for j in feats], dtype=np.float64).reshape(-1, 3)
@@ -233,8 +247,9 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         pairwise=table,
         overall_unnormalized=pd.Series(o[:, 1], index=index, name="h2_unnormalized"),
         overall_std=pd.Series(o[:, 2], index=index, name="std"),
-        sample_size=len(rows), rows=np.asarray(rows), method=used, output=output,
-        n_groups=groups.G, n_model_rows=int(n_model_rows), notes=tuple(notes))
+        sample_size=fields["sample_size"], rows=np.asarray(fields["rows"]),
+        method=fields["method"], output=fields["output"], n_groups=fields["n_groups"],
+        n_model_rows=int(fields["n_model_rows"]), notes=tuple(fields["notes"]))
 
 
 # ---------------------------------------------------------------------- the request
@@ -312,16 +327,38 @@ class _BruteScreen:
         return sum(self.n * len(settings_of(self.base[:, list(p)])[0]) for p in pairs)
 
     def run(self, mdl, pair_request, options):
+        """Each output's ``(overall, pairwise)`` statistics, the outputs in one pass."""
         kind, what = pair_request
-        plan = _HPlan(self, list(what) if kind == "list" else [])
-        run(mdl, [plan], options, desc="interactions")
-        assert plan.overall is not None  # formed when the features' blocks finished
-        overall = dict(plan.overall)
-        if kind == "top":
-            second = _HPlan(self, strongest_pairs(overall, self.feats, what), first=plan)
-            run(mdl, [second], options, desc="interactions (pairs)")
-            plan = second
-        return overall, plan.pair_stats()
+        plans: list = []
+
+        def first_plans(one):
+            plans.append(_HPlan(self, list(what) if kind == "list" else []))
+            return plans[-1:]
+
+        run_outputs(mdl, first_plans, options, desc="interactions")
+        # (plans of a pass that stopped to learn the outputs precede the last ones)
+        plans = plans[-mdl.n_outputs:]
+        assert all(p.overall is not None for p in plans)  # formed when the blocks finished
+        overall = [dict(p.overall) for p in plans]
+        if kind != "top":
+            return [(o, p.pair_stats()) for o, p in zip(overall, plans)]
+        # each output's strongest pairs; one pass evaluates the union of them, and each
+        # output reports its own (a pair's statistic does not depend on the others)
+        strongest = [strongest_pairs(o, self.feats, what) for o in overall]
+        union = list(dict.fromkeys(p for pairs in strongest for p in pairs))
+        firsts = iter(plans)
+        seconds: list = []
+
+        def second_plans(one):
+            seconds.append(_HPlan(self, union, first=next(firsts)))
+            return seconds[-1:]
+
+        run_outputs(mdl, second_plans, options, desc="interactions (pairs)")
+        out = []
+        for o, plan, pairs in zip(overall, seconds, strongest):
+            stats = plan.pair_stats()
+            out.append((o, {p: stats[p] for p in pairs}))
+        return out
 
 
 class _HPlan(Plan):

@@ -76,8 +76,70 @@ class Interactions:
     n_groups: int
     n_model_rows: int = 0
     notes: tuple = field(default_factory=tuple)
+    #: the names of the outputs when there are several (None: one output, ``output``)
+    outputs: list | None = None
+    #: what selects each output: class labels, or output columns (several outputs only)
+    output_labels: list | None = None
+    #: each output's single-output result (several outputs only)
+    _parts: list = field(default_factory=list, init=False, repr=False)
 
+    @classmethod
+    def stack(cls, parts: list, labels: list) -> "Interactions":
+        """The statistics of several outputs from each output's single-output result.
+
+        ``overall``, ``overall_unnormalized`` and ``overall_std`` become
+        DataFrames with a column per output; ``pairwise`` gains an ``output``
+        column (each output's pairs sorted by ``h2``, one output after the
+        other).
+        """
+        outputs = [p.output for p in parts]
+
+        def by_output(name):
+            return pd.DataFrame({o: getattr(p, name).to_numpy() for o, p in zip(outputs, parts)},
+                                index=parts[0].overall.index)
+
+        pairwise = pd.concat([p.pairwise.assign(output=o)[["output"] + PAIR_COLUMNS]
+                              for o, p in zip(outputs, parts)], ignore_index=True)
+        first = parts[0]
+        out = cls(overall=by_output("overall"), pairwise=pairwise,
+                  overall_unnormalized=by_output("overall_unnormalized"),
+                  overall_std=by_output("overall_std"),
+                  sample_size=first.sample_size, rows=first.rows, method=first.method,
+                  output=", ".join(outputs), n_groups=first.n_groups,
+                  n_model_rows=first.n_model_rows, notes=first.notes, outputs=outputs,
+                  output_labels=list(labels))
+        out._parts = list(parts)
+        return out
+
+    def for_output(self, output) -> "Interactions":
+        """The single-output statistics of one output (a class label, output name or position).
+
+        They equal those of the same call with ``target=`` that output.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(200, 3))
+        >>> f = lambda A: np.column_stack([A[:, 0] * A[:, 1], A[:, 1] + A[:, 2]])
+        >>> h = ml.interactions(f, X, sample=None)
+        >>> h.overall.round(2)
+            f(x)[0]  f(x)[1]
+        x0     1.0      0.0
+        x1     1.0      0.0
+        x2     0.0      0.0
+        >>> print(h.for_output(1).pairwise["h2"].round(2).tolist())
+        [0.0, 0.0, 0.0]
+        """
+        from .result import output_position
+        if self.outputs is None:
+            if output in (0, -1, self.output):
+                return self
+            raise KeyError(f"the result has one output, {self.output!r}; got {output!r}.")
+        return self._parts[output_position(self.outputs, self.output_labels, output)]
     def __repr__(self):
+        if self.outputs is not None:
+            return (f"Interactions(method={self.method!r}, features={len(self.overall)}, "
+                    f"sample_size={self.sample_size}, outputs={self.outputs})")
         top = ""
         if len(self.pairwise):
             r = self.pairwise.iloc[0]
@@ -106,6 +168,13 @@ class Interactions:
         >>> frame.iloc[3][["feature_1", "feature_2"]].tolist()
         ['x0', 'x1']
         """
+        if self.outputs is not None:  # an "output" column after "statistic"
+            frames = []
+            for name, part in zip(self.outputs, self._parts):
+                frame = part.to_frame()
+                frame.insert(1, "output", name)
+                frames.append(frame)
+            return pd.concat(frames, ignore_index=True)
         overall = pd.DataFrame({
             "statistic": "overall", "feature_1": self.overall.index.astype(object),
             "feature_2": None, "h2": self.overall.to_numpy(),
@@ -134,6 +203,10 @@ class Interactions:
         """
         from .._serialize import to_jsonable
 
+        if self.outputs is not None:
+            return {"type": "Interactions", "outputs": list(self.outputs),
+                    "output_labels": to_jsonable(list(self.output_labels or [])),
+                    "parts": [part.to_dict() for part in self._parts]}
         out = {
             "features": [str(x) for x in self.overall.index],
             "overall": self.overall.to_numpy(np.float64),
@@ -174,6 +247,9 @@ class Interactions:
 
         if not isinstance(d, dict) or d.get("type") != "Interactions":
             raise InvalidParameterError("not a dict made by Interactions.to_dict().")
+        if "parts" in d:
+            return cls.stack([cls.from_dict(part) for part in d["parts"]],
+                             from_jsonable(d["output_labels"]))
         v = from_jsonable(d["fields"])
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
         series: dict[str, Any] = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (
@@ -224,4 +300,11 @@ class Interactions:
         """
         from ..plot.interactions import plot_interactions
 
+        output = kwargs.pop("output", None)
+        if self.outputs is not None:
+            if output is None:
+                raise InvalidParameterError(
+                    f"the statistics have several outputs {self.outputs}; draw one with "
+                    "output= (a class label, an output name or a position).")
+            return plot_interactions(self.for_output(output), ax=ax, **kwargs)
         return plot_interactions(self, ax=ax, **kwargs)

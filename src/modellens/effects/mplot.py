@@ -95,7 +95,7 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     """
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, allow_pairs=False)
+                           progress=progress, allow_pairs=False, several=True)
     dataset = request.dataset
     if window is not None and (is_integer(grid) or (isinstance(grid, dict) and all(
             is_integer(v) for v in grid.values()))):
@@ -114,13 +114,14 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         for spec, _ in hoods:
             if is_integer(spec) and spec < 2:
                 raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-    feats, output = request.features, request.model.output_name
+    feats = request.features
 
     def plans_for(values, part, model):
         # every feature reads the one pass at the data (shared rows)
-        return [_MPlotPlan(dataset, j, h, values, output=output) for j, h in zip(feats, hoods)]
+        return [_MPlotPlan(dataset, j, h, values, output=model.output_name)
+                for j, h in zip(feats, hoods)]
 
-    return Effects(request.run(plans_for, desc="mplot"))
+    return Effects.stack(request.run_outputs(plans_for, desc="mplot"), request.output_labels)
 
 
 # ------------------------------------------------------------ neighbourhoods

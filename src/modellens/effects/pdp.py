@@ -168,7 +168,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                          progress=progress)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress)
+                           progress=progress, several=True)
     dataset, table = request.dataset, request.table
     if table is not None and ice and sample is None:
         raise InvalidParameterError(
@@ -182,7 +182,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     else:
         axes = _pd_axes_out_of_core(request, grid)
     offsets = None if table is None or rows is None else table.offsets()
-    feats, output, in_memory = request.features, request.model.output_name, table is None
+    feats, in_memory = request.features, table is None
 
     def plans_for(values, part, model):
         base, own = values, rows
@@ -192,11 +192,11 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             elif part is not None:  # the sample's rows in this partition
                 lo, hi = np.searchsorted(rows, offsets[part:part + 2])
                 base = values[rows[lo:hi] - offsets[part]]
-        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center, output=output,
-                        observed=in_memory)
+        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center,
+                        output=model.output_name, observed=in_memory)
                 for feat, ax in zip(feats, axes)]
 
-    return Effects(request.run(plans_for, desc="pdp"))
+    return Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
 
 
 def _pd_axes(dataset: Dataset, feat, grid):
@@ -383,9 +383,36 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
-    col, negate, output = output_column(ens, model, target)
-    one = ens.select(col, negate=negate)
-    plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
-             for feat in request.features]
-    # the plans need no model rows: run() only reduces them (on n_jobs' threads)
-    return Effects(run(None, plans, request.options, desc="pdp (tree)"))
+    feats = request.features
+    labels = _tree_outputs(ens, target)
+    per_output = []
+    for one_target in [target] if labels is None else labels:
+        col, negate, output = output_column(ens, model, one_target)
+        one = ens.select(col, negate=negate)
+        plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
+                 for feat in feats]
+        # the plans need no model rows: run() only reduces them (on n_jobs' threads)
+        per_output.append(run(None, plans, request.options, desc="pdp (tree)"))
+    return Effects.stack(per_output, labels)
+
+
+def _tree_outputs(ens, target) -> list | None:
+    """The outputs (class labels or columns) a tree PD explains at once; None for one."""
+    outputs = list(ens.classes) if ens.classes is not None else \
+        list(range(ens.n_outputs)) if ens.n_outputs > 1 else None
+    if isinstance(target, str) and target == "all":
+        if outputs is None:
+            raise InvalidParameterError("target='all': the model has one output; leave "
+                                        "target= out.")
+        return outputs
+    if isinstance(target, (list, tuple, np.ndarray)):
+        wanted = list(target)
+        if len(set(map(repr, wanted))) != len(wanted):
+            raise InvalidParameterError(
+                f"target= names an output twice: {wanted}; name each output once.")
+        return wanted if len(wanted) > 1 else None
+    if target is None and outputs is not None and len(outputs) > 2:
+        return outputs
+    if target is None and ens.classes is None and outputs is not None:
+        return outputs  # a multi-output regressor: every column
+    return None

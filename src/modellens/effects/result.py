@@ -194,9 +194,15 @@ class Effect:
     bins: Bins | None = None
     empty_cells: np.ndarray | None = None
     extra: dict = field(default_factory=dict, repr=False)
+    #: the names of the outputs of a multi-output effect (None: one output, ``output``)
+    outputs: list | None = None
+    #: what selects each output: class labels, or output columns (multi-output only)
+    output_labels: list | None = None
 
     #: Effect classes by name, for :meth:`from_dict` (subclasses register themselves).
     _types: ClassVar[dict[str, type[Effect]]] = {}
+    #: Fields (and fields of ``band`` / ``bins``) with one value per output, on the last axis.
+    _per_output: ClassVar[tuple[str, ...]] = ("values", "ice", "std", "band", "bins")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -206,6 +212,87 @@ class Effect:
     def is_2d(self) -> bool:
         """True for the effect of a pair of features."""
         return isinstance(self.feature, tuple)
+
+    @property
+    def n_outputs(self) -> int:
+        """How many outputs the effect has (their values on the last axis when several)."""
+        return 1 if self.outputs is None else len(self.outputs)
+
+    @classmethod
+    def stack(cls, effects: list, labels: list | None = None) -> "Effect":
+        """One effect of several outputs from the single-output effects of each.
+
+        Per-output quantities (``values``, ``ice``, ``std``, the band, the
+        per-bin numbers) gain a last axis; everything else must be equal for
+        every output (the same grid and data), else a ValueError says which.
+        """
+        first = effects[0]
+        if len(effects) == 1 and labels is None:
+            return first
+        kwargs: dict = {}
+        for f in fields(first):
+            parts = [getattr(e, f.name) for e in effects]
+            if f.name == "output":
+                kwargs[f.name] = ", ".join(parts)
+            elif f.name in first._per_output:
+                kwargs[f.name] = _stack_outputs(parts)
+            elif f.name == "extra":
+                kwargs[f.name] = _stack_extra(parts, [e.output for e in effects], first.feature)
+            else:
+                if not all(_same(parts[0], p) for p in parts[1:]):
+                    raise ValueError(
+                        f"the outputs {[e.output for e in effects]} of {first.feature!r} differ "
+                        f"in {f.name!r} (each output chose its own, e.g. bins='auto'); ask for "
+                        "one output at a time with target=.")
+                kwargs[f.name] = parts[0]
+        kwargs["outputs"] = [e.output for e in effects]
+        kwargs["output_labels"] = list(range(len(effects))) if labels is None else list(labels)
+        return type(first)(**kwargs)
+
+    def output_position(self, output) -> int:
+        """The position of ``output`` (a class label, an output name or a position)."""
+        return output_position(self.outputs, self.output_labels, output)
+
+    def for_output(self, output) -> "Effect":
+        """The single-output effect of one output, as if it alone had been asked for.
+
+        Parameters
+        ----------
+        output : label, str or int
+            A class label, an output name (``"P(y = setosa)"``) or a position.
+
+        Returns
+        -------
+        Effect
+            The effect the same call with ``target=`` that output returns
+            (this effect when it has one output only).
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(100, 2))
+        >>> effect = ml.pdp(lambda A: A * [1.0, -1.0], X, grid=3)["x0"]
+        >>> effect.outputs, effect.values.shape
+        (['f(x)[0]', 'f(x)[1]'], (3, 2))
+        >>> print(np.round(effect.for_output(1).values, 2))  # -x1 does not move with x0
+        [-0.48 -0.48 -0.48]
+        """
+        if self.outputs is None:
+            if output in (0, -1, self.output):
+                return self
+            raise KeyError(f"the effect has one output, {self.output!r}; got {output!r}.")
+        c = self.output_position(output)
+        kwargs = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in self._per_output:
+                value = _take_output(value, c)
+            elif f.name == "extra":
+                value = {key: tuple(_take_output(v, c) for v in part)
+                         if key in _PER_OUTPUT_EXTRA else part for key, part in value.items()}
+            kwargs[f.name] = value
+        kwargs.update(output=self.outputs[c], outputs=None, output_labels=None)
+        return type(self)(**kwargs)
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of every field, to save the effect as JSON.
@@ -232,6 +319,8 @@ class Effect:
             value = getattr(self, f.name)
             if isinstance(value, (Band, Bins)):
                 value = {g.name: getattr(value, g.name) for g in fields(value)}
+            if f.name in ("outputs", "output_labels") and value is None:
+                continue  # a single-output effect's dict is the one it always was
             out[f.name] = value
         return {"type": type(self).__name__, "fields": to_jsonable(out)}
 
@@ -270,7 +359,9 @@ class Effect:
 
     def __repr__(self):
         shape = np.shape(self.values)
-        return f"Effect(method={self.method!r}, feature={self.feature!r}, values shape={shape})"
+        outputs = "" if self.outputs is None else f", outputs={self.outputs}"
+        return (f"Effect(method={self.method!r}, feature={self.feature!r}, "
+                f"values shape={shape}{outputs})")
 
     def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
         """Long-format table: one row per grid point (per grid cell for 2-D).
@@ -304,6 +395,14 @@ class Effect:
         >>> frame["count"].tolist()  # a bin's count sits on its upper edge
         [nan, 80.0, 80.0, 80.0, 80.0, 80.0]
         """
+        if self.outputs is not None:
+            # one block per output, named in an "output" column after "method"
+            frames = []
+            for c, name in enumerate(self.outputs):
+                frame = self.for_output(c).to_frame(ice=ice)
+                frame.insert(2, "output", name)
+                frames.append(frame)
+            return pd.concat(frames, ignore_index=True)
         label = " x ".join(self.feature) if self.is_2d else self.feature
         if self.is_2d:
             g1, g2 = (np.asarray(g) for g in self.grid)
@@ -362,9 +461,10 @@ class Effect:
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
         **kwargs
-            ``max_ice`` (default 100), ``rug``, ``band`` (default True) and
-            ``random_state`` (which ICE lines are drawn), as in
-            :func:`modellens.plot.plot_effect`.
+            ``max_ice`` (default 100), ``rug``, ``band`` (default True),
+            ``random_state`` (which ICE lines are drawn) and ``output`` (one
+            output of an effect of several, which otherwise draws a curve per
+            output), as in :func:`modellens.plot.plot_effect`.
 
         Returns
         -------
@@ -387,6 +487,101 @@ class Effect:
 
 
 Effect._types["Effect"] = Effect
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            return np.array_equal(a, b, equal_nan=True)
+        except TypeError:  # labels of objects
+            return np.array_equal(a, b)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _stack_outputs(parts):
+    """Per-output values stacked on a last axis (a band's or bins' fields one by one)."""
+    first = parts[0]
+    if first is None:
+        return None
+    if isinstance(first, (Band, Bins)):
+        kwargs = {}
+        for g in fields(first):
+            values = [getattr(p, g.name) for p in parts]
+            per_output = g.name in ("lower", "upper", "std", "effects", "mean_derivative")
+            kwargs[g.name] = _stack_outputs(values) if per_output else values[0]
+        return type(first)(**kwargs)
+    return np.stack([np.asarray(p) for p in parts], axis=-1)
+
+
+#: Entries of ``Effect.extra`` that are tuples of per-output arrays (a pair's main effects).
+_PER_OUTPUT_EXTRA = ("main_effects",)
+
+
+def _stack_extra(parts: list, outputs: list, feature) -> dict:
+    """The ``extra`` of several outputs: per-output entries stacked, the rest shared."""
+    out = {}
+    for key in parts[0]:
+        values = [p.get(key) for p in parts]
+        if key in _PER_OUTPUT_EXTRA:
+            out[key] = tuple(_stack_outputs(list(v)) for v in zip(*values))
+        elif all(_same(values[0], v) for v in values[1:]):
+            out[key] = values[0]
+        else:
+            raise ValueError(
+                f"the outputs {outputs} of {feature!r} differ in extra[{key!r}]; ask for one "
+                "output at a time with target=.")
+    return out
+
+
+def _take_output(value, c):
+    if value is None:
+        return None
+    if isinstance(value, (Band, Bins)):
+        kwargs = {}
+        for g in fields(value):
+            part = getattr(value, g.name)
+            per_output = g.name in ("lower", "upper", "std", "effects", "mean_derivative")
+            kwargs[g.name] = _take_output(part, c) if per_output else part
+        return type(value)(**kwargs)
+    return np.asarray(value)[..., c]
+
+
+def output_position(outputs, labels, output) -> int:
+    """The position among ``outputs`` of a class label, an output name or a position."""
+    if outputs is None:
+        raise KeyError("the result has one output; it needs no for_output().")
+    k = len(outputs)
+    if isinstance(output, str) and output in outputs:
+        return outputs.index(output)
+    if labels is not None:
+        for c, label in enumerate(labels):
+            # a label matches a value of its own kind only (the class 1 is not True)
+            if _kind(label) == _kind(output) and label == output:
+                return c
+    if isinstance(output, (int, np.integer)) and not isinstance(output, bool) and \
+            -k <= int(output) < k:
+        return int(output) % k
+    raise KeyError(f"{output!r} is none of the outputs {outputs} (nor their labels "
+                   f"{labels}, nor a position 0..{k - 1}).")
+
+
+def _kind(x):
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(x, str):
+        return "str"
+    return type(x)
 
 
 class Effects(Mapping):
@@ -412,6 +607,34 @@ class Effects(Mapping):
 
     def __init__(self, effects):
         self._effects = {e.feature: e for e in effects}
+
+    @classmethod
+    def stack(cls, per_output: list, labels: list | None = None) -> "Effects":
+        """Effects of several outputs from each output's list of effects (in the same order)."""
+        if len(per_output) == 1 and labels is None:
+            return cls(per_output[0])
+        return cls([Effect.stack(list(parts), labels) for parts in zip(*per_output)])
+
+    @property
+    def outputs(self) -> list | None:
+        """The names of the outputs when the effects have several, else None."""
+        first = next(iter(self._effects.values()), None)
+        return None if first is None else first.outputs
+
+    def for_output(self, output) -> "Effects":
+        """The single-output effects of one output (see :meth:`Effect.for_output`).
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(0, 1, size=(100, 2))
+        >>> effects = ml.ale(lambda A: A * [1.0, -1.0], X, bins=4)
+        >>> effects.outputs
+        ['f(x)[0]', 'f(x)[1]']
+        >>> effects.for_output("f(x)[1]")["x1"].values.shape
+        (5,)
+        """
+        return type(self)([e.for_output(output) for e in self._effects.values()])
 
     def __getitem__(self, key: Hashable | list[Hashable]) -> Effect:
         if isinstance(key, list):

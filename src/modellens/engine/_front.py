@@ -37,7 +37,7 @@ from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
 from ..models import Model
 from ._out_of_core import OutOfCore, is_dask_input
-from ._run import run
+from ._run import run_outputs
 
 __all__ = ["Request", "open_request"]
 
@@ -77,11 +77,11 @@ class Request:
     """
 
     def __init__(self, dataset, raw_model, features, options, *, table=None, partitions=None,
-                 X=None, n_explained=0, target=None, response_method="auto"):
+                 X=None, n_explained=0, target=None, response_method="auto", several=False):
         self.dataset, self.raw_model, self.features, self.options = (dataset, raw_model,
                                                                      features, options)
         self.table, self.partitions, self.X, self.n_explained = table, partitions, X, n_explained
-        self._target, self._response_method = target, response_method
+        self._target, self._response_method, self._several = target, response_method, several
         self._model: Model | None = None
 
     @property
@@ -90,7 +90,7 @@ class Request:
             # a text, an image or Dask partitions: their methods wrap the model themselves
             assert self.dataset is not None, "this request has no table to wrap a model on"
             self._model = Model(self.raw_model, self.dataset, target=self._target,
-                                response_method=self._response_method)
+                                response_method=self._response_method, several=self._several)
         return self._model
 
     @property
@@ -110,6 +110,11 @@ class Request:
             return None
         return self.dataset.values[self.n_explained:]
 
+    @property
+    def output_labels(self) -> list | None:
+        """What selects each output of a multi-output model (None: one output)."""
+        return self.model.output_labels if self.model.n_outputs > 1 else None
+
     def run(self, plans_for, *, desc: str = "modellens") -> list:
         """Each plan's result.
 
@@ -123,11 +128,23 @@ class Request:
             finish.  It is shipped to the workers: let it hold the design,
             not the request.
         """
+        return self.run_outputs(plans_for, desc=desc)[0]
+
+    def run_outputs(self, plans_for, *, desc: str = "modellens") -> list:
+        """Each output's results (see :meth:`run`): one list per output of the model.
+
+        In memory the plans of every output share one pass of the model
+        (:func:`~._run.run_outputs`); out of core each output is run in turn.
+        """
+        model = self.model
         if self.table is None:
             assert self.dataset is not None, "a request of Dask partitions runs per partition"
-            return run(self.model, plans_for(self.dataset.values, None, self.model),
-                       self.options, desc=desc)
-        return self.table.run(self.model, plans_for, desc=desc)
+            return run_outputs(model, lambda one: plans_for(self.dataset.values, None, one),
+                               self.options, desc=desc)
+        # out of core the partitions' summaries are per plan: one pass per output
+        model.settle_outputs()
+        return [self.table.run(model.view(c), plans_for, desc=desc)
+                for c in range(model.n_outputs)]
 
     def require_in_memory(self, what: str):
         """Refuse out-of-core data for an option that needs every row at once."""
@@ -142,7 +159,7 @@ def open_request(model, X, features=None, *, reference=None,
                  response_method: str = "auto", feature_names=None, chunk_size=None,
                  n_jobs=None, progress=None, options: Options | None = None,
                  allow_pairs: bool = True, dask: str = "out_of_core", media: bool = False,
-                 wrap_model: bool = True) -> Request:
+                 wrap_model: bool = True, several: bool = False) -> Request:
     """Resolve the options, encode the data with one schema, wrap the model, route.
 
     Parameters
@@ -165,6 +182,9 @@ def open_request(model, X, features=None, *, reference=None,
         False builds the :class:`~modellens.models.Model` when
         ``request.model`` is first read (a tree ensemble read from its trees
         needs none).
+    several : bool
+        The method explains several outputs at once: ``target=None`` on a
+        model with several outputs, ``"all"`` or a list select them.
     """
     check_choice(dask, "dask", DASK_MODES)
     options = resolve_options(chunk_size, n_jobs, progress) if options is None else options
@@ -187,7 +207,8 @@ def open_request(model, X, features=None, *, reference=None,
         if dask == "out_of_core":
             table = OutOfCore(X, feature_names, options)
             request = Request(table.schema, model, [], options, table=table, X=X,
-                              target=target, response_method=response_method)
+                              target=target, response_method=response_method,
+                              several=several)
             if wrap_model:
                 request.model  # noqa: B018 - a bad target or response is an error here
             request.features = resolve_features(table.schema, features,
@@ -204,7 +225,7 @@ def open_request(model, X, features=None, *, reference=None,
         dataset, n = encode_with(X, reference, feature_names=feature_names,
                                  other_name=reference_name)
     request = Request(dataset, model, [], options, X=X, n_explained=n, target=target,
-                      response_method=response_method)
+                      response_method=response_method, several=several)
     if wrap_model:
         request.model  # noqa: B018 - a bad target or response is an error here
     request.features = resolve_features(dataset, features, allow_pairs=allow_pairs)

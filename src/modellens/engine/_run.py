@@ -20,9 +20,12 @@ from ._chunks import chunks as _chunks
 from ._dask import evaluate_on_client
 from ._plan import ModelLike, Plan, share_rows
 from .._progress import progress_bar
+from ..models import OutputsFound
 from ._tuner import ChunkSizer
+from .segments import OutputFan
 
-__all__ = ["Plan", "run", "summarise", "evaluate", "chunk_rows", "PROGRESS_MIN_ROWS"]
+__all__ = ["Plan", "run", "run_outputs", "summarise", "evaluate", "chunk_rows",
+           "PROGRESS_MIN_ROWS"]
 
 #: Runs with more model rows than this show a progress bar when ``progress=None``.
 PROGRESS_MIN_ROWS = 2_000_000
@@ -42,6 +45,46 @@ def run(model: ModelLike | None, plans, options: Options | None = None, *,
     plans = _evaluate_plans(model, plans, options, desc)
     with kernel_threads(options.threads):
         return [plan.reduce() for plan in plans]
+
+
+def run_outputs(model, plans_for, options: Options | None = None, *,
+                desc: str = "modellens") -> list:
+    """Each output's results: the plans of every output, whose rows the model evaluates once.
+
+    Parameters
+    ----------
+    model : Model
+        With ``n_outputs`` outputs (1: a plain :func:`run`).
+    plans_for : callable ``model -> list of Plan``
+        Builds the plans for one output's single-output model
+        (``model.view(c)``); called once per output, and the plans must come
+        out alike (the same rows in the same segments).
+
+    Returns
+    -------
+    list
+        ``[results of output 0, results of output 1, ...]``, each the list
+        :func:`run` returns for that output's plans.
+    """
+    if getattr(model, "undetermined", False):
+        # outputs unknown until the model answers: plan one; a first answer of several
+        # columns stops the pass before anything is folded, and every output is planned
+        try:
+            return [run(model, plans_for(model), options, desc=desc)]
+        except OutputsFound as found:
+            model.settle_outputs(found.width)
+    k = getattr(model, "n_outputs", 1)
+    if k == 1:
+        return [run(model, plans_for(model), options, desc=desc)]
+    per_output = [list(plans_for(model.view(c))) for c in range(k)]
+    shared = [share_rows(plans) for plans in per_output]
+    own = [[seg for plan in plans for seg in plan.segments] for plans in per_output]
+    fans = [OutputFan(list(segs)) for segs in zip(*shared)] + \
+        [OutputFan(list(segs)) for segs in zip(*own)]
+    if any(len(s) != len(shared[0]) for s in shared) or any(len(s) != len(own[0]) for s in own):
+        raise RuntimeError("the plans of the outputs differ (a bug: please report it)")
+    evaluate(model, fans, options, desc=desc)
+    return [[plan.reduce() for plan in plans] for plans in per_output]
 
 
 def summarise(model: ModelLike, plans, options: Options | None = None, *,
@@ -86,12 +129,17 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
     assert model is not None, "segments with rows need a model"  # only row-less runs pass None
     n_jobs = options.threads
     sizers = {}
+    k = getattr(model, "n_outputs", 1)
     for seg in segments:
         key = seg.call_key()
         if key not in sizers:
             rows_of_key = sum(s.n_rows for s in segments if s.call_key() == key)
+            # the byte cap counts a chunk's answers too when they have several outputs
+            # per row (a gradient: one per feature and output)
+            width = seg.width if k == 1 else \
+                seg.width * (1 + k) if key[0] == "gradient" else seg.width + k
             # threads share the cores, so their timings would mislead the tuner
-            sizers[key] = ChunkSizer(seg.width, options.chunk_size, rows_of_key,
+            sizers[key] = ChunkSizer(width, options.chunk_size, rows_of_key,
                                      tune=n_jobs == 1 and options.client is None,
                                      max_rows=model.max_chunk_rows)
     show = options.progress if options.progress is not None else total > PROGRESS_MIN_ROWS

@@ -16,7 +16,8 @@ import numpy as np
 
 from ._tuner import ALIGN_ROWS
 
-__all__ = ["Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "compact_index"]
+__all__ = ["Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "OutputFan",
+           "compact_index"]
 
 
 class GroupSums(NamedTuple):
@@ -336,3 +337,61 @@ class ShiftedRows(Segment):
             rows = self.base[i:i + len(block)]
             block[...] = rows
             block[:, j] = rows[:, j] + self.shifts[setting]
+
+
+class _Fanned(tuple):
+    """One condensed part per output (what :meth:`OutputFan.condense` ships)."""
+
+
+class OutputFan(Segment):
+    """The same rows planned once per output: evaluated once, each column folded apart.
+
+    A model with ``k`` outputs answers ``(m, k)`` (gradients ``(m, d, k)``).
+    The plans of every output are built alike, so their segments line up;
+    this segment hands the model the rows of the first and folds output ``c``
+    of each answer into segment ``c``, which then reduces exactly as it does
+    for a single-output model (the same numbers, column by column), while the
+    model evaluates the rows once.
+    """
+
+    def __init__(self, segments):
+        first = segments[0]
+        for seg in segments[1:]:
+            if (type(seg), seg.n_rows, seg.width, seg.group, seg.call_key()) != \
+                    (type(first), first.n_rows, first.width, first.group, first.call_key()):
+                raise ValueError("the plans of the outputs differ; they must be built alike")
+        self.segments = list(segments)
+        self.n_rows, self.width, self.group = first.n_rows, first.width, first.group
+
+    def call_key(self):
+        return self.segments[0].call_key()
+
+    def answer(self, model, rows):
+        return self.segments[0].answer(model, rows)
+
+    def rows(self, start, stop):
+        return self.segments[0].rows(start, stop)
+
+    def fill(self, start, stop, out):
+        self.segments[0].fill(start, stop, out)
+
+    def _reset(self):
+        for seg in self.segments:
+            seg._reset()
+        self.result = None
+        self._left = self.n_rows
+
+    def condense(self, start, stop, answers):
+        return _Fanned(seg.condense(start, stop, np.ascontiguousarray(answers[..., c]))
+                       for c, seg in enumerate(self.segments))
+
+    def _fold(self, start, stop, answers):
+        for c, seg in enumerate(self.segments):
+            part = answers[c] if isinstance(answers, _Fanned) else \
+                np.ascontiguousarray(answers[..., c])
+            seg._fold(start, stop, part)
+        self._left -= stop - start
+
+    def _finish(self):
+        for seg in self.segments:
+            seg._finish()

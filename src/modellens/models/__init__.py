@@ -7,9 +7,9 @@ modules hold the framework primitives it uses.
 
 from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
-from .adapter import Model, ModelError, prepare, tree_ensemble_name
+from .adapter import Model, ModelError, OutputsFound, prepare, tree_ensemble_name
 from ._inputs import InputModel
 from ._threads import kernel_threads
 
-__all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name", "is_jax_function", "InputModel",
-           "is_torch_module", "import_torch", "kernel_threads"]
+__all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name",
+           "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads"]

@@ -29,7 +29,12 @@ def is_jax_function(model) -> bool:
 
 
 def jax_gradient(fn, rows: np.ndarray, *, output_index=None) -> np.ndarray:
-    """``jax.vmap(jax.grad(.))`` of a JAX function at every row, shape ``(m, d)``."""
+    """``jax.vmap(jax.grad(.))`` of a JAX function at every row, shape ``(m, d)``.
+
+    A list of output columns gives each one's gradient, shape ``(m, d, k)``.
+    """
+    if isinstance(output_index, (list, tuple)):
+        return np.stack([jax_gradient(fn, rows, output_index=c) for c in output_index], axis=-1)
     jax, jnp = import_jax()
 
     def one_row(x):

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-__all__ = ["select_output"]
+__all__ = ["select_output", "select_outputs", "OutputsFound"]
 
 #: The hint for several outputs per row when ``target=`` can pick one.
 PASS_TARGET = " The model returns several outputs per row; pass target= (the column to explain)."
+
+
+class OutputsFound(Exception):
+    """The first answer of a model whose outputs were unknown has ``width`` columns.
+
+    Raised by :meth:`~modellens.models.Model.predict` (and ``gradient``) before
+    any answer is folded; the engine (:func:`modellens.engine.run_outputs`)
+    then settles the model's outputs and plans every output.
+    """
+
+    def __init__(self, width: int):
+        super().__init__(width)
+        self.width = width
 
 
 def select_output(y, index, m, *, required=True, several_hint=PASS_TARGET):
@@ -45,3 +58,18 @@ def select_output(y, index, m, *, required=True, several_hint=PASS_TARGET):
         raise ValueError(f"the model returned shape {tuple(y.shape)} for {m} rows; "
                          f"expected ({m},).{hint}")
     return y
+
+
+def select_outputs(y, columns, m, width, names):
+    """The explained columns of a multi-output answer, shape ``(m, k)``; ValueError otherwise.
+
+    ``width`` is the number of columns the model's answer had when its outputs
+    were chosen; an answer of another width is refused (the outputs would no
+    longer be the ones named).
+    """
+    if y.ndim != 2 or y.shape[0] != m or y.shape[1] != width:
+        raise ValueError(
+            f"the model returned shape {tuple(y.shape)} for {m} rows; expected ({m}, {width}): "
+            f"its outputs {names} were chosen from an answer of {width} columns. A model must "
+            "return the same outputs at every call.")
+    return y[:, columns] if list(columns) != list(range(width)) else y

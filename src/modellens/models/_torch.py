@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .._validation import ModellensWarning
-from ._output import select_output
+from ._output import OutputsFound, select_output
 
 __all__ = ["import_torch", "is_torch_module", "warn_if_training", "to_numpy", "torch_spec",
            "torch_predict", "torch_gradient"]
@@ -74,23 +74,47 @@ def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
         return np.asarray(to_numpy(fn(x)), dtype=np.float64)
 
 
-def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None) -> np.ndarray:
+def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None,
+                   several=False) -> np.ndarray:
     """Autograd gradient of a torch model at every row, shape ``(m, d)``.
 
     The gradient of the summed outputs equals the per-row gradients because
     each output depends on its own row only (true of any model that treats
     rows independently; a BatchNorm layer in training mode does not).
     """
+    if isinstance(output_index, (list, tuple)):
+        return _torch_gradients(fn, rows, list(output_index), spec)
     torch = import_torch()
     dtype, device = spec if spec is not None else torch_spec(fn)
     x = torch.tensor(rows, dtype=dtype, device=device, requires_grad=True)
     with torch.enable_grad():
-        y = select_output(fn(x), output_index, rows.shape[0])
-        if not y.requires_grad:
-            raise ValueError("the model's output does not depend on its input through torch "
-                             "operations (was it converted to numpy inside?); autograd "
-                             "cannot differentiate it.")
-        (grad,) = torch.autograd.grad(y.sum(), x, allow_unused=True)
+        y = fn(x)
+        if several and output_index is None and y.ndim == 2 and y.shape[1] > 1:
+            raise OutputsFound(int(y.shape[1]))  # the outputs were unknown: now they are
+        y = select_output(y, output_index, rows.shape[0])
+        return _grad_of(torch, y, x, rows.shape)
+
+
+def _grad_of(torch, y, x, shape, retain=False):
+    """The gradient of ``y.sum()`` with respect to ``x`` as float64 numpy."""
+    if not y.requires_grad:
+        raise ValueError("the model's output does not depend on its input through torch "
+                         "operations (was it converted to numpy inside?); autograd "
+                         "cannot differentiate it.")
+    (grad,) = torch.autograd.grad(y.sum(), x, allow_unused=True, retain_graph=retain)
     if grad is None:  # the output does not use the input at all
-        return np.zeros(rows.shape)
+        return np.zeros(shape)
     return np.asarray(grad.detach().cpu().numpy(), dtype=np.float64)
+
+
+def _torch_gradients(fn, rows, columns, spec):
+    """The gradient of each output column, shape ``(m, d, k)``: one forward pass, k backward."""
+    torch = import_torch()
+    dtype, device = spec if spec is not None else torch_spec(fn)
+    x = torch.tensor(rows, dtype=dtype, device=device, requires_grad=True)
+    with torch.enable_grad():
+        y = fn(x)
+        grads = [_grad_of(torch, select_output(y, c, rows.shape[0]), x, rows.shape,
+                          retain=i + 1 < len(columns))
+                 for i, c in enumerate(columns)]
+    return np.stack(grads, axis=-1)

@@ -8,6 +8,7 @@ answer, so that methods never see a malformed prediction.
 
 from __future__ import annotations
 
+import copy
 import sys
 import threading
 
@@ -17,11 +18,11 @@ import pandas as pd
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset
 from ._jax import jax_gradient
-from ._output import PASS_TARGET, select_output
+from ._output import PASS_TARGET, OutputsFound, select_output, select_outputs
 from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
                      warn_if_training)
 
-__all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name"]
+__all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name"]
 
 #: scikit-learn base classes of tree models: piecewise constant in every feature.
 _SKLEARN_TREE_BASES = {"BaseDecisionTree", "BaseForest", "BaseGradientBoosting",
@@ -74,10 +75,10 @@ class ModelError(RuntimeError):
     >>> import numpy as np, modellens as ml
     >>> X = np.random.default_rng(0).normal(size=(10, 2))
     >>> try:
-    ...     ml.pdp(lambda A: A, X, grid=3)  # two outputs per row
+    ...     ml.pdp(lambda A: A[:3, 0], X, grid=3)  # three values, whatever the rows
     ... except ml.ModelError as error:
     ...     print(error)
-    the model returned shape (60, 2) for 60 rows; expected (60,). The model returns several outputs per row; pass target= (the column to explain).
+    the model returned shape (3,) for 30 rows; expected (30,).
     """
 
 
@@ -163,7 +164,7 @@ class Model:
     """
 
     def __init__(self, model, dataset: Dataset, *, target=None, response_method="auto",
-                 input_format="auto"):
+                 input_format="auto", several=False):
         if isinstance(model, Model):
             raise InvalidParameterError("pass the user's model, not a modellens.Model")
         check_choice(response_method, "response_method", _RESPONSES)
@@ -185,17 +186,146 @@ class Model:
         #: the class label whose probability or decision value is explained (None when
         #: the output is not one class's: a regressor, a callable, a torch module)
         self.explained_class = None
+        self.response_method = response_method
+        #: the number of outputs is learnt from the model's first answer (target=None on a
+        #: model without classes); until then answers of one output are taken as they come
+        self._undetermined = False
+        #: the output columns of a multi-output model (None: one output, see class_index)
+        self._columns: list | None = None
+        #: columns of the model's whole answer, checked at every call (multi-output only)
+        self._answer_width: int | None = None
+        self.output_labels: list = []
+        wanted = _requested_outputs(target, several)
+        classes = _response_classes(model, response_method)
+        if several and target is None and classes is not None and len(classes) > 2:
+            wanted = "all"  # a multiclass model: every class
+        if wanted is not None:
+            # the response of the first output; _choose_outputs sets the columns
+            target = classes[0] if classes is not None else None
         if is_torch_module(model):
             self.framework = "torch"
-            self._fn, self.output_name, self.class_index, self.negate = \
-                self._torch_response(target, response_method)
+            self._torch_spec = torch_spec(model)
+            warn_if_training(model)
             self.as_frame = False
-            return
-        self._fn, self.output_name, self.class_index, self.negate, self.explained_class = \
-            self._choose_response(model, target, response_method)
-        self.as_frame = self._choose_input(model, dataset, input_format)
+        else:
+            self.as_frame = self._choose_input(model, dataset, input_format)
+        self._respond(target)
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
-        self._may_take_tensors = self._fn is model
+        self._may_take_tensors = self.framework is None and self._fn is model
+        if several:
+            self._choose_outputs(wanted, None if wanted is not None else target, classes)
+        #: the names of the explained outputs (one for a single-output model)
+        self.outputs: list[str] = [self.output_name] if self._columns is None else self.outputs
+
+    def _respond(self, target):
+        """Set the response function, its name and column for ``target`` (one output)."""
+        if self.framework == "torch":
+            self._fn, self.output_name, self.class_index, self.negate = \
+                self._torch_response(target, self.response_method)
+        else:
+            self._fn, self.output_name, self.class_index, self.negate, self.explained_class = \
+                self._choose_response(self.model, target, self.response_method)
+
+    # ------------------------------------------------------------ outputs
+    @property
+    def n_outputs(self) -> int:
+        """How many outputs each answer has (1: :meth:`predict` returns ``(m,)``)."""
+        return 1 if self._columns is None else len(self._columns)
+
+    def _choose_outputs(self, wanted, target, classes):
+        """Several outputs: every class / column (``wanted="all"``), a list, or the default."""
+        if classes is not None:
+            if wanted is None:
+                return  # one class: target=, or a binary model's positive class
+            if self.response_method == "decision_function" and len(classes) == 2:
+                raise InvalidParameterError(
+                    "the decision function of a binary classifier has one column (positive for "
+                    f"{classes[1]!r}); target='all' needs predict_proba.")
+            labels = classes if wanted in (None, "all") else \
+                [classes[class_position(classes, t)] for t in wanted]
+            self._set_outputs(labels, [classes.index(label) for label in labels], len(classes))
+            return
+        if target is not None or (self.class_index is not None and wanted is None):
+            return  # a column was chosen (or the binary default of predict_proba)
+        if wanted is None:
+            # the first answer tells (see OutputsFound): a single-output model is called
+            # exactly as before, and one with several outputs repeats its first chunk
+            self._undetermined = True
+            return
+        width = self._probe()
+        if width is None:
+            if wanted is not None:
+                raise InvalidParameterError(
+                    f"target={wanted!r} selects output columns, but the model returns one "
+                    "output per row; leave target= out.")
+            return
+        columns = list(range(width)) if wanted in (None, "all") else \
+            [_in_range(_column(t), width) for t in wanted]
+        self._set_outputs(columns, columns, width)
+
+    def _set_outputs(self, labels, columns, width):
+        if len(set(columns)) != len(columns):
+            raise InvalidParameterError(
+                f"target= names an output twice: {labels}; name each output once.")
+        if len(columns) == 1:  # a list of one output: that output, as target= it
+            self._target_given = True
+            self._respond(labels[0])
+            return
+        self._undetermined = False
+        self.output_labels, self._columns, self._answer_width = list(labels), list(columns), width
+        self.outputs = [self.view(c).output_name for c in range(len(columns))]
+        self.output_name = ", ".join(self.outputs)
+        self.class_index, self.explained_class = None, None
+
+    @property
+    def undetermined(self) -> bool:
+        """Whether the number of outputs is still to be learnt from the first answer."""
+        return self._undetermined
+
+    def settle_outputs(self, width: int | None = None) -> None:
+        """Fix the number of outputs: ``width`` columns (from :class:`OutputsFound`), or probe.
+
+        Without ``width`` the model answers one data row (not counted in
+        :attr:`n_rows`); the out-of-core form calls this before it ships the
+        model to the partitions.
+        """
+        if not self._undetermined:
+            return
+        self._undetermined = False
+        width = self._probe() if width is None else width
+        if width is not None and width > 1:
+            self._set_outputs(list(range(width)), list(range(width)), width)
+            self.outputs = list(self.outputs)
+
+    def _probe(self) -> int | None:
+        """Output columns of the model's answer for one data row (None: one output).
+
+        A model without classes tells its number of outputs only by answering;
+        the probe is not counted in :attr:`n_rows` (it is not a method's row).
+        """
+        rows = self.dataset.values[:1]
+        if rows.shape[0] == 0:
+            return None
+        try:
+            out = np.asarray(to_numpy(self._call(rows)))
+        except Exception:
+            return None  # the first real call raises with the full message
+        if out.ndim == 2 and out.shape[1] > 1:
+            return int(out.shape[1])
+        return None
+
+    def view(self, position: int) -> "Model":
+        """The single-output model of output ``position``: as if asked with that ``target=``."""
+        if self._columns is None:
+            return self
+        one = copy.copy(self)
+        one._columns = None
+        one._answer_width = None
+        one._target_given = True
+        one.output_labels = []
+        one._respond(self.output_labels[position])
+        one.outputs = [one.output_name]
+        return one
 
     def __getstate__(self):
         # a Dask executor ships the Model to its workers; a lock does not pickle
@@ -239,9 +369,12 @@ class Model:
         if response_method == "predict":
             fn = booster_predict(model) or fn
             if target is not None:
-                raise InvalidParameterError(
-                "target= selects a class of predict_proba / decision_function; the model's "
-                "predict gives one value per row already.")
+                if classes is not None or not is_integer(target):
+                    raise InvalidParameterError(
+                        "target= selects a class of predict_proba / decision_function, or an "
+                        "output column (an int) of a multi-output predict; got "
+                        f"{target!r} for {type(model).__name__}.predict.")
+                return fn, f"y[{int(target)}]", int(target), False, None
             return fn, "prediction", None, False, None
         if classes is None:
             if target is None:
@@ -262,8 +395,6 @@ class Model:
             raise InvalidParameterError(
                 "a torch.nn.Module is called directly; "
                 "response_method must be 'auto'.")
-        self._torch_spec = torch_spec(self.model)
-        warn_if_training(self.model)
         if target is None:
             return self.model, "f(x)", None, False
         return self.model, f"output[{_column(target)}]", _column(target), False
@@ -296,7 +427,7 @@ class Model:
         return self.dataset.to_array(rows)
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
-        """Evaluate the model on encoded ``rows``; returns shape ``(m,)`` floats."""
+        """Evaluate the model on encoded ``rows``: ``(m,)`` floats, ``(m, k)`` for k outputs."""
         m = rows.shape[0]
         try:
             out = self._call(rows)
@@ -353,17 +484,19 @@ class Model:
         counts once in :attr:`n_calls`.
         """
         m, d = rows.shape
+        if self._undetermined and backend == "jax":
+            self._check(self._call(rows[:1]), rows[:1])  # autodiff needs the outputs first
         try:
             if backend == "callable":
                 out = function(self.to_input(rows))
             elif backend == "torch":
-                out = torch_gradient(self._fn, rows, output_index=self.class_index,
-                                     spec=self._torch_spec)
+                out = torch_gradient(self._fn, rows, output_index=self._gradient_index(),
+                                     spec=self._torch_spec, several=self._undetermined)
             elif backend == "jax":
-                out = jax_gradient(self._fn, rows, output_index=self.class_index)
+                out = jax_gradient(self._fn, rows, output_index=self._gradient_index())
             else:
                 raise InvalidParameterError(f"unknown gradient backend {backend!r}")
-        except ImportError:
+        except (ImportError, OutputsFound):
             raise
         except Exception as exc:
             what = "gradient= callable" if backend == "callable" else f"{backend} gradient"
@@ -373,14 +506,32 @@ class Model:
             out = np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
-        if out.shape != (m, d):
+        if self._undetermined and out.ndim == 3 and out.shape[:2] == (m, d):
+            raise OutputsFound(int(out.shape[2]))
+        shape = (m, d) if self._columns is None else (m, d, self.n_outputs)
+        if out.shape != shape:
+            per = "" if self._columns is None else f" and output {self.outputs}"
             raise ModelError(f"the gradient has shape {out.shape} for {m} rows of {d} features; "
-                             f"expected ({m}, {d}): one partial derivative per row and feature.")
+                             f"expected {shape}: one partial derivative per row and "
+                             f"feature{per}.")
         return out
+
+    def _gradient_index(self):
+        return self.class_index if self._columns is None else list(self._columns)
 
     def _check(self, out, rows):
         m = rows.shape[0]
         out = _numbers(to_numpy(out))
+        if self._undetermined:
+            if out.ndim == 2 and out.shape[0] == m and out.shape[1] > 1:
+                raise OutputsFound(int(out.shape[1]))
+            self._undetermined = False  # one output: from now on, every answer has one
+        if self._columns is not None:
+            try:
+                out = select_outputs(out, self._columns, m, self._answer_width, self.outputs)
+            except ValueError as exc:
+                raise ModelError(str(exc)) from None
+            return self._check_finite(out, rows)
         index = None
         if self.negate:
             out = -out.reshape(-1) if out.ndim == 1 or out.shape[1:] == (1,) else out
@@ -393,7 +544,13 @@ class Model:
             out = select_output(out, index, m, required=self._target_given, several_hint=hint)
         except ValueError as exc:
             raise ModelError(str(exc)) from None
+        return self._check_finite(out, rows)
+
+    def _check_finite(self, out, rows):
+        m = rows.shape[0]
         bad = ~np.isfinite(out)
+        if out.ndim == 2:
+            bad = bad.any(axis=1)
         if bad.any():
             where = ""
             if np.isnan(rows).any():
@@ -458,9 +615,58 @@ def _check_magnitude(out: np.ndarray) -> None:
 
 
 
+def _response_classes(model, response_method):
+    """The classes whose columns the chosen response has (None: columns by position).
+
+    The same choice as :meth:`Model._choose_response` makes for ``"auto"``.
+    """
+    classes = getattr(model, "classes_", None)
+    if classes is None or is_torch_module(model):
+        return None
+    method = response_method
+    if method == "auto":
+        method = "predict_proba" if hasattr(model, "predict_proba") else "predict"
+    if method not in ("predict_proba", "decision_function"):
+        return None
+    return list(np.asarray(classes).tolist())
+
+
+def _requested_outputs(target, several):
+    """``"all"`` or the list of outputs ``target`` asks for; None for one output (or none)."""
+    wanted: str | list
+    if isinstance(target, str) and target == "all":
+        wanted = "all"
+    elif isinstance(target, (list, np.ndarray)):
+        wanted = list(np.asarray(target).tolist()) if isinstance(target, np.ndarray) \
+            else list(target)
+        if not wanted:
+            raise InvalidParameterError("target= is an empty list; name at least one output.")
+        if any(wanted.count(t) > 1 for t in wanted):
+            raise InvalidParameterError(
+                f"target= names an output twice: {wanted}; name each output once.")
+    else:
+        return None
+    if not several:
+        raise InvalidParameterError(
+            f"target={target!r} asks for several outputs, which this function does not "
+            "explain at once yet; pass one class or output column.")
+    return wanted
+
+
+def _in_range(column: int, width: int) -> int:
+    if not -width <= column < width:
+        raise InvalidParameterError(f"target={column} is out of range: the model returns "
+                                    f"{width} outputs per row (valid: 0..{width - 1}).")
+    return column % width
+
+
 def prepare(model, X, *, target=None, response_method="auto", feature_names=None,
-            input_format="auto"):
-    """Validate ``X`` and wrap ``model``: the boundary of every public method."""
+            input_format="auto", several=False):
+    """Validate ``X`` and wrap ``model``: the boundary of every public method.
+
+    ``several`` lets ``target=None`` (a model with several outputs), ``"all"``
+    or a list ask for several outputs at once (the methods that explain them).
+    """
     dataset = Dataset.from_data(X, feature_names=feature_names)
     return dataset, Model(model, dataset, target=target, response_method=response_method,
-                          input_format=input_format)
+                          input_format=input_format, several=several)

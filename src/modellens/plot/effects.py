@@ -30,7 +30,7 @@ def _axes(ax):
 
 @literal_text
 def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_state=0,
-                total=False, support=True):
+                total=False, support=True, output=None):
     """Draw one :class:`~modellens.effects.result.Effect`; returns the Axes.
 
     Numeric features: the curve with its ICE lines (at most ``max_ice`` of
@@ -45,10 +45,15 @@ def plot_effect(effect, ax=None, *, max_ice=100, rug=True, band=True, random_sta
     thin cells (fewer than :data:`THIN_CELL` rows) get a light cross and, on grids
     of at most :data:`ANNOTATE_CELLS` cells a side, each cell shows its rows
     and the standard error of its mean local effect.
+
+    An effect of several outputs draws one curve per output (with its band,
+    without ICE lines) and a legend naming them; ``output=`` (a class label,
+    an output name or a position) draws one output as above.  A 2-D effect of
+    several outputs needs ``output=``.
     """
     ax = _axes(ax)
     if _draw(effect, ax, max_ice=max_ice, rug=rug, band=band, random_state=random_state,
-             total=total, support=support):
+             total=total, support=support, output=output):
         ax.legend(fontsize=7, loc="best", frameon=False)
     return ax
 
@@ -62,9 +67,18 @@ def _label(effect) -> str:
 
 
 def _draw(effect, ax, *, max_ice=100, rug=True, band=True, random_state=0, total=False,
-          support=True) -> bool:
+          support=True, output=None) -> bool:
     """Draw ``effect`` on ``ax`` without a legend; True when the panel wants one."""
     wants_legend = False
+    if getattr(effect, "outputs", None) is not None:
+        if output is not None:
+            effect = effect.for_output(output)
+        elif effect.is_2d:
+            raise InvalidParameterError(
+                f"the effect of {effect.feature!r} has several outputs {effect.outputs}; a "
+                "heatmap shows one: pass output= (a class label, an output name or a position).")
+        else:
+            return _plot_outputs(effect, ax, rug, band)
     if total and effect.is_2d:
         effect = total_effect(effect)
     if effect.is_2d:
@@ -126,13 +140,55 @@ def _plot_numeric(effect, ax, max_ice, rug, band, random_state):
                         alpha=0.2 if shown.level is not None else 0.15, lw=0, label=shown.label)
     ax.plot(grid, effect.values, color=_COLOR, lw=2.2, zorder=3,
             marker="o" if grid.size <= 12 else None, ms=4, label=effect.method)
-    if rug and effect.feature_values is not None:
-        x = np.asarray(effect.feature_values, dtype=float)
-        if x.size > 500:
-            x = np.quantile(x, np.linspace(0, 1, 101))
-        ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
-                transform=ax.get_xaxis_transform(), zorder=4)
+    if rug:
+        _draw_rug(ax, effect.feature_values)
     return shown is not None  # a legend names the band
+
+
+def _draw_rug(ax, values):
+    """Ticks at the data's values on the x axis (101 quantiles of more than 500)."""
+    if values is None:
+        return
+    x = np.asarray(values, dtype=float)
+    if x.size > 500:
+        x = np.quantile(x, np.linspace(0, 1, 101))
+    ax.plot(x, np.zeros_like(x), "|", color="k", ms=8, alpha=0.5,
+            transform=ax.get_xaxis_transform(), zorder=4)
+
+
+def _plot_outputs(effect, ax, rug, band) -> bool:
+    """One curve (or one set of points per level) for each output, named in a legend."""
+    categorical = effect.kind == "categorical" or _is_boolean(effect.grid)
+    k = len(effect.outputs)
+    for c, name in enumerate(effect.outputs):
+        one = effect.for_output(c)
+        color = f"C{c % 10}"
+        shown = one.band if band else None
+        if categorical:
+            pos = np.arange(len(one.grid)) + (c - (k - 1) / 2) * 0.6 / max(k, 1)
+            values = np.asarray(one.values, dtype=float)
+            err = None if shown is None else np.vstack([values - shown.lower,
+                                                        shown.upper - values])
+            ax.errorbar(pos, values, yerr=err, fmt="o", color=color, ms=5, capsize=2,
+                        label=name)
+            continue
+        grid = np.asarray(one.grid, dtype=float)
+        if shown is not None:
+            ax.fill_between(grid, shown.lower, shown.upper, color=color, alpha=0.15, lw=0)
+        ax.plot(grid, one.values, color=color, lw=2, marker="o" if grid.size <= 12 else None,
+                ms=3, label=name)
+    if categorical:
+        labels = [str(v) for v in np.asarray(effect.grid, dtype=object)]
+        ax.set_xticks(np.arange(len(labels)))
+        ax.set_xticklabels(labels)
+        ax.axhline(0, color="0.3", lw=0.6)
+    elif rug:
+        _draw_rug(ax, effect.feature_values)
+    label = _label(effect)
+    ax.set_xlabel(str(effect.feature))
+    ax.set_ylabel(f"{label} of each output")
+    ax.set_title(f"{label}: {effect.feature}", fontsize=10)
+    return True
 
 
 def _plot_categorical(effect, ax, max_ice, random_state):
