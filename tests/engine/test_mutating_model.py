@@ -103,4 +103,4 @@ def test_lime_of_a_mutating_model_equals_that_of_a_pure_one(mutating):
     a = ml.lime(_pure_array, X[:3], training_data=X, num_samples=300, random_state=0)
     b = ml.lime(mutating, X[:3], training_data=X, num_samples=300, random_state=0)
     assert np.allclose(a.values, b.values)
-    assert np.allclose(a.extra["score_holdout"], b.extra["score_holdout"])
+    assert np.allclose(a.surrogate.score_holdout, b.surrogate.score_holdout)
