@@ -9,7 +9,7 @@ means anything, and modellens reports each:
 
 * **fidelity**: does the straight line describe the model near the row?
   (``score``, the weighted R^2 on the samples, and
-  ``extra["score_holdout"]``, the same for samples left out of the fit);
+  ``surrogate.score_holdout``, the same for samples left out of the fit);
 * **stability**: do other random samples give the same explanation?
   (``stability=``);
 * **the kernel width**: what "near" means; the weights can change with it

@@ -86,7 +86,7 @@ class InterventionalGame(Game):
     background : ndarray of shape (m, d)
         Encoded background rows.
     note : str
-        Where the background came from (shown in ``extra["background"]``).
+        Where the background came from (shown in ``diagnostics["background"]``).
     """
 
     value_function = "interventional"

@@ -423,7 +423,7 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
     the most weight.  Its weights are the explanation: how much each feature
     (by default "lies in the same quartile as the row", a yes/no question)
     moves the prediction near that row.  Check the fit before trusting it: the
-    local R^2 (``score``, and the held-out ``extra["score_holdout"]``) says how
+    local R^2 (``score``, and the held-out ``surrogate.score_holdout``) says how
     well the linear model describes the model there, ``stability=`` repeats
     the fit with new samples, and :func:`modellens.lime_width_sweep` shows how
     the answer depends on the kernel width.
@@ -470,7 +470,7 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
     stability : int, optional
         Repeat the whole explanation with this many independent seeds (the
         first is the returned one; the cost grows in proportion) and report
-        how stable it is in ``surrogate.stability`` (also ``extra["stability"]``).
+        how stable it is in ``surrogate.stability``.
     stability_top_k : int, optional
         Size of the top-feature sets compared by ``stability``; default
         ``min(3, num_features)``.
@@ -490,8 +490,8 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
         weighted R^2 on the samples it was fit on; ``local_prediction``: the
         surrogate at :math:`z_0`; ``prediction``: :math:`f(x)`.  These and
         the rest of the fit are in the ``surrogate`` block
-        (:class:`~modellens.attribution.SurrogateBlock`, also readable as
-        ``extra[name]`` as in earlier versions): ``score_holdout`` (leave-one-out weighted R^2, each sample predicted
+        (:class:`~modellens.attribution.SurrogateBlock`): ``score_holdout``
+        (leave-one-out weighted R^2, each sample predicted
         by the surrogate fit without it, the selected features fixed: a low
         value means the explanation does not describe the model here),
         ``conditions`` (what :math:`z_j = 1` means for each row, e.g.
@@ -501,7 +501,7 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
         "top_k_overlap" (n,), "weight_std" (n, d)}``: whether every repeat chose the same top-k
         features, their mean pairwise overlap (fraction of k), and the
         standard deviation of each weight over the repeats.
-        ``extra["n_model_rows"]`` gives the cost.
+        ``diagnostics["n_model_rows"]`` gives the cost.
 
     See Also
     --------

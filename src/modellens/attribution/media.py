@@ -132,7 +132,7 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
         One row over the distinct words (``feature_names``), with
         ``intercept``, ``score``, ``local_prediction`` (the ``surrogate``
         block); ``media.text`` and ``media.spans`` (each token's start, end
-        and word; also ``extra["text"]``, ``extra["spans"]``) let
+        and word) let
         ``attr.plot.text()`` and ``attr.plot.text_html()`` highlight the words.
 
     See Also
@@ -218,8 +218,7 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
     Attributions
         One row over the superpixels (``feature_names`` their ids), with
         ``segments`` (the superpixel of every pixel, ``0 .. p - 1`` in the
-        order of ``feature_names``) and the image, in the ``media`` block
-        (also ``extra["image"]``);
+        order of ``feature_names``) and the image, in the ``media`` block;
         ``attr.plot.image()`` overlays the most positive and negative ones.
 
     See Also

@@ -195,14 +195,14 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         for ``"exact"``, with its degrees of freedom in ``dof`` (antithetic
         pairs - 1, or kernel draws - 1): small budgets give few, so use
         :meth:`Attributions.confidence_interval` (t quantiles) rather than
-        +/- 1.96 ``std``.  ``extra`` records the background used and the cost
+        +/- 1.96 ``std``.  ``diagnostics`` records the background used and the cost
         (``"background"``, ``"n_background"``, ``"n_coalitions"``,
         ``"n_model_rows"``).
         For a Dask ``X``: a :class:`~modellens.DistributedAttributions`, whose
         ``frame`` is a lazy Dask DataFrame with the partitions and index of
         ``X`` (a column per feature, ``base_value``, ``prediction``), equal to
         the in-memory values of the same rows and seed whatever the
-        partitioning; standard errors and the ``extra`` counts are not kept.
+        partitioning; standard errors and the ``diagnostics`` counts are not kept.
 
     See Also
     --------
