@@ -72,7 +72,7 @@ print(again.splits.equals(regions.splits))
 # interaction (here small: temperature adds the same at every hour).  With
 # ``total=True`` the plot adds both main effects, which is what the model
 # does with the pair; each cell shows its rows and the standard error of its
-# mean local effect, and cells with few rows are hatched.
+# mean local effect, and cells with few rows carry a light cross.
 
 pair = ml.ale(model, X, [("hour", "temp")], bins=6)[("hour", "temp")]
 ax = pair.plot(total=True)
