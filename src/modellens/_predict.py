@@ -40,7 +40,7 @@ def predict(model: ModelLike, X: DaskLike, *, target: TargetSpec = None,
 def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
-            progress: bool | None = None) -> pd.Series: ...
+            progress: bool | None = None) -> pd.Series | pd.DataFrame: ...
 
 
 def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = None,
@@ -69,11 +69,12 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
         (``df.iloc[i]``) is one row; any other Series is one column.  Dask
         data give a lazy Dask Series, one partition per partition of ``X``,
         computed where the data are.
-    target : class label or index, optional
+    target : class label, index, "all" or list, optional
         The class whose output is given, by label (``"yes"``) or position in
         ``classes_``; the same ``target`` as the explanation's gives its
-        number.  None: the positive class of a binary classifier (a
-        multiclass model needs one).
+        number.  None: the positive class of a binary classifier, every class
+        of a multiclass one, every column of a model with several outputs;
+        ``"all"`` or a list of classes (columns): those.
     response_method, feature_names, chunk_size, n_jobs, progress : optional
         As in :func:`modellens.pdp`: which method of the model to call
         (``"auto"``: ``predict_proba``, then ``decision_function``, then
@@ -83,6 +84,8 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     Returns
     -------
     pandas.Series of float, or dask.dataframe.Series
+        (a DataFrame with one column per output, named after it, when the
+        model has several outputs; see the user guide's "Outputs")
         One value per row, with the index of a DataFrame ``X`` (positions
         for an array), named after the output, e.g. ``"P(y = 1)"`` or
         ``"prediction"``.  The pandas Series's ``attrs`` (a computed
@@ -189,12 +192,12 @@ def _lazy(model, X, options):
     if isinstance(first, pd.DataFrame):  # several outputs: a lazy DataFrame
         names = list(first.columns)
         if isinstance(X, da.Array):
-            values = da.map_blocks(_predict_block, X, model, options, dtype=float,
+            values = da.map_blocks(_predict_block, X, model, options, len(names), dtype=float,
                                    chunks=(X.chunks[0], (len(names),)),
                                    meta=np.empty((0, len(names)), dtype=float))
             return dd.from_dask_array(values, columns=names)
         meta = pd.DataFrame(np.empty((0, len(names))), columns=names, index=X._meta.index)
-        return X.map_partitions(_predict_partition, model, options, meta=meta)
+        return X.map_partitions(_predict_partition, model, options, names, meta=meta)
     if isinstance(X, da.Array):
         # a block of whole rows is a partition, predicted as the array it is
         values = da.map_blocks(_predict_block, X, model, options, drop_axis=1, dtype=float,
@@ -204,13 +207,16 @@ def _lazy(model, X, options):
     return X.map_partitions(_predict_partition, model, options, meta=meta)
 
 
-def _predict_block(block: np.ndarray, model, options) -> np.ndarray:
+def _predict_block(block: np.ndarray, model, options, width=None) -> np.ndarray:
     if block.shape[0] == 0:
-        return np.empty(0, dtype=float)
+        return np.empty(0 if width is None else (0, width), dtype=float)
     return predict(model, block, **options).to_numpy()
 
 
-def _predict_partition(part: pd.DataFrame, model, options) -> pd.Series:
+def _predict_partition(part: pd.DataFrame, model, options,
+                       names=None) -> pd.Series | pd.DataFrame:
     if part.shape[0] == 0:
+        if names is not None:  # several outputs: an empty frame with their columns
+            return pd.DataFrame(np.empty((0, len(names))), columns=names, index=part.index)
         return pd.Series(np.empty(0, dtype=float), index=part.index)
     return predict(model, part, **options)
