@@ -2,6 +2,9 @@
 
     PYTHONPATH=src python benchmarks/bench_outputs.py [n_rows]
 
+(On a shared machine set OMP_NUM_THREADS=1: the classifier's OpenMP threads
+otherwise fight the other processes for the cores and the timings mean little.)
+
 A multiclass model computes every class's probability in the same call, so
 explaining all of them should cost about what one costs: the engine evaluates
 the planned rows once and folds each column into its own output's reduction.
@@ -68,13 +71,13 @@ def main(n=10_000):
               f"ratio {t_all / t_one:5.2f}", flush=True)
     # scikit-learn's partial dependence of every class on the same rows and grid
     ours = ml.pdp(model, X, features=[0], grid={"x0": grid})["x0"]
-    theirs = partial_dependence(model, X, [0], grid_resolution=20, kind="average",
-                                custom_values={0: grid})
+    theirs = partial_dependence(model, X, [0], kind="average", custom_values={0: grid},
+                                method="brute", response_method="predict_proba")
     np.testing.assert_allclose(ours.values.T, theirs["average"], rtol=0, atol=1e-10)
     t_ours, t_sk = best_of_interleaved([
         lambda: ml.pdp(model, X, features=[0], grid={"x0": grid}),
         lambda: partial_dependence(model, X, [0], kind="average", custom_values={0: grid},
-                                   method="brute")])
+                                   method="brute", response_method="predict_proba")])
     print(f"{'pdp of x0, every class':30s} modellens   {t_ours:7.3f} s   sklearn    "
           f"{t_sk:7.3f} s   ratio {t_ours / t_sk:5.2f}")
 

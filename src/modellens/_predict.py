@@ -40,7 +40,7 @@ def predict(model: ModelLike, X: DaskLike, *, target: TargetSpec = None,
 def predict(model: ModelLike, X: DataLike, *, target: TargetSpec = None,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
-            progress: bool | None = None) -> pd.Series: ...
+            progress: bool | None = None) -> pd.Series | pd.DataFrame: ...
 
 
 def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = None,
@@ -69,11 +69,12 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
         (``df.iloc[i]``) is one row; any other Series is one column.  Dask
         data give a lazy Dask Series, one partition per partition of ``X``,
         computed where the data are.
-    target : class label or index, optional
+    target : class label, index, "all" or list, optional
         The class whose output is given, by label (``"yes"``) or position in
         ``classes_``; the same ``target`` as the explanation's gives its
-        number.  None: the positive class of a binary classifier (a
-        multiclass model needs one).
+        number.  None: the positive class of a binary classifier, every class
+        of a multiclass one, every column of a model with several outputs;
+        ``"all"`` or a list of classes (columns): those.
     response_method, feature_names, chunk_size, n_jobs, progress : optional
         As in :func:`modellens.pdp`: which method of the model to call
         (``"auto"``: ``predict_proba``, then ``decision_function``, then
@@ -83,6 +84,8 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     Returns
     -------
     pandas.Series of float, or dask.dataframe.Series
+        (a DataFrame with one column per output, named after it, when the
+        model has several outputs; see the user guide's "Outputs")
         One value per row, with the index of a DataFrame ``X`` (positions
         for an array), named after the output, e.g. ``"P(y = 1)"`` or
         ``"prediction"``.  The pandas Series's ``attrs`` (a computed

@@ -78,7 +78,7 @@ class ModelError(RuntimeError):
     ...     ml.pdp(lambda A: A[:3, 0], X, grid=3)  # three values, whatever the rows
     ... except ml.ModelError as error:
     ...     print(error)
-    the model returned shape (3,) for 30 rows; expected (30,).
+    the model returned shape (3,) for 60 rows; expected (60,).
     """
 
 
