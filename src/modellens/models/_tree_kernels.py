@@ -679,7 +679,7 @@ def expected_leaf_value(leaf_value, feat_off, feat_z):
     return total
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def _close(c, dd, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T,
            acc):
     """Node ``c`` (depth ``dd``) is finished: credit its edge and pass its sums up."""
@@ -707,7 +707,7 @@ def _close(c, dd, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, paren
         a_f[r] += T[r]
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O, Ol, Dl, P,
                 Inv, A, T, M):
     """Add half the interaction index of every pair of a leaf's features to ``M[i, j, r]``."""
