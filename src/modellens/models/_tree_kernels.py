@@ -680,10 +680,10 @@ def expected_leaf_value(leaf_value, feat_off, feat_z):
 
 
 @njit(cache=True)
-def _close(c, dd, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T,
-           acc):
-    """Node ``c`` (depth ``dd``) is finished: credit its edge and pass its sums up."""
+def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T, acc):
+    """Node ``c`` is finished: credit its edge and pass its sums up."""
     G = len(t_weights)
+    dd = depth[c]
     zc = edge_z[c]
     a = prev[c]
     pa = depth[a] if a >= 0 else 0
@@ -811,7 +811,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                 dd = depth[node]
                 while top >= dd:
                     if top > 0:
-                        _close(path[top], top, nb, t_weights, inv0, dinv, edge_z, prev, depth,
+                        _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth,
                                feature, parent, O, S, T, acc)
                     top -= 1
                 path[dd] = node
@@ -863,7 +863,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                         _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights,
                                     feat_id, feat_z, feat_depth, O, Ol, Dl, P, Inv, A, T, M)
             while top > 0:
-                _close(path[top], top, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
+                _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
                        parent, O, S, T, acc)
                 top -= 1
         for r in range(nb):
