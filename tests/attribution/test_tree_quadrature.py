@@ -148,17 +148,17 @@ def test_ensembles_with_missing_values_equal_enumeration(name):
 
 
 def _frames(n=600, seed=0):
+    """Two categorical columns (8 and 3 levels, some missing) between two numeric ones."""
     rng = np.random.default_rng(seed)
-    levels = list("pqrstuvw")
-    X = pd.DataFrame({"a": rng.normal(size=n),
-                      "c1": pd.Categorical(rng.choice(levels, n)),
-                      "b": rng.normal(size=n),
-                      "c2": pd.Categorical(rng.choice(["x", "y", "z"], n))})
-    effect = X["c1"].map(dict(zip(levels, [1, -1, 2, 0, .5, -2, 3, 1.5]))).astype(float)
-    y = X["a"] + effect + (X["c2"] == "y") * X["b"] + 0.1 * rng.normal(size=n)
-    X.loc[rng.random(n) < 0.05, "c1"] = np.nan
-    X.loc[rng.random(n) < 0.05, "a"] = np.nan
-    return X, y
+    codes = rng.integers(0, 8, n), rng.integers(0, 3, n)
+    num = rng.normal(size=(n, 2))
+    y = num[:, 0] + np.array([1, -1, 2, 0, .5, -2, 3, 1.5])[codes[0]] + (codes[1] == 1) * num[:, 1]
+    X = pd.DataFrame({"a": np.where(rng.random(n) < 0.05, np.nan, num[:, 0]),
+                      "c1": pd.Categorical.from_codes(np.where(rng.random(n) < 0.05, -1,
+                                                               codes[0]), list("pqrstuvw")),
+                      "b": num[:, 1],
+                      "c2": pd.Categorical.from_codes(codes[1], ["x", "y", "z"])})
+    return X, y + 0.1 * rng.normal(size=n)
 
 
 @pytest.mark.parametrize("name", ["xgb", "lgb", "hgb"])

@@ -679,11 +679,11 @@ def expected_leaf_value(leaf_value, feat_off, feat_z):
     return total
 
 
-@njit(inline="always", cache=True)
-def _close(c, dd, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T,
-           acc):
-    """Node ``c`` (depth ``dd``) is finished: credit its edge and pass its sums up."""
+@njit(cache=True)
+def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T, acc):
+    """Node ``c`` is finished: credit its edge and pass its sums up."""
     G = len(t_weights)
+    dd = depth[c]
     zc = edge_z[c]
     a = prev[c]
     pa = depth[a] if a >= 0 else 0
@@ -707,7 +707,7 @@ def _close(c, dd, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, paren
         a_f[r] += T[r]
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O, Ol, Dl, P,
                 Inv, A, T, M):
     """Add half the interaction index of every pair of a leaf's features to ``M[i, j, r]``."""
@@ -811,7 +811,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                 dd = depth[node]
                 while top >= dd:
                     if top > 0:
-                        _close(path[top], top, nb, t_weights, inv0, dinv, edge_z, prev, depth,
+                        _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth,
                                feature, parent, O, S, T, acc)
                     top -= 1
                 path[dd] = node
@@ -863,7 +863,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                         _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights,
                                     feat_id, feat_z, feat_depth, O, Ol, Dl, P, Inv, A, T, M)
             while top > 0:
-                _close(path[top], top, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
+                _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
                        parent, O, S, T, acc)
                 top -= 1
         for r in range(nb):
