@@ -566,10 +566,10 @@ class Model:
         return out
 
 
-#: Largest prediction magnitude taken: the methods sum predictions and their squares
-#: (means, variances, least squares, H statistics) over up to billions of rows, which
-#: overflows float64 (inf, then NaN) from about 1e154 per value; 1e100 leaves room.
-MAX_MAGNITUDE = 1e100
+#: Largest prediction magnitude taken (2**992, about 4e298): the methods sum predictions
+#: over up to billions of rows, and a sum of 2**32 of them stays below float64's largest
+#: number; beyond, means and differences overflow to inf and then NaN without a word.
+MAX_MAGNITUDE = float(np.finfo(np.float64).max) / 2.0**32
 
 
 def _numbers(out) -> np.ndarray:
@@ -608,10 +608,11 @@ def _check_magnitude(out: np.ndarray) -> None:
     if out.size and float(np.max(np.abs(out))) > MAX_MAGNITUDE:
         big = int((np.abs(out) > MAX_MAGNITUDE).sum())
         raise ModelError(
-            f"the model returned {big} predictions of magnitude above {MAX_MAGNITUDE:.0e} "
-            f"(the largest {float(np.max(np.abs(out))):.3g}); the sums and squares the "
-            "explanations are built from would overflow to inf and NaN. Explain a rescaled "
-            "output instead, e.g. lambda X: model.predict(X) / 1e300 or its logarithm.")
+            f"the model returned {big} predictions of magnitude above {MAX_MAGNITUDE:.3g} "
+            f"(the largest {float(np.max(np.abs(out))):.3g}), too close to the largest "
+            "float64 number: the sums the explanations are built from would overflow to inf "
+            "and NaN. Explain a rescaled output instead, e.g. "
+            "lambda X: model.predict(X) / 1e300, or its logarithm.")
 
 
 
