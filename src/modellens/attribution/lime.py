@@ -24,7 +24,7 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
                            check_positive_float, check_random_state)
 from ..data import as_pandas_pair, encode_with, row_as_frame
 from ..engine import DataRows, Plan, Segment, is_dask_input, run
-from ..models import Model
+from ..models import Model, with_model_levels
 from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
 from .distributed import DistributedAttributions
@@ -348,6 +348,7 @@ def _prepare(model, X, training_data, *, target, response_method, feature_names,
         check_choice(discretize, "discretize", tuple(DISCRETIZERS))
     dataset, n = encode_with(X, training_data, feature_names=feature_names,
                              other_name="training_data")
+    dataset = with_model_levels(model, dataset)
     if dataset.values.shape[0] - n < 2:
         raise InvalidParameterError("training_data needs at least 2 rows to give statistics.")
     Xe = dataset.values[:n]

@@ -14,7 +14,7 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
                            check_random_state)
 from ..data import as_pandas_pair, is_integer, row_as_frame
 from ..engine import is_dask_input, run
-from ..models import Model, tree_ensemble_name
+from ..models import Model, tree_ensemble_name, with_model_levels
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND, choose_background, encode_explained
 from ._blocks import SamplingBlock
@@ -358,6 +358,9 @@ def _game(model, X, *, masker, background, algorithm, target, response_method, f
     X, background = as_pandas_pair(X, background, other_name="background")
     X = row_as_frame(X, background)
     dataset, n, rows = encode_explained(X, background, feature_names=feature_names)
+    # columns the model takes as categories: explained at its levels, whatever their dtype
+    dataset = with_model_levels(model, dataset)
+    rows = None if rows is None else dataset.values[n:]
     ens = None
     if algorithm == "tree" or (algorithm == "auto" and not budget_given
                                and tree_ensemble_name(model) is not None):

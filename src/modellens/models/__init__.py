@@ -5,10 +5,12 @@ models to ``encoded rows -> one float per row`` (and gradients); the private
 modules hold the framework primitives it uses.
 """
 
+from ._categories import Expected, expected_inputs, model_feature_names, with_model_levels
 from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, prepare, tree_ensemble_name
 from ._inputs import InputModel
 
 __all__ = ["Model", "ModelError", "prepare", "tree_ensemble_name", "is_jax_function", "InputModel",
-           "is_torch_module", "import_torch"]
+           "is_torch_module", "import_torch", "Expected", "expected_inputs",
+           "model_feature_names", "with_model_levels"]

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset
+from ._categories import with_model_levels
 from ._jax import jax_gradient
 from ._output import PASS_TARGET, select_output
 from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
@@ -415,7 +416,12 @@ class Model:
 
 def prepare(model, X, *, target=None, response_method="auto", feature_names=None,
             input_format="auto"):
-    """Validate ``X`` and wrap ``model``: the boundary of every public method."""
-    dataset = Dataset.from_data(X, feature_names=feature_names)
+    """Validate ``X`` and wrap ``model``: the boundary of every public method.
+
+    Columns the model takes as categories are explained at the model's levels
+    (:func:`~modellens.models._categories.with_model_levels`), whatever dtype
+    they arrive in.
+    """
+    dataset = with_model_levels(model, Dataset.from_data(X, feature_names=feature_names))
     return dataset, Model(model, dataset, target=target, response_method=response_method,
                           input_format=input_format)
