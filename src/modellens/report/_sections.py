@@ -750,15 +750,26 @@ def shapley_section(inputs, found) -> Section:
     attr = None
     options = _shapley_options(inputs)
     with _capture(sec):
-        if tree_ensemble_name(inputs.model) is not None and options["algorithm"] != "exact":
+        pipeline = isinstance(getattr(inputs.model, "steps", None), list)
+        if tree_ensemble_name(inputs.model) is not None and options["algorithm"] != "exact" \
+                and pipeline:
+            sec.notes.append("The model is a Pipeline whose trees split on transformed columns, "
+                             "so TreeSHAP does not apply; the values below come from the "
+                             "model-agnostic algorithm named next.")
+        elif tree_ensemble_name(inputs.model) is not None and options["algorithm"] != "exact":
             try:
                 attr = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
             except (InvalidParameterError, ModelError) as exc:
-                # the reason's first sentence: the list of supported models would bury it
-                reason = str(exc).split(". Supported")[0].rstrip(".")
-                sec.notes.append(f"TreeSHAP does not apply to this model ({reason}); the "
-                                 "values below come from the model-agnostic algorithm named "
-                                 "next.")
+                sec.notes.append(f"TreeSHAP does not apply to this model ({_reason(exc)}); "
+                                 "the values below come from the model-agnostic algorithm "
+                                 "named next.")
+            if attr is not None and attr.output != inputs.output_name:
+                # the trees add up to another scale (a boosted classifier's log-odds):
+                # one page, one scale
+                sec.notes.append(f"TreeSHAP would explain the trees' {attr.output}; the values "
+                                 f"below explain {inputs.output_name}, like every section of "
+                                 "this page.")
+                attr = None
         if attr is None:
             attr = shapley(inputs.model, inputs.X_explain, **options, **common)
     rows = _chosen_rows(inputs)
@@ -768,7 +779,7 @@ def shapley_section(inputs, found) -> Section:
         f"waterfalls below and {n_rows - n_named:,} sampled) against a background of "
         f"{inputs.background_index.size:,} rows (interventional: absent features take the "
         "background's values). Each row's values add up to its prediction minus the mean "
-        "prediction over the background.")
+        f"prediction over the background, on the scale of {attr.output}.")
     importance = dict(zip(attr.feature_names, attr.mean_abs()))
     effects = found.get("effects")
     if effects:
@@ -792,6 +803,15 @@ def shapley_section(inputs, found) -> Section:
                     explained_rows=list(inputs.explain_index),
                     background_rows=inputs.background_index, importance=importance)
     return sec
+
+
+def _reason(exc) -> str:
+    """The reason an API error gives, without its advice on arguments (a page has none)."""
+    text = str(exc)
+    if "cannot explain this request: " in text:
+        text = text.split("cannot explain this request: ", 1)[1]
+    # the first sentence: the list of supported models and the fixes would bury it
+    return text.split(". ")[0].rstrip(".")
 
 
 def _waterfall(attr, i, position, why):
@@ -839,7 +859,7 @@ def lime_section(inputs, found) -> Section:
                                   training_data=inputs.X_sample,
                                   random_state=inputs.random_state, target=inputs.target)
     except InvalidParameterError as exc:
-        # e.g. missing values, which LIME's sampler cannot draw from: say why, show nothing
+        # e.g. a training column with no value at all: say why, show nothing
         sec.warnings.append(f"LIME was not run: {exc}")
         return sec
     score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
