@@ -457,8 +457,8 @@ class Dataset:
                 levels = np.concatenate([levels, extra.astype(levels.dtype if whole else
                                                                 np.float64)])
                 if isinstance(dtype, pd.CategoricalDtype):
-                    dtype = pd.CategoricalDtype(levels)
-            codes = pd.Index(levels.astype(np.float64)).get_indexer(x).astype(np.float64)
+                    dtype = pd.CategoricalDtype(pd.Index(levels))
+            codes = pd.Index(levels.astype(np.float64)).get_indexer(pd.Index(x)).astype(np.float64)
             codes[codes < 0] = np.nan
             values[:, j] = codes
             columns[j] = Column(col.name, CATEGORICAL, levels, False,
@@ -584,7 +584,8 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
         if ref is not None and ref.is_categorical and _numeric_levels(ref):
             # numbers the explained data's schema (the model) reads as levels
             assert ref.levels is not None
-            codes = pd.Index(ref.levels.astype(np.float64)).get_indexer(vals).astype(np.float64)
+            codes = pd.Index(ref.levels.astype(np.float64)).get_indexer(
+                pd.Index(vals)).astype(np.float64)
             unknown = (codes < 0) & ~np.isnan(vals)
             if unknown.any():
                 raise InvalidParameterError(

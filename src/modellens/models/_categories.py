@@ -210,7 +210,7 @@ def model_levels(model, dataset: Dataset) -> dict:
                 levels = levels.astype(np.float64)
             except (TypeError, ValueError):
                 continue
-        out[j] = (levels, pd.CategoricalDtype(levels) if exp.category else None)
+        out[j] = (levels, pd.CategoricalDtype(pd.Index(levels)) if exp.category else None)
     return out
 
 

@@ -41,9 +41,9 @@ def response_columns(model, dataset: Dataset, method: str) -> list:
     other is one minus it).
     """
     classes = getattr(model, "classes_", None)
+    if classes is None:  # a regressor (or a model without labels): its own response
+        return [(Model(model, dataset, response_method=method), None)]
     if method == "predict":
-        if classes is None:
-            return [(Model(model, dataset, response_method="predict"), None)]
         as_frame = Model(model, dataset, response_method="predict").as_frame
         return [(Model(_LabelPositions(model), dataset,
                        input_format="frame" if as_frame else "array"), None)]
