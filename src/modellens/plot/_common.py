@@ -11,6 +11,26 @@ _NEG = "#2f7fc1"   # pushes it down
 _CMAP = "coolwarm"
 
 
+class AxesGrid(np.ndarray):
+    """An ndarray of Axes whose repr is one line.
+
+    A notebook shows the last value of a cell: a plain ndarray of Axes would
+    print one ``<Axes: ...>`` line per panel under the picture.  Indexing,
+    ``shape`` and ``flat`` are the ndarray's.
+    """
+
+    def __repr__(self):
+        shape = "x".join(str(n) for n in self.shape)
+        return f"<AxesGrid {shape} of matplotlib Axes>"
+
+    __str__ = __repr__
+
+
+def axes_grid(axes) -> AxesGrid:
+    """``axes`` (Axes in an array or a sequence) as an :class:`AxesGrid`."""
+    return np.asarray(axes, dtype=object).view(AxesGrid)
+
+
 def _axes(ax, size):
     if ax is None:
         import matplotlib.pyplot as plt
