@@ -80,3 +80,14 @@ def test_model_without_missing_value_support_says_why():
     with pytest.raises(ml.ModelError, match="NaN"):
         ml.lime(model, numeric.dropna().iloc[:1], training_data=numeric, num_samples=200,
                 random_state=0)
+
+
+def test_a_first_bin_of_the_minimum_alone_reads_as_equality():
+    # fares: a third of the tickets free, so the first quartile edge is the minimum
+    rng = np.random.default_rng(0)
+    fare = np.where(rng.random(400) < 0.35, 0.0, rng.exponential(30, 400))
+    X = pd.DataFrame({"fare": fare, "age": rng.normal(40, 10, 400)})
+    f = lambda df: np.log1p(df["fare"].to_numpy()) + 0.01 * df["age"].to_numpy()  # noqa: E731
+    attr = ml.lime(f, X[X["fare"] == 0].iloc[:1], training_data=X, num_samples=300,
+                   random_state=0)
+    assert attr.extra["conditions"][0][0] == "fare = 0"

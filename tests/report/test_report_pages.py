@@ -56,3 +56,12 @@ def test_lime_section_stays_with_two_missing_values():
     sec = rep.sections["lime"]
     assert not any("LIME was not run" in w for w in sec.warnings)
     assert sec.figure_groups and sec.figure_groups[0].figures
+
+
+def test_a_one_level_column_is_described_as_one_level():
+    X, y = _classification(d=3)
+    X["site"] = pd.Categorical(["north"] * len(X))
+    f = lambda df: df["f0"].to_numpy()  # noqa: E731
+    rep = ml.report(f, X, sections=["data"], **SMALL)
+    (site,) = [row for row in rep.sections["data"].data["features"] if row["feature"] == "site"]
+    assert site["range"].startswith("1 level: north")

@@ -210,7 +210,11 @@ class TabularSampler:
             else:
                 edges = self.edges[j]
                 b = int(np.searchsorted(edges, x0[j]))
-                if b == 0:
+                low = self.bin_stats[j][2][0]  # the training minimum
+                if b == 0 and edges[0] <= low:
+                    # the first bin holds the minimum alone (fare 0 of many free tickets)
+                    out.append(f"{col.name} = {edges[0]:.4g}")
+                elif b == 0:
                     out.append(f"{col.name} <= {edges[0]:.4g}")
                 elif b == edges.size:
                     out.append(f"{col.name} > {edges[-1]:.4g}")

@@ -47,6 +47,20 @@ def _fmt(x) -> str:
     return str(x)
 
 
+def _value(x) -> str:
+    """A prediction with 4 significant digits, more where 4 would round it to a whole number.
+
+    A probability of 0.99996 must not read as a certain 1 (nor 2.00004 as 2).
+    """
+    x = float(x)
+    text = f"{x:.4g}"
+    digits = 4
+    while digits < 12 and np.isfinite(x) and x != round(x) and float(text) == round(float(text)):
+        digits += 1
+        text = f"{x:.{digits}g}"
+    return text
+
+
 def _signed(x) -> str:
     return f"{x:+.3g}"
 

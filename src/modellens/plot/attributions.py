@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.artist import Artist
 
 from .._validation import InvalidParameterError
-from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed
+from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed, _value
 from .lime import plot_image, plot_text, plot_weights, text_html
 
 __all__ = ["AttributionPlots", "interaction_partner"]
@@ -173,7 +173,8 @@ class AttributionPlots:
         ax.set_xlim(min(starts.min(), ends.min(), base, pred) - 0.05 * span,
                     max(starts.max(), ends.max(), base, pred) + 0.15 * span)
         ax.set_xlabel(a.output)
-        ax.set_title(f"row {i}: f(x) = {pred:.4g}, base value = {base:.4g}", fontsize=10)
+        ax.set_title(f"row {i}: f(x) = {_value(pred)}, base value = {_value(base)}",
+                     fontsize=10)
         return ax
 
     def force(self, i=0, *, min_label_share=0.05, ax=None):
@@ -251,11 +252,11 @@ class AttributionPlots:
         if labels:
             ax.add_artist(_NoOverlap([t for _, _, t in sorted(labels, key=lambda e: e[:2])]))
         ax.plot([pred, pred], [height / 2, height / 2 + 0.25], color="0.1", lw=1)
-        ax.text(pred, height / 2 + 0.28, f"f(x) = {pred:.4g}", ha="center", va="bottom",
+        ax.text(pred, height / 2 + 0.28, f"f(x) = {_value(pred)}", ha="center", va="bottom",
                 fontsize=9, weight="bold")
         ax.plot([base, base], [height / 2, height / 2 + 0.12], color="0.5", lw=1)
-        ax.text(base, height / 2 + 0.14, f"base value = {base:.4g}", ha="center", va="bottom",
-                fontsize=8, color="0.4")
+        ax.text(base, height / 2 + 0.14, f"base value = {_value(base)}", ha="center",
+                va="bottom", fontsize=8, color="0.4")
         lo = min(base, pred - phi[pos].sum(), pred)
         hi = max(base, pred - phi[neg].sum(), pred)
         pad = 0.06 * max(hi - lo, 1e-12)

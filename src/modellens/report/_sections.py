@@ -141,6 +141,11 @@ MIN_ROWS = 100
 LOW_FIDELITY = 0.3
 
 
+def _count(n: int, noun: str) -> str:
+    """``"1 level"``, ``"2 levels"``, ``"1,024 levels"``."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def _spread(prediction) -> float:
     lo, hi = np.quantile(prediction, [0.01, 0.99])
     return float(hi - lo)
@@ -177,7 +182,7 @@ def data_section(inputs, found) -> Section:
             codes, counts = np.unique(observed, return_counts=True)
             top = np.argsort(-counts, kind="stable")[:5]
             labels = [str(col.levels[int(codes[i])]) for i in top]
-            described = f"{codes.size} levels: " + ", ".join(labels) + \
+            described = f"{_count(codes.size, 'level')}: " + ", ".join(labels) + \
                 (", ..." if codes.size > 5 else "")
             hint = _level_hint(col.levels)
         elif col.is_boolean:
@@ -602,7 +607,7 @@ def _draw_many_levels(ax, effect, levels, inputs, other=None):
         ax.axvline(v.size - 0.5, color="grey", lw=0.5, ls=":")
         ax.errorbar([v.size], [other["value"]], yerr=[1.96 * other["se"]], fmt="D",
                     color="C1", ecolor="C1", capsize=3)
-        labels = labels + [f"other ({other['levels']:,} levels)"]
+        labels = labels + [f"other ({_count(other['levels'], 'level')})"]
     ax.set_xticks(np.arange(len(labels)), labels, rotation=60, ha="right")
     ax.set_xlabel(f"{effect.feature}: {v.size} most frequent of {levels:,} levels, by effect"
                   if levels > v.size else f"{effect.feature}: levels in order of effect")
