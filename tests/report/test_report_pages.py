@@ -65,3 +65,16 @@ def test_a_one_level_column_is_described_as_one_level():
     rep = ml.report(f, X, sections=["data"], **SMALL)
     (site,) = [row for row in rep.sections["data"].data["features"] if row["feature"] == "site"]
     assert site["range"].startswith("1 level: north")
+
+
+def test_missing_values_make_one_notice_per_section():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = _classification(d=4)
+    X.loc[[1, 2], "f0"] = np.nan
+    X.loc[[5], "f1"] = np.nan
+    model = HistGradientBoostingRegressor(max_iter=20).fit(X, y.astype(float))
+    rep = ml.report(model, X, sections=["effects"], **SMALL)
+    notices = [w for w in rep.sections["effects"].warnings if "missing value" in w]
+    assert len(notices) == 1
+    assert "'f0' (2 of" in notices[0] and "'f1' (1 of" in notices[0]

@@ -10,6 +10,7 @@ pictures.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,7 +128,44 @@ def _capture(sec):
                     sec.warnings.append(text)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        _merge_missing(sec)
     return block()
+
+
+_MISSING_ONE = re.compile(r"^(\d+) of (\d+) rows have a missing value in '(.+)'; they are left "
+                          r"out of its (.+)\.$")
+_MISSING_ALL = re.compile(r"^Rows with a missing value are left out of what needs the "
+                          r"feature's value \((.+)\): (.+)\.$")
+_MISSING_ITEM = re.compile(r"'(.+?)' \((\d+) of (\d+) rows\)")
+
+
+def _merge_missing(sec):
+    """One notice for the rows left out for missing values, not one box per feature and method."""
+    found: dict = {}
+    uses: list = []
+    first = None
+    kept = []
+    for text in sec.warnings:
+        one, merged = _MISSING_ONE.match(text), _MISSING_ALL.match(text)
+        if not (one or merged):
+            kept.append(text)
+            continue
+        first = len(kept) if first is None else first
+        if one:
+            items = [(one.group(3), one.group(1), one.group(2))]
+            what = [one.group(4)]
+        else:
+            items = _MISSING_ITEM.findall(merged.group(2))
+            what = merged.group(1).split(", ")
+        for name, k, n in items:
+            found.setdefault(name, (int(k), int(n)))
+        uses.extend(u for u in what if u not in uses)
+    if first is None:
+        return
+    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)" for name, (k, n) in found.items())
+    kept.insert(first, f"Rows with a missing value are left out of what needs the feature's "
+                       f"value ({', '.join(uses)}): {listed}.")
+    sec.warnings[:] = kept
 
 
 #: An effect whose PD and ALE both move less than this share of the predictions'
