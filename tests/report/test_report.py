@@ -148,10 +148,21 @@ def test_effects_are_those_of_the_methods_on_the_stated_sample(rep, fitted):
                                rtol=1e-12)
     ale = ml.ale(model, sample, ["x1"], bins=5)
     np.testing.assert_allclose(eff["ale"]["x1"].values, ale["x1"].values, rtol=1e-12)
-    # order: standard deviation of the PD curve, range / 4 for categorical features
+    # order: standard deviation of the PD curve over the rows (each grid point / level
+    # weighted by the rows nearest to it)
     imp = eff["importance"]
-    assert imp["x3"] == pytest.approx(np.std(direct["x3"].values, ddof=1))
-    assert imp["colour"] == pytest.approx(np.ptp(direct["colour"].values) / 4)
+
+    def weighted_std(values, weights):
+        mean = np.average(values, weights=weights)
+        return np.sqrt(np.average((values - mean) ** 2, weights=weights))
+
+    grid = np.asarray(direct["x3"].grid, dtype=float)
+    nearest = np.abs(sample["x3"].to_numpy()[:, None] - grid[None, :]).argmin(axis=1)
+    assert imp["x3"] == pytest.approx(weighted_std(direct["x3"].values,
+                                                   np.bincount(nearest, minlength=grid.size)))
+    counts = sample["colour"].value_counts()
+    assert imp["colour"] == pytest.approx(weighted_std(
+        direct["colour"].values, [counts[g] for g in direct["colour"].grid]))
     assert eff["order"] == sorted(imp, key=lambda f: -imp[f])
     assert len(rep.sections["effects"].figure_groups) == 5
     # the dependence warning sits beside the feature's effects

@@ -78,3 +78,49 @@ def test_missing_values_make_one_notice_per_section():
     notices = [w for w in rep.sections["effects"].warnings if "missing value" in w]
     assert len(notices) == 1
     assert "'f0' (2 of" in notices[0] and "'f1' (1 of" in notices[0]
+
+
+def _pets(n=300, seed=5):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                      "pet": pd.Categorical(rng.choice(["ant", "bee", "cat", "dog"], n))})
+    # pet's levels depend on x, so ALE's similarity order is not the order of effect
+    X.loc[X["x"] > 0.5, "pet"] = "dog"
+    return X
+
+
+def test_pd_and_ale_panels_of_a_category_share_the_level_order():
+    X = _pets()
+    effect = {"ant": 2.0, "bee": -1.0, "cat": 0.5, "dog": -3.0}
+    f = lambda F: np.asarray(F["x"]) + F["pet"].map(effect).astype(float).to_numpy()  # noqa
+    rep = ml.report(f, X, sections=["effects"], **SMALL)
+    data = rep.sections["effects"].data
+    assert data["level_order"]["pet"] == [str(v) for v in data["ale"]["pet"].grid]
+
+
+def test_a_negligible_categorical_effect_is_not_zoomed():
+    X = _pets()
+    tiny = {"ant": 1e-6, "bee": -1e-6, "cat": 0.0, "dog": 2e-6}
+    f = lambda F: 3 * np.asarray(F["x"]) + F["pet"].map(tiny).astype(float).to_numpy()  # noqa
+    rep = ml.report(f, X, sections=["effects"], **SMALL)
+    data = rep.sections["effects"].data
+    assert "pet" in data["negligible"]
+    # the panel spans its rows' predictions (as a numeric panel with its ICE curves does),
+    # not the 4e-6 between its levels
+    ice = np.asarray(data["pdp"]["pet"].ice, dtype=float)
+    assert data["spans"]["pet"] >= 0.9 * (np.quantile(ice, 0.99) - np.quantile(ice, 0.01))
+
+
+def test_effects_are_ordered_by_the_rows_they_move():
+    # a level of 2 rows moves them far; x moves every row a little: by the rows, x comes first
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                      "kind": pd.Categorical(np.where(np.arange(n) < 2, "rare", "common"))})
+    f = lambda F: 3 * np.asarray(F["x"]) + 10.0 * (F["kind"] == "rare").to_numpy()  # noqa
+    rep = ml.report(f, X, sections=["effects"], **{**SMALL, "sample": n})
+    data = rep.sections["effects"].data
+    assert data["order"][:2] == ["x", "kind"]
+    p = 2 / n  # the weighted standard deviation of a PD of 10 at a level of share p
+    assert data["importance"]["kind"] == pytest.approx(10 * np.sqrt(p * (1 - p)), rel=1e-9)
+    assert any("over the rows" in note for note in rep.sections["effects"].notes)

@@ -440,7 +440,9 @@ def effects_section(inputs, found) -> Section:
     for name, levels in many.items():
         failed[name] = (f"not drawn for a categorical feature with {levels:,} levels (its level "
                         "order needs the distances between every pair of levels)")
-    importance = {name: _pd_importance(pd_effects[name], others.get(name)) for name in names}
+    importance = {name: _pd_importance(pd_effects[name], others.get(name),
+                                       ds.values[:, ds.index_of(name)], ds.columns[
+                                           ds.index_of(name)]) for name in names}
     order = sorted(names, key=lambda f: -np.nan_to_num(importance[f], nan=-1))
     shown = order[:inputs.max_features]
     spread = _spread(inputs.prediction)
@@ -448,8 +450,9 @@ def effects_section(inputs, found) -> Section:
         f"Partial dependence (PD) with ICE curves and accumulated local effects (ALE) with their "
         f"95% confidence band, on {ds.n_rows:,} rows, {inputs.grid} grid points / bins. The two "
         "panels of a feature share one vertical span, so their heights compare. Features in "
-        "order of importance: the standard deviation of the PD curve (range / 4 for categorical "
-        "features; Greenwell, Boehmke and McCarthy 2018). PD averages the model over points "
+        "order of importance: the standard deviation of the PD curve over the rows (each grid "
+        "point or level weighted by the rows nearest to it, so a level few rows have counts "
+        "little; after Greenwell, Boehmke and McCarthy 2018). PD averages the model over points "
         "that may lie off the data when features depend on each other; ALE uses only points "
         f"next to the data. An effect below {NEGLIGIBLE:.0%} of the predictions' spread (their "
         f"1%-99% range, {_fmt(spread, 3)}) is marked negligible.")
@@ -466,7 +469,7 @@ def effects_section(inputs, found) -> Section:
         sec.notes.append(f"The {len(shown)} most important of {len(order)} features are drawn; "
                          "pass features= (--features) for others.")
     off_data = (found.get("data") or {}).get("off_data", {})
-    negligible, zero, level_order = [], [], {}
+    negligible, zero, level_order, spans = [], [], {}, {}
     for name in shown:
         j = ds.index_of(name)
         size = _effect_size(pd_effects[name], ale_effects.get(name))
@@ -479,13 +482,18 @@ def effects_section(inputs, found) -> Section:
         col = ds.columns[j]
         # unordered levels have no order of their own: PD draws them by effect
         by_effect = col.is_categorical and not col.ordered
-        figures = _effect_figures(name, pd_effects[name], ale_effects.get(name),
-                                  inputs, other=others.get(name), discrete=(not col.is_categorical
-                                                    and ds.n_unique(j) <= FEW_VALUES),
-                                  levels=many.get(name, 0) or (by_effect and ds.n_unique(j)),
-                                  random_state=inputs.random_state)
+        ale_effect = ale_effects.get(name)
+        # the PD panel of an unordered category takes the levels in the ALE panel's order
+        # beside it (ALE accumulates along that order), else by effect
+        ale_order = [str(v) for v in np.asarray(ale_effect.grid).tolist()] \
+            if by_effect and ale_effect is not None and name not in many else None
+        figures, spans[name] = _effect_figures(
+            name, pd_effects[name], ale_effect, inputs, other=others.get(name),
+            discrete=(not col.is_categorical and ds.n_unique(j) <= FEW_VALUES),
+            levels=many.get(name, 0) or (by_effect and ds.n_unique(j)),
+            random_state=inputs.random_state, order=ale_order)
         if by_effect:
-            level_order[name] = _by_effect(pd_effects[name])
+            level_order[name] = ale_order or _by_effect(pd_effects[name])
         badge = " [no effect]" if is_zero else " [negligible]" if small else ""
         group = FigureGroup(f"{name} (importance {_fmt(importance[name], 3)}){badge}", figures)
         if is_zero:
@@ -502,7 +510,7 @@ def effects_section(inputs, found) -> Section:
         sec.warnings.append(f"No effect at all on any row: {', '.join(zero)} (see below).")
     sec.data.update(pdp=pd_effects, ale=ale_effects, importance=importance, order=order,
                     shown=shown, ale_failed=failed, negligible=negligible, zero=zero,
-                    spread=spread, level_order=level_order, other=others)
+                    spread=spread, level_order=level_order, other=others, spans=spans)
     return sec
 
 
@@ -572,14 +580,24 @@ def _is_zero(pd_effect, ale_effect) -> bool:
 
 
 def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, random_state,
-                    other=None):
-    """The PD and the ALE panel of one feature, as two figures on one vertical span."""
+                    other=None, order=None):
+    """The PD and the ALE panel of one feature, as two figures on one vertical span.
+
+    Returns the figures and the span.  A numeric panel's span holds its ICE
+    curves; a panel of levels (PD points without curves) gets at least the
+    span of its rows' predictions at those levels (the 1%-99% range of the
+    ICE values), so a negligible effect is not zoomed to look like a real one.
+    """
     import matplotlib.pyplot as plt
 
     fig_pd, ax_pd = plt.subplots(figsize=(4.8, 3.3))
     fig_ale, ax_ale = plt.subplots(figsize=(4.8, 3.3))
+    least = 0.0
     if levels:
-        _draw_many_levels(ax_pd, pd_effect, levels, inputs, other)
+        _draw_many_levels(ax_pd, pd_effect, levels, inputs, other, order=order)
+        if pd_effect.ice is not None:
+            lo, hi = np.nanquantile(np.asarray(pd_effect.ice, dtype=float), [0.01, 0.99])
+            least = float(hi - lo)
     elif discrete:
         _draw_points(ax_pd, pd_effect, ice=True, random_state=random_state)
     else:
@@ -591,19 +609,20 @@ def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, ra
         _draw_points(ax_ale, ale_effect, ice=False, random_state=random_state)
     else:
         ale_effect.plot(ax=ax_ale)
-    if ale_effect is not None:
-        _share_span(ax_pd, ax_ale)
+    span = _share_span(ax_pd, ax_ale, least=least) if ale_effect is not None else \
+        _share_span(ax_pd, least=least)
     return [figure_from(fig_pd, f"PD and ICE of {name}"),
-            figure_from(fig_ale, f"ALE of {name}")]
+            figure_from(fig_ale, f"ALE of {name}")], span
 
 
-def _share_span(*axes):
-    """Give the axes one vertical span (each keeps its own centre)."""
+def _share_span(*axes, least: float = 0.0) -> float:
+    """Give the axes one vertical span, at least ``least`` (each keeps its own centre)."""
     lims = [ax.get_ylim() for ax in axes]
-    span = max(hi - lo for lo, hi in lims)
+    span = max([hi - lo for lo, hi in lims] + [least])
     for ax, (lo, hi) in zip(axes, lims):
         mid = (lo + hi) / 2
         ax.set_ylim(mid - span / 2, mid + span / 2)
+    return float(span)
 
 
 def _draw_points(ax, effect, *, ice, random_state):
@@ -634,12 +653,15 @@ def _by_effect(effect) -> list:
     return [labels[i] for i in order]
 
 
-def _draw_many_levels(ax, effect, levels, inputs, other=None):
-    """PD over the levels of an unordered categorical, in order of effect (the most
-    frequent ``TOP_LEVELS`` of a many-level one, then its "other" group)."""
-    v = np.sort(np.asarray(effect.values, dtype=float), kind="stable")
+def _draw_many_levels(ax, effect, levels, inputs, other=None, order=None):
+    """PD over the levels of an unordered categorical, in ``order`` (the ALE panel's) or in
+    order of effect (the most frequent ``TOP_LEVELS`` of a many-level one, then its "other"
+    group)."""
+    labels = order or _by_effect(effect)
+    at = {str(g): float(v) for g, v in zip(np.asarray(effect.grid).tolist(),
+                                            np.asarray(effect.values, dtype=float))}
+    v = np.array([at[label] for label in labels])
     ax.plot(np.arange(v.size), v, "o", color="C0")
-    labels = _by_effect(effect)
     if other:
         # set apart: another marker and colour, its interval, its size in the label
         ax.axvline(v.size - 0.5, color="grey", lw=0.5, ls=":")
@@ -648,20 +670,49 @@ def _draw_many_levels(ax, effect, levels, inputs, other=None):
         labels = labels + [f"other ({_count(other['levels'], 'level')})"]
     ax.set_xticks(np.arange(len(labels)), labels, rotation=60, ha="right")
     ax.set_xlabel(f"{effect.feature}: {v.size} most frequent of {levels:,} levels, by effect"
-                  if levels > v.size else f"{effect.feature}: levels in order of effect")
+                  if levels > v.size else f"{effect.feature}: levels in the ALE panel's order"
+                  if order else f"{effect.feature}: levels in order of effect")
     ax.set_ylabel("partial dependence")
     ax.set_title(f"PD of {effect.feature}")
 
 
-def _pd_importance(effect, other=None) -> float:
+def _pd_importance(effect, other=None, x=None, col=None) -> float:
+    """The standard deviation of the PD curve over the rows: ``sqrt(sum w (PD - mean)^2 / sum w)``.
+
+    A grid point or level weighs as many rows as lie nearest to it (the
+    rows ``x`` of the feature, codes for a categorical ``col``), so the
+    measure agrees with where the data are: a level few rows have, or a
+    grid point in an empty tail, counts little.
+    """
     values = np.asarray(effect.values, dtype=float)
+    weights = _row_weights(effect, x, col)
     if other:
         values = np.append(values, other["value"])
-    if values.size == 0 or not np.isfinite(values).any():
-        return float("nan")
-    if effect.kind == "categorical":
-        return float((np.nanmax(values) - np.nanmin(values)) / 4)
-    return float(np.nanstd(values, ddof=1)) if values.size > 1 else 0.0
+        weights = np.append(weights, other["rows"])
+    keep = np.isfinite(values) & (weights > 0)
+    if values.size < 2 or not keep.any():
+        return float("nan") if not np.isfinite(values).any() else 0.0
+    v, w = values[keep], weights[keep]
+    mean = np.sum(w * v) / w.sum()
+    return float(np.sqrt(np.sum(w * (v - mean) ** 2) / w.sum()))
+
+
+def _row_weights(effect, x, col) -> np.ndarray:
+    """Rows nearest to each grid point (at each level of a categorical): the PD's weights."""
+    grid = np.asarray(effect.grid)
+    if x is None:
+        return np.ones(grid.size)
+    x = x[~np.isnan(x)]
+    if col is not None and col.is_categorical:
+        counts = dict(zip(*np.unique(x.astype(np.intp), return_counts=True)))
+        where = {str(v): k for k, v in enumerate(np.asarray(col.levels).tolist())}
+        return np.array([float(counts.get(where.get(str(g), -1), 0))
+                         for g in grid.tolist()])
+    g = grid.astype(float)
+    if g.size == 1:
+        return np.array([float(x.size)])
+    mids = (g[1:] + g[:-1]) / 2
+    return np.bincount(np.searchsorted(mids, x), minlength=g.size).astype(float)
 
 
 # --------------------------------------------------------------- interaction
