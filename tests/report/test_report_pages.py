@@ -124,3 +124,17 @@ def test_effects_are_ordered_by_the_rows_they_move():
     p = 2 / n  # the weighted standard deviation of a PD of 10 at a level of share p
     assert data["importance"]["kind"] == pytest.approx(10 * np.sqrt(p * (1 - p)), rel=1e-9)
     assert any("over the rows" in note for note in rep.sections["effects"].notes)
+
+
+def test_the_footer_total_is_the_total_the_log_prints():
+    X, y = _classification(d=3)
+    f = lambda df: df["f0"].to_numpy() * df["f1"].to_numpy()  # noqa: E731
+    lines = []
+    # "interaction" needs "effects", built but not shown: its time counts in the total
+    rep = ml.report(f, X, sections=["interaction"], log=lines.append, **SMALL)
+    footer = dict(rep.footer())
+    (total,) = [line for line in lines if line.startswith("total: ")]
+    assert footer["time: total"] == total.removeprefix("total: ")
+    steps = [float(line.split(": ")[1].removesuffix(" s")) for line in lines
+             if not line.startswith("total: ") and line.endswith(" s")]
+    assert float(footer["time: total"].removesuffix(" s")) >= sum(steps) - 0.05 * len(steps)
