@@ -198,6 +198,12 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
         deviation per feature, the ``baseline`` score; ``.to_frame()``,
         ``.plot()``, ``to_dict()`` / ``from_dict()``.
 
+    See Also
+    --------
+    interactions : Which features act together.
+    shapley : Each row's prediction shared among the features.
+    pdp : How the prediction depends on a feature.
+
     Notes
     -----
     With score :math:`s` (greater is better), data :math:`X` and the copy

@@ -28,6 +28,16 @@ class Importance:
         The score's name.
     n_rows : int
         The rows scored.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> imp = ml.importance(lambda A: 2 * A[:, 0], X, 2 * X[:, 0], n_repeats=3, random_state=0)
+    >>> imp.importances.shape, imp.scoring
+    ((2, 3), 'r2')
+    >>> bool(imp.importances_mean[1] == 0)  # the model never reads x1
+    True
     """
 
     feature_names: list
@@ -59,13 +69,26 @@ class Importance:
         -------
         DataFrame
             In the data's feature order.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(100, 2))
+        >>> imp = ml.importance(lambda A: A[:, 0], X, X[:, 0], random_state=0)
+        >>> list(imp.to_frame().columns)
+        ['feature', 'importances_mean', 'importances_std']
         """
         return pd.DataFrame({"feature": list(self.feature_names),
                              "importances_mean": self.importances_mean,
                              "importances_std": self.importances_std})
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of every field; :meth:`from_dict` rebuilds the result.
+        """A JSON-safe dict of every field, to save the result as JSON.
+
+        Returns
+        -------
+        dict
+            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result.
 
         Examples
         --------
@@ -97,6 +120,15 @@ class Importance:
         Returns
         -------
         Importance
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(50, 2))
+        >>> imp = ml.importance(lambda A: A[:, 0], X, X[:, 0], random_state=0)
+        >>> ml.Importance.from_dict(json.loads(json.dumps(imp.to_dict()))).scoring
+        'r2'
         """
         from .._serialize import from_jsonable
 
@@ -121,7 +153,19 @@ class Importance:
 
         Returns
         -------
-        matplotlib Axes
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> imp = ml.importance(lambda A: A[:, 0] + A[:, 1], X, X[:, 0] + X[:, 1],
+        ...                     random_state=0)
+        >>> ax = imp.plot()
+        >>> [t.get_text() for t in ax.get_yticklabels()][-1]  # the most important on top
+        'x0'
         """
         from ..plot.importance import plot_importance
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 __all__ = ["select_output"]
 
 #: The hint for several outputs per row when ``target=`` can pick one.
-PASS_TARGET = " The model returns several outputs per row; pass target= (the column to explain)."
+PASS_TARGET = (" The model returns several outputs per row; pass target= (the column to explain; "
+               "on the command line, --class INDEX).")
 
 
 def select_output(y, index, m, *, required=True, several_hint=PASS_TARGET):

@@ -78,7 +78,7 @@ class ModelError(RuntimeError):
     ...     ml.pdp(lambda A: A, X, grid=3)  # two outputs per row
     ... except ml.ModelError as error:
     ...     print(error)
-    the model returned shape (60, 2) for 60 rows; expected (60,). The model returns several outputs per row; pass target= (the column to explain).
+    the model returned shape (60, 2) for 60 rows; expected (60,). The model returns several outputs per row; pass target= (the column to explain; on the command line, --class INDEX).
     """
 
 
@@ -239,6 +239,9 @@ class Model:
             raise InvalidParameterError(f"{type(model).__name__} has no {response_method} method.")
         if response_method == "predict":
             fn = booster_predict(model) or fn
+            if target is not None and classes is None:
+                # a raw booster's (or a multi-output model's) predict: a column per output
+                return fn, f"prediction[{_column(target)}]", _column(target), False, None
             if target is not None:
                 raise InvalidParameterError(
                 "target= selects a class of predict_proba / decision_function; the model's "
@@ -391,7 +394,10 @@ class Model:
             out = -out.reshape(-1) if out.ndim == 1 or out.shape[1:] == (1,) else out
         else:
             index = self.class_index
-        hint = PASS_TARGET if self._fn is self.model else (
+        # target= picks a column of a plain callable's output and of the predict of a model
+        # without class labels (a raw multiclass booster); anything else must be wrapped
+        takes_target = self._fn is self.model or getattr(self.model, "classes_", None) is None
+        hint = PASS_TARGET if takes_target else (
             " The model returns several outputs per row; wrap it so that it returns one, "
             "for example lambda X: model.predict(X)[:, k].")
         try:
