@@ -109,7 +109,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         linearly with its size (``n`` x coalitions x ``m`` model rows);
         TreeSHAP reads it once per tree, at a cost of order ``n + m``, so a
         whole training set is a practical background there.
-    algorithm : {"auto", "exact", "permutation", "kernel"}, default="auto"
+    algorithm : {"auto", "exact", "permutation", "kernel", "tree"}, default="auto"
         ``"exact"`` evaluates all :math:`2^d` coalitions (up to
         ``MAX_EXACT_FEATURES = 15`` features).  ``"permutation"`` averages
         marginal contributions over random feature orders, in antithetic
