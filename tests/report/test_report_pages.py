@@ -138,3 +138,18 @@ def test_the_footer_total_is_the_total_the_log_prints():
     steps = [float(line.split(": ")[1].removesuffix(" s")) for line in lines
              if not line.startswith("total: ") and line.endswith(" s")]
     assert float(footer["time: total"].removesuffix(" s")) >= sum(steps) - 0.05 * len(steps)
+
+
+def test_quality_section_has_residual_diagnostics():
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(200, 3)), columns=["a", "b", "c"])
+    y = 3 * X["a"] + X["b"] ** 2  # the linear model misses b's curve: residuals show it
+    model = LinearRegression().fit(X, y)
+    rep = ml.report(model, X, y, sections=["quality", "effects"], **SMALL)
+    res = rep.sections["quality"].data["residuals"]
+    np.testing.assert_allclose(res["residual"], y - model.predict(X), atol=1e-10)
+    assert res["features"][0] == rep.sections["effects"].data["order"][0] == "a"
+    group = rep.sections["quality"].figure_groups[-1]
+    assert group.title.startswith("Residuals") and len(group.figures) == 1 + len(res["features"])

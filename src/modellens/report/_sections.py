@@ -377,11 +377,55 @@ def quality_section(inputs, found) -> Section:
         ax.set_ylabel(output)
         ax.set_title("Predicted against observed")
         sec.figure_groups.append(FigureGroup("", [figure_from(fig, "Predicted against observed")]))
+        group, sec.data["residuals"] = _residual_figures(inputs, found, keep, resid, pred, show)
+        sec.figure_groups.append(group)
         sec.data["task"] = "regression"
     sec.data["metrics"] = values
     sec.tables.insert(0, Table("", ["metric", "value"],
                                [[Cell(names[k]), _num(v)] for k, v in values.items()]))
     return sec
+
+
+#: Features whose residual plots the quality section draws (the most important ones).
+RESIDUAL_FEATURES = 3
+
+
+def _residual_figures(inputs, found, keep, resid, pred, show) -> tuple:
+    """Residuals against the prediction and against the most important features.
+
+    A pattern (a trend, a funnel, a curve against a feature) is what the
+    model misses; the features are those the effects section ranks first
+    (else the first columns).  ``show`` subsamples the drawn points.
+    Returns the figures and what they show.
+    """
+    import matplotlib.pyplot as plt
+
+    ds = inputs.dataset
+    effects = found.get("effects") or {}
+    names = [f for f in effects.get("order", []) if f in ds.feature_names] or \
+        [ds.columns[j].name for j in inputs.features]
+    names = names[:RESIDUAL_FEATURES]
+    group = FigureGroup("Residuals (target minus prediction)")
+    panels = [("prediction", pred, None)] + \
+        [(name, ds.values[keep, ds.index_of(name)], ds.columns[ds.index_of(name)])
+         for name in names]
+    for name, x, col in panels:
+        fig, ax = plt.subplots(figsize=(4.2, 3.3))
+        xs = np.asarray(x, dtype=float)[show]
+        if col is not None and col.is_categorical:
+            jitter = np.random.default_rng(inputs.random_state).uniform(-0.2, 0.2, xs.size)
+            ax.scatter(xs + jitter, resid[show], s=6, alpha=0.5)
+            present = np.unique(xs[~np.isnan(xs)]).astype(int)[:20]
+            ax.set_xticks(present, [str(col.levels[k]) for k in present], rotation=45,
+                          ha="right")
+        else:
+            ax.scatter(xs, resid[show], s=6, alpha=0.5)
+        ax.axhline(0, color="grey", ls=":")
+        ax.set_xlabel(inputs.output_name if name == "prediction" else name)
+        ax.set_ylabel("residual")
+        ax.set_title(f"Residuals against {name}")
+        group.figures.append(figure_from(fig, f"Residuals against {name}"))
+    return group, {"prediction": pred, "residual": resid, "features": names}
 
 
 def _multiclass(sec, inputs, keep, y, classes, values, names):
@@ -1014,7 +1058,8 @@ class SectionSpec:
 #: The sections in page order; a new method adds one entry here.
 SECTIONS = [
     SectionSpec("data", data_section),
-    SectionSpec("quality", quality_section, when=lambda inputs: inputs.y is not None),
+    SectionSpec("quality", quality_section, uses=("effects",),
+                when=lambda inputs: inputs.y is not None),
     SectionSpec("effects", effects_section, uses=("data",),
                 when=lambda inputs: bool(inputs.features)),
     SectionSpec("interaction", interaction_section, needs=("effects",),
