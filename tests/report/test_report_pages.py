@@ -153,3 +153,29 @@ def test_quality_section_has_residual_diagnostics():
     assert res["features"][0] == rep.sections["effects"].data["order"][0] == "a"
     group = rep.sections["quality"].figure_groups[-1]
     assert group.title.startswith("Residuals") and len(group.figures) == 1 + len(res["features"])
+
+
+def test_shapley_section_has_dependence_plots_and_each_rows_own_curves():
+    from sklearn.ensemble import RandomForestRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(200, 4)), columns=["a", "b", "c", "d"])
+    y = 3 * X["a"] + 2 * X["b"] ** 2 + X["c"]
+    model = RandomForestRegressor(n_estimators=10, max_depth=5, random_state=0).fit(X, y)
+    rep = ml.report(model, X, sections=["shapley"], **SMALL)
+    sec = rep.sections["shapley"]
+    top = sec.data["dependence_features"]
+    importance = sec.data["importance"]
+    assert top == sorted(importance, key=lambda f: -importance[f])[:3]
+    titles = [g.title for g in sec.figure_groups]
+    assert any(t.startswith("Dependence") for t in titles)
+    # ceteris paribus: row r's curve of feature f is the model at row r with f moved
+    profiles = sec.data["ceteris_paribus"]
+    rows = sec.data["rows"]
+    for name in top:
+        effect = profiles[name]
+        for k, r in enumerate(rows):
+            moved = pd.concat([X.iloc[[r]]] * len(effect.grid), ignore_index=True)
+            moved[name] = np.asarray(effect.grid, dtype=float)
+            np.testing.assert_allclose(np.asarray(effect.ice)[k], model.predict(moved),
+                                       atol=1e-12)

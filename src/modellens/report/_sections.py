@@ -933,14 +933,52 @@ def shapley_section(inputs, found) -> Section:
         figure_from(attr.plot.bar().figure, "mean |Shapley value| per feature"),
         figure_from(attr.plot.beeswarm(random_state=inputs.random_state).figure,
                     "Shapley values of every explained row")]))
-    group = FigureGroup("Rows")
-    for i, why in rows:
+    top = sorted(importance, key=lambda f: -importance[f])[:DEPENDENCE_FEATURES]
+    sec.figure_groups.append(FigureGroup("Dependence of the most important features", [
+        figure_from(attr.plot.dependence(name, random_state=inputs.random_state).figure,
+                    f"Shapley values of {name} against its value") for name in top]))
+    positions = [inputs.explain_index[i] for i, _ in rows]
+    profiles = None
+    with _capture(sec):
+        # ceteris paribus: each drawn row's own ICE curves, the other features held at its values
+        profiles = pdp(inputs.model, take_rows(inputs.X, positions), top, ice=True,
+                       grid={name: inputs.grids[inputs.dataset.index_of(name)] for name in top},
+                       progress=inputs.progress, target=inputs.target)
+    group = FigureGroup("Rows: waterfall, and the row's own curves (ceteris paribus)")
+    for k, (i, why) in enumerate(rows):
         group.figures.append(_waterfall(attr, i, inputs.explain_index[i], why))
+        group.figures.append(_ceteris_paribus(profiles, k, positions[k], why))
     sec.figure_groups.append(group)
-    sec.data.update(attributions=attr, rows=[inputs.explain_index[i] for i, _ in rows],
+    sec.data.update(attributions=attr, rows=positions,
                     explained_rows=list(inputs.explain_index),
-                    background_rows=inputs.background_index, importance=importance)
+                    background_rows=inputs.background_index, importance=importance,
+                    dependence_features=top, ceteris_paribus=profiles)
     return sec
+
+
+#: Features with a Shapley dependence plot and a ceteris-paribus curve per drawn row.
+DEPENDENCE_FEATURES = 3
+
+
+def _ceteris_paribus(profiles, k, position, why):
+    """Row ``k``'s ICE curves of the top features: the prediction as one feature moves."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(profiles), figsize=(2.6 * len(profiles), 2.8),
+                             squeeze=False, sharey=True)
+    for ax, effect in zip(axes[0], profiles.values()):
+        curve = np.asarray(effect.ice, dtype=float)[k]
+        grid = np.asarray(effect.grid)
+        if effect.kind == "categorical":
+            ax.plot(np.arange(grid.size), curve, "o")
+            ax.set_xticks(np.arange(grid.size), [str(g) for g in grid], rotation=45,
+                          ha="right", fontsize=7)
+        else:
+            ax.plot(grid.astype(float), curve)
+        ax.set_xlabel(str(effect.feature))
+    axes[0][0].set_ylabel(str(next(iter(profiles.values())).output))
+    fig.suptitle(f"row {position}: its prediction as one feature moves", fontsize=9)
+    return figure_from(fig, f"Ceteris paribus of row {position}: {why}")
 
 
 def _reason(exc) -> str:
