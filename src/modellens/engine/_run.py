@@ -14,6 +14,8 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from .._config import Options, resolve_options
 from ._chunks import chunk_rows
 from ._chunks import chunks as _chunks
@@ -36,7 +38,45 @@ def run(model: ModelLike | None, plans, options: Options | None = None, *,
     evaluated first, then every plan's own segments, in the order given;
     ``model`` may be None when no plan has rows.
     """
-    return [plan.reduce() for plan in _evaluate_plans(model, plans, options, desc)]
+    try:
+        results = [plan.reduce() for plan in _evaluate_plans(model, plans, options, desc)]
+    except OverflowError:  # Python's own float arithmetic on reduced numbers
+        _check_overflow(model, [_Overflowed()])
+        raise
+    _check_overflow(model, results)
+    return results
+
+
+class _Overflowed:
+    values = np.array([np.inf])
+
+
+#: Predictions of a larger magnitude make overflow the likely cause of a result that is
+#: not finite (their squares pass float64's largest number).
+HUGE = 1e150
+
+
+def _check_overflow(model, results) -> None:
+    """Refuse results whose values went to inf / NaN because huge predictions overflowed.
+
+    The model seam passes only finite predictions, so a result's ``values`` that
+    are not finite while the model answered beyond ``HUGE`` come from sums or
+    squares that overflowed on the way, not from the data.
+    """
+    largest = float(getattr(model, "max_abs", 0.0) or 0.0)
+    if largest <= HUGE:
+        return
+    for result in results:
+        values = getattr(result, "values", None)
+        if isinstance(values, np.ndarray) and values.dtype.kind == "f" \
+                and not np.isfinite(values).all():
+            from ..models import ModelError
+
+            raise ModelError(
+                f"the explanation overflowed: the model's predictions reach {largest:.3g}, "
+                "near the largest float64 number, and the sums of them came out inf or NaN. "
+                "Explain a rescaled output instead, e.g. lambda X: model.predict(X) / 1e300, "
+                "or its logarithm.")
 
 
 def summarise(model: ModelLike, plans, options: Options | None = None, *,
