@@ -106,4 +106,23 @@ def test_large_predictions_below_the_limit_are_exact():
     pd_a = ml.pdp(lambda A: scale * (1 + np.asarray(A)[:, 0]), X, ["a"], grid=4)["a"]
     assert np.allclose(pd_a.values / scale, 1 + np.asarray(pd_a.grid, dtype=float),
                        rtol=1e-12)
-    assert scale < adapter.MAX_MAGNITUDE < np.finfo(np.float64).max / 2 ** 31
+    assert scale < adapter.MAX_MAGNITUDE < np.finfo(np.float64).max / 2 ** 15
+
+
+@pytest.mark.parametrize("method", ["mplot", "interactions"])
+def test_results_that_overflow_below_the_seams_limit_are_refused(method):
+    # up to 2.6e303 per prediction passes the seam; an M-plot's running sum over 150,000
+    # of them and the H statistic's squares overflow (inf / NaN values, an OverflowError)
+    n = 150_000 if method == "mplot" else 500
+    X = pd.DataFrame(np.random.default_rng(3).uniform(1, 2, size=(n, 2)), columns=["a", "b"])
+
+    def f(A):
+        return 1.3e303 * np.asarray(A)[:, 0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ml.ModelError, match="overflowed"):
+            if method == "mplot":
+                ml.mplot(f, X, ["a"])
+            else:
+                ml.interactions(f, X, sample=100)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from .._config import Options, resolve_options
 from ..models import kernel_threads
 from ._chunks import chunk_rows
@@ -43,8 +45,19 @@ def run(model: ModelLike | None, plans, options: Options | None = None, *,
     """
     options = resolve_options() if options is None else options
     plans = _evaluate_plans(model, plans, options, desc)
-    with kernel_threads(options.threads):
-        return [plan.reduce() for plan in plans]
+    return _reduce(model, plans, options)
+
+
+def _reduce(model, plans, options: Options) -> list:
+    """The plans' results, on ``n_jobs``' kernel threads, refused if huge answers overflowed."""
+    try:
+        with kernel_threads(options.threads):
+            results = [plan.reduce() for plan in plans]
+    except OverflowError:  # Python's own float arithmetic on reduced numbers
+        _check_overflow(model, [_Overflowed()])
+        raise
+    _check_overflow(model, results)
+    return results
 
 
 def run_outputs(model, plans_for, options: Options | None = None, *,
@@ -83,8 +96,41 @@ def run_outputs(model, plans_for, options: Options | None = None, *,
         [OutputFan(list(segs)) for segs in zip(*own)]
     if any(len(s) != len(shared[0]) for s in shared) or any(len(s) != len(own[0]) for s in own):
         raise RuntimeError("the plans of the outputs differ (a bug: please report it)")
+    options = resolve_options() if options is None else options
     evaluate(model, fans, options, desc=desc)
-    return [[plan.reduce() for plan in plans] for plans in per_output]
+    return [_reduce(model, plans, options) for plans in per_output]
+
+
+class _Overflowed:
+    values = np.array([np.inf])
+
+
+#: Predictions of a larger magnitude make overflow the likely cause of a result that is
+#: not finite (their squares pass float64's largest number).
+HUGE = 1e150
+
+
+def _check_overflow(model, results) -> None:
+    """Refuse results whose values went to inf / NaN because huge predictions overflowed.
+
+    The model seam passes only finite predictions, so a result's ``values`` that
+    are not finite while the model answered beyond ``HUGE`` come from sums or
+    squares that overflowed on the way, not from the data.
+    """
+    largest = float(getattr(model, "max_abs", 0.0) or 0.0)
+    if largest <= HUGE:
+        return
+    for result in results:
+        values = getattr(result, "values", None)
+        if isinstance(values, np.ndarray) and values.dtype.kind == "f" \
+                and not np.isfinite(values).all():
+            from ..models import ModelError
+
+            raise ModelError(
+                f"the explanation overflowed: the model's predictions reach {largest:.3g}, "
+                "near the largest float64 number, and the sums of them came out inf or NaN. "
+                "Explain a rescaled output instead, e.g. lambda X: model.predict(X) / 1e300, "
+                "or its logarithm.")
 
 
 def summarise(model: ModelLike, plans, options: Options | None = None, *,

@@ -570,13 +570,16 @@ class Model:
                 f"the model returned NaN or inf for {int(bad.sum())} of {m} rows.{where}"
             )
         _check_magnitude(out)
+        if out.size:  # the engine's overflow check reads the largest answer
+            self.max_abs = max(getattr(self, "max_abs", 0.0), float(np.max(np.abs(out))))
         return out
 
 
-#: Largest prediction magnitude taken (2**992, about 4e298): the methods sum predictions
-#: over up to billions of rows, and a sum of 2**32 of them stays below float64's largest
-#: number; beyond, means and differences overflow to inf and then NaN without a word.
-MAX_MAGNITUDE = float(np.finfo(np.float64).max) / 2.0**32
+#: Largest prediction magnitude taken (2**1008, about 2.7e303): a sum of 2**16 of them
+#: stays below float64's largest number; beyond, nearly every mean overflows to inf and
+#: then NaN.  Below it, a result that still overflows is refused by the engine
+#: (``engine._run._check_overflow``).
+MAX_MAGNITUDE = float(np.finfo(np.float64).max) / 2.0**16
 
 
 def _numbers(out) -> np.ndarray:
