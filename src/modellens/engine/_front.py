@@ -100,7 +100,7 @@ def open_request(model, X, features=None, *, target=None, response_method: str =
         table = OutOfCore(X, feature_names, options)
         dataset, mdl = prepare(model, table.schema, target=target,
                                response_method=response_method)
-        table.schema = dataset  # partitions are encoded with the model's levels too
+        table.adopt(dataset)  # partitions are encoded with the model's levels too
     else:
         dataset, mdl = prepare(model, X, target=target, response_method=response_method,
                                feature_names=feature_names)
