@@ -224,7 +224,7 @@ class OutOfCore:
             for c, j in enumerate(new):
                 index = pd.Index(np.asarray(schema.columns[j].levels, dtype=np.float64))
                 present = np.unique([float(v) for part in per_part for v in part[c]])
-                codes = index.get_indexer(present)
+                codes = index.get_indexer(pd.Index(present))
                 self.observed[j] = np.sort(codes[codes >= 0].astype(float))
         self.schema = schema
 

@@ -155,6 +155,7 @@ def _merge_missing(sec):
             items = [(one.group(3), one.group(1), one.group(2))]
             what = [one.group(4)]
         else:
+            assert merged is not None  # one of the two matched
             items = _MISSING_ITEM.findall(merged.group(2))
             what = merged.group(1).split(", ")
         for name, k, n in items:
