@@ -596,7 +596,8 @@ def test_hgb_categorical_path_dependent_equals_brute_force(which):
     X, T, reg, clf = _hgb_models()
     model = reg if which == "reg" else clf
     rows = [0, 1, 2, 3, 4, 5]
-    attr = ml.shapley(model, T.iloc[rows])
+    # the trees' raw output (a classifier's log-odds); "auto" explains the probability
+    attr = ml.shapley(model, T.iloc[rows], algorithm="tree")
     assert attr.method == "shapley-tree"
     assert attr.value_function == "tree_path_dependent"
     want, base = _hgb_brute_path_dependent(model, T, rows)
@@ -614,7 +615,7 @@ def test_hgb_categorical_interventional_equals_exact(which):
     X, T, reg, clf = _hgb_models()
     model = reg if which == "reg" else clf
     fg, bg = T.iloc[:25], T.iloc[100:140]
-    tree = ml.shapley(model, fg, background=bg)
+    tree = ml.shapley(model, fg, background=bg, algorithm="tree")
     exact = ml.shapley(model, fg, background=bg, algorithm="exact",
                        response_method="auto" if which == "reg" else "decision_function")
     assert tree.method == "shapley-tree" and exact.method == "shapley-exact"

@@ -206,8 +206,7 @@ def open_request(model, X, features=None, *, reference=None,
                            response_method=response_method)
         if dask == "out_of_core":
             table = OutOfCore(X, feature_names, options)
-            # partitions are encoded with the model's levels too
-            table.schema = with_model_levels(model, table.schema)
+            table.adopt(with_model_levels(model, table.schema))  # the model's levels too
             request = Request(table.schema, model, [], options, table=table, X=X,
                               target=target, response_method=response_method,
                               several=several)

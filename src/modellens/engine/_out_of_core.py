@@ -210,6 +210,25 @@ class OutOfCore:
                         schema.column_labels)
         return Dataset.from_data(head, like=whole)
 
+    def adopt(self, schema):
+        """Take ``schema`` (the model's levels: numeric columns made categorical) as the table's.
+
+        The newly categorical columns' ``observed`` codes are read from the
+        whole table (their distinct values, partition by partition).
+        """
+        new = [j for j, c in enumerate(schema.columns)
+               if c.is_categorical and j not in self.observed]
+        if new:
+            dask, _ = _import_dask()
+            per_part = self.compute(*[dask.delayed(_distinct)(part, new) for part in self.parts])
+            per_part = per_part if self.n_parts > 1 else (per_part,)
+            for c, j in enumerate(new):
+                index = pd.Index(np.asarray(schema.columns[j].levels, dtype=np.float64))
+                present = np.unique([float(v) for part in per_part for v in part[c]])
+                codes = index.get_indexer(pd.Index(present))
+                self.observed[j] = np.sort(codes[codes >= 0].astype(float))
+        self.schema = schema
+
     # ----------------------------------------------------------- whole-table facts
     def compute(self, *collections):
         """Dask collections computed on the client's cluster (or Dask's default scheduler)."""

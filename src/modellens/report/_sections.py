@@ -151,6 +151,7 @@ def _merge_missing(sec):
             items = [(one.group(3), one.group(1), one.group(2))]
             what = [one.group(4)]
         else:
+            assert merged is not None  # one of the two matched
             items = _MISSING_ITEM.findall(merged.group(2))
             what = merged.group(1).split(", ")
         for name, k, n in items:
@@ -1002,7 +1003,8 @@ def shapley_section(inputs, found) -> Section:
     with _capture(sec):
         # ceteris paribus: each drawn row's own ICE curves, the other features held at its values
         profiles = pdp(inputs.model, take_rows(inputs.X, positions), top, ice=True,
-                       grid={name: inputs.grids[inputs.dataset.index_of(name)] for name in top},
+                       grid={name: inputs.grids.get(inputs.dataset.index_of(name), inputs.grid)
+                             for name in top},
                        progress=inputs.progress, target=inputs.target)
     group = FigureGroup("Rows: waterfall, and the row's own curves (ceteris paribus)")
     for k, (i, why) in enumerate(rows):
