@@ -204,3 +204,78 @@ def test_valid_files_of_every_safe_format_still_load_and_predict_the_same(tmp_pa
     (tmp_path / "ok.txt").write_text(text)
     np.testing.assert_array_equal(load_model_file(tmp_path / "ok.txt").predict(X),
                                   lgb_model.predict(X))
+
+
+def _pipeline_data(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 160
+    X = pd.DataFrame({"age": rng.normal(40, 10, n), "income": rng.lognormal(3, 1, n),
+                      "city": rng.choice(["north", "south", "east"], n).astype(object)})
+    X.loc[::9, "age"] = np.nan
+    X.loc[::13, "city"] = np.nan
+    y = ((X.age.fillna(40) > 40) ^ (X.city == "north")).astype(int)
+    X.to_csv(tmp_path / "data.csv", index=False)
+    return X, y
+
+
+def _ordinary_pipeline(last):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    columns = ColumnTransformer([
+        ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "income"]),
+        ("cat", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                              OneHotEncoder(handle_unknown="ignore")), ["city"])])
+    return make_pipeline(columns, last)
+
+
+@pytest.mark.parametrize("last", ["logistic", "hgb"])
+def test_an_ordinary_pipeline_in_skops_runs_through_the_cli_without_trust(tmp_path, capsys,
+                                                                          last):
+    # issue #29: skops does not trust numpy.dtype, which every SimpleImputer holds
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from cli_support import _run
+
+    X, y = _pipeline_data(tmp_path)
+    est = LogisticRegression() if last == "logistic" else \
+        HistGradientBoostingClassifier(max_iter=5)
+    model = _ordinary_pipeline(est).fit(X, y)
+    path = tmp_path / "pipe.skops"
+    sio.dump(model, path)
+    assert "numpy.dtype" in sio.get_untrusted_types(file=path)
+    np.testing.assert_array_equal(load_model_file(path).predict_proba(X),
+                                  model.predict_proba(X))
+    code, out, err = _run(["report", "--model", path, "--data", tmp_path / "data.csv",
+                           "--out", tmp_path / "r.html", "--explain", "2", "--sample", "40",
+                           "--grid", "3"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "r.html").stat().st_size > 0
+
+
+def _plus_one(X):
+    return X + 1.0
+
+
+@pytest.mark.parametrize("func, name", [(_plus_one, "_plus_one"), (np.round, "numpy.round")])
+def test_a_function_transformer_of_a_python_function_is_still_refused(tmp_path, func, name):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _pipeline_data(tmp_path)
+    model = make_pipeline(FunctionTransformer(func), LogisticRegression()).fit(
+        X[["income"]], y)
+    path = tmp_path / "f.skops"
+    sio.dump(model, path)
+    with pytest.raises(FileError, match=name):
+        load_model_file(path)
+    # a ufunc is data to skops and loads
+    model = make_pipeline(FunctionTransformer(np.log1p), LogisticRegression()).fit(
+        X[["income"]], y)
+    sio.dump(model, path)
+    np.testing.assert_array_equal(load_model_file(path).predict(X[["income"]]),
+                                  model.predict(X[["income"]]))
