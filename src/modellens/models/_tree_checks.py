@@ -356,6 +356,10 @@ def check_xgboost_model(raw):
         _fail(f"the learner reads {n_features} features")
     n_class = max(1, _int_param(params, "num_class", "the learner", 0))
     n_target = max(1, _int_param(params, "num_target", "the learner", 1))
+    for key in ("feature_names", "feature_types"):
+        listed = learner.get(key) or []
+        if not isinstance(listed, list) or (listed and len(listed) != n_features):
+            _fail(f"the learner's {key} list {len(listed)} entries for {n_features} features")
     gb = learner.get("gradient_booster")
     kind = gb.get("name") if isinstance(gb, dict) else None
     if kind == "gblinear":
@@ -378,6 +382,9 @@ def check_xgboost_model(raw):
     if n_trees != len(trees) or len(info) != len(trees):
         _fail(f"the booster says {n_trees} trees, holds {len(trees)} and {len(info)} tree "
               "groups")
+    if n_class * n_target > max(1, len(trees)):
+        # each row gets one output per class: a class count beyond the trees is tampered
+        _fail(f"the booster has {len(trees)} trees for {n_class * n_target} outputs")
     if weights is not None and len(weights) != len(trees):
         _fail(f"the dart booster holds {len(weights)} weights for {len(trees)} trees")
     check_index(info, n_class * n_target, np.ones(len(info), bool), "a tree's output group")
@@ -386,6 +393,10 @@ def check_xgboost_model(raw):
         if len(ptr) < 1 or ptr[0] != 0 or ptr[-1] != len(trees) or np.any(np.diff(ptr) < 0):
             _fail("iteration_indptr does not split the trees into iterations")
     for k, tree in enumerate(trees):
+        # XGBoost puts each tree at the position its id names
+        if not isinstance(tree, dict) or tree.get("id") != k:
+            _fail(f"tree {k} says it is tree "
+                  f"{tree.get('id') if isinstance(tree, dict) else None!r}")
         _check_xgboost_tree(tree, k, n_features)
     _check_xgboost_cats(model.get("cats"), n_features)
     return learner
@@ -545,6 +556,10 @@ def _numbers(block, key, n, what, *, kind=float, required=True):
     return arr
 
 
+_NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|inf|nan)"
+_FEATURE_INFO = re.compile(rf"none|\[{_NUMBER}:{_NUMBER}\]|-?\d+(?::-?\d+)*", re.IGNORECASE)
+
+
 def check_lightgbm_text(text: str):
     """Check a LightGBM model text (``model.txt``, or ``model_to_string()``) before LightGBM reads it."""
     header, trees = _lgb_blocks(text)
@@ -564,17 +579,49 @@ def check_lightgbm_text(text: str):
     if n_class < 1 or per_iter != n_class:
         # LightGBM adds tree k of each iteration into output k of num_class outputs
         _fail(f"{per_iter} trees per iteration for {n_class} classes")
+    if "feature_names" not in header:
+        _fail("the model's header has no feature_names")
     for key in ("feature_names", "feature_infos"):
         if key in header and len(header[key].split()) != n_features:
             _fail(f"{key} lists {len(header[key].split())} entries for {n_features} features")
+    # LightGBM splits each entry on ':' and reads both halves of a range unchecked
+    bad = [info for info in header.get("feature_infos", "").split()
+           if not _FEATURE_INFO.fullmatch(info)]
+    if bad:
+        _fail(f"feature_infos holds {bad[0][:40]!r}, neither 'none', a range '[low:high]' "
+              "nor category codes 'a:b:...'")
+    for token in header.get("objective", "").split()[1:]:
+        name, _, value = token.partition(":")
+        # the objective's own class count sizes what it writes for each row
+        if name == "num_class" and value != str(n_class):
+            _fail(f"the objective says {token!r} but the model has {n_class} classes")
     if not trees:
         _fail("the model holds no trees")
     if len(trees) % per_iter:
         _fail(f"{len(trees)} trees are not whole iterations of {per_iter}")
     if "tree_sizes" in header:
         _check_tree_sizes(text, header["tree_sizes"], len(trees))
+    _check_lgb_tail(text)
     for k, block in enumerate(trees):
         _check_lgb_tree(block, k, n_features)
+
+
+def _check_lgb_tail(text):
+    """The parameters after the trees: LightGBM reads them up to 'end of parameters'."""
+    lines = re.split(r"\r\n?|\n", text)
+    try:
+        start = lines.index("end of trees")
+    except ValueError:
+        _fail("the model text has no 'end of trees' line")
+    tail = lines[start + 1:]
+    if "parameters:" in tail:
+        first = tail.index("parameters:") + 1
+        if "end of parameters" not in tail[first:]:
+            _fail("the model's parameters have no 'end of parameters' line")
+        last = tail.index("end of parameters", first)
+        odd = [line for line in tail[first:last] if line and not re.fullmatch(r"\[[^\[\]]*\]", line)]
+        if odd:
+            _fail(f"the model's parameters hold the line {odd[0][:40]!r}")
 
 
 def _check_tree_sizes(text, sizes, n_trees):
@@ -588,9 +635,10 @@ def _check_tree_sizes(text, sizes, n_trees):
         _fail("tree_sizes holds something other than sizes")
     if len(sizes_) != n_trees or len(starts) != n_trees or any(v <= 0 for v in sizes_):
         _fail(f"tree_sizes lists {len(sizes_)} sizes for {n_trees} trees")
-    ends = np.cumsum([starts[0]] + sizes_[:-1])
-    if not np.array_equal(ends, starts) or starts[0] + sum(sizes_) > len(data):
-        _fail("tree_sizes does not match where the trees start in the text")
+    ends = np.cumsum([starts[0]] + sizes_)
+    last = re.search(rb"(?:^|(?<=[\r\n]))end of trees", data)
+    if not np.array_equal(ends[:-1], starts) or last is None or ends[-1] != last.start():
+        _fail("tree_sizes does not match where the trees start and end in the text")
 
 
 def _check_lgb_tree(block, k, n_features):

@@ -383,11 +383,11 @@ def _load_skops(path, trust, say):
     if unknown:
         say(f"modellens: loading the types {', '.join(unknown)} from {str(path)!r} "
             "(--trust-model-file)")
-    if not trust:
-        # XGBoost and LightGBM boosters are rebuilt by their libraries while skops loads
-        _refused(path, _check_skops_boosters, path)
+    # XGBoost and LightGBM boosters are rebuilt by their libraries while skops loads
+    data = None if trust else _refused(path, _check_skops_boosters, path)
     try:
-        model = sio.load(path, trusted=list(untrusted) or None)
+        model = sio.load(path, trusted=list(untrusted) or None) if data is None else \
+            sio.loads(data, trusted=list(untrusted) or None)
     except Exception as exc:
         raise FileError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") from None
     if not trust:
@@ -409,9 +409,15 @@ def _refused(path, check, *args):
 
 
 def _check_skops_boosters(path):
-    """Check the booster states in a skops file's schema before their libraries read them."""
+    """Check the booster states in a skops file's schema before their libraries read them.
+
+    Returns the file's bytes with LightGBM's model texts read tree by tree (see
+    :func:`_one_tree_at_a_time`), or None when it holds no LightGBM booster.
+    """
+    import io
     import zipfile
 
+    rewritten = False
     with zipfile.ZipFile(path) as archive:
         schema = json.loads(archive.read("schema.json"))
         stack = [schema]
@@ -431,7 +437,30 @@ def _check_skops_boosters(path):
                 check_xgboost_model(_decode_xgboost(blob, "the booster in the skops file")
                                     ["Model"])
             elif node.get("__module__") == "lightgbm.basic":
-                check_lightgbm_text(json.loads(state["_handle"]["content"]))
+                text = json.loads(state["_handle"]["content"])
+                check_lightgbm_text(text)
+                state["_handle"]["content"] = json.dumps(_one_tree_at_a_time(text))
+                rewritten = True
+        if not rewritten:
+            return None
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as copy:
+            for name in archive.namelist():
+                copy.writestr(name, json.dumps(schema) if name == "schema.json"
+                              else archive.read(name))
+        return out.getvalue()
+
+
+def _one_tree_at_a_time(text: str) -> str:
+    """A LightGBM model text without its ``tree_sizes`` line.
+
+    With the sizes LightGBM parses the trees in parallel threads, where an
+    error in one tree's text aborts the process instead of raising; without
+    them it reads the trees one after another and raises.
+    """
+    import re
+
+    return re.sub(r"(?m)^tree_sizes=[^\r\n]*(?:\r\n?|\n)?", "", text, count=1)
 
 
 def _load_xgboost(path):
@@ -484,6 +513,9 @@ class _Ubjson:
 
     _NUMBERS = {ord("i"): ">i1", ord("U"): ">u1", ord("I"): ">i2", ord("l"): ">i4",
                 ord("L"): ">i8", ord("d"): ">f4", ord("D"): ">f8"}
+
+    #: Longest untyped array read (XGBoost's arrays of trees; its number arrays are typed).
+    _MAX_UNTYPED = 2 ** 20
 
     def __init__(self, data: bytes):
         self.data, self.pos = memoryview(data), 0
@@ -553,6 +585,9 @@ class _Ubjson:
         if not obj and kind in self._NUMBERS and n is not None:
             dtype = np.dtype(self._NUMBERS[kind])
             return np.frombuffer(self.take(n * dtype.itemsize), dtype).tolist()
+        if not obj and kind is None and n is not None and n > self._MAX_UNTYPED:
+            # XGBoost writes its number arrays typed; a long untyped one is a slow trap
+            raise ValueError(f"an untyped UBJSON array of {n} values")
         out: dict | list = {} if obj else []
         end = ord("}") if obj else ord("]")
         i = 0
@@ -570,6 +605,8 @@ class _Ubjson:
             else:
                 out.append(item)  # type: ignore[union-attr]
             i += 1
+            if not obj and i > self._MAX_UNTYPED:
+                raise ValueError(f"an untyped UBJSON array of over {self._MAX_UNTYPED} values")
         return out
 
 
@@ -588,7 +625,7 @@ def _load_lightgbm(path):
                         "text.") from None
     _refused(path, check_lightgbm_text, text)
     try:
-        booster = lightgbm.Booster(model_str=text)
+        booster = lightgbm.Booster(model_str=_one_tree_at_a_time(text))
     except Exception as exc:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: {_one_line(exc)}") \
             from None
