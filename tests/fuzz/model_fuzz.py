@@ -170,8 +170,8 @@ def _mutate_list(values, rng):
 
 def mutate_json(doc, rng, rounds=None):
     """``doc`` with one to three of its arrays or values mutated (in place)."""
-    leaves = list(_leaves(doc))
     for _ in range(rounds or int(rng.integers(1, 4))):
+        leaves = list(_leaves(doc))  # afresh: a round may replace an array by a value
         path, value = leaves[int(rng.integers(0, len(leaves)))]
         if not path:
             continue
@@ -392,20 +392,20 @@ def run_one(spec: dict, frames: dict) -> str:
         raw = _raw_output(model, Xin)
         if raw is None:
             model.predict(X)
-    except Exception:
-        return "loaded-error"
+    except Exception as exc:
+        return f"loaded-error:{type(exc).__name__}"
     try:
         ens = tree_ensemble(model)
     except InvalidParameterError:
         return "loaded-refused" if raw is not None else "loaded"
-    except Exception:
-        return "loaded-error"
+    except Exception as exc:
+        return f"loaded-error:{type(exc).__name__}"
     try:
         mine = ens.predict_raw(ens.encode(X.assign(**{c: X[c].cat.codes.astype(float)
                                                       for c in spec.get("category", ())})
                                           .to_numpy()))[:, 0]
-    except Exception:
-        return "loaded-error"
+    except Exception as exc:
+        return f"loaded-error:{type(exc).__name__}"
     if raw is not None and not np.allclose(mine, np.asarray(raw, np.float64), rtol=1e-5,
                                            atol=1e-5, equal_nan=True):
         return "loaded-disagree"
@@ -524,7 +524,7 @@ def summary(result: dict) -> str:
     return (f"inputs tried {result['tried']}, clean refusals {c.get('refused', 0)}, "
             f"loaded fine {loaded} (of which the tree parser refused "
             f"{c.get('loaded-refused', 0)}, a Python error after loading "
-            f"{c.get('loaded-error', 0)}, parsed trees disagreeing with the model "
+            f"{sum(v for k, v in c.items() if k.startswith('loaded-error'))}, parsed trees disagreeing with the model "
             f"{c.get('loaded-disagree', 0)}), unclean loader errors {unclean}, "
             f"crashes {c.get('crash', 0)}, hangs {c.get('hang', 0)}, "
             f"inputs changed {result['changed']}")

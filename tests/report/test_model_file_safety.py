@@ -200,6 +200,17 @@ def test_valid_files_of_every_safe_format_still_load_and_predict_the_same(tmp_pa
     for name in ("ok.json", "ok.ubj"):
         np.testing.assert_array_equal(load_model_file(tmp_path / name).predict(X),
                                       xgb_model.predict(X))
+    # pruning leaves deleted, unreachable nodes in XGBoost's arrays
+    pruned = pytest.importorskip("xgboost").XGBRegressor(
+        n_estimators=4, max_depth=4, tree_method="exact", gamma=2.0).fit(X, y)
+    pruned.save_model(tmp_path / "pruned.json")
+    doc = json.loads((tmp_path / "pruned.json").read_text())
+    assert any(int(t["tree_param"]["num_deleted"]) > 0
+               for t in doc["learner"]["gradient_booster"]["model"]["trees"])
+    loaded = load_model_file(tmp_path / "pruned.json")
+    np.testing.assert_array_equal(loaded.predict(X), pruned.predict(X))
+    np.testing.assert_allclose(tree_ensemble(loaded).predict_raw(X)[:, 0],
+                               pruned.predict(X, output_margin=True), rtol=1e-5, atol=1e-6)
     lgb_model, text = _lgb_text(tmp_path, X, y)
     (tmp_path / "ok.txt").write_text(text)
     np.testing.assert_array_equal(load_model_file(tmp_path / "ok.txt").predict(X),

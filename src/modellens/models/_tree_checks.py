@@ -18,6 +18,7 @@ root), so the walk ends after the trees' depth.
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 
 import numpy as np
 
@@ -38,7 +39,7 @@ class UnsafeModelError(InvalidParameterError):
     """A model whose trees cannot be walked safely (an index out of range, a cycle, ...)."""
 
 
-def _fail(what: str):
+def _fail(what: str) -> NoReturn:
     raise UnsafeModelError(f"refusing the model: {what}.")
 
 
@@ -238,7 +239,7 @@ def _check_hist_gradient_boosting(model, bound, label):
     n = int(model.n_features_in_) if bound is None else min(bound, int(model.n_features_in_))
     mapper = getattr(model, "_bin_mapper", None)
     is_cat = getattr(mapper, "is_categorical_", None)
-    if is_cat is not None:
+    if mapper is not None and is_cat is not None:
         is_cat = np.asarray(is_cat)
         if is_cat.dtype.kind not in "biu" or is_cat.shape != (int(model.n_features_in_),):
             _fail(f"{label}: its categorical mask does not match its "
@@ -354,14 +355,20 @@ def check_xgboost_model(raw):
     n_features = _int_param(params, "num_feature", "the learner")
     if not 0 < n_features < 2 ** 31:
         _fail(f"the learner reads {n_features} features")
-    n_class = max(1, _int_param(params, "num_class", "the learner", 0))
-    n_target = max(1, _int_param(params, "num_target", "the learner", 1))
+    n_class = _int_param(params, "num_class", "the learner", 0)
+    n_target = _int_param(params, "num_target", "the learner", 1)
+    if n_class < 0 or n_target < 1:
+        # XGBoost reads both as unsigned counts: -1 is four billion outputs
+        _fail(f"the learner says {n_class} classes and {n_target} targets")
+    n_class = max(1, n_class)
     for key in ("feature_names", "feature_types"):
         listed = learner.get(key) or []
         if not isinstance(listed, list) or (listed and len(listed) != n_features):
             _fail(f"the learner's {key} list {len(listed)} entries for {n_features} features")
     gb = learner.get("gradient_booster")
-    kind = gb.get("name") if isinstance(gb, dict) else None
+    if not isinstance(gb, dict):
+        _fail("the XGBoost model has no booster")
+    kind = gb.get("name")
     if kind == "gblinear":
         weights = _seq(gb.get("model"), "weights", "the linear booster")
         if len(weights) != (n_features + 1) * n_class * n_target:
@@ -376,6 +383,8 @@ def check_xgboost_model(raw):
     else:
         _fail(f"unknown XGBoost booster {kind!r}")
     model = gb.get("model") if isinstance(gb, dict) else None
+    if not isinstance(model, dict):
+        _fail("the XGBoost booster has no model")
     trees = _seq(model, "trees", "the booster")
     info = _ints(_seq(model, "tree_info", "the booster"), "tree_info")
     n_trees = _int_param(model.get("gbtree_model_param"), "num_trees", "the booster")
@@ -410,8 +419,11 @@ def _check_xgboost_tree(tree, k, n_features):
     n = _int_param(param, "num_nodes", what)
     if not 0 < n < 2 ** 31:
         _fail(f"{what} has {n} nodes")
-    if _int_param(param, "size_leaf_vector", what, 1) > 1:
-        _fail(f"{what} has vector leaves, which modellens does not read")
+    if _int_param(param, "size_leaf_vector", what, 1) not in (0, 1):
+        _fail(f"{what} has leaf vectors of size {param.get('size_leaf_vector')!r}, which "
+              "modellens does not read")
+    if _int_param(param, "num_feature", what, n_features) != n_features:
+        _fail(f"{what} reads {param.get('num_feature')!r} features, the model {n_features}")
     lengths = {key: len(_seq(tree, key, what)) for key in (
         "left_children", "right_children", "parents", "split_indices", "split_conditions",
         "default_left", "split_type", "base_weights", "loss_changes", "sum_hessian")}
@@ -423,6 +435,9 @@ def _check_xgboost_tree(tree, k, n_features):
     split = _ints(tree["split_indices"], f"{what}: split_indices")
     live = split != _DELETED
     live[0] = True
+    if _int_param(param, "num_deleted", what, 0) != int((~live).sum()):
+        _fail(f"{what} says {param.get('num_deleted')!r} deleted nodes and holds "
+              f"{int((~live).sum())}")
     check_trees(left, right, [n], live=live, label="tree")
     inner = left >= 0
     check_index(split, n_features, inner, f"{what}: split feature")

@@ -13,7 +13,10 @@ them is on skops' own list or on :data:`SAFE_TYPES` (the tree models
 modellens explains and the objects they hold); XGBoost's ``.json`` / ``.ubj``
 and LightGBM's text model files carry no code and load through the
 libraries' own loaders.  Pickle and joblib files run code while loading and
-need ``trust``.
+need ``trust``.  The libraries walk tree node arrays without bounds checks, so
+without ``trust`` every tree is checked first (``models/_tree_checks.py``):
+XGBoost's and LightGBM's before their libraries read them, scikit-learn's
+after skops rebuilt them and before anything predicts.
 """
 
 from __future__ import annotations
@@ -487,7 +490,11 @@ def _load_xgboost(path):
         model = xgboost.XGBRanker()
     else:
         model = xgboost.XGBRegressor()
-    model.load_model(checked)
+    try:
+        model.load_model(checked)
+    except Exception as exc:
+        raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
+            from None
     return model
 
 
@@ -601,7 +608,7 @@ class _Ubjson:
                     raise ValueError(f"the key {key!r} appears twice")
             item = self.value(self.byte() if kind is None else kind, depth + 1)
             if obj:
-                out[key] = item  # type: ignore[call-overload, index]
+                out[key] = item  # type: ignore[call-overload]
             else:
                 out.append(item)  # type: ignore[union-attr]
             i += 1
