@@ -251,6 +251,17 @@ def _check_hist_gradient_boosting(model, bound, label):
     pre = getattr(model, "_preprocessor", None)
     if pre is not None:
         encoder = pre.named_transformers_.get("encoder")
+        # the parser reads the categorical columns from is_categorical_, scikit-learn from
+        # the encoder's columns and the binner's mask: they must be one set
+        columns = {name: cols for name, _, cols in pre.transformers_}.get("encoder")
+        mask = np.asarray(getattr(model, "is_categorical_", None))
+        k = int(mask.sum()) if mask.dtype == bool else -1
+        if columns is None or not np.array_equal(np.asarray(columns), mask) or \
+                len(getattr(encoder, "categories_", [])) != k or \
+                (is_cat is not None and not np.array_equal(np.flatnonzero(is_cat),
+                                                           np.arange(k))):
+            _fail(f"{label}: its categorical columns differ between the model, its encoder "
+                  "and its binner")
         for cats in getattr(encoder, "categories_", []):
             if len(cats) > 256:  # the predictor's bitsets hold 256 codes
                 _fail(f"{label}: a categorical feature has {len(cats)} categories (at most "
