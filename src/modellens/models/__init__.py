@@ -5,13 +5,17 @@ models to ``encoded rows -> one float per row`` (and gradients); the private
 modules hold the framework primitives it uses.
 """
 
-from ._categories import Expected, expected_inputs, model_feature_names, with_model_levels
+from ._categories import Expected, expected_inputs, is_text, model_feature_names, with_model_levels
 from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, OutputsFound, prepare, tree_ensemble_name
 from ._inputs import InputModel
 from ._threads import kernel_threads
+from ._tree_checks import (UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
+                           check_xgboost_model)
 
 __all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name",
            "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads",
-           "Expected", "expected_inputs", "model_feature_names", "with_model_levels"]
+           "Expected", "expected_inputs", "is_text", "model_feature_names", "with_model_levels",
+           "UnsafeModelError", "check_lightgbm_text", "check_sklearn_objects",
+           "check_xgboost_model"]

@@ -49,6 +49,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError, NotATreeModelError, is_integer
+from ._tree_checks import (check_category_table, check_ensemble, check_lightgbm_text,
+                           check_sklearn_objects, check_xgboost_model)
 from .adapter import class_position, tree_ensemble_name
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "unfit_data",
@@ -263,6 +265,12 @@ class _Builder:
         roots = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         cols = [np.concatenate(c) for c in zip(*[p[:6] + (p[7],) for p in self.parts])]
         left, right, feature, threshold, default_left, missing, cover = cols
+        # the kernels walk these arrays unchecked: a tampered model stops here
+        check_ensemble(left, right, sizes, feature, threshold, missing, n_features,
+                       len(kw.get("cat_left", [None])))
+        if len(cover) != len(left) or sum(len(p[6]) for p in self.parts) != len(left):
+            raise InvalidParameterError("refusing the model: its node arrays have different "
+                                        "lengths.")
         offset = np.repeat(roots[:-1], sizes)
         inner = left >= 0
         left = np.where(inner, left + offset, -1)
@@ -402,6 +410,7 @@ def _bits(bitset) -> np.ndarray:
 
 
 def _hist_gradient_boosting(model, classes, d):
+    check_sklearn_objects(model)  # its node records, bitsets and categorical mask
     perm, categories = _hgb_categories(model, d)
     known = f_idx_map = None
     if categories:
@@ -449,6 +458,7 @@ def _category_rows(chosen_sets, goes_left_if_chosen, unseen_left, n_codes):
     """
     width = max(N_CATEGORY_CODES, n_codes + 2,
                 max((max(c, default=0) for c in chosen_sets), default=0) + 2)
+    check_category_table(len(chosen_sets) + 1, width)
     rows = np.zeros((len(chosen_sets) + 1, width), np.uint8)
     for i, chosen in enumerate(chosen_sets, start=1):
         rows[i, :] = 0 if goes_left_if_chosen else 1
@@ -478,7 +488,7 @@ def _xgboost(model):
     if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
         raise _unsupported(model, f"missing={missing!r} makes a value other than NaN missing")
     raw = json.loads(booster.save_raw("json"))
-    learner = raw["learner"]
+    learner = check_xgboost_model(raw)
     gb = learner["gradient_booster"]
     kind = gb.get("name")
     if kind == "dart":
@@ -520,6 +530,7 @@ def _xgboost(model):
     for k, (t, out) in enumerate(zip(trees, info)):
         if int(t["tree_param"].get("size_leaf_vector", "1")) > 1:
             raise _unsupported(model, "vector leaves")
+        t = _live_nodes(t)
         left = np.asarray(t["left_children"], np.int64)
         cond = np.asarray(t["split_conditions"], np.float32).astype(np.float64)
         w = 1.0 if weights is None else float(weights[k])
@@ -545,6 +556,25 @@ def _xgboost(model):
     return b.build(base, d, link=link, float32=True, library="xgboost", classes=classes,
                    output_names=outs, cat_left=rows, categories=categories,
                    unseen_code=unseen)
+
+
+def _live_nodes(tree: dict) -> dict:
+    """``tree`` without the nodes XGBoost's pruning left behind (unreachable, split index
+    2**31 - 1), children renumbered."""
+    split = np.asarray(tree["split_indices"], np.int64)
+    keep = split != 2 ** 31 - 1
+    keep[0] = True
+    if keep.all():
+        return tree
+    new = np.cumsum(keep) - 1
+    out = dict(tree)
+    for key in ("left_children", "right_children"):
+        child = np.asarray(tree[key], np.int64)[keep]
+        out[key] = np.where(child >= 0, new[np.maximum(child, 0)], -1)
+    for key in ("split_indices", "split_conditions", "default_left", "sum_hessian"):
+        out[key] = np.asarray(tree[key])[keep]
+    out["categories_nodes"] = new[np.asarray(tree.get("categories_nodes", []), np.int64)]
+    return out
 
 
 def _xgb_categories(booster, raw):
@@ -591,6 +621,8 @@ def _lightgbm(model):
             booster = model.booster_
         except Exception as exc:
             raise InvalidParameterError(f"the {type(model).__name__} is not fitted.") from exc
+    # dump_model walks the trees recursively: a cycle would overflow its stack
+    check_lightgbm_text(booster.model_to_string())
     dump = booster.dump_model()
     avg = bool(dump.get("average_output"))  # random forest mode: predict averages the trees
     n_out = int(dump.get("num_tree_per_iteration", 1))

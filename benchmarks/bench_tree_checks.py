@@ -1,0 +1,82 @@
+"""What the tree checks cost next to loading: a big random forest in skops, LightGBM and XGBoost.
+
+Prints, best of three interleaved runs, the time to load each file without
+the checks (skops' own load; the libraries' loaders) and the time of the
+checks alone, with the node count.
+
+    python benchmarks/bench_tree_checks.py [--trees 100] [--rows 20000]
+"""
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def best(fn, n=3):
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--rows", type=int, default=20000)
+    args = parser.parse_args()
+    import lightgbm as lgb
+    import skops.io as sio
+    import xgboost as xgb
+    from sklearn.ensemble import RandomForestRegressor
+
+    from modellens.models._tree_checks import (check_lightgbm_text, check_sklearn_objects,
+                                               check_xgboost_model)
+    from modellens.report._files import _decode_xgboost, load_model_file
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(args.rows, 10))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + rng.normal(size=args.rows)
+    folder = Path(tempfile.mkdtemp())
+    forest = RandomForestRegressor(n_estimators=args.trees, random_state=0).fit(X, y)
+    sio.dump(forest, folder / "rf.skops")
+    nodes = sum(e.tree_.node_count for e in forest.estimators_)
+    booster = lgb.train({"num_leaves": 255, "verbose": -1, "min_data_in_leaf": 5},
+                        lgb.Dataset(X, y), num_boost_round=10 * args.trees)
+    booster.save_model(folder / "m.txt")
+    xmodel = xgb.XGBRegressor(n_estimators=10 * args.trees, max_depth=8).fit(X, y)
+    xmodel.save_model(folder / "m.json")
+    trusted = sio.get_untrusted_types(file=folder / "rf.skops")
+    text = (folder / "m.txt").read_text()
+    raw = (folder / "m.json").read_bytes()
+    loaded = sio.load(folder / "rf.skops", trusted=trusted)
+    rows = [
+        (f"skops random forest, {args.trees} trees, {nodes:,} nodes",
+         lambda: sio.load(folder / "rf.skops", trusted=trusted),
+         lambda: check_sklearn_objects(loaded),
+         lambda: load_model_file(folder / "rf.skops")),
+        (f"LightGBM text, {booster.num_trees()} trees, {len(text) / 1e6:.1f} MB",
+         lambda: lgb.Booster(model_file=str(folder / "m.txt")),
+         lambda: check_lightgbm_text(text),
+         lambda: load_model_file(folder / "m.txt")),
+        (f"XGBoost JSON, {10 * args.trees} trees, {len(raw) / 1e6:.1f} MB",
+         lambda: xgb.XGBRegressor().load_model(folder / "m.json"),
+         lambda: check_xgboost_model(json.loads(raw)),
+         lambda: load_model_file(folder / "m.json")),
+    ]
+    for label, plain, checks, ours in rows:
+        t = [best(f) for f in (plain, checks, ours)]
+        print(f"{label}: library load {t[0]:.3f} s, checks alone {t[1]:.3f} s "
+              f"({t[1] / t[0]:.0%} of the load), load_model_file {t[2]:.3f} s")
+    t0 = time.perf_counter()
+    _decode_xgboost(raw, "")
+    print(f"  (of which parsing XGBoost's JSON: {time.perf_counter() - t0:.3f} s)")
+
+
+if __name__ == "__main__":
+    main()
