@@ -8,7 +8,7 @@ Workloads (issue 33):
    ``pred_interactions`` (goal: keep the lead), shap's TreeExplainer and woodelf;
 2. random forests of depth 12 and 16 (100 trees, 20 features): values against
    shap (goal: at least 10x shap on two threads against its one) and woodelf
-   (up to ``--woodelf-depth``, 12);
+   (up to ``--woodelf-depth``, default 16: all);
 3. LightGBM with 255 leaves (100 rounds, 50 features): values and interaction
    values against LightGBM's ``pred_contrib``, shap and woodelf.
 
@@ -79,7 +79,7 @@ def main():
     parser.add_argument("--slow-rows", type=int, default=100,
                         help="rows for the interaction values of XGBoost, shap and woodelf "
                              "(their times are scaled to the full rows)")
-    parser.add_argument("--woodelf-depth", type=int, default=12,
+    parser.add_argument("--woodelf-depth", type=int, default=16,
                         help="deepest random forest woodelf explains")
     parser.add_argument("--only", default="", help="comma-separated workloads: xgb,rf12,rf16,lgb")
     args = parser.parse_args()
@@ -147,8 +147,7 @@ def main():
                       "shap TreeExplainer": (lambda: explainer.shap_values(R), 1)}
         warm(lambda: ours(model, R.iloc[:20]))
         if depth <= args.woodelf_depth:
-            # woodelf works on 2**depth-sized vectors per leaf; at depth 16 it had not finished
-            # one call in 12 minutes on the shared machine (--woodelf-depth 16 to try)
+            # --woodelf-depth leaves woodelf out of deeper forests when time is short
             wood = WoodelfExplainer(model)
             warm(lambda: wood.shap_values(R.iloc[:20], verbose=False))
             contenders["woodelf"] = (lambda: wood.shap_values(R, verbose=False), 1)
