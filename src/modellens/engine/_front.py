@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError
 from ..data import Dataset, as_pandas, resolve_features
-from ..models import Model, prepare
+from ..models import Model, OutputsFound, prepare
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run_outputs
 
@@ -89,8 +89,14 @@ class Request:
         if self.table is None:
             return run_outputs(model, lambda one: plans_for(self.dataset.values, None, one),
                                self.options, desc=desc)
-        # out of core the partitions' summaries are per plan: one pass per output
-        model.settle_outputs()
+        # out of core the partitions' summaries are per plan: one pass per output (the
+        # model is never called here: a model without classes tells its outputs from
+        # its first answer on a partition, as in memory)
+        if model.undetermined:
+            try:
+                return [self.table.run(model, plans_for, desc=desc)]
+            except OutputsFound as found:
+                model.settle_outputs(found.width)
         return [self.table.run(model.view(c), plans_for, desc=desc)
                 for c in range(model.n_outputs)]
 

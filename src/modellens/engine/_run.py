@@ -61,9 +61,6 @@ def run_outputs(model, plans_for, options: Options | None = None, *,
         ``[results of output 0, results of output 1, ...]``, each the list
         :func:`run` returns for that output's plans.
     """
-    if getattr(model, "undetermined", False) and (
-            options is not None and options.client is not None):
-        model.settle_outputs()  # one row here, not a failed task on every worker
     if getattr(model, "undetermined", False):
         # outputs unknown until the model answers: plan one; a first answer of several
         # columns stops the pass before anything is folded, and every output is planned
