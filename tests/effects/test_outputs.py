@@ -352,3 +352,16 @@ def test_dask_data_every_output():
                                        rtol=0, atol=1e-12)
     predictions = ml.predict(f, D).compute()
     np.testing.assert_allclose(predictions.to_numpy(), f(X), **TOL)
+
+
+def test_dask_client_every_output_equals_in_memory():
+    distributed = pytest.importorskip("dask.distributed")
+    X = np.random.default_rng(6).normal(size=(200, 3))
+    f = lambda A: np.column_stack([A[:, 0] * A[:, 1], np.sin(A[:, 2])])  # noqa: E731
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1) as client:
+        with ml.config(client=client, chunk_size=150):
+            pdp, ale = ml.pdp(f, X, grid=5, ice=True), ml.ale(f, X, bins=4)
+    assert pdp.outputs == ale.outputs == ["f(x)[0]", "f(x)[1]"]
+    for here, there in ((ml.pdp(f, X, grid=5, ice=True), pdp), (ml.ale(f, X, bins=4), ale)):
+        for key in here:
+            np.testing.assert_array_equal(there[key].values, here[key].values)

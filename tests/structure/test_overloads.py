@@ -47,8 +47,8 @@ PROGRAM = textwrap.dedent("""\
         assert_type(ml.lime(model, lazy, training_data=frame), ml.DistributedAttributions)
         assert_type(ml.lime(model, lazy_array, training_data=array),
                     ml.DistributedAttributions)
-        assert_type(ml.predict(model, frame), pd.Series)
-        assert_type(ml.predict(model, array), pd.Series)
+        assert_type(ml.predict(model, frame), pd.Series | pd.DataFrame)  # several outputs: a frame
+        assert_type(ml.predict(model, array), pd.Series | pd.DataFrame)
         # what users do with each: both read without an error
         ml.shapley(model, lazy).summary().plot_bar()
         ml.shapley(model, frame).plot.bar()

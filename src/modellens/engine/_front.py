@@ -35,7 +35,7 @@ import numpy as np
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
-from ..models import Model, with_model_levels
+from ..models import Model, OutputsFound, with_model_levels
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run_outputs
 
@@ -141,8 +141,14 @@ class Request:
             assert self.dataset is not None, "a request of Dask partitions runs per partition"
             return run_outputs(model, lambda one: plans_for(self.dataset.values, None, one),
                                self.options, desc=desc)
-        # out of core the partitions' summaries are per plan: one pass per output
-        model.settle_outputs()
+        # out of core the partitions' summaries are per plan: one pass per output (the
+        # model is never called here: a model without classes tells its outputs from
+        # its first answer on a partition, as in memory)
+        if model.undetermined:
+            try:
+                return [self.table.run(model, plans_for, desc=desc)]
+            except OutputsFound as found:
+                model.settle_outputs(found.width)
         return [self.table.run(model.view(c), plans_for, desc=desc)
                 for c in range(model.n_outputs)]
 

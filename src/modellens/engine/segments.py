@@ -93,19 +93,22 @@ class Segment:
         numbers per chunk) for a segment that averages, the answers themselves
         for one that keeps them (``group`` 1, or a ``_store`` of its own).
         """
-        if self.group == 1 or type(self)._store is not Segment._store:
-            return answers
+        if isinstance(answers, GroupSums) or self.group == 1 \
+                or type(self)._store is not Segment._store:
+            return answers  # (group sums already: an output's share of an OutputFan)
         return GroupSums(*self._group_sums(start, stop, answers))
 
     def _group_sums(self, start, stop, preds):
         # Sum fixed pieces (a group cut at the multiples of ALIGN_ROWS) and add them
         # in row order: chunks end on those cuts, so the floating-point sums, and the
-        # numbers, do not depend on the chunk sizes.
+        # numbers, do not depend on the chunk sizes.  ``preds`` of shape (k, m) (one
+        # contiguous row per output) are summed along each row: the same pairwise sums
+        # as each output's own (m,) answers.
         g = self.group
         cuts = np.union1d(np.arange(-(-start // g) * g, stop, g),
                           np.arange(-(-start // ALIGN_ROWS) * ALIGN_ROWS, stop, ALIGN_ROWS))
         cuts = np.union1d([start], cuts) - start
-        return (cuts + start) // g, np.add.reduceat(preds, cuts)
+        return (cuts + start) // g, np.add.reduceat(preds, cuts, axis=-1)
 
     def _store(self, start: int, stop: int, preds: np.ndarray):
         if isinstance(preds, GroupSums):
@@ -381,14 +384,26 @@ class OutputFan(Segment):
         self.result = None
         self._left = self.n_rows
 
+    def _averages(self) -> bool:
+        """Whether every output's segment sums averaged groups (the plain fold)."""
+        return self.group > 1 and all(type(seg)._store is Segment._store
+                                      for seg in self.segments)
+
+    def _parts(self, start, stop, answers):
+        """Each output's share of ``answers``: its group sums, or its column."""
+        if self._averages():
+            # the cuts once for every output, each output's sums along its own row
+            entries, sums = self._group_sums(start, stop, np.ascontiguousarray(answers.T))
+            return _Fanned(GroupSums(entries, row) for row in sums)
+        return _Fanned(np.ascontiguousarray(answers[..., c]) for c in range(len(self.segments)))
+
     def condense(self, start, stop, answers):
-        return _Fanned(seg.condense(start, stop, np.ascontiguousarray(answers[..., c]))
-                       for c, seg in enumerate(self.segments))
+        return _Fanned(seg.condense(start, stop, part) for seg, part in
+                       zip(self.segments, self._parts(start, stop, answers)))
 
     def _fold(self, start, stop, answers):
-        for c, seg in enumerate(self.segments):
-            part = answers[c] if isinstance(answers, _Fanned) else \
-                np.ascontiguousarray(answers[..., c])
+        parts = answers if isinstance(answers, _Fanned) else self._parts(start, stop, answers)
+        for seg, part in zip(self.segments, parts):
             seg._fold(start, stop, part)
         self._left -= stop - start
 

@@ -555,9 +555,12 @@ class Model:
 
     def _check_finite(self, out, rows):
         m = rows.shape[0]
-        bad = ~np.isfinite(out)
         if out.ndim == 2:
-            bad = bad.any(axis=1)
+            if np.isfinite(out).all():  # (a reduction along short rows costs more)
+                return out
+            bad = ~np.isfinite(out).all(axis=1)
+        else:
+            bad = ~np.isfinite(out)
         if bad.any():
             where = ""
             if np.isnan(rows).any():
