@@ -174,3 +174,17 @@ def test_a_module_on_the_gpu_equals_its_cpu_run(method, X):
         scale = max(1.0, float(np.max(np.abs(cpu[name]))))
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-4, atol=1e-5 * scale,
                                    err_msg=name)
+
+
+@pytest.mark.parametrize("method", ["pdp", "dale"])
+def test_a_chunk_that_does_not_fit_the_device_names_chunk_size(method, X):
+    class Full(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(D, 1)
+
+        def forward(self, x):
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    with pytest.raises(ml.ModelError, match=r"chunk of \d+ rows .*smaller chunk_size="):
+        METHODS[method](Full().eval(), X)

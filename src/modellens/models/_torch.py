@@ -7,6 +7,7 @@ functions evaluate exactly the rows they are given: chunking is the engine's.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 
@@ -151,6 +152,18 @@ def _to_host(out):
     return out.cpu().numpy()  # integers, booleans: the caller's cast or checks judge them
 
 
+@contextlib.contextmanager
+def _memory_hint(torch, rows):
+    """Name the fix when a chunk does not fit the device's memory."""
+    try:
+        yield
+    except torch.cuda.OutOfMemoryError as exc:  # torch.OutOfMemoryError from 2.5 on
+        raise MemoryError(
+            f"the device ran out of memory on a chunk of {rows.shape[0]} rows ({exc}); pass a "
+            "smaller chunk_size= (rows per model call) or free memory on the device."
+        ) from exc
+
+
 def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
     """Evaluate a torch model on encoded rows where it lives, without a graph; numpy out.
 
@@ -161,7 +174,7 @@ def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
     """
     torch = import_torch()
     dtype, device = spec if spec is not None else torch_spec(fn)
-    with torch.no_grad():
+    with torch.no_grad(), _memory_hint(torch, rows):
         x = _to_model(torch, rows, dtype, device)
         return np.asarray(_to_host(fn(x)), dtype=np.float64)
 
@@ -180,8 +193,8 @@ def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None,
         return _torch_gradients(fn, rows, list(output_index), spec)
     torch = import_torch()
     dtype, device = spec if spec is not None else torch_spec(fn)
-    x = _to_model(torch, rows, dtype, device, requires_grad=True)
-    with torch.enable_grad():
+    with torch.enable_grad(), _memory_hint(torch, rows):
+        x = _to_model(torch, rows, dtype, device, requires_grad=True)
         y = fn(x)
         if several and output_index is None and y.ndim == 2 and y.shape[1] > 1:
             raise OutputsFound(int(y.shape[1]))  # the outputs were unknown: now they are
@@ -212,8 +225,8 @@ def _torch_gradients(fn, rows, columns, spec):
     """
     torch = import_torch()
     dtype, device = spec if spec is not None else torch_spec(fn)
-    x = _to_model(torch, rows, dtype, device, requires_grad=True)
-    with torch.enable_grad():
+    with torch.enable_grad(), _memory_hint(torch, rows):
+        x = _to_model(torch, rows, dtype, device, requires_grad=True)
         y = fn(x)
         grads = [_grad_of(torch, select_output(y, c, rows.shape[0]), x, rows.shape,
                           retain=i + 1 < len(columns))
