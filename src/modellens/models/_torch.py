@@ -96,16 +96,15 @@ def torch_max_rows(fn, spec, width: int) -> int:
     memory (``torch.cuda.mem_get_info``, read at each run), which exceeds
     ``TORCH_MAX_ROWS`` on any GPU with a few free GiB and falls below it on
     a nearly full one; the engine's 64 MiB cap on the host's float64 rows
-    still applies.  A row is
-    counted as ``itemsize * 4 * (width + A)`` bytes, where ``A`` sums the
-    leading dimension of every parameter (a linear layer's output units,
-    twice with its bias): the activations a backward pass keeps, with room
-    for the gradients.  Convolutions' activations also grow with the
+    still applies.  A row is counted as ``itemsize * 4 * (width + A)``
+    bytes, where ``A`` sums the leading dimension of every parameter (a
+    linear layer's output units, twice with its bias): the activations a
+    backward pass keeps, with room for the gradients.  Convolutions' activations also grow with the
     spatial size, which this misses: pass ``chunk_size=`` for those.
     """
     torch = import_torch()
     dtype, device = spec if spec is not None else torch_spec(fn)
-    if _on_host(device) or device.type != "cuda":
+    if device.type != "cuda":  # the CPU, or a device whose free memory torch does not report
         return TORCH_MAX_ROWS
     free, _total = _free_bytes(torch, device)
     units = width
