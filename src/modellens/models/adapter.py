@@ -20,8 +20,8 @@ from ..data import Dataset
 from ._categories import with_model_levels
 from ._jax import jax_gradient
 from ._output import PASS_TARGET, OutputsFound, select_output, select_outputs
-from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
-                     warn_if_training)
+from ._torch import (is_torch_module, to_numpy, torch_gradient,
+                     torch_max_rows, torch_predict, torch_spec, warn_if_training)
 
 __all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name"]
 
@@ -57,12 +57,6 @@ def tree_ensemble_name(model) -> str | None:
                 return cls.__name__ if base is None or tree_ensemble_name(base) else None
             return cls.__name__
     return None
-
-
-#: Most rows of one call of a torch model (prediction or gradient): the memory of
-#: its activations grows with the network's width, not with the input width that
-#: the engine's byte cap on rows bounds.
-TORCH_MAX_ROWS = 2**15
 
 
 class ModelError(RuntimeError):
@@ -420,8 +414,15 @@ class Model:
 
     @property
     def max_chunk_rows(self) -> int | None:
-        """Most rows of one call the engine should make (None: only its byte cap)."""
-        return TORCH_MAX_ROWS if self.framework == "torch" else None
+        """Most rows of one call the engine should make (None: only its byte cap).
+
+        A torch model's rows are sized where it lives: ``TORCH_MAX_ROWS`` on the
+        CPU, from the free memory of its GPU there (see
+        :func:`~modellens.models._torch.torch_max_rows`).
+        """
+        if self.framework != "torch":
+            return None
+        return torch_max_rows(self._fn, self._torch_spec, self.dataset.values.shape[1])
 
     # ------------------------------------------------------------ predict
     def to_input(self, rows: np.ndarray):
