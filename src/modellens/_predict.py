@@ -135,6 +135,7 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     frame = request.X
     index = frame.index if isinstance(frame, (pd.DataFrame, pd.Series)) else None
     mdl = request.model
+    out: pd.Series | pd.DataFrame
     if mdl.n_outputs > 1:
         out = pd.DataFrame(np.column_stack([values for (values,) in per_output]), index=index,
                            columns=pd.Index(mdl.outputs))

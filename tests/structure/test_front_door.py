@@ -92,6 +92,8 @@ def _calls(X, tree):
                          lambda: ml.interactions(tree, X, method="tree", sample=10,
                                                  random_state=0)],
         "predict": [lambda: ml.predict(f, X)],
+        "importance": [lambda: ml.importance(f, X, f(np.asarray(X, dtype=float)), n_repeats=2,
+                                             random_state=0, **quiet)],
         "regions": [lambda: ml.regions(f, X, [0], n_permutations=5, random_state=0, **quiet),
                     lambda: ml.regions(f, X, [0], method="pdp", n_permutations=5,
                                        random_state=0, **quiet)],

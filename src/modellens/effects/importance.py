@@ -251,7 +251,7 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
         response_method = next(m for m in RESPONSES if hasattr(model, m))
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, out_of_core=False)
+                           progress=progress, dask="in_memory")
     dataset = request.dataset
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != dataset.n_rows:
