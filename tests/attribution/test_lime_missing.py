@@ -67,7 +67,7 @@ def test_an_explained_row_with_a_missing_value_reads_missing_as_its_own_bin():
     model = _model(X, y)
     row = X[X["a"].isna()].iloc[:1]
     attr = ml.lime(model, row, training_data=X, num_samples=2000, random_state=0)
-    assert attr.extra["conditions"][0][0] == "a is missing"
+    assert attr.surrogate.conditions[0][0] == "a is missing"
     assert np.all(np.isfinite(attr.values))
 
 
@@ -90,4 +90,4 @@ def test_a_first_bin_of_the_minimum_alone_reads_as_equality():
     f = lambda df: np.log1p(df["fare"].to_numpy()) + 0.01 * df["age"].to_numpy()  # noqa: E731
     attr = ml.lime(f, X[X["fare"] == 0].iloc[:1], training_data=X, num_samples=300,
                    random_state=0)
-    assert attr.extra["conditions"][0][0] == "fare = 0"
+    assert attr.surrogate.conditions[0][0] == "fare = 0"

@@ -137,7 +137,7 @@ def test_logistic_pipeline_every_class(frame, logreg):
 def test_two_output_regressor_and_torch(iris, forest, net):
     X, _ = iris
     every = _each(ml.pdp, forest, X, [0, 1], features=["sl", "pl"], grid=4, ice=True)
-    assert every.outputs == ["y[0]", "y[1]"]
+    assert every.outputs == ["prediction[0]", "prediction[1]"]
     _each(ml.ale, forest, X, [0, 1], features=["pl", ("sl", "pl")], bins=4)
     _each(ml.mplot, forest, X, [0, 1], features=["sw"], grid=4)
     Z = np.random.default_rng(1).normal(size=(200, 3))

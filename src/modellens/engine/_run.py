@@ -11,6 +11,7 @@ pass, whose chunks are capped in bytes and sized on the model's speed.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -44,20 +45,27 @@ def run(model: ModelLike | None, plans, options: Options | None = None, *,
     threads ``options.n_jobs`` asks for, as the chunks do.
     """
     options = resolve_options() if options is None else options
-    plans = _evaluate_plans(model, plans, options, desc)
-    return _reduce(model, plans, options)
+    with _overflow_refused(model):
+        plans = _evaluate_plans(model, plans, options, desc)
+        return _reduce(model, plans, options)
 
 
 def _reduce(model, plans, options: Options) -> list:
     """The plans' results, on ``n_jobs``' kernel threads, refused if huge answers overflowed."""
-    try:
-        with kernel_threads(options.threads):
-            results = [plan.reduce() for plan in plans]
-    except OverflowError:  # Python's own float arithmetic on reduced numbers
-        _check_overflow(model, [_Overflowed()])
-        raise
+    with kernel_threads(options.threads):
+        results = [plan.reduce() for plan in plans]
     _check_overflow(model, results)
     return results
+
+
+@contextmanager
+def _overflow_refused(model):
+    """Python's own float arithmetic on folded or reduced numbers overflowing: refused."""
+    try:
+        yield
+    except OverflowError:
+        _check_overflow(model, [_Overflowed()])
+        raise
 
 
 def run_outputs(model, plans_for, options: Options | None = None, *,
@@ -97,8 +105,9 @@ def run_outputs(model, plans_for, options: Options | None = None, *,
     if any(len(s) != len(shared[0]) for s in shared) or any(len(s) != len(own[0]) for s in own):
         raise RuntimeError("the plans of the outputs differ (a bug: please report it)")
     options = resolve_options() if options is None else options
-    evaluate(model, fans, options, desc=desc)
-    return [_reduce(model, plans, options) for plans in per_output]
+    with _overflow_refused(model):
+        evaluate(model, fans, options, desc=desc)
+        return [_reduce(model, plans, options) for plans in per_output]
 
 
 class _Overflowed:

@@ -367,12 +367,10 @@ class Model:
                 # a raw booster's (or a multi-output model's) predict: a column per output
                 return fn, f"prediction[{_column(target)}]", _column(target), False, None
             if target is not None:
-                if classes is not None or not is_integer(target):
-                    raise InvalidParameterError(
-                        "target= selects a class of predict_proba / decision_function, or an "
-                        "output column (an int) of a multi-output predict; got "
-                        f"{target!r} for {type(model).__name__}.predict.")
-                return fn, f"y[{int(target)}]", int(target), False, None
+                raise InvalidParameterError(
+                    "target= selects a class of predict_proba / decision_function, or an "
+                    "output column (an int) of a multi-output predict; got "
+                    f"{target!r} for {type(model).__name__}.predict.")
             return fn, "prediction", None, False, None
         if classes is None:
             if target is None:
