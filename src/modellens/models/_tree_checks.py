@@ -431,10 +431,10 @@ def _check_xgboost_tree(tree, k, n_features):
     if not 0 < n < 2 ** 31:
         _fail(f"{what} has {n} nodes")
     if _int_param(param, "size_leaf_vector", what, 1) not in (0, 1):
-        _fail(f"{what} has leaf vectors of size {param.get('size_leaf_vector')!r}, which "
+        _fail(f"{what} has leaf vectors of size {(param or {}).get('size_leaf_vector')!r}, which "
               "modellens does not read")
     if _int_param(param, "num_feature", what, n_features) != n_features:
-        _fail(f"{what} reads {param.get('num_feature')!r} features, the model {n_features}")
+        _fail(f"{what} reads {(param or {}).get('num_feature')!r} features, the model {n_features}")
     lengths = {key: len(_seq(tree, key, what)) for key in (
         "left_children", "right_children", "parents", "split_indices", "split_conditions",
         "default_left", "split_type", "base_weights", "loss_changes", "sum_hessian")}
@@ -447,7 +447,7 @@ def _check_xgboost_tree(tree, k, n_features):
     live = split != _DELETED
     live[0] = True
     if _int_param(param, "num_deleted", what, 0) != int((~live).sum()):
-        _fail(f"{what} says {param.get('num_deleted')!r} deleted nodes and holds "
+        _fail(f"{what} says {(param or {}).get('num_deleted')!r} deleted nodes and holds "
               f"{int((~live).sum())}")
     check_trees(left, right, [n], live=live, label="tree")
     inner = left >= 0
