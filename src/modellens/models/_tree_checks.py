@@ -673,7 +673,7 @@ def _check_lgb_tree(block, k, n_features):
     if not 0 < n_leaves < 2 ** 31:
         _fail(f"{what} has {n_leaves} leaves")
     if _int_param(block, "is_linear", what, 0):
-        _fail(f"{what} is a linear tree, which modellens does not read")
+        _fail(f"{what}: linear trees are not supported (a leaf's value depends on the row)")
     _numbers(block, "leaf_value", n_leaves, what)
     m = n_leaves - 1
     if m == 0:
