@@ -39,3 +39,13 @@ ax = inter.plot()
 a, b = inter.pairwise.iloc[0][["feature_1", "feature_2"]]
 pair = ml.ale(model, X, [(a, b)], bins=8)
 ax = pair[(a, b)].plot()
+
+# %%
+# Which features does the score need?  Permutation importance shuffles one
+# feature at a time and measures the loss of R^2 (the same numbers as
+# scikit-learn's ``permutation_importance`` with the same seed); the boxes
+# show the spread over the repeats.
+
+imp = ml.importance(model, X, y, n_repeats=5, random_state=0)
+print(imp.to_frame().sort_values("importances_mean", ascending=False).head())
+ax = imp.plot()

@@ -7,6 +7,8 @@ from .attribution import (AttributionSummary, DistributedAttributions, ImageMask
                           WidthSweep, lime, lime_image, lime_text, lime_width_sweep)
 from .effects.ale import ale
 from .effects.dale import dale
+from .effects.importance import importance
+from .effects.importance_result import Importance
 from .effects.interactions import interactions
 from .effects.interactions_result import Interactions
 from .effects.mplot import mplot
@@ -26,4 +28,5 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
            "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
-           "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions"]
+           "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions",
+           "importance", "Importance"]

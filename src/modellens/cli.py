@@ -218,7 +218,12 @@ def _target_class(args, model):
                 return c
         raise CLIError(f"--class {args.target_class!r} is not one of the model's classes "
                        f"{[str(c) for c in classes]}.")
-    return args.target_class
+    # a model without class labels (a raw booster): --class is the index of its output column
+    try:
+        return int(args.target_class)
+    except ValueError:
+        raise CLIError(f"--class {args.target_class!r}: this model records no class labels; "
+                       "give the index of the output column to explain (0, 1, ...).") from None
 
 
 def _progress():
@@ -365,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="grid points / bins per feature (default: %(default)s)")
     rep.add_argument("--class", dest="target_class", metavar="LABEL",
                      help="classifiers: the class whose probability is explained (default: the "
-                          "positive class of a binary model)")
+                          "positive class of a binary model); a model file without class "
+                          "labels (a multiclass booster's .txt / .json): the output's index")
     rep.add_argument("--seed", type=_count(0, "--seed"), default=0,
                      help="random seed of every sample (default: %(default)s)")
     rep.add_argument("--holdout", action="store_true",

@@ -391,7 +391,8 @@ class Dataset:
             _check_unique_names(names, "feature_names")
         else:
             names = [f"x{j}" for j in range(arr.shape[1])]
-        if arr.dtype.kind in "biuf":
+        if arr.dtype.kind in "biuf" and not (like is not None and any(
+                c.is_categorical for c in like.columns)):
             # a read-only view when X is float64 already: large data is not copied,
             # and nothing we do can write to the caller's array
             values = np.asarray(arr, dtype=np.float64).view()
@@ -433,6 +434,36 @@ class Dataset:
             values[:, j] = codes
             columns.append(col)
         return cls(values, columns, is_frame=True, column_labels=list(frame.columns))
+
+    def with_levels(self, found: dict) -> "Dataset":
+        """A copy with numeric columns made categorical at given levels.
+
+        ``found`` maps a column position to ``(levels, dtype)``: the levels
+        (numbers) the column is explained at, and the dtype its rows reach the
+        model with (None: the column's own).  Values that are not among
+        ``levels`` become extra levels after them; missing values stay missing.
+        """
+        values = np.array(self.values, dtype=np.float64)
+        columns = list(self.columns)
+        for j, (levels, dtype) in found.items():
+            col = columns[j]
+            x = values[:, j]
+            levels = np.asarray(levels)
+            present = np.unique(x[~np.isnan(x)])
+            extra = present[~np.isin(present, levels.astype(np.float64))]
+            if extra.size:
+                whole = levels.dtype.kind in "biu" and np.array_equal(extra, np.round(extra))
+                levels = np.concatenate([levels, extra.astype(levels.dtype if whole else
+                                                                np.float64)])
+                if isinstance(dtype, pd.CategoricalDtype):
+                    dtype = pd.CategoricalDtype(pd.Index(levels))
+            codes = pd.Index(levels.astype(np.float64)).get_indexer(pd.Index(x)).astype(np.float64)
+            codes[codes < 0] = np.nan
+            values[:, j] = codes
+            columns[j] = Column(col.name, CATEGORICAL, levels, False,
+                                col.dtype if dtype is None else dtype)
+        values.flags.writeable = False
+        return Dataset(values, columns, self.is_frame, self.column_labels)
 
     # ------------------------------------------------------------ accessors
     @property
@@ -511,6 +542,13 @@ class Dataset:
         """Encoded rows as the model's array input (object arrays for labels)."""
         if not any(c.is_categorical for c in self.columns):
             return values
+        if all(_numeric_levels(c) for c in self.columns if c.is_categorical):
+            # numbers the model reads as categories: given back as the numbers
+            out = np.array(values, dtype=np.float64)
+            for j, col in enumerate(self.columns):
+                if col.is_categorical:
+                    out[:, j] = _level_values(values[:, j], col)
+            return out
         out = np.empty(values.shape, dtype=object)
         for j, col in enumerate(self.columns):
             out[:, j] = np.asarray(_decode_column(values[:, j], col), dtype=object)
@@ -542,6 +580,18 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
         return col, vals
     if pd.api.types.is_numeric_dtype(dtype):
         vals = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        if ref is not None and ref.is_categorical and _numeric_levels(ref):
+            # numbers the explained data's schema (the model) reads as levels
+            assert ref.levels is not None
+            codes = pd.Index(ref.levels.astype(np.float64)).get_indexer(
+                pd.Index(vals)).astype(np.float64)
+            unknown = (codes < 0) & ~np.isnan(vals)
+            if unknown.any():
+                raise InvalidParameterError(
+                    f"column {name!r} holds levels {sorted(set(vals[unknown].tolist()))} that "
+                    f"the explained data does not have (known levels: {ref.levels.tolist()}).")
+            codes[np.isnan(vals)] = np.nan
+            return ref, codes
         col = ref or Column(name, NUMERIC, dtype=dtype)
         return col, vals
     # strings and objects: categorical with sorted levels
@@ -574,7 +624,24 @@ def _codes_for(obj: pd.Series, levels: np.ndarray, name) -> np.ndarray:
     return codes
 
 
+def _numeric_levels(col: Column) -> bool:
+    """A categorical column of numbers that reaches the model as numbers (not a Categorical)."""
+    return col.levels is not None and col.levels.dtype.kind in "biuf" \
+        and not isinstance(col.dtype, pd.CategoricalDtype)
+
+
+def _level_values(x: np.ndarray, col: Column) -> np.ndarray:
+    """Codes of a categorical column of numbers as the numbers (NaN where missing)."""
+    assert col.levels is not None
+    missing = np.isnan(x)
+    out = col.levels.astype(np.float64)[np.where(missing, 0, x).astype(np.intp)]
+    out[missing] = np.nan
+    return out
+
+
 def _decode_column(x: np.ndarray, col: Column):
+    if col.is_categorical and _numeric_levels(col):
+        return _decode_column(_level_values(x, col), Column(col.name, NUMERIC, dtype=col.dtype))
     if col.is_categorical:
         missing = np.isnan(x)
         codes = np.where(missing, -1, x).astype(np.int64)

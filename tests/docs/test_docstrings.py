@@ -29,7 +29,7 @@ PLOTS = [
     AttributionPlots.image, AttributionPlots.bar, AttributionPlots.beeswarm,
     AttributionPlots.dependence,
     ml.AttributionSummary.plot_bar, ml.AttributionSummary.plot_beeswarm,
-    ml.AttributionSummary.plot_dependence, ml.Regions.plot,
+    ml.AttributionSummary.plot_dependence, ml.Regions.plot, ml.Importance.plot,
 ]
 
 #: the methods users call on results, each with its own example
@@ -41,12 +41,13 @@ METHODS = PLOTS + [
     ml.Attributions.to_frame, ml.Attributions.to_dict, ml.Attributions.from_dict,
     ml.Attributions.to_shap, ml.Attributions.mean_abs, ml.Attributions.confidence_interval,
     ml.Interactions.to_frame, ml.Interactions.to_dict, ml.Interactions.from_dict,
+    ml.Importance.to_frame, ml.Importance.to_dict, ml.Importance.from_dict,
     ml.Report.save, ml.Report.to_html,
 ]
 
 #: functions whose estimate has a formula: it goes in a Notes section, after the words
 ESTIMATORS = {"pdp", "mplot", "ale", "dale", "interactions", "shapley", "lime", "lime_text",
-              "lime_image", "lime_width_sweep"}
+              "lime_image", "lime_width_sweep", "importance"}
 
 _LATEX = re.compile(r":math:|\\[a-zA-Z]+|\$|\.\. math")
 

@@ -141,3 +141,13 @@ def test_calling_plot_passes_keywords_on():
                          training_data=np.random.default_rng(0).normal(size=(50, 2)),
                          num_samples=100, random_state=0)
     assert continuous.plot().get_xlabel() == continuous.plot.weights().get_xlabel()
+
+
+@pytest.mark.parametrize("draw", [lambda: _effects().plot(), lambda: _effects().plot(ncols=2),
+                                  lambda: ml.interactions(_table()[1], _table()[0],
+                                                          sample=40).plot()])
+def test_a_grid_of_axes_has_a_one_line_repr(draw):
+    # a notebook prints the cell's value under the picture: one line, not one per panel
+    out = draw()
+    assert "\n" not in repr(out) and len(repr(out)) < 80
+    assert all(isinstance(ax, Axes) for ax in np.ravel(out))

@@ -606,7 +606,10 @@ def test_unordered_levels_are_drawn_by_effect_and_ordered_ones_keep_their_order(
 
     r = ml.report(f, X, sections=["effects"], **SMALL)
     order = r.sections["effects"].data["level_order"]
-    assert order["pet"] == ["dog", "bee", "cat", "ant"]  # lowest partial dependence first
+    # the PD panel takes the ALE panel's order (ALE accumulates along it)
+    ale = r.sections["effects"].data["ale"]["pet"]
+    assert order["pet"] == [str(v) for v in ale.grid]
+    assert sorted(order["pet"]) == ["ant", "bee", "cat", "dog"]
     assert "size" not in order  # S < M < L is the column's own order
 
 

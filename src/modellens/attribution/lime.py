@@ -57,20 +57,38 @@ class TabularSampler:
     - *level* (categorical, string or boolean): draw a level with the training
       frequencies; :math:`z_j = 1` when it is the instance's level.
 
+    Missing values are drawn as the training data have them: column ``j`` is
+    missing in a drawn row with its training missing rate :math:`p_j`,
+    independently of the other columns, and its statistics (mean, bins,
+    level frequencies) are those of its present values.  Missing is a bin
+    (a level) of its own: :math:`z_j = 1` when the drawn row and the instance
+    are both missing (a continuous column's missing draw has :math:`z_j = 0`,
+    its mean).  Data without missing values are drawn as before.
+
     Row 0 of every neighbourhood is the instance itself.
     """
+
+    #: The key of a missing draw in a binned or level column (bins and codes are >= 0).
+    MISSING_KEY = -1.0
 
     def __init__(self, training: np.ndarray, columns, discretize):
         self.d = training.shape[1]
         self.kinds, self.mean, self.scale = [], np.zeros(self.d), np.ones(self.d)
         self.edges, self.levels, self.freqs, self.bin_stats = {}, {}, {}, {}
         self.constant = np.zeros(self.d, dtype=bool)
+        #: column -> training missing rate, for the columns that have missing values
+        self.missing: dict[int, float] = {}
         for j, col in enumerate(columns):
             x = training[:, j]
-            if np.isnan(x).any():
+            absent = np.isnan(x)
+            if absent.all():
                 raise InvalidParameterError(
-                    f"training_data column {col.name!r} holds missing values; LIME samples from "
-                    "the training statistics, so impute them first.")
+                    f"training_data column {col.name!r} holds only missing values; LIME "
+                    "samples from the training statistics: drop the column or pass rows "
+                    "where it is present.")
+            if absent.any():
+                self.missing[j] = float(absent.mean())
+                x = x[~absent]
             if col.is_categorical or col.is_boolean:
                 self.kinds.append("level")
                 self.levels[j], counts = np.unique(x, return_counts=True)
@@ -101,8 +119,15 @@ class TabularSampler:
         z0 = np.ones(self.d)
         for j, kind in enumerate(self.kinds):
             if kind == "continuous":
-                z0[j] = (x0[j] - self.mean[j]) / self.scale[j]
+                z0[j] = 0.0 if np.isnan(x0[j]) else (x0[j] - self.mean[j]) / self.scale[j]
         return z0
+
+    def _key(self, j: int, value: float) -> float:
+        """The key of the instance's value in a binned or level column."""
+        if np.isnan(value):
+            return self.MISSING_KEY
+        return float(np.searchsorted(self.edges[j], value)) if self.kinds[j] == "binned" \
+            else value
 
     def _index(self, kind):
         return np.array([j for j, k in enumerate(self.kinds) if k == kind], dtype=np.intp)
@@ -139,16 +164,24 @@ class TabularSampler:
                                     for k in range(4))
             X[:, binned] = _truncated_normal(mean, std, low, high, rng)
             K[:, binned] = bins
+        if self.missing:
+            # after every other draw: data without missing values draw the same rows as ever
+            cols = np.fromiter(self.missing, dtype=np.intp)
+            rates = np.array([self.missing[j] for j in cols])
+            gone = rng.random((size, cols.size)) < rates
+            for k, j in enumerate(cols):
+                X[gone[:, k], j] = np.nan
+                K[gone[:, k], j] = np.nan if self.kinds[j] == "continuous" else self.MISSING_KEY
         return X, K
 
     def represent_draws(self, K: np.ndarray, x0: np.ndarray) -> np.ndarray:
         """``z`` of drawn rows (their keys ``K``) around the instance ``x0``."""
         Z = K.copy()
         for j, kind in enumerate(self.kinds):
-            if kind == "level":
-                Z[:, j] = K[:, j] == x0[j]
-            elif kind == "binned":
-                Z[:, j] = K[:, j] == np.searchsorted(self.edges[j], x0[j])
+            if kind in ("level", "binned"):
+                Z[:, j] = K[:, j] == self._key(j, x0[j])
+            elif j in self.missing:
+                Z[np.isnan(K[:, j]), j] = 0.0
         return Z
 
     def sample(self, x0: np.ndarray, size: int, rng):
@@ -163,7 +196,9 @@ class TabularSampler:
         """What ``z_j = 1`` means for this instance, one phrase per feature."""
         out = []
         for j, (kind, col) in enumerate(zip(self.kinds, columns)):
-            if kind == "continuous":
+            if np.isnan(x0[j]):
+                out.append(f"{col.name} is missing")
+            elif kind == "continuous":
                 out.append(col.name)
             elif kind == "level":
                 label = bool(x0[j]) if col.is_boolean else \
@@ -172,7 +207,11 @@ class TabularSampler:
             else:
                 edges = self.edges[j]
                 b = int(np.searchsorted(edges, x0[j]))
-                if b == 0:
+                low = self.bin_stats[j][2][0]  # the training minimum
+                if b == 0 and edges[0] <= low:
+                    # the first bin holds the minimum alone (fare 0 of many free tickets)
+                    out.append(f"{col.name} = {edges[0]:.4g}")
+                elif b == 0:
                     out.append(f"{col.name} <= {edges[0]:.4g}")
                 elif b == edges.size:
                     out.append(f"{col.name} > {edges[-1]:.4g}")
@@ -354,10 +393,6 @@ def _prepare(request, *, discretize, stacklevel=4):
     if dataset.values.shape[0] - request.n_explained < 2:
         raise InvalidParameterError("training_data needs at least 2 rows to give statistics.")
     Xe = request.explained
-    if np.isnan(Xe).any():
-        cols = [dataset.columns[j].name for j in np.flatnonzero(np.isnan(Xe).any(axis=0))]
-        raise InvalidParameterError(f"X holds missing values in columns {cols}; LIME needs "
-                                    "complete rows to explain.")
     sampler = TabularSampler(request.reference, dataset.columns, discretize)
     _warn_unseen_levels(sampler, Xe, dataset.columns, stacklevel)
     return dataset, Xe, sampler, request.model
@@ -366,7 +401,7 @@ def _prepare(request, *, discretize, stacklevel=4):
 def _warn_unseen_levels(sampler, Xe, columns, stacklevel):
     """Warn about rows whose level the sampler never draws (z_j = 1 on the row alone)."""
     for j, levels in sampler.levels.items():
-        unseen = np.flatnonzero(~np.isin(Xe[:, j], levels))
+        unseen = np.flatnonzero(~np.isin(Xe[:, j], levels) & ~np.isnan(Xe[:, j]))
         if unseen.size:
             col = columns[j]
             value = Xe[unseen[0], j]

@@ -108,7 +108,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         linearly with its size (``n`` x coalitions x ``m`` model rows);
         TreeSHAP reads it once per tree, at a cost of order ``n + m``, so a
         whole training set is a practical background there.
-    algorithm : {"auto", "exact", "permutation", "kernel"}, default="auto"
+    algorithm : {"auto", "exact", "permutation", "kernel", "tree"}, default="auto"
         ``"exact"`` evaluates all :math:`2^d` coalitions (up to
         ``MAX_EXACT_FEATURES = 15`` features).  ``"permutation"`` averages
         marginal contributions over random feature orders, in antithetic
@@ -127,13 +127,16 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         the training data's split proportions, the covers; ``value_function``
         ``"tree_path_dependent"``); with a background, the interventional
         values of this function, equal to ``"exact"``'s on that background.
-        ``"auto"`` picks ``"tree"`` for a supported tree model (not a
-        Pipeline, numeric columns or the categorical ones of a
-        HistGradientBoosting model, ``response_method`` its raw output, no
-        sampling budget given) and the rules above otherwise.  For the
-        probability scale of a boosted classifier use ``"exact"``,
-        ``"permutation"`` or ``"kernel"`` with
-        ``response_method="predict_proba"``.
+        ``"auto"`` explains the number the model predicts (what
+        :func:`modellens.predict`, PD, ALE and LIME explain): it picks
+        ``"tree"`` for a supported tree model whose raw output is that
+        number (regressors, forests, ``response_method="decision_function"``;
+        not a Pipeline, numeric columns or the categorical ones of a
+        HistGradientBoosting model, no sampling budget given) and the rules
+        above otherwise, so the probability of a boosted classifier (whose
+        trees add up to log-odds) is explained by ``"exact"`` or
+        ``"kernel"``.  For TreeSHAP of the log-odds pass
+        ``algorithm="tree"``; ``output`` names the scale explained.
     n_samples : int, optional
         KernelSHAP's budget: coalitions evaluated per explained row (each
         costs ``m`` model rows), default ``2 d + 2048``.  A budget of
@@ -435,6 +438,11 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                                and tree_ensemble_name(model) is not None):
         ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
                                 response_method=response_method)
+        if ens is not None and algorithm == "auto" \
+                and not _trees_give_prediction(ens, response_method):
+            # TreeSHAP explains the trees' raw output (a boosted classifier's log-odds);
+            # the default explains the number the model predicts, as every other method
+            ens = None
     if ens is None and index != "shapley":
         raise InvalidParameterError(
             f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
@@ -458,6 +466,16 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
             return [TreeGame(ens, model, dataset, n, bg, note, target=t) for t in targets]
         return TreeGame(ens, model, dataset, n, bg, note, target=target)
     return InterventionalGame(request.model, dataset, n, bg, note)
+
+
+def _trees_give_prediction(ens, response_method: str) -> bool:
+    """Whether the trees' raw output is the response explained (what ``ml.predict`` gives).
+
+    A boosted classifier's trees add up to log-odds (``link`` "logit" /
+    "softmax"), a Poisson or Gamma booster's to a log; their models predict
+    the probability / the exponential, unless ``decision_function`` is asked for.
+    """
+    return ens.link == "identity" or response_method == "decision_function"
 
 
 def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions,

@@ -58,8 +58,8 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         ``[(a, b), ...]`` of ``features``: those only.  ``[]``: none.
     sample : int or None, default=500
         Rows drawn from ``X`` (without replacement, with ``random_state``);
-        at least 2.  None, or a count above the rows of ``X``, uses all of
-        them (the latter with a warning).  With the brute-force method the
+        at least 2: a cap, so None, or a count above the rows of ``X``,
+        uses all of them (``sample_size`` says how many).  With the brute-force method the
         cost grows as ``n**2`` (below).
     method : {"auto", "brute", "tree"}, default="auto"
         ``"brute"`` evaluates the model on the blocks of rows described
@@ -301,12 +301,9 @@ def _sample(n, sample, rng):
     if sample is None:
         size = n
     else:
-        size = check_int(sample, "sample", low=2, what="a count of rows (at least 2) or None")
-        if size > n:
-            note = (f"sample={size} is more than the {n} rows of X; all {n} rows are used.")
-            warnings.warn(note, ModellensWarning, stacklevel=3)
-            notes.append(note)
-            size = n
+        # a cap, as in ml.report: fewer rows than the cap are all used (sample_size says so)
+        size = min(n, check_int(sample, "sample", low=2,
+                                what="a count of rows (at least 2) or None"))
     rows = rng.permutation(n) if size == n else rng.choice(n, size=size, replace=False)
     return rows, notes
 

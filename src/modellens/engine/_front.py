@@ -35,7 +35,7 @@ import numpy as np
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
-from ..models import Model
+from ..models import Model, with_model_levels
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run_outputs
 
@@ -206,6 +206,8 @@ def open_request(model, X, features=None, *, reference=None,
                            response_method=response_method)
         if dask == "out_of_core":
             table = OutOfCore(X, feature_names, options)
+            # partitions are encoded with the model's levels too
+            table.schema = with_model_levels(model, table.schema)
             request = Request(table.schema, model, [], options, table=table, X=X,
                               target=target, response_method=response_method,
                               several=several)
@@ -224,6 +226,9 @@ def open_request(model, X, features=None, *, reference=None,
         X = row_as_frame(X, reference)
         dataset, n = encode_with(X, reference, feature_names=feature_names,
                                  other_name=reference_name)
+    # columns the model takes as categories are explained at the model's levels, whatever
+    # dtype they arrive in
+    dataset = with_model_levels(model, dataset)
     request = Request(dataset, model, [], options, X=X, n_explained=n, target=target,
                       response_method=response_method, several=several)
     if wrap_model:

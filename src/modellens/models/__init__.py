@@ -5,6 +5,7 @@ models to ``encoded rows -> one float per row`` (and gradients); the private
 modules hold the framework primitives it uses.
 """
 
+from ._categories import Expected, expected_inputs, model_feature_names, with_model_levels
 from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, OutputsFound, prepare, tree_ensemble_name
@@ -12,4 +13,5 @@ from ._inputs import InputModel
 from ._threads import kernel_threads
 
 __all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name",
-           "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads"]
+           "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads",
+           "Expected", "expected_inputs", "model_feature_names", "with_model_levels"]

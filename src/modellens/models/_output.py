@@ -5,7 +5,8 @@ from __future__ import annotations
 __all__ = ["select_output", "select_outputs", "OutputsFound"]
 
 #: The hint for several outputs per row when ``target=`` can pick one.
-PASS_TARGET = " The model returns several outputs per row; pass target= (the column to explain)."
+PASS_TARGET = (" The model returns several outputs per row; pass target= (the column to explain; "
+               "on the command line, --class INDEX).")
 
 
 class OutputsFound(Exception):

@@ -165,10 +165,16 @@ class TreeEnsemble:
         X = np.array(values, dtype=np.float64)
         unseen = np.nan if self.unseen_code < 0 else float(self.unseen_code)
         for f, cats in self.categories.items():
+            col = None if columns is None else columns[f]
             if cats is None:  # the model reads the column's own codes
+                if col is not None and col.is_categorical and col.levels.dtype.kind in "biuf" \
+                        and not isinstance(col.dtype, pd.CategoricalDtype):
+                    # numbers made categorical at the model's levels: it reads the numbers
+                    x = X[:, f]
+                    X[:, f] = np.where(np.isnan(x), np.nan, col.levels.astype(np.float64)[
+                        np.where(np.isnan(x), 0, x).astype(np.intp)])
                 continue
             where = {c: k for k, c in enumerate(np.asarray(cats).tolist())}
-            col = None if columns is None else columns[f]
             if col is not None and col.is_categorical:
                 table = np.array([where.get(v, unseen) for v in col.levels.tolist()] + [np.nan])
                 x = X[:, f]

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset
+from ._categories import with_model_levels
 from ._jax import jax_gradient
 from ._output import PASS_TARGET, OutputsFound, select_output, select_outputs
 from ._torch import (is_torch_module, to_numpy, torch_gradient, torch_predict, torch_spec,
@@ -368,6 +369,9 @@ class Model:
             raise InvalidParameterError(f"{type(model).__name__} has no {response_method} method.")
         if response_method == "predict":
             fn = booster_predict(model) or fn
+            if target is not None and classes is None:
+                # a raw booster's (or a multi-output model's) predict: a column per output
+                return fn, f"prediction[{_column(target)}]", _column(target), False, None
             if target is not None:
                 if classes is not None or not is_integer(target):
                     raise InvalidParameterError(
@@ -537,7 +541,10 @@ class Model:
             out = -out.reshape(-1) if out.ndim == 1 or out.shape[1:] == (1,) else out
         else:
             index = self.class_index
-        hint = PASS_TARGET if self._fn is self.model else (
+        # target= picks a column of a plain callable's output and of the predict of a model
+        # without class labels (a raw multiclass booster); anything else must be wrapped
+        takes_target = self._fn is self.model or getattr(self.model, "classes_", None) is None
+        hint = PASS_TARGET if takes_target else (
             " The model returns several outputs per row; wrap it so that it returns one, "
             "for example lambda X: model.predict(X)[:, k].")
         try:
@@ -667,7 +674,10 @@ def prepare(model, X, *, target=None, response_method="auto", feature_names=None
 
     ``several`` lets ``target=None`` (a model with several outputs), ``"all"``
     or a list ask for several outputs at once (the methods that explain them).
+    Columns the model takes as categories are explained at the model's levels
+    (:func:`~modellens.models._categories.with_model_levels`), whatever dtype
+    they arrive in.
     """
-    dataset = Dataset.from_data(X, feature_names=feature_names)
+    dataset = with_model_levels(model, Dataset.from_data(X, feature_names=feature_names))
     return dataset, Model(model, dataset, target=target, response_method=response_method,
                           input_format=input_format, several=several)

@@ -15,6 +15,26 @@ _NEG = "#2f7fc1"   # pushes it down
 _CMAP = "coolwarm"
 
 
+class AxesGrid(np.ndarray):
+    """An ndarray of Axes whose repr is one line.
+
+    A notebook shows the last value of a cell: a plain ndarray of Axes would
+    print one ``<Axes: ...>`` line per panel under the picture.  Indexing,
+    ``shape`` and ``flat`` are the ndarray's.
+    """
+
+    def __repr__(self):
+        shape = "x".join(str(n) for n in self.shape)
+        return f"<AxesGrid {shape} of matplotlib Axes>"
+
+    __str__ = __repr__
+
+
+def axes_grid(axes) -> AxesGrid:
+    """``axes`` (Axes in an array or a sequence) as an :class:`AxesGrid`."""
+    return np.asarray(axes, dtype=object).view(AxesGrid)
+
+
 def _axes(ax, size):
     if ax is None:
         import matplotlib.pyplot as plt
@@ -29,6 +49,20 @@ def _fmt(x) -> str:
     if isinstance(x, (float, np.floating)):
         return "nan" if np.isnan(x) else f"{x:.4g}"
     return str(x)
+
+
+def _value(x) -> str:
+    """A prediction with 4 significant digits, more where 4 would round it to a whole number.
+
+    A probability of 0.99996 must not read as a certain 1 (nor 2.00004 as 2).
+    """
+    x = float(x)
+    text = f"{x:.4g}"
+    digits = 4
+    while digits < 12 and np.isfinite(x) and x != round(x) and float(text) == round(float(text)):
+        digits += 1
+        text = f"{x:.{digits}g}"
+    return text
 
 
 def _signed(x) -> str:

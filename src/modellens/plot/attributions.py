@@ -6,10 +6,15 @@ import numpy as np
 from matplotlib.artist import Artist
 
 from .._validation import InvalidParameterError
-from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed, literal_text
+from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed, _value, literal_text
 from .lime import plot_image, plot_text, plot_weights, text_html
 
 __all__ = ["AttributionPlots", "interaction_partner"]
+
+#: Colours of the levels of an unordered category in a beeswarm (no low / high there).
+_LEVEL_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860",
+                  "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
+
 
 class AttributionPlots:
     """The plots of an :class:`~modellens.attribution.Attributions` (``attr.plot``).
@@ -174,7 +179,8 @@ class AttributionPlots:
         ax.set_xlim(min(starts.min(), ends.min(), base, pred) - 0.05 * span,
                     max(starts.max(), ends.max(), base, pred) + 0.15 * span)
         ax.set_xlabel(a.output)
-        ax.set_title(f"row {i}: f(x) = {pred:.4g}, base value = {base:.4g}", fontsize=10)
+        ax.set_title(f"row {i}: f(x) = {_value(pred)}, base value = {_value(base)}",
+                     fontsize=10)
         return ax
 
     @literal_text
@@ -253,11 +259,11 @@ class AttributionPlots:
         if labels:
             ax.add_artist(_NoOverlap([t for _, _, t in sorted(labels, key=lambda e: e[:2])]))
         ax.plot([pred, pred], [height / 2, height / 2 + 0.25], color="0.1", lw=1)
-        ax.text(pred, height / 2 + 0.28, f"f(x) = {pred:.4g}", ha="center", va="bottom",
+        ax.text(pred, height / 2 + 0.28, f"f(x) = {_value(pred)}", ha="center", va="bottom",
                 fontsize=9, weight="bold")
         ax.plot([base, base], [height / 2, height / 2 + 0.12], color="0.5", lw=1)
-        ax.text(base, height / 2 + 0.14, f"base value = {base:.4g}", ha="center", va="bottom",
-                fontsize=8, color="0.4")
+        ax.text(base, height / 2 + 0.14, f"base value = {_value(base)}", ha="center",
+                va="bottom", fontsize=8, color="0.4")
         lo = min(base, pred - phi[pos].sum(), pred)
         hi = max(base, pred - phi[neg].sum(), pred)
         pad = 0.06 * max(hi - lo, 1e-12)
@@ -501,32 +507,42 @@ class AttributionPlots:
         a = self._a
         shown, rest = self._top(a.mean_abs(), max_display)
         numeric = a.numeric_data()
-        lines = [(a.feature_names[j], a.values[:, j], numeric[:, j]) for j in shown]
+        # an unordered category has no low and high: its levels get colours of their own
+        unordered = [a.columns[j].is_categorical and not a.columns[j].ordered for j in shown]
+        lines = [(a.feature_names[j], a.values[:, j], numeric[:, j], u)
+                 for j, u in zip(shown, unordered)]
         if rest.size:
             lines.append((f"{rest.size} other features (sum)", a.values[:, rest].sum(axis=1),
-                          np.full(len(a), np.nan)))
+                          np.full(len(a), np.nan), False))
         k = len(lines)
         ax = _axes(ax, (6.4, 0.45 * k + 1.6))
         rng = np.random.default_rng(random_state)
         mappable = None
-        for row, (name, phi, x) in enumerate(lines):
+        for row, (name, phi, x, categorical) in enumerate(lines):
             y = (k - 1 - row) + _swarm_offsets(phi, rng)
-            color = _unit_scale(x)
+            color = np.where(np.isnan(x), np.nan, 0.0) if categorical else _unit_scale(x)
             missing = np.isnan(color)
             if missing.any():
                 ax.scatter(phi[missing], y[missing], s=9, color="0.6", lw=0, alpha=0.8)
-            if (~missing).any():
+            if categorical and (~missing).any():
+                palette = np.array(_LEVEL_COLOURS, dtype=object)
+                codes = x[~missing].astype(np.intp) % len(palette)
+                ax.scatter(phi[~missing], y[~missing], c=list(palette[codes]), s=9, lw=0,
+                           alpha=0.9)
+            elif (~missing).any():
                 mappable = ax.scatter(phi[~missing], y[~missing], c=color[~missing], s=9,
                                       cmap=_CMAP, vmin=0, vmax=1, lw=0, alpha=0.9)
         ax.axvline(0, color="0.5", lw=0.7, zorder=0)
         ax.set_yticks(np.arange(k)[::-1])
-        ax.set_yticklabels([name for name, _, _ in lines], fontsize=8)
+        ax.set_yticklabels([name for name, *_ in lines], fontsize=8)
         ax.set_ylim(-0.7, k - 0.3)
         ax.set_xlabel(f"{_method_label(a)} (impact on {a.output})")
         if mappable is not None:
             bar = ax.figure.colorbar(mappable, ax=ax, ticks=[0, 1], aspect=40, pad=0.02)
             bar.ax.set_yticklabels(["low", "high"])
-            bar.set_label("feature value", fontsize=8)
+            bar.set_label("feature value" + (" (numeric features; categories: a colour "
+                                             "per level)" if any(unordered) else ""),
+                          fontsize=8)
         return ax
 
     @literal_text

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._common import literal_text
+from ._common import axes_grid, literal_text
 
 __all__ = ["plot_effect", "plot_effects"]
 
@@ -370,7 +370,7 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
                               frameon=False)
     for ax in flat[len(items):]:
         ax.set_visible(False)
-    return axes
+    return axes_grid(axes)  # a one-line repr under a notebook cell
 
 
 def _share_y(axes):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._common import literal_text
+from ._common import axes_grid, literal_text
 
 __all__ = ["plot_interactions"]
 
@@ -30,7 +30,7 @@ def plot_interactions(result, ax=None, *, max_features=30):
     _bars(result, panels[0], max_features)
     if len(panels) == 2:
         _heatmap(result, panels[1])
-    return ax if len(panels) == 2 else panels[0]
+    return axes_grid(panels) if len(panels) == 2 else panels[0]
 
 
 def _bars(result, ax, max_features):

@@ -28,6 +28,8 @@ import pandas as pd
 
 from .._validation import InvalidParameterError
 from ..data import as_pandas
+from ..models import Expected, expected_inputs, model_feature_names
+from ..models._categories import is_text as _is_text
 
 __all__ = ["Expected", "expected_inputs", "model_feature_names", "read_table", "conform",
            "check_frame", "load_model_file", "SAFE_TYPES", "FileError"]
@@ -35,140 +37,6 @@ __all__ = ["Expected", "expected_inputs", "model_feature_names", "read_table", "
 
 class FileError(InvalidParameterError):
     """A file that cannot be read as the model expects, or a model file that is refused."""
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What the model was fit on for one column.
-
-    Attributes
-    ----------
-    text : bool or None
-        The levels the model knows are strings (else numbers; None: not recorded).
-    levels : ndarray or None
-        The known levels, when the model records them.
-    category : bool
-        The model takes the column as a pandas Categorical (XGBoost, LightGBM).
-    source : str
-        Where the record came from, for messages ("OneHotEncoder", ...).
-    """
-
-    text: bool | None
-    levels: np.ndarray | None = None
-    category: bool = False
-    source: str = ""
-
-
-# ------------------------------------------------------------- what the model saw
-def model_feature_names(model) -> list | None:
-    """The column names a fitted model takes, in order (None when it does not record them)."""
-    names = getattr(model, "feature_names_in_", None)
-    if names is None and _is_lightgbm_booster(model):
-        names = model.feature_name()
-    if names is None and type(model).__module__.startswith("xgboost") \
-            and hasattr(model, "feature_names"):
-        names = model.feature_names
-    return None if names is None else [str(n) for n in names]
-
-
-def expected_inputs(model) -> dict:
-    """Column name -> :class:`Expected`, for the columns whose levels the model records."""
-    out: dict = {}
-    _walk(model, model_feature_names(model), out)
-    return out
-
-
-def _walk(est, names, out):
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import Pipeline
-
-    if est is None or isinstance(est, str):
-        return
-    if isinstance(est, Pipeline):
-        # only the steps before the first one that changes the columns see the raw columns
-        for _, step in est.steps:
-            _walk(step, names, out)
-            if not _keeps_columns(step):
-                break
-        return
-    if isinstance(est, ColumnTransformer):
-        inputs = [str(n) for n in getattr(est, "feature_names_in_", names or [])]
-        for name, trans, _ in getattr(est, "transformers_", []):
-            index = getattr(est, "_transformer_to_input_indices", {}).get(name)
-            if index is None or not inputs:
-                continue
-            _walk(trans, [inputs[i] for i in index], out)
-        return
-    categories = getattr(est, "categories_", None)
-    if categories is not None and names is not None and len(categories) == len(names):
-        for name, levels in zip(names, categories):
-            levels = np.asarray(levels)
-            kept = levels[~pd.isna(levels)] if levels.dtype == object else levels
-            out.setdefault(name, Expected(text=_is_text(kept), levels=kept,
-                                          source=type(est).__name__))
-        return
-    preprocessor = getattr(est, "_preprocessor", None)  # HistGradientBoosting, categories
-    if preprocessor is not None:
-        _walk(preprocessor, [str(n) for n in getattr(est, "feature_names_in_", names or [])],
-              out)
-        return
-    _xgboost_categories(est, out)
-    _lightgbm_categories(est, out)
-
-
-def _keeps_columns(step) -> bool:
-    return type(step).__name__ in ("SimpleImputer", "FunctionTransformer") or step == \
-        "passthrough"
-
-
-def _is_text(levels) -> bool:
-    if levels.size == 0:
-        return levels.dtype.kind in "OUS"
-    return levels.dtype.kind in "US" or (levels.dtype.kind == "O" and any(
-        isinstance(v, str) for v in levels))
-
-
-def _xgboost_categories(est, out):
-    if not type(est).__module__.startswith("xgboost"):
-        return
-    booster = est.get_booster() if hasattr(est, "get_booster") else est
-    names, types = booster.feature_names, booster.feature_types
-    if not names or not types:
-        return
-    levels = {}
-    try:
-        cats = booster.get_categories(export_to_arrow=True)
-        levels = {str(n): np.asarray(a.to_pylist()) for n, a in (cats.to_arrow() or [])
-                  if a is not None}
-    except Exception:  # older XGBoost: categories are not stored, codes are
-        pass
-    for name, kind in zip(names, types):
-        if kind == "c":
-            lv = levels.get(str(name))
-            out.setdefault(str(name), Expected(text=None if lv is None else _is_text(lv),
-                                               levels=lv, category=True, source="XGBoost"))
-
-
-def _is_lightgbm_booster(model) -> bool:
-    return type(model).__module__.startswith("lightgbm") and hasattr(model, "feature_name") \
-        and hasattr(model, "dump_model")
-
-
-def _lightgbm_categories(est, out):
-    booster = getattr(est, "booster_", None) if type(est).__module__.startswith("lightgbm") \
-        else None
-    booster = booster if booster is not None else (est if _is_lightgbm_booster(est) else None)
-    if booster is None or not booster.pandas_categorical:
-        return
-    infos = booster.dump_model(num_iteration=0).get("feature_infos", {})
-    names = booster.feature_name()
-    # pandas_categorical lists the levels of the frame's category columns in column order;
-    # LightGBM's categorical features are those whose info lists values
-    categorical = [n for n in names if infos.get(n, {}).get("values")]
-    for name, lv in zip(categorical, booster.pandas_categorical):
-        lv = np.asarray(lv)
-        out.setdefault(str(name), Expected(text=_is_text(lv), levels=lv, category=True,
-                                           source="LightGBM"))
 
 
 # ------------------------------------------------------------------- data files

@@ -10,6 +10,7 @@ pictures.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,7 +124,44 @@ def _capture(sec):
             text = str(w.message)
             if text not in sec.warnings:
                 sec.warnings.append(text)
+        _merge_missing(sec)
     return block()
+
+
+_MISSING_ONE = re.compile(r"^(\d+) of (\d+) rows have a missing value in '(.+)'; they are left "
+                          r"out of its (.+)\.$")
+_MISSING_ALL = re.compile(r"^Rows with a missing value are left out of what needs the "
+                          r"feature's value \((.+)\): (.+)\.$")
+_MISSING_ITEM = re.compile(r"'(.+?)' \((\d+) of (\d+) rows\)")
+
+
+def _merge_missing(sec):
+    """One notice for the rows left out for missing values, not one box per feature and method."""
+    found: dict = {}
+    uses: list = []
+    first = None
+    kept = []
+    for text in sec.warnings:
+        one, merged = _MISSING_ONE.match(text), _MISSING_ALL.match(text)
+        if not (one or merged):
+            kept.append(text)
+            continue
+        first = len(kept) if first is None else first
+        if one:
+            items = [(one.group(3), one.group(1), one.group(2))]
+            what = [one.group(4)]
+        else:
+            items = _MISSING_ITEM.findall(merged.group(2))
+            what = merged.group(1).split(", ")
+        for name, k, n in items:
+            found.setdefault(name, (int(k), int(n)))
+        uses.extend(u for u in what if u not in uses)
+    if first is None:
+        return
+    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)" for name, (k, n) in found.items())
+    kept.insert(first, f"Rows with a missing value are left out of what needs the feature's "
+                       f"value ({', '.join(uses)}): {listed}.")
+    sec.warnings[:] = kept
 
 
 #: An effect whose PD and ALE both move less than this share of the predictions'
@@ -135,6 +173,11 @@ FEW_VALUES = 10
 MIN_ROWS = 100
 #: LIME weights of a surrogate whose local R^2 is below this get a low-fidelity badge.
 LOW_FIDELITY = 0.3
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 level"``, ``"2 levels"``, ``"1,024 levels"``."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def _spread(prediction) -> float:
@@ -179,7 +222,7 @@ def data_section(inputs, found) -> Section:
             # a level as long as a paragraph would push the table off the page
             labels = [str(col.levels[int(codes[i])]) for i in top]
             labels = [t if len(t) <= 60 else t[:59] + "\u2026" for t in labels]
-            described = f"{codes.size} levels: " + ", ".join(labels) + \
+            described = f"{_count(codes.size, 'level')}: " + ", ".join(labels) + \
                 (", ..." if codes.size > 5 else "")
             hint = _level_hint(col.levels)
         elif col.is_boolean:
@@ -338,11 +381,55 @@ def quality_section(inputs, found) -> Section:
         ax.set_ylabel(output)
         ax.set_title("Predicted against observed")
         sec.figure_groups.append(FigureGroup("", [figure_from(fig, "Predicted against observed")]))
+        group, sec.data["residuals"] = _residual_figures(inputs, found, keep, resid, pred, show)
+        sec.figure_groups.append(group)
         sec.data["task"] = "regression"
     sec.data["metrics"] = values
     sec.tables.insert(0, Table("", ["metric", "value"],
                                [[Cell(names[k]), _num(v)] for k, v in values.items()]))
     return sec
+
+
+#: Features whose residual plots the quality section draws (the most important ones).
+RESIDUAL_FEATURES = 3
+
+
+def _residual_figures(inputs, found, keep, resid, pred, show) -> tuple:
+    """Residuals against the prediction and against the most important features.
+
+    A pattern (a trend, a funnel, a curve against a feature) is what the
+    model misses; the features are those the effects section ranks first
+    (else the first columns).  ``show`` subsamples the drawn points.
+    Returns the figures and what they show.
+    """
+    import matplotlib.pyplot as plt
+
+    ds = inputs.dataset
+    effects = found.get("effects") or {}
+    names = [f for f in effects.get("order", []) if f in ds.feature_names] or \
+        [ds.columns[j].name for j in inputs.features]
+    names = names[:RESIDUAL_FEATURES]
+    group = FigureGroup("Residuals (target minus prediction)")
+    panels = [("prediction", pred, None)] + \
+        [(name, ds.values[keep, ds.index_of(name)], ds.columns[ds.index_of(name)])
+         for name in names]
+    for name, x, col in panels:
+        fig, ax = plt.subplots(figsize=(4.2, 3.3))
+        xs = np.asarray(x, dtype=float)[show]
+        if col is not None and col.is_categorical:
+            jitter = np.random.default_rng(inputs.random_state).uniform(-0.2, 0.2, xs.size)
+            ax.scatter(xs + jitter, resid[show], s=6, alpha=0.5)
+            present = np.unique(xs[~np.isnan(xs)]).astype(int)[:20]
+            ax.set_xticks(present, [str(col.levels[k]) for k in present], rotation=45,
+                          ha="right")
+        else:
+            ax.scatter(xs, resid[show], s=6, alpha=0.5)
+        ax.axhline(0, color="grey", ls=":")
+        ax.set_xlabel(inputs.output_name if name == "prediction" else name)
+        ax.set_ylabel("residual")
+        ax.set_title(f"Residuals against {name}")
+        group.figures.append(figure_from(fig, f"Residuals against {name}"))
+    return group, {"prediction": pred, "residual": resid, "features": names}
 
 
 def _multiclass(sec, inputs, keep, y, classes, values, names):
@@ -405,7 +492,9 @@ def effects_section(inputs, found) -> Section:
     for name, levels in many.items():
         failed[name] = (f"not drawn for a categorical feature with {levels:,} levels (its level "
                         "order needs the distances between every pair of levels)")
-    importance = {name: _pd_importance(pd_effects[name], others.get(name)) for name in names}
+    importance = {name: _pd_importance(pd_effects[name], others.get(name),
+                                       ds.values[:, ds.index_of(name)], ds.columns[
+                                           ds.index_of(name)]) for name in names}
     order = sorted(names, key=lambda f: -np.nan_to_num(importance[f], nan=-1))
     shown = order[:inputs.max_features]
     spread = _spread(inputs.prediction)
@@ -413,8 +502,9 @@ def effects_section(inputs, found) -> Section:
         f"Partial dependence (PD) with ICE curves and accumulated local effects (ALE) with their "
         f"95% confidence band, on {ds.n_rows:,} rows, {inputs.grid} grid points / bins. The two "
         "panels of a feature share one vertical span, so their heights compare. Features in "
-        "order of importance: the standard deviation of the PD curve (range / 4 for categorical "
-        "features; Greenwell, Boehmke and McCarthy 2018). PD averages the model over points "
+        "order of importance: the standard deviation of the PD curve over the rows (each grid "
+        "point or level weighted by the rows nearest to it, so a level few rows have counts "
+        "little; after Greenwell, Boehmke and McCarthy 2018). PD averages the model over points "
         "that may lie off the data when features depend on each other; ALE uses only points "
         f"next to the data. An effect below {NEGLIGIBLE:.0%} of the predictions' spread (their "
         f"1%-99% range, {_fmt(spread, 3)}) is marked negligible.")
@@ -431,7 +521,7 @@ def effects_section(inputs, found) -> Section:
         sec.notes.append(f"The {len(shown)} most important of {len(order)} features are drawn; "
                          "pass features= (--features) for others.")
     off_data = (found.get("data") or {}).get("off_data", {})
-    negligible, zero, level_order = [], [], {}
+    negligible, zero, level_order, spans = [], [], {}, {}
     for name in shown:
         j = ds.index_of(name)
         size = _effect_size(pd_effects[name], ale_effects.get(name))
@@ -444,13 +534,18 @@ def effects_section(inputs, found) -> Section:
         col = ds.columns[j]
         # unordered levels have no order of their own: PD draws them by effect
         by_effect = col.is_categorical and not col.ordered
-        figures = _effect_figures(name, pd_effects[name], ale_effects.get(name),
-                                  inputs, other=others.get(name), discrete=(not col.is_categorical
-                                                    and ds.n_unique(j) <= FEW_VALUES),
-                                  levels=many.get(name, 0) or (by_effect and ds.n_unique(j)),
-                                  random_state=inputs.random_state)
+        ale_effect = ale_effects.get(name)
+        # the PD panel of an unordered category takes the levels in the ALE panel's order
+        # beside it (ALE accumulates along that order), else by effect
+        ale_order = [str(v) for v in np.asarray(ale_effect.grid).tolist()] \
+            if by_effect and ale_effect is not None and name not in many else None
+        figures, spans[name] = _effect_figures(
+            name, pd_effects[name], ale_effect, inputs, other=others.get(name),
+            discrete=(not col.is_categorical and ds.n_unique(j) <= FEW_VALUES),
+            levels=many.get(name, 0) or (by_effect and ds.n_unique(j)),
+            random_state=inputs.random_state, order=ale_order)
         if by_effect:
-            level_order[name] = _by_effect(pd_effects[name])
+            level_order[name] = ale_order or _by_effect(pd_effects[name])
         badge = " [no effect]" if is_zero else " [negligible]" if small else ""
         group = FigureGroup(f"{name} (importance {_fmt(importance[name], 3)}){badge}", figures)
         if is_zero:
@@ -467,7 +562,7 @@ def effects_section(inputs, found) -> Section:
         sec.warnings.append(f"No effect at all on any row: {', '.join(zero)} (see below).")
     sec.data.update(pdp=pd_effects, ale=ale_effects, importance=importance, order=order,
                     shown=shown, ale_failed=failed, negligible=negligible, zero=zero,
-                    spread=spread, level_order=level_order, other=others)
+                    spread=spread, level_order=level_order, other=others, spans=spans)
     return sec
 
 
@@ -537,14 +632,24 @@ def _is_zero(pd_effect, ale_effect) -> bool:
 
 
 def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, random_state,
-                    other=None):
-    """The PD and the ALE panel of one feature, as two figures on one vertical span."""
+                    other=None, order=None):
+    """The PD and the ALE panel of one feature, as two figures on one vertical span.
+
+    Returns the figures and the span.  A numeric panel's span holds its ICE
+    curves; a panel of levels (PD points without curves) gets at least the
+    span of its rows' predictions at those levels (the 1%-99% range of the
+    ICE values), so a negligible effect is not zoomed to look like a real one.
+    """
     import matplotlib.pyplot as plt
 
     fig_pd, ax_pd = plt.subplots(figsize=(4.8, 3.3))
     fig_ale, ax_ale = plt.subplots(figsize=(4.8, 3.3))
+    least = 0.0
     if levels:
-        _draw_many_levels(ax_pd, pd_effect, levels, inputs, other)
+        _draw_many_levels(ax_pd, pd_effect, levels, inputs, other, order=order)
+        if pd_effect.ice is not None:
+            lo, hi = np.nanquantile(np.asarray(pd_effect.ice, dtype=float), [0.01, 0.99])
+            least = float(hi - lo)
     elif discrete:
         _draw_points(ax_pd, pd_effect, ice=True, random_state=random_state)
     else:
@@ -556,19 +661,20 @@ def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, ra
         _draw_points(ax_ale, ale_effect, ice=False, random_state=random_state)
     else:
         ale_effect.plot(ax=ax_ale)
-    if ale_effect is not None:
-        _share_span(ax_pd, ax_ale)
+    span = _share_span(ax_pd, ax_ale, least=least) if ale_effect is not None else \
+        _share_span(ax_pd, least=least)
     return [figure_from(fig_pd, f"PD and ICE of {name}"),
-            figure_from(fig_ale, f"ALE of {name}")]
+            figure_from(fig_ale, f"ALE of {name}")], span
 
 
-def _share_span(*axes):
-    """Give the axes one vertical span (each keeps its own centre)."""
+def _share_span(*axes, least: float = 0.0) -> float:
+    """Give the axes one vertical span, at least ``least`` (each keeps its own centre)."""
     lims = [ax.get_ylim() for ax in axes]
-    span = max(hi - lo for lo, hi in lims)
+    span = max([hi - lo for lo, hi in lims] + [least])
     for ax, (lo, hi) in zip(axes, lims):
         mid = (lo + hi) / 2
         ax.set_ylim(mid - span / 2, mid + span / 2)
+    return float(span)
 
 
 def _draw_points(ax, effect, *, ice, random_state):
@@ -599,34 +705,66 @@ def _by_effect(effect) -> list:
     return [labels[i] for i in order]
 
 
-def _draw_many_levels(ax, effect, levels, inputs, other=None):
-    """PD over the levels of an unordered categorical, in order of effect (the most
-    frequent ``TOP_LEVELS`` of a many-level one, then its "other" group)."""
-    v = np.sort(np.asarray(effect.values, dtype=float), kind="stable")
+def _draw_many_levels(ax, effect, levels, inputs, other=None, order=None):
+    """PD over the levels of an unordered categorical, in ``order`` (the ALE panel's) or in
+    order of effect (the most frequent ``TOP_LEVELS`` of a many-level one, then its "other"
+    group)."""
+    labels = order or _by_effect(effect)
+    at = {str(g): float(v) for g, v in zip(np.asarray(effect.grid).tolist(),
+                                            np.asarray(effect.values, dtype=float))}
+    v = np.array([at[label] for label in labels])
     ax.plot(np.arange(v.size), v, "o", color="C0")
-    labels = _by_effect(effect)
     if other:
         # set apart: another marker and colour, its interval, its size in the label
         ax.axvline(v.size - 0.5, color="grey", lw=0.5, ls=":")
         ax.errorbar([v.size], [other["value"]], yerr=[1.96 * other["se"]], fmt="D",
                     color="C1", ecolor="C1", capsize=3)
-        labels = labels + [f"other ({other['levels']:,} levels)"]
+        labels = labels + [f"other ({_count(other['levels'], 'level')})"]
     ax.set_xticks(np.arange(len(labels)), labels, rotation=60, ha="right")
     ax.set_xlabel(f"{effect.feature}: {v.size} most frequent of {levels:,} levels, by effect"
-                  if levels > v.size else f"{effect.feature}: levels in order of effect")
+                  if levels > v.size else f"{effect.feature}: levels in the ALE panel's order"
+                  if order else f"{effect.feature}: levels in order of effect")
     ax.set_ylabel("partial dependence")
     ax.set_title(f"PD of {effect.feature}")
 
 
-def _pd_importance(effect, other=None) -> float:
+def _pd_importance(effect, other=None, x=None, col=None) -> float:
+    """The standard deviation of the PD curve over the rows: ``sqrt(sum w (PD - mean)^2 / sum w)``.
+
+    A grid point or level weighs as many rows as lie nearest to it (the
+    rows ``x`` of the feature, codes for a categorical ``col``), so the
+    measure agrees with where the data are: a level few rows have, or a
+    grid point in an empty tail, counts little.
+    """
     values = np.asarray(effect.values, dtype=float)
+    weights = _row_weights(effect, x, col)
     if other:
         values = np.append(values, other["value"])
-    if values.size == 0 or not np.isfinite(values).any():
-        return float("nan")
-    if effect.kind == "categorical":
-        return float((np.nanmax(values) - np.nanmin(values)) / 4)
-    return float(np.nanstd(values, ddof=1)) if values.size > 1 else 0.0
+        weights = np.append(weights, other["rows"])
+    keep = np.isfinite(values) & (weights > 0)
+    if values.size < 2 or not keep.any():
+        return float("nan") if not np.isfinite(values).any() else 0.0
+    v, w = values[keep], weights[keep]
+    mean = np.sum(w * v) / w.sum()
+    return float(np.sqrt(np.sum(w * (v - mean) ** 2) / w.sum()))
+
+
+def _row_weights(effect, x, col) -> np.ndarray:
+    """Rows nearest to each grid point (at each level of a categorical): the PD's weights."""
+    grid = np.asarray(effect.grid)
+    if x is None:
+        return np.ones(grid.size)
+    x = x[~np.isnan(x)]
+    if col is not None and col.is_categorical:
+        counts = dict(zip(*np.unique(x.astype(np.intp), return_counts=True)))
+        where = {str(v): k for k, v in enumerate(np.asarray(col.levels).tolist())}
+        return np.array([float(counts.get(where.get(str(g), -1), 0))
+                         for g in grid.tolist()])
+    g = grid.astype(float)
+    if g.size == 1:
+        return np.array([float(x.size)])
+    mids = (g[1:] + g[:-1]) / 2
+    return np.bincount(np.searchsorted(mids, x), minlength=g.size).astype(float)
 
 
 # --------------------------------------------------------------- interaction
@@ -823,6 +961,13 @@ def shapley_section(inputs, found) -> Section:
             except ModelError as exc:
                 sec.notes.append(f"TreeSHAP does not apply to this model ({exc}); the values "
                                  "below come from the model-agnostic algorithm named next.")
+            if attr is not None and attr.output != inputs.output_name:
+                # the trees add up to another scale (a boosted classifier's log-odds):
+                # one page, one scale
+                sec.notes.append(f"TreeSHAP would explain the trees' {attr.output}; the values "
+                                 f"below explain {inputs.output_name}, like every section of "
+                                 "this page.")
+                attr = None
         if attr is None:
             attr = shapley(inputs.model, inputs.X_explain, **options, **common)
     rows = _chosen_rows(inputs)
@@ -832,7 +977,7 @@ def shapley_section(inputs, found) -> Section:
         f"waterfalls below and {n_rows - n_named:,} sampled) against a background of "
         f"{inputs.background_index.size:,} rows (interventional: absent features take the "
         "background's values). Each row's values add up to its prediction minus the mean "
-        "prediction over the background.")
+        f"prediction over the background, on the scale of {attr.output}.")
     importance = dict(zip(attr.feature_names, attr.mean_abs()))
     effects = found.get("effects")
     if effects:
@@ -848,14 +993,61 @@ def shapley_section(inputs, found) -> Section:
         figure_from(attr.plot.bar().figure, "mean |Shapley value| per feature"),
         figure_from(attr.plot.beeswarm(random_state=inputs.random_state).figure,
                     "Shapley values of every explained row")]))
-    group = FigureGroup("Rows")
-    for i, why in rows:
+    top = sorted(importance, key=lambda f: -importance[f])[:DEPENDENCE_FEATURES]
+    sec.figure_groups.append(FigureGroup("Dependence of the most important features", [
+        figure_from(attr.plot.dependence(name, random_state=inputs.random_state).figure,
+                    f"Shapley values of {name} against its value") for name in top]))
+    positions = [inputs.explain_index[i] for i, _ in rows]
+    profiles = None
+    with _capture(sec):
+        # ceteris paribus: each drawn row's own ICE curves, the other features held at its values
+        profiles = pdp(inputs.model, take_rows(inputs.X, positions), top, ice=True,
+                       grid={name: inputs.grids[inputs.dataset.index_of(name)] for name in top},
+                       progress=inputs.progress, target=inputs.target)
+    group = FigureGroup("Rows: waterfall, and the row's own curves (ceteris paribus)")
+    for k, (i, why) in enumerate(rows):
         group.figures.append(_waterfall(attr, i, inputs.explain_index[i], why))
+        group.figures.append(_ceteris_paribus(profiles, k, positions[k], why))
     sec.figure_groups.append(group)
-    sec.data.update(attributions=attr, rows=[inputs.explain_index[i] for i, _ in rows],
+    sec.data.update(attributions=attr, rows=positions,
                     explained_rows=list(inputs.explain_index),
-                    background_rows=inputs.background_index, importance=importance)
+                    background_rows=inputs.background_index, importance=importance,
+                    dependence_features=top, ceteris_paribus=profiles)
     return sec
+
+
+#: Features with a Shapley dependence plot and a ceteris-paribus curve per drawn row.
+DEPENDENCE_FEATURES = 3
+
+
+def _ceteris_paribus(profiles, k, position, why):
+    """Row ``k``'s ICE curves of the top features: the prediction as one feature moves."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(profiles), figsize=(2.6 * len(profiles), 2.8),
+                             squeeze=False, sharey=True)
+    for ax, effect in zip(axes[0], profiles.values()):
+        curve = np.asarray(effect.ice, dtype=float)[k]
+        grid = np.asarray(effect.grid)
+        if effect.kind == "categorical":
+            ax.plot(np.arange(grid.size), curve, "o")
+            ax.set_xticks(np.arange(grid.size), [str(g) for g in grid], rotation=45,
+                          ha="right", fontsize=7)
+        else:
+            ax.plot(grid.astype(float), curve)
+        ax.set_xlabel(str(effect.feature))
+    axes[0][0].set_ylabel(str(next(iter(profiles.values())).output))
+    fig.suptitle(f"row {position}: its prediction as one feature moves", fontsize=9)
+    return figure_from(fig, f"Ceteris paribus of row {position}: {why}")
+
+
+def _reason(exc) -> str:
+    """The reason an API error gives, without its advice on arguments (a page has none)."""
+    text = str(exc)
+    if "cannot explain this request: " in text:
+        text = text.split("cannot explain this request: ", 1)[1]
+    # the first sentence: the list of supported models and the fixes would bury it
+    return text.split(". ")[0].rstrip(".")
 
 
 def _waterfall(attr, i, position, why):
@@ -903,7 +1095,7 @@ def lime_section(inputs, found) -> Section:
                                   training_data=inputs.X_sample,
                                   random_state=inputs.random_state, target=inputs.target)
     except InvalidParameterError as exc:
-        # e.g. missing values, which LIME's sampler cannot draw from: say why, show nothing
+        # e.g. a training column with no value at all: say why, show nothing
         sec.warnings.append(f"LIME was not run: {exc}")
         return sec
     score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
@@ -965,7 +1157,8 @@ class SectionSpec:
 #: The sections in page order; a new method adds one entry here.
 SECTIONS = [
     SectionSpec("data", data_section),
-    SectionSpec("quality", quality_section, when=lambda inputs: inputs.y is not None),
+    SectionSpec("quality", quality_section, uses=("effects",),
+                when=lambda inputs: inputs.y is not None),
     SectionSpec("effects", effects_section, uses=("data",),
                 when=lambda inputs: bool(inputs.features)),
     SectionSpec("interaction", interaction_section, needs=("effects",),
