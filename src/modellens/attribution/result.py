@@ -216,14 +216,9 @@ class Attributions:
             got = [of(p) for p in parts]
             return None if got[0] is None else np.stack([np.asarray(g) for g in got], axis=-1)
 
-        sampling = None
-        if first.sampling is not None:
-            sampling = SamplingBlock(std=stacked("std", lambda p: p.sampling.std),
-                                     dof=first.sampling.dof,
-                                     n_permutations=first.sampling.n_permutations,
-                                     n_samples=first.sampling.n_samples)
-        if any(p.surrogate is not None for p in parts):
-            raise InvalidParameterError("LIME surrogates are not stacked across outputs yet.")
+        blocks = {name: None if getattr(first, name) is None
+                  else BLOCKS[name].stack([getattr(p, name) for p in parts])
+                  for name in ("sampling", "surrogate")}
         return cls(values=stacked("values", lambda p: p.values),
                    base_values=stacked("base_values", lambda p: p.base_values),
                    codes=first.codes, feature_names=first.feature_names, method=first.method,
@@ -232,7 +227,7 @@ class Attributions:
                    columns=first.columns, column_labels=first.column_labels,
                    value_function=first.value_function,
                    interactions=stacked("interactions", lambda p: p.interactions),
-                   sampling=sampling, media=first.media, diagnostics=dict(first.diagnostics),
+                   media=first.media, diagnostics=dict(first.diagnostics), **blocks,
                    outputs=[p.output for p in parts],
                    output_labels=list(range(len(parts))) if labels is None else list(labels))
 
@@ -272,16 +267,15 @@ class Attributions:
         def take(a):
             return None if a is None else np.ascontiguousarray(np.asarray(a)[..., c])
 
-        sampling = None if self.sampling is None else SamplingBlock(
-            std=take(self.sampling.std), dof=self.sampling.dof,
-            n_permutations=self.sampling.n_permutations, n_samples=self.sampling.n_samples)
+        blocks = {name: None if getattr(self, name) is None else getattr(self, name).output(c)
+                  for name in ("sampling", "surrogate")}
         return Attributions(
             values=take(self.values), base_values=take(self.base_values), codes=self.codes,
             feature_names=self.feature_names, method=self.method, output=self.outputs[c],
             prediction=take(self.prediction), columns=self.columns,
             column_labels=self.column_labels, value_function=self.value_function,
-            interactions=take(self.interactions), surrogate=self.surrogate, sampling=sampling,
-            media=self.media, diagnostics=dict(self.diagnostics))
+            interactions=take(self.interactions), media=self.media,
+            diagnostics=dict(self.diagnostics), **blocks)
 
     def _require_one_output(self, what: str) -> None:
         """Refuse a single-output view of a multi-output result, naming the outputs."""
