@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError, check_choice
 from ..engine import DataRows, Plan
-from ..models import InputModel, Model
+from ..models import InputModel, Model, requested_outputs
 from ..models._trees import output_column, readable_ensemble
 from ._blocks import MediaBlock, Subject
 from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
@@ -245,16 +245,8 @@ def tree_targets(ens, target) -> list | None:
         return every if ens.n_outputs > 1 else None
     if isinstance(target, str) and target == "all":
         return every if len(every) > 1 else None
-    if isinstance(target, (list, np.ndarray)):
-        wanted = list(np.asarray(target).tolist()) if isinstance(target, np.ndarray) \
-            else list(target)
-        if not wanted:
-            raise InvalidParameterError("target= is an empty list; name at least one output.")
-        if any(wanted.count(t) > 1 for t in wanted):
-            raise InvalidParameterError(
-                f"target= names an output twice: {wanted}; name each output once.")
-        return wanted
-    return None
+    wanted = requested_outputs(target, True)
+    return wanted if isinstance(wanted, list) else None
 
 
 class ShapleyPlan(Plan):

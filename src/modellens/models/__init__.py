@@ -9,9 +9,12 @@ from ._categories import Expected, expected_inputs, model_feature_names, with_mo
 from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, OutputsFound, prepare, tree_ensemble_name
+# the rule of target= "all" / a list, for the tree methods that read outputs from the trees
+from .adapter import _requested_outputs as requested_outputs
 from ._inputs import InputModel
 from ._threads import kernel_threads
 
 __all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name",
            "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads",
-           "Expected", "expected_inputs", "model_feature_names", "with_model_levels"]
+           "Expected", "expected_inputs", "model_feature_names", "with_model_levels",
+           "requested_outputs"]
