@@ -242,7 +242,9 @@ def tree_targets(ens, target) -> list | None:
     classes = ens.classes
     every = list(classes) if classes is not None else list(range(ens.n_outputs))
     if target is None:
-        return every if ens.n_outputs > 1 else None
+        # a binary classifier explains classes_[1], even from trees that hold both columns
+        binary = classes is not None and len(classes) == 2
+        return every if ens.n_outputs > 1 and not binary else None
     if isinstance(target, str) and target == "all":
         return every if len(every) > 1 else None
     wanted = requested_outputs(target, True)
