@@ -11,7 +11,7 @@ import pandas as pd
 from .._serialize import from_jsonable, to_jsonable
 from .._validation import InvalidParameterError, check_level, is_integer
 from ..data import Column, feature_position
-from ..effects.result import output_position
+from ..models import output_position
 from ._blocks import BLOCKS, MediaBlock, SamplingBlock, Subject, SurrogateBlock
 
 __all__ = ["Attributions", "build", "SCHEMA_VERSION"]
@@ -216,9 +216,10 @@ class Attributions:
             got = [of(p) for p in parts]
             return None if got[0] is None else np.stack([np.asarray(g) for g in got], axis=-1)
 
-        blocks = {name: None if getattr(first, name) is None
-                  else BLOCKS[name].stack([getattr(p, name) for p in parts])
-                  for name in ("sampling", "surrogate")}
+        blocks: dict[str, Any] = {name: None if getattr(first, name) is None
+                                  else kind.stack([getattr(p, name) for p in parts])
+                                  for name, kind in (("sampling", SamplingBlock),
+                                                     ("surrogate", SurrogateBlock))}
         return cls(values=stacked("values", lambda p: p.values),
                    base_values=stacked("base_values", lambda p: p.base_values),
                    codes=first.codes, feature_names=first.feature_names, method=first.method,
@@ -267,8 +268,9 @@ class Attributions:
         def take(a):
             return None if a is None else np.ascontiguousarray(np.asarray(a)[..., c])
 
-        blocks = {name: None if getattr(self, name) is None else getattr(self, name).output(c)
-                  for name in ("sampling", "surrogate")}
+        blocks: dict[str, Any] = {
+            name: None if getattr(self, name) is None else getattr(self, name).output(c)
+            for name in ("sampling", "surrogate")}
         return Attributions(
             values=take(self.values), base_values=take(self.base_values), codes=self.codes,
             feature_names=self.feature_names, method=self.method, output=self.outputs[c],

@@ -11,10 +11,11 @@ from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, OutputsFound, prepare, tree_ensemble_name
 # the rule of target= "all" / a list, for the tree methods that read outputs from the trees
 from .adapter import _requested_outputs as requested_outputs
+from ._output import output_position
 from ._inputs import InputModel
 from ._threads import kernel_threads
 
 __all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name",
            "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads",
            "Expected", "expected_inputs", "model_feature_names", "with_model_levels",
-           "requested_outputs"]
+           "requested_outputs", "output_position"]
