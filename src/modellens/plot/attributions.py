@@ -485,7 +485,8 @@ class AttributionPlots:
         if output is not None:
             return self._one(output, "bar").bar(max_display=max_display, ax=ax)
         a = self._a
-        if a.outputs is not None:
+        # a Dask result's summary draws its bar here too, and has one output
+        if getattr(a, "outputs", None) is not None:
             return self._stacked_bar(max_display, ax)
         imp = a.mean_abs()
         shown, rest = self._top(imp, max_display)
