@@ -15,8 +15,12 @@ one process, and their ratio (goal: at most 1.15).  It also times
 scikit-learn's ``partial_dependence`` (which returns every class at once) on
 the same rows and grid, with the numbers checked equal.
 
-Attributions (``shapley``, ``lime``) have no output axis yet; ``ATTRIBUTIONS``
-is the hook where their all-output and single-output calls go once they do.
+The attributions follow: ``shapley`` (exact, permutation, kernel on the
+probabilities of every class; TreeSHAP on the margins, which explains the
+output columns in turn, so its ratio is about k until the kernels traverse
+every class at once) and ``lime``, all outputs against ``target=1``; then
+shap's multi-output ``TreeExplainer`` and ``KernelExplainer`` against the
+all-output call on the same rows (TreeSHAP's values checked equal to shap's).
 """
 
 import sys
@@ -28,9 +32,60 @@ from sklearn.inspection import partial_dependence
 
 import modellens as ml
 
-#: ``name -> (all outputs, one output)`` callables of (model, X); attributions join
-#: here once they explain every output in one pass.
-ATTRIBUTIONS: dict = {}
+
+def attribution_cases(model, X) -> dict:
+    """``name -> (all outputs, one output)`` of the attribution methods on rows of ``X``."""
+    rows, background = X[:20], X[-50:]
+    proba = dict(background=background, response_method="predict_proba", random_state=0)
+    return {
+        "shapley exact (20 rows, m=50)": (
+            lambda: ml.shapley(model, rows, algorithm="exact", **proba),
+            lambda: ml.shapley(model, rows, algorithm="exact", target=1, **proba)),
+        "shapley permutation (10)": (
+            lambda: ml.shapley(model, rows, algorithm="permutation", n_permutations=10,
+                               **proba),
+            lambda: ml.shapley(model, rows, algorithm="permutation", n_permutations=10,
+                               target=1, **proba)),
+        "shapley kernel (200)": (
+            lambda: ml.shapley(model, rows, algorithm="kernel", n_samples=200, **proba),
+            lambda: ml.shapley(model, rows, algorithm="kernel", n_samples=200, target=1,
+                               **proba)),
+        "shapley tree (1000 rows)": (
+            lambda: ml.shapley(model, X[:1000], algorithm="tree"),
+            lambda: ml.shapley(model, X[:1000], algorithm="tree", target=1)),
+        "lime (50 rows, 1000 samples)": (
+            lambda: ml.lime(model, X[:50], training_data=X, num_samples=1000,
+                            random_state=0),
+            lambda: ml.lime(model, X[:50], training_data=X, num_samples=1000,
+                            random_state=0, target=1)),
+    }
+
+
+def against_shap(model, X):
+    """The all-output call against shap's multi-output explainers on the same rows."""
+    try:
+        import shap
+    except ImportError:
+        print("shap is not installed: no comparison with shap")
+        return
+    rows = X[:1000]
+    ours = ml.shapley(model, rows, algorithm="tree")
+    theirs = np.asarray(shap.TreeExplainer(model).shap_values(rows))
+    theirs = theirs if theirs.shape == ours.values.shape else np.moveaxis(theirs, 0, -1)
+    np.testing.assert_allclose(ours.values, theirs, atol=1e-6)
+    t_ours, t_shap = best_of_interleaved([
+        lambda: ml.shapley(model, rows, algorithm="tree"),
+        lambda: shap.TreeExplainer(model).shap_values(rows)])
+    print(f"{'TreeSHAP, 1000 rows, 3 classes':30s} modellens   {t_ours:7.3f} s   shap       "
+          f"{t_shap:7.3f} s   ratio {t_ours / t_shap:5.2f}", flush=True)
+    few, background = X[:5], X[-50:]
+    t_ours, t_shap = best_of_interleaved([
+        lambda: ml.shapley(model, few, algorithm="kernel", n_samples=200,
+                           background=background, random_state=0),
+        lambda: shap.KernelExplainer(model.predict_proba, background, silent=True)
+        .shap_values(few, nsamples=200, silent=True)], repeat=2)
+    print(f"{'Kernel, 5 rows, 200 coalitions':30s} modellens   {t_ours:7.3f} s   shap       "
+          f"{t_shap:7.3f} s   ratio {t_ours / t_shap:5.2f}", flush=True)
 
 
 def best_of_interleaved(fns, repeat=3):
@@ -61,7 +116,7 @@ def main(n=10_000):
             lambda: ml.interactions(model, X, sample=100, random_state=0, method="brute"),
             lambda: ml.interactions(model, X, sample=100, random_state=0, method="brute",
                                     target=1)),
-        **ATTRIBUTIONS,
+        **attribution_cases(model, X),
     }
     print(f"3-class HistGradientBoostingClassifier, {n:,} rows x 8 features (best of 3)",
           flush=True)
@@ -80,6 +135,7 @@ def main(n=10_000):
                                    method="brute", response_method="predict_proba")])
     print(f"{'pdp of x0, every class':30s} modellens   {t_ours:7.3f} s   sklearn    "
           f"{t_sk:7.3f} s   ratio {t_ours / t_sk:5.2f}")
+    against_shap(model, X)
 
 
 if __name__ == "__main__":

@@ -331,9 +331,10 @@ def test_bad_input_gets_clear_errors(train):
         ml.lime(linear, train[:2], training_data=train, feature_selection="greedy")
     with pytest.raises(ml.InvalidParameterError, match="kernel_width"):
         ml.lime(linear, train[:2], training_data=train, kernel_width=-1)
-    with pytest.raises(ml.ModelError, match=r"shape \(\d+, 2\)"):
-        ml.lime(lambda A: np.column_stack([A[:, 0], A[:, 1]]), train[:2], training_data=train,
-                num_samples=50)
+    # a function of two outputs explains both (issue 28), no longer an error
+    two = ml.lime(lambda A: np.column_stack([A[:, 0], A[:, 1]]), train[:2], training_data=train,
+                  num_samples=50)
+    assert two.values.shape == (2, train.shape[1], 2)
     with pytest.raises(ml.ModelError, match="returned shape"):
         ml.lime(lambda A: A[:-1, 0], train[:2], training_data=train, num_samples=50)
 

@@ -396,8 +396,11 @@ def test_bad_input_errors(data8):
         ml.shapley(f, X, background=0)
     with pytest.raises(TypeError, match="background must be rows"):
         ml.shapley(f, X, background=2.5)
-    with pytest.raises(ml.ModelError):
-        ml.shapley(lambda Z: Z[:, :2], X, background=bg)
+    # a function of two outputs explains both (issue 28); one that changes its width fails
+    assert ml.shapley(lambda Z: Z[:, :2], X, background=bg).values.shape[2] == 2
+    widths = iter([2] + [3] * 1000)
+    with pytest.raises(ml.ModelError, match="same outputs"):
+        ml.shapley(lambda Z: Z[:, :next(widths)], X, background=bg)
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "x"]})
     with pytest.raises(TypeError, match="DataFrame"):
         ml.shapley(lambda Z: np.zeros(len(Z)), frame, background=np.zeros((2, 2)))

@@ -209,10 +209,15 @@ def test_binary_target_zero_negates_the_log_odds():
     assert pos.output == "log-odds(y = 1)" and neg.output == "log-odds(y = 0)"
 
 
-def test_multiclass_needs_a_target():
+def test_multiclass_without_a_target_gives_every_class():
+    # issue 28: target=None explains every class (values (n, d, k)), each as its target= call
     model, X = _fit("xgb:multi")
-    with pytest.raises(InvalidParameterError, match="target="):
-        ml.shapley(model, X[:5], algorithm="tree")
+    every = ml.shapley(model, X[:5], algorithm="tree")
+    k = len(model.classes_)
+    assert every.values.shape == (5, X.shape[1], k) and every.base_values.shape == (5, k)
+    for c in range(k):
+        one = ml.shapley(model, X[:5], algorithm="tree", target=c)
+        np.testing.assert_array_equal(every.for_output(c).values, one.values)
 
 
 @pytest.mark.parametrize("name", ["gb:reg", "rf:reg", "xgb:bin", "lgb:reg", "hgb:multi",

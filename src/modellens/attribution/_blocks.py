@@ -27,6 +27,20 @@ from .._validation import InvalidParameterError
 __all__ = ["SurrogateBlock", "SamplingBlock", "MediaBlock", "Subject", "BLOCKS"]
 
 
+def _stack(values):
+    """Per-output arrays on a new last axis (None stays None)."""
+    return None if values[0] is None else np.stack([np.asarray(v) for v in values], axis=-1)
+
+
+def _pick(value, c):
+    """Output ``c`` of a stacked array (None stays None)."""
+    return None if value is None else np.ascontiguousarray(np.asarray(value)[..., c])
+
+
+#: The per-row figures of LIME's stability that differ by output.
+_STABILITY_PER_OUTPUT = ("same_top_k", "top_k_overlap", "weight_std")
+
+
 def _take(value, rows, cols=None):
     """Rows (and features) of a per-row array or list of lists; None stays None."""
     if value is None:
@@ -97,9 +111,32 @@ class SurrogateBlock(_Block):
     sampling: str | None = None
     stability: dict | None = None
 
+    #: the fields that differ by output (stacked on a last axis with several outputs)
+    per_output = ("intercept", "score", "score_holdout", "local_prediction")
+
     @property
     def is_tabular(self) -> bool:
         return self.interpretable in ("binned", "continuous")
+
+    @classmethod
+    def stack(cls, blocks: list) -> "SurrogateBlock":
+        """The surrogates of every output (fit on the same samples) as one block."""
+        first = blocks[0]
+        stability = first.stability
+        if stability is not None:
+            stability = {**stability, **{k: _stack([b.stability[k] for b in blocks])
+                                         for k in _STABILITY_PER_OUTPUT if k in stability}}
+        return cls(**{**first.to_fields(), "stability": stability,
+                      **{k: _stack([getattr(b, k) for b in blocks]) for k in cls.per_output}})
+
+    def output(self, c: int) -> "SurrogateBlock":
+        """The surrogate of output ``c`` of a stacked block."""
+        stability = self.stability
+        if stability is not None:
+            stability = {**stability, **{k: _pick(stability[k], c)
+                                         for k in _STABILITY_PER_OUTPUT if k in stability}}
+        return SurrogateBlock(**{**self.to_fields(), "stability": stability,
+                                 **{k: _pick(getattr(self, k), c) for k in self.per_output}})
 
     def take(self, rows, cols) -> "SurrogateBlock":
         stability = self.stability
@@ -140,6 +177,17 @@ class SamplingBlock(_Block):
     dof: np.ndarray | None = None
     n_permutations: int | None = None
     n_samples: int | None = None
+
+    @classmethod
+    def stack(cls, blocks: list) -> "SamplingBlock":
+        """The standard errors of every output as one block (the budget is shared)."""
+        return cls(std=_stack([b.std for b in blocks]), dof=blocks[0].dof,
+                   n_permutations=blocks[0].n_permutations, n_samples=blocks[0].n_samples)
+
+    def output(self, c: int) -> "SamplingBlock":
+        """The block of output ``c`` of a stacked block."""
+        return SamplingBlock(std=_pick(self.std, c), dof=self.dof,
+                             n_permutations=self.n_permutations, n_samples=self.n_samples)
 
     def take(self, rows, cols) -> "SamplingBlock":
         return SamplingBlock(std=_take(self.std, rows, cols), dof=_take(self.dof, rows),

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError, check_choice
 from ..engine import DataRows, Plan
-from ..models import InputModel, Model
+from ..models import InputModel, Model, requested_outputs
 from ..models._trees import output_column, readable_ensemble
 from ._blocks import MediaBlock, Subject
 from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
@@ -211,6 +211,8 @@ class TreeGame(Game):
     offers_rows = False
 
     def __init__(self, ens, model, dataset, n: int, background, note: str, *, target=None):
+        #: what selects this game's output (a class label or a column), for a stacked result
+        self.label = target
         col, negate, output = output_column(ens, model, target)
         self.ensemble = ens.select(col, negate=negate)
         fg = dataset.values[:n]
@@ -228,6 +230,25 @@ class TreeGame(Game):
                             "n_background": 0 if background is None else len(background),
                             "n_trees": self.ensemble.n_trees, "library": ens.library,
                             "link": ens.link}
+
+
+def tree_targets(ens, target) -> list | None:
+    """The outputs an ensemble explains at once for ``target``, or None for one output.
+
+    ``target=None`` gives every class of a multiclass model and every column
+    of a multi-output regressor (a binary classifier keeps its one margin);
+    ``"all"`` every class (both of a binary one) or column; a list those.
+    """
+    classes = ens.classes
+    every = list(classes) if classes is not None else list(range(ens.n_outputs))
+    if target is None:
+        # a binary classifier explains classes_[1], even from trees that hold both columns
+        binary = classes is not None and len(classes) == 2
+        return every if ens.n_outputs > 1 and not binary else None
+    if isinstance(target, str) and target == "all":
+        return every if len(every) > 1 else None
+    wanted = requested_outputs(target, True)
+    return wanted if isinstance(wanted, list) else None
 
 
 class ShapleyPlan(Plan):

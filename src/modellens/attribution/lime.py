@@ -21,7 +21,7 @@ from scipy.special import ndtr, ndtri
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float, check_random_state)
-from ..engine import DataRows, Plan, Segment, open_request, run
+from ..engine import DataRows, Plan, Segment, open_request, run, run_outputs
 from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
 from .distributed import DistributedAttributions
@@ -387,6 +387,22 @@ def _open(model, X, training_data, *, target, response_method, feature_names, di
                         wrap_model=False, **given)
 
 
+def _every_output(request, plan_for, *, desc):
+    """Each output's ``(model view, results)``: one plan per output, the rows evaluated once.
+
+    The plans of every output draw the same samples (the same row streams), so
+    each output's surrogates are those of its single-output call.
+    """
+    made: list = []
+
+    def plans_for(one):
+        made.append(one)
+        return [plan_for()]
+
+    per_output = run_outputs(request.model, plans_for, request.options, desc=desc)
+    return list(zip(made[-len(per_output):], (res for (res,) in per_output)))
+
+
 def _prepare(request, *, discretize, stacklevel=4):
     """The encoded rows to explain, their sampler and the model of an in-memory request."""
     dataset = request.dataset
@@ -596,7 +612,7 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
                     feature_selection=feature_selection, sampling=sampling,
                     stability=stability, stability_top_k=stability_top_k)
     request = _open(model, X, chunk_size=chunk_size, n_jobs=n_jobs, progress=progress,
-                    **inputs)
+                    several=True, **inputs)
     if request.partitions is not None:
         from .distributed import explain_partitions
 
@@ -632,17 +648,30 @@ def _lime(request, *, num_features, num_samples, kernel_width, discretize, featu
         raise InvalidParameterError(f"stability_top_k={top_k} is larger than "
                                     f"num_features={num_features}.")
     check_choice(sampling, "sampling", SAMPLINGS)
-    plan = _LimePlan(sampler, Xe, streams, repeats, num_samples, width, num_features,
-                     feature_selection, sampling=sampling)
-    (fits,) = run(mdl, [plan], request.options, desc="lime")
+    answers = _every_output(
+        request, lambda: _LimePlan(sampler, Xe, streams, repeats, num_samples, width,
+                                   num_features, feature_selection, sampling=sampling),
+        desc="lime")
+    parts = [_lime_result(dataset, Xe, sampler, one, fits, stacklevel=stacklevel + 1,
+                          n_model_rows=mdl.n_rows, width=width, num_samples=num_samples,
+                          discretize=discretize, feature_selection=feature_selection,
+                          sampling=sampling, repeats=repeats, top_k=top_k)
+             for one, fits in answers]
+    return parts[0] if len(parts) == 1 else Attributions.stack(parts, mdl.output_labels)
+
+
+def _lime_result(dataset, Xe, sampler, one, fits, *, stacklevel, n_model_rows, width,
+                 num_samples, discretize, feature_selection, sampling, repeats, top_k):
+    """The Attributions of one output's fits."""
+    n = Xe.shape[0]
     main = fits[0]
-    warn_if_shrunk(main, stacklevel=stacklevel)
+    warn_if_shrunk(main, stacklevel=stacklevel + 1)
     subject = Subject(codes=Xe.copy(), feature_names=dataset.feature_names,
-                      output=mdl.output_name, columns=dataset.columns,
+                      output=one.output_name, columns=dataset.columns,
                       column_labels=dataset.column_labels if dataset.is_frame else None)
     return surrogate_attributions(
         subject, main, prediction=np.array([f.prediction for f in main]),
-        diagnostics={"n_model_rows": mdl.n_rows},
+        diagnostics={"n_model_rows": n_model_rows},
         interpretable="continuous" if discretize is None else "binned",
         conditions=[sampler.conditions(Xe[i], dataset.columns) for i in range(n)],
         kernel_width=width, num_samples=num_samples, discretize=discretize,

@@ -11,6 +11,7 @@ import pandas as pd
 from .._serialize import from_jsonable, to_jsonable
 from .._validation import InvalidParameterError, check_level, is_integer
 from ..data import Column, feature_position
+from ..models import output_position
 from ._blocks import BLOCKS, MediaBlock, SamplingBlock, Subject, SurrogateBlock
 
 __all__ = ["Attributions", "build", "SCHEMA_VERSION"]
@@ -135,12 +136,15 @@ class Attributions:
     sampling: SamplingBlock | None
     media: MediaBlock | None
     diagnostics: dict
+    outputs: list | None
+    output_labels: list | None
 
     def __init__(self, values, base_values, codes, feature_names, method, *,
                  output: str = "prediction", prediction=None, columns=None, column_labels=None,
                  value_function=None, interactions=None, surrogate: SurrogateBlock | None = None,
                  sampling: SamplingBlock | None = None, media: MediaBlock | None = None,
-                 diagnostics: dict | None = None):
+                 diagnostics: dict | None = None, outputs: list | None = None,
+                 output_labels: list | None = None):
         self.feature_names = [str(f) for f in feature_names]
         self.values = np.asarray(values, dtype=np.float64)
         self.base_values = np.asarray(base_values, dtype=np.float64)
@@ -150,9 +154,15 @@ class Attributions:
             if columns is None else columns
         self.column_labels, self.value_function = column_labels, value_function
         self.interactions = interactions
-        if self.values.ndim != 2 or self.values.shape != self.codes.shape \
+        #: the names of the outputs on the last axis (None: one output, today's shapes)
+        self.outputs = None if outputs is None else [str(o) for o in outputs]
+        self.output_labels = None if outputs is None else (
+            list(range(len(outputs))) if output_labels is None else list(output_labels))
+        k = () if outputs is None else (len(outputs),)
+        if self.values.ndim != 2 + len(k) or self.values.shape[:2] != self.codes.shape \
+                or self.values.shape[2:] != k \
                 or len(self.feature_names) != self.values.shape[1] \
-                or self.base_values.shape != (self.values.shape[0],):
+                or self.base_values.shape != (self.values.shape[0], *k):
             raise InvalidParameterError(
                 f"inconsistent attributions: values {self.values.shape}, codes "
                 f"{self.codes.shape}, base_values {self.base_values.shape}, "
@@ -175,14 +185,107 @@ class Attributions:
         return self.values.shape[0]
 
     def __repr__(self):
-        n, d = self.values.shape
-        return (f"Attributions(method={self.method!r}, rows={n}, features={d}, "
-                f"output={self.output!r})")
+        n, d = self.values.shape[:2]
+        what = f"output={self.output!r}" if self.outputs is None else f"outputs={self.outputs!r}"
+        return f"Attributions(method={self.method!r}, rows={n}, features={d}, {what})"
 
     @property
-    def shape(self) -> tuple[int, int]:
-        """``(n, d)``: explained rows and features, as ``values.shape``."""
+    def shape(self) -> tuple:
+        """``(n, d)``, or ``(n, d, k)`` with several outputs: as ``values.shape``."""
         return self.values.shape
+
+    @property
+    def n_outputs(self) -> int:
+        """How many outputs were explained (their values on the last axis when several)."""
+        return 1 if self.outputs is None else len(self.outputs)
+
+    @classmethod
+    def stack(cls, parts: list, labels: list | None = None) -> "Attributions":
+        """One result of several outputs from the single-output results of each.
+
+        The per-output numbers (``values``, ``base_values``, ``prediction``,
+        ``interactions``, the standard errors) gain a last axis, as shap's
+        multi-output values ``(n, d, k)``; the rows, features and the rest are
+        the first part's (every part explains the same rows).
+        """
+        first = parts[0]
+        if len(parts) == 1 and labels is None:
+            return first
+
+        def stacked(name, of=lambda a: a):
+            got = [of(p) for p in parts]
+            return None if got[0] is None else np.stack([np.asarray(g) for g in got], axis=-1)
+
+        blocks: dict[str, Any] = {name: None if getattr(first, name) is None
+                                  else kind.stack([getattr(p, name) for p in parts])
+                                  for name, kind in (("sampling", SamplingBlock),
+                                                     ("surrogate", SurrogateBlock))}
+        return cls(values=stacked("values", lambda p: p.values),
+                   base_values=stacked("base_values", lambda p: p.base_values),
+                   codes=first.codes, feature_names=first.feature_names, method=first.method,
+                   output=", ".join(p.output for p in parts),
+                   prediction=stacked("prediction", lambda p: p.prediction),
+                   columns=first.columns, column_labels=first.column_labels,
+                   value_function=first.value_function,
+                   interactions=stacked("interactions", lambda p: p.interactions),
+                   media=first.media, diagnostics=dict(first.diagnostics), **blocks,
+                   outputs=[p.output for p in parts],
+                   output_labels=list(range(len(parts))) if labels is None else list(labels))
+
+    def output_position(self, output) -> int:
+        """The position of ``output`` (a class label, an output name or a position)."""
+        return output_position(self.outputs, self.output_labels, output)
+
+    def for_output(self, output) -> "Attributions":
+        """The single-output result of one output, as if it alone had been asked for.
+
+        Parameters
+        ----------
+        output : label, str or int
+            A class label, an output name (``"P(y = setosa)"``) or a position.
+
+        Returns
+        -------
+        Attributions
+            What the same call with ``target=`` that output returns (values
+            ``(n, d)``, base values ``(n,)``).
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(50, 2))
+        >>> attr = ml.shapley(lambda A: A * [1.0, -1.0], X[:4], background=X)
+        >>> attr.outputs, attr.values.shape, attr.base_values.shape
+        (['f(x)[0]', 'f(x)[1]'], (4, 2, 2), (4, 2))
+        >>> attr.for_output(1).values.shape
+        (4, 2)
+        """
+        if self.outputs is None:
+            raise KeyError(f"the result has one output ({self.output!r}); it needs no "
+                           "for_output().")
+        c = self.output_position(output)
+
+        def take(a):
+            return None if a is None else np.ascontiguousarray(np.asarray(a)[..., c])
+
+        blocks: dict[str, Any] = {
+            name: None if getattr(self, name) is None else getattr(self, name).output(c)
+            for name in ("sampling", "surrogate")}
+        return Attributions(
+            values=take(self.values), base_values=take(self.base_values), codes=self.codes,
+            feature_names=self.feature_names, method=self.method, output=self.outputs[c],
+            prediction=take(self.prediction), columns=self.columns,
+            column_labels=self.column_labels, value_function=self.value_function,
+            interactions=take(self.interactions), media=self.media,
+            diagnostics=dict(self.diagnostics), **blocks)
+
+    def _require_one_output(self, what: str) -> None:
+        """Refuse a single-output view of a multi-output result, naming the outputs."""
+        if self.outputs is not None:
+            raise InvalidParameterError(
+                f"{what} shows one output, and these attributions have {len(self.outputs)}: "
+                f"{self.outputs}. Pick one with output= (a class label, an output name or a "
+                "position), or attr.for_output(...).")
 
     @property
     def kinds(self) -> list:
@@ -265,7 +368,7 @@ class Attributions:
         dof = np.full(len(self), np.inf) if self.dof is None else np.asarray(self.dof, float)
         with np.errstate(invalid="ignore"):
             q = np.where(dof > 0, t.ppf(0.5 + level / 2, np.where(dof > 0, dof, 1)), np.nan)
-        half = q[:, None] * self.std
+        half = q.reshape((-1,) + (1,) * (np.ndim(self.std) - 1)) * self.std
         return self.values - half, self.values + half
 
     def mean_abs(self) -> np.ndarray:
@@ -292,6 +395,14 @@ class Attributions:
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key) -> "Attributions":
+        if isinstance(key, tuple) and len(key) == 3 or (isinstance(key, tuple) and len(key) == 2
+                                                         and key[0] is Ellipsis):
+            # attr[rows, cols, output] / attr[..., output]: one output, then rows and features
+            *rest, output = key
+            one = self.for_output(output)
+            if rest == [Ellipsis]:
+                return one
+            return one[tuple(rest)]
         rows, cols = key if isinstance(key, tuple) else (key, slice(None))
         rows = self._row_index(rows)
         cols = self._column_index(cols)
@@ -307,7 +418,8 @@ class Attributions:
             column_labels=None if self.column_labels is None
             else [self.column_labels[j] for j in cols],
             value_function=self.value_function, interactions=interactions,
-            diagnostics=dict(self.diagnostics),
+            diagnostics=dict(self.diagnostics), outputs=self.outputs,
+            output_labels=self.output_labels,
             **{name: None if getattr(self, name) is None else getattr(self, name).take(rows, cols)
                for name in BLOCKS})
 
@@ -372,6 +484,12 @@ class Attributions:
         x2    0.608
         Name: value, dtype: float64
         """
+        if self.outputs is not None:
+            # one long table per output, an ``output`` column naming it
+            parts = [self.for_output(c).to_frame() for c in range(len(self.outputs))]
+            for name, part in zip(self.outputs, parts):
+                part.insert(2, "output", name)
+            return pd.concat(parts, ignore_index=True)
         n, d = self.values.shape
         frame = pd.DataFrame({
             "row": np.repeat(np.arange(n), d),
@@ -413,10 +531,12 @@ class Attributions:
         except ImportError as exc:
             raise ImportError("to_shap() needs the shap package: pip install shap") from exc
         categorical = any(c.is_categorical for c in self.columns)
+        # several outputs: values (n, d, k) and base_values (n, k), shap's multi-output layout
+        named = {} if self.outputs is None else {"output_names": list(self.outputs)}
         return shap.Explanation(
             values=self.values.copy(), base_values=self.base_values.copy(),
             data=self.numeric_data(), display_data=self.data if categorical else None,
-            feature_names=list(self.feature_names))
+            feature_names=list(self.feature_names), **named)
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of every field, to save the attributions as JSON.
@@ -448,6 +568,8 @@ class Attributions:
             "column_labels": self.column_labels, "value_function": self.value_function,
             "interactions": self.interactions,
             "columns": [_column_dict(c) for c in self.columns]}
+        if self.outputs is not None:
+            out["outputs"], out["output_labels"] = self.outputs, self.output_labels
         for name in BLOCKS:
             block = getattr(self, name)
             out[name] = None if block is None else block.to_fields()

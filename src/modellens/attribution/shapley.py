@@ -12,13 +12,13 @@ import numpy as np
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice,
                            check_random_state)
 from ..data import is_integer
-from ..engine import open_request, run
+from ..engine import open_request, run, run_outputs
 from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
-                     tree_ensemble_for)
+                     tree_ensemble_for, tree_targets)
 from ._masking import ImageMasker, TextMasker
 from ._streams import RowStreams
 from .distributed import DistributedAttributions
@@ -289,8 +289,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
                     random_state=random_state)
-    request = _open(model, X, settings, options=None, chunk_size=chunk_size, n_jobs=n_jobs,
-                    progress=progress)
+    request = _open(model, X, settings, options=None, several=True, chunk_size=chunk_size,
+                    n_jobs=n_jobs, progress=progress)
     if request.partitions is not None:
         from .distributed import explain_partitions
 
@@ -307,7 +307,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
     return _explain(request, rng=rng, streams=None, stacklevel=5, **settings)
 
 
-def _open(model, X, settings, *, options, **given):
+def _open(model, X, settings, *, options, several=False, **given):
     """The request of a call through the front door: a text or image, or rows with the background."""
     background = settings["background"]
     media = settings["masker"] is not None or isinstance(X, str)
@@ -321,7 +321,7 @@ def _open(model, X, settings, *, options, **given):
                         feature_names=None if media else settings["feature_names"],
                         target=settings["target"], response_method=settings["response_method"],
                         options=options, dask="partitions", media=media, wrap_model=False,
-                        **given)
+                        several=several and not media, **given)
 
 
 def _explain_rows(model, settings, X, streams, options) -> Attributions:
@@ -349,6 +349,11 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
+    games = game if isinstance(game, list) else [game]
+    labels = None
+    if isinstance(game, list):  # TreeSHAP of several outputs: one game per output column
+        games, labels = game, [g.label for g in game]
+        game = games[0]
     estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
                                               streams, interactions=interactions,
                                               n_threads=options.threads, index=index,
@@ -359,9 +364,56 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                         game.diagnostics["background"],
                         tree=tree_ensemble_name(request.raw_model) is not None,
                         stacklevel=stacklevel - 1)
+        return _explain_outputs(request, game, estimator, algorithm, budget, index, streams)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
+    if len(games) > 1:
+        # every output column of the ensemble in turn (one traversal for every class is a
+        # later optimisation of the kernels)
+        plans = [plan] + [ShapleyPlan(g, _estimator(g, algorithm, None, None, streams,
+                                                    interactions=interactions,
+                                                    n_threads=options.threads, index=index,
+                                                    stacklevel=stacklevel - 1)[0])
+                          for g in games[1:]]
+        ests = run(None, plans, options, desc=f"shapley ({label})")
+        return Attributions.stack([_result(p.game, p.estimator, est, algorithm, budget, index)
+                                   for p, est in zip(plans, ests)], labels)
     (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
     return _result(game, estimator, est, algorithm, budget, index)
+
+
+def _explain_outputs(request, game, estimator, algorithm, budget, index, streams):
+    """An interventional game's values for every output of the model in one pass.
+
+    Each output gets its own game and estimator on the same background and row
+    streams, so its coalitions (and numbers) are those of its single-output
+    call; :func:`~modellens.engine.run_outputs` evaluates their rows once.
+    """
+    made: list = []
+
+    def plans_for(one):
+        if one is game.model:
+            g, e = game, estimator
+        else:
+            g = InterventionalGame(one, request.dataset, game.n_explained, game.background,
+                                   game.diagnostics["background"])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ModellensWarning)  # said once, for output 0
+                e = _estimator(g, algorithm, budget if algorithm == "kernel" else None,
+                               budget if algorithm == "permutation" else None, streams,
+                               interactions=False, n_threads=1, index=index, stacklevel=2)[0]
+        made.append((g, e))
+        return [ShapleyPlan(g, e)]
+
+    model = request.model
+    per_output = run_outputs(model, plans_for, request.options,
+                             desc=f"shapley ({algorithm})")
+    parts = [_result(g, e, est, algorithm, budget, index)
+             for (g, e), (est,) in zip(made[-len(per_output):], per_output)]
+    if len(parts) == 1:
+        return parts[0]
+    for part in parts:  # the model's rows were evaluated once for every output
+        part.diagnostics["n_model_rows"] = model.n_rows
+    return Attributions.stack(parts, model.output_labels)
 
 
 def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
@@ -409,6 +461,9 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
     bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
                                  stacklevel=stacklevel)
     if ens is not None:
+        targets = tree_targets(ens, target)
+        if targets is not None:  # several outputs: a game per output column
+            return [TreeGame(ens, model, dataset, n, bg, note, target=t) for t in targets]
         return TreeGame(ens, model, dataset, n, bg, note, target=target)
     return InterventionalGame(request.model, dataset, n, bg, note)
 

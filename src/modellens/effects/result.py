@@ -11,6 +11,7 @@ import pandas as pd
 
 from .._serialize import from_jsonable, to_jsonable
 from .._validation import InvalidParameterError
+from ..models import output_position
 from ..plot.effects import plot_effect, plot_effects
 
 __all__ = ["Effect", "Effects", "Band", "Bins"]
@@ -553,35 +554,6 @@ def _take_output(value, c):
             kwargs[g.name] = _take_output(part, c) if per_output else part
         return type(value)(**kwargs)
     return np.asarray(value)[..., c]
-
-
-def output_position(outputs, labels, output) -> int:
-    """The position among ``outputs`` of a class label, an output name or a position."""
-    if outputs is None:
-        raise KeyError("the result has one output; it needs no for_output().")
-    k = len(outputs)
-    if isinstance(output, str) and output in outputs:
-        return outputs.index(output)
-    if labels is not None:
-        for c, label in enumerate(labels):
-            # a label matches a value of its own kind only (the class 1 is not True)
-            if _kind(label) == _kind(output) and label == output:
-                return c
-    if isinstance(output, (int, np.integer)) and not isinstance(output, bool) and \
-            -k <= int(output) < k:
-        return int(output) % k
-    raise KeyError(f"{output!r} is none of the outputs {outputs} (nor their labels "
-                   f"{labels}, nor a position 0..{k - 1}).")
-
-
-def _kind(x):
-    if isinstance(x, (bool, np.bool_)):
-        return "bool"
-    if isinstance(x, (int, float, np.integer, np.floating)):
-        return "number"
-    if isinstance(x, str):
-        return "str"
-    return type(x)
 
 
 class Effects(Mapping):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["select_output", "select_outputs", "OutputsFound"]
+import numpy as np
+
+__all__ = ["select_output", "select_outputs", "OutputsFound", "output_position"]
 
 #: The hint for several outputs per row when ``target=`` can pick one.
 PASS_TARGET = (" The model returns several outputs per row; pass target= (the column to explain; "
@@ -74,3 +76,32 @@ def select_outputs(y, columns, m, width, names):
             f"its outputs {names} were chosen from an answer of {width} columns. A model must "
             "return the same outputs at every call.")
     return y[:, columns] if list(columns) != list(range(width)) else y
+
+
+def output_position(outputs, labels, output) -> int:
+    """The position among ``outputs`` of a class label, an output name or a position."""
+    if outputs is None:
+        raise KeyError("the result has one output; it needs no for_output().")
+    k = len(outputs)
+    if isinstance(output, str) and output in outputs:
+        return outputs.index(output)
+    if labels is not None:
+        for c, label in enumerate(labels):
+            # a label matches a value of its own kind only (the class 1 is not True)
+            if _kind(label) == _kind(output) and label == output:
+                return c
+    if isinstance(output, (int, np.integer)) and not isinstance(output, bool) and \
+            -k <= int(output) < k:
+        return int(output) % k
+    raise KeyError(f"{output!r} is none of the outputs {outputs} (nor their labels "
+                   f"{labels}, nor a position 0..{k - 1}).")
+
+
+def _kind(x):
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(x, str):
+        return "str"
+    return type(x)

@@ -78,6 +78,17 @@ class AttributionPlots:
         return "weights" if a.surrogate is not None else "waterfall"
 
     # ------------------------------------------------------------- helpers
+    def _one(self, output, what) -> "AttributionPlots":
+        """The plots of one output; with several and none chosen, an error naming them."""
+        a = self._a
+        if a.outputs is None:
+            raise InvalidParameterError(
+                f"output={output!r}: these attributions explain one output ({a.output!r}); "
+                "leave output= out.")
+        if output is None:
+            a._require_one_output(f"the {what} plot")
+        return AttributionPlots(a.for_output(output))
+
     def _row(self, i):
         return _row(self._a, i)
 
@@ -109,7 +120,7 @@ class AttributionPlots:
 
     # --------------------------------------------------------- local plots
     @literal_text
-    def waterfall(self, i=0, *, max_display=10, ax=None):
+    def waterfall(self, i=0, *, max_display=10, ax=None, output=None):
         """Draw how row ``i``'s prediction is built from the base value, one feature at a time.
 
         One bar per feature, from the base value (dashed) to the prediction
@@ -127,6 +138,9 @@ class AttributionPlots:
             Most bars drawn (the last one sums the rest).
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position); required then, and an error names the outputs.
 
         Returns
         -------
@@ -143,6 +157,8 @@ class AttributionPlots:
         >>> len(ax.patches), ax.get_title()[:6]  # one bar per feature
         (3, 'row 0:')
         """
+        if output is not None or self._a.outputs is not None:
+            return self._one(output, "waterfall").waterfall(i, max_display=max_display, ax=ax)
         a = self._a
         i = self._row(i)
         self._check_additive("waterfall")
@@ -184,7 +200,7 @@ class AttributionPlots:
         return ax
 
     @literal_text
-    def force(self, i=0, *, min_label_share=0.05, ax=None):
+    def force(self, i=0, *, min_label_share=0.05, ax=None, output=None):
         """Draw row ``i``'s attributions as forces on one axis, pushing the prediction up or down.
 
         Positive contributions push from the left up to the prediction, negative
@@ -203,6 +219,9 @@ class AttributionPlots:
             Smallest share of the total length of a labelled segment.
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position); required then, and an error names the outputs.
 
         Returns
         -------
@@ -219,6 +238,8 @@ class AttributionPlots:
         >>> len(ax.patches)  # one arrow per feature
         3
         """
+        if output is not None or self._a.outputs is not None:
+            return self._one(output, "force").force(i, min_label_share=min_label_share, ax=ax)
         from matplotlib.patches import Polygon
 
         a = self._a
@@ -276,7 +297,7 @@ class AttributionPlots:
         return ax
 
     # ------------------------------------------ local surrogates, texts, images
-    def weights(self, i=0, *, max_display=10, ax=None):
+    def weights(self, i=0, *, max_display=10, ax=None, output=None):
         """Draw one row's weights as bars, to see what the local surrogate says near it.
 
         One bar per feature with a non-zero weight, the largest ``|weight|``
@@ -292,6 +313,9 @@ class AttributionPlots:
             Most bars drawn.
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position); required then, and an error names the outputs.
 
         Returns
         -------
@@ -309,6 +333,8 @@ class AttributionPlots:
         >>> len(ax.patches), "R\u00b2" in ax.get_title()  # a bar per feature; the fit's R^2
         (3, True)
         """
+        if output is not None or self._a.outputs is not None:
+            return self._one(output, "weights").weights(i, max_display=max_display, ax=ax)
         return plot_weights(self._a, i, max_display=max_display, ax=ax)
 
     def text(self, i=0, *, width=80, ax=None):
@@ -422,7 +448,7 @@ class AttributionPlots:
 
     # -------------------------------------------------------- global plots
     @literal_text
-    def bar(self, *, max_display=10, ax=None):
+    def bar(self, *, max_display=10, ax=None, output=None):
         """Draw the mean absolute value of each feature, to rank the features over all rows.
 
         One bar per feature, the global importance ``mean_abs()``, largest on
@@ -435,6 +461,11 @@ class AttributionPlots:
             Most bars drawn (the last one sums the rest).
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, draw this one alone (a class label, an
+            output name or a position); by default every output's share is
+            stacked in each feature's bar, one colour per output, as shap's
+            multi-output bar plot, the features sorted by their total.
 
         Returns
         -------
@@ -451,7 +482,12 @@ class AttributionPlots:
         >>> len(ax.patches), ax.get_xlabel()
         (3, 'mean |SHAP value| (f(x))')
         """
+        if output is not None:
+            return self._one(output, "bar").bar(max_display=max_display, ax=ax)
         a = self._a
+        # a Dask result's summary draws its bar here too, and has one output
+        if getattr(a, "outputs", None) is not None:
+            return self._stacked_bar(max_display, ax)
         imp = a.mean_abs()
         shown, rest = self._top(imp, max_display)
         labels = [a.feature_names[j] for j in shown]
@@ -471,8 +507,33 @@ class AttributionPlots:
         ax.set_xlim(0, max(heights) * 1.18 if max(heights) > 0 else 1)
         return ax
 
+    def _stacked_bar(self, max_display, ax):
+        """Every output's mean ``|value|`` stacked in each feature's bar (shap's multi-output bar)."""
+        a = self._a
+        imp = a.mean_abs()  # (d, k)
+        shown, rest = self._top(imp.sum(axis=1), max_display)
+        labels = [a.feature_names[j] for j in shown]
+        parts = [imp[j] for j in shown]
+        if rest.size:
+            labels.append(f"{rest.size} other features (sum)")
+            parts.append(imp[rest].sum(axis=0))
+        heights = np.array(parts)  # (bars, k)
+        n_bars = len(labels)
+        ax = _axes(ax, (6.4, 0.4 * n_bars + 1.6))
+        y = np.arange(n_bars)[::-1]
+        left = np.zeros(n_bars)
+        for c, name in enumerate(a.outputs or []):
+            ax.barh(y, heights[:, c], left=left, height=0.65, label=name,
+                    color=_LEVEL_COLOURS[c % len(_LEVEL_COLOURS)])
+            left += heights[:, c]
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_xlabel(f"mean |{_method_label(a)}| (stacked over the outputs)")
+        ax.legend(fontsize=8, loc="lower right")
+        return ax
+
     @literal_text
-    def beeswarm(self, *, max_display=10, ax=None, random_state=0):
+    def beeswarm(self, *, max_display=10, ax=None, random_state=0, output=None):
         """Draw every value as a dot, to see how each feature's effect spreads over the rows.
 
         One line of dots per feature, coloured by the feature's value (low
@@ -488,6 +549,9 @@ class AttributionPlots:
             Where to draw; None (default) draws on a new figure.
         random_state : int, default=0
             Seed of the dots' vertical jitter.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position); required then, and an error names the outputs.
 
         Returns
         -------
@@ -504,6 +568,8 @@ class AttributionPlots:
         >>> sum(len(dots.get_offsets()) for dots in ax.collections)  # 30 rows, 3 features
         90
         """
+        if output is not None or self._a.outputs is not None:
+            return self._one(output, "beeswarm").beeswarm(max_display=max_display, ax=ax, random_state=random_state)
         a = self._a
         shown, rest = self._top(a.mean_abs(), max_display)
         numeric = a.numeric_data()
@@ -546,7 +612,7 @@ class AttributionPlots:
         return ax
 
     @literal_text
-    def dependence(self, feature, *, color="auto", ax=None, random_state=0):
+    def dependence(self, feature, *, color="auto", ax=None, random_state=0, output=None):
         """Draw a feature's values against its attributions, to see the shape of its effect.
 
         One dot per row, coloured by a second feature: an interaction shows
@@ -565,6 +631,9 @@ class AttributionPlots:
             Where to draw; None (default) draws on a new figure.
         random_state : int, default=0
             Seed of the jitter of categorical features.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position); required then, and an error names the outputs.
 
         Returns
         -------
@@ -581,6 +650,8 @@ class AttributionPlots:
         >>> ax.get_xlabel(), ax.get_ylabel()
         ('x1', 'SHAP value of x1')
         """
+        if output is not None or self._a.outputs is not None:
+            return self._one(output, "dependence").dependence(feature, color=color, ax=ax, random_state=random_state)
         a = self._a
         j = a.index_of(feature)
         numeric = a.numeric_data()
