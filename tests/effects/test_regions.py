@@ -372,3 +372,132 @@ def test_missing_splitting_values_go_right_and_a_constant_feature_says_so():
     assert second.region.startswith("x3 >") and second.split_feature == "x3"
     assert second.rows_right == int(X["x3"].isna().sum())
     assert r["c"].is_leaf and r["c"].reason.startswith("no local effects")
+
+
+# ------------------------------------------------------------ every output
+def two_outputs(D):
+    """[3 x1 1[x3 > 0] + x2, x2]: only output 0's effect of x1 differs, by x3."""
+    D = np.asarray(D, dtype=float)
+    return np.column_stack([truth(D), D[:, 1]])
+
+
+def shared_split(D):
+    """[3 x1 1[x3 > 0] + x2, -x1 1[x3 > 0] + x2^2]: both outputs split x1 on x3 at 0."""
+    D = np.asarray(D, dtype=float)
+    return np.column_stack([truth(D), -D[:, 0] * (D[:, 2] > 0) + D[:, 1] ** 2])
+
+
+def _same_effect(a, b):
+    assert a.output == b.output and a.outputs is None and b.outputs is None
+    np.testing.assert_allclose(a.values, b.values, rtol=0, atol=1e-12)
+    for name in ("ice", "std", "counts"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None)
+        if x is not None:
+            np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=0,
+                                       atol=1e-12, equal_nan=True)
+    assert (a.band is None) == (b.band is None)
+    if a.band is not None:
+        np.testing.assert_allclose(a.band.lower, b.band.lower, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a.band.upper, b.band.upper, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["ale", "dale", "pdp"])
+def test_every_output_one_split_tree_and_regional_effects_per_output(method):
+    X = truth_data(n=1500)
+    r = ml.regions(two_outputs, X, "x1", method=method, n_permutations=99, random_state=0)
+    assert r.outputs == ["f(x)[0]", "f(x)[1]"]
+    splits = r.splits
+    assert list(splits.columns) == list(ml.regions(truth, X, "x1", method=method,
+                                                   n_permutations=0).splits.columns)
+    assert len(splits) == 1
+    s = splits.iloc[0]
+    assert s.split_feature == "x3" and abs(s.threshold) <= QUANTILE_STEP and s.p_value < 0.05
+    effects = r.effects("x1")
+    assert len(effects) == 2
+    for side, slope in (("x3 <=", 0.0), ("x3 >", 3.0)):
+        e = region_of(effects, side)
+        assert e.outputs == r.outputs and e.values.shape[-1] == 2
+        assert np.allclose(slopes(e.for_output(0)), slope, atol=1e-9)
+        assert np.allclose(slopes(e.for_output("f(x)[1]")), 0.0, atol=1e-9)
+    # one output's regions: the same tree, every effect of that output alone
+    one = r.for_output(1)
+    assert one.outputs is None and repr(one) == repr(r)
+    pd.testing.assert_frame_equal(one.splits, splits)
+    assert all(e.outputs is None for e in one.effects("x1").values())
+    _same_effect(one.global_effect("x1"), r.global_effect("x1").for_output(1))
+
+
+@pytest.mark.parametrize("method", ["ale", "dale", "pdp"])
+@pytest.mark.parametrize("fn", [two_outputs, shared_split])
+def test_each_output_equals_its_single_output_regions_on_the_same_split(method, fn):
+    X = truth_data(n=1200, seed=2)
+    every = ml.regions(fn, X, "x1", method=method, n_permutations=19, random_state=0)
+    (s,) = every.splits.itertuples()
+    befores = []
+    for k in range(2):
+        single = ml.regions(fn, X, "x1", method=method, n_permutations=19, random_state=0,
+                            target=k)
+        _same_effect(every.global_effect("x1").for_output(k), single.global_effect("x1"))
+        befores.append(single.splits.heterogeneity_before.sum())
+        if single.splits.empty:  # output 1 of two_outputs: x1's effect never differs
+            assert fn is two_outputs and k == 1 and single["x1"].is_leaf
+            continue
+        (t,) = single.splits.itertuples()
+        assert (t.split_feature, t.threshold) == (s.split_feature, s.threshold)
+        assert list(single.effects("x1")) == list(every.effects("x1"))
+        for region, effect in single.effects("x1").items():
+            _same_effect(every.effects("x1")[region].for_output(k), effect)
+    # the heterogeneity of a split serving both outputs is their sum
+    assert s.heterogeneity_before == pytest.approx(sum(befores), rel=1e-9)
+
+
+def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X = truth_data(n=1000, seed=6)
+    score = truth(X)
+    y = np.where(score > 1, "hi", np.where(score < -1, "lo", "mid"))
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    r = ml.regions(model, X, ["x1", "x2"], n_permutations=19, random_state=0)
+    assert r.outputs is not None and len(r.outputs) == 3
+    assert set(r.splits.feature) <= {"x1", "x2"}
+    assert not r["x1"].is_leaf
+    glob = r.global_effect("x1")
+    for region, effect in r.effects("x1").items():
+        assert effect.values.shape == (len(glob.grid), 3)
+        mask = np.ones(len(X), dtype=bool)
+        for cond in r["x1"].leaves()[list(r.effects("x1")).index(region)].conditions:
+            name, op, value = cond.split(" ")
+            mask &= (X[name] <= float(value)) if op == "<=" else (X[name] > float(value))
+        assert mask.sum() == sum(n.rows for n in r["x1"].leaves() if n.region == region)
+        for label in ("hi", "lo", "mid"):
+            direct = ml.ale(model, X[mask], "x1", bins=np.asarray(glob.grid, dtype=float),
+                            target=label)["x1"]
+            np.testing.assert_allclose(effect.for_output(label).values, direct.values,
+                                       rtol=0, atol=1e-12)
+    import matplotlib
+    matplotlib.use("Agg")
+    ax = r.plot("x1")  # every class: a line style each
+    n_regions = len(r.effects("x1"))
+    assert len(ax.get_legend().get_texts()) == 3 * (n_regions + 1)
+    ax = r.plot("x1", output="lo")
+    assert len(ax.get_legend().get_texts()) == n_regions + 1
+
+
+class CountingTwoOutputs(CountingModel):
+    def __call__(self, A):
+        self.rows += len(A)
+        return two_outputs(A)
+
+
+@pytest.mark.parametrize("method,fn,kw", [("ale", ml.ale, dict(bins=20)),
+                                          ("dale", ml.dale, dict(bins=20)),
+                                          ("pdp", ml.pdp, dict(grid=20, ice=True))])
+def test_every_output_costs_no_model_rows_beyond_the_global_effect(method, fn, kw):
+    X = truth_data(n=500).to_numpy()
+    alone, regional = CountingTwoOutputs(), CountingTwoOutputs()
+    assert fn(alone, X, ["x0", "x2"], **kw).outputs is not None
+    r = ml.regions(regional, X, ["x0", "x2"], method=method, n_permutations=20, random_state=0)
+    assert len(r.splits) >= 1 and r.outputs is not None
+    assert regional.rows == alone.rows > 0

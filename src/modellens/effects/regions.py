@@ -66,6 +66,13 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.ale`.  Dask data are refused (the splits
         need every row's local effects at once): pass a pandas sample.
+        With ``target=None`` a model of several outputs (every class of a
+        classifier, the columns of an ``(n, k)`` answer) is explained for
+        every output at once: each feature gets one split tree whose
+        heterogeneity is summed over the outputs (a split must serve the
+        outputs together), and each region's effect holds every output
+        (``Effect.for_output``); ``target=`` picks one output and splits
+        for it alone.
     features : name, index, or list of them, optional
         Features of interest (all when None).
     method : {"ale", "dale", "pdp"}, default="ale"
