@@ -464,13 +464,22 @@ def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows()
     assert set(r.splits.feature) <= {"x1", "x2"}
     assert not r["x1"].is_leaf
     glob = r.global_effect("x1")
+    masks = {}
+
+    def walk(node, mask):  # each leaf's rows, by the exact thresholds of its splits
+        if node.is_leaf:
+            masks[node.region] = mask
+            assert mask.sum() == node.rows
+            return
+        left = (X[node.split.feature] <= node.split.threshold).to_numpy()
+        walk(node.left, mask & left)
+        walk(node.right, mask & ~left)
+
+    walk(r["x1"], np.ones(len(X), dtype=bool))
+    assert list(masks) == list(r.effects("x1"))
     for region, effect in r.effects("x1").items():
         assert effect.values.shape == (len(glob.grid), 3)
-        mask = np.ones(len(X), dtype=bool)
-        for cond in r["x1"].leaves()[list(r.effects("x1")).index(region)].conditions:
-            name, op, value = cond.split(" ")
-            mask &= (X[name] <= float(value)) if op == "<=" else (X[name] > float(value))
-        assert mask.sum() == sum(n.rows for n in r["x1"].leaves() if n.region == region)
+        mask = masks[region]
         for label in ("hi", "lo", "mid"):
             direct = ml.ale(model, X[mask], "x1", bins=np.asarray(glob.grid, dtype=float),
                             target=label)["x1"]
