@@ -180,23 +180,26 @@ def test_categorical_feature_of_interest():
 
 # ------------------------------------------------------------ cost
 class CountingModel:
-    def __init__(self):
-        self.rows = 0
+    def __init__(self, outputs=1):
+        self.rows, self.outputs = 0, outputs
 
     def __call__(self, A):
         self.rows += len(A)
-        return truth(A)
+        return truth(A) if self.outputs == 1 else two_outputs(A)
 
 
 @pytest.mark.parametrize("method,fn,kw", [("ale", ml.ale, dict(bins=20)),
                                           ("dale", ml.dale, dict(bins=20)),
                                           ("pdp", ml.pdp, dict(grid=20, ice=True))])
-def test_no_model_rows_beyond_the_global_effect(method, fn, kw):
+@pytest.mark.parametrize("k", [1, 2])
+def test_no_model_rows_beyond_the_global_effect(method, fn, kw, k):
+    """One output, or two (every output's local effects from the same rows)."""
     X = truth_data(n=500).to_numpy()
-    alone, regional = CountingModel(), CountingModel()
-    fn(alone, X, ["x0", "x2"], **kw)
+    alone, regional = CountingModel(k), CountingModel(k)
+    assert (fn(alone, X, ["x0", "x2"], **kw).outputs is None) == (k == 1)
     r = ml.regions(regional, X, ["x0", "x2"], method=method, n_permutations=20, random_state=0)
     assert len(r.splits) >= 1  # splits, permutations and bootstraps were all searched
+    assert (r.outputs is None) == (k == 1)
     assert regional.rows == alone.rows > 0
 
 
@@ -493,20 +496,3 @@ def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows()
     ax = r.plot("x1", output="lo")
     assert len(ax.get_legend().get_texts()) == n_regions + 1
 
-
-class CountingTwoOutputs(CountingModel):
-    def __call__(self, A):
-        self.rows += len(A)
-        return two_outputs(A)
-
-
-@pytest.mark.parametrize("method,fn,kw", [("ale", ml.ale, dict(bins=20)),
-                                          ("dale", ml.dale, dict(bins=20)),
-                                          ("pdp", ml.pdp, dict(grid=20, ice=True))])
-def test_every_output_costs_no_model_rows_beyond_the_global_effect(method, fn, kw):
-    X = truth_data(n=500).to_numpy()
-    alone, regional = CountingTwoOutputs(), CountingTwoOutputs()
-    assert fn(alone, X, ["x0", "x2"], **kw).outputs is not None
-    r = ml.regions(regional, X, ["x0", "x2"], method=method, n_permutations=20, random_state=0)
-    assert len(r.splits) >= 1 and r.outputs is not None
-    assert regional.rows == alone.rows > 0
