@@ -429,6 +429,10 @@ def test_every_output_one_split_tree_and_regional_effects_per_output(method):
     pd.testing.assert_frame_equal(one.splits, splits)
     assert all(e.outputs is None for e in one.effects("x1").values())
     _same_effect(one.global_effect("x1"), r.global_effect("x1").for_output(1))
+    back = ml.Regions.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back.outputs == r.outputs
+    pd.testing.assert_frame_equal(back.to_frame(), r.to_frame())
+    assert set(r.to_frame().output) == set(r.outputs)
 
 
 @pytest.mark.parametrize("method", ["ale", "dale", "pdp"])

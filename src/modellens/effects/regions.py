@@ -248,7 +248,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 class _Local:
     """One feature's local effects, as observations: their row, bin and value.
 
-    ``values`` has shape ``(m, k)`` (``k`` outputs; one today), ``strata``
+    ``values`` has shape ``(m, k)`` (one column per output), ``strata``
     each data row's unit of the feature of interest (rows are permuted within
     it), ``regional`` builds the effect on some rows from kept answers.
     """
