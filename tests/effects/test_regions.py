@@ -180,23 +180,26 @@ def test_categorical_feature_of_interest():
 
 # ------------------------------------------------------------ cost
 class CountingModel:
-    def __init__(self):
-        self.rows = 0
+    def __init__(self, outputs=1):
+        self.rows, self.outputs = 0, outputs
 
     def __call__(self, A):
         self.rows += len(A)
-        return truth(A)
+        return truth(A) if self.outputs == 1 else two_outputs(A)
 
 
 @pytest.mark.parametrize("method,fn,kw", [("ale", ml.ale, dict(bins=20)),
                                           ("dale", ml.dale, dict(bins=20)),
                                           ("pdp", ml.pdp, dict(grid=20, ice=True))])
-def test_no_model_rows_beyond_the_global_effect(method, fn, kw):
+@pytest.mark.parametrize("k", [1, 2])
+def test_no_model_rows_beyond_the_global_effect(method, fn, kw, k):
+    """One output, or two (every output's local effects from the same rows)."""
     X = truth_data(n=500).to_numpy()
-    alone, regional = CountingModel(), CountingModel()
-    fn(alone, X, ["x0", "x2"], **kw)
+    alone, regional = CountingModel(k), CountingModel(k)
+    assert (fn(alone, X, ["x0", "x2"], **kw).outputs is None) == (k == 1)
     r = ml.regions(regional, X, ["x0", "x2"], method=method, n_permutations=20, random_state=0)
     assert len(r.splits) >= 1  # splits, permutations and bootstraps were all searched
+    assert (r.outputs is None) == (k == 1)
     assert regional.rows == alone.rows > 0
 
 
@@ -372,3 +375,128 @@ def test_missing_splitting_values_go_right_and_a_constant_feature_says_so():
     assert second.region.startswith("x3 >") and second.split_feature == "x3"
     assert second.rows_right == int(X["x3"].isna().sum())
     assert r["c"].is_leaf and r["c"].reason.startswith("no local effects")
+
+
+# ------------------------------------------------------------ every output
+def two_outputs(D):
+    """[3 x1 1[x3 > 0] + x2, x2]: only output 0's effect of x1 differs, by x3."""
+    D = np.asarray(D, dtype=float)
+    return np.column_stack([truth(D), D[:, 1]])
+
+
+def shared_split(D):
+    """[3 x1 1[x3 > 0] + x2, -x1 1[x3 > 0] + x2^2]: both outputs split x1 on x3 at 0."""
+    D = np.asarray(D, dtype=float)
+    return np.column_stack([truth(D), -D[:, 0] * (D[:, 2] > 0) + D[:, 1] ** 2])
+
+
+def _same_effect(a, b):
+    assert a.output == b.output and a.outputs is None and b.outputs is None
+    np.testing.assert_allclose(a.values, b.values, rtol=0, atol=1e-12)
+    for name in ("ice", "std", "counts"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None)
+        if x is not None:
+            np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=0,
+                                       atol=1e-12, equal_nan=True)
+    assert (a.band is None) == (b.band is None)
+    if a.band is not None:
+        np.testing.assert_allclose(a.band.lower, b.band.lower, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a.band.upper, b.band.upper, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["ale", "dale", "pdp"])
+def test_every_output_one_split_tree_and_regional_effects_per_output(method):
+    X = truth_data(n=1500)
+    r = ml.regions(two_outputs, X, "x1", method=method, n_permutations=99, random_state=0)
+    assert r.outputs == ["f(x)[0]", "f(x)[1]"]
+    splits = r.splits
+    assert list(splits.columns) == list(ml.regions(truth, X, "x1", method=method,
+                                                   n_permutations=0).splits.columns)
+    assert len(splits) == 1
+    s = splits.iloc[0]
+    assert s.split_feature == "x3" and abs(s.threshold) <= QUANTILE_STEP and s.p_value < 0.05
+    effects = r.effects("x1")
+    assert len(effects) == 2
+    for side, slope in (("x3 <=", 0.0), ("x3 >", 3.0)):
+        e = region_of(effects, side)
+        assert e.outputs == r.outputs and e.values.shape[-1] == 2
+        assert np.allclose(slopes(e.for_output(0)), slope, atol=1e-9)
+        assert np.allclose(slopes(e.for_output("f(x)[1]")), 0.0, atol=1e-9)
+    # one output's regions: the same tree, every effect of that output alone
+    one = r.for_output(1)
+    assert one.outputs is None and repr(one) == repr(r)
+    pd.testing.assert_frame_equal(one.splits, splits)
+    assert all(e.outputs is None for e in one.effects("x1").values())
+    _same_effect(one.global_effect("x1"), r.global_effect("x1").for_output(1))
+    back = ml.Regions.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back.outputs == r.outputs
+    pd.testing.assert_frame_equal(back.to_frame(), r.to_frame())
+    assert set(r.to_frame().output) == set(r.outputs)
+
+
+@pytest.mark.parametrize("method", ["ale", "dale", "pdp"])
+@pytest.mark.parametrize("fn", [two_outputs, shared_split])
+def test_each_output_equals_its_single_output_regions_on_the_same_split(method, fn):
+    X = truth_data(n=1200, seed=2)
+    every = ml.regions(fn, X, "x1", method=method, n_permutations=19, random_state=0)
+    (s,) = every.splits.itertuples()
+    befores = []
+    for k in range(2):
+        single = ml.regions(fn, X, "x1", method=method, n_permutations=19, random_state=0,
+                            target=k)
+        _same_effect(every.global_effect("x1").for_output(k), single.global_effect("x1"))
+        befores.append(single.splits.heterogeneity_before.sum())
+        if single.splits.empty:  # output 1 of two_outputs: x1's effect never differs
+            assert fn is two_outputs and k == 1 and single["x1"].is_leaf
+            continue
+        (t,) = single.splits.itertuples()
+        assert (t.split_feature, t.threshold) == (s.split_feature, s.threshold)
+        assert list(single.effects("x1")) == list(every.effects("x1"))
+        for region, effect in single.effects("x1").items():
+            _same_effect(every.effects("x1")[region].for_output(k), effect)
+    # the heterogeneity of a split serving both outputs is their sum
+    assert s.heterogeneity_before == pytest.approx(sum(befores), rel=1e-9)
+
+
+def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X = truth_data(n=1000, seed=6)
+    score = truth(X)
+    y = np.where(score > 1, "hi", np.where(score < -1, "lo", "mid"))
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    r = ml.regions(model, X, ["x1", "x2"], n_permutations=19, random_state=0)
+    assert r.outputs is not None and len(r.outputs) == 3
+    assert set(r.splits.feature) <= {"x1", "x2"}
+    assert not r["x1"].is_leaf
+    glob = r.global_effect("x1")
+    masks = {}
+
+    def walk(node, mask):  # each leaf's rows, by the exact thresholds of its splits
+        if node.is_leaf:
+            masks[node.region] = mask
+            assert mask.sum() == node.rows
+            return
+        left = (X[node.split.feature] <= node.split.threshold).to_numpy()
+        walk(node.left, mask & left)
+        walk(node.right, mask & ~left)
+
+    walk(r["x1"], np.ones(len(X), dtype=bool))
+    assert list(masks) == list(r.effects("x1"))
+    for region, effect in r.effects("x1").items():
+        assert effect.values.shape == (len(glob.grid), 3)
+        mask = masks[region]
+        for label in ("hi", "lo", "mid"):
+            direct = ml.ale(model, X[mask], "x1", bins=np.asarray(glob.grid, dtype=float),
+                            target=label)["x1"]
+            np.testing.assert_allclose(effect.for_output(label).values, direct.values,
+                                       rtol=0, atol=1e-12)
+    import matplotlib
+    matplotlib.use("Agg")
+    ax = r.plot("x1")  # every class: a line style each
+    n_regions = len(r.effects("x1"))
+    assert len(ax.get_legend().get_texts()) == 3 * (n_regions + 1)
+    ax = r.plot("x1", output="lo")
+    assert len(ax.get_legend().get_texts()) == n_regions + 1
+

@@ -14,7 +14,7 @@ from scipy import sparse
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state)
 from ..data import resolve_features
-from ..engine import open_request, run
+from ..engine import open_request
 from ..typing import BinsSpec, DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, \
     TargetSpec
 from ._grid import DEFAULT_POINTS, grid_spec
@@ -66,6 +66,13 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.ale`.  Dask data are refused (the splits
         need every row's local effects at once): pass a pandas sample.
+        With ``target=None`` a model of several outputs (every class of a
+        classifier, the columns of an ``(n, k)`` answer) is explained for
+        every output at once: each feature gets one split tree whose
+        heterogeneity is summed over the outputs (a split must serve the
+        outputs together), and each region's effect holds every output
+        (``Effect.for_output``); ``target=`` picks one output and splits
+        for it alone.
     features : name, index, or list of them, optional
         Features of interest (all when None).
     method : {"ale", "dale", "pdp"}, default="ale"
@@ -178,7 +185,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     rng = check_random_state(random_state)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, allow_pairs=False)
+                           progress=progress, allow_pairs=False, several=True)
     request.require_in_memory("ml.regions")
     dataset = request.dataset
     feats = request.features
@@ -241,7 +248,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 class _Local:
     """One feature's local effects, as observations: their row, bin and value.
 
-    ``values`` has shape ``(m, k)`` (``k`` outputs; one today), ``strata``
+    ``values`` has shape ``(m, k)`` (one column per output), ``strata``
     each data row's unit of the feature of interest (rows are permuted within
     it), ``regional`` builds the effect on some rows from kept answers.
     """
@@ -284,18 +291,27 @@ def _ale_locals(request, feats, bins):
     dataset = request.dataset
     axes = _AxisCache(dataset, 10)
     designs = [axes.get(j, grid_spec(bins, dataset, j)) for j in feats]
-    output = request.model.output_name
-    plans = [_KeepingPlan(dataset.values, axis, output=output, confidence=0.95)
-             for axis in designs]
-    effects = run(request.model, plans, request.options, desc="regions (ale)")
+    made: list[list[_KeepingPlan]] = []
+
+    def plans_for(values, part, model):
+        made.append([_KeepingPlan(values, axis, output=model.output_name, confidence=0.95)
+                     for axis in designs])
+        return made[-1]
+
+    per_output = request.run_outputs(plans_for, desc="regions (ale)")
+    labels = request.output_labels
+    # the plans of each output, in output order (an undetermined model's first try is dropped)
+    made = made[len(made) - len(per_output):]
+    globals_ = [Effect.stack(list(parts), labels) for parts in zip(*per_output)]
     out = []
-    for plan, effect in zip(plans, effects):
-        axis = plan.axis
+    for f, axis in enumerate(designs):
+        plans = [output_plans[f] for output_plans in made]
+        plan = plans[0]  # every output's plan has the same rows, cells and signs
         obs_rows = axis.row_positions() if plan.sign is None else plan.rows
-        local = np.zeros(0) if plan.kept is None else plan.kept
+        local = np.column_stack([np.zeros(0) if p.kept is None else p.kept for p in plans])
         strata = axis.unit_of_rows()
 
-        def build(rows, plan=plan, axis=axis):
+        def build(rows, plans=plans, axis=axis):
             inside = np.zeros(axis.n_data, dtype=bool)
             inside[rows] = True
             positions = axis.row_positions()
@@ -303,15 +319,18 @@ def _ale_locals(request, feats, bins):
             sub = copy.copy(axis)
             sub.rows = positions[keep_units]
             sub.unit = axis.unit[keep_units]
-            sub_plan = _FeaturePlan(dataset.values, sub, output=plan.output,
-                                    confidence=plan.confidence)
-            if plan.kept is not None:
-                own = inside[plan.rows if plan.sign is not None else positions]
-                sub_plan.take_local(plan.kept[own])
-            return sub_plan.reduce()
+            effects = []
+            for plan in plans:
+                sub_plan = _FeaturePlan(dataset.values, sub, output=plan.output,
+                                        confidence=plan.confidence)
+                if plan.kept is not None:
+                    own = inside[plan.rows if plan.sign is not None else positions]
+                    sub_plan.take_local(plan.kept[own])
+                effects.append(sub_plan.reduce())
+            return Effect.stack(effects, labels)
 
         out.append(_Local(np.asarray(obs_rows, dtype=np.intp), np.asarray(plan.cell, np.intp),
-                          _as_columns(local), axis.n_cells, strata, effect, build))
+                          local, axis.n_cells, strata, globals_[f], build))
     return out
 
 
@@ -327,9 +346,9 @@ def _dale_locals(dataset, model, X, feats, names, bins, options):
     for j, name in zip(feats, names):
         effect = effects[name]
         assert isinstance(effect, DaleEffect)  # dale's effects keep their local effects
-        g = np.asarray(effect.local_effects, dtype=np.float64)
+        g = _as_columns(effect.local_effects)  # (rows, outputs)
         known = np.flatnonzero(~np.isnan(dataset.values[:, j]))
-        if g.size != known.size:
+        if g.shape[0] != known.size:
             raise InvalidParameterError(
                 f"the derivative of the model for {name!r} is NaN or inf at some rows; "
                 "method='dale' needs it at every row with a value. Drop those rows, or use "
@@ -339,16 +358,18 @@ def _dale_locals(dataset, model, X, feats, names, bins, options):
         cell = bin_index(x, edges) if edges.size > 1 else np.zeros(x.size, np.intp)
         strata = np.full(dataset.n_rows, -1, dtype=np.intp)
         strata[known] = cell
+        ones = [effect.for_output(c) for c in range(effect.n_outputs)]
 
-        def build(rows, effect=effect, known=known, g=g, x=x, edges=edges):
+        def build(rows, effect=effect, ones=ones, known=known, g=g, x=x, edges=edges):
             own = np.isin(known, rows)
-            return _dale_summarise(effect.feature, x[own], g[own], edges,
-                                   min_points=effect.extra.get("min_points", 10),
-                                   confidence=effect.band.level if effect.band else 0.95,
-                                   output=effect.output, backend=effect.extra.get("gradient"),
-                                   empty_bins="zero")
+            return Effect.stack([_dale_summarise(
+                one.feature, x[own], g[own, c], edges,
+                min_points=one.extra.get("min_points", 10),
+                confidence=one.band.level if one.band else 0.95, output=one.output,
+                backend=one.extra.get("gradient"), empty_bins="zero")
+                for c, one in enumerate(ones)], effect.output_labels)
 
-        out.append(_Local(known, np.asarray(cell, np.intp), _as_columns(g),
+        out.append(_Local(known, np.asarray(cell, np.intp), g,
                           max(edges.size - 1, 1), strata, effect, build))
     return out
 
@@ -360,22 +381,29 @@ def _pdp_locals(dataset, model, X, feats, names, grid, options):
     for name in names:
         effect = effects[name]
         ice = np.asarray(effect.ice, dtype=float)
+        if ice.ndim == 2:
+            ice = ice[:, :, None]
         n_grid = ice.shape[1]
+        # (rows, points, outputs): each row's curve minus its own mean, per output
         centred = ice - ice.mean(axis=1, keepdims=True)
         rows = np.repeat(np.arange(n), n_grid)
         cell = np.tile(np.arange(n_grid), n)
+        ones = [effect.for_output(c) for c in range(effect.n_outputs)]
 
-        def build(rows, effect=effect, ice=ice):
-            curves = ice[rows]
-            values = curves.mean(axis=0) if rows.size else np.full(ice.shape[1], np.nan)
-            fv = effect.feature_values
-            if fv is not None and len(fv) == ice.shape[0]:
-                fv = np.asarray(fv)[rows]
-            return Effect(feature=effect.feature, method="pdp", grid=effect.grid, values=values,
-                          ice=curves, kind=effect.kind, feature_values=fv,
-                          output=effect.output, ice_rows=rows)
+        def build(rows, effect=effect, ones=ones):
+            parts = []
+            for one in ones:
+                curves = np.asarray(one.ice, dtype=float)[rows]
+                values = curves.mean(axis=0) if rows.size else np.full(curves.shape[1], np.nan)
+                fv = one.feature_values
+                if fv is not None and len(fv) == n:
+                    fv = np.asarray(fv)[rows]
+                parts.append(Effect(feature=one.feature, method="pdp", grid=one.grid,
+                                    values=values, ice=curves, kind=one.kind, feature_values=fv,
+                                    output=one.output, ice_rows=rows))
+            return Effect.stack(parts, effect.output_labels)
 
-        out.append(_Local(rows, cell, _as_columns(centred.ravel()), n_grid,
+        out.append(_Local(rows, cell, centred.reshape(n * n_grid, -1), n_grid,
                           np.zeros(n, dtype=np.intp), effect, build))
     return out
 

@@ -164,7 +164,11 @@ class RegionEffects(Effects):
 class Regions:
     """Regional effects of one or more features: where each effect differs, and why.
 
-    Built by :func:`modellens.regions`.
+    Built by :func:`modellens.regions`.  Of a model with several outputs
+    (every class of a classifier, the columns of an ``(n, k)`` answer) each
+    feature has one split tree, chosen for all outputs together (their
+    heterogeneities summed), and every regional and global effect holds every
+    output on its last axis; :meth:`for_output` keeps one.
 
     Attributes
     ----------
@@ -173,6 +177,8 @@ class Regions:
         The features of interest, in the order asked.
     splits : pandas.DataFrame
         One row per accepted split (columns :data:`SPLIT_COLUMNS`).
+    outputs : list of str or None
+        The names of the outputs when there are several.
     n_rows, min_region_rows, n_permutations : int
 
     Examples
@@ -240,6 +246,35 @@ class Regions:
         return frame.astype({"threshold": float, "depth": int}) if len(frame) else frame
 
     @property
+    def outputs(self) -> list | None:
+        """The names of the outputs when the effects have several, else None."""
+        first = next(iter(self._global.values()), None)
+        return None if first is None else first.outputs
+
+    def for_output(self, output) -> Regions:
+        """The regions with every effect of one output only (the split trees unchanged).
+
+        The splits were chosen for all outputs together, so they may differ
+        from those of ``ml.regions(..., target=output)``; the regional effects
+        on a given split are the same.
+
+        Parameters
+        ----------
+        output : label, str or int
+            A class label, an output name or a position.
+
+        Returns
+        -------
+        Regions
+        """
+        return Regions(method=self.method, trees=self._trees,
+                       regional={k: {r: e.for_output(output) for r, e in v.items()}
+                                 for k, v in self._regional.items()},
+                       global_effects={k: e.for_output(output) for k, e in self._global.items()},
+                       n_rows=self.n_rows, min_region_rows=self.min_region_rows,
+                       n_permutations=self.n_permutations)
+
+    @property
     def no_split(self) -> list[str]:
         """Features whose effect was not split: no significant split was found."""
         return [f for f, tree in self._trees.items() if tree.is_leaf]
@@ -262,7 +297,7 @@ class Regions:
                 parts.append(frame)
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
-    def plot(self, feature=None, ax=None, **kwargs):
+    def plot(self, feature=None, ax=None, *, output=None, **kwargs):
         """Draw a feature's regional curves on one axes, to compare the regions at a glance.
 
         Each region's curve (its ALE / DALE confidence band shaded) is named by
@@ -275,6 +310,10 @@ class Regions:
             Default: the first feature.
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            Of a multi-output model: the output to draw (a class label, an
+            output name or a position); None draws every output, one line
+            style each.
 
         Returns
         -------
@@ -292,6 +331,8 @@ class Regions:
         3
         """
         key = self.features[0] if feature is None else self._key(feature)
+        if output is not None:
+            return self.for_output(output).plot(key, ax=ax, **kwargs)
         return plot_regions(self._global[key], self._regional[key], self._trees[key],
                             ax=ax, **kwargs)
 
