@@ -517,8 +517,9 @@ def effects_section(inputs, found) -> Section:
             f"{', '.join(inputs.outputs)}"
             + (" (the model records no class labels: output k is the booster's output column "
                "k, class k of a multiclass booster)" if inputs.explained_class is None else "")
-            + ". A feature's importance is the largest over the outputs; an effect is "
-            "negligible when it is on every output.")
+            + ". The PD panels draw no ICE curves then (the section's data keep them). A "
+            "feature's importance is the largest over the outputs; an effect is negligible "
+            "when it is on every output.")
     sec.notes.append(
         f"Partial dependence (PD) with ICE curves and accumulated local effects (ALE) with their "
         f"95% confidence band, on {ds.n_rows:,} rows, {inputs.grid} grid points / bins. The two "
