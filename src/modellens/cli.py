@@ -207,10 +207,8 @@ def _cluster(args):
 def _target_class(args, model):
     classes = getattr(model, "classes_", None)
     if args.target_class is None:
-        if classes is not None and len(classes) > 2:
-            # the library's own message names target=, which a command line user cannot pass
-            raise CLIError(f"the model has {len(classes)} classes {[str(c) for c in classes]}; "
-                           "choose the one whose probability is explained with --class LABEL.")
+        # several classes: the report draws every one (and names the one its Shapley and
+        # LIME sections explain)
         return None
     if classes is not None:
         for c in classes:  # labels come as text from the command line
@@ -369,9 +367,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--grid", type=_count(2, "--grid"), default=20, metavar="N",
                      help="grid points / bins per feature (default: %(default)s)")
     rep.add_argument("--class", dest="target_class", metavar="LABEL",
-                     help="classifiers: the class whose probability is explained (default: the "
-                          "positive class of a binary model); a model file without class "
-                          "labels (a multiclass booster's .txt / .json): the output's index")
+                     help="classifiers: the one class whose probability is explained "
+                          "(default: the positive class of a binary model; every class of a "
+                          "multiclass model in the effects, the most probable one in the "
+                          "Shapley and LIME sections); a model file without class labels (a "
+                          "multiclass booster's .txt / .json): the output's index")
     rep.add_argument("--seed", type=_count(0, "--seed"), default=0,
                      help="random seed of every sample (default: %(default)s)")
     rep.add_argument("--holdout", action="store_true",

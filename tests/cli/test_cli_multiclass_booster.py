@@ -1,4 +1,4 @@
-"""A multiclass booster from its own model file: --class picks the output, one clear error."""
+"""A multiclass booster from its own model file: every class without --class, one with it."""
 
 import numpy as np
 import pandas as pd
@@ -37,10 +37,57 @@ def test_class_index_explains_one_output_of_a_multiclass_txt(files, capsys):
                                model.predict_proba(X)[:, 2], atol=1e-12)
 
 
-def test_without_class_one_error_names_the_option(files, capsys):
+def _every_class_report(monkeypatch, capsys, data, model_file, out):
+    """Run the CLI without --class; the Report it wrote."""
+    from modellens.report._report import Report
+
+    written = []
+    save = Report.save
+    monkeypatch.setattr(Report, "save", lambda self, path: (written.append(self),
+                                                            save(self, path))[1])
+    code, _, err = _run(["report", "--data", data, "--model", model_file, "--target", "y",
+                         "--out", out, "--sample", 200, "--explain", 4, "--grid", 5], capsys)
+    assert code == 0, err
+    return written[0]
+
+
+def _check_every_class(rep, booster, X, k):
+    import modellens as ml
+
+    effects = rep.sections["effects"].data
+    for name in X.columns:
+        assert len(effects["pdp"][name].outputs) == k
+        for c in range(k):
+            one = ml.pdp(booster, X, [name], grid=5, target=c, progress=False)[name]
+            np.testing.assert_allclose(effects["pdp"][name].for_output(c).values, one.values,
+                                       atol=1e-12, rtol=0)
+    # the one output of the attribution sections is named in their heading
+    assert rep.sections["shapley"].data["attributions"].output in rep.sections["shapley"].title
+
+
+def test_a_multiclass_txt_without_class_explains_every_class(files, capsys, monkeypatch):
+    import lightgbm as lgb
+
     folder, _, _ = files
-    code, _, err = _run(["report", "--data", folder / "data.csv", "--model",
-                         folder / "model.txt", "--target", "y", "--out", folder / "r.html",
-                         "--sample", 100, "--explain", 4], capsys)
-    line = _one_error_line(err)
-    assert code != 0 and "--class" in line and "lambda" not in line
+    rep = _every_class_report(monkeypatch, capsys, folder / "data.csv", folder / "model.txt",
+                              folder / "every.html")
+    X = pd.read_csv(folder / "data.csv").drop(columns="y")
+    _check_every_class(rep, lgb.Booster(model_file=str(folder / "model.txt")), X, 3)
+    page = (folder / "every.html").read_text(encoding="utf-8")
+    assert all(f"prediction[{c}]" in page for c in range(3))
+
+
+def test_a_multiclass_xgboost_json_without_class_explains_every_class(tmp_path, capsys,
+                                                                     monkeypatch):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    y = np.digitize(X["a"] + 0.5 * X["b"], [-0.5, 0.5])
+    model = xgb.XGBClassifier(n_estimators=8, max_depth=3).fit(X, y)
+    model.get_booster().save_model(tmp_path / "model.json")
+    X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
+    rep = _every_class_report(monkeypatch, capsys, tmp_path / "data.csv",
+                              tmp_path / "model.json", tmp_path / "every.html")
+    booster = xgb.Booster()
+    booster.load_model(tmp_path / "model.json")
+    _check_every_class(rep, booster, pd.read_csv(tmp_path / "data.csv").drop(columns="y"), 3)

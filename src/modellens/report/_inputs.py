@@ -28,8 +28,25 @@ class Inputs:
 
     Attributes
     ----------
-    model, X, y, target
+    model, X, y
         As given (``y`` cast to the classifier's labels).
+    target
+        The one output the single-output sections explain (interaction,
+        regions, Shapley, LIME, the quality metrics): the ``target`` given,
+        else for a model of several outputs the class of highest mean
+        predicted probability (the first output when they are not
+        probabilities; a raw booster's output column by position).
+    outputs : tuple of str
+        Names of every output when the model has several and no ``target``
+        was given (the effects section and the confusion matrix show each);
+        empty otherwise.
+    all_predictions : ndarray of shape (n, k) or None
+        Every output on every row, in the order of ``outputs`` (None when
+        ``outputs`` is empty).
+    output_position : int
+        Position of ``target`` among ``outputs`` (0 when ``outputs`` is empty).
+    output_labels : tuple
+        The classes (or output positions) of ``outputs``, in their order.
     dataset : Dataset
         ``X`` encoded once for the data summaries and samples (the
         predictions come from :func:`modellens.predict`, which encodes
@@ -92,6 +109,10 @@ class Inputs:
     input_notes: tuple
     unused_columns: tuple
     skipped: tuple = ()
+    outputs: tuple = ()
+    all_predictions: np.ndarray | None = None
+    output_position: int = 0
+    output_labels: tuple = ()
 
 
 def take_rows(X, positions):
@@ -125,7 +146,29 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
     features = tuple(resolve_features(dataset, features, allow_pairs=False)) \
         if named else tuple(range(dataset.n_features))
     predicted = predict(model, X, target=target, progress=progress)
-    prediction = _frozen(predicted.to_numpy(dtype=float))
+    outputs: tuple = ()
+    all_predictions = None
+    position = 0
+    labels: tuple = ()
+    if predicted.ndim == 2:
+        # several outputs and no target: the effects show every one; the sections that
+        # explain one output take the class the model predicts most (its highest mean
+        # probability), named beside their numbers
+        all_predictions = _frozen(predicted.to_numpy(dtype=float))
+        outputs = tuple(str(c) for c in predicted.columns)
+        classes = predicted.attrs.get("explained_class")
+        probability = bool(predicted.attrs.get("probability"))
+        position = int(np.argmax(np.nanmean(all_predictions, axis=0))) if probability else 0
+        labels = tuple(classes) if classes is not None else tuple(range(len(outputs)))
+        target = labels[position]
+        prediction = _frozen(all_predictions[:, position])
+        output_name = outputs[position]
+        explained_class = classes[position] if classes is not None else None
+    else:
+        prediction = _frozen(predicted.to_numpy(dtype=float))
+        output_name = str(predicted.name)
+        explained_class = predicted.attrs["explained_class"]
+        probability = bool(predicted.attrs["probability"])
 
     rng = check_random_state(random_state)
     sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
@@ -167,13 +210,13 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         sample_dataset=sample_dataset, explain_index=explain_index,
         X_explain=take_rows(X, explain_index), background_index=_frozen(background_index),
         X_background=take_rows(X, background_index), grids=MappingProxyType(grids),
-        prediction=prediction, output_name=str(predicted.name),
-        explained_class=predicted.attrs["explained_class"],
-        probability=bool(predicted.attrs["probability"]), picks=picks,
+        prediction=prediction, output_name=output_name, explained_class=explained_class,
+        probability=probability, picks=picks,
         rows=tuple(rows), grid=grid, max_features=max_features,
         random_state=int(random_state), progress=progress, shapley_budget=shapley_budget,
         holdout=bool(holdout), input_notes=tuple(input_notes),
-        unused_columns=tuple(unused_columns), skipped=skipped)
+        unused_columns=tuple(unused_columns), skipped=skipped, outputs=outputs,
+        all_predictions=all_predictions, output_position=position, output_labels=labels)
 
 
 def grid_values(inputs: Inputs, j: int) -> np.ndarray:

@@ -236,7 +236,13 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     max_features : int
         Effects drawn (the most important ones).
     target : label or int, optional
-        The class explained for classifiers (see :func:`modellens.pdp`).
+        The class explained for classifiers (see :func:`modellens.pdp`).  For
+        a model of several outputs (a multiclass classifier, a multi-output
+        regressor) None draws every output in the effects section (one line
+        per class in each panel) and counts every class in the confusion
+        matrix; the sections that explain one output (interaction, regions,
+        Shapley, LIME, the one-class quality metrics) explain the class of
+        highest mean predicted probability and name it in their heading.
     random_state : int
         Seed of every sample; the same seed gives the same report.
     sections : list of str, optional
@@ -403,7 +409,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         "python / numpy / scikit-learn": _versions(),
         "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "model": type(model).__name__,
-        "explained output": inputs.output_name,
+        "explained output": inputs.output_name if not inputs.outputs else (
+            f"every output in the effects ({', '.join(inputs.outputs)}); "
+            f"{inputs.output_name} in the sections of one output"),
         "rows in the data": f"{n:,}",
         "features": inputs.dataset.n_features,
         "sample for effects and dependence": f"{inputs.sample_index.size:,} rows",

@@ -439,10 +439,15 @@ def _multiclass(sec, inputs, keep, y, classes, values, names):
 
     # the labels: the class of the highest probability (ml.predict of every class, the
     # first on ties, as scikit-learn's predict), on the rows with a target
-    X = take_rows(inputs.X, np.flatnonzero(keep))
-    probability = np.column_stack([np.asarray(predict(inputs.model, X, target=c, progress=False),
-                                              dtype=np.float64) for c in classes])
-    predicted = np.asarray(classes)[np.argmax(probability, axis=1)]
+    if inputs.all_predictions is not None:
+        probability, labels = inputs.all_predictions[keep], list(inputs.output_labels)
+    else:  # one class was explained: every class in one more call
+        every = predict(inputs.model, take_rows(inputs.X, np.flatnonzero(keep)),
+                        progress=False)
+        probability = every.to_numpy(dtype=np.float64)
+        labels = list(every.attrs["explained_class"])
+    predicted = np.asarray(labels, dtype=np.asarray(classes).dtype)[
+        np.argmax(probability, axis=1)]
     values["overall_accuracy"] = float(np.mean(predicted == y))
     names["overall_accuracy"] = (f"overall accuracy ({len(classes)} classes, most probable "
                                  "class)")
@@ -474,7 +479,9 @@ def effects_section(inputs, found) -> Section:
     grids = {ds.columns[j].name: inputs.grids[j] for j in inputs.features}
     many = {ds.columns[j].name: ds.n_unique(j) for j in inputs.features
             if ds.columns[j].is_categorical and ds.n_unique(j) > TOP_LEVELS}
-    opts = dict(progress=inputs.progress, target=inputs.target)
+    several = bool(inputs.outputs)
+    # a model of several outputs and no target: every output at once (one line each)
+    opts = dict(progress=inputs.progress, target=None if several else inputs.target)
     with _capture(sec):
         pd_effects = pdp(inputs.model, inputs.X_sample, names, grid=grids, ice=True, **opts)
         ale_names = [f for f in names if f not in many]
@@ -489,16 +496,30 @@ def effects_section(inputs, found) -> Section:
                                            bins=inputs.grid, **opts))
                 except InvalidParameterError as exc:
                     failed[name] = str(exc)
-        others = {name: _other_group(inputs, ds.index_of(name), opts) for name in many}
+        # the "other" point of a many-level feature: for the one explained output
+        others = {name: _other_group(inputs, ds.index_of(name),
+                                     dict(opts, target=inputs.target)) for name in many}
     for name, levels in many.items():
         failed[name] = (f"not drawn for a categorical feature with {levels:,} levels (its level "
                         "order needs the distances between every pair of levels)")
-    importance = {name: _pd_importance(pd_effects[name], others.get(name),
-                                       ds.values[:, ds.index_of(name)], ds.columns[
-                                           ds.index_of(name)]) for name in names}
+    # several outputs: a feature's importance is its largest over the outputs
+    importance = {name: max(_pd_importance(e, others.get(name),
+                                           ds.values[:, ds.index_of(name)], ds.columns[
+                                               ds.index_of(name)])
+                            for e in _each(pd_effects[name])) for name in names}
     order = sorted(names, key=lambda f: -np.nan_to_num(importance[f], nan=-1))
     shown = order[:inputs.max_features]
-    spread = _spread(inputs.prediction)
+    spread = max(_spread(inputs.prediction if not several else inputs.all_predictions[:, k])
+                 for k in range(max(1, len(inputs.outputs))))
+    if several:
+        sec.notes.append(
+            f"Every output of the model is drawn, one line per output in each panel: "
+            f"{', '.join(inputs.outputs)}"
+            + (" (the model records no class labels: output k is the booster's output column "
+               "k, class k of a multiclass booster)" if inputs.explained_class is None else "")
+            + ". The PD panels draw no ICE curves then (the section's data keep them). A "
+            "feature's importance is the largest over the outputs; an effect is negligible "
+            "when it is on every output.")
     sec.notes.append(
         f"Partial dependence (PD) with ICE curves and accumulated local effects (ALE) with their "
         f"95% confidence band, on {ds.n_rows:,} rows, {inputs.grid} grid points / bins. The two "
@@ -525,8 +546,10 @@ def effects_section(inputs, found) -> Section:
     negligible, zero, level_order, spans = [], [], {}, {}
     for name in shown:
         j = ds.index_of(name)
-        size = _effect_size(pd_effects[name], ale_effects.get(name))
-        is_zero = _is_zero(pd_effects[name], ale_effects.get(name))
+        size = max(_effect_size(p, a) for p, a in zip(
+            _each(pd_effects[name]), _each(ale_effects.get(name), len(_each(pd_effects[name])))))
+        is_zero = all(_is_zero(p, a) for p, a in zip(
+            _each(pd_effects[name]), _each(ale_effects.get(name), len(_each(pd_effects[name])))))
         small = bool(size < NEGLIGIBLE * spread) if spread > 0 else False
         if is_zero:
             zero.append(name)
@@ -540,13 +563,16 @@ def effects_section(inputs, found) -> Section:
         # beside it (ALE accumulates along that order), else by effect
         ale_order = [str(v) for v in np.asarray(ale_effect.grid).tolist()] \
             if by_effect and ale_effect is not None and name not in many else None
+        pd_drawn = pd_effects[name]
+        if several and name in many:  # its levels by effect: for the one explained output
+            pd_drawn = pd_drawn.for_output(inputs.output_position)
         figures, spans[name] = _effect_figures(
-            name, pd_effects[name], ale_effect, inputs, other=others.get(name),
+            name, pd_drawn, ale_effect, inputs, other=others.get(name),
             discrete=(not col.is_categorical and ds.n_unique(j) <= FEW_VALUES),
             levels=many.get(name, 0) or (by_effect and ds.n_unique(j)),
             random_state=inputs.random_state, order=ale_order)
         if by_effect:
-            level_order[name] = ale_order or _by_effect(pd_effects[name])
+            level_order[name] = ale_order or _by_effect(_one(pd_effects[name], inputs))
         badge = " [no effect]" if is_zero else " [negligible]" if small else ""
         group = FigureGroup(f"{name} (importance {_fmt(importance[name], 3)}){badge}", figures)
         if is_zero:
@@ -614,6 +640,22 @@ def _other_group(inputs, j, opts) -> dict:
             "estimated": drawn, "evaluated": int(picked.size)}
 
 
+def _each(effect, k=None) -> list:
+    """The single-output effects of ``effect`` (itself when it has one output; ``k``
+    Nones for a missing one)."""
+    if effect is None:
+        return [None] * (k or 1)
+    outputs = getattr(effect, "outputs", None)
+    if not outputs or len(outputs) < 2:
+        return [effect]
+    return [effect.for_output(i) for i in range(len(outputs))]
+
+
+def _one(effect, inputs):
+    """The output the single-output parts of the page explain."""
+    return effect.for_output(inputs.output_position) if inputs.outputs else effect
+
+
 def _effect_size(pd_effect, ale_effect) -> float:
     sizes = [np.ptp(np.asarray(pd_effect.values, dtype=float))]
     if ale_effect is not None:
@@ -646,7 +688,10 @@ def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, ra
     fig_pd, ax_pd = plt.subplots(figsize=(4.8, 3.3))
     fig_ale, ax_ale = plt.subplots(figsize=(4.8, 3.3))
     least = 0.0
-    if levels:
+    several = len(getattr(pd_effect, "outputs", None) or ()) > 1
+    if several:
+        pd_effect.plot(ax=ax_pd)
+    elif levels:
         _draw_many_levels(ax_pd, pd_effect, levels, inputs, other, order=order)
         if pd_effect.ice is not None:
             lo, hi = np.nanquantile(np.asarray(pd_effect.ice, dtype=float), [0.01, 0.99])
@@ -658,6 +703,8 @@ def _effect_figures(name, pd_effect, ale_effect, inputs, *, discrete, levels, ra
     if ale_effect is None:
         ax_ale.axis("off")
         ax_ale.text(0.5, 0.5, "ALE not available", ha="center", va="center")
+    elif len(getattr(ale_effect, "outputs", None) or ()) > 1:
+        ale_effect.plot(ax=ax_ale)
     elif discrete:
         _draw_points(ax_ale, ale_effect, ice=False, random_state=random_state)
     else:
@@ -828,7 +875,8 @@ def interaction_section(inputs, found) -> Section | None:
     usable = [ds.columns[j].name for j in inputs.features if ds.n_unique(j) > 1]
     order = found["effects"]["order"]
     candidates = [f for f in order if f in usable][:SCREEN_FEATURES]
-    sec = Section("interaction", "Strongest interaction")
+    sec = Section("interaction", _titled("Strongest interaction", inputs))
+    _say_which(sec, inputs, "The interaction screen and the heatmap")
     bins = min(inputs.grid, 10)
     with _capture(sec):
         ranked, inter = screen_pairs(inputs, candidates)
@@ -878,7 +926,8 @@ REGION_FEATURES = 3
 
 def regions_section(inputs, found) -> Section | None:
     """Where effects differ: the most heterogeneous features' significant splits and curves."""
-    ale_effects = found["effects"]["ale"]
+    # several outputs: the regions of the one explained output (as ml.regions' target)
+    ale_effects = {name: _one(e, inputs) for name, e in found["effects"]["ale"].items()}
     spread = {}
     for name, effect in ale_effects.items():
         bins = effect.bins
@@ -892,7 +941,8 @@ def regions_section(inputs, found) -> Section | None:
     chosen = chosen[:REGION_FEATURES]
     if not chosen:
         return None
-    sec = Section("regions", "Where effects differ")
+    sec = Section("regions", _titled("Where effects differ", inputs))
+    _say_which(sec, inputs, "The regions")
     with _capture(sec):
         result = regions(inputs.model, inputs.X_sample, chosen, bins=inputs.grid,
                          random_state=inputs.random_state, target=inputs.target,
@@ -935,6 +985,22 @@ def regions_section(inputs, found) -> Section | None:
 
 
 # -------------------------------------------------------------- attributions
+def _titled(title, inputs) -> str:
+    """A section's heading, naming the output it explains when the model has several."""
+    return f"{title} ({inputs.output_name})" if inputs.outputs else title
+
+
+def _say_which(sec, inputs, what) -> None:
+    """A model of several outputs, a section of one: say which one, and why that one."""
+    if not inputs.outputs:
+        return
+    why = ("the class of highest mean predicted probability" if inputs.probability
+           else "the first output")
+    sec.notes.append(f"{what} explain one output of the {len(inputs.outputs)}: "
+                     f"{inputs.output_name} ({why}); pass target= (--class on the command "
+                     "line) for another.")
+
+
 def _chosen_rows(inputs):
     """Rows of the explained set drawn as waterfalls: the user's, else the data's high / low /
     median prediction (``inputs.picks``, explained first)."""
@@ -945,7 +1011,8 @@ def _chosen_rows(inputs):
 
 def shapley_section(inputs, found) -> Section:
     """Shapley importance bar, beeswarm and waterfalls of chosen rows."""
-    sec = Section("shapley", "Shapley values")
+    sec = Section("shapley", _titled("Shapley values", inputs))
+    _say_which(sec, inputs, "Shapley values")
     common = dict(background=inputs.X_background, random_state=inputs.random_state,
                   progress=inputs.progress, target=inputs.target)
     attr = None
@@ -1088,7 +1155,8 @@ def _method_name(method: str) -> str:
 
 def lime_section(inputs, found) -> Section:
     """LIME for the rows of the Shapley waterfalls, with each surrogate's fidelity."""
-    sec = Section("lime", "LIME")
+    sec = Section("lime", _titled("LIME", inputs))
+    _say_which(sec, inputs, "LIME weights")
     rows = _chosen_rows(inputs)
     positions = [inputs.explain_index[i] for i, _ in rows]
     try:

@@ -1,0 +1,106 @@
+"""The report of a multiclass model: every class in the effects, one named class per attribution."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import confusion_matrix
+
+import modellens as ml
+
+SMALL = dict(n_explain=6, n_background=8, grid=5, shapley_budget=20_000, progress=False)
+FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+
+
+def _iris_like(n=150, seed=0):
+    """Three species as Gaussian clusters in four measurements (like Fisher's iris)."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[5.0, 3.4, 1.5, 0.25], [5.9, 2.8, 4.3, 1.3], [6.6, 3.0, 5.5, 2.0]])
+    species = np.repeat(np.array(["setosa", "versicolor", "virginica"]), n // 3)
+    X = pd.DataFrame(centres[np.repeat(np.arange(3), n // 3)]
+                     + rng.normal(0, [0.4, 0.3, 0.5, 0.25], size=(n // 3 * 3, 4)),
+                     columns=FEATURES)
+    # fewer setosa rows, so one class has the highest mean probability
+    keep = np.r_[np.arange(30), np.arange(n // 3, n // 3 * 3)]
+    return X.iloc[keep].reset_index(drop=True), species[keep]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _iris_like()
+    clf = HistGradientBoostingClassifier(max_iter=15, random_state=0).fit(X, y)
+    rep = ml.report(clf, X, y, sample=len(X), **SMALL)
+    return X, y, clf, rep
+
+
+def test_effects_hold_every_class_equal_to_one_class_calls(fitted):
+    X, _, clf, rep = fitted
+    data = rep.sections["effects"].data
+    for name in FEATURES:
+        pd_all, ale_all = data["pdp"][name], data["ale"][name]
+        assert pd_all.outputs == [f"P(y = {c})" for c in clf.classes_]
+        assert np.shape(pd_all.values) == (5, 3)
+        for k, c in enumerate(clf.classes_):
+            one = ml.pdp(clf, X, [name], grid=5, ice=True, target=c, progress=False)[name]
+            np.testing.assert_allclose(pd_all.for_output(k).values, one.values, atol=1e-12,
+                                       rtol=0)
+            np.testing.assert_allclose(pd_all.for_output(k).ice, one.ice, atol=1e-12, rtol=0)
+            one_ale = ml.ale(clf, X, [name], bins=5, target=c, progress=False)[name]
+            np.testing.assert_allclose(ale_all.for_output(c).values, one_ale.values,
+                                       atol=1e-12, rtol=0)
+    assert "one line per output" in " ".join(rep.sections["effects"].notes)
+
+
+def test_confusion_matrix_is_scikit_learns(fitted):
+    X, y, clf, rep = fitted
+    q = rep.sections["quality"].data
+    np.testing.assert_array_equal(q["confusion"], confusion_matrix(y, clf.predict(X)))
+    assert q["metrics"]["overall_accuracy"] == np.mean(clf.predict(X) == y)
+
+
+def test_shapley_and_lime_name_the_class_they_explain(fitted):
+    X, _, clf, rep = fitted
+    # the class of highest mean predicted probability
+    chosen = clf.classes_[np.argmax(clf.predict_proba(X).mean(axis=0))]
+    name = f"P(y = {chosen})"
+    assert chosen != clf.classes_[0]  # not just the first class
+    for key in ("shapley", "lime"):
+        sec = rep.sections[key]
+        assert name in sec.title
+        assert any(name in note and "highest mean predicted probability" in note
+                   for note in sec.notes)
+        assert sec.data["attributions"].output == name
+    # the values add up to that class's probability minus its mean over the background
+    data = rep.sections["shapley"].data
+    proba = clf.predict_proba(X)[:, list(clf.classes_).index(chosen)]
+    np.testing.assert_allclose(
+        np.asarray(data["attributions"].values).sum(axis=1),
+        proba[data["explained_rows"]] - proba[data["background_rows"]].mean(), atol=1e-9)
+    page = rep.to_html()
+    assert f"Shapley values ({name})" in page.replace("&#x27;", "'")
+
+
+def test_a_target_explains_that_class_alone():
+    X, y = _iris_like()
+    clf = LogisticRegression(max_iter=500).fit(X, y)
+    rep = ml.report(clf, X, y, target="virginica", sections=["quality", "effects"], sample=len(X),
+                    **SMALL)
+    effect = rep.sections["effects"].data["pdp"]["petal_length"]
+    assert np.ndim(effect.values) == 1 and effect.output == "P(y = virginica)"
+    np.testing.assert_array_equal(rep.sections["quality"].data["confusion"],
+                                  confusion_matrix(y, clf.predict(X)))
+
+
+def test_a_binary_report_keeps_one_output():
+    X, y = _iris_like()
+    y = (y == "virginica").astype(int)
+    clf = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    rep = ml.report(clf, X, y, sample=len(X), sections=["effects", "shapley"], **SMALL)
+    effect = rep.sections["effects"].data["pdp"]["petal_length"]
+    assert np.ndim(effect.values) == 1 and effect.output == "P(y = 1)"
+    np.testing.assert_allclose(
+        effect.values, ml.pdp(clf, X, ["petal_length"], grid=5, progress=False)[
+            "petal_length"].values, atol=1e-12)
+    assert rep.sections["shapley"].title == "Shapley values"
+    assert not any("explain one output" in n for n in rep.sections["shapley"].notes)
