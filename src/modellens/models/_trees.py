@@ -621,8 +621,11 @@ def _lightgbm(model):
             booster = model.booster_
         except Exception as exc:
             raise InvalidParameterError(f"the {type(model).__name__} is not fitted.") from exc
+    text = booster.model_to_string()
+    if "\nis_linear=1" in text:  # a model the tree methods do not read, not an unsafe one
+        raise _unsupported(model, "linear trees: a leaf's value depends on the row")
     # dump_model walks the trees recursively: a cycle would overflow its stack
-    check_lightgbm_text(booster.model_to_string())
+    check_lightgbm_text(text)
     dump = booster.dump_model()
     avg = bool(dump.get("average_output"))  # random forest mode: predict averages the trees
     n_out = int(dump.get("num_tree_per_iteration", 1))

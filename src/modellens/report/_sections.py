@@ -1061,7 +1061,10 @@ def shapley_section(inputs, found) -> Section:
         figure_from(attr.plot.bar().figure, "mean |Shapley value| per feature"),
         figure_from(attr.plot.beeswarm(random_state=inputs.random_state).figure,
                     "Shapley values of every explained row")]))
-    top = sorted(importance, key=lambda f: -importance[f])[:DEPENDENCE_FEATURES]
+    # a column of at most one value has no curve to draw
+    ds = inputs.dataset
+    top = [f for f in sorted(importance, key=lambda f: -importance[f])
+           if ds.n_unique(ds.index_of(f)) >= 2][:DEPENDENCE_FEATURES]
     sec.figure_groups.append(FigureGroup("Dependence of the most important features", [
         figure_from(attr.plot.dependence(name, random_state=inputs.random_state).figure,
                     f"Shapley values of {name} against its value") for name in top]))
