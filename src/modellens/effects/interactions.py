@@ -295,7 +295,7 @@ def _check_pairs(dataset, feats, pairs):
 
 def _sample(n, sample, rng):
     """Positions of the sampled rows, in random order (which sets the jackknife groups)."""
-    notes: list[str] = []
+    notes = []
     if n < 2:
         raise InvalidParameterError("interaction statistics need at least 2 rows of X.")
     if sample is None:
