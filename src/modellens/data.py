@@ -533,8 +533,15 @@ class Dataset:
     def to_frame(self, values: np.ndarray) -> pd.DataFrame:
         """Turn encoded rows back into a DataFrame with the original dtypes."""
         labels = self.column_labels or [c.name for c in self.columns]
-        frame = pd.DataFrame({j: _decode_column(values[:, j], col)
-                              for j, col in enumerate(self.columns)}, copy=False)
+        if all(not c.is_categorical and (c.dtype is None or c.dtype == np.float64)
+               for c in self.columns):
+            # float columns decode to themselves: one column-major copy is the frame's one
+            # block (no column-by-column build); the model reads the layout a frame of
+            # columns always had, so a layout-sensitive model (BLAS) gives the same bits
+            frame = pd.DataFrame(np.asfortranarray(values), copy=False)
+        else:
+            frame = pd.DataFrame({j: _decode_column(values[:, j], col)
+                                  for j, col in enumerate(self.columns)}, copy=False)
         frame.columns = labels
         return frame
 

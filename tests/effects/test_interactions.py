@@ -418,3 +418,21 @@ def test_docstring_documents_references_and_runs_its_examples():
         runner.run(t)
     result = runner.summarize(verbose=False)
     assert result.failed == 0 and result.attempted >= 3
+
+
+def test_row_sums_in_waves_equal_unbuffered_adds_bit_for_bit():
+    # the block's row sums add rows of answers into their groups' rows in entry order;
+    # the vectorised waves must give np.add.at's floating-point sums exactly
+    from modellens.effects._hstat import _add_in_order
+
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        G, n, E = int(rng.integers(1, 25)), int(rng.integers(1, 40)), int(rng.integers(0, 80))
+        start = rng.normal(size=(G, n)) * 10.0 ** rng.integers(-5, 5)
+        index = rng.integers(0, G, E)
+        values = rng.normal(size=(E, n)) * 10.0 ** rng.integers(-8, 8, size=(E, 1))
+        expected, got = start.copy(), start.copy()
+        for e in range(E):  # the sequential definition
+            expected[index[e]] = expected[index[e]] + values[e]
+        _add_in_order(got, index, values)
+        np.testing.assert_array_equal(got, expected, err_msg=f"trial {trial}")

@@ -87,7 +87,8 @@ def _check_windows(seg, expected, seed=0):
         np.testing.assert_array_equal(out, expected[a:b], err_msg=f"fill({a}, {b})")
 
 
-# m < 256 takes the gather path of GridRows.fill, m >= 256 the per-setting block path
+# GridRows.fill: windows over two or more whole settings take the broadcast path, the rest
+# the gather path (m < 256) or the per-setting block path (m >= 256)
 SIZES = [1, 7, 255, 256, 300]
 
 

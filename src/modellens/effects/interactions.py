@@ -316,12 +316,19 @@ class _BruteScreen:
         self.base, self.groups, self.feats = base, groups, feats
         self.n = len(base)
         self.settings = {j: settings_of(base[:, [j]]) for j in feats}
+        self._pair_settings: dict = {}
+
+    def pair_settings(self, pair):
+        """``(settings, inverse)`` of a pair, found once (the cost guard and each output's plan ask)."""
+        if pair not in self._pair_settings:
+            self._pair_settings[pair] = settings_of(self.base[:, list(pair)])
+        return self._pair_settings[pair]
 
     def single_rows(self):
         return self.n + sum(self.n * len(s) for s, _ in self.settings.values())
 
     def pair_rows(self, pairs):
-        return sum(self.n * len(settings_of(self.base[:, list(p)])[0]) for p in pairs)
+        return sum(self.n * len(self.pair_settings(p)[0]) for p in pairs)
 
     def run(self, mdl, pair_request, options):
         """Each output's ``(overall, pairwise)`` statistics, the outputs in one pass."""
@@ -386,7 +393,7 @@ class _HPlan(Plan):
             self._first = first
         self._pairs_done: dict = {}
         for p in pairs:
-            settings, inverse = settings_of(base[:, list(p)])
+            settings, inverse = screen.pair_settings(p)
             seg = BlockRows(base, list(p), settings, inverse, groups, row_sums=False)
             seg.on_finish = lambda s, p=p: self._pair_finished(p, s)
             self.segments.append(seg)

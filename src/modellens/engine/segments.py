@@ -274,6 +274,17 @@ class GridRows(Segment):
 
     def fill(self, start, stop, out):
         m = self.m
+        # the whole settings inside the chunk in one broadcast copy each for the base rows
+        # and the set columns (a Python step per setting costs as much as a cheap model)
+        first, last = -(-start // m), stop // m
+        if last - first > 1:
+            head = first * m - start
+            if head:
+                self.fill(start, first * m, out[:head])
+            self._fill_settings(first, last, out[head: head + (last - first) * m])
+            if last * m < stop:
+                self.fill(last * m, stop, out[head + (last - first) * m:])
+            return
         if m < 256:  # many tiny blocks: one gather beats a Python loop over settings
             setting, i = np.divmod(np.arange(start, stop), m)
             np.take(self.base, i if self.base_rows is None else self.base_rows[i], axis=0,
@@ -302,6 +313,25 @@ class GridRows(Segment):
                 block[:, single] = values[..., 0]
             else:
                 block[:, self.columns] = values
+
+    def _fill_settings(self, first, last, out):
+        """Write the rows of the whole settings ``first:last`` into ``out``."""
+        m = self.m
+        grid = out.reshape(last - first, m, self.width)
+        if self.base_rows is None:
+            grid[...] = self.base
+        else:
+            np.take(self.base, self.base_rows, axis=0, out=grid[0])
+            grid[1:] = grid[0]
+        if self.index is not None:
+            values = self.values[self.index.astype(np.intp)[None, :]
+                                 + self.offsets[first:last, None]]
+        else:
+            values = self.values[first:last]  # (settings, 1 or m, c)
+        if self.columns.size == 1:
+            grid[:, :, self.columns[0]] = values[..., 0]
+        else:
+            grid[:, :, self.columns] = values
 
 
 def _setting_blocks(start, stop, m, out):
