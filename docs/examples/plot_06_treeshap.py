@@ -81,3 +81,20 @@ print(
     "largest difference from exact:",
     float(np.abs(tree.values - exact.values).max()),
 )
+
+# %%
+# Compiled kernels, and models that are not trees
+# -----------------------------------------------
+# TreeSHAP runs compiled kernels, built on first use and cached on disk after
+# that. ``ml.warm_up`` builds them ahead of time (here in this process; with
+# ``background=True`` in an isolated child, which ``ml.report(warm_up=...)``
+# can wait on) and returns the seconds each method took. A model the tree
+# methods cannot read is refused with ``ml.NotATreeModelError``: its ``reason``
+# says why a tree model cannot be read, and is None for a model that is no tree
+# ensemble at all. Catch it to fall back to a model-agnostic algorithm.
+
+print(ml.warm_up(["shapley_path"]))
+try:
+    ml.shapley(lambda A: A[:, 0], X.iloc[:2].to_numpy(), algorithm="tree")
+except ml.NotATreeModelError as error:
+    print("TreeSHAP refused:", error.reason)

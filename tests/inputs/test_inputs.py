@@ -132,9 +132,9 @@ def test_model_wrong_length_shape_and_raising():
     X = np.random.default_rng(5).normal(size=(30, 2))
     with pytest.raises(ml.ModelError, match=r"returned shape \(3,\) for 600 rows; expected \(600,\)"):
         ml.pdp(lambda A: np.zeros(3), X, features=0)
-    # (the effects explain every output of a model with several; Shapley values one)
-    with pytest.raises(ml.ModelError, match="several outputs per row"):
-        ml.shapley(lambda A: np.zeros((len(A), 2)), X[:2], background=X[:5])
+    # several outputs per row are explained together, by the attributions too
+    attr = ml.shapley(lambda A: np.zeros((len(A), 2)), X[:2], background=X[:5])
+    assert attr.values.shape == (2, 2, 2) and attr.outputs == ["f(x)[0]", "f(x)[1]"]
 
     def broken(A):
         raise KeyError("column missing")

@@ -102,7 +102,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     -------
     Regions
         ``.splits`` (one row per accepted split, with its evidence),
-        ``regions[feature]`` (the tree, :class:`RegionNode`),
+        ``regions[feature]`` (the tree, a ``RegionNode``),
         ``.effects(feature)`` (one :class:`Effect` per region) and
         ``.plot(feature)``.
 

@@ -943,10 +943,15 @@ def regions_section(inputs, found) -> Section | None:
         return None
     sec = Section("regions", _titled("Where effects differ", inputs))
     _say_which(sec, inputs, "The regions")
-    with _capture(sec):
-        result = regions(inputs.model, inputs.X_sample, chosen, bins=inputs.grid,
-                         random_state=inputs.random_state, target=inputs.target,
-                         progress=inputs.progress)
+    try:
+        with _capture(sec):
+            result = regions(inputs.model, inputs.X_sample, chosen, bins=inputs.grid,
+                             random_state=inputs.random_state, target=inputs.target,
+                             progress=inputs.progress)
+    except InvalidParameterError as exc:
+        # e.g. too few rows for two regions: the rest of the page stands, this section says why
+        sec.notes.append(f"No regions were searched: {exc}")
+        return sec
     sec.notes.append(
         f"For the {len(chosen)} features whose ALE local effects disagree most, the rows are "
         "split on the other features into regions where the feature's effect agrees "
