@@ -126,3 +126,22 @@ def test_results_that_overflow_below_the_seams_limit_are_refused(method):
                 ml.mplot(f, X, ["a"])
             else:
                 ml.interactions(f, X, sample=100)
+
+
+def test_huge_answers_of_several_outputs_are_refused_as_one_output_is():
+    # the seam's magnitude check and the engine's overflow bookkeeping cover (n, k) answers
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    with pytest.raises(ml.ModelError, match="magnitude"):
+        ml.predict(lambda A: np.column_stack([A[:, 0] * 1e305, A[:, 1]]), X)
+    with pytest.raises(ml.ModelError, match="magnitude"):
+        ml.ale(lambda A: np.column_stack([A[:, 0] * 1e306, A[:, 1]]), X, bins=4)
+
+
+def test_a_model_that_raises_says_so_when_outputs_are_named():
+    X = np.random.default_rng(0).normal(size=(40, 2))
+
+    def broken(A):
+        raise RuntimeError("a bug inside the model")
+
+    with pytest.raises(ml.ModelError, match="raised RuntimeError.*a bug inside the model"):
+        ml.pdp(broken, X, target=[0, 1])

@@ -247,7 +247,8 @@ class Model:
             # exactly as before, and one with several outputs repeats its first chunk
             self._undetermined = True
             return
-        width = self._probe()
+        # outputs asked for by name: the model's own error, not "one output", if it fails
+        width = self._probe(strict=wanted is not None)
         if width is None:
             if wanted is not None:
                 raise InvalidParameterError(
@@ -292,19 +293,23 @@ class Model:
             self._set_outputs(list(range(width)), list(range(width)), width)
             self.outputs = list(self.outputs)
 
-    def _probe(self) -> int | None:
+    def _probe(self, *, strict: bool = False) -> int | None:
         """Output columns of the model's answer for one data row (None: one output).
 
         A model without classes tells its number of outputs only by answering;
         the probe is not counted in :attr:`n_rows` (it is not a method's row).
+        A model that raises: a :class:`ModelError` when ``strict``, else None
+        (the first real call raises with the full message).
         """
         rows = self.dataset.values[:1]
         if rows.shape[0] == 0:
             return None
         try:
             out = np.asarray(to_numpy(self._call(rows)))
-        except Exception:
-            return None  # the first real call raises with the full message
+        except Exception as exc:
+            if strict:
+                raise self._raised(exc, 1) from exc
+            return None
         if out.ndim == 2 and out.shape[1] > 1:
             return int(out.shape[1])
         return None
@@ -435,14 +440,16 @@ class Model:
         try:
             out = self._call(rows)
         except Exception as exc:
-            form = "tensor" if self.framework == "torch" else \
-                "DataFrame" if self.as_frame else "array"
-            raise ModelError(
-                f"the model raised {type(exc).__name__} while predicting {m} rows "
-                f"(input: {form} with columns {self.dataset.feature_names}): {exc}"
-            ) from exc
+            raise self._raised(exc, m) from exc
         self.account(1, m)
         return self._check(out, rows)
+
+    def _raised(self, exc: Exception, m: int) -> ModelError:
+        """The error saying the model raised ``exc`` on ``m`` rows, and what it was given."""
+        form = "tensor" if self.framework == "torch" else \
+            "DataFrame" if self.as_frame else "array"
+        return ModelError(f"the model raised {type(exc).__name__} while predicting {m} rows "
+                          f"(input: {form} with columns {self.dataset.feature_names}): {exc}")
 
     def account(self, calls: int, rows: int) -> None:
         """Add ``calls`` model calls over ``rows`` rows to :attr:`n_calls` / :attr:`n_rows`.
@@ -554,13 +561,9 @@ class Model:
 
     def _check_finite(self, out, rows):
         m = rows.shape[0]
-        if out.ndim == 2:
-            if np.isfinite(out).all():  # (a reduction along short rows costs more)
-                return out
-            bad = ~np.isfinite(out).all(axis=1)
-        else:
-            bad = ~np.isfinite(out)
-        if bad.any():
+        # one pass when all is well (a reduction along short rows costs more)
+        if not np.isfinite(out).all():
+            bad = ~np.isfinite(out).all(axis=1) if out.ndim == 2 else ~np.isfinite(out)
             where = ""
             if np.isnan(rows).any():
                 nan_in = np.isnan(self.dataset.values)

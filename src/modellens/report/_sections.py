@@ -119,12 +119,14 @@ def _capture(sec):
     @contextlib.contextmanager
     def block():
         with recorded() as caught:
-            yield
-        for w in caught:
-            text = str(w.message)
-            if text not in sec.warnings:
-                sec.warnings.append(text)
-        _merge_missing(sec)
+            try:
+                yield
+            finally:  # a method that fails part way keeps the warnings it gave first
+                for w in caught:
+                    text = str(w.message)
+                    if text not in sec.warnings:
+                        sec.warnings.append(text)
+                _merge_missing(sec)
     return block()
 
 
