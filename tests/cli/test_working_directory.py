@@ -34,7 +34,9 @@ def test_a_cold_demo_imports_nothing_from_the_working_directory(tmp_path):
     _plant(work, marker)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"),
                MPLCONFIGDIR=str(tmp_path / "mpl"),
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+               # (an empty entry would put the working directory on the path: none added)
+               PYTHONPATH=os.pathsep.join(
+                   p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p))
     # -P: the command itself does not put the working directory on its path (as the
     # installed `modellens` script does not); what it starts must not either
     done = subprocess.run([sys.executable, "-P", "-m", "modellens", "demo", "--out",
