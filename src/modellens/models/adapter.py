@@ -17,13 +17,12 @@ import pandas as pd
 
 from .._validation import InvalidParameterError, check_choice, is_integer
 from ..data import Dataset
-from ._categories import with_model_levels
 from ._jax import jax_gradient
 from ._output import PASS_TARGET, OutputsFound, select_output, select_outputs
 from ._torch import (is_torch_module, to_numpy, torch_gradient,
                      torch_max_rows, torch_predict, torch_spec, warn_if_training)
 
-__all__ = ["Model", "ModelError", "OutputsFound", "prepare", "tree_ensemble_name"]
+__all__ = ["Model", "ModelError", "OutputsFound", "tree_ensemble_name"]
 
 #: scikit-learn base classes of tree models: piecewise constant in every feature.
 _SKLEARN_TREE_BASES = {"BaseDecisionTree", "BaseForest", "BaseGradientBoosting",
@@ -674,18 +673,3 @@ def _in_range(column: int, width: int) -> int:
         raise InvalidParameterError(f"target={column} is out of range: the model returns "
                                     f"{width} outputs per row (valid: 0..{width - 1}).")
     return column % width
-
-
-def prepare(model, X, *, target=None, response_method="auto", feature_names=None,
-            input_format="auto", several=False):
-    """Validate ``X`` and wrap ``model``: the boundary of every public method.
-
-    ``several`` lets ``target=None`` (a model with several outputs), ``"all"``
-    or a list ask for several outputs at once (the methods that explain them).
-    Columns the model takes as categories are explained at the model's levels
-    (:func:`~modellens.models._categories.with_model_levels`), whatever dtype
-    they arrive in.
-    """
-    dataset = with_model_levels(model, Dataset.from_data(X, feature_names=feature_names))
-    return dataset, Model(model, dataset, target=target, response_method=response_method,
-                          input_format=input_format, several=several)
