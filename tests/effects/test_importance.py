@@ -85,8 +85,26 @@ def test_every_permuted_copy_is_one_stream():
     inner = model.predict
     model.predict = lambda A: (calls.append(len(A)), inner(A))[1]
     ml.importance(model, X, y, n_repeats=3, random_state=0, chunk_size=100_000)
-    # the baseline, then every copy of every feature in one chunk
-    assert calls == [120, 120 * (1 + 4 * 3)]
+    # the data rows (the baseline) and every copy of every feature in one chunk, once
+    assert calls == [120 * (1 + 4 * 3)]
+
+
+@pytest.mark.parametrize("scoring", ["neg_log_loss", "roc_auc_ovr"])
+def test_every_class_of_a_multiclass_response_is_one_pass(scoring):
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _classification(n=90, classes=3)
+    model = LogisticRegression(max_iter=500).fit(X.to_numpy(), y)
+    ref = permutation_importance(model, X.to_numpy(), y, scoring=scoring, n_repeats=2,
+                                 random_state=1)
+    calls = []
+    inner = model.predict_proba
+    model.predict_proba = lambda A: (calls.append(len(A)), inner(A))[1]
+    ours = ml.importance(model, X.to_numpy(), y, scoring=scoring, n_repeats=2,
+                         random_state=1, chunk_size=100_000)
+    # three classes cost the rows of one: n (1 + d R), not once per class
+    assert sum(calls) == 90 * (1 + 4 * 2)
+    np.testing.assert_allclose(ours.importances, ref.importances, rtol=0, atol=1e-12)
 
 
 def test_result_table_plot_and_round_trip():

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import InvalidParameterError, check_int
-from ..engine import DataRows, Plan, Segment, open_request, run
-from ..models._responses import RESPONSES, response_columns
+from ..engine import DataRows, Plan, Segment, open_request, run_outputs
+from ..models._responses import RESPONSES, response_model
 from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from .importance_result import Importance
 
@@ -214,9 +214,9 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
               \bar I_j = \frac{1}{R} \sum_{r=1}^R I_{j,r}, \qquad
               \mathrm{sd}_j = \sqrt{\frac{1}{R} \sum_{r=1}^R (I_{j,r} - \bar I_j)^2}.
 
-    The cost is :math:`n (1 + d R)` model rows per response column the
-    scorer reads (a binary classifier's probability or labels: one column; a
-    multiclass probability: one per class).  Shuffling breaks the
+    The cost is :math:`n (1 + d R)` model rows per response the scorer
+    reads (labels, probabilities, ...): one pass gives every class of a
+    multiclass response.  Shuffling breaks the
     feature's dependence on the others too, so the permuted rows may leave
     the data's distribution when features are correlated: read the
     importance of correlated features together.
@@ -263,11 +263,6 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
     perms = sklearn_permutations(random_state, dataset.n_rows, n_repeats)
     kind = _answers_type(model, callable_model)
 
-    def columns_of(method):
-        if callable_model:
-            return [(request.model, None)]
-        return response_columns(model, dataset, method)
-
     def assemble(method, parts):
         """The response ``method`` of rows from its columns' answers (last axis: rows)."""
         if method == "predict" and hasattr(model, "classes_") and not callable_model:
@@ -278,19 +273,21 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
             return parts[0]
         return np.stack(parts, axis=-1)
 
-    # the baseline: which responses the scorer reads, and its score on the data
+    # each response the scorer reads: the data and every permuted copy of every feature in
+    # one engine pass that gives all of its columns; the baseline is the pass's data rows
+    copies = {}
+
     def compute(method):
-        return assemble(method, [mdl.predict(values) for mdl, _ in columns_of(method)])
+        mdl = request.model if callable_model else response_model(model, dataset, method)
+        answers = [out[0] for out in run_outputs(
+            mdl, lambda m: [ImportancePlan(values, perms)], request.options,
+            desc="importance")]
+        copies[method] = assemble(method, [c for _, c in answers])  # (d, R, n[, k])
+        return assemble(method, [a for a, _ in answers])
 
     stand_in = kind(model, {}, compute)
     baseline = float(scorer(stand_in, X, y))
     used = stand_in.used
-    # every permuted copy of every feature: one engine stream per response column
-    copies = {}
-    for method in used:
-        parts = [run(mdl, [ImportancePlan(values, perms)], request.options,
-                     desc="importance")[0][1] for mdl, _ in columns_of(method)]
-        copies[method] = assemble(method, parts)  # (d, R, n[, k])
     d = dataset.n_features
     scores = np.empty((d, n_repeats))
     for j in range(d):

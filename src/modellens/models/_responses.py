@@ -1,10 +1,11 @@
-"""A model's responses as scikit-learn scorers read them, one column per engine model.
+"""A model's responses as scikit-learn scorers read them, every column from one model.
 
 A scorer asks a fitted model for ``predict`` (labels of a classifier, values
 of a regressor), ``predict_proba`` / ``predict_log_proba`` (a column per
-class) or ``decision_function``.  The engine streams one float per row, so a
-response is served as one :class:`Model` per column; a classifier's labels
-travel as their positions in ``classes_``.
+class) or ``decision_function``.  The engine streams one float per row, and a
+response of several columns as one :class:`Model` with an output per
+column (one pass gives every class); a classifier's labels travel as their
+positions in ``classes_``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 from ..data import Dataset
 from .adapter import Model
 
-__all__ = ["RESPONSES", "response_columns"]
+__all__ = ["RESPONSES", "response_model"]
 
 #: The responses a scorer may ask for.
 RESPONSES = ("predict", "predict_proba", "predict_log_proba", "decision_function")
@@ -33,22 +34,21 @@ class _LabelPositions:
             .astype(np.float64)
 
 
-def response_columns(model, dataset: Dataset, method: str) -> list:
-    """``[(Model, column), ...]``: the models giving each column of ``model.method``.
+def response_model(model, dataset: Dataset, method: str) -> Model:
+    """The :class:`Model` giving every column of ``model.method`` in one answer.
 
-    ``column`` is the position of the class (None for a one-column response).
-    A binary ``predict_proba`` is served by its positive column alone (the
-    other is one minus it).
+    A multiclass response has one output per class, in the order of
+    ``classes_``; a binary ``predict_proba`` / ``decision_function`` is served
+    by its positive column alone (the other is one minus it, or its negative),
+    labels travel as their positions in ``classes_``.
     """
     classes = getattr(model, "classes_", None)
     if classes is None:  # a regressor (or a model without labels): its own response
-        return [(Model(model, dataset, response_method=method), None)]
+        return Model(model, dataset, response_method=method)
     if method == "predict":
         as_frame = Model(model, dataset, response_method="predict").as_frame
-        return [(Model(_LabelPositions(model), dataset,
-                       input_format="frame" if as_frame else "array"), None)]
-    k = len(classes)
-    if method == "decision_function" and k == 2 or k == 2 and method == "predict_proba":
-        return [(Model(model, dataset, response_method=method), None)]
-    return [(Model(model, dataset, target=label, response_method=method), c)
-            for c, label in enumerate(np.asarray(classes).tolist())]
+        return Model(_LabelPositions(model), dataset,
+                     input_format="frame" if as_frame else "array")
+    if len(classes) == 2 and method in ("predict_proba", "decision_function"):
+        return Model(model, dataset, response_method=method)
+    return Model(model, dataset, response_method=method, several=True)
