@@ -136,6 +136,7 @@ class KernelEstimator:
         self.enum_weights = np.array([mu[m.sum() - 1] / comb(d, int(m.sum()))
                                       for m in self.enum_masks])
         self.w_sampled = float(sum(mu[s - 1] for s in sampled))
+        self._mu = mu
         self.sampled_sizes = sampled
         #: distinct complementary pairs there are to sample
         self.capacity = sum(comb(d, s) for s in sampled) // 2
@@ -233,6 +234,11 @@ class KernelEstimator:
                 counts, n_draws = self.counts[i], self.n_draws[i]
                 # every draw gives its pair the weight left to sample / (2 draws)
                 w = self.w_sampled * np.concatenate([counts, counts]) / (2.0 * n_draws)
+                if len(pairs) >= self.capacity:
+                    # every coalition drawn: the exact kernel weights, no sampling error
+                    size = Z.sum(axis=1).astype(int)
+                    w = self._mu[size - 1] / np.array([comb(self.d, k) for k in size])
+                    sampled = False
                 wZ = Z * w[:, None]
                 A = A + wZ.T @ Z
                 b = b + y @ wZ

@@ -382,7 +382,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                         tree=tree_ensemble_name(request.raw_model) is not None,
                         stacklevel=stacklevel - 1)
         return _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
-                                stop, stacklevel=stacklevel - 1)
+                                stop, stacklevel=stacklevel + 1)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
     if len(games) > 1:
         # every output column of the ensemble in turn (one traversal for every class is a
@@ -403,7 +403,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                        desc=f"shapley ({label})")
 
         (est,), converged = _keep_drawing(stop, [estimator], [est], one_round,
-                                          stacklevel=stacklevel - 1)
+                                          stacklevel=stacklevel)
     return _result(game, estimator, est, algorithm, budget, index, stop, converged)
 
 
