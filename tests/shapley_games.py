@@ -21,8 +21,10 @@ def exact_values(f, X, background):
     n, d = X.shape
     m = len(background)
     masks = np.array(list(product([False, True], repeat=d)))          # (2**d, d)
-    rows = np.where(masks[None, :, None, :], X[:, None, None, :], background[None, None])
-    v = f(rows.reshape(-1, d)).reshape(n, len(masks), m).mean(axis=2)  # (n, 2**d)
+    v = np.empty((n, len(masks)))
+    for i in range(n):  # one explained row at a time: 2**d * m model rows
+        rows = np.where(masks[:, None, :], X[i], background[None])
+        v[i] = f(rows.reshape(-1, d)).reshape(len(masks), m).mean(axis=1)
     code = {tuple(mask): k for k, mask in enumerate(masks)}
     phi = np.zeros((n, d))
     for k, mask in enumerate(masks):

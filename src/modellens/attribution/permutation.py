@@ -21,12 +21,14 @@ from ._games import Estimate
 __all__ = ["PermutationEstimator", "MIN_ANTITHETIC_FOR_STD"]
 
 #: Fewest antithetic pairs from which standard errors are reported.  With fewer,
-#: the pairs' contributions are often tied (they take few distinct values), so a
-#: sample standard deviation of 0 is common and no quantile can rescue the
-#: interval: measured on a 6-feature model with three-way interactions, t
-#: intervals from 2 pairs covered 54% of the errors (45% of the errors had a
-#: standard error of 0), from 5 pairs 88%, from 20 pairs 92%.
-MIN_ANTITHETIC_FOR_STD = 5
+#: the pairs' contributions are often tied (they take few distinct values) and
+#: their spread is itself too noisy for a t interval to hold: measured on a
+#: 6-feature model with three-way interactions, t intervals from 2 pairs covered
+#: 54% of the errors (45% of the errors had a standard error of 0), from 5 pairs
+#: 88%; on 10 correlated features (an MLP, gradient boosting, a model with 3- and
+#: 4-way interactions; 3,600 intervals each) 5 pairs covered 91-94%, 8 pairs
+#: 94-96% (benchmarks/bench_shapley_frontier.py has the study).
+MIN_ANTITHETIC_FOR_STD = 8
 
 
 class PermutationEstimator:

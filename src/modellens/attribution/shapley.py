@@ -25,7 +25,7 @@ from ._stopping import GrowPlan, StoppingRule, check_stopping, run_until_converg
 from ._streams import RowStreams
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
-from .kernel import KernelEstimator
+from .kernel import KernelEstimator, split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions, build
 
@@ -43,6 +43,18 @@ FIRST_ROUND_PER_FEATURE = 8
 def default_kernel_samples(d: int) -> int:
     """KernelSHAP's default budget of coalitions per explained row: ``2 d + 2048``."""
     return 2 * d + 2048
+
+
+def kernel_samples_for_std(d: int, start: int = 2) -> int:
+    """The smallest KernelSHAP budget from ``start`` on that samples the ``d`` pairs
+    standard errors need (or enumerates everything)."""
+    budget = start
+    while budget < 2 ** d:
+        _, sampled, pairs = split_sizes(d, budget)
+        if not sampled or pairs >= d:
+            return budget
+        budget += 1
+    return budget
 
 
 # Dask data give a DistributedAttributions, everything else an Attributions: the Dask
@@ -547,7 +559,16 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     if algorithm == "exact":
         return ExactEstimator(game), algorithm, budget
     if algorithm == "kernel":
-        return KernelEstimator(game, budget, streams), algorithm, budget
+        estimator = KernelEstimator(game, budget, streams)
+        pairs = estimator.draws
+        if stop is None and len(pairs) and 0 < pairs.min() < d:
+            warnings.warn(
+                f"n_samples={budget} leaves {pairs.min()} sampled pairs of coalitions per row "
+                f"for {d} features, too few to estimate standard errors (std is NaN: the fit "
+                f"passes through every sampled value); use n_samples >= "
+                f"{kernel_samples_for_std(d, budget)} for them, or tol= to stop when the errors "
+                "are small enough.", ModellensWarning, stacklevel=stacklevel)
+        return estimator, algorithm, budget
     estimator = PermutationEstimator(game, budget, streams)
     if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD and stop is None:
         warnings.warn(
