@@ -164,7 +164,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
     n_permutations : int, optional
         Feature orders per explained row for ``"permutation"`` (default 20),
         drawn as antithetic pairs (an odd number is rounded up).  A pair costs
-        at most ``2 (d - 1)`` coalitions.
+        at most ``2 (d - 1)`` coalitions.  Standard errors need at least 8
+        pairs (16 orders; fewer give NaN and a warning).
     random_state : int or Generator, optional
         Seeds the background sample and the sampled coalitions / orders; the
         same seed gives the same numbers.  Each explained row draws from its
@@ -204,6 +205,27 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         ``prediction - base_values``.  Computed by TreeSHAP
         (``algorithm="tree"`` or ``"auto"`` on a supported tree model), in
         both tree games (method ``"banzhaf-tree"``).
+    tol : float, optional
+        A stopping rule for ``"permutation"`` and ``"kernel"`` (and
+        ``"auto"`` when it samples): each row draws in rounds until the
+        largest standard error of its values is at most ``tol`` times their
+        spread, :math:`\max_j \hat\sigma_{ij} \le \mathrm{tol}\,
+        (\max_j \hat\phi_{ij} - \min_j \hat\phi_{ij})` (R shapr's
+        criterion; e.g. ``tol=0.02``).  Every round evaluates the rows not
+        done in one engine pass; rows that are done stop paying.  With a rule,
+        ``n_samples`` / ``n_permutations`` set the first round (default ``8 d``
+        coalitions / 20 orders) and ``"auto"`` enumerates exactly when
+        ``2**d - 2 <= max_evals``.  The result's ``sampling.converged`` and
+        ``sampling.model_rows`` say, per row, whether it got there and at
+        what cost; rows still short at the cap are named in a warning with
+        the error they reached.  See :mod:`modellens.attribution._stopping`.
+    tol_abs : float, optional
+        The same rule with an absolute bound: done when the largest standard
+        error is at most ``tol_abs`` (in units of the output).  With both, a
+        row is done when either holds.
+    max_evals : int, optional
+        The stopping rule's cap: most coalitions per explained row (each costs
+        ``m`` model rows), default KernelSHAP's default budget ``2 d + 2048``.
 
     Returns
     -------
@@ -220,7 +242,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         :meth:`Attributions.confidence_interval` (t quantiles) rather than
         +/- 1.96 ``std``.  ``diagnostics`` records the background used and the cost
         (``"background"``, ``"n_background"``, ``"n_coalitions"``,
-        ``"n_model_rows"``).
+        ``"n_model_rows"``); the sampling block also has each row's
+        ``model_rows`` and, with ``tol`` / ``tol_abs``, ``converged``.
         For a Dask ``X``: a :class:`~modellens.DistributedAttributions`, whose
         ``frame`` is a lazy Dask DataFrame with the partitions and index of
         ``X`` (a column per feature, ``base_value``, ``prediction``), equal to
@@ -300,6 +323,22 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
     ('shapley-permutation', (3, 8))
     >>> bool(np.array_equal(attr.values, ml.shapley(model, X[:3], **kw).values))
     True
+
+    Stop each row once its standard errors are below 2% of the spread of its
+    values (a model with a three-way interaction, which sampling cannot get
+    exactly); rows that get there early stop paying:
+
+    >>> def model(A):
+    ...     return A[:, 0] * A[:, 1] * A[:, 2] + np.sin(A[:, 3] + A[:, 4])
+    >>> attr = ml.shapley(model, X[:4], background=X[:50], algorithm="kernel",
+    ...                   tol=0.02, random_state=0)
+    >>> bool(attr.sampling.converged.all())
+    True
+    >>> spread = attr.values.max(axis=1) - attr.values.min(axis=1)
+    >>> bool(np.all(attr.std.max(axis=1) <= 0.02 * spread))
+    True
+    >>> attr.sampling.model_rows.shape  # per row: coalitions x 50 background rows + f(x)
+    (4,)
     """
     check_choice(algorithm, "algorithm", ALGORITHMS)
     check_choice(index, "index", ("shapley", "banzhaf"))
