@@ -116,7 +116,8 @@ def _next_draws(have: np.ndarray, err: np.ndarray, target: np.ndarray) -> np.nda
         ratio = np.where(target > 0, (err / target) ** 2, np.inf)
     want = np.ceil(1.1 * have * np.where(np.isnan(ratio), np.inf, ratio))
     low, high = have + np.maximum(1, have // 4), 2 * have
-    return np.clip(np.nan_to_num(want, posinf=high), low, high).astype(np.int64)
+    want = np.where(np.isfinite(want), want, high)
+    return np.clip(want, low, high).astype(np.int64)
 
 
 def run_until_converged(rule: StoppingRule, estimators: list, estimates: list, run_round,

@@ -598,8 +598,8 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     if algorithm == "exact":
         return ExactEstimator(game), algorithm, budget
     if algorithm == "kernel":
-        estimator = KernelEstimator(game, budget, streams)
-        pairs = estimator.draws
+        kernel = KernelEstimator(game, budget, streams)
+        pairs = kernel.draws
         if stop is None and len(pairs) and 0 < pairs.min() < d:
             warnings.warn(
                 f"n_samples={budget} leaves {pairs.min()} sampled pairs of coalitions per row "
@@ -607,7 +607,7 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
                 f"passes through every sampled value); use n_samples >= "
                 f"{kernel_samples_for_std(d, budget)} for them, or tol= to stop when the errors "
                 "are small enough.", ModellensWarning, stacklevel=stacklevel)
-        return estimator, algorithm, budget
+        return kernel, algorithm, budget
     estimator = PermutationEstimator(game, budget, streams)
     if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD and stop is None:
         warnings.warn(
