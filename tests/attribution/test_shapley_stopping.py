@@ -192,3 +192,22 @@ def test_tree_shap_takes_no_tolerance():
         ml.shapley(model, X[:2], algorithm="tree", tol=0.02)
     # "auto" on a tree model is exact: the tolerance is met without sampling
     assert ml.shapley(model, X[:2], tol=0.02).method == "shapley-tree"
+
+
+@pytest.mark.parametrize("algorithm", SAMPLING)
+def test_a_linear_model_stops_at_once_on_its_closed_form(algorithm):
+    # phi_j = beta_j (x_j - mean of the background's x_j), whatever the correlation; paired
+    # samples are exact on it, so every row is done after the first round
+    rng = np.random.default_rng(4)
+    X = correlated_normal(300, 14, 0.7, rng)
+    beta = rng.normal(size=14)
+    rows, bg = X[:5], X[100:140]
+    attr = ml.shapley(lambda A: A @ beta, rows, background=bg, algorithm=algorithm,
+                      tol=1e-3, random_state=0)
+    np.testing.assert_allclose(attr.values, (rows - bg.mean(axis=0)) * beta, atol=1e-10)
+    assert attr.sampling.converged.all()
+    first = {"kernel": 8 * 14, "permutation": None}[algorithm]
+    if first is not None:
+        assert (np.asarray(attr.diagnostics["n_coalitions"]) <= first).all()
+    else:
+        assert (attr.dof == 9).all()  # the first round's 10 pairs, no more
