@@ -268,11 +268,13 @@ def main(argv=None):
     print(table.pivot_table(index=["d", "game", "estimator"], columns="budget", values="error",
                             sort=False).to_string(float_format=lambda x: f"{x:.2e}"))
     print("\n## coverage of the 95% intervals (modellens), by budget\n")
-    cov = table.dropna(subset=["coverage"])
+    cov = table[table.estimator.str.startswith("modellens")]
     print(cov.pivot_table(index=["estimator", "d", "game"], columns="budget",
                           values="coverage", sort=False).to_string(float_format="{:.3f}".format))
-    print("\n## coverage per estimator and budget, all games and sizes pooled\n")
-    pooled = cov.assign(hits=cov.coverage * cov.intervals).groupby(
+    print("\n## coverage per estimator and budget, all games and sizes pooled "
+          "(refused: NaN intervals, where no standard error is given; a budget that\n"
+          "## enumerates every coalition gives zero-width intervals around exact values)\n")
+    pooled = cov.assign(hits=cov.coverage.fillna(0) * cov.intervals).groupby(
         ["estimator", "budget"], sort=False)[["hits", "intervals", "refused"]].sum()
     pooled["coverage"] = pooled.hits / pooled.intervals
     print(pooled[["coverage", "intervals", "refused"]].to_string(float_format="{:.3f}".format))
