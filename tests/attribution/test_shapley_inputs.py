@@ -58,16 +58,17 @@ def test_intervals_at_a_small_budget_cover_and_tiny_budgets_give_no_number():
     bg = X[:30]
     exact = ml.shapley(_three_way, X[:150], background=bg, algorithm="exact").values
     res = ml.shapley(_three_way, X[:150], background=bg, algorithm="permutation",
-                     n_permutations=10, random_state=1)  # 5 antithetic pairs: dof 4
-    np.testing.assert_array_equal(res.dof, 4.0)
+                     n_permutations=16, random_state=1)  # 8 antithetic pairs: dof 7
+    np.testing.assert_array_equal(res.dof, 7.0)
     lo, hi = res.confidence_interval(0.95)
     t_cover = np.mean((exact >= lo) & (exact <= hi))
     z_cover = np.mean(np.abs(res.values - exact) <= 1.96 * res.std)
-    # measured 0.88 with t quantiles against 0.84 with normal ones (the rest: tied pairs)
-    assert 0.85 <= t_cover <= 0.99 and t_cover > z_cover + 0.02
+    # 900 intervals: t quantiles hold the nominal level, normal ones fall short
+    assert 0.92 <= t_cover <= 0.98 and t_cover > z_cover + 0.02
+    # 5 pairs covered 88% here: below 8 pairs no standard error is given
     with pytest.warns(ModellensWarning, match="too few to estimate standard errors"):
         tiny = ml.shapley(_three_way, X[:5], background=bg, algorithm="permutation",
-                          n_permutations=4, random_state=1)
+                          n_permutations=10, random_state=1)
     assert np.isnan(tiny.std).all()
     lo, hi = tiny.confidence_interval()
     assert np.isnan(lo).all() and np.isnan(hi).all()

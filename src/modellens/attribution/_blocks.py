@@ -170,28 +170,46 @@ class SamplingBlock(_Block):
     n_permutations : int or None
         Permutation sampling: feature orders per row (antithetic pairs count twice).
     n_samples : int or None
-        KernelSHAP: the budget of coalitions per row.
+        KernelSHAP: the budget of coalitions per row (under a stopping rule,
+        that of the first round).
+    model_rows : int ndarray of shape (n,) or None
+        Model rows each explained row paid for: its coalitions times the
+        background rows, plus one for its prediction (the empty coalition's
+        background rows, shared by every row, are not counted here).
+    converged : bool ndarray of shape (n,) or None
+        Under a stopping rule (``tol`` / ``tol_abs``): whether the row reached
+        the tolerance before the cap ``max_evals``.  None without a rule.
+    tol, tol_abs : float or None
+        The stopping rule's tolerances (None: not asked).
+    max_evals : int or None
+        The stopping rule's cap, coalitions per explained row.
     """
 
     std: np.ndarray | None = None
     dof: np.ndarray | None = None
     n_permutations: int | None = None
     n_samples: int | None = None
+    model_rows: np.ndarray | None = None
+    converged: np.ndarray | None = None
+    tol: float | None = None
+    tol_abs: float | None = None
+    max_evals: int | None = None
+
+    #: per-row fields, shared by every output
+    per_row = ("dof", "model_rows", "converged")
 
     @classmethod
     def stack(cls, blocks: list) -> "SamplingBlock":
         """The standard errors of every output as one block (the budget is shared)."""
-        return cls(std=_stack([b.std for b in blocks]), dof=blocks[0].dof,
-                   n_permutations=blocks[0].n_permutations, n_samples=blocks[0].n_samples)
+        return cls(**{**blocks[0].to_fields(), "std": _stack([b.std for b in blocks])})
 
     def output(self, c: int) -> "SamplingBlock":
         """The block of output ``c`` of a stacked block."""
-        return SamplingBlock(std=_pick(self.std, c), dof=self.dof,
-                             n_permutations=self.n_permutations, n_samples=self.n_samples)
+        return SamplingBlock(**{**self.to_fields(), "std": _pick(self.std, c)})
 
     def take(self, rows, cols) -> "SamplingBlock":
-        return SamplingBlock(std=_take(self.std, rows, cols), dof=_take(self.dof, rows),
-                             n_permutations=self.n_permutations, n_samples=self.n_samples)
+        return SamplingBlock(**{**self.to_fields(), "std": _take(self.std, rows, cols),
+                                **{k: _take(getattr(self, k), rows) for k in self.per_row}})
 
 
 

@@ -81,17 +81,21 @@ def _all_of_size(d, sizes):
     return np.array(masks, dtype=bool).reshape(-1, d)
 
 
-def _draw_complementary(rng, d, n_complementary, sizes, p):
+def _draw_complementary(rng, d, n_complementary, sizes, p, draws=None):
     """Draw complementary pairs i.i.d. until ``n_complementary`` distinct ones are found.
 
-    Returns the distinct pairs (one member each, ``(L, d)``), how often each
-    was drawn, and the number of draws ``T``.
+    ``draws`` (canonical members of earlier draws from ``rng``, in order) are
+    continued, so a row's later pairs extend its first ones.  Returns the
+    distinct pairs (one member each, ``(L, d)``, in the order first drawn),
+    how often each was drawn, the number of draws ``T`` that found them, and
+    every draw made (for a later continuation).
     """
     sizes = np.asarray(sizes)
-    draws = np.empty((0, d), dtype=bool)
-    batch = n_complementary
-    limit = 50 * n_complementary + 100  # coupon-collector guard when the pairs nearly run out
-    while True:
+    draws = np.empty((0, d), dtype=bool) if draws is None else draws
+    found = len(unique_masks(draws)[0]) if len(draws) else 0
+    batch = n_complementary - found
+    limit = len(draws) + 50 * n_complementary + 100  # coupon-collector guard near the end
+    while batch > 0:
         s = rng.choice(sizes, size=batch, p=p)
         keys = rng.random((batch, d))
         cut = np.sort(keys, axis=1)[np.arange(batch), s - 1]
@@ -99,16 +103,17 @@ def _draw_complementary(rng, d, n_complementary, sizes, p):
         # one canonical member per pair: the one without feature 0
         new ^= new[:, :1]
         draws = np.concatenate([draws, new])
-        uniq, first, inverse = unique_masks(draws)
-        if len(uniq) >= n_complementary or len(draws) >= limit:
+        if len(unique_masks(draws)[0]) >= n_complementary or len(draws) >= limit:
             break
-        batch = max(n_complementary - len(uniq), n_complementary // 4, 1)
+        found = len(unique_masks(draws)[0])
+        batch = max(n_complementary - found, n_complementary // 4, 1)
+    uniq, first, inverse = unique_masks(draws)
     order = np.argsort(first, kind="stable")[:n_complementary]
     n_draws = int(first[order[-1]]) + 1
     rank = np.full(len(uniq), -1)
     rank[order] = np.arange(len(order))
     counts = np.bincount(rank[inverse[:n_draws]], minlength=len(order))
-    return uniq[order], counts, n_draws
+    return uniq[order], counts, n_draws, draws
 
 
 class KernelEstimator:
@@ -118,49 +123,94 @@ class KernelEstimator:
     pairs are drawn for each row independently, row ``i`` from ``streams(i)``
     (:class:`~._streams.RowStreams`; so errors average out over rows),
     duplicates evaluated once and counted.  Works on any game that offers
-    coalition rows.
+    coalition rows.  :meth:`grow` samples more pairs for some rows (the
+    stopping rule of :mod:`._stopping`), continuing each row's draws.
     """
 
     def __init__(self, game, n_samples: int, streams):
         n, d = game.n_explained, game.n_players
-        segment = game.coalition_rows
-        self.n, self.d = n, d
+        self.n, self.d, self.game = n, d, game
         enumerated, sampled, n_complementary = split_sizes(d, n_samples)
         mu = size_weights(d)
         self.enum_masks = _all_of_size(d, enumerated)
         self.enum_weights = np.array([mu[m.sum() - 1] / comb(d, int(m.sum()))
                                       for m in self.enum_masks])
         self.w_sampled = float(sum(mu[s - 1] for s in sampled))
+        self._mu = mu
+        self.sampled_sizes = sampled
+        #: distinct complementary pairs there are to sample
+        self.capacity = sum(comb(d, s) for s in sampled) // 2
+        self._p = None if not sampled else mu[np.asarray(sampled) - 1] / \
+            mu[np.asarray(sampled) - 1].sum()
         self.segments = []
-        self._enum = self._sampled = None
+        self._enum = None
         if len(self.enum_masks):
-            self._enum = segment(self.enum_masks)
+            self._enum = game.coalition_rows(self.enum_masks)
             self.segments.append(self._enum)
-        self.counts, self.n_draws = [], np.zeros(n, dtype=np.int64)
-        self.offsets = np.zeros(n + 1, dtype=np.int64)
+        self._rngs = [streams(i) for i in range(n)] if sampled else []
+        self._all_draws: list = [None] * n
+        self.pairs = [np.empty((0, d), dtype=bool) for _ in range(n)]
+        self.counts = [np.zeros(0, dtype=np.int64) for _ in range(n)]
+        self._y: list[list[np.ndarray]] = [[] for _ in range(n)]
+        self._pending: list = []
+        self.n_draws = np.zeros(n, dtype=np.int64)
         if n_complementary:
-            p = mu[np.asarray(sampled) - 1]
-            blocks = []
-            for i in range(n):
-                pairs, counts, n_draws = _draw_complementary(streams(i), d, n_complementary,
-                                                             sampled, p / p.sum())
-                blocks.append(np.concatenate([pairs, ~pairs]))
-                self.counts.append(counts)
-                self.n_draws[i] = n_draws
-                self.offsets[i + 1] = self.offsets[i] + 2 * len(pairs)
-            masks = np.concatenate(blocks)
-            rows = np.repeat(np.arange(n), np.diff(self.offsets))
-            self.sample_masks = masks
-            self._sampled = segment(masks, rows=rows)
-            self.segments.append(self._sampled)
-        self.n_coalitions = len(self.enum_masks) + np.diff(self.offsets)
-        #: Degrees of freedom of each row's standard errors: the variance of the
-        #: sampled part is estimated from its ``T`` draws (inf when nothing is sampled).
-        self.dof = np.where(self.n_draws > 0, self.n_draws - 1.0, np.inf)
+            self.segments += self.grow(np.arange(n), np.full(n, n_complementary))
+
+    @property
+    def draws(self) -> np.ndarray:
+        """Distinct complementary pairs sampled so far, per row (the stopping rule's unit)."""
+        return np.array([len(p) for p in self.pairs], dtype=np.int64)
+
+    @property
+    def n_coalitions(self) -> np.ndarray:
+        return len(self.enum_masks) + 2 * self.draws
+
+    @property
+    def dof(self) -> np.ndarray:
+        """Degrees of freedom of each row's standard errors: the variance of the
+        sampled part is estimated from its ``T`` draws (inf when nothing is sampled)."""
+        return np.where(self.n_draws > 0, self.n_draws - 1.0, np.inf)
+
+    def draw_cap(self, max_evals: int) -> int:
+        """Most distinct pairs a row may sample within ``max_evals`` coalitions."""
+        return int(min(self.capacity, max(0, int(max_evals) - len(self.enum_masks)) // 2))
+
+    def grow(self, rows, more) -> list:
+        """Sample ``more[k]`` more distinct pairs for each row ``rows[k]`` (fewer where
+        the pairs run out): the segment of their coalitions, or none."""
+        blocks, counts, batch = [], [], []
+        for i, extra in zip(rows, more):
+            have = len(self.pairs[i])
+            target = int(min(have + int(extra), self.capacity))
+            if target <= have or not self.sampled_sizes:
+                continue
+            pairs, self.counts[i], self.n_draws[i], self._all_draws[i] = _draw_complementary(
+                self._rngs[i], self.d, target, self.sampled_sizes, self._p, self._all_draws[i])
+            new = pairs[have:]
+            self.pairs[i] = pairs
+            blocks.append(np.concatenate([new, ~new]))
+            counts.append(2 * len(new))
+            batch.append((int(i), len(new)))
+        if not blocks:
+            return []
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        rows_of = np.repeat([i for i, _ in batch], counts)
+        seg = self.game.coalition_rows(np.concatenate(blocks), rows=rows_of)
+        self._pending.append((seg, offsets, batch))
+        return [seg]
+
+    def _absorb(self):
+        for seg, offsets, batch in self._pending:
+            for k, (i, L) in enumerate(batch):
+                y = seg.result[offsets[k]: offsets[k + 1]]
+                self._y[i].append(np.stack([y[:L], y[L:]], axis=1))
+        self._pending = []
 
     def estimate(self, game) -> Estimate:
         """Fit every row: the values and their delta-method standard errors."""
         v0, fx = game.ends()
+        self._absorb()
         n, d = self.n, self.d
         delta = fx - v0
         A0 = np.zeros((d, d))
@@ -175,13 +225,20 @@ class KernelEstimator:
         ones = np.ones(d)
         for i in range(n):
             A, b = A0, b0[i]
-            if self._sampled is not None:
-                sl = slice(self.offsets[i], self.offsets[i + 1])
-                Z = self.sample_masks[sl].astype(np.float64)
-                y = self._sampled.result[sl] - v0
+            sampled = len(self.pairs[i]) > 0
+            if sampled:
+                pairs = self.pairs[i]
+                Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
+                yy = np.concatenate(self._y[i])
+                y = np.concatenate([yy[:, 0], yy[:, 1]]) - v0
                 counts, n_draws = self.counts[i], self.n_draws[i]
                 # every draw gives its pair the weight left to sample / (2 draws)
                 w = self.w_sampled * np.concatenate([counts, counts]) / (2.0 * n_draws)
+                if len(pairs) >= self.capacity:
+                    # every coalition drawn: the exact kernel weights, no sampling error
+                    size = Z.sum(axis=1).astype(int)
+                    w = self._mu[size - 1] / np.array([comb(self.d, k) for k in size])
+                    sampled = False
                 wZ = Z * w[:, None]
                 A = A + wZ.T @ Z
                 b = b + y @ wZ
@@ -191,7 +248,7 @@ class KernelEstimator:
             inv = np.linalg.pinv(kkt, rcond=1e-12)
             phi = inv @ np.append(b, delta[i])
             values[i] = phi[:d]
-            if self._sampled is not None:
+            if sampled:
                 std[i] = self._standard_error(Z, y, values[i], counts, n_draws, inv[:d, :d])
         return Estimate(values, std, v0, fx)
 

@@ -462,7 +462,8 @@ class Attributions:
         """Long-format table: one row per (explained row, feature).
 
         Columns: ``row``, ``feature``, ``method``, ``feature_value``,
-        ``value``, ``std`` (sampling estimators), ``base_value`` and
+        ``value``, ``std``, ``model_rows`` and (under a stopping rule)
+        ``converged`` (sampling estimators), ``base_value`` and
         ``prediction`` (when known).
 
         Returns
@@ -499,6 +500,10 @@ class Attributions:
         })
         if self.std is not None:
             frame["std"] = np.asarray(self.std, dtype=float).ravel()
+        for name in ("model_rows", "converged"):  # a sampling estimator's cost / stopping rule
+            per_row = None if self.sampling is None else getattr(self.sampling, name)
+            if per_row is not None:
+                frame[name] = np.repeat(np.asarray(per_row), d)
         frame["base_value"] = np.repeat(self.base_values, d)
         if self.prediction is not None:
             frame["prediction"] = np.repeat(self.prediction, d)

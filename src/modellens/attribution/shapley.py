@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from typing import overload
 
@@ -20,10 +21,11 @@ from ._blocks import SamplingBlock
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for, tree_targets)
 from ._masking import ImageMasker, TextMasker
+from ._stopping import GrowPlan, StoppingRule, check_stopping, run_until_converged
 from ._streams import RowStreams
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
-from .kernel import KernelEstimator
+from .kernel import KernelEstimator, split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions, build
 
@@ -34,11 +36,25 @@ ALGORITHMS = ("auto", "exact", "permutation", "kernel", "tree")
 MAX_EXACT_FEATURES = 15
 #: Default permutations (antithetic pairs count twice) of ``algorithm="permutation"``.
 DEFAULT_PERMUTATIONS = 20
+#: KernelSHAP's first round under a stopping rule: this many coalitions per feature.
+FIRST_ROUND_PER_FEATURE = 8
 
 
 def default_kernel_samples(d: int) -> int:
     """KernelSHAP's default budget of coalitions per explained row: ``2 d + 2048``."""
     return 2 * d + 2048
+
+
+def kernel_samples_for_std(d: int, start: int = 2) -> int:
+    """The smallest KernelSHAP budget from ``start`` on that samples the ``d`` pairs
+    standard errors need (or enumerates everything)."""
+    budget = start
+    while budget < 2 ** d:
+        _, sampled, pairs = split_sizes(d, budget)
+        if not sampled or pairs >= d:
+            return budget
+        budget += 1
+    return budget
 
 
 # Dask data give a DistributedAttributions, everything else an Attributions: the Dask
@@ -51,7 +67,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
-            interactions: bool = False, index: str = "shapley") -> DistributedAttributions: ...
+            interactions: bool = False, index: str = "shapley", tol: float | None = None,
+            tol_abs: float | None = None,
+            max_evals: int | None = None) -> DistributedAttributions: ...
 
 
 @overload
@@ -62,7 +80,8 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
-            interactions: bool = False, index: str = "shapley") -> Attributions: ...
+            interactions: bool = False, index: str = "shapley", tol: float | None = None,
+            tol_abs: float | None = None, max_evals: int | None = None) -> Attributions: ...
 
 
 def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndarray, *,
@@ -72,8 +91,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
-            interactions: bool = False,
-            index: str = "shapley") -> Attributions | DistributedAttributions:
+            interactions: bool = False, index: str = "shapley", tol: float | None = None,
+            tol_abs: float | None = None,
+            max_evals: int | None = None) -> Attributions | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -144,7 +164,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
     n_permutations : int, optional
         Feature orders per explained row for ``"permutation"`` (default 20),
         drawn as antithetic pairs (an odd number is rounded up).  A pair costs
-        at most ``2 (d - 1)`` coalitions.
+        at most ``2 (d - 1)`` coalitions.  Standard errors need at least 8
+        pairs (16 orders; fewer give NaN and a warning).
     random_state : int or Generator, optional
         Seeds the background sample and the sampled coalitions / orders; the
         same seed gives the same numbers.  Each explained row draws from its
@@ -184,6 +205,27 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         ``prediction - base_values``.  Computed by TreeSHAP
         (``algorithm="tree"`` or ``"auto"`` on a supported tree model), in
         both tree games (method ``"banzhaf-tree"``).
+    tol : float, optional
+        A stopping rule for ``"permutation"`` and ``"kernel"`` (and
+        ``"auto"`` when it samples): each row draws in rounds until the
+        largest standard error of its values is at most ``tol`` times their
+        spread, :math:`\max_j \hat\sigma_{ij} \le \mathrm{tol}\,
+        (\max_j \hat\phi_{ij} - \min_j \hat\phi_{ij})` (R shapr's
+        criterion; e.g. ``tol=0.02``).  Every round evaluates the rows not
+        done in one engine pass; rows that are done stop paying.  With a rule,
+        ``n_samples`` / ``n_permutations`` set the first round (default ``8 d``
+        coalitions / 20 orders) and ``"auto"`` enumerates exactly when
+        ``2**d - 2 <= max_evals``.  The result's ``sampling.converged`` and
+        ``sampling.model_rows`` say, per row, whether it got there and at
+        what cost; rows still short at the cap are named in a warning with
+        the error they reached.  See :mod:`modellens.attribution._stopping`.
+    tol_abs : float, optional
+        The same rule with an absolute bound: done when the largest standard
+        error is at most ``tol_abs`` (in units of the output).  With both, a
+        row is done when either holds.
+    max_evals : int, optional
+        The stopping rule's cap: most coalitions per explained row (each costs
+        ``m`` model rows), default KernelSHAP's default budget ``2 d + 2048``.
 
     Returns
     -------
@@ -200,7 +242,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         :meth:`Attributions.confidence_interval` (t quantiles) rather than
         +/- 1.96 ``std``.  ``diagnostics`` records the background used and the cost
         (``"background"``, ``"n_background"``, ``"n_coalitions"``,
-        ``"n_model_rows"``).
+        ``"n_model_rows"``); the sampling block also has each row's
+        ``model_rows`` and, with ``tol`` / ``tol_abs``, ``converged``.
         For a Dask ``X``: a :class:`~modellens.DistributedAttributions`, whose
         ``frame`` is a lazy Dask DataFrame with the partitions and index of
         ``X`` (a column per feature, ``base_value``, ``prediction``), equal to
@@ -280,6 +323,22 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
     ('shapley-permutation', (3, 8))
     >>> bool(np.array_equal(attr.values, ml.shapley(model, X[:3], **kw).values))
     True
+
+    Stop each row once its standard errors are below 2% of the spread of its
+    values (a model with a three-way interaction, which sampling cannot get
+    exactly); rows that get there early stop paying:
+
+    >>> def model(A):
+    ...     return A[:, 0] * A[:, 1] * A[:, 2] + np.sin(A[:, 3] + A[:, 4])
+    >>> attr = ml.shapley(model, X[:4], background=X[:50], algorithm="kernel",
+    ...                   tol=0.02, random_state=0)
+    >>> bool(attr.sampling.converged.all())
+    True
+    >>> spread = attr.values.max(axis=1) - attr.values.min(axis=1)
+    >>> bool(np.all(attr.std.max(axis=1) <= 0.02 * spread))
+    True
+    >>> attr.sampling.model_rows.shape  # per row: coalitions x 50 background rows + f(x)
+    (4,)
     """
     check_choice(algorithm, "algorithm", ALGORITHMS)
     check_choice(index, "index", ("shapley", "banzhaf"))
@@ -288,7 +347,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     n_permutations=n_permutations, target=target,
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
-                    random_state=random_state)
+                    random_state=random_state,
+                    stop=check_stopping(tol, tol_abs, max_evals))
     request = _open(model, X, settings, options=None, several=True, chunk_size=chunk_size,
                     n_jobs=n_jobs, progress=progress)
     if request.partitions is not None:
@@ -335,7 +395,7 @@ def _explain_rows(model, settings, X, streams, options) -> Attributions:
 
 def _explain(request, *, background, algorithm, n_samples, n_permutations, target,
              response_method, feature_names, masker, interactions, index, random_state, rng,
-             streams, stacklevel, draw_background=True) -> Attributions:
+             streams, stacklevel, stop=None, draw_background=True) -> Attributions:
     """The Shapley values of a request's rows (in memory): game, estimator, one engine run.
 
     ``streams`` (None: drawn from ``rng`` once the background is drawn) seeds the
@@ -354,17 +414,26 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     if isinstance(game, list):  # TreeSHAP of several outputs: one game per output column
         games, labels = game, [g.label for g in game]
         game = games[0]
+    if stop is not None and isinstance(game, TreeGame) and algorithm == "tree":
+        raise InvalidParameterError(
+            "tol= / tol_abs= stop the sampling algorithms ('permutation', 'kernel'); "
+            "TreeSHAP (algorithm='tree') is exact and needs no tolerance.")
     estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
                                               streams, interactions=interactions,
                                               n_threads=options.threads, index=index,
-                                              stacklevel=stacklevel - 1)
+                                              stacklevel=stacklevel - 1, stop=stop)
+    if algorithm in ("permutation", "kernel") and stop is not None:
+        stop = _with_cap(stop, game.n_players)
+    else:
+        stop = None
     plan = ShapleyPlan(game, estimator)
     if isinstance(game, InterventionalGame):
         _warn_if_costly(plan, game.n_explained, game.background.shape[0],
                         game.diagnostics["background"],
                         tree=tree_ensemble_name(request.raw_model) is not None,
                         stacklevel=stacklevel - 1)
-        return _explain_outputs(request, game, estimator, algorithm, budget, index, streams)
+        return _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
+                                stop, stacklevel=stacklevel + 1)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
     if len(games) > 1:
         # every output column of the ensemble in turn (one traversal for every class is a
@@ -378,10 +447,19 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
         return Attributions.stack([_result(p.game, p.estimator, est, algorithm, budget, index)
                                    for p, est in zip(plans, ests)], labels)
     (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
-    return _result(game, estimator, est, algorithm, budget, index)
+    converged = None
+    if stop is not None:
+        def one_round(rows, more):
+            return run(game.model, [GrowPlan(game, estimator, rows, more)], options,
+                       desc=f"shapley ({label})")
+
+        (est,), converged = _keep_drawing(stop, [estimator], [est], one_round,
+                                          stacklevel=stacklevel)
+    return _result(game, estimator, est, algorithm, budget, index, stop, converged)
 
 
-def _explain_outputs(request, game, estimator, algorithm, budget, index, streams):
+def _explain_outputs(request, game, estimator, algorithm, budget, index, streams, stop,
+                     *, stacklevel):
     """An interventional game's values for every output of the model in one pass.
 
     Each output gets its own game and estimator on the same background and row
@@ -400,15 +478,32 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
                 warnings.simplefilter("ignore", ModellensWarning)  # said once, for output 0
                 e = _estimator(g, algorithm, budget if algorithm == "kernel" else None,
                                budget if algorithm == "permutation" else None, streams,
-                               interactions=False, n_threads=1, index=index, stacklevel=2)[0]
+                               interactions=False, n_threads=1, index=index, stacklevel=2,
+                               stop=stop)[0]
         made.append((g, e))
         return [ShapleyPlan(g, e)]
 
     model = request.model
     per_output = run_outputs(model, plans_for, request.options,
                              desc=f"shapley ({algorithm})")
-    parts = [_result(g, e, est, algorithm, budget, index)
-             for (g, e), (est,) in zip(made[-len(per_output):], per_output)]
+    made = made[-len(per_output):]
+    estimates = [est for (est,) in per_output]
+    converged = None
+    if stop is not None:
+        def one_round(rows, more):
+            grown = iter(made)
+
+            def round_plans(one):
+                g, e = next(grown)  # the outputs come in order, as in the first pass
+                return [GrowPlan(g, e, rows, more)]
+
+            return [est for (est,) in run_outputs(model, round_plans, request.options,
+                                                  desc=f"shapley ({algorithm})")]
+
+        estimates, converged = _keep_drawing(stop, [e for _, e in made], estimates, one_round,
+                                             stacklevel=stacklevel)
+    parts = [_result(g, e, est, algorithm, budget, index, stop, converged)
+             for (g, e), est in zip(made, estimates)]
     if len(parts) == 1:
         return parts[0]
     for part in parts:  # the model's rows were evaluated once for every output
@@ -479,8 +574,12 @@ def _trees_give_prediction(ens, response_method: str) -> bool:
 
 
 def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions,
-               n_threads, index, stacklevel):
-    """The estimator of a game: ``(estimator, algorithm, budget)``."""
+               n_threads, index, stacklevel, stop=None):
+    """The estimator of a game: ``(estimator, algorithm, budget)``.
+
+    With a stopping rule ``stop`` the budget is the first round's (see
+    :func:`_first_round`) and ``"auto"`` weighs exact enumeration against the cap.
+    """
     if isinstance(game, TreeGame):
         # imported here: the tree kernels load numba, which only tree models need
         from .tree import TreeEstimator
@@ -488,15 +587,29 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
         return (TreeEstimator(game, interactions=interactions, n_threads=n_threads, index=index),
                 "tree", None)
     d = game.n_players
-    algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations)
+    if stop is not None:
+        n_samples, n_permutations = _first_round(algorithm, d, n_samples, n_permutations,
+                                                 _with_cap(stop, d).max_evals)
+    algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations,
+                                          cap=None if stop is None else
+                                          _with_cap(stop, d).max_evals)
     if d == 1:
         return OnePlayer(game, sampled=algorithm != "exact"), algorithm, budget
     if algorithm == "exact":
         return ExactEstimator(game), algorithm, budget
     if algorithm == "kernel":
-        return KernelEstimator(game, budget, streams), algorithm, budget
+        kernel = KernelEstimator(game, budget, streams)
+        pairs = kernel.draws
+        if stop is None and len(pairs) and 0 < pairs.min() < d:
+            warnings.warn(
+                f"n_samples={budget} leaves {pairs.min()} sampled pairs of coalitions per row "
+                f"for {d} features, too few to estimate standard errors (std is NaN: the fit "
+                f"passes through every sampled value); use n_samples >= "
+                f"{kernel_samples_for_std(d, budget)} for them, or tol= to stop when the errors "
+                "are small enough.", ModellensWarning, stacklevel=stacklevel)
+        return kernel, algorithm, budget
     estimator = PermutationEstimator(game, budget, streams)
-    if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD:
+    if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD and stop is None:
         warnings.warn(
             f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pairs per "
             f"row, too few to estimate standard errors (std is NaN); use at least "
@@ -505,7 +618,35 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     return estimator, algorithm, budget
 
 
-def _result(game, estimator, est, algorithm, budget, index) -> Attributions:
+def _with_cap(stop: StoppingRule, d: int) -> StoppingRule:
+    """The rule with its cap: ``max_evals``, by default KernelSHAP's default budget."""
+    if stop.max_evals is not None:
+        return stop
+    return replace(stop, max_evals=default_kernel_samples(d))
+
+
+def _first_round(algorithm, d, n_samples, n_permutations, cap):
+    """The first round's budget under a stopping rule: the one given, else a small one.
+
+    KernelSHAP starts from ``8 d`` coalitions (its enumerated sizes are chosen
+    for this budget), permutation sampling from ``DEFAULT_PERMUTATIONS`` orders.
+    """
+    if algorithm in ("auto", "kernel") and n_samples is None:
+        n_samples = max(2, min(cap, FIRST_ROUND_PER_FEATURE * d))
+    if algorithm == "permutation" and n_permutations is None:
+        n_permutations = DEFAULT_PERMUTATIONS
+    return n_samples, n_permutations
+
+
+def _keep_drawing(stop, estimators, estimates, one_round, *, stacklevel):
+    """The stopping rule's further rounds, when the estimator can draw more."""
+    if not all(hasattr(e, "grow") for e in estimators):  # one player: exact already
+        return estimates, np.ones(len(estimates[0].values), dtype=bool)
+    return run_until_converged(stop, estimators, estimates, one_round, stacklevel=stacklevel)
+
+
+def _result(game, estimator, est, algorithm, budget, index, stop=None,
+            converged=None) -> Attributions:
     """The Attributions of an estimate: the game's subject, the numbers, the sampling block."""
     n_coalitions = estimator.n_coalitions
     if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
@@ -519,9 +660,19 @@ def _result(game, estimator, est, algorithm, budget, index) -> Attributions:
         n_perm = None
         if algorithm == "permutation":
             n_perm = budget if isinstance(estimator, OnePlayer) else 2 * estimator.n_antithetic
+        m = game.background.shape[0] if isinstance(game, InterventionalGame) else 1
+        # a row pays m rows per coalition and one for f(x); v(empty)'s m rows are shared
+        model_rows = np.asarray(estimator.n_coalitions, dtype=np.int64) * m + 1
+        model_rows = np.broadcast_to(model_rows, (game.n_explained,)).copy()
         sampling = SamplingBlock(std=est.std, dof=np.asarray(estimator.dof, dtype=float),
                                  n_permutations=n_perm,
-                                 n_samples=budget if algorithm == "kernel" else None)
+                                 n_samples=budget if algorithm == "kernel" else None,
+                                 model_rows=model_rows,
+                                 converged=None if converged is None else
+                                 np.asarray(converged, dtype=bool),
+                                 tol=None if stop is None else stop.tol,
+                                 tol_abs=None if stop is None else stop.tol_abs,
+                                 max_evals=None if stop is None else stop.max_evals)
     return build(game.subject, values=est.values,
                  base_values=np.full(game.n_explained, est.base_value),
                  prediction=est.prediction, method=f"{index}-{algorithm}",
@@ -554,8 +705,12 @@ def _warn_if_costly(plan, n, m, note, *, tree=False, stacklevel=3):
             ModellensWarning, stacklevel=stacklevel)
 
 
-def _choose_algorithm(algorithm, d, n_samples, n_permutations):
-    """Validate the budget options; resolve ``"auto"``.  Returns ``(algorithm, budget)``."""
+def _choose_algorithm(algorithm, d, n_samples, n_permutations, cap=None):
+    """Validate the budget options; resolve ``"auto"``.  Returns ``(algorithm, budget)``.
+
+    ``cap``: a stopping rule's most coalitions per row, which ``"auto"``
+    compares with exact enumeration's cost (the budget is then a first round).
+    """
     if n_samples is not None:
         if algorithm not in ("auto", "kernel"):
             raise InvalidParameterError(
@@ -575,7 +730,8 @@ def _choose_algorithm(algorithm, d, n_samples, n_permutations):
                 f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
     kernel_budget = int(n_samples) if n_samples is not None else default_kernel_samples(d)
     if algorithm == "auto":
-        exact_fits = d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= kernel_budget
+        exact_fits = d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= (
+            kernel_budget if cap is None else cap)
         algorithm = "exact" if exact_fits else "kernel"
     if algorithm == "exact":
         if d > MAX_EXACT_FEATURES:
