@@ -171,27 +171,37 @@ class SamplingBlock(_Block):
         Permutation sampling: feature orders per row (antithetic pairs count twice).
     n_samples : int or None
         KernelSHAP: the budget of coalitions per row.
+    interactions_std : ndarray of shape (n, d, d) or None
+        ``interactions=True`` with a sampling estimator: the standard error of
+        each interaction value (same degrees of freedom ``dof``).
     """
 
     std: np.ndarray | None = None
     dof: np.ndarray | None = None
     n_permutations: int | None = None
     n_samples: int | None = None
+    interactions_std: np.ndarray | None = None
 
     @classmethod
     def stack(cls, blocks: list) -> "SamplingBlock":
         """The standard errors of every output as one block (the budget is shared)."""
         return cls(std=_stack([b.std for b in blocks]), dof=blocks[0].dof,
-                   n_permutations=blocks[0].n_permutations, n_samples=blocks[0].n_samples)
+                   n_permutations=blocks[0].n_permutations, n_samples=blocks[0].n_samples,
+                   interactions_std=_stack([b.interactions_std for b in blocks]))
 
     def output(self, c: int) -> "SamplingBlock":
         """The block of output ``c`` of a stacked block."""
         return SamplingBlock(std=_pick(self.std, c), dof=self.dof,
-                             n_permutations=self.n_permutations, n_samples=self.n_samples)
+                             n_permutations=self.n_permutations, n_samples=self.n_samples,
+                             interactions_std=_pick(self.interactions_std, c))
 
     def take(self, rows, cols) -> "SamplingBlock":
+        inter = self.interactions_std
+        if inter is not None:
+            inter = np.asarray(inter)[rows][:, cols][:, :, cols]
         return SamplingBlock(std=_take(self.std, rows, cols), dof=_take(self.dof, rows),
-                             n_permutations=self.n_permutations, n_samples=self.n_samples)
+                             n_permutations=self.n_permutations, n_samples=self.n_samples,
+                             interactions_std=inter)
 
 
 

@@ -17,6 +17,8 @@ from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
+from ._groups import GroupGame, check_groups
+from ._interaction_values import interaction_estimator
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for, tree_targets)
 from ._masking import ImageMasker, TextMasker
@@ -51,7 +53,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
-            interactions: bool = False, index: str = "shapley") -> DistributedAttributions: ...
+            interactions: bool = False, index: str = "shapley",
+            groups: dict | None = None) -> DistributedAttributions: ...
 
 
 @overload
@@ -62,7 +65,8 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
-            interactions: bool = False, index: str = "shapley") -> Attributions: ...
+            interactions: bool = False, index: str = "shapley",
+            groups: dict | None = None) -> Attributions: ...
 
 
 def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndarray, *,
@@ -72,8 +76,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
             response_method: str = "auto", feature_names: Sequence[str] | None = None,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
-            interactions: bool = False,
-            index: str = "shapley") -> Attributions | DistributedAttributions:
+            interactions: bool = False, index: str = "shapley",
+            groups: dict | None = None) -> Attributions | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -288,16 +292,17 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     n_permutations=n_permutations, target=target,
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
-                    random_state=random_state)
+                    random_state=random_state, groups=groups)
     request = _open(model, X, settings, options=None, several=True, chunk_size=chunk_size,
                     n_jobs=n_jobs, progress=progress)
     if request.partitions is not None:
         from .distributed import explain_partitions
 
-        if masker is not None or interactions:
+        if masker is not None or interactions or groups is not None:
             raise InvalidParameterError(
-                "Dask data are explained row by row as tables: masker= (texts, images) and "
-                "interactions=True need the data in memory (X.compute() of the rows you want).")
+                "Dask data are explained row by row as tables: masker= (texts, images), "
+                "interactions=True and groups= need the data in memory (X.compute() of the rows "
+                "you want).")
         if background is None or is_integer(background):
             # a background drawn from X would be drawn from each partition's rows
             settings["draw_background"] = False
@@ -335,7 +340,7 @@ def _explain_rows(model, settings, X, streams, options) -> Attributions:
 
 def _explain(request, *, background, algorithm, n_samples, n_permutations, target,
              response_method, feature_names, masker, interactions, index, random_state, rng,
-             streams, stacklevel, draw_background=True) -> Attributions:
+             streams, stacklevel, draw_background=True, groups=None) -> Attributions:
     """The Shapley values of a request's rows (in memory): game, estimator, one engine run.
 
     ``streams`` (None: drawn from ``rng`` once the background is drawn) seeds the
@@ -345,7 +350,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                  target=target, response_method=response_method, feature_names=feature_names,
                  interactions=interactions, index=index, budget_given=n_samples is not None
                  or n_permutations is not None, random_state=random_state, rng=rng,
-                 draw_background=draw_background, stacklevel=stacklevel)
+                 draw_background=draw_background, stacklevel=stacklevel, groups=groups)
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
@@ -359,12 +364,13 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                                               n_threads=options.threads, index=index,
                                               stacklevel=stacklevel - 1)
     plan = ShapleyPlan(game, estimator)
-    if isinstance(game, InterventionalGame):
+    if isinstance(game.inner if isinstance(game, GroupGame) else game, InterventionalGame):
         _warn_if_costly(plan, game.n_explained, game.background.shape[0],
                         game.diagnostics["background"],
                         tree=tree_ensemble_name(request.raw_model) is not None,
                         stacklevel=stacklevel - 1)
-        return _explain_outputs(request, game, estimator, algorithm, budget, index, streams)
+        return _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
+                                interactions)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
     if len(games) > 1:
         # every output column of the ensemble in turn (one traversal for every class is a
@@ -381,7 +387,8 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     return _result(game, estimator, est, algorithm, budget, index)
 
 
-def _explain_outputs(request, game, estimator, algorithm, budget, index, streams):
+def _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
+                     interactions=False):
     """An interventional game's values for every output of the model in one pass.
 
     Each output gets its own game and estimator on the same background and row
@@ -394,13 +401,17 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
         if one is game.model:
             g, e = game, estimator
         else:
-            g = InterventionalGame(one, request.dataset, game.n_explained, game.background,
+            base = game.inner if isinstance(game, GroupGame) else game
+            g = InterventionalGame(one, request.dataset, game.n_explained, base.background,
                                    game.diagnostics["background"])
+            if isinstance(game, GroupGame):
+                g = game.over(g)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ModellensWarning)  # said once, for output 0
                 e = _estimator(g, algorithm, budget if algorithm == "kernel" else None,
                                budget if algorithm == "permutation" else None, streams,
-                               interactions=False, n_threads=1, index=index, stacklevel=2)[0]
+                               interactions=interactions, n_threads=1, index=index,
+                               stacklevel=2)[0]
         made.append((g, e))
         return [ShapleyPlan(g, e)]
 
@@ -417,15 +428,16 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
 
 
 def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
-          interactions, index, budget_given, random_state, rng, draw_background, stacklevel):
+          interactions, index, budget_given, random_state, rng, draw_background, stacklevel,
+          groups=None):
     """The game of a request, with its background chosen by the one rule of ``._background``."""
     model, X = request.raw_model, request.X
     if request.dataset is None:
         # one text or image: its words / superpixels are the players
         if background is not None or feature_names is not None or response_method != "auto" \
-                or interactions or index != "shapley":
+                or interactions or index != "shapley" or groups is not None:
             raise InvalidParameterError("a text or image takes no background, feature_names, "
-                                        "response_method, interactions or index.")
+                                        "response_method, interactions, index or groups.")
         masker = check_masker("text" if masker is None else masker)
         if algorithm == "tree":
             raise InvalidParameterError("algorithm='tree' is for tree ensembles; texts and "
@@ -433,8 +445,10 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                                         "'kernel' or 'auto'.")
         return RemovalGame(model, masker.represent(X, random_state), target=target)
     dataset, n, rows = request.dataset, request.n_explained, request.reference
+    players = None if groups is None else check_groups(groups, dataset.feature_names,
+                                                       dataset.column_labels)
     ens = None
-    if algorithm == "tree" or (algorithm == "auto" and not budget_given
+    if algorithm == "tree" or (algorithm == "auto" and not budget_given and groups is None
                                and tree_ensemble_name(model) is not None):
         ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
                                 response_method=response_method)
@@ -443,15 +457,16 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
             # TreeSHAP explains the trees' raw output (a boosted classifier's log-odds);
             # the default explains the number the model predicts, as every other method
             ens = None
+    if ens is not None and players is not None:
+        raise InvalidParameterError(
+            "groups= with algorithm='tree' is not supported: TreeSHAP's kernels take each "
+            "feature as a player, and approximating a group from them would not be exact. Use "
+            "algorithm='exact', 'permutation' or 'kernel' (they evaluate the model; 'auto' "
+            "picks one of them when groups= is given).")
     if ens is None and index != "shapley":
         raise InvalidParameterError(
             f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
             "'auto') and a supported tree model (see modellens.attribution.tree).")
-    if ens is None and interactions:
-        raise InvalidParameterError(
-            "interactions=True needs algorithm='tree' and a supported tree model (see "
-            "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
-            "values.")
     if rows is None and not draw_background and (ens is None or background is not None):
         raise InvalidParameterError(
             "Shapley values of Dask data need background rows in memory (a background drawn "
@@ -465,7 +480,8 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
         if targets is not None:  # several outputs: a game per output column
             return [TreeGame(ens, model, dataset, n, bg, note, target=t) for t in targets]
         return TreeGame(ens, model, dataset, n, bg, note, target=target)
-    return InterventionalGame(request.model, dataset, n, bg, note)
+    game = InterventionalGame(request.model, dataset, n, bg, note)
+    return game if players is None else GroupGame(game, players)
 
 
 def _trees_give_prediction(ens, response_method: str) -> bool:
@@ -488,6 +504,11 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
         return (TreeEstimator(game, interactions=interactions, n_threads=n_threads, index=index),
                 "tree", None)
     d = game.n_players
+    if interactions:
+        return interaction_estimator(
+            game, algorithm, n_samples, n_permutations, streams, max_exact=MAX_EXACT_FEATURES,
+            auto_exact=d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= default_kernel_samples(d),
+            stacklevel=stacklevel + 1)
     algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations)
     if d == 1:
         return OnePlayer(game, sampled=algorithm != "exact"), algorithm, budget
@@ -521,7 +542,8 @@ def _result(game, estimator, est, algorithm, budget, index) -> Attributions:
             n_perm = budget if isinstance(estimator, OnePlayer) else 2 * estimator.n_antithetic
         sampling = SamplingBlock(std=est.std, dof=np.asarray(estimator.dof, dtype=float),
                                  n_permutations=n_perm,
-                                 n_samples=budget if algorithm == "kernel" else None)
+                                 n_samples=budget if algorithm == "kernel" else None,
+                                 interactions_std=est.interactions_std)
     return build(game.subject, values=est.values,
                  base_values=np.full(game.n_explained, est.base_value),
                  prediction=est.prediction, method=f"{index}-{algorithm}",
