@@ -507,6 +507,39 @@ class AttributionPlots:
         ax.set_xlim(0, max(heights) * 1.18 if max(heights) > 0 else 1)
         return ax
 
+    def interactions(self, *, max_display=10, ax=None, output=None):
+        """Draw the strongest interacting pairs: mean ``|SHAP interaction value|`` over the rows.
+
+        Needs ``ml.shapley(..., interactions=True)``; one bar per pair of
+        :meth:`~modellens.attribution.Attributions.interaction_pairs`, largest on top.
+
+        Parameters
+        ----------
+        max_display : int, default=10
+            Most pairs drawn.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (required then).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(60, 3))
+        >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
+        ...                   interactions=True)
+        >>> ax = attr.plot.interactions()
+        >>> len(ax.patches), ax.get_yticklabels()[0].get_text()
+        (3, 'x0 × x1')
+        """
+        pairs = self._a.interaction_pairs(output=output)
+        return pairs.plot(max_display=max_display, ax=ax)
+
     def _stacked_bar(self, max_display, ax):
         """Every output's mean ``|value|`` stacked in each feature's bar (shap's multi-output bar)."""
         a = self._a
