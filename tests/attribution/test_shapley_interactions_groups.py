@@ -289,19 +289,49 @@ def test_bad_groups_are_refused_clearly(data, groups, match):
         ml.shapley(_model, X, background=B, groups=groups)
 
 
-def test_groups_with_treeshap_say_why_and_auto_evaluates_the_model():
+def test_groups_in_interventional_treeshap_equal_brute_force():
     from sklearn.ensemble import GradientBoostingRegressor
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 4))
-    model = GradientBoostingRegressor(n_estimators=10, random_state=0).fit(X, X[:, 0] * X[:, 1])
-    with pytest.raises(InvalidParameterError, match="groups= with algorithm='tree'"):
-        ml.shapley(model, X[:2], background=X[:20], algorithm="tree", groups={"g": [0, 1]})
-    attr = ml.shapley(model, X[:2], background=X[:20], groups={"g": [0, 1]})
-    assert attr.method == "shapley-exact"
-    for r in range(2):
-        phi, _ = _brute(model.predict, X[r], X[:20], [[0, 1], [2], [3]])
-        np.testing.assert_allclose(attr.values[r], phi, rtol=0, atol=1e-12)
+    X = rng.normal(size=(300, 5))
+    y = X[:, 0] * X[:, 1] + np.where(X[:, 2] > 0, X[:, 3], -X[:, 4]) + X[:, 1] * X[:, 3]
+    model = GradientBoostingRegressor(n_estimators=25, max_depth=4, random_state=0).fit(X, y)
+    Xe, B = X[:3], X[100:130]
+    groups = {"a": [0, 3], "b": [1, 4]}
+    players = [[0, 3], [1, 4], [2]]
+    attr = ml.shapley(model, Xe, background=B, algorithm="tree", groups=groups,
+                      interactions=True)
+    assert attr.method == "shapley-tree" and attr.feature_names == ["a", "b", "x2"]
+    scale = np.ptp(model.predict(X))
+    for r in range(3):
+        phi, inter = _brute(model.predict, Xe[r], B, players)
+        np.testing.assert_allclose(attr.values[r], phi, rtol=0, atol=1e-10 * scale)
+        np.testing.assert_allclose(attr.interactions[r], inter, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(attr.values.sum(axis=1) + attr.base_values, attr.prediction,
+                               rtol=0, atol=1e-10 * scale)
+    # the model-agnostic exact values of the same groups agree
+    agnostic = ml.shapley(model.predict, Xe, background=B, groups=groups)
+    np.testing.assert_allclose(agnostic.values, attr.values, rtol=0, atol=1e-10 * scale)
+    with pytest.raises(InvalidParameterError, match="needs a background"):
+        ml.shapley(model, Xe, algorithm="tree", groups=groups)
+
+
+def test_groups_in_treeshap_of_every_class():
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int) + (X[:, 3] > 1)
+    model = GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    Xe, B = X[:2], X[50:70]
+    attr = ml.shapley(model, Xe, background=B, algorithm="tree", groups={"g": [1, 2]})
+    assert attr.values.shape == (2, 3, 3) and attr.feature_names == ["x0", "g", "x3"]
+    for c in range(3):
+        def margin(A, c=c):
+            return model.decision_function(A)[:, c]
+        for r in range(2):
+            phi, _ = _brute(margin, Xe[r], B, [[0], [1, 2], [3]])
+            np.testing.assert_allclose(attr.values[r, :, c], phi, rtol=0, atol=1e-9)
 
 
 def test_groups_leave_the_callers_data_alone(data):

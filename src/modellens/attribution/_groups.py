@@ -33,6 +33,8 @@ class Players:
 
     def __init__(self, names: list, members: np.ndarray, feature_names: list):
         self.names, self.members = list(names), members
+        #: the player of each column
+        self.player_of = members.argmax(axis=0)
         self.features = {name: [feature_names[j] for j in np.flatnonzero(row)]
                          for name, row in zip(self.names, members)}
 
@@ -113,6 +115,8 @@ class GroupGame(Game):
 
     def __init__(self, game: Game, players: Players):
         self.inner, self.players = game, players
+        #: what selects this game's output in a stacked result (tree games of several outputs)
+        self.label = getattr(game, "label", None)
         self.model = game.model
         self.value_function = game.value_function
         self.n_explained, self.n_players = game.n_explained, len(players)

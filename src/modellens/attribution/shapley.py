@@ -457,12 +457,6 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
             # TreeSHAP explains the trees' raw output (a boosted classifier's log-odds);
             # the default explains the number the model predicts, as every other method
             ens = None
-    if ens is not None and players is not None:
-        raise InvalidParameterError(
-            "groups= with algorithm='tree' is not supported: TreeSHAP's kernels take each "
-            "feature as a player, and approximating a group from them would not be exact. Use "
-            "algorithm='exact', 'permutation' or 'kernel' (they evaluate the model; 'auto' "
-            "picks one of them when groups= is given).")
     if ens is None and index != "shapley":
         raise InvalidParameterError(
             f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
@@ -476,10 +470,21 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
     bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
                                  stacklevel=stacklevel)
     if ens is not None:
+        if players is not None and bg is None:
+            raise InvalidParameterError(
+                "groups= with algorithm='tree' needs a background (interventional TreeSHAP "
+                "masks a group's columns jointly, exactly); the path-dependent game of no "
+                "background takes single features. Pass background= rows, or use "
+                "algorithm='exact', 'permutation' or 'kernel'.")
+
+        def grouped(game):
+            return game if players is None else GroupGame(game, players)
+
         targets = tree_targets(ens, target)
         if targets is not None:  # several outputs: a game per output column
-            return [TreeGame(ens, model, dataset, n, bg, note, target=t) for t in targets]
-        return TreeGame(ens, model, dataset, n, bg, note, target=target)
+            return [grouped(TreeGame(ens, model, dataset, n, bg, note, target=t))
+                    for t in targets]
+        return grouped(TreeGame(ens, model, dataset, n, bg, note, target=target))
     game = InterventionalGame(request.model, dataset, n, bg, note)
     return game if players is None else GroupGame(game, players)
 
@@ -497,11 +502,14 @@ def _trees_give_prediction(ens, response_method: str) -> bool:
 def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions,
                n_threads, index, stacklevel):
     """The estimator of a game: ``(estimator, algorithm, budget)``."""
-    if isinstance(game, TreeGame):
+    grouped = isinstance(game, GroupGame)
+    if isinstance(game.inner if grouped else game, TreeGame):
         # imported here: the tree kernels load numba, which only tree models need
         from .tree import TreeEstimator
 
-        return (TreeEstimator(game, interactions=interactions, n_threads=n_threads, index=index),
+        return (TreeEstimator(game.inner if grouped else game, interactions=interactions,
+                              n_threads=n_threads, index=index,
+                              players=game.players.player_of if grouped else None),
                 "tree", None)
     d = game.n_players
     if interactions:
