@@ -342,3 +342,32 @@ def test_groups_leave_the_callers_data_alone(data):
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(B, B0)
     assert groups == {"ab": ["x0", "x1"]}
+
+
+def test_exact_interactions_equal_shapiq_shapley_interaction_index(data):
+    shapiq = pytest.importorskip("shapiq")
+    X, B = data
+    attr = ml.shapley(_model, X[:1], background=B, interactions=True)
+
+    def game(coalitions):
+        return np.array([_worth(_model, X[0], B, np.flatnonzero(c)) for c in coalitions])
+
+    sii = shapiq.ExactComputer(game, n_players=5)("SII", order=2)
+    for i, j in combinations(range(5), 2):
+        # the SHAP interaction value is half the index
+        assert attr.interactions[0, i, j] == pytest.approx(0.5 * sii[(i, j)], abs=1e-12)
+    for i in range(5):  # shapiq's order-1 SII entries are the Shapley values
+        assert attr.values[0, i] == pytest.approx(sii[(i,)], abs=1e-12)
+
+
+def test_sampled_interactions_survive_a_json_round_trip(data):
+    import json
+
+    X, B = data
+    attr = ml.shapley(_model, X, background=B, interactions=True, algorithm="permutation",
+                      n_permutations=30, random_state=0, groups={"ab": ["x0", "x1"]})
+    back = ml.Attributions.from_dict(json.loads(json.dumps(attr.to_dict())))
+    np.testing.assert_array_equal(back.interactions, attr.interactions)
+    np.testing.assert_array_equal(back.sampling.interactions_std, attr.sampling.interactions_std)
+    assert back.feature_names == ["ab", "x2", "x3", "x4"]
+    assert back.diagnostics["groups"]["ab"] == ["x0", "x1"]

@@ -174,11 +174,19 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         spans or the image and its superpixels (``segments``).  Every
         algorithm but ``"tree"`` runs on these games as on tables.
     interactions : bool, default=False
-        ``algorithm="tree"`` only: also compute the SHAP interaction values
-        (``interactions``, shape ``(n, d, d)``: half the Shapley interaction
-        index of each pair off the diagonal, of the path-dependent game
-        without background, of the interventional one with it; each row's
-        matrix is symmetric and sums over its last axis to its values).
+        Also compute the SHAP interaction values (``interactions``, shape
+        ``(n, d, d)``: half the Shapley interaction index of each pair off the
+        diagonal, the main effects on it; each row's matrix is symmetric and
+        sums over its last axis to its values), for any model.  TreeSHAP
+        gives them from the trees (path-dependent game without background,
+        interventional with one); ``"exact"`` (``"auto"`` up to 11 features)
+        from the same coalitions as the values; ``"permutation"`` samples
+        them in rounds of paired feature orders in which every pair is
+        neighbours once (``n_permutations`` orders, default 10 rounds of
+        ``d`` orders, ``d`` rounded up to even), with standard errors in
+        ``sampling.interactions_std`` (see
+        :mod:`modellens.attribution._interaction_values`); KernelSHAP gives
+        none.  :meth:`Attributions.interaction_pairs` ranks the pairs.
     index : {"shapley", "banzhaf"}, default="shapley"
         The attribution of the same game: ``"shapley"`` (the formula above) or
         ``"banzhaf"``, the Banzhaf value
@@ -188,6 +196,20 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         ``prediction - base_values``.  Computed by TreeSHAP
         (``algorithm="tree"`` or ``"auto"`` on a supported tree model), in
         both tree games (method ``"banzhaf-tree"``).
+
+    groups : dict, optional
+        Groups of features that are one player each, e.g.
+        ``{"location": ["lat", "lon"]}`` (features by name or integer, as
+        ``features=`` elsewhere); features in no group are players of their
+        own.  A group joins a coalition with all its features at once:
+        :math:`v^G(T) = v(\bigcup_{g \in T} g)`.  The result's
+        ``feature_names`` are the players' names (in the order of each one's
+        first column), ``diagnostics["groups"]`` their features; a group of
+        several features has no single value to show (``data`` NaN).  Every
+        algorithm takes groups: the model-agnostic ones evaluate the groups'
+        game, interventional TreeSHAP masks a group's columns jointly in
+        every leaf (exact); path-dependent TreeSHAP (no background) refuses
+        them.  ``"auto"`` does not pick TreeSHAP when groups are given.
 
     Returns
     -------
