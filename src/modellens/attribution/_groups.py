@@ -87,8 +87,8 @@ def check_groups(groups, feature_names: list, column_labels=None) -> Players:
     for g, name in enumerate(names_of):
         cols = np.flatnonzero(owner == g)
         players.append((int(cols[0]), name, cols))
-    for j in np.flatnonzero(owner < 0):
-        players.append((int(j), feature_names[j], np.array([j])))
+    for col in np.flatnonzero(owner < 0):
+        players.append((int(col), feature_names[col], np.array([col])))
     players.sort(key=lambda p: p[0])
     seen: dict = {}
     for _, name, cols in players:
@@ -113,7 +113,7 @@ class GroupGame(Game):
     players : Players
     """
 
-    def __init__(self, game: Game, players: Players):
+    def __init__(self, game, players: Players):
         self.inner, self.players = game, players
         #: what selects this game's output in a stacked result (tree games of several outputs)
         self.label = getattr(game, "label", None)
@@ -135,7 +135,7 @@ class GroupGame(Game):
                                media=sub.media)
         self.diagnostics = {**game.diagnostics, "groups": dict(players.features)}
 
-    def over(self, game: Game) -> "GroupGame":
+    def over(self, game) -> "GroupGame":
         """The same grouping of another game of the same features (another output)."""
         return GroupGame(game, self.players)
 

@@ -423,8 +423,7 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
         if one is game.model:
             g, e = game, estimator
         else:
-            base = game.inner if isinstance(game, GroupGame) else game
-            g = InterventionalGame(one, request.dataset, game.n_explained, base.background,
+            g = InterventionalGame(one, request.dataset, game.n_explained, game.background,
                                    game.diagnostics["background"])
             if isinstance(game, GroupGame):
                 g = game.over(g)
