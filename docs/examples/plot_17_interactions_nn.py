@@ -57,7 +57,7 @@ print("rows sum to the values:",
 # value of each pair.  The network learned ``income x rooms`` and the
 # ``lat x lon`` term; the noise feature interacts with nothing.
 
-pairs = attr.interaction_pairs()
+pairs = attr.interaction_pairs()   # an ml.InteractionPairs
 print(pairs.to_frame().head(6).round(4))
 ax = attr.plot.interactions(max_display=8)
 

@@ -37,6 +37,18 @@ class InteractionPairs:
         What was explained.
     n_rows : int
         Rows the means are over.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(100, 3))
+    >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
+    ...                   interactions=True)
+    >>> pairs = attr.interaction_pairs()
+    >>> isinstance(pairs, ml.InteractionPairs), len(pairs)
+    (True, 3)
+    >>> pairs.feature_1[0], pairs.feature_2[0]
+    ('x0', 'x1')
     """
 
     feature_1: list
@@ -51,7 +63,23 @@ class InteractionPairs:
         return len(self.feature_1)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per pair: ``feature_1``, ``feature_2``, ``mean_abs``, ``mean`` (and ``std``)."""
+        """The pairs as a table, one row per pair, strongest first.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``feature_1``, ``feature_2``, ``mean_abs``, ``mean``, and
+            ``std`` for sampled interaction values.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
+        ...                   interactions=True)
+        >>> attr.interaction_pairs().to_frame().columns.tolist()
+        ['feature_1', 'feature_2', 'mean_abs', 'mean']
+        """
         frame = pd.DataFrame({"feature_1": self.feature_1, "feature_2": self.feature_2,
                               "mean_abs": self.mean_abs, "mean": self.mean})
         if self.std is not None:
@@ -59,10 +87,30 @@ class InteractionPairs:
         return frame
 
     def plot(self, *, max_display: int = 10, ax=None):
-        """Bars of the strongest pairs' mean ``|interaction value|``; returns the Axes.
+        """Draw the strongest pairs: a bar of mean ``|interaction value|`` each, largest on top.
 
-        See :meth:`AttributionPlots.interactions
-        <modellens.plot.attributions.AttributionPlots.interactions>`.
+        Parameters
+        ----------
+        max_display : int, default=10
+            Most pairs drawn.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
+        ...                   interactions=True)
+        >>> ax = attr.interaction_pairs().plot(max_display=2)
+        >>> len(ax.patches)
+        2
         """
         from ..plot.interaction_pairs import plot_interaction_pairs
 

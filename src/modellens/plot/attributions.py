@@ -26,7 +26,8 @@ class AttributionPlots:
     - one row: :meth:`waterfall`, :meth:`force` (Shapley values, or LIME with
       ``discretize=``), :meth:`weights` (LIME's surrogate, its R^2 in the title),
       :meth:`text` / :meth:`text_html` (texts), :meth:`image` (images);
-    - many rows: :meth:`beeswarm`, :meth:`bar`, :meth:`dependence`.
+    - many rows: :meth:`beeswarm`, :meth:`bar`, :meth:`dependence`,
+      :meth:`interactions` (the strongest pairs, with ``interactions=True``).
 
     Every method takes ``ax=`` (a new figure when None) and returns the Axes,
     never the Figure, so that Jupyter shows the picture once.
@@ -525,6 +526,7 @@ class AttributionPlots:
         Returns
         -------
         matplotlib.axes.Axes
+            The Axes drawn on.
 
         Examples
         --------
