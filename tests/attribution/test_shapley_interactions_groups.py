@@ -83,23 +83,27 @@ def test_exact_interactions_of_any_model_equal_brute_force(data):
                                rtol=0, atol=1e-12)
 
 
-def _model8(A):
+def _model10(A):
     # interactions of order 3 and more: the sampled pair draws vary (up to order 3 the
     # antithetic draws of a pair are exact)
     return (A[:, 0] * A[:, 1] * A[:, 2] + np.tanh(A[:, 3] * A[:, 4] + A[:, 5]) * A[:, 6]
-            + A[:, 7] ** 2 * A[:, 0] * A[:, 3])
+            + A[:, 7] ** 2 * A[:, 0] * A[:, 3] + A[:, 8] * A[:, 9] * A[:, 1] * A[:, 5])
 
 
-def test_sampled_interactions_are_unbiased_with_calibrated_errors():
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(60, 8))
-    X, B = X[:3], X[20:45]
-    exact = ml.shapley(_model8, X, background=B, interactions=True, algorithm="exact")
-    off = ~np.eye(8, dtype=bool)
+@pytest.fixture(scope="module")
+def data10():
+    X = np.random.default_rng(7).normal(size=(60, 10))
+    return X[:3], X[20:45]
+
+
+def test_sampled_interactions_are_unbiased_with_calibrated_errors(data10):
+    X, B = data10
+    exact = ml.shapley(_model10, X, background=B, interactions=True, algorithm="exact")
+    off = ~np.eye(10, dtype=bool)
     inside_off, inside_diag, inside_values, errors = [], [], [], []
     for seed in range(30):
-        attr = ml.shapley(_model8, X, background=B, interactions=True,
-                          algorithm="permutation", n_permutations=80, random_state=seed)
+        attr = ml.shapley(_model10, X, background=B, interactions=True,
+                          algorithm="permutation", n_permutations=100, random_state=seed)
         assert attr.method == "shapley-permutation" and np.all(attr.dof == 9)
         np.testing.assert_allclose(attr.interactions.sum(axis=2), attr.values, rtol=0,
                                    atol=1e-12)
@@ -128,17 +132,72 @@ def test_sampled_interactions_are_unbiased_with_calibrated_errors():
     assert np.all(np.abs(mean_err) <= 4.5 * se + 1e-12)
 
 
-def test_sampled_interactions_of_odd_and_even_games_converge(data):
+class _TableGame:
+    """A game of d players whose worths are random numbers (interactions of every order)."""
+
+    n_explained = 1
+
+    def __init__(self, d, seed):
+        self.n_players = d
+        self.worth = np.random.default_rng(seed).normal(size=2 ** d)
+
+    def v(self, S):
+        return self.worth[sum(1 << j for j in S)]
+
+    def coalition_rows(self, masks, rows=None):
+        seg = type("Seg", (), {})()
+        seg.result = np.array([self.v(np.flatnonzero(m)) for m in masks])
+        return seg
+
+    def ends(self):
+        return self.worth[0], np.array([self.worth[-1]])
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 5, 6, 7])
+def test_sampled_interactions_of_odd_and_even_games_converge(d):
+    from modellens.attribution._interaction_values import PairPermutationEstimator
+    from modellens.attribution._streams import RowStreams
+
+    game = _TableGame(d, seed=d)
+    phi, inter = _brute_table(game)
+    est = PairPermutationEstimator(game, 3000, RowStreams(1)).estimate(game)
+    np.testing.assert_allclose(est.interactions[0].sum(axis=1), est.values[0], atol=1e-12)
+    # 3000 rounds: within 5 standard errors (and the errors are small)
+    assert np.all(np.abs(est.values[0] - phi) <= 5 * est.std[0] + 1e-12)
+    assert np.all(np.abs(est.interactions[0] - inter) <= 5 * est.interactions_std[0] + 1e-12)
+    assert np.abs(est.interactions[0] - inter).max() < 0.05 * np.abs(inter).max()
+
+
+def _brute_table(game):
+    d = game.n_players
+    phi = np.zeros(d)
+    for i in range(d):
+        rest = [k for k in range(d) if k != i]
+        for s in range(d):
+            w = factorial(s) * factorial(d - s - 1) / factorial(d)
+            for S in combinations(rest, s):
+                phi[i] += w * (game.v(set(S) | {i}) - game.v(S))
+    inter = np.zeros((d, d))
+    for i, j in combinations(range(d), 2):
+        rest = [k for k in range(d) if k not in (i, j)]
+        for s in range(d - 1):
+            w = factorial(s) * factorial(d - s - 2) / (2 * factorial(d - 1))
+            for S in combinations(rest, s):
+                S = set(S)
+                inter[i, j] += w * (game.v(S | {i, j}) - game.v(S | {i}) - game.v(S | {j})
+                                    + game.v(S))
+        inter[j, i] = inter[i, j]
+    inter[np.arange(d), np.arange(d)] = phi - inter.sum(axis=1)
+    return phi, inter
+
+
+def test_a_budget_of_nearly_every_coalition_enumerates_them(data):
     X, B = data
-    for d in (3, 4, 5):
-        def model(A, d=d):
-            return _model(np.c_[A, np.zeros((len(A), 5 - d))]) if d < 5 else _model(A)
-        exact = ml.shapley(model, X[:1, :d], background=B[:, :d], interactions=True,
-                           algorithm="exact")
-        big = ml.shapley(model, X[:1, :d], background=B[:, :d], interactions=True,
-                         algorithm="permutation", n_permutations=3000, random_state=1)
-        scale = np.abs(exact.interactions).max()
-        assert np.abs(big.interactions - exact.interactions).max() < 0.05 * scale
+    attr = ml.shapley(_model, X, background=B, interactions=True, algorithm="permutation",
+                      n_permutations=600, random_state=0)
+    exact = ml.shapley(_model, X, background=B, interactions=True, algorithm="exact")
+    assert attr.method == "shapley-exact"
+    np.testing.assert_allclose(attr.interactions, exact.interactions, rtol=0, atol=1e-12)
 
 
 def test_interactions_equal_interventional_treeshap_on_gradient_boosting():
@@ -157,7 +216,7 @@ def test_interactions_equal_interventional_treeshap_on_gradient_boosting():
     np.testing.assert_allclose(agnostic.values, tree.values, rtol=0, atol=1e-10 * scale)
 
 
-def test_interactions_of_every_output_at_once(data):
+def test_interactions_of_every_output_at_once(data, data10):
     X, B = data
 
     def two(A):
@@ -169,10 +228,17 @@ def test_interactions_of_every_output_at_once(data):
         for r in range(3):
             _, inter = _brute(f, X[r], B, [[j] for j in range(5)])
             np.testing.assert_allclose(both.interactions[r, :, :, c], inter, rtol=0, atol=1e-12)
-    sampled = ml.shapley(two, X, background=B, interactions=True, algorithm="permutation",
-                         n_permutations=30, random_state=0)
-    one = ml.shapley(lambda A: two(A)[:, 1], X, background=B, interactions=True,
-                     algorithm="permutation", n_permutations=30, random_state=0)
+    X, B = data10
+
+    def two10(A):
+        return np.c_[_model10(A), A[:, 0] * A[:, 3] * A[:, 8]]
+
+    sampled = ml.shapley(two10, X, background=B, interactions=True, algorithm="permutation",
+                         n_permutations=60, random_state=0)
+    assert sampled.method == "shapley-permutation"
+    assert sampled.sampling.interactions_std.shape == (3, 10, 10, 2)
+    one = ml.shapley(lambda A: two10(A)[:, 1], X, background=B, interactions=True,
+                     algorithm="permutation", n_permutations=60, random_state=0)
     np.testing.assert_allclose(sampled.for_output(1).interactions, one.interactions, atol=1e-12)
     np.testing.assert_allclose(sampled.for_output(1).sampling.interactions_std,
                                one.sampling.interactions_std, atol=1e-12)
@@ -185,19 +251,23 @@ def test_interaction_options_are_checked(data):
     with pytest.raises(InvalidParameterError, match="n_permutations"):
         ml.shapley(_model, X, background=B, interactions=True, algorithm="permutation",
                    n_permutations=1)
+
+def test_few_rounds_give_no_standard_errors_and_say_so(data10):
+    X, B = data10
     with pytest.warns(ModellensWarning, match="too few"):
-        attr = ml.shapley(_model, X, background=B, interactions=True, algorithm="permutation",
-                          n_permutations=12, random_state=0)
+        attr = ml.shapley(_model10, X, background=B, interactions=True,
+                          algorithm="permutation", n_permutations=20, random_state=0)
     assert np.isnan(attr.sampling.interactions_std).all()
 
 
-def test_same_seed_same_interactions(data):
-    X, B = data
-    kw = dict(background=B, interactions=True, algorithm="permutation", n_permutations=30)
-    a = ml.shapley(_model, X, random_state=5, **kw)
-    b = ml.shapley(_model, X, random_state=5, **kw)
+def test_same_seed_same_interactions(data10):
+    X, B = data10
+    kw = dict(background=B, interactions=True, algorithm="permutation", n_permutations=50)
+    a = ml.shapley(_model10, X, random_state=5, **kw)
+    b = ml.shapley(_model10, X, random_state=5, **kw)
+    assert a.method == "shapley-permutation"
     np.testing.assert_array_equal(a.interactions, b.interactions)
-    assert not np.array_equal(a.interactions, ml.shapley(_model, X, random_state=6,
+    assert not np.array_equal(a.interactions, ml.shapley(_model10, X, random_state=6,
                                                          **kw).interactions)
 
 
@@ -360,14 +430,15 @@ def test_exact_interactions_equal_shapiq_shapley_interaction_index(data):
         assert attr.values[0, i] == pytest.approx(sii[(i,)], abs=1e-12)
 
 
-def test_sampled_interactions_survive_a_json_round_trip(data):
+def test_sampled_interactions_survive_a_json_round_trip(data10):
     import json
 
-    X, B = data
-    attr = ml.shapley(_model, X, background=B, interactions=True, algorithm="permutation",
-                      n_permutations=30, random_state=0, groups={"ab": ["x0", "x1"]})
+    X, B = data10
+    attr = ml.shapley(_model10, X, background=B, interactions=True, algorithm="permutation",
+                      n_permutations=60, random_state=0, groups={"ab": ["x0", "x1"]})
+    assert attr.method == "shapley-permutation"
     back = ml.Attributions.from_dict(json.loads(json.dumps(attr.to_dict())))
     np.testing.assert_array_equal(back.interactions, attr.interactions)
     np.testing.assert_array_equal(back.sampling.interactions_std, attr.sampling.interactions_std)
-    assert back.feature_names == ["ab", "x2", "x3", "x4"]
+    assert back.feature_names == ["ab"] + [f"x{j}" for j in range(2, 10)]
     assert back.diagnostics["groups"]["ab"] == ["x0", "x1"]

@@ -222,7 +222,9 @@ def interaction_estimator(game, algorithm, n_samples, n_permutations, streams, *
 
     ``"auto"`` enumerates while the exact plan is what ``"auto"`` would take
     for the values alone (``auto_exact``) and samples pairs of neighbours
-    beyond.  Returns ``(estimator, algorithm, budget)`` as
+    beyond.  A sampling budget whose distinct coalitions reach 7/8 of all
+    ``2**d - 2`` enumerates them instead (``"exact"``).  Returns
+    ``(estimator, algorithm, budget)`` as
     :func:`~.shapley._estimator` does (the budget: feature orders per row).
     """
     d = game.n_players
@@ -249,10 +251,16 @@ def interaction_estimator(game, algorithm, n_samples, n_permutations, streams, *
             raise InvalidParameterError(
                 f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
         rounds = -(-int(n_permutations) // dp)
+    estimator = PairPermutationEstimator(game, rounds, streams)
+    every = 2 ** d - 2
+    if d <= max_exact and estimator.n_coalitions.max(initial=0) >= every - every // 8:
+        # the rounds' distinct coalitions are nearly all of them: enumerating every one
+        # costs at most 8/7 as much and has no error
+        return ExactInteractions(game), "exact", None
     if rounds < MIN_ROUNDS_FOR_STD:
         warnings.warn(
             f"n_permutations={n_permutations} gives {rounds} rounds of {dp} feature orders per "
             f"row with interactions=True, too few to estimate standard errors (std is NaN); "
             f"use at least {MIN_ROUNDS_FOR_STD * dp} permutations for them.", ModellensWarning,
             stacklevel=stacklevel)
-    return PairPermutationEstimator(game, rounds, streams), "permutation", rounds * dp
+    return estimator, "permutation", rounds * dp
