@@ -24,25 +24,16 @@ def _worth(model, x, B, S):
     return float(np.mean(model(rows)))
 
 
-def _brute(model, x, B, players):
-    """Shapley values and SHAP interaction values of the game whose players are
-    ``players`` (lists of columns), by enumerating every coalition."""
-    G = len(players)
-    cache = {}
-
-    def v(T):
-        T = frozenset(T)
-        if T not in cache:
-            cache[T] = _worth(model, x, B, [j for g in T for j in players[g]])
-        return cache[T]
-
+def _enumerate(v, G):
+    """Shapley values and SHAP interaction values of the game ``v`` (a function of a set
+    of the players ``0 .. G-1``), by enumerating every coalition."""
     phi = np.zeros(G)
     for i in range(G):
         rest = [k for k in range(G) if k != i]
         for s in range(G):
             w = factorial(s) * factorial(G - s - 1) / factorial(G)
             for S in combinations(rest, s):
-                phi[i] += w * (v(set(S) | {i}) - v(S))
+                phi[i] += w * (v(set(S) | {i}) - v(set(S)))
     inter = np.zeros((G, G))
     for i, j in combinations(range(G), 2):
         rest = [k for k in range(G) if k not in (i, j)]
@@ -54,6 +45,20 @@ def _brute(model, x, B, players):
         inter[j, i] = inter[i, j]
     inter[np.arange(G), np.arange(G)] = phi - inter.sum(axis=1)
     return phi, inter
+
+
+def _brute(model, x, B, players):
+    """Shapley values and SHAP interaction values of the game whose players are
+    ``players`` (lists of columns), by enumerating every coalition."""
+    cache = {}
+
+    def v(T):
+        T = frozenset(T)
+        if T not in cache:
+            cache[T] = _worth(model, x, B, [j for g in T for j in players[g]])
+        return cache[T]
+
+    return _enumerate(v, len(players))
 
 
 def _model(A):
@@ -142,7 +147,7 @@ class _TableGame:
         self.worth = np.random.default_rng(seed).normal(size=2 ** d)
 
     def v(self, S):
-        return self.worth[sum(1 << j for j in S)]
+        return self.worth[sum(1 << int(j) for j in S)]
 
     def coalition_rows(self, masks, rows=None):
         seg = type("Seg", (), {})()
@@ -159,36 +164,13 @@ def test_sampled_interactions_of_odd_and_even_games_converge(d):
     from modellens.attribution._streams import RowStreams
 
     game = _TableGame(d, seed=d)
-    phi, inter = _brute_table(game)
+    phi, inter = _enumerate(game.v, d)
     est = PairPermutationEstimator(game, 3000, RowStreams(1)).estimate(game)
     np.testing.assert_allclose(est.interactions[0].sum(axis=1), est.values[0], atol=1e-12)
     # 3000 rounds: within 5 standard errors (and the errors are small)
     assert np.all(np.abs(est.values[0] - phi) <= 5 * est.std[0] + 1e-12)
     assert np.all(np.abs(est.interactions[0] - inter) <= 5 * est.interactions_std[0] + 1e-12)
     assert np.abs(est.interactions[0] - inter).max() < 0.05 * np.abs(inter).max()
-
-
-def _brute_table(game):
-    d = game.n_players
-    phi = np.zeros(d)
-    for i in range(d):
-        rest = [k for k in range(d) if k != i]
-        for s in range(d):
-            w = factorial(s) * factorial(d - s - 1) / factorial(d)
-            for S in combinations(rest, s):
-                phi[i] += w * (game.v(set(S) | {i}) - game.v(S))
-    inter = np.zeros((d, d))
-    for i, j in combinations(range(d), 2):
-        rest = [k for k in range(d) if k not in (i, j)]
-        for s in range(d - 1):
-            w = factorial(s) * factorial(d - s - 2) / (2 * factorial(d - 1))
-            for S in combinations(rest, s):
-                S = set(S)
-                inter[i, j] += w * (game.v(S | {i, j}) - game.v(S | {i}) - game.v(S | {j})
-                                    + game.v(S))
-        inter[j, i] = inter[i, j]
-    inter[np.arange(d), np.arange(d)] = phi - inter.sum(axis=1)
-    return phi, inter
 
 
 def test_a_budget_of_nearly_every_coalition_enumerates_them(data):
