@@ -226,6 +226,16 @@ def test_interactions_of_every_output_at_once(data, data10):
                                one.sampling.interactions_std, atol=1e-12)
 
 
+def test_auto_enumerates_small_games_and_samples_larger_ones(data):
+    X, B = data
+    assert ml.shapley(_model, X[:1], background=B, interactions=True).method == "shapley-exact"
+    wide = np.random.default_rng(0).normal(size=(20, 12))
+    attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] * A[:, 11], wide[:1], background=wide[5:15],
+                      interactions=True, random_state=0)
+    assert attr.method == "shapley-permutation" and attr.sampling.n_permutations == 120
+    assert attr.interactions.shape == (1, 12, 12) and np.all(attr.dof == 9)
+
+
 def test_interaction_options_are_checked(data):
     X, B = data
     with pytest.raises(InvalidParameterError, match="KernelSHAP"):
@@ -325,6 +335,14 @@ def test_group_interactions_equal_brute_force_and_tables_name_groups(data):
     assert np.isnan(attr.codes[:, 0]).all()
     np.testing.assert_array_equal(attr.codes[:, 1], X[:, 2])
     assert attr[:, "location"].values.shape == (3, 1)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    assert attr.plot.beeswarm() is not None and attr.plot.dependence("age") is not None
+    with pytest.raises(InvalidParameterError, match="group of 2 features"):
+        attr.plot.dependence("location")
+    plt.close("all")
 
 
 @pytest.mark.parametrize("groups, match", [

@@ -689,6 +689,12 @@ class AttributionPlots:
             return self._one(output, "dependence").dependence(feature, color=color, ax=ax, random_state=random_state)
         a = self._a
         j = a.index_of(feature)
+        members = (a.diagnostics.get("groups") or {}).get(a.feature_names[j], [None])
+        if len(members) > 1:
+            raise InvalidParameterError(
+                f"{a.feature_names[j]!r} is a group of {len(members)} features {members}: it "
+                "has no one value to plot its Shapley values against. Use plot.beeswarm() or "
+                "plot.bar() for groups, or explain without groups= for one feature's dependence.")
         numeric = a.numeric_data()
         x = numeric[:, j].copy()
         phi = a.values[:, j]
