@@ -185,7 +185,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         neighbours once (``n_permutations`` orders, default 10 rounds of
         ``d`` orders, ``d`` rounded up to even), with standard errors in
         ``sampling.interactions_std`` (see
-        :mod:`modellens.attribution._interaction_values`); KernelSHAP gives
+        :mod:`modellens.attribution._interaction_values`; the values and their
+        standard errors then come from the same rounds, so they differ from
+        those of ``interactions=False`` with the same seed); KernelSHAP gives
         none.  :meth:`Attributions.interaction_pairs` ranks the pairs.
     index : {"shapley", "banzhaf"}, default="shapley"
         The attribution of the same game: ``"shapley"`` (the formula above) or
