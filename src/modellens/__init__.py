@@ -5,6 +5,7 @@ from ._validation import InvalidParameterError, ModellensWarning, NotATreeModelE
 from .attribution import Attributions, shapley
 from .attribution import (AttributionSummary, DistributedAttributions, ImageMasker, TextMasker,
                           WidthSweep, lime, lime_image, lime_text, lime_width_sweep)
+from .attribution import InteractionPairs
 from .effects.ale import ale
 from .effects.dale import dale
 from .effects.importance import importance
@@ -29,4 +30,4 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
            "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions",
-           "importance", "Importance"]
+           "importance", "Importance", "InteractionPairs"]

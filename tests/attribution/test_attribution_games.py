@@ -137,10 +137,11 @@ def test_default_background_warns_once_and_points_at_the_caller():
     assert ours[0].filename == __file__
 
 
-def test_interactions_need_the_tree_game_and_trees_refuse_texts():
-    with pytest.raises(ml.InvalidParameterError, match="interactions=True needs"):
-        ml.shapley(lambda A: A.sum(axis=1), np.ones((2, 3)), background=np.zeros((1, 3)),
-                   interactions=True)
+def test_texts_take_no_interactions_or_groups_and_trees_refuse_texts():
+    with pytest.raises(ml.InvalidParameterError, match="interactions, index or groups"):
+        ml.shapley(_text_score, TEXT, interactions=True)
+    with pytest.raises(ml.InvalidParameterError, match="interactions, index or groups"):
+        ml.shapley(_text_score, TEXT, groups={"g": [0]})
     with pytest.raises(ml.InvalidParameterError, match="tree"):
         ml.shapley(_text_score, TEXT, algorithm="tree")
     with pytest.raises(ml.InvalidParameterError, match="no background"):

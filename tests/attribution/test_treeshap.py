@@ -292,13 +292,14 @@ def test_interactions_match_shap(name):
     np.testing.assert_allclose(attr.interactions, theirs, atol=1e-6 * scale)
 
 
-def test_interactions_need_treeshap():
+def test_interactions_of_treeshap_and_of_any_model():
     model, X = _fit("gb:reg")
     # both tree games give them (the interventional one: tests/test_treeshap_background.py)
     attr = ml.shapley(model, X[:3], background=X[:10], algorithm="tree", interactions=True)
     assert attr.interactions.shape == (3, D, D)
-    with pytest.raises(InvalidParameterError, match="interactions=True needs"):
-        ml.shapley(lambda A: A.sum(1), X[:3], background=X[:10], interactions=True)
+    # any model too (tests/attribution/test_shapley_interactions_groups.py)
+    other = ml.shapley(lambda A: A.sum(1), X[:3], background=X[:10], interactions=True)
+    assert other.interactions.shape == (3, D, D)
 
 
 def test_auto_picks_tree_for_tree_models_and_falls_back_otherwise():

@@ -27,7 +27,7 @@ PLOTS = [
     ml.Attributions.plot.fget, AttributionPlots.__call__, AttributionPlots.waterfall,
     AttributionPlots.force, AttributionPlots.weights, AttributionPlots.text,
     AttributionPlots.image, AttributionPlots.bar, AttributionPlots.beeswarm,
-    AttributionPlots.dependence,
+    AttributionPlots.dependence, AttributionPlots.interactions, ml.InteractionPairs.plot,
     ml.AttributionSummary.plot_bar, ml.AttributionSummary.plot_beeswarm,
     ml.AttributionSummary.plot_dependence, ml.Regions.plot, ml.Importance.plot,
 ]
@@ -40,6 +40,7 @@ METHODS = PLOTS + [
     DaleEffect.rebin,
     ml.Attributions.to_frame, ml.Attributions.to_dict, ml.Attributions.from_dict,
     ml.Attributions.to_shap, ml.Attributions.mean_abs, ml.Attributions.confidence_interval,
+    ml.Attributions.interaction_pairs, ml.InteractionPairs.to_frame,
     ml.Interactions.to_frame, ml.Interactions.to_dict, ml.Interactions.from_dict,
     ml.Importance.to_frame, ml.Importance.to_dict, ml.Importance.from_dict,
     ml.Report.save, ml.Report.to_html,

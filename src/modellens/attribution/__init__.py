@@ -3,6 +3,7 @@
 from ._blocks import MediaBlock, SamplingBlock, SurrogateBlock
 from ._masking import ImageMasker, TextMasker
 from .distributed import AttributionSummary, DistributedAttributions
+from .interaction_pairs import InteractionPairs
 from .lime import WidthSweep, lime, lime_width_sweep
 from .media import lime_image, lime_text
 from .result import Attributions
@@ -10,4 +11,4 @@ from .shapley import shapley
 
 __all__ = ["Attributions", "shapley", "lime", "lime_text", "lime_image", "lime_width_sweep",
            "WidthSweep", "TextMasker", "ImageMasker", "SurrogateBlock", "SamplingBlock",
-           "MediaBlock", "DistributedAttributions", "AttributionSummary"]
+           "MediaBlock", "DistributedAttributions", "AttributionSummary", "InteractionPairs"]

@@ -183,6 +183,9 @@ class SamplingBlock(_Block):
         The stopping rule's tolerances (None: not asked).
     max_evals : int or None
         The stopping rule's cap, coalitions per explained row.
+    interactions_std : ndarray of shape (n, d, d) or None
+        ``interactions=True`` with a sampling estimator: the standard error of
+        each interaction value (same degrees of freedom ``dof``).
     """
 
     std: np.ndarray | None = None
@@ -194,6 +197,7 @@ class SamplingBlock(_Block):
     tol: float | None = None
     tol_abs: float | None = None
     max_evals: int | None = None
+    interactions_std: np.ndarray | None = None
 
     #: per-row fields, shared by every output
     per_row = ("dof", "model_rows", "converged")
@@ -201,14 +205,20 @@ class SamplingBlock(_Block):
     @classmethod
     def stack(cls, blocks: list) -> "SamplingBlock":
         """The standard errors of every output as one block (the budget is shared)."""
-        return cls(**{**blocks[0].to_fields(), "std": _stack([b.std for b in blocks])})
+        return cls(**{**blocks[0].to_fields(), "std": _stack([b.std for b in blocks]),
+                      "interactions_std": _stack([b.interactions_std for b in blocks])})
 
     def output(self, c: int) -> "SamplingBlock":
         """The block of output ``c`` of a stacked block."""
-        return SamplingBlock(**{**self.to_fields(), "std": _pick(self.std, c)})
+        return SamplingBlock(**{**self.to_fields(), "std": _pick(self.std, c),
+                                "interactions_std": _pick(self.interactions_std, c)})
 
     def take(self, rows, cols) -> "SamplingBlock":
+        inter = self.interactions_std
+        if inter is not None:
+            inter = np.asarray(inter)[rows][:, cols][:, :, cols]
         return SamplingBlock(**{**self.to_fields(), "std": _take(self.std, rows, cols),
+                                "interactions_std": inter,
                                 **{k: _take(getattr(self, k), rows) for k in self.per_row}})
 
 

@@ -40,13 +40,15 @@ __all__ = ["Game", "InterventionalGame", "RemovalGame", "TreeGame", "Estimate", 
 class Estimate(NamedTuple):
     """What an estimator returns: values ``(n, d)``, their standard errors (or None),
     the base value :math:`v(\\emptyset)`, the predictions ``(n,)``, and interaction
-    values ``(n, d, d)`` when the estimator gives them."""
+    values ``(n, d, d)`` (with their standard errors when sampled) when the
+    estimator gives them."""
 
     values: np.ndarray
     std: np.ndarray | None
     base_value: float
     prediction: np.ndarray
     interactions: np.ndarray | None = None
+    interactions_std: np.ndarray | None = None
 
 
 class Game:

@@ -393,6 +393,46 @@ class Attributions:
         """
         return np.abs(self.values).mean(axis=0)
 
+    def interaction_pairs(self, max_pairs=None, *, output=None):
+        r"""Which pairs of features interact most: mean ``|interaction value|`` over the rows.
+
+        Needs ``interactions`` (``ml.shapley(..., interactions=True)``).  The
+        strength of a pair :math:`(i, j)` is
+        :math:`\frac1n \sum_r |\Phi_{ij}(x_r)|`, :math:`\Phi_{ij}` the SHAP
+        interaction value (half the Shapley interaction index).
+
+        Parameters
+        ----------
+        max_pairs : int, optional
+            Keep the strongest this many (default every pair).
+        output : label, str or int, optional
+            With several outputs, the one ranked (required then).
+
+        Returns
+        -------
+        InteractionPairs
+            ``to_frame()`` (``feature_1``, ``feature_2``, ``mean_abs``,
+            ``mean``, and ``std`` for sampled values) and ``plot(ax=)``.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
+        ...                   interactions=True)
+        >>> pairs = attr.interaction_pairs()
+        >>> pairs.to_frame()[["feature_1", "feature_2"]].iloc[0].tolist()
+        ['x0', 'x1']
+        >>> bool(pairs.mean_abs[1] < 1e-12)  # x2 enters alone
+        True
+        """
+        from .interaction_pairs import interaction_pairs
+
+        if output is not None:
+            return interaction_pairs(self.for_output(output), max_pairs)
+        self._require_one_output("interaction_pairs()")
+        return interaction_pairs(self, max_pairs)
+
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key) -> "Attributions":
         if isinstance(key, tuple) and len(key) == 3 or (isinstance(key, tuple) and len(key) == 2

@@ -18,6 +18,8 @@ from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
+from ._groups import GroupGame, check_groups
+from ._interaction_values import interaction_estimator
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for, tree_targets)
 from ._masking import ImageMasker, TextMasker
@@ -69,7 +71,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
             tol_abs: float | None = None,
-            max_evals: int | None = None) -> DistributedAttributions: ...
+            max_evals: int | None = None,
+            groups: dict | None = None) -> DistributedAttributions: ...
 
 
 @overload
@@ -81,7 +84,8 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
-            tol_abs: float | None = None, max_evals: int | None = None) -> Attributions: ...
+            tol_abs: float | None = None, max_evals: int | None = None,
+            groups: dict | None = None) -> Attributions: ...
 
 
 def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndarray, *,
@@ -93,7 +97,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
             tol_abs: float | None = None,
-            max_evals: int | None = None) -> Attributions | DistributedAttributions:
+            max_evals: int | None = None,
+            groups: dict | None = None) -> Attributions | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -191,11 +196,21 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         spans or the image and its superpixels (``segments``).  Every
         algorithm but ``"tree"`` runs on these games as on tables.
     interactions : bool, default=False
-        ``algorithm="tree"`` only: also compute the SHAP interaction values
-        (``interactions``, shape ``(n, d, d)``: half the Shapley interaction
-        index of each pair off the diagonal, of the path-dependent game
-        without background, of the interventional one with it; each row's
-        matrix is symmetric and sums over its last axis to its values).
+        Also compute the SHAP interaction values (``interactions``, shape
+        ``(n, d, d)``: half the Shapley interaction index of each pair off the
+        diagonal, the main effects on it; each row's matrix is symmetric and
+        sums over its last axis to its values), for any model.  TreeSHAP
+        gives them from the trees (path-dependent game without background,
+        interventional with one); ``"exact"`` (``"auto"`` up to 11 features)
+        from the same coalitions as the values; ``"permutation"`` samples
+        them in rounds of paired feature orders in which every pair is
+        neighbours once (``n_permutations`` orders, default 10 rounds of
+        ``d`` orders, ``d`` rounded up to even), with standard errors in
+        ``sampling.interactions_std`` (see
+        :mod:`modellens.attribution._interaction_values`; the values and their
+        standard errors then come from the same rounds, so they differ from
+        those of ``interactions=False`` with the same seed); KernelSHAP gives
+        none.  :meth:`Attributions.interaction_pairs` ranks the pairs.
     index : {"shapley", "banzhaf"}, default="shapley"
         The attribution of the same game: ``"shapley"`` (the formula above) or
         ``"banzhaf"``, the Banzhaf value
@@ -226,6 +241,20 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
     max_evals : int, optional
         The stopping rule's cap: most coalitions per explained row (each costs
         ``m`` model rows), default KernelSHAP's default budget ``2 d + 2048``.
+
+    groups : dict, optional
+        Groups of features that are one player each, e.g.
+        ``{"location": ["lat", "lon"]}`` (features by name or integer, as
+        ``features=`` elsewhere); features in no group are players of their
+        own.  A group joins a coalition with all its features at once:
+        :math:`v^G(T) = v(\bigcup_{g \in T} g)`.  The result's
+        ``feature_names`` are the players' names (in the order of each one's
+        first column), ``diagnostics["groups"]`` their features; a group of
+        several features has no single value to show (``data`` NaN).  Every
+        algorithm takes groups: the model-agnostic ones evaluate the groups'
+        game, interventional TreeSHAP masks a group's columns jointly in
+        every leaf (exact); path-dependent TreeSHAP (no background) refuses
+        them.  ``"auto"`` does not pick TreeSHAP when groups are given.
 
     Returns
     -------
@@ -347,17 +376,18 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     n_permutations=n_permutations, target=target,
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
-                    random_state=random_state,
+                    random_state=random_state, groups=groups,
                     stop=check_stopping(tol, tol_abs, max_evals))
     request = _open(model, X, settings, options=None, several=True, chunk_size=chunk_size,
                     n_jobs=n_jobs, progress=progress)
     if request.partitions is not None:
         from .distributed import explain_partitions
 
-        if masker is not None or interactions:
+        if masker is not None or interactions or groups is not None:
             raise InvalidParameterError(
-                "Dask data are explained row by row as tables: masker= (texts, images) and "
-                "interactions=True need the data in memory (X.compute() of the rows you want).")
+                "Dask data are explained row by row as tables: masker= (texts, images), "
+                "interactions=True and groups= need the data in memory (X.compute() of the rows "
+                "you want).")
         if background is None or is_integer(background):
             # a background drawn from X would be drawn from each partition's rows
             settings["draw_background"] = False
@@ -395,7 +425,8 @@ def _explain_rows(model, settings, X, streams, options) -> Attributions:
 
 def _explain(request, *, background, algorithm, n_samples, n_permutations, target,
              response_method, feature_names, masker, interactions, index, random_state, rng,
-             streams, stacklevel, stop=None, draw_background=True) -> Attributions:
+             streams, stacklevel, stop=None, draw_background=True,
+             groups=None) -> Attributions:
     """The Shapley values of a request's rows (in memory): game, estimator, one engine run.
 
     ``streams`` (None: drawn from ``rng`` once the background is drawn) seeds the
@@ -405,7 +436,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                  target=target, response_method=response_method, feature_names=feature_names,
                  interactions=interactions, index=index, budget_given=n_samples is not None
                  or n_permutations is not None, random_state=random_state, rng=rng,
-                 draw_background=draw_background, stacklevel=stacklevel)
+                 draw_background=draw_background, stacklevel=stacklevel, groups=groups)
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
@@ -427,13 +458,13 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     else:
         stop = None
     plan = ShapleyPlan(game, estimator)
-    if isinstance(game, InterventionalGame):
+    if isinstance(game.inner if isinstance(game, GroupGame) else game, InterventionalGame):
         _warn_if_costly(plan, game.n_explained, game.background.shape[0],
                         game.diagnostics["background"],
                         tree=tree_ensemble_name(request.raw_model) is not None,
                         stacklevel=stacklevel - 1)
         return _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
-                                stop, stacklevel=stacklevel + 1)
+                                stop, stacklevel=stacklevel + 1, interactions=interactions)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
     if len(games) > 1:
         # every output column of the ensemble in turn (one traversal for every class is a
@@ -459,7 +490,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
 
 
 def _explain_outputs(request, game, estimator, algorithm, budget, index, streams, stop,
-                     *, stacklevel):
+                     *, stacklevel, interactions=False):
     """An interventional game's values for every output of the model in one pass.
 
     Each output gets its own game and estimator on the same background and row
@@ -474,12 +505,14 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
         else:
             g = InterventionalGame(one, request.dataset, game.n_explained, game.background,
                                    game.diagnostics["background"])
+            if isinstance(game, GroupGame):
+                g = game.over(g)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ModellensWarning)  # said once, for output 0
                 e = _estimator(g, algorithm, budget if algorithm == "kernel" else None,
                                budget if algorithm == "permutation" else None, streams,
-                               interactions=False, n_threads=1, index=index, stacklevel=2,
-                               stop=stop)[0]
+                               interactions=interactions, n_threads=1, index=index,
+                               stacklevel=2, stop=stop)[0]
         made.append((g, e))
         return [ShapleyPlan(g, e)]
 
@@ -512,15 +545,16 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
 
 
 def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
-          interactions, index, budget_given, random_state, rng, draw_background, stacklevel):
+          interactions, index, budget_given, random_state, rng, draw_background, stacklevel,
+          groups=None):
     """The game of a request, with its background chosen by the one rule of ``._background``."""
     model, X = request.raw_model, request.X
     if request.dataset is None:
         # one text or image: its words / superpixels are the players
         if background is not None or feature_names is not None or response_method != "auto" \
-                or interactions or index != "shapley":
+                or interactions or index != "shapley" or groups is not None:
             raise InvalidParameterError("a text or image takes no background, feature_names, "
-                                        "response_method, interactions or index.")
+                                        "response_method, interactions, index or groups.")
         masker = check_masker("text" if masker is None else masker)
         if algorithm == "tree":
             raise InvalidParameterError("algorithm='tree' is for tree ensembles; texts and "
@@ -528,8 +562,10 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                                         "'kernel' or 'auto'.")
         return RemovalGame(model, masker.represent(X, random_state), target=target)
     dataset, n, rows = request.dataset, request.n_explained, request.reference
+    players = None if groups is None else check_groups(groups, dataset.feature_names,
+                                                       dataset.column_labels)
     ens = None
-    if algorithm == "tree" or (algorithm == "auto" and not budget_given
+    if algorithm == "tree" or (algorithm == "auto" and not budget_given and groups is None
                                and tree_ensemble_name(model) is not None):
         ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
                                 response_method=response_method)
@@ -542,11 +578,6 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
         raise InvalidParameterError(
             f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
             "'auto') and a supported tree model (see modellens.attribution.tree).")
-    if ens is None and interactions:
-        raise InvalidParameterError(
-            "interactions=True needs algorithm='tree' and a supported tree model (see "
-            "modellens.attribution.tree); the model-agnostic algorithms give no interaction "
-            "values.")
     if rows is None and not draw_background and (ens is None or background is not None):
         raise InvalidParameterError(
             "Shapley values of Dask data need background rows in memory (a background drawn "
@@ -556,11 +587,23 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
     bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
                                  stacklevel=stacklevel)
     if ens is not None:
+        if players is not None and bg is None:
+            raise InvalidParameterError(
+                "groups= with algorithm='tree' needs a background (interventional TreeSHAP "
+                "masks a group's columns jointly, exactly); the path-dependent game of no "
+                "background takes single features. Pass background= rows, or use "
+                "algorithm='exact', 'permutation' or 'kernel'.")
+
+        def grouped(game):
+            return game if players is None else GroupGame(game, players)
+
         targets = tree_targets(ens, target)
         if targets is not None:  # several outputs: a game per output column
-            return [TreeGame(ens, model, dataset, n, bg, note, target=t) for t in targets]
-        return TreeGame(ens, model, dataset, n, bg, note, target=target)
-    return InterventionalGame(request.model, dataset, n, bg, note)
+            return [grouped(TreeGame(ens, model, dataset, n, bg, note, target=t))
+                    for t in targets]
+        return grouped(TreeGame(ens, model, dataset, n, bg, note, target=target))
+    game = InterventionalGame(request.model, dataset, n, bg, note)
+    return game if players is None else GroupGame(game, players)
 
 
 def _trees_give_prediction(ens, response_method: str) -> bool:
@@ -580,13 +623,26 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     With a stopping rule ``stop`` the budget is the first round's (see
     :func:`_first_round`) and ``"auto"`` weighs exact enumeration against the cap.
     """
-    if isinstance(game, TreeGame):
+    grouped = isinstance(game, GroupGame)
+    if isinstance(game.inner if grouped else game, TreeGame):
         # imported here: the tree kernels load numba, which only tree models need
         from .tree import TreeEstimator
 
-        return (TreeEstimator(game, interactions=interactions, n_threads=n_threads, index=index),
+        return (TreeEstimator(game.inner if grouped else game, interactions=interactions,
+                              n_threads=n_threads, index=index,
+                              players=game.players.player_of if grouped else None),
                 "tree", None)
     d = game.n_players
+    if interactions:
+        if stop is not None:
+            raise InvalidParameterError(
+                "tol= / tol_abs= stop the sampling of Shapley values; interactions=True draws "
+                "its own rounds and has no stopping rule yet: give n_permutations= (rounds of "
+                "every pair) instead of tol=.")
+        return interaction_estimator(
+            game, algorithm, n_samples, n_permutations, streams, max_exact=MAX_EXACT_FEATURES,
+            auto_exact=d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= default_kernel_samples(d),
+            stacklevel=stacklevel + 1)
     if stop is not None:
         n_samples, n_permutations = _first_round(algorithm, d, n_samples, n_permutations,
                                                  _with_cap(stop, d).max_evals)
@@ -672,7 +728,8 @@ def _result(game, estimator, est, algorithm, budget, index, stop=None,
                                  np.asarray(converged, dtype=bool),
                                  tol=None if stop is None else stop.tol,
                                  tol_abs=None if stop is None else stop.tol_abs,
-                                 max_evals=None if stop is None else stop.max_evals)
+                                 max_evals=None if stop is None else stop.max_evals,
+                                 interactions_std=est.interactions_std)
     return build(game.subject, values=est.values,
                  base_values=np.full(game.n_explained, est.base_value),
                  prediction=est.prediction, method=f"{index}-{algorithm}",

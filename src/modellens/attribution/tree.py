@@ -85,14 +85,17 @@ class TreePaths:
     for all leaves of a tree in one preorder pass.
     """
 
-    def __init__(self, ens: TreeEnsemble):
+    def __init__(self, ens: TreeEnsemble, players=None):
         if ens.n_outputs != 1:
             raise ValueError("select one output first")
         self.ens = ens
+        # players (the player of each column, groups=): the paths' factors are players, so
+        # a leaf's factor of a group is "satisfies every split on the group's columns" (the
+        # group joins or leaves as one); the splits still read their own columns
+        feature = ens.feature if players is None else np.asarray(players, np.int64)[ens.feature]
         (self.order, self.node_slot, node_new, self.parent, self.depth, self.leaf_node,
          self.leaf_roots, self.feat_off, self.feat_id, self.feat_z, self.prev, self.edge_z,
-         self.feat_depth) = K.root_layout(ens.left, ens.right, ens.feature, ens.cover,
-                                          ens.roots)
+         self.feat_depth) = K.root_layout(ens.left, ens.right, feature, ens.cover, ens.roots)
         self.leaf_of = np.full(len(ens.left), -1, np.int64)
         self.leaf_of[self.leaf_node] = np.arange(len(self.leaf_node))
         # twins: a right leaf whose left sibling is a leaf, split on a feature new to the path
@@ -325,14 +328,16 @@ class TreePaths:
 
 
 def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
-                index="shapley"):
+                index="shapley", players=None):
     """TreeSHAP of a one-output ensemble on raw rows ``X``.
 
     Returns ``(values, base_value, raw_prediction, interaction_values or None)``.
     ``index="banzhaf"`` gives Banzhaf values (no interaction values).
+    ``players``: the player (group) of each column, ``0 .. G - 1`` (interventional
+    only); the values are then those of the ``G`` players.
     """
     Xc = np.ascontiguousarray(ens.cast(X))
-    paths = TreePaths(ens)
+    paths = TreePaths(ens, players)
     fx = ens.predict_raw(Xc)[:, 0]
     if interactions and index != "shapley":
         raise InvalidParameterError(
@@ -345,6 +350,10 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
     values = paths.interventional(Xc, Bc, index=index)
     base = float(ens.predict_raw(Bc)[:, 0].mean())
     inter = paths.interactions(Xc, values, Bc) if interactions else None
+    if players is not None:  # the players' values fill the first G columns
+        G = int(np.max(players)) + 1
+        values = values[:, :G]
+        inter = None if inter is None else inter[:, :G, :G]
     return values, base, fx, inter
 
 
@@ -362,14 +371,17 @@ class TreeEstimator:
     dof = None
 
     def __init__(self, game, *, interactions: bool = False, n_threads: int = 1,
-                 index: str = "shapley"):
+                 index: str = "shapley", players=None):
         if not isinstance(game, TreeGame):
             raise InvalidParameterError("algorithm='tree' explains tree ensembles only.")
         self.interactions, self.n_threads, self.index = bool(interactions), n_threads, index
+        #: the player of each column (groups=), or None
+        self.players = players
 
     def estimate(self, game) -> Estimate:
+        game = getattr(game, "inner", game)  # a GroupGame of the trees: its tree game
         with kernel_threads(self.n_threads):
             values, base, fx, inter = tree_values(game.ensemble, game.X, game.background,
                                                   interactions=self.interactions,
-                                                  index=self.index)
+                                                  index=self.index, players=self.players)
         return Estimate(values, None, base, fx, inter)

@@ -26,7 +26,8 @@ class AttributionPlots:
     - one row: :meth:`waterfall`, :meth:`force` (Shapley values, or LIME with
       ``discretize=``), :meth:`weights` (LIME's surrogate, its R^2 in the title),
       :meth:`text` / :meth:`text_html` (texts), :meth:`image` (images);
-    - many rows: :meth:`beeswarm`, :meth:`bar`, :meth:`dependence`.
+    - many rows: :meth:`beeswarm`, :meth:`bar`, :meth:`dependence`,
+      :meth:`interactions` (the strongest pairs, with ``interactions=True``).
 
     Every method takes ``ax=`` (a new figure when None) and returns the Axes,
     never the Figure, so that Jupyter shows the picture once.
@@ -507,6 +508,40 @@ class AttributionPlots:
         ax.set_xlim(0, max(heights) * 1.18 if max(heights) > 0 else 1)
         return ax
 
+    def interactions(self, *, max_display=10, ax=None, output=None):
+        """Draw the strongest interacting pairs: mean ``|SHAP interaction value|`` over the rows.
+
+        Needs ``ml.shapley(..., interactions=True)``; one bar per pair of
+        :meth:`~modellens.attribution.Attributions.interaction_pairs`, largest on top.
+
+        Parameters
+        ----------
+        max_display : int, default=10
+            Most pairs drawn.
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (required then).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(60, 3))
+        >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
+        ...                   interactions=True)
+        >>> ax = attr.plot.interactions()
+        >>> len(ax.patches), ax.get_yticklabels()[0].get_text()
+        (3, 'x0 × x1')
+        """
+        pairs = self._a.interaction_pairs(output=output)
+        return pairs.plot(max_display=max_display, ax=ax)
+
     def _stacked_bar(self, max_display, ax):
         """Every output's mean ``|value|`` stacked in each feature's bar (shap's multi-output bar)."""
         a = self._a
@@ -654,6 +689,12 @@ class AttributionPlots:
             return self._one(output, "dependence").dependence(feature, color=color, ax=ax, random_state=random_state)
         a = self._a
         j = a.index_of(feature)
+        members = (a.diagnostics.get("groups") or {}).get(a.feature_names[j], [None])
+        if len(members) > 1:
+            raise InvalidParameterError(
+                f"{a.feature_names[j]!r} is a group of {len(members)} features {members}: it "
+                "has no one value to plot its Shapley values against. Use plot.beeswarm() or "
+                "plot.bar() for groups, or explain without groups= for one feature's dependence.")
         numeric = a.numeric_data()
         x = numeric[:, j].copy()
         phi = a.values[:, j]
