@@ -13,12 +13,12 @@ from scipy import sparse
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state)
-from ..data import resolve_features
+from ..data import Dataset, resolve_features
 from ..engine import open_request
 from ..typing import BinsSpec, DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, \
     TargetSpec
 from ._grid import DEFAULT_POINTS, grid_spec
-from .ale import _AxisCache, _FeaturePlan
+from .ale import _AxisCache, _FeaturePlan, _OutOfCoreAxes
 from .binning import bin_index
 from .dale import _summarise as _dale_summarise
 from .dale import DaleEffect, dale
@@ -64,8 +64,13 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.ale`.  Dask data are refused (the splits
-        need every row's local effects at once): pass a pandas sample.
+        As in :func:`modellens.ale`.  Dask data take ``method="ale"``: the
+        bins come from the whole table as out-of-core ALE's do (exact ends,
+        exact edges of a feature of few values, Dask's approximate
+        quantiles otherwise), each partition evaluates its rows' local
+        effects where it lies, and the encoded rows and local effects
+        (``8 (d + k)`` bytes a row) come to this process for the split
+        search; with the same bins the result equals the in-memory call's.
         With ``target=None`` a model of several outputs (every class of a
         classifier, the columns of an ``(n, k)`` answer) is explained for
         every output at once: each feature gets one split tree whose
@@ -186,9 +191,13 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, allow_pairs=False, several=True)
-    request.require_in_memory("ml.regions")
     dataset = request.dataset
     feats = request.features
+    if request.out_of_core and method != "ale":
+        raise InvalidParameterError(
+            f"ml.regions of Dask data takes method='ale' (its local effects are computed "
+            f"partition by partition); method={method!r} needs the data in memory: pass a "
+            "pandas sample of it, e.g. X.sample(frac=...).compute().")
     if method == "dale" and features is None:
         levels = [j for j in feats
                   if dataset.columns[j].is_categorical or dataset.columns[j].is_boolean]
@@ -210,17 +219,23 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             raise InvalidParameterError(
                 f"feature {dataset.columns[j].name!r} cannot split its own regions: remove it "
                 "from splits= (a feature's effect differs by the other features).")
-    n = dataset.n_rows
+    n = int(request.table.offsets()[-1]) if request.out_of_core else dataset.n_rows
     min_rows = max(MIN_REGION_ROWS, math.ceil(MIN_REGION_SHARE * n))
     if n < 2 * min_rows:
         raise InvalidParameterError(
             f"X has {n} rows; two regions need at least {2 * min_rows} (each at least "
             f"{MIN_REGION_ROWS} rows and {MIN_REGION_SHARE:.0%} of the data). Pass more rows.")
 
-    locals_ = _local_effects(method, request, model, X, feats, names, bins=bins, grid=grid,
-                             options=dict(target=target, response_method=response_method,
-                                          feature_names=feature_names, chunk_size=chunk_size,
-                                          n_jobs=n_jobs, progress=progress))
+    if request.out_of_core:
+        # the rows' encoded values come here for the split search; the model rows are
+        # evaluated partition by partition
+        dataset, locals_ = _ale_locals_out_of_core(request, feats, bins)
+    else:
+        locals_ = _local_effects(method, request, model, X, feats, names, bins=bins,
+                                 grid=grid, options=dict(
+                                     target=target, response_method=response_method,
+                                     feature_names=feature_names, chunk_size=chunk_size,
+                                     n_jobs=n_jobs, progress=progress))
     trees, regional, global_effects = {}, {}, {}
     for j, name, local in zip(feats, names, locals_):
         cols = [c for c in (range(dataset.n_features) if allowed is None else allowed) if c != j]
@@ -303,6 +318,101 @@ def _ale_locals(request, feats, bins):
     # the plans of each output, in output order (an undetermined model's first try is dropped)
     made = made[len(made) - len(per_output):]
     globals_ = [Effect.stack(list(parts), labels) for parts in zip(*per_output)]
+    return _ale_observations(dataset, designs, made, globals_, labels)
+
+
+def _ale_locals_out_of_core(request, feats, bins):
+    """Dask data: ALE's local effects of every row, computed partition by partition.
+
+    The design (bin edges, discrete values, level orders) is the out-of-core
+    ALE's, read from the whole table through ``engine/_design.py``'s column
+    summaries and Dask's approximate quantiles.  Each partition runs the same
+    keeping plans on its own rows, every output in one pass, and sends back
+    its encoded rows and local effects; the client lays them out as the
+    in-memory plans of the whole table would hold them, so the search, the
+    tests and the regional curves are the in-memory code on the same numbers.
+    Returns the gathered dataset and the features' local effects.
+    """
+    schema = request.dataset
+    axes = _OutOfCoreAxes(request, bins, 10)
+    designs = [axes.get(j, grid_spec(bins, schema, j)) for j in feats]
+    model = request.model
+    parts = request.table.map(model, _partition_locals, designs, request.options.chunk_size)
+    width = parts[0][2]
+    if model.undetermined and width is not None:
+        model.settle_outputs(width)
+    labels = request.output_labels
+    values = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, schema.n_features))
+    dataset = Dataset(values, schema.columns, schema.is_frame, schema.column_labels)
+    offsets = np.cumsum([0] + [p[0].shape[0] for p in parts])
+    whole = []
+    for f, design in enumerate(designs):
+        axis = design.on(values)
+        axis.n_parts, axis.sample = 0, None
+        axis.feature_values = dataset.observed_labels(axis.j)
+        whole.append(axis)
+    made = [[_KeepingPlan(values, axis, output=model.view(c).output_name
+                          if model.n_outputs > 1 else model.output_name, confidence=0.95)
+             for axis in whole] for c in range(model.n_outputs)]
+    for f in range(len(designs)):
+        key = _observation_keys(made[0][f])
+        got = [(_observation_keys_of(rows, sign, offsets[i]), kept)
+               for i, (_, observed, _) in enumerate(parts)
+               for rows, sign, kept in [observed[f]]]
+        part_keys = np.concatenate([k for k, _ in got])
+        # the whole table's observation order, found among the partitions' (each key once)
+        where = np.searchsorted(part_keys, key, sorter=np.argsort(part_keys, kind="stable"))
+        order = np.argsort(part_keys, kind="stable")[where]
+        for c, plans in enumerate(made):
+            local = np.concatenate([kept[c] for _, kept in got])
+            plans[f].take_local(local[order])
+    globals_ = [Effect.stack([plans[f].reduce() for plans in made], labels)
+                for f in range(len(designs))]
+    return dataset, _ale_observations(dataset, whole, made, globals_, labels)
+
+
+def _observation_keys(plan) -> np.ndarray:
+    """Each local effect of a plan named by its row and direction (a level axis steps both ways)."""
+    rows = plan.axis.row_positions() if plan.sign is None else plan.rows
+    return _observation_keys_of(rows, plan.sign, 0)
+
+
+def _observation_keys_of(rows, sign, offset) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.int64) + int(offset)
+    return 2 * rows + (0 if sign is None else (np.asarray(sign) > 0).astype(np.int64))
+
+
+def _partition_locals(values, model, index, designs, chunk_size):
+    """One partition's encoded rows, and each feature's ``(rows, sign, local effects by output)``.
+
+    On no rows (the client's finishing call) nothing is evaluated.
+    """
+    from .._config import Options
+    from ..engine import run_outputs
+
+    made: list = []
+
+    def plans_for(one):
+        made.append([_KeepingPlan(values, design.on(values), output=one.output_name,
+                                  confidence=0.95) for design in designs])
+        return made[-1]
+
+    options = Options(progress=False) if chunk_size is None else \
+        Options(chunk_size=chunk_size, progress=False)
+    per_output = run_outputs(model, plans_for, options, desc="regions (ale, partition)")
+    made = made[len(made) - len(per_output):]
+    observed = []
+    for f in range(len(designs)):
+        plan = made[0][f]
+        rows = plan.axis.row_positions() if plan.sign is None else plan.rows
+        kept = [np.zeros(0) if p[f].kept is None else p[f].kept for p in made]
+        observed.append((rows, plan.sign, kept))
+    width = len(made) if len(made) > 1 else None
+    return values, observed, width
+
+
+def _ale_observations(dataset, designs, made, globals_, labels):
+    """Each feature's :class:`_Local` from the keeping plans of every output."""
     out = []
     for f, axis in enumerate(designs):
         plans = [output_plans[f] for output_plans in made]
