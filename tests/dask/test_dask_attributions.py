@@ -200,9 +200,9 @@ def test_clear_errors_for_what_dask_data_cannot_take():
 
 def test_dask_array_rows_are_indexed_by_position(monkeypatch):
     # and a partition explained in blocks of rows (here 3) gives the same numbers
-    from modellens.engine import _partitions
+    from modellens.engine import _dask
 
-    monkeypatch.setattr(_partitions, "BLOCK_ROWS", 3)
+    monkeypatch.setattr(_dask, "BLOCK_ROWS", 3)
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(4)
     A = rng.normal(size=(33, 3))

@@ -36,8 +36,7 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
-from ..engine._out_of_core import _import_dask, compute_on, partition_offsets
-from ..engine._partitions import map_rows, take_rows
+from ..engine._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ._blocks import Subject
 from .result import Attributions, build
 
@@ -276,7 +275,7 @@ class DistributedAttributions:
         """
         sample = check_int(sample, "sample", low=1)
         rng = check_random_state(random_state)
-        dask, _ = _import_dask()
+        dask, _ = import_dask()
         offsets = self.offsets()
         n = int(offsets[-1])
         rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))

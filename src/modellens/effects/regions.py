@@ -14,7 +14,7 @@ from scipy import sparse
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state)
 from ..data import Dataset, resolve_features
-from ..engine import open_request
+from ..engine import open_request, run_outputs
 from ..typing import BinsSpec, DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, \
     TargetSpec
 from ._grid import DEFAULT_POINTS, grid_spec
@@ -337,7 +337,7 @@ def _ale_locals_out_of_core(request, feats, bins):
     axes = _OutOfCoreAxes(request, bins, 10)
     designs = [axes.get(j, grid_spec(bins, schema, j)) for j in feats]
     model = request.model
-    parts = request.table.map(model, _partition_locals, designs, request.options.chunk_size)
+    parts = request.table.map(model, _partition_locals, designs, request.table.local)
     width = parts[0][2]
     if model.undetermined and width is not None:
         model.settle_outputs(width)
@@ -382,13 +382,11 @@ def _observation_keys_of(rows, sign, offset) -> np.ndarray:
     return 2 * rows + (0 if sign is None else (np.asarray(sign) > 0).astype(np.int64))
 
 
-def _partition_locals(values, model, index, designs, chunk_size):
+def _partition_locals(values, model, index, designs, options):
     """One partition's encoded rows, and each feature's ``(rows, sign, local effects by output)``.
 
-    On no rows (the client's finishing call) nothing is evaluated.
+    ``options``: the one Dask driver's engine options inside a partition.
     """
-    from .._config import Options
-    from ..engine import run_outputs
 
     made: list = []
 
@@ -397,8 +395,6 @@ def _partition_locals(values, model, index, designs, chunk_size):
                                   confidence=0.95) for design in designs])
         return made[-1]
 
-    options = Options(progress=False) if chunk_size is None else \
-        Options(chunk_size=chunk_size, progress=False)
     per_output = run_outputs(model, plans_for, options, desc="regions (ale, partition)")
     made = made[len(made) - len(per_output):]
     observed = []

@@ -13,9 +13,11 @@ that can also summarise the answers of a subset of rows and merge summaries
 runs out of core unchanged: :func:`open_request` (the front door of every
 public method) routes Dask data to :class:`OutOfCore`, which runs the plans on
 every partition and merges in partition order, or, for answers of one row per
-row (local attributions, predictions), hands the partitions to the lazy driver
-``_partitions.map_rows``.  The engine needs of a model
-only what :class:`ModelLike` names.
+row (local attributions, predictions), hands the partitions to the method,
+which maps them lazily.  Both, and the engine's chunks on a cluster, run on
+the one Dask driver (``_dask``: ``evaluate_on_client``, ``map_partitions``,
+``map_rows``).  The engine needs of a model only what :class:`ModelLike`
+names.
 """
 
 from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, few_values,
