@@ -1,0 +1,75 @@
+"""The one Dask driver (``engine/_dask.py``): the same rules for chunks, partitions and lazy rows.
+
+Each test checks one rule on a kind of work that, before the driver was one,
+followed another rule: the partitions of a table go through the bounded,
+in-order window of the chunks; a failing partition of a lazy frame is named
+with its rows as a failing partition of a table is.
+"""
+
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import modellens as ml
+from modellens import ModelError
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+pytestmark = pytest.mark.dask
+
+
+def linear(D):
+    return 2.0 * np.asarray(D["a"], dtype=float) - np.asarray(D["b"], dtype=float)
+
+
+def test_partitions_of_a_table_run_in_the_bounded_window(client, monkeypatch):
+    from collections import deque
+
+    from modellens.engine import _dask
+
+    held = []
+
+    class Recorded(deque):
+        def append(self, item):
+            super().append(item)
+            held.append(len(self))
+
+    monkeypatch.setattr(_dask, "deque", Recorded)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(6_000, 2)), columns=["a", "b"])
+    X = dd.from_pandas(frame, npartitions=30)
+    with ml.config(client=client, progress=False):
+        got = ml.pdp(linear, X, ["a"], grid=np.array([-1.0, 0.0, 1.0]))
+    threads = sum(client.nthreads().values())
+    # every partition's summary (and the column pass) went through the window, and no
+    # more than its bound were ever held at the client
+    assert len(held) >= 30
+    assert max(held) <= 2 * _dask.IN_FLIGHT_PER_THREAD * threads < 30
+    local = ml.pdp(linear, frame, ["a"], grid=np.array([-1.0, 0.0, 1.0]), progress=False)
+    np.testing.assert_allclose(got["a"].values, local["a"].values, rtol=0, atol=1e-12)
+
+
+def fails_on_big_a(D):
+    a = np.asarray(D["a"], dtype=float)
+    if (a > 1e6).any():
+        raise ValueError("the model cannot take a above a million")
+    return a
+
+
+def test_a_failing_partition_of_a_lazy_frame_is_named(client):
+    frame = pd.DataFrame({"a": np.arange(400, dtype=float), "b": np.ones(400)})
+    frame.loc[250, "a"] = 2e6  # in the third of four partitions
+    X = dd.from_pandas(frame, npartitions=4)
+    with ml.config(client=client):
+        lazy = ml.predict(fails_on_big_a, X)  # the first row is fine: no error yet
+        with pytest.raises(ModelError, match="a above a million") as caught:
+            client.compute(lazy).result()
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert "partition 2 of 4 of X" in notes, notes
+    assert "X.partitions[2].compute()" in notes, notes
