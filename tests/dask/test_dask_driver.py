@@ -73,3 +73,57 @@ def test_a_failing_partition_of_a_lazy_frame_is_named(client):
     notes = "\n".join(getattr(caught.value, "__notes__", []))
     assert "partition 2 of 4 of X" in notes, notes
     assert "X.partitions[2].compute()" in notes, notes
+
+
+def _rows(log):
+    return sum(int(v) for v in log.read_text().split())
+
+
+def test_out_of_core_effects_of_every_output_cost_the_model_rows_of_one(tmp_path):
+    # each partition evaluates its rows once for every output; each output's numbers are
+    # those of its own single-output request, bit for bit
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    y = np.where(frame["a"] > 0.5, 2, np.where(frame["b"] * frame["c"] > 0, 1, 0))
+    clf = LogisticRegression().fit(frame, y)
+    log = tmp_path / "rows"  # a file: the model may be copied (pickled) on its way
+
+    class Counted:
+        """The classifier, counting the rows it is asked for (three classes)."""
+        classes_ = clf.classes_
+
+        def predict_proba(self, D):
+            with open(log, "a") as fh:
+                fh.write(f"{len(D)}\n")
+            return clf.predict_proba(D)
+
+    def two(D):  # a function: it tells its two outputs with its first answer
+        with open(log, "a") as fh:
+            fh.write(f"{len(D)}\n")
+        return np.column_stack([D["a"] * D["b"], D["c"] ** 2 - D["a"]])
+
+    X = dd.from_pandas(frame, npartitions=3)
+    calls = {
+        "pdp": lambda m, **kw: ml.pdp(m, X, ["a", "c"], grid=np.array([-1.0, 0.0, 1.0]), **kw),
+        "ale": lambda m, **kw: ml.ale(m, X, ["a", "c"], bins=6, **kw),
+        "mplot": lambda m, **kw: ml.mplot(m, X, ["a"], grid=5, **kw),
+    }
+    with dask.config.set(scheduler="synchronous"):
+        for name, call in calls.items():
+            for model, k in ((Counted(), 3), (two, 2)):
+                log.write_text("")
+                every = call(model)
+                rows_every = _rows(log)
+                for c in range(k):
+                    log.write_text("")
+                    one = call(model, target=c)
+                    rows_one = _rows(log)
+                    for feature in one:
+                        np.testing.assert_array_equal(every[feature].for_output(c).values,
+                                                      one[feature].values)
+                if k == 3:  # outputs known from the classes: each row asked once
+                    assert rows_every == rows_one > 0, name
+                else:  # told by the first answer of each partition, whose chunk runs again
+                    assert rows_one < rows_every <= 2 * rows_one, name

@@ -35,6 +35,8 @@ partitions run in threads of one process).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
@@ -44,7 +46,7 @@ from ..data import Dataset, Column
 from ._dask import (compute_on, first_rows, import_dask, is_dask_input, map_partitions,
                     partition_offsets, partition_options, resolve_client, row_partitions)
 from ._design import DISTINCT_LIMIT, merge_summaries, summarise_values
-from ._run import summarise
+from ._run import summarise, summarise_outputs
 
 __all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS", "FEATURE_SAMPLE"]
 
@@ -239,6 +241,33 @@ class OutOfCore:
         return [plan.finish(plan.merge([part[i] for part in parts]))
                 for i, plan in enumerate(plans)]
 
+    def run_outputs(self, model, plans_for, *, desc: str = "modellens") -> list:
+        """Each output's results (see :meth:`run`), every output in one pass over the partitions.
+
+        Every partition evaluates its rows once for all the outputs of
+        ``model`` (:func:`~._run.summarise_outputs`); a model that tells its
+        outputs with its first answer does so on the partitions, and its
+        width settles ``model`` here.  A partition that asked the model
+        nothing (no rows) has its other outputs' summaries made here, of no
+        rows, as the partition would have.
+        """
+        parts = self.map(model, _summarise_outputs_partition, plans_for, desc, self.local)
+        k = max(len(p) for p in parts)
+        if model.undetermined:
+            model.settle_outputs(k)
+        views = [model] if k == 1 else [model.view(c) for c in range(k)]
+        for i, part in enumerate(parts):
+            if len(part) < k:  # no rows: the summaries of no rows, for every output
+                empty = np.empty((0, len(self.schema.columns)))
+                parts[i] = [summarise(view, plans_for(empty, i, view), self.local)
+                            for view in views]
+        out = []
+        for c, view in enumerate(views):
+            plans = plans_for(np.empty((0, len(self.schema.columns))), None, view)
+            out.append([plan.finish(plan.merge([part[c][i] for part in parts]))
+                        for i, plan in enumerate(plans)])
+        return out
+
     def feature_sample(self, x, n_parts=None):
         """A few of a partition's values of a feature, spread over it (for the effect)."""
         return feature_sample(x, self.n_parts if n_parts is None else n_parts)
@@ -270,6 +299,15 @@ def _column_summaries(values, model, index, columns, limit):
         x = values[:, j]
         out.append(summarise_values(x[~np.isnan(x)], limit))
     return out
+
+
+def _summarise_outputs_partition(values, model, index, plans_for, desc, options):
+    if getattr(model, "undetermined", False):
+        # a model telling its outputs with its first answer settles on this partition's
+        # copy: the partitions (and threads) sharing the object each learn it themselves
+        model = copy.copy(model)
+    return summarise_outputs(model, lambda one: plans_for(values, index, one), options,
+                             desc=f"{desc} (partition)")
 
 
 def _summarise_partition(values, model, index, plans_for, desc, options):
