@@ -273,11 +273,11 @@ def test_dale_refuses_a_categorical_feature_of_interest():
 
 
 def test_dask_data_asks_for_a_sample_outside_ale():
-    # method="ale" runs on Dask data (tests/dask/test_dask_regions.py); the others do not
+    # "ale" and "pdp" run on Dask data (tests/dask/test_dask_regions.py); "dale" does not
     dd = pytest.importorskip("dask.dataframe")
     X = dd.from_pandas(truth_data(n=200), npartitions=2)
     with pytest.raises(ml.InvalidParameterError, match="sample"):
-        ml.regions(truth, X, "x1", method="pdp")
+        ml.regions(truth, X, "x1", method="dale")
 
 
 def test_caller_data_unchanged():

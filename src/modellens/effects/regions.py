@@ -64,13 +64,14 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.ale`.  Dask data take ``method="ale"``: the
-        bins come from the whole table as out-of-core ALE's do (exact ends,
-        exact edges of a feature of few values, Dask's approximate
-        quantiles otherwise), each partition evaluates its rows' local
-        effects where it lies, and the encoded rows and local effects
-        (``8 (d + k)`` bytes a row) come to this process for the split
-        search; with the same bins the result equals the in-memory call's.
+        As in :func:`modellens.ale`.  Dask data take ``method="ale"`` and
+        ``"pdp"``: the bins or grid come from the whole table as the
+        out-of-core effects' do (exact ends; the exact edges or values of a
+        feature of few values; Dask's approximate quantiles for ALE's bins
+        otherwise, while PD's grid is exact), each partition evaluates its
+        rows' local effects (ICE curves) where it lies, and the encoded
+        rows and local effects come to this process for the split search;
+        with the same bins the result equals the in-memory call's.
         With ``target=None`` a model of several outputs (every class of a
         classifier, the columns of an ``(n, k)`` answer) is explained for
         every output at once: each feature gets one split tree whose
@@ -193,11 +194,11 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            progress=progress, allow_pairs=False, several=True)
     dataset = request.dataset
     feats = request.features
-    if request.out_of_core and method != "ale":
+    if request.out_of_core and method == "dale":
         raise InvalidParameterError(
-            f"ml.regions of Dask data takes method='ale' (its local effects are computed "
-            f"partition by partition); method={method!r} needs the data in memory: pass a "
-            "pandas sample of it, e.g. X.sample(frac=...).compute().")
+            "ml.regions of Dask data takes method='ale' or 'pdp' (their local effects are "
+            "computed partition by partition); method='dale' needs the data in memory: pass "
+            "a pandas sample of it, e.g. X.sample(frac=...).compute().")
     if method == "dale" and features is None:
         levels = [j for j in feats
                   if dataset.columns[j].is_categorical or dataset.columns[j].is_boolean]
@@ -226,10 +227,18 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             f"X has {n} rows; two regions need at least {2 * min_rows} (each at least "
             f"{MIN_REGION_ROWS} rows and {MIN_REGION_SHARE:.0%} of the data). Pass more rows.")
 
-    if request.out_of_core:
+    if request.out_of_core and method == "ale":
         # the rows' encoded values come here for the split search; the model rows are
         # evaluated partition by partition
         dataset, locals_ = _ale_locals_out_of_core(request, feats, bins)
+    elif request.out_of_core:
+        # every row's ICE curve, partition by partition (out-of-core PD with a sample of
+        # all the rows: the in-memory grid, from the same column summaries)
+        parts = request.table.map(None, _encoded_rows)
+        dataset = _gathered(request.dataset, [p for p in parts])
+        locals_ = _pdp_locals(dataset, model, X, feats, names, grid, dict(
+            target=target, response_method=response_method, feature_names=feature_names,
+            chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, sample=1.0))
     else:
         locals_ = _local_effects(method, request, model, X, feats, names, bins=bins,
                                  grid=grid, options=dict(
@@ -342,8 +351,8 @@ def _ale_locals_out_of_core(request, feats, bins):
     if model.undetermined and width is not None:
         model.settle_outputs(width)
     labels = request.output_labels
-    values = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, schema.n_features))
-    dataset = Dataset(values, schema.columns, schema.is_frame, schema.column_labels)
+    dataset = _gathered(schema, [p[0] for p in parts])
+    values = dataset.values
     offsets = np.cumsum([0] + [p[0].shape[0] for p in parts])
     whole = []
     for f, design in enumerate(designs):
@@ -369,6 +378,16 @@ def _ale_locals_out_of_core(request, feats, bins):
     globals_ = [Effect.stack([plans[f].reduce() for plans in made], labels)
                 for f in range(len(designs))]
     return dataset, _ale_observations(dataset, whole, made, globals_, labels)
+
+
+def _encoded_rows(values, model, index):
+    return values
+
+
+def _gathered(schema, parts) -> Dataset:
+    """The encoded rows of every partition, in order, as one in-memory dataset."""
+    values = np.concatenate(parts) if parts else np.empty((0, len(schema.columns)))
+    return Dataset(values, schema.columns, schema.is_frame, schema.column_labels)
 
 
 def _observation_keys(plan) -> np.ndarray:
