@@ -347,9 +347,8 @@ def _ale_locals_out_of_core(request, feats, bins):
     designs = [axes.get(j, grid_spec(bins, schema, j)) for j in feats]
     model = request.model
     parts = request.table.map(model, _partition_locals, designs, request.table.local)
-    width = parts[0][2]
-    if model.undetermined and width is not None:
-        model.settle_outputs(width)
+    if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
+        model.settle_outputs(max(width for _, _, width in parts))
     labels = request.output_labels
     dataset = _gathered(schema, [p[0] for p in parts])
     values = dataset.values
@@ -370,10 +369,12 @@ def _ale_locals_out_of_core(request, feats, bins):
                for rows, sign, kept in [observed[f]]]
         part_keys = np.concatenate([k for k, _ in got])
         # the whole table's observation order, found among the partitions' (each key once)
-        where = np.searchsorted(part_keys, key, sorter=np.argsort(part_keys, kind="stable"))
-        order = np.argsort(part_keys, kind="stable")[where]
+        sorter = np.argsort(part_keys, kind="stable")
+        order = sorter[np.searchsorted(part_keys, key, sorter=sorter)]
         for c, plans in enumerate(made):
-            local = np.concatenate([kept[c] for _, kept in got])
+            # (a partition of no rows asked an undetermined model nothing: one empty output)
+            local = np.concatenate([kept[c] if c < len(kept) else np.zeros(0)
+                                    for _, kept in got])
             plans[f].take_local(local[order])
     globals_ = [Effect.stack([plans[f].reduce() for plans in made], labels)
                 for f in range(len(designs))]
@@ -408,6 +409,10 @@ def _partition_locals(values, model, index, designs, options):
     """
 
     made: list = []
+    if getattr(model, "undetermined", False):
+        # a model telling its outputs with its first answer settles on this partition's
+        # copy: the partitions (and threads) sharing the object each learn it themselves
+        model = copy.copy(model)
 
     def plans_for(one):
         made.append([_KeepingPlan(values, design.on(values), output=one.output_name,
@@ -422,8 +427,7 @@ def _partition_locals(values, model, index, designs, options):
         rows = plan.axis.row_positions() if plan.sign is None else plan.rows
         kept = [np.zeros(0) if p[f].kept is None else p[f].kept for p in made]
         observed.append((rows, plan.sign, kept))
-    width = len(made) if len(made) > 1 else None
-    return values, observed, width
+    return values, observed, len(made)
 
 
 def _ale_observations(dataset, designs, made, globals_, labels):
