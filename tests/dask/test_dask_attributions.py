@@ -335,6 +335,22 @@ def test_summary_of_every_output_equals_in_memory():
     same = memory[summary.rows]
     np.testing.assert_allclose(summary.sample.values, same.values, rtol=0, atol=1e-12)
     assert summary.sample.outputs == memory.outputs
+    # the plots: every output stacked in the bar, one output for the rows' plots
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = summary.plot_bar()
+    assert len(ax.patches) == 3 * 3
+    np.testing.assert_allclose(sorted(p.get_width() for p in ax.patches),
+                               np.sort(memory.mean_abs().ravel()), rtol=1e-12)
+    ax = summary.plot_dependence("a", color=None, output="mid")
+    np.testing.assert_allclose(ax.collections[0].get_offsets()[:, 1],
+                               memory.values[summary.rows, 0, memory.output_position("mid")],
+                               rtol=0, atol=1e-12)
+    summary.plot_beeswarm(output=2)
+    plt.close("all")
     with pytest.raises(KeyError, match="one output"):
         ml.shapley(clf, dd.from_pandas(df, npartitions=3), background=df.iloc[:10],
                    target="hi").for_output(0)

@@ -417,7 +417,7 @@ class AttributionSummary:
 
         return AttributionPlots(self).bar(max_display=max_display, ax=ax)
 
-    def plot_beeswarm(self, *, max_display: int = 10, ax=None):
+    def plot_beeswarm(self, *, max_display: int = 10, ax=None, output=None):
         """Draw the sampled rows' values as dots, to see how each feature's effect spreads.
 
         One line of dots per feature, coloured by the feature's value, as
@@ -430,6 +430,9 @@ class AttributionSummary:
             Most lines drawn (the last one sums the rest).
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position).
 
         Returns
         -------
@@ -448,9 +451,9 @@ class AttributionSummary:
         >>> sum(len(dots.get_offsets()) for dots in ax.collections)  # 10 rows, 2 features
         20
         """
-        return self.sample.plot.beeswarm(max_display=max_display, ax=ax)
+        return self.sample.plot.beeswarm(max_display=max_display, ax=ax, output=output)
 
-    def plot_dependence(self, feature, *, color="auto", ax=None):
+    def plot_dependence(self, feature, *, color="auto", ax=None, output=None):
         """Draw a feature's value against its attribution, to see the shape of its effect.
 
         One dot per sampled row (the rows of ``sample``), as
@@ -465,6 +468,9 @@ class AttributionSummary:
             interacts most, a name or position chooses, None draws one colour.
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position).
 
         Returns
         -------
@@ -483,4 +489,4 @@ class AttributionSummary:
         >>> ax.get_xlabel(), len(ax.collections[0].get_offsets())  # one dot per sampled row
         ('a', 10)
         """
-        return self.sample.plot.dependence(feature, color=color, ax=ax)
+        return self.sample.plot.dependence(feature, color=color, ax=ax, output=output)
