@@ -296,30 +296,20 @@ def test_lime_and_treeshap_every_class_in_one_dask_request(client):
     _same_outputs(tattr, tree, df.index)
 
 
-def test_every_output_costs_the_model_rows_of_one_on_dask_data(tmp_path):
+def test_every_output_costs_the_model_rows_of_one_on_dask_data(row_counter):
     # the partitions' in-memory calls evaluate each row once for every output
     df, clf = _three_classes(40)
-    log = tmp_path / "rows"  # a file: the model may be copied (pickled) on its way
-
-    class Counted:
-        """The classifier, counting the rows it is asked for (a model with classes_)."""
-        classes_ = clf.classes_
-
-        def predict_proba(self, D):
-            with open(log, "a") as fh:
-                fh.write(f"{len(D)}\n")
-            return clf.predict_proba(D)
-
     ddf = dd.from_pandas(df, npartitions=2)
     rows = {}
     with dask.config.set(scheduler="synchronous"):
         for target in (None, 1):
-            log.write_text("")
-            ml.shapley(Counted(), ddf, background=df.iloc[:8], target=target).frame.compute()
-            ml.lime(Counted(), ddf, training_data=df, num_samples=50, random_state=0,
+            row_counter.reset()
+            counted = row_counter.classifier(clf)
+            ml.shapley(counted, ddf, background=df.iloc[:8], target=target).frame.compute()
+            ml.lime(counted, ddf, training_data=df, num_samples=50, random_state=0,
                     target=target).frame.compute()
-            p = ml.predict(Counted(), ddf, target=target).compute()
-            rows[target] = sum(int(v) for v in log.read_text().split())
+            p = ml.predict(counted, ddf, target=target).compute()
+            rows[target] = row_counter.rows
     assert rows[None] == rows[1] > 0
     assert list(p.index) == list(df.index)
 

@@ -28,19 +28,10 @@ def linear(D):
     return 2.0 * np.asarray(D["a"], dtype=float) - np.asarray(D["b"], dtype=float)
 
 
-def test_partitions_of_a_table_run_in_the_bounded_window(client, monkeypatch):
-    from collections import deque
-
+def test_partitions_of_a_table_run_in_the_bounded_window(client, held_futures):
     from modellens.engine import _dask
 
-    held = []
-
-    class Recorded(deque):
-        def append(self, item):
-            super().append(item)
-            held.append(len(self))
-
-    monkeypatch.setattr(_dask, "deque", Recorded)
+    held = held_futures
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(6_000, 2)), columns=["a", "b"])
     X = dd.from_pandas(frame, npartitions=30)
@@ -75,11 +66,7 @@ def test_a_failing_partition_of_a_lazy_frame_is_named(client):
     assert "X.partitions[2].compute()" in notes, notes
 
 
-def _rows(log):
-    return sum(int(v) for v in log.read_text().split())
-
-
-def test_out_of_core_effects_of_every_output_cost_the_model_rows_of_one(tmp_path):
+def test_out_of_core_effects_of_every_output_cost_the_model_rows_of_one(row_counter):
     # each partition evaluates its rows once for every output; each output's numbers are
     # those of its own single-output request, bit for bit
     from sklearn.linear_model import LogisticRegression
@@ -88,20 +75,9 @@ def test_out_of_core_effects_of_every_output_cost_the_model_rows_of_one(tmp_path
     frame = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
     y = np.where(frame["a"] > 0.5, 2, np.where(frame["b"] * frame["c"] > 0, 1, 0))
     clf = LogisticRegression().fit(frame, y)
-    log = tmp_path / "rows"  # a file: the model may be copied (pickled) on its way
-
-    class Counted:
-        """The classifier, counting the rows it is asked for (three classes)."""
-        classes_ = clf.classes_
-
-        def predict_proba(self, D):
-            with open(log, "a") as fh:
-                fh.write(f"{len(D)}\n")
-            return clf.predict_proba(D)
 
     def two(D):  # a function: it tells its two outputs with its first answer
-        with open(log, "a") as fh:
-            fh.write(f"{len(D)}\n")
+        row_counter.note(D)
         return np.column_stack([D["a"] * D["b"], D["c"] ** 2 - D["a"]])
 
     X = dd.from_pandas(frame, npartitions=3)
@@ -112,14 +88,14 @@ def test_out_of_core_effects_of_every_output_cost_the_model_rows_of_one(tmp_path
     }
     with dask.config.set(scheduler="synchronous"):
         for name, call in calls.items():
-            for model, k in ((Counted(), 3), (two, 2)):
-                log.write_text("")
+            for model, k in ((row_counter.classifier(clf), 3), (two, 2)):
+                row_counter.reset()
                 every = call(model)
-                rows_every = _rows(log)
+                rows_every = row_counter.rows
                 for c in range(k):
-                    log.write_text("")
+                    row_counter.reset()
                     one = call(model, target=c)
-                    rows_one = _rows(log)
+                    rows_one = row_counter.rows
                     for feature in one:
                         np.testing.assert_array_equal(every[feature].for_output(c).values,
                                                       one[feature].values)

@@ -111,13 +111,11 @@ def test_known_split_found_on_dask_data_with_approximate_quantile_bins():
     np.testing.assert_allclose(sorted(slopes), [0.0, 3.0], atol=1e-9)
 
 
-def test_no_model_row_beyond_the_global_effect_on_dask_data(tmp_path):
+def test_no_model_row_beyond_the_global_effect_on_dask_data(row_counter):
     X = _data(400, seed=4)
-    log = tmp_path / "rows"  # a file: the model may be copied (pickled) on its way
 
     def counted(D):
-        with open(log, "a") as fh:
-            fh.write(f"{len(D)}\n")
+        row_counter.note(D)
         return model(D)
 
     ddf = dd.from_pandas(X, npartitions=2)
@@ -126,9 +124,9 @@ def test_no_model_row_beyond_the_global_effect_on_dask_data(tmp_path):
         for call in (lambda: ml.ale(counted, ddf, ["x1", "c"], bins={"x1": 8}),
                      lambda: ml.regions(counted, ddf, ["x1", "c"], bins={"x1": 8},
                                         n_permutations=10, random_state=0)):
-            log.write_text("")
+            row_counter.reset()
             call()
-            rows.append(sum(int(v) for v in log.read_text().split()))
+            rows.append(row_counter.rows)
     assert rows[0] == rows[1] > 0
 
 
