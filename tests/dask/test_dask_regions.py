@@ -73,6 +73,38 @@ def test_pd_regions_of_dask_data_equal_in_memory():
     _same_regions(got, memory, ["x1", "c"])
 
 
+def test_dale_regions_of_dask_data_equal_in_memory():
+    # the rows are gathered before the derivatives: the steps' scales and the bins are
+    # those of the same rows in memory, so the results are equal (two outputs too)
+    X = _data(600, seed=7)[["x1", "x2", "x3"]]
+
+    def smooth(D):
+        x1, x2, x3 = (np.asarray(D[c], dtype=float) for c in ("x1", "x2", "x3"))
+        return np.column_stack([3 * x1 ** 2 * (x3 > 0) + x2, np.sin(x1 * x2)])
+
+    options = dict(method="dale", random_state=0, n_permutations=20)
+    memory = ml.regions(smooth, X, ["x1", "x2"], **options)
+    assert memory.splits["split_feature"].iloc[0] == "x3"
+    with dask.config.set(scheduler="synchronous"):
+        got = ml.regions(smooth, dd.from_pandas(X, npartitions=3), ["x1", "x2"], **options)
+    _same_regions(got, memory, ["x1", "x2"])
+
+
+def test_dale_regions_of_dask_data_say_when_differences_are_unreliable():
+    # a piecewise constant model: the partitions' checks, summed, warn once as in memory
+    X = _data(400, seed=8)[["x1", "x2", "x3"]]
+
+    def steps(D):
+        return np.floor(5 * np.asarray(D["x1"], dtype=float)) + np.asarray(D["x2"])
+
+    with pytest.warns(ml.ModellensWarning, match="unreliable for 'x1'"):
+        ml.regions(steps, X, "x1", method="dale", n_permutations=5, random_state=0)
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.warns(ml.ModellensWarning, match="unreliable for 'x1'"):
+            ml.regions(steps, dd.from_pandas(X, npartitions=2), "x1", method="dale",
+                       n_permutations=5, random_state=0)
+
+
 def test_regions_of_dask_data_every_output_of_a_classifier():
     from sklearn.linear_model import LogisticRegression
 
@@ -134,7 +166,7 @@ def test_regions_of_dask_data_clear_errors():
     X = _data(300)
     ddf = dd.from_pandas(X, npartitions=2)
     with dask.config.set(scheduler="synchronous"):
-        with pytest.raises(ml.InvalidParameterError, match="method='ale' or 'pdp'"):
-            ml.regions(model, ddf, "x1", method="dale")
+        with pytest.raises(ml.InvalidParameterError, match="needs numeric features"):
+            ml.regions(model, ddf, "c", method="dale")
         with pytest.raises(ml.InvalidParameterError, match="two regions need"):
             ml.regions(model, dd.from_pandas(X.iloc[:30], npartitions=2), "x1")

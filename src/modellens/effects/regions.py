@@ -7,6 +7,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import sparse
@@ -14,17 +15,19 @@ from scipy import sparse
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state)
 from ..data import Dataset, resolve_features
-from ..engine import open_request, run_outputs
+from ..engine import open_request, run_outputs, summarise_outputs
 from ..typing import BinsSpec, DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, \
     TargetSpec
 from ._grid import DEFAULT_POINTS, grid_spec
 from .ale import _AxisCache, _FeaturePlan, _OutOfCoreAxes
 from .binning import bin_index
+from ._derivatives import DerivativePlan, feature_scale
+from .dale import _check_bins, _dale_effects
 from .dale import _summarise as _dale_summarise
 from .dale import DaleEffect, dale
 from .pdp import pdp
 from .regions_result import RegionNode, Regions, Split
-from .result import Effect
+from .result import Effect, Effects
 
 __all__ = ["regions", "ALPHA", "N_THRESHOLDS", "N_BOOTSTRAP", "MIN_REGION_ROWS",
            "MIN_REGION_SHARE"]
@@ -64,14 +67,14 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.ale`.  Dask data take ``method="ale"`` and
-        ``"pdp"``: the bins or grid come from the whole table as the
-        out-of-core effects' do (exact ends; the exact edges or values of a
-        feature of few values; Dask's approximate quantiles for ALE's bins
-        otherwise, while PD's grid is exact), each partition evaluates its
-        rows' local effects (ICE curves) where it lies, and the encoded
-        rows and local effects come to this process for the split search;
-        with the same bins the result equals the in-memory call's.
+        As in :func:`modellens.ale`.  Dask data take every method: the
+        bins or grid come from the whole table as the out-of-core effects'
+        do (exact ends; the exact edges or values of a feature of few
+        values; Dask's approximate quantiles for ALE's bins otherwise, while
+        PD's grid and DALE's bins are exact), each partition evaluates its
+        rows' local effects where it lies, and the encoded rows and local
+        effects come to this process for the split search; with the same
+        bins the result equals the in-memory call's.
         With ``target=None`` a model of several outputs (every class of a
         classifier, the columns of an ``(n, k)`` answer) is explained for
         every output at once: each feature gets one split tree whose
@@ -194,11 +197,6 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            progress=progress, allow_pairs=False, several=True)
     dataset = request.dataset
     feats = request.features
-    if request.out_of_core and method == "dale":
-        raise InvalidParameterError(
-            "ml.regions of Dask data takes method='ale' or 'pdp' (their local effects are "
-            "computed partition by partition); method='dale' needs the data in memory: pass "
-            "a pandas sample of it, e.g. X.sample(frac=...).compute().")
     if method == "dale" and features is None:
         levels = [j for j in feats
                   if dataset.columns[j].is_categorical or dataset.columns[j].is_boolean]
@@ -231,6 +229,8 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         # the rows' encoded values come here for the split search; the model rows are
         # evaluated partition by partition
         dataset, locals_ = _ale_locals_out_of_core(request, feats, bins)
+    elif request.out_of_core and method == "dale":
+        dataset, locals_ = _dale_locals_out_of_core(request, feats, names, bins)
     elif request.out_of_core:
         # every row's ICE curve, partition by partition (out-of-core PD with a sample of
         # all the rows: the in-memory grid, from the same column summaries)
@@ -463,14 +463,83 @@ def _ale_observations(dataset, designs, made, globals_, labels):
     return out
 
 
-def _dale_locals(dataset, model, X, feats, names, bins, options):
+def _check_dale_features(dataset, feats):
     for j in feats:
         col = dataset.columns[j]
         if col.is_categorical or col.is_boolean:
             raise InvalidParameterError(
                 f"method='dale' needs numeric features of interest; {col.name!r} is "
                 "categorical or boolean. Use method='ale' for it.")
-    effects = dale(model, X, names, bins=bins, **options)
+
+
+def _dale_locals(dataset, model, X, feats, names, bins, options):
+    _check_dale_features(dataset, feats)
+    return _dale_observations(dataset, feats, names, dale(model, X, names, bins=bins,
+                                                          **options))
+
+
+def _dale_locals_out_of_core(request, feats, names, bins):
+    """Dask data: DALE's derivatives of every row, computed partition by partition.
+
+    The rows are gathered first (the split search needs them), so the steps'
+    scales and the bins are those of the same rows in memory; each partition
+    then takes the derivatives of its rows (every output in one pass), and
+    the client reduces them as in-memory DALE does.  Returns the gathered
+    dataset and the features' local effects.
+    """
+    schema, table, model = request.dataset, request.table, request.model
+    _check_dale_features(schema, feats)
+    dataset = _gathered(schema, table.map(None, _encoded_rows))
+    scale = feature_scale(dataset.values[:, feats])
+    parts = table.map(model, _partition_derivatives, feats, names, scale, table.local)
+    if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
+        model.settle_outputs(max(width for _, width in parts))
+    views = [model] if model.n_outputs == 1 else [model.view(c) for c in range(model.n_outputs)]
+    specs = [_check_bins(grid_spec(bins, dataset, j), name) for j, name in zip(feats, names)]
+    per_output = []
+    for c, view in enumerate(views):
+        found = [p[c] for p, _ in parts if p]  # (partitions of no rows: none)
+        backend = found[0][1]
+        derivatives = np.concatenate([d for d, _, _ in found], axis=1)
+        checks = [k for _, _, k in found if k is not None]
+        if checks:  # said once for the whole table, as in memory
+            _warn_unreliable(np.sum(checks, axis=0), names)
+        per_output.append(_dale_effects(dataset, feats, specs, derivatives, backend,
+                                        output=view.output_name, min_points=10,
+                                        confidence=0.95, empty_bins="zero"))
+    effects = Effects.stack(per_output, request.output_labels)
+    return dataset, _dale_observations(dataset, feats, names, effects)
+
+
+class _Derivatives(DerivativePlan):
+    """A partition's derivatives, kept with their checks (the client warns once)."""
+
+    def summarise(self):
+        if self._gradient is not None:
+            return self._gradient.result, self.backend, None
+        return self.derivatives, self.backend, self.check_counts()
+
+
+def _partition_derivatives(values, model, index, feats, names, scale, options):
+    """One partition's ``[(derivatives, backend, checks) per output]`` and its outputs' count."""
+    if not len(values):
+        return [], 1
+    if getattr(model, "undetermined", False):
+        model = copy.copy(model)  # settles on this partition's copy (see _partition_locals)
+    per_output = summarise_outputs(
+        model, lambda one: [_Derivatives(one, values, feats, names=names, scale=scale)],
+        options, desc="regions (dale, partition)")
+    return [found for (found,) in per_output], len(per_output)
+
+
+def _warn_unreliable(counts, names):
+    # the check's rule, on the counts summed over the partitions (it reads no plan when
+    # given the names)
+    DerivativePlan.warn_unreliable(cast(DerivativePlan, None), counts, names)
+
+
+def _dale_observations(dataset, feats, names, effects):
+    """Each feature's :class:`_Local` from DALE's effects, which keep their derivatives."""
     out = []
     for j, name in zip(feats, names):
         effect = effects[name]
