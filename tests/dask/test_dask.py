@@ -401,19 +401,10 @@ def test_dask_dataframe_dale_matches_the_same_edges(client, gradient):
         remote["a"].rebin(4)
 
 
-def test_client_holds_a_bounded_number_of_chunks(client, monkeypatch):
-    from collections import deque
-
+def test_client_holds_a_bounded_number_of_chunks(client, held_futures):
     from modellens.engine import _dask
 
-    most = []
-
-    class Recorded(deque):
-        def append(self, item):
-            super().append(item)
-            most.append(len(self))
-
-    monkeypatch.setattr(_dask, "deque", Recorded)
+    most = held_futures
     X = _data(20_000, seed=11)
     with ml.config(client=client, progress=False, chunk_size=1000):
         remote = ml.ale(smooth, X, bins=5)

@@ -200,9 +200,9 @@ def test_clear_errors_for_what_dask_data_cannot_take():
 
 def test_dask_array_rows_are_indexed_by_position(monkeypatch):
     # and a partition explained in blocks of rows (here 3) gives the same numbers
-    from modellens.engine import _partitions
+    from modellens.engine import _dask
 
-    monkeypatch.setattr(_partitions, "BLOCK_ROWS", 3)
+    monkeypatch.setattr(_dask, "BLOCK_ROWS", 3)
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(4)
     A = rng.normal(size=(33, 3))
@@ -221,3 +221,126 @@ def test_dask_array_rows_are_indexed_by_position(monkeypatch):
     np.testing.assert_allclose(summary.sample.values, memory[summary.rows].values, rtol=0,
                                atol=1e-12)
     np.testing.assert_array_equal(summary.sample.data, A[summary.rows])
+
+
+def _three_classes(n=90, seed=5):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    y = np.where(X["a"] + X["b"] > 0.5, "hi", np.where(X["c"] > 0, "mid", "lo"))
+    clf = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
+    return X.set_index(pd.Index(np.arange(n) * 2 + 7)), clf
+
+
+def _same_outputs(attr, memory, index):
+    """Every output's columns of a several-output frame equal the in-memory result's."""
+    assert attr.outputs == memory.outputs and attr.n_outputs == 3
+    got = attr.frame.compute()
+    pd.testing.assert_index_equal(got.index, index)
+    scale = max(np.ptp(memory.values), 1.0)
+    for c, output in enumerate(memory.outputs):
+        cols = [f"{f} | {output}" for f in memory.feature_names]
+        np.testing.assert_allclose(got[cols].to_numpy(), memory.values[..., c], rtol=0,
+                                   atol=1e-12 * scale)
+        np.testing.assert_allclose(got[f"base_value | {output}"], memory.base_values[:, c],
+                                   rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(got[f"prediction | {output}"], memory.prediction[:, c],
+                                   rtol=0, atol=1e-12 * scale)
+        # one output selected gives the single-output layout and numbers
+        _same(attr.for_output(output), memory.for_output(c), index)
+    return got
+
+
+@pytest.mark.parametrize("algorithm, options", [
+    ("exact", {}),
+    ("kernel", {"n_samples": 12}),
+])
+def test_every_class_of_a_classifier_in_one_dask_request(client, algorithm, options):
+    df, clf = _three_classes()
+    background = df.iloc[:12]
+    memory = ml.shapley(clf, df, background=background, algorithm=algorithm, random_state=3,
+                        progress=False, **options)
+    assert memory.values.shape == (len(df), 3, 3)
+    with ml.config(client=client):
+        attr = ml.shapley(clf, dd.from_pandas(df, chunksize=25), background=background,
+                          algorithm=algorithm, random_state=3, **options)
+    _same_outputs(attr, memory, df.index)
+    # and each output equals its own single-output call (target=)
+    single = ml.shapley(clf, df, background=background, algorithm=algorithm, random_state=3,
+                        progress=False, target="mid", **options)
+    np.testing.assert_allclose(attr.for_output("mid").frame[memory.feature_names].compute(),
+                               single.values, rtol=0, atol=1e-12)
+
+
+def test_lime_and_treeshap_every_class_in_one_dask_request(client):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    df, _ = _three_classes(120)
+    y = np.where(df["a"] > 0.3, 2, np.where(df["b"] > 0, 1, 0))
+    hgb = HistGradientBoostingClassifier(max_iter=8, max_depth=3).fit(df, y)
+    train = df.iloc[:60]
+    memory = ml.lime(hgb, df, training_data=train, num_samples=200, random_state=2,
+                     progress=False)
+    tree = ml.shapley(hgb, df, algorithm="tree")
+    with ml.config(client=client):
+        ddf = dd.from_pandas(df, npartitions=3)
+        attr = ml.lime(hgb, ddf, training_data=train, num_samples=200, random_state=2)
+        tattr = ml.shapley(hgb, ddf, algorithm="tree")
+    got = _same_outputs(attr, memory, df.index)
+    for c, output in enumerate(memory.outputs):
+        np.testing.assert_allclose(got[f"score | {output}"], memory.score[:, c], rtol=0,
+                                   atol=1e-12)
+    _same_outputs(tattr, tree, df.index)
+
+
+def test_every_output_costs_the_model_rows_of_one_on_dask_data(row_counter):
+    # the partitions' in-memory calls evaluate each row once for every output
+    df, clf = _three_classes(40)
+    ddf = dd.from_pandas(df, npartitions=2)
+    rows = {}
+    with dask.config.set(scheduler="synchronous"):
+        for target in (None, 1):
+            row_counter.reset()
+            counted = row_counter.classifier(clf)
+            ml.shapley(counted, ddf, background=df.iloc[:8], target=target).frame.compute()
+            ml.lime(counted, ddf, training_data=df, num_samples=50, random_state=0,
+                    target=target).frame.compute()
+            p = ml.predict(counted, ddf, target=target).compute()
+            rows[target] = row_counter.rows
+    assert rows[None] == rows[1] > 0
+    assert list(p.index) == list(df.index)
+
+
+def test_summary_of_every_output_equals_in_memory():
+    df, clf = _three_classes(50)
+    memory = ml.shapley(clf, df, background=df.iloc[:10], progress=False)
+    with dask.config.set(scheduler="synchronous"):
+        attr = ml.shapley(clf, dd.from_pandas(df, npartitions=3), background=df.iloc[:10])
+        summary = attr.summary(sample=12, random_state=1)
+    np.testing.assert_allclose(summary.importance.to_numpy(), memory.mean_abs(), rtol=1e-12)
+    assert list(summary.importance.columns) == memory.outputs
+    same = memory[summary.rows]
+    np.testing.assert_allclose(summary.sample.values, same.values, rtol=0, atol=1e-12)
+    assert summary.sample.outputs == memory.outputs
+    # the plots: every output stacked in the bar, one output for the rows' plots
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = summary.plot_bar()
+    assert len(ax.patches) == 3 * 3
+    np.testing.assert_allclose(sorted(p.get_width() for p in ax.patches),
+                               np.sort(memory.mean_abs().ravel()), rtol=1e-12)
+    ax = summary.plot_dependence("a", color=None, output="mid")
+    np.testing.assert_allclose(ax.collections[0].get_offsets()[:, 1],
+                               memory.values[summary.rows, 0, memory.output_position("mid")],
+                               rtol=0, atol=1e-12)
+    summary.plot_beeswarm(output=2)
+    plt.close("all")
+    with pytest.raises(KeyError, match="one output"):
+        ml.shapley(clf, dd.from_pandas(df, npartitions=3), background=df.iloc[:10],
+                   target="hi").for_output(0)

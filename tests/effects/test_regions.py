@@ -272,13 +272,6 @@ def test_dale_refuses_a_categorical_feature_of_interest():
         ml.regions(season_model, seasons(n=200), "season", method="dale")
 
 
-def test_dask_data_asks_for_a_sample():
-    dd = pytest.importorskip("dask.dataframe")
-    X = dd.from_pandas(truth_data(n=200), npartitions=2)
-    with pytest.raises(ml.InvalidParameterError, match="sample"):
-        ml.regions(truth, X, "x1")
-
-
 def test_caller_data_unchanged():
     X = truth_data(n=500)
     before = X.copy()

@@ -14,10 +14,14 @@ Layout of :attr:`DistributedAttributions.frame`
 One ``float64`` column per feature (named as ``feature_names``: the value
 :math:`\phi_j` of Shapley, the weight of LIME), then ``base_value`` (Shapley:
 :math:`v(\emptyset)`; LIME: the intercept) and ``prediction`` (:math:`f(x)`);
-LIME adds ``score`` (the surrogate's weighted :math:`R^2`).  One request
-explains one output (``target=`` picks a class, as in memory): for several
-outputs run one request per output; their frames share the index and
-partitions, so they join without a shuffle.
+LIME adds ``score`` (the surrogate's weighted :math:`R^2`).  A model of
+several outputs (every class of a multiclass classifier, with ``target=None``)
+is explained for all of them in one pass, as in memory (each partition's
+in-memory call evaluates the model rows of one output): the frame then holds
+those columns once per output, in output order, each named
+``"<column> | <output>"`` (``"a | P(y = setosa)"``, ``"base_value | P(y =
+setosa)"``); :meth:`DistributedAttributions.for_output` selects one output's
+columns under their single-output names.
 
 The rows' positions (needed by the sampling algorithms and by
 :meth:`DistributedAttributions.summary`) come from one pass that counts each
@@ -32,8 +36,7 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
-from ..engine._out_of_core import _import_dask, compute_on, partition_offsets
-from ..engine._partitions import map_rows, take_rows
+from ..engine._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ._blocks import Subject
 from .result import Attributions, build
 
@@ -48,13 +51,30 @@ _SAMPLED = ("permutation", "kernel", "lime")
 
 def _columns(attr: Attributions) -> np.ndarray:
     """The frame's columns of an in-memory result, ``(n, columns)`` (module docstring)."""
-    extra = [attr.base_values, attr.prediction] + ([] if attr.score is None else [attr.score])
-    return np.column_stack([np.asarray(attr.values, dtype=np.float64)]
-                           + [np.asarray(c, dtype=np.float64) for c in extra])
+    blocks = []
+    for c in range(attr.n_outputs):
+        one = attr if attr.outputs is None else attr.for_output(c)
+        extra = [one.base_values, one.prediction] + ([] if one.score is None else [one.score])
+        blocks += [np.asarray(one.values, dtype=np.float64)] \
+            + [np.asarray(e, dtype=np.float64) for e in extra]
+    return np.column_stack(blocks)
+
+
+def _single_names(attr: Attributions) -> list:
+    """One output's columns: the features, then ``base_value``, ``prediction`` (``score``)."""
+    return list(attr.feature_names) + list(RESERVED_COLUMNS[:2 if attr.score is None else 3])
+
+
+def output_column(name: str, output: str) -> str:
+    """The frame's column of ``name`` (a feature or a reserved column) for one of several outputs."""
+    return f"{name} | {output}"
 
 
 def _names(attr: Attributions) -> list:
-    return list(attr.feature_names) + list(RESERVED_COLUMNS[:2 if attr.score is None else 3])
+    single = _single_names(attr)
+    if attr.outputs is None:
+        return single
+    return [output_column(name, output) for output in attr.outputs for name in single]
 
 
 class _Job:
@@ -116,12 +136,17 @@ class DistributedAttributions:
     ----------
     frame : dask.dataframe.DataFrame
         One row per explained row: the feature columns (values), then
-        ``base_value`` and ``prediction`` (LIME: and ``score``).
+        ``base_value`` and ``prediction`` (LIME: and ``score``); with several
+        outputs these columns once per output (module docstring).
     feature_names : list of str
     method : str
         As :attr:`Attributions.method` (``"shapley-tree"``, ``"lime"``, ...).
     output : str
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
+    outputs : list of str or None
+        The names of the outputs when several were explained (None: one).
+    output_labels : list or None
+        What selects each output (class labels, or positions).
     value_function : str or None
     npartitions : int
     diagnostics : dict
@@ -152,11 +177,49 @@ class DistributedAttributions:
         self.frame, self._parts, self._offsets, self._client = frame, parts, offsets, client
         self.feature_names = list(trial.feature_names)
         self.method, self.output = trial.method, trial.output
+        self.outputs, self.output_labels = trial.outputs, trial.output_labels
         self.value_function = trial.value_function
         self._trial = trial
         self.diagnostics = {k: v for k, v in trial.diagnostics.items()
                       if k in ("background", "n_background", "n_trees", "library", "link",
                                "index")}
+
+    @property
+    def n_outputs(self) -> int:
+        """How many outputs were explained (each its block of columns when several)."""
+        return 1 if self.outputs is None else len(self.outputs)
+
+    def for_output(self, output) -> "DistributedAttributions":
+        """The single-output result of one output, as if it alone had been asked for.
+
+        Lazy: a selection of ``frame``'s columns of that output, renamed as a
+        single-output frame's (nothing is computed).
+
+        Parameters
+        ----------
+        output : label, str or int
+            A class label, an output name (``"P(y = setosa)"``) or a position.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+        >>> df = pd.DataFrame(np.random.default_rng(0).normal(size=(20, 2)), columns=["a", "b"])
+        >>> f = lambda D: np.column_stack([D["a"], -D["b"]])
+        >>> attr = ml.shapley(f, dd.from_pandas(df, npartitions=2), background=df)
+        >>> attr.outputs, list(attr.frame.columns[:3])
+        (['f(x)[0]', 'f(x)[1]'], ['a | f(x)[0]', 'b | f(x)[0]', 'base_value | f(x)[0]'])
+        >>> list(attr.for_output(1).frame.columns)
+        ['a', 'b', 'base_value', 'prediction']
+        """
+        if self.outputs is None:
+            raise KeyError(f"the result has one output ({self.output!r}); it needs no "
+                           "for_output().")
+        c = self._trial.output_position(output)
+        trial = self._trial.for_output(c)
+        single = _single_names(trial)
+        frame = self.frame[[output_column(name, self.outputs[c]) for name in single]]
+        frame.columns = single
+        return DistributedAttributions(frame, self._parts, trial, self._offsets, self._client)
 
     @property
     def npartitions(self) -> int:
@@ -165,7 +228,8 @@ class DistributedAttributions:
     def __repr__(self):
         return (f"DistributedAttributions(method={self.method!r}, "
                 f"features={len(self.feature_names)}, partitions={self.npartitions}, "
-                f"output={self.output!r})")
+                + (f"output={self.output!r})" if self.outputs is None
+                   else f"outputs={self.outputs!r})"))
 
     def to_parquet(self, path, **kwargs):
         """Write ``frame`` with ``frame.to_parquet`` (each worker writes its partitions).
@@ -211,11 +275,11 @@ class DistributedAttributions:
         """
         sample = check_int(sample, "sample", low=1)
         rng = check_random_state(random_state)
-        dask, _ = _import_dask()
+        dask, _ = import_dask()
         offsets = self.offsets()
         n = int(offsets[-1])
         rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))
-        names = self.feature_names
+        names = self._value_columns()
         tasks = [dask.delayed(_summarise_partition, pure=True)(
             res, data, rows[(rows >= offsets[i]) & (rows < offsets[i + 1])] - offsets[i], names)
             for i, (res, data) in enumerate(zip(self.frame.to_delayed(), self._parts))]
@@ -224,21 +288,41 @@ class DistributedAttributions:
         kept = pd.concat([p[1] for p in parts])
         data = pd.concat([p[2] for p in parts]) if hasattr(parts[0][2], "iloc") else \
             np.concatenate([p[2] for p in parts])
-        importance = pd.Series(total / max(n, 1), index=names, name="mean_abs")
+        mean = total / max(n, 1)
+        importance: pd.Series | pd.DataFrame
+        if self.outputs is None:
+            importance = pd.Series(mean, index=self.feature_names, name="mean_abs")
+        else:  # (features, outputs), as Attributions.mean_abs of several outputs
+            importance = pd.DataFrame(mean.reshape(len(self.outputs), -1).T,
+                                      index=self.feature_names, columns=self.outputs)
         return AttributionSummary(importance, self._sample(kept, data), rows, n, self)
+
+    def _value_columns(self) -> list:
+        """The frame's columns of the values, output by output."""
+        if self.outputs is None:
+            return list(self.feature_names)
+        return [output_column(f, o) for o in self.outputs for f in self.feature_names]
 
     def _sample(self, kept: pd.DataFrame, data: pd.DataFrame | np.ndarray) -> Attributions:
         trial = self._trial
         dataset = Dataset.from_data(data, feature_names=trial.feature_names
                                     if isinstance(data, np.ndarray) else None)
-        subject = Subject(codes=dataset.values, feature_names=trial.feature_names,
-                          output=trial.output, columns=dataset.columns,
-                          column_labels=dataset.column_labels if dataset.is_frame else None)
-        return build(subject, values=kept[self.feature_names].to_numpy(np.float64),
-                     base_values=kept["base_value"].to_numpy(np.float64),
-                     prediction=kept["prediction"].to_numpy(np.float64), method=self.method,
-                     value_function=self.value_function,
-                     diagnostics=dict(self.diagnostics))
+        parts = []
+        for output in [None] if self.outputs is None else self.outputs:
+            def col(name, output=output):
+                return name if output is None else output_column(name, output)
+
+            subject = Subject(codes=dataset.values, feature_names=trial.feature_names,
+                              output=trial.output if output is None else output,
+                              columns=dataset.columns,
+                              column_labels=dataset.column_labels if dataset.is_frame else None)
+            parts.append(build(
+                subject, values=kept[[col(f) for f in self.feature_names]].to_numpy(np.float64),
+                base_values=kept[col("base_value")].to_numpy(np.float64),
+                prediction=kept[col("prediction")].to_numpy(np.float64), method=self.method,
+                value_function=self.value_function, diagnostics=dict(self.diagnostics)))
+        return parts[0] if self.outputs is None else Attributions.stack(parts,
+                                                                        self.output_labels)
 
 
 def _summarise_partition(result: pd.DataFrame, data, rows, names):
@@ -252,8 +336,9 @@ class AttributionSummary:
 
     Attributes
     ----------
-    importance : pandas.Series
-        Mean :math:`|\\phi_j|` of every feature over every row.
+    importance : pandas.Series or pandas.DataFrame
+        Mean :math:`|\\phi_j|` of every feature over every row (several
+        outputs: a frame of one column per output).
     sample : Attributions
         The sampled rows, in memory: ``sample.plot.beeswarm()`` and
         ``sample.plot.dependence(feature)`` draw from it.
@@ -284,6 +369,7 @@ class AttributionSummary:
 
     def __init__(self, importance, sample, rows, n_rows, source):
         self.importance, self.sample, self.rows, self.n_rows = importance, sample, rows, n_rows
+        self.outputs = source.outputs
         self.method, self.output = source.method, source.output
         self.feature_names = list(source.feature_names)
 
@@ -331,7 +417,7 @@ class AttributionSummary:
 
         return AttributionPlots(self).bar(max_display=max_display, ax=ax)
 
-    def plot_beeswarm(self, *, max_display: int = 10, ax=None):
+    def plot_beeswarm(self, *, max_display: int = 10, ax=None, output=None):
         """Draw the sampled rows' values as dots, to see how each feature's effect spreads.
 
         One line of dots per feature, coloured by the feature's value, as
@@ -344,6 +430,9 @@ class AttributionSummary:
             Most lines drawn (the last one sums the rest).
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position).
 
         Returns
         -------
@@ -362,9 +451,9 @@ class AttributionSummary:
         >>> sum(len(dots.get_offsets()) for dots in ax.collections)  # 10 rows, 2 features
         20
         """
-        return self.sample.plot.beeswarm(max_display=max_display, ax=ax)
+        return self.sample.plot.beeswarm(max_display=max_display, ax=ax, output=output)
 
-    def plot_dependence(self, feature, *, color="auto", ax=None):
+    def plot_dependence(self, feature, *, color="auto", ax=None, output=None):
         """Draw a feature's value against its attribution, to see the shape of its effect.
 
         One dot per sampled row (the rows of ``sample``), as
@@ -379,6 +468,9 @@ class AttributionSummary:
             interacts most, a name or position chooses, None draws one colour.
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position).
 
         Returns
         -------
@@ -397,4 +489,4 @@ class AttributionSummary:
         >>> ax.get_xlabel(), len(ax.collections[0].get_offsets())  # one dot per sampled row
         ('a', 10)
         """
-        return self.sample.plot.dependence(feature, color=color, ax=ax)
+        return self.sample.plot.dependence(feature, color=color, ax=ax, output=output)

@@ -628,7 +628,7 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
 
 def _lime_rows(model, inputs, settings, X, streams, options) -> Attributions:
     """One partition's rows (rows ``streams.start`` on of the table), as in memory."""
-    request = _open(model, X, options=options, **inputs)
+    request = _open(model, X, options=options, several=True, **inputs)
     return _lime(request, streams=streams, stacklevel=4, **settings)
 
 

@@ -418,7 +418,7 @@ def _explain_rows(model, settings, X, streams, options) -> Attributions:
     """One partition's rows (rows ``streams.start`` on of the table), as in memory."""
     settings = dict(settings)
     draw_background = settings.pop("draw_background", True)
-    request = _open(model, X, settings, options=options)
+    request = _open(model, X, settings, options=options, several=True)
     return _explain(request, rng=None, streams=streams, stacklevel=5,
                     draw_background=draw_background, **settings)
 

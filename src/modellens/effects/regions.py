@@ -7,24 +7,27 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import sparse
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state)
-from ..data import resolve_features
-from ..engine import open_request
+from ..data import Dataset, resolve_features
+from ..engine import open_request, run_outputs, summarise_outputs
 from ..typing import BinsSpec, DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, \
     TargetSpec
 from ._grid import DEFAULT_POINTS, grid_spec
-from .ale import _AxisCache, _FeaturePlan
+from .ale import _AxisCache, _FeaturePlan, _OutOfCoreAxes
 from .binning import bin_index
+from ._derivatives import DerivativePlan, feature_scale
+from .dale import _check_bins, _dale_effects
 from .dale import _summarise as _dale_summarise
 from .dale import DaleEffect, dale
 from .pdp import pdp
 from .regions_result import RegionNode, Regions, Split
-from .result import Effect
+from .result import Effect, Effects
 
 __all__ = ["regions", "ALPHA", "N_THRESHOLDS", "N_BOOTSTRAP", "MIN_REGION_ROWS",
            "MIN_REGION_SHARE"]
@@ -64,8 +67,14 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.ale`.  Dask data are refused (the splits
-        need every row's local effects at once): pass a pandas sample.
+        As in :func:`modellens.ale`.  Dask data take every method: the
+        bins or grid come from the whole table as the out-of-core effects'
+        do (exact ends; the exact edges or values of a feature of few
+        values; Dask's approximate quantiles for ALE's bins otherwise, while
+        PD's grid and DALE's bins are exact), each partition evaluates its
+        rows' local effects where it lies, and the encoded rows and local
+        effects come to this process for the split search; with the same
+        bins the result equals the in-memory call's.
         With ``target=None`` a model of several outputs (every class of a
         classifier, the columns of an ``(n, k)`` answer) is explained for
         every output at once: each feature gets one split tree whose
@@ -186,7 +195,6 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, allow_pairs=False, several=True)
-    request.require_in_memory("ml.regions")
     dataset = request.dataset
     feats = request.features
     if method == "dale" and features is None:
@@ -210,17 +218,33 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             raise InvalidParameterError(
                 f"feature {dataset.columns[j].name!r} cannot split its own regions: remove it "
                 "from splits= (a feature's effect differs by the other features).")
-    n = dataset.n_rows
+    n = int(request.table.offsets()[-1]) if request.out_of_core else dataset.n_rows
     min_rows = max(MIN_REGION_ROWS, math.ceil(MIN_REGION_SHARE * n))
     if n < 2 * min_rows:
         raise InvalidParameterError(
             f"X has {n} rows; two regions need at least {2 * min_rows} (each at least "
             f"{MIN_REGION_ROWS} rows and {MIN_REGION_SHARE:.0%} of the data). Pass more rows.")
 
-    locals_ = _local_effects(method, request, model, X, feats, names, bins=bins, grid=grid,
-                             options=dict(target=target, response_method=response_method,
-                                          feature_names=feature_names, chunk_size=chunk_size,
-                                          n_jobs=n_jobs, progress=progress))
+    if request.out_of_core and method == "ale":
+        # the rows' encoded values come here for the split search; the model rows are
+        # evaluated partition by partition
+        dataset, locals_ = _ale_locals_out_of_core(request, feats, bins)
+    elif request.out_of_core and method == "dale":
+        dataset, locals_ = _dale_locals_out_of_core(request, feats, names, bins)
+    elif request.out_of_core:
+        # every row's ICE curve, partition by partition (out-of-core PD with a sample of
+        # all the rows: the in-memory grid, from the same column summaries)
+        parts = request.table.map(None, _encoded_rows)
+        dataset = _gathered(request.dataset, [p for p in parts])
+        locals_ = _pdp_locals(dataset, model, X, feats, names, grid, dict(
+            target=target, response_method=response_method, feature_names=feature_names,
+            chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, sample=1.0))
+    else:
+        locals_ = _local_effects(method, request, model, X, feats, names, bins=bins,
+                                 grid=grid, options=dict(
+                                     target=target, response_method=response_method,
+                                     feature_names=feature_names, chunk_size=chunk_size,
+                                     n_jobs=n_jobs, progress=progress))
     trees, regional, global_effects = {}, {}, {}
     for j, name, local in zip(feats, names, locals_):
         cols = [c for c in (range(dataset.n_features) if allowed is None else allowed) if c != j]
@@ -303,6 +327,111 @@ def _ale_locals(request, feats, bins):
     # the plans of each output, in output order (an undetermined model's first try is dropped)
     made = made[len(made) - len(per_output):]
     globals_ = [Effect.stack(list(parts), labels) for parts in zip(*per_output)]
+    return _ale_observations(dataset, designs, made, globals_, labels)
+
+
+def _ale_locals_out_of_core(request, feats, bins):
+    """Dask data: ALE's local effects of every row, computed partition by partition.
+
+    The design (bin edges, discrete values, level orders) is the out-of-core
+    ALE's, read from the whole table through ``engine/_design.py``'s column
+    summaries and Dask's approximate quantiles.  Each partition runs the same
+    keeping plans on its own rows, every output in one pass, and sends back
+    its encoded rows and local effects; the client lays them out as the
+    in-memory plans of the whole table would hold them, so the search, the
+    tests and the regional curves are the in-memory code on the same numbers.
+    Returns the gathered dataset and the features' local effects.
+    """
+    schema = request.dataset
+    axes = _OutOfCoreAxes(request, bins, 10)
+    designs = [axes.get(j, grid_spec(bins, schema, j)) for j in feats]
+    model = request.model
+    parts = request.table.map(model, _partition_locals, designs, request.table.local)
+    if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
+        model.settle_outputs(max(width for _, _, width in parts))
+    labels = request.output_labels
+    dataset = _gathered(schema, [p[0] for p in parts])
+    values = dataset.values
+    offsets = np.cumsum([0] + [p[0].shape[0] for p in parts])
+    whole = []
+    for f, design in enumerate(designs):
+        axis = design.on(values)
+        axis.n_parts, axis.sample = 0, None
+        axis.feature_values = dataset.observed_labels(axis.j)
+        whole.append(axis)
+    made = [[_KeepingPlan(values, axis, output=model.view(c).output_name
+                          if model.n_outputs > 1 else model.output_name, confidence=0.95)
+             for axis in whole] for c in range(model.n_outputs)]
+    for f in range(len(designs)):
+        key = _observation_keys(made[0][f])
+        got = [(_observation_keys_of(rows, sign, offsets[i]), kept)
+               for i, (_, observed, _) in enumerate(parts)
+               for rows, sign, kept in [observed[f]]]
+        part_keys = np.concatenate([k for k, _ in got])
+        # the whole table's observation order, found among the partitions' (each key once)
+        sorter = np.argsort(part_keys, kind="stable")
+        order = sorter[np.searchsorted(part_keys, key, sorter=sorter)]
+        for c, plans in enumerate(made):
+            # (a partition of no rows asked an undetermined model nothing: one empty output)
+            local = np.concatenate([kept[c] if c < len(kept) else np.zeros(0)
+                                    for _, kept in got])
+            plans[f].take_local(local[order])
+    globals_ = [Effect.stack([plans[f].reduce() for plans in made], labels)
+                for f in range(len(designs))]
+    return dataset, _ale_observations(dataset, whole, made, globals_, labels)
+
+
+def _encoded_rows(values, model, index):
+    return values
+
+
+def _gathered(schema, parts) -> Dataset:
+    """The encoded rows of every partition, in order, as one in-memory dataset."""
+    values = np.concatenate(parts) if parts else np.empty((0, len(schema.columns)))
+    return Dataset(values, schema.columns, schema.is_frame, schema.column_labels)
+
+
+def _observation_keys(plan) -> np.ndarray:
+    """Each local effect of a plan named by its row and direction (a level axis steps both ways)."""
+    rows = plan.axis.row_positions() if plan.sign is None else plan.rows
+    return _observation_keys_of(rows, plan.sign, 0)
+
+
+def _observation_keys_of(rows, sign, offset) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.int64) + int(offset)
+    return 2 * rows + (0 if sign is None else (np.asarray(sign) > 0).astype(np.int64))
+
+
+def _partition_locals(values, model, index, designs, options):
+    """One partition's encoded rows, and each feature's ``(rows, sign, local effects by output)``.
+
+    ``options``: the one Dask driver's engine options inside a partition.
+    """
+
+    made: list = []
+    if getattr(model, "undetermined", False):
+        # a model telling its outputs with its first answer settles on this partition's
+        # copy: the partitions (and threads) sharing the object each learn it themselves
+        model = copy.copy(model)
+
+    def plans_for(one):
+        made.append([_KeepingPlan(values, design.on(values), output=one.output_name,
+                                  confidence=0.95) for design in designs])
+        return made[-1]
+
+    per_output = run_outputs(model, plans_for, options, desc="regions (ale, partition)")
+    made = made[len(made) - len(per_output):]
+    observed = []
+    for f in range(len(designs)):
+        plan = made[0][f]
+        rows = plan.axis.row_positions() if plan.sign is None else plan.rows
+        kept = [np.zeros(0) if p[f].kept is None else p[f].kept for p in made]
+        observed.append((rows, plan.sign, kept))
+    return values, observed, len(made)
+
+
+def _ale_observations(dataset, designs, made, globals_, labels):
+    """Each feature's :class:`_Local` from the keeping plans of every output."""
     out = []
     for f, axis in enumerate(designs):
         plans = [output_plans[f] for output_plans in made]
@@ -334,14 +463,83 @@ def _ale_locals(request, feats, bins):
     return out
 
 
-def _dale_locals(dataset, model, X, feats, names, bins, options):
+def _check_dale_features(dataset, feats):
     for j in feats:
         col = dataset.columns[j]
         if col.is_categorical or col.is_boolean:
             raise InvalidParameterError(
                 f"method='dale' needs numeric features of interest; {col.name!r} is "
                 "categorical or boolean. Use method='ale' for it.")
-    effects = dale(model, X, names, bins=bins, **options)
+
+
+def _dale_locals(dataset, model, X, feats, names, bins, options):
+    _check_dale_features(dataset, feats)
+    return _dale_observations(dataset, feats, names, dale(model, X, names, bins=bins,
+                                                          **options))
+
+
+def _dale_locals_out_of_core(request, feats, names, bins):
+    """Dask data: DALE's derivatives of every row, computed partition by partition.
+
+    The rows are gathered first (the split search needs them), so the steps'
+    scales and the bins are those of the same rows in memory; each partition
+    then takes the derivatives of its rows (every output in one pass), and
+    the client reduces them as in-memory DALE does.  Returns the gathered
+    dataset and the features' local effects.
+    """
+    schema, table, model = request.dataset, request.table, request.model
+    _check_dale_features(schema, feats)
+    dataset = _gathered(schema, table.map(None, _encoded_rows))
+    scale = feature_scale(dataset.values[:, feats])
+    parts = table.map(model, _partition_derivatives, feats, names, scale, table.local)
+    if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
+        model.settle_outputs(max(width for _, width in parts))
+    views = [model] if model.n_outputs == 1 else [model.view(c) for c in range(model.n_outputs)]
+    specs = [_check_bins(grid_spec(bins, dataset, j), name) for j, name in zip(feats, names)]
+    per_output = []
+    for c, view in enumerate(views):
+        found = [p[c] for p, _ in parts if p]  # (partitions of no rows: none)
+        backend = found[0][1]
+        derivatives = np.concatenate([d for d, _, _ in found], axis=1)
+        checks = [k for _, _, k in found if k is not None]
+        if checks:  # said once for the whole table, as in memory
+            _warn_unreliable(np.sum(checks, axis=0), names)
+        per_output.append(_dale_effects(dataset, feats, specs, derivatives, backend,
+                                        output=view.output_name, min_points=10,
+                                        confidence=0.95, empty_bins="zero"))
+    effects = Effects.stack(per_output, request.output_labels)
+    return dataset, _dale_observations(dataset, feats, names, effects)
+
+
+class _Derivatives(DerivativePlan):
+    """A partition's derivatives, kept with their checks (the client warns once)."""
+
+    def summarise(self):
+        if self._gradient is not None:
+            return self._gradient.result, self.backend, None
+        return self.derivatives, self.backend, self.check_counts()
+
+
+def _partition_derivatives(values, model, index, feats, names, scale, options):
+    """One partition's ``[(derivatives, backend, checks) per output]`` and its outputs' count."""
+    if not len(values):
+        return [], 1
+    if getattr(model, "undetermined", False):
+        model = copy.copy(model)  # settles on this partition's copy (see _partition_locals)
+    per_output = summarise_outputs(
+        model, lambda one: [_Derivatives(one, values, feats, names=names, scale=scale)],
+        options, desc="regions (dale, partition)")
+    return [found for (found,) in per_output], len(per_output)
+
+
+def _warn_unreliable(counts, names):
+    # the check's rule, on the counts summed over the partitions (it reads no plan when
+    # given the names)
+    DerivativePlan.warn_unreliable(cast(DerivativePlan, None), counts, names)
+
+
+def _dale_observations(dataset, feats, names, effects):
+    """Each feature's :class:`_Local` from DALE's effects, which keep their derivatives."""
     out = []
     for j, name in zip(feats, names):
         effect = effects[name]

@@ -13,9 +13,11 @@ that can also summarise the answers of a subset of rows and merge summaries
 runs out of core unchanged: :func:`open_request` (the front door of every
 public method) routes Dask data to :class:`OutOfCore`, which runs the plans on
 every partition and merges in partition order, or, for answers of one row per
-row (local attributions, predictions), hands the partitions to the lazy driver
-``_partitions.map_rows``.  The engine needs of a model
-only what :class:`ModelLike` names.
+row (local attributions, predictions), hands the partitions to the method,
+which maps them lazily.  Both, and the engine's chunks on a cluster, run on
+the one Dask driver (``_dask``: ``evaluate_on_client``, ``map_partitions``,
+``map_rows``).  The engine needs of a model only what :class:`ModelLike`
+names.
 """
 
 from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, few_values,
@@ -23,11 +25,11 @@ from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, few_v
 from ._front import Request, open_request
 from ._out_of_core import OutOfCore, is_dask_input
 from ._plan import DataPredictions, ModelLike, Plan, SharedRows
-from ._run import PROGRESS_MIN_ROWS, evaluate, run, run_outputs, summarise
+from ._run import PROGRESS_MIN_ROWS, evaluate, run, run_outputs, summarise, summarise_outputs
 from ._tuner import ALIGN_ROWS, DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ChunkSizer
 from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, compact_index
 
-__all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "run_outputs", "summarise", "evaluate",
+__all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "run_outputs", "summarise", "summarise_outputs", "evaluate",
            "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS", "ColumnSummary", "DISTINCT_LIMIT",
            "summarise_values", "grid_points", "few_values", "count_quantile_edges"]

@@ -1,5 +1,41 @@
-"""The Dask executor: the engine's chunks evaluated on a ``dask.distributed`` cluster.
+"""The one Dask driver: every family's work on Dask data or a Dask cluster goes through here.
 
+Three kinds of request meet Dask, and each is mapped over partitions or
+futures by this module, under one set of rules:
+
+* **the engine's chunks on a cluster** (:func:`evaluate_on_client`): an
+  in-memory request inside ``ml.config(client=...)``; every chunk a future;
+* **plans that summarise, per partition** (:func:`map_partitions`, which
+  :class:`~._out_of_core.OutOfCore` runs for the effects and the regional
+  effects): each partition of a Dask table, encoded with the table's schema,
+  runs the request's plans where it lies, and the results come back in
+  partition order;
+* **answers of one row per row, kept lazy** (:func:`map_rows`: the local
+  attributions and ``ml.predict``): a lazy Dask DataFrame whose partitions
+  run the method's in-memory call.
+
+The rules they share:
+
+* **client detection**: :func:`resolve_client` (``"current"``: Dask's
+  current client); without one, Dask's default scheduler runs the partitions;
+* **the engine inside a partition**: :func:`partition_options` (one thread,
+  no bar, the request's ``chunk_size`` kept, so a worker's memory follows it;
+  otherwise the tuned chunks under the 64 MiB cap);
+* **what is shipped**: :func:`ship` (below), the model and large arrays once
+  per ``ml.config`` block;
+* **futures in flight**: :class:`_Ordered`, a bounded window (two per worker
+  thread running, twice that many answers held) folded in order, the shipped
+  pieces sent again when every copy of one was lost (at most
+  ``RESHIP_ATTEMPTS`` times);
+* **errors**: a worker lost for good is our ``ModelError``
+  (:func:`lost_on_cluster`), never a partial result; an error of the model is
+  raised as it was raised, with a note naming the chunk's worker or the
+  partition and its rows (:func:`partition_note`);
+* **progress**: chunks advance the request's bar as they are folded;
+  partitions run without a bar (the worker's engine shows none).
+
+The chunks' executor
+--------------------
 The client (this process) keeps what a local run keeps: the plans, the chunk
 cuts and the folds.  The workers get, once per request, the model and the
 segments without their answers (a description of the rows: the base table,
@@ -9,10 +45,6 @@ the answers (:meth:`~.segments.Segment.condense`: averaged groups are summed
 there).  The client folds the condensed answers in chunk order, so every
 floating-point sum is the one a local run makes and the numbers are the same
 bit for bit, whatever the number of workers.
-
-A bounded number of chunks is in flight (two per worker thread, and at most
-twice that many answers wait here for an earlier chunk), so the client holds
-the answers of a few chunks at a time besides what the plans keep.
 
 Workers started by Dask's nanny get ``MALLOC_TRIM_THRESHOLD_=65536``, which
 turns off glibc's adaptive mmap threshold, so every chunk-sized buffer is
@@ -30,7 +62,9 @@ pickle); those go to every worker once per ``ml.config(client=...)`` block
 content names them again instead of sending them: only the small skeleton
 travels, and the workers put the pieces back in.  A model refit in place or
 data changed in place have another token and are sent again.  The block's
-pieces are released from the workers when it ends.
+pieces are released from the workers when it ends.  A lazy frame of
+:func:`map_rows` puts its call in the graph once (one key), so Dask sends it
+to each worker once per request.
 """
 
 from __future__ import annotations
@@ -45,14 +79,20 @@ from contextlib import contextmanager
 from typing import NoReturn
 
 import numpy as np
+import pandas as pd
 
-from .._config import import_distributed
+from .._config import Options, import_distributed
 from .._validation import InvalidParameterError
+from ..data import Dataset
 from ..models import ModelError
 from ._chunks import chunk_rows
 
 __all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
-           "IN_FLIGHT_PER_THREAD", "ship", "open_shipped", "pieces_lost", "RESHIP_ATTEMPTS", "SHARE_MIN_BYTES", "lost_on_cluster"]
+           "IN_FLIGHT_PER_THREAD", "ship", "open_shipped", "pieces_lost", "RESHIP_ATTEMPTS",
+           "SHARE_MIN_BYTES", "lost_on_cluster", "is_dask_input", "import_dask",
+           "partition_options", "partition_note", "row_partitions", "first_rows",
+           "compute_on", "partition_offsets", "map_partitions", "PartitionFailed",
+           "BLOCK_ROWS", "LazyRows", "map_rows", "partitions_of", "part_index", "take_rows"]
 
 #: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
@@ -289,39 +329,27 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=
         chunks not folded yet rerun); no result is returned.  An error of the model itself is raised as it was
         raised on the worker, with the worker's traceback in its notes.
     """
-    distributed = import_distributed()
     client = resolve_client(client)
     for sizer in sizers.values():
         if sizer.align != 1:  # tuned sizes: the user did not fix them
             sizer.size = max(sizer.size, min(DASK_CHUNK_ROWS, sizer.cap))
     position = {id(seg): i for i, seg in enumerate(segments)}
-    threads = sum(client.nthreads().values()) or 1
-    running_limit = max(2, IN_FLIGHT_PER_THREAD * threads)
-    # answers that wait for an earlier, slower chunk to be folded first are held here:
-    # a few more chunks than run, so one slow chunk does not idle the other workers
-    held_limit = 2 * running_limit
-    job = _Job(client, store, _Request(model, segments), getattr(model, "model", None))
-    chunks = iter(chunks)
 
-    def submit():
-        while len(job.pending) < held_limit \
-                and sum(not f.done() for f, _, _ in job.pending) < running_limit:
-            step = next(chunks, None)
-            if step is None:
-                return
-            job.submit(step[1], [(position[id(s)], a, b) for s, a, b in step[1]])
+    def submit(skeleton, shared, pieces):
+        positions = [(position[id(s)], a, b) for s, a, b in pieces]
+        return client.submit(_answer_chunk, skeleton, shared, positions, pure=False)
 
-    try:
-        with lost_on_cluster("the model's chunks"):
-            while True:
-                try:
-                    _fold_in_order(job, submit, model, bar)
-                    break
-                except distributed.client.FutureCancelledError:
-                    if not job.ship_again():  # not our pieces lost, or lost too often
-                        raise
-    finally:
-        job.cancel()
+    def fold(pieces, answer):
+        condensed, n_rows = answer
+        for (seg, a, b), part in zip(pieces, condensed):
+            seg._fold(a, b, part)
+        model.account(1, n_rows)  # the workers counted on their copies
+        if bar is not None:
+            bar.update(n_rows)
+
+    job = _Ordered(client, store, _Request(model, segments), getattr(model, "model", None),
+                   submit)
+    job.run((pieces for _, pieces in chunks), fold, "the model's chunks")
     return segments
 
 
@@ -331,32 +359,44 @@ RESHIP_ATTEMPTS = 2
 
 def pieces_lost(skeleton, shared) -> bool:
     """Whether a piece :func:`ship` sent is gone from the cluster (all its copies lost)."""
-    return any(f.status in ("cancelled", "lost", "error") for f in [skeleton, *shared.values()])
+    return any(f.status in ("cancelled", "lost", "error")
+               for f in [skeleton, *shared.values()] if f is not None)
 
 
-class _Job:
-    """The chunks of one request on the cluster, and its shipped pieces.
+class _Ordered:
+    """Futures of one request on the cluster, in a bounded window, folded in order.
+
+    ``payload`` (what every task needs: the model, the rows' description) is
+    shipped once (:func:`ship`; None ships nothing); ``submit(skeleton,
+    shared, item)`` makes an item's future.  At most ``IN_FLIGHT_PER_THREAD``
+    futures per worker thread run, and twice that many answers wait here for
+    an earlier, slower one, so the client holds a few answers at a time.
 
     Scattered data cannot be rebuilt by Dask: when every copy of a piece is
     lost (the workers holding it died, or Dask's active memory manager had
     kept one replica and that worker died), the tasks that need it are
-    cancelled.  The pieces are then sent again and the chunks not folded yet
+    cancelled.  The pieces are then sent again and the items not folded yet
     are submitted again, at most ``RESHIP_ATTEMPTS`` times.
     """
 
-    def __init__(self, client, store, request, user_model):
+    def __init__(self, client, store, payload, user_model, submit):
         distributed = import_distributed()
-        self.client, self.store, self.request, self.user_model = \
-            client, store, request, user_model
-        self.skeleton, self.shared = ship(client, store, request, model=user_model)
+        self.client, self.store, self.payload, self.user_model = \
+            client, store, payload, user_model
+        self._submit = submit
+        self.skeleton, self.shared = self._ship()
         self.pending: deque = deque()
         self.done = distributed.as_completed()
         self.attempts = 0
 
-    def submit(self, pieces, positions):
-        future = self.client.submit(_answer_chunk, self.skeleton, self.shared, positions,
-                                    pure=False)
-        self.pending.append((future, pieces, positions))
+    def _ship(self):
+        if self.payload is None:
+            return None, {}
+        return ship(self.client, self.store, self.payload, model=self.user_model)
+
+    def submit(self, item):
+        future = self._submit(self.skeleton, self.shared, item)
+        self.pending.append((future, item))
         self.done.add(future)
 
     def lost(self) -> bool:
@@ -364,42 +404,342 @@ class _Job:
 
     def ship_again(self) -> bool:
         distributed = import_distributed()
-        if self.attempts >= RESHIP_ATTEMPTS or not self.lost():
+        if self.payload is None or self.attempts >= RESHIP_ATTEMPTS or not self.lost():
             return False
         self.attempts += 1
         again = list(self.pending)
         self.cancel()
         self.pending, self.done = deque(), distributed.as_completed()
-        self.skeleton, self.shared = ship(self.client, self.store, self.request,
-                                          model=self.user_model)
-        for _, pieces, positions in again:
-            self.submit(pieces, positions)
+        self.skeleton, self.shared = self._ship()
+        for _, item in again:
+            self.submit(item)
         return True
 
     def cancel(self):
         # (the shared pieces stay for the block's next requests)
-        self.client.cancel([f for f, _, _ in self.pending] + [self.skeleton])
+        futures = [f for f, _ in self.pending]
+        self.client.cancel(futures + ([] if self.skeleton is None else [self.skeleton]))
+
+    def run(self, items, fold, what: str):
+        """Submit ``items`` in the window and ``fold(item, answer)`` each, in order."""
+        distributed = import_distributed()
+        threads = sum(self.client.nthreads().values()) or 1
+        running_limit = max(2, IN_FLIGHT_PER_THREAD * threads)
+        held_limit = 2 * running_limit
+        items = iter(items)
+
+        def submit_more():
+            while len(self.pending) < held_limit \
+                    and sum(not f.done() for f, _ in self.pending) < running_limit:
+                item = next(items, None)
+                if item is None:
+                    return
+                self.submit(item)
+
+        try:
+            with lost_on_cluster(what):
+                while True:
+                    try:
+                        self._fold_in_order(submit_more, fold)
+                        break
+                    except distributed.client.FutureCancelledError:
+                        if not self.ship_again():  # not our pieces lost, or lost too often
+                            raise
+        finally:
+            self.cancel()
+
+    def _fold_in_order(self, submit_more, fold):
+        submit_more()
+        while self.pending:
+            for future in self.done:
+                if future.status == "error":
+                    future.result()  # raises the worker's error at once, not in order
+                # fold in order: the sums are then those of a local run
+                while self.pending and self.pending[0][0].done():
+                    head, item = self.pending[0]
+                    answer = head.result()
+                    self.pending.popleft()
+                    fold(item, answer)
+                    head.release()
+                submit_more()
+            # as_completed yields a future once: one whose answer was lost with its worker
+            # after that is recomputed by Dask but not yielded again, so the items not
+            # folded yet are waited for again (leaving here returned a partial result)
+            self.done.update(future for future, _ in self.pending)
 
 
-def _fold_in_order(job, submit, model, bar):
-    submit()
-    while job.pending:
-        for future in job.done:
-            if future.status == "error":
-                future.result()  # raises the worker's error at once, not in chunk order
-            # fold in chunk order: the sums are then those of a local run
-            while job.pending and job.pending[0][0].done():
-                head, pieces, _ = job.pending[0]
-                condensed, n_rows = head.result()
-                job.pending.popleft()
-                for (seg, a, b), part in zip(pieces, condensed):
-                    seg._fold(a, b, part)
-                model.account(1, n_rows)  # the workers counted on their copies
-                if bar is not None:
-                    bar.update(n_rows)
-                head.release()
-            submit()
-        # as_completed yields a future once: one whose answer was lost with its worker
-        # after that is recomputed by Dask but not yielded again, so the chunks not
-        # folded yet are waited for again (leaving here returned a partial result)
-        job.done.update(future for future, _, _ in job.pending)
+# ------------------------------------------------------------------ partitions
+def is_dask_input(X) -> bool:
+    """A Dask DataFrame, Series or array (recognised without importing Dask)."""
+    return hasattr(X, "__dask_graph__") and (hasattr(X, "npartitions") or hasattr(X, "chunks"))
+
+
+def import_dask():
+    """``dask`` and ``dask.dataframe``, or an ImportError that names the extra to install."""
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError as exc:
+        raise ImportError("Dask input needs dask[dataframe], which is not installed; install "
+                          "the extra: pip install \"modellens[dask]\"") from exc
+    return dask, dd
+
+
+def partition_options(options: Options) -> Options:
+    """The engine's options inside a partition: one thread, no bar, ``chunk_size`` kept.
+
+    The partitions are the parallelism (one task each); a fixed ``chunk_size``
+    bounds a worker's memory, else the engine tunes its chunks under its cap.
+    """
+    return Options(chunk_size=options.chunk_size, n_jobs=1, progress=False)
+
+
+def row_partitions(X):
+    """The partitions of ``X`` (delayed, whole rows each), and ``X`` as they cut it.
+
+    A Dask Series becomes a one-column frame; a 2-D Dask array is rechunked so
+    that each block holds whole rows, and its blocks of rows are its partitions.
+    """
+    import dask.array as da
+
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
+        X = X.rechunk({1: -1})  # whole rows in every block
+        return list(X.to_delayed().ravel()), X
+    if X.ndim == 1:
+        X = X.to_frame()
+    return list(X.to_delayed()), X
+
+
+def compute_on(client, *collections) -> tuple:
+    """Dask collections computed on ``client``'s cluster (``None``: Dask's default scheduler).
+
+    A worker lost for good on the way is our ``ModelError`` (``lost_on_cluster``).
+    """
+    if client is None:
+        dask, _ = import_dask()
+        return tuple(dask.compute(*collections))
+    with lost_on_cluster("a pass over X"):
+        return tuple(client.gather(client.compute(list(collections))))
+
+
+def partition_offsets(client, parts) -> np.ndarray:
+    """Row offset of every partition, and the total, ``(len(parts) + 1,)`` (one pass)."""
+    dask, _ = import_dask()
+    lengths = compute_on(client, *[dask.delayed(len)(p) for p in parts])
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
+
+
+def first_rows(parts, n: int):
+    """The first ``n`` rows of the first partition (of :func:`row_partitions`), computed.
+
+    Only that partition is read; an empty one is refused, since what the
+    request learns from these rows (the schema, the model's answer) would be
+    missing.
+    """
+    dask, _ = import_dask()
+    head = dask.delayed(_first_rows)(parts[0], n).compute()
+    if len(head) == 0:
+        raise _empty_first()
+    return head
+
+
+def _empty_first():
+    return InvalidParameterError("the first partition of X has no rows; repartition it "
+                                 "(X.repartition(...)) so that every partition has data.")
+
+
+def _first_rows(part, n):
+    return part.iloc[:n] if hasattr(part, "iloc") else part[:n]
+
+
+class PartitionFailed(Exception):
+    """A partition's call failed: ``(error, index)``; the driver names its rows."""
+
+
+def partition_note(error, index: int, n_parts: int, offsets) -> BaseException:
+    """``error`` with a note naming partition ``index`` and its rows (``offsets``: a callable)."""
+    try:
+        at = offsets()
+        rows = f"rows {at[index]:,} to {at[index + 1] - 1:,} of X (by position)"
+    except Exception:  # noqa: BLE001 - the partition's number is still said
+        rows = "its rows could not be counted"
+    error.add_note(f"while evaluating partition {index} of {n_parts} of X ({rows}); "
+                   f"X.partitions[{index}].compute() gives its rows to try the model on.")
+    return error
+
+
+def map_partitions(parts, fn, *args, schema, model, client, store, offsets) -> list:
+    """``fn(values, model, index, *args)`` on every encoded partition, in partition order.
+
+    Parameters
+    ----------
+    parts : list of delayed partitions (:func:`row_partitions`)
+    schema : Dataset
+        Each partition is encoded with it (the whole table's levels).
+    model : Model or None
+        Shipped once to the cluster (None: ``fn`` needs no model).
+    client, store
+        The resolved client (None: Dask's default scheduler) and the
+        ``ml.config`` block's store.
+    offsets : callable
+        The partitions' row offsets, read only to name a failing partition.
+
+    A partition whose call fails raises its error with a note naming the
+    partition and its rows; a worker lost for good raises ``ModelError``.
+    """
+    dask, _ = import_dask()
+    try:
+        if client is None:
+            return list(dask.compute(*[
+                dask.delayed(_encoded_call, pure=False)(part, schema, fn, model, None, i, *args)
+                for i, part in enumerate(parts)]))
+        out: list = []
+
+        def submit(skeleton, shared, item):
+            i, part = item
+            return client.compute(dask.delayed(_encoded_call, pure=False)(
+                part, schema, fn, skeleton, shared if skeleton is not None else None, i, *args))
+
+        job = _Ordered(client, store, model, getattr(model, "model", None), submit)
+        job.run(enumerate(parts), lambda item, answer: out.append(answer), "the partitions of X")
+        return out
+    except PartitionFailed as failed:
+        error, index = failed.args
+        raise partition_note(error, index, len(parts), offsets) from None
+
+
+def _encoded_call(part, schema, fn, model, shared, index, *args):
+    if shared is not None:
+        model = open_shipped(model, shared)
+    values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
+        if len(part) else np.empty((0, len(schema.columns)))
+    try:
+        return fn(values, model, index, *args)
+    except Exception as exc:
+        raise PartitionFailed(exc, index) from exc
+
+
+# ------------------------------------------------------- lazy answers per row
+#: Rows of a partition answered at once: the working memory of a partition follows it.
+BLOCK_ROWS = 32_768
+
+
+def partitions_of(X):
+    """The partitions of ``X`` (delayed), its divisions, and the row offsets when known.
+
+    A Dask array's blocks of rows are its partitions (whole rows each); their
+    offsets come from its chunks (counted first when unknown), and the result
+    is indexed by row position.
+    """
+    import dask.array as da
+
+    if isinstance(X, da.Array) and X.ndim == 2 and any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    parts, X = row_partitions(X)
+    if isinstance(X, da.Array):
+        offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        divisions = tuple(int(o) for o in offsets[:-1]) + (max(int(offsets[-1]) - 1, 0),)
+        return parts, divisions, offsets
+    return parts, X.divisions, None
+
+
+def part_index(part, offset):
+    """A partition's index: a frame's own, an array block's row positions."""
+    return part.index if hasattr(part, "index") else pd.RangeIndex(offset, offset + len(part))
+
+
+def take_rows(part, rows):
+    return part.iloc[rows] if hasattr(part, "iloc") else part[rows]
+
+
+class LazyRows:
+    """What :func:`map_rows` gives: the lazy frame, and what its passes need again.
+
+    Attributes
+    ----------
+    frame : dask DataFrame
+    parts : list of delayed partitions
+    trial : object
+        The in-memory answer of the first row.
+    offsets : ndarray or None
+        Row offset of every partition and the total, when counted.
+    client : object or None
+        The resolved client of the request's passes (None: Dask's default).
+    """
+
+    def __init__(self, frame, parts, trial, offsets, client):
+        self.frame, self.parts, self.trial = frame, parts, trial
+        self.offsets, self.client = offsets, client
+
+
+def map_rows(X, call, *, options: Options, columns_of, names_of, needs_offsets) -> LazyRows:
+    """Every partition of ``X`` answered by ``call``, as a lazy frame.
+
+    The partitions run ``call`` under :func:`partition_options`, in blocks of
+    :data:`BLOCK_ROWS` rows; the first row is answered at the call, where it
+    lies, so a bad option or a failing model is an error then, not when the
+    frame is computed (it also gives the frame's columns).  A partition that
+    fails when the frame is computed raises its error with a note naming the
+    partition (and its rows when their positions were counted).
+
+    Parameters
+    ----------
+    call : callable ``(rows, offset, options) -> answer``
+        The in-memory answer of some rows (pandas, or a block of an array)
+        that start at row ``offset`` of the table.  It travels to the workers
+        once (one key of the graph).
+    options : Options
+        ``client`` computes the request's own passes there (the first row,
+        the rows per partition); ``chunk_size`` is kept for the partitions.
+    columns_of : callable ``answer -> ndarray (rows, columns)``
+    names_of : callable ``trial answer -> list of column names``
+    needs_offsets : callable ``trial answer -> bool``
+        Whether the partitions need their rows' positions (counted in one
+        pass when ``X`` does not know them).
+    """
+    dask, dd = import_dask()
+    parts, divisions, offsets = partitions_of(X)
+    client = None if options.client is None else resolve_client(options.client)
+    local = partition_options(options)
+    job = dask.delayed(call, pure=True)
+    (trial, index) = compute_on(client, dask.delayed(_trial, pure=True)(parts[0], job, local))[0]
+    if trial is None:
+        raise _empty_first()
+    names = list(names_of(trial))
+    meta = pd.DataFrame(np.empty((0, len(names))), index=index, columns=names)
+    if offsets is None and needs_offsets(trial):
+        offsets = partition_offsets(client, parts)
+    tasks = [dask.delayed(_answer_partition, pure=True)(
+        part, job, 0 if offsets is None else int(offsets[i]), local, names, columns_of,
+        (i, len(parts), offsets))
+        for i, part in enumerate(parts)]
+    frame = dd.from_delayed(tasks, meta=meta, divisions=divisions, verify_meta=False)
+    return LazyRows(frame, parts, trial, offsets, client)
+
+
+def _answer_partition(part, call, offset, options, names, columns_of, where):
+    """On a worker: one partition's rows answered in blocks, as in memory (rows ``offset`` on)."""
+    out = np.empty((len(part), len(names)))
+    try:
+        for a in range(0, len(part), BLOCK_ROWS):
+            b = min(a + BLOCK_ROWS, len(part))
+            out[a:b] = columns_of(call(take_rows(part, slice(a, b)), offset + a, options))
+    except Exception as exc:
+        index, n_parts, offsets = where
+        if offsets is None:
+            exc.add_note(f"while evaluating partition {index} of {n_parts} of X; "
+                         f"X.partitions[{index}].compute() gives its rows to try the model on.")
+        else:
+            partition_note(exc, index, n_parts, lambda: offsets)
+        raise
+    return pd.DataFrame(out, index=part_index(part, offset), columns=names, copy=False)
+
+
+def _trial(part, call, options):
+    """The first row answered (on a worker): the request checked, its layout learned."""
+    head = _first_rows(part, 1)
+    if len(head) == 0:
+        return None, None
+    return call(head, 0, options), part_index(head, 0)[:0]

@@ -35,7 +35,7 @@ import numpy as np
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
-from ..models import Model, OutputsFound, with_model_levels
+from ..models import Model, with_model_levels
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run_outputs
 
@@ -133,24 +133,19 @@ class Request:
     def run_outputs(self, plans_for, *, desc: str = "modellens") -> list:
         """Each output's results (see :meth:`run`): one list per output of the model.
 
-        In memory the plans of every output share one pass of the model
-        (:func:`~._run.run_outputs`); out of core each output is run in turn.
+        The plans of every output share one pass of the model: in memory
+        (:func:`~._run.run_outputs`) and out of core, where every partition
+        evaluates its rows once for all the outputs
+        (:meth:`~._out_of_core.OutOfCore.run_outputs`).
         """
         model = self.model
         if self.table is None:
             assert self.dataset is not None, "a request of Dask partitions runs per partition"
             return run_outputs(model, lambda one: plans_for(self.dataset.values, None, one),
                                self.options, desc=desc)
-        # out of core the partitions' summaries are per plan: one pass per output (the
-        # model is never called here: a model without classes tells its outputs from
-        # its first answer on a partition, as in memory)
-        if model.undetermined:
-            try:
-                return [self.table.run(model, plans_for, desc=desc)]
-            except OutputsFound as found:
-                model.settle_outputs(found.width)
-        return [self.table.run(model.view(c), plans_for, desc=desc)
-                for c in range(model.n_outputs)]
+        # (the model is never called here: a model without classes tells its outputs
+        # from its first answer on a partition, as in memory)
+        return self.table.run_outputs(model, plans_for, desc=desc)
 
     def require_in_memory(self, what: str):
         """Refuse out-of-core data for an option that needs every row at once."""

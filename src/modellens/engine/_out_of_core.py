@@ -35,16 +35,18 @@ partitions run in threads of one process).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
-from .._config import Options, import_distributed
+from .._config import Options
 from .._validation import InvalidParameterError
 from ..data import Dataset, Column
-from ._dask import (RESHIP_ATTEMPTS, lost_on_cluster, open_shipped, pieces_lost,
-                    resolve_client, ship)
+from ._dask import (compute_on, first_rows, import_dask, is_dask_input, map_partitions,
+                    partition_offsets, partition_options, resolve_client, row_partitions)
 from ._design import DISTINCT_LIMIT, merge_summaries, summarise_values
-from ._run import summarise
+from ._run import summarise, summarise_outputs
 
 __all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS", "FEATURE_SAMPLE"]
 
@@ -54,80 +56,6 @@ QUANTILE_STEPS = 1000
 _HEAD_ROWS = 1000
 #: Values of each feature kept (spread over the partitions) as ``Effect.feature_values``.
 FEATURE_SAMPLE = 10_000
-#: The engine on a worker: one thread, no bar (the worker has its own), tuned chunks
-#: unless the request fixed ``chunk_size`` (a worker's memory then follows it).
-_LOCAL_OPTIONS = Options(progress=False)
-
-
-def is_dask_input(X) -> bool:
-    """A Dask DataFrame, Series or array (recognised without importing Dask)."""
-    return hasattr(X, "__dask_graph__") and (hasattr(X, "npartitions") or hasattr(X, "chunks"))
-
-
-def _import_dask():
-    try:
-        import dask
-        import dask.dataframe as dd
-    except ImportError as exc:
-        raise ImportError("Dask input needs dask[dataframe], which is not installed; install "
-                          "the extra: pip install \"modellens[dask]\"") from exc
-    return dask, dd
-
-
-def row_partitions(X):
-    """The partitions of ``X`` (delayed, whole rows each), and ``X`` as they cut it.
-
-    A Dask Series becomes a one-column frame; a 2-D Dask array is rechunked so
-    that each block holds whole rows, and its blocks of rows are its partitions.
-    """
-    import dask.array as da
-
-    if isinstance(X, da.Array):
-        if X.ndim != 2:
-            raise InvalidParameterError(f"a Dask array X must be 2-D, got {X.ndim}-D.")
-        X = X.rechunk({1: -1})  # whole rows in every block
-        return list(X.to_delayed().ravel()), X
-    if X.ndim == 1:
-        X = X.to_frame()
-    return list(X.to_delayed()), X
-
-
-def compute_on(client, *collections) -> tuple:
-    """Dask collections computed on ``client``'s cluster (``None``: Dask's default scheduler).
-
-    A worker lost for good on the way is our ``ModelError`` (``lost_on_cluster``).
-    """
-    if client is None:
-        dask, _ = _import_dask()
-        return tuple(dask.compute(*collections))
-    with lost_on_cluster("a pass over X"):
-        return tuple(client.gather(client.compute(list(collections))))
-
-
-def partition_offsets(client, parts) -> np.ndarray:
-    """Row offset of every partition, and the total, ``(len(parts) + 1,)`` (one pass)."""
-    dask, _ = _import_dask()
-    lengths = compute_on(client, *[dask.delayed(len)(p) for p in parts])
-    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
-
-
-def first_rows(parts, n: int = _HEAD_ROWS):
-    """The first ``n`` rows of the first partition (of :func:`row_partitions`), computed.
-
-    Only that partition is read; an empty one is refused, since what the
-    request learns from these rows (the schema, the model's answer) would be
-    missing.
-    """
-    dask, _ = _import_dask()
-    head = dask.delayed(_first_rows)(parts[0], n).compute()
-    if len(head) == 0:
-        raise InvalidParameterError("the first partition of X has no rows; repartition it "
-                                    "(X.repartition(...)) so that every partition has data.")
-    return head
-
-
-def _first_rows(part, n):
-    return part.iloc[:n] if hasattr(part, "iloc") else part[:n]
 
 
 class OutOfCore:
@@ -153,16 +81,16 @@ class OutOfCore:
     """
 
     def __init__(self, X, feature_names, options: Options):
-        dask, dd = _import_dask()
+        dask, dd = import_dask()
         import dask.array as da
 
         self.client = None if options.client is None else resolve_client(options.client)
         self.store = options.store
-        self.chunk_size = options.chunk_size
+        self.local = partition_options(options)
         self.parts, X = row_partitions(X)
         frame = None if isinstance(X, da.Array) else X
         # the first rows of the first partition only (X.head warns when it is short)
-        head = first_rows(self.parts)
+        head = first_rows(self.parts, _HEAD_ROWS)
         schema = Dataset.from_data(head, feature_names=feature_names)
         if frame is None:
             frame = dd.from_dask_array(X, columns=schema.feature_names)
@@ -181,7 +109,7 @@ class OutOfCore:
         text = [j for j, c in enumerate(schema.columns) if c.is_categorical]
         if not text:
             return schema
-        dask, _ = _import_dask()
+        dask, _ = import_dask()
         # each partition's distinct values, gathered here (a shuffle is not needed for a
         # few levels, and Dask's would need a distributed scheduler)
         per_part = self.compute(*[dask.delayed(_distinct)(part, text) for part in self.parts])
@@ -219,7 +147,7 @@ class OutOfCore:
         new = [j for j, c in enumerate(schema.columns)
                if c.is_categorical and j not in self.observed]
         if new:
-            dask, _ = _import_dask()
+            dask, _ = import_dask()
             per_part = self.compute(*[dask.delayed(_distinct)(part, new) for part in self.parts])
             per_part = per_part if self.n_parts > 1 else (per_part,)
             for c, j in enumerate(new):
@@ -291,53 +219,12 @@ class OutOfCore:
     def map(self, model, fn, *args) -> list:
         """``fn(values, model, index, *args)`` on every encoded partition, in partition order.
 
-        A partition whose call fails raises its error with a note naming the
-        partition and its rows; a worker lost for good raises ``ModelError``.
+        The one Dask driver's :func:`~._dask.map_partitions`: a partition whose
+        call fails raises its error with a note naming the partition and its
+        rows; a worker lost for good raises ``ModelError``.
         """
-        dask, _ = _import_dask()
-        try:
-            if self.client is None:
-                return list(dask.compute(*self._tasks(fn, model, None, args)))
-            return self._map_on_cluster(fn, model, args)
-        except _PartitionFailed as exc:
-            raise self._named(exc) from None
-
-    def _tasks(self, fn, model, shared, args):
-        dask, _ = _import_dask()
-        return [dask.delayed(_encoded_call, pure=False)(part, self.schema, fn, model, shared, i,
-                                                        *args)
-                for i, part in enumerate(self.parts)]
-
-    def _map_on_cluster(self, fn, model, args):
-        # the model is sent again when every copy of it was lost (scattered data cannot be
-        # rebuilt by Dask); a partition's data are rebuilt by Dask itself
-        distributed = import_distributed()
-        assert self.client is not None  # only called for a cluster
-        with lost_on_cluster("the partitions of X"):
-            for attempt in range(RESHIP_ATTEMPTS + 1):
-                skeleton, shared = (None, None) if model is None else \
-                    ship(self.client, self.store, model, model=getattr(model, "model", None))
-                futures = self.client.compute(self._tasks(fn, skeleton, shared, args))
-                try:
-                    return self.client.gather(futures)
-                except distributed.client.FutureCancelledError:
-                    if attempt == RESHIP_ATTEMPTS or model is None \
-                            or not pieces_lost(skeleton, shared):
-                        raise
-                finally:
-                    self.client.cancel(futures + ([] if model is None else [skeleton]))
-
-    def _named(self, failed):
-        """The error of a partition's call, with a note of the partition's rows."""
-        error, index = failed.args
-        try:
-            offsets = self.offsets()
-            rows = f"rows {offsets[index]:,} to {offsets[index + 1] - 1:,} of X (by position)"
-        except Exception:  # noqa: BLE001 - the partition's number is still said
-            rows = "its rows could not be counted"
-        error.add_note(f"while evaluating partition {index} of {self.n_parts} of X ({rows}); "
-                       f"X.partitions[{index}].compute() gives its rows to try the model on.")
-        return error
+        return map_partitions(self.parts, fn, *args, schema=self.schema, model=model,
+                              client=self.client, store=self.store, offsets=self.offsets)
 
     def run(self, model, plans_for, *, desc: str = "modellens") -> list:
         """Each plan's result: ``plans_for(values, index, model)`` run on every partition, merged.
@@ -349,10 +236,37 @@ class OutOfCore:
         it must hold the design only (not the request, whose client does not
         pickle).
         """
-        parts = self.map(model, _summarise_partition, plans_for, desc, self.chunk_size)
+        parts = self.map(model, _summarise_partition, plans_for, desc, self.local)
         plans = plans_for(np.empty((0, len(self.schema.columns))), None, model)
         return [plan.finish(plan.merge([part[i] for part in parts]))
                 for i, plan in enumerate(plans)]
+
+    def run_outputs(self, model, plans_for, *, desc: str = "modellens") -> list:
+        """Each output's results (see :meth:`run`), every output in one pass over the partitions.
+
+        Every partition evaluates its rows once for all the outputs of
+        ``model`` (:func:`~._run.summarise_outputs`); a model that tells its
+        outputs with its first answer does so on the partitions, and its
+        width settles ``model`` here.  A partition that asked the model
+        nothing (no rows) has its other outputs' summaries made here, of no
+        rows, as the partition would have.
+        """
+        parts = self.map(model, _summarise_outputs_partition, plans_for, desc, self.local)
+        k = max(len(p) for p in parts)
+        if model.undetermined:
+            model.settle_outputs(k)
+        views = [model] if k == 1 else [model.view(c) for c in range(k)]
+        for i, part in enumerate(parts):
+            if len(part) < k:  # no rows: the summaries of no rows, for every output
+                empty = np.empty((0, len(self.schema.columns)))
+                parts[i] = [summarise(view, plans_for(empty, i, view), self.local)
+                            for view in views]
+        out = []
+        for c, view in enumerate(views):
+            plans = plans_for(np.empty((0, len(self.schema.columns))), None, view)
+            out.append([plan.finish(plan.merge([part[c][i] for part in parts]))
+                        for i, plan in enumerate(plans)])
+        return out
 
     def feature_sample(self, x, n_parts=None):
         """A few of a partition's values of a feature, spread over it (for the effect)."""
@@ -387,23 +301,15 @@ def _column_summaries(values, model, index, columns, limit):
     return out
 
 
-def _summarise_partition(values, model, index, plans_for, desc, chunk_size=None):
-    options = _LOCAL_OPTIONS if chunk_size is None else Options(chunk_size=chunk_size,
-                                                                progress=False)
+def _summarise_outputs_partition(values, model, index, plans_for, desc, options):
+    if getattr(model, "undetermined", False):
+        # a model telling its outputs with its first answer settles on this partition's
+        # copy: the partitions (and threads) sharing the object each learn it themselves
+        model = copy.copy(model)
+    return summarise_outputs(model, lambda one: plans_for(values, index, one), options,
+                             desc=f"{desc} (partition)")
+
+
+def _summarise_partition(values, model, index, plans_for, desc, options):
     return summarise(model, plans_for(values, index, model), options,
                      desc=f"{desc} (partition)")
-
-
-class _PartitionFailed(Exception):
-    """A partition's call failed: ``(error, index)``; the client names its rows."""
-
-
-def _encoded_call(part, schema, fn, model, shared, index, *args):
-    if shared is not None:
-        model = open_shipped(model, shared)
-    values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
-        if len(part) else np.empty((0, len(schema.columns)))
-    try:
-        return fn(values, model, index, *args)
-    except Exception as exc:
-        raise _PartitionFailed(exc, index) from exc

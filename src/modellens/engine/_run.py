@@ -27,7 +27,8 @@ from ..models import OutputsFound
 from ._tuner import ChunkSizer
 from .segments import OutputFan
 
-__all__ = ["Plan", "run", "run_outputs", "summarise", "evaluate", "chunk_rows",
+__all__ = ["Plan", "run", "run_outputs", "summarise", "summarise_outputs", "evaluate",
+           "chunk_rows",
            "PROGRESS_MIN_ROWS"]
 
 #: Runs with more model rows than this show a progress bar when ``progress=None``.
@@ -87,16 +88,41 @@ def run_outputs(model, plans_for, options: Options | None = None, *,
         ``[results of output 0, results of output 1, ...]``, each the list
         :func:`run` returns for that output's plans.
     """
+    return _every_output(model, plans_for, options, desc, _reduce)
+
+
+def summarise_outputs(model, plans_for, options: Options | None = None, *,
+                      desc: str = "modellens") -> list:
+    """As :func:`run_outputs`, but each output's plans' mergeable summaries.
+
+    One partition's part of an out-of-core request of several outputs: the
+    rows are evaluated once for every output, and each output's plans
+    summarise the column of the answers that is theirs.
+    """
+    def summaries(model, plans, options):
+        return [plan.summarise() for plan in plans]
+
+    return _every_output(model, plans_for, options, desc, summaries)
+
+
+def _every_output(model, plans_for, options, desc, finish):
+    """Evaluate the plans of every output in one pass; ``finish(model, plans, options)`` each."""
+    options = resolve_options() if options is None else options
+
+    def one(plans):
+        with _overflow_refused(model):
+            return finish(model, _evaluate_plans(model, plans, options, desc), options)
+
     if getattr(model, "undetermined", False):
         # outputs unknown until the model answers: plan one; a first answer of several
         # columns stops the pass before anything is folded, and every output is planned
         try:
-            return [run(model, plans_for(model), options, desc=desc)]
+            return [one(plans_for(model))]
         except OutputsFound as found:
             model.settle_outputs(found.width)
     k = getattr(model, "n_outputs", 1)
     if k == 1:
-        return [run(model, plans_for(model), options, desc=desc)]
+        return [one(plans_for(model))]
     per_output = [list(plans_for(model.view(c))) for c in range(k)]
     shared = [share_rows(plans) for plans in per_output]
     own = [[seg for plan in plans for seg in plan.segments] for plans in per_output]
@@ -104,10 +130,9 @@ def run_outputs(model, plans_for, options: Options | None = None, *,
         [OutputFan(list(segs)) for segs in zip(*own)]
     if any(len(s) != len(shared[0]) for s in shared) or any(len(s) != len(own[0]) for s in own):
         raise RuntimeError("the plans of the outputs differ (a bug: please report it)")
-    options = resolve_options() if options is None else options
     with _overflow_refused(model):
         evaluate(model, fans, options, desc=desc)
-        return [_reduce(model, plans, options) for plans in per_output]
+        return [finish(model, plans, options) for plans in per_output]
 
 
 class _Overflowed:
