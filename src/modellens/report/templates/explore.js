@@ -379,7 +379,12 @@
       b.setAttribute("data-node", String(q));
       b.setAttribute("aria-pressed", q === state.node ? "true" : "false");
       b.textContent = n.region + " (" + n.rows + " rows)" + (n.split ? ": " + n.split : "");
-      b.addEventListener("click", function () { state.node = q; drawRegions(); });
+      b.addEventListener("click", function () {
+        state.node = q; drawRegions();
+        // the tree is drawn anew: keep the keyboard on the chosen node
+        var again = tree.querySelector('[data-node="' + q + '"]');
+        if (again) again.focus();
+      });
       li.appendChild(b);
       if (n.children.length) {
         var ul = document.createElement("ul");
