@@ -211,6 +211,9 @@ def test_class_control_redraws_effects_of_that_class(iris, tmp_path):
     effects = rep.sections["effects"].data
     outputs = effects["pdp"][effects["shown"][0]].outputs
     assert len(outputs) == 3
+    shap = rep.sections["shapley"].data
+    every = shap["every_output"]
+    assert every.outputs == outputs
     browser = _open(path, tmp_path)
     try:
         options = browser.evaluate("[...document.querySelector('[data-ml-control=\"class\"]')"
@@ -227,6 +230,22 @@ def test_class_control_redraws_effects_of_that_class(iris, tmp_path):
             assert _close(ale_chart["traces"][-1]["y"],
                           effects["ale"][feature].for_output(k).values)
             seen.append(pd_chart["traces"][-1]["y"])
+            # the Shapley charts follow too: the class's values from the same model rows
+            water = _chart(browser, "waterfall")
+            assert water["marks"]["class"] == outputs[k]
+            row = int(water["marks"]["row"])
+            i = shap["explained_rows"].index(row)
+            assert np.isclose(sum(water["traces"][0]["x"]),
+                              every.for_output(k).values[i].sum(), rtol=1e-3, atol=1e-6)
+            dep = _chart(browser, "dependence")
+            j = every.feature_names.index(feature)
+            assert dep["marks"]["class"] == outputs[k]
+            assert _close(dep["traces"][0]["y"], every.for_output(k).values[:, j])
+            # LIME explains one class: the chart says so for the others
+            lime_note = browser.evaluate(
+                "document.querySelector('[data-ml-chart=\"lime\"]').parentNode"
+                ".querySelector('.ml-note').textContent")
+            assert ("only" in lime_note) == (outputs[k] != shap["attributions"].output)
         assert not _close(seen[0], seen[1])  # the classes' curves differ: the check can fail
         _clean(browser)
     finally:

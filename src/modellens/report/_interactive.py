@@ -141,6 +141,15 @@ def explorer_payload(sections: dict) -> dict | None:
                       "drawn": [int(r) for r in shap_sec.data["rows"]]}
         rows["prediction"] = _round(np.asarray(attr.values).sum(axis=1)
                                     + np.asarray(attr.base_values))
+        every = shap_sec.data.get("every_output")
+        if every is not None and [str(o) for o in every.outputs] == payload["outputs"]:
+            # Shapley values of every class: the class selector redraws them too
+            parts = [every.for_output(k) for k in range(len(every.outputs))]
+            rows["by_output"] = {
+                "shap": [_round(a.values) for a in parts],
+                "base": [_round(a.base_values) for a in parts],
+                "prediction": [_round(np.asarray(a.values).sum(axis=1)
+                                      + np.asarray(a.base_values)) for a in parts]}
         lime_sec = sections.get("lime")
         if lime_sec is not None and "attributions" in lime_sec.data:
             la = lime_sec.data["attributions"]

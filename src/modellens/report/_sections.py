@@ -1051,7 +1051,14 @@ def shapley_section(inputs, found) -> Section:
                                  f"below explain {inputs.output_name}, like every section of "
                                  "this page.")
                 attr = None
-        if attr is None:
+        every = None
+        if attr is None and inputs.outputs:
+            # every output from the same model rows (the interactive page's class selector
+            # reads them); the section draws the explained one, the numbers of target=it
+            every = shapley(inputs.model, inputs.X_explain, **options,
+                            **dict(common, target=None))
+            attr = every.for_output(inputs.output_position)
+        elif attr is None:
             attr = shapley(inputs.model, inputs.X_explain, **options, **common)
     rows = _chosen_rows(inputs)
     n_rows, n_named = len(attr), len(rows)
@@ -1099,7 +1106,7 @@ def shapley_section(inputs, found) -> Section:
     sec.data.update(attributions=attr, rows=positions,
                     explained_rows=list(inputs.explain_index),
                     background_rows=inputs.background_index, importance=importance,
-                    dependence_features=top, ceteris_paribus=profiles)
+                    dependence_features=top, ceteris_paribus=profiles, every_output=every)
     return sec
 
 

@@ -78,8 +78,8 @@
   function oneOutputNote() {
     if (D.outputs.length < 2 || D.explained === state.output) return "";
     return "Computed for " + (D.explained === null ? "one output" : D.outputs[D.explained]) +
-      " only (the output the report's Shapley, LIME, interaction and regions sections " +
-      "explain); the class selector changes the PD and ALE charts.";
+      " only (the output the report's sections of one output explain), not for " +
+      D.outputs[state.output] + ".";
   }
   function rowLabel(i) {
     var p = R.positions[i], why = R.drawn.indexOf(p) >= 0 ? " (drawn in the report)" : "";
@@ -147,7 +147,18 @@
   }
 
   // ------------------------------------------------------------- attributions
-  function shapOf(i, j) { return R.shap[i][j]; }
+  // the Shapley values of the chosen class where the report computed every class, else
+  // those of the one explained output
+  function S() {
+    var B = R.by_output;
+    if (B) return {shap: B.shap[state.output], base: B.base[state.output],
+                   prediction: B.prediction[state.output], output: D.outputs[state.output],
+                   follows: true};
+    return {shap: R.shap, base: R.base, prediction: R.prediction, output: R.output,
+            follows: false};
+  }
+  function shapNote() { return R.by_output ? "" : oneOutputNote(); }
+  function shapOf(i, j) { return S().shap[i][j]; }
 
   function drawDependence() {
     var el = chart("dependence");
@@ -165,20 +176,21 @@
          layout("Shapley values of " + f + " (click a point to choose its row)",
                 {xaxis: axis(f, cat ? {type: "category"} : {}),
                  yaxis: axis("Shapley value of " + f)}));
-    mark(el, {feature: f, row: R.positions[sel]},
-         "Shapley values of " + f + " of the " + R.positions.length + " explained rows against its value.");
-    note(el, oneOutputNote());
+    mark(el, {feature: f, row: R.positions[sel], "class": S().output},
+         "Shapley values of " + f + " (" + S().output + ") of the " + R.positions.length + " explained rows against its value.");
+    note(el, shapNote());
     table(el, ["row", f, "Shapley value"], R.positions.map(function (p, i) {
       return [p, R.values[i][j], ys[i]]; }));
   }
 
   var BEESWARM = 20;
   function drawBeeswarm() {
+    var V = R ? S() : null;
     var el = chart("beeswarm");
     if (!el || !R) return;
     var d = R.features.length, n = R.positions.length;
     var imp = R.features.map(function (_, j) {
-      var s = 0; for (var i = 0; i < n; i++) s += Math.abs(R.shap[i][j] || 0); return s / n;
+      var s = 0; for (var i = 0; i < n; i++) s += Math.abs(V.shap[i][j] || 0); return s / n;
     });
     var order = R.features.map(function (_, j) { return j; })
       .sort(function (a, b) { return imp[b] - imp[a]; }).slice(0, BEESWARM).reverse();
@@ -188,7 +200,7 @@
       var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals);
       for (var i = 0; i < n; i++) {
         // a fixed jitter per row (no random numbers: the same page draws the same picture)
-        xs.push(R.shap[i][j]); ys.push(level + 0.6 * (((i * 0.618034) % 1) - 0.5));
+        xs.push(V.shap[i][j]); ys.push(level + 0.6 * (((i * 0.618034) % 1) - 0.5));
         var v = R.numbers[i][j];
         color.push(v === null || hi === lo ? 0.5 : (v - lo) / (hi - lo));
         rows.push(R.positions[i]);
@@ -201,23 +213,24 @@
                hovertemplate: "row %{customdata}: %{x}<extra></extra>"}],
          layout("Shapley values of every explained row (click a point to choose its row)",
                 {height: Math.max(260, 22 * order.length + 80),
-                 xaxis: axis("Shapley value (" + R.output + ")"),
+                 xaxis: axis("Shapley value (" + V.output + ")"),
                  yaxis: {tickmode: "array", tickvals: order.map(function (_, l) { return l; }),
                          ticktext: order.map(function (j) { return esc(R.features[j]); }),
                          automargin: true, zeroline: false}}));
-    mark(el, {row: R.positions[state.row]},
+    mark(el, {row: R.positions[state.row], "class": V.output},
          "Beeswarm: Shapley values of the " + n + " explained rows for the " + order.length +
          " most important features; colour from low (blue) to high (red) feature value.");
-    note(el, oneOutputNote());
+    note(el, shapNote());
     table(el, ["feature", "mean |Shapley value|"], order.slice().reverse().map(function (j) {
       return [R.features[j], imp[j]]; }));
   }
 
   var WATERFALL = 12;
   function drawWaterfall() {
+    var V = R ? S() : null;
     var el = chart("waterfall");
     if (!el || !R) return;
-    var i = state.row, vals = R.shap[i];
+    var i = state.row, vals = V.shap[i];
     var order = vals.map(function (_, j) { return j; })
       .sort(function (a, b) { return Math.abs(vals[b] || 0) - Math.abs(vals[a] || 0); });
     var top = order.slice(0, WATERFALL), rest = order.slice(WATERFALL);
@@ -228,19 +241,19 @@
       xs.push(rest.reduce(function (s, j) { return s + (vals[j] || 0); }, 0));
     }
     names.reverse(); xs.reverse();
-    draw(el, [{type: "waterfall", orientation: "h", base: R.base[i], y: names, x: xs,
+    draw(el, [{type: "waterfall", orientation: "h", base: V.base[i], y: names, x: xs,
                measure: xs.map(function () { return "relative"; }),
                increasing: {marker: {color: RED}}, decreasing: {marker: {color: BLUE}},
                connector: {line: {color: GREY}},
                hovertemplate: "%{y}: %{x}<extra></extra>"}],
-         layout(rowLabel(i) + ": prediction " + fmt(R.prediction[i]) + " = base " +
-                fmt(R.base[i]) + " + Shapley values",
+         layout(rowLabel(i) + ": prediction " + fmt(V.prediction[i]) + " = base " +
+                fmt(V.base[i]) + " + Shapley values",
                 {height: Math.max(260, 24 * names.length + 90), margin: {l: 10, r: 10, t: 36, b: 45},
-                 xaxis: axis(R.output), yaxis: {automargin: true, type: "category"}}));
-    mark(el, {row: R.positions[i]},
-         "Waterfall of " + rowLabel(i) + ": the base value " + fmt(R.base[i]) +
-         " plus each feature's Shapley value gives the prediction " + fmt(R.prediction[i]) + ".");
-    note(el, oneOutputNote());
+                 xaxis: axis(V.output), yaxis: {automargin: true, type: "category"}}));
+    mark(el, {row: R.positions[i], "class": V.output},
+         "Waterfall of " + rowLabel(i) + ": the base value " + fmt(V.base[i]) +
+         " plus each feature's Shapley value gives the prediction " + fmt(V.prediction[i]) + ".");
+    note(el, shapNote());
     table(el, ["feature", "value", "Shapley value"], order.map(function (j) {
       return [R.features[j], R.values[i][j], vals[j]]; }));
   }
@@ -255,6 +268,7 @@
                     "rows); choose one of them to see its weights." : "No LIME in this report.");
       mark(el, {row: pos}, "No LIME explanation for row " + pos + ".");
       table(el, [], []);
+      note(el, "");
       return;
     }
     var w = L.weights[k], order = w.map(function (_, j) { return j; })
@@ -274,10 +288,11 @@
   }
 
   function drawRowValues() {
+    var V = R ? S() : null;
     var el = $('[data-ml-chart="row-values"]');
     if (!el || !R) return;
     var i = state.row, t = document.createElement("table");
-    var cap = t.createCaption(); cap.textContent = rowLabel(i) + ": prediction " + fmt(R.prediction[i]);
+    var cap = t.createCaption(); cap.textContent = rowLabel(i) + ": prediction " + fmt(V.prediction[i]);
     var head = t.createTHead().insertRow();
     ["feature", "value", "Shapley value"].forEach(function (c) {
       var th = document.createElement("th"); th.scope = "col"; th.textContent = c; head.appendChild(th);
@@ -287,7 +302,7 @@
       var tr = body.insertRow();
       tr.insertCell().textContent = f;
       tr.insertCell().textContent = R.values[i][j];
-      var c = tr.insertCell(); c.textContent = fmt(R.shap[i][j]); c.className = "num";
+      var c = tr.insertCell(); c.textContent = fmt(V.shap[i][j]); c.className = "num";
     });
     el.replaceChildren(t);
     el.setAttribute("data-ml-row", String(R.positions[i]));
@@ -295,18 +310,19 @@
 
   // a hovered ICE curve: its row's values and Shapley explanation, beside the chart
   function showBrushed(pos) {
+    var V = R ? S() : null;
     var box = $("#ml-brushed");
     if (!box || !R) return;
     var i = R.positions.indexOf(pos);
     if (i < 0) { box.textContent = ""; return; }
     var j = R.features.indexOf(state.feature);
-    var order = R.shap[i].map(function (_, q) { return q; })
-      .sort(function (a, b) { return Math.abs(R.shap[i][b] || 0) - Math.abs(R.shap[i][a] || 0); })
+    var order = V.shap[i].map(function (_, q) { return q; })
+      .sort(function (a, b) { return Math.abs(V.shap[i][b] || 0) - Math.abs(V.shap[i][a] || 0); })
       .slice(0, 4);
     box.textContent = "row " + pos + ": " + (j >= 0 ? state.feature + " = " + R.values[i][j] +
-      ", its Shapley value " + fmt(R.shap[i][j]) + "; " : "") + "prediction " +
-      fmt(R.prediction[i]) + "; largest Shapley values: " + order.map(function (q) {
-        return R.features[q] + " " + fmt(R.shap[i][q]); }).join(", ") + ". Click to choose the row.";
+      ", its Shapley value " + fmt(V.shap[i][j]) + "; " : "") + "prediction " +
+      fmt(V.prediction[i]) + "; largest Shapley values: " + order.map(function (q) {
+        return R.features[q] + " " + fmt(V.shap[i][q]); }).join(", ") + ". Click to choose the row.";
     box.setAttribute("data-ml-row", String(pos));
   }
 
