@@ -78,6 +78,7 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
     rep, path = demo
     effects = rep.sections["effects"].data
     attr = rep.sections["shapley"].data["attributions"]
+    explained = rep.sections["shapley"].data["explained_rows"]
     browser = _open(path, tmp_path)
     try:
         controls = browser.evaluate(
@@ -99,12 +100,22 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
             j = attr.feature_names.index(feature)
             assert dep["marks"]["feature"] == feature
             assert _close(dep["traces"][0]["y"], attr.values[:, j])
-        # each ICE curve is the curve of an explained row of the sample
+        # each ICE curve is the curve of an explained row of the sample: one trace, the
+        # curves split by gaps, each point naming its row
         sample = np.asarray(effects["sample_rows"])
         ice = effects["pdp"][feature].ice
-        for trace in pd_chart["traces"][:-1]:
-            row = int(trace["name"].split()[1])
-            assert _close(trace["y"], ice[np.searchsorted(sample, row)])
+        curves = browser.evaluate(
+            "(() => { const t = document.querySelector('[data-ml-chart=\"pd\"]').data[0];"
+            " return [t.y, t.customdata]; })()")
+        y, rows = np.array(curves[0], dtype=float), curves[1]
+        starts = [0] + [i + 1 for i, r in enumerate(rows) if r is None][:-1]
+        assert len(starts) == len(set(explained) & set(sample.tolist())) > 3
+        for start in starts:
+            row = rows[start]
+            assert row in explained
+            assert _close(y[start:start + ice.shape[1]], ice[np.searchsorted(sample, row)])
+        chosen = _chart(browser, "pd")["traces"][1]  # the chosen row's curve, in red
+        assert chosen["name"] == f"row {explained[0]}"
         _clean(browser)
     finally:
         browser.close()

@@ -95,13 +95,25 @@
     var cat = E.kind === "categorical", traces = [], k = state.output;
     var mode = cat ? "markers+lines" : "lines";
     if (E.ice) {
+      // every ICE curve in one trace, split by gaps: one SVG path, not one trace per row
+      // (drawing fifty traces took most of the page's start); customdata names each
+      // point's row for the hover and the click
+      var xs = [], ys = [], rows = [], chosenCurve = null, chosenPos = R ? R.positions[state.row] : null;
       E.ice[k].forEach(function (curve, i) {
-        var pos = D.ice_rows[i], chosen = R && R.positions[state.row] === pos;
-        traces.push({x: E.pd.x, y: curve, type: "scatter", mode: mode, name: "row " + pos,
-                     line: {color: chosen ? RED : GREY, width: chosen ? 2.5 : 1},
-                     marker: {size: 4}, customdata: E.pd.x.map(function () { return pos; }),
-                     hovertemplate: "row " + pos + ": %{y}<extra></extra>"});
+        var pos = D.ice_rows[i];
+        if (pos === chosenPos) chosenCurve = curve;
+        for (var g = 0; g < curve.length; g++) { xs.push(E.pd.x[g]); ys.push(curve[g]); rows.push(pos); }
+        xs.push(null); ys.push(null); rows.push(null);
       });
+      traces.push({x: xs, y: ys, type: "scatter", mode: mode, name: "ICE",
+                   line: {color: GREY, width: 1}, marker: {size: 4}, customdata: rows,
+                   connectgaps: false, hovertemplate: "row %{customdata}: %{y}<extra></extra>"});
+      if (chosenCurve) {
+        traces.push({x: E.pd.x, y: chosenCurve, type: "scatter", mode: mode,
+                     name: "row " + chosenPos, line: {color: RED, width: 2.5}, marker: {size: 5},
+                     customdata: E.pd.x.map(function () { return chosenPos; }),
+                     hovertemplate: "row " + chosenPos + ": %{y}<extra></extra>"});
+      }
     }
     traces.push({x: E.pd.x, y: E.pd.y[k], type: "scatter", mode: mode, name: "PD",
                  line: {color: BLUE, width: 3}, hovertemplate: "PD: %{y}<extra></extra>"});
