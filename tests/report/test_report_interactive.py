@@ -4,6 +4,7 @@ names with the numbers of the report's own results, without a console error, at 
 
 import html
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,16 @@ def _chart(browser, name):
         "a.name.startsWith('data-ml-')).map(a => [a.name.slice(8), a.value])),"
         " label: el.getAttribute('aria-label'),"
         " traces: (el.data || []).map(t => ({x: t.x, y: t.y, z: t.z, name: t.name}))}; })()")
+
+
+def _point(browser, name, trace, index):
+    """Where point ``index`` of a chart's trace is on the screen (the chart scrolled into view)."""
+    return browser.evaluate(
+        f"(() => {{ const el = document.querySelector('[data-ml-chart=\"{name}\"]');"
+        " el.scrollIntoView({block: 'center'});"
+        f" const L = el._fullLayout, t = el.data[{trace}], r = el.getBoundingClientRect();"
+        f" return [L.xaxis.d2p(t.x[{index}]) + L._size.l + r.left,"
+        f" L.yaxis.d2p(t.y[{index}]) + L._size.t + r.top]; }})()")
 
 
 def _close(a, b, rtol=1e-3):
@@ -116,6 +127,19 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
             assert _close(y[start:start + ice.shape[1]], ice[np.searchsorted(sample, row)])
         chosen = _chart(browser, "pd")["traces"][1]  # the chosen row's curve, in red
         assert chosen["name"] == f"row {explained[0]}"
+        # hovering a point of another row's curve shows that row and its Shapley values
+        start = starts[-1]
+        hovered = rows[start]
+        assert hovered != explained[0]
+        x, y_px = _point(browser, "pd", 0, start + 1)
+        browser.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y_px)
+        brushed = browser.evaluate("[document.getElementById('ml-brushed').getAttribute("
+                                   "'data-ml-row'), document.getElementById('ml-brushed')"
+                                   ".textContent]")
+        assert brushed[0] == str(hovered) and f"row {hovered}:" in brushed[1]
+        i = explained.index(hovered)
+        shown = float(re.search(r"its Shapley value ([-+0-9.e]+);", brushed[1]).group(1))
+        assert np.isclose(shown, attr.values[i, attr.feature_names.index(feature)], rtol=2e-3)
         _clean(browser)
     finally:
         browser.close()
@@ -146,20 +170,7 @@ def test_row_control_and_clicks_choose_the_row_of_waterfall_and_lime(demo, tmp_p
         assert _close(sorted(bars), sorted(w for w in weights if w != 0))
         # clicking a point of the dependence chart chooses its row
         target = 2
-        where = browser.evaluate(
-            f"(() => {{ const el = document.querySelector('[data-ml-chart=\"dependence\"]');"
-            f" const L = el._fullLayout, t = el.data[0], r = el.getBoundingClientRect();"
-            f" const x = L.xaxis.d2p(t.x[{target}]) + L._size.l + r.left;"
-            f" const y = L.yaxis.d2p(t.y[{target}]) + L._size.t + r.top;"
-            " window.scrollTo(0, 0); return [x, y]; })()")
-        browser.evaluate(
-            "(() => { const el = document.querySelector('[data-ml-chart=\"dependence\"]');"
-            " el.scrollIntoView({block: 'center'}); return true; })()")
-        where = browser.evaluate(
-            f"(() => {{ const el = document.querySelector('[data-ml-chart=\"dependence\"]');"
-            f" const L = el._fullLayout, t = el.data[0], r = el.getBoundingClientRect();"
-            f" return [L.xaxis.d2p(t.x[{target}]) + L._size.l + r.left,"
-            f" L.yaxis.d2p(t.y[{target}]) + L._size.t + r.top]; }})()")
+        where = _point(browser, "dependence", 0, target)
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             browser.send("Input.dispatchMouseEvent", type=kind, x=where[0], y=where[1],
                          button="left" if kind != "mouseMoved" else "none", clickCount=1)
@@ -314,6 +325,16 @@ def test_static_page_has_no_explorer(demo, tmp_path):
     text = model_free.to_html()
     assert "data-ml-control" not in text and "Plotly" not in text
     assert text.count("<script") == 1
+    path = tmp_path / "static.html"
+    path.write_text(text, encoding="utf-8")
+    browser = _at_width(path, tmp_path, 390)
+    try:
+        _clean(browser)
+        assert browser.evaluate("document.documentElement.scrollWidth") <= 390
+        assert browser.evaluate("document.images.length") == len(model_free.sections[
+            "effects"].figures) + len(model_free.sections["shapley"].figures) > 0
+    finally:
+        browser.close()
     with pytest.raises(ml.InvalidParameterError, match="interactive must be"):
         ml.report(lambda Z: Z[:, 0], np.zeros((5, 2)), interactive="yes")
     # the still pictures are on the interactive page too, and printing hides the explorer

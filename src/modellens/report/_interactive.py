@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def _per_output(effect, n_outputs):
 
 def _effect_block(pd_effect, ale_effect, n_outputs, ice_take):
     pds = _per_output(pd_effect, n_outputs)
-    block = {"kind": "categorical" if pd_effect.kind == "categorical" else "numeric",
+    block: dict = {"kind": "categorical" if pd_effect.kind == "categorical" else "numeric",
              "pd": {"x": _labels(pd_effect.grid), "y": [_round(e.values) for e in pds]},
              "ice": None, "ale": None}
     if ice_take is not None and pd_effect.ice is not None and len(ice_take):
@@ -98,6 +99,7 @@ def explorer_payload(sections: dict) -> dict | None:
     shap_sec = sections.get("shapley")
     if effects is None and shap_sec is None:
         return None
+    attr: Any
     attr = shap_sec.data["attributions"] if shap_sec is not None else None
     payload: dict = {"features": [], "effects": {}, "rows": None, "pairs": None,
                      "regions": None}
@@ -130,7 +132,7 @@ def explorer_payload(sections: dict) -> dict | None:
                 _effect_block(d["pdp"][name], d["ale"].get(name), len(outputs), ice_take),
                 importance=_round([d["importance"][name]])[0])
 
-    if attr is not None:
+    if attr is not None and shap_sec is not None:
         rows: dict = {"positions": [int(r) for r in explained_rows],
                       "features": [str(f) for f in attr.feature_names],
                       "values": [[_shown(v) for v in row] for row in attr.data.tolist()],
@@ -180,7 +182,8 @@ def explorer_payload(sections: dict) -> dict | None:
         trees = {}
         for name in reg.data["features"]:
             tree = result[name]
-            nodes, ids = [], {}
+            nodes: list[dict] = []
+            ids: dict[int, int] = {}
             for node in tree.nodes():
                 ids[id(node)] = len(nodes)
                 nodes.append({"region": str(node.region), "depth": int(node.depth),
