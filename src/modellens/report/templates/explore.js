@@ -47,6 +47,7 @@
   function table(el, columns, rows) {
     var box = el.parentNode.querySelector(".ml-numbers");
     if (!box) return;
+    if (!rows.length) { box.replaceChildren(); return; }
     var t = document.createElement("table"), head = t.createTHead().insertRow();
     columns.forEach(function (c) {
       var th = document.createElement("th"); th.scope = "col"; th.textContent = c;
