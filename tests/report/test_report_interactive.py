@@ -2,6 +2,7 @@
 names with the numbers of the report's own results, without a console error, at 1280 and 390 px;
 ``interactive=False`` keeps the still page."""
 
+import contextlib
 import html
 import json
 import re
@@ -74,10 +75,17 @@ def _close(a, b, rtol=1e-3):
     return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=1e-6 * max(1, np.abs(b).max()))
 
 
-def _open(path, tmp_path, width=1280):
+@contextlib.contextmanager
+def _explorer(path, tmp_path, width=1280):
+    """The page open in Chromium, its explorer drawn; on leaving, no error may have occurred."""
     browser = _at_width(path, tmp_path, width)
-    assert browser.evaluate("document.documentElement.getAttribute('data-ml-ready')") == "true"
-    return browser
+    try:
+        assert browser.evaluate(
+            "document.documentElement.getAttribute('data-ml-ready')") == "true"
+        yield browser
+        _clean(browser)
+    finally:
+        browser.close()
 
 
 def _clean(browser):
@@ -90,8 +98,7 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
     effects = rep.sections["effects"].data
     attr = rep.sections["shapley"].data["attributions"]
     explained = rep.sections["shapley"].data["explained_rows"]
-    browser = _open(path, tmp_path)
-    try:
+    with _explorer(path, tmp_path) as browser:
         controls = browser.evaluate(
             "[...document.querySelectorAll('[data-ml-control]')].map(e => "
             "[e.getAttribute('data-ml-control'), e.tagName])")
@@ -140,9 +147,6 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
         i = explained.index(hovered)
         shown = float(re.search(r"its Shapley value ([-+0-9.e]+);", brushed[1]).group(1))
         assert np.isclose(shown, attr.values[i, attr.feature_names.index(feature)], rtol=2e-3)
-        _clean(browser)
-    finally:
-        browser.close()
 
 
 def test_row_control_and_clicks_choose_the_row_of_waterfall_and_lime(demo, tmp_path):
@@ -150,8 +154,7 @@ def test_row_control_and_clicks_choose_the_row_of_waterfall_and_lime(demo, tmp_p
     shap = rep.sections["shapley"].data
     attr, explained = shap["attributions"], shap["explained_rows"]
     lime = rep.sections["lime"].data
-    browser = _open(path, tmp_path)
-    try:
+    with _explorer(path, tmp_path) as browser:
         for i in (len(explained) - 1, 1):
             _change(browser, "row", i)
             water = _chart(browser, "waterfall")
@@ -177,16 +180,12 @@ def test_row_control_and_clicks_choose_the_row_of_waterfall_and_lime(demo, tmp_p
         assert browser.evaluate(
             "document.querySelector('[data-ml-control=\"row\"]').value") == str(target)
         assert _chart(browser, "waterfall")["marks"]["row"] == str(explained[target])
-        _clean(browser)
-    finally:
-        browser.close()
 
 
 def test_pair_control_and_region_tree(demo, tmp_path):
     rep, path = demo
     inter = rep.sections["interaction"].data
-    browser = _open(path, tmp_path)
-    try:
+    with _explorer(path, tmp_path) as browser:
         heat = _chart(browser, "interaction")
         assert heat["marks"]["pair"] == " x ".join(inter["pair"])
         other = [p for p, _, _ in inter["ranked"][1:3]]
@@ -208,23 +207,17 @@ def test_pair_control_and_region_tree(demo, tmp_path):
         nodes = list(regions["regions"][feature].nodes())
         browser.evaluate("document.querySelectorAll('[data-ml-control=\"region\"]')[1].click(), true")
         assert _chart(browser, "regions")["marks"]["region"] == str(nodes[1].region)
-        _clean(browser)
-    finally:
-        browser.close()
 
 
 def test_keyboard_changes_the_feature(demo, tmp_path):
     rep, path = demo
     shown = rep.sections["effects"].data["shown"]
-    browser = _open(path, tmp_path)
-    try:
+    with _explorer(path, tmp_path) as browser:
         browser.evaluate("document.querySelector('[data-ml-control=\"feature\"]').focus(), true")
         for kind in ("rawKeyDown", "keyUp"):
             browser.send("Input.dispatchKeyEvent", type=kind, key="ArrowDown",
                          code="ArrowDown", windowsVirtualKeyCode=40)
         assert _chart(browser, "pd")["marks"]["feature"] == shown[1]
-    finally:
-        browser.close()
 
 
 def test_class_control_redraws_effects_of_that_class(iris, tmp_path):
@@ -236,8 +229,7 @@ def test_class_control_redraws_effects_of_that_class(iris, tmp_path):
     shap = rep.sections["shapley"].data
     every = shap["every_output"]
     assert every.outputs == outputs
-    browser = _open(path, tmp_path)
-    try:
+    with _explorer(path, tmp_path) as browser:
         options = browser.evaluate("[...document.querySelector('[data-ml-control=\"class\"]')"
                                    ".options].map(o => o.textContent)")
         assert options == outputs
@@ -269,23 +261,16 @@ def test_class_control_redraws_effects_of_that_class(iris, tmp_path):
                 ".querySelector('.ml-note').textContent")
             assert ("only" in lime_note) == (outputs[k] != shap["attributions"].output)
         assert not _close(seen[0], seen[1])  # the classes' curves differ: the check can fail
-        _clean(browser)
-    finally:
-        browser.close()
 
 
 def test_phone_width_fits_the_explorer(demo, tmp_path):
     _, path = demo
-    browser = _open(path, tmp_path, width=390)
-    try:
+    with _explorer(path, tmp_path, width=390) as browser:
         layout = browser.evaluate(
             "(() => ({page: document.documentElement.scrollWidth, boxes: [...document"
             ".querySelectorAll('[data-ml-chart], [data-ml-control]')].filter(e => "
             "e.offsetParent !== null).map(e => [e.getAttribute('data-ml-chart') || "
             "e.getAttribute('data-ml-control'), e.getBoundingClientRect().right])}))()")
-        _clean(browser)
-    finally:
-        browser.close()
     assert layout["page"] <= 390
     assert len(layout["boxes"]) > 10
     for name, right in layout["boxes"]:
@@ -302,16 +287,12 @@ def test_names_from_the_data_stay_text_in_the_charts(tmp_path):
     model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
                                                   remainder="passthrough"), Ridge()).fit(X, y)
     path = ml.report(model, X, y, **SMALL).save(tmp_path / "r.html")
-    browser = _open(path, tmp_path)
-    try:
+    with _explorer(path, tmp_path) as browser:
         _change(browser, "feature", INJECTIONS[1])
         found = browser.evaluate(
             "(() => ({pwned: document.body.hasAttribute('data-pwned'),"
             " bold: document.querySelectorAll('b').length,"
             " text: document.querySelector('[data-ml-chart=\"pd\"]').textContent}))()")
-        _clean(browser)
-    finally:
-        browser.close()
     assert not found["pwned"] and found["bold"] == 0
     assert INJECTIONS[1] in found["text"]  # the name is drawn, as text
 
