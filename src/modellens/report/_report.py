@@ -38,6 +38,9 @@ class Report:
         What was run: options, sample sizes, seed.
     seconds : dict
         Time each section took.
+    interactive : bool
+        Whether :meth:`to_html` puts the explorer (feature, class and row
+        selectors redrawing the charts in the browser) above the still pictures.
 
     Examples
     --------
