@@ -1,7 +1,8 @@
 """The interactive report's file size and time to interactive, against effector's and
 explainerdashboard's HTML exports of the same model.
 
-Run ``PYTHONPATH=src python benchmarks/bench_report_interactive.py [--quick] [--rounds 3]``.
+Run ``PYTHONPATH=src python benchmarks/bench_report_interactive.py [--quick] [--rounds 3]
+[--tools modellens,effector] [--shapes 10000x10,1000000x100]``.
 
 For 10, 30 and 100 features on 10,000 and 1,000,000 rows (``--quick``: 10 features on
 10,000 rows), a cheap model (a plain function: linear terms, one interaction, one
@@ -159,11 +160,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="10 features on 10,000 rows only")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--no-others", action="store_true",
-                        help="modellens only (no effector, no explainerdashboard)")
+    parser.add_argument("--tools", default="modellens,effector,explainerdashboard",
+                        help="comma-separated, of modellens, effector, explainerdashboard "
+                             "(explainerdashboard pins its own numpy: run it from an "
+                             "environment of its own, e.g. a venv with "
+                             "--system-site-packages)")
+    parser.add_argument("--shapes", default=None,
+                        help="rows x features to run, e.g. 10000x10,1000000x100")
     args = parser.parse_args(argv)
     shapes = [(10_000, 10)] if args.quick else [
         (n, d) for n in (10_000, 1_000_000) for d in (10, 30, 100)]
+    if args.shapes:
+        shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
+    tools = set(args.tools.split(","))
     print("| rows | features | page | build s | size MB | interactive ms | redraw ms | "
           "load ms |")
     print("|---:|---:|---|---:|---:|---:|---:|---:|")
@@ -173,9 +182,10 @@ def main(argv=None):
         y = model(X) + np.random.default_rng(1).normal(0, 0.1, n)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
-            rows = run_modellens(X, model, y, out, args.rounds)
-            if not args.no_others:
+            rows = run_modellens(X, model, y, out, args.rounds) if "modellens" in tools else []
+            if "effector" in tools:
                 rows += run_effector(X, model, out, args.rounds)
+            if "explainerdashboard" in tools:
                 rows += run_explainerdashboard(X, model, y, out, args.rounds)
             for name, build, size, ready, redraw, load in rows:
                 cells = [f"{n:,}", str(d), name,
