@@ -321,7 +321,16 @@ def test_static_page_has_no_explorer(demo, tmp_path):
     # the still pictures are on the interactive page too, and printing hides the explorer
     page = rep.to_html()
     assert page.count("<img ") == sum(len(s.figures) for s in rep.sections.values())
-    assert "nav, .ml-explore { display: none; }" in page
+    # printed, the explorer is left out and the still pictures are shown
+    _, path = demo
+    browser = _at_width(path, tmp_path, 718, media="print")
+    try:
+        shown = browser.evaluate(
+            "[getComputedStyle(document.getElementById('explore')).display,"
+            " [...document.images].filter(i => i.getBoundingClientRect().width > 0).length]")
+    finally:
+        browser.close()
+    assert shown == ["none", page.count("<img ")]
 
 
 def test_payload_does_not_grow_with_the_rows():
