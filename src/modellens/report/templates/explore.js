@@ -532,7 +532,7 @@
       var key = P.effects[pairKey(a, b)] ? pairKey(a, b) : pairKey(b, a);
       if (a === b) return;
       state.pair = key;
-      if (P.effects[key]) ps.value = key;
+      ps.value = P.effects[key] ? key : "";  // a pair without a heatmap: none chosen
       drawPairs();
     });
   }
