@@ -115,6 +115,13 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
             band = effects["ale"][feature].band
             assert _close(ale_chart["traces"][0]["y"], band.upper)
             assert _close(ale_chart["traces"][1]["y"], band.lower)
+            # the text alternative: the chart's numbers as a table, on request
+            numbers = browser.evaluate(
+                "(() => { const f = document.querySelector('[data-ml-chart=\"pd\"]').parentNode;"
+                " f.querySelector('details').open = true;"
+                " return [...f.querySelectorAll('.ml-numbers tbody tr')].map(r => "
+                "Number(r.cells[1].textContent)); })()")
+            assert _close(numbers, effects["pdp"][feature].values, rtol=1e-3)
             j = attr.feature_names.index(feature)
             assert dep["marks"]["feature"] == feature
             assert _close(dep["traces"][0]["y"], attr.values[:, j])
