@@ -118,7 +118,7 @@
     }
     traces.push({x: E.pd.x, y: E.pd.y[k], type: "scatter", mode: mode, name: "PD",
                  line: {color: BLUE, width: 3}, hovertemplate: "PD: %{y}<extra></extra>"});
-    draw(el, traces, layout("PD of " + f + (E.ice ? " with the ICE curves of the explained rows" : ""),
+    draw(el, traces, layout("PD of " + f + (E.ice ? " with ICE curves" : ""),
                             {xaxis: axis(f, cat ? {type: "category"} : {}),
                              yaxis: axis(outName())}));
     mark(el, {feature: f, "class": outName()},
@@ -149,7 +149,7 @@
     traces.push({x: A.x, y: A.y[k], type: "scatter", mode: cat ? "markers+lines" : "lines",
                  line: {color: BLUE, width: 2.5}, name: "ALE",
                  hovertemplate: "ALE: %{y}<extra></extra>"});
-    draw(el, traces, layout("ALE of " + f + (A.band ? " with its " + A.band : ""),
+    draw(el, traces, layout("ALE of " + f + (A.band ? " and its band" : ""),
                             {xaxis: axis(f, cat ? {type: "category"} : {}),
                              yaxis: axis("ALE of " + outName())}));
     mark(el, {feature: f, "class": outName()},
@@ -186,11 +186,11 @@
                marker: {color: R.positions.map(function (_, i) { return i === sel ? RED : BLUE; }),
                         size: R.positions.map(function (_, i) { return i === sel ? 12 : 7; })},
                hovertemplate: "row %{customdata}: %{y}<extra></extra>"}],
-         layout("Shapley values of " + f + " (click a point to choose its row)",
+         layout("Shapley values of " + f,
                 {xaxis: axis(f, cat ? {type: "category"} : {}),
                  yaxis: axis("Shapley value of " + f)}));
     mark(el, {feature: f, row: R.positions[sel], "class": S().output},
-         "Shapley values of " + f + " (" + S().output + ") of the " + R.positions.length + " explained rows against its value.");
+         "Shapley values of " + f + " (" + S().output + ") of the " + R.positions.length + " explained rows against its value; click a point to choose its row.");
     note(el, shapNote());
     table(el, ["row", f, "Shapley value"], R.positions.map(function (p, i) {
       return [p, R.values[i][j], ys[i]]; }));
@@ -224,7 +224,7 @@
                marker: {color: color, colorscale: "Bluered", size: sizes, cmin: 0, cmax: 1,
                         line: {width: 0}},
                hovertemplate: "row %{customdata}: %{x}<extra></extra>"}],
-         layout("Shapley values of every explained row (click a point to choose its row)",
+         layout("Shapley values of the explained rows",
                 {height: Math.max(260, 22 * order.length + 80),
                  xaxis: axis("Shapley value (" + V.output + ")"),
                  yaxis: {tickmode: "array", tickvals: order.map(function (_, l) { return l; }),
@@ -232,7 +232,7 @@
                          automargin: true, zeroline: false}}));
     mark(el, {row: R.positions[state.row], "class": V.output},
          "Beeswarm: Shapley values of the " + n + " explained rows for the " + order.length +
-         " most important features; colour from low (blue) to high (red) feature value.");
+         " most important features; colour from low (blue) to high (red) feature value. Click a point to choose its row.");
     note(el, shapNote());
     table(el, ["feature", "mean |Shapley value|"], order.slice().reverse().map(function (j) {
       return [R.features[j], imp[j]]; }));
@@ -259,8 +259,7 @@
                increasing: {marker: {color: RED}}, decreasing: {marker: {color: BLUE}},
                connector: {line: {color: GREY}},
                hovertemplate: "%{y}: %{x}<extra></extra>"}],
-         layout(rowLabel(i) + ": prediction " + fmt(V.prediction[i]) + " = base " +
-                fmt(V.base[i]) + " + Shapley values",
+         layout("row " + R.positions[i] + ": prediction " + fmt(V.prediction[i]),
                 {height: Math.max(260, 24 * names.length + 90), margin: {l: 10, r: 10, t: 36, b: 45},
                  xaxis: axis(V.output), yaxis: {automargin: true, type: "category"}}));
     mark(el, {row: R.positions[i], "class": V.output},
@@ -359,12 +358,12 @@
     draw(el, [{type: "heatmap", x: labels, y: labels, z: z, colorscale: "Blues",
                hovertemplate: "%{x} x %{y}: H\u00b2 %{z}<extra></extra>", hoverongaps: false,
                colorbar: {thickness: 10, title: {text: "H\u00b2"}}}],
-         layout("Interaction screen: Friedman's H\u00b2 of each pair (click a cell)",
+         layout("Friedman's H\u00b2 of each pair",
                 {height: Math.max(280, 22 * names.length + 120),
                  xaxis: {automargin: true, type: "category"},
                  yaxis: {automargin: true, type: "category", autorange: "reversed"}}));
     el.__names = names;
-    mark(el, {pair: state.pair.split("\u0000").join(" x ")}, "Friedman's H\u00b2 of the " + P.ranked.length + " screened pairs.");
+    mark(el, {pair: state.pair.split("\u0000").join(" x ")}, "Friedman's H\u00b2 of the " + P.ranked.length + " screened pairs; click a cell to draw that pair.");
     note(el, oneOutputNote());
     table(el, ["feature 1", "feature 2", "H unnormalised", "H\u00b2"], P.ranked);
     var E = P.effects[state.pair];
@@ -441,7 +440,7 @@
     });
     if (!keys.length) { empty(el, f + ": no significant split; its global effect holds."); }
     else {
-      draw(el, traces, layout("Regional ALE of " + f + " (bold: inside " + chosen + ")",
+      draw(el, traces, layout("Regional ALE of " + f,
                               {showlegend: true, legend: {orientation: "h", y: -0.25},
                                height: 340, xaxis: axis(f), yaxis: axis("ALE")}));
     }
