@@ -22,8 +22,8 @@ The best of the rounds is printed.  ``effector.explain(X, model).to_html()``
 dependency; measured only where it is installed) are run on the same model and
 data where they run (explainerdashboard on the first 1,000 rows: its explainer keeps
 every row it is given and its KernelSHAP costs minutes per thousand rows).  Their
-pages are still pictures (effector: PNGs; explainerdashboard's export: static
-plots), so only their load event is timed.
+pages have no selectors that redraw (effector: PNG pictures; explainerdashboard's
+export has no server behind its selectors), so only their load event is timed.
 
 Goal (issue 32): 100 features on 1,000,000 rows <= 10 MB, interactive <= 2 s.
 Timings on a shared machine are noisy; re-run on an idle one.
