@@ -177,7 +177,7 @@ def _report(args) -> int:
                         source=f"{type(model).__name__} from {args.model.name}, on "
                                f"{len(X):,} rows x {X.shape[1]} features of {args.data.name}",
                         client=client, n_workers=args.workers,
-                        warm_up=warming or False)
+                        warm_up=warming or False, interactive=not args.static)
     path = rep.save(args.out)
     _say(f"modellens report: wrote {path.resolve()}")
     return 0
@@ -261,7 +261,7 @@ def _demo(args) -> int:
                     title="modellens demo: diabetes progression",
                     source="HistGradientBoostingRegressor fit on scikit-learn's diabetes data "
                            "(442 patients, 10 features; target: disease progression after one "
-                           "year)", warm_up=warming or False)
+                           "year)", warm_up=warming or False, interactive=not args.static)
     path = rep.save(out / "report.html")
     _say(f"  wrote {path}")
     if args.png:
@@ -374,6 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "multiclass booster's .txt / .json): the output's index")
     rep.add_argument("--seed", type=_count(0, "--seed"), default=0,
                      help="random seed of every sample (default: %(default)s)")
+    rep.add_argument("--static", action="store_true",
+                     help="still pictures only: no Explore section with its feature, class "
+                          "and row selectors (a smaller file, no script but the page's own)")
     rep.add_argument("--holdout", action="store_true",
                      help="the data was not used to fit the model: the quality section reads "
                           "as an estimate on new data")
@@ -404,6 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="row numbers (from 0) explained one by one, as in 'modellens "
                            "report' (default: the rows with the highest, lowest and median "
                            "prediction)")
+    demo.add_argument("--static", action="store_true",
+                      help="still pictures only, as 'modellens report --static'")
     demo.add_argument("--png", action="store_true",
                       help="also write the plots as PNG files and the numbers as CSV files")
     demo.set_defaults(func=_demo)

@@ -64,6 +64,20 @@ def test_report_from_a_csv_and_a_skops_model(files, capsys):
     assert "row 0" in text and "row 4" in text
 
 
+def test_static_writes_the_still_page(files, capsys):
+    """--static: no explorer, no script but the page's own; without it the explorer is there."""
+    data, model, tmp = files
+    pages = {}
+    for flag in ([], ["--static"]):
+        out_file = tmp / f"out{len(flag)}.html"
+        code, _, err = _run(["report", "--data", data, "--target", "price", "--model", model,
+                             "--out", out_file, *FAST, *flag], capsys)
+        assert code == 0, err
+        pages[bool(flag)] = out_file.read_text(encoding="utf-8")
+    assert 'data-ml-control="feature"' in pages[False] and 'id="ml-data"' in pages[False]
+    assert "data-ml-control" not in pages[True] and pages[True].count("<script") == 1
+
+
 def test_report_from_parquet_orders_columns_as_the_model_was_fit(files, capsys):
     data, model, tmp = files
     frame = pd.read_csv(data)

@@ -38,6 +38,9 @@ class Report:
         What was run: options, sample sizes, seed.
     seconds : dict
         Time each section took.
+    interactive : bool
+        Whether :meth:`to_html` puts the explorer (feature, class and row
+        selectors redrawing the charts in the browser) above the still pictures.
 
     Examples
     --------
@@ -55,7 +58,7 @@ class Report:
     """
 
     def __init__(self, sections, settings, *, title="modellens report", subtitle="",
-                 total_seconds=None):
+                 total_seconds=None, interactive=True):
         self.sections = {s.key: s for s in sections}
         self.settings = dict(settings)
         self.seconds = {s.key: s.seconds for s in sections}
@@ -64,6 +67,8 @@ class Report:
         self.total_seconds = total_seconds
         self.title = title
         self.subtitle = subtitle
+        #: the page has the explorer (charts redrawn in the browser) above the still pictures
+        self.interactive = bool(interactive)
 
     def __repr__(self):
         return f"Report(sections={list(self.sections)})"
@@ -78,6 +83,12 @@ class Report:
 
     def to_html(self) -> str:
         """The page: one HTML document with every figure embedded, no network needed.
+
+        With ``interactive`` (the default of :func:`~modellens.report`), an
+        "Explore" section on top redraws the effects, Shapley values, LIME
+        weights, interactions and regions for the feature, class and row
+        chosen, with plotly.js embedded in the page; the still pictures
+        follow and are what prints.
 
         Returns
         -------
@@ -96,9 +107,14 @@ class Report:
         """
         from ._render import render_page
 
+        explorer = None
+        if self.interactive:
+            from ._interactive import explorer_context
+
+            explorer = explorer_context(self.sections)
         return render_page(title=self.title, subtitle=self.subtitle,
                            sections=list(self.sections.values()), footer=self.footer(),
-                           version=__version__)
+                           version=__version__, explorer=explorer)
 
     def save(self, path: str | PathLike[str]) -> Path:
         """Write the page to a file (UTF-8), to open in any browser; returns the path.
@@ -165,7 +181,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
            title: str | None = None, source: str | None = None, holdout: bool = False,
            unused_columns: Sequence[str] | None = None,
            log: Callable[[str], Any] | None = None, client: Any = None,
-           n_workers: int | None = None, warm_up: bool | Warming = False) -> Report:
+           n_workers: int | None = None, warm_up: bool | Warming = False,
+           interactive: bool = True) -> Report:
     """Explain a model on its data in one HTML page: data, quality, effects, interactions, attributions.
 
     The sections, in page order:
@@ -281,6 +298,16 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         the model, say) is waited for instead.  The numbers do not change.
         False (the default): no process is started, the kernels compile in
         the sections that use them.
+    interactive : bool, default=True
+        The page opens with an "Explore" section: a feature, a class and a
+        row selector (``data-ml-control="feature"``, ``"class"``, ``"row"``,
+        ``"pair"``) redraw its charts (``data-ml-chart="pd"``, ``"ale"``,
+        ``"dependence"``, ``"beeswarm"``, ``"waterfall"``, ``"lime"``,
+        ``"interaction"``, ``"regions"``, ...) in the browser, offline
+        (plotly.js is embedded, a few MB); hovering an ICE curve shows its
+        row, clicking a point chooses it.  The page holds the sections'
+        results, never rows beyond the explained ones.  False writes the
+        still page only (as ``modellens report --static``).
 
     Returns
     -------
@@ -337,6 +364,10 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     max_features = check_int(max_features, "max_features", low=1, what="a number of features")
     if not is_integer(random_state):
         raise InvalidParameterError(f"random_state must be an integer seed, got {random_state!r}.")
+    if not isinstance(interactive, (bool, np.bool_)):
+        raise InvalidParameterError(f"interactive must be True (the explorer on top of the "
+                                    f"page) or False (still pictures only), got "
+                                    f"{interactive!r}.")
     if not isinstance(warm_up, (bool, Warming)):
         raise InvalidParameterError(f"warm_up must be True, False or the Warming handle of "
                                     f"ml.warm_up(background=True), got {warm_up!r}.")
@@ -441,7 +472,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     total = time.perf_counter() - started
     say(f"total: {total:.1f} s")
     return Report(page, settings, title=title or "modellens report", subtitle=subtitle,
-                  total_seconds=total)
+                  total_seconds=total, interactive=bool(interactive))
 
 
 def _on_cluster(build, given: dict):

@@ -591,7 +591,8 @@ def effects_section(inputs, found) -> Section:
         sec.warnings.append(f"No effect at all on any row: {', '.join(zero)} (see below).")
     sec.data.update(pdp=pd_effects, ale=ale_effects, importance=importance, order=order,
                     shown=shown, ale_failed=failed, negligible=negligible, zero=zero,
-                    spread=spread, level_order=level_order, other=others, spans=spans)
+                    spread=spread, level_order=level_order, other=others, spans=spans,
+                    sample_rows=inputs.sample_index)
     return sec
 
 
@@ -828,6 +829,9 @@ SCREEN_BRUTE_FEATURES = 10
 SCREEN_PAIR_FEATURES = 6
 SCREEN_BRUTE_ROWS = 400_000
 SCREEN_MIN_ROWS = 50
+#: Pairs of the screen (the best first) whose second-order ALE is computed: the interactive
+#: page's pair selector shows them.
+SCREEN_DRAWN_PAIRS = 6
 #: A pair's H^2 below this share is no interaction worth drawing, however large its
 #: unnormalised statistic (H^2 is a share, so tiny joint effects can reach 1: both count).
 MEANINGFUL_H2 = 0.01
@@ -904,8 +908,11 @@ def interaction_section(inputs, found) -> Section | None:
         + f" Its second-order ALE is drawn on the {ds.n_rows:,} sampled rows; cells marked "
         f"with a dot have no data.")
     with _capture(sec):
-        effect = ale(inputs.model, inputs.X_sample, [best], bins=bins,
-                     progress=inputs.progress, target=inputs.target)[best]
+        # the page's pair selector draws the first few pairs: one request for all of them
+        pair_effects = dict(ale(inputs.model, inputs.X_sample,
+                                [p for p, _, _ in ranked[:SCREEN_DRAWN_PAIRS]], bins=bins,
+                                progress=inputs.progress, target=inputs.target))
+    effect = pair_effects[best]
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.6, 4.4))
@@ -917,7 +924,8 @@ def interaction_section(inputs, found) -> Section | None:
                             [[Cell(f"{a} x {b}"), _num(size, 3), _num(h2, 3)]
                              for (a, b), size, h2 in ranked[:6]]))
     sec.data.update(pair=best, strength={p: size for p, size, _ in ranked}, ranked=ranked,
-                    effect=effect, candidates=candidates, interactions=inter)
+                    effect=effect, candidates=candidates, interactions=inter,
+                    pair_effects=pair_effects)
     return sec
 
 
@@ -1043,7 +1051,14 @@ def shapley_section(inputs, found) -> Section:
                                  f"below explain {inputs.output_name}, like every section of "
                                  "this page.")
                 attr = None
-        if attr is None:
+        every = None
+        if attr is None and inputs.outputs:
+            # every output from the same model rows (the interactive page's class selector
+            # reads them); the section draws the explained one, the numbers of target=it
+            every = shapley(inputs.model, inputs.X_explain, **options,
+                            **dict(common, target=None))
+            attr = every.for_output(inputs.output_position)
+        elif attr is None:
             attr = shapley(inputs.model, inputs.X_explain, **options, **common)
     rows = _chosen_rows(inputs)
     n_rows, n_named = len(attr), len(rows)
@@ -1091,7 +1106,7 @@ def shapley_section(inputs, found) -> Section:
     sec.data.update(attributions=attr, rows=positions,
                     explained_rows=list(inputs.explain_index),
                     background_rows=inputs.background_index, importance=importance,
-                    dependence_features=top, ceteris_paribus=profiles)
+                    dependence_features=top, ceteris_paribus=profiles, every_output=every)
     return sec
 
 
