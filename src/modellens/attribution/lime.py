@@ -554,7 +554,13 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
         "top_k_overlap" (n,), "weight_std" (n, d)}``: whether every repeat chose the same top-k
         features, their mean pairwise overlap (fraction of k), and the
         standard deviation of each weight over the repeats.
-        ``diagnostics["n_model_rows"]`` gives the cost.
+        ``diagnostics["n_model_rows"]`` gives the cost.  A model of several
+        outputs (``target=None`` on a multiclass classifier, a function
+        returning ``(n, k)``) gives ``values`` ``(n, d, k)`` and the
+        per-output figures on a last axis (``outputs`` names them,
+        ``for_output`` takes one): every output's surrogate is fit on the
+        same samples, drawn and answered once, so all outputs cost the
+        model rows of one.
 
     See Also
     --------
@@ -742,7 +748,9 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     WidthSweep
         ``widths``, the weights at each width (``values``, ``(W, d)``), the
         weighted R^2 on the samples and left out (``score``,
-        ``score_holdout``), and ``.plot()``.
+        ``score_holdout``), and ``.plot()``.  A model of several outputs
+        gives ``values`` ``(W, d, k)`` and scores ``(W, k)`` from the same
+        samples (``outputs``, ``for_output``, ``plot(output=...)``).
 
     See Also
     --------
