@@ -379,7 +379,7 @@ class EveryOutput:
 
     n_rows: int
     outputs = 1
-    result: np.ndarray | None
+    result: Any
 
     def _allocate(self):
         self.result = np.zeros((self.n_rows, self.outputs) if self.outputs > 1 else self.n_rows)
