@@ -105,22 +105,58 @@ def test_each_output_selects_its_own_features(iris, logistic, selection, k):
         _same_surrogate(every[..., c], single)
 
 
-def test_every_output_of_a_function_equals_its_column(iris):
+@pytest.mark.parametrize("execution", [{}, dict(n_jobs=2, chunk_size=200)])
+def test_every_output_of_a_function_equals_its_column(iris, execution):
+    # a function tells its outputs only by answering: its first answer is kept, not asked
+    # again, so every output costs the rows of one here too (in threads as well)
     X, _ = iris
     A = X.to_numpy()
+    rows = []
 
     def two(B):
+        rows.append(len(B))
         B = np.asarray(B, dtype=float)
         return np.c_[B[:, 0] * B[:, 1], np.sin(B[:, 2]) - B[:, 3]]
 
-    kw = dict(training_data=A, num_samples=250, random_state=4, stability=3)
+    kw = dict(training_data=A, num_samples=250, random_state=4, stability=3, **execution)
     every = ml.lime(two, A[:3], **kw)
+    assert sum(rows) == every.diagnostics["n_model_rows"] == 3 * 3 * 250
     assert every.outputs == ["f(x)[0]", "f(x)[1]"]
     for c in range(2):
+        rows.clear()
         single = ml.lime(two, A[:3], target=c, **kw)
+        assert sum(rows) == 3 * 3 * 250
         _same_surrogate(every.for_output(c), single)
         np.testing.assert_allclose(every.for_output(c).surrogate.stability["weight_std"],
                                    single.surrogate.stability["weight_std"], **TOL)
+
+
+def test_a_torch_module_of_two_outputs(iris):
+    torch = pytest.importorskip("torch")
+    A = iris[0].to_numpy()
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(),
+                              torch.nn.Linear(8, 2)).double().eval()
+    kw = dict(training_data=A, num_samples=200, random_state=0, discretize=None)
+    every = ml.lime(net, A[:3], **kw)
+    assert every.outputs == ["output[0]", "output[1]"]
+    assert every.diagnostics["n_model_rows"] == 600
+    for c in range(2):
+        _same_surrogate(every.for_output(c), ml.lime(net, A[:3], target=c, **kw))
+
+
+def test_a_function_whose_outputs_change_is_refused_with_them(iris):
+    A = iris[0].to_numpy()
+    calls = []
+
+    def changing(B):
+        calls.append(len(B))
+        return B[:, :2] if len(calls) == 1 else B[:, :3]
+
+    with pytest.raises(ml.ModelError, match=r"expected \(100, 2\).*\['f\(x\)\[0\]', "
+                                            r"'f\(x\)\[1\]'\].*same outputs at every call"):
+        ml.lime(changing, A[:3], training_data=A, num_samples=100, chunk_size=100,
+                random_state=0)
 
 
 def _scores(texts):
@@ -135,7 +171,14 @@ TEXT = "a great movie with a dull plot"
 
 
 def test_lime_text_explains_every_column_from_one_sample():
-    every = ml.lime_text(_scores, TEXT, num_samples=400, random_state=0)
+    texts = []
+
+    def scores(batch):
+        texts.extend(batch)
+        return _scores(batch)
+
+    every = ml.lime_text(scores, TEXT, num_samples=400, random_state=0)
+    assert len(texts) == every.diagnostics["n_model_rows"] == 400  # the samples of one output
     assert every.values.shape == (1, 6, 3) and len(every.outputs) == 3
     words = every.feature_names
     for c in range(3):

@@ -29,7 +29,6 @@ import numpy as np
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float)
 from ..engine import run
-from ..models import OutputsFound
 from ._blocks import SurrogateBlock
 from .result import build
 
@@ -375,35 +374,40 @@ def _fit_outputs(Z, Y, w, z0, k, method):
 
 # ------------------------------------------------------------ every output at once
 class EveryOutput:
-    """A segment that keeps every output of its answers: ``(rows, outputs)``, or ``(rows,)``."""
+    """A segment that keeps every output of its answers: ``(rows,)``, or ``(rows, k)``.
+
+    Its result takes the shape of the first answers folded, so the plan
+    needs not know how many outputs the model has.
+    """
 
     n_rows: int
-    outputs = 1
     result: Any
+    #: columns of the answers folded (1 for answers of one output)
+    outputs_seen = 1
 
-    def _allocate(self):
-        self.result = np.zeros((self.n_rows, self.outputs) if self.outputs > 1 else self.n_rows)
+    def _fold(self, start, stop, answers):
+        if self.result is None:
+            self.result = np.zeros((self.n_rows,) + np.shape(answers)[1:])
+            self.outputs_seen = self.result.shape[1] if self.result.ndim == 2 else 1
+        super()._fold(start, stop, answers)  # type: ignore[misc]
 
 
-def run_every_output(model, plan_for, options, *, desc):
-    """The one plan of every output of ``model``, run: ``plan_for(outputs)`` builds it.
+def run_every_output(model, plan, options, *, desc):
+    """Run the one plan of every output of ``model`` (its segments :class:`EveryOutput`).
 
     LIME's surrogates of every output read the same samples, distances and
-    weights, so one plan draws them, keeps the model's ``(rows, outputs)``
-    answers and fits the outputs together.  A model that tells its number of
-    outputs only by answering (a function) is planned for one; a first answer
-    of several stops that pass before anything is folded (its first chunk is
-    asked again, as :func:`~modellens.engine.run_outputs` does).
+    weights, so one plan draws them, keeps the model's ``(rows, k)`` answers
+    and fits the outputs together.  A model that tells its number of outputs
+    only by answering (a function, a torch module) settles them with its
+    first answer, which is kept: all outputs cost the model rows of one.
     """
     if model.undetermined:
-        plan = plan_for(1)
-        try:
-            run(model, [plan], options, desc=desc)
-            return plan
-        except OutputsFound as found:
-            model.settle_outputs(found.width)
-    plan = plan_for(model.n_outputs)
+        model.settle_on_answer = True
     run(model, [plan], options, desc=desc)
+    if model.undetermined:
+        # answered on a cluster's workers, whose copies of the model settled themselves
+        width = max((getattr(seg, "outputs_seen", 1) for seg in plan.segments), default=1)
+        model.settle_outputs(width)
     return plan
 
 

@@ -270,10 +270,6 @@ def _truncated_normal_icdf(mean, std, low, high, rng):
 class _Instances(EveryOutput, DataRows):
     """The explained rows themselves (the shared sampling's row 0 of each neighbourhood)."""
 
-    def __init__(self, data, outputs):
-        super().__init__(data)
-        self.outputs = outputs
-
 
 class _Neighbourhood(EveryOutput, Segment):
     """Perturbed rows drawn from their own seed when first read (row 0 is ``x0``, if given).
@@ -286,10 +282,9 @@ class _Neighbourhood(EveryOutput, Segment):
 
     key: tuple[int, int]  # (repeat, row) of a per-row neighbourhood, set by its plan
 
-    def __init__(self, sampler, x0, size, seed, outputs=1):
+    def __init__(self, sampler, x0, size, seed):
         self.sampler, self.x0, self.seed = sampler, x0, seed
         self.n_rows, self.width, self.group = size, sampler.d, 1
-        self.outputs = outputs
         self.X: np.ndarray | None = None
         self.K: np.ndarray | None = None
 
@@ -326,13 +321,13 @@ class _LimePlan(Plan):
     Row ``i``'s neighbourhood of repeat ``r`` is drawn from ``streams.seed(i, r)``
     (:class:`~._streams.RowStreams`), the shared draws from ``streams.shared_seed(r)``.
 
-    A model of ``outputs`` outputs answers each sample once with all of them,
-    and the ``outputs`` surrogates of a neighbourhood are fit together
+    A model of several outputs answers each sample once with all of them, and
+    the surrogates of a neighbourhood are fit together
     (:func:`~._surrogate.fit_outputs`): ``fits[r][i]`` lists one fit per output.
     """
 
     def __init__(self, sampler, X, streams, repeats, num_samples, width, k, selection, *,
-                 sampling="per_row", keep=False, outputs=1):
+                 sampling="per_row", keep=False):
         self.sampler, self.X = sampler, X
         self.n, self.repeats = X.shape[0], repeats
         self.width, self.k, self.selection, self.keep = width, k, selection, keep
@@ -341,15 +336,14 @@ class _LimePlan(Plan):
         self.kept = {}
         self.segments = []
         if sampling == "shared":
-            self.instances = _Instances(X, outputs)
-            self.shared = [_Neighbourhood(sampler, None, num_samples - 1, streams.shared_seed(r),
-                                          outputs)
+            self.instances = _Instances(X)
+            self.shared = [_Neighbourhood(sampler, None, num_samples - 1, streams.shared_seed(r))
                            for r in range(self.repeats)]
             self.segments = [self.instances, *self.shared]
             return
         for r in range(self.repeats):
             for i in range(self.n):
-                seg = _Neighbourhood(sampler, X[i], num_samples, streams.seed(i, r), outputs)
+                seg = _Neighbourhood(sampler, X[i], num_samples, streams.seed(i, r))
                 seg.key = (r, i)
                 seg.on_finish = self._fit_own
                 self.segments.append(seg)
@@ -657,9 +651,8 @@ def _lime(request, *, num_features, num_samples, kernel_width, discretize, featu
                                     f"num_features={num_features}.")
     check_choice(sampling, "sampling", SAMPLINGS)
     fits = run_every_output(
-        mdl, lambda outputs: _LimePlan(sampler, Xe, streams, repeats, num_samples, width,
-                                       num_features, feature_selection, sampling=sampling,
-                                       outputs=outputs),
+        mdl, _LimePlan(sampler, Xe, streams, repeats, num_samples, width, num_features,
+                       feature_selection, sampling=sampling),
         request.options, desc="lime").fits
     conditions = [sampler.conditions(Xe[i], dataset.columns) for i in range(n)]
     parts = [_lime_result(dataset, Xe, name, [[fit[c] for fit in rep] for rep in fits],
@@ -802,8 +795,8 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
         np.asarray([check_positive_float(w, "widths") for w in np.atleast_1d(widths)])
     streams = RowStreams.draw(check_random_state(random_state))
     plan = run_every_output(
-        mdl, lambda outputs: _LimePlan(sampler, Xe, streams, 1, num_samples, default, k,
-                                       feature_selection, keep=True, outputs=outputs),
+        mdl, _LimePlan(sampler, Xe, streams, 1, num_samples, default, k, feature_selection,
+                       keep=True),
         request.options, desc="lime width sweep")
     Z, Y, distances = plan.kept[(0, 0)]
     # (W, outputs) fits: every output at one width in one solve

@@ -58,10 +58,6 @@ def _image_masks(p, size, rng):
 class _Samples(EveryOutput, CoalitionRows):
     """LIME's coalitions of one text or image, answered with every output of the model."""
 
-    def __init__(self, representation, masks, outputs):
-        super().__init__(representation, masks)
-        self.outputs = outputs
-
 
 class _Rows(Plan):
     """One segment's rows; the result is their answers."""
@@ -86,8 +82,7 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
     # LIME's samples are coalitions of the removal game that Shapley values use; every
     # output of a predict_fn's (m, k) scores is fit on the same samples (target=None)
     model = input_model(predict_fn, rep, target, several=True)
-    plan = run_every_output(model, lambda outputs: _Rows(_Samples(rep, masks, outputs)),
-                            options, desc=f"lime ({kind})")
+    plan = run_every_output(model, _Rows(_Samples(rep, masks)), options, desc=f"lime ({kind})")
     Y = plan.segments[0].result.reshape(num_samples, -1)
     Z = masks.astype(np.float64)
     distances = _cosine_to_full(Z) * (100.0 if kind == "text" else 1.0)
