@@ -249,3 +249,42 @@ def test_every_class_matches_the_lime_package_within_sampling_error(iris):
     assert (4.5 * se[top, range(3)] < 0.3 * np.abs(mean[top, range(3)])).all()
     for a, b in [(0, 1), (1, 2), (0, 2)]:
         assert (np.abs(ours.mean(axis=0)[:, a] - mean[:, b]) > 4.5 * se[:, b]).any()
+
+
+def _greedy_by_refits(Z, y, w, k):
+    """Forward selection as the lime package runs it: a weighted least-squares fit (with
+    intercept) and its weighted R^2 for every candidate at every step."""
+    from sklearn.linear_model import LinearRegression
+
+    used = []
+    for _ in range(k):
+        scores = {}
+        for j in range(Z.shape[1]):
+            if j not in used:
+                cols = used + [j]
+                fit = LinearRegression().fit(Z[:, cols], y, sample_weight=w)
+                scores[j] = fit.score(Z[:, cols], y, sample_weight=w)
+        best = max(scores.values())
+        # the first of the candidates within rounding of the best (the order of the loop)
+        used.append(min(j for j, s in scores.items() if s >= best - 1e-9))
+    return sorted(used)
+
+
+def test_forward_selection_of_every_output_equals_refitting_each_candidate():
+    from modellens.attribution._surrogate import _forward
+
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        S, p = 300, 7
+        Z = (rng.random((S, p)) < 0.5).astype(float)
+        Z[:, 5] = Z[:, 1]  # a copy: never worth adding after the original
+        Z[:, 6] = 1.0  # constant: explains nothing
+        Z[0] = 1
+        w = np.sqrt(np.exp(-((1 - Z).sum(axis=1) ** 2) / 2.0 ** 2))
+        Y = np.column_stack([Z[:, :5] @ rng.normal(size=5) + f * Z[:, 0] * Z[:, 2]
+                             + rng.normal(0, 0.3, S) for f in (0.0, 2.0, -1.0)])
+        Y[:, 2] *= 1e200  # R^2 does not depend on the scale, even where squares overflow
+        chosen = _forward(Z, Y, w, 4)
+        for c in range(3):
+            assert list(chosen[c]) == _greedy_by_refits(Z, Y[:, c] / (1e200 if c == 2 else 1),
+                                                        w, 4), (seed, c)

@@ -169,31 +169,55 @@ def _alike(used):
 
 
 def _forward(Z, Y, w, k):
-    """Greedy forward selection per output: add the feature that most raises the weighted R^2
-    of OLS.
+    r"""Greedy forward selection per output: add the feature that most raises the weighted
+    R^2 of least squares.
 
-    Outputs that chose the same features so far try every candidate in one
-    least-squares solve; each output keeps its own best candidate.
+    On the weight-centred data (:func:`_centred`), with Gram matrix
+    :math:`G = Z_c^\top Z_c` and :math:`b = Z_c^\top y_c`, adding feature
+    :math:`j` to the set :math:`S` raises the explained sum of squares by
+    :math:`c_j^2 / r_j`, where :math:`r_j = G_{jj} - G_{jS} G_{SS}^{+} G_{Sj}`
+    is what of :math:`z_j` the set leaves unexplained and
+    :math:`c_j = b_j - G_{jS} G_{SS}^{+} b_S` its covariance with the
+    residual: the R^2 of every candidate at once, from one Gram matrix that
+    all outputs share, instead of a least-squares fit per candidate.  A
+    candidate that the set already explains (:math:`r_j \approx 0`) adds
+    nothing; ties (within rounding) go to the first feature.
     """
-    used: list[list[int]] = [[] for _ in range(Y.shape[1])]
-    for _ in range(min(k, Z.shape[1])):
-        for cols, outs in _alike(used):
-            best: list[int | None] = [None] * len(outs)
-            best_score = [-np.inf] * len(outs)
-            for j in range(Z.shape[1]):
-                if j in cols:
-                    continue
-                trial = list(cols) + [j]
-                coef, b = _ridge(Z[:, trial], Y[:, outs], w, 0.0)
-                fitted = Z[:, trial] @ coef + b
-                for t, c in enumerate(outs):
-                    score = _r2(Y[:, c], fitted[:, t], w)
-                    if score > best_score[t]:
-                        best[t], best_score[t] = j, score
-            for t, c in enumerate(outs):
-                assert best[t] is not None  # the scores are finite (see _r2): one beats -inf
-                used[c].append(best[t])
-    return [np.array(sorted(u), dtype=np.intp) for u in used]
+    Zc, Yc, _, _ = _centred(Z, _unit_columns(Y), w)
+    G = Zc.T @ Zc
+    B = Zc.T @ Yc
+    p = Z.shape[1]
+    diag = np.diag(G).copy()
+    # below this, a candidate is a combination of the chosen ones (or constant)
+    floor = 1e-10 * np.maximum(diag, np.finfo(float).tiny)
+    out = []
+    for c in range(Y.shape[1]):
+        used: list[int] = []
+        for _ in range(min(k, p)):
+            if used:
+                inv = np.linalg.pinv(G[np.ix_(used, used)])
+                across = G[:, used]
+                left = diag - np.einsum("js,st,jt->j", across, inv, across)
+                cov = B[:, c] - across @ (inv @ B[used, c])
+            else:
+                left, cov = diag, B[:, c]
+            fresh = left > floor
+            gain = np.zeros(p)
+            gain[fresh] = cov[fresh] ** 2 / left[fresh]
+            gain[used] = -np.inf
+            # ties within rounding go to the first feature (a copy of a column is one)
+            best = gain.max()
+            used.append(int(np.flatnonzero(gain >= best - 1e-12 * abs(best))[0]))
+        out.append(np.array(sorted(used), dtype=np.intp))
+    return out
+
+
+def _unit_columns(Y):
+    """Each column of ``Y`` divided by a power of two near its largest value (exact):
+    its squares cannot overflow, and R^2 does not change."""
+    peak = np.max(np.abs(Y), axis=0, initial=0.0)
+    e = np.where((peak > 0) & np.isfinite(peak), -np.frexp(peak)[1], 0)
+    return np.ldexp(Y, e)
 
 
 def _highest_weights(Z, Y, w, z0, k):
