@@ -9,11 +9,13 @@ weights :math:`\pi`.  The surrogate chooses at most ``k`` features and fits
           + \alpha \lVert \beta \rVert^2, \qquad \alpha = 1,
 
 with scikit-learn (Ridge on the weight-centred data, ``lars_path`` for the
-lasso path).  A model of several outputs is answered once per sample with all
-of them, and their surrogates share the samples, distances and weights: each
-output selects its own features, and outputs with the same features are fit
-by one solve with a right-hand side per output (:func:`fit_outputs`).  Ribeiro, Singh & Guestrin (2016), and the ``lime`` package's
+lasso path).  Ribeiro, Singh & Guestrin (2016), and the ``lime`` package's
 defaults, which this module follows so the two can be compared.
+
+A model of several outputs is answered once per sample with all of them, and
+their surrogates share the samples, distances and weights: each output
+selects its own features, and outputs with the same features are fit by one
+solve with a right-hand side per output (:func:`fit_outputs`).
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from ..engine import run
 from ._blocks import SurrogateBlock
 from .result import build
 
-__all__ = ["surrogate_attributions", "exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local", "fit_outputs",
-           "choose_selection", "warn_if_shrunk", "check_budget", "EveryOutput", "run_every_output",
-           "output_names"]
+__all__ = ["surrogate_attributions", "exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES",
+           "LocalFit", "fit_local", "fit_outputs", "choose_selection", "warn_if_shrunk",
+           "check_budget", "EveryOutput", "run_every_output", "output_names"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
 #: ``num_features=None`` keeps at most this many features (fewer when there are fewer).
@@ -123,10 +125,8 @@ def _ridge(Z, Y, w, alpha):
         coef, intercept = np.zeros((0, Y2.shape[1])), w @ Y2 / w.sum()
     else:
         Zc, Yc, z_mean, y_mean = _centred(Z, Y2, w)
-        # plain least squares (alpha=0) may be singular: the SVD solver takes its minimum-norm
-        # fit; scikit-learn solves every right-hand side with one factorisation
-        solver = "cholesky" if alpha > 0 else "svd"
-        coef = ridge_regression(Zc, Yc, alpha, solver=solver, check_input=False)
+        # alpha > 0: one Cholesky factorisation solves every right-hand side
+        coef = ridge_regression(Zc, Yc, alpha, solver="cholesky", check_input=False)
         coef = np.asarray(coef, dtype=np.float64).reshape(Y2.shape[1], Z.shape[1]).T
         intercept = y_mean - z_mean @ coef
     return (coef[:, 0], float(intercept[0])) if one else (coef, intercept)
