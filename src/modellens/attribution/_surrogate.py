@@ -132,28 +132,29 @@ def _ridge(Z, Y, w, alpha):
     return (coef[:, 0], float(intercept[0])) if one else (coef, intercept)
 
 
-def _unit_scale(y, *others):
-    """``y`` and ``others`` divided by the power of two nearest above ``max |y|``.
+def _column_scales(Y) -> np.ndarray:
+    """Per column of ``Y``, the power of two that brings its largest value near 1.
 
     R^2 does not depend on the scale of ``y``, but its sums of squares overflow to
     inf / inf = NaN for predictions beyond about 1e154.  A power of two scales
     exactly, so every other R^2 keeps its last digit.
     """
-    peak = float(np.max(np.abs(y), initial=0.0))
-    if not 0 < peak < np.inf:
-        return (y, *others)
-    e = -np.frexp(peak)[1]
-    return tuple(np.ldexp(a, e) for a in (y, *others))
+    peak = np.max(np.abs(Y), axis=0, initial=0.0)
+    return np.where((peak > 0) & np.isfinite(peak), -np.frexp(peak)[1], 0)
 
 
-def _r2(y, fitted, w) -> float:
-    """Weighted R^2, as scikit-learn's ``r2_score`` (1 for a perfect fit of a constant)."""
-    y, fitted = _unit_scale(np.asarray(y, dtype=np.float64), np.asarray(fitted, dtype=np.float64))
-    resid = w @ (y - fitted) ** 2
-    total = w @ (y - w @ y / w.sum()) ** 2
-    if total <= 0:
-        return 1.0 if resid <= 0 else 0.0
-    return float(1.0 - resid / total)
+def _r2_columns(Y, fitted, w, *, resid=None) -> np.ndarray:
+    """Weighted R^2 of each column, as scikit-learn's ``r2_score`` (1 for a perfect fit
+    of a constant); ``resid`` replaces ``Y - fitted`` (the held-out residuals)."""
+    e = _column_scales(Y)
+    Ys = np.ldexp(Y, e)
+    rs = np.ldexp(Y - fitted if resid is None else resid, e)
+    unexplained = w @ rs ** 2
+    total = w @ (Ys - w @ Ys / w.sum()) ** 2
+    # a constant: fit exactly (weighted), or its held-out residuals all near 0
+    exact = unexplained <= 0 if resid is None else np.all(np.isclose(resid, 0), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, 1.0 - unexplained / total, np.where(exact, 1.0, 0.0))
 
 
 def _alike(used):
@@ -183,7 +184,7 @@ def _forward(Z, Y, w, k):
     candidate that the set already explains (:math:`r_j \approx 0`) adds
     nothing; ties (within rounding) go to the first feature.
     """
-    Zc, Yc, _, _ = _centred(Z, _unit_columns(Y), w)
+    Zc, Yc, _, _ = _centred(Z, np.ldexp(Y, _column_scales(Y)), w)
     G = Zc.T @ Zc
     B = Zc.T @ Yc
     p = Z.shape[1]
@@ -210,14 +211,6 @@ def _forward(Z, Y, w, k):
             used.append(int(np.flatnonzero(gain >= best - 1e-12 * abs(best))[0]))
         out.append(np.array(sorted(used), dtype=np.intp))
     return out
-
-
-def _unit_columns(Y):
-    """Each column of ``Y`` divided by a power of two near its largest value (exact):
-    its squares cannot overflow, and R^2 does not change."""
-    peak = np.max(np.abs(Y), axis=0, initial=0.0)
-    e = np.where((peak > 0) & np.isfinite(peak), -np.frexp(peak)[1], 0)
-    return np.ldexp(Y, e)
 
 
 def _highest_weights(Z, Y, w, z0, k):
@@ -256,21 +249,21 @@ def _leverages(Z, w, alpha):
     return w * ((X @ np.linalg.pinv(G)) * X).sum(axis=1)
 
 
-def _holdout_r2(Z, y, w, coef, intercept, alpha, h=None) -> float:
+def _holdout_r2(Z, Y, w, coef, intercept, alpha, h=None):
     r"""Leave-one-out weighted R^2 of the ridge fit (PRESS), without refitting.
 
     Holding out sample :math:`s` changes its residual to :math:`e_s / (1 - h_s)`
     with the leverage :math:`h_s` (:func:`_leverages`): an exact identity of
-    penalised least squares.
+    penalised least squares.  ``Y`` ``(S, K)`` with ``coef`` ``(p, K)`` gives
+    one score per column; ``(S,)`` a float.
     """
     h = _leverages(Z, w, alpha) if h is None else h
-    resid = (y - Z @ coef - intercept) / np.maximum(1.0 - h, 1e-12)
-    ys, rs = _unit_scale(np.asarray(y, dtype=np.float64), resid)
-    y_mean = w @ ys / w.sum()
-    total = w @ (ys - y_mean) ** 2
-    if total <= 0:
-        return 1.0 if np.allclose(resid, 0) else 0.0
-    return float(1.0 - w @ rs ** 2 / total)
+    one = np.ndim(Y) == 1
+    Y2 = np.asarray(Y, dtype=np.float64).reshape(len(Y), -1)
+    fitted = Z @ np.reshape(coef, (Z.shape[1], -1)) + intercept
+    resid = (Y2 - fitted) / np.maximum(1.0 - h, 1e-12)[:, None]
+    scores = _r2_columns(Y2, fitted, w, resid=resid)
+    return float(scores[0]) if one else scores
 
 
 #: Below this shrinkage the ridge penalty, not the model, sets a weight (it is halved).
@@ -383,16 +376,16 @@ def _fit_outputs(Z, Y, w, z0, k, method):
         spread = w @ (Zu - w @ Zu / w.sum()) ** 2
         spread = spread[spread > 0]
         shrinkage = float((spread / (spread + RIDGE_ALPHA)).min()) if spread.size else 1.0
+        score = _r2_columns(Y[:, outs], fitted, w)
+        holdout = _holdout_r2(Zu, Y[:, outs], w, coef_used, intercept, RIDGE_ALPHA, h)
+        local = z0[cols] @ coef_used + intercept
         for t, c in enumerate(outs):
             coef = np.zeros(p)
             coef[cols] = coef_used[:, t]
             fits[c] = LocalFit(
                 shrinkage=shrinkage, coef=coef, intercept=float(intercept[t]),
-                score=_r2(Y[:, c], fitted[:, t], w),
-                score_holdout=_holdout_r2(Zu, Y[:, c], w, coef_used[:, t], intercept[t],
-                                          RIDGE_ALPHA, h),
-                local_prediction=float(z0[cols] @ coef_used[:, t] + intercept[t]),
-                used=cols)
+                score=float(score[t]), score_holdout=float(holdout[t]),
+                local_prediction=float(local[t]), used=cols)
     return fits
 
 
