@@ -20,7 +20,10 @@ probabilities of every class; TreeSHAP on the margins, which explains the
 output columns in turn, so its ratio is about k until the kernels traverse
 every class at once) and ``lime``, all outputs against ``target=1``; then
 shap's multi-output ``TreeExplainer`` and ``KernelExplainer`` against the
-all-output call on the same rows (TreeSHAP's values checked equal to shap's).
+all-output call on the same rows (TreeSHAP's values checked equal to shap's),
+and LIME of every class against the ``lime`` package's ``labels=`` run of
+every class on the same rows (each draws a row's samples once and fits a
+surrogate per class; the numbers differ by sampling, not compared).
 """
 
 import sys
@@ -88,6 +91,32 @@ def against_shap(model, X):
           f"{t_shap:7.3f} s   ratio {t_ours / t_shap:5.2f}", flush=True)
 
 
+def against_lime(model, X, n_rows=5, num_samples=2000):
+    """LIME of every class against the lime package's explain_instance(labels=every class)."""
+    try:
+        from lime.lime_tabular import LimeTabularExplainer
+    except ImportError:
+        print("lime is not installed: no comparison with the lime package")
+        return
+    rows, train, d = X[:n_rows], X[-2000:], X.shape[1]
+    labels = tuple(range(len(model.classes_)))
+
+    def theirs():
+        ex = LimeTabularExplainer(train, mode="classification", feature_selection="none",
+                                  random_state=0)
+        for x in rows:
+            ex.explain_instance(x, model.predict_proba, labels=labels, num_features=d,
+                                num_samples=num_samples)
+
+    def ours():
+        ml.lime(model, rows, training_data=train, num_samples=num_samples,
+                feature_selection="none", random_state=0)
+
+    t_ours, t_lime = best_of_interleaved([ours, theirs])
+    print(f"{f'LIME, {n_rows} rows, every class':30s} modellens   {t_ours:7.3f} s   lime       "
+          f"{t_lime:7.3f} s   ratio {t_ours / t_lime:5.2f}", flush=True)
+
+
 def best_of_interleaved(fns, repeat=3):
     """Best time of each callable, the callables taking turns (the machine's drift is shared)."""
     best = [np.inf] * len(fns)
@@ -136,6 +165,7 @@ def main(n=10_000):
     print(f"{'pdp of x0, every class':30s} modellens   {t_ours:7.3f} s   sklearn    "
           f"{t_sk:7.3f} s   ratio {t_ours / t_sk:5.2f}")
     against_shap(model, X)
+    against_lime(model, X)
 
 
 if __name__ == "__main__":

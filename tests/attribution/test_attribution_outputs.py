@@ -11,35 +11,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.datasets import load_iris
-from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 import modellens as ml
 from modellens._validation import InvalidParameterError
 
 CLASSES = ["setosa", "versicolor", "virginica"]
 TOL = dict(rtol=0, atol=1e-12)
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True, as_frame=True)
-    return X, np.asarray(CLASSES, dtype=object)[y]
-
-
-@pytest.fixture(scope="module")
-def hgb(iris):
-    X, y = iris
-    return HistGradientBoostingClassifier(max_iter=15, max_depth=3, random_state=0).fit(X, y)
-
-
-@pytest.fixture(scope="module")
-def logistic(iris):
-    X, y = iris
-    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)).fit(X, y)
 
 
 @pytest.fixture(scope="module")

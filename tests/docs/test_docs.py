@@ -142,6 +142,9 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     assert "base + sum of values == prediction: True" in text("plot_05_shapley")
     assert "additive: True" in text("plot_06_treeshap")
     assert "rows sum to values: True" in text("plot_06_treeshap")
+    multiclass = text("plot_16_multiclass")
+    assert "for_output equals target=: True" in multiclass
+    assert "base + sum of values == prediction: True" in multiclass
     # the central figure: M-plot, PD and ALE panels of both features in one figure
     correlated = text("plot_02_correlated_features")
     for title in ["M-plot", "PD", "ALE"]:

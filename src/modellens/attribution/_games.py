@@ -141,10 +141,11 @@ def media_subject(rep, model_output: str) -> Subject:
                    media=media)
 
 
-def input_model(predict_fn, rep, target) -> InputModel:
+def input_model(predict_fn, rep, target, *, several: bool = False) -> InputModel:
     """The model seam for a ``predict_fn`` on lists of texts / arrays of images."""
     names = list(rep.words) if isinstance(rep, TextInput) else list(rep.names)
-    return InputModel(predict_fn, names, target=target, bytes_per_input=rep.bytes_per_input)
+    return InputModel(predict_fn, names, target=target, bytes_per_input=rep.bytes_per_input,
+                      several=several)
 
 
 class RemovalGame(Game):

@@ -11,6 +11,11 @@ weights :math:`\pi`.  The surrogate chooses at most ``k`` features and fits
 with scikit-learn (Ridge on the weight-centred data, ``lars_path`` for the
 lasso path).  Ribeiro, Singh & Guestrin (2016), and the ``lime`` package's
 defaults, which this module follows so the two can be compared.
+
+A model of several outputs is answered once per sample with all of them, and
+their surrogates share the samples, distances and weights: each output
+selects its own features, and outputs with the same features are fit by one
+solve with a right-hand side per output (:func:`fit_outputs`).
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float)
+from ..engine import run
 from ._blocks import SurrogateBlock
 from .result import build
 
-__all__ = ["surrogate_attributions", "exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES", "LocalFit", "fit_local",
-           "choose_selection", "warn_if_shrunk", "check_budget"]
+__all__ = ["surrogate_attributions", "exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES",
+           "LocalFit", "fit_local", "fit_outputs", "choose_selection", "warn_if_shrunk",
+           "check_budget", "EveryOutput", "run_every_output", "output_names"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
 #: ``num_features=None`` keeps at most this many features (fewer when there are fewer).
@@ -90,77 +97,128 @@ class LocalFit:
     shrinkage: float = 1.0
 
 
-def _centred(Z, y, w):
-    """Weight-centred data scaled by :math:`\\sqrt{\\pi}`: the intercept drops out of the fit."""
+def _centred(Z, Y, w):
+    """Weight-centred data scaled by :math:`\\sqrt{\\pi}`: the intercept drops out of the fit.
+
+    ``Y`` is ``(S,)`` or ``(S, K)`` (one column per output).
+    """
     total = w.sum()
     z_mean = w @ Z / total
-    y_mean = w @ y / total
+    y_mean = w @ Y / total
     sw = np.sqrt(w)
-    return (Z - z_mean) * sw[:, None], (y - y_mean) * sw, z_mean, y_mean
+    return (Z - z_mean) * sw[:, None], (Y - y_mean) * (sw[:, None] if Y.ndim == 2 else sw), \
+        z_mean, y_mean
 
 
-def _ridge(Z, y, w, alpha):
-    """Weighted ridge with an unpenalised intercept (scikit-learn): ``(coef, intercept)``."""
+def _ridge(Z, Y, w, alpha):
+    """Weighted ridge with an unpenalised intercept (scikit-learn): ``(coef, intercept)``.
+
+    ``Y`` of shape ``(S, K)`` is solved with its ``K`` right-hand sides at once
+    (``coef`` ``(p, K)``, ``intercept`` ``(K,)``); a ``(S,)`` ``Y`` gives
+    ``(p,)`` and a float.
+    """
     from sklearn.linear_model import ridge_regression
 
+    one = Y.ndim == 1
+    Y2 = Y[:, None] if one else Y
     if Z.shape[1] == 0:
-        return np.zeros(0), float(w @ y / w.sum())
-    Zc, yc, z_mean, y_mean = _centred(Z, y, w)
-    # plain least squares (alpha=0) may be singular: the SVD solver takes its minimum-norm fit
-    solver = "cholesky" if alpha > 0 else "svd"
-    coef = ridge_regression(Zc, yc, alpha, solver=solver, check_input=False)
-    coef = np.asarray(coef, dtype=np.float64).reshape(-1)
-    return coef, float(y_mean - z_mean @ coef)
+        coef, intercept = np.zeros((0, Y2.shape[1])), w @ Y2 / w.sum()
+    else:
+        Zc, Yc, z_mean, y_mean = _centred(Z, Y2, w)
+        # alpha > 0: one Cholesky factorisation solves every right-hand side
+        coef = ridge_regression(Zc, Yc, alpha, solver="cholesky", check_input=False)
+        coef = np.asarray(coef, dtype=np.float64).reshape(Y2.shape[1], Z.shape[1]).T
+        intercept = y_mean - z_mean @ coef
+    return (coef[:, 0], float(intercept[0])) if one else (coef, intercept)
 
 
-def _unit_scale(y, *others):
-    """``y`` and ``others`` divided by the power of two nearest above ``max |y|``.
+def _column_scales(Y) -> np.ndarray:
+    """Per column of ``Y``, the power of two that brings its largest value near 1.
 
     R^2 does not depend on the scale of ``y``, but its sums of squares overflow to
     inf / inf = NaN for predictions beyond about 1e154.  A power of two scales
     exactly, so every other R^2 keeps its last digit.
     """
-    peak = float(np.max(np.abs(y), initial=0.0))
-    if not 0 < peak < np.inf:
-        return (y, *others)
-    e = -np.frexp(peak)[1]
-    return tuple(np.ldexp(a, e) for a in (y, *others))
+    peak = np.max(np.abs(Y), axis=0, initial=0.0)
+    return np.where((peak > 0) & np.isfinite(peak), -np.frexp(peak)[1], 0)
 
 
-def _r2(y, fitted, w) -> float:
-    """Weighted R^2, as scikit-learn's ``r2_score`` (1 for a perfect fit of a constant)."""
-    y, fitted = _unit_scale(np.asarray(y, dtype=np.float64), np.asarray(fitted, dtype=np.float64))
-    resid = w @ (y - fitted) ** 2
-    total = w @ (y - w @ y / w.sum()) ** 2
-    if total <= 0:
-        return 1.0 if resid <= 0 else 0.0
-    return float(1.0 - resid / total)
+def _r2_columns(Y, fitted, w, *, resid=None) -> np.ndarray:
+    """Weighted R^2 of each column, as scikit-learn's ``r2_score`` (1 for a perfect fit
+    of a constant); ``resid`` replaces ``Y - fitted`` (the held-out residuals)."""
+    e = _column_scales(Y)
+    Ys = np.ldexp(Y, e)
+    rs = np.ldexp(Y - fitted if resid is None else resid, e)
+    unexplained = w @ rs ** 2
+    total = w @ (Ys - w @ Ys / w.sum()) ** 2
+    # a constant: fit exactly (weighted), or its held-out residuals all near 0
+    exact = unexplained <= 0 if resid is None else np.all(np.isclose(resid, 0), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, 1.0 - unexplained / total, np.where(exact, 1.0, 0.0))
 
 
-def _forward(Z, y, w, k):
-    """Greedy forward selection: add the feature that most raises the weighted R^2 of OLS."""
-    used: list[int] = []
-    for _ in range(min(k, Z.shape[1])):
-        best: int | None = None
-        best_score = -np.inf
-        for j in range(Z.shape[1]):
-            if j in used:
-                continue
-            cols = used + [j]
-            coef, b = _ridge(Z[:, cols], y, w, 0.0)
-            score = _r2(y, Z[:, cols] @ coef + b, w)
-            if score > best_score:
-                best, best_score = j, score
-        assert best is not None  # the scores are finite (see _r2): one beats -inf
-        used.append(best)
-    return np.array(sorted(used), dtype=np.intp)
+def _alike(used):
+    """Outputs grouped by their selected features: ``[(features, [outputs]), ...]``.
+
+    The outputs of a group share every matrix of their fits (the samples, the
+    weights, the columns): one solve with a right-hand side per output.
+    """
+    groups: dict[tuple, list[int]] = {}
+    for c, cols in enumerate(used):
+        groups.setdefault(tuple(int(j) for j in cols), []).append(c)
+    return list(groups.items())
 
 
-def _highest_weights(Z, y, w, z0, k):
-    """The ``k`` largest ``|coef_j * z0_j|`` of a lightly penalised fit on all features."""
-    coef, _ = _ridge(Z, y, w, RANKING_ALPHA)
-    order = np.argsort(-np.abs(coef * z0), kind="stable")
-    return np.sort(order[:k])
+def _forward(Z, Y, w, k):
+    r"""Greedy forward selection per output: add the feature that most raises the weighted
+    R^2 of least squares.
+
+    On the weight-centred data (:func:`_centred`), with Gram matrix
+    :math:`G = Z_c^\top Z_c` and :math:`b = Z_c^\top y_c`, adding feature
+    :math:`j` to the set :math:`S` raises the explained sum of squares by
+    :math:`c_j^2 / r_j`, where :math:`r_j = G_{jj} - G_{jS} G_{SS}^{+} G_{Sj}`
+    is what of :math:`z_j` the set leaves unexplained and
+    :math:`c_j = b_j - G_{jS} G_{SS}^{+} b_S` its covariance with the
+    residual: the R^2 of every candidate at once, from one Gram matrix that
+    all outputs share, instead of a least-squares fit per candidate.  A
+    candidate that the set already explains (:math:`r_j \approx 0`) adds
+    nothing; ties (within rounding) go to the first feature.
+    """
+    Zc, Yc, _, _ = _centred(Z, np.ldexp(Y, _column_scales(Y)), w)
+    G = Zc.T @ Zc
+    B = Zc.T @ Yc
+    p = Z.shape[1]
+    diag = np.diag(G).copy()
+    # below this, a candidate is a combination of the chosen ones (or constant)
+    floor = 1e-10 * np.maximum(diag, np.finfo(float).tiny)
+    out = []
+    for c in range(Y.shape[1]):
+        used: list[int] = []
+        for _ in range(min(k, p)):
+            if used:
+                inv = np.linalg.pinv(G[np.ix_(used, used)])
+                across = G[:, used]
+                left = diag - np.einsum("js,st,jt->j", across, inv, across)
+                cov = B[:, c] - across @ (inv @ B[used, c])
+            else:
+                left, cov = diag, B[:, c]
+            fresh = left > floor
+            gain = np.zeros(p)
+            gain[fresh] = cov[fresh] ** 2 / left[fresh]
+            gain[used] = -np.inf
+            # ties within rounding go to the first feature (a copy of a column is one)
+            best = gain.max()
+            used.append(int(np.flatnonzero(gain >= best - 1e-12 * abs(best))[0]))
+        out.append(np.array(sorted(used), dtype=np.intp))
+    return out
+
+
+def _highest_weights(Z, Y, w, z0, k):
+    """Per output, the ``k`` largest ``|coef_j * z0_j|`` of a lightly penalised fit on all
+    features (one fit for every output)."""
+    coef, _ = _ridge(Z, Y, w, RANKING_ALPHA)
+    return [np.sort(np.argsort(-np.abs(coef[:, c] * z0), kind="stable")[:k])
+            for c in range(Y.shape[1])]
 
 
 def _lasso_path(Z, y, w, k):
@@ -177,26 +235,35 @@ def _lasso_path(Z, y, w, k):
     return used
 
 
-def _holdout_r2(Z, y, w, coef, intercept, alpha) -> float:
-    r"""Leave-one-out weighted R^2 of the ridge fit (PRESS), without refitting.
+def _leverages(Z, w, alpha):
+    r"""Leverages :math:`h_s = \pi_s \tilde z_s^\top G^{-1} \tilde z_s` of the ridge fit on ``Z``.
 
-    Holding out sample :math:`s` changes its residual to :math:`e_s / (1 - h_s)`
-    with :math:`h_s = \pi_s \tilde z_s^\top G^{-1} \tilde z_s`,
     :math:`\tilde z = (1, z)` and :math:`G = \tilde Z^\top \Pi \tilde Z + \alpha I'`
-    (the intercept unpenalised): an exact identity of penalised least squares.
+    (the intercept unpenalised); they do not depend on the answers, so every
+    output fit on the same columns shares them.
     """
-    X = np.column_stack([np.ones(len(y)), Z])
+    X = np.column_stack([np.ones(Z.shape[0]), Z])
     penalty = np.full(X.shape[1], alpha)
     penalty[0] = 0.0
     G = (X * w[:, None]).T @ X + np.diag(penalty)
-    h = w * ((X @ np.linalg.pinv(G)) * X).sum(axis=1)
-    resid = (y - Z @ coef - intercept) / np.maximum(1.0 - h, 1e-12)
-    ys, rs = _unit_scale(np.asarray(y, dtype=np.float64), resid)
-    y_mean = w @ ys / w.sum()
-    total = w @ (ys - y_mean) ** 2
-    if total <= 0:
-        return 1.0 if np.allclose(resid, 0) else 0.0
-    return float(1.0 - w @ rs ** 2 / total)
+    return w * ((X @ np.linalg.pinv(G)) * X).sum(axis=1)
+
+
+def _holdout_r2(Z, Y, w, coef, intercept, alpha, h=None):
+    r"""Leave-one-out weighted R^2 of the ridge fit (PRESS), without refitting.
+
+    Holding out sample :math:`s` changes its residual to :math:`e_s / (1 - h_s)`
+    with the leverage :math:`h_s` (:func:`_leverages`): an exact identity of
+    penalised least squares.  ``Y`` ``(S, K)`` with ``coef`` ``(p, K)`` gives
+    one score per column; ``(S,)`` a float.
+    """
+    h = _leverages(Z, w, alpha) if h is None else h
+    one = np.ndim(Y) == 1
+    Y2 = np.asarray(Y, dtype=np.float64).reshape(len(Y), -1)
+    fitted = Z @ np.reshape(coef, (Z.shape[1], -1)) + intercept
+    resid = (Y2 - fitted) / np.maximum(1.0 - h, 1e-12)[:, None]
+    scores = _r2_columns(Y2, fitted, w, resid=resid)
+    return float(scores[0]) if one else scores
 
 
 #: Below this shrinkage the ridge penalty, not the model, sets a weight (it is halved).
@@ -265,6 +332,17 @@ def fit_local(Z, y, w, z0, k: int, method: str) -> LocalFit:
 
     ``Z`` is ``(S, p)`` (row 0 the instance), ``z0`` the instance's representation.
     """
+    return fit_outputs(Z, np.asarray(y, dtype=np.float64)[:, None], w, z0, k, method)[0]
+
+
+def fit_outputs(Z, Y, w, z0, k: int, method: str) -> list[LocalFit]:
+    """One surrogate per column of ``Y`` ``(S, K)``, fit on the same samples and weights.
+
+    Each output selects its own features (as a single-output fit of that
+    column would); outputs with the same features are fit in one ridge solve
+    with a right-hand side each, and share the leverages of their held-out
+    score.  Column ``c``'s fit equals :func:`fit_local` of ``Y[:, c]``.
+    """
     from sklearn import config_context
 
     # The inputs are ours and checked: scikit-learn's per-call validation would cost more
@@ -273,31 +351,86 @@ def fit_local(Z, y, w, z0, k: int, method: str) -> LocalFit:
     # (scikit-learn's config is thread-local; the BLAS limit is not, see _one_blas_thread)
     with config_context(skip_parameter_validation=True, assume_finite=True), \
             _one_blas_thread():
-        return _fit_local(np.asarray(Z, dtype=np.float64), y, w, z0, k, method)
+        return _fit_outputs(np.asarray(Z, dtype=np.float64), np.asarray(Y, dtype=np.float64),
+                            w, z0, k, method)
 
 
-def _fit_local(Z, y, w, z0, k, method):
+def _fit_outputs(Z, Y, w, z0, k, method):
     method = choose_selection(method, k)
-    if method == "none" or k >= Z.shape[1] and method != "lasso_path":
-        used = np.arange(Z.shape[1])
+    K, p = Y.shape[1], Z.shape[1]
+    if method == "none" or k >= p and method != "lasso_path":
+        used = [np.arange(p)] * K
     elif method == "forward":
-        used = _forward(Z, y, w, k)
+        used = _forward(Z, Y, w, k)
     elif method == "highest_weights":
-        used = _highest_weights(Z, y, w, z0, k)
+        used = _highest_weights(Z, Y, w, z0, k)
     else:
-        used = _lasso_path(Z, y, w, k)
-    coef_used, intercept = _ridge(Z[:, used], y, w, RIDGE_ALPHA)
-    fitted = Z[:, used] @ coef_used + intercept
-    coef = np.zeros(Z.shape[1])
-    coef[used] = coef_used
-    Zu = Z[:, used]
-    spread = w @ (Zu - w @ Zu / w.sum()) ** 2
-    spread = spread[spread > 0]
-    return LocalFit(
-        shrinkage=float((spread / (spread + RIDGE_ALPHA)).min()) if spread.size else 1.0,
-        coef=coef, intercept=intercept, score=_r2(y, fitted, w),
-        score_holdout=_holdout_r2(Z[:, used], y, w, coef_used, intercept, RIDGE_ALPHA),
-        local_prediction=float(z0[used] @ coef_used + intercept), used=used)
+        used = [_lasso_path(Z, Y[:, c], w, k) for c in range(K)]
+    fits: list = [None] * K
+    for cols, outs in _alike(used):
+        cols = np.array(cols, dtype=np.intp)
+        Zu = Z[:, cols]
+        coef_used, intercept = _ridge(Zu, Y[:, outs], w, RIDGE_ALPHA)
+        fitted = Zu @ coef_used + intercept
+        h = _leverages(Zu, w, RIDGE_ALPHA)
+        spread = w @ (Zu - w @ Zu / w.sum()) ** 2
+        spread = spread[spread > 0]
+        shrinkage = float((spread / (spread + RIDGE_ALPHA)).min()) if spread.size else 1.0
+        score = _r2_columns(Y[:, outs], fitted, w)
+        holdout = _holdout_r2(Zu, Y[:, outs], w, coef_used, intercept, RIDGE_ALPHA, h)
+        local = z0[cols] @ coef_used + intercept
+        for t, c in enumerate(outs):
+            coef = np.zeros(p)
+            coef[cols] = coef_used[:, t]
+            fits[c] = LocalFit(
+                shrinkage=shrinkage, coef=coef, intercept=float(intercept[t]),
+                score=float(score[t]), score_holdout=float(holdout[t]),
+                local_prediction=float(local[t]), used=cols)
+    return fits
+
+
+# ------------------------------------------------------------ every output at once
+class EveryOutput:
+    """A segment that keeps every output of its answers: ``(rows,)``, or ``(rows, k)``.
+
+    Its result takes the shape of the first answers folded, so the plan
+    needs not know how many outputs the model has.
+    """
+
+    n_rows: int
+    result: Any
+    #: columns of the answers folded (1 for answers of one output)
+    outputs_seen = 1
+
+    def _fold(self, start, stop, answers):
+        if self.result is None:
+            self.result = np.zeros((self.n_rows,) + np.shape(answers)[1:])
+            self.outputs_seen = self.result.shape[1] if self.result.ndim == 2 else 1
+        super()._fold(start, stop, answers)  # type: ignore[misc]
+
+
+def run_every_output(model, plan, options, *, desc):
+    """Run the one plan of every output of ``model`` (its segments :class:`EveryOutput`).
+
+    LIME's surrogates of every output read the same samples, distances and
+    weights, so one plan draws them, keeps the model's ``(rows, k)`` answers
+    and fits the outputs together.  A model that tells its number of outputs
+    only by answering (a function, a torch module) settles them with its
+    first answer, which is kept: all outputs cost the model rows of one.
+    """
+    if model.undetermined:
+        model.settle_on_answer = True
+    run(model, [plan], options, desc=desc)
+    if model.undetermined:
+        # answered on a cluster's workers, whose copies of the model settled themselves
+        width = max((getattr(seg, "outputs_seen", 1) for seg in plan.segments), default=1)
+        model.settle_outputs(width)
+    return plan
+
+
+def output_names(model) -> list:
+    """The name of each explained output (one for a single-output model)."""
+    return list(model.outputs) if model.n_outputs > 1 else [model.output_name]
 
 
 def surrogate_attributions(subject, fits, *, prediction, diagnostics=None, **details):

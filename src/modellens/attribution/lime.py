@@ -21,13 +21,13 @@ from scipy.special import ndtr, ndtri
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float, check_random_state)
-from ..engine import DataRows, Plan, Segment, open_request, run, run_outputs
+from ..engine import DataRows, Plan, Segment, open_request
 from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
 from .distributed import DistributedAttributions
 from ._streams import RowStreams
-from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
-                         warn_if_shrunk)
+from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_outputs,
+                         output_names, run_every_output, surrogate_attributions, warn_if_shrunk)
 from .lime_result import WidthSweep
 from .result import Attributions
 
@@ -267,11 +267,17 @@ def _truncated_normal_icdf(mean, std, low, high, rng):
     return np.where(high > low, mean + std * t, low)
 
 
-class _Neighbourhood(Segment):
+class _Instances(EveryOutput, DataRows):
+    """The explained rows themselves (the shared sampling's row 0 of each neighbourhood)."""
+
+
+class _Neighbourhood(EveryOutput, Segment):
     """Perturbed rows drawn from their own seed when first read (row 0 is ``x0``, if given).
 
     The rows exist from the first chunk that reads them until the surrogates
-    that need them are fit, so a request never holds all rows at once.
+    that need them are fit, so a request never holds all rows at once.  Their
+    answers keep every output of the model: the surrogates of all outputs are
+    fit on these draws.
     """
 
     key: tuple[int, int]  # (repeat, row) of a per-row neighbourhood, set by its plan
@@ -305,7 +311,7 @@ SAMPLINGS = ("per_row", "shared")
 
 
 class _LimePlan(Plan):
-    """Neighbourhoods of every (repeat, row) and their surrogate fits.
+    """Neighbourhoods of every (repeat, row) and the surrogate fits of every output.
 
     ``"per_row"``: one neighbourhood per (repeat, row), fit as soon as its
     answers are in.  ``"shared"``: one set of draws per repeat, answered once,
@@ -314,6 +320,10 @@ class _LimePlan(Plan):
     neighbourhood's ``(Z, y, distances)`` in ``kept`` instead of fitting it.
     Row ``i``'s neighbourhood of repeat ``r`` is drawn from ``streams.seed(i, r)``
     (:class:`~._streams.RowStreams`), the shared draws from ``streams.shared_seed(r)``.
+
+    A model of several outputs answers each sample once with all of them, and
+    the surrogates of a neighbourhood are fit together
+    (:func:`~._surrogate.fit_outputs`): ``fits[r][i]`` lists one fit per output.
     """
 
     def __init__(self, sampler, X, streams, repeats, num_samples, width, k, selection, *,
@@ -326,7 +336,7 @@ class _LimePlan(Plan):
         self.kept = {}
         self.segments = []
         if sampling == "shared":
-            self.instances = DataRows(X)
+            self.instances = _Instances(X)
             self.shared = [_Neighbourhood(sampler, None, num_samples - 1, streams.shared_seed(r))
                            for r in range(self.repeats)]
             self.segments = [self.instances, *self.shared]
@@ -349,14 +359,16 @@ class _LimePlan(Plan):
     def _fit(self, r, i, Z, y):
         z0 = Z[0]
         distances = np.sqrt(((Z - z0) ** 2).sum(axis=1))
+        Y = y.reshape(y.shape[0], -1)  # a column per output
         if self.keep:
             # the width sweep refits these samples itself, at every width
-            self.kept[(r, i)] = (Z, y.copy(), distances)
+            self.kept[(r, i)] = (Z, Y.copy(), distances)
             return
-        fit = fit_local(Z, y, exponential_kernel(distances, self.width), z0, self.k,
-                        self.selection)
-        fit.prediction = float(y[0])
-        self.fits[r][i] = fit
+        fits = fit_outputs(Z, Y, exponential_kernel(distances, self.width), z0, self.k,
+                           self.selection)
+        for c, fit in enumerate(fits):
+            fit.prediction = float(Y[0, c])
+        self.fits[r][i] = fits
 
     def reduce(self):
         if self.sampling == "shared":
@@ -385,22 +397,6 @@ def _open(model, X, training_data, *, target, response_method, feature_names, di
                         target=target, response_method=response_method,
                         feature_names=feature_names, options=options, dask=dask,
                         wrap_model=False, **given)
-
-
-def _every_output(request, plan_for, *, desc):
-    """Each output's ``(model view, results)``: one plan per output, the rows evaluated once.
-
-    The plans of every output draw the same samples (the same row streams), so
-    each output's surrogates are those of its single-output call.
-    """
-    made: list = []
-
-    def plans_for(one):
-        made.append(one)
-        return [plan_for()]
-
-    per_output = run_outputs(request.model, plans_for, request.options, desc=desc)
-    return list(zip(made[-len(per_output):], (res for (res,) in per_output)))
 
 
 def _prepare(request, *, discretize, stacklevel=4):
@@ -552,7 +548,13 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
         "top_k_overlap" (n,), "weight_std" (n, d)}``: whether every repeat chose the same top-k
         features, their mean pairwise overlap (fraction of k), and the
         standard deviation of each weight over the repeats.
-        ``diagnostics["n_model_rows"]`` gives the cost.
+        ``diagnostics["n_model_rows"]`` gives the cost.  A model of several
+        outputs (``target=None`` on a multiclass classifier, a function
+        returning ``(n, k)``) gives ``values`` ``(n, d, k)`` and the
+        per-output figures on a last axis (``outputs`` names them,
+        ``for_output`` takes one): every output's surrogate is fit on the
+        same samples, drawn and answered once, so all outputs cost the
+        model rows of one.
 
     See Also
     --------
@@ -648,33 +650,33 @@ def _lime(request, *, num_features, num_samples, kernel_width, discretize, featu
         raise InvalidParameterError(f"stability_top_k={top_k} is larger than "
                                     f"num_features={num_features}.")
     check_choice(sampling, "sampling", SAMPLINGS)
-    answers = _every_output(
-        request, lambda: _LimePlan(sampler, Xe, streams, repeats, num_samples, width,
-                                   num_features, feature_selection, sampling=sampling),
-        desc="lime")
-    parts = [_lime_result(dataset, Xe, sampler, one, fits, stacklevel=stacklevel + 1,
+    fits = run_every_output(
+        mdl, _LimePlan(sampler, Xe, streams, repeats, num_samples, width, num_features,
+                       feature_selection, sampling=sampling),
+        request.options, desc="lime").fits
+    conditions = [sampler.conditions(Xe[i], dataset.columns) for i in range(n)]
+    parts = [_lime_result(dataset, Xe, name, [[fit[c] for fit in rep] for rep in fits],
+                          conditions=conditions, stacklevel=stacklevel + 1,
                           n_model_rows=mdl.n_rows, width=width, num_samples=num_samples,
                           discretize=discretize, feature_selection=feature_selection,
                           sampling=sampling, repeats=repeats, top_k=top_k)
-             for one, fits in answers]
+             for c, name in enumerate(output_names(mdl))]
     return parts[0] if len(parts) == 1 else Attributions.stack(parts, mdl.output_labels)
 
 
-def _lime_result(dataset, Xe, sampler, one, fits, *, stacklevel, n_model_rows, width,
-                 num_samples, discretize, feature_selection, sampling, repeats, top_k):
-    """The Attributions of one output's fits."""
-    n = Xe.shape[0]
+def _lime_result(dataset, Xe, output_name, fits, *, conditions, stacklevel, n_model_rows,
+                 width, num_samples, discretize, feature_selection, sampling, repeats, top_k):
+    """The Attributions of one output's fits (``fits[r][i]``: repeat ``r``, row ``i``)."""
     main = fits[0]
     warn_if_shrunk(main, stacklevel=stacklevel + 1)
     subject = Subject(codes=Xe.copy(), feature_names=dataset.feature_names,
-                      output=one.output_name, columns=dataset.columns,
+                      output=output_name, columns=dataset.columns,
                       column_labels=dataset.column_labels if dataset.is_frame else None)
     return surrogate_attributions(
         subject, main, prediction=np.array([f.prediction for f in main]),
         diagnostics={"n_model_rows": n_model_rows},
         interpretable="continuous" if discretize is None else "binned",
-        conditions=[sampler.conditions(Xe[i], dataset.columns) for i in range(n)],
-        kernel_width=width, num_samples=num_samples, discretize=discretize,
+        conditions=conditions, kernel_width=width, num_samples=num_samples, discretize=discretize,
         feature_selection=feature_selection, sampling=sampling,
         stability=_stability(fits, top_k) if repeats > 1 else None)
 
@@ -739,7 +741,9 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     WidthSweep
         ``widths``, the weights at each width (``values``, ``(W, d)``), the
         weighted R^2 on the samples and left out (``score``,
-        ``score_holdout``), and ``.plot()``.
+        ``score_holdout``), and ``.plot()``.  A model of several outputs
+        gives ``values`` ``(W, d, k)`` and scores ``(W, k)`` from the same
+        samples (``outputs``, ``for_output``, ``plot(output=...)``).
 
     See Also
     --------
@@ -779,7 +783,8 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     >>> ax = sweep.plot()
     """
     request = _open(model, x, training_data, target=target, response_method=response_method,
-                    feature_names=feature_names, discretize=discretize, dask="in_memory")
+                    feature_names=feature_names, discretize=discretize, dask="in_memory",
+                    several=True)
     dataset, Xe, sampler, mdl = _prepare(request, discretize=discretize)
     if Xe.shape[0] != 1:
         raise InvalidParameterError(f"lime_width_sweep explains one row; x has {Xe.shape[0]}.")
@@ -789,12 +794,21 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     widths = default * np.geomspace(0.05, 20, 25) if widths is None else \
         np.asarray([check_positive_float(w, "widths") for w in np.atleast_1d(widths)])
     streams = RowStreams.draw(check_random_state(random_state))
-    plan = _LimePlan(sampler, Xe, streams, 1, num_samples, default, k, feature_selection, keep=True)
-    run(mdl, [plan], request.options, desc="lime width sweep")
-    Z, y, distances = plan.kept[(0, 0)]
-    fits = [fit_local(Z, y, exponential_kernel(distances, w), Z[0], k, feature_selection)
+    plan = run_every_output(
+        mdl, _LimePlan(sampler, Xe, streams, 1, num_samples, default, k, feature_selection,
+                       keep=True),
+        request.options, desc="lime width sweep")
+    Z, Y, distances = plan.kept[(0, 0)]
+    # (W, outputs) fits: every output at one width in one solve
+    fits = [fit_outputs(Z, Y, exponential_kernel(distances, w), Z[0], k, feature_selection)
             for w in widths]
-    return WidthSweep(widths, np.array([f.coef for f in fits]),
-                      np.array([f.score for f in fits]),
-                      np.array([f.score_holdout for f in fits]),
-                      dataset.feature_names, default)
+    several = mdl.n_outputs > 1
+
+    def field(name):
+        got = np.array([[getattr(f, name) for f in at_width] for at_width in fits])
+        return np.moveaxis(got, 1, -1) if several else got[:, 0]
+
+    return WidthSweep(widths, field("coef"), field("score"), field("score_holdout"),
+                      dataset.feature_names, default,
+                      outputs=output_names(mdl) if several else None,
+                      output_labels=list(mdl.output_labels) if several else None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .._validation import InvalidParameterError
+from ..models import output_position
 from ..plot.lime import plot_width_sweep
 
 __all__ = ["WidthSweep"]
@@ -13,13 +15,17 @@ class WidthSweep:
     Attributes
     ----------
     widths : ndarray of shape (W,)
-    values : ndarray of shape (W, d)
+    values : ndarray of shape (W, d), or (W, d, k) for k outputs
         The surrogate's weights at each width.
-    score, score_holdout : ndarray of shape (W,)
+    score, score_holdout : ndarray of shape (W,), or (W, k)
         Weighted R^2 on the samples, and leave-one-out.
     feature_names : list of str
     default_width : float
         LIME's default width, ``0.75 * sqrt(d)``.
+    outputs : list of str or None
+        The names of the explained outputs when there are several (every
+        output's surrogates are fit on the same samples); None for one.
+        :meth:`for_output` takes one output's sweep.
 
     Examples
     --------
@@ -35,15 +41,47 @@ class WidthSweep:
     'x0'
     """
 
-    def __init__(self, widths, values, score, score_holdout, feature_names, default_width):
+    def __init__(self, widths, values, score, score_holdout, feature_names, default_width, *,
+                 outputs=None, output_labels=None):
         self.widths, self.values = widths, values
         self.score, self.score_holdout = score, score_holdout
         self.feature_names, self.default_width = feature_names, default_width
+        self.outputs, self.output_labels = outputs, output_labels
 
     def __repr__(self):
-        return f"WidthSweep(widths={len(self.widths)}, features={len(self.feature_names)})"
+        several = "" if self.outputs is None else f", outputs={len(self.outputs)}"
+        return f"WidthSweep(widths={len(self.widths)}, features={len(self.feature_names)}" \
+            f"{several})"
 
-    def plot(self, *, max_display: int = 6, ax=None):
+    def for_output(self, output) -> "WidthSweep":
+        """The sweep of one output, as the same call with that ``target=`` gives it.
+
+        Parameters
+        ----------
+        output : label, str or int
+            A class label, an output name or a position.
+
+        Returns
+        -------
+        WidthSweep
+            ``values`` ``(W, d)``, ``score`` ``(W,)``.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> train = np.random.default_rng(0).normal(size=(300, 2))
+        >>> sweep = ml.lime_width_sweep(lambda A: A * [1.0, -1.0], train[:1],
+        ...                             training_data=train, num_samples=300, random_state=0)
+        >>> sweep.outputs, sweep.values.shape
+        (['f(x)[0]', 'f(x)[1]'], (25, 2, 2))
+        >>> sweep.for_output(1).values.shape
+        (25, 2)
+        """
+        c = output_position(self.outputs, self.output_labels, output)
+        return WidthSweep(self.widths, self.values[..., c], self.score[..., c],
+                          self.score_holdout[..., c], self.feature_names, self.default_width)
+
+    def plot(self, *, output=None, max_display: int = 6, ax=None):
         """Draw each top feature's weight against the kernel width, to see if the answer holds.
 
         A line per feature (those with the largest weights), the width on a
@@ -55,6 +93,9 @@ class WidthSweep:
 
         Parameters
         ----------
+        output : label, str or int, optional
+            Which output to draw, when the sweep has several (a class label,
+            an output name or a position); required then.
         max_display : int, default=6
             Most features drawn.
         ax : matplotlib Axes, optional
@@ -76,4 +117,13 @@ class WidthSweep:
         >>> len(ax.lines), ax.get_xscale()  # two features, the default width, the zero line
         (4, 'log')
         """
-        return plot_width_sweep(self, max_display=max_display, ax=ax)
+        if self.outputs is None:
+            if output is not None:
+                raise InvalidParameterError(
+                    f"output={output!r}: this sweep has one output; leave output= out.")
+            return plot_width_sweep(self, max_display=max_display, ax=ax)
+        if output is None:
+            raise InvalidParameterError(
+                f"the sweep has {len(self.outputs)} outputs: {self.outputs}. Pick the one to "
+                "draw with output= (a class label, an output name or a position).")
+        return plot_width_sweep(self.for_output(output), max_display=max_display, ax=ax)

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_random_state
-from ..engine import Plan, open_request, run
+from ..engine import Plan, open_request
 from ..typing import ArrayLike, PredictFn, RandomStateLike, TargetSpec
-from ._games import RemovalGame
-from ._masking import ImageInput, TextInput
-from ._surrogate import (check_budget, exponential_kernel, fit_local, surrogate_attributions,
-                         warn_if_shrunk)
+from ._games import input_model, media_subject
+from ._masking import CoalitionRows, ImageInput, TextInput
+from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_outputs,
+                         output_names, run_every_output, surrogate_attributions, warn_if_shrunk)
 from .result import Attributions
 
 __all__ = ["lime_text", "lime_image", "TEXT_KERNEL_WIDTH", "IMAGE_KERNEL_WIDTH"]
@@ -55,14 +55,18 @@ def _image_masks(p, size, rng):
     return masks
 
 
-class _Rows(Plan):
-    """Segments evaluated together; the result is their answers."""
+class _Samples(EveryOutput, CoalitionRows):
+    """LIME's coalitions of one text or image, answered with every output of the model."""
 
-    def __init__(self, segments):
-        self.segments = list(segments)
+
+class _Rows(Plan):
+    """One segment's rows; the result is their answers."""
+
+    def __init__(self, segment):
+        self.segments = [segment]
 
     def reduce(self):
-        return [seg.result for seg in self.segments]
+        return self.segments[0].result
 
 
 def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_width,
@@ -75,20 +79,24 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
         players=f"{what} of the {kind}")
     rng = check_random_state(random_state)
     masks = (_text_masks if kind == "text" else _image_masks)(p, num_samples, rng)
-    # LIME's samples are coalitions of the removal game that Shapley values use
-    game = RemovalGame(predict_fn, rep, target=target)
-    ((y,),) = run(game.model, [_Rows([game.coalition_rows(masks)])], options,
-                  desc=f"lime ({kind})")
+    # LIME's samples are coalitions of the removal game that Shapley values use; every
+    # output of a predict_fn's (m, k) scores is fit on the same samples (target=None)
+    model = input_model(predict_fn, rep, target, several=True)
+    plan = run_every_output(model, _Rows(_Samples(rep, masks)), options, desc=f"lime ({kind})")
+    Y = plan.segments[0].result.reshape(num_samples, -1)
     Z = masks.astype(np.float64)
     distances = _cosine_to_full(Z) * (100.0 if kind == "text" else 1.0)
-    fit = fit_local(Z, y, exponential_kernel(distances, width), Z[0], num_features,
-                    feature_selection)
-    warn_if_shrunk([fit])
-    return surrogate_attributions(
-        game.subject, [fit], prediction=y[:1].copy(),
-        diagnostics={"n_model_rows": game.model.n_rows},
-        interpretable="words" if kind == "text" else "superpixels", kernel_width=width,
-        num_samples=num_samples, feature_selection=feature_selection)
+    fits = fit_outputs(Z, Y, exponential_kernel(distances, width), Z[0], num_features,
+                       feature_selection)
+    parts = []
+    for c, name in enumerate(output_names(model)):
+        warn_if_shrunk([fits[c]], stacklevel=4)
+        parts.append(surrogate_attributions(
+            media_subject(rep, name), [fits[c]], prediction=Y[:1, c].copy(),
+            diagnostics={"n_model_rows": model.n_rows},
+            interpretable="words" if kind == "text" else "superpixels", kernel_width=width,
+            num_samples=num_samples, feature_selection=feature_selection))
+    return parts[0] if len(parts) == 1 else Attributions.stack(parts, model.output_labels)
 
 
 def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = None,
@@ -110,8 +118,9 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
     Parameters
     ----------
     predict_fn : callable
-        ``predict_fn(list of str) -> (m,)`` scores, or ``(m, k)`` class scores
-        with ``target=`` choosing the column.
+        ``predict_fn(list of str) -> (m,)`` scores, or ``(m, k)`` class scores:
+        every column is explained (from the same samples), or the one
+        ``target=`` chooses.
     text : str
     tokenizer : str or callable, optional
         A regular expression matching one word (default ``r"\w+"``), or a
@@ -122,14 +131,18 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
     num_samples, kernel_width, feature_selection, random_state
         As in :func:`modellens.lime`.
     target : int, optional
-        The column of ``predict_fn``'s output to explain.
+        The column of ``predict_fn``'s output to explain; None (default)
+        explains every column of ``(m, k)`` scores, each output's surrogate
+        fit on the same samples (values ``(1, p, k)``, ``attr.for_output(c)``
+        the column's own result, equal to the call with ``target=c``).
     chunk_size, n_jobs, progress
         Execution options (see :func:`modellens.config`).
 
     Returns
     -------
     Attributions
-        One row over the distinct words (``feature_names``), with
+        One row over the distinct words (``feature_names``; values ``(1, p)``,
+        or ``(1, p, k)`` for ``k`` outputs), with
         ``intercept``, ``score``, ``local_prediction`` (the ``surrogate``
         block); ``media.text`` and ``media.spans`` (each token's start, end
         and word) let
@@ -199,7 +212,8 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
     Parameters
     ----------
     predict_fn : callable
-        ``predict_fn(images) -> (m,)`` or ``(m, k)`` with ``target=``;
+        ``predict_fn(images) -> (m,)`` or ``(m, k)`` (every column explained
+        from the same samples, or the one ``target=`` chooses);
         ``images`` has shape ``(m, height, width, channels)`` (or
         ``(m, height, width)`` for a 2-D image) and the image's dtype.
     image : ndarray of shape (height, width, channels) or (height, width)

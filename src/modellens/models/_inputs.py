@@ -36,15 +36,21 @@ class InputModel(Model):
     bytes_per_input : int
         Memory of one built input, which caps the inputs of one call at
         about ``INPUT_CHUNK_BYTES``.
+    several : bool
+        With ``target=None``, explain every column of ``(m, k)`` scores (the
+        first answer tells ``k``, as for a function on a table).
     """
 
-    def __init__(self, predict_fn, names, *, target=None, bytes_per_input: int = 0):
+    def __init__(self, predict_fn, names, *, target=None, bytes_per_input: int = 0,
+                 several: bool = False):
         if not callable(predict_fn):
             raise InvalidParameterError(
                 f"predict_fn must be a callable mapping inputs to scores, got "
                 f"{type(predict_fn).__name__}.")
         schema = Dataset.from_data(np.zeros((1, len(names))), feature_names=list(names))
-        super().__init__(predict_fn, schema, target=target)
+        # several outputs only with target=None: a list of columns would have to be
+        # probed on a built input, which this seam cannot make
+        super().__init__(predict_fn, schema, target=target, several=several and target is None)
         self._may_take_tensors = False
         self._cap = max(1, INPUT_CHUNK_BYTES // max(1, int(bytes_per_input))) \
             if bytes_per_input else None

@@ -184,6 +184,10 @@ class Model:
         #: the number of outputs is learnt from the model's first answer (target=None on a
         #: model without classes); until then answers of one output are taken as they come
         self._undetermined = False
+        #: a caller whose segments keep answers of any width (LIME's) sets this: a first
+        #: answer of several outputs then settles them and is kept, instead of stopping
+        #: the pass with OutputsFound (whose chunk would be asked again)
+        self.settle_on_answer = False
         #: the output columns of a multi-output model (None: one output, see class_index)
         self._columns: list | None = None
         #: columns of the model's whole answer, checked at every call (multi-output only)
@@ -266,11 +270,12 @@ class Model:
             self._target_given = True
             self._respond(labels[0])
             return
-        self._undetermined = False
         self.output_labels, self._columns, self._answer_width = list(labels), list(columns), width
         self.outputs = [self.view(c).output_name for c in range(len(columns))]
         self.output_name = ", ".join(self.outputs)
         self.class_index, self.explained_class = None, None
+        # last: a thread that reads it False finds the outputs set
+        self._undetermined = False
 
     @property
     def undetermined(self) -> bool:
@@ -319,6 +324,7 @@ class Model:
             return self
         one = copy.copy(self)
         one._columns = None
+        one._undetermined = False  # (a view made while the outputs settle)
         one._answer_width = None
         one._target_given = True
         one.output_labels = []
@@ -532,9 +538,14 @@ class Model:
         m = rows.shape[0]
         out = _numbers(to_numpy(out))
         if self._undetermined:
-            if out.ndim == 2 and out.shape[0] == m and out.shape[1] > 1:
-                raise OutputsFound(int(out.shape[1]))
-            self._undetermined = False  # one output: from now on, every answer has one
+            width = int(out.shape[1]) if out.ndim == 2 and out.shape[0] == m and \
+                out.shape[1] > 1 else None
+            if width is not None and not self.settle_on_answer:
+                raise OutputsFound(width)
+            with self._count_lock:  # chunks answered at once in threads settle once
+                if self._undetermined and width is not None:
+                    self._set_outputs(list(range(width)), list(range(width)), width)
+                self._undetermined = False  # from now on, every answer has this width
         if self._columns is not None:
             try:
                 out = select_outputs(out, self._columns, m, self._answer_width, self.outputs)
