@@ -18,7 +18,7 @@ from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, 
 from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
-                     tree_ensemble_for, tree_targets)
+                     tree_ensemble_for)
 from ._masking import ImageMasker, TextMasker
 from ._streams import RowStreams
 from .distributed import DistributedAttributions
@@ -349,11 +349,6 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
-    games = game if isinstance(game, list) else [game]
-    labels = None
-    if isinstance(game, list):  # TreeSHAP of several outputs: one game per output column
-        games, labels = game, [g.label for g in game]
-        game = games[0]
     estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
                                               streams, interactions=interactions,
                                               n_threads=options.threads, index=index,
@@ -366,17 +361,14 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                         stacklevel=stacklevel - 1)
         return _explain_outputs(request, game, estimator, algorithm, budget, index, streams)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
-    if len(games) > 1:
-        # every output column of the ensemble in turn (one traversal for every class is a
-        # later optimisation of the kernels)
-        plans = [plan] + [ShapleyPlan(g, _estimator(g, algorithm, None, None, streams,
-                                                    interactions=interactions,
-                                                    n_threads=options.threads, index=index,
-                                                    stacklevel=stacklevel - 1)[0])
-                          for g in games[1:]]
-        ests = run(None, plans, options, desc=f"shapley ({label})")
-        return Attributions.stack([_result(p.game, p.estimator, est, algorithm, budget, index)
-                                   for p, est in zip(plans, ests)], labels)
+    if isinstance(game, TreeGame):
+        # every output the game asks for, from one pass over the trees
+        (ests,) = run(None, [plan], options, desc=f"shapley ({label})")
+        parts = [_result(game, estimator, est, algorithm, budget, index, subject=subject,
+                         diagnostics=diagnostics)
+                 for est, subject, diagnostics in zip(ests, game.subjects,
+                                                      game.output_diagnostics)]
+        return parts[0] if game.labels is None else Attributions.stack(parts, game.labels)
     (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
     return _result(game, estimator, est, algorithm, budget, index)
 
@@ -460,10 +452,7 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
             "(TreeSHAP of a supported tree model also takes none: the path-dependent game.)")
     bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
                                  stacklevel=stacklevel)
-    if ens is not None:
-        targets = tree_targets(ens, target)
-        if targets is not None:  # several outputs: a game per output column
-            return [TreeGame(ens, model, dataset, n, bg, note, target=t) for t in targets]
+    if ens is not None:  # every output asked for, in one game
         return TreeGame(ens, model, dataset, n, bg, note, target=target)
     return InterventionalGame(request.model, dataset, n, bg, note)
 
@@ -505,12 +494,17 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     return estimator, algorithm, budget
 
 
-def _result(game, estimator, est, algorithm, budget, index) -> Attributions:
-    """The Attributions of an estimate: the game's subject, the numbers, the sampling block."""
+def _result(game, estimator, est, algorithm, budget, index, *, subject=None,
+            diagnostics=None) -> Attributions:
+    """The Attributions of an estimate: the game's subject, the numbers, the sampling block.
+
+    ``subject`` and ``diagnostics`` are one output's of a game of several (TreeSHAP).
+    """
     n_coalitions = estimator.n_coalitions
     if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
         n_coalitions = int(n_coalitions[0])  # one input: a count
-    extra = {**game.diagnostics, "n_coalitions": n_coalitions,
+    diagnostics = game.diagnostics if diagnostics is None else diagnostics
+    extra = {**diagnostics, "n_coalitions": n_coalitions,
              "n_model_rows": 0 if game.model is None else game.model.n_rows}
     if algorithm == "tree":
         extra["index"] = index
@@ -522,7 +516,7 @@ def _result(game, estimator, est, algorithm, budget, index) -> Attributions:
         sampling = SamplingBlock(std=est.std, dof=np.asarray(estimator.dof, dtype=float),
                                  n_permutations=n_perm,
                                  n_samples=budget if algorithm == "kernel" else None)
-    return build(game.subject, values=est.values,
+    return build(game.subject if subject is None else subject, values=est.values,
                  base_values=np.full(game.n_explained, est.base_value),
                  prediction=est.prediction, method=f"{index}-{algorithm}",
                  value_function=game.value_function, sampling=sampling,
