@@ -795,15 +795,15 @@ def tree_outputs(ens: TreeEnsemble, model, target) -> tuple[list, list | None]:
     classes = ens.classes
     every = list(classes) if classes is not None else list(range(ens.n_outputs))
     wanted = requested_outputs(target, True)
+    if wanted is not None and classes is None and ens.n_outputs == 1:
+        raise InvalidParameterError(
+            f"target={target!r} selects output columns, but the model returns one output per "
+            "row; leave target= out.")
     if wanted is None:
         several = target is None and len(every) > 1 and not (classes is not None
                                                              and len(classes) == 2)
         targets = every if several else [target]
     elif wanted == "all":
-        if len(every) == 1:
-            raise InvalidParameterError(
-                f"target={target!r} selects output columns, but the model returns one output "
-                "per row; leave target= out.")
         targets, several = every, True
     else:
         targets, several = list(wanted), len(wanted) > 1
