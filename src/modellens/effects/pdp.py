@@ -335,28 +335,30 @@ class _PDPlan(Plan):
         )
 
 
-class _TreePDPlan(_PDPlan):
+class _TreePDPlan(Plan):
     """The weighted-traversal partial dependence of a tree ensemble: no model rows.
 
     Every output of ``ens`` (its value columns) comes from one traversal;
-    :meth:`reduce` gives one :class:`Effect` per output, named ``outputs``.
+    :meth:`reduce` gives one :class:`Effect` per output, named ``outputs``,
+    shaped by a grid plan of the same feature (``curve``) whose rows are
+    never evaluated.
     """
 
     def __init__(self, ens, dataset, feat, grid, *, center, outputs):
-        super().__init__(dataset, feat, _pd_axes(dataset, feat, grid), dataset.values[:1], None,
-                         ice=False, center=center, output=outputs[0])
-        self.ens, self.outputs = ens, outputs
+        self.curve = _PDPlan(dataset, feat, _pd_axes(dataset, feat, grid), dataset.values[:1],
+                             None, ice=False, center=center, output=outputs[0])
+        self.ens, self.outputs, self.dataset = ens, outputs, dataset
         self.segments = []
 
     def reduce(self) -> list:
         from ..models import _tree_kernels as K
-        ens = self.ens
+        ens, curve = self.ens, self.curve
         position = np.full(ens.n_features, -1, np.int64)
-        position[list(self.cols)] = np.arange(len(self.cols))
+        position[list(curve.cols)] = np.arange(len(curve.cols))
         # the trees' categorical splits read the model's own category codes
-        full = np.zeros((len(self.settings), ens.n_features))
-        full[:, list(self.cols)] = self.settings
-        coded = ens.encode(full, self.dataset.columns)[:, list(self.cols)]
+        full = np.zeros((len(curve.settings), ens.n_features))
+        full[:, list(curve.cols)] = curve.settings
+        coded = ens.encode(full, self.dataset.columns)[:, list(curve.cols)]
         settings = np.ascontiguousarray(ens.cast(coded))
         value, tree_out = ens.traversal()
         values = ens.base + K.pd_recursion(
@@ -365,8 +367,8 @@ class _TreePDPlan(_PDPlan):
             ens.cover, ens.roots)
         effects = []
         for c, output in enumerate(self.outputs):
-            self.segment.result, self.output = np.ascontiguousarray(values[:, c]), output
-            effects.append(super().reduce())
+            curve.segment.result, curve.output = np.ascontiguousarray(values[:, c]), output
+            effects.append(curve.reduce())
         return effects
 
 
