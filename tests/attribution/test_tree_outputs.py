@@ -242,3 +242,24 @@ def test_tree_methods_pick_outputs_by_the_black_box_rule(iris, case, target):
     reference = answers["pdp brute"]
     for name, answer in answers.items():
         assert answer == reference, (name, answer, reference)
+
+
+def test_both_classes_of_a_binary_booster_are_one_traversal_of_its_margin(iris):
+    """A binary booster's one margin column gives both classes (the first negated)."""
+    X, y = iris
+    model = HistGradientBoostingClassifier(max_iter=8, max_depth=3, random_state=0).fit(
+        X, np.where(y == 2, "yes", "no"))
+    rows, background = X[::23], X[::17]
+    for kw in (dict(), dict(background=background)):
+        both = ml.shapley(model, rows, algorithm="tree", target="all", interactions=True, **kw)
+        assert both.values.shape == (len(rows), 4, 2)
+        for label in ("no", "yes"):
+            _same_attr(both.for_output(label),
+                       ml.shapley(model, rows, algorithm="tree", target=label,
+                                  interactions=True, **kw), pairs=True)
+        # the margin of "no" is minus that of "yes", value by value
+        np.testing.assert_allclose(both.values[..., 0], -both.values[..., 1], **TOL)
+    effects = ml.pdp(model, X, [1], method="tree", grid=5, target="all")
+    np.testing.assert_allclose(effects["x1"].values[:, 0], -effects["x1"].values[:, 1], **TOL)
+    one = ml.pdp(model, X, [1], method="tree", grid=5, target="no")["x1"]
+    np.testing.assert_allclose(effects["x1"].for_output("no").values, one.values, **TOL)
