@@ -19,6 +19,7 @@ from sklearn.ensemble import (HistGradientBoostingClassifier, RandomForestClassi
 import modellens as ml
 from modellens._validation import InvalidParameterError
 from modellens.models import _tree_kernels as K
+from modellens.models._trees import tree_ensemble
 
 TOL = dict(rtol=0, atol=1e-12)
 
@@ -263,3 +264,24 @@ def test_both_classes_of_a_binary_booster_are_one_traversal_of_its_margin(iris):
     np.testing.assert_allclose(effects["x1"].values[:, 0], -effects["x1"].values[:, 1], **TOL)
     one = ml.pdp(model, X, [1], method="tree", grid=5, target="no")["x1"]
     np.testing.assert_allclose(effects["x1"].for_output("no").values, one.values, **TOL)
+
+
+def test_every_class_of_a_forest_through_the_sparse_background_path(iris, monkeypatch):
+    """Leaves too deep for dense background counts (here: more than 2 features) pair the
+    rows with the background's distinct masks; every class still equals its own call and
+    the enumeration of the coalitions."""
+    from modellens.attribution import tree as T
+    X, y = iris
+    model = _fit("forest", X, y)
+    rows, background = X[::37], X[::9]
+    monkeypatch.setattr(T, "DENSE_MAX_FEATURES", 2)
+    paths = T.TreePaths(tree_ensemble(model))
+    assert paths.plan(len(rows), len(background), game="interventional")["big"].any()
+    every = ml.shapley(model, rows, algorithm="tree", background=background,
+                       interactions=True)
+    for c in range(3):
+        _same_attr(every.for_output(c),
+                   ml.shapley(model, rows, algorithm="tree", background=background,
+                              interactions=True, target=c), pairs=True)
+    exact = ml.shapley(model, rows, algorithm="exact", background=background)
+    np.testing.assert_allclose(every.values, exact.values, rtol=0, atol=1e-12)
