@@ -151,8 +151,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         own stream, set by the seed and the row's position in ``X``.
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
-        picks the class of a multiclass model (binary ones explain the
-        log-odds of ``classes_[1]``), and the rows are explained in parallel
+        picks the outputs by the same rules (every class of a multiclass
+        model by default, computed in one pass over the trees; binary ones
+        explain the log-odds of ``classes_[1]``), and the rows are explained in parallel
         on ``n_jobs`` threads (scikit-learn's meaning: None is 1 unless
         :func:`modellens.config` says otherwise, -1 every core).
     masker : {"text", "image"}, TextMasker or ImageMasker, optional

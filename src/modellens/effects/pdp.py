@@ -97,7 +97,9 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         over ``X`` (``X`` only sets the grid).  It is on the model's raw
         scale (log-odds for boosted classifiers, the class probability for
         forests) and includes the model's baseline (boosting's initial
-        prediction).  No ICE curves; ``sample`` does not apply.
+        prediction).  No ICE curves; ``sample`` does not apply.  ``target``
+        picks the outputs as for ``"brute"``; every output (each class of a
+        multiclass model by default) comes from one traversal of the trees.
 
     Returns
     -------
