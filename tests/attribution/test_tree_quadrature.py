@@ -209,13 +209,12 @@ def test_more_features_on_a_path_than_eight_nodes_integrate():
     np.testing.assert_allclose(values, theirs, rtol=0, atol=1e-9 * np.ptp(y))
     # with too few nodes the integral is not exact: the node count matters
     t, w = K.gauss_nodes(8)
-    out, none = np.zeros((50, 30)), np.zeros((0, 0, 0))
+    out, none = np.zeros((50, 30, 1)), np.zeros((0, 0, 0, 0))
     p = paths
-    K.pd_quadrature(np.ascontiguousarray(X[:50].T), *p.nodes,
-                    np.ascontiguousarray(p.ens.value[:, 0]), p.ens.roots, p.order, p.parent,
-                    p.depth, p.prev, p.edge_z, p.leaf_of, p.feat_off, p.feat_id, p.feat_z,
-                    p.feat_depth, t, w, 64, out, none)
-    assert np.abs(out - theirs).max() > 1e-9 * np.ptp(y)
+    K.pd_quadrature(np.ascontiguousarray(X[:50].T), *p.nodes, p.value, p.tree_out,
+                    p.ens.roots, p.order, p.parent, p.depth, p.prev, p.edge_z, p.leaf_of,
+                    p.feat_off, p.feat_id, p.feat_z, p.feat_depth, t, w, 64, out, none)
+    assert np.abs(out[..., 0] - theirs).max() > 1e-9 * np.ptp(y)
 
 
 def test_public_values_and_interactions_match_the_libraries():

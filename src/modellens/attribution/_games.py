@@ -28,8 +28,8 @@ import numpy as np
 
 from .._validation import InvalidParameterError, check_choice
 from ..engine import DataRows, Plan
-from ..models import InputModel, Model, requested_outputs
-from ..models._trees import output_column, readable_ensemble
+from ..models import InputModel, Model
+from ..models._trees import readable_ensemble, tree_outputs
 from ._blocks import MediaBlock, Subject
 from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
 
@@ -208,16 +208,18 @@ class TreeGame(Game):
 
     Path-dependent without a background (absent features follow the covers),
     interventional with one.  ``X`` and ``background`` are held in the trees'
-    own category codes (:meth:`TreeEnsemble.encode`).
+    own category codes (:meth:`TreeEnsemble.encode`).  The outputs ``target``
+    asks for (:func:`~modellens.models._trees.tree_outputs`: the black-box
+    rules) are the value columns of :attr:`ensemble`, explained in one pass
+    over the trees; ``labels`` (None for one output) select them in the
+    stacked result, and :attr:`subjects` holds each output's subject.
     """
 
     offers_rows = False
 
     def __init__(self, ens, model, dataset, n: int, background, note: str, *, target=None):
-        #: what selects this game's output (a class label or a column), for a stacked result
-        self.label = target
-        col, negate, output = output_column(ens, model, target)
-        self.ensemble = ens.select(col, negate=negate)
+        outputs, self.labels = tree_outputs(ens, model, target)
+        self.ensemble = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
         fg = dataset.values[:n]
         # the trees' categorical splits read the model's own category codes
         self.X = self.ensemble.encode(fg, dataset.columns)
@@ -225,33 +227,20 @@ class TreeGame(Game):
             self.ensemble.encode(background, dataset.columns)
         self.value_function = "tree_path_dependent" if background is None else "interventional"
         self.n_explained, self.n_players = n, dataset.n_features
-        self.subject = Subject(
+        self.subjects = [Subject(
             codes=fg.copy(), feature_names=dataset.feature_names, output=output,
             columns=dataset.columns,
             column_labels=dataset.column_labels if dataset.is_frame else None)
-        self.diagnostics = {"background": note,
-                            "n_background": 0 if background is None else len(background),
-                            "n_trees": self.ensemble.n_trees, "library": ens.library,
-                            "link": ens.link}
-
-
-def tree_targets(ens, target) -> list | None:
-    """The outputs an ensemble explains at once for ``target``, or None for one output.
-
-    ``target=None`` gives every class of a multiclass model and every column
-    of a multi-output regressor (a binary classifier keeps its one margin);
-    ``"all"`` every class (both of a binary one) or column; a list those.
-    """
-    classes = ens.classes
-    every = list(classes) if classes is not None else list(range(ens.n_outputs))
-    if target is None:
-        # a binary classifier explains classes_[1], even from trees that hold both columns
-        binary = classes is not None and len(classes) == 2
-        return every if ens.n_outputs > 1 and not binary else None
-    if isinstance(target, str) and target == "all":
-        return every if len(every) > 1 else None
-    wanted = requested_outputs(target, True)
-    return wanted if isinstance(wanted, list) else None
+            for _, _, output in outputs]
+        self.subject = self.subjects[0]
+        # each output's trees, as its single-output call counts them
+        feeds = np.logical_or.reduceat(self.ensemble.value != 0, self.ensemble.roots[:-1],
+                                       axis=0)
+        self.output_diagnostics = [
+            {"background": note, "n_background": 0 if background is None else len(background),
+             "n_trees": int(max(feeds[:, c].sum(), 1)), "library": ens.library,
+             "link": ens.link} for c in range(len(outputs))]
+        self.diagnostics = self.output_diagnostics[0]
 
 
 class ShapleyPlan(Plan):

@@ -21,7 +21,7 @@ from ._blocks import SamplingBlock
 from ._groups import GroupGame, check_groups
 from ._interaction_values import interaction_estimator
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
-                     tree_ensemble_for, tree_targets)
+                     tree_ensemble_for)
 from ._masking import ImageMasker, TextMasker
 from ._stopping import GrowPlan, StoppingRule, check_stopping, run_until_converged
 from ._streams import RowStreams
@@ -177,8 +177,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         own stream, set by the seed and the row's position in ``X``.
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
-        picks the class of a multiclass model (binary ones explain the
-        log-odds of ``classes_[1]``), and the rows are explained in parallel
+        picks the outputs by the same rules (every class of a multiclass
+        model by default, computed in one pass over the trees; binary ones
+        explain the log-odds of ``classes_[1]``), and the rows are explained in parallel
         on ``n_jobs`` threads (scikit-learn's meaning: None is 1 unless
         :func:`modellens.config` says otherwise, -1 every core).
     masker : {"text", "image"}, TextMasker or ImageMasker, optional
@@ -440,12 +441,8 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
-    games = game if isinstance(game, list) else [game]
-    labels = None
-    if isinstance(game, list):  # TreeSHAP of several outputs: one game per output column
-        games, labels = game, [g.label for g in game]
-        game = games[0]
-    if stop is not None and isinstance(game, TreeGame) and algorithm == "tree":
+    if stop is not None and isinstance(getattr(game, "inner", game), TreeGame) \
+            and algorithm == "tree":
         raise InvalidParameterError(
             "tol= / tol_abs= stop the sampling algorithms ('permutation', 'kernel'); "
             "TreeSHAP (algorithm='tree') is exact and needs no tolerance.")
@@ -466,17 +463,18 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
         return _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
                                 stop, stacklevel=stacklevel + 1, interactions=interactions)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
-    if len(games) > 1:
-        # every output column of the ensemble in turn (one traversal for every class is a
-        # later optimisation of the kernels)
-        plans = [plan] + [ShapleyPlan(g, _estimator(g, algorithm, None, None, streams,
-                                                    interactions=interactions,
-                                                    n_threads=options.threads, index=index,
-                                                    stacklevel=stacklevel - 1)[0])
-                          for g in games[1:]]
-        ests = run(None, plans, options, desc=f"shapley ({label})")
-        return Attributions.stack([_result(p.game, p.estimator, est, algorithm, budget, index)
-                                   for p, est in zip(plans, ests)], labels)
+    tree = getattr(game, "inner", game)
+    if isinstance(tree, TreeGame):
+        # every output the game asks for, from one pass over the trees
+        (ests,) = run(None, [plan], options, desc=f"shapley ({label})")
+        subjects, diagnostics = tree.subjects, tree.output_diagnostics
+        if tree is not game:  # groups: the players' subject, each output's name
+            subjects = [game.subject._replace(output=s.output) for s in subjects]
+            diagnostics = [{**d, "groups": game.diagnostics["groups"]} for d in diagnostics]
+        parts = [_result(game, estimator, est, algorithm, budget, index, subject=subject,
+                         diagnostics=diags)
+                 for est, subject, diags in zip(ests, subjects, diagnostics)]
+        return parts[0] if tree.labels is None else Attributions.stack(parts, tree.labels)
     (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
     converged = None
     if stop is not None:
@@ -586,22 +584,15 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
             "(TreeSHAP of a supported tree model also takes none: the path-dependent game.)")
     bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
                                  stacklevel=stacklevel)
-    if ens is not None:
+    if ens is not None:  # every output asked for, in one game
         if players is not None and bg is None:
             raise InvalidParameterError(
                 "groups= with algorithm='tree' needs a background (interventional TreeSHAP "
                 "masks a group's columns jointly, exactly); the path-dependent game of no "
                 "background takes single features. Pass background= rows, or use "
                 "algorithm='exact', 'permutation' or 'kernel'.")
-
-        def grouped(game):
-            return game if players is None else GroupGame(game, players)
-
-        targets = tree_targets(ens, target)
-        if targets is not None:  # several outputs: a game per output column
-            return [grouped(TreeGame(ens, model, dataset, n, bg, note, target=t))
-                    for t in targets]
-        return grouped(TreeGame(ens, model, dataset, n, bg, note, target=target))
+        game = TreeGame(ens, model, dataset, n, bg, note, target=target)
+        return game if players is None else GroupGame(game, players)
     game = InterventionalGame(request.model, dataset, n, bg, note)
     return game if players is None else GroupGame(game, players)
 
@@ -702,12 +693,16 @@ def _keep_drawing(stop, estimators, estimates, one_round, *, stacklevel):
 
 
 def _result(game, estimator, est, algorithm, budget, index, stop=None,
-            converged=None) -> Attributions:
-    """The Attributions of an estimate: the game's subject, the numbers, the sampling block."""
+            converged=None, *, subject=None, diagnostics=None) -> Attributions:
+    """The Attributions of an estimate: the game's subject, the numbers, the sampling block.
+
+    ``subject`` and ``diagnostics`` are one output's of a game of several (TreeSHAP).
+    """
     n_coalitions = estimator.n_coalitions
     if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
         n_coalitions = int(n_coalitions[0])  # one input: a count
-    extra = {**game.diagnostics, "n_coalitions": n_coalitions,
+    diagnostics = game.diagnostics if diagnostics is None else diagnostics
+    extra = {**diagnostics, "n_coalitions": n_coalitions,
              "n_model_rows": 0 if game.model is None else game.model.n_rows}
     if algorithm == "tree":
         extra["index"] = index
@@ -730,7 +725,7 @@ def _result(game, estimator, est, algorithm, budget, index, stop=None,
                                  tol_abs=None if stop is None else stop.tol_abs,
                                  max_evals=None if stop is None else stop.max_evals,
                                  interactions_std=est.interactions_std)
-    return build(game.subject, values=est.values,
+    return build(game.subject if subject is None else subject, values=est.values,
                  base_values=np.full(game.n_explained, est.base_value),
                  prediction=est.prediction, method=f"{index}-{algorithm}",
                  value_function=game.value_function, sampling=sampling,

@@ -77,18 +77,22 @@ def _factorial_ratio(a, b, c):
 
 
 class TreePaths:
-    """The leaves of a one-output :class:`TreeEnsemble`: their paths, features and games.
+    """The leaves of a :class:`TreeEnsemble`: their paths, features and games.
 
     Every leaf is a product game over the distinct features of its path
     (see :mod:`modellens.models._tree_kernels`); a row enters a leaf's game
     only through the mask of those features whose splits it fails, found
-    for all leaves of a tree in one preorder pass.
+    for all leaves of a tree in one preorder pass.  Every output of the
+    ensemble (its value columns, :meth:`TreeEnsemble.select_outputs`) is
+    computed in the same pass (:meth:`TreeEnsemble.traversal`); the values of
+    an ensemble of several outputs have a last axis of outputs, those of one
+    output none.
     """
 
     def __init__(self, ens: TreeEnsemble, players=None):
-        if ens.n_outputs != 1:
-            raise ValueError("select one output first")
         self.ens = ens
+        self.k = ens.n_outputs
+        self.value, self.tree_out = ens.traversal()
         # players (the player of each column, groups=): the paths' factors are players, so
         # a leaf's factor of a group is "satisfies every split on the group's columns" (the
         # group joins or leaves as one); the splits still read their own columns
@@ -107,7 +111,7 @@ class TreePaths:
         twin_ok = is_right & (sib >= 0) & (node_new[pp] == 1)
         self.twin = np.where(twin_ok, sib, -1).astype(np.int64)
         self.twin_slot = np.where(twin_ok, self.node_slot[pp], 0).astype(np.int64)
-        self.leaf_value = np.ascontiguousarray(ens.value[self.leaf_node, 0])
+        self.leaf_value = np.ascontiguousarray(self.value[self.leaf_node])
         self.p = np.diff(self.feat_off)
         self.p_max = int(self.p.max()) if len(self.p) else 0
         if self.p_max > K.MAX_PATH_FEATURES:
@@ -138,7 +142,8 @@ class TreePaths:
         tabled = (p <= TABLE_MAX_FEATURES) & (2.0 ** p <= max(n_rows, 1))
         if iv:
             tabled &= dense
-        tab_sizes = np.where(tabled, (2 ** np.minimum(p, 62)) * p, 0)
+        # a table holds p values per mask and value column
+        tab_sizes = np.where(tabled, (2 ** np.minimum(p, 62)) * p * self.value.shape[1], 0)
         cnt_sizes = np.where(dense, 2 ** np.minimum(p, 62), 0) if iv else 0 * p
         big = ~dense if iv else np.zeros(len(p), bool)
         n_parts = self._n_parts(n_background)
@@ -191,14 +196,22 @@ class TreePaths:
         """Count tables filled at once: one per thread, fewer for small backgrounds."""
         return max(1, min(numba.get_num_threads(), m // BACKGROUND_BLOCK))
 
-    def expected_value(self) -> float:
-        return float(self.ens.base[0] + K.expected_leaf_value(self.leaf_value, self.feat_off,
-                                                              self.feat_z))
+    def expected_value(self):
+        """The path-dependent base value (a float; ``(k,)`` for several outputs)."""
+        total = self.ens.base + K.expected_leaf_value(self.leaf_value, self.feat_off,
+                                                      self.feat_z, self.leaf_roots,
+                                                      self.tree_out, self.k)
+        return float(total[0]) if self.k == 1 else total
+
+    def _shaped(self, a):
+        """One output's values without the output axis."""
+        return a[..., 0] if self.k == 1 else a
 
     # ------------------------------------------------------------------ games
     def path_dependent(self, X, *, index="shapley", pairs=False):
         """Path-dependent values ``(n, d)`` by quadrature, and with ``pairs`` the SHAP
-        interaction values ``(n, d, d)`` from the same pass (else None).
+        interaction values ``(n, d, d)`` from the same pass (else None); ``(n, d, k)``
+        and ``(n, d, d, k)`` for ``k`` outputs.
 
         Shapley values integrate each leaf's weighted Banzhaf polynomial over
         ``t`` in [0, 1] with ``ceil(p_max / 2)`` Gauss-Legendre nodes (exact);
@@ -211,21 +224,23 @@ class TreePaths:
             t_nodes, t_weights = np.array([0.5]), np.array([1.0])
         else:
             t_nodes, t_weights = K.gauss_nodes(self.p_max)
-        out = np.zeros((n, d))
-        inter = np.zeros((n, d, d) if pairs else (0, 0, 0))
-        # the pairs' per-block buffer is (d, d, block): keep it near a few MiB
-        block = ROW_BLOCK if not pairs else int(max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d, 1))))
+        k = self.k
+        out = np.zeros((n, d, k))
+        inter = np.zeros((n, d, d, k) if pairs else (0, 0, 0, 0))
+        # the pairs' per-block buffer is (d, d, k, block): keep it near a few MiB
+        block = ROW_BLOCK if not pairs else \
+            int(max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d * k, 1))))
         ens = self.ens
         K.sized(K.pd_quadrature, n)(
-            np.ascontiguousarray(X.T), *self.nodes, np.ascontiguousarray(ens.value[:, 0]),
+            np.ascontiguousarray(X.T), *self.nodes, self.value, self.tree_out,
             ens.roots, self.order, self.parent, self.depth, self.prev, self.edge_z,
             self.leaf_of, self.feat_off, self.feat_id, self.feat_z, self.feat_depth, t_nodes,
             t_weights, block, out, inter)
         if not pairs:
-            return out, None
+            return self._shaped(out), None
         diag = np.arange(d)
         inter[:, diag, diag] = out - inter.sum(axis=2)
-        return out, inter
+        return self._shaped(out), self._shaped(inter)
 
     def interventional(self, X, B, *, index="shapley") -> np.ndarray:
         """Interventional values against the background rows ``B`` (cast).
@@ -237,14 +252,15 @@ class TreePaths:
         leaves) array.
         """
         plan = self.plan(len(X), len(B), game="interventional")
-        return self._values(X, plan, self._iv_weights(index), 1.0 / len(B), B)
+        return self._shaped(self._values(X, plan, self._iv_weights(index), 1.0 / len(B), B))
 
     def interactions(self, X, phi, B) -> np.ndarray:
-        """SHAP interaction values ``(n, d, d)`` of the interventional game against the
-        background ``B``; ``phi`` the Shapley values (path-dependent ones come from
-        :meth:`path_dependent`)."""
+        """SHAP interaction values ``(n, d, d)`` (``(n, d, d, k)``) of the interventional
+        game against the background ``B``; ``phi`` the Shapley values (path-dependent
+        ones come from :meth:`path_dependent`)."""
         n, d = X.shape
-        out = np.zeros((n, d, d))
+        out = np.zeros((n, d, d, self.k))
+        phi = phi.reshape(n, d, self.k)
         P = self.p_max + 2
         u, w = np.meshgrid(np.arange(P), np.arange(P), indexing="ij")
         with np.errstate(invalid="ignore", over="ignore"):
@@ -255,13 +271,13 @@ class TreePaths:
         BT = np.ascontiguousarray(B.T)
         for lo, hi in plan["groups"]:
             cnt, sparse = self._background(B, BT, plan, lo, hi)
-            K.interaction_values(X, *self.nodes, *self.layout, self.leaf_value, self.feat_off,
-                                 self.feat_id, lo, hi, I_UU, I_UW, I_WW, 1.0 / len(B), cnt,
-                                 plan["cnt_off"], *sparse, out)
+            K.interaction_values(X, *self.nodes, *self.layout, self.leaf_value, self.tree_out,
+                                 self.feat_off, self.feat_id, lo, hi, I_UU, I_UW, I_WW,
+                                 1.0 / len(B), cnt, plan["cnt_off"], *sparse, out)
         diag = np.arange(d)
         out[:, diag, diag] = 0.0
         out[:, diag, diag] = phi - out.sum(axis=2)
-        return out
+        return self._shaped(out)
 
     def _iv_weights(self, index):
         """``C[u, w]``: a leaf's value per background row for a feature only the row
@@ -308,37 +324,43 @@ class TreePaths:
         return cnt, (sp_off, np.concatenate(sp_mask), np.concatenate(sp_cnt))
 
     def _values(self, X, plan, C, scale, B):
-        out = np.zeros(X.shape)
+        out = np.zeros(X.shape + (self.k,))
         XT = np.ascontiguousarray(X.T)
         BT = None if B is None else np.ascontiguousarray(B.T)
         for lo, hi in plan["groups"]:
             cnt, sparse = self._background(B, BT, plan, lo, hi)
             a, b = self.leaf_roots[lo], self.leaf_roots[hi]
             t_off = plan["tab_off"]
-            size = int(max((t_off[a:b] + (2 ** np.minimum(self.p[a:b], 62)) * self.p[a:b])
-                           [t_off[a:b] >= 0], default=0))
+            size = int(max((t_off[a:b] + (2 ** np.minimum(self.p[a:b], 62)) * self.p[a:b]
+                            * self.value.shape[1])[t_off[a:b] >= 0], default=0))
             table = K.sized(K.leaf_tables, size, limit=K.SERIAL_TABLE)(
                 self.leaf_value, self.feat_off, t_off, size, C, scale, cnt, plan["cnt_off"],
                 plan["partner"], self.twin_slot, a, b)
             K.sized(K.leaf_values, XT.shape[1])(
                 XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
-                self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.leaf_value, lo,
-                hi, t_off, table, C, scale, cnt, plan["cnt_off"], *sparse, ROW_BLOCK, out)
+                self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.leaf_value,
+                self.tree_out, lo, hi, t_off, table, C, scale, cnt, plan["cnt_off"], *sparse,
+                ROW_BLOCK, out)
         return out
 
 
 def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
                 index="shapley", players=None):
-    """TreeSHAP of a one-output ensemble on raw rows ``X``.
+    """TreeSHAP of every output of an ensemble on raw rows ``X``, in one pass over the trees.
 
-    Returns ``(values, base_value, raw_prediction, interaction_values or None)``.
-    ``index="banzhaf"`` gives Banzhaf values (no interaction values).
-    ``players``: the player (group) of each column, ``0 .. G - 1`` (interventional
-    only); the values are then those of the ``G`` players.
+    Returns ``(values, base_value, raw_prediction, interaction_values or None)``:
+    ``(n, d)``, a float, ``(n,)`` and ``(n, d, d)`` for an ensemble of one
+    output; ``(n, d, k)``, ``(k,)``, ``(n, k)`` and ``(n, d, d, k)`` for ``k``
+    (:meth:`TreeEnsemble.select_outputs`).  ``index="banzhaf"`` gives Banzhaf
+    values (no interaction values).  ``players``: the player (group) of each
+    column, ``0 .. G - 1`` (interventional only); the values are then those of
+    the ``G`` players.
     """
     Xc = np.ascontiguousarray(ens.cast(X))
     paths = TreePaths(ens, players)
-    fx = ens.predict_raw(Xc)[:, 0]
+    one = ens.n_outputs == 1
+    fx = ens.predict_raw(Xc)
+    fx = fx[:, 0] if one else fx
     if interactions and index != "shapley":
         raise InvalidParameterError(
             "interactions=True gives SHAP interaction values (the Shapley interaction "
@@ -348,13 +370,13 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
         return values, paths.expected_value(), fx, inter
     Bc = np.ascontiguousarray(ens.cast(background))
     values = paths.interventional(Xc, Bc, index=index)
-    base = float(ens.predict_raw(Bc)[:, 0].mean())
+    base = ens.predict_raw(Bc).mean(axis=0)
     inter = paths.interactions(Xc, values, Bc) if interactions else None
     if players is not None:  # the players' values fill the first G columns
         G = int(np.max(players)) + 1
         values = values[:, :G]
         inter = None if inter is None else inter[:, :G, :G]
-    return values, base, fx, inter
+    return values, float(base[0]) if one else base, fx, inter
 
 
 # ---------------------------------------------------------------------- ml.shapley's estimator
@@ -364,6 +386,8 @@ class TreeEstimator:
     ``n_threads`` (the count of the request's ``n_jobs``) sets numba's threads
     for this call (see :func:`~modellens.models.kernel_threads`: no other
     thread's count changes); ``index`` is ``"shapley"`` or ``"banzhaf"``.
+    :meth:`estimate` gives one :class:`~._games.Estimate` per output of the
+    game, every output from one pass over the trees.
     """
 
     segments = ()
@@ -378,10 +402,15 @@ class TreeEstimator:
         #: the player of each column (groups=), or None
         self.players = players
 
-    def estimate(self, game) -> Estimate:
+    def estimate(self, game) -> list:
         game = getattr(game, "inner", game)  # a GroupGame of the trees: its tree game
         with kernel_threads(self.n_threads):
             values, base, fx, inter = tree_values(game.ensemble, game.X, game.background,
                                                   interactions=self.interactions,
                                                   index=self.index, players=self.players)
-        return Estimate(values, None, base, fx, inter)
+        if game.ensemble.n_outputs == 1:
+            return [Estimate(values, None, base, fx, inter)]
+        return [Estimate(np.ascontiguousarray(values[..., c]), None, float(base[c]),
+                         np.ascontiguousarray(fx[:, c]),
+                         None if inter is None else np.ascontiguousarray(inter[..., c]))
+                for c in range(game.ensemble.n_outputs)]

@@ -89,9 +89,9 @@ def _singles(masks, row0, value, feat_off, feat_id, index, full, miss1, bits, si
         k = row0 + i
         for l in range(L):
             o, p = feat_off[l], feat_off[l + 1] - feat_off[l]
-            if p == 0:
-                continue
             v = value[l]
+            if p == 0 or v == 0.0:  # a leaf of another output's tree adds nothing
+                continue
             m = masks[i, l]
             miss = ((np.uint64(1) << np.uint64(p)) - np.uint64(1)) & ~m
             for s in range(p):
@@ -118,9 +118,9 @@ def _pairs(masks, row0, value, feat_off, feat_id, pair_off, pair_id, full, miss1
         k = row0 + i
         for l in range(L):
             o, p = feat_off[l], feat_off[l + 1] - feat_off[l]
-            if p < 2:
-                continue
             v = value[l]
+            if p < 2 or v == 0.0:  # a leaf of another output's tree adds nothing
+                continue
             m = masks[i, l]
             for s in range(p - 1):
                 bs = (m >> np.uint64(s)) & np.uint64(1)
@@ -142,7 +142,7 @@ def _pairs(masks, row0, value, feat_off, feat_id, pair_off, pair_id, full, miss1
 
 
 class _Leaves:
-    """The leaves of a one-output ensemble and the masks of the sampled rows."""
+    """The leaves of an ensemble, their values per output, and the masks of the sampled rows."""
 
     def __init__(self, ens, X):
         (leaf_node, path_off, path_node, path_left, path_slot, self.feat_off, self.feat_id,
@@ -152,7 +152,7 @@ class _Leaves:
             raise InvalidParameterError(
                 f"a path of the model splits on {int(p.max())} distinct features; the tree "
                 f"method handles at most {K.MAX_PATH_FEATURES}. Use method='brute'.")
-        self.value = np.ascontiguousarray(ens.value[leaf_node, 0])
+        self.values = ens.value[leaf_node]  # (leaves, outputs)
         self.pair_off = np.concatenate([[0], np.cumsum(p * (p - 1) // 2)]).astype(np.int64)
         self.L = len(leaf_node)
         self.X = X
@@ -172,10 +172,13 @@ class _Leaves:
             yield lo, (self._kept[b] if self._kept is not None else self._masks(lo, hi))
 
 
-def tree_statistics(ens, dataset, base, groups, feats, pair_request):
+def tree_statistics(ens, dataset, base, groups, feats, pair_request) -> list:
     """The H statistics of ``base`` (the sample, in group order) from the trees of ``ens``.
 
-    Returns ``(overall, pairwise)`` as :func:`._hstat.h_statistics` does.
+    Returns ``(overall, pairwise)`` as :func:`._hstat.h_statistics` does, one per
+    output of ``ens`` (its value columns): the rows' masks and the counts per
+    leaf and group, which do not depend on the leaves' values, are found once
+    for every output.
     """
     X = np.ascontiguousarray(ens.cast(ens.encode(base, dataset.columns)))
     n, G = len(X), groups.G
@@ -188,15 +191,25 @@ def tree_statistics(ens, dataset, base, groups, feats, pair_request):
     for lo, masks in leaves.masks():
         K.sized(_count, len(masks))(masks, labels[lo:lo + len(masks)], leaves.feat_off, leaves.pair_off, full,
                miss1, bits, miss2)
-    prediction = ens.predict_raw(X)[:, 0]
+    predictions = ens.predict_raw(X)
+    return [_statistics(leaves, np.ascontiguousarray(leaves.values[:, c]),
+                        np.ascontiguousarray(predictions[:, c]), ens.n_features, groups, feats,
+                        pair_request, full, miss1, bits, miss2)
+            for c in range(ens.n_outputs)]
+
+
+def _statistics(leaves, value, prediction, n_features, groups, feats, pair_request, full,
+                miss1, bits, miss2):
+    """One output's ``(overall, pairwise)`` from its leaf values and the shared counts."""
+    n, G = len(prediction), groups.G
     sizes = groups.sizes.astype(np.float64)
 
-    index = np.full(ens.n_features, -1, np.int64)
+    index = np.full(n_features, -1, np.int64)
     index[list(feats)] = np.arange(len(feats))
     C = np.zeros((len(feats), n, G))
     R = np.zeros((len(feats), n, G))
     for lo, masks in leaves.masks():
-        K.sized(_singles, len(masks))(masks, lo, leaves.value, leaves.feat_off, leaves.feat_id, index, full, miss1,
+        K.sized(_singles, len(masks))(masks, lo, value, leaves.feat_off, leaves.feat_id, index, full, miss1,
                  bits, sizes, C, R)
     R += prediction[None, :, None] * sizes[None, None, :]
     every = np.arange(n)
@@ -210,12 +223,12 @@ def tree_statistics(ens, dataset, base, groups, feats, pair_request):
     batch = max(1, PAIR_BYTES // (8 * n * G))
     for start in range(0, len(pairs), batch):
         chunk = pairs[start:start + batch]
-        pair_id = np.full((ens.n_features, ens.n_features), -1, np.int64)
+        pair_id = np.full((n_features, n_features), -1, np.int64)
         for q, (a, b) in enumerate(chunk):
             pair_id[a, b] = pair_id[b, a] = q
         D = np.zeros((len(chunk), n, G))
         for lo, masks in leaves.masks():
-            K.sized(_pairs, len(masks))(masks, lo, leaves.value, leaves.feat_off, leaves.feat_id, leaves.pair_off,
+            K.sized(_pairs, len(masks))(masks, lo, value, leaves.feat_off, leaves.feat_id, leaves.pair_off,
                    pair_id, full, miss1, miss2, D)
         sums = {(a, b): BlockSums(np.ascontiguousarray((C[index[a]] + C[index[b]] + D[q]).T),
                                   None, every)

@@ -203,19 +203,16 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             "statistics need at least two (the overall statistic of one feature is about its "
             "interactions with the others: pass features=None, or a list of two or more).")
     pair_request = _check_pairs(dataset, feats, pairs)
-    labels = request.output_labels
-    targets = [target] if labels is None else labels
-    trees = [_tree_model(model, dataset, request.X, method, t, response_method) for t in targets]
+    trees = _tree_model(model, dataset, request.X, method, target, response_method)
     rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
     base = dataset.values[rows]
     groups = Groups.of(len(rows))
-    if trees[0] is not None:
+    if trees is not None:
         from ._interactions_tree import tree_statistics
 
+        ens, outputs, labels = trees
         with kernel_threads(request.options.threads):  # n_jobs' threads, as every kernel
-            stats = [tree_statistics(ens, dataset, base, groups, feats, pair_request)
-                     for ens, _ in trees]
-        outputs = [output for _, output in trees]
+            stats = tree_statistics(ens, dataset, base, groups, feats, pair_request)
         n_model_rows, used = 0, "tree"
     else:
         screen = _BruteScreen(base, groups, feats)
@@ -457,10 +454,12 @@ def _is_raw(ens, response_method) -> bool:
 
 
 def _tree_model(model, dataset, X, method, target, response_method):
-    """``(one-output TreeEnsemble, output name)`` for the tree method, or None for brute force."""
+    """``(TreeEnsemble of the outputs, their names, labels or None)`` for the tree method
+    (:func:`~modellens.models._trees.tree_outputs`: the black-box rules), or None for
+    brute force."""
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
-    from ..models._trees import output_column, readable_ensemble
+    from ..models._trees import readable_ensemble, tree_outputs
 
     def raw_output(ens):
         if _is_raw(ens, response_method):
@@ -475,5 +474,6 @@ def _tree_model(model, dataset, X, method, target, response_method):
                                     "method='brute'.")
     if ens is None:
         return None
-    col, negate, output = output_column(ens, model, target)
-    return ens.select(col, negate=negate), output
+    outputs, labels = tree_outputs(ens, model, target)
+    return (ens.select_outputs([(c, negate) for c, negate, _ in outputs]),
+            [name for _, _, name in outputs], labels)

@@ -97,7 +97,9 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         over ``X`` (``X`` only sets the grid).  It is on the model's raw
         scale (log-odds for boosted classifiers, the class probability for
         forests) and includes the model's baseline (boosting's initial
-        prediction).  No ICE curves; ``sample`` does not apply.
+        prediction).  No ICE curves; ``sample`` does not apply.  ``target``
+        picks the outputs as for ``"brute"``; every output (each class of a
+        multiclass model by default) comes from one traversal of the trees.
 
     Returns
     -------
@@ -335,38 +337,47 @@ class _PDPlan(Plan):
         )
 
 
-class _TreePDPlan(_PDPlan):
-    """The weighted-traversal partial dependence of a tree ensemble: no model rows."""
+class _TreePDPlan(Plan):
+    """The weighted-traversal partial dependence of a tree ensemble: no model rows.
 
-    def __init__(self, ens, dataset, feat, grid, *, center, output):
-        super().__init__(dataset, feat, _pd_axes(dataset, feat, grid), dataset.values[:1], None,
-                         ice=False, center=center, output=output)
-        self.ens = ens
+    Every output of ``ens`` (its value columns) comes from one traversal;
+    :meth:`reduce` gives one :class:`Effect` per output, named ``outputs``,
+    shaped by a grid plan of the same feature (``curve``) whose rows are
+    never evaluated.
+    """
+
+    def __init__(self, ens, dataset, feat, grid, *, center, outputs):
+        self.curve = _PDPlan(dataset, feat, _pd_axes(dataset, feat, grid), dataset.values[:1],
+                             None, ice=False, center=center, output=outputs[0])
+        self.ens, self.outputs, self.dataset = ens, outputs, dataset
         self.segments = []
 
-    def reduce(self) -> Effect:
+    def reduce(self) -> list:
         from ..models import _tree_kernels as K
-        ens = self.ens
+        ens, curve = self.ens, self.curve
         position = np.full(ens.n_features, -1, np.int64)
-        position[list(self.cols)] = np.arange(len(self.cols))
+        position[list(curve.cols)] = np.arange(len(curve.cols))
         # the trees' categorical splits read the model's own category codes
-        full = np.zeros((len(self.settings), ens.n_features))
-        full[:, list(self.cols)] = self.settings
-        coded = ens.encode(full, self.dataset.columns)[:, list(self.cols)]
+        full = np.zeros((len(curve.settings), ens.n_features))
+        full[:, list(curve.cols)] = curve.settings
+        coded = ens.encode(full, self.dataset.columns)[:, list(curve.cols)]
         settings = np.ascontiguousarray(ens.cast(coded))
-        values = ens.base[0] + K.pd_recursion(
+        value, tree_out = ens.traversal()
+        values = ens.base + K.pd_recursion(
             settings, position, ens.left, ens.right, ens.feature, ens.threshold,
-            ens.default_left, ens.missing, ens.cat_left, np.ascontiguousarray(ens.value[:, 0]),
-            ens.cover,
-            ens.roots)
-        self.segment.result = values
-        return super().reduce()
+            ens.default_left, ens.missing, ens.cat_left, value, tree_out, ens.n_outputs,
+            ens.cover, ens.roots)
+        effects = []
+        for c, output in enumerate(self.outputs):
+            curve.segment.result, curve.output = np.ascontiguousarray(values[:, c]), output
+            effects.append(curve.reduce())
+        return effects
 
 
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
               feature_names, **options):
-    """:func:`pdp` with ``method="tree"``."""
-    from ..models._trees import output_column, tree_ensemble, unfit_data
+    """:func:`pdp` with ``method="tree"``: every output asked for from one traversal."""
+    from ..models._trees import tree_ensemble, tree_outputs, unfit_data
     if ice or sample is not None:
         raise InvalidParameterError(
             "method='tree' gives the partial dependence from the trees' covers: it has no ICE "
@@ -383,36 +394,12 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
-    feats = request.features
-    labels = _tree_outputs(ens, target)
-    per_output = []
-    for one_target in [target] if labels is None else labels:
-        col, negate, output = output_column(ens, model, one_target)
-        one = ens.select(col, negate=negate)
-        plans = [_TreePDPlan(one, dataset, feat, grid, center=center, output=output)
-                 for feat in feats]
-        # the plans need no model rows: run() only reduces them (on n_jobs' threads)
-        per_output.append(run(None, plans, request.options, desc="pdp (tree)"))
-    return Effects.stack(per_output, labels)
-
-
-def _tree_outputs(ens, target) -> list | None:
-    """The outputs (class labels or columns) a tree PD explains at once; None for one."""
-    outputs = list(ens.classes) if ens.classes is not None else \
-        list(range(ens.n_outputs)) if ens.n_outputs > 1 else None
-    if isinstance(target, str) and target == "all":
-        if outputs is None:
-            raise InvalidParameterError("target='all': the model has one output; leave "
-                                        "target= out.")
-        return outputs
-    if isinstance(target, (list, tuple, np.ndarray)):
-        wanted = list(target)
-        if len(set(map(repr, wanted))) != len(wanted):
-            raise InvalidParameterError(
-                f"target= names an output twice: {wanted}; name each output once.")
-        return wanted if len(wanted) > 1 else None
-    if target is None and outputs is not None and len(outputs) > 2:
-        return outputs
-    if target is None and ens.classes is None and outputs is not None:
-        return outputs  # a multi-output regressor: every column
-    return None
+    outputs, labels = tree_outputs(ens, model, target)
+    chosen = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
+    names = [name for _, _, name in outputs]
+    plans = [_TreePDPlan(chosen, dataset, feat, grid, center=center, outputs=names)
+             for feat in request.features]
+    # the plans need no model rows: run() only reduces them (on n_jobs' threads)
+    per_feature = run(None, plans, request.options, desc="pdp (tree)")
+    return Effects.stack([[effects[c] for effects in per_feature] for c in range(len(outputs))],
+                         labels)

@@ -364,11 +364,14 @@ def _iv_leaf(vm, p, U, cnt, c0, sp_mask, sp_cnt, s0, s1, C, out, base):
 def leaf_tables(leaf_value, feat_off, tab_off, size, C, scale, cnt, cnt_off, partner,
                 twin_slot, l_lo, l_hi):
     """Every leaf's interventional values for every mask ``U`` of failed slots:
-    ``table[tab_off[l] + U p]``.
+    ``table[tab_off[l] + (U p + j) K + c]`` for its slot ``j`` and value column ``c``.
 
-    The weights ``C`` (Shapley or Banzhaf) apply to the background counts
-    ``cnt`` (times ``scale``, one over the background size).  Leaves
-    ``l_lo:l_hi`` with ``tab_off >= 0``.
+    ``leaf_value`` is ``(leaves, K)``: one column per output a leaf feeds at
+    once (a forest's classes; 1 for a booster's tree of one class).  A leaf's
+    game is linear in its value, so its unit game is enumerated once and
+    scaled per column.  The weights ``C`` (Shapley or Banzhaf) apply to the
+    background counts ``cnt`` (times ``scale``, one over the background
+    size).  Leaves ``l_lo:l_hi`` with ``tab_off >= 0``.
 
     A leaf with a ``partner`` (its right sibling, a leaf split on a feature
     new to the path: the same features, and a row fails exactly one of the
@@ -379,17 +382,40 @@ def leaf_tables(leaf_value, feat_off, tab_off, size, C, scale, cnt, cnt_off, par
     none = np.zeros(0, np.int64)
     # a typed zero: a literal 0 would compile the leaf kernels a second time, for Literal[int]
     zero = np.int64(0)
+    n_col = leaf_value.shape[1]
+    p_max = 1
+    for l in range(l_lo, l_hi):
+        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
     for l in prange(l_lo, l_hi):
         if tab_off[l] < 0:
             continue
         p = feat_off[l + 1] - feat_off[l]
         t = partner[l]
+        if n_col == 1:  # the value enters the enumeration, as for one output
+            for U in range(1 << p):
+                _iv_leaf(leaf_value[l, 0] * scale, p, U, cnt, cnt_off[l], none, none * 0.0,
+                         zero, zero, C, table, tab_off[l] + U * p)
+                if t >= 0:
+                    _iv_leaf(leaf_value[t, 0] * scale, p, U ^ (np.int64(1) << twin_slot[t]),
+                             cnt, cnt_off[t], none, none * 0.0, zero, zero, C, table,
+                             tab_off[l] + U * p)
+            continue
+        unit = np.zeros(p_max)
         for U in range(1 << p):
-            _iv_leaf(leaf_value[l] * scale, p, U, cnt, cnt_off[l], none, none * 0.0, zero,
-                     zero, C, table, tab_off[l] + U * p)
-            if t >= 0:
-                _iv_leaf(leaf_value[t] * scale, p, U ^ (np.int64(1) << twin_slot[t]), cnt,
-                         cnt_off[t], none, none * 0.0, zero, zero, C, table, tab_off[l] + U * p)
+            row = tab_off[l] + U * p * n_col
+            for side in range(2):
+                leaf, mask = l, U
+                if side == 1:
+                    if t < 0:
+                        break
+                    leaf, mask = t, U ^ (np.int64(1) << twin_slot[t])
+                for j in range(p):
+                    unit[j] = 0.0
+                _iv_leaf(scale, p, mask, cnt, cnt_off[leaf], none, none * 0.0, zero, zero, C,
+                         unit, zero)
+                for j in range(p):
+                    for c in range(n_col):
+                        table[row + j * n_col + c] += leaf_value[leaf, c] * unit[j]
     return table
 
 
@@ -431,20 +457,24 @@ def _max_depth(depth, roots, t_lo, t_hi):
 
 @njit(parallel=True, cache=True)
 def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat, order,
-                node_slot, parent, depth, roots, leaf_of, feat_off, feat_id, leaf_value, t_lo,
-                t_hi, tab_off, table, C, scale, cnt, cnt_off, sp_off, sp_mask, sp_cnt, block,
-                out):
+                node_slot, parent, depth, roots, leaf_of, feat_off, feat_id, leaf_value,
+                tree_out, t_lo, t_hi, tab_off, table, C, scale, cnt, cnt_off, sp_off, sp_mask,
+                sp_cnt, block, out):
     """Add the interventional values of trees ``t_lo:t_hi`` for every row to ``out``
-    (``XT``: rows, cast, transposed to features x rows).
+    (``(n, d, k)``; ``XT``: rows, cast, transposed to features x rows).
 
+    Tree ``t``'s value column ``c`` (``leaf_value`` is ``(leaves, K)``) feeds
+    output ``tree_out[t] + c``: a booster's tree its class (``K = 1``), a
+    forest's tree every class at once, so every output is one traversal.
     A block of rows goes down each tree together, one node at a time in
     preorder (:func:`_descend`), so the decisions of a node are one tight
     loop over the block; at a leaf each row's failed-slot mask picks its
-    ``p`` values from the leaf's table (``tab_off >= 0``) or they are
+    ``p K`` values from the leaf's table (``tab_off >= 0``) or they are
     computed (:func:`_iv_leaf`).  A tree's tables stay in cache for the
-    block's rows.  Sums go to a (features x block) buffer first.
+    block's rows.  Sums go to a (features x outputs x block) buffer first.
     """
     d, n = XT.shape
+    n_col, k_out = leaf_value.shape[1], out.shape[2]
     p_max = 1
     for l in range(len(feat_off) - 1):
         p_max = max(p_max, feat_off[l + 1] - feat_off[l])
@@ -455,11 +485,12 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
     for b in prange(n_blk):
         Us = np.zeros((d_max + 1, block), np.int64)
         go = np.zeros((d_max + 1, block), np.int64)
-        acc = np.zeros((d, block))
+        acc = np.zeros((d, k_out, block))
         local = np.zeros(p_max)
         lo = b * block
         nb = min(n, lo + block) - lo
         for k in range(t_lo, t_hi):
+            o0 = tree_out[k]
             for qn in range(roots[k], roots[k + 1]):
                 node = order[qn]
                 dd = _descend(node, nb, lo, XT, left, feature, threshold, default_left, missing,
@@ -475,19 +506,28 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
                     t0 = tab_off[l]
                     for j in range(p):
                         a_j = acc[feat_id[f0 + j]]
-                        for r in range(nb):
-                            a_j[r] += table[t0 + Us[dd, r] * p + j]
+                        for c in range(n_col):
+                            a_jc = a_j[o0 + c]
+                            for r in range(nb):
+                                a_jc[r] += table[t0 + (Us[dd, r] * p + j) * n_col + c]
                     continue
+                # one column: its value enters the game, as for one output
+                vm = leaf_value[l, 0] * scale if n_col == 1 else scale
                 for r in range(nb):
                     for j in range(p):
                         local[j] = 0.0
-                    _iv_leaf(leaf_value[l] * scale, p, Us[dd, r], cnt, cnt_off[l], sp_mask,
-                             sp_cnt, sp_off[l], sp_off[l + 1], C, local, zero)
+                    _iv_leaf(vm, p, Us[dd, r], cnt, cnt_off[l], sp_mask, sp_cnt, sp_off[l],
+                             sp_off[l + 1], C, local, zero)
                     for j in range(p):
-                        acc[feat_id[f0 + j], r] += local[j]
+                        if n_col == 1:
+                            acc[feat_id[f0 + j], o0, r] += local[j]
+                        else:
+                            for c in range(n_col):
+                                acc[feat_id[f0 + j], o0 + c, r] += leaf_value[l, c] * local[j]
         for r in range(nb):
             for f in range(d):
-                out[lo + r, f] += acc[f, r]
+                for o in range(k_out):
+                    out[lo + r, f, o] += acc[f, o, r]
 
 
 @njit(parallel=True, cache=True)
@@ -585,11 +625,12 @@ def _iv_pair_term(R, c, U, p, w, I_UU, I_UW, I_WW, M, g):
 
 @njit(parallel=True, cache=True)
 def interaction_values(X, left, right, feature, threshold, default_left, missing, cat, order,
-                       node_slot, roots, leaf_roots, leaf_node, leaf_value, feat_off, feat_id,
-                       t_lo, t_hi, I_UU, I_UW, I_WW, scale, cnt, cnt_off, sp_off, sp_mask,
-                       sp_cnt, out):
+                       node_slot, roots, leaf_roots, leaf_node, leaf_value, tree_out, feat_off,
+                       feat_id, t_lo, t_hi, I_UU, I_UW, I_WW, scale, cnt, cnt_off, sp_off,
+                       sp_mask, sp_cnt, out):
     """Add half the interventional Shapley interaction index of every pair (trees
-    ``t_lo:t_hi``) to ``out``.
+    ``t_lo:t_hi``) to ``out`` (``(n, d, d, k)``; value column ``c`` of tree ``t``
+    feeds output ``tree_out[t] + c``, as in :func:`leaf_values`).
 
     Off the diagonal, :math:`\\Phi_{ij} = \\frac12 \\sum_{S \\subseteq N \\setminus
     \\{i, j\\}} \\frac{|S|! (M - |S| - 2)!}{(M - 1)!} \\nabla_{ij}(S)`, leaf by leaf
@@ -603,6 +644,7 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
     (The path-dependent index comes from :func:`pd_quadrature`.)
     """
     n, d = X.shape
+    n_col = leaf_value.shape[1]
     width = 1
     p_max = 2
     for k in range(t_lo, t_hi):
@@ -616,6 +658,7 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
         Mi = out[i]
         for k in range(t_lo, t_hi):
             r0, r1 = roots[k], roots[k + 1]
+            o0 = tree_out[k]
             _unsatisfied(X[i], r0, r1, order, left, right, feature, threshold, default_left,
                          missing, cat, node_slot, U)
             for l in range(leaf_roots[k], leaf_roots[k + 1]):
@@ -624,7 +667,6 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
                 if p < 2:
                     continue
                 u_row = U[leaf_node[l] - r0]
-                v = leaf_value[l]
                 for a in range(p):
                     g[a] = 0.0
                     for c in range(p):
@@ -648,7 +690,6 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
                         if R & u_row == 0:
                             ww += _iv_pair_term(R, sp_cnt[s], u_row, p, w, I_UU, I_UW, I_WW,
                                                 M, g)
-                half = 0.5 * v * scale
                 for a in range(p):
                     in_u = (u_row >> a) & 1
                     for c in range(a + 1, p):
@@ -663,26 +704,39 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
                             val = M[a, c]
                         if val != 0.0:
                             fa, fc = feat_id[f0 + a], feat_id[f0 + c]
-                            Mi[fa, fc] += half * val
-                            Mi[fc, fa] += half * val
+                            for o in range(n_col):
+                                half = 0.5 * leaf_value[l, o] * scale
+                                Mi[fa, fc, o0 + o] += half * val
+                                Mi[fc, fa, o0 + o] += half * val
 
 
 @njit(cache=True)
-def expected_leaf_value(leaf_value, feat_off, feat_z):
-    """The path-dependent game's empty coalition: leaves weighted by their cover ratios."""
-    total = 0.0
-    for l in range(len(leaf_value)):
-        w = 1.0
-        for k in range(feat_off[l], feat_off[l + 1]):
-            w *= feat_z[k]
-        total += leaf_value[l] * w
+def expected_leaf_value(leaf_value, feat_off, feat_z, leaf_roots, tree_out, k_out):
+    """The path-dependent game's empty coalition of every output: leaves weighted by their
+    cover ratios (value column ``c`` of tree ``t`` feeds output ``tree_out[t] + c``)."""
+    total = np.zeros(k_out)
+    for t in range(len(leaf_roots) - 1):
+        o0 = tree_out[t]
+        for l in range(leaf_roots[t], leaf_roots[t + 1]):
+            w = 1.0
+            for k in range(feat_off[l], feat_off[l + 1]):
+                w *= feat_z[k]
+            for c in range(leaf_value.shape[1]):
+                total[o0 + c] += leaf_value[l, c] * w
     return total
 
 
 @njit(cache=True)
-def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T, acc):
-    """Node ``c`` is finished: credit its edge and pass its sums up."""
+def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T, H,
+           acc, o0):
+    """Node ``c`` is finished: credit its edge and pass its sums up.
+
+    ``S[depth, g, column, row]`` holds one sum per value column; the edge's
+    factor ``H`` is shared by them, and column ``j`` is credited to output
+    ``o0 + j`` of ``acc`` (features x outputs x rows).
+    """
     G = len(t_weights)
+    n_col = S.shape[2]
     dd = depth[c]
     zc = edge_z[c]
     a = prev[c]
@@ -690,8 +744,9 @@ def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O
     za = edge_z[a] if a >= 0 else 0.0
     live = 0.0 if a < 0 else 1.0
     ia = a if a >= 0 else c
-    for r in range(nb):
-        T[r] = 0.0
+    for j in range(n_col):
+        for r in range(nb):
+            T[j, r] = 0.0
     for g in range(G):
         wg = t_weights[g]
         i0c, dic = inv0[c, g], dinv[c, g]
@@ -699,22 +754,30 @@ def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O
         for r in range(nb):
             oc = O[dd, r]
             oa = O[pa, r]
-            h = (oc - zc) * (i0c + oc * dic) - (oa - za) * (i0a + oa * dia)
-            T[r] += wg * S[dd, g, r] * h
-            S[dd - 1, g, r] += S[dd, g, r]
+            H[r] = (oc - zc) * (i0c + oc * dic) - (oa - za) * (i0a + oa * dia)
+        for j in range(n_col):
+            Sj, Tj, Up = S[dd, g, j], T[j], S[dd - 1, g, j]
+            for r in range(nb):
+                Tj[r] += wg * Sj[r] * H[r]
+                Up[r] += Sj[r]
     a_f = acc[feature[parent[c]]]
-    for r in range(nb):
-        a_f[r] += T[r]
+    for j in range(n_col):
+        for r in range(nb):
+            a_f[o0 + j, r] += T[j, r]
 
 
 @njit(cache=True)
 def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O, Ol, Dl, P,
-                Inv, A, T, M):
-    """Add half the interaction index of every pair of a leaf's features to ``M[i, j, r]``."""
+                Inv, A, T, M, o0):
+    """Add half the interaction index of every pair of a leaf's features to
+    ``M[i, j, o0 + c, r]`` for each value ``v[c]`` of the leaf."""
     G = len(t_nodes)
+    n_col = len(v)
+    # one column: its value enters the products, as for one output
+    v0 = v[0] if n_col == 1 else 1.0
     for g in range(G):
         for r in range(nb):
-            P[g, r] = 0.5 * v * t_weights[g]
+            P[g, r] = 0.5 * v0 * t_weights[g]
     for a in range(p):
         za = feat_z[f0 + a]
         Oa = O[feat_depth[f0 + a]]
@@ -740,17 +803,27 @@ def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O
                 for r in range(nb):
                     T[r] += A[g, r] * Inv[c, g, r]
             Mc = M[fa_, feat_id[f0 + c]]
-            for r in range(nb):
-                Mc[r] += T[r] * Dl[c, r]
+            if n_col == 1:
+                for r in range(nb):
+                    Mc[o0, r] += T[r] * Dl[c, r]
+            else:
+                for j in range(n_col):
+                    for r in range(nb):
+                        Mc[o0 + j, r] += T[r] * Dl[c, r] * v[j]
 
 
 @njit(parallel=True, cache=True)
 def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, cat, value,
-                  roots, order, parent, depth, prev, edge_z, leaf_of, feat_off, feat_id, feat_z,
-                  feat_depth, t_nodes, t_weights, block, out, pairs):
-    """Add the path-dependent values of every tree and row to ``out`` (``(n, d)``), and
-    half their interaction indices off the diagonal to ``pairs`` (``(n, d, d)``) unless
+                  tree_out, roots, order, parent, depth, prev, edge_z, leaf_of, feat_off,
+                  feat_id, feat_z, feat_depth, t_nodes, t_weights, block, out, pairs):
+    """Add the path-dependent values of every tree and row to ``out`` (``(n, d, k)``), and
+    half their interaction indices off the diagonal to ``pairs`` (``(n, d, d, k)``) unless
     it is empty.
+
+    ``value`` is ``(nodes, K)``: column ``c`` of tree ``t`` feeds output
+    ``tree_out[t] + c`` (a booster's tree its class with ``K = 1``; a forest's
+    tree every class, ``K = k``), so every output is one traversal: the
+    factors ``F`` are shared by the columns, only the sums ``S`` are per column.
 
     ``XT``: the rows, cast and transposed (features x rows).  With Gauss-Legendre
     nodes ``t_nodes`` and weights ``t_weights`` on [0, 1] exact for degree
@@ -768,6 +841,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
     d, n = XT.shape
     G = len(t_nodes)
     n_nodes = len(left)
+    n_col, k_out = value.shape[1], out.shape[2]
     with_pairs = pairs.shape[0] > 0
     # each edge's factor z (1 - t) + o t, o in {0, 1}, and its inverse inv0 + o dinv
     fz = np.empty((n_nodes, G))
@@ -789,22 +863,25 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
     n_blk = (n + block - 1) // block
     for b in prange(n_blk):
         F = np.empty((d_max + 1, G, block))
-        S = np.zeros((d_max + 1, G, block))
+        S = np.zeros((d_max + 1, G, n_col, block))
         O = np.ones((d_max + 1, block))
         go = np.zeros((d_max + 1, block))
         path = np.zeros(d_max + 1, np.int64)
-        acc = np.zeros((d, block))
+        acc = np.zeros((d, k_out, block))
         T = np.zeros(block)
+        TS = np.zeros((n_col, block))
+        H = np.zeros(block)
         pw = p_max if with_pairs else 0
         Ol = np.empty((pw, block))
         Dl = np.empty((pw, block))
         P = np.empty((G, block))
         A = np.empty((G, block))
         Inv = np.empty((pw, G, block))
-        M = np.zeros((d if with_pairs else 0, d, block))
+        M = np.zeros((d if with_pairs else 0, d, k_out, block))
         lo = b * block
         nb = min(n, lo + block) - lo
         for k in range(len(roots) - 1):
+            o0 = tree_out[k]
             top = -1
             for q in range(roots[k], roots[k + 1]):
                 node = order[q]
@@ -812,7 +889,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                 while top >= dd:
                     if top > 0:
                         _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth,
-                               feature, parent, O, S, T, acc)
+                               feature, parent, O, S, TS, H, acc, o0)
                     top -= 1
                 path[dd] = node
                 top = dd
@@ -820,7 +897,9 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                     for g in range(G):
                         for r in range(nb):
                             F[0, g, r] = 1.0
-                            S[0, g, r] = 0.0
+                        for j in range(n_col):
+                            for r in range(nb):
+                                S[0, g, j, r] = 0.0
                 else:
                     want = 1.0 if left[parent[node]] == node else 0.0
                     a = prev[node]
@@ -843,14 +922,16 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                             for r in range(nb):
                                 F[dd, g, r] = F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
                     if left[node] < 0:
-                        v = value[node]
                         for g in range(G):
-                            for r in range(nb):
-                                S[dd, g, r] = v * F[dd, g, r]
+                            for j in range(n_col):
+                                v = value[node, j]
+                                for r in range(nb):
+                                    S[dd, g, j, r] = v * F[dd, g, r]
                     else:
                         for g in range(G):
-                            for r in range(nb):
-                                S[dd, g, r] = 0.0
+                            for j in range(n_col):
+                                for r in range(nb):
+                                    S[dd, g, j, r] = 0.0
                 if left[node] >= 0:
                     col = XT[feature[node]]
                     thr, dl, miss = threshold[node], default_left[node], missing[node]
@@ -859,22 +940,25 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                 elif with_pairs:
                     l = leaf_of[node]
                     p = feat_off[l + 1] - feat_off[l]
-                    if p >= 2 and value[node] != 0.0:
+                    if p >= 2 and np.any(value[node] != 0.0):
                         _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights,
-                                    feat_id, feat_z, feat_depth, O, Ol, Dl, P, Inv, A, T, M)
+                                    feat_id, feat_z, feat_depth, O, Ol, Dl, P, Inv, A, T, M,
+                                    o0)
             while top > 0:
                 _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
-                       parent, O, S, T, acc)
+                       parent, O, S, TS, H, acc, o0)
                 top -= 1
         for r in range(nb):
             for f in range(d):
-                out[lo + r, f] += acc[f, r]
+                for o in range(k_out):
+                    out[lo + r, f, o] += acc[f, o, r]
         if with_pairs:
             for i in range(d):
                 for j in range(d):
                     if i != j:
-                        for r in range(nb):
-                            pairs[lo + r, i, j] += M[i, j, r] + M[j, i, r]
+                        for o in range(k_out):
+                            for r in range(nb):
+                                pairs[lo + r, i, j, o] += M[i, j, o, r] + M[j, i, o, r]
 
 
 def gauss_nodes(p_max):
@@ -890,21 +974,26 @@ def gauss_nodes(p_max):
 
 @njit(parallel=True, cache=True)
 def pd_recursion(settings, position, left, right, feature, threshold, default_left, missing,
-                 cat, value, cover, roots):
-    """Partial dependence at each setting by the weighted traversal of every tree.
+                 cat, value, tree_out, k_out, cover, roots):
+    """Partial dependence of every output at each setting, ``(G, k)``, by the weighted
+    traversal of every tree.
 
     A split on a feature of the setting (``position[f] >= 0``) follows the
     setting's value; any other split sends the weight down both sides in
-    proportion to the children's covers.
+    proportion to the children's covers.  Column ``c`` of ``value``
+    (``(nodes, K)``) of tree ``t`` feeds output ``tree_out[t] + c``: every
+    output in one traversal.
     """
     G = settings.shape[0]
     T = len(roots) - 1
-    out = np.zeros(G)
+    n_col = value.shape[1]
+    out = np.zeros((G, k_out))
     for g in prange(G):
         nodes = np.empty(len(left), np.int64)
         weights = np.empty(len(left))
-        acc = 0.0
+        acc = np.zeros(k_out)
         for k in range(T):
+            o0 = tree_out[k]
             top = 0
             nodes[0] = roots[k]
             weights[0] = 1.0
@@ -913,7 +1002,8 @@ def pd_recursion(settings, position, left, right, feature, threshold, default_le
                 w = weights[top]
                 top -= 1
                 if left[node] < 0:
-                    acc += w * value[node]
+                    for j in range(n_col):
+                        acc[o0 + j] += w * value[node, j]
                     continue
                 pos = position[feature[node]]
                 if pos >= 0:

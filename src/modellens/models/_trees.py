@@ -51,9 +51,10 @@ import pandas as pd
 from .._validation import InvalidParameterError, NotATreeModelError, is_integer
 from ._tree_checks import (check_category_table, check_ensemble, check_lightgbm_text,
                            check_sklearn_objects, check_xgboost_model)
+from .adapter import _requested_outputs as requested_outputs
 from .adapter import class_position, tree_ensemble_name
 
-__all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "unfit_data",
+__all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
            "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN",
            "MISSING_CATEGORICAL"]
 
@@ -192,11 +193,20 @@ class TreeEnsemble:
         ``negate`` flips the sign of its values and base (the log-odds of
         ``classes_[0]`` from a binary model's one column).
         """
-        keep = []
-        for k in range(self.n_trees):
-            lo, hi = self.roots[k], self.roots[k + 1]
-            if np.any(self.value[lo:hi, output] != 0) or k == 0:
-                keep.append(k)
+        return self.select_outputs([(output, negate)])
+
+    def select_outputs(self, outputs) -> "TreeEnsemble":
+        """The ensemble of the output columns ``outputs``, ``(column, negate)`` pairs in order.
+
+        Its value column ``j`` is column ``outputs[j][0]`` (negated where
+        asked: the log-odds of ``classes_[0]`` from a binary model's one
+        column); trees that feed none of them are dropped (the first is kept,
+        so that an ensemble has a tree).
+        """
+        cols = [int(c) for c, _ in outputs]
+        signs = np.array([-1.0 if negate else 1.0 for _, negate in outputs])
+        feeds = np.logical_or.reduceat(self.value[:, cols] != 0, self.roots[:-1], axis=0)
+        keep = np.flatnonzero(feeds.any(axis=1) | (np.arange(self.n_trees) == 0))
         parts = [np.arange(self.roots[k], self.roots[k + 1]) for k in keep]
         idx = np.concatenate(parts)
         shift = np.zeros(len(self.left), dtype=np.int64)
@@ -208,16 +218,33 @@ class TreeEnsemble:
         inner = left >= 0
         left[inner] = left[inner] + shift[idx][inner]
         right[inner] = right[inner] + shift[idx][inner]
-        sign = -1.0 if negate else 1.0
         return TreeEnsemble(
             left=left, right=right, feature=self.feature[idx], threshold=self.threshold[idx],
             default_left=self.default_left[idx], missing=self.missing[idx],
-            value=sign * self.value[idx, output][:, None], cover=self.cover[idx],
-            roots=new_roots.astype(np.int64), base=sign * self.base[[output]],
+            value=signs * self.value[idx][:, cols], cover=self.cover[idx],
+            roots=new_roots.astype(np.int64), base=signs * self.base[cols],
             n_features=self.n_features,
             link=self.link, float32=self.float32, library=self.library, classes=self.classes,
-            output_names=[self.output_names[output]] if self.output_names else [],
+            output_names=[self.output_names[c] for c in cols] if self.output_names else [],
             cat_left=self.cat_left, categories=self.categories, unseen_code=self.unseen_code)
+
+    def traversal(self) -> tuple[np.ndarray, np.ndarray]:
+        """How one pass over the trees computes every output: ``(value, tree_out)``.
+
+        The tree kernels credit column ``c`` of ``value`` (``(nodes, K)``) of
+        tree ``t`` to output ``tree_out[t] + c``.  A booster's trees each feed
+        one output (one tree per class and round): ``K = 1``, each tree's own
+        output, so a row goes down every tree once whatever the outputs.  A
+        forest's leaves hold a value for every class: ``K = k``, and the
+        traversal carries the ``k`` values.
+        """
+        feeds = np.logical_or.reduceat(self.value != 0, self.roots[:-1], axis=0)
+        if self.n_outputs == 1 or (feeds.sum(axis=1) <= 1).all():
+            tree_out = np.argmax(feeds, axis=1).astype(np.int64)  # 0 for a tree of zeros
+            node_out = np.repeat(tree_out, np.diff(self.roots))
+            value = self.value[np.arange(len(self.left)), node_out][:, None]
+            return np.ascontiguousarray(value), tree_out
+        return np.ascontiguousarray(self.value), np.zeros(self.n_trees, np.int64)
 
     def predict_raw(self, X) -> np.ndarray:
         """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
@@ -322,10 +349,12 @@ def _sk_tree(builder, tree, scale=1.0, output=None, columns=None):
     """One fitted ``sklearn.tree._tree.Tree``; ``columns`` picks value columns (classes)."""
     t = tree
     value = t.value  # (nodes, n_outputs, max_classes)
-    if columns is None:
-        v = value[:, 0, 0] * scale
-    else:
+    if columns is not None:
         v = value[:, 0, :columns] * scale
+    elif value.shape[1] > 1:  # a regressor of several outputs: one value per output
+        v = value[:, :, 0] * scale
+    else:
+        v = value[:, 0, 0] * scale
     missing_left = getattr(t, "missing_go_to_left", None)
     if missing_left is None:
         missing_left = np.zeros(t.node_count, np.uint8)
@@ -343,7 +372,11 @@ def _sklearn(model):
     classes = getattr(model, "classes_", None)
     classes = None if classes is None else list(np.asarray(classes).tolist())
     d = int(model.n_features_in_)
-    if getattr(model, "n_outputs_", 1) != 1:
+    n_targets = int(getattr(model, "n_outputs_", 1))
+    if n_targets != 1 and classes is None and not (
+            "BaseDecisionTree" in names or "BaseForest" in names):
+        raise _unsupported(model, "several outputs per row")
+    if n_targets != 1 and classes is not None:
         raise _unsupported(model, "several outputs per row")
     if "BaseDecisionTree" in names or "BaseForest" in names:
         if "BaseDecisionTree" in names:
@@ -354,12 +387,13 @@ def _sklearn(model):
         if "RandomTreesEmbedding" in names:
             raise _unsupported(model, "an embedding, not a predictor")
         k = len(classes) if classes is not None else None
-        b = _Builder(k or 1)
+        b = _Builder(k or n_targets)
         for est in trees:
             _sk_tree(b, est.tree_, scale, columns=k)
-        outs = [f"P(y = {c})" for c in classes] if classes else ["prediction"]
-        return b.build(np.zeros(k or 1), d, link="identity", float32=True, library="sklearn",
-                       classes=classes, output_names=outs)
+        outs = [f"P(y = {c})" for c in classes] if classes else ["prediction"] \
+            if n_targets == 1 else [f"prediction[{j}]" for j in range(n_targets)]
+        return b.build(np.zeros(k or n_targets), d, link="identity", float32=True,
+                       library="sklearn", classes=classes, output_names=outs)
     if "BaseGradientBoosting" in names:
         init = model.init_
         if not (isinstance(init, str) and init == "zero") and \
@@ -742,6 +776,47 @@ def output_column(ens: TreeEnsemble, model, target) -> tuple[int, bool, str]:
         name = f"log-odds(y = {classes[k]})"
         return 0, k == 0, name
     return k, False, ens.output_names[k]
+
+
+def tree_outputs(ens: TreeEnsemble, model, target) -> tuple[list, list | None]:
+    """The outputs a tree method explains for ``target=``: ``(outputs, labels)``.
+
+    ``outputs`` lists ``(column, negate, name)`` of each explained output (see
+    :func:`output_column`); ``labels`` (a class label or column per output)
+    is None when the result has one output.  The rules are the black-box
+    methods' (:func:`modellens.models.requested_outputs` and the model seam):
+    ``target=None`` explains every class of a multiclass model and every
+    column of a multi-output regressor, the positive class of a binary one,
+    the one output of a regressor; ``"all"`` every class (both of a binary
+    classifier) or column, an error for a model of one output; a list those
+    outputs in its order (a list of one: that output alone, as ``target=``
+    it; an empty list, or an output named twice, an error).
+    """
+    classes = ens.classes
+    every = list(classes) if classes is not None else list(range(ens.n_outputs))
+    wanted = requested_outputs(target, True)
+    if wanted is not None and classes is None and ens.n_outputs == 1:
+        raise InvalidParameterError(
+            f"target={target!r} selects output columns, but the model returns one output per "
+            "row; leave target= out.")
+    if wanted is None:
+        several = target is None and len(every) > 1 and not (classes is not None
+                                                             and len(classes) == 2)
+        targets = every if several else [target]
+    elif wanted == "all":
+        targets, several = every, True
+    else:
+        targets, several = list(wanted), len(wanted) > 1
+    outputs = [output_column(ens, model, t) for t in targets]
+    if not several:
+        return outputs, None
+    seen = [(c, negate) for c, negate, _ in outputs]
+    if len(set(seen)) != len(seen):
+        raise InvalidParameterError(
+            f"target= names an output twice: {targets}; name each output once.")
+    labels = [classes[class_position(classes, t)] for t in targets] if classes is not None \
+        else [c for c, _, _ in outputs]
+    return outputs, labels
 
 
 def unfit_data(ens, model, dataset, X, *, categorical=False):
