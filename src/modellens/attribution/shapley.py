@@ -591,8 +591,8 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                 "masks a group's columns jointly, exactly); the path-dependent game of no "
                 "background takes single features. Pass background= rows, or use "
                 "algorithm='exact', 'permutation' or 'kernel'.")
-        game = TreeGame(ens, model, dataset, n, bg, note, target=target)
-        return game if players is None else GroupGame(game, players)
+        trees = TreeGame(ens, model, dataset, n, bg, note, target=target)
+        return trees if players is None else GroupGame(trees, players)
     game = InterventionalGame(request.model, dataset, n, bg, note)
     return game if players is None else GroupGame(game, players)
 
