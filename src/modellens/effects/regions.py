@@ -509,8 +509,7 @@ class _Search:
         lower = np.full(live.size, -np.inf)  # each variant's best gain so far
         for k in range(len(self.cols)):
             if self.levels[k]:
-                one = [self._level_best(node, W[v], node.Z[sources[v], k], total[v])
-                       for v in range(live.size)]
+                one = self._levels_best(node, W, sources, k, total)
                 gains = np.array([-np.inf if f is None else f[0] for f in one])
             else:
                 one = self._coarse(node, W, sources, k, total)
@@ -610,6 +609,53 @@ class _Search:
             cache[key] = fine, np.searchsorted(fine, node.Z[:, k], side="left")
         return cache[key]
 
+    def _levels_best(self, node, W, sources, k, total) -> list:
+        """Each variant's best cut of level column ``k`` along its level order.
+
+        The variants whose rows of positive weight hold the region's every
+        level (and missing values when it has any), as every permutation
+        does, are scored at once; the others (a bootstrap resample that lost
+        a level) one at a time.
+        """
+        z = node.Z[:, k]
+        known = ~np.isnan(z)
+        present = np.unique(z[known]).astype(np.intp)
+        L = present.size
+        level_of_row = np.where(known, np.searchsorted(present, np.where(known, z, 0)), L)
+        V = W.shape[0]
+        held = np.bincount(level_of_row, minlength=L + 1) > 0
+        lor = level_of_row[sources]
+        seen = np.bincount((lor + (np.arange(V) * (L + 1))[:, None]).ravel(),
+                           weights=(W > 0).ravel(), minlength=V * (L + 1)).reshape(V, L + 1)
+        same = ((seen > 0) == held).all(axis=1)
+        out: list = [None] * V
+        for v in np.flatnonzero(~same):
+            out[v] = self._level_best(node, W[v], node.Z[sources[v], k], total[v])
+        batch = np.flatnonzero(same)
+        if batch.size == 0 or L + int(held[L]) < 2:
+            return out
+        lor = lor[batch]
+        n, s, _ = node.group_sums(W[batch], lor, L + 1)
+        means = np.divide(s, n[:, None], out=np.zeros_like(s), where=n[:, None] > 0)
+        means = means.transpose(0, 2, 3, 1).reshape(batch.size, L + 1, -1)[:, :-1]
+        weight = n.sum(axis=2)[:, :-1]
+        rank = np.empty((batch.size, L + 1), dtype=np.intp)
+        codes = []
+        for i in range(batch.size):
+            order = _level_order(means[i], weight[i])
+            rank[i, order] = np.arange(L)
+            codes.append(present[order])
+        rank[:, L] = L
+        groups = np.take_along_axis(rank, lor, axis=1)
+        after, any_ok, _, _ = self._cuts(node, W[batch], groups, L + int(held[L]))
+        chosen = np.argmin(after, axis=1)
+        for i, v in enumerate(batch):
+            if any_ok[i]:
+                c = int(chosen[i])
+                rule = _Rule(-1, left=frozenset(codes[i][:c + 1].tolist()))
+                out[v] = (1.0 - max(after[i, c], 0.0) / total[v], rule, after[i, c])
+        return out
+
     def _level_best(self, node, w, z, ss_total):
         groups, codes = _level_groups(node, w, z)
         if groups is None:
@@ -651,18 +697,23 @@ def _level_groups(node, w, z):
     at = known & (present[pos] == codes_all)
     level_of_row = np.where(at, pos, present.size)
     means, weight = node.level_means(w, level_of_row, present.size + 1)
-    means, weight = means[:-1], weight[:-1]
-    if present.size > 2:
-        centred = means - (weight @ means) / max(weight.sum(), 1e-300)
-        _, _, vt = np.linalg.svd(np.sqrt(weight)[:, None] * centred, full_matrices=False)
-        score = centred @ vt[0]
-    else:
-        score = np.arange(present.size, dtype=float)
-    order = np.argsort(score, kind="stable")
+    order = _level_order(means[:-1], weight[:-1])
     rank = np.empty(present.size + 1, dtype=np.intp)
     rank[order] = np.arange(present.size)
     rank[present.size] = present.size
     return rank[level_of_row], present[order]
+
+
+def _level_order(means, weight):
+    """The levels' order: by their mean deviations ``(L, B * k)`` projected on the first
+    principal axis (weighted by ``weight``); two levels keep their order."""
+    if means.shape[0] > 2:
+        centred = means - (weight @ means) / max(weight.sum(), 1e-300)
+        _, _, vt = np.linalg.svd(np.sqrt(weight)[:, None] * centred, full_matrices=False)
+        score = centred @ vt[0]
+    else:
+        score = np.arange(means.shape[0], dtype=float)
+    return np.argsort(score, kind="stable")
 
 
 class _Node:
