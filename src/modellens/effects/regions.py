@@ -635,7 +635,7 @@ class _Search:
         if batch.size == 0 or L + int(held[L]) < 2:
             return out
         lor = lor[batch]
-        n, s, _ = node.group_sums(W[batch], lor, L + 1)
+        n, s, _, _ = node.group_sums(W[batch], lor, L + 1)
         means = np.divide(s, n[:, None], out=np.zeros_like(s), where=n[:, None] > 0)
         means = means.transpose(0, 2, 3, 1).reshape(batch.size, L + 1, -1)[:, :-1]
         weight = n.sum(axis=2)[:, :-1]
@@ -743,16 +743,17 @@ class _Node:
 
     def group_sums(self, W, groups, n_groups):
         """Per variant, group of rows and bin: weights ``(V, G, B)``, sums ``(V, k, G, B)``,
-        squares ``(V, G)``, for row weights ``W`` and groups ``(V, rows)``.
+        squares ``(V, G)``, and the rows' weights per group ``(V, G)``, for row weights ``W``
+        and groups ``(V, rows)``.
 
         Each variant's sums add its observations in the order of a search of
         that variant alone: one bincount over every variant, offset by variant.
         """
         V, B, k = W.shape[0], self.n_cells, self.values.shape[1]
         offset = (np.arange(V) * n_groups)[:, None]
+        flat = (groups + offset).ravel()
+        r = np.bincount(flat, weights=W.ravel(), minlength=V * n_groups).reshape(V, n_groups)
         if self.dense:
-            flat = (groups + offset).ravel()
-            r = np.bincount(flat, weights=W.ravel(), minlength=V * n_groups).reshape(V, n_groups)
             n_rows = groups.shape[1]
             # (variant, group) x rows, one entry per variant in each row's column: built as
             # CSC without sorting; each group's sum adds its rows in order, as CSR would
@@ -762,9 +763,9 @@ class _Node:
             s = np.asarray(by_group).reshape(V, n_groups, B, k).transpose(0, 3, 1, 2)
             q = np.bincount(flat, weights=(W * self.sq_row).ravel(),
                             minlength=V * n_groups).reshape(V, n_groups)
-            return np.broadcast_to(r[:, :, None], (V, n_groups, B)), s, q
+            return np.broadcast_to(r[:, :, None], (V, n_groups, B)), s, q, r
         ow = W[:, self.obs_row]
-        g = groups[:, self.obs_row] + offset
+        g = (groups + offset)[:, self.obs_row]
         idx = (g * B + self.cell).ravel()
         size = V * n_groups * B
         n = np.bincount(idx, weights=ow.ravel(), minlength=size).reshape(V, n_groups, B)
@@ -772,11 +773,11 @@ class _Node:
                       .reshape(V, n_groups, B) for j in range(k)], axis=1)
         q = np.bincount(g.ravel(), weights=(ow * self.sq).ravel(),
                         minlength=V * n_groups).reshape(V, n_groups)
-        return n, s, q
+        return n, s, q, r
 
     def ss_many(self, W):
         """Within-bin sums of squares ``(V,)`` under row weights ``W``, and the raw mean square."""
-        n, s, q = self.group_sums(W, np.zeros(W.shape, dtype=np.intp), 1)
+        n, s, q, _ = self.group_sums(W, np.zeros(W.shape, dtype=np.intp), 1)
         explained = np.divide(s ** 2, n[:, None], out=np.zeros_like(s),
                               where=n[:, None] > 0).reshape(W.shape[0], -1).sum(axis=1)
         return np.maximum(q[:, 0] - explained, 0.0), self.scale
@@ -788,7 +789,7 @@ class _Node:
 
     def level_means(self, w, level_of_row, n_levels):
         """Each level's mean deviation per bin and output, ``(L, B * k)``, and its weight."""
-        n, s, _ = self.group_sums(w[None, :], level_of_row[None, :], n_levels)
+        n, s, _, _ = self.group_sums(w[None, :], level_of_row[None, :], n_levels)
         n, s = n[0], s[0]
         means = np.divide(s, n, out=np.zeros_like(s), where=n > 0)
         return means.transpose(1, 2, 0).reshape(n_levels, -1), n.sum(axis=1)
@@ -796,11 +797,10 @@ class _Node:
     def split_ss_many(self, W, groups, n_groups):
         """Per variant, the sums of squares left and right of each cut between consecutive
         groups ``(V, G - 1)`` each, and the rows left and right of it."""
-        V = W.shape[0]
-        n, s, q = self.group_sums(W, groups, n_groups)
-        r = np.bincount((groups + (np.arange(V) * n_groups)[:, None]).ravel(), weights=W.ravel(),
-                        minlength=V * n_groups).reshape(V, n_groups)
-        cn, cq, cr = (np.cumsum(a, axis=1) for a in (n, q, r))
+        n, s, q, r = self.group_sums(W, groups, n_groups)
+        cq, cr = np.cumsum(q, axis=1), np.cumsum(r, axis=1)
+        # PD's weights per bin are its rows' (every row has every grid point)
+        cn = np.broadcast_to(cr[:, :, None], n.shape) if self.dense else np.cumsum(n, axis=1)
         cs = np.cumsum(s, axis=2)
         nl, sl, ql, rl = cn[:, :-1], cs[:, :, :-1], cq[:, :-1], cr[:, :-1]
         nr, sr, qr, rr = cn[:, -1:] - nl, cs[:, :, -1:] - sl, cq[:, -1:] - ql, cr[:, -1:] - rl
@@ -904,10 +904,10 @@ class _Grower:
             batch = self.search.batch(data)
             draws = self.rng.random((m, size))
             sources = np.empty((m, size), dtype=np.intp)
-            # each permutation's rows in random order within each stratum (as a lexsort by
-            # stratum then draw: ties in order of position)
+            # each permutation's rows in random order within each stratum: the order of
+            # their draws (random doubles tie with probability about n^2 / 2^53)
             for rows in blocks:
-                sources[:, rows] = rows[np.argsort(draws[:, rows], axis=1, kind="stable")]
+                sources[:, rows] = rows[np.argsort(draws[:, rows], axis=1)]
             found = self.search.best_many(data, np.ones((m, size)), sources, beat=observed)
             for i, one in enumerate(found):
                 if one is not None and one[0] >= observed - 1e-12:
