@@ -229,7 +229,8 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         cols = [c for c in (range(dataset.n_features) if allowed is None else allowed) if c != j]
         if cols:
             search = _Search(local, dataset, cols, min_rows)
-            grower = _Grower(search, dataset, max_depth=max_depth, min_gain=float(min_gain),
+            grower = _Grower(search, dataset, method=method, max_depth=max_depth,
+                             min_gain=float(min_gain),
                              n_permutations=int(n_permutations), rng=rng)
             root = grower.grow(np.arange(n), depth=0, path=())
         else:  # features=None with splits= naming only this feature
@@ -389,6 +390,9 @@ def _pdp_locals(dataset, model, X, feats, names, grid, options):
         n_grid = ice.shape[1]
         # (rows, points, outputs): each row's curve minus its own mean, per output
         centred = ice - ice.mean(axis=1, keepdims=True)
+        # a flat curve is exactly flat once centred (its mean may round off its value): a
+        # feature the model ignores then has no local effect at all, not rounding noise to split
+        centred = np.where(np.ptp(ice, axis=1, keepdims=True) == 0, 0.0, centred)
         rows = np.repeat(np.arange(n), n_grid)
         cell = np.tile(np.arange(n_grid), n)
         ones = [effect.for_output(c) for c in range(effect.n_outputs)]
@@ -813,8 +817,9 @@ class _Node:
 
 # ------------------------------------------------------------------ growth
 class _Grower:
-    def __init__(self, search: _Search, dataset, *, max_depth, min_gain, n_permutations, rng):
-        self.search, self.dataset = search, dataset
+    def __init__(self, search: _Search, dataset, *, method, max_depth, min_gain, n_permutations,
+                 rng):
+        self.search, self.dataset, self.method = search, dataset, method
         self.max_depth, self.min_gain = max_depth, min_gain
         self.n_permutations, self.rng = n_permutations, rng
 
@@ -826,7 +831,8 @@ class _Grower:
             node.reason = "maximum depth"
             return node
         if rows.size < 2 * self.search.min_rows:
-            node.reason = "too few rows for two regions"
+            node.reason = (f"too few rows for two regions ({rows.size}; each region needs at "
+                           f"least {self.search.min_rows})")
             return node
         data = self.search.node(rows)
         if data.cell.size == 0:
@@ -836,8 +842,8 @@ class _Grower:
         best = self.search.best(data, ones)
         if best is None:
             total = data.ss(ones)
-            node.reason = "no heterogeneity" if total[0] <= _FLAT * max(total[1], 1e-300) \
-                else "no admissible split"
+            node.reason = self._flat(data) if total[0] <= _FLAT * max(total[1], 1e-300) else (
+                f"no split leaves at least {self.search.min_rows} rows on each side")
             return node
         gain, rule, before, after = best
         weight = float(np.bincount(data.cell, weights=ones[data.obs_row]).sum())
@@ -852,8 +858,10 @@ class _Grower:
         significant = self.n_permutations == 0 or split.p_value <= ALPHA
         if gain < self.min_gain or not significant:
             node.candidate = split
-            node.reason = (f"gain {gain:.0%} below min_gain" if gain < self.min_gain
-                           else f"not significant (p = {split.p_value:.3g})")
+            node.reason = (
+                f"the best split removes {gain:.0%} of the heterogeneity, below min_gain "
+                f"({self.min_gain:.0%})" if gain < self.min_gain else
+                f"the best split is not significant (p = {split.p_value:.3g} > {ALPHA:g})")
             return node
         node.split = split
         right_levels = None
@@ -869,6 +877,18 @@ class _Grower:
         node.right = self.grow(rows[~goes_left], depth + 1, path + (right_cond,))
         node.row_index = None
         return node
+
+    def _flat(self, data) -> str:
+        """Why a region whose local effects agree has no split, in the method's own terms."""
+        if data.scale <= 0.0:  # every local effect is exactly zero
+            return ("no effect: the model's output does not change with the feature on these "
+                    "rows" + (" (every ICE curve is flat)" if self.method == "pdp" else
+                              " (every local effect is zero)"))
+        what = {"pdp": "every row's centred ICE curve is the same",
+                "dale": "the rows' derivatives agree within every bin",
+                "ale": "the rows' local effects agree within every bin"}[self.method]
+        return (f"no heterogeneity: {what}, so the feature has the same effect on every row "
+                "and no split can reduce the disagreement")
 
     def _labels(self, rule):
         if rule.left is None:

@@ -964,7 +964,7 @@ def regions_section(inputs, found) -> Section | None:
     for name in chosen:
         tree = result[name]
         if tree.is_leaf:
-            sec.notes.append(f"{name}: no significant split ({tree.reason}); its global effect "
+            sec.notes.append(f"{name}: no region found ({tree.reason}); its global effect "
                              "holds for the rows as a whole.")
             continue
         for node in tree.nodes():
