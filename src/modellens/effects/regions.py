@@ -517,7 +517,7 @@ class _Search:
                 gains = np.array([-np.inf if f is None else f[0] for f in one])
             else:
                 one = self._coarse(node, W, sources, k, total)
-                gains = -np.inf if one is None else np.where(
+                gains = np.full(live.size, -np.inf) if one is None else np.where(
                     one["any_ok"], 1.0 - np.maximum(one["cut"], 0.0) / total, -np.inf)
             found.append(one)
             lower = np.maximum(lower, gains)
@@ -584,10 +584,10 @@ class _Search:
             fine_after = self._cuts(node, W[which], table[row_of[:, None], sources[which]],
                                     width)[0]
             best_fine = np.argmin(fine_after, axis=1)
-            for i, (v, f) in enumerate(zip(which, best_fine)):
-                if fine_after[i, f] < cut[v]:
-                    at[v] = fines[used[row_of[i]]][0]
-                    chosen[v], cut[v] = f, fine_after[i, f]
+            for i, (u, f) in enumerate(zip(which, best_fine)):
+                if fine_after[i, f] < cut[u]:
+                    at[u] = fines[used[row_of[i]]][0]
+                    chosen[u], cut[u] = f, fine_after[i, f]
         out: list = []
         for v in range(V):
             if not any_ok[v]:
