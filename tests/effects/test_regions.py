@@ -605,7 +605,8 @@ def test_variants_searched_at_once_equal_a_brute_force_search_of_each(monkeypatc
     rng = np.random.default_rng(0)
     W = np.vstack([np.ones((6, size)),
                    [np.bincount(rng.integers(0, size, size), minlength=size) for _ in range(6)]])
-    sources = np.vstack([[rng.permutation(size) for _ in range(6)], np.tile(np.arange(size), (6, 1))])
+    sources = np.vstack([[rng.permutation(size) for _ in range(6)],
+                         np.tile(np.arange(size), (6, 1))])
     found = search.best_many(data, W, sources)
     numeric = [k for k, is_level in enumerate(search.levels) if not is_level]
     wins = 0

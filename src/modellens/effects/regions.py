@@ -476,7 +476,8 @@ class _Search:
         return max(1, self.BATCH_OBSERVATIONS // max(node.cell.size, 1))
 
     def best(self, node: "_Node", w):
-        """The best rule over every column for row weights ``w``: ``(gain, rule, before, after)``."""
+        """The best rule over every column for row weights ``w``: ``(gain, rule, before,
+        after)``, or None."""
         return self.best_many(node, w[None, :])[0]
 
     def best_many(self, node: "_Node", W, sources=None, beat=None) -> list:
