@@ -128,7 +128,8 @@ def main(n_seeds=100, n=1000):
     print(f"effector {effector.__version__ if hasattr(effector, '__version__') else '0.6.0'}, "
           f"{n_seeds} seeds, {n} rows; share of seeds right (true splits only) or with any "
           "split (nulls); median seconds per feature")
-    header = f"{'function':16s} {'method':6s} {'tool':22s} {'right / false':>13s} {'time s':>8s}"
+    header = (f"{'function':16s} {'method':6s} {'tool':22s} {'right / false':>13s} "
+              f"{'time s':>8s}  time / effector's")
     print(header)
     for name, gen, f, jac, splits, truth in _cases():
         for method in ("ale", "dale", "pdp"):
@@ -143,11 +144,14 @@ def main(n_seeds=100, n=1000):
                                            0 if tool.endswith("(no test)") else 100)
                     score = _right(found, truth) if truth else bool(found)
                     rows[tool].append((score, took))
+            theirs_took = np.median([t for _, t in rows["effector"]])
             for tool, results in rows.items():
                 share = np.mean([s for s, _ in results])
                 took = np.median([t for _, t in results])
                 what = "right" if truth else "false"
-                print(f"{name:16s} {method:6s} {tool:22s} {what} {share:6.0%}  {took:8.3f}")
+                ratio = "" if tool == "effector" else f"  {took / theirs_took:5.2f}x effector"
+                print(f"{name:16s} {method:6s} {tool:22s} {what} {share:6.0%}  {took:8.3f}"
+                      f"{ratio}", flush=True)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,11 @@ def demo_against(other: Path, rounds: int):
                           flush=True)
     for (name, state), (s, cpu) in sorted(best.items()):
         print(f"demo {state}, {name} ({trees[name]}): best {s:.1f} s wall ({cpu:.1f} s CPU)")
+    goals = {"fresh": 10.0, "warm": 6.2}  # issue 33 (fresh) and the pre-regression warm demo
+    for state in ("fresh", "warm"):
+        (s, cpu), (s_other, cpu_other) = best[("this", state)], best[("other", state)]
+        print(f"demo {state}: this / other = {s / s_other:.2f} wall, {cpu / cpu_other:.2f} CPU; "
+              f"goal <= {goals[state]:g} s: {'met' if s <= goals[state] else 'missed'}")
 
 
 def _demo_seconds(env, out):

@@ -208,9 +208,28 @@ def test_no_significant_split_is_said():
     X = truth_data(n=600).to_numpy()
     r = ml.regions(lambda A: A[:, 0] + A[:, 1] ** 2, X, ["x0", "x1"], random_state=0)
     assert r.no_split == ["x0", "x1"] and len(r.splits) == 0
-    assert r["x0"].is_leaf and r["x0"].reason == "no heterogeneity"
-    assert "x0: no significant split: no heterogeneity" in repr(r)
+    assert r["x0"].is_leaf and r["x0"].reason.startswith("no heterogeneity: the rows' local "
+                                                          "effects agree within every bin")
+    assert "x0: no region found: no heterogeneity" in repr(r)
     assert list(r.effects("x0")) == ["all"]
+
+
+def test_why_no_region_is_said_plainly_for_pd():
+    X = truth_data(n=600).to_numpy()
+    # x0 additive (every centred ICE curve the same), x2 ignored (flat ICE curves)
+    r = ml.regions(lambda A: A[:, 0] + A[:, 1] ** 2, X, ["x0", "x2"], method="pdp",
+                   random_state=0)
+    assert r["x0"].reason.startswith("no heterogeneity: every row's centred ICE curve is the "
+                                     "same, so the feature has the same effect on every row")
+    assert r["x2"].reason == ("no effect: the model's output does not change with the feature "
+                              "on these rows (every ICE curve is flat)")
+    assert "x2: no region found: no effect" in repr(r)
+    # a split that removes too little says by how much: x0's slope is x1 + 0.1 1[x2 > 0] and
+    # only x2 may split
+    r = ml.regions(lambda A: A[:, 0] * (A[:, 1] + 0.1 * (A[:, 2] > 0)), X, "x0", method="pdp",
+                   splits=["x2"], random_state=0)
+    assert r["x0"].reason.startswith("the best split removes ") and \
+        r["x0"].reason.endswith("of the heterogeneity, below min_gain (10%)")
 
 
 def test_same_seed_same_numbers_and_round_trip():
@@ -493,3 +512,153 @@ def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows()
     ax = r.plot("x1", output="lo")
     assert len(ax.get_legend().get_texts()) == n_regions + 1
 
+
+
+# ------------------------------------------------------------ the search at speed
+def _captured_region(monkeypatch, method="ale"):
+    """The search and the root region of x0's regions in a model with three modifiers."""
+    from modellens.effects import regions as R
+
+    rng = np.random.default_rng(3)
+    n = 400
+    D = pd.DataFrame({"x0": rng.uniform(-1, 1, n), "x1": rng.uniform(-1, 1, n),
+                      "x2": rng.normal(size=n),
+                      "lvl": pd.Categorical(rng.choice(["p", "q", "r", "s"], n))})
+    D.loc[D.index[::7], "x1"] = np.nan
+
+    def f(A):
+        g = A["lvl"].map({"p": 1.0, "q": -1.0, "r": 0.5, "s": 0.0}).astype(float).to_numpy()
+        return A["x0"].to_numpy() * (np.nan_to_num(A["x1"].to_numpy()) > 0.2) \
+            + 0.5 * A["x0"].to_numpy() * (g + A["x2"].to_numpy())
+
+    seen = []
+    grow = R._Grower.grow
+
+    def keep(self, rows, depth, path):
+        if depth == 0:
+            seen.append((self.search, self.search.node(rows)))
+        return grow(self, rows, depth, path)
+
+    monkeypatch.setattr(R._Grower, "grow", keep)
+    ml.regions(f, D, "x0", method=method, n_permutations=0, max_depth=1, random_state=0)
+    return seen[0]
+
+
+def _brute_numeric(data, w, z, min_rows):
+    """Column ``z``'s best cut under row weights ``w``, every candidate scored on its own.
+
+    The documented rule: quantile thresholds of the region's values (1/20, ...,
+    19/20), the best one refined to the best cut at the values between its two
+    neighbouring thresholds; within-bin sums of squares from plain sums.
+    """
+    B = data.n_cells
+
+    def ss(mask):
+        ow = (w * mask)[data.obs_row]
+        n = np.bincount(data.cell, weights=ow, minlength=B)
+        explained = sum((np.bincount(data.cell, weights=ow * data.values[:, j], minlength=B) ** 2
+                         / np.where(n > 0, n, 1)).sum() for j in range(data.values.shape[1]))
+        return float(np.sum(ow * data.sq) - explained)
+
+    def score(ts):
+        out = []
+        for t in ts:
+            left = z <= t  # NaN goes right
+            ok = (w * left).sum() >= min_rows and (w * ~left).sum() >= min_rows
+            out.append(ss(left) + ss(~left) if ok else np.inf)
+        return np.array(out)
+
+    zs = np.sort(z[~np.isnan(z)])
+    missing = bool(np.isnan(z).any())
+    t = np.unique(np.quantile(zs, np.arange(1, 20) / 20, method="inverted_cdf"))
+    t = t[(t < zs[-1]) | missing]
+    after = score(t)
+    if not np.isfinite(after).any():
+        return None
+    c = int(np.argmin(after))
+    lo = t[c - 1] if c > 0 else -np.inf
+    hi = t[c + 1] if c + 1 < t.size else zs[-1]
+    inside = (zs > lo) & ((zs <= hi) if c + 1 == t.size and missing else (zs < hi))
+    fine = np.unique(zs[inside])
+    best_t, best_after = t[c], after[c]
+    if fine.size:
+        fine_after = score(fine)
+        k = int(np.argmin(fine_after))
+        if fine_after[k] < best_after:
+            best_t, best_after = fine[k], fine_after[k]
+    return best_t, best_after
+
+
+@pytest.mark.parametrize("method", ["ale", "pdp"])
+def test_variants_searched_at_once_equal_a_brute_force_search_of_each(monkeypatch, method):
+    """The permutations and bootstrap resamples of a region, scored in one batch (candidate
+    cuts refined only where they could win), find each variant's best cut exactly."""
+    search, data = _captured_region(monkeypatch, method)
+    size = data.rows.size
+    rng = np.random.default_rng(0)
+    W = np.vstack([np.ones((6, size)),
+                   [np.bincount(rng.integers(0, size, size), minlength=size) for _ in range(6)]])
+    sources = np.vstack([[rng.permutation(size) for _ in range(6)],
+                         np.tile(np.arange(size), (6, 1))])
+    found = search.best_many(data, W, sources)
+    numeric = [k for k, is_level in enumerate(search.levels) if not is_level]
+    wins = 0
+    for v in range(W.shape[0]):
+        total = data.ss(W[v])[0]
+        brute = {k: _brute_numeric(data, W[v], data.Z[sources[v], k], search.min_rows)
+                 for k in numeric}
+        levels = [search._level_best(data, W[v], data.Z[sources[v], k], total)
+                  for k, is_level in enumerate(search.levels) if is_level]
+        gains = {search.cols[k]: 1 - max(b[1], 0) / total for k, b in brute.items() if b}
+        best_level = max((g[0] for g in levels if g is not None), default=-np.inf)
+        gain, rule, before, after = found[v]
+        assert before == pytest.approx(total, rel=1e-12)
+        top = max(gains.values())
+        assert gain == pytest.approx(max(top, best_level), abs=1e-12)
+        if top > best_level + 1e-9:
+            wins += 1
+            (k,) = [k for k in numeric if search.cols[k] == rule.j]
+            assert rule.threshold == brute[k][0]
+    assert wins >= 6  # the numeric columns won most variants: their cuts were compared
+
+
+def test_permutation_test_stops_early_with_the_same_decision(monkeypatch):
+    """Stopped once 'not significant' is decided, the test accepts and rejects the same splits,
+    and the stability and held-out draws that follow are the full run's."""
+    from modellens.effects import regions as R
+
+    X = truth_data(n=800, seed=4)
+    X["x4"] = np.random.default_rng(4).uniform(-1, 1, len(X))
+    searched = []
+    best_many = R._Search.best_many
+
+    def count(self, node, W, sources=None, beat=None):
+        if beat is not None:
+            searched.append(W.shape[0])
+        return best_many(self, node, W, sources, beat)
+
+    monkeypatch.setattr(R._Search, "best_many", count)
+
+    def run(feature, early):
+        monkeypatch.setattr(R, "_EARLY_STOP", early)
+        searched.clear()
+        # x1's effect differs by x3; x2's by x4, which may not split: no split is real
+        r = ml.regions(lambda D: truth(D) + D["x2"] * D["x4"], X, feature,
+                       splits=[c for c in ("x1", "x2", "x3") if c != feature], random_state=0)
+        return r, sum(searched)
+
+    for feature in ("x1", "x2"):
+        (early, n_early), (full, n_full) = run(feature, True), run(feature, False)
+        pd.testing.assert_frame_equal(early.splits, full.splits)
+        for a, b in zip(early[feature].nodes(), full[feature].nodes()):
+            assert (a.split is None) == (b.split is None) and a.region == b.region
+            if a.candidate is not None:  # rejected either way, the same evidence else
+                assert a.candidate.p_value > R.ALPHA and b.candidate.p_value > R.ALPHA
+                assert (a.candidate.stability, a.candidate.heldout_gain) == \
+                    (b.candidate.stability, b.candidate.heldout_gain)
+        # x1 splits on x3 (each permutation searched); x2 has a chance split only, whose
+        # test stopped early
+        assert (len(early.splits) > 0) == (feature == "x1")
+        if feature == "x2":
+            assert early["x2"].is_leaf and early["x2"].candidate is not None
+            assert n_early < n_full / 2

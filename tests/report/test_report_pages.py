@@ -179,3 +179,37 @@ def test_shapley_section_has_dependence_plots_and_each_rows_own_curves():
             moved[name] = np.asarray(effect.grid, dtype=float)
             np.testing.assert_allclose(np.asarray(effect.ice)[k], model.predict(moved),
                                        atol=1e-12)
+
+
+def test_ceteris_paribus_reads_the_effects_sections_ice_curves(monkeypatch):
+    """The drawn rows' profiles are rows of the effects section's ICE curves: the same
+    numbers as PD on those rows alone, and no second model call for them."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from modellens.report import _sections as sections
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(150, 4)), columns=["a", "b", "c", "d"])
+    X["e"] = pd.Categorical(rng.choice(["u", "v", "w"], 150))
+    y = 3 * X["a"] * X["b"] + X["c"] + (X["e"] == "v")
+    model = HistGradientBoostingRegressor(max_iter=30, categorical_features="from_dtype",
+                                          random_state=0).fit(X, y)
+    calls = []
+    pdp = sections.pdp
+
+    def counted(model, X, *args, **kwargs):
+        calls.append(len(X))
+        return pdp(model, X, *args, **kwargs)
+
+    monkeypatch.setattr(sections, "pdp", counted)
+    # every row in the sample, as in the demo
+    rep = ml.report(model, X, sections=["effects", "shapley"], **dict(SMALL, sample=150))
+    sec = rep.sections["shapley"]
+    rows = sec.data["rows"]
+    assert calls == [rep.sections["effects"].data["pdp"]["a"].ice.shape[0]]  # effects' PD only
+    profiles = sec.data["ceteris_paribus"]
+    for name in sec.data["dependence_features"]:
+        alone = pdp(model, X.iloc[rows], [name], ice=True, progress=False,
+                    grid={name: list(profiles[name].grid)})[name]
+        np.testing.assert_array_equal(np.asarray(profiles[name].ice), np.asarray(alone.ice))
+        assert list(np.asarray(profiles[name].grid)) == list(np.asarray(alone.grid))

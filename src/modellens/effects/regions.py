@@ -41,6 +41,9 @@ N_BOOTSTRAP = 30
 #: A region holds at least this many rows, and at least MIN_REGION_SHARE of the data.
 MIN_REGION_ROWS = 20
 MIN_REGION_SHARE = 0.05
+#: Stop the permutation test once its decision is known (see ``_Grower._p_value``).
+_EARLY_STOP = True
+_FIRST_PERMUTATIONS = 20
 #: Heterogeneity below this share of the local effects' mean square is taken as none.
 _FLAT = 1e-12
 
@@ -250,7 +253,8 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         cols = [c for c in (range(dataset.n_features) if allowed is None else allowed) if c != j]
         if cols:
             search = _Search(local, dataset, cols, min_rows)
-            grower = _Grower(search, dataset, max_depth=max_depth, min_gain=float(min_gain),
+            grower = _Grower(search, dataset, method=method, max_depth=max_depth,
+                             min_gain=float(min_gain),
                              n_permutations=int(n_permutations), rng=rng)
             root = grower.grow(np.arange(n), depth=0, path=())
         else:  # features=None with splits= naming only this feature
@@ -584,6 +588,9 @@ def _pdp_locals(dataset, model, X, feats, names, grid, options):
         n_grid = ice.shape[1]
         # (rows, points, outputs): each row's curve minus its own mean, per output
         centred = ice - ice.mean(axis=1, keepdims=True)
+        # a flat curve is exactly flat once centred (its mean may round off its value): a
+        # feature the model ignores then has no local effect at all, not rounding noise to split
+        centred = np.where(np.ptp(ice, axis=1, keepdims=True) == 0, 0.0, centred)
         rows = np.repeat(np.arange(n), n_grid)
         cell = np.tile(np.arange(n_grid), n)
         ones = [effect.for_output(c) for c in range(effect.n_outputs)]
@@ -630,7 +637,17 @@ class _Rule:
 
 
 class _Search:
-    """Scores every candidate split of a region from the local effects of its rows."""
+    """Scores every candidate split of a region from the local effects of its rows.
+
+    The search runs for many variants of a region at once (the permutations
+    of the p-value, the bootstrap resamples of the stability): each variant
+    is a row weight vector and a source row for each row's splitting values,
+    and every candidate cut of every variant is scored by one bincount over
+    all of them, summed in the same order as a search of that variant alone.
+    """
+
+    #: Observations (variants x local effects) per batch: bounds the batch's memory.
+    BATCH_OBSERVATIONS = 2_000_000
 
     def __init__(self, local: _Local, dataset, cols, min_rows):
         self.local, self.dataset, self.cols, self.min_rows = local, dataset, cols, min_rows
@@ -652,73 +669,207 @@ class _Search:
                      self.local.values[obs], self.local.n_cells, self.Z[rows],
                      self.local.strata[rows])
 
-    def best(self, node: "_Node", w, Z=None):
-        """The best rule over every column for row weights ``w``: ``(gain, rule, before, after)``.
+    def batch(self, node: "_Node") -> int:
+        """Variants searched at once in ``node``."""
+        return max(1, self.BATCH_OBSERVATIONS // max(node.cell.size, 1))
 
-        ``Z`` (default: the region's own) may hold the region's values permuted
-        between rows.  A numeric column's candidate thresholds are the quantiles
-        of the region's values, whatever ``w`` and ``Z``: computed once per
-        region, they serve the permutations, bootstrap resamples and halves.
+    def best(self, node: "_Node", w):
+        """The best rule over every column for row weights ``w``: ``(gain, rule, before,
+        after)``, or None."""
+        return self.best_many(node, w[None, :])[0]
+
+    def best_many(self, node: "_Node", W, sources=None, beat=None) -> list:
+        """The best rule of each variant: a list of ``(gain, rule, before, after)`` or None.
+
+        ``W`` (variants, rows) holds row weights; row ``i`` of variant ``v``
+        takes its splitting values from row ``sources[v, i]`` (default: its
+        own), the permutations of the test.  A numeric column's candidate
+        thresholds are the quantiles of the region's values, whatever the
+        weights and sources: computed once per region, they serve every
+        variant.
+
+        A numeric column's best quantile cut is refined between the region's
+        values around it (see ``_refine``) only where the refined cut could
+        matter.  The refined cut keeps the rows below the lower neighbouring
+        quantile on its left and those above the upper one on its right, so
+        their sums of squares add up to a floor under its own: a gain ceiling.
+        A column whose ceiling is below another column's gain cannot win, and
+        with ``beat`` (the permutation test's observed gain, where only
+        whether a variant's best gain reaches it matters) neither can one
+        whose ceiling is below ``beat``, nor any once a gain reaches it.  The
+        best rule is the same as with every column refined.
         """
-        Z = node.Z if Z is None else Z
-        total = node.ss(w)
-        if total[0] <= _FLAT * max(total[1], 1e-300):
-            return None
-        best = None
+        V = W.shape[0]
+        if sources is None:
+            sources = np.broadcast_to(np.arange(node.rows.size), W.shape)
+        total, scale = node.ss_many(W)
+        best: list = [None] * V
+        live = np.flatnonzero(total > _FLAT * max(scale, 1e-300))
+        if live.size == 0:
+            return best
+        W, sources, total = W[live], sources[live], total[live]
+        found: list = []
+        lower = np.full(live.size, -np.inf)  # each variant's best gain so far
+        for k in range(len(self.cols)):
+            if self.levels[k]:
+                one = self._levels_best(node, W, sources, k, total)
+                gains = np.array([-np.inf if f is None else f[0] for f in one])
+            else:
+                one = self._coarse(node, W, sources, k, total)
+                gains = np.full(live.size, -np.inf) if one is None else np.where(
+                    one["any_ok"], 1.0 - np.maximum(one["cut"], 0.0) / total, -np.inf)
+            found.append(one)
+            lower = np.maximum(lower, gains)
+        need = lower if beat is None else np.where(lower < beat, beat, np.inf)
         for k, c in enumerate(self.cols):
-            cache = node.cache.setdefault(k, {})
-            if not self.levels[k] and "t" not in cache:
-                _thresholds(node.Z[:, k], cache)
-            found = self._column_best(node, w, Z[:, k], self.levels[k], total[0], cache)
-            if found is not None and (best is None or found[0] > best[0]):
-                gain, rule, after = found
-                rule.j = c
-                best = (gain, rule, total[0], after)
+            one = found[k]
+            if not self.levels[k]:
+                one = [None] * live.size if one is None else \
+                    self._refine(node, W, sources, k, total, one, need - 1e-9)
+            for i, f in enumerate(one):
+                v = live[i]
+                if f is not None and (best[v] is None or f[0] > best[v][0]):
+                    gain, rule, after = f
+                    rule.j = c
+                    best[v] = (gain, rule, total[i], after)
         return best
 
-    def _column_best(self, node, w, z, is_level, ss_total, cache):
-        if is_level:
-            groups, codes = _level_groups(node, w, z)
-            if groups is None:
-                return None
-            n_groups = int(groups.max()) + 1
-        else:
-            zs, t = cache["zs"], cache["t"]
-            if t.size == 0:
-                return None
-            groups = np.searchsorted(t, z, side="left")
-            n_groups = t.size + 1
-        after, left_rows, right_rows = node.split_ss(w, groups, n_groups)
+    def _cuts(self, node, W, groups, n_groups):
+        """After-split sums of squares ``(V, n_groups - 1)``, admissible cuts masked as inf,
+        whether a variant has any, and the sums of squares left and right of each cut."""
+        (left, right), left_rows, right_rows = node.split_ss_many(W, groups, n_groups)
         ok = (left_rows >= self.min_rows) & (right_rows >= self.min_rows)
-        if not ok.any():
+        return np.where(ok, left + right, np.inf), ok.any(axis=1), left, right
+
+    def _coarse(self, node, W, sources, k, total):
+        """Each variant's best quantile cut of numeric column ``k``, and its gain ceiling."""
+        cache = node.cache.setdefault(k, {})
+        if "t" not in cache:
+            _thresholds(node.Z[:, k], cache)
+        t = cache["t"]
+        if t.size == 0:
             return None
-        after = np.where(ok, after, np.inf)
-        c = int(np.argmin(after))
-        if is_level:
-            rule = _Rule(-1, left=frozenset(codes[:c + 1].tolist()))
-            return 1.0 - max(after[c], 0.0) / ss_total, rule, after[c]
+        if "groups" not in cache:
+            cache["groups"] = np.searchsorted(t, node.Z[:, k], side="left")
+        after, any_ok, left, right = self._cuts(node, W, cache["groups"][sources], t.size + 1)
+        chosen = np.argmin(after, axis=1)
+        ends = np.arange(W.shape[0])
+        floor = np.where(chosen > 0, left[ends, np.maximum(chosen - 1, 0)], 0.0) + np.where(
+            chosen + 1 < t.size, right[ends, np.minimum(chosen + 1, t.size - 1)], 0.0)
+        return {"chosen": chosen, "cut": after[ends, chosen], "any_ok": any_ok,
+                "ceiling": 1.0 - np.maximum(floor, 0.0) / total}
+
+    def _refine(self, node, W, sources, k, total, coarse, need) -> list:
+        """Column ``k``'s best rule of each variant, its quantile cut refined where the
+        gain ceiling reaches ``need``."""
+        cache = node.cache[k]
+        zs, t = cache["zs"], cache["t"]
+        chosen, cut, any_ok = coarse["chosen"].copy(), coarse["cut"].copy(), coarse["any_ok"]
+        V = W.shape[0]
+        at = [t] * V
         # the best quantile cut, refined to the best cut between the region's values inside
         # the neighbouring quantile steps: a boundary in the data is then found exactly,
-        # so that rows on its wrong side do not call for a second, spurious split
-        if c not in cache:
+        # so that rows on its wrong side do not call for a second, spurious split; every
+        # variant's refinement in one pass, its fine cuts' groups padded with empty groups at
+        # the end (cumulative sums through them add zeros: the same numbers)
+        which = np.flatnonzero(any_ok & (coarse["ceiling"] >= need))
+        fines = {int(c): self._fine(node, k, cache, int(c)) for c in np.unique(chosen[which])}
+        which = np.array([v for v in which if fines[int(chosen[v])][0].size], dtype=np.intp)
+        if which.size:
+            used = sorted({int(chosen[v]) for v in which})
+            table = np.stack([fines[c][1] for c in used])
+            row_of = np.searchsorted(used, chosen[which])
+            width = max(fines[c][0].size for c in used) + 1
+            fine_after = self._cuts(node, W[which], table[row_of[:, None], sources[which]],
+                                    width)[0]
+            best_fine = np.argmin(fine_after, axis=1)
+            for i, (u, f) in enumerate(zip(which, best_fine)):
+                if fine_after[i, f] < cut[u]:
+                    at[u] = fines[used[row_of[i]]][0]
+                    chosen[u], cut[u] = f, fine_after[i, f]
+        out: list = []
+        for v in range(V):
+            if not any_ok[v]:
+                out.append(None)
+                continue
+            threshold = at[v][chosen[v]]
+            position = np.searchsorted(zs, threshold, side="right") / zs.size
+            rule = _Rule(-1, threshold=float(threshold), position=float(position))
+            out.append((1.0 - max(cut[v], 0.0) / total[v], rule, cut[v]))
+        return out
+
+    def _fine(self, node, k, cache, c):
+        """The region's values between the quantile cuts around cut ``c``, and each row's group."""
+        key = ("fine", c)
+        if key not in cache:
+            zs, t = cache["zs"], cache["t"]
             lo = t[c - 1] if c > 0 else -np.inf
             hi = t[c + 1] if c + 1 < t.size else zs[-1]
             # the largest value itself when missing values make a right side
             stop = np.searchsorted(zs, hi, side="right") if c + 1 == t.size and cache["missing"] \
                 else np.searchsorted(zs, hi, side="left")
-            cache[c] = np.unique(zs[np.searchsorted(zs, lo, side="right"):stop])
-        fine = cache[c]
-        if fine.size:
-            fine_groups = np.searchsorted(fine, z, side="left")
-            fine_after, fl, fr = node.split_ss(w, fine_groups, fine.size + 1)
-            fine_ok = (fl >= self.min_rows) & (fr >= self.min_rows)
-            fine_after = np.where(fine_ok, fine_after, np.inf)
-            k = int(np.argmin(fine_after))
-            if fine_after[k] < after[c]:
-                t, c, after = fine, k, fine_after
-        position = np.searchsorted(zs, t[c], side="right") / zs.size
-        rule = _Rule(-1, threshold=float(t[c]), position=float(position))
-        return 1.0 - max(after[c], 0.0) / ss_total, rule, after[c]
+            fine = np.unique(zs[np.searchsorted(zs, lo, side="right"):stop])
+            cache[key] = fine, np.searchsorted(fine, node.Z[:, k], side="left")
+        return cache[key]
+
+    def _levels_best(self, node, W, sources, k, total) -> list:
+        """Each variant's best cut of level column ``k`` along its level order.
+
+        The variants whose rows of positive weight hold the region's every
+        level (and missing values when it has any), as every permutation
+        does, are scored at once; the others (a bootstrap resample that lost
+        a level) one at a time.
+        """
+        z = node.Z[:, k]
+        known = ~np.isnan(z)
+        present = np.unique(z[known]).astype(np.intp)
+        L = present.size
+        level_of_row = np.where(known, np.searchsorted(present, np.where(known, z, 0)), L)
+        V = W.shape[0]
+        held = np.bincount(level_of_row, minlength=L + 1) > 0
+        lor = level_of_row[sources]
+        seen = np.bincount((lor + (np.arange(V) * (L + 1))[:, None]).ravel(),
+                           weights=(W > 0).ravel(), minlength=V * (L + 1)).reshape(V, L + 1)
+        same = ((seen > 0) == held).all(axis=1)
+        out: list = [None] * V
+        for v in np.flatnonzero(~same):
+            out[v] = self._level_best(node, W[v], node.Z[sources[v], k], total[v])
+        batch = np.flatnonzero(same)
+        if batch.size == 0 or L + int(held[L]) < 2:
+            return out
+        lor = lor[batch]
+        n, s, _, _ = node.group_sums(W[batch], lor, L + 1)
+        means = np.divide(s, n[:, None], out=np.zeros_like(s), where=n[:, None] > 0)
+        means = means.transpose(0, 2, 3, 1).reshape(batch.size, L + 1, -1)[:, :-1]
+        weight = n.sum(axis=2)[:, :-1]
+        rank = np.empty((batch.size, L + 1), dtype=np.intp)
+        codes = []
+        for i in range(batch.size):
+            order = _level_order(means[i], weight[i])
+            rank[i, order] = np.arange(L)
+            codes.append(present[order])
+        rank[:, L] = L
+        groups = np.take_along_axis(rank, lor, axis=1)
+        after, any_ok, _, _ = self._cuts(node, W[batch], groups, L + int(held[L]))
+        chosen = np.argmin(after, axis=1)
+        for i, v in enumerate(batch):
+            if any_ok[i]:
+                c = int(chosen[i])
+                rule = _Rule(-1, left=frozenset(codes[i][:c + 1].tolist()))
+                out[v] = (1.0 - max(after[i, c], 0.0) / total[v], rule, after[i, c])
+        return out
+
+    def _level_best(self, node, w, z, ss_total):
+        groups, codes = _level_groups(node, w, z)
+        if groups is None:
+            return None
+        after, any_ok, _, _ = self._cuts(node, w[None, :], groups[None, :],
+                                         int(groups.max()) + 1)
+        if not any_ok[0]:
+            return None
+        c = int(np.argmin(after[0]))
+        rule = _Rule(-1, left=frozenset(codes[:c + 1].tolist()))
+        return 1.0 - max(after[0, c], 0.0) / ss_total, rule, after[0, c]
 
 
 def _thresholds(z, cache):
@@ -749,18 +900,23 @@ def _level_groups(node, w, z):
     at = known & (present[pos] == codes_all)
     level_of_row = np.where(at, pos, present.size)
     means, weight = node.level_means(w, level_of_row, present.size + 1)
-    means, weight = means[:-1], weight[:-1]
-    if present.size > 2:
-        centred = means - (weight @ means) / max(weight.sum(), 1e-300)
-        _, _, vt = np.linalg.svd(np.sqrt(weight)[:, None] * centred, full_matrices=False)
-        score = centred @ vt[0]
-    else:
-        score = np.arange(present.size, dtype=float)
-    order = np.argsort(score, kind="stable")
+    order = _level_order(means[:-1], weight[:-1])
     rank = np.empty(present.size + 1, dtype=np.intp)
     rank[order] = np.arange(present.size)
     rank[present.size] = present.size
     return rank[level_of_row], present[order]
+
+
+def _level_order(means, weight):
+    """The levels' order: by their mean deviations ``(L, B * k)`` projected on the first
+    principal axis (weighted by ``weight``); two levels keep their order."""
+    if means.shape[0] > 2:
+        centred = means - (weight @ means) / max(weight.sum(), 1e-300)
+        _, _, vt = np.linalg.svd(np.sqrt(weight)[:, None] * centred, full_matrices=False)
+        score = centred @ vt[0]
+    else:
+        score = np.arange(means.shape[0], dtype=float)
+    return np.argsort(score, kind="stable")
 
 
 class _Node:
@@ -788,54 +944,81 @@ class _Node:
             self.by_row = self.values.reshape(n_rows, -1)
             self.sq_row = self.sq.reshape(n_rows, n_cells).sum(axis=1)
 
-    def group_sums(self, w, groups, n_groups):
-        """Per group of rows and bin: weights ``(G, B)``, sums ``(k, G, B)``, squares ``(G,)``."""
-        B, k = self.n_cells, self.values.shape[1]
+    def group_sums(self, W, groups, n_groups):
+        """Per variant, group of rows and bin: weights ``(V, G, B)``, sums ``(V, k, G, B)``,
+        squares ``(V, G)``, and the rows' weights per group ``(V, G)``, for row weights ``W``
+        and groups ``(V, rows)``.
+
+        Each variant's sums add its observations in the order of a search of
+        that variant alone: one bincount over every variant, offset by variant.
+        """
+        V, B, k = W.shape[0], self.n_cells, self.values.shape[1]
+        offset = (np.arange(V) * n_groups)[:, None]
+        flat = (groups + offset).ravel()
+        r = np.bincount(flat, weights=W.ravel(), minlength=V * n_groups).reshape(V, n_groups)
         if self.dense:
-            r = np.bincount(groups, weights=w, minlength=n_groups)
-            by_group = sparse.csr_matrix((w, (groups, np.arange(groups.size))),
-                                         shape=(n_groups, groups.size)) @ self.by_row
-            s = np.asarray(by_group).reshape(n_groups, B, k).transpose(2, 0, 1)
-            q = np.bincount(groups, weights=w * self.sq_row, minlength=n_groups)
-            return np.repeat(r[:, None], B, axis=1), s, q
-        ow = w[self.obs_row]
-        g = groups[self.obs_row]
-        idx = g * B + self.cell
-        size = n_groups * B
-        n = np.bincount(idx, weights=ow, minlength=size).reshape(n_groups, B)
-        s = np.stack([np.bincount(idx, weights=ow * self.values[:, j], minlength=size)
-                      .reshape(n_groups, B) for j in range(k)])
-        q = np.bincount(g, weights=ow * self.sq, minlength=n_groups)
-        return n, s, q
+            n_rows = groups.shape[1]
+            # (variant, group) x rows, one entry per variant in each row's column: built as
+            # CSC without sorting; each group's sum adds its rows in order, as CSR would
+            by_group = sparse.csc_matrix(
+                (W.T.ravel(), (groups + offset).T.ravel(), np.arange(0, V * n_rows + 1, V)),
+                shape=(V * n_groups, n_rows)) @ self.by_row
+            s = np.asarray(by_group).reshape(V, n_groups, B, k).transpose(0, 3, 1, 2)
+            q = np.bincount(flat, weights=(W * self.sq_row).ravel(),
+                            minlength=V * n_groups).reshape(V, n_groups)
+            return np.broadcast_to(r[:, :, None], (V, n_groups, B)), s, q, r
+        ow = W[:, self.obs_row]
+        g = (groups + offset)[:, self.obs_row]
+        idx = (g * B + self.cell).ravel()
+        size = V * n_groups * B
+        n = np.bincount(idx, weights=ow.ravel(), minlength=size).reshape(V, n_groups, B)
+        s = np.stack([np.bincount(idx, weights=(ow * self.values[:, j]).ravel(), minlength=size)
+                      .reshape(V, n_groups, B) for j in range(k)], axis=1)
+        q = np.bincount(g.ravel(), weights=(ow * self.sq).ravel(),
+                        minlength=V * n_groups).reshape(V, n_groups)
+        return n, s, q, r
+
+    def ss_many(self, W):
+        """Within-bin sums of squares ``(V,)`` under row weights ``W``, and the raw mean square."""
+        n, s, q, _ = self.group_sums(W, np.zeros(W.shape, dtype=np.intp), 1)
+        explained = np.divide(s ** 2, n[:, None], out=np.zeros_like(s),
+                              where=n[:, None] > 0).reshape(W.shape[0], -1).sum(axis=1)
+        return np.maximum(q[:, 0] - explained, 0.0), self.scale
 
     def ss(self, w):
         """Within-bin sum of squares under row weights ``w``, and the raw mean square."""
-        n, s, q = self.group_sums(w, np.zeros(self.rows.size, dtype=np.intp), 1)
-        explained = np.divide(s ** 2, n, out=np.zeros_like(s), where=n > 0).sum()
-        return max(float(q[0]) - float(explained), 0.0), self.scale
+        total, scale = self.ss_many(w[None, :])
+        return float(total[0]), scale
 
     def level_means(self, w, level_of_row, n_levels):
         """Each level's mean deviation per bin and output, ``(L, B * k)``, and its weight."""
-        n, s, _ = self.group_sums(w, level_of_row, n_levels)
+        n, s, _, _ = self.group_sums(w[None, :], level_of_row[None, :], n_levels)
+        n, s = n[0], s[0]
         means = np.divide(s, n, out=np.zeros_like(s), where=n > 0)
         return means.transpose(1, 2, 0).reshape(n_levels, -1), n.sum(axis=1)
 
-    def split_ss(self, w, groups, n_groups):
-        """Sum of squares after each cut between consecutive groups; rows left and right."""
-        n, s, q = self.group_sums(w, groups, n_groups)
-        r = np.bincount(groups, weights=w, minlength=n_groups)
-        cn, cs, cq, cr = (np.cumsum(a, axis=-2 if a.ndim > 1 else 0) for a in (n, s, q, r))
-        nl, sl, ql, rl = cn[:-1], cs[:, :-1], cq[:-1], cr[:-1]
-        nr, sr, qr, rr = cn[-1] - nl, cs[:, -1:] - sl, cq[-1] - ql, cr[-1] - rl
-        expl_l = np.divide(sl ** 2, nl, out=np.zeros_like(sl), where=nl > 0).sum(axis=(0, 2))
-        expl_r = np.divide(sr ** 2, nr, out=np.zeros_like(sr), where=nr > 0).sum(axis=(0, 2))
-        return (ql - expl_l) + (qr - expl_r), rl, rr
+    def split_ss_many(self, W, groups, n_groups):
+        """Per variant, the sums of squares left and right of each cut between consecutive
+        groups ``(V, G - 1)`` each, and the rows left and right of it."""
+        n, s, q, r = self.group_sums(W, groups, n_groups)
+        cq, cr = np.cumsum(q, axis=1), np.cumsum(r, axis=1)
+        # PD's weights per bin are its rows' (every row has every grid point)
+        cn = np.broadcast_to(cr[:, :, None], n.shape) if self.dense else np.cumsum(n, axis=1)
+        cs = np.cumsum(s, axis=2)
+        nl, sl, ql, rl = cn[:, :-1], cs[:, :, :-1], cq[:, :-1], cr[:, :-1]
+        nr, sr, qr, rr = cn[:, -1:] - nl, cs[:, :, -1:] - sl, cq[:, -1:] - ql, cr[:, -1:] - rl
+        expl_l = np.divide(sl ** 2, nl[:, None], out=np.zeros_like(sl),
+                           where=nl[:, None] > 0).sum(axis=(1, 3))
+        expl_r = np.divide(sr ** 2, nr[:, None], out=np.zeros_like(sr),
+                           where=nr[:, None] > 0).sum(axis=(1, 3))
+        return ((ql - expl_l), (qr - expl_r)), rl, rr
 
 
 # ------------------------------------------------------------------ growth
 class _Grower:
-    def __init__(self, search: _Search, dataset, *, max_depth, min_gain, n_permutations, rng):
-        self.search, self.dataset = search, dataset
+    def __init__(self, search: _Search, dataset, *, method, max_depth, min_gain, n_permutations,
+                 rng):
+        self.search, self.dataset, self.method = search, dataset, method
         self.max_depth, self.min_gain = max_depth, min_gain
         self.n_permutations, self.rng = n_permutations, rng
 
@@ -847,7 +1030,8 @@ class _Grower:
             node.reason = "maximum depth"
             return node
         if rows.size < 2 * self.search.min_rows:
-            node.reason = "too few rows for two regions"
+            node.reason = (f"too few rows for two regions ({rows.size}; each region needs at "
+                           f"least {self.search.min_rows})")
             return node
         data = self.search.node(rows)
         if data.cell.size == 0:
@@ -857,8 +1041,8 @@ class _Grower:
         best = self.search.best(data, ones)
         if best is None:
             total = data.ss(ones)
-            node.reason = "no heterogeneity" if total[0] <= _FLAT * max(total[1], 1e-300) \
-                else "no admissible split"
+            node.reason = self._flat(data) if total[0] <= _FLAT * max(total[1], 1e-300) else (
+                f"no split leaves at least {self.search.min_rows} rows on each side")
             return node
         gain, rule, before, after = best
         weight = float(np.bincount(data.cell, weights=ones[data.obs_row]).sum())
@@ -873,8 +1057,10 @@ class _Grower:
         significant = self.n_permutations == 0 or split.p_value <= ALPHA
         if gain < self.min_gain or not significant:
             node.candidate = split
-            node.reason = (f"gain {gain:.0%} below min_gain" if gain < self.min_gain
-                           else f"not significant (p = {split.p_value:.3g})")
+            node.reason = (
+                f"the best split removes {gain:.0%} of the heterogeneity, below min_gain "
+                f"({self.min_gain:.0%})" if gain < self.min_gain else
+                f"the best split is not significant (p = {split.p_value:.3g} > {ALPHA:g})")
             return node
         node.split = split
         right_levels = None
@@ -891,6 +1077,18 @@ class _Grower:
         node.row_index = None
         return node
 
+    def _flat(self, data) -> str:
+        """Why a region whose local effects agree has no split, in the method's own terms."""
+        if data.scale <= 0.0:  # every local effect is exactly zero
+            return ("no effect: the model's output does not change with the feature on these "
+                    "rows" + (" (every ICE curve is flat)" if self.method == "pdp" else
+                              " (every local effect is zero)"))
+        what = {"pdp": "every row's centred ICE curve is the same",
+                "dale": "the rows' derivatives agree within every bin",
+                "ale": "the rows' local effects agree within every bin"}[self.method]
+        return (f"no heterogeneity: {what}, so the feature has the same effect on every row "
+                "and no split can reduce the disagreement")
+
     def _labels(self, rule):
         if rule.left is None:
             return None
@@ -898,38 +1096,68 @@ class _Grower:
         return tuple(_plain(v) for v in self.dataset.labels(rule.j, codes).tolist())
 
     def _p_value(self, data: _Node, observed):
+        """Permutation p-value of the observed best gain, stopped early once it exceeds ALPHA.
+
+        The permutations are drawn as one stream (the generator ends where a
+        full run leaves it, so the stability and held-out draws that follow do
+        not depend on the stop) and searched in batches.  Once ``h`` of them
+        reach the observed gain, where ``(1 + h) / (1 + n_permutations) >
+        ALPHA``, no further permutation can make the split significant: the
+        test stops (Besag & Clifford 1991) and reports ``(1 + h) / (1 + m)``
+        after ``m`` permutations, above ALPHA as the full run's would be.
+        """
         if self.n_permutations == 0:
             return float("nan")
-        rng = self.rng
         strata = data.strata
+        size = strata.size
         by_stratum = np.argsort(strata, kind="stable")
-        ones = np.ones(data.rows.size)
-        exceed = 0
-        for _ in range(self.n_permutations):
-            shuffled = np.lexsort((rng.random(strata.size), strata))
-            source = np.empty(strata.size, dtype=np.intp)
-            source[by_stratum] = shuffled
-            found = self.search.best(data, ones, Z=data.Z[source])
-            if found is not None and found[0] >= observed - 1e-12:
-                exceed += 1
+        blocks = np.split(by_stratum, np.flatnonzero(np.diff(strata[by_stratum])) + 1)
+        # least exceedances that decide "not significant" whatever the remaining ones give
+        decided = next(h for h in range(self.n_permutations + 1)
+                       if (1 + h) / (1 + self.n_permutations) > ALPHA)
+        # a first small batch: a split that is no better than chance stops after it
+        batch = min(self.search.batch(data), _FIRST_PERMUTATIONS)
+        exceed = done = 0
+        while done < self.n_permutations:
+            m = min(batch, self.n_permutations - done)
+            batch = self.search.batch(data)
+            draws = self.rng.random((m, size))
+            sources = np.empty((m, size), dtype=np.intp)
+            # each permutation's rows in random order within each stratum: the order of
+            # their draws (random doubles tie with probability about n^2 / 2^53)
+            for rows in blocks:
+                sources[:, rows] = rows[np.argsort(draws[:, rows], axis=1)]
+            found = self.search.best_many(data, np.ones((m, size)), sources, beat=observed)
+            for i, one in enumerate(found):
+                if one is not None and one[0] >= observed - 1e-12:
+                    exceed += 1
+                if exceed >= decided and _EARLY_STOP:
+                    used = done + i + 1
+                    # the generator ends where a full run leaves it
+                    self.rng.random((self.n_permutations - done - m, size))
+                    return (1 + exceed) / (1 + used)
+            done += m
         return (1 + exceed) / (1 + self.n_permutations)
 
     def _stability(self, data: _Node, rule: _Rule):
         size = data.rows.size
+        W = np.stack([np.bincount(self.rng.integers(0, size, size), minlength=size)
+                      for _ in range(N_BOOTSTRAP)]).astype(float)
+        present = None
         same = 0
-        for _ in range(N_BOOTSTRAP):
-            w = np.bincount(self.rng.integers(0, size, size), minlength=size).astype(float)
-            found = self.search.best(data, w)
-            if found is None or found[1].j != rule.j:
-                continue
-            other = found[1]
-            if rule.left is not None:
-                assert other.left is not None
-                present = set(np.unique(self.dataset.values[data.rows, rule.j]).tolist())
-                if other.left == rule.left or set(present) - other.left == rule.left:
+        for start in range(0, N_BOOTSTRAP, self.search.batch(data)):
+            for found in self.search.best_many(data, W[start:start + self.search.batch(data)]):
+                if found is None or found[1].j != rule.j:
+                    continue
+                other = found[1]
+                if rule.left is not None:
+                    assert other.left is not None
+                    if present is None:
+                        present = set(np.unique(self.dataset.values[data.rows, rule.j]).tolist())
+                    if other.left == rule.left or present - other.left == rule.left:
+                        same += 1
+                elif abs(other.position - rule.position) <= 1 / N_THRESHOLDS + 1e-9:
                     same += 1
-            elif abs(other.position - rule.position) <= 1 / N_THRESHOLDS + 1e-9:
-                same += 1
         return same / N_BOOTSTRAP
 
     def _heldout(self, data: _Node):
@@ -946,10 +1174,11 @@ class _Grower:
             return 0.0
         column = self.search.cols.index(rule.j)
         left = rule.goes_left(data.Z[:, column])
-        after, nl, nr = data.split_ss(other, (~left).astype(np.intp), 2)
-        if nl[0] == 0 or nr[0] == 0:
+        (ss_left, ss_right), nl, nr = data.split_ss_many(
+            other[None, :], (~left).astype(np.intp)[None, :], 2)
+        if nl[0, 0] == 0 or nr[0, 0] == 0:
             return 0.0
-        return float(1.0 - max(after[0], 0.0) / total)
+        return float(1.0 - max(ss_left[0, 0] + ss_right[0, 0], 0.0) / total)
 
 
 def _plain(v):

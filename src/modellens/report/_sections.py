@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from ..effects.ale import ale
 from ..effects.interactions import interactions
 from ..effects.pdp import pdp
 from ..effects.regions import regions
+from ..effects.result import Effects
 from ..models import ModelError
 from ._dependence import WARN_SHARE, dependence
 from ._inputs import TOP_LEVELS, take_rows
@@ -972,7 +973,7 @@ def regions_section(inputs, found) -> Section | None:
     for name in chosen:
         tree = result[name]
         if tree.is_leaf:
-            sec.notes.append(f"{name}: no significant split ({tree.reason}); its global effect "
+            sec.notes.append(f"{name}: no region found ({tree.reason}); its global effect "
                              "holds for the rows as a whole.")
             continue
         for node in tree.nodes():
@@ -1091,13 +1092,14 @@ def shapley_section(inputs, found) -> Section:
         figure_from(attr.plot.dependence(name, random_state=inputs.random_state).figure,
                     f"Shapley values of {name} against its value") for name in top]))
     positions = [inputs.explain_index[i] for i, _ in rows]
-    profiles = None
-    with _capture(sec):
-        # ceteris paribus: each drawn row's own ICE curves, the other features held at its values
-        profiles = pdp(inputs.model, take_rows(inputs.X, positions), top, ice=True,
-                       grid={name: inputs.grids.get(inputs.dataset.index_of(name), inputs.grid)
-                             for name in top},
-                       progress=inputs.progress, target=inputs.target)
+    # ceteris paribus: each drawn row's own ICE curves, the other features held at its values
+    profiles = _shared_profiles(inputs, effects, positions, top)
+    if profiles is None:
+        with _capture(sec):
+            profiles = pdp(inputs.model, take_rows(inputs.X, positions), top, ice=True,
+                           grid={name: inputs.grids.get(inputs.dataset.index_of(name),
+                                                        inputs.grid) for name in top},
+                           progress=inputs.progress, target=inputs.target)
     group = FigureGroup("Rows: waterfall, and the row's own curves (ceteris paribus)")
     for k, (i, why) in enumerate(rows):
         group.figures.append(_waterfall(attr, i, inputs.explain_index[i], why))
@@ -1112,6 +1114,37 @@ def shapley_section(inputs, found) -> Section:
 
 #: Features with a Shapley dependence plot and a ceteris-paribus curve per drawn row.
 DEPENDENCE_FEATURES = 3
+
+
+def _shared_profiles(inputs, effects, positions, top):
+    """The drawn rows' ICE curves of the ``top`` features, read from the effects section.
+
+    Its partial dependence already evaluated the model at every sampled row
+    and grid point; when the sample holds the drawn rows and the features
+    have their grids there, those rows of its ICE curves are the ceteris
+    paribus profiles, and no model row is evaluated twice.  None otherwise
+    (the section then runs PD on the drawn rows).
+    """
+    if not effects:
+        return None
+    at = {int(p): k for k, p in enumerate(inputs.sample_index)}
+    if any(int(p) not in at for p in positions):
+        return None
+    take = [at[int(p)] for p in positions]
+    shared = {}
+    for name in top:
+        effect = effects["pdp"].get(name)
+        if effect is None or effect.ice is None or \
+                inputs.dataset.index_of(name) not in inputs.grids:
+            return None
+        one = _one(effect, inputs)
+        ice = np.asarray(one.ice)[take]
+        values = one.feature_values
+        if values is not None and len(values) == len(at):
+            values = np.asarray(values)[take]
+        shared[name] = replace(one, values=ice.mean(axis=0), ice=ice, feature_values=values,
+                               ice_rows=None)
+    return Effects(list(shared.values()))
 
 
 def _ceteris_paribus(profiles, k, position, why):
