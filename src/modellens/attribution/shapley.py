@@ -25,7 +25,8 @@ from ._stopping import GrowPlan, StoppingRule, check_stopping, run_until_converg
 from ._streams import RowStreams
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
-from .kernel import KernelEstimator, split_sizes
+from ._proxy import ProxyKernelEstimator
+from .kernel import split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions, build
 
@@ -598,7 +599,7 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     if algorithm == "exact":
         return ExactEstimator(game), algorithm, budget
     if algorithm == "kernel":
-        kernel = KernelEstimator(game, budget, streams)
+        kernel = ProxyKernelEstimator(game, budget, streams)
         pairs = kernel.draws
         if stop is None and len(pairs) and 0 < pairs.min() < d:
             warnings.warn(
@@ -655,6 +656,8 @@ def _result(game, estimator, est, algorithm, budget, index, stop=None,
              "n_model_rows": 0 if game.model is None else game.model.n_rows}
     if algorithm == "tree":
         extra["index"] = index
+    if getattr(estimator, "proxy_rows", None) is not None:
+        extra["proxy_rows"] = estimator.proxy_rows.copy()
     sampling = None
     if algorithm in ("permutation", "kernel"):
         n_perm = None
