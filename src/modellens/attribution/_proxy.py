@@ -49,6 +49,9 @@ __all__ = ["ProxyKernelEstimator"]
 
 #: Sampled pairs each half needs, per feature, for the proxy to be fit (fewer: plain KernelSHAP).
 MIN_PAIRS_PER_FEATURE = 2
+#: Most pairs a proxy is fit on (its dual fit costs their cube; the correction stays
+#: unbiased whatever the proxy, so a large budget fits it on the first ones only).
+MAX_PROXY_PAIRS = 400
 
 
 def _c3(k):
@@ -138,6 +141,7 @@ class ProxyKernelEstimator(KernelEstimator):
         delta = fx - v0
         values, std = plain.values.copy(), plain.std.copy()
         self.proxy_rows = np.zeros(n, dtype=bool)
+        cache = getattr(self, "_cache", {})
         enum_y = None if self._enum is None else self._enum.result.reshape(n, -1) - v0
         canon_e = None
         if self._enum is not None:
@@ -148,6 +152,10 @@ class ProxyKernelEstimator(KernelEstimator):
         for i in range(n):
             L = len(self.pairs[i])
             if L >= self.capacity or L < 2 * MIN_PAIRS_PER_FEATURE * d:
+                continue
+            if cache.get(i, (None,))[0] == L:  # no new draws since the last round
+                _, values[i], std[i] = cache[i]
+                self.proxy_rows[i] = True
                 continue
             pairs, counts = self.pairs[i], self.counts[i]
             yy = np.concatenate(self._y[i]) - v0
@@ -161,11 +169,17 @@ class ProxyKernelEstimator(KernelEstimator):
                     S = np.concatenate([self.enum_masks[canon_e], S])
                     diff = np.concatenate([enum_y[i, canon_e] - enum_y[i, comp_e], diff])
                     w = np.concatenate([self.enum_weights[canon_e], w])
+                keep = slice(None) if len(S) <= MAX_PROXY_PAIRS else np.concatenate(
+                    [np.arange(len(S) - fit.sum(), len(S)),
+                     np.arange(len(S) - fit.sum())])[:MAX_PROXY_PAIRS]
+                S, diff, w = S[keep], diff[keep], w[keep]
                 proxy = _CubicProxy(S, diff, w)
                 parts.append(self._residual_fit(i, proxy, use, yy, enum_y, delta[i]))
             self.proxy_rows[i] = True
             values[i] = 0.5 * (parts[0][0] + parts[1][0])
             std[i] = 0.5 * np.sqrt(parts[0][1] ** 2 + parts[1][1] ** 2)
+            cache[i] = (L, values[i].copy(), std[i].copy())
+        self._cache = cache
         return Estimate(values, std, v0, fx)
 
     def _residual_fit(self, i, proxy, use, yy, enum_y, delta):

@@ -136,7 +136,11 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         pairs (an order and its reverse).  ``"kernel"`` is KernelSHAP: a
         weighted least-squares fit with the Shapley kernel over enumerated and
         sampled complementary coalitions, the efficiency constraint exact (see
-        :mod:`modellens.attribution.kernel`).  ``"auto"`` takes ``"exact"``
+        :mod:`modellens.attribution.kernel`); once each half of a row's
+        sampled pairs holds ``2 d`` of them, a 3-additive proxy of the game fit
+        on one half corrects the fit of the other (a control variate, see
+        :mod:`modellens.attribution._proxy`; ``attr.diagnostics["proxy_rows"]``
+        says which rows).  ``"auto"`` takes ``"exact"``
         when the kernel budget would cover every coalition anyway (by default
         up to 11 features) and ``"kernel"`` otherwise.  ``"tree"`` is TreeSHAP
         for tree ensembles (scikit-learn trees, forests and gradient boosting,
