@@ -98,15 +98,13 @@ class _CubicProxy:
         n_free = len(y) - np.linalg.matrix_rank(X)
         uy = evecs.T @ My
         scale = max(evals.max(), 1e-300)
-        best = None
-        for lam in scale * np.logspace(-6, 1, 15):
+        grid = scale * np.logspace(-6, 1, 15)
+        gcv = []
+        for lam in grid:
             shrink = evals / (evals + lam)
             resid = np.sum(((1 - shrink) * uy) ** 2)
-            dof = max(n_free - shrink.sum(), 1e-9)
-            gcv = resid / dof ** 2
-            if best is None or gcv < best[0]:
-                best = (gcv, lam)
-        lam = best[1]
+            gcv.append(resid / max(n_free - shrink.sum(), 1e-9) ** 2)
+        lam = grid[int(np.argmin(gcv))]
         alpha = evecs @ (uy / (evals + lam))
         # primal cubic coefficients m = F^T M alpha (scaled by sqrt w): one number per pair
         self.beta = sw * proj(alpha)
@@ -139,12 +137,14 @@ class ProxyKernelEstimator(KernelEstimator):
         v0, fx = game.ends()
         n, d = self.n, self.d
         delta = fx - v0
-        values, std = plain.values.copy(), plain.std.copy()
+        values = plain.values.copy()
+        std = np.zeros_like(values) if plain.std is None else plain.std.copy()
         self.proxy_rows = np.zeros(n, dtype=bool)
         cache = getattr(self, "_cache", {})
-        enum_y = None if self._enum is None else self._enum.result.reshape(n, -1) - v0
+        enum_y = np.zeros((n, 0))
         canon_e = None
         if self._enum is not None:
+            enum_y = self._enum.result.reshape(n, -1) - v0
             Z = self.enum_masks
             canon_e = np.flatnonzero(~Z[:, 0])
             codes = {Z[k].tobytes(): k for k in range(len(Z))}
