@@ -43,7 +43,7 @@ from math import comb
 import numpy as np
 
 from ._games import Estimate
-from .kernel import KernelEstimator
+from .kernel import KernelEstimator, constrained_fit
 
 __all__ = ["ProxyKernelEstimator"]
 
@@ -202,10 +202,6 @@ class ProxyKernelEstimator(KernelEstimator):
         wZ = Z * w[:, None]
         A = A + wZ.T @ Z
         b = b + y @ wZ
-        kkt = np.zeros((d + 1, d + 1))
-        kkt[:d, :d] = A
-        kkt[:d, d] = kkt[d, :d] = 1.0
-        inv = np.linalg.pinv(kkt, rcond=1e-12)
-        phi = (inv @ np.append(b, delta - proxy.total))[:d]
-        se = self._standard_error(Z, y, phi, counts, n_draws, inv[:d, :d])
+        phi, C = constrained_fit(A, b, delta - proxy.total)
+        se = self._standard_error(Z, y, phi, counts, n_draws, C)
         return phi + proxy.shapley, se
