@@ -8,8 +8,7 @@ Issue 31.  On the same games, rows and seeds, for every estimator:
    ``v(S)``, the mean prediction over the background rows; every estimator
    gets the same background, so the same game).  Contenders: modellens'
    KernelSHAP (the default sampling estimator; with its cross-fitted cubic
-   proxy once each half of a row's pairs holds 2d, which on 8 features no
-   budget below full enumeration reaches: run ``--d 12`` to see it) and
+   proxy once each half of a row's sampled pairs holds d of them) and
    permutation sampling;
    shap's KernelExplainer (``l1_reg=False``: no feature selection, which would
    bias the values) and PermutationExplainer; every Shapley-value approximator

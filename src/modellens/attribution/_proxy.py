@@ -33,7 +33,8 @@ halves; the proxy fit on one half corrects the KernelSHAP fit of the other
 A proxy never sees the pairs it corrects, so a poor proxy costs variance,
 never bias beyond KernelSHAP's own, and the standard errors of the two
 residual fits (the delta method of :mod:`.kernel`) combine into that of the
-average.  A row with too few pairs for two halves keeps plain KernelSHAP.
+average.  A row with fewer than ``d`` sampled pairs per half (too few for a standard
+error of each residual fit) keeps plain KernelSHAP.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from .kernel import KernelEstimator, constrained_fit
 __all__ = ["ProxyKernelEstimator"]
 
 #: Sampled pairs each half needs, per feature, for the proxy to be fit (fewer: plain KernelSHAP).
-MIN_PAIRS_PER_FEATURE = 2
+MIN_PAIRS_PER_FEATURE = 1
 #: Most pairs a proxy is fit on (its dual fit costs their cube; the correction stays
 #: unbiased whatever the proxy, so a large budget fits it on the first ones only).
 MAX_PROXY_PAIRS = 400
@@ -131,6 +132,17 @@ class ProxyKernelEstimator(KernelEstimator):
     """
 
     proxy_rows: np.ndarray
+
+    @property
+    def dof(self) -> np.ndarray:
+        """Degrees of freedom of each row's standard errors: a corrected row's errors
+        come from its halves' draws, so the smaller half's count sets them."""
+        dof = super().dof
+        rows = getattr(self, "proxy_rows", None)
+        if rows is None or not rows.any():
+            return dof
+        half = np.array([min(c[0::2].sum(), c[1::2].sum()) for c in self.counts])
+        return np.where(rows, np.maximum(half - 1.0, 1.0), dof)
 
     def estimate(self, game) -> Estimate:
         plain = super().estimate(game)

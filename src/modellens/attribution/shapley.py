@@ -137,7 +137,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         weighted least-squares fit with the Shapley kernel over enumerated and
         sampled complementary coalitions, the efficiency constraint exact (see
         :mod:`modellens.attribution.kernel`); once each half of a row's
-        sampled pairs holds ``2 d`` of them, a 3-additive proxy of the game fit
+        sampled pairs holds ``d`` of them, a 3-additive proxy of the game fit
         on one half corrects the fit of the other (a control variate, see
         :mod:`modellens.attribution._proxy`; ``attr.diagnostics["proxy_rows"]``
         says which rows).  ``"auto"`` takes ``"exact"``
