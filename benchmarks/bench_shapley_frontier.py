@@ -7,7 +7,9 @@ Issue 31.  On the same games, rows and seeds, for every estimator:
    4d, 8d, 16d, 32d and 64d coalitions per row (a coalition is one value
    ``v(S)``, the mean prediction over the background rows; every estimator
    gets the same background, so the same game).  Contenders: modellens'
-   KernelSHAP (the default sampling estimator) and permutation sampling;
+   KernelSHAP (the default sampling estimator; with its cross-fitted cubic
+   proxy once each half of a row's sampled pairs holds d of them) and
+   permutation sampling;
    shap's KernelExplainer (``l1_reg=False``: no feature selection, which would
    bias the values) and PermutationExplainer; every Shapley-value approximator
    of the installed shapiq (KernelSHAP, kADD-SHAP, UnbiasedKernelSHAP, SVARM,

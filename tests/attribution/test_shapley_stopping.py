@@ -126,8 +126,9 @@ def test_same_seed_same_numbers_and_the_fields_round_trip(game10):
 @pytest.mark.parametrize("algorithm", SAMPLING)
 def test_a_first_round_that_suffices_is_the_fixed_budget(game10, algorithm):
     # rows converged in the first round draw nothing more: the numbers of that budget
+    # (for KernelSHAP one too small for the proxy, which the stopping rule does not use)
     rows, bg, _ = game10
-    budget = {"kernel": {"n_samples": 80}, "permutation": {"n_permutations": 20}}[algorithm]
+    budget = {"kernel": {"n_samples": 40}, "permutation": {"n_permutations": 20}}[algorithm]
     fixed = ml.shapley(interacting, rows, background=bg, algorithm=algorithm, random_state=4,
                        **budget)
     stopped = ml.shapley(interacting, rows, background=bg, algorithm=algorithm, tol=10.0,

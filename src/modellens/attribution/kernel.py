@@ -24,7 +24,7 @@ import numpy as np
 from ._coalitions import size_weights, unique_masks
 from ._games import Estimate
 
-__all__ = ["KernelEstimator", "split_sizes"]
+__all__ = ["KernelEstimator", "constrained_fit", "split_sizes"]
 
 
 def split_sizes(d: int, budget: int):
@@ -69,6 +69,20 @@ def split_sizes(d: int, budget: int):
         return sorted(enumerated), [], 0
     capacity = sum(comb(d, s) for s in sampled) // 2
     return sorted(enumerated), sampled, int(min(left // 2, capacity))
+
+
+def constrained_fit(A, b, total):
+    """The least-squares values of normal equations ``A phi = b`` under ``sum(phi) = total``.
+
+    Returns the values and the top-left block ``C`` of the inverse KKT matrix
+    (how the values move with ``b``, for the delta method).
+    """
+    d = len(b)
+    kkt = np.zeros((d + 1, d + 1))
+    kkt[:d, :d] = A
+    kkt[:d, d] = kkt[d, :d] = 1.0
+    inv = np.linalg.pinv(kkt, rcond=1e-12)
+    return (inv @ np.append(b, total))[:d], inv[:d, :d]
 
 
 def _all_of_size(d, sizes):
@@ -222,7 +236,6 @@ class KernelEstimator:
             b0 = (self._enum.result.reshape(n, -1) - v0) @ wZ
         values = np.empty((n, d))
         std = np.zeros((n, d))
-        ones = np.ones(d)
         for i in range(n):
             A, b = A0, b0[i]
             sampled = len(self.pairs[i]) > 0
@@ -242,14 +255,9 @@ class KernelEstimator:
                 wZ = Z * w[:, None]
                 A = A + wZ.T @ Z
                 b = b + y @ wZ
-            kkt = np.zeros((d + 1, d + 1))
-            kkt[:d, :d] = A
-            kkt[:d, d] = kkt[d, :d] = ones
-            inv = np.linalg.pinv(kkt, rcond=1e-12)
-            phi = inv @ np.append(b, delta[i])
-            values[i] = phi[:d]
+            values[i], C = constrained_fit(A, b, delta[i])
             if sampled:
-                std[i] = self._standard_error(Z, y, values[i], counts, n_draws, inv[:d, :d])
+                std[i] = self._standard_error(Z, y, values[i], counts, n_draws, C)
         return Estimate(values, std, v0, fx)
 
     def _standard_error(self, Z, y, phi, counts, n_draws, C):
