@@ -45,7 +45,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, is_integer
 
-from ._coalitions import bit_masks, unique_masks
+from ._coalitions import bit_masks, exact_weights, unique_masks
 from ._games import Estimate
 from .exact import ExactEstimator
 
@@ -99,12 +99,8 @@ class ExactInteractions(ExactEstimator):
     """Every coalition of every row: exact Shapley values and SHAP interaction values."""
 
     def estimate(self, game) -> Estimate:
-        v0, fx = game.ends()
-        v = np.empty((self.n, 2 ** self.d))
-        v[:, 0] = v0
-        v[:, -1] = fx
-        v[:, 1:-1] = self._seg.result.reshape(self.n, -1)
-        values = super().estimate(game).values
+        v, v0, fx = self.worths(game)
+        values = v @ exact_weights(self.d)
         return Estimate(values, None, v0, fx, interaction_matrix(v, values))
 
 

@@ -32,12 +32,18 @@ class ExactEstimator:
         self.segments = [self._seg]
         self.n_coalitions = np.full(self.n, 2 ** self.d - 2)
 
-    def estimate(self, game) -> Estimate:
+    def worths(self, game):
+        """``(v, v0, fx)``: every row's worth of every coalition by bit mask ``(n, 2**d)``,
+        the empty coalition's and the full one's (the game's ends)."""
         v0, fx = game.ends()
         v = np.empty((self.n, 2 ** self.d))
         v[:, 0] = v0
         v[:, -1] = fx
         v[:, 1:-1] = self._seg.result.reshape(self.n, -1)
+        return v, v0, fx
+
+    def estimate(self, game) -> Estimate:
+        v, v0, fx = self.worths(game)
         return Estimate(v @ exact_weights(self.d), None, v0, fx)
 
 
