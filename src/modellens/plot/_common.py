@@ -43,6 +43,27 @@ def _axes(ax, size):
     return ax
 
 
+def value_bars(ax, labels, heights, *, xlabel: str, margin: float):
+    """Horizontal bars, the first on top, each with its value written at its end.
+
+    ``ax`` is an Axes or None (a new figure sized for the bars); the x axis
+    runs from 0 to ``margin`` times the longest bar, room for its value.
+    """
+    heights = np.asarray(heights, dtype=float)
+    k = len(heights)
+    ax = _axes(ax, (6, 0.4 * max(k, 1) + 1.4))
+    y = np.arange(k)[::-1]
+    ax.barh(y, heights, color=_NEG, height=0.65)
+    for yy, h in zip(y, heights):
+        ax.text(h, yy, f" {h:.3g}", va="center", fontsize=8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_xlabel(xlabel)
+    top = float(heights.max()) if k else 0.0
+    ax.set_xlim(0, top * margin if top > 0 else 1)
+    return ax
+
+
 def _fmt(x) -> str:
     if isinstance(x, (bool, np.bool_)):
         return str(bool(x))  # "True", not "1": bool is an int, and np.bool_ prints its repr

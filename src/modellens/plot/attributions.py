@@ -6,7 +6,8 @@ import numpy as np
 from matplotlib.artist import Artist
 
 from .._validation import InvalidParameterError
-from ._common import _CMAP, _NEG, _POS, _axes, _fmt, _row, _signed, _value, literal_text
+from ._common import (_CMAP, _NEG, _POS, _axes, _fmt, _row, _signed, _value, literal_text,
+                      value_bars)
 from .lime import plot_image, plot_text, plot_weights, text_html
 
 __all__ = ["AttributionPlots", "interaction_partner"]
@@ -496,17 +497,8 @@ class AttributionPlots:
         if rest.size:
             labels.append(f"{rest.size} other features (sum)")
             heights.append(float(imp[rest].sum()))
-        k = len(heights)
-        ax = _axes(ax, (6, 0.4 * k + 1.4))
-        y = np.arange(k)[::-1]
-        ax.barh(y, heights, color=_NEG, height=0.65)
-        for yy, h in zip(y, heights):
-            ax.text(h, yy, f" {h:.3g}", va="center", fontsize=8)
-        ax.set_yticks(y)
-        ax.set_yticklabels(labels, fontsize=8)
-        ax.set_xlabel(f"mean |{_method_label(a)}| ({a.output})")
-        ax.set_xlim(0, max(heights) * 1.18 if max(heights) > 0 else 1)
-        return ax
+        return value_bars(ax, labels, heights, xlabel=f"mean |{_method_label(a)}| ({a.output})",
+                          margin=1.18)
 
     def interactions(self, *, max_display=10, ax=None, output=None):
         """Draw the strongest interacting pairs: mean ``|SHAP interaction value|`` over the rows.
