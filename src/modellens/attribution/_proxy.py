@@ -152,7 +152,6 @@ class ProxyKernelEstimator(KernelEstimator):
         values = plain.values.copy()
         std = np.zeros_like(values) if plain.std is None else plain.std.copy()
         self.proxy_rows = np.zeros(n, dtype=bool)
-        cache = getattr(self, "_cache", {})
         enum_y = np.zeros((n, 0))
         canon_e = None
         if self._enum is not None:
@@ -164,10 +163,6 @@ class ProxyKernelEstimator(KernelEstimator):
         for i in range(n):
             L = len(self.pairs[i])
             if L >= self.capacity or L < 2 * MIN_PAIRS_PER_FEATURE * d:
-                continue
-            if cache.get(i, (None,))[0] == L:  # no new draws since the last round
-                _, values[i], std[i] = cache[i]
-                self.proxy_rows[i] = True
                 continue
             pairs, counts = self.pairs[i], self.counts[i]
             yy = np.concatenate(self._y[i]) - v0
@@ -190,8 +185,6 @@ class ProxyKernelEstimator(KernelEstimator):
             self.proxy_rows[i] = True
             values[i] = 0.5 * (parts[0][0] + parts[1][0])
             std[i] = 0.5 * np.sqrt(parts[0][1] ** 2 + parts[1][1] ** 2)
-            cache[i] = (L, values[i].copy(), std[i].copy())
-        self._cache = cache
         return Estimate(values, std, v0, fx)
 
     def _residual_fit(self, i, proxy, use, yy, enum_y, delta):
