@@ -263,10 +263,17 @@ def test_bad_media_input_gets_clear_errors(texture):
         ml.lime_image(region_model, texture, segmentation=np.zeros((8, 8), int))
     with pytest.raises(ml.ModelError, match="returned shape"):
         ml.lime_text(lambda T: np.zeros(len(T) + 1), TEXT, num_samples=50)
-    # (m, k) scores without target= are every output now (test_lime_outputs.py); a list of
-    # columns is not explained at once for texts and images yet, and says so
-    with pytest.raises(ml.InvalidParameterError, match="asks for several outputs"):
-        ml.lime_text(keyword_classifier, TEXT, num_samples=50, target=[0, 1])
+    # (m, k) scores without target= are every output, a list of columns those columns
+    # (test_lime_outputs.py); the columns are checked against the first answer
+    with pytest.raises(ml.InvalidParameterError, match="target=5 is out of range: the model "
+                                                       "returns 2 outputs"):
+        ml.lime_text(keyword_classifier, TEXT, num_samples=50, target=[0, 5])
+    with pytest.raises(ml.InvalidParameterError, match="selects output columns, but the model "
+                                                       "returns one output per row"):
+        ml.lime_image(region_model, texture, segmentation=_grid_labels(), num_samples=20,
+                      target=[0, 1])
+    with pytest.raises(ml.InvalidParameterError, match="index of the output column"):
+        ml.lime_text(keyword_classifier, TEXT, num_samples=50, target=[0, "x"])
     with pytest.raises(ml.ModelError, match="out of range"):
         ml.lime_text(keyword_classifier, TEXT, target=5, num_samples=50)
     with pytest.raises(ml.ModelError, match="NaN"):

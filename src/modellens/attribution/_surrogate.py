@@ -30,7 +30,7 @@ import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float)
-from ..engine import run
+from ..engine import outputs_from_answer, run
 from ._blocks import SurrogateBlock
 from .result import build
 
@@ -399,13 +399,10 @@ class EveryOutput:
 
     n_rows: int
     result: Any
-    #: columns of the answers folded (1 for answers of one output)
-    outputs_seen = 1
 
     def _fold(self, start, stop, answers):
         if self.result is None:
             self.result = np.zeros((self.n_rows,) + np.shape(answers)[1:])
-            self.outputs_seen = self.result.shape[1] if self.result.ndim == 2 else 1
         super()._fold(start, stop, answers)  # type: ignore[misc]
 
 
@@ -416,15 +413,11 @@ def run_every_output(model, plan, options, *, desc):
     weights, so one plan draws them, keeps the model's ``(rows, k)`` answers
     and fits the outputs together.  A model that tells its number of outputs
     only by answering (a function, a torch module) settles them with its
-    first answer, which is kept: all outputs cost the model rows of one.
+    first answer, which the model keeps for the plan's second run
+    (:func:`~modellens.engine.outputs_from_answer`): all outputs cost the
+    model rows of one.
     """
-    if model.undetermined:
-        model.settle_on_answer = True
-    run(model, [plan], options, desc=desc)
-    if model.undetermined:
-        # answered on a cluster's workers, whose copies of the model settled themselves
-        width = max((getattr(seg, "outputs_seen", 1) for seg in plan.segments), default=1)
-        model.settle_outputs(width)
+    outputs_from_answer(model, lambda: run(model, [plan], options, desc=desc))
     return plan
 
 

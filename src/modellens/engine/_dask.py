@@ -84,7 +84,7 @@ import pandas as pd
 from .._config import Options, import_distributed
 from .._validation import InvalidParameterError
 from ..data import Dataset
-from ..models import ModelError
+from ..models import ModelError, OutputsFound
 from ._chunks import chunk_rows
 
 __all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
@@ -255,6 +255,10 @@ def _answer_chunk(skeleton: _Shipped, shared: dict, pieces):
     rows = chunk_rows(pieces)
     try:
         out = pieces[0][0].answer(request.model, rows)
+    except OutputsFound as found:
+        # returned, not raised: Dask cuts a long exception's text, and with it the answer
+        # that told the outputs, which the client keeps (see engine.outputs_from_answer)
+        return found, len(rows)
     except Exception as exc:
         # Dask sends the exception back with the frames of this function only;
         # the model's own frames (the cause) travel in the message
@@ -341,6 +345,8 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=
 
     def fold(pieces, answer):
         condensed, n_rows = answer
+        if isinstance(condensed, OutputsFound):
+            raise condensed  # (the first chunk in order: nothing was folded before it)
         for (seg, a, b), part in zip(pieces, condensed):
             seg._fold(a, b, part)
         model.account(1, n_rows)  # the workers counted on their copies

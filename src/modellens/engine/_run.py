@@ -28,7 +28,7 @@ from ._tuner import ChunkSizer
 from .segments import OutputFan
 
 __all__ = ["Plan", "run", "run_outputs", "summarise", "summarise_outputs", "evaluate",
-           "chunk_rows",
+           "outputs_from_answer", "chunk_rows",
            "PROGRESS_MIN_ROWS"]
 
 #: Runs with more model rows than this show a progress bar when ``progress=None``.
@@ -105,6 +105,32 @@ def summarise_outputs(model, plans_for, options: Options | None = None, *,
     return _every_output(model, plans_for, options, desc, summaries)
 
 
+def outputs_from_answer(model, attempt):
+    """``attempt()``, once more when the model's first answer told it has several outputs.
+
+    A model without ``classes_`` asked with ``target=None`` (a function, a
+    torch module) tells how many outputs it has only by answering: until
+    then its plans are those of one output, and a first answer of several
+    columns stops the pass (:class:`~modellens.models.OutputsFound`) before
+    anything is folded.  The model's outputs are then settled and
+    ``attempt()`` runs again, planning every output.  The answers that told
+    them (every chunk answered before the pass stopped, in threads or on a
+    Dask worker) are kept by the model and served when the same rows are
+    asked again, so each row is paid once and the numbers are those of a
+    model whose outputs were known; they are dropped when the run is over.
+    """
+    if not getattr(model, "undetermined", False):
+        return attempt()
+    try:
+        try:
+            return attempt()
+        except OutputsFound as found:
+            model.settle_outputs(found.width, answers=found.answers)
+        return attempt()
+    finally:
+        model.forget_answers()
+
+
 def _every_output(model, plans_for, options, desc, finish):
     """Evaluate the plans of every output in one pass; ``finish(model, plans, options)`` each."""
     options = resolve_options() if options is None else options
@@ -113,16 +139,19 @@ def _every_output(model, plans_for, options, desc, finish):
         with _overflow_refused(model):
             return finish(model, _evaluate_plans(model, plans, options, desc), options)
 
-    if getattr(model, "undetermined", False):
-        # outputs unknown until the model answers: plan one; a first answer of several
-        # columns stops the pass before anything is folded, and every output is planned
-        try:
+    def attempt():
+        # outputs unknown until the model answers: the plans of one, and a first answer
+        # of several columns stops the pass (see outputs_from_answer)
+        k = getattr(model, "n_outputs", 1)
+        if k == 1:
             return [one(plans_for(model))]
-        except OutputsFound as found:
-            model.settle_outputs(found.width)
-    k = getattr(model, "n_outputs", 1)
-    if k == 1:
-        return [one(plans_for(model))]
+        return _fanned(model, plans_for, k, options, desc, finish)
+
+    return outputs_from_answer(model, attempt)
+
+
+def _fanned(model, plans_for, k, options, desc, finish):
+    """The plans of ``k`` outputs, their rows evaluated once (``OutputFan``), finished each."""
     per_output = [list(plans_for(model.view(c))) for c in range(k)]
     shared = [share_rows(plans) for plans in per_output]
     own = [[seg for plan in plans for seg in plan.segments] for plans in per_output]

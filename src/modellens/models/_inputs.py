@@ -14,7 +14,8 @@ import numpy as np
 
 from .._validation import InvalidParameterError
 from ..data import Dataset
-from .adapter import Model, ModelError
+from ._torch import to_numpy
+from .adapter import Model, ModelError, _numbers
 
 __all__ = ["InputModel", "INPUT_CHUNK_BYTES"]
 
@@ -31,14 +32,17 @@ class InputModel(Model):
         Maps a list of texts / an array of images to scores.
     names : list of str
         The interpretable features (distinct words, superpixel ids).
-    target : int, optional
-        The output column to explain when ``predict_fn`` returns class scores.
+    target : int or list of int, optional
+        The output column to explain when ``predict_fn`` returns class scores;
+        a list (with ``several``) explains those columns, checked against the
+        first answer.
     bytes_per_input : int
         Memory of one built input, which caps the inputs of one call at
         about ``INPUT_CHUNK_BYTES``.
     several : bool
-        With ``target=None``, explain every column of ``(m, k)`` scores (the
-        first answer tells ``k``, as for a function on a table).
+        Explain several outputs: with ``target=None`` every column of
+        ``(m, k)`` scores (the first answer tells ``k``, as for a function on
+        a table), or the columns a list ``target=`` names.
     """
 
     def __init__(self, predict_fn, names, *, target=None, bytes_per_input: int = 0,
@@ -48,12 +52,14 @@ class InputModel(Model):
                 f"predict_fn must be a callable mapping inputs to scores, got "
                 f"{type(predict_fn).__name__}.")
         schema = Dataset.from_data(np.zeros((1, len(names))), feature_names=list(names))
-        # several outputs only with target=None: a list of columns would have to be
-        # probed on a built input, which this seam cannot make
-        super().__init__(predict_fn, schema, target=target, several=several and target is None)
+        super().__init__(predict_fn, schema, target=target, several=several)
         self._may_take_tensors = False
         self._cap = max(1, INPUT_CHUNK_BYTES // max(1, int(bytes_per_input))) \
             if bytes_per_input else None
+
+    #: a row of coalitions is no input of ``predict_fn``: the outputs a list ``target=``
+    #: names are checked against its first answer, which is kept
+    _PROBES = False
 
     @property
     def max_chunk_rows(self):
@@ -61,11 +67,16 @@ class InputModel(Model):
 
     def predict_inputs(self, inputs, masks: np.ndarray) -> np.ndarray:
         """Scores of ``inputs`` (built from the coalition rows ``masks``), shape ``(m,)``."""
-        m = masks.shape[0]
-        try:
-            out = self._fn(inputs)
-        except Exception as exc:
-            raise ModelError(f"predict_fn raised {type(exc).__name__} on {m} inputs: {exc}") \
-                from exc
-        self.account(1, m)
-        return self._check(out, masks)
+        served, n = self._take_kept("inputs", masks)
+        if n < masks.shape[0] or not served:
+            asked = inputs[n:] if n else inputs
+            m = masks.shape[0] - n
+            try:
+                out = self._fn(asked)
+            except Exception as exc:
+                raise ModelError(f"predict_fn raised {type(exc).__name__} on {m} inputs: "
+                                 f"{exc}") from exc
+            self.account(1, m)
+            served.append(_numbers(to_numpy(out)))
+        out = served[0] if len(served) == 1 else np.concatenate(served)
+        return self._check(out, masks, kind="inputs")

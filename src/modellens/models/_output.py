@@ -15,13 +15,17 @@ class OutputsFound(Exception):
     """The first answer of a model whose outputs were unknown has ``width`` columns.
 
     Raised by :meth:`~modellens.models.Model.predict` (and ``gradient``) before
-    any answer is folded; the engine (:func:`modellens.engine.run_outputs`)
-    then settles the model's outputs and plans every output.
+    any answer is folded; the engine (:func:`modellens.engine.outputs_from_answer`)
+    then settles the model's outputs and plans every output.  ``answers``
+    holds the answers that told them, each ``(kind, rows, answer)``: the
+    model keeps them and serves them when the same rows are asked again, so
+    no row is paid twice (they travel with the exception from a Dask worker).
     """
 
-    def __init__(self, width: int):
-        super().__init__(width)
+    def __init__(self, width: int, answers=()):
+        super().__init__(width, tuple(answers))
         self.width = width
+        self.answers = tuple(answers)
 
 
 def select_output(y, index, m, *, required=True, several_hint=PASS_TARGET):

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from .._validation import ModellensWarning
-from ._output import OutputsFound, select_output
+from ._output import select_output
 
 __all__ = ["import_torch", "is_torch_module", "warn_if_training", "to_numpy", "torch_spec",
            "torch_predict", "torch_gradient", "torch_max_rows", "TORCH_MAX_ROWS"]
@@ -186,7 +186,9 @@ def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None,
     gradient of every row and feature at once: the gradient of the summed
     outputs equals the per-row gradients because each output depends on its
     own row only (true of any model that treats rows independently; a
-    BatchNorm layer in training mode does not).
+    BatchNorm layer in training mode does not).  With ``several`` (the
+    model's outputs are unknown) an answer of ``k`` columns gives every
+    column's gradient, ``(m, d, k)``, as a list ``output_index`` would.
     """
     if isinstance(output_index, (list, tuple)):
         return _torch_gradients(fn, rows, list(output_index), spec)
@@ -196,7 +198,8 @@ def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None,
         x = _to_model(torch, rows, dtype, device, requires_grad=True)
         y = fn(x)
         if several and output_index is None and y.ndim == 2 and y.shape[1] > 1:
-            raise OutputsFound(int(y.shape[1]))  # the outputs were unknown: now they are
+            # the outputs were unknown: this forward pass tells them, and gives them all
+            return _each_gradient(torch, y, x, list(range(int(y.shape[1]))), rows)
         y = select_output(y, output_index, rows.shape[0])
         return _grad_of(torch, y, x, rows.shape)
 
@@ -226,8 +229,12 @@ def _torch_gradients(fn, rows, columns, spec):
     dtype, device = spec if spec is not None else torch_spec(fn)
     with torch.enable_grad(), _memory_hint(torch, rows):
         x = _to_model(torch, rows, dtype, device, requires_grad=True)
-        y = fn(x)
-        grads = [_grad_of(torch, select_output(y, c, rows.shape[0]), x, rows.shape,
-                          retain=i + 1 < len(columns))
-                 for i, c in enumerate(columns)]
+        return _each_gradient(torch, fn(x), x, columns, rows)
+
+
+def _each_gradient(torch, y, x, columns, rows):
+    """The gradient of each column of the forward answer ``y``, stacked on a last axis."""
+    grads = [_grad_of(torch, select_output(y, c, rows.shape[0]), x, rows.shape,
+                      retain=i + 1 < len(columns))
+             for i, c in enumerate(columns)]
     return np.stack(grads, axis=-1)

@@ -184,10 +184,13 @@ class Model:
         #: the number of outputs is learnt from the model's first answer (target=None on a
         #: model without classes); until then answers of one output are taken as they come
         self._undetermined = False
-        #: a caller whose segments keep answers of any width (LIME's) sets this: a first
-        #: answer of several outputs then settles them and is kept, instead of stopping
-        #: the pass with OutputsFound (whose chunk would be asked again)
-        self.settle_on_answer = False
+        #: the outputs a list target= names, when the first answer must tell their range
+        #: (a model whose rows cannot be probed: see _PROBES)
+        self._wanted: list | None = None
+        #: the answers that told the outputs, ``(kind, rows, answer)`` blocks served when
+        #: the same rows are asked again; a tuple replaced (never changed in place), so
+        #: copies of the model (a Dask partition's, a view) never share a change
+        self._kept: tuple = ()
         #: the output columns of a multi-output model (None: one output, see class_index)
         self._columns: list | None = None
         #: columns of the model's whole answer, checked at every call (multi-output only)
@@ -245,10 +248,13 @@ class Model:
             return
         if target is not None or (self.class_index is not None and wanted is None):
             return  # a column was chosen (or the binary default of predict_proba)
-        if wanted is None:
+        if wanted is None or not self._PROBES:
             # the first answer tells (see OutputsFound): a single-output model is called
-            # exactly as before, and one with several outputs repeats its first chunk
-            self._undetermined = True
+            # exactly as before, and one with several outputs has its first answers kept
+            # (a list target= is checked against that answer's width)
+            if wanted is not None:
+                [_column(t) for t in wanted]  # not a column position: refused now
+            self._undetermined, self._wanted = True, wanted
             return
         # outputs asked for by name: the model's own error, not "one output", if it fails
         width = self._probe(strict=wanted is not None)
@@ -282,20 +288,81 @@ class Model:
         """Whether the number of outputs is still to be learnt from the first answer."""
         return self._undetermined
 
-    def settle_outputs(self, width: int | None = None) -> None:
+    #: Whether the outputs a list ``target=`` names can be checked on one data row
+    #: before the run (:meth:`_probe`); a model of built inputs (texts, images) says no,
+    #: and its first answer checks them instead.
+    _PROBES = True
+
+    def settle_outputs(self, width: int | None = None, *, answers=()) -> None:
         """Fix the number of outputs: ``width`` columns (from :class:`OutputsFound`), or probe.
 
         Without ``width`` the model answers one data row (not counted in
         :attr:`n_rows`); the out-of-core form calls this before it ships the
-        model to the partitions.
+        model to the partitions.  ``answers`` (:attr:`OutputsFound.answers`)
+        are kept and served when the same rows are asked again, until
+        :meth:`forget_answers`; those this model kept itself are kept once.
         """
         if not self._undetermined:
             return
-        self._undetermined = False
+        with self._count_lock:
+            new = tuple(a for a in answers if not any(a is b for b in self._kept))
+            self._kept = self._kept + new
         width = self._probe() if width is None else width
-        if width is not None and width > 1:
-            self._set_outputs(list(range(width)), list(range(width)), width)
-            self.outputs = list(self.outputs)
+        if self._wanted is not None:
+            if width is None or width == 1:
+                raise InvalidParameterError(
+                    f"target={self._wanted!r} selects output columns, but the model returns "
+                    "one output per row; leave target= out.")
+            columns = [_in_range(_column(t), width) for t in self._wanted]
+            self._undetermined = False
+            self._set_outputs(columns, columns, width)
+        else:
+            self._undetermined = False
+            if width is not None and width > 1:
+                self._set_outputs(list(range(width)), list(range(width)), width)
+        self.outputs = list(self.outputs) if self._columns is not None else [self.output_name]
+
+    def forget_answers(self) -> None:
+        """Drop the answers kept since the outputs were told (the run that asks them is over)."""
+        with self._count_lock:
+            self._kept = ()
+
+    def _keep(self, kind: str, rows: np.ndarray, answer: np.ndarray) -> OutputsFound:
+        """Keep the answer that told the outputs; the OutputsFound that carries it.
+
+        ``rows`` must be a copy taken before the model's call (a model may
+        write into its rows); the block is served by :meth:`_take_kept`.
+        """
+        block = (kind, rows, answer)
+        with self._count_lock:
+            self._kept = self._kept + (block,)
+        return OutputsFound(int(answer.shape[-1]), [block])
+
+    def _take_kept(self, kind: str, rows: np.ndarray) -> tuple[list, int]:
+        """The kept answers of the leading rows of ``rows``, and how many rows they cover.
+
+        A kept block serves the rows equal to its own, wholly or its leading
+        part (the rest stays kept): the pass that asks them again may cut its
+        chunks elsewhere.  Each kept row is served once.
+        """
+        if not self._kept:
+            return [], 0
+        served: list = []
+        position, m = 0, rows.shape[0]
+        with self._count_lock:
+            kept = list(self._kept)
+            while position < m:
+                for i, (k, held, answer) in enumerate(kept):
+                    n = min(len(held), m - position)
+                    if k == kind and _same_rows(held[:n], rows[position: position + n]):
+                        served.append(answer[:n])
+                        kept[i:i + 1] = [(k, held[n:], answer[n:])] if n < len(held) else []
+                        position += n
+                        break
+                else:
+                    break
+            self._kept = tuple(kept)
+        return served, position
 
     def _probe(self, *, strict: bool = False) -> int | None:
         """Output columns of the model's answer for one data row (None: one output).
@@ -326,6 +393,7 @@ class Model:
         one._columns = None
         one._undetermined = False  # (a view made while the outputs settle)
         one._answer_width = None
+        one._kept = ()  # (the model answers; its views only name the outputs)
         one._target_given = True
         one.output_labels = []
         one._respond(self.output_labels[position])
@@ -440,14 +508,24 @@ class Model:
         return self.dataset.to_array(rows)
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
-        """Evaluate the model on encoded ``rows``: ``(m,)`` floats, ``(m, k)`` for k outputs."""
-        m = rows.shape[0]
-        try:
-            out = self._call(rows)
-        except Exception as exc:
-            raise self._raised(exc, m) from exc
-        self.account(1, m)
-        return self._check(out, rows)
+        """Evaluate the model on encoded ``rows``: ``(m,)`` floats, ``(m, k)`` for k outputs.
+
+        Rows whose answer told the model's outputs (see :class:`OutputsFound`)
+        are served from that answer, not asked (nor counted) again.
+        """
+        served, n = self._take_kept("predict", rows)
+        # a model may write into its rows: those whose answer may be kept are copied first
+        held = rows.copy() if self._undetermined else None
+        asked = rows[n:] if n else rows
+        if len(asked) or not served:
+            try:
+                out = self._call(asked)
+            except Exception as exc:
+                raise self._raised(exc, len(asked)) from exc
+            self.account(1, len(asked))
+            served.append(_numbers(to_numpy(out)))
+        out = served[0] if len(served) == 1 else np.concatenate(served)
+        return self._check(out, rows, kind="predict", held=held)
 
     def _raised(self, exc: Exception, m: int) -> ModelError:
         """The error saying the model raised ``exc`` on ``m`` rows, and what it was given."""
@@ -499,8 +577,31 @@ class Model:
         counts once in :attr:`n_calls`.
         """
         m, d = rows.shape
+        kind = f"gradient {backend}"
+        served, n = self._take_kept(kind, rows)
+        held = rows.copy() if self._undetermined else None
+        if n < m or not served:
+            served.append(self._gradient(rows[n:] if n else rows, backend, function))
+        out = served[0] if len(served) == 1 else np.concatenate(served)
+        if held is not None and out.ndim == 3 and out.shape[:2] == (m, d):
+            raise self._keep(kind, held, out)  # every output's gradient, kept
+        shape = (m, d) if self._columns is None else (m, d, self.n_outputs)
+        if out.shape != shape:
+            per = "" if self._columns is None else f" and output {self.outputs}"
+            raise ModelError(f"the gradient has shape {out.shape} for {m} rows of {d} features; "
+                             f"expected {shape}: one partial derivative per row and "
+                             f"feature{per}.")
+        return out
+
+    def _gradient(self, rows, backend, function) -> np.ndarray:
+        """The gradient of the explained output(s) at ``rows`` as float64, counted."""
+        m = rows.shape[0]
         if self._undetermined and backend == "jax":
-            self._check(self._call(rows[:1]), rows[:1])  # autodiff needs the outputs first
+            # autodiff needs the outputs first: one row tells them (not counted, not kept)
+            probe = _numbers(to_numpy(self._call(rows[:1])))
+            if probe.ndim == 2 and probe.shape[1] > 1:
+                raise OutputsFound(int(probe.shape[1]))
+            self._check(probe, rows[:1])
         try:
             if backend == "callable":
                 out = function(self.to_input(rows))
@@ -511,41 +612,37 @@ class Model:
                 out = jax_gradient(self._fn, rows, output_index=self._gradient_index())
             else:
                 raise InvalidParameterError(f"unknown gradient backend {backend!r}")
-        except (ImportError, OutputsFound):
+        except ImportError:
             raise
         except Exception as exc:
             what = "gradient= callable" if backend == "callable" else f"{backend} gradient"
             raise ModelError(f"the {what} raised {type(exc).__name__} on {m} rows: {exc}") from exc
         self.account(1, m)
         try:
-            out = np.asarray(to_numpy(out), dtype=np.float64)
+            return np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
-        if self._undetermined and out.ndim == 3 and out.shape[:2] == (m, d):
-            raise OutputsFound(int(out.shape[2]))
-        shape = (m, d) if self._columns is None else (m, d, self.n_outputs)
-        if out.shape != shape:
-            per = "" if self._columns is None else f" and output {self.outputs}"
-            raise ModelError(f"the gradient has shape {out.shape} for {m} rows of {d} features; "
-                             f"expected {shape}: one partial derivative per row and "
-                             f"feature{per}.")
-        return out
 
     def _gradient_index(self):
         return self.class_index if self._columns is None else list(self._columns)
 
-    def _check(self, out, rows):
+    def _check(self, out, rows, *, kind="predict", held=None):
+        """The explained output(s) of the answer ``out`` for ``rows``, checked.
+
+        An answer of several columns from a model whose outputs were unknown
+        is kept (with ``held``, the rows as asked) and raised as
+        :class:`OutputsFound`; the engine then settles the outputs.
+        """
         m = rows.shape[0]
         out = _numbers(to_numpy(out))
         if self._undetermined:
             width = int(out.shape[1]) if out.ndim == 2 and out.shape[0] == m and \
                 out.shape[1] > 1 else None
-            if width is not None and not self.settle_on_answer:
-                raise OutputsFound(width)
-            with self._count_lock:  # chunks answered at once in threads settle once
-                if self._undetermined and width is not None:
-                    self._set_outputs(list(range(width)), list(range(width)), width)
-                self._undetermined = False  # from now on, every answer has this width
+            if width is not None:
+                raise self._keep(kind, rows.copy() if held is None else held, out)
+            if self._wanted is not None:
+                self.settle_outputs(1)  # refused: the list names columns of one output
+            self._undetermined = False  # from now on, every answer has one output
         if self._columns is not None:
             try:
                 out = select_outputs(out, self._columns, m, self._answer_width, self.outputs)
@@ -626,6 +723,12 @@ def _numbers(out) -> np.ndarray:
         return np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
+
+
+def _same_rows(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two blocks of rows are equal (NaN equal to NaN): the first rows decide fast."""
+    return a.shape == b.shape and (not len(a) or np.array_equal(a[0], b[0], equal_nan=True)) \
+        and np.array_equal(a, b, equal_nan=True)
 
 
 def _check_magnitude(out: np.ndarray) -> None:
