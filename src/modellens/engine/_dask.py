@@ -343,19 +343,31 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=
         positions = [(position[id(s)], a, b) for s, a, b in pieces]
         return client.submit(_answer_chunk, skeleton, shared, positions, pure=False)
 
+    told: list = []  # the chunks whose answer told the model's outputs
+
     def fold(pieces, answer):
         condensed, n_rows = answer
         if isinstance(condensed, OutputsFound):
-            raise condensed  # (the first chunk in order: nothing was folded before it)
+            told.append(condensed)  # (counted when its rows are served again)
+            return
         for (seg, a, b), part in zip(pieces, condensed):
             seg._fold(a, b, part)
         model.account(1, n_rows)  # the workers counted on their copies
         if bar is not None:
             bar.update(n_rows)
 
+    def items():
+        for _, pieces in chunks:
+            if told:  # the outputs are told: the chunks in flight are folded, no new ones
+                return
+            yield pieces
+
     job = _Ordered(client, store, _Request(model, segments), getattr(model, "model", None),
                    submit)
-    job.run((pieces for _, pieces in chunks), fold, "the model's chunks")
+    job.run(items(), fold, "the model's chunks")
+    if told:
+        # every answer that came back is kept by the client's model (engine.outputs_from_answer)
+        raise OutputsFound(told[0].width, [a for found in told for a in found.answers])
     return segments
 
 
