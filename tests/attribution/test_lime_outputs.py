@@ -186,6 +186,45 @@ def test_lime_image_explains_every_column_from_one_sample():
         assert every.feature_names[int(np.argmax(every.values[0, :, c]))] == region
 
 
+def test_lime_text_and_image_take_a_list_of_outputs():
+    # as ml.lime does: one sample, the outputs the list names in its order, each one equal
+    # to its target= call; the list is checked against the first answer, which is kept
+    texts = []
+
+    def scores(batch):
+        texts.extend(batch)
+        return _scores(batch)
+
+    some = ml.lime_text(scores, TEXT, num_samples=400, random_state=0, target=[2, 0])
+    assert len(texts) == some.diagnostics["n_model_rows"] == 400
+    assert some.values.shape == (1, 6, 2) and some.outputs == ["f(x)[2]", "f(x)[0]"]
+    for c, column in enumerate([2, 0]):
+        single = ml.lime_text(_scores, TEXT, num_samples=400, random_state=0, target=column)
+        _same_surrogate(some.for_output(some.outputs[c]), single)
+    # a list of one output is that output, as target= it
+    one = ml.lime_text(_scores, TEXT, num_samples=400, random_state=0, target=[-1])
+    _same_surrogate(one, ml.lime_text(_scores, TEXT, num_samples=400, random_state=0,
+                                      target=2))
+    assert one.values.shape == (1, 6)
+
+    image = np.random.default_rng(1).random((16, 16, 3))
+    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+
+    def three(images):  # the top-left, bottom-right and top-right quarters
+        return np.c_[images[:, :8, :8].std(axis=(1, 2, 3)),
+                     images[:, 8:, 8:].std(axis=(1, 2, 3)),
+                     images[:, :8, 8:].std(axis=(1, 2, 3))]
+
+    some = ml.lime_image(three, image, segmentation=labels, num_samples=300, random_state=0,
+                         target=[1, 2])
+    assert some.values.shape == (1, 4, 2)
+    for c, (column, region) in enumerate([(1, "3"), (2, "1")]):
+        single = ml.lime_image(three, image, segmentation=labels, num_samples=300,
+                               random_state=0, target=column)
+        _same_surrogate(some.for_output(some.outputs[c]), single)
+        assert some.feature_names[int(np.argmax(some.values[0, :, c]))] == region
+
+
 def test_width_sweep_of_every_output(iris, logistic):
     X, _ = iris
     kw = dict(training_data=X, num_samples=300, random_state=0)

@@ -80,7 +80,8 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
     rng = check_random_state(random_state)
     masks = (_text_masks if kind == "text" else _image_masks)(p, num_samples, rng)
     # LIME's samples are coalitions of the removal game that Shapley values use; every
-    # output of a predict_fn's (m, k) scores is fit on the same samples (target=None)
+    # output of a predict_fn's (m, k) scores (target=None, or a list) is fit on the same
+    # samples
     model = input_model(predict_fn, rep, target, several=True)
     plan = run_every_output(model, _Rows(_Samples(rep, masks)), options, desc=f"lime ({kind})")
     Y = plan.segments[0].result.reshape(num_samples, -1)
@@ -130,11 +131,13 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
         the ``p`` distinct words.
     num_samples, kernel_width, feature_selection, random_state
         As in :func:`modellens.lime`.
-    target : int, optional
-        The column of ``predict_fn``'s output to explain; None (default)
-        explains every column of ``(m, k)`` scores, each output's surrogate
-        fit on the same samples (values ``(1, p, k)``, ``attr.for_output(c)``
-        the column's own result, equal to the call with ``target=c``).
+    target : int or list of int, optional
+        The column of ``predict_fn``'s output to explain; a list explains
+        those columns and None (default) every column of ``(m, k)`` scores,
+        each output's surrogate fit on the same samples (values
+        ``(1, p, k)``, ``attr.for_output(c)`` the column's own result, equal
+        to the call with ``target=c``).  A list is checked against the
+        first answer (a column out of range is an error).
     chunk_size, n_jobs, progress
         Execution options (see :func:`modellens.config`).
 
@@ -213,7 +216,7 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
     ----------
     predict_fn : callable
         ``predict_fn(images) -> (m,)`` or ``(m, k)`` (every column explained
-        from the same samples, or the one ``target=`` chooses);
+        from the same samples, or those ``target=`` chooses);
         ``images`` has shape ``(m, height, width, channels)`` (or
         ``(m, height, width)`` for a 2-D image) and the image's dtype.
     image : ndarray of shape (height, width, channels) or (height, width)
