@@ -193,3 +193,32 @@ def test_torch_module_is_asked_each_row_once(X, method, kw):
     assert every.outputs == reference.outputs == ["output[0]", "output[1]", "output[2]"]
     for key in reference:
         np.testing.assert_allclose(every[key].values, reference[key].values, rtol=0, atol=1e-12)
+
+
+def test_kept_answers_serve_equal_rows_cut_anywhere():
+    # the pass that plans every output may cut its chunks elsewhere (its byte cap counts
+    # the k answers of a row): a kept block serves its leading rows and keeps the rest,
+    # rows with NaN included, and only rows equal to the kept ones
+    from modellens.data import Dataset
+    from modellens.models import Model, OutputsFound
+
+    rows = np.random.default_rng(1).normal(size=(100, 4))
+    rows[5, 2] = np.nan
+    model = Counting()
+    seam = Model(lambda A: np.nan_to_num(model(A)), Dataset.from_data(rows), several=True)
+    with pytest.raises(OutputsFound) as found:
+        seam.predict(rows)
+    assert found.value.width == 3 and model.seen == [100]
+    seam.settle_outputs(found.value.width, answers=found.value.answers)
+    expected = np.nan_to_num(_outputs(rows))
+    np.testing.assert_array_equal(seam.predict(rows[:30]), expected[:30])
+    assert model.seen == [100]  # served
+    other = rows[30:130] + 1.0  # not the kept rows: asked
+    np.testing.assert_array_equal(seam.predict(other), np.nan_to_num(_outputs(other)))
+    assert model.seen == [100, 70]
+    more = np.vstack([rows[30:], rows[:20] * 2])  # 70 kept rows, then 20 new ones
+    np.testing.assert_array_equal(seam.predict(more), np.nan_to_num(_outputs(more)))
+    assert model.seen == [100, 70, 20] and seam.n_rows == 190
+    seam.forget_answers()
+    seam.predict(rows[:10])
+    assert model.seen == [100, 70, 20, 10]

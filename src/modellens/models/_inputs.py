@@ -67,16 +67,15 @@ class InputModel(Model):
 
     def predict_inputs(self, inputs, masks: np.ndarray) -> np.ndarray:
         """Scores of ``inputs`` (built from the coalition rows ``masks``), shape ``(m,)``."""
-        served, n = self._take_kept("inputs", masks)
-        if n < masks.shape[0] or not served:
-            asked = inputs[n:] if n else inputs
-            m = masks.shape[0] - n
+        def ask(rest):
+            # (the inputs of the rows no kept answer covers: the last ones)
+            asked = inputs[len(inputs) - len(rest):] if len(rest) < len(inputs) else inputs
             try:
                 out = self._fn(asked)
             except Exception as exc:
-                raise ModelError(f"predict_fn raised {type(exc).__name__} on {m} inputs: "
-                                 f"{exc}") from exc
-            self.account(1, m)
-            served.append(_numbers(to_numpy(out)))
-        out = served[0] if len(served) == 1 else np.concatenate(served)
-        return self._check(out, masks, kind="inputs")
+                raise ModelError(f"predict_fn raised {type(exc).__name__} on {len(rest)} "
+                                 f"inputs: {exc}") from exc
+            self.account(1, len(rest))
+            return _numbers(to_numpy(out))
+
+        return self._check(self._answer("inputs", masks, ask), masks, kind="inputs")

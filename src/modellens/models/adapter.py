@@ -513,19 +513,29 @@ class Model:
         Rows whose answer told the model's outputs (see :class:`OutputsFound`)
         are served from that answer, not asked (nor counted) again.
         """
-        served, n = self._take_kept("predict", rows)
         # a model may write into its rows: those whose answer may be kept are copied first
         held = rows.copy() if self._undetermined else None
-        asked = rows[n:] if n else rows
-        if len(asked) or not served:
+
+        def ask(asked):
             try:
                 out = self._call(asked)
             except Exception as exc:
                 raise self._raised(exc, len(asked)) from exc
             self.account(1, len(asked))
-            served.append(_numbers(to_numpy(out)))
-        out = served[0] if len(served) == 1 else np.concatenate(served)
-        return self._check(out, rows, kind="predict", held=held)
+            return _numbers(to_numpy(out))
+
+        return self._check(self._answer("predict", rows, ask), rows, kind="predict", held=held)
+
+    def _answer(self, kind: str, rows: np.ndarray, ask) -> np.ndarray:
+        """The answer for ``rows``: those kept (see :meth:`_take_kept`), ``ask(rest)`` after them.
+
+        ``ask`` calls the model on the rows no kept answer covers (all of
+        them, as a rule), counts the call and returns float64 numbers.
+        """
+        served, n = self._take_kept(kind, rows)
+        if n < rows.shape[0] or not served:
+            served.append(ask(rows[n:] if n else rows))
+        return served[0] if len(served) == 1 else np.concatenate(served)
 
     def _raised(self, exc: Exception, m: int) -> ModelError:
         """The error saying the model raised ``exc`` on ``m`` rows, and what it was given."""
@@ -578,13 +588,12 @@ class Model:
         """
         m, d = rows.shape
         kind = f"gradient {backend}"
-        served, n = self._take_kept(kind, rows)
         held = rows.copy() if self._undetermined else None
-        if n < m or not served:
-            served.append(self._gradient(rows[n:] if n else rows, backend, function))
-        out = served[0] if len(served) == 1 else np.concatenate(served)
+        out = self._answer(kind, rows, lambda asked: self._gradient(asked, backend, function))
         if held is not None and out.ndim == 3 and out.shape[:2] == (m, d):
             raise self._keep(kind, held, out)  # every output's gradient, kept
+        if held is not None and out.shape == (m, d) and self._wanted is None:
+            self._undetermined = False  # one output's gradient: the model has one output
         shape = (m, d) if self._columns is None else (m, d, self.n_outputs)
         if out.shape != shape:
             per = "" if self._columns is None else f" and output {self.outputs}"
