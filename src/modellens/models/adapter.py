@@ -252,8 +252,8 @@ class Model:
             # the first answer tells (see OutputsFound): a single-output model is called
             # exactly as before, and one with several outputs has its first answers kept
             # (a list target= is checked against that answer's width)
-            if wanted is not None:
-                [_column(t) for t in wanted]  # not a column position: refused now
+            for t in wanted or ():
+                _column(t)  # not a column position: refused now, before the model runs
             self._undetermined, self._wanted = True, wanted
             return
         # outputs asked for by name: the model's own error, not "one output", if it fails
