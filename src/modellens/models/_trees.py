@@ -609,7 +609,11 @@ def _vector_leaves(tree: dict, size: int) -> tuple[dict, np.ndarray]:
     rows = np.asarray(tree["leaf_weights"], np.float32).astype(np.float64).reshape(-1, size)
     leaf = left < 0
     value = np.zeros((len(left), size))
-    live = np.flatnonzero(leaf & (np.asarray(tree["split_indices"], np.int64) != 2 ** 31 - 1))
+    # XGBoost's pruning leaves unreachable nodes behind (split index 2**31 - 1; the root is
+    # always read): they name no row
+    live = np.asarray(tree["split_indices"], np.int64) != 2 ** 31 - 1
+    live[0] = True
+    live = np.flatnonzero(leaf & live)
     value[live] = rows[right[live]]
     out = dict(tree)
     out["right_children"] = np.where(leaf, -1, right)
