@@ -485,6 +485,7 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
         local = np.zeros(p_max)
         own = np.zeros(block)
         twin = np.zeros(block)
+        row = np.zeros(block, np.int64)
         lo = b * block
         nb = min(n, lo + block) - lo
         for k in range(t_lo, t_hi):
@@ -510,13 +511,15 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
                         continue
                     t = partner[l]
                     w = 1 if t < 0 else 2
+                    for r in range(nb):
+                        row[r] = t0 + Us[dd, r] * w * p
                     for j in range(p):
                         # the unit values once per row, then every column scales them
                         for r in range(nb):
-                            own[r] = table[t0 + Us[dd, r] * w * p + j]
+                            own[r] = table[row[r] + j]
                         if t >= 0:
                             for r in range(nb):
-                                twin[r] = table[t0 + (Us[dd, r] * w + 1) * p + j]
+                                twin[r] = table[row[r] + p + j]
                         a_j = acc[feat_id[f0 + j]]
                         for c in range(n_col):
                             a_jc = a_j[o0 + c]
