@@ -30,7 +30,7 @@ cover frequencies and the Shapley-weighted replacement values,
 ``base_p2s``, ``lts_recursive_p2s``, ``simple_woodelf``) as float32 arrays,
 so every leaf's contribution carries a relative error near 6e-8; summed
 over the leaves of 100 depth-12 trees on values of size 2 it reaches 1e-5
-(measured 1.6e-5 on the full workload, 5.4e-6 with 20 trees).  It is not a
+(1.6e-5 seen on the full workload, 5.4e-6 measured with 20 trees).  It is not a
 routing difference (woodelf on rows already cast to float32, as
 scikit-learn compares them, differs by the same 5.4e-6) nor an
 approximation of woodelf's algorithm: with those arrays made float64
@@ -38,7 +38,9 @@ woodelf agrees with modellens to 1.2e-13 and with shap to 1e-14, and the
 same holds with a background (6.1e-8 in float32, below 1e-14 in float64).
 modellens equals the brute-force enumeration of the coalitions on a
 depth-12 forest (tests/attribution/test_tree_quadrature.py), so ours is
-the right one.  ``--only woodelf64`` runs this reproduction.
+the right one.  The reproduction is
+``tests/attribution/test_treeshap_woodelf.py::test_woodelf_differs_by_its_float32_weights_only``
+(woodelf's modules read ``np.float32`` as float64 there).
 """
 
 from __future__ import annotations
@@ -87,58 +89,6 @@ def report(label, contenders, repeat, ours="modellens"):
               f"   max |diff| {diff:.1e}", flush=True)
 
 
-def woodelf_in_float64():
-    """woodelf's modules with ``np.float32`` read as float64 (its arrays of path weights)."""
-    import importlib
-    import pkgutil
-    import types
-
-    import woodelf
-
-    class Float64Numpy(types.ModuleType):
-        def __getattr__(self, name):
-            return np.float64 if name == "float32" else getattr(np, name)
-
-    wide = Float64Numpy("numpy")
-    for info in pkgutil.walk_packages(woodelf.__path__, "woodelf."):
-        try:
-            module = importlib.import_module(info.name)
-        except ImportError:  # optional parts (GPU)
-            continue
-        if getattr(module, "np", None) is np:
-            module.np = wide
-
-
-def woodelf_precision(div):
-    """The reproduction of the docstring: woodelf as it comes, on float32-cast rows, and with
-    its float32 arrays in float64, against modellens and shap on a depth-12 forest."""
-    import shap
-    from sklearn.ensemble import RandomForestRegressor
-    from woodelf import WoodelfExplainer
-
-    X, y = make_data(5_000, 20)
-    model = RandomForestRegressor(n_estimators=20, max_depth=12, max_features=0.5,
-                                  random_state=0).fit(X, y)
-    R, B = X.iloc[:1_000 // div], X.iloc[-300:]
-    ours = ml.shapley(model, R, algorithm="tree").values
-    ours_bg = ml.shapley(model, R, algorithm="tree", background=B).values
-    theirs = shap.TreeExplainer(model).shap_values(R)
-    cast = R.astype(np.float32).astype(np.float64)
-    runs = {"woodelf": lambda: WoodelfExplainer(model).shap_values(R, verbose=False),
-            "woodelf, rows cast to float32": lambda: WoodelfExplainer(model).shap_values(
-                cast, verbose=False),
-            "woodelf, background": lambda: WoodelfExplainer(
-                model, B, feature_perturbation="interventional").shap_values(R, verbose=False)}
-    found = {name: run() for name, run in runs.items()}
-    woodelf_in_float64()
-    found.update({f"{name}, float64 arrays": run() for name, run in runs.items()})
-    print(f"random forest 20 trees, depth 12: max |values| {np.abs(ours).max():.2f}; "
-          f"modellens - shap {np.abs(ours - theirs).max():.1e}")
-    for name, values in found.items():
-        ref = ours_bg if "background" in name else ours
-        print(f"    modellens - {name:<52} {np.abs(ref - values).max():.1e}")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a fifth of the rows and trees")
@@ -149,9 +99,7 @@ def main():
                              "(their times are scaled to the full rows)")
     parser.add_argument("--woodelf-depth", type=int, default=16,
                         help="deepest random forest woodelf explains")
-    parser.add_argument("--only", default="",
-                        help="comma-separated workloads: xgb,rf12,rf16,lgb; woodelf64 (only "
-                             "when named) reproduces woodelf's float32 difference")
+    parser.add_argument("--only", default="", help="comma-separated workloads: xgb,rf12,rf16,lgb")
     args = parser.parse_args()
     import lightgbm as lgb
     import numba
@@ -177,12 +125,6 @@ def main():
     def warm(*fns):
         for fn in fns:
             fn()
-
-    # the reproduction runs last: it rewires woodelf's modules for the process
-    run_precision = "woodelf64" in only
-    only.discard("woodelf64")
-    if run_precision and not only:
-        only = {"none"}
 
     if not only or "xgb" in only:
         X, y = make_data(20_000, 50)
@@ -255,9 +197,6 @@ def main():
             "woodelf": (lambda: wood.shap_interaction_values(S, verbose=False),
                         rows / n_slow),
         }, args.repeat)
-
-    if run_precision:
-        woodelf_precision(div)
 
 
 if __name__ == "__main__":
