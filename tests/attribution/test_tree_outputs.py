@@ -285,3 +285,28 @@ def test_every_class_of_a_forest_through_the_sparse_background_path(iris, monkey
                               interactions=True, target=c), pairs=True)
     exact = ml.shapley(model, rows, algorithm="exact", background=background)
     np.testing.assert_allclose(every.values, exact.values, rtol=0, atol=1e-12)
+
+
+def test_every_class_of_a_forest_reads_one_shared_value_table(iris):
+    """A forest's classes ride the same leaves: the interventional value tables hold the
+    leaves' unit games once, whatever the number of classes (main held one table entry per
+    class, k times the memory and lookups), and every leaf with a table (most of them, with
+    this many rows; the merged sibling leaves too) still gives each class its own call's
+    values and the exact enumeration's."""
+    from modellens.attribution import tree as T
+    X, y = iris
+    model = _fit("forest", X, y)
+    rows, background = np.repeat(X[::3], 4, axis=0), X[::7]
+    ens = tree_ensemble(model)
+    plans = [T.TreePaths(ens.select_outputs([(c, False) for c in cols])).plan(
+        len(rows), len(background), game="interventional") for cols in ([0, 1], [0, 1, 2])]
+    assert plans[0]["table_entries"] == plans[1]["table_entries"] > 0
+    plan = plans[1]
+    assert (plan["partner"] >= 0).any()  # merged siblings are read
+    assert plan["leaf_lookups"] > 0.9 * len(rows) * (plan["tab_off"] != -2).sum()
+    every = ml.shapley(model, rows, algorithm="tree", background=background)
+    for c in range(3):
+        _same_attr(every.for_output(c), ml.shapley(model, rows, algorithm="tree",
+                                                   background=background, target=c))
+    exact = ml.shapley(model, rows[::4], algorithm="exact", background=background)
+    np.testing.assert_allclose(every.values[::4], exact.values, rtol=0, atol=1e-12)

@@ -142,8 +142,13 @@ class TreePaths:
         tabled = (p <= TABLE_MAX_FEATURES) & (2.0 ** p <= max(n_rows, 1))
         if iv:
             tabled &= dense
-        # a table holds p values per mask and value column
-        tab_sizes = np.where(tabled, (2 ** np.minimum(p, 62)) * p * self.value.shape[1], 0)
+        # a table holds p values per mask (the unit game's for several value columns, which
+        # scale it: every class of a forest shares one table), a merged partner's p after them
+        merged = (self.twin >= 0) & tabled
+        partner = np.full(len(p), -1, np.int64)
+        partner[self.twin[merged]] = np.flatnonzero(merged)
+        width = 1 + ((partner >= 0) & (self.value.shape[1] > 1))
+        tab_sizes = np.where(tabled, (2 ** np.minimum(p, 62)) * p * width, 0)
         cnt_sizes = np.where(dense, 2 ** np.minimum(p, 62), 0) if iv else 0 * p
         big = ~dense if iv else np.zeros(len(p), bool)
         n_parts = self._n_parts(n_background)
@@ -162,7 +167,6 @@ class TreePaths:
         groups.append((start, self.ens.n_trees))
         tab_off = np.full(len(p), -1, np.int64)
         cnt_off = np.full(len(p), -1, np.int64)
-        merged = (self.twin >= 0) & tabled
         tab_sizes = np.where(merged, 0, tab_sizes)
         for lo, hi in groups:
             a, b = self.leaf_roots[lo], self.leaf_roots[hi]
@@ -173,11 +177,9 @@ class TreePaths:
                 c = cnt_sizes[a:b]
                 cnt_off[a:b] = np.where(dense[a:b], np.cumsum(c) - c, -1)
         n_nodes = int(sizes.sum())
-        partner = np.full(len(p), -1, np.int64)
-        partner[self.twin[merged]] = np.flatnonzero(merged)
         return {
-            "groups": groups, "tab_off": tab_off, "cnt_off": cnt_off, "big": big,
-            "partner": partner,
+            "groups": groups, "tab_off": tab_off, "tab_sizes": tab_sizes, "cnt_off": cnt_off,
+            "big": big, "partner": partner,
             "n_parts": n_parts,
             "row_node_visits": n_rows * n_nodes,
             "background_node_visits": n_background * n_nodes if iv else 0,
@@ -331,16 +333,15 @@ class TreePaths:
             cnt, sparse = self._background(B, BT, plan, lo, hi)
             a, b = self.leaf_roots[lo], self.leaf_roots[hi]
             t_off = plan["tab_off"]
-            size = int(max((t_off[a:b] + (2 ** np.minimum(self.p[a:b], 62)) * self.p[a:b]
-                            * self.value.shape[1])[t_off[a:b] >= 0], default=0))
+            size = int(max((t_off[a:b] + plan["tab_sizes"][a:b])[t_off[a:b] >= 0], default=0))
             table = K.sized(K.leaf_tables, size, limit=K.SERIAL_TABLE)(
                 self.leaf_value, self.feat_off, t_off, size, C, scale, cnt, plan["cnt_off"],
                 plan["partner"], self.twin_slot, a, b)
             K.sized(K.leaf_values, XT.shape[1])(
                 XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
                 self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.leaf_value,
-                self.tree_out, lo, hi, t_off, table, C, scale, cnt, plan["cnt_off"], *sparse,
-                ROW_BLOCK, out)
+                self.tree_out, lo, hi, t_off, plan["partner"], table, C, scale, cnt,
+                plan["cnt_off"], *sparse, ROW_BLOCK, out)
         return out
 
 

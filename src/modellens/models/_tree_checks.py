@@ -402,9 +402,16 @@ def check_xgboost_model(raw):
     if n_trees != len(trees) or len(info) != len(trees):
         _fail(f"the booster says {n_trees} trees, holds {len(trees)} and {len(info)} tree "
               "groups")
-    if n_class * n_target > max(1, len(trees)):
+    n_out = n_class * n_target
+    vector = [_leaf_vector(tree, k) for k, tree in enumerate(trees)]
+    if any(size > 1 for size in vector):
+        # vector leaves (multi_strategy="multi_output_tree"): each tree feeds every output
+        if any(size != n_out for size in vector):
+            _fail(f"the booster's trees hold leaf vectors of sizes {sorted(set(vector))} for "
+                  f"{n_out} outputs")
+    elif n_out > max(1, len(trees)):
         # each row gets one output per class: a class count beyond the trees is tampered
-        _fail(f"the booster has {len(trees)} trees for {n_class * n_target} outputs")
+        _fail(f"the booster has {len(trees)} trees for {n_out} outputs")
     if weights is not None and len(weights) != len(trees):
         _fail(f"the dart booster holds {len(weights)} weights for {len(trees)} trees")
     check_index(info, n_class * n_target, np.ones(len(info), bool), "a tree's output group")
@@ -417,12 +424,25 @@ def check_xgboost_model(raw):
         if not isinstance(tree, dict) or tree.get("id") != k:
             _fail(f"tree {k} says it is tree "
                   f"{tree.get('id') if isinstance(tree, dict) else None!r}")
-        _check_xgboost_tree(tree, k, n_features)
+        _check_xgboost_tree(tree, k, n_features, vector[k])
     _check_xgboost_cats(model.get("cats"), n_features)
     return learner
 
 
-def _check_xgboost_tree(tree, k, n_features):
+def _leaf_vector(tree, k) -> int:
+    """The size of tree ``k``'s leaf values: 1 for a scalar leaf, ``K`` for a vector."""
+    what = f"tree {k}"
+    if not isinstance(tree, dict):
+        _fail(f"{what} is not an object")
+    size = _int_param(tree.get("tree_param"), "size_leaf_vector", what, 1)
+    if not 0 <= size < 2 ** 20:
+        _fail(f"{what} has leaf vectors of size {size}")
+    return max(size, 1)
+
+
+def _check_xgboost_tree(tree, k, n_features, size=1):
+    """Tree ``k``'s arrays; ``size > 1``: its leaves hold vectors (``leaf_weights``, a
+    leaf's ``right_children`` entry its position there)."""
     what = f"tree {k}"
     if not isinstance(tree, dict):
         _fail(f"{what} is not an object")
@@ -430,14 +450,12 @@ def _check_xgboost_tree(tree, k, n_features):
     n = _int_param(param, "num_nodes", what)
     if not 0 < n < 2 ** 31:
         _fail(f"{what} has {n} nodes")
-    if _int_param(param, "size_leaf_vector", what, 1) not in (0, 1):
-        _fail(f"{what} has leaf vectors of size {(param or {}).get('size_leaf_vector')!r}, which "
-              "modellens does not read")
     if _int_param(param, "num_feature", what, n_features) != n_features:
         _fail(f"{what} reads {(param or {}).get('num_feature')!r} features, the model {n_features}")
     lengths = {key: len(_seq(tree, key, what)) for key in (
         "left_children", "right_children", "parents", "split_indices", "split_conditions",
-        "default_left", "split_type", "base_weights", "loss_changes", "sum_hessian")}
+        "default_left", "split_type", "loss_changes", "sum_hessian")}
+    lengths["base_weights"] = len(_seq(tree, "base_weights", what)) // size
     wrong = {key: m for key, m in lengths.items() if m != n}
     if wrong:
         _fail(f"{what} has {n} nodes but arrays of other lengths {wrong}")
@@ -446,6 +464,19 @@ def _check_xgboost_tree(tree, k, n_features):
     split = _ints(tree["split_indices"], f"{what}: split_indices")
     live = split != _DELETED
     live[0] = True
+    if size > 1:
+        # a vector leaf's right_children entry is its row of leaf_weights, one per live leaf
+        leaf = live & (left == -1)
+        weights = _seq(tree, "leaf_weights", what)
+        n_leaves = int(leaf.sum())
+        if len(weights) != n_leaves * size:
+            _fail(f"{what} has {n_leaves} leaves of {size} values but {len(weights)} leaf "
+                  "weights")
+        rows = right[leaf]
+        if np.any(np.sort(rows) != np.arange(n_leaves)):
+            _fail(f"{what}: its leaves name the rows {rows.tolist()[:8]} of leaf_weights, not "
+                  f"each of 0..{n_leaves - 1} once")
+        right = np.where(left == -1, -1, right)
     if _int_param(param, "num_deleted", what, 0) != int((~live).sum()):
         _fail(f"{what} says {(param or {}).get('num_deleted')!r} deleted nodes and holds "
               f"{int((~live).sum())}")

@@ -363,29 +363,32 @@ def _iv_leaf(vm, p, U, cnt, c0, sp_mask, sp_cnt, s0, s1, C, out, base):
 @njit(parallel=True, cache=True)
 def leaf_tables(leaf_value, feat_off, tab_off, size, C, scale, cnt, cnt_off, partner,
                 twin_slot, l_lo, l_hi):
-    """Every leaf's interventional values for every mask ``U`` of failed slots:
-    ``table[tab_off[l] + (U p + j) K + c]`` for its slot ``j`` and value column ``c``.
+    """Every leaf's interventional values for every mask ``U`` of failed slots.
 
     ``leaf_value`` is ``(leaves, K)``: one column per output a leaf feeds at
-    once (a forest's classes; 1 for a booster's tree of one class).  A leaf's
-    game is linear in its value, so its unit game is enumerated once and
-    scaled per column.  The weights ``C`` (Shapley or Banzhaf) apply to the
-    background counts ``cnt`` (times ``scale``, one over the background
-    size).  Leaves ``l_lo:l_hi`` with ``tab_off >= 0``.
+    once (a forest's classes; 1 for a booster's tree of one class).  With one
+    column the value enters the enumeration and the table holds the values:
+    ``table[tab_off[l] + U p + j]`` for slot ``j``.  With several the table
+    holds the leaf's unit game (value 1), shared by every column: a leaf's
+    game is linear in its value, so the rows scale what they read by each
+    column's value (:func:`leaf_values`), and the table is the size of one
+    output's.  The weights ``C`` (Shapley or Banzhaf) apply to the background
+    counts ``cnt`` (times ``scale``, one over the background size).  Leaves
+    ``l_lo:l_hi`` with ``tab_off >= 0``.
 
     A leaf with a ``partner`` (its right sibling, a leaf split on a feature
     new to the path: the same features, and a row fails exactly one of the
     two splits) holds both: the partner's values at the mask with that
-    feature's bit flipped are added, and the partner is not read again.
+    feature's bit flipped are added (one column), or follow the leaf's own
+    unit values at the same mask (``table[tab_off[l] + (2 U + 1) p + j]``,
+    several columns, each leaf's value scaling its own), and the partner is
+    not read again.
     """
     table = np.zeros(size)
     none = np.zeros(0, np.int64)
     # a typed zero: a literal 0 would compile the leaf kernels a second time, for Literal[int]
     zero = np.int64(0)
     n_col = leaf_value.shape[1]
-    p_max = 1
-    for l in range(l_lo, l_hi):
-        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
     for l in prange(l_lo, l_hi):
         if tab_off[l] < 0:
             continue
@@ -400,22 +403,13 @@ def leaf_tables(leaf_value, feat_off, tab_off, size, C, scale, cnt, cnt_off, par
                              cnt, cnt_off[t], none, none * 0.0, zero, zero, C, table,
                              tab_off[l] + U * p)
             continue
-        unit = np.zeros(p_max)
+        w = 1 if t < 0 else 2
         for U in range(1 << p):
-            row = tab_off[l] + U * p * n_col
-            for side in range(2):
-                leaf, mask = l, U
-                if side == 1:
-                    if t < 0:
-                        break
-                    leaf, mask = t, U ^ (np.int64(1) << twin_slot[t])
-                for j in range(p):
-                    unit[j] = 0.0
-                _iv_leaf(scale, p, mask, cnt, cnt_off[leaf], none, none * 0.0, zero, zero, C,
-                         unit, zero)
-                for j in range(p):
-                    for c in range(n_col):
-                        table[row + j * n_col + c] += leaf_value[leaf, c] * unit[j]
+            _iv_leaf(scale, p, U, cnt, cnt_off[l], none, none * 0.0, zero, zero, C, table,
+                     tab_off[l] + U * w * p)
+            if t >= 0:
+                _iv_leaf(scale, p, U ^ (np.int64(1) << twin_slot[t]), cnt, cnt_off[t], none,
+                         none * 0.0, zero, zero, C, table, tab_off[l] + (U * w + 1) * p)
     return table
 
 
@@ -458,8 +452,8 @@ def _max_depth(depth, roots, t_lo, t_hi):
 @njit(parallel=True, cache=True)
 def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat, order,
                 node_slot, parent, depth, roots, leaf_of, feat_off, feat_id, leaf_value,
-                tree_out, t_lo, t_hi, tab_off, table, C, scale, cnt, cnt_off, sp_off, sp_mask,
-                sp_cnt, block, out):
+                tree_out, t_lo, t_hi, tab_off, partner, table, C, scale, cnt, cnt_off, sp_off,
+                sp_mask, sp_cnt, block, out):
     """Add the interventional values of trees ``t_lo:t_hi`` for every row to ``out``
     (``(n, d, k)``; ``XT``: rows, cast, transposed to features x rows).
 
@@ -469,9 +463,11 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
     A block of rows goes down each tree together, one node at a time in
     preorder (:func:`_descend`), so the decisions of a node are one tight
     loop over the block; at a leaf each row's failed-slot mask picks its
-    ``p K`` values from the leaf's table (``tab_off >= 0``) or they are
-    computed (:func:`_iv_leaf`).  A tree's tables stay in cache for the
-    block's rows.  Sums go to a (features x outputs x block) buffer first.
+    ``p`` values from the leaf's table (``tab_off >= 0``, :func:`leaf_tables`)
+    or they are computed (:func:`_iv_leaf`); with several columns they are the
+    unit game's, read once and scaled by each column's value (and the merged
+    partner's ``p`` after them by its own).  A tree's tables stay in cache for
+    the block's rows.  Sums go to a (features x outputs x block) buffer first.
     """
     d, n = XT.shape
     n_col, k_out = leaf_value.shape[1], out.shape[2]
@@ -487,6 +483,9 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
         go = np.zeros((d_max + 1, block), np.int64)
         acc = np.zeros((d, k_out, block))
         local = np.zeros(p_max)
+        own = np.zeros(block)
+        twin = np.zeros(block)
+        row = np.zeros(block, np.int64)
         lo = b * block
         nb = min(n, lo + block) - lo
         for k in range(t_lo, t_hi):
@@ -504,12 +503,34 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
                 p = feat_off[l + 1] - f0
                 if tab_off[l] >= 0:
                     t0 = tab_off[l]
+                    if n_col == 1:
+                        for j in range(p):
+                            a_j0 = acc[feat_id[f0 + j], o0]
+                            for r in range(nb):
+                                a_j0[r] += table[t0 + Us[dd, r] * p + j]
+                        continue
+                    t = partner[l]
+                    w = 1 if t < 0 else 2
+                    for r in range(nb):
+                        row[r] = t0 + Us[dd, r] * w * p
                     for j in range(p):
+                        # the unit values once per row, then every column scales them
+                        for r in range(nb):
+                            own[r] = table[row[r] + j]
+                        if t >= 0:
+                            for r in range(nb):
+                                twin[r] = table[row[r] + p + j]
                         a_j = acc[feat_id[f0 + j]]
                         for c in range(n_col):
                             a_jc = a_j[o0 + c]
-                            for r in range(nb):
-                                a_jc[r] += table[t0 + (Us[dd, r] * p + j) * n_col + c]
+                            v = leaf_value[l, c]
+                            if t >= 0:
+                                vt = leaf_value[t, c]
+                                for r in range(nb):
+                                    a_jc[r] += v * own[r] + vt * twin[r]
+                            else:
+                                for r in range(nb):
+                                    a_jc[r] += v * own[r]
                     continue
                 # one column: its value enters the game, as for one output
                 vm = leaf_value[l, 0] * scale if n_col == 1 else scale

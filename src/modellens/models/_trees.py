@@ -64,7 +64,7 @@ SUPPORTED_TREE_MODELS = (
     "ExtraTreesRegressor/Classifier, GradientBoostingRegressor/Classifier (default init), "
     "HistGradientBoostingRegressor/Classifier (numeric and categorical splits); XGBoost "
     "XGBRegressor, XGBClassifier, XGBRFRegressor/Classifier and Booster (gbtree/dart, "
-    "numeric and categorical splits); "
+    "numeric and categorical splits, several targets, vector leaves); "
     "LightGBM LGBMRegressor, LGBMClassifier and Booster (numeric and categorical splits, "
     "no linear trees)")
 
@@ -536,9 +536,10 @@ def _xgboost(model):
     info = gb["model"]["tree_info"]
     params = learner["learner_model_param"]
     n_class = int(params.get("num_class", 0) or 0)
-    if int(params.get("num_target", 1) or 1) > 1:
-        raise _unsupported(model, "several targets")
-    n_out = max(1, n_class)
+    n_target = int(params.get("num_target", 1) or 1)
+    if n_class > 1 and n_target > 1:
+        raise _unsupported(model, "several targets of several classes")
+    n_out = max(1, n_class, n_target)
     objective = learner["objective"]["name"]
     base_score = np.array(json.loads(params["base_score"].replace("E", "e")) if
                           params["base_score"].startswith("[") else
@@ -562,16 +563,19 @@ def _xgboost(model):
     b = _Builder(n_out)
     chosen_sets = []
     for k, (t, out) in enumerate(zip(trees, info)):
-        if int(t["tree_param"].get("size_leaf_vector", "1")) > 1:
-            raise _unsupported(model, "vector leaves")
-        t = _live_nodes(t)
+        size = max(1, int(t["tree_param"].get("size_leaf_vector", "1")))
+        w = 1.0 if weights is None else float(weights[k])
+        if size > 1:
+            # multi_strategy="multi_output_tree": a leaf holds one value per output, its
+            # row of leaf_weights named by its right_children entry
+            t, vector = _vector_leaves(t, size)
+        t, keep = _live_nodes(t)
         left = np.asarray(t["left_children"], np.int64)
         cond = np.asarray(t["split_conditions"], np.float32).astype(np.float64)
-        w = 1.0 if weights is None else float(weights[k])
         leaf = left < 0
         # x < t  <=>  x <= (the float64 just below t), for every float x
         threshold = np.where(leaf, 0.0, np.nextafter(cond, -np.inf))
-        value = np.where(leaf, cond * w, 0.0)
+        value = np.where(leaf, cond * w, 0.0) if size == 1 else vector[keep] * w
         missing = np.zeros(len(left), np.uint8)
         # a categorical split sends its listed categories right, all others left
         cats, segs = t.get("categories", []), t.get("categories_segments", [])
@@ -581,7 +585,7 @@ def _xgboost(model):
             missing[node] = MISSING_CATEGORICAL
         b.add(left, t["right_children"], t["split_indices"], threshold, t["default_left"],
               value, t["sum_hessian"], missing=missing,
-              output=int(out) if n_out > 1 else None)
+              output=int(out) if n_out > 1 and size == 1 else None)
     classes, outs = _outputs(model, link, n_out)
     categories = _xgb_categories(booster, raw) if chosen_sets else {}
     n_codes = max((len(c) for c in categories.values() if c is not None), default=0)
@@ -592,14 +596,38 @@ def _xgboost(model):
                    unseen_code=unseen)
 
 
-def _live_nodes(tree: dict) -> dict:
+def _vector_leaves(tree: dict, size: int) -> tuple[dict, np.ndarray]:
+    """A vector-leaf tree as the scalar trees are read, and its ``(nodes, size)`` values.
+
+    XGBoost's multi-output tree keeps the leaves' vectors apart
+    (``leaf_weights``, already scaled by the learning rate) and stores a
+    leaf's row there in its ``right_children`` entry; the copy has -1 there,
+    as a scalar tree's leaf.
+    """
+    left = np.asarray(tree["left_children"], np.int64)
+    right = np.asarray(tree["right_children"], np.int64)
+    rows = np.asarray(tree["leaf_weights"], np.float32).astype(np.float64).reshape(-1, size)
+    leaf = left < 0
+    value = np.zeros((len(left), size))
+    # XGBoost's pruning leaves unreachable nodes behind (split index 2**31 - 1; the root is
+    # always read): they name no row
+    live = np.asarray(tree["split_indices"], np.int64) != 2 ** 31 - 1
+    live[0] = True
+    live = np.flatnonzero(leaf & live)
+    value[live] = rows[right[live]]
+    out = dict(tree)
+    out["right_children"] = np.where(leaf, -1, right)
+    return out, value
+
+
+def _live_nodes(tree: dict) -> tuple[dict, np.ndarray | slice]:
     """``tree`` without the nodes XGBoost's pruning left behind (unreachable, split index
-    2**31 - 1), children renumbered."""
+    2**31 - 1), children renumbered, and which nodes it kept."""
     split = np.asarray(tree["split_indices"], np.int64)
     keep = split != 2 ** 31 - 1
     keep[0] = True
     if keep.all():
-        return tree
+        return tree, slice(None)
     new = np.cumsum(keep) - 1
     out = dict(tree)
     for key in ("left_children", "right_children"):
@@ -608,7 +636,7 @@ def _live_nodes(tree: dict) -> dict:
     for key in ("split_indices", "split_conditions", "default_left", "sum_hessian"):
         out[key] = np.asarray(tree[key])[keep]
     out["categories_nodes"] = new[np.asarray(tree.get("categories_nodes", []), np.int64)]
-    return out
+    return out, keep
 
 
 def _xgb_categories(booster, raw):
@@ -636,6 +664,9 @@ def _outputs(model, link, n_out):
     classes = None if classes is None else list(np.asarray(classes).tolist())
     if link == "softmax":
         outs = [f"margin(y = {c})" for c in (classes or range(n_out))]
+    elif n_out > 1:  # several targets
+        name = {"logit": "log-odds", "log": "raw prediction"}.get(link, "prediction")
+        outs = [f"{name}[{j}]" for j in range(n_out)]
     elif link == "logit":
         outs = [f"log-odds(y = {classes[-1] if classes else 1})"]
     else:
