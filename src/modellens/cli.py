@@ -111,11 +111,33 @@ def _features_of(model, frame, target):
     names = model_feature_names(model)
     if names is None:
         return frame, []
+    frame = _lightgbm_names(model, frame, names)
     missing = [n for n in names if n not in frame.columns]
     if missing:
         hint = f" ({target!r} is the target)" if target in missing else ""
         raise CLIError(f"the model was fit on columns the data lacks: {missing}{hint}.")
     return frame[names], [c for c in frame.columns if c not in names]
+
+
+def _lightgbm_names(model, frame, names):
+    """``frame`` with its columns under the names a LightGBM model stored for them.
+
+    LightGBM stores a column name with each space replaced by ``_`` ("mean
+    radius" is fit as "mean_radius") and predicts by position, so the data's
+    own column is the one the model was fit on: it takes the stored name
+    (only where that name is not a column already, and one column matches).
+    """
+    if not type(model).__module__.startswith("lightgbm"):
+        return frame
+    have = set(frame.columns)
+    renames = {}
+    for name in names:
+        if name in have:
+            continue
+        found = [c for c in frame.columns if c not in names and c.replace(" ", "_") == name]
+        if len(found) == 1:
+            renames[found[0]] = name
+    return frame.rename(columns=renames) if renames else frame
 
 
 # --------------------------------------------------------------------- commands

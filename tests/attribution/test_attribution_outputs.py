@@ -236,3 +236,21 @@ def test_plots_of_one_output_ask_which_and_the_bar_plot_stacks_them(iris, logist
     np.testing.assert_allclose(np.sort(widths.sum(axis=0)),
                                np.sort(attr.mean_abs().sum(axis=1)), rtol=1e-12)
     plt.close("all")
+
+
+def test_the_interactions_plot_of_several_outputs_names_itself(iris, logistic):
+    # review: attr.plot.interactions() without output= said "interaction_pairs() shows one
+    # output", a call the user did not make
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, _ = iris
+    attr = ml.shapley(logistic, X.iloc[:5], background=X.iloc[::15], interactions=True)
+    with pytest.raises(InvalidParameterError, match=r"the interactions plot shows one output.*"
+                                                    r"P\(y = setosa\)"):
+        attr.plot.interactions()
+    ax = attr.plot.interactions(output="setosa")
+    assert len(ax.patches) == 6  # every pair of the four features
+    plt.close("all")

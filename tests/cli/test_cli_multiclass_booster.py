@@ -91,3 +91,31 @@ def test_a_multiclass_xgboost_json_without_class_explains_every_class(tmp_path, 
     booster = xgb.Booster()
     booster.load_model(tmp_path / "model.json")
     _check_every_class(rep, booster, pd.read_csv(tmp_path / "data.csv").drop(columns="y"), 3)
+
+
+@pytest.mark.parametrize("kind", ["txt", "skops"])
+def test_lightgbm_columns_with_spaces_are_the_data_columns(tmp_path, capsys, monkeypatch, kind):
+    # review: LightGBM stores "mean radius" as "mean_radius"; the report refused the very
+    # data the model was fit on ("the model was fit on columns the data lacks")
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(150, 3)), columns=["mean radius", "b", "worst  area"])
+    y = (X["mean radius"] + X["worst  area"] > 0).astype(int)
+    model = lgb.LGBMClassifier(n_estimators=10, verbose=-1).fit(X, y)
+    assert model.booster_.feature_name() == ["mean_radius", "b", "worst__area"]
+    if kind == "txt":
+        model_file = tmp_path / "model.txt"
+        model.booster_.save_model(model_file)
+    else:
+        sio = pytest.importorskip("skops.io")
+        model_file = tmp_path / "model.skops"
+        sio.dump(model, model_file)
+    X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
+    rep = _every_class_report(monkeypatch, capsys, tmp_path / "data.csv", model_file,
+                              tmp_path / "r.html")
+    attr = rep.sections["shapley"].data["attributions"]
+    assert attr.feature_names == ["mean_radius", "b", "worst__area"]
+    # the explained rows' values add up to the model's probability of those rows
+    rows = pd.DataFrame(np.asarray(attr.data, dtype=float), columns=X.columns)
+    np.testing.assert_allclose(attr.values.sum(axis=1) + attr.base_values,
+                               model.predict_proba(rows)[:, 1], atol=1e-9)

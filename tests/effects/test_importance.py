@@ -68,6 +68,32 @@ def test_multiclass_classifier_scores_equal_sklearn(scoring):
     _check(model, X.to_numpy(), y, scoring)
 
 
+@pytest.mark.parametrize("scoring", [None, "r2", "neg_mean_squared_error"])
+def test_multi_output_regressor_scores_equal_sklearn(scoring):
+    # review: a 2-D y (as scikit-learn scores a multi-output regressor) was refused
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = _regression()
+    Y = np.column_stack([y, X["d"] - 2 * X["b"]])
+    model = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(X, Y)
+    _check(model, X, Y, scoring)
+    # a function answering (n, 2) is scored on both outputs too, as the estimator is
+    ours = ml.importance(model.predict, X, Y, scoring=scoring, n_repeats=4, random_state=3)
+    ref = permutation_importance(model, X, Y, scoring=scoring, n_repeats=4, random_state=3)
+    np.testing.assert_allclose(ours.importances, ref.importances, rtol=0, atol=1e-12)
+    with pytest.raises(ml.InvalidParameterError, match=r"2 outputs.*shape \(n, 2\)"):
+        ml.importance(model, X, y)
+    with pytest.raises(ml.InvalidParameterError, match="target= to score one"):
+        ml.importance(model.predict, X, y)
+    one = ml.importance(model.predict, X, Y[:, 1], target=1, n_repeats=2, random_state=0)
+    assert np.argmax(one.importances_mean) == 1  # X["b"] drives the second output
+    with pytest.raises(ml.InvalidParameterError, match="multi-label classifier"):
+        from sklearn.ensemble import RandomForestClassifier
+
+        labels = (Y > 0).astype(int)
+        ml.importance(RandomForestClassifier(n_estimators=3).fit(X, labels), X, labels)
+
+
 def test_decision_function_scorer_and_array_input():
     from sklearn.svm import LinearSVC
 
@@ -128,7 +154,7 @@ def test_callable_model_and_bad_input():
     f = lambda A: 3 * A[:, 0]  # noqa: E731
     imp = ml.importance(f, X.to_numpy(), y, random_state=0, n_repeats=2)
     assert imp.scoring == "r2" and np.argmax(imp.importances_mean) == 0
-    with pytest.raises(ml.InvalidParameterError, match="y must be 1-D"):
+    with pytest.raises(ml.InvalidParameterError, match="one target per row of X"):
         ml.importance(f, X.to_numpy(), y[:10])
     with pytest.raises(ml.InvalidParameterError, match="n_repeats"):
         ml.importance(f, X.to_numpy(), y, n_repeats=0)

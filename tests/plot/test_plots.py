@@ -263,6 +263,20 @@ def test_effects_plot_grid(effects):
         pd_eff.plot(axes=axes[0, :2])
 
 
+def test_effects_plot_takes_ax_like_every_other_plot(effects):
+    # review: Effects.plot(ax=ax) ended in "TypeError: _draw() got multiple values for
+    # argument 'ax'"; one Axes draws one effect, and several effects on one Axes say how
+    pd_eff, _ = effects
+    fig, ax = plt.subplots()
+    out = ml.Effects([pd_eff["a"]]).plot(ax=ax)
+    assert out.shape == (1,) and out[0] is ax
+    assert ax.get_title() == "PD: a" and len(ax.lines) > 0
+    with pytest.raises(ml.InvalidParameterError, match=r"4 effects need 4 axes.*axes=.*plot\(ax=ax\)"):
+        pd_eff.plot(ax=ax)
+    with pytest.raises(ml.InvalidParameterError, match="axes= .* or ax=, not both"):
+        pd_eff.plot(ax=ax, axes=[ax])
+
+
 def _mesh(ax):
     (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
     return mesh

@@ -173,8 +173,9 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
         output as a regressor's prediction.
     X : ndarray or DataFrame of shape (n, d)
         The rows to score on (ideally held-out data).
-    y : array-like of shape (n,)
-        The targets of ``X``.
+    y : array-like of shape (n,) or (n, k)
+        The targets of ``X``; ``(n, k)`` for a regressor (or a callable) of
+        ``k`` outputs, scored on all of them as scikit-learn scores it.
     scoring : str or callable, optional
         A scikit-learn scorer name (``"r2"``, ``"neg_mean_squared_error"``,
         ``"accuracy"``, ``"roc_auc"``, ``"neg_log_loss"``, ...) or a callable
@@ -251,13 +252,17 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
         response_method = next(m for m in RESPONSES if hasattr(model, m))
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, dask="in_memory")
+                           progress=progress, dask="in_memory", several=True)
     dataset = request.dataset
     y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != dataset.n_rows:
+    if y.ndim not in (1, 2) or y.shape[0] != dataset.n_rows:
         raise InvalidParameterError(
-            f"y must be 1-D with one target per row of X ({dataset.n_rows}), got shape "
-            f"{y.shape}.")
+            f"y must hold one target per row of X ({dataset.n_rows}): shape (n,), or (n, k) "
+            f"for a model of k outputs; got shape {y.shape}.")
+    if y.ndim == 2 and hasattr(model, "classes_") and not callable_model:
+        raise InvalidParameterError(
+            f"y has shape {y.shape}: a multi-label classifier is not supported; score each "
+            "label's classifier with its own 1-D y.")
     scorer, name = _scorer(model, scoring, callable_model)
     values = dataset.values
     perms = sklearn_permutations(random_state, dataset.n_rows, n_repeats)
@@ -282,6 +287,12 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
         answers = [out[0] for out in run_outputs(
             mdl, lambda m: [ImportancePlan(values, perms)], request.options,
             desc="importance")]
+        if y.ndim == 1 and len(answers) > 1 and (callable_model or
+                                                 not hasattr(model, "classes_")):
+            raise InvalidParameterError(
+                f"the model gives {len(answers)} outputs per row but y has one target per "
+                f"row: pass y of shape (n, {len(answers)}) to score them together"
+                + (", or target= to score one." if callable_model else "."))
         copies[method] = assemble(method, [c for _, c in answers])  # (d, R, n[, k])
         return assemble(method, [a for a, _ in answers])
 

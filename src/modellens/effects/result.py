@@ -707,7 +707,7 @@ class Effects(Mapping):
         return pd.concat([e.to_frame(ice=ice) for e in self._effects.values()],
                          ignore_index=True)
 
-    def plot(self, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
+    def plot(self, *, ncols=3, axes=None, figsize=None, sharey=False, ax=None, **kwargs):
         """Draw every effect in a grid of panels, to compare the features side by side.
 
         Each panel is drawn as :meth:`Effect.plot` draws it; the legend
@@ -725,6 +725,9 @@ class Effects(Mapping):
             Size of the new figure in inches; default 4.2 by 3.3 per panel.
         sharey : bool, default=False
             Give the 1-D panels one y axis (the heatmaps of pairs keep theirs).
+        ax : matplotlib Axes, optional
+            One Axes, as the other plot methods take it: ``axes=[ax]``, so it
+            serves a single effect (several need ``axes=``).
         **kwargs
             Options of every panel, as in :meth:`Effect.plot`.
 
@@ -748,4 +751,4 @@ class Effects(Mapping):
         """
 
         return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, sharey=sharey,
-                            **kwargs)
+                            ax=ax, **kwargs)

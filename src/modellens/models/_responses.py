@@ -43,8 +43,9 @@ def response_model(model, dataset: Dataset, method: str) -> Model:
     labels travel as their positions in ``classes_``.
     """
     classes = getattr(model, "classes_", None)
-    if classes is None:  # a regressor (or a model without labels): its own response
-        return Model(model, dataset, response_method=method)
+    if classes is None:  # a regressor (or a model without labels): its own response,
+        # every column of a multi-output one
+        return Model(model, dataset, response_method=method, several=True)
     if method == "predict":
         as_frame = Model(model, dataset, response_method="predict").as_frame
         return Model(_LabelPositions(model), dataset,

@@ -531,6 +531,8 @@ class AttributionPlots:
         >>> len(ax.patches), ax.get_yticklabels()[0].get_text()
         (3, 'x0 × x1')
         """
+        if output is None:  # the error names the call the user made
+            self._a._require_one_output("the interactions plot")
         pairs = self._a.interaction_pairs(output=output)
         return pairs.plot(max_display=max_display, ax=ax)
 

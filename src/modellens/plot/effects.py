@@ -334,7 +334,8 @@ def _mark_empty_cells(ax, x, y, empty):
 
 
 @literal_text
-def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **kwargs):
+def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, ax=None,
+                 **kwargs):
     """One panel per effect in a grid; returns the ndarray of Axes.
 
     The Axes come in the grid's shape (``nrows, ncols``; the shape of
@@ -348,6 +349,11 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
     import matplotlib.pyplot as plt
 
     items = list(effects.values())
+    if ax is not None:
+        # ``ax=`` is every other plot's name for where to draw: one Axes serves one effect
+        if axes is not None:
+            raise InvalidParameterError("give axes= (one Axes per effect) or ax=, not both.")
+        axes = np.atleast_1d(np.asarray(ax, dtype=object))
     if axes is None:
         ncols = max(1, min(ncols, len(items)))
         nrows = math.ceil(len(items) / ncols)
@@ -357,7 +363,9 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, **k
     flat = np.ravel(axes)
     if len(flat) < len(items):
         raise InvalidParameterError(
-            f"{len(items)} effects need {len(items)} axes, got {len(flat)}.")
+            f"{len(items)} effects need {len(items)} axes, got {len(flat)}: pass axes= with "
+            f"one Axes per effect (e.g. plt.subplots(1, {len(items)})[1]), or draw one effect "
+            "with effects[feature].plot(ax=ax).")
     if sharey:
         _share_y([ax for effect, ax in zip(items, flat) if not effect.is_2d])
     with_legend = [ax for effect, ax in zip(items, flat) if _draw(effect, ax, **kwargs)]
