@@ -60,6 +60,12 @@ def _chart(browser, name):
         " traces: (el.data || []).map(t => ({x: t.x, y: t.y, z: t.z, name: t.name}))}; })()")
 
 
+def _trace(chart, name):
+    """The trace of a chart (from :func:`_chart`) of that name."""
+    (found,) = [t for t in chart["traces"] if t["name"] == name]
+    return found
+
+
 def _point(browser, name, trace, index):
     """Where point ``index`` of a chart's trace is on the screen (the chart scrolled into view)."""
     return browser.evaluate(
@@ -124,7 +130,7 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
             assert _close(numbers, effects["pdp"][feature].values, rtol=1e-3)
             j = attr.feature_names.index(feature)
             assert dep["marks"]["feature"] == feature
-            assert _close(dep["traces"][0]["y"], attr.values[:, j])
+            assert _close(_trace(dep, "explained rows")["y"], attr.values[:, j])
         # each ICE curve is the curve of an explained row of the sample: one trace, the
         # curves split by gaps, each point naming its row
         sample = np.asarray(effects["sample_rows"])
@@ -180,7 +186,9 @@ def test_row_control_and_clicks_choose_the_row_of_waterfall_and_lime(demo, tmp_p
         assert _close(sorted(bars), sorted(w for w in weights if w != 0))
         # clicking a point of the dependence chart chooses its row
         target = 2
-        where = _point(browser, "dependence", 0, target)
+        dep = _chart(browser, "dependence")
+        where = _point(browser, "dependence", dep["traces"].index(_trace(dep, "explained rows")),
+                       target)
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             browser.send("Input.dispatchMouseEvent", type=kind, x=where[0], y=where[1],
                          button="left" if kind != "mouseMoved" else "none", clickCount=1)
