@@ -1085,7 +1085,7 @@ def shapley_section(inputs, found) -> Section:
     # section draws the explained one, the numbers of target=it
     common = dict(background=inputs.X_background, random_state=inputs.random_state,
                   progress=inputs.progress, target=None if several else inputs.target)
-    attr = every = scatter = None
+    scatter = None
     options = shapley_options(inputs)
     with _capture(sec):
         if options["algorithm"] != "exact":
@@ -1093,11 +1093,10 @@ def shapley_section(inputs, found) -> Section:
         if scatter is not None:
             # the explained rows lead the scatter rows: their values, row for row
             explained = scatter[np.arange(len(inputs.explain_index))]
-            every = explained if several else None
         else:
             explained = shapley(inputs.model, inputs.X_explain, **options, **common)
-            every = explained if several else None
-        attr = every.for_output(inputs.output_position) if several else explained
+    every = explained if several else None
+    attr = explained.for_output(inputs.output_position) if several else explained
     # the bar, beeswarm and dependence charts: every row TreeSHAP explained
     cloud = attr if scatter is None else (
         scatter.for_output(inputs.output_position) if several else scatter)
@@ -1161,10 +1160,13 @@ def shapley_section(inputs, found) -> Section:
 def _tree_shapley(sec, inputs, common):
     """TreeSHAP of the scatter rows (the explained ones first), of every output of a model of
     several; None, with the reason on the page, when it does not apply or explains another
-    scale than the page's."""
+    scale than the page's.
+
+    The explained rows are asked first: a model whose trees answer on another scale (a
+    boosted classifier's log-odds) costs their TreeSHAP only, not the scatter rows'.
+    """
     try:
-        scatter = shapley(inputs.model, take_rows(inputs.X, inputs.scatter_index),
-                          algorithm="tree", **common)
+        scatter = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
     except NotATreeModelError as exc:
         if exc.reason is not None:  # trees it cannot read: say why
             sec.notes.append(f"TreeSHAP does not apply to this model ({exc.reason}); the "
@@ -1182,6 +1184,10 @@ def _tree_shapley(sec, inputs, common):
                          f"below explain {inputs.output_name}, like every section of this "
                          "page.")
         return None
+    if len(inputs.scatter_index) > len(inputs.explain_index):
+        # each row's values are its own: the explained rows' again, and the others
+        scatter = shapley(inputs.model, take_rows(inputs.X, inputs.scatter_index),
+                          algorithm="tree", **common)
     return scatter
 
 
