@@ -975,7 +975,7 @@ def regions_section(inputs, found) -> Section | None:
     """Where effects differ: the most heterogeneous features' significant splits and curves."""
     # several outputs: the disagreement summed over them, as ml.regions splits for every
     # output together
-    spread = {}
+    spread: dict[str, float] = {}
     for name, stacked in found["effects"]["ale"].items():
         for effect in _each(stacked):
             bins = effect.bins
