@@ -414,3 +414,40 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     sec = ml.report(model, numeric, sections=["shapley"], **TREE).sections["shapley"]
     assert any("TreeSHAP does not apply" in n and "linear trees" in n for n in sec.notes)
     assert sec.data["attributions"].method == "shapley-permutation"
+
+
+def test_tree_model_explains_more_rows_in_the_scatter_charts():
+    """TreeSHAP is cheap: the bar, beeswarm and dependence of a tree ensemble read
+    ``n_explain_tree`` rows (the explained ones first, the rest of the sample in a random
+    order), each equal to exact enumeration on the same background."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from modellens.report._sections import take_rows
+
+    X, y = _frame()
+    numeric = X[["x1", "x3"]]
+    model = HistGradientBoostingRegressor(max_iter=10).fit(numeric, y)
+    TREE = {**SMALL, "shapley_budget": 1}
+    r = ml.report(model, numeric, sections=["shapley"], n_explain_tree=100, **TREE)
+    sec = r.sections["shapley"]
+    rows, explained = sec.data["scatter_rows"], list(sec.data["explained_rows"])
+    assert len(rows) == len(set(rows)) == 100 and rows[:len(explained)] == explained
+    assert set(rows) <= set(range(len(X)))
+    exact = ml.shapley(model, numeric.iloc[rows],
+                       background=take_rows(numeric, sec.data["background_rows"]),
+                       algorithm="exact")
+    np.testing.assert_allclose(sec.data["scatter"].values, exact.values, atol=1e-9)
+    # the importance the section ranks by is that of all 100 rows
+    assert sec.data["importance"] == pytest.approx(
+        dict(zip(exact.feature_names, np.abs(exact.values).mean(axis=0))), rel=1e-9)
+    assert r.settings["rows in the Shapley bar, beeswarm and dependence (TreeSHAP)"] == "100"
+    assert any("show 100 rows" in n for n in sec.notes)
+    # never fewer than the explained rows; a model TreeSHAP does not read has none
+    few = ml.report(model, numeric, sections=["shapley"], n_explain_tree=2, **TREE)
+    assert few.sections["shapley"].data["scatter_rows"] == list(
+        few.sections["shapley"].data["explained_rows"])
+    linear = ml.report(Ridge().fit(numeric.fillna(0), y), numeric.fillna(0),
+                       sections=["shapley"], **TREE).sections["shapley"]
+    assert linear.data["scatter"] is None
+    with pytest.raises(ml.InvalidParameterError, match="n_explain_tree"):
+        ml.report(model, numeric, n_explain_tree=0)

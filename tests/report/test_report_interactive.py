@@ -42,6 +42,20 @@ def iris(tmp_path_factory):
     return rep, rep.save(tmp_path_factory.mktemp("iris") / "iris.html")
 
 
+@pytest.fixture(scope="module")
+def forest(tmp_path_factory):
+    """Three classes, a random forest of 13 features: TreeSHAP (on the probabilities, the
+    page's scale) explains every class, and more rows than n_explain."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    y = y.map(dict(enumerate(["barolo", "grignolino", "barbera"])))
+    model = RandomForestClassifier(30, max_depth=4, random_state=0).fit(X, y)
+    rep = ml.report(model, X, y, **dict(SMALL, n_explain_tree=120))
+    return model, X, rep, rep.save(tmp_path_factory.mktemp("forest") / "forest.html")
+
+
 def _change(browser, control, value):
     """Choose ``value`` in the control, as a user does (the select fires "change")."""
     browser.evaluate(
@@ -58,6 +72,12 @@ def _chart(browser, name):
         "a.name.startsWith('data-ml-')).map(a => [a.name.slice(8), a.value])),"
         " label: el.getAttribute('aria-label'),"
         " traces: (el.data || []).map(t => ({x: t.x, y: t.y, z: t.z, name: t.name}))}; })()")
+
+
+def _trace(chart, name):
+    """The trace of a chart (from :func:`_chart`) of that name."""
+    (found,) = [t for t in chart["traces"] if t["name"] == name]
+    return found
 
 
 def _point(browser, name, trace, index):
@@ -124,7 +144,7 @@ def test_feature_control_redraws_pd_ale_and_dependence(demo, tmp_path):
             assert _close(numbers, effects["pdp"][feature].values, rtol=1e-3)
             j = attr.feature_names.index(feature)
             assert dep["marks"]["feature"] == feature
-            assert _close(dep["traces"][0]["y"], attr.values[:, j])
+            assert _close(_trace(dep, "explained rows")["y"], attr.values[:, j])
         # each ICE curve is the curve of an explained row of the sample: one trace, the
         # curves split by gaps, each point naming its row
         sample = np.asarray(effects["sample_rows"])
@@ -180,7 +200,9 @@ def test_row_control_and_clicks_choose_the_row_of_waterfall_and_lime(demo, tmp_p
         assert _close(sorted(bars), sorted(w for w in weights if w != 0))
         # clicking a point of the dependence chart chooses its row
         target = 2
-        where = _point(browser, "dependence", 0, target)
+        dep = _chart(browser, "dependence")
+        where = _point(browser, "dependence", dep["traces"].index(_trace(dep, "explained rows")),
+                       target)
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             browser.send("Input.dispatchMouseEvent", type=kind, x=where[0], y=where[1],
                          button="left" if kind != "mouseMoved" else "none", clickCount=1)
@@ -262,12 +284,121 @@ def test_class_control_redraws_effects_of_that_class(iris, tmp_path):
             j = every.feature_names.index(feature)
             assert dep["marks"]["class"] == outputs[k]
             assert _close(dep["traces"][0]["y"], every.for_output(k).values[:, j])
-            # LIME explains one class: the chart says so for the others
-            lime_note = browser.evaluate(
-                "document.querySelector('[data-ml-chart=\"lime\"]').parentNode"
-                ".querySelector('.ml-note').textContent")
-            assert ("only" in lime_note) == (outputs[k] != shap["attributions"].output)
+            # every chart of the page follows the class: no chart says it shows another
+            notes = browser.evaluate("[...document.querySelectorAll('#explore .ml-note')]"
+                                     ".map(e => e.textContent).join(' ')")
+            assert "only" not in notes
         assert not _close(seen[0], seen[1])  # the classes' curves differ: the check can fail
+
+
+def _lime_bars(browser):
+    lime = _chart(browser, "lime")
+    return lime["marks"], {html.unescape(n): w for n, w in zip(lime["traces"][0]["y"],
+                                                                lime["traces"][0]["x"])}
+
+
+def test_class_control_redraws_lime_interactions_regions_and_treeshap(forest, tmp_path):
+    """Every chart of a class explains that class: LIME's weights, the H screen and the
+    heatmaps, the regional curves and the TreeSHAP values, as the report's results hold
+    them for that class."""
+    _, _, rep, path = forest
+    outputs = rep.sections["effects"].data["pdp"][rep.sections["effects"].data["shown"][0]].outputs
+    shap, lime = rep.sections["shapley"].data, rep.sections["lime"].data
+    inter, reg = rep.sections["interaction"].data, rep.sections["regions"].data
+    assert shap["attributions"].method == "shapley-tree"
+    scatter, explained = shap["scatter"], shap["explained_rows"]
+    n = len(explained)
+    regions = reg["regions"]
+    feature = next(f for f in reg["features"] if not regions[f].is_leaf)
+    seen = {"lime": [], "screen": [], "heat": [], "regions": [], "dependence": []}
+    with _explorer(path, tmp_path) as browser:
+        _change(browser, "row", explained.index(lime["rows"][0]))
+        _change(browser, "feature", feature)
+        for k in (2, 0, 1):
+            _change(browser, "class", k)
+            # LIME: the class's surrogate (the same samples as every other class's)
+            marks, bars = _lime_bars(browser)
+            assert marks["class"] == outputs[k]
+            one = lime["every_output"].for_output(k)
+            names = one.surrogate.conditions[0]
+            expect = {str(c): w for c, w in zip(names, one.values[0]) if w != 0}
+            assert bars.keys() == expect.keys()
+            assert _close([bars[c] for c in expect], list(expect.values()))
+            seen["lime"].append(sorted(bars.values()))
+            # the H screen: the class's H^2 of each pair
+            every = inter["every_output"]
+            screen = _chart(browser, "pair-screen")
+            assert screen["marks"]["class"] == outputs[k]
+            names = [html.unescape(v) for v in screen["traces"][0]["x"]]
+            z = screen["traces"][0]["z"]
+            ranked = every["ranked"][k]
+            assert len(ranked) > 3
+            for (a, b), _, h2 in ranked:
+                assert np.isclose(z[names.index(a)][names.index(b)], h2, rtol=1e-3)
+            table = every["interactions"].for_output(k).pairwise
+            assert sorted(h2 for _, _, h2 in ranked) == pytest.approx(
+                sorted(table["h2"].dropna()), rel=1e-12)
+            seen["screen"].append([h2 for _, _, h2 in sorted(ranked)])
+            # the heatmap of the chosen pair: the class's second-order ALE
+            heat = _chart(browser, "interaction")
+            a, b = heat["marks"]["pair"].split(" x ")
+            assert heat["marks"]["class"] == outputs[k]
+            assert _close(np.asarray(heat["traces"][0]["z"], dtype=float).T,
+                          every["pair_effects"][(a, b)].for_output(k).values)
+            seen["heat"].append(heat["traces"][0]["z"])
+            # the regions: the same tree, the class's curve in each region
+            chart = _chart(browser, "regions")
+            assert chart["marks"]["class"] == outputs[k] and chart["marks"]["feature"] == feature
+            curves = {html.unescape(t["name"]): t["y"] for t in chart["traces"]}
+            effects = regions.effects(feature)
+            assert curves.keys() == {str(r) for r in effects}
+            for region, e in effects.items():
+                assert _close(curves[str(region)], e.for_output(k).values)
+            seen["regions"].append(curves[str(next(iter(effects)))])
+            # TreeSHAP: the waterfall and the dependence chart, explained and sampled rows
+            water = _chart(browser, "waterfall")
+            i = explained.index(int(water["marks"]["row"]))
+            assert water["marks"]["class"] == outputs[k]
+            assert np.isclose(sum(water["traces"][0]["x"]),
+                              scatter.for_output(k).values[i].sum(), rtol=1e-3, atol=1e-6)
+            dep = _chart(browser, "dependence")
+            j = scatter.feature_names.index(feature)
+            assert dep["marks"]["class"] == outputs[k]
+            assert _close(_trace(dep, "explained rows")["y"],
+                          scatter.for_output(k).values[:n, j])
+            assert _close(_trace(dep, "sampled rows")["y"], scatter.for_output(k).values[n:, j])
+            seen["dependence"].append(_trace(dep, "explained rows")["y"])
+            notes = browser.evaluate("[...document.querySelectorAll('#explore .ml-note')]"
+                                     ".map(e => e.textContent).join(' ')")
+            assert "only" not in notes
+    for name, drawn in seen.items():  # the classes differ: each check can fail
+        assert not _close(drawn[0], drawn[1]), name
+
+
+def test_tree_model_shows_more_rows_in_beeswarm_and_dependence(forest, tmp_path):
+    """TreeSHAP's beeswarm and dependence charts: n_explain_tree rows (the explained ones
+    first), each row's values adding up to its probability minus the background's mean."""
+    model, X, rep, path = forest
+    shap = rep.sections["shapley"].data
+    scatter, rows = shap["scatter"], shap["scatter_rows"]
+    explained = shap["explained_rows"]
+    assert len(scatter) == len(rows) == 120 > len(explained)
+    assert rows[:len(explained)] == list(explained) and len(set(rows)) == len(rows)
+    assert set(rows) <= set(rep.sections["effects"].data["sample_rows"].tolist())
+    # interventional TreeSHAP adds up to f(x) - mean f(background), for every class
+    proba = model.predict_proba(X)
+    background = proba[shap["background_rows"]].mean(axis=0)
+    np.testing.assert_allclose(np.asarray(scatter.values).sum(axis=1),
+                               proba[rows] - background, atol=1e-9)
+    with _explorer(path, tmp_path) as browser:
+        dep = _chart(browser, "dependence")
+        assert len(_trace(dep, "sampled rows")["y"]) == len(rows) - len(explained)
+        bees = _chart(browser, "beeswarm")
+        drawn = {t["name"]: len(t["x"]) for t in bees["traces"]}
+        d = len(scatter.feature_names)
+        assert drawn == {"sampled rows": (len(rows) - len(explained)) * d,
+                         "explained rows": len(explained) * d}
+        assert "120 rows" in bees["label"]
 
 
 def test_phone_width_fits_the_explorer(demo, tmp_path):

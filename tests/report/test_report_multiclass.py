@@ -104,3 +104,72 @@ def test_a_binary_report_keeps_one_output():
             "petal_length"].values, atol=1e-12)
     assert rep.sections["shapley"].title == "Shapley values"
     assert not any("explain one output" in n for n in rep.sections["shapley"].notes)
+
+
+def test_every_class_of_lime_interactions_and_regions_in_one_pass(fitted):
+    """The sections of one picture hold every class (the explorer's class selector reads
+    them): each class's LIME weights, H statistics and pair heatmaps are those of a call
+    with that target; the regions are ml.regions of every class at once."""
+    X, _, clf, rep = fitted
+    lime = rep.sections["lime"].data
+    inter = rep.sections["interaction"].data
+    reg = rep.sections["regions"].data
+    rows = X.iloc[lime["rows"]]
+    every = inter["every_output"]
+    screened = list(every["interactions"].overall.index)
+    assert len(every["ranked"]) == len(clf.classes_)
+    for k, c in enumerate(clf.classes_):
+        one = ml.lime(clf, rows, training_data=X, random_state=0, target=c)
+        np.testing.assert_allclose(lime["every_output"].for_output(k).values, one.values,
+                                   atol=1e-12, rtol=0)
+        h = ml.interactions(clf, X, screened, sample=every["interactions"].sample_size,
+                            method="brute", random_state=0, target=c, progress=False)
+        mine = every["interactions"].for_output(k).pairwise
+        np.testing.assert_allclose(mine["h2"], h.pairwise["h2"], atol=1e-12, rtol=0)
+        # the class's ranking: its pairs, a meaningful share first, then by size
+        ranked = every["ranked"][k]
+        assert {p: h2 for p, _, h2 in ranked} == pytest.approx(dict(zip(
+            zip(h.pairwise["feature_1"], h.pairwise["feature_2"]), h.pairwise["h2"])))
+        order = [(h2 < 0.01, -size) for _, size, h2 in ranked]
+        assert order == sorted(order)
+        for pair, effect in every["pair_effects"].items():
+            single = ml.ale(clf, X, [pair], bins=5, target=c, progress=False)[pair]
+            np.testing.assert_allclose(effect.for_output(k).values, single.values,
+                                       atol=1e-12, rtol=0)
+    # the section's single-class numbers are the explained class's part
+    explained = rep.sections["shapley"].data["attributions"].output
+    position = list(every["interactions"].outputs).index(explained)
+    assert inter["ranked"] == every["ranked"][position]
+    np.testing.assert_array_equal(lime["attributions"].values,
+                                  lime["every_output"].for_output(position).values)
+    # the pairs with a heatmap: each class's strongest among them
+    assert {p for p, _, _ in (r[0] for r in every["ranked"])} <= set(every["pair_effects"])
+    joint = ml.regions(clf, X, reg["features"], bins=5, random_state=0, progress=False)
+    assert reg["regions"].outputs == joint.outputs == [f"P(y = {c})" for c in clf.classes_]
+    for name in reg["features"]:
+        mine, theirs = reg["regions"].effects(name), joint.effects(name)
+        assert list(mine) == list(theirs)
+        for region in mine:
+            np.testing.assert_allclose(mine[region].values, theirs[region].values, atol=1e-12)
+    assert any("every output of the 3 together" in n for n in rep.sections["regions"].notes)
+
+
+def test_tree_rows_keep_the_page_bounded():
+    """Many features and classes: the scatter rows stop at SCATTER_VALUES Shapley values."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from modellens.report._inputs import SCATTER_VALUES
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(1500, 40)), columns=[f"x{j}" for j in range(40)])
+    y = np.digitize(X["x0"] + X["x1"], [-0.5, 0.5])
+    clf = RandomForestClassifier(5, max_depth=3, random_state=0).fit(X, y)
+    rep = ml.report(clf, X, sections=["shapley"], n_explain=6, n_background=4,
+                    shapley_budget=1, progress=False)
+    scatter = rep.sections["shapley"].data["scatter"]
+    assert scatter.shape == (SCATTER_VALUES // (40 * 3), 40, 3)
+    proba = clf.predict_proba(X)
+    rows = rep.sections["shapley"].data["scatter_rows"]
+    background = proba[rep.sections["shapley"].data["background_rows"]].mean(axis=0)
+    np.testing.assert_allclose(np.asarray(scatter.values).sum(axis=1), proba[rows] - background,
+                               atol=1e-9)

@@ -15,11 +15,15 @@ import numpy as np
 from .._validation import InvalidParameterError, check_random_state
 from ..data import Dataset
 
-__all__ = ["Inputs", "build_inputs", "take_rows", "TOP_LEVELS"]
+__all__ = ["Inputs", "build_inputs", "take_rows", "TOP_LEVELS", "SCATTER_VALUES"]
 
 #: A categorical feature with more levels than this gets PD at its most frequent
 #: levels only (stated on the page), and its pictures label these levels.
 TOP_LEVELS = 20
+#: Most Shapley values (rows x features x outputs) of the rows a tree ensemble's beeswarm
+#: and dependence charts show: the page holds them, so they bound its size (about 7 bytes
+#: each, 0.4 MB at most, beside plotly.js's 4.8 MB).
+SCATTER_VALUES = 60_000
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,12 @@ class Inputs:
     sample_index, explain_index, background_index : ndarray of int
         Rows of ``X`` behind effects and dependence, attributions, and the
         Shapley background.
+    scatter_index : tuple of int
+        The rows TreeSHAP explains for the beeswarm and dependence charts of
+        a tree ensemble: ``explain_index`` first, then sampled rows in a
+        random order (any first part of them is a random sample), at most
+        ``n_explain_tree`` in all and at most :data:`SCATTER_VALUES` Shapley
+        values; never fewer than ``explain_index``.
     X_sample, X_explain, X_background
         The same rows, as the kind of object ``X`` is.
     sample_dataset : Dataset
@@ -113,6 +123,7 @@ class Inputs:
     all_predictions: np.ndarray | None = None
     output_position: int = 0
     output_labels: tuple = ()
+    scatter_index: tuple = ()
 
 
 def take_rows(X, positions):
@@ -131,7 +142,7 @@ def _frozen(a):
 
 def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background, grid,
                  max_features, target, random_state, progress, shapley_budget, holdout,
-                 input_notes, unused_columns) -> Inputs:
+                 input_notes, unused_columns, n_explain_tree=None) -> Inputs:
     """Encode ``X`` for the summaries, predict every row once, and draw the report's samples."""
     from .._predict import predict
     from ..data import resolve_features
@@ -192,6 +203,9 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
     drawn = np.sort(rng.choice(others, size=min(n_explain, others.size), replace=False))
     explain_index = tuple(leading + [int(i) for i in drawn])
     background_index = np.sort(rng.choice(n, size=min(n_background, n), replace=False))
+    # drawn last: the samples above are those of a report without it
+    scatter_index = _scatter_rows(rng, sample_index, explain_index, n_explain_tree,
+                                  dataset.n_features * max(1, len(outputs)))
 
     grids = {}
     for j in features:
@@ -216,7 +230,19 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         random_state=int(random_state), progress=progress, shapley_budget=shapley_budget,
         holdout=bool(holdout), input_notes=tuple(input_notes),
         unused_columns=tuple(unused_columns), skipped=skipped, outputs=outputs,
-        all_predictions=all_predictions, output_position=position, output_labels=labels)
+        all_predictions=all_predictions, output_position=position, output_labels=labels,
+        scatter_index=scatter_index)
+
+
+def _scatter_rows(rng, sample_index, explain_index, wanted, per_row) -> tuple:
+    """The explained rows, then other sampled rows in a random order: ``wanted`` rows in
+    all, fewer when their ``per_row`` Shapley values each would pass ``SCATTER_VALUES``."""
+    if wanted is None:
+        return tuple(explain_index)
+    size = max(len(explain_index), min(int(wanted), SCATTER_VALUES // max(per_row, 1)))
+    others = rng.permutation(np.setdiff1d(sample_index, explain_index))
+    extra = others[:max(size - len(explain_index), 0)]
+    return tuple(explain_index) + tuple(int(i) for i in extra)
 
 
 def grid_values(inputs: Inputs, j: int) -> np.ndarray:

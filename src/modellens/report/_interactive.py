@@ -143,8 +143,8 @@ def explorer_payload(sections: dict) -> dict | None:
                       "drawn": [int(r) for r in shap_sec.data["rows"]]}
         rows["prediction"] = _round(np.asarray(attr.values).sum(axis=1)
                                     + np.asarray(attr.base_values))
-        every = shap_sec.data.get("every_output")
-        if every is not None and [str(o) for o in every.outputs] == payload["outputs"]:
+        every = _every(shap_sec, payload["outputs"])
+        if every is not None:
             # Shapley values of every class: the class selector redraws them too
             parts = [every.for_output(k) for k in range(len(every.outputs))]
             rows["by_output"] = {
@@ -152,6 +152,7 @@ def explorer_payload(sections: dict) -> dict | None:
                 "base": [_round(a.base_values) for a in parts],
                 "prediction": [_round(np.asarray(a.values).sum(axis=1)
                                       + np.asarray(a.base_values)) for a in parts]}
+        rows["scatter"] = _scatter(shap_sec, len(explained_rows), payload["outputs"])
         lime_sec = sections.get("lime")
         if lime_sec is not None and "attributions" in lime_sec.data:
             la = lime_sec.data["attributions"]
@@ -161,24 +162,47 @@ def explorer_payload(sections: dict) -> dict | None:
                 "names": [[str(c) for c in conds] for conds in conditions] if conditions
                 else [[str(f) for f in la.feature_names]] * len(la),
                 "weights": _round(la.values), "intercept": _round(la.intercept),
-                "score": _round(lime_sec.data["score"])}
+                "score": _round(lime_sec.data["score"]), "output": str(la.output)}
+            every_lime = _every(lime_sec, payload["outputs"])
+            if every_lime is not None:
+                # every class's surrogate, fit on the same samples
+                parts = [every_lime.for_output(k) for k in range(len(every_lime.outputs))]
+                rows["lime"]["by_output"] = {
+                    "weights": [_round(a.values) for a in parts],
+                    "intercept": [_round(a.intercept) for a in parts],
+                    "score": [_round(a.score) for a in parts]}
         payload["rows"] = rows
 
     inter = sections.get("interaction")
     if inter is not None:
-        pair_effects = inter.data.get("pair_effects") or {inter.data["pair"]: inter.data["effect"]}
+        every = inter.data.get("every_output")
+        if every is not None and [str(o) for o in every["interactions"].outputs] != \
+                payload["outputs"]:
+            every = None
+        if every is not None:  # each pair's heatmap and each output's ranking, per output
+            by_output = every["ranked"]
+            pair_effects = {p: _per_output(e, len(by_output))
+                            for p, e in every["pair_effects"].items()}
+        else:
+            by_output = [inter.data["ranked"]]
+            pair_effects = {p: [e] for p, e in (inter.data.get("pair_effects") or {
+                inter.data["pair"]: inter.data["effect"]}).items()}
         heat = {}
-        for (a, b), e in pair_effects.items():
-            heat[f"{a}\u0000{b}"] = {"x": _labels(e.grid[0]), "y": _labels(e.grid[1]),
-                                     "z": _round(np.asarray(e.values, dtype=float).T)}
+        for (a, b), parts in pair_effects.items():
+            heat[f"{a}\u0000{b}"] = {
+                "x": _labels(parts[0].grid[0]), "y": _labels(parts[0].grid[1]),
+                "z": [_round(np.asarray(e.values, dtype=float).T) for e in parts]}
         payload["pairs"] = {
-            "ranked": [[str(a), str(b), _round([h2u])[0], _round([h2])[0]]
-                       for (a, b), h2u, h2 in inter.data["ranked"]],
-            "effects": heat, "chosen": [str(v) for v in inter.data["pair"]]}
+            "ranked": [[[str(a), str(b), _round([h2u])[0], _round([h2])[0]]
+                        for (a, b), h2u, h2 in ranked] for ranked in by_output],
+            "chosen": [[str(v) for v in ranked[0][0]] for ranked in by_output],
+            "effects": heat, "by_output": every is not None}
 
     reg = sections.get("regions")
     if reg is not None and "regions" in reg.data:
         result = reg.data["regions"]
+        n_out = len(result.outputs) if getattr(result, "outputs", None) and \
+            [str(o) for o in result.outputs] == payload["outputs"] else 1
         trees = {}
         for name in reg.data["features"]:
             tree = result[name]
@@ -197,10 +221,46 @@ def explorer_payload(sections: dict) -> dict | None:
             curves = {}
             if not tree.is_leaf:
                 for region, e in result.effects(name).items():
-                    curves[str(region)] = {"x": _labels(e.grid), "y": _round(e.values)}
+                    # every output's curve in the region (one for a model of one)
+                    parts = _per_output(e, n_out) if n_out > 1 else [e]
+                    curves[str(region)] = {"x": _labels(e.grid),
+                                           "y": [_round(p.values) for p in parts]}
             trees[str(name)] = {"nodes": nodes, "curves": curves}
-        payload["regions"] = trees
+        payload["regions"] = {"by_output": n_out > 1, "trees": trees}
     return payload
+
+
+def _every(section, outputs):
+    """A section's results of every output, when they are those of the page's class selector."""
+    every = section.data.get("every_output")
+    if every is None or [str(o) for o in (every.outputs or [])] != outputs:
+        return None
+    return every
+
+
+def _scatter(shap_sec, n_explained, outputs):
+    """The rows beyond the explained ones whose Shapley values the beeswarm and dependence
+    charts show (a tree ensemble's), column by column, in their random order; None without.
+
+    ``numbers`` holds each feature's values (level codes for a categorical one, which
+    ``labels`` names), ``shap`` every output's values (one output where the section has
+    one): ``shap[output][feature][row]``.
+    """
+    scatter = shap_sec.data.get("scatter")
+    if scatter is None or len(scatter) <= n_explained:
+        return None
+    more = scatter[np.arange(n_explained, len(scatter))]
+    several = bool(more.outputs) and [str(o) for o in more.outputs] == outputs
+    parts = [more.for_output(k) for k in range(len(outputs))] if several else [
+        more.for_output(str(shap_sec.data["attributions"].output)) if more.outputs else more]
+    codes = more.numeric_data()
+    values = more.data
+    labels = {str(j): [_shown(v) for v in values[:, j].tolist()]
+              for j, kind in enumerate(more.kinds) if kind == "categorical"}
+    return {"positions": [int(r) for r in shap_sec.data["scatter_rows"][n_explained:]],
+            "numbers": _round(codes.T), "labels": labels,
+            "shap": [_round(np.asarray(p.values, dtype=float).T) for p in parts],
+            "by_output": several}
 
 
 def _script_text(text: str) -> str:

@@ -175,7 +175,7 @@ def _text(value) -> str:
 def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
            features: FeatureSpec = None, rows: ArrayLike | None = None,
            sample: int | None = 2000, n_explain: int = 50, n_background: int = 50,
-           shapley_budget: int = 300_000, grid: int = 20, max_features: int = 12,
+           n_explain_tree: int = 1000, shapley_budget: int = 300_000, grid: int = 20, max_features: int = 12,
            target: TargetSpec = None, random_state: int = 0,
            sections: Sequence[str] | None = None, progress: bool | None = None,
            title: str | None = None, source: str | None = None, holdout: bool = False,
@@ -206,7 +206,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     - **interaction**: the pair ranked first by a screen of every pair of
       numeric features (the count-weighted standard deviation of its
       second-order ALE), as a heatmap, with the runners-up;
-    - **shapley**: importance bar, beeswarm, and a waterfall per chosen row;
+    - **shapley**: importance bar, beeswarm, and a waterfall per chosen row
+      (for a tree ensemble the bar, beeswarm and dependence charts show
+      ``n_explain_tree`` rows: TreeSHAP is cheap);
     - **lime**: LIME for the same rows with each surrogate's fidelity.
 
     Explanations run on samples (stated on the page): effects and dependence
@@ -241,6 +243,17 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         besides the ``n_explain`` sampled rows.
     sample, n_explain, n_background : int
         Sample sizes (see above); each is capped at ``n``.
+    n_explain_tree : int, default=1000
+        Rows whose TreeSHAP values the importance bar, beeswarm and
+        dependence charts show when the model is a tree ensemble: the
+        ``n_explain`` rows (whose waterfalls, LIME weights and row selector
+        stay as they are) and more rows of the sample, at least
+        ``n_explain``, at most the sample, and at most 60,000 Shapley
+        values (rows x features x classes: they are in the page).  TreeSHAP
+        costs little per row (the demo's 442 rows take about as long as 50),
+        and a thousand points show a feature's spread and its dependence
+        curve far better than fifty; the interactive beeswarm draws at most
+        5,000 points.
     shapley_budget : int
         Model rows Shapley values may cost: exact values when
         ``rows * 2**d * background`` fits, else TreeSHAP for tree ensembles,
@@ -257,9 +270,12 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         a model of several outputs (a multiclass classifier, a multi-output
         regressor) None draws every output in the effects section (one line
         per class in each panel) and counts every class in the confusion
-        matrix; the sections that explain one output (interaction, regions,
-        Shapley, LIME, the one-class quality metrics) explain the class of
-        highest mean predicted probability and name it in their heading.
+        matrix; the interaction, regions, Shapley and LIME sections compute
+        every output in one pass each (the explorer's class selector redraws
+        their charts; the regions' splits serve every output together) and
+        draw their still pictures, like the one-class quality metrics, for
+        the class of highest mean predicted probability, named in their
+        heading.
     random_state : int
         Seed of every sample; the same seed gives the same report.
     sections : list of str, optional
@@ -358,6 +374,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     sample = check_int(sample, "sample", low=1, what="a number of rows")
     n_explain = check_int(n_explain, "n_explain", low=1, what="a number of rows")
     n_background = check_int(n_background, "n_background", low=1, what="a number of rows")
+    n_explain_tree = check_int(n_explain_tree, "n_explain_tree", low=1, what="a number of rows")
     grid = check_int(grid, "grid", low=2, what="a number of grid points")
     shapley_budget = check_int(shapley_budget, "shapley_budget", low=1,
                                what="a number of model rows")
@@ -388,7 +405,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     started = time.perf_counter()
     inputs = build_inputs(
         model, X, y, features=features, rows=_check_rows(rows, n_rows), sample=sample,
-        n_explain=n_explain, n_background=n_background, grid=grid, max_features=max_features,
+        n_explain=n_explain, n_background=n_background, n_explain_tree=n_explain_tree,
+        grid=grid, max_features=max_features,
         target=target, random_state=int(random_state), progress=options.progress,
         shapley_budget=shapley_budget, holdout=holdout, input_notes=input_notes,
         unused_columns=[str(c) for c in unused_columns or []])
@@ -441,8 +459,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "model": type(model).__name__,
         "explained output": inputs.output_name if not inputs.outputs else (
-            f"every output in the effects ({', '.join(inputs.outputs)}); "
-            f"{inputs.output_name} in the sections of one output"),
+            f"every output ({', '.join(inputs.outputs)}), in the effects' pictures and the "
+            f"explorer's class selector; {inputs.output_name} in the other sections' "
+            "pictures"),
         "rows in the data": f"{n:,}",
         "features": inputs.dataset.n_features,
         "sample for effects and dependence": f"{inputs.sample_index.size:,} rows",
@@ -456,6 +475,9 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     }
     if options.client is not None:
         settings["computed on"] = _cluster_line(options.client)
+    if "shapley" in built and built["shapley"].data.get("scatter") is not None:
+        settings["rows in the Shapley bar, beeswarm and dependence (TreeSHAP)"] = \
+            f"{len(built['shapley'].data['scatter']):,}"
     if "shapley" in built:
         attr = built["shapley"].data["attributions"]
         orders = None if attr.sampling is None else attr.sampling.n_permutations

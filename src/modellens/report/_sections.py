@@ -838,6 +838,11 @@ SCREEN_DRAWN_PAIRS = 6
 MEANINGFUL_H2 = 0.01
 
 
+#: Most pairs whose second-order ALE a report of several outputs computes: each output's
+#: best pairs in turn (the explained output's first), every output of each.
+SCREEN_DRAWN_PAIRS_MAX = 12
+
+
 def screen_pairs(inputs, candidates) -> tuple:
     """Rank the pairs of ``candidates`` by Friedman's H: ``(ranked, interactions)``.
 
@@ -845,13 +850,15 @@ def screen_pairs(inputs, candidates) -> tuple:
     meaningful share of interaction (``h2 >= MEANINGFUL_H2``) first, each
     group by the unnormalised statistic (the interaction's size on the
     prediction's scale), so a pair with a large share of a negligible joint
-    effect does not win.
+    effect does not win.  For a model of several outputs the statistics of
+    every output come from one pass (``interactions`` holds them all) and
+    ``ranked`` is the explained output's; :func:`rank_pairs` ranks another.
     """
     if len(candidates) < 2:
         return [], None
     n = len(inputs.sample_index)
-    common = dict(random_state=inputs.random_state, target=inputs.target,
-                  progress=inputs.progress)
+    common = dict(random_state=inputs.random_state, progress=inputs.progress,
+                  target=None if inputs.outputs else inputs.target)
     try:  # a tree ensemble: every pair costs no model rows
         inter = interactions(inputs.model, inputs.X_sample, candidates,
                              sample=min(SCREEN_ROWS, n), method="tree", **common)
@@ -868,12 +875,32 @@ def screen_pairs(inputs, candidates) -> tuple:
         inter = interactions(inputs.model, inputs.X_sample, features, sample=sample,
                              pairs=k if k < len(features) else None, method="brute",
                              **common)
+    return rank_pairs(_one(inter, inputs)), inter
+
+
+def rank_pairs(inter) -> list:
+    """``(pair, h2_unnormalized, h2)`` of one output's statistics, in the screen's order."""
     table = inter.pairwise.dropna(subset=["h2", "h2_unnormalized"])
     ranked = sorted(((a, b), float(h2u), float(h2)) for a, b, h2u, h2 in zip(
         table["feature_1"], table["feature_2"], table["h2_unnormalized"].to_numpy(np.float64),
         table["h2"].to_numpy(np.float64)))
     ranked.sort(key=lambda t: (t[2] < MEANINGFUL_H2, -t[1]))
-    return ranked, inter
+    return ranked
+
+
+def _drawn_pairs(by_output, first) -> list:
+    """The pairs given a heatmap: ``SCREEN_DRAWN_PAIRS`` of one output; of several, each
+    output's best in turn (output ``first`` leading), at most ``SCREEN_DRAWN_PAIRS_MAX``."""
+    if len(by_output) == 1:
+        return [p for p, _, _ in by_output[0][:SCREEN_DRAWN_PAIRS]]
+    turns = [first] + [k for k in range(len(by_output)) if k != first]
+    drawn: list = []
+    for place in range(SCREEN_DRAWN_PAIRS):
+        for k in turns:
+            if place < len(by_output[k]) and by_output[k][place][0] not in drawn \
+                    and len(drawn) < SCREEN_DRAWN_PAIRS_MAX:
+                drawn.append(by_output[k][place][0])
+    return drawn
 
 
 def interaction_section(inputs, found) -> Section | None:
@@ -883,12 +910,16 @@ def interaction_section(inputs, found) -> Section | None:
     order = found["effects"]["order"]
     candidates = [f for f in order if f in usable][:SCREEN_FEATURES]
     sec = Section("interaction", _titled("Strongest interaction", inputs))
-    _say_which(sec, inputs, "The interaction screen and the heatmap")
+    _say_every(sec, inputs, "The interaction screen and the heatmaps")
     bins = min(inputs.grid, 10)
+    several = bool(inputs.outputs)
     with _capture(sec):
-        ranked, inter = screen_pairs(inputs, candidates)
+        ranked, every = screen_pairs(inputs, candidates)
     if not ranked:
         return None
+    inter = _one(every, inputs)
+    by_output = [rank_pairs(every.for_output(k)) for k in range(len(inputs.outputs))] \
+        if several else [ranked]
     best, best_size, best_h2 = ranked[0]
     screened = len(inter.overall)
     how = ("every pair" if len(inter.pairwise) == screened * (screened - 1) // 2 else
@@ -909,10 +940,13 @@ def interaction_section(inputs, found) -> Section | None:
         + f" Its second-order ALE is drawn on the {ds.n_rows:,} sampled rows; cells marked "
         f"with a dot have no data.")
     with _capture(sec):
-        # the page's pair selector draws the first few pairs: one request for all of them
-        pair_effects = dict(ale(inputs.model, inputs.X_sample,
-                                [p for p, _, _ in ranked[:SCREEN_DRAWN_PAIRS]], bins=bins,
-                                progress=inputs.progress, target=inputs.target))
+        # the page's pair selector draws the first few pairs (of every output): one request
+        # for all of them
+        every_pair = dict(ale(inputs.model, inputs.X_sample,
+                              _drawn_pairs(by_output, inputs.output_position), bins=bins,
+                              progress=inputs.progress,
+                              target=None if several else inputs.target))
+    pair_effects = {p: _one(e, inputs) for p, e in every_pair.items()}
     effect = pair_effects[best]
     import matplotlib.pyplot as plt
 
@@ -926,7 +960,9 @@ def interaction_section(inputs, found) -> Section | None:
                              for (a, b), size, h2 in ranked[:6]]))
     sec.data.update(pair=best, strength={p: size for p, size, _ in ranked}, ranked=ranked,
                     effect=effect, candidates=candidates, interactions=inter,
-                    pair_effects=pair_effects)
+                    pair_effects=pair_effects,
+                    every_output={"interactions": every, "ranked": by_output,
+                                  "pair_effects": every_pair} if several else None)
     return sec
 
 
@@ -937,15 +973,17 @@ REGION_FEATURES = 3
 
 def regions_section(inputs, found) -> Section | None:
     """Where effects differ: the most heterogeneous features' significant splits and curves."""
-    # several outputs: the regions of the one explained output (as ml.regions' target)
-    ale_effects = {name: _one(e, inputs) for name, e in found["effects"]["ale"].items()}
-    spread = {}
-    for name, effect in ale_effects.items():
-        bins = effect.bins
-        if bins is None or not np.sum(bins.counts):
-            continue
-        std = np.nan_to_num(np.asarray(bins.std, dtype=float))
-        spread[name] = float(np.sum(bins.counts * std ** 2) / np.sum(bins.counts))
+    # several outputs: the disagreement summed over them, as ml.regions splits for every
+    # output together
+    spread: dict[str, float] = {}
+    for name, stacked in found["effects"]["ale"].items():
+        for effect in _each(stacked):
+            bins = effect.bins
+            if bins is None or not np.sum(bins.counts):
+                continue
+            std = np.nan_to_num(np.asarray(bins.std, dtype=float))
+            spread[name] = spread.get(name, 0.0) + float(np.sum(bins.counts * std ** 2)
+                                                         / np.sum(bins.counts))
     # a spread of rounding size (an additive feature's) is no disagreement
     top = max(spread.values(), default=0.0)
     chosen = sorted((n for n in spread if spread[n] > 1e-9 * top), key=lambda n: -spread[n])
@@ -953,11 +991,19 @@ def regions_section(inputs, found) -> Section | None:
     if not chosen:
         return None
     sec = Section("regions", _titled("Where effects differ", inputs))
-    _say_which(sec, inputs, "The regions")
+    several = bool(inputs.outputs)
+    if several:
+        sec.notes.append(
+            f"The regions serve every output of the {len(inputs.outputs)} together: a split is "
+            "chosen, and tested, on the disagreement summed over the outputs (ml.regions with "
+            f"no target), in one pass. The pictures below draw {inputs.output_name} "
+            f"({_why_this(inputs)}); the explorer's class selector draws each output's curves "
+            "in the same regions.")
     try:
         with _capture(sec):
             result = regions(inputs.model, inputs.X_sample, chosen, bins=inputs.grid,
-                             random_state=inputs.random_state, target=inputs.target,
+                             random_state=inputs.random_state,
+                             target=None if several else inputs.target,
                              progress=inputs.progress)
     except InvalidParameterError as exc:
         # e.g. too few rows for two regions: the rest of the page stands, this section says why
@@ -983,7 +1029,7 @@ def regions_section(inputs, found) -> Section | None:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(5.6, 3.8))
-        result.plot(name, ax=ax)
+        result.plot(name, ax=ax, output=inputs.output_position if several else None)
         sec.figure_groups.append(FigureGroup(name, [figure_from(fig, f"regional ALE of {name}")]))
     splits = result.splits
     if len(splits):
@@ -1006,15 +1052,20 @@ def _titled(title, inputs) -> str:
     return f"{title} ({inputs.output_name})" if inputs.outputs else title
 
 
-def _say_which(sec, inputs, what) -> None:
-    """A model of several outputs, a section of one: say which one, and why that one."""
+def _why_this(inputs) -> str:
+    return ("the class of highest mean predicted probability" if inputs.probability
+            else "the first output")
+
+
+def _say_every(sec, inputs, what) -> None:
+    """A model of several outputs, a section that computes every one: which one its pictures
+    show, and where the others are."""
     if not inputs.outputs:
         return
-    why = ("the class of highest mean predicted probability" if inputs.probability
-           else "the first output")
-    sec.notes.append(f"{what} explain one output of the {len(inputs.outputs)}: "
-                     f"{inputs.output_name} ({why}); pass target= (--class on the command "
-                     "line) for another.")
+    sec.notes.append(f"{what} are computed for every output of the {len(inputs.outputs)} in "
+                     f"one pass; the pictures below show {inputs.output_name} "
+                     f"({_why_this(inputs)}), the explorer's class selector each of them; pass "
+                     "target= (--class on the command line) to draw another here.")
 
 
 def _chosen_rows(inputs):
@@ -1028,39 +1079,27 @@ def _chosen_rows(inputs):
 def shapley_section(inputs, found) -> Section:
     """Shapley importance bar, beeswarm and waterfalls of chosen rows."""
     sec = Section("shapley", _titled("Shapley values", inputs))
-    _say_which(sec, inputs, "Shapley values")
+    _say_every(sec, inputs, "Shapley values")
+    several = bool(inputs.outputs)
+    # a model of several outputs: every output from the same model rows (or tree walk); the
+    # section draws the explained one, the numbers of target=it
     common = dict(background=inputs.X_background, random_state=inputs.random_state,
-                  progress=inputs.progress, target=inputs.target)
-    attr = None
+                  progress=inputs.progress, target=None if several else inputs.target)
+    scatter = None
     options = shapley_options(inputs)
     with _capture(sec):
         if options["algorithm"] != "exact":
-            try:
-                attr = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
-            except NotATreeModelError as exc:
-                if exc.reason is not None:  # trees it cannot read: say why
-                    sec.notes.append(f"TreeSHAP does not apply to this model ({exc.reason}); "
-                                     "the values below come from the model-agnostic "
-                                     "algorithm named next.")
-            except ModelError as exc:
-                sec.notes.append(f"TreeSHAP does not apply to this model ({exc}); the values "
-                                 "below come from the model-agnostic algorithm named next.")
-            if attr is not None and attr.output != inputs.output_name:
-                # the trees add up to another scale (a boosted classifier's log-odds):
-                # one page, one scale
-                sec.notes.append(f"TreeSHAP would explain the trees' {attr.output}; the values "
-                                 f"below explain {inputs.output_name}, like every section of "
-                                 "this page.")
-                attr = None
-        every = None
-        if attr is None and inputs.outputs:
-            # every output from the same model rows (the interactive page's class selector
-            # reads them); the section draws the explained one, the numbers of target=it
-            every = shapley(inputs.model, inputs.X_explain, **options,
-                            **dict(common, target=None))
-            attr = every.for_output(inputs.output_position)
-        elif attr is None:
-            attr = shapley(inputs.model, inputs.X_explain, **options, **common)
+            scatter = _tree_shapley(sec, inputs, common)
+        if scatter is not None:
+            # the explained rows lead the scatter rows: their values, row for row
+            explained = scatter[np.arange(len(inputs.explain_index))]
+        else:
+            explained = shapley(inputs.model, inputs.X_explain, **options, **common)
+    every = explained if several else None
+    attr = explained.for_output(inputs.output_position) if several else explained
+    # the bar, beeswarm and dependence charts: every row TreeSHAP explained
+    cloud = attr if scatter is None else (
+        scatter.for_output(inputs.output_position) if several else scatter)
     rows = _chosen_rows(inputs)
     n_rows, n_named = len(attr), len(rows)
     sec.notes.append(
@@ -1068,8 +1107,12 @@ def shapley_section(inputs, found) -> Section:
         f"waterfalls below and {n_rows - n_named:,} sampled) against a background of "
         f"{inputs.background_index.size:,} rows (interventional: absent features take the "
         "background's values). Each row's values add up to its prediction minus the mean "
-        f"prediction over the background, on the scale of {attr.output}.")
-    importance = dict(zip(attr.feature_names, attr.mean_abs()))
+        f"prediction over the background, on the scale of {attr.output}."
+        + ("" if len(cloud) == n_rows else
+           f" TreeSHAP costs little per row, so the importance bar, the beeswarm and the "
+           f"dependence charts show {len(cloud):,} rows: these and {len(cloud) - n_rows:,} more "
+           "of the sampled rows."))
+    importance = dict(zip(cloud.feature_names, cloud.mean_abs()))
     effects = found.get("effects")
     if effects:
         pd_top = [f for f in effects["order"] if f in importance][:3]
@@ -1081,15 +1124,15 @@ def shapley_section(inputs, found) -> Section:
                 "mean |Shapley value| the size of each row's share, which also counts "
                 "interactions and effects that cancel out on average.")
     sec.figure_groups.append(FigureGroup("Importance and distribution", [
-        figure_from(attr.plot.bar().figure, "mean |Shapley value| per feature"),
-        figure_from(attr.plot.beeswarm(random_state=inputs.random_state).figure,
+        figure_from(cloud.plot.bar().figure, "mean |Shapley value| per feature"),
+        figure_from(cloud.plot.beeswarm(random_state=inputs.random_state).figure,
                     "Shapley values of every explained row")]))
     # a column of at most one value has no curve to draw
     ds = inputs.dataset
     top = [f for f in sorted(importance, key=lambda f: -importance[f])
            if ds.n_unique(ds.index_of(f)) >= 2][:DEPENDENCE_FEATURES]
     sec.figure_groups.append(FigureGroup("Dependence of the most important features", [
-        figure_from(attr.plot.dependence(name, random_state=inputs.random_state).figure,
+        figure_from(cloud.plot.dependence(name, random_state=inputs.random_state).figure,
                     f"Shapley values of {name} against its value") for name in top]))
     positions = [inputs.explain_index[i] for i, _ in rows]
     # ceteris paribus: each drawn row's own ICE curves, the other features held at its values
@@ -1108,8 +1151,44 @@ def shapley_section(inputs, found) -> Section:
     sec.data.update(attributions=attr, rows=positions,
                     explained_rows=list(inputs.explain_index),
                     background_rows=inputs.background_index, importance=importance,
-                    dependence_features=top, ceteris_paribus=profiles, every_output=every)
+                    dependence_features=top, ceteris_paribus=profiles, every_output=every,
+                    scatter=scatter,
+                    scatter_rows=list(inputs.scatter_index) if scatter is not None else None)
     return sec
+
+
+def _tree_shapley(sec, inputs, common):
+    """TreeSHAP of the scatter rows (the explained ones first), of every output of a model of
+    several; None, with the reason on the page, when it does not apply or explains another
+    scale than the page's.
+
+    The explained rows are asked first: a model whose trees answer on another scale (a
+    boosted classifier's log-odds) costs their TreeSHAP only, not the scatter rows'.
+    """
+    try:
+        scatter = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
+    except NotATreeModelError as exc:
+        if exc.reason is not None:  # trees it cannot read: say why
+            sec.notes.append(f"TreeSHAP does not apply to this model ({exc.reason}); the "
+                             "values below come from the model-agnostic algorithm named next.")
+        return None
+    except ModelError as exc:
+        sec.notes.append(f"TreeSHAP does not apply to this model ({exc}); the values below "
+                         "come from the model-agnostic algorithm named next.")
+        return None
+    given = [str(o) for o in scatter.outputs] if scatter.outputs else [str(scatter.output)]
+    if given != (list(inputs.outputs) or [inputs.output_name]):
+        # the trees add up to another scale (a boosted classifier's log-odds): one page,
+        # one scale
+        sec.notes.append(f"TreeSHAP would explain the trees' {scatter.output}; the values "
+                         f"below explain {inputs.output_name}, like every section of this "
+                         "page.")
+        return None
+    if len(inputs.scatter_index) > len(inputs.explain_index):
+        # each row's values are its own: the explained rows' again, and the others
+        scatter = shapley(inputs.model, take_rows(inputs.X, inputs.scatter_index),
+                          algorithm="tree", **common)
+    return scatter
 
 
 #: Features with a Shapley dependence plot and a ceteris-paribus curve per drawn row.
@@ -1214,18 +1293,22 @@ def _method_name(method: str) -> str:
 def lime_section(inputs, found) -> Section:
     """LIME for the rows of the Shapley waterfalls, with each surrogate's fidelity."""
     sec = Section("lime", _titled("LIME", inputs))
-    _say_which(sec, inputs, "LIME weights")
+    _say_every(sec, inputs, "LIME weights")
     rows = _chosen_rows(inputs)
     positions = [inputs.explain_index[i] for i, _ in rows]
+    several = bool(inputs.outputs)
     try:
         with _capture(sec):
-            attr = lime(inputs.model, take_rows(inputs.X, positions),
-                                  training_data=inputs.X_sample,
-                                  random_state=inputs.random_state, target=inputs.target)
+            # several outputs: every output's surrogate from the same samples, each the
+            # numbers of its target= call; the section draws the explained one
+            every = lime(inputs.model, take_rows(inputs.X, positions),
+                         training_data=inputs.X_sample, random_state=inputs.random_state,
+                         target=None if several else inputs.target)
     except InvalidParameterError as exc:
         # e.g. a training column with no value at all: say why, show nothing
         sec.warnings.append(f"LIME was not run: {exc}")
         return sec
+    attr = every.for_output(inputs.output_position) if several else every
     score = attr.score if attr.score is not None else np.full(len(rows), np.nan)
     held_out = attr.surrogate.score_holdout if attr.surrogate.score_holdout is not None \
         else np.full(len(rows), np.nan)
@@ -1258,7 +1341,8 @@ def lime_section(inputs, found) -> Section:
                               and s < LOW_FIDELITY else Cell("")]
                              for (_, why), s, h in zip(rows, score, held_out)]))
     sec.data.update(attributions=attr, rows=positions, score=score,
-                    training_rows=inputs.sample_index, low_fidelity=low)
+                    training_rows=inputs.sample_index, low_fidelity=low,
+                    every_output=every if several else None)
     return sec
 
 

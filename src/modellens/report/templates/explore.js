@@ -74,8 +74,14 @@
 
   var R = D.rows;
   var outName = function () { return D.outputs[state.output]; };
-  // the charts of one output (Shapley, LIME, interaction, regions) say so when another
-  // class is chosen: they were computed for the report's explained output only
+  // a result of every output (by_output) gives the chosen class's part, else its one part
+  function pick(list, byOutput) { return list[byOutput ? state.output : 0]; }
+  // the name of the output a chart of a section of one output shows
+  function shownOut(byOutput) {
+    return byOutput || D.explained === null ? outName() : D.outputs[D.explained];
+  }
+  // a chart whose section computed one output only says so when another class is chosen
+  // (every section computes every class today; a page of an older report may not)
   function oneOutputNote() {
     if (D.outputs.length < 2 || D.explained === state.output) return "";
     return "Computed for " + (D.explained === null ? "one output" : D.outputs[D.explained]) +
@@ -173,6 +179,15 @@
   function shapNote() { return R.by_output ? "" : oneOutputNote(); }
   function shapOf(i, j) { return S().shap[i][j]; }
 
+  // the rows beyond the explained ones that TreeSHAP explained for the scatter charts:
+  // feature j's values (labels of a categorical one) and the chosen class's Shapley values
+  var M = R ? R.scatter : null;
+  function more(j) {
+    if (!M) return {x: [], numbers: [], shap: [], rows: []};
+    var labels = M.labels[String(j)];
+    return {x: labels || M.numbers[j], numbers: M.numbers[j],
+            shap: pick(M.shap, M.by_output)[j], rows: M.positions};
+  }
   function drawDependence() {
     var el = chart("dependence");
     if (!el || !R) return;
@@ -181,58 +196,92 @@
     var cat = R.kinds[j] === "categorical";
     var xs = R.positions.map(function (_, i) { return cat ? R.values[i][j] : R.numbers[i][j]; });
     var ys = R.positions.map(function (_, i) { return shapOf(i, j); });
-    var sel = state.row;
-    draw(el, [{x: xs, y: ys, type: "scatter", mode: "markers", customdata: R.positions,
-               marker: {color: R.positions.map(function (_, i) { return i === sel ? RED : BLUE; }),
-                        size: R.positions.map(function (_, i) { return i === sel ? 12 : 7; })},
-               hovertemplate: "row %{customdata}: %{y}<extra></extra>"}],
-         layout("Shapley values of " + f,
-                {xaxis: axis(f, cat ? {type: "category"} : {}),
-                 yaxis: axis("Shapley value of " + f)}));
+    var sel = state.row, extra = more(j), traces = [];
+    if (extra.rows.length) {
+      // underneath, and deaf to the mouse: a click always finds an explained row
+      traces.push({x: extra.x, y: extra.shap, type: "scatter", mode: "markers",
+                   name: "sampled rows", customdata: extra.rows, hoverinfo: "skip",
+                   marker: {color: "rgba(43,93,168,0.35)", size: 5}});
+    }
+    traces.push({x: xs, y: ys, type: "scatter", mode: "markers", customdata: R.positions,
+                 name: "explained rows",
+                 marker: {color: R.positions.map(function (_, i) { return i === sel ? RED : BLUE; }),
+                          size: R.positions.map(function (_, i) { return i === sel ? 12 : 7; }),
+                          line: {color: "white", width: 0.5}},
+                 hovertemplate: "row %{customdata}: %{y}<extra></extra>"});
+    draw(el, traces, layout("Shapley values of " + f,
+                            {xaxis: axis(f, cat ? {type: "category"} : {}),
+                             yaxis: axis("Shapley value of " + f)}));
+    var n = R.positions.length + extra.rows.length;
     mark(el, {feature: f, row: R.positions[sel], "class": S().output},
-         "Shapley values of " + f + " (" + S().output + ") of the " + R.positions.length + " explained rows against its value; click a point to choose its row.");
+         "Shapley values of " + f + " (" + S().output + ") of " + n + " rows against its value" +
+         (extra.rows.length ? " (the " + R.positions.length + " explained rows in dark blue, " +
+          "click one to choose its row)" : "; click a point to choose its row") + ".");
     note(el, shapNote());
     table(el, ["row", f, "Shapley value"], R.positions.map(function (p, i) {
-      return [p, R.values[i][j], ys[i]]; }));
+      return [p, R.values[i][j], ys[i]]; }).concat(extra.rows.map(function (p, i) {
+      return [p, extra.x[i], extra.shap[i]]; })));
   }
 
-  var BEESWARM = 20;
+  // most features and points the beeswarm draws: SVG slows past a few thousand points
+  var BEESWARM = 20, BEESWARM_POINTS = 5000;
   function drawBeeswarm() {
     var V = R ? S() : null;
     var el = chart("beeswarm");
     if (!el || !R) return;
-    var d = R.features.length, n = R.positions.length;
+    var n = R.positions.length, m = M ? M.positions.length : 0;
     var imp = R.features.map(function (_, j) {
-      var s = 0; for (var i = 0; i < n; i++) s += Math.abs(V.shap[i][j] || 0); return s / n;
+      var s = 0, i, extra = m ? more(j).shap : [];
+      for (i = 0; i < n; i++) s += Math.abs(V.shap[i][j] || 0);
+      for (i = 0; i < m; i++) s += Math.abs(extra[i] || 0);
+      return s / (n + m);
     });
     var order = R.features.map(function (_, j) { return j; })
       .sort(function (a, b) { return imp[b] - imp[a]; }).slice(0, BEESWARM).reverse();
+    // the scatter rows are in a random order: the first ones are a random sample
+    var take = Math.max(0, Math.min(m, Math.floor(BEESWARM_POINTS / order.length) - n));
+    // two traces: the sampled rows underneath, deaf to the mouse; the explained rows on top
     var xs = [], ys = [], color = [], rows = [], sizes = [];
+    var cx = [], cy = [], ccolor = [];
     order.forEach(function (j, level) {
-      var vals = R.numbers.map(function (r) { return r[j]; }).filter(function (v) { return v !== null; });
+      var extra = more(j);
+      var vals = R.numbers.map(function (r) { return r[j]; }).concat(extra.numbers.slice(0, take))
+        .filter(function (v) { return v !== null; });
       var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals);
+      function shade(v) { return v === null || hi === lo ? 0.5 : (v - lo) / (hi - lo); }
+      // a fixed jitter per row (no random numbers: the same page draws the same picture)
+      function jitter(i) { return level + 0.6 * (((i * 0.618034) % 1) - 0.5); }
+      for (var q = 0; q < take; q++) {
+        cx.push(extra.shap[q]); cy.push(jitter(n + q)); ccolor.push(shade(extra.numbers[q]));
+      }
       for (var i = 0; i < n; i++) {
-        // a fixed jitter per row (no random numbers: the same page draws the same picture)
-        xs.push(V.shap[i][j]); ys.push(level + 0.6 * (((i * 0.618034) % 1) - 0.5));
-        var v = R.numbers[i][j];
-        color.push(v === null || hi === lo ? 0.5 : (v - lo) / (hi - lo));
-        rows.push(R.positions[i]);
-        sizes.push(i === state.row ? 11 : 6);
+        xs.push(V.shap[i][j]); ys.push(jitter(i)); color.push(shade(R.numbers[i][j]));
+        rows.push(R.positions[i]); sizes.push(i === state.row ? 11 : 6);
       }
     });
-    draw(el, [{x: xs, y: ys, type: "scatter", mode: "markers", customdata: rows,
-               marker: {color: color, colorscale: "Bluered", size: sizes, cmin: 0, cmax: 1,
-                        line: {width: 0}},
-               hovertemplate: "row %{customdata}: %{x}<extra></extra>"}],
-         layout("Shapley values of the explained rows",
+    var traces = [];
+    if (take) {
+      traces.push({x: cx, y: cy, type: "scatter", mode: "markers", name: "sampled rows",
+                   hoverinfo: "skip", marker: {color: ccolor, colorscale: "Bluered", size: 4,
+                                               cmin: 0, cmax: 1, opacity: 0.5, line: {width: 0}}});
+    }
+    traces.push({x: xs, y: ys, type: "scatter", mode: "markers", customdata: rows,
+                 name: "explained rows",
+                 marker: {color: color, colorscale: "Bluered", size: sizes, cmin: 0, cmax: 1,
+                          line: {width: take ? 0.5 : 0, color: "white"}},
+                 hovertemplate: "row %{customdata}: %{x}<extra></extra>"});
+    draw(el, traces,
+         layout("Shapley values of " + (take ? "the explained and sampled rows" : "the explained rows"),
                 {height: Math.max(260, 22 * order.length + 80),
                  xaxis: axis("Shapley value (" + V.output + ")"),
                  yaxis: {tickmode: "array", tickvals: order.map(function (_, l) { return l; }),
                          ticktext: order.map(function (j) { return esc(R.features[j]); }),
                          automargin: true, zeroline: false}}));
     mark(el, {row: R.positions[state.row], "class": V.output},
-         "Beeswarm: Shapley values of the " + n + " explained rows for the " + order.length +
-         " most important features; colour from low (blue) to high (red) feature value. Click a point to choose its row.");
+         "Beeswarm: Shapley values of " + (n + take) + " rows (the " + n + " explained ones" +
+         (take ? " and " + take + " more" : "") + ") for the " + order.length +
+         " most important features; colour from low (blue) to high (red) feature value. Click " +
+         (take ? "an explained row's point (outlined, on top)" : "a point") + " to choose its row.");
     note(el, shapNote());
     table(el, ["feature", "mean |Shapley value|"], order.slice().reverse().map(function (j) {
       return [R.features[j], imp[j]]; }));
@@ -273,7 +322,7 @@
   function drawLime() {
     var el = chart("lime");
     if (!el || !R) return;
-    var L = R.lime, pos = R.positions[state.row];
+    var L = R.lime, pos = R.positions[state.row], LB = L ? L.by_output : null;
     var k = L ? L.positions.indexOf(pos) : -1;
     if (k < 0) {
       empty(el, L ? "LIME was run for rows " + L.positions.join(", ") + " (the report's drawn " +
@@ -283,18 +332,23 @@
       note(el, "");
       return;
     }
-    var w = L.weights[k], order = w.map(function (_, j) { return j; })
+    // the chosen class's surrogate where the report fit every class's, else its one class's
+    var W = LB ? {weights: LB.weights[state.output], score: LB.score[state.output],
+                  output: outName()} : {weights: L.weights, score: L.score, output: L.output};
+    var w = W.weights[k], order = w.map(function (_, j) { return j; })
       .sort(function (a, b) { return Math.abs(w[a] || 0) - Math.abs(w[b] || 0); })
       .filter(function (j) { return w[j] !== 0 && w[j] !== null; }).slice(-WATERFALL);
     draw(el, [{type: "bar", orientation: "h", x: order.map(function (j) { return w[j]; }),
                y: order.map(function (j) { return esc(L.names[k][j]); }),
                marker: {color: order.map(function (j) { return w[j] > 0 ? RED : BLUE; })},
                hovertemplate: "%{y}: %{x}<extra></extra>"}],
-         layout("LIME weights of row " + pos + " (local R\u00b2 " + fmt(L.score[k]) + ")",
+         layout("LIME weights of row " + pos + " (local R\u00b2 " + fmt(W.score[k]) + ")",
                 {height: Math.max(240, 24 * order.length + 90), margin: {l: 10, r: 10, t: 36, b: 45},
-                 xaxis: axis("weight"), yaxis: {automargin: true, type: "category"}}));
-    mark(el, {row: pos}, "LIME weights of row " + pos + ", local R\u00b2 " + fmt(L.score[k]) + ".");
-    note(el, oneOutputNote());
+                 xaxis: axis("weight (" + W.output + ")"),
+                 yaxis: {automargin: true, type: "category"}}));
+    mark(el, {row: pos, "class": W.output}, "LIME weights of row " + pos + " for " + W.output +
+         ", local R\u00b2 " + fmt(W.score[k]) + ".");
+    note(el, LB ? "" : oneOutputNote());
     table(el, ["condition", "weight"], order.slice().reverse().map(function (j) {
       return [L.names[k][j], w[j]]; }));
   }
@@ -344,13 +398,13 @@
   function drawPairs() {
     var el = chart("pair-screen"), heat = chart("interaction");
     if (!P || !el) return;
-    var names = [];
-    P.ranked.forEach(function (r) {
+    var names = [], ranked = pick(P.ranked, P.by_output), cls = shownOut(P.by_output);
+    ranked.forEach(function (r) {
       if (names.indexOf(r[0]) < 0) names.push(r[0]);
       if (names.indexOf(r[1]) < 0) names.push(r[1]);
     });
     var z = names.map(function () { return names.map(function () { return null; }); });
-    P.ranked.forEach(function (r) {
+    ranked.forEach(function (r) {
       var a = names.indexOf(r[0]), b = names.indexOf(r[1]);
       z[a][b] = r[3]; z[b][a] = r[3];
     });
@@ -358,38 +412,40 @@
     draw(el, [{type: "heatmap", x: labels, y: labels, z: z, colorscale: "Blues",
                hovertemplate: "%{x} x %{y}: H\u00b2 %{z}<extra></extra>", hoverongaps: false,
                colorbar: {thickness: 10, title: {text: "H\u00b2"}}}],
-         layout("Friedman's H\u00b2 of each pair",
+         layout("Friedman's H\u00b2 of each pair (" + cls + ")",
                 {height: Math.max(280, 22 * names.length + 120),
                  xaxis: {automargin: true, type: "category"},
                  yaxis: {automargin: true, type: "category", autorange: "reversed"}}));
     el.__names = names;
-    mark(el, {pair: state.pair.split("\u0000").join(" x ")}, "Friedman's H\u00b2 of the " + P.ranked.length + " screened pairs; click a cell to draw that pair.");
-    note(el, oneOutputNote());
-    table(el, ["feature 1", "feature 2", "H unnormalised", "H\u00b2"], P.ranked);
+    mark(el, {pair: state.pair.split("\u0000").join(" x "), "class": cls},
+         "Friedman's H\u00b2 of " + cls + " of the " + ranked.length + " screened pairs; click a cell to draw that pair.");
+    note(el, P.by_output ? "" : oneOutputNote());
+    table(el, ["feature 1", "feature 2", "H unnormalised", "H\u00b2"], ranked);
     var E = P.effects[state.pair];
     var ab = state.pair.split("\u0000");
     if (!E) {
       empty(heat, "The second-order ALE of " + ab[0] + " x " + ab[1] + " was not computed: " +
             "the report computes it for the pairs of the pair selector.");
-      mark(heat, {pair: ab[0] + " x " + ab[1]}, "No heatmap for " + ab[0] + " x " + ab[1] + ".");
+      mark(heat, {pair: ab[0] + " x " + ab[1], "class": cls}, "No heatmap for " + ab[0] + " x " + ab[1] + ".");
       return;
     }
-    draw(heat, [{type: "heatmap", x: E.x, y: E.y, z: E.z, colorscale: "RdBu", zmid: 0,
+    var Z = pick(E.z, P.by_output);
+    draw(heat, [{type: "heatmap", x: E.x, y: E.y, z: Z, colorscale: "RdBu", zmid: 0,
                  colorbar: {thickness: 10},
                  hovertemplate: esc(ab[0]) + " %{x}, " + esc(ab[1]) + " %{y}: %{z}<extra></extra>"}],
-         layout("Second-order ALE of " + ab[0] + " x " + ab[1],
+         layout("Second-order ALE of " + ab[0] + " x " + ab[1] + " (" + cls + ")",
                 {height: 340, xaxis: axis(ab[0]), yaxis: axis(ab[1])}));
-    mark(heat, {pair: ab[0] + " x " + ab[1]},
-         "Heatmap of the second-order ALE of " + ab[0] + " and " + ab[1] + " (the joint effect " +
-         "beyond their own effects).");
-    note(heat, oneOutputNote());
+    mark(heat, {pair: ab[0] + " x " + ab[1], "class": cls},
+         "Heatmap of the second-order ALE of " + ab[0] + " and " + ab[1] + " on " + cls +
+         " (the joint effect beyond their own effects).");
+    note(heat, P.by_output ? "" : oneOutputNote());
     var rows = [];
-    E.y.forEach(function (y, r) { E.x.forEach(function (x, c) { rows.push([x, y, E.z[r][c]]); }); });
+    E.y.forEach(function (y, r) { E.x.forEach(function (x, c) { rows.push([x, y, Z[r][c]]); }); });
     table(heat, [ab[0], ab[1], "second-order ALE"], rows);
   }
 
   // ------------------------------------------------------------------ regions
-  var G = D.regions;
+  var G = D.regions ? D.regions.trees : null, GB = D.regions ? D.regions.by_output : false;
   function regionFeature() {
     if (!G) return null;
     return G[state.feature] ? state.feature : Object.keys(G)[0];
@@ -431,25 +487,28 @@
     function inside(region) {
       return chosen === "all" || region === chosen || region.indexOf(chosen + " & ") === 0;
     }
+    var cls = shownOut(GB);
     keys.forEach(function (region, i) {
       var C = T.curves[region], on = inside(region);
-      traces.push({x: C.x, y: C.y, type: "scatter", mode: "lines", name: esc(region),
+      traces.push({x: C.x, y: pick(C.y, GB), type: "scatter", mode: "lines", name: esc(region),
                    line: {width: on ? 3 : 1, color: on ? ["#2b5da8", "#c0392b", "#1e8449", "#8e44ad",
                           "#d35400", "#16a085"][i % 6] : GREY},
                    hovertemplate: esc(region) + ": %{y}<extra></extra>"});
     });
     if (!keys.length) { empty(el, f + ": no significant split; its global effect holds."); }
     else {
-      draw(el, traces, layout("Regional ALE of " + f,
+      draw(el, traces, layout("Regional ALE of " + f + " (" + cls + ")",
                               {showlegend: true, legend: {orientation: "h", y: -0.25},
-                               height: 340, xaxis: axis(f), yaxis: axis("ALE")}));
+                               height: 340, xaxis: axis(f), yaxis: axis("ALE of " + cls)}));
     }
-    mark(el, {feature: f, region: chosen},
-         "Regional ALE curves of " + f + ", one per region; " + chosen + " is highlighted.");
-    note(el, oneOutputNote());
+    mark(el, {feature: f, region: chosen, "class": cls},
+         "Regional ALE curves of " + f + " on " + cls + ", one per region; " + chosen +
+         " is highlighted." + (GB ? " The regions are those of every class together." : ""));
+    note(el, GB ? "" : oneOutputNote());
     var rows = [];
     keys.forEach(function (region) {
-      T.curves[region].x.forEach(function (x, i) { rows.push([region, x, T.curves[region].y[i]]); });
+      var y = pick(T.curves[region].y, GB);
+      T.curves[region].x.forEach(function (x, i) { rows.push([region, x, y[i]]); });
     });
     table(el, ["region", f, "ALE"], rows);
   }
@@ -498,7 +557,8 @@
   }
   if (P) {
     var keys = Object.keys(P.effects);
-    state.pair = pairKey(P.chosen[0], P.chosen[1]);
+    var best = pick(P.chosen, P.by_output);  // the shown class's strongest pair
+    state.pair = pairKey(best[0], best[1]);
     fill(ps, keys.map(function (k) { return [k, k.split("\u0000").join(" x ")]; }));
     ps.value = state.pair;
     ps.addEventListener("change", function () { state.pair = ps.value; drawPairs(); });
