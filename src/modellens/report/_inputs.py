@@ -169,6 +169,13 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         outputs = tuple(str(c) for c in predicted.columns)
         classes = predicted.attrs.get("explained_class")
         probability = bool(predicted.attrs.get("probability"))
+        if y is not None and not probability:
+            # y is one column and the outputs are not one target's classes: which output it
+            # measures is unknown, and scoring the first against it would be a wrong number
+            raise InvalidParameterError(
+                f"the model has {len(outputs)} outputs ({', '.join(outputs)}) and y is one "
+                "column: say which output y is the target of with target= (its position, "
+                "target=0 for the first), or leave y out.")
         position = int(np.argmax(np.nanmean(all_predictions, axis=0))) if probability else 0
         labels = tuple(classes) if classes is not None else tuple(range(len(outputs)))
         target = labels[position]
