@@ -169,6 +169,10 @@ CONTENDERS = {
     "shapiq UnbiasedKernelSHAP": shapiq_approximator("UnbiasedKernelSHAP"),
     "shapiq SVARM": shapiq_approximator("SVARM"),
     "shapiq PermutationSamplingSV": shapiq_approximator("PermutationSamplingSV"),
+    "shapiq OwenSamplingSV": shapiq_approximator("OwenSamplingSV"),
+    "shapiq StratifiedSamplingSV": shapiq_approximator("StratifiedSamplingSV"),
+    "shapiq SPEX": shapiq_approximator("SPEX", index="SV", max_order=1),
+    "shapiq ProxySPEX": shapiq_approximator("ProxySPEX", index="SV", max_order=1),
 }
 
 
