@@ -36,7 +36,7 @@ own.  Two schemes, one per use:
   standard errors of the two residual fits (the delta method of
   :mod:`.kernel`) combined into that of the average.
 * *pooled* (the stopping rule, ``pooled=True``): the pairs are split into
-  :data:`FOLDS` folds; each fold's draws are corrected by a proxy fit on the
+  ``FOLDS`` folds; each fold's draws are corrected by a proxy fit on the
   enumerated pairs and the other folds (all folds' proxies from one inverse of
   the full fit), and one KernelSHAP fit of every residual gives the values
   (plus the folds' mean proxy values) and its delta-method standard error from
