@@ -13,10 +13,14 @@ Issue 31.  On the same games, rows and seeds, for every estimator:
    shap's KernelExplainer (``l1_reg=False``: no feature selection, which would
    bias the values) and PermutationExplainer; every Shapley-value approximator
    of the installed shapiq (KernelSHAP, kADD-SHAP, UnbiasedKernelSHAP, SVARM,
-   permutation sampling; and its KernelSHAP with paired, size-uniform sampling:
-   Leverage SHAP's sampling law).
-2. **The stopping rule**: the coalitions ``tol=0.02`` used per row against the
-   fixed budget that reaches the same median error.
+   permutation, Owen and stratified sampling, SPEX and ProxySPEX with index
+   "SV"; and its KernelSHAP with paired, size-uniform sampling: Leverage
+   SHAP's sampling law).  SPEX and ProxySPEX take 10-20 s per row at 64d on
+   12 features: ``--estimators`` picks a subset; a budget an approximator
+   refuses is listed with its reason under "refusals".
+2. **The stopping rule**: the coalitions ``tol=0.02`` used per row (KernelSHAP
+   with its proxy pooled over ten folds) against the fixed budget that reaches
+   the same median error.
 3. **Coverage**: how often the 95% intervals of ``confidence_interval()``
    contain the exact values, per estimator and budget (NaN intervals, refused
    below the budget where errors can be estimated, are counted apart).
@@ -169,6 +173,10 @@ CONTENDERS = {
     "shapiq UnbiasedKernelSHAP": shapiq_approximator("UnbiasedKernelSHAP"),
     "shapiq SVARM": shapiq_approximator("SVARM"),
     "shapiq PermutationSamplingSV": shapiq_approximator("PermutationSamplingSV"),
+    "shapiq OwenSamplingSV": shapiq_approximator("OwenSamplingSV"),
+    "shapiq StratifiedSamplingSV": shapiq_approximator("StratifiedSamplingSV"),
+    "shapiq SPEX": shapiq_approximator("SPEX", index="SV", max_order=1),
+    "shapiq ProxySPEX": shapiq_approximator("ProxySPEX", index="SV", max_order=1),
 }
 
 

@@ -28,7 +28,7 @@ from ._streams import RowStreams
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
 from ._proxy import ProxyKernelEstimator
-from .kernel import KernelEstimator, split_sizes
+from .kernel import split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions, build
 
@@ -141,11 +141,11 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         pairs (an order and its reverse).  ``"kernel"`` is KernelSHAP: a
         weighted least-squares fit with the Shapley kernel over enumerated and
         sampled complementary coalitions, the efficiency constraint exact (see
-        :mod:`modellens.attribution.kernel`); at a fixed budget, once
-        each half of a row's sampled pairs holds ``d`` of them, a 3-additive proxy of the game fit
-        on one half corrects the fit of the other (a control variate, see
+        :mod:`modellens.attribution.kernel`); once a row has sampled ``2 d``
+        pairs, a 3-additive proxy of the game fit on some of its pairs
+        corrects the fit of the others (a control variate, see
         :mod:`modellens.attribution._proxy`; ``attr.diagnostics["proxy_rows"]``
-        says which rows).  ``"auto"`` takes ``"exact"``
+        says which rows), at a fixed budget and under ``tol``.  ``"auto"`` takes ``"exact"``
         when the kernel budget would cover every coalition anyway (by default
         up to 11 features) and ``"kernel"`` otherwise.  ``"tree"`` is TreeSHAP
         for tree ensembles (scikit-learn trees, forests and gradient boosting,
@@ -270,7 +270,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         sampling algorithms a ``sampling`` block with the budget
         (``n_permutations`` / ``n_samples``) and ``std`` (also ``attr.std``):
         the standard error of each value (the
-        spread over antithetic pairs, or the delta-method error of the
+        spread over antithetic pairs, the delta-method error of the
         KernelSHAP fit; 0 where the budget enumerated every coalition), None
         for ``"exact"``, with its degrees of freedom in ``dof`` (antithetic
         pairs - 1, or kernel draws - 1): small budgets give few, so use
@@ -650,10 +650,9 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     if algorithm == "exact":
         return ExactEstimator(game), algorithm, budget
     if algorithm == "kernel":
-        # the proxy's standard errors rest on half the draws each: under a stopping rule,
-        # which stops where an error estimate happens to be low, its intervals held only
-        # 82-91% at tol=0.01, so the rule keeps plain KernelSHAP (94-97% there)
-        kernel = (ProxyKernelEstimator if stop is None else KernelEstimator)(game, budget, streams)
+        # under a stopping rule the proxy's errors must come from every draw (halves' errors
+        # under-covered there, 82-91%: stopping picks rounds whose error looked low)
+        kernel = ProxyKernelEstimator(game, budget, streams, pooled=stop is not None)
         pairs = kernel.draws
         if stop is None and len(pairs) and 0 < pairs.min() < d:
             warnings.warn(
