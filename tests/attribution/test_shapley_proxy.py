@@ -216,3 +216,42 @@ def test_each_fold_is_corrected_by_a_proxy_fit_without_it(games, monkeypatch):
         np.testing.assert_allclose(proxy(masks), direct(masks), rtol=1e-7,
                                    atol=1e-9 * np.abs(direct(masks)).max())
         np.testing.assert_allclose(proxy.shapley, direct.shapley, rtol=1e-7, atol=1e-12)
+
+
+def test_null_players_get_zero_and_add_no_noise():
+    """A feature whose value in the row equals it in every background row changes no
+    model row: its value is 0 exactly, without error, and it is left out of the fit
+    (main gave such constant columns |phi| up to 0.27 here and doubled the others' error)."""
+    rng = np.random.default_rng(0)
+    d = 8
+    A = correlated_normal(90, d, 0.5, rng)
+    X, background = A[:16], A[16:66]
+    # column 8 equals the background (all 1) in the even rows only; 9-11 are constant
+    X = np.hstack([X, np.where(np.arange(16) % 2 == 0, 1.0, 2.0)[:, None], np.ones((16, 3))])
+    background = np.hstack([background, np.ones((50, 4))])
+
+    def f(Z):
+        return interacting(Z[:, :d]) + Z[:, 8] * Z[:, 0]
+
+    phi = exact_values(f, X, background)
+    null = np.zeros(X.shape, dtype=bool)
+    null[:, 9:] = True
+    null[::2, 8] = True
+    assert np.abs(phi[null]).max() < 1e-12  # the oracle agrees they are null
+    errors = []
+    for tol in (None, 0.05):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # no numpy warning leaks
+            attr = ml.shapley(f, X, background=background, algorithm="kernel",
+                              n_samples=16 * X.shape[1], tol=tol, random_state=3)
+        values, std = np.asarray(attr.values), np.asarray(attr.std)
+        assert np.all(values[null] == 0.0) and np.all(std[null] == 0.0)
+        assert np.all(std[~null] > 0)
+        np.testing.assert_allclose(values.sum(axis=1), f(X) - attr.base_values, atol=1e-9)
+        z = np.abs(values - phi)[~null] / std[~null]
+        assert np.mean(z < 1.96) > 0.85, np.mean(z < 1.96)
+        errors.append(np.median(((values - phi) ** 2).sum(1) / (phi ** 2).sum(1)))
+    groups = ml.shapley(f, X, background=background, algorithm="kernel",
+                        groups={"constant": [9, 10, 11]}, n_samples=200, random_state=3)
+    g = list(groups.feature_names).index("constant")
+    assert np.all(np.asarray(groups.values)[:, g] == 0.0)

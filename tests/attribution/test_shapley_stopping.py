@@ -1,6 +1,7 @@
 """The stopping rule of the sampling Shapley estimators (tol=, tol_abs=, max_evals=)."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -212,3 +213,21 @@ def test_a_linear_model_stops_at_once_on_its_closed_form(algorithm):
         assert (np.asarray(attr.diagnostics["n_coalitions"]) <= first).all()
     else:
         assert (attr.dof == 9).all()  # the first round's 10 pairs, no more
+
+
+def test_a_cap_too_small_for_an_error_says_so_without_numpy_warnings():
+    """max_evals below what one standard error needs: the rows are not converged, and the
+    warning says why in words (it printed "standard error nan" after numpy's "All-NaN
+    slice encountered")."""
+    X = np.random.default_rng(0).normal(size=(20, 13))
+
+    def f(Z):
+        return np.tanh(Z).sum(axis=1) + Z[:, 0] * Z[:, 1]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        attr = ml.shapley(f, X[:3], background=X[5:], algorithm="kernel", tol=0.01,
+                          max_evals=5)
+    assert not any(issubclass(w.category, RuntimeWarning) for w in caught)
+    assert any("too few coalitions for a standard error" in str(w.message) for w in caught)
+    assert not attr.sampling.converged.any()

@@ -75,6 +75,15 @@ class Game:
         """``(v(empty), v_i(full) for every row)`` once the end segments are evaluated."""
         raise NotImplementedError
 
+    def null_players(self) -> np.ndarray:
+        """Players known not to change any coalition's worth, per explained row, ``(n, d)``.
+
+        A null player's Shapley value is 0 exactly; a regression estimator that
+        left it in would give it sampling noise (and spread that noise over the
+        others).  None are known by default.
+        """
+        return np.zeros((self.n_explained, self.n_players), dtype=bool)
+
 
 class InterventionalGame(Game):
     """A table: absent features take each background row's values, averaged.
@@ -113,6 +122,17 @@ class InterventionalGame(Game):
 
     def ends(self):
         return float(self._empty.result.mean()), self._full.result.copy()
+
+    def null_players(self) -> np.ndarray:
+        """A feature whose value in the row equals it in every background row: masking it
+        changes no model row, so :math:`v(S \\cup j) = v(S)` for every :math:`S`."""
+        fg, bg = self.foreground, self.background
+        null = np.ones(fg.shape, dtype=bool)
+        for start in range(0, bg.shape[0], 256):  # (n, 256, d) at most at a time
+            b = bg[None, start:start + 256, :]
+            f = fg[:, None, :]
+            null &= np.all((b == f) | (np.isnan(b) & np.isnan(f)), axis=1)
+        return null
 
 
 #: Kinds of input ``ml.shapley(..., masker=)`` takes besides tables.

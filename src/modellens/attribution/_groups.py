@@ -144,6 +144,12 @@ class GroupGame(Game):
         return self.inner.coalition_rows(masks.astype(np.int64) @ self.players.members > 0,
                                          rows)
 
+    def null_players(self) -> np.ndarray:
+        """A group is null when every feature in it is."""
+        inner = self.inner.null_players()
+        members = self.players.members
+        return (inner.astype(np.int64) @ members.T.astype(np.int64)) == members.sum(axis=1)
+
     def end_segments(self):
         return self.inner.end_segments()
 

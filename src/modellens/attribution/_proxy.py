@@ -168,6 +168,20 @@ class _CubicProxy:
         return masks @ self.gamma + (_cubic(masks, self.S) - _cubic(masks, ~self.S)) @ self.beta
 
 
+class _OnActive:
+    """A proxy fit on the players of a row that are not null, as a game of all players:
+    it ignores the null ones (so the residual game keeps them null, value 0)."""
+
+    def __init__(self, proxy, active):
+        self.proxy, self.active = proxy, active
+        self.shapley = np.zeros(len(active))
+        self.shapley[active] = proxy.shapley
+        self.total = proxy.total
+
+    def __call__(self, masks) -> np.ndarray:
+        return self.proxy(masks[:, self.active])
+
+
 class ProxyKernelEstimator(KernelEstimator):
     """KernelSHAP's coalitions, fit with a cross-fitted cubic proxy as a control variate.
 
@@ -220,8 +234,8 @@ class ProxyKernelEstimator(KernelEstimator):
         fit = self._corrected if self.pooled else self._halves
         for i in range(n):
             L = len(self.pairs[i])
-            if L >= self.capacity or L < MIN_PAIRS_PER_FEATURE * d:
-                continue
+            if L >= self.capacity or L < MIN_PAIRS_PER_FEATURE * d or (~self.null[i]).sum() < 3:
+                continue  # (with fewer than 3 players that matter there is no cubic term)
             self.proxy_rows[i] = True
             hit = self._cache.get(i)
             if hit is None or hit[0] != self.n_draws[i]:
@@ -236,7 +250,8 @@ class ProxyKernelEstimator(KernelEstimator):
         pairs' two values)."""
         counts, n_draws = self.counts[i], int(self.n_draws[i])
         yy = np.concatenate(self._y[i]) - v0
-        S = np.concatenate([self.enum_masks[self._canon_e], self.pairs[i]])
+        # the proxy is a game of the row's players that are not null
+        S = np.concatenate([self.enum_masks[self._canon_e], self.pairs[i]])[:, ~self.null[i]]
         diff = np.concatenate([enum_y[self._canon_e] - enum_y[self._comp_e],
                                yy[:, 0] - yy[:, 1]])
         w = np.concatenate([self.enum_weights[self._canon_e],
@@ -256,16 +271,16 @@ class ProxyKernelEstimator(KernelEstimator):
             wa = w.copy()
             wa[n_e:] *= counts.sum() / counts[half == a].sum()  # the half's own draws
             idx = np.flatnonzero(fit)[:MAX_PROXY_PAIRS]
-            proxy = _CubicProxy.fit(S[idx], diff[idx], wa[idx])
+            proxy = _OnActive(_CubicProxy.fit(S[idx], diff[idx], wa[idx]), ~self.null[i])
             use = half != a
             pairs = self.pairs[i][use]
             r = np.concatenate([yy[use, 0] - proxy(pairs), yy[use, 1] - proxy(~pairs)])
-            phi, se = self._residual_fit(enum_y - proxy(self.enum_masks), pairs, r,
+            phi, se = self._residual_fit(i, enum_y - proxy(self.enum_masks), pairs, r,
                                          counts[use], delta - proxy.total)
             parts.append((phi + proxy.shapley, se))
         return 0.5 * (parts[0][0] + parts[1][0]), 0.5 * np.hypot(parts[0][1], parts[1][1])
 
-    def _residual_fit(self, enum_r, pairs, r, counts, total):
+    def _residual_fit(self, i, enum_r, pairs, r, counts, total):
         """KernelSHAP of a residual game: its enumerated values ``enum_r``, the values
         ``r`` of the sampled ``pairs`` (members, then complements) drawn ``counts`` times:
         ``(values, delta-method standard errors)``."""
@@ -282,8 +297,9 @@ class ProxyKernelEstimator(KernelEstimator):
         wZ = Z * (self.w_sampled * np.concatenate([counts, counts]) / (2.0 * n_draws))[:, None]
         A = A + wZ.T @ Z
         b = b + r @ wZ
-        phi, C = constrained_fit(A, b, total)
-        return phi, self._standard_error(Z, r, phi, counts, n_draws, C)
+        active = ~self.null[i]
+        phi, C = constrained_fit(A, b, total, active)
+        return phi, self._standard_error(Z, r, phi, counts, n_draws, C, active)
 
     def _corrected(self, i, enum_y, delta, v0):
         """Row ``i`` pooled: each fold's draws minus a proxy fit on the enumerated pairs
@@ -298,7 +314,7 @@ class ProxyKernelEstimator(KernelEstimator):
         S_fit, sw = S[:n_fit], np.sqrt(w[:n_fit])
         K = _odd_gram(S_fit, S_fit) * sw[:, None] * sw[None, :]
         X = (2.0 * S_fit - 1.0) * sw[:, None]
-        y = np.concatenate([diff[:n_fit] * sw, np.zeros(d)])
+        y = np.concatenate([diff[:n_fit] * sw, np.zeros(S.shape[1])])
         # every fold's fit from one inverse: dropping the fold's rows F from the bordered
         # system leaves the inverse P_kk - P_kF P_FF^-1 P_Fk on the rows k kept
         M = _bordered(K, X, gcv_penalty(K, X, y[:n_fit]))
@@ -313,7 +329,7 @@ class ProxyKernelEstimator(KernelEstimator):
         g_enum, g_values, g_total = np.zeros(len(enum)), np.zeros(d), 0.0
         for k in range(folds):
             mine = fold == k
-            drop = np.zeros(n_fit + d, dtype=bool)
+            drop = np.zeros(n_fit + S.shape[1], dtype=bool)
             drop[n_e:n_fit] = mine[:n_fit - n_e]
             keep = ~drop
             sol = P[np.ix_(keep, keep)] @ y[keep]
@@ -321,7 +337,8 @@ class ProxyKernelEstimator(KernelEstimator):
                 cross = P[np.ix_(keep, drop)]
                 sol -= cross @ np.linalg.solve(P[np.ix_(drop, drop)], cross.T @ y[keep])
             rows = np.flatnonzero(keep[:n_fit])
-            proxy = _CubicProxy(S_fit[rows], sw[rows] * sol[:len(rows)], sol[len(rows):])
+            proxy = _OnActive(_CubicProxy(S_fit[rows], sw[rows] * sol[:len(rows)],
+                                          sol[len(rows):]), ~self.null[i])
             z = pairs[mine]
             r_in[mine] = yy[mine, 0] - proxy(z)
             r_out[mine] = yy[mine, 1] - proxy(~z)
@@ -330,6 +347,6 @@ class ProxyKernelEstimator(KernelEstimator):
             g_enum += share * proxy(enum)
             g_values += share * proxy.shapley
             g_total += share * proxy.total
-        phi, se = self._residual_fit(enum_y - g_enum, pairs, np.concatenate([r_in, r_out]),
+        phi, se = self._residual_fit(i, enum_y - g_enum, pairs, np.concatenate([r_in, r_out]),
                                      counts, delta - g_total)
         return phi + g_values, se

@@ -63,8 +63,8 @@ class StoppingRule:
 
     def achieved(self, std: np.ndarray) -> np.ndarray:
         """Each row's largest standard error, ``(n,)`` (NaN: too few draws for one)."""
-        with np.errstate(invalid="ignore"):
-            return np.where(np.isnan(std).any(axis=1), np.nan, np.nanmax(std, axis=1))
+        missing = np.isnan(std)
+        return np.where(missing.any(axis=1), np.nan, np.where(missing, 0.0, std).max(axis=1))
 
 
 def check_stopping(tol, tol_abs, max_evals) -> StoppingRule | None:
@@ -154,8 +154,9 @@ def run_until_converged(rule: StoppingRule, estimators: list, estimates: list, r
         estimates = run_round(rows, more[rows])
     if not done.all():
         undone = np.flatnonzero(~done)
-        listed = ", ".join(f"{i} (standard error {err[i]:.3g} > {target[i]:.3g})"
-                           for i in undone[:_LISTED])
+        listed = ", ".join(
+            f"{i} (too few coalitions for a standard error)" if np.isnan(err[i]) else
+            f"{i} (standard error {err[i]:.3g} > {target[i]:.3g})" for i in undone[:_LISTED])
         more_rows = f" and {len(undone) - _LISTED} more" if len(undone) > _LISTED else ""
         warnings.warn(
             f"{len(undone)} of {len(done)} explained rows did not reach the tolerance within "

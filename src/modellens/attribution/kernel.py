@@ -71,18 +71,27 @@ def split_sizes(d: int, budget: int):
     return sorted(enumerated), sampled, int(min(left // 2, capacity))
 
 
-def constrained_fit(A, b, total):
+def constrained_fit(A, b, total, active=None):
     """The least-squares values of normal equations ``A phi = b`` under ``sum(phi) = total``.
 
-    Returns the values and the top-left block ``C`` of the inverse KKT matrix
-    (how the values move with ``b``, for the delta method).
+    ``active`` (boolean, one per player) leaves the others out of the fit:
+    their values are 0 (null players).  Returns the values and the top-left
+    block ``C`` of the inverse KKT matrix (how the values move with ``b``, for
+    the delta method; zero for the players left out).
     """
     d = len(b)
-    kkt = np.zeros((d + 1, d + 1))
-    kkt[:d, :d] = A
-    kkt[:d, d] = kkt[d, :d] = 1.0
+    act = np.ones(d, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    k = int(act.sum())
+    phi, C = np.zeros(d), np.zeros((d, d))
+    if k == 0:
+        return phi, C
+    kkt = np.zeros((k + 1, k + 1))
+    kkt[:k, :k] = A[np.ix_(act, act)]
+    kkt[:k, k] = kkt[k, :k] = 1.0
     inv = np.linalg.pinv(kkt, rcond=1e-12)
-    return (inv @ np.append(b, total))[:d], inv[:d, :d]
+    phi[act] = (inv @ np.append(b[act], total))[:k]
+    C[np.ix_(act, act)] = inv[:k, :k]
+    return phi, C
 
 
 def _all_of_size(d, sizes):
@@ -144,6 +153,8 @@ class KernelEstimator:
     def __init__(self, game, n_samples: int, streams):
         n, d = game.n_explained, game.n_players
         self.n, self.d, self.game = n, d, game
+        #: players that change no coalition's worth, per row: left out of every fit (value 0)
+        self.null = game.null_players()
         enumerated, sampled, n_complementary = split_sizes(d, n_samples)
         mu = size_weights(d)
         self.enum_masks = _all_of_size(d, enumerated)
@@ -255,12 +266,13 @@ class KernelEstimator:
                 wZ = Z * w[:, None]
                 A = A + wZ.T @ Z
                 b = b + y @ wZ
-            values[i], C = constrained_fit(A, b, delta[i])
+            values[i], C = constrained_fit(A, b, delta[i], ~self.null[i])
             if sampled:
-                std[i] = self._standard_error(Z, y, values[i], counts, n_draws, C)
+                std[i] = self._standard_error(Z, y, values[i], counts, n_draws, C,
+                                              ~self.null[i])
         return Estimate(values, std, v0, fx)
 
-    def _standard_error(self, Z, y, phi, counts, n_draws, C):
+    def _standard_error(self, Z, y, phi, counts, n_draws, C, active):
         r"""Delta-method standard error of the sampled part.
 
         The sampled pairs enter the normal equations as a mean over draws of
@@ -275,10 +287,13 @@ class KernelEstimator:
         # the sums), d - 1 of them are free: with no more distinct pairs than that (a pair
         # drawn from both ends counts once) the fit passes through every sampled value and
         # the residuals say nothing about the error.
-        pair = Z[:L] > 0
+        # (counted over the players in the fit: a null player's value is 0 without error)
+        pair = Z[:L][:, active] > 0
         canonical = np.where(pair[:, :1], ~pair, pair)
-        if n_draws < 2 or len(np.unique(canonical, axis=0)) < len(phi):
-            return np.full(len(phi), np.nan)
+        if not active.any():
+            return np.zeros(len(phi))
+        if n_draws < 2 or len(np.unique(canonical, axis=0)) < active.sum():
+            return np.where(active, np.nan, 0.0)
         r = y - Z @ phi
         g = 0.5 * self.w_sampled * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
         u = g @ C
