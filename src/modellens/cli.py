@@ -125,7 +125,7 @@ def _lightgbm_names(model, frame, names):
     The rule is :func:`~modellens.models.lightgbm_names` ("mean radius" is
     fit as "mean_radius"), the one the tree methods read X's columns with.
     """
-    from .models import lightgbm_names
+    from .report._files import lightgbm_names
 
     renamed = lightgbm_names(model, frame.columns, names)
     return frame if renamed == list(frame.columns) else frame.set_axis(renamed, axis=1)
