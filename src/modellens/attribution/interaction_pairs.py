@@ -113,12 +113,12 @@ class InteractionPairs:
 
     @classmethod
     def from_dict(cls, d: dict) -> "InteractionPairs":
-        """Rebuild the pairs from :meth:`to_dict` output (also after a JSON round trip).
+        """The pairs :meth:`to_dict` saved, as they were (JSON round trip included).
 
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            A dict made by :meth:`to_dict` (or read back from its JSON text).
 
         Returns
         -------
@@ -128,13 +128,13 @@ class InteractionPairs:
         --------
         >>> import json
         >>> import numpy as np, modellens as ml
-        >>> X = np.random.default_rng(0).normal(size=(100, 3))
-        >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
-        ...                   interactions=True)
-        >>> pairs = attr.interaction_pairs()
-        >>> back = ml.InteractionPairs.from_dict(json.loads(json.dumps(pairs.to_dict())))
-        >>> back.to_frame().equals(pairs.to_frame())
-        True
+        >>> pairs = ml.InteractionPairs(feature_1=["age"], feature_2=["bmi"],
+        ...                             mean_abs=np.array([0.25]), mean=np.array([-0.125]),
+        ...                             std=None, output="f(x)", n_rows=40)
+        >>> text = json.dumps(pairs.to_dict())
+        >>> ml.InteractionPairs.from_dict(json.loads(text)).to_frame()
+          feature_1 feature_2  mean_abs   mean
+        0       age       bmi      0.25 -0.125
         """
         from .._serialize import from_jsonable
 
