@@ -246,18 +246,14 @@ class Model:
         return names[j] if len(names) > 1 and -len(names) <= j < len(names) else default
 
     def _note_names(self, out) -> None:
-        """Keep the output names of a plain callable's first named answer (see above)."""
-        if self._answer_names is not None or self._fn is not self.model \
-                or self.framework is not None:
-            return
-        names = _answer_names(out)
-        if names is None:
-            return
-        self._answer_names = names
-        if self._columns is None and not self._undetermined:
-            # one output, fixed before this answer (target= a column, or a Series)
-            self.output_name = self._answer_name(self.output_name)
-            self.outputs = [self.output_name]
+        """Keep the output names of a plain callable's answer that tells its outputs.
+
+        Called while the outputs are unknown (the first answer, a probe): an
+        output fixed before any answer (``target=`` a column) keeps its name,
+        which the methods' plans, made before the first answer, carry.
+        """
+        if self._answer_names is None and self._fn is self.model and self.framework is None:
+            self._answer_names = _answer_names(out)
 
     # ------------------------------------------------------------ outputs
     @property
@@ -363,8 +359,11 @@ class Model:
         with self._count_lock:
             self._kept = ()
 
-    def _keep(self, kind: str, rows: np.ndarray, answer: np.ndarray) -> OutputsFound:
+    def _keep(self, kind: str, rows: np.ndarray, answer: np.ndarray,
+              width: int | None = None) -> OutputsFound:
         """Keep the answer that told the outputs; the OutputsFound that carries it.
+
+        ``width``: the number of outputs (default: the answer's last axis).
 
         ``rows`` must be a copy taken before the model's call (a model may
         write into its rows); the block is served by :meth:`_take_kept`.
@@ -372,7 +371,8 @@ class Model:
         block = (kind, rows, answer)
         with self._count_lock:
             self._kept = self._kept + (block,)
-        return OutputsFound(int(answer.shape[-1]), [block], names=self._answer_names)
+        width = int(answer.shape[-1]) if width is None else width
+        return OutputsFound(width, [block], names=self._answer_names)
 
     def _take_kept(self, kind: str, rows: np.ndarray) -> tuple[list, int]:
         """The kept answers of the leading rows of ``rows``, and how many rows they cover.
@@ -560,7 +560,8 @@ class Model:
             except Exception as exc:
                 raise self._raised(exc, len(asked)) from exc
             self.account(1, len(asked))
-            self._note_names(out)
+            if self._undetermined:
+                self._note_names(out)
             return _numbers(to_numpy(out))
 
         return self._check(self._answer("predict", rows, ask), rows, kind="predict", held=held)
@@ -707,10 +708,7 @@ class Model:
             if self._answer_names is not None:
                 # a named Series: its name is the output's, which the plans made so far
                 # lack; the pass is planned again (this answer kept, as for several)
-                block = (kind, rows.copy() if held is None else held, out)
-                with self._count_lock:
-                    self._kept = self._kept + (block,)
-                raise OutputsFound(1, [block], names=self._answer_names)
+                raise self._keep(kind, rows.copy() if held is None else held, out, width=1)
             self._undetermined = False  # from now on, every answer has one output
         if self._columns is not None:
             try:
