@@ -122,22 +122,13 @@ def _features_of(model, frame, target):
 def _lightgbm_names(model, frame, names):
     """``frame`` with its columns under the names a LightGBM model stored for them.
 
-    LightGBM stores a column name with each space replaced by ``_`` ("mean
-    radius" is fit as "mean_radius") and predicts by position, so the data's
-    own column is the one the model was fit on: it takes the stored name
-    (only where that name is not a column already, and one column matches).
+    The rule is :func:`~modellens.models.lightgbm_names` ("mean radius" is
+    fit as "mean_radius"), the one the tree methods read X's columns with.
     """
-    if not type(model).__module__.startswith("lightgbm"):
-        return frame
-    have = set(frame.columns)
-    renames = {}
-    for name in names:
-        if name in have:
-            continue
-        found = [c for c in frame.columns if c not in names and c.replace(" ", "_") == name]
-        if len(found) == 1:
-            renames[found[0]] = name
-    return frame.rename(columns=renames) if renames else frame
+    from .report._files import lightgbm_names
+
+    renamed = lightgbm_names(model, frame.columns, names)
+    return frame if renamed == list(frame.columns) else frame.set_axis(renamed, axis=1)
 
 
 # --------------------------------------------------------------------- commands

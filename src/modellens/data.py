@@ -327,7 +327,8 @@ class Dataset:
             columns are accepted; polars and pyarrow tables are read as their
             pandas counterparts (:func:`as_pandas`).
         feature_names : list of str, optional
-            Names for the columns of an array (default ``x0 .. x{d-1}``).
+            Names for the columns of an array (default ``x0 .. x{d-1}``).  A
+            DataFrame's names are its columns: names that differ are an error.
         like : Dataset, optional
             Encode ``X`` with the schema of another dataset (same columns,
             same category codes), for example background data.
@@ -344,6 +345,14 @@ class Dataset:
         if isinstance(X, pd.Series):
             X = X.to_frame()
         if isinstance(X, pd.DataFrame):
+            if feature_names is not None and like is None and \
+                    [str(n) for n in feature_names] != [str(c) for c in X.columns]:
+                # a frame names its own columns: other names would be silently dropped
+                raise InvalidParameterError(
+                    f"feature_names={list(feature_names)} differs from the columns of the "
+                    f"DataFrame X {[str(c) for c in X.columns]}; a DataFrame's columns are its "
+                    "feature names: leave feature_names= out, or rename the columns "
+                    "(X.set_axis(names, axis=1)).")
             ds = cls._from_frame(X, like)
         else:
             ds = cls._from_array(X, feature_names, like)

@@ -186,8 +186,9 @@ def test_selecting_an_unknown_output_names_the_outputs(iris, logistic):
     with pytest.raises(KeyError, match="P\\(y = setosa\\)"):
         attr.for_output("tulip")
     single = attr.for_output(0)
+    assert single.for_output(0) is single  # its own output: itself
     with pytest.raises(KeyError, match="one output"):
-        single.for_output(0)
+        single.for_output(1)
 
 
 def test_tables_json_and_shap_carry_the_output_axis(iris, logistic):

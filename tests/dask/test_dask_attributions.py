@@ -341,6 +341,8 @@ def test_summary_of_every_output_equals_in_memory():
                                rtol=0, atol=1e-12)
     summary.plot_beeswarm(output=2)
     plt.close("all")
+    single = ml.shapley(clf, dd.from_pandas(df, npartitions=3), background=df.iloc[:10],
+                        target="hi")
+    assert single.for_output(0) is single and single.for_output("hi") is single
     with pytest.raises(KeyError, match="one output"):
-        ml.shapley(clf, dd.from_pandas(df, npartitions=3), background=df.iloc[:10],
-                   target="hi").for_output(0)
+        single.for_output("mid")

@@ -37,6 +37,7 @@ from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
 from ..engine._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
+from ..models import own_output
 from ._blocks import Subject
 from .result import Attributions, build
 
@@ -212,8 +213,8 @@ class DistributedAttributions:
         ['a', 'b', 'base_value', 'prediction']
         """
         if self.outputs is None:
-            raise KeyError(f"the result has one output ({self.output!r}); it needs no "
-                           "for_output().")
+            own_output(self.output, output)
+            return self
         c = self._trial.output_position(output)
         trial = self._trial.for_output(c)
         single = _single_names(trial)

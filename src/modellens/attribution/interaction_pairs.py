@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -85,6 +85,63 @@ class InteractionPairs:
         if self.std is not None:
             frame["std"] = self.std
         return frame
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of every field, to save the pairs as JSON.
+
+        Returns
+        -------
+        dict
+            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the pairs
+            (arrays exactly, float64 bits included).
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] + A[:, 2], X[:20], background=X,
+        ...                   interactions=True)
+        >>> d = json.loads(json.dumps(attr.interaction_pairs().to_dict()))
+        >>> d["type"], d["fields"]["feature_1"]
+        ('InteractionPairs', ['x0', 'x0', 'x1'])
+        """
+        from .._serialize import to_jsonable
+
+        return {"type": "InteractionPairs",
+                "fields": to_jsonable({f.name: getattr(self, f.name) for f in fields(self)})}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "InteractionPairs":
+        """The pairs :meth:`to_dict` saved, as they were (JSON round trip included).
+
+        Parameters
+        ----------
+        d : dict
+            A dict made by :meth:`to_dict` (or read back from its JSON text).
+
+        Returns
+        -------
+        InteractionPairs
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> pairs = ml.InteractionPairs(feature_1=["age"], feature_2=["bmi"],
+        ...                             mean_abs=np.array([0.25]), mean=np.array([-0.125]),
+        ...                             std=None, output="f(x)", n_rows=40)
+        >>> text = json.dumps(pairs.to_dict())
+        >>> ml.InteractionPairs.from_dict(json.loads(text)).to_frame()
+          feature_1 feature_2  mean_abs   mean
+        0       age       bmi      0.25 -0.125
+        """
+        from .._serialize import from_jsonable
+
+        if not isinstance(d, dict) or d.get("type") != "InteractionPairs":
+            raise InvalidParameterError("not a dict made by InteractionPairs.to_dict().")
+        v = from_jsonable(d["fields"])
+        return cls(**{f.name: v[f.name] for f in fields(cls)})
 
     def plot(self, *, max_display: int = 10, ax=None):
         """Draw the strongest pairs: a bar of mean ``|interaction value|`` each, largest on top.

@@ -811,4 +811,5 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     return WidthSweep(widths, field("coef"), field("score"), field("score_holdout"),
                       dataset.feature_names, default,
                       outputs=output_names(mdl) if several else None,
-                      output_labels=list(mdl.output_labels) if several else None)
+                      output_labels=list(mdl.output_labels) if several else None,
+                      output=None if several else mdl.output_name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._validation import InvalidParameterError
-from ..models import output_position
+from ..models import output_position, own_output
 from ..plot.lime import plot_width_sweep
 
 __all__ = ["WidthSweep"]
@@ -26,6 +26,8 @@ class WidthSweep:
         The names of the explained outputs when there are several (every
         output's surrogates are fit on the same samples); None for one.
         :meth:`for_output` takes one output's sweep.
+    output : str or None
+        The name of the one explained output (None with several).
 
     Examples
     --------
@@ -42,11 +44,12 @@ class WidthSweep:
     """
 
     def __init__(self, widths, values, score, score_holdout, feature_names, default_width, *,
-                 outputs=None, output_labels=None):
+                 outputs=None, output_labels=None, output=None):
         self.widths, self.values = widths, values
         self.score, self.score_holdout = score, score_holdout
         self.feature_names, self.default_width = feature_names, default_width
         self.outputs, self.output_labels = outputs, output_labels
+        self.output = output
 
     def __repr__(self):
         several = "" if self.outputs is None else f", outputs={len(self.outputs)}"
@@ -77,9 +80,13 @@ class WidthSweep:
         >>> sweep.for_output(1).values.shape
         (25, 2)
         """
+        if self.outputs is None:
+            own_output(self.output, output)
+            return self
         c = output_position(self.outputs, self.output_labels, output)
         return WidthSweep(self.widths, self.values[..., c], self.score[..., c],
-                          self.score_holdout[..., c], self.feature_names, self.default_width)
+                          self.score_holdout[..., c], self.feature_names, self.default_width,
+                          output=self.outputs[c])
 
     def plot(self, *, output=None, max_display: int = 6, ax=None):
         """Draw each top feature's weight against the kernel width, to see if the answer holds.

@@ -11,7 +11,7 @@ import pandas as pd
 from .._serialize import from_jsonable, to_jsonable
 from .._validation import InvalidParameterError, check_level, is_integer
 from ..data import Column, feature_position
-from ..models import output_position
+from ..models import output_position, own_output
 from ._blocks import BLOCKS, MediaBlock, SamplingBlock, Subject, SurrogateBlock
 
 __all__ = ["Attributions", "build", "SCHEMA_VERSION"]
@@ -261,8 +261,8 @@ class Attributions:
         (4, 2)
         """
         if self.outputs is None:
-            raise KeyError(f"the result has one output ({self.output!r}); it needs no "
-                           "for_output().")
+            own_output(self.output, output)
+            return self
         c = self.output_position(output)
 
         def take(a):

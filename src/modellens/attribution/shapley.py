@@ -503,7 +503,8 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
     made: list = []
 
     def plans_for(one):
-        if one is game.model:
+        # (a model whose answer named its one output is planned again under that name)
+        if one is game.model and game.subject.output == one.output_name:
             g, e = game, estimator
         else:
             g = InterventionalGame(one, request.dataset, game.n_explained, game.background,
@@ -665,7 +666,8 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     estimator = PermutationEstimator(game, budget, streams)
     if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD and stop is None:
         warnings.warn(
-            f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pairs per "
+            f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pair"
+            f"{'' if estimator.n_antithetic == 1 else 's'} per "
             f"row, too few to estimate standard errors (std is NaN); use at least "
             f"{2 * MIN_ANTITHETIC_FOR_STD} permutations for them.", ModellensWarning,
             stacklevel=stacklevel)

@@ -130,11 +130,10 @@ class Interactions:
         >>> print(h.for_output(1).pairwise["h2"].round(2).tolist())
         [0.0, 0.0, 0.0]
         """
-        from .result import output_position
+        from ..models import output_position, own_output
         if self.outputs is None:
-            if output in (0, -1, self.output):
-                return self
-            raise KeyError(f"the result has one output, {self.output!r}; got {output!r}.")
+            own_output(self.output, output)
+            return self
         return self._parts[output_position(self.outputs, self.output_labels, output)]
     def __repr__(self):
         if self.outputs is not None:

@@ -266,7 +266,12 @@ class Regions:
         Returns
         -------
         Regions
+            These regions themselves when they have one output.
         """
+        if self.outputs is None:
+            for effect in self._global.values():
+                effect.for_output(output)  # KeyError unless it names the one output
+            return self
         return Regions(method=self.method, trees=self._trees,
                        regional={k: {r: e.for_output(output) for r, e in v.items()}
                                  for k, v in self._regional.items()},

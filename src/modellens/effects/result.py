@@ -11,7 +11,7 @@ import pandas as pd
 
 from .._serialize import from_jsonable, to_jsonable
 from .._validation import InvalidParameterError
-from ..models import output_position
+from ..models import output_position, own_output
 from ..plot.effects import plot_effect, plot_effects
 
 __all__ = ["Effect", "Effects", "Band", "Bins"]
@@ -279,9 +279,8 @@ class Effect:
         [-0.48 -0.48 -0.48]
         """
         if self.outputs is None:
-            if output in (0, -1, self.output):
-                return self
-            raise KeyError(f"the effect has one output, {self.output!r}; got {output!r}.")
+            own_output(self.output, output)
+            return self
         c = self.output_position(output)
         kwargs = {}
         for f in fields(self):
@@ -606,7 +605,8 @@ class Effects(Mapping):
         >>> effects.for_output("f(x)[1]")["x1"].values.shape
         (5,)
         """
-        return type(self)([e.for_output(output) for e in self._effects.values()])
+        effects = [e.for_output(output) for e in self._effects.values()]
+        return self if self.outputs is None else type(self)(effects)
 
     def __getitem__(self, key: Hashable | list[Hashable]) -> Effect:
         if isinstance(key, list):

@@ -367,7 +367,8 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=
     job.run(items(), fold, "the model's chunks")
     if told:
         # every answer that came back is kept by the client's model (engine.outputs_from_answer)
-        raise OutputsFound(told[0].width, [a for found in told for a in found.answers])
+        raise OutputsFound(told[0].width, [a for found in told for a in found.answers],
+                           names=told[0].names)
     return segments
 
 

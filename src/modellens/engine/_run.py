@@ -125,7 +125,7 @@ def outputs_from_answer(model, attempt):
         try:
             return attempt()
         except OutputsFound as found:
-            model.settle_outputs(found.width, answers=found.answers)
+            model.settle_outputs(found.width, answers=found.answers, names=found.names)
         return attempt()
     finally:
         model.forget_answers()

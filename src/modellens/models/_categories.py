@@ -27,8 +27,8 @@ import pandas as pd
 from .._validation import ModellensWarning, user_stacklevel
 from ..data import Dataset
 
-__all__ = ["Expected", "expected_inputs", "model_feature_names", "is_text", "model_levels",
-           "with_model_levels"]
+__all__ = ["Expected", "expected_inputs", "model_feature_names", "lightgbm_names", "is_text",
+           "model_levels", "with_model_levels"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,35 @@ def model_feature_names(model) -> list | None:
             and hasattr(model, "feature_names"):
         names = model.feature_names
     return None if names is None else [str(n) for n in names]
+
+
+def lightgbm_names(model, columns, names=None) -> list[str]:
+    """``columns`` (as ``str``) under the names a LightGBM model stored for them.
+
+    LightGBM stores a column name with each space replaced by ``_`` ("mean
+    radius" is fit as "mean_radius") and predicts by position, so a data
+    column is the one the model was fit on when it is the only column that
+    reads as a stored name with its spaces as ``_`` (and that stored name is
+    not a column itself).  Every other column, and every column for any
+    other model, keeps its name.  ``names``: the stored names, when the
+    caller has them (default :func:`model_feature_names`).
+    """
+    columns = [str(c) for c in columns]
+    if not type(model).__module__.startswith("lightgbm"):
+        return columns
+    names = model_feature_names(model) if names is None else [str(n) for n in names]
+    if names is None:
+        return columns
+    have, stored = set(columns), set(names)
+    renamed = list(columns)
+    for name in names:
+        if name in have:
+            continue
+        found = [j for j, c in enumerate(columns)
+                 if c not in stored and c.replace(" ", "_") == name]
+        if len(found) == 1:
+            renamed[found[0]] = name
+    return renamed
 
 
 def expected_inputs(model, names=None) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["select_output", "select_outputs", "OutputsFound", "output_position"]
+__all__ = ["select_output", "select_outputs", "OutputsFound", "output_position", "own_output"]
 
 #: The hint for several outputs per row when ``target=`` can pick one.
 PASS_TARGET = (" The model returns several outputs per row; pass target= (the column to explain; "
@@ -20,12 +20,15 @@ class OutputsFound(Exception):
     holds the answers that told them, each ``(kind, rows, answer)``: the
     model keeps them and serves them when the same rows are asked again, so
     no row is paid twice (they travel with the exception from a Dask worker).
+    ``names``: the outputs' names the answer gave (a DataFrame's columns, a
+    Series' name), or None.
     """
 
-    def __init__(self, width: int, answers=()):
-        super().__init__(width, tuple(answers))
+    def __init__(self, width: int, answers=(), names=None):
+        super().__init__(width, tuple(answers), names)
         self.width = width
         self.answers = tuple(answers)
+        self.names = names
 
 
 def select_output(y, index, m, *, required=True, several_hint=PASS_TARGET):
@@ -99,6 +102,27 @@ def output_position(outputs, labels, output) -> int:
         return int(output) % k
     raise KeyError(f"{output!r} is none of the outputs {outputs} (nor their labels "
                    f"{labels}, nor a position 0..{k - 1}).")
+
+
+def own_output(name, output) -> None:
+    """Check that ``output`` names a single-output result's one output; KeyError otherwise.
+
+    The same names :func:`output_position` takes: the output's name, the class
+    label it explains (``"setosa"`` for ``"P(y = setosa)"``) or the position
+    0 (or -1), so ``result.for_output(o)`` of a result asked for with
+    ``target=[o]`` is the result itself.
+    """
+    if isinstance(output, (int, np.integer)) and not isinstance(output, (bool, np.bool_)) \
+            and int(output) in (0, -1):
+        return
+    if name is not None and isinstance(output, (str, int, float, np.integer, np.floating)):
+        if output == name:
+            return
+        head, sep, label = str(name).partition("(y = ")
+        if sep and label.endswith(")") and label[:-1] == str(output):
+            return
+    raise KeyError(f"the result has one output, {name!r}; {output!r} is neither its name, "
+                   "its class label nor the position 0.")
 
 
 def _kind(x):

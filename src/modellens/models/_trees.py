@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError, NotATreeModelError, is_integer
+from ._categories import lightgbm_names
 from ._tree_checks import (check_category_table, check_ensemble, check_lightgbm_text,
                            check_sklearn_objects, check_xgboost_model)
 from .adapter import _requested_outputs as requested_outputs
@@ -869,7 +870,8 @@ def unfit_data(ens, model, dataset, X, *, categorical=False):
                 "as numbers; encoded codes are not the values the model saw")
     fitted = getattr(model, "feature_names_in_", None)
     if fitted is not None and isinstance(X, pd.DataFrame):
-        if [str(c) for c in X.columns] != [str(c) for c in fitted]:
+        # LightGBM's names have "_" for the data's spaces: the same columns
+        if lightgbm_names(model, X.columns, fitted) != [str(c) for c in fitted]:
             return (f"X's columns {list(X.columns)} are not the model's columns "
                     f"{list(fitted)} in the same order")
     return None

@@ -196,6 +196,9 @@ class Model:
         #: columns of the model's whole answer, checked at every call (multi-output only)
         self._answer_width: int | None = None
         self.output_labels: list = []
+        #: the output names a plain callable's answer gave (a DataFrame's columns, a
+        #: Series' name), once it has answered; None until then or when it gives none
+        self._answer_names: list[str] | None = None
         wanted = _requested_outputs(target, several)
         classes = _response_classes(model, response_method)
         if several and target is None and classes is not None and len(classes) > 2:
@@ -226,6 +229,31 @@ class Model:
         else:
             self._fn, self.output_name, self.class_index, self.negate, self.explained_class = \
                 self._choose_response(self.model, target, self.response_method)
+            self.output_name = self._answer_name(self.output_name)
+
+    def _answer_name(self, default: str) -> str:
+        """The name the answer gave the explained column (``default`` if it gave none).
+
+        One rule for every method: a plain callable that returns a DataFrame
+        names its outputs by its columns, one that returns a Series by its name.
+        """
+        names = self._answer_names
+        if names is None or self._fn is not self.model or self.framework is not None:
+            return default
+        j = self.class_index
+        if j is None:
+            return names[0] if len(names) == 1 else default
+        return names[j] if len(names) > 1 and -len(names) <= j < len(names) else default
+
+    def _note_names(self, out) -> None:
+        """Keep the output names of a plain callable's answer that tells its outputs.
+
+        Called while the outputs are unknown (the first answer, a probe): an
+        output fixed before any answer (``target=`` a column) keeps its name,
+        which the methods' plans, made before the first answer, carry.
+        """
+        if self._answer_names is None and self._fn is self.model and self.framework is None:
+            self._answer_names = _answer_names(out)
 
     # ------------------------------------------------------------ outputs
     @property
@@ -293,7 +321,7 @@ class Model:
     #: and its first answer checks them instead.
     _PROBES = True
 
-    def settle_outputs(self, width: int | None = None, *, answers=()) -> None:
+    def settle_outputs(self, width: int | None = None, *, answers=(), names=None) -> None:
         """Fix the number of outputs: ``width`` columns (from :class:`OutputsFound`), or probe.
 
         Without ``width`` the model answers one data row (not counted in
@@ -307,6 +335,8 @@ class Model:
         with self._count_lock:
             new = tuple(a for a in answers if not any(a is b for b in self._kept))
             self._kept = self._kept + new
+        if names is not None and self._answer_names is None and self._fn is self.model:
+            self._answer_names = list(names)  # told by a copy of the model (a Dask worker)
         width = self._probe() if width is None else width
         if self._wanted is not None:
             if width is None or width == 1:
@@ -320,6 +350,8 @@ class Model:
             self._undetermined = False
             if width is not None and width > 1:
                 self._set_outputs(list(range(width)), list(range(width)), width)
+            else:
+                self.output_name = self._answer_name(self.output_name)
         self.outputs = list(self.outputs) if self._columns is not None else [self.output_name]
 
     def forget_answers(self) -> None:
@@ -327,8 +359,11 @@ class Model:
         with self._count_lock:
             self._kept = ()
 
-    def _keep(self, kind: str, rows: np.ndarray, answer: np.ndarray) -> OutputsFound:
+    def _keep(self, kind: str, rows: np.ndarray, answer: np.ndarray,
+              width: int | None = None) -> OutputsFound:
         """Keep the answer that told the outputs; the OutputsFound that carries it.
+
+        ``width``: the number of outputs (default: the answer's last axis).
 
         ``rows`` must be a copy taken before the model's call (a model may
         write into its rows); the block is served by :meth:`_take_kept`.
@@ -336,7 +371,8 @@ class Model:
         block = (kind, rows, answer)
         with self._count_lock:
             self._kept = self._kept + (block,)
-        return OutputsFound(int(answer.shape[-1]), [block])
+        width = int(answer.shape[-1]) if width is None else width
+        return OutputsFound(width, [block], names=self._answer_names)
 
     def _take_kept(self, kind: str, rows: np.ndarray) -> tuple[list, int]:
         """The kept answers of the leading rows of ``rows``, and how many rows they cover.
@@ -376,11 +412,13 @@ class Model:
         if rows.shape[0] == 0:
             return None
         try:
-            out = np.asarray(to_numpy(self._call(rows)))
+            answer = self._call(rows)
+            out = np.asarray(to_numpy(answer))
         except Exception as exc:
             if strict:
                 raise self._raised(exc, 1) from exc
             return None
+        self._note_names(answer)
         if out.ndim == 2 and out.shape[1] > 1:
             return int(out.shape[1])
         return None
@@ -522,6 +560,8 @@ class Model:
             except Exception as exc:
                 raise self._raised(exc, len(asked)) from exc
             self.account(1, len(asked))
+            if self._undetermined:
+                self._note_names(out)
             return _numbers(to_numpy(out))
 
         return self._check(self._answer("predict", rows, ask), rows, kind="predict", held=held)
@@ -541,6 +581,20 @@ class Model:
         """The error saying the model raised ``exc`` on ``m`` rows, and what it was given."""
         form = "tensor" if self.framework == "torch" else \
             "DataFrame" if self.as_frame else "array"
+        fitted = getattr(self.model, "feature_names_in_", None)
+        if fitted is not None and self.framework is None and not self.dataset.is_frame:
+            # fit on named columns (a ColumnTransformer selecting them by name, say): the
+            # cause is X, not the model; its names are not guessed for it (a wrong order
+            # would explain a different model without an error)
+            fitted = [str(c) for c in fitted]
+            same = len(fitted) == len(self.dataset.feature_names)
+            return ModelError(
+                f"the model was fit on a DataFrame with columns {fitted} and raised "
+                f"{type(exc).__name__} on the array X of {len(self.dataset.feature_names)} "
+                "columns: pass X as a DataFrame with those columns"
+                + (" (X has as many columns: if they are in that order, "
+                   "pd.DataFrame(X, columns=model.feature_names_in_))" if same else "")
+                + f". The model's error: {exc}")
         return ModelError(f"the model raised {type(exc).__name__} while predicting {m} rows "
                           f"(input: {form} with columns {self.dataset.feature_names}): {exc}")
 
@@ -651,6 +705,10 @@ class Model:
                 raise self._keep(kind, rows.copy() if held is None else held, out)
             if self._wanted is not None:
                 self.settle_outputs(1)  # refused: the list names columns of one output
+            if self._answer_names is not None:
+                # a named Series: its name is the output's, which the plans made so far
+                # lack; the pass is planned again (this answer kept, as for several)
+                raise self._keep(kind, rows.copy() if held is None else held, out, width=1)
             self._undetermined = False  # from now on, every answer has one output
         if self._columns is not None:
             try:
@@ -701,6 +759,22 @@ class Model:
 #: then NaN.  Below it, a result that still overflows is refused by the engine
 #: (``engine._run._check_overflow``).
 MAX_MAGNITUDE = float(np.finfo(np.float64).max) / 2.0**16
+
+
+def _answer_names(out) -> list[str] | None:
+    """The output names an answer carries: a DataFrame's columns, a named Series' name.
+
+    None for anything else, for a DataFrame's default labels 0..k-1, and for
+    names that repeat (they could not tell the outputs apart).
+    """
+    if isinstance(out, pd.DataFrame):
+        if isinstance(out.columns, pd.RangeIndex) and out.columns.start == 0:
+            return None
+        names = [str(c) for c in out.columns]
+        return names if len(set(names)) == len(names) else None
+    if isinstance(out, pd.Series) and out.name is not None:
+        return [str(out.name)]
+    return None
 
 
 def _numbers(out) -> np.ndarray:

@@ -32,9 +32,11 @@ import pandas as pd
 from .._validation import InvalidParameterError
 from ..data import as_pandas
 from ..models import (Expected, UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
-                      check_xgboost_model, expected_inputs, is_text, model_feature_names)
+                      check_xgboost_model, expected_inputs, is_text, lightgbm_names,
+                      model_feature_names)
 
-__all__ = ["Expected", "expected_inputs", "model_feature_names", "read_table", "conform",
+__all__ = ["Expected", "expected_inputs", "model_feature_names", "lightgbm_names", "read_table",
+           "conform",
            "check_frame", "load_model_file", "SAFE_TYPES", "FileError"]
 
 
