@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import modellens as ml
-from modellens.attribution._coalitions import game_shapley
+from modellens.attribution._coalitions import game_shapley, size_weights
 from shapley_games import correlated_normal, exact_values, interacting
 
 SHAPLEY = sys.modules["modellens.attribution.shapley"]
@@ -210,7 +210,12 @@ def test_each_fold_is_corrected_by_a_proxy_fit_without_it(games, monkeypatch):
         keep = fold != k
         S = np.concatenate([Se, est.pairs[0][keep]])
         diff = np.concatenate([diff_e, yy[keep, 0] - yy[keep, 1]])
-        w = np.concatenate([w_e, est.w_sampled * counts[keep] / (2.0 * T)])
+        # a draw of size s is importance-weighted: the kernel's law over the sampled sizes
+        # over the uniform one it is drawn from
+        sizes = est.pairs[0][keep].sum(axis=1)
+        mu = size_weights(d)[np.asarray(est.sampled_sizes) - 1]
+        ratio = size_weights(d)[sizes - 1] / mu.sum() * len(mu)
+        w = np.concatenate([w_e, est.w_sampled * counts[keep] * ratio / (2.0 * T)])
         direct = real.fit(S, diff, w, lam=lam)
         masks = all_masks(d)
         np.testing.assert_allclose(proxy(masks), direct(masks), rtol=1e-7,

@@ -44,11 +44,17 @@ def test_stops_where_the_exact_error_is_within_the_tolerance(game10, algorithm, 
 @pytest.mark.parametrize("algorithm", SAMPLING)
 def test_tighter_tolerance_costs_more_and_errs_less(game10, algorithm):
     rows, bg, exact = game10
-    loose, tight = (ml.shapley(interacting, rows, background=bg, algorithm=algorithm, tol=t,
-                               max_evals=6000, random_state=1) for t in (0.05, 0.01))
-    assert tight.sampling.model_rows.sum() > 2 * loose.sampling.model_rows.sum()
-    err = [np.sum((a.values - exact) ** 2) for a in (loose, tight)]
-    assert err[1] < err[0] / 3
+    err = np.zeros(2)
+    for seed in (1, 2, 3):  # one seed's squared error is itself noisy: sum three
+        loose, tight = (ml.shapley(interacting, rows, background=bg, algorithm=algorithm,
+                                   tol=t, max_evals=6000, random_state=seed)
+                        for t in (0.05, 0.01))
+        assert tight.sampling.model_rows.sum() > 2 * loose.sampling.model_rows.sum()
+        err += [np.sum((a.values - exact) ** 2) for a in (loose, tight)]
+    # the tight rule spends about 3x the rows (permutation sampling reaches its cap on half
+    # the rows), so its squared error falls at least 2x; a rule that did not sharpen the
+    # values would leave the ratio near 1
+    assert err[1] < err[0] / 2
 
 
 @pytest.mark.parametrize("algorithm", SAMPLING)

@@ -8,7 +8,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import confusion_matrix
 
 import modellens as ml
-from modellens import InvalidParameterError
 
 SMALL = dict(n_explain=6, n_background=8, grid=5, shapley_budget=20_000, progress=False)
 FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
@@ -176,17 +175,20 @@ def test_tree_rows_keep_the_page_bounded():
                                atol=1e-9)
 
 
-def test_a_one_column_y_of_a_model_with_several_outputs_is_refused_not_scored_against_the_first():
+def test_a_one_column_y_of_a_model_with_several_outputs_is_not_scored_against_the_first():
     """A multi-output regressor and one y: which output y measures is unknown (the first was
-    scored against it, R^2 -315 on linnerud's pulse); with target= the right one is scored."""
+    scored against it, R^2 -315 on linnerud's pulse); the page says so instead of a number,
+    and with target= the right output is scored."""
     from sklearn.datasets import load_linnerud
     from sklearn.ensemble import RandomForestRegressor
     from sklearn.metrics import r2_score
 
     X, Y = load_linnerud(return_X_y=True, as_frame=True)
     model = RandomForestRegressor(n_estimators=20, random_state=0).fit(X, Y)
-    with pytest.raises(InvalidParameterError, match="3 outputs.*target="):
-        ml.report(model, X, Y["Pulse"], sections=["quality"])
+    with pytest.warns(ml.ModellensWarning, match="3 outputs.*not scored.*target="):
+        rep = ml.report(model, X, Y["Pulse"], sections=["quality"])
+    quality = rep.sections["quality"]
+    assert quality.data["metrics"] == {} and "not scored" in " ".join(quality.notes)
     rep = ml.report(model, X, Y["Pulse"], target=2, sections=["quality"])
     expected = r2_score(Y["Pulse"], model.predict(X)[:, 2])
     assert rep.sections["quality"].data["metrics"]["r2"] == pytest.approx(expected, abs=1e-12)

@@ -57,6 +57,8 @@ class Game:
     value_function: str = ""
     offers_rows = True
     model: Model | InputModel | None = None  # what answers the game's rows
+    n_explained: int
+    n_players: int
 
     def coalition_rows(self, masks, rows=None):
         """A segment whose result is :math:`v_i(S)` for each (row, mask).

@@ -249,13 +249,14 @@ class ProxyKernelEstimator(KernelEstimator):
         sampled ones; canonical members, differences, kernel weights (and the sampled
         pairs' two values)."""
         counts, n_draws = self.counts[i], int(self.n_draws[i])
+        ratio = self._ratio[self.pairs[i].sum(axis=1)]  # importance weights p_s / q_s
         yy = np.concatenate(self._y[i]) - v0
         # the proxy is a game of the row's players that are not null
         S = np.concatenate([self.enum_masks[self._canon_e], self.pairs[i]])[:, ~self.null[i]]
         diff = np.concatenate([enum_y[self._canon_e] - enum_y[self._comp_e],
                                yy[:, 0] - yy[:, 1]])
         w = np.concatenate([self.enum_weights[self._canon_e],
-                            self.w_sampled * counts / (2.0 * n_draws)])
+                            self.w_sampled * counts * ratio / (2.0 * n_draws)])
         return S, diff, w, yy
 
     def _halves(self, i, enum_y, delta, v0):
@@ -264,6 +265,7 @@ class ProxyKernelEstimator(KernelEstimator):
         n_e = len(self._canon_e)
         S, diff, w, yy = self._proxy_data(i, enum_y, v0)
         counts = self.counts[i]
+        ratio = self._ratio[self.pairs[i].sum(axis=1)]
         half = np.arange(len(self.pairs[i])) % 2
         parts = []
         for a in (0, 1):
@@ -276,13 +278,14 @@ class ProxyKernelEstimator(KernelEstimator):
             pairs = self.pairs[i][use]
             r = np.concatenate([yy[use, 0] - proxy(pairs), yy[use, 1] - proxy(~pairs)])
             phi, se = self._residual_fit(i, enum_y - proxy(self.enum_masks), pairs, r,
-                                         counts[use], delta - proxy.total)
+                                         counts[use], ratio[use], delta - proxy.total)
             parts.append((phi + proxy.shapley, se))
         return 0.5 * (parts[0][0] + parts[1][0]), 0.5 * np.hypot(parts[0][1], parts[1][1])
 
-    def _residual_fit(self, i, enum_r, pairs, r, counts, total):
+    def _residual_fit(self, i, enum_r, pairs, r, counts, ratio, total):
         """KernelSHAP of a residual game: its enumerated values ``enum_r``, the values
-        ``r`` of the sampled ``pairs`` (members, then complements) drawn ``counts`` times:
+        ``r`` of the sampled ``pairs`` (members, then complements) drawn ``counts`` times
+        with importance weights ``ratio``:
         ``(values, delta-method standard errors)``."""
         d = self.d
         A = np.zeros((d, d))
@@ -294,12 +297,12 @@ class ProxyKernelEstimator(KernelEstimator):
             b = enum_r @ wZ
         n_draws = int(counts.sum())
         Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
-        wZ = Z * (self.w_sampled * np.concatenate([counts, counts]) / (2.0 * n_draws))[:, None]
+        wZ = Z * (self.w_sampled * np.tile(counts * ratio, 2) / (2.0 * n_draws))[:, None]
         A = A + wZ.T @ Z
         b = b + r @ wZ
         active = ~self.null[i]
         phi, C = constrained_fit(A, b, total, active)
-        return phi, self._standard_error(Z, r, phi, counts, n_draws, C, active)
+        return phi, self._standard_error(Z, r, phi, counts, n_draws, C, active, ratio)
 
     def _corrected(self, i, enum_y, delta, v0):
         """Row ``i`` pooled: each fold's draws minus a proxy fit on the enumerated pairs
@@ -307,6 +310,8 @@ class ProxyKernelEstimator(KernelEstimator):
         mean proxy values (see the module docstring)."""
         d = self.d
         pairs, counts, n_draws = self.pairs[i], self.counts[i], int(self.n_draws[i])
+        ratio = self._ratio[pairs.sum(axis=1)]
+        weight = counts * ratio  # each pair's share of the sampled kernel weight
         L = len(pairs)
         n_e = len(self._canon_e)
         S, diff, w, yy = self._proxy_data(i, enum_y, v0)
@@ -343,10 +348,10 @@ class ProxyKernelEstimator(KernelEstimator):
             r_in[mine] = yy[mine, 0] - proxy(z)
             r_out[mine] = yy[mine, 1] - proxy(~z)
             # the fixed coalitions see the mean proxy, weighted as the folds' draws
-            share = counts[mine].sum() / n_draws
+            share = weight[mine].sum() / weight.sum()
             g_enum += share * proxy(enum)
             g_values += share * proxy.shapley
             g_total += share * proxy.total
         phi, se = self._residual_fit(i, enum_y - g_enum, pairs, np.concatenate([r_in, r_out]),
-                                     counts, delta - g_total)
+                                     counts, ratio, delta - g_total)
         return phi + g_values, se

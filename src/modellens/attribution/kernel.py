@@ -12,6 +12,16 @@ this regression on part of the coalitions: the sizes with the most kernel
 weight are enumerated completely, the rest is sampled in complementary pairs
 (:math:`S` with :math:`N \setminus S`, Covert & Lee 2021), and the efficiency
 constraint is imposed exactly.
+
+The sampled pairs' sizes are drawn uniformly from the sampled sizes, not in
+proportion to their kernel mass :math:`\mu_s`: the leverage scores of the
+kernel regression are equal across sizes (Musco & Witter 2025, Leverage
+SHAP), and with a residual variance that grows with :math:`s(d-s)` the
+error of the fit, :math:`\propto \sum_s \mu_s \sigma_s^2 / q_s`, is
+smallest near the uniform law.  Each draw of size :math:`s` carries the
+importance weight :math:`p_s / q_s` (:math:`p` the kernel's law over the
+sampled sizes, :math:`q` the uniform one), so that every coalition's
+expected weight stays its Shapley-kernel weight.
 """
 
 from __future__ import annotations
@@ -165,8 +175,12 @@ class KernelEstimator:
         self.sampled_sizes = sampled
         #: distinct complementary pairs there are to sample
         self.capacity = sum(comb(d, s) for s in sampled) // 2
-        self._p = None if not sampled else mu[np.asarray(sampled) - 1] / \
-            mu[np.asarray(sampled) - 1].sum()
+        self._p = None if not sampled else np.full(len(sampled), 1.0 / len(sampled))
+        #: importance weight p_s / q_s of a draw of size s (the kernel's law over the
+        #: sampled sizes over the uniform one it is drawn from)
+        self._ratio = np.zeros(d + 1)
+        if sampled:
+            self._ratio[sampled] = mu[np.asarray(sampled) - 1] / self.w_sampled * len(sampled)
         self.segments = []
         self._enum = None
         if len(self.enum_masks):
@@ -256,8 +270,10 @@ class KernelEstimator:
                 yy = np.concatenate(self._y[i])
                 y = np.concatenate([yy[:, 0], yy[:, 1]]) - v0
                 counts, n_draws = self.counts[i], self.n_draws[i]
-                # every draw gives its pair the weight left to sample / (2 draws)
-                w = self.w_sampled * np.concatenate([counts, counts]) / (2.0 * n_draws)
+                ratio = self._ratio[pairs.sum(axis=1)]
+                # every draw gives its pair the weight left to sample / (2 draws), times
+                # its importance weight
+                w = self.w_sampled * np.tile(counts * ratio, 2) / (2.0 * n_draws)
                 if len(pairs) >= self.capacity:
                     # every coalition drawn: the exact kernel weights, no sampling error
                     size = Z.sum(axis=1).astype(int)
@@ -269,15 +285,16 @@ class KernelEstimator:
             values[i], C = constrained_fit(A, b, delta[i], ~self.null[i])
             if sampled:
                 std[i] = self._standard_error(Z, y, values[i], counts, n_draws, C,
-                                              ~self.null[i])
+                                              ~self.null[i], ratio)
         return Estimate(values, std, v0, fx)
 
-    def _standard_error(self, Z, y, phi, counts, n_draws, C, active):
+    def _standard_error(self, Z, y, phi, counts, n_draws, C, active, ratio):
         r"""Delta-method standard error of the sampled part.
 
         The sampled pairs enter the normal equations as a mean over draws of
-        :math:`g = \frac{W}{2}(z r + \bar z \bar r)` (:math:`r` the residual
-        of a coalition, :math:`\bar z` the complement), and the constrained
+        :math:`g = \frac{W}{2}\frac{p_s}{q_s}(z r + \bar z \bar r)` (:math:`r`
+        the residual of a coalition, :math:`\bar z` the complement,
+        ``ratio`` the importance weights :math:`p_s / q_s`), and the constrained
         solution moves by :math:`C\,\delta g` with :math:`C` the top-left
         block of the inverse KKT matrix, so
         :math:`\operatorname{Var}\phi \approx C\,\operatorname{Cov}(g)\,C / T`.
@@ -295,11 +312,12 @@ class KernelEstimator:
         if n_draws < 2 or len(np.unique(canonical, axis=0)) < active.sum():
             return np.where(active, np.nan, 0.0)
         r = y - Z @ phi
-        g = 0.5 * self.w_sampled * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
+        scale = 0.5 * self.w_sampled * ratio
+        g = scale[:, None] * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
         u = g @ C
         # residuals at the fitted values understate the error of a draw; inflate each
         # draw by its leverage, as the HC3 sandwich estimator does
-        leverage = 0.5 * self.w_sampled / n_draws * (
+        leverage = scale / n_draws * (
             np.einsum("ij,jk,ik->i", Z[:L], C, Z[:L]) + np.einsum("ij,jk,ik->i", Z[L:], C, Z[L:]))
         u = u / np.maximum(1.0 - leverage, 0.05)[:, None]
         dev = u - counts @ u / n_draws

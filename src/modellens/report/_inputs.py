@@ -124,6 +124,7 @@ class Inputs:
     output_position: int = 0
     output_labels: tuple = ()
     scatter_index: tuple = ()
+    unscored: str | None = None
 
 
 def take_rows(X, positions):
@@ -160,6 +161,7 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
     outputs: tuple = ()
     all_predictions = None
     position = 0
+    unscored = None
     labels: tuple = ()
     if predicted.ndim == 2:
         # several outputs and no target: the effects show every one; the sections that
@@ -172,10 +174,10 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         if y is not None and not probability:
             # y is one column and the outputs are not one target's classes: which output it
             # measures is unknown, and scoring the first against it would be a wrong number
-            raise InvalidParameterError(
-                f"the model has {len(outputs)} outputs ({', '.join(outputs)}) and y is one "
-                "column: say which output y is the target of with target= (its position, "
-                "target=0 for the first), or leave y out.")
+            unscored = (f"The model has {len(outputs)} outputs ({', '.join(outputs)}) and y is "
+                        "one column: which output y measures is unknown, so the model is not "
+                        "scored. Say it with target= (its position, target=0 for the first; "
+                        "--class on the command line).")
         position = int(np.argmax(np.nanmean(all_predictions, axis=0))) if probability else 0
         labels = tuple(classes) if classes is not None else tuple(range(len(outputs)))
         target = labels[position]
@@ -227,6 +229,7 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
             grids[j] = grid
     return Inputs(
         model=model, X=X, y=y, target=target, dataset=dataset, features=features,
+        unscored=unscored,
         sample_index=_frozen(sample_index), X_sample=take_rows(X, sample_index),
         sample_dataset=sample_dataset, explain_index=explain_index,
         X_explain=take_rows(X, explain_index), background_index=_frozen(background_index),

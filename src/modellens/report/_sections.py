@@ -11,6 +11,7 @@ pictures.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -324,6 +325,11 @@ def quality_section(inputs, found) -> Section:
     from sklearn import metrics
 
     sec = Section("quality", "Model quality")
+    if inputs.unscored:
+        warnings.warn(inputs.unscored, ModellensWarning, stacklevel=2)
+        sec.notes.append(inputs.unscored)
+        sec.data.update(task=None, metrics={})
+        return sec
     y = inputs.y
     pred = np.asarray(inputs.prediction)
     keep = ~_isnan(y)
