@@ -37,8 +37,11 @@ from ._games import Estimate
 __all__ = ["KernelEstimator", "constrained_fit", "split_sizes"]
 
 
-def split_sizes(d: int, budget: int):
+def split_sizes(d: int, budget: int, *, enumerate_borders: bool = True):
     r"""Which coalition sizes to enumerate and how many pairs to sample.
+
+    With ``enumerate_borders=False`` no size is enumerated (all are sampled)
+    unless the budget covers every coalition.
 
     Size groups ``(s, d - s)`` are taken smallest ``s`` first (they carry the
     most kernel weight per coalition).  A group is enumerated when its
@@ -58,6 +61,10 @@ def split_sizes(d: int, budget: int):
         coalitions each).
     """
     mu = size_weights(d)
+    if not enumerate_borders and budget < 2 ** d - 2:
+        sizes = list(range(1, d))
+        capacity = sum(comb(d, s) for s in sizes) // 2
+        return [], sizes, int(min(budget // 2, capacity))
     groups = [(s,) if 2 * s == d else (s, d - s) for s in range(1, d // 2 + 1)]
     left, w_left = budget, 1.0
     enumerated = []
@@ -160,12 +167,13 @@ class KernelEstimator:
     stopping rule of :mod:`._stopping`), continuing each row's draws.
     """
 
-    def __init__(self, game, n_samples: int, streams):
+    def __init__(self, game, n_samples: int, streams, *, enumerate_borders: bool = True):
         n, d = game.n_explained, game.n_players
         self.n, self.d, self.game = n, d, game
         #: players that change no coalition's worth, per row: left out of every fit (value 0)
         self.null = game.null_players()
-        enumerated, sampled, n_complementary = split_sizes(d, n_samples)
+        enumerated, sampled, n_complementary = split_sizes(
+            d, n_samples, enumerate_borders=enumerate_borders)
         mu = size_weights(d)
         self.enum_masks = _all_of_size(d, enumerated)
         self.enum_weights = np.array([mu[m.sum() - 1] / comb(d, int(m.sum()))
