@@ -426,7 +426,9 @@ def comparison(ours_rows, multiples):
             entry = dict(dataset=name, m=f"{k}d", published_median=lev[name][2],
                          shap_kernel_published_median=best_kernel[name][2])
             if row is None:
-                entry.update(ours_median=np.nan, note="not rebuilt: " + NOT_REBUILT[name])
+                why = "not rebuilt: " + NOT_REBUILT[name] if name in NOT_REBUILT \
+                    else "not run (--datasets)"
+                entry.update(ours_median=np.nan, note=why)
             else:
                 entry.update(ours_median=row["median"], ours_q1=row["q1"], ours_q3=row["q3"],
                              ours_mean=row["mean"],
