@@ -66,7 +66,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._games import Estimate
-from .kernel import KernelEstimator, constrained_fit
+from .kernel import KernelEstimator
 
 __all__ = ["ProxyKernelEstimator"]
 
@@ -278,7 +278,7 @@ class ProxyKernelEstimator(KernelEstimator):
         diff = np.concatenate([enum_y[self._canon_e] - enum_y[self._comp_e],
                                yy[:, 0] - yy[:, 1]])
         w = np.concatenate([self.enum_weights[self._canon_e],
-                            self.w_sampled * counts * ratio / (2.0 * n_draws)])
+                            self.sampled_weights(counts, ratio, n_draws)])
         return S, diff, w, yy
 
     def _halves(self, i, enum_y, delta, v0):
@@ -309,22 +309,8 @@ class ProxyKernelEstimator(KernelEstimator):
         ``r`` of the sampled ``pairs`` (members, then complements) drawn ``counts`` times
         with importance weights ``ratio``:
         ``(values, delta-method standard errors)``."""
-        d = self.d
-        A = np.zeros((d, d))
-        b = np.zeros(d)
-        if len(self.enum_masks):
-            Z = self.enum_masks.astype(np.float64)
-            wZ = Z * self.enum_weights[:, None]
-            A = wZ.T @ Z
-            b = enum_r @ wZ
-        n_draws = int(counts.sum())
-        Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
-        wZ = Z * (self.w_sampled * np.tile(counts * ratio, 2) / (2.0 * n_draws))[:, None]
-        A = A + wZ.T @ Z
-        b = b + r @ wZ
-        active = ~self.null[i]
-        phi, C = constrained_fit(A, b, total, active)
-        return phi, self._standard_error(Z, r, phi, counts, n_draws, C, active, ratio)
+        return self._fit_row(i, enum_r @ self._enum_wZ, pairs, r, counts, ratio,
+                             int(counts.sum()), total)
 
     def _corrected(self, i, enum_y, delta, v0):
         """Row ``i`` pooled: each fold's draws minus a proxy fit on the enumerated pairs

@@ -179,6 +179,11 @@ class KernelEstimator:
         self.enum_weights = np.array([mu[m.sum() - 1] / comb(d, int(m.sum()))
                                       for m in self.enum_masks])
         self.w_sampled = float(sum(mu[s - 1] for s in sampled))
+        # the enumerated coalitions' part of every row's normal equations: A the same for
+        # every row and fit, b = values @ _enum_wZ
+        Z = self.enum_masks.astype(np.float64)
+        self._enum_wZ = Z * self.enum_weights[:, None]
+        self._A_enum = self._enum_wZ.T @ Z
         self._mu = mu
         self.sampled_sizes = sampled
         #: distinct complementary pairs there are to sample
@@ -260,41 +265,45 @@ class KernelEstimator:
         self._absorb()
         n, d = self.n, self.d
         delta = fx - v0
-        A0 = np.zeros((d, d))
         b0 = np.zeros((n, d))
         if self._enum is not None:
-            Z = self.enum_masks.astype(np.float64)
-            wZ = Z * self.enum_weights[:, None]
-            A0 = wZ.T @ Z
-            b0 = (self._enum.result.reshape(n, -1) - v0) @ wZ
+            b0 = (self._enum.result.reshape(n, -1) - v0) @ self._enum_wZ
         values = np.empty((n, d))
         std = np.zeros((n, d))
         for i in range(n):
-            A, b = A0, b0[i]
-            sampled = len(self.pairs[i]) > 0
-            if sampled:
-                pairs = self.pairs[i]
-                Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
+            pairs = self.pairs[i]
+            A, b = self._A_enum, b0[i]
+            if len(pairs):
                 yy = np.concatenate(self._y[i])
                 y = np.concatenate([yy[:, 0], yy[:, 1]]) - v0
-                counts, n_draws = self.counts[i], self.n_draws[i]
-                ratio = self._ratio[pairs.sum(axis=1)]
-                # every draw gives its pair the weight left to sample / (2 draws), times
-                # its importance weight
-                w = self.w_sampled * np.tile(counts * ratio, 2) / (2.0 * n_draws)
-                if len(pairs) >= self.capacity:
-                    # every coalition drawn: the exact kernel weights, no sampling error
-                    size = Z.sum(axis=1).astype(int)
-                    w = self._mu[size - 1] / np.array([comb(self.d, k) for k in size])
-                    sampled = False
-                wZ = Z * w[:, None]
-                A = A + wZ.T @ Z
-                b = b + y @ wZ
-            values[i], C = constrained_fit(A, b, delta[i], ~self.null[i])
-            if sampled:
-                std[i] = self._standard_error(Z, y, values[i], counts, n_draws, C,
-                                              ~self.null[i], ratio)
+                if len(pairs) < self.capacity:
+                    values[i], std[i] = self._fit_row(
+                        i, b, pairs, y, self.counts[i], self._ratio[pairs.sum(axis=1)],
+                        self.n_draws[i], delta[i])
+                    continue
+                # every coalition drawn: the exact kernel weights, no sampling error
+                Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
+                size = Z.sum(axis=1).astype(int)
+                wZ = Z * (self._mu[size - 1] / np.array([comb(self.d, k) for k in size]))[:, None]
+                A, b = A + wZ.T @ Z, b + y @ wZ
+            values[i], _ = constrained_fit(A, b, delta[i], ~self.null[i])
         return Estimate(values, std, v0, fx)
+
+    def sampled_weights(self, counts, ratio, n_draws) -> np.ndarray:
+        """Kernel weight of each sampled pair's member (and of its complement): the weight
+        left to sample over ``2 n_draws`` draws, times the pair's count and importance
+        weight ``ratio``."""
+        return self.w_sampled * (counts * ratio) / (2.0 * n_draws)
+
+    def _fit_row(self, i, b_enum, pairs, y, counts, ratio, n_draws, total):
+        """KernelSHAP of row ``i``: the enumerated part ``b_enum`` of its normal equations
+        and its sampled ``pairs``, whose coalitions (members, then complements) are worth
+        ``y``; ``(values, delta-method standard errors)``."""
+        Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
+        wZ = Z * np.tile(self.sampled_weights(counts, ratio, n_draws), 2)[:, None]
+        active = ~self.null[i]
+        phi, C = constrained_fit(self._A_enum + wZ.T @ Z, b_enum + y @ wZ, total, active)
+        return phi, self._standard_error(Z, y, phi, counts, n_draws, C, active, ratio)
 
     def _standard_error(self, Z, y, phi, counts, n_draws, C, active, ratio):
         r"""Delta-method standard error of the sampled part.
