@@ -30,12 +30,13 @@ kernel :math:`\sum_T [T \subseteq A][T \subseteq B] = \binom{|A \cap B|}{3}`
 it was fit on, so a poor proxy costs variance, never bias beyond KernelSHAP's
 own.  Two schemes, one per use:
 
-* *halves* (a fixed budget): the sampled pairs are split in two; the proxy
+* *halves* (a fixed budget, but see large games below): the sampled pairs are split in two; the proxy
   fit on one half (plus the enumerated coalitions, which both share) corrects
   the KernelSHAP fit of the other, and the two are averaged, with the
   standard errors of the two residual fits (the delta method of
   :mod:`.kernel`) combined into that of the average.
-* *pooled* (the stopping rule, ``pooled=True``): the pairs are split into
+* *pooled* (the stopping rule, ``pooled=True``, and large games at small
+  fixed budgets): the pairs are split into
   ``FOLDS`` folds; each fold's draws are corrected by a proxy fit on the
   enumerated pairs and the other folds (all folds' proxies from one inverse of
   the full fit), and one KernelSHAP fit of every residual gives the values
@@ -50,15 +51,19 @@ own.  Two schemes, one per use:
 A row with fewer than ``2 d`` sampled pairs keeps plain KernelSHAP.
 
 Large games at small fixed budgets (``d >= LARGE_GAME`` features and at most
-``SMALL_BUDGET_PER_FEATURE * d`` coalitions) get plain KernelSHAP with no
-size enumerated: the proxy's :math:`\binom d3` cubic terms cannot be fit from
-so few pairs (its halves' errors over-covered, 98-99.7% at 30-60 features),
-and enumerating the borders spends a quarter of an ``8 d`` budget.  On the
-first 30-60 columns of shap's corrgroups60 / independentlinear60 with an
-XGBoost model (Musco & Witter's games, 30 rows each) the paired median error
-fell to 0.65-0.98 of the proxy's at ``8 d`` and ``10 d``, with intervals
-holding 96-98%; at ``16 d`` and at 12-20 features the proxy and the
-enumeration win and are kept.
+``SMALL_BUDGET_PER_FEATURE * d`` coalitions) enumerate no size and correct
+every row with the proxy *pooled* over folds: enumerating the borders spends
+a quarter of an ``8 d`` budget on 60 features, and a proxy fit on half the
+pairs (the halves) is fit on too few of them.  Each draw's residual there
+comes from a proxy, linear terms included, fit without it, so its error is
+taken without the leverage inflation of :mod:`.kernel` (with it the
+intervals held 98-99.6%; without, 92-97%).  On the first 20-60 columns of
+shap's corrgroups60 / independentlinear60 with an XGBoost model (Musco &
+Witter's games, 30 rows each) the paired median error was 0.70-0.97 of the
+earlier rule's (plain KernelSHAP below ``12 d``, the halves with the borders
+enumerated above) at ``8 d`` to ``16 d``, intervals holding 93-97%; at 12
+and 16 features the halves with enumeration stay (the pooled proxy without
+them was 0.73-1.54 there: no consistent gain).
 """
 
 from __future__ import annotations
@@ -70,10 +75,10 @@ from .kernel import KernelEstimator
 
 __all__ = ["ProxyKernelEstimator"]
 
-#: Features from which a small fixed budget is spent on plain sampled KernelSHAP (see module).
-LARGE_GAME = 30
+#: Features from which a small fixed budget samples every size, pooled proxy (see module).
+LARGE_GAME = 20
 #: Coalitions per feature up to which a large game's fixed budget counts as small.
-SMALL_BUDGET_PER_FEATURE = 12
+SMALL_BUDGET_PER_FEATURE = 16
 
 #: Sampled pairs a row needs, per feature, for the proxy (fewer: plain KernelSHAP, which
 #: gives no standard error below d pairs, and which a proxy fit on about d pairs did not
@@ -211,11 +216,13 @@ class ProxyKernelEstimator(KernelEstimator):
 
     def __init__(self, game, n_samples: int, streams, *, pooled: bool = False):
         d = game.n_players
-        #: whether the proxy corrects the fit (a large game at a small fixed budget: no)
-        self.corrects = pooled or d < LARGE_GAME or n_samples > SMALL_BUDGET_PER_FEATURE * d
-        super().__init__(game, n_samples, streams, enumerate_borders=self.corrects)
+        #: a large game at a small fixed budget (see the module docstring): every size
+        #: sampled, the proxy pooled over folds, errors without the leverage inflation
+        self.large_game = (not pooled and d >= LARGE_GAME
+                           and n_samples <= SMALL_BUDGET_PER_FEATURE * d)
+        super().__init__(game, n_samples, streams, enumerate_borders=not self.large_game)
         #: one fit of every draw with ``FOLDS`` fold proxies (True) or two halves (False)
-        self.pooled = pooled
+        self.pooled = pooled or self.large_game
         # the enumerated pairs as (canonical member, its complement's position)
         self._canon_e = self._comp_e = np.zeros(0, dtype=np.int64)
         if len(self.enum_masks):
@@ -241,9 +248,6 @@ class ProxyKernelEstimator(KernelEstimator):
 
     def estimate(self, game) -> Estimate:
         plain = super().estimate(game)
-        if not self.corrects:
-            self.proxy_rows = np.zeros(self.n, dtype=bool)
-            return plain
         v0, fx = game.ends()
         n, d = self.n, self.d
         delta = fx - v0
@@ -304,13 +308,13 @@ class ProxyKernelEstimator(KernelEstimator):
             parts.append((phi + proxy.shapley, se))
         return 0.5 * (parts[0][0] + parts[1][0]), 0.5 * np.hypot(parts[0][1], parts[1][1])
 
-    def _residual_fit(self, i, enum_r, pairs, r, counts, ratio, total):
+    def _residual_fit(self, i, enum_r, pairs, r, counts, ratio, total, cross_fitted=False):
         """KernelSHAP of a residual game: its enumerated values ``enum_r``, the values
         ``r`` of the sampled ``pairs`` (members, then complements) drawn ``counts`` times
         with importance weights ``ratio``:
         ``(values, delta-method standard errors)``."""
         return self._fit_row(i, enum_r @ self._enum_wZ, pairs, r, counts, ratio,
-                             int(counts.sum()), total)
+                             int(counts.sum()), total, cross_fitted=cross_fitted)
 
     def _corrected(self, i, enum_y, delta, v0):
         """Row ``i`` pooled: each fold's draws minus a proxy fit on the enumerated pairs
@@ -361,5 +365,6 @@ class ProxyKernelEstimator(KernelEstimator):
             g_values += share * proxy.shapley
             g_total += share * proxy.total
         phi, se = self._residual_fit(i, enum_y - g_enum, pairs, np.concatenate([r_in, r_out]),
-                                     counts, ratio, delta - g_total)
+                                     counts, ratio, delta - g_total,
+                                     cross_fitted=self.large_game)
         return phi + g_values, se

@@ -295,17 +295,20 @@ class KernelEstimator:
         weight ``ratio``."""
         return self.w_sampled * (counts * ratio) / (2.0 * n_draws)
 
-    def _fit_row(self, i, b_enum, pairs, y, counts, ratio, n_draws, total):
+    def _fit_row(self, i, b_enum, pairs, y, counts, ratio, n_draws, total, *,
+                 cross_fitted=False):
         """KernelSHAP of row ``i``: the enumerated part ``b_enum`` of its normal equations
         and its sampled ``pairs``, whose coalitions (members, then complements) are worth
-        ``y``; ``(values, delta-method standard errors)``."""
+        ``y``; ``(values, delta-method standard errors)``.  ``cross_fitted``: ``y`` are
+        residuals of a proxy fit without each draw (see :meth:`_standard_error`)."""
         Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
         wZ = Z * np.tile(self.sampled_weights(counts, ratio, n_draws), 2)[:, None]
         active = ~self.null[i]
         phi, C = constrained_fit(self._A_enum + wZ.T @ Z, b_enum + y @ wZ, total, active)
-        return phi, self._standard_error(Z, y, phi, counts, n_draws, C, active, ratio)
+        return phi, self._standard_error(Z, y, phi, counts, n_draws, C, active, ratio,
+                                         cross_fitted)
 
-    def _standard_error(self, Z, y, phi, counts, n_draws, C, active, ratio):
+    def _standard_error(self, Z, y, phi, counts, n_draws, C, active, ratio, cross_fitted):
         r"""Delta-method standard error of the sampled part.
 
         The sampled pairs enter the normal equations as a mean over draws of
@@ -315,6 +318,13 @@ class KernelEstimator:
         solution moves by :math:`C\,\delta g` with :math:`C` the top-left
         block of the inverse KKT matrix, so
         :math:`\operatorname{Var}\phi \approx C\,\operatorname{Cov}(g)\,C / T`.
+
+        Residuals at the fitted values understate a draw's error by its leverage
+        :math:`h`, and each draw's term is inflated by :math:`1 / (1 - h)` (the
+        HC3 sandwich), unless ``cross_fitted``: residuals of a proxy that holds
+        the linear terms and was fit without the draw are out-of-sample already,
+        and inflating them again over-covered (99% intervals at 8d on 20-60
+        features where 95% was asked; 92-97% without).
         """
         L = len(counts)
         # Only differences within a pair inform the fit (the efficiency constraint fixes
@@ -332,8 +342,9 @@ class KernelEstimator:
         scale = 0.5 * self.w_sampled * ratio
         g = scale[:, None] * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
         u = g @ C
-        # residuals at the fitted values understate the error of a draw; inflate each
-        # draw by its leverage, as the HC3 sandwich estimator does
+        if cross_fitted:
+            dev = u - counts @ u / n_draws
+            return np.sqrt(counts @ dev ** 2 / (n_draws - 1) / n_draws)
         leverage = scale / n_draws * (
             np.einsum("ij,jk,ik->i", Z[:L], C, Z[:L]) + np.einsum("ij,jk,ik->i", Z[L:], C, Z[L:]))
         u = u / np.maximum(1.0 - leverage, 0.05)[:, None]
