@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._serialize import from_jsonable, to_jsonable
-from .._validation import InvalidParameterError
+from .._serialize import envelope, from_jsonable, open_envelope, to_jsonable
 from ..plot.regions import plot_regions
 from .result import Effect, Effects
 
@@ -343,24 +342,24 @@ class Regions:
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of the trees and every effect; :meth:`from_dict` rebuilds it."""
-        return {"type": "Regions", "method": self.method, "n_rows": self.n_rows,
-                "min_region_rows": self.min_region_rows, "n_permutations": self.n_permutations,
-                "trees": to_jsonable({k: t.to_dict() for k, t in self._trees.items()}),
-                "global": {k: e.to_dict() for k, e in self._global.items()},
-                "regional": {k: [[r, e.to_dict()] for r, e in v.items()]
-                             for k, v in self._regional.items()}}
+        parts = {"method": self.method, "n_rows": self.n_rows,
+                 "min_region_rows": self.min_region_rows, "n_permutations": self.n_permutations,
+                 "trees": to_jsonable({k: t.to_dict() for k, t in self._trees.items()}),
+                 "global": {k: e.to_dict() for k, e in self._global.items()},
+                 "regional": {k: [[r, e.to_dict()] for r, e in v.items()]
+                              for k, v in self._regional.items()}}
+        return envelope("Regions", **parts)
 
     @classmethod
     def from_dict(cls, d: dict) -> Regions:
-        if not isinstance(d, dict) or d.get("type") != "Regions":
-            raise InvalidParameterError("not a dict made by Regions.to_dict().")
-        trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(d["trees"]).items()}
-        return cls(method=d["method"], trees=trees,
+        part = open_envelope(d, "Regions").part
+        trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(part("trees")).items()}
+        return cls(method=part("method"), trees=trees,
                    regional={k: {r: Effect.from_dict(e) for r, e in v}
-                             for k, v in d["regional"].items()},
-                   global_effects={k: Effect.from_dict(e) for k, e in d["global"].items()},
-                   n_rows=d["n_rows"], min_region_rows=d["min_region_rows"],
-                   n_permutations=d["n_permutations"])
+                             for k, v in part("regional").items()},
+                   global_effects={k: Effect.from_dict(e) for k, e in part("global").items()},
+                   n_rows=part("n_rows"), min_region_rows=part("min_region_rows"),
+                   n_permutations=part("n_permutations"))
 
     def __repr__(self):
         lines = [f"Regions(method={self.method!r}, features={self.features})"]

@@ -9,8 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._serialize import from_jsonable, to_jsonable
-from .._validation import InvalidParameterError
+from .._serialize import envelope, open_envelope
 from ..models import output_position, own_output
 from ..plot.effects import plot_effect, plot_effects
 
@@ -322,7 +321,7 @@ class Effect:
             if f.name in ("outputs", "output_labels") and value is None:
                 continue  # a single-output effect's dict is the one it always was
             out[f.name] = value
-        return {"type": type(self).__name__, "fields": to_jsonable(out)}
+        return envelope(type(self).__name__, out)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Effect":
@@ -348,14 +347,12 @@ class Effect:
         True
         """
 
-        kind = d.get("type") if isinstance(d, dict) else None
-        if kind not in Effect._types:
-            raise InvalidParameterError(f"not a dict made by Effect.to_dict() (type {kind!r}).")
-        values = from_jsonable(d["fields"])
+        opened = open_envelope(d, "Effect", kinds=Effect._types)
+        values = opened.fields()
         for name, typ in (("band", Band), ("bins", Bins)):
             if values.get(name) is not None:
                 values[name] = typ(**values[name])
-        return Effect._types[kind](**values)
+        return Effect._types[opened.kind](**values)
 
     def __repr__(self):
         shape = np.shape(self.values)
@@ -647,7 +644,7 @@ class Effects(Mapping):
         >>> with open("effects.json", "w") as f:
         ...     json.dump(effects.to_dict(), f)
         """
-        return {"type": "Effects", "effects": [e.to_dict() for e in self._effects.values()]}
+        return envelope("Effects", effects=[e.to_dict() for e in self._effects.values()])
 
     @classmethod
     def from_dict(cls, d: dict) -> "Effects":
@@ -674,9 +671,7 @@ class Effects(Mapping):
         >>> bool(np.array_equal(back["x1"].values, effects["x1"].values))
         True
         """
-        if not isinstance(d, dict) or d.get("type") != "Effects":
-            raise InvalidParameterError("not a dict made by Effects.to_dict().")
-        return cls([Effect.from_dict(e) for e in d["effects"]])
+        return cls([Effect.from_dict(e) for e in open_envelope(d, "Effects").part("effects")])
 
     def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
         """All effects in one long-format table, one row per feature and grid point.
