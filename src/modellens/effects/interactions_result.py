@@ -245,8 +245,8 @@ class Interactions:
         from .._serialize import from_jsonable, open_envelope
 
         opened = open_envelope(d, "Interactions")
-        if "parts" in d:  # several outputs: one single-output dict each
-            return cls.stack([cls.from_dict(part) for part in d["parts"]],
+        if "outputs" in d:  # several outputs: one single-output dict each
+            return cls.stack([cls.from_dict(part) for part in opened.part("parts")],
                              from_jsonable(opened.part("output_labels")))
         v = opened.fields()
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
