@@ -341,7 +341,24 @@ class Regions:
                             ax=ax, **kwargs)
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of the trees and every effect; :meth:`from_dict` rebuilds it."""
+        """A JSON-safe dict of the split trees and every effect, to save the result as JSON.
+
+        Returns
+        -------
+        dict
+            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result
+            (the trees and the global and regional effects).
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+        >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
+        >>> d = json.loads(json.dumps(r.to_dict()))
+        >>> d["type"], d["method"], list(d["regional"])
+        ('Regions', 'ale', ['x0'])
+        """
         parts = {"method": self.method, "n_rows": self.n_rows,
                  "min_region_rows": self.min_region_rows, "n_permutations": self.n_permutations,
                  "trees": to_jsonable({k: t.to_dict() for k, t in self._trees.items()}),
@@ -352,6 +369,27 @@ class Regions:
 
     @classmethod
     def from_dict(cls, d: dict) -> Regions:
+        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip).
+
+        Parameters
+        ----------
+        d : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        Regions
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+        >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
+        >>> back = ml.Regions.from_dict(json.loads(json.dumps(r.to_dict())))
+        >>> back.splits.equals(r.splits), [leaf.region for leaf in back["x0"].leaves()]
+        (True, ['x1 <= ...', 'x1 > ...'])
+        """
         part = open_envelope(d, "Regions").part
         trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(part("trees")).items()}
         return cls(method=part("method"), trees=trees,
