@@ -521,13 +521,22 @@ class Envelope:
                 f"by {self.reader}.to_dict() (was it edited or cut short?).")
         return self.raw[key]
 
-    def fields(self) -> dict:
-        """The result's own fields, decoded with :func:`from_jsonable`."""
+    def fields(self, required: Collection[str] = ()) -> dict:
+        """The result's own fields, decoded with :func:`from_jsonable`.
+
+        ``required`` names the fields the result cannot be rebuilt without;
+        a missing one is the error that names it.
+        """
         values = from_jsonable(self.part("fields"))
         if not isinstance(values, dict):
             raise InvalidParameterError(
                 f"the 'fields' of this {self.kind} dict decode to a {_type_name(values)}, "
                 f"not a dict, so it is not a dict made by {self.reader}.to_dict().")
+        for name in required:
+            if name not in values:
+                raise InvalidParameterError(
+                    f"this {self.kind} dict has no {name!r} field, so it is not a whole dict "
+                    f"made by {self.reader}.to_dict() (was it edited or cut short?).")
         return values
 
 

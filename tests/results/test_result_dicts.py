@@ -143,6 +143,20 @@ def test_fields_that_are_not_a_dict_are_refused():
             getattr(ml, name).from_dict({**d, "fields": [1, 2]})
 
 
+def test_a_missing_field_is_refused_by_its_name_or_left_to_its_default():
+    refused = 0
+    for name, d in _with_entry("fields"):
+        for key in d["fields"]:
+            cut = {**d, "fields": {k: v for k, v in d["fields"].items() if k != key}}
+            try:
+                getattr(ml, name).from_dict(cut)
+            except ml.InvalidParameterError as exc:
+                assert re.match(rf"this {d['type']} dict has no '{key}' field, so it is not a "
+                                rf"whole dict made by {name}\.to_dict\(\)", str(exc)), str(exc)
+                refused += 1
+    assert refused >= 30  # every type has fields it cannot do without
+
+
 def test_a_layout_newer_than_this_version_is_refused_with_the_remedy():
     for name, d in _with_entry("schema"):
         cls, newest = getattr(ml, name), d["schema"]

@@ -137,8 +137,9 @@ class InteractionPairs:
         """
         from .._serialize import open_envelope
 
-        v = open_envelope(d, "InteractionPairs").fields()
-        return cls(**{f.name: v[f.name] for f in fields(cls)})
+        names = [f.name for f in fields(cls)]
+        v = open_envelope(d, "InteractionPairs").fields(names)
+        return cls(**{name: v[name] for name in names})
 
     def plot(self, *, max_display: int = 10, ax=None):
         """Draw the strongest pairs: a bar of mean ``|interaction value|`` each, largest on top.

@@ -647,7 +647,8 @@ class Attributions:
         (True, ['x0', 'x1', 'x2'])
         """
         opened = open_envelope(d, "Attributions", newest=SCHEMA_VERSION)
-        values = opened.fields()
+        values = opened.fields(("values", "base_values", "codes", "feature_names", "method",
+                                "columns"))
         values["columns"] = [Column(**c) for c in values["columns"]]
         values["diagnostics"] = values.pop("extra", None)
         if opened.schema == 1:  # flat fields and LIME's / the media's details in "extra"

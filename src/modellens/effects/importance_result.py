@@ -131,7 +131,8 @@ class Importance:
         """
         from .._serialize import open_envelope
 
-        v = open_envelope(d, "Importance").fields()
+        v = open_envelope(d, "Importance").fields(
+            ("feature_names", "importances", "baseline", "scoring", "n_rows"))
         return cls(feature_names=list(v["feature_names"]),
                    importances=np.asarray(v["importances"], dtype=np.float64).reshape(
                        len(v["feature_names"]), -1),

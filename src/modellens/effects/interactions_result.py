@@ -248,7 +248,9 @@ class Interactions:
         if "outputs" in d:  # several outputs: one single-output dict each
             return cls.stack([cls.from_dict(part) for part in opened.part("parts")],
                              from_jsonable(opened.part("output_labels")))
-        v = opened.fields()
+        v = opened.fields(("features", "overall", "overall_unnormalized", "overall_std",
+                           "pairwise", "sample_size", "rows", "method", "output", "n_groups",
+                           "notes"))
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
         series: dict[str, Any] = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (
             ("overall", "h2"), ("overall_unnormalized", "h2_unnormalized"),

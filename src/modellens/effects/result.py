@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -348,11 +348,13 @@ class Effect:
         """
 
         opened = open_envelope(d, "Effect", kinds=Effect._types)
-        values = opened.fields()
+        kind = Effect._types[opened.kind]
+        values = opened.fields([f.name for f in fields(kind)
+                                if f.default is MISSING and f.default_factory is MISSING])
         for name, typ in (("band", Band), ("bins", Bins)):
             if values.get(name) is not None:
                 values[name] = typ(**values[name])
-        return Effect._types[opened.kind](**values)
+        return kind(**values)
 
     def __repr__(self):
         shape = np.shape(self.values)
