@@ -346,8 +346,9 @@ class Regions:
         Returns
         -------
         dict
-            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result
-            (the trees and the global and regional effects).
+            Its type tag, the search's settings, each feature's split tree and
+            the dicts of the global and regional effects; ``json.dumps`` works
+            on it and :meth:`from_dict` rebuilds the regions.
 
         Examples
         --------
@@ -369,24 +370,24 @@ class Regions:
 
     @classmethod
     def from_dict(cls, d: dict) -> Regions:
-        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip).
+        """Rebuild the regions that :meth:`to_dict` saved, without the model.
 
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            A dict made by :meth:`to_dict`, as it is or read back with ``json.loads``.
 
         Returns
         -------
         Regions
+            The same split trees, global and regional effects.
 
         Examples
         --------
-        >>> import json
         >>> import numpy as np, modellens as ml
         >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
         >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
-        >>> back = ml.Regions.from_dict(json.loads(json.dumps(r.to_dict())))
+        >>> back = ml.Regions.from_dict(r.to_dict())
         >>> back.splits.equals(r.splits), [leaf.region for leaf in back["x0"].leaves()]
         (True, ['x1 <= ...', 'x1 > ...'])
         """
