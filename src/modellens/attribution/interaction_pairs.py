@@ -122,6 +122,7 @@ class InteractionPairs:
         Returns
         -------
         InteractionPairs
+            The same pairs, their arrays bit for bit.
 
         Examples
         --------

@@ -630,11 +630,12 @@ class Attributions:
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            What :meth:`to_dict` returned, of this schema or an earlier one.
 
         Returns
         -------
         Attributions
+            With its blocks (sampling, surrogate, media) filled as they were.
 
         Examples
         --------

@@ -87,7 +87,9 @@ class Importance:
         Returns
         -------
         dict
-            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result.
+            The importances of every repeat, the baseline score, the scoring
+            and the rows; ``json.dumps`` works on it and :meth:`from_dict`
+            rebuilds the result.
 
         Examples
         --------
@@ -119,6 +121,7 @@ class Importance:
         Returns
         -------
         Importance
+            Every repeat's importance, the baseline score and the scoring.
 
         Examples
         --------

@@ -188,7 +188,9 @@ class Interactions:
         Returns
         -------
         dict
-            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result.
+            The statistics as arrays (one such dict per output under
+            ``"parts"`` when there are several); ``json.dumps`` works on it and
+            :meth:`from_dict` rebuilds the result.
 
         Examples
         --------
@@ -226,11 +228,13 @@ class Interactions:
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            What :meth:`to_dict` returned, for one output or for several.
 
         Returns
         -------
         Interactions
+            The statistics as tables again, stacked over the outputs if
+            there were several.
 
         Examples
         --------

@@ -330,11 +330,13 @@ class Effect:
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned, also after a JSON round trip.
+            What :meth:`to_dict` returned, also after a JSON round trip; its
+            ``"type"`` names the class to rebuild.
 
         Returns
         -------
         Effect
+            Of the class that wrote it: a DALE effect comes back able to re-bin.
 
         Examples
         --------
@@ -635,7 +637,9 @@ class Effects(Mapping):
         Returns
         -------
         dict
-            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the effects.
+            ``{"type": "Effects", "effects": [...]}``, each effect's own
+            :meth:`Effect.to_dict`; ``json.dumps`` works on it and
+            :meth:`from_dict` rebuilds the effects.
 
         Examples
         --------
@@ -655,11 +659,12 @@ class Effects(Mapping):
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            The dict of :meth:`to_dict`: every effect's own dict, in order.
 
         Returns
         -------
         Effects
+            The effects in the order they were saved.
 
         Examples
         --------
