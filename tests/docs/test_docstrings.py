@@ -43,6 +43,8 @@ METHODS = PLOTS + [
     ml.Attributions.interaction_pairs, ml.InteractionPairs.to_frame,
     ml.Interactions.to_frame, ml.Interactions.to_dict, ml.Interactions.from_dict,
     ml.Importance.to_frame, ml.Importance.to_dict, ml.Importance.from_dict,
+    ml.InteractionPairs.to_dict, ml.InteractionPairs.from_dict,
+    ml.Regions.to_dict, ml.Regions.from_dict,
     ml.Report.save, ml.Report.to_html,
 ]
 

@@ -106,10 +106,9 @@ class InteractionPairs:
         >>> d["type"], d["fields"]["feature_1"]
         ('InteractionPairs', ['x0', 'x0', 'x1'])
         """
-        from .._serialize import to_jsonable
+        from .._serialize import envelope
 
-        return {"type": "InteractionPairs",
-                "fields": to_jsonable({f.name: getattr(self, f.name) for f in fields(self)})}
+        return envelope("InteractionPairs", {f.name: getattr(self, f.name) for f in fields(self)})
 
     @classmethod
     def from_dict(cls, d: dict) -> "InteractionPairs":
@@ -123,6 +122,7 @@ class InteractionPairs:
         Returns
         -------
         InteractionPairs
+            The same pairs, their arrays bit for bit.
 
         Examples
         --------
@@ -136,12 +136,11 @@ class InteractionPairs:
           feature_1 feature_2  mean_abs   mean
         0       age       bmi      0.25 -0.125
         """
-        from .._serialize import from_jsonable
+        from .._serialize import open_envelope
 
-        if not isinstance(d, dict) or d.get("type") != "InteractionPairs":
-            raise InvalidParameterError("not a dict made by InteractionPairs.to_dict().")
-        v = from_jsonable(d["fields"])
-        return cls(**{f.name: v[f.name] for f in fields(cls)})
+        names = [f.name for f in fields(cls)]
+        v = open_envelope(d, "InteractionPairs").fields(names)
+        return cls(**{name: v[name] for name in names})
 
     def plot(self, *, max_display: int = 10, ax=None):
         """Draw the strongest pairs: a bar of mean ``|interaction value|`` each, largest on top.

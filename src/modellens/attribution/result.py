@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._serialize import from_jsonable, to_jsonable
+from .._serialize import envelope, open_envelope
 from .._validation import InvalidParameterError, check_level, is_integer
 from ..data import Column, feature_position
 from ..models import output_position, own_output
@@ -619,7 +619,7 @@ class Attributions:
             block = getattr(self, name)
             out[name] = None if block is None else block.to_fields()
         out["extra"] = self.diagnostics
-        return {"type": "Attributions", "schema": SCHEMA_VERSION, "fields": to_jsonable(out)}
+        return envelope("Attributions", out, schema=SCHEMA_VERSION)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Attributions":
@@ -630,11 +630,12 @@ class Attributions:
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            What :meth:`to_dict` returned, of this schema or an earlier one.
 
         Returns
         -------
         Attributions
+            With its blocks (sampling, surrogate, media) filled as they were.
 
         Examples
         --------
@@ -646,17 +647,12 @@ class Attributions:
         >>> bool(np.array_equal(back.values, attr.values)), back.feature_names
         (True, ['x0', 'x1', 'x2'])
         """
-        if not isinstance(d, dict) or d.get("type") != "Attributions":
-            raise InvalidParameterError("not a dict made by Attributions.to_dict().")
-        schema = d.get("schema", 1)
-        if schema not in (1, SCHEMA_VERSION):
-            raise InvalidParameterError(
-                f"this Attributions dict has schema {schema!r}; this version of modellens "
-                f"reads schemas 1 to {SCHEMA_VERSION}: upgrade modellens to load it.")
-        values = from_jsonable(d["fields"])
+        opened = open_envelope(d, "Attributions", newest=SCHEMA_VERSION)
+        values = opened.fields(("values", "base_values", "codes", "feature_names", "method",
+                                "columns"))
         values["columns"] = [Column(**c) for c in values["columns"]]
         values["diagnostics"] = values.pop("extra", None)
-        if schema == 1:  # flat fields and LIME's / the media's details in "extra"
+        if opened.schema == 1:  # flat fields and LIME's / the media's details in "extra"
             return cls(**_blocks_of_schema_1(values))
         blocks: dict[str, Any] = {name: None if values.get(name) is None
                   else BLOCKS[name].from_fields(values.pop(name)) for name in BLOCKS}

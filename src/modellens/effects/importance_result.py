@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import InvalidParameterError
 
 __all__ = ["Importance"]
 
@@ -88,7 +87,9 @@ class Importance:
         Returns
         -------
         dict
-            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result.
+            The importances of every repeat, the baseline score, the scoring
+            and the rows; ``json.dumps`` works on it and :meth:`from_dict`
+            rebuilds the result.
 
         Examples
         --------
@@ -100,13 +101,13 @@ class Importance:
         >>> bool(np.array_equal(back.importances, imp.importances))
         True
         """
-        from .._serialize import to_jsonable
+        from .._serialize import envelope
 
         out = {"feature_names": [str(f) for f in self.feature_names],
                "importances": np.asarray(self.importances, dtype=np.float64),
                "baseline": float(self.baseline), "scoring": str(self.scoring),
                "n_rows": int(self.n_rows)}
-        return {"type": "Importance", "fields": to_jsonable(out)}
+        return envelope("Importance", out)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Importance":
@@ -120,6 +121,7 @@ class Importance:
         Returns
         -------
         Importance
+            Every repeat's importance, the baseline score and the scoring.
 
         Examples
         --------
@@ -130,11 +132,10 @@ class Importance:
         >>> ml.Importance.from_dict(json.loads(json.dumps(imp.to_dict()))).scoring
         'r2'
         """
-        from .._serialize import from_jsonable
+        from .._serialize import open_envelope
 
-        if not isinstance(d, dict) or d.get("type") != "Importance":
-            raise InvalidParameterError("not a dict made by Importance.to_dict().")
-        v = from_jsonable(d["fields"])
+        v = open_envelope(d, "Importance").fields(
+            ("feature_names", "importances", "baseline", "scoring", "n_rows"))
         return cls(feature_names=list(v["feature_names"]),
                    importances=np.asarray(v["importances"], dtype=np.float64).reshape(
                        len(v["feature_names"]), -1),

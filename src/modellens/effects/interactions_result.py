@@ -188,7 +188,9 @@ class Interactions:
         Returns
         -------
         dict
-            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the result.
+            The statistics as arrays (one such dict per output under
+            ``"parts"`` when there are several); ``json.dumps`` works on it and
+            :meth:`from_dict` rebuilds the result.
 
         Examples
         --------
@@ -200,12 +202,12 @@ class Interactions:
         >>> d["type"], d["fields"]["sample_size"]
         ('Interactions', 200)
         """
-        from .._serialize import to_jsonable
+        from .._serialize import envelope, to_jsonable
 
         if self.outputs is not None:
-            return {"type": "Interactions", "outputs": list(self.outputs),
-                    "output_labels": to_jsonable(list(self.output_labels or [])),
-                    "parts": [part.to_dict() for part in self._parts]}
+            return envelope("Interactions", outputs=list(self.outputs),
+                            output_labels=to_jsonable(list(self.output_labels or [])),
+                            parts=[part.to_dict() for part in self._parts])
         out = {
             "features": [str(x) for x in self.overall.index],
             "overall": self.overall.to_numpy(np.float64),
@@ -217,7 +219,7 @@ class Interactions:
             "method": self.method, "output": self.output, "n_groups": int(self.n_groups),
             "n_model_rows": int(self.n_model_rows), "notes": list(self.notes),
         }
-        return {"type": "Interactions", "fields": to_jsonable(out)}
+        return envelope("Interactions", out)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Interactions":
@@ -226,11 +228,13 @@ class Interactions:
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            What :meth:`to_dict` returned, for one output or for several.
 
         Returns
         -------
         Interactions
+            The statistics as tables again, stacked over the outputs if
+            there were several.
 
         Examples
         --------
@@ -242,14 +246,15 @@ class Interactions:
         >>> back.pairwise.equals(h.pairwise), back.overall.equals(h.overall)
         (True, True)
         """
-        from .._serialize import from_jsonable
+        from .._serialize import from_jsonable, open_envelope
 
-        if not isinstance(d, dict) or d.get("type") != "Interactions":
-            raise InvalidParameterError("not a dict made by Interactions.to_dict().")
-        if "parts" in d:
-            return cls.stack([cls.from_dict(part) for part in d["parts"]],
-                             from_jsonable(d["output_labels"]))
-        v = from_jsonable(d["fields"])
+        opened = open_envelope(d, "Interactions")
+        if "outputs" in d:  # several outputs: one single-output dict each
+            return cls.stack([cls.from_dict(part) for part in opened.part("parts")],
+                             from_jsonable(opened.part("output_labels")))
+        v = opened.fields(("features", "overall", "overall_unnormalized", "overall_std",
+                           "pairwise", "sample_size", "rows", "method", "output", "n_groups",
+                           "notes"))
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
         series: dict[str, Any] = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (
             ("overall", "h2"), ("overall_unnormalized", "h2_unnormalized"),

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._serialize import from_jsonable, to_jsonable
-from .._validation import InvalidParameterError
+from .._serialize import envelope, from_jsonable, open_envelope, to_jsonable
 from ..plot.regions import plot_regions
 from .result import Effect, Effects
 
@@ -342,25 +341,64 @@ class Regions:
                             ax=ax, **kwargs)
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of the trees and every effect; :meth:`from_dict` rebuilds it."""
-        return {"type": "Regions", "method": self.method, "n_rows": self.n_rows,
-                "min_region_rows": self.min_region_rows, "n_permutations": self.n_permutations,
-                "trees": to_jsonable({k: t.to_dict() for k, t in self._trees.items()}),
-                "global": {k: e.to_dict() for k, e in self._global.items()},
-                "regional": {k: [[r, e.to_dict()] for r, e in v.items()]
-                             for k, v in self._regional.items()}}
+        """A JSON-safe dict of the split trees and every effect, to save the result as JSON.
+
+        Returns
+        -------
+        dict
+            Its type tag, the search's settings, each feature's split tree and
+            the dicts of the global and regional effects; ``json.dumps`` works
+            on it and :meth:`from_dict` rebuilds the regions.
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+        >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
+        >>> d = json.loads(json.dumps(r.to_dict()))
+        >>> d["type"], d["method"], list(d["regional"])
+        ('Regions', 'ale', ['x0'])
+        """
+        parts = {"method": self.method, "n_rows": self.n_rows,
+                 "min_region_rows": self.min_region_rows, "n_permutations": self.n_permutations,
+                 "trees": to_jsonable({k: t.to_dict() for k, t in self._trees.items()}),
+                 "global": {k: e.to_dict() for k, e in self._global.items()},
+                 "regional": {k: [[r, e.to_dict()] for r, e in v.items()]
+                              for k, v in self._regional.items()}}
+        return envelope("Regions", **parts)
 
     @classmethod
     def from_dict(cls, d: dict) -> Regions:
-        if not isinstance(d, dict) or d.get("type") != "Regions":
-            raise InvalidParameterError("not a dict made by Regions.to_dict().")
-        trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(d["trees"]).items()}
-        return cls(method=d["method"], trees=trees,
+        """Rebuild the regions that :meth:`to_dict` saved, without the model.
+
+        Parameters
+        ----------
+        d : dict
+            A dict made by :meth:`to_dict`, as it is or read back with ``json.loads``.
+
+        Returns
+        -------
+        Regions
+            The same split trees, global and regional effects.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
+        >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
+        >>> back = ml.Regions.from_dict(r.to_dict())
+        >>> back.splits.equals(r.splits), [leaf.region for leaf in back["x0"].leaves()]
+        (True, ['x1 <= ...', 'x1 > ...'])
+        """
+        part = open_envelope(d, "Regions").part
+        trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(part("trees")).items()}
+        return cls(method=part("method"), trees=trees,
                    regional={k: {r: Effect.from_dict(e) for r, e in v}
-                             for k, v in d["regional"].items()},
-                   global_effects={k: Effect.from_dict(e) for k, e in d["global"].items()},
-                   n_rows=d["n_rows"], min_region_rows=d["min_region_rows"],
-                   n_permutations=d["n_permutations"])
+                             for k, v in part("regional").items()},
+                   global_effects={k: Effect.from_dict(e) for k, e in part("global").items()},
+                   n_rows=part("n_rows"), min_region_rows=part("min_region_rows"),
+                   n_permutations=part("n_permutations"))
 
     def __repr__(self):
         lines = [f"Regions(method={self.method!r}, features={self.features})"]

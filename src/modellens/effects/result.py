@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .._serialize import from_jsonable, to_jsonable
-from .._validation import InvalidParameterError
+from .._serialize import envelope, open_envelope
 from ..models import output_position, own_output
 from ..plot.effects import plot_effect, plot_effects
 
@@ -322,7 +321,7 @@ class Effect:
             if f.name in ("outputs", "output_labels") and value is None:
                 continue  # a single-output effect's dict is the one it always was
             out[f.name] = value
-        return {"type": type(self).__name__, "fields": to_jsonable(out)}
+        return envelope(type(self).__name__, out)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Effect":
@@ -331,11 +330,13 @@ class Effect:
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned, also after a JSON round trip.
+            What :meth:`to_dict` returned, also after a JSON round trip; its
+            ``"type"`` names the class to rebuild.
 
         Returns
         -------
         Effect
+            Of the class that wrote it: a DALE effect comes back able to re-bin.
 
         Examples
         --------
@@ -348,14 +349,14 @@ class Effect:
         True
         """
 
-        kind = d.get("type") if isinstance(d, dict) else None
-        if kind not in Effect._types:
-            raise InvalidParameterError(f"not a dict made by Effect.to_dict() (type {kind!r}).")
-        values = from_jsonable(d["fields"])
+        opened = open_envelope(d, "Effect", kinds=Effect._types)
+        kind = Effect._types[opened.kind]
+        values = opened.fields([f.name for f in fields(kind)
+                                if f.default is MISSING and f.default_factory is MISSING])
         for name, typ in (("band", Band), ("bins", Bins)):
             if values.get(name) is not None:
                 values[name] = typ(**values[name])
-        return Effect._types[kind](**values)
+        return kind(**values)
 
     def __repr__(self):
         shape = np.shape(self.values)
@@ -636,7 +637,9 @@ class Effects(Mapping):
         Returns
         -------
         dict
-            ``json.dumps`` works on it; :meth:`from_dict` rebuilds the effects.
+            ``{"type": "Effects", "effects": [...]}``, each effect's own
+            :meth:`Effect.to_dict`; ``json.dumps`` works on it and
+            :meth:`from_dict` rebuilds the effects.
 
         Examples
         --------
@@ -647,7 +650,7 @@ class Effects(Mapping):
         >>> with open("effects.json", "w") as f:
         ...     json.dump(effects.to_dict(), f)
         """
-        return {"type": "Effects", "effects": [e.to_dict() for e in self._effects.values()]}
+        return envelope("Effects", effects=[e.to_dict() for e in self._effects.values()])
 
     @classmethod
     def from_dict(cls, d: dict) -> "Effects":
@@ -656,11 +659,12 @@ class Effects(Mapping):
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned.
+            The dict of :meth:`to_dict`: every effect's own dict, in order.
 
         Returns
         -------
         Effects
+            The effects in the order they were saved.
 
         Examples
         --------
@@ -674,9 +678,7 @@ class Effects(Mapping):
         >>> bool(np.array_equal(back["x1"].values, effects["x1"].values))
         True
         """
-        if not isinstance(d, dict) or d.get("type") != "Effects":
-            raise InvalidParameterError("not a dict made by Effects.to_dict().")
-        return cls([Effect.from_dict(e) for e in d["effects"]])
+        return cls([Effect.from_dict(e) for e in open_envelope(d, "Effects").part("effects")])
 
     def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
         """All effects in one long-format table, one row per feature and grid point.

@@ -1,0 +1,171 @@
+"""Every public result's to_dict / from_dict: one envelope, one set of errors.
+
+The result types are found in ``modellens.__all__`` (every public class with
+``to_dict``), so a new result type fails here until it has a case below, and
+its ``from_dict`` must give the same errors as the others: those of
+``modellens._serialize.open_envelope``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import json
+import re
+
+import numpy as np
+import pytest
+
+import modellens as ml
+
+RESULT_TYPES = sorted(name for name in ml.__all__ if inspect.isclass(getattr(ml, name))
+                      and hasattr(getattr(ml, name), "to_dict"))
+
+
+def f(A):
+    return A[:, 0] * A[:, 1] + 2 * A[:, 2]
+
+
+def f2(A):
+    return np.column_stack([f(A), A[:, 0] - A[:, 2]])
+
+
+@functools.cache
+def _results() -> dict:
+    """Small results of each kind: one per layout of its dict."""
+    X = np.random.default_rng(0).uniform(-1, 1, size=(80, 3))
+    effects = ml.pdp(f, X, ["x0", ("x0", "x1")], grid=3)
+    return {
+        "Effect": [effects["x0"], ml.dale(f, X, ["x1"], bins=3)["x1"]],
+        "Effects": [effects],
+        "Attributions": [ml.shapley(f, X[:3], background=X[:10])],
+        "InteractionPairs": [ml.shapley(f, X[:4], background=X[:10],
+                                        interactions=True).interaction_pairs()],
+        "Interactions": [ml.interactions(f, X[:20], sample=None, random_state=0),
+                         ml.interactions(f2, X[:20], sample=None, random_state=0)],
+        "Importance": [ml.importance(f, X, f(X), n_repeats=2, random_state=0)],
+        "Regions": [ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0",
+                               n_permutations=20, random_state=0)],
+    }
+
+
+def _dicts(name):
+    """(result, its dict after a JSON round trip) for every case of the type ``name``."""
+    cases = _results().get(name)
+    assert cases, f"{name} has to_dict: add a case for it to _results()"
+    return [(r, json.loads(json.dumps(r.to_dict(), allow_nan=False))) for r in cases]
+
+
+def _expects(name):
+    """The start every from_dict error for a dict of the wrong kind shares."""
+    return (rf"^{name}\.from_dict\(\) expects a dict made by {name}\.to_dict\(\) "
+            rf"\(its \"type\" is [^)]*'{name}'[^)]*\); got ")
+
+
+def test_every_result_type_has_cases():
+    assert {"Attributions", "Effect", "Effects", "Importance", "InteractionPairs",
+            "Interactions", "Regions"} <= set(RESULT_TYPES)
+    assert set(_results()) == set(RESULT_TYPES)
+
+
+@pytest.mark.parametrize("name", RESULT_TYPES)
+def test_round_trip_is_lossless_and_leaves_the_dict_alone(name):
+    cls = getattr(ml, name)
+    for result, d in _dicts(name):
+        kept = copy.deepcopy(d)
+        back = cls.from_dict(d)
+        assert type(back) is type(result)
+        assert d == kept  # the caller's dict is not changed
+        assert json.dumps(back.to_dict(), allow_nan=False) == json.dumps(d, allow_nan=False)
+
+
+@pytest.mark.parametrize("name", RESULT_TYPES)
+def test_a_dict_of_another_type_is_refused_naming_both(name):
+    cls = getattr(ml, name)
+    others = [o for o in RESULT_TYPES if o != name and not issubclass(getattr(ml, o), cls)]
+    for other in others:
+        _, d = _dicts(other)[0]
+        with pytest.raises(ml.InvalidParameterError,
+                           match=_expects(name) + rf"a dict whose \"type\" is '{other}'\.$"):
+            cls.from_dict(d)
+    _, d = _dicts(name)[0]
+    for tag in ("Nope", None, 3):
+        with pytest.raises(ml.InvalidParameterError,
+                           match=_expects(name) + re.escape(f"a dict whose \"type\" is {tag!r}.")):
+            cls.from_dict({**d, "type": tag})
+
+
+@pytest.mark.parametrize("name", RESULT_TYPES)
+def test_what_is_not_a_modellens_dict_is_refused_saying_what_it_is(name):
+    cls = getattr(ml, name)
+    _, d = _dicts(name)[0]
+    text = json.dumps(d)
+    with pytest.raises(ml.InvalidParameterError,
+                       match=_expects(name) + r"a str: read the JSON text with json\.loads\(\) first\.$"):
+        cls.from_dict(text)
+    with pytest.raises(ml.InvalidParameterError, match=_expects(name) + r"a list\.$"):
+        cls.from_dict([d])
+    untyped = {k: v for k, v in d.items() if k != "type"}
+    for given in ({}, untyped):
+        with pytest.raises(ml.InvalidParameterError,
+                           match=_expects(name) + r"a dict without a \"type\" entry"):
+            cls.from_dict(given)
+
+
+@pytest.mark.parametrize("name", RESULT_TYPES)
+def test_a_dict_missing_an_entry_is_refused_naming_a_missing_one(name):
+    cls = getattr(ml, name)
+    for _, d in _dicts(name):
+        # "schema" may be missing: files of the first layout had none
+        for key in [k for k in d if k not in ("type", "schema")]:
+            cut = {k: v for k, v in d.items() if k != key}
+            with pytest.raises(ml.InvalidParameterError,
+                               match=rf"^this {d['type']} dict has no '(\w+)' entry, so it is "
+                                     rf"not a whole dict made by {name}\.to_dict\(\)") as err:
+                cls.from_dict(cut)
+            named = re.search(r"no '(\w+)' entry", str(err.value)).group(1)
+            assert named not in cut
+
+
+def _with_entry(key):
+    """(type name, dict) of every case whose dict has the entry ``key``."""
+    found = [(name, d) for name in RESULT_TYPES for _, d in _dicts(name) if key in d]
+    assert found, f"no result dict has a {key!r} entry"
+    return found
+
+
+def test_fields_that_are_not_a_dict_are_refused():
+    for name, d in _with_entry("fields"):
+        with pytest.raises(ml.InvalidParameterError,
+                           match=rf"'fields' of this {d['type']} dict decode to a list, not a "
+                                 rf"dict, so it is not a dict made by {name}\.to_dict\(\)"):
+            getattr(ml, name).from_dict({**d, "fields": [1, 2]})
+
+
+def test_a_missing_field_is_refused_by_its_name_or_left_to_its_default():
+    refused = 0
+    for name, d in _with_entry("fields"):
+        for key in d["fields"]:
+            cut = {**d, "fields": {k: v for k, v in d["fields"].items() if k != key}}
+            try:
+                getattr(ml, name).from_dict(cut)
+            except ml.InvalidParameterError as exc:
+                assert re.match(rf"this {d['type']} dict has no '{key}' field, so it is not a "
+                                rf"whole dict made by {name}\.to_dict\(\)", str(exc)), str(exc)
+                refused += 1
+    assert refused >= 30  # every type has fields it cannot do without
+
+
+def test_a_layout_newer_than_this_version_is_refused_with_the_remedy():
+    for name, d in _with_entry("schema"):
+        cls, newest = getattr(ml, name), d["schema"]
+        with pytest.raises(ml.InvalidParameterError,
+                           match=rf"^this {name} dict has schema {newest + 1}; this version of "
+                                 rf"modellens reads schemas 1 to {newest}: upgrade modellens"):
+            cls.from_dict({**d, "schema": newest + 1})
+        for bad in (0, "2", 2.0, True):
+            with pytest.raises(ml.InvalidParameterError,
+                               match=rf"^this {name} dict has schema {re.escape(repr(bad))}, which "
+                                     rf"no version of modellens writes"):
+                cls.from_dict({**d, "schema": bad})
