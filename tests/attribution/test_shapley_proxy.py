@@ -262,6 +262,61 @@ def test_null_players_get_zero_and_add_no_noise():
     assert np.all(np.asarray(groups.values)[:, g] == 0.0)
 
 
+def test_rows_with_null_players_are_explained_in_their_own_smaller_game():
+    """A row whose null players leave k players that matter gets KernelSHAP of its k-player
+    game (grouped by the set of those players): at a budget that covers that game's
+    2**k - 2 coalitions its values are exact and their errors 0, where sampling over all
+    d players (main) was not; rows of different sets in one call keep their own."""
+    rng = np.random.default_rng(4)
+    d = 10
+    background = rng.normal(size=(1, d))
+    X = rng.normal(size=(9, d))
+    # rows 0-2 differ from the background in 4 features, rows 3-5 in 6 others, rows 6-8
+    # in all: three groups of active players
+    X[0:3, 4:] = background[0, 4:]
+    X[3:6, :4] = background[0, :4]
+
+    def f(Z):
+        # three-way terms within each group's players: paired sampling alone is not exact
+        return (np.sin(Z[:, 0] * Z[:, 5]) + Z[:, 1] * Z[:, 2] * Z[:, 3]
+                + Z[:, 4] * Z[:, 6] * Z[:, 8] + Z @ np.arange(d))
+
+    phi = exact_values(f, X, background)
+    attr = ml.shapley(f, X, background=background, algorithm="kernel", n_samples=64,
+                      random_state=0)
+    values, std = np.asarray(attr.values), np.asarray(attr.std)
+    # 4 players: 14 coalitions, within 64: enumerated, exact
+    np.testing.assert_allclose(values[:3], phi[:3], atol=1e-10)
+    assert np.all(std[:3] == 0.0)
+    assert np.all(attr.diagnostics["n_coalitions"][:3] == 14)
+    # 6 players (62 coalitions) fit too; the others sample within 64 coalitions
+    np.testing.assert_allclose(values[3:6], phi[3:6], atol=1e-10)
+    assert np.all(attr.diagnostics["n_coalitions"][3:6] == 62)
+    assert np.all(values[3:6, :4] == 0.0) and np.all(values[:3, 4:] == 0.0)
+    assert np.all(std[6:] > 0) and np.all(attr.diagnostics["n_coalitions"][6:] <= 64)
+    np.testing.assert_allclose(values.sum(axis=1), f(X) - attr.base_values, atol=1e-9)
+    # sampled active games: intervals hold and the stopping rule stops
+    wide = rng.normal(size=(40, 16))
+    bg = rng.normal(size=(1, 16))
+    wide[:, 8:] = bg[0, 8:]  # 8 players matter in every row
+
+    def g(Z):
+        return np.tanh(Z[:, :8] @ np.linspace(-1, 1, 8)) * Z[:, 3] + Z[:, 0] * Z[:, 1] * Z[:, 2]
+
+    exact = exact_values(g, wide, bg)
+    sampled = ml.shapley(g, wide, background=bg, algorithm="kernel", n_samples=96,
+                         random_state=1)
+    assert np.all(sampled.diagnostics["n_coalitions"] <= 96)
+    z = np.abs(np.asarray(sampled.values) - exact)[:, :8] / np.asarray(sampled.std)[:, :8]
+    assert 0.9 <= np.mean(z < 1.96) <= 0.99, np.mean(z < 1.96)
+    stopped = ml.shapley(g, wide[:4], background=bg, algorithm="kernel", tol=0.05,
+                         random_state=1)
+    assert stopped.sampling.converged.all()
+    same = ml.shapley(g, wide[:4], background=bg, algorithm="kernel", tol=0.05,
+                      random_state=1)
+    np.testing.assert_array_equal(same.values, stopped.values)
+
+
 def _product_game(d, rng, n_terms=40):
     """A model of linear and three-way product terms, and its exact interventional Shapley
     values in closed form: with one background row b, a product over T has Moebius

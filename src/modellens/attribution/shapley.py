@@ -27,6 +27,7 @@ from ._stopping import GrowPlan, StoppingRule, check_stopping, run_until_converg
 from ._streams import RowStreams
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
+from ._active import ActiveKernelEstimator
 from ._proxy import ProxyKernelEstimator
 from .kernel import split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
@@ -653,14 +654,25 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     if algorithm == "kernel":
         # under a stopping rule the proxy's errors must come from every draw (halves' errors
         # under-covered there, 82-91%: stopping picks rounds whose error looked low)
-        kernel = ProxyKernelEstimator(game, budget, streams, pooled=stop is not None)
+        null = game.null_players()
+        kernel: ActiveKernelEstimator | ProxyKernelEstimator
+        if null.any():  # some rows' games are smaller: KernelSHAP in each of them
+            kernel = ActiveKernelEstimator(game, budget, streams, pooled=stop is not None,
+                                           null=null)
+        else:
+            kernel = ProxyKernelEstimator(game, budget, streams, pooled=stop is not None)
         pairs = kernel.draws
-        if stop is None and len(pairs) and 0 < pairs.min() < d:
+        players = (~null).sum(axis=1)
+        short = (0 < pairs) & (pairs < players)
+        if stop is None and short.any():
+            k = int(players[short].max())
+            which = f"{d} features" if k == d else \
+                f"{k} features (those that differ from the background's values)"
             warnings.warn(
-                f"n_samples={budget} leaves {pairs.min()} sampled pairs of coalitions per row "
-                f"for {d} features, too few to estimate standard errors (std is NaN: the fit "
+                f"n_samples={budget} leaves {pairs[short].min()} sampled pairs of coalitions "
+                f"per row for {which}, too few to estimate standard errors (std is NaN: the fit "
                 f"passes through every sampled value); use n_samples >= "
-                f"{kernel_samples_for_std(d, budget)} for them, or tol= to stop when the errors "
+                f"{kernel_samples_for_std(k, budget)} for them, or tol= to stop when the errors "
                 "are small enough.", ModellensWarning, stacklevel=stacklevel)
         return kernel, algorithm, budget
     estimator = PermutationEstimator(game, budget, streams)
