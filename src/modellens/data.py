@@ -504,14 +504,25 @@ class Dataset:
             missing = np.isnan(x)
             if missing.any():
                 if warn_for:
-                    warnings.warn(
-                        f"{int(missing.sum())} of {len(x)} rows have a missing value in "
-                        f"{self.columns[j].name!r}; they are left out of its {warn_for}.",
-                        ModellensWarning,
-                        stacklevel=user_stacklevel(),
-                    )
+                    self._warn_missing(j, int(missing.sum()), warn_for)
                 x = x[~missing]
         return x
+
+    def warn_missing(self, features, what: str) -> None:
+        """Say once which of ``features`` have missing values, left out of their ``what``.
+
+        For a method that reads each column once per output: it warns here,
+        once per call, and reads the columns without ``warn_for``.
+        """
+        for j in features:
+            n_missing = int(np.isnan(self.values[:, j]).sum())
+            if n_missing:
+                self._warn_missing(j, n_missing, what)
+
+    def _warn_missing(self, j: int, n_missing: int, what: str) -> None:
+        warnings.warn(f"{n_missing} of {self.n_rows} rows have a missing value in "
+                      f"{self.columns[j].name!r}; they are left out of its {what}.",
+                      ModellensWarning, stacklevel=user_stacklevel())
 
     def observed_labels(self, j: int) -> np.ndarray:
         """The non-missing values of column ``j`` as the user reads them (labels for categories).
