@@ -21,7 +21,7 @@ from ._validation import (InvalidParameterError, ModellensWarning, check_random_
                           is_integer, user_stacklevel)
 
 __all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
-           "sample_rows", "encode_with", "row_as_frame", "as_pandas", "as_pandas_pair",
+           "sample_rows", "encode_with", "row_as_frame", "row_labels", "as_pandas", "as_pandas_pair",
            "as_pandas_series"]
 
 
@@ -760,6 +760,23 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
             raise InvalidParameterError(f"feature {names!r} is asked for more than once.")
         seen.add(f)
     return out
+
+
+def row_labels(X) -> np.ndarray | None:
+    """The labels of ``X``'s rows in its index, or None where they are the positions.
+
+    A pandas DataFrame's index (a Series' name for the one row it holds, as
+    ``df.iloc[i]`` gives it); None for arrays, other tables and the default
+    index ``0 .. n - 1``, whose labels are the positions.
+    """
+    if isinstance(X, pd.Series):
+        return None if X.name is None else np.asarray(pd.Index([X.name]))
+    if not isinstance(X, pd.DataFrame):
+        return None
+    index = X.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return None
+    return np.asarray(index)
 
 
 def row_as_frame(X, reference):

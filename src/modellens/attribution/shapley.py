@@ -30,7 +30,7 @@ from .exact import ExactEstimator, OnePlayer
 from ._proxy import ProxyKernelEstimator
 from .kernel import split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
-from .result import Attributions, build
+from .result import Attributions, build, keep_row_labels
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
@@ -401,7 +401,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         return explain_partitions(
             request.partitions, partial(_explain_rows, model, settings),
             streams=RowStreams.draw(rng), options=request.options, feature_names=feature_names)
-    return _explain(request, rng=rng, streams=None, stacklevel=5, **settings)
+    return keep_row_labels(_explain(request, rng=rng, streams=None, stacklevel=5, **settings),
+                           request.X)
 
 
 def _check_stop_applies(stop: StoppingRule | None, algorithm: str,
