@@ -760,6 +760,17 @@ class Model:
                 where = (f" X holds NaN in {int(nan_in.any(axis=1).sum())} rows (columns {cols}), "
                          "which reached the model: impute them or use a model that accepts "
                          "missing values.")
+            elif self._PROBES and rows.ndim == 2 and rows.shape[1] == len(self.dataset.columns):
+                # rows of a table the method built (a grid point, a coalition's mix of the row
+                # and the background; not a text's or image's masks): name one, so the user
+                # sees what the model refused
+                first = self.dataset.to_frame(rows[np.flatnonzero(bad)[:1]]).iloc[0]
+                shown = ", ".join(f"{k}={_shown(v)}" for k, v in list(first.items())[:8])
+                more = ", ..." if len(first) > 8 else ""
+                where = (f" The first: {{{shown}{more}}}. Every row a method builds from X and "
+                         "the background or training data needs a finite answer (a mean over "
+                         "NaN would be NaN or wrong): make the model answer such rows, or "
+                         "explain it only where it is defined.")
             raise ModelError(
                 f"the model returned NaN or inf for {int(bad.sum())} of {m} rows.{where}"
             )
@@ -774,6 +785,13 @@ class Model:
 #: then NaN.  Below it, a result that still overflows is refused by the engine
 #: (``engine._run._check_overflow``).
 MAX_MAGNITUDE = float(np.finfo(np.float64).max) / 2.0**16
+
+
+def _shown(value) -> str:
+    """A feature value as an error message shows it (floats to 6 significant digits)."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _answer_names(out) -> list[str] | None:
