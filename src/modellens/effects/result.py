@@ -445,7 +445,7 @@ class Effect:
                 rows = np.asarray(self.ice_labels)
             # integer rows (positions, or an integer index) as nullable integers; other
             # labels (strings, dates) as they are, missing on the effect's own rows
-            dtype = "Int64" if rows.dtype.kind in "iu" else object
+            dtype: Any = "Int64" if rows.dtype.kind in "iu" else "object"
             frame["ice_row"] = pd.array([pd.NA] * len(frame), dtype=dtype)
             per_curve = frame[[c for c in ("grid", "grid2") if c in frame]]
             lines = pd.DataFrame({
