@@ -21,7 +21,7 @@ from ._validation import (InvalidParameterError, ModellensWarning, check_random_
                           is_integer, user_stacklevel)
 
 __all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
-           "sample_rows", "encode_with", "row_as_frame", "as_pandas", "as_pandas_pair",
+           "sample_rows", "encode_with", "row_as_frame", "row_labels", "as_pandas", "as_pandas_pair",
            "as_pandas_series"]
 
 
@@ -504,14 +504,25 @@ class Dataset:
             missing = np.isnan(x)
             if missing.any():
                 if warn_for:
-                    warnings.warn(
-                        f"{int(missing.sum())} of {len(x)} rows have a missing value in "
-                        f"{self.columns[j].name!r}; they are left out of its {warn_for}.",
-                        ModellensWarning,
-                        stacklevel=user_stacklevel(),
-                    )
+                    self._warn_missing(j, int(missing.sum()), warn_for)
                 x = x[~missing]
         return x
+
+    def warn_missing(self, features, what: str) -> None:
+        """Say once which of ``features`` have missing values, left out of their ``what``.
+
+        For a method that reads each column once per output: it warns here,
+        once per call, and reads the columns without ``warn_for``.
+        """
+        for j in features:
+            n_missing = int(np.isnan(self.values[:, j]).sum())
+            if n_missing:
+                self._warn_missing(j, n_missing, what)
+
+    def _warn_missing(self, j: int, n_missing: int, what: str) -> None:
+        warnings.warn(f"{n_missing} of {self.n_rows} rows have a missing value in "
+                      f"{self.columns[j].name!r}; they are left out of its {what}.",
+                      ModellensWarning, stacklevel=user_stacklevel())
 
     def observed_labels(self, j: int) -> np.ndarray:
         """The non-missing values of column ``j`` as the user reads them (labels for categories).
@@ -749,6 +760,23 @@ def resolve_features(dataset: Dataset, features, *, allow_pairs: bool = True):
             raise InvalidParameterError(f"feature {names!r} is asked for more than once.")
         seen.add(f)
     return out
+
+
+def row_labels(X) -> np.ndarray | None:
+    """The labels of ``X``'s rows in its index, or None where they are the positions.
+
+    A pandas DataFrame's index (a Series' name for the one row it holds, as
+    ``df.iloc[i]`` gives it); None for arrays, other tables and the default
+    index ``0 .. n - 1``, whose labels are the positions.
+    """
+    if isinstance(X, pd.Series):
+        return None if X.name is None else np.asarray(pd.Index([X.name]))
+    if not isinstance(X, pd.DataFrame):
+        return None
+    index = X.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return None
+    return np.asarray(index)
 
 
 def row_as_frame(X, reference):

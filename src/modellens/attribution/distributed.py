@@ -39,7 +39,7 @@ from ..data import Dataset
 from ..engine._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ..models import own_output
 from ._blocks import Subject
-from .result import Attributions, build
+from .result import Attributions, build, keep_row_labels
 
 __all__ = ["DistributedAttributions", "AttributionSummary", "explain_partitions",
            "RESERVED_COLUMNS"]
@@ -322,8 +322,9 @@ class DistributedAttributions:
                 base_values=kept[col("base_value")].to_numpy(np.float64),
                 prediction=kept[col("prediction")].to_numpy(np.float64), method=self.method,
                 value_function=self.value_function, diagnostics=dict(self.diagnostics)))
-        return parts[0] if self.outputs is None else Attributions.stack(parts,
-                                                                        self.output_labels)
+        sample = parts[0] if self.outputs is None else Attributions.stack(parts,
+                                                                          self.output_labels)
+        return keep_row_labels(sample, kept)  # the rows' labels in X's index, as in memory
 
 
 def _summarise_partition(result: pd.DataFrame, data, rows, names):

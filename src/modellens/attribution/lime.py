@@ -29,7 +29,7 @@ from ._streams import RowStreams
 from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_outputs,
                          output_names, run_every_output, surrogate_attributions, warn_if_shrunk)
 from .lime_result import WidthSweep
-from .result import Attributions
+from .result import Attributions, keep_row_labels
 
 __all__ = ["lime", "lime_width_sweep", "WidthSweep", "TabularSampler", "DISCRETIZERS"]
 
@@ -625,7 +625,7 @@ def lime(model: ModelLike, X: DaskLike | DataLike, *, training_data: DataLike,
         return explain_partitions(
             request.partitions, partial(_lime_rows, model, inputs, settings), streams=streams,
             options=request.options, feature_names=feature_names)
-    return _lime(request, streams=streams, stacklevel=4, **settings)
+    return keep_row_labels(_lime(request, streams=streams, stacklevel=4, **settings), request.X)
 
 
 def _lime_rows(model, inputs, settings, X, streams, options) -> Attributions:

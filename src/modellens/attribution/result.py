@@ -10,11 +10,11 @@ import pandas as pd
 
 from .._serialize import envelope, open_envelope
 from .._validation import InvalidParameterError, check_level, is_integer
-from ..data import Column, feature_position
+from ..data import Column, feature_position, row_labels
 from ..models import output_position, own_output
 from ._blocks import BLOCKS, MediaBlock, SamplingBlock, Subject, SurrogateBlock
 
-__all__ = ["Attributions", "build", "SCHEMA_VERSION"]
+__all__ = ["Attributions", "build", "keep_row_labels", "SCHEMA_VERSION"]
 
 #: Version of the layout :meth:`Attributions.to_dict` writes.  1 (files without a
 #: ``"schema"`` key): every field flat, LIME's and the media's details in ``extra``;
@@ -95,6 +95,10 @@ class Attributions:
         Incidental details: where the background came from and its size
         (``"background"``, ``"n_background"``), the cost (``"n_coalitions"``,
         ``"n_model_rows"``), TreeSHAP's ``"index"``, a masker's kind.
+    row_labels : ndarray of shape (n,) or None
+        The explained rows' labels in the index of the DataFrame ``X`` (the
+        ``row`` column of :meth:`to_frame`, to join back on ``X``); None
+        where they are the positions ``0 .. n - 1`` (arrays, a default index).
 
     Indexing selects rows and features as shap's ``Explanation`` does, but
     always keeps two dimensions: ``attr[0]`` is a one-row ``Attributions``,
@@ -138,13 +142,14 @@ class Attributions:
     diagnostics: dict
     outputs: list | None
     output_labels: list | None
+    row_labels: np.ndarray | None
 
     def __init__(self, values, base_values, codes, feature_names, method, *,
                  output: str = "prediction", prediction=None, columns=None, column_labels=None,
                  value_function=None, interactions=None, surrogate: SurrogateBlock | None = None,
                  sampling: SamplingBlock | None = None, media: MediaBlock | None = None,
                  diagnostics: dict | None = None, outputs: list | None = None,
-                 output_labels: list | None = None):
+                 output_labels: list | None = None, row_labels=None):
         self.feature_names = [str(f) for f in feature_names]
         self.values = np.asarray(values, dtype=np.float64)
         self.base_values = np.asarray(base_values, dtype=np.float64)
@@ -170,6 +175,11 @@ class Attributions:
         self.surrogate, self.sampling, self.media = surrogate, sampling, media
         #: Incidental details only; the blocks hold everything else.
         self.diagnostics = dict(diagnostics or {})
+        self.row_labels = None if row_labels is None else np.asarray(row_labels)
+        if self.row_labels is not None and self.row_labels.shape != (self.values.shape[0],):
+            raise InvalidParameterError(
+                f"row_labels has shape {self.row_labels.shape}; it needs one label per "
+                f"explained row ({self.values.shape[0]}).")
 
     # ------------------------------------------------- the blocks' fields, flat
     std = _block_property("sampling", "std", "standard error of each value, or None")
@@ -230,7 +240,8 @@ class Attributions:
                    interactions=stacked("interactions", lambda p: p.interactions),
                    media=first.media, diagnostics=dict(first.diagnostics), **blocks,
                    outputs=[p.output for p in parts],
-                   output_labels=list(range(len(parts))) if labels is None else list(labels))
+                   output_labels=list(range(len(parts))) if labels is None else list(labels),
+                   row_labels=first.row_labels)
 
     def output_position(self, output) -> int:
         """The position of ``output`` (a class label, an output name or a position)."""
@@ -277,7 +288,7 @@ class Attributions:
             prediction=take(self.prediction), columns=self.columns,
             column_labels=self.column_labels, value_function=self.value_function,
             interactions=take(self.interactions), media=self.media,
-            diagnostics=dict(self.diagnostics), **blocks)
+            diagnostics=dict(self.diagnostics), row_labels=self.row_labels, **blocks)
 
     def _require_one_output(self, what: str) -> None:
         """Refuse a single-output view of a multi-output result, naming the outputs."""
@@ -460,6 +471,7 @@ class Attributions:
             value_function=self.value_function, interactions=interactions,
             diagnostics=dict(self.diagnostics), outputs=self.outputs,
             output_labels=self.output_labels,
+            row_labels=None if self.row_labels is None else self.row_labels[rows],
             **{name: None if getattr(self, name) is None else getattr(self, name).take(rows, cols)
                for name in BLOCKS})
 
@@ -501,7 +513,8 @@ class Attributions:
     def to_frame(self) -> pd.DataFrame:
         """Long-format table: one row per (explained row, feature).
 
-        Columns: ``row``, ``feature``, ``method``, ``feature_value``,
+        Columns: ``row`` (the row's label in ``X``'s index, see
+        ``row_labels``; its position for an array), ``feature``, ``method``, ``feature_value``,
         ``value``, ``std``, ``model_rows`` and (under a stopping rule)
         ``converged`` (sampling estimators), ``base_value`` and
         ``prediction`` (when known).
@@ -533,7 +546,7 @@ class Attributions:
             return pd.concat(parts, ignore_index=True)
         n, d = self.values.shape
         frame = pd.DataFrame({
-            "row": np.repeat(np.arange(n), d),
+            "row": np.repeat(np.arange(n) if self.row_labels is None else self.row_labels, d),
             "feature": np.tile(np.asarray(self.feature_names, dtype=object), n),
             "feature_value": pd.Series(np.asarray(self.data, dtype=object).ravel(), dtype=object),
             "value": self.values.ravel(),
@@ -615,6 +628,8 @@ class Attributions:
             "columns": [_column_dict(c) for c in self.columns]}
         if self.outputs is not None:
             out["outputs"], out["output_labels"] = self.outputs, self.output_labels
+        if self.row_labels is not None:
+            out["row_labels"] = self.row_labels
         for name in BLOCKS:
             block = getattr(self, name)
             out[name] = None if block is None else block.to_fields()
@@ -730,6 +745,14 @@ def _blocks_of_schema_1(values: dict) -> dict:
 def _column_dict(col: Column) -> dict:
     return {"name": col.name, "kind": col.kind, "levels": col.levels, "ordered": col.ordered,
             "dtype": col.dtype}
+
+
+def keep_row_labels(attr: Attributions, X) -> Attributions:
+    """``attr`` with the labels of the explained rows ``X`` in their index (see ``row_labels``)."""
+    labels = row_labels(X)
+    if labels is not None and labels.shape == (len(attr),):  # (a text or image: one input)
+        attr.row_labels = labels
+    return attr
 
 
 def build(subject: Subject, *, values, base_values, prediction, method: str,

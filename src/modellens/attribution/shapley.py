@@ -31,7 +31,7 @@ from ._active import ActiveKernelEstimator
 from ._proxy import ProxyKernelEstimator
 from .kernel import split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
-from .result import Attributions, build
+from .result import Attributions, build, keep_row_labels
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
@@ -384,7 +384,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
                     random_state=random_state, groups=groups,
-                    stop=check_stopping(tol, tol_abs, max_evals))
+                    stop=_check_stop_applies(check_stopping(tol, tol_abs, max_evals),
+                                             algorithm, interactions))
     request = _open(model, X, settings, options=None, several=True, chunk_size=chunk_size,
                     n_jobs=n_jobs, progress=progress)
     if request.partitions is not None:
@@ -401,7 +402,33 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         return explain_partitions(
             request.partitions, partial(_explain_rows, model, settings),
             streams=RowStreams.draw(rng), options=request.options, feature_names=feature_names)
-    return _explain(request, rng=rng, streams=None, stacklevel=5, **settings)
+    return keep_row_labels(_explain(request, rng=rng, streams=None, stacklevel=5, **settings),
+                           request.X)
+
+
+def _check_stop_applies(stop: StoppingRule | None, algorithm: str,
+                        interactions: bool) -> StoppingRule | None:
+    """Refuse a stopping rule where nothing samples: one rule for every exact algorithm.
+
+    ``"auto"`` keeps it (it samples, or enumerates only when that is cheaper
+    than the cap: an exact answer meets any tolerance).
+    """
+    if stop is None:
+        return None
+    what = ("tol= / tol_abs= (and max_evals=, their cap) stop the sampling algorithms "
+            "('permutation', 'kernel', and 'auto' when it samples) once each row's standard "
+            "errors are small enough; ")
+    if interactions:
+        raise InvalidParameterError(
+            what + "interactions=True draws its own rounds and has no stopping rule yet: drop "
+            "them and give n_permutations= (rounds of every pair), or algorithm='exact'.")
+    if algorithm in ("exact", "tree"):
+        exact = "TreeSHAP (algorithm='tree') is exact" if algorithm == "tree" else \
+            "algorithm='exact' enumerates every coalition"
+        raise InvalidParameterError(
+            what + f"{exact} and needs no tolerance: drop them, or pick algorithm="
+            "'permutation' or 'kernel' to sample.")
+    return stop
 
 
 def _open(model, X, settings, *, options, several=False, **given):
@@ -447,11 +474,6 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
-    if stop is not None and isinstance(getattr(game, "inner", game), TreeGame) \
-            and algorithm == "tree":
-        raise InvalidParameterError(
-            "tol= / tol_abs= stop the sampling algorithms ('permutation', 'kernel'); "
-            "TreeSHAP (algorithm='tree') is exact and needs no tolerance.")
     estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
                                               streams, interactions=interactions,
                                               n_threads=options.threads, index=index,
@@ -632,11 +654,6 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
                 "tree", None)
     d = game.n_players
     if interactions:
-        if stop is not None:
-            raise InvalidParameterError(
-                "tol= / tol_abs= stop the sampling of Shapley values; interactions=True draws "
-                "its own rounds and has no stopping rule yet: give n_permutations= (rounds of "
-                "every pair) instead of tol=.")
         return interaction_estimator(
             game, algorithm, n_samples, n_permutations, streams, max_exact=MAX_EXACT_FEATURES,
             auto_exact=d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= default_kernel_samples(d),

@@ -269,6 +269,8 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                                                confidence=confidence, empty_bins=empty_bins),
                              request.output_labels)
 
+    # the data's missing values are said once, not once per output
+    dataset.warn_missing(feats, "DALE bins")
     per_output = request.run_outputs(
         lambda values, part, model: [DerivativePlan(model, values, feats, gradient=gradient,
                                                     fd_step=fd_step, names=names)],
@@ -464,7 +466,7 @@ def _observed(dataset, j, column, derivative, backend):
     x = column
     kept = None
     if missing.any():
-        x = dataset.column_values(j, warn_for="DALE bins", column=column)
+        x = dataset.column_values(j, column=column)  # warned by dale()
         g = g[~missing]
     finite = np.isfinite(g)
     if not finite.all():

@@ -111,6 +111,8 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         # in memory each feature's neighbourhoods are found when its plan reduces, so that
         # the sorted order of one feature at a time is held
         hoods = [(grid_spec(grid, dataset, j), window) for j in request.features]
+        # each output's plan finds them again: the missing values are said once, here
+        dataset.warn_missing(request.features, "grid and neighbourhoods")
         for spec, _ in hoods:
             if is_integer(spec) and spec < 2:
                 raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
@@ -207,7 +209,7 @@ class _Hoods:
 def _hoods(dataset, j, spec, window) -> _Hoods:
     """The neighbourhoods of column ``j``'s grid, from its values in memory."""
     col = dataset.columns[j]
-    x = dataset.column_values(j, warn_for="grid and neighbourhoods")
+    x = dataset.column_values(j)  # the missing values: warned by mplot()
     keep = ~np.isnan(dataset.values[:, j])
     order = np.argsort(x, kind="stable")
     xs = x[order]

@@ -11,7 +11,7 @@ from ..data import Dataset, sample_rows
 from ..engine import DISTINCT_LIMIT, GridRows, Plan, grid_points, open_request, run
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
 from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec, pair_specs
-from .result import Effect, Effects
+from .result import Effect, Effects, keep_ice_labels
 
 __all__ = ["pdp"]
 
@@ -198,7 +198,8 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                         output=model.output_name, observed=in_memory)
                 for feat, ax in zip(feats, axes)]
 
-    return Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
+    effects = Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
+    return effects if table is not None else keep_ice_labels(effects, request.X)
 
 
 def _pd_axes(dataset: Dataset, feat, grid):

@@ -352,7 +352,8 @@ def _ale_locals_out_of_core(request, feats, bins):
     model = request.model
     parts = request.table.map(model, _partition_locals, designs, request.table.local)
     if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
-        model.settle_outputs(max(width for _, _, width in parts))
+        model.settle_outputs(max(width for _, _, width, _ in parts),
+                             names=_told_names(names for *_, names in parts))
     labels = request.output_labels
     dataset = _gathered(schema, [p[0] for p in parts])
     values = dataset.values
@@ -369,7 +370,7 @@ def _ale_locals_out_of_core(request, feats, bins):
     for f in range(len(designs)):
         key = _observation_keys(made[0][f])
         got = [(_observation_keys_of(rows, sign, offsets[i]), kept)
-               for i, (_, observed, _) in enumerate(parts)
+               for i, (_, observed, _, _) in enumerate(parts)
                for rows, sign, kept in [observed[f]]]
         part_keys = np.concatenate([k for k, _ in got])
         # the whole table's observation order, found among the partitions' (each key once)
@@ -431,7 +432,7 @@ def _partition_locals(values, model, index, designs, options):
         rows = plan.axis.row_positions() if plan.sign is None else plan.rows
         kept = [np.zeros(0) if p[f].kept is None else p[f].kept for p in made]
         observed.append((rows, plan.sign, kept))
-    return values, observed, len(made)
+    return values, observed, len(made), getattr(model, "answer_names", None)
 
 
 def _ale_observations(dataset, designs, made, globals_, labels):
@@ -497,12 +498,14 @@ def _dale_locals_out_of_core(request, feats, names, bins):
     scale = feature_scale(dataset.values[:, feats])
     parts = table.map(model, _partition_derivatives, feats, names, scale, table.local)
     if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
-        model.settle_outputs(max(width for _, width in parts))
+        model.settle_outputs(max(width for _, width, _ in parts),
+                             names=_told_names(names for *_, names in parts))
     views = [model] if model.n_outputs == 1 else [model.view(c) for c in range(model.n_outputs)]
     specs = [_check_bins(grid_spec(bins, dataset, j), name) for j, name in zip(feats, names)]
+    dataset.warn_missing(feats, "DALE bins")  # once, as dale() says it (not once per output)
     per_output = []
     for c, view in enumerate(views):
-        found = [p[c] for p, _ in parts if p]  # (partitions of no rows: none)
+        found = [p[c] for p, _, _ in parts if p]  # (partitions of no rows: none)
         backend = found[0][1]
         derivatives = np.concatenate([d for d, _, _ in found], axis=1)
         checks = [k for _, _, k in found if k is not None]
@@ -527,13 +530,19 @@ class _Derivatives(DerivativePlan):
 def _partition_derivatives(values, model, index, feats, names, scale, options):
     """One partition's ``[(derivatives, backend, checks) per output]`` and its outputs' count."""
     if not len(values):
-        return [], 1
+        return [], 1, None
     if getattr(model, "undetermined", False):
         model = copy.copy(model)  # settles on this partition's copy (see _partition_locals)
     per_output = summarise_outputs(
         model, lambda one: [_Derivatives(one, values, feats, names=names, scale=scale)],
         options, desc="regions (dale, partition)")
-    return [found for (found,) in per_output], len(per_output)
+    return [found for (found,) in per_output], len(per_output), \
+        getattr(model, "answer_names", None)
+
+
+def _told_names(names):
+    """The output names the partitions' answers gave (a function's DataFrame columns), if any."""
+    return next((n for n in names if n is not None), None)
 
 
 def _warn_unreliable(counts, names):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._serialize import envelope, open_envelope
+from ..data import row_labels
 from ..models import output_position, own_output
 from ..plot.effects import plot_effect, plot_effects
 
@@ -131,6 +132,10 @@ class Effect:
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
     ice_rows : ndarray or None
         Row positions (in ``X``) of the ICE curves, when a sample was drawn.
+    ice_labels : ndarray or None
+        The ICE curves' rows as labels in the index of the DataFrame ``X``
+        (the ``ice_row`` of :meth:`to_frame`, to join back on ``X``); None
+        where they are the positions (arrays, a default index).
     band : Band or None
         A band around ``values`` (ALE / DALE: a confidence band with its level;
         M-plots: +/- one standard deviation of the predictions).
@@ -198,6 +203,7 @@ class Effect:
     outputs: list | None = None
     #: what selects each output: class labels, or output columns (multi-output only)
     output_labels: list | None = None
+    ice_labels: np.ndarray | None = None
 
     #: Effect classes by name, for :meth:`from_dict` (subclasses register themselves).
     _types: ClassVar[dict[str, type[Effect]]] = {}
@@ -318,7 +324,7 @@ class Effect:
             value = getattr(self, f.name)
             if isinstance(value, (Band, Bins)):
                 value = {g.name: getattr(value, g.name) for g in fields(value)}
-            if f.name in ("outputs", "output_labels") and value is None:
+            if f.name in ("outputs", "output_labels", "ice_labels") and value is None:
                 continue  # a single-output effect's dict is the one it always was
             out[f.name] = value
         return envelope(type(self).__name__, out)
@@ -378,8 +384,9 @@ class Effect:
         ----------
         ice : bool, default=False
             Also one row per ICE curve and grid point, their ``ice_row``
-            holding the curve's row in ``X`` (``<NA>`` on the effect's own
-            rows).
+            holding the curve's row in ``X``: its label in a DataFrame's
+            index (``ice_labels``), else its position (``<NA>`` on the
+            effect's own rows).
 
         Returns
         -------
@@ -433,14 +440,19 @@ class Effect:
                 if arr.shape[0] == grid.shape[0]:
                     frame[name] = arr
         if ice and self.ice is not None:
-            frame["ice_row"] = pd.array([pd.NA] * len(frame), dtype="Int64")
             curves = np.asarray(self.ice).reshape(len(self.ice), -1)
             rows = np.arange(len(curves)) if self.ice_rows is None else np.asarray(self.ice_rows)
+            if self.ice_labels is not None:
+                rows = np.asarray(self.ice_labels)
+            # integer rows (positions, or an integer index) as nullable integers; other
+            # labels (strings, dates) as they are, missing on the effect's own rows
+            dtype: Any = "Int64" if rows.dtype.kind in "iu" else "object"
+            frame["ice_row"] = pd.array([pd.NA] * len(frame), dtype=dtype)
             per_curve = frame[[c for c in ("grid", "grid2") if c in frame]]
             lines = pd.DataFrame({
                 **{c: np.tile(per_curve[c].to_numpy(), len(curves)) for c in per_curve},
                 "value": curves.ravel(),
-                "ice_row": pd.array(np.repeat(rows, curves.shape[1]), dtype="Int64"),
+                "ice_row": pd.array(np.repeat(rows, curves.shape[1]), dtype=dtype),
             })
             frame = pd.concat([frame, lines], ignore_index=True)
         frame.insert(0, "method", self.method)
@@ -506,6 +518,17 @@ def _same(a, b) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+def keep_ice_labels(effects, X):
+    """``effects`` with their ICE curves' rows labelled by ``X``'s index (see ``ice_labels``)."""
+    labels = row_labels(X)
+    if labels is not None:
+        for effect in effects.values():
+            if effect.ice is not None:
+                effect.ice_labels = labels if effect.ice_rows is None \
+                    else labels[np.asarray(effect.ice_rows)]
+    return effects
 
 
 def _stack_outputs(parts):

@@ -251,10 +251,13 @@ class OutOfCore:
         nothing (no rows) has its other outputs' summaries made here, of no
         rows, as the partition would have.
         """
-        parts = self.map(model, _summarise_outputs_partition, plans_for, desc, self.local)
+        told = self.map(model, _summarise_outputs_partition, plans_for, desc, self.local)
+        parts = [summaries for summaries, _ in told]
         k = max(len(p) for p in parts)
         if model.undetermined:
-            model.settle_outputs(k)
+            # the names a function's answers gave (its DataFrame's columns), as in memory
+            names = next((names for _, names in told if names is not None), None)
+            model.settle_outputs(k, names=names)
         views = [model] if k == 1 else [model.view(c) for c in range(k)]
         for i, part in enumerate(parts):
             if len(part) < k:  # no rows: the summaries of no rows, for every output
@@ -306,8 +309,9 @@ def _summarise_outputs_partition(values, model, index, plans_for, desc, options)
         # a model telling its outputs with its first answer settles on this partition's
         # copy: the partitions (and threads) sharing the object each learn it themselves
         model = copy.copy(model)
-    return summarise_outputs(model, lambda one: plans_for(values, index, one), options,
-                             desc=f"{desc} (partition)")
+    summaries = summarise_outputs(model, lambda one: plans_for(values, index, one), options,
+                                  desc=f"{desc} (partition)")
+    return summaries, getattr(model, "answer_names", None)
 
 
 def _summarise_partition(values, model, index, plans_for, desc, options):

@@ -216,6 +216,12 @@ class Model:
         self._respond(target)
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
         self._may_take_tensors = self.framework is None and self._fn is model
+        #: target= one column of a plain callable: one output, whose name its first answer
+        #: tells (a DataFrame's column), as target=None and target=[j] name it; until then
+        #: the model is undetermined, and an answer that names it has the pass planned again
+        self._name_only = wanted is None and self._target_given \
+            and self.class_index is not None and self._fn is model and self._PROBES
+        self._undetermined = self._name_only
         if several:
             self._choose_outputs(wanted, None if wanted is not None else target, classes)
         #: the names of the explained outputs (one for a single-output model)
@@ -248,14 +254,19 @@ class Model:
     def _note_names(self, out) -> None:
         """Keep the output names of a plain callable's answer that tells its outputs.
 
-        Called while the outputs are unknown (the first answer, a probe): an
-        output fixed before any answer (``target=`` a column) keeps its name,
-        which the methods' plans, made before the first answer, carry.
+        Called while the outputs are unknown (the first answer, a probe), and
+        for ``target=`` one column, whose name the plans made before the first
+        answer lack (the pass is then planned again, see :meth:`_check`).
         """
         if self._answer_names is None and self._fn is self.model and self.framework is None:
             self._answer_names = _answer_names(out)
 
     # ------------------------------------------------------------ outputs
+    @property
+    def answer_names(self) -> list[str] | None:
+        """The output names a plain callable's answers gave (None: none yet, or none given)."""
+        return self._answer_names
+
     @property
     def n_outputs(self) -> int:
         """How many outputs each answer has (1: :meth:`predict` returns ``(m,)``)."""
@@ -338,6 +349,8 @@ class Model:
         if names is not None and self._answer_names is None and self._fn is self.model:
             self._answer_names = list(names)  # told by a copy of the model (a Dask worker)
         width = self._probe() if width is None else width
+        if self._name_only:
+            width = 1  # target= one column: only its name was to be learnt
         if self._wanted is not None:
             if width is None or width == 1:
                 raise InvalidParameterError(
@@ -659,7 +672,7 @@ class Model:
     def _gradient(self, rows, backend, function) -> np.ndarray:
         """The gradient of the explained output(s) at ``rows`` as float64, counted."""
         m = rows.shape[0]
-        if self._undetermined and backend == "jax":
+        if self._undetermined and backend == "jax" and not self._name_only:
             # autodiff needs the outputs first: one row tells them (not counted, not kept)
             probe = _numbers(to_numpy(self._call(rows[:1])))
             if probe.ndim == 2 and probe.shape[1] > 1:
@@ -670,7 +683,8 @@ class Model:
                 out = function(self.to_input(rows))
             elif backend == "torch":
                 out = torch_gradient(self._fn, rows, output_index=self._gradient_index(),
-                                     spec=self._torch_spec, several=self._undetermined)
+                                     spec=self._torch_spec,
+                                     several=self._undetermined and not self._name_only)
             elif backend == "jax":
                 out = jax_gradient(self._fn, rows, output_index=self._gradient_index())
             else:
@@ -700,14 +714,15 @@ class Model:
         out = _numbers(to_numpy(out))
         if self._undetermined:
             width = int(out.shape[1]) if out.ndim == 2 and out.shape[0] == m and \
-                out.shape[1] > 1 else None
+                out.shape[1] > 1 and not self._name_only else None
             if width is not None:
                 raise self._keep(kind, rows.copy() if held is None else held, out)
             if self._wanted is not None:
                 self.settle_outputs(1)  # refused: the list names columns of one output
             if self._answer_names is not None:
-                # a named Series: its name is the output's, which the plans made so far
-                # lack; the pass is planned again (this answer kept, as for several)
+                # a named Series (or target= a DataFrame's column): its name is the output's,
+                # which the plans made so far lack; the pass is planned again (this answer
+                # kept, as for several)
                 raise self._keep(kind, rows.copy() if held is None else held, out, width=1)
             self._undetermined = False  # from now on, every answer has one output
         if self._columns is not None:
@@ -745,6 +760,17 @@ class Model:
                 where = (f" X holds NaN in {int(nan_in.any(axis=1).sum())} rows (columns {cols}), "
                          "which reached the model: impute them or use a model that accepts "
                          "missing values.")
+            elif self._PROBES and rows.ndim == 2 and rows.shape[1] == len(self.dataset.columns):
+                # rows of a table the method built (a grid point, a coalition's mix of the row
+                # and the background; not a text's or image's masks): name one, so the user
+                # sees what the model refused
+                first = self.dataset.to_frame(rows[np.flatnonzero(bad)[:1]]).iloc[0]
+                shown = ", ".join(f"{k}={_shown(v)}" for k, v in list(first.items())[:8])
+                more = ", ..." if len(first) > 8 else ""
+                where = (f" The first: {{{shown}{more}}}. Every row a method builds from X and "
+                         "the background or training data needs a finite answer (a mean over "
+                         "NaN would be NaN or wrong): make the model answer such rows, or "
+                         "explain it only where it is defined.")
             raise ModelError(
                 f"the model returned NaN or inf for {int(bad.sum())} of {m} rows.{where}"
             )
@@ -759,6 +785,13 @@ class Model:
 #: then NaN.  Below it, a result that still overflows is refused by the engine
 #: (``engine._run._check_overflow``).
 MAX_MAGNITUDE = float(np.finfo(np.float64).max) / 2.0**16
+
+
+def _shown(value) -> str:
+    """A feature value as an error message shows it (floats to 6 significant digits)."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _answer_names(out) -> list[str] | None:
