@@ -115,6 +115,11 @@ def _features_of(model, frame, target):
     missing = [n for n in names if n not in frame.columns]
     if missing:
         hint = f" ({target!r} is the target)" if target in missing else ""
+        near = [(n, _near_name(n, frame.columns)) for n in missing]
+        renames = ", ".join(f"{c!r} -> {n!r}" for n, c in near if c is not None)
+        if renames:
+            hint += (f"; the data has columns that differ from them only in spaces or case: "
+                     f"rename {renames}")
         raise CLIError(f"the model was fit on columns the data lacks: {missing}{hint}.")
     return frame[names], [c for c in frame.columns if c not in names]
 
@@ -156,7 +161,7 @@ def _report(args) -> int:
     if args.target is not None:
         if args.target not in frame.columns:
             raise CLIError(f"no column {args.target!r} in {str(args.data)!r}; its columns are "
-                           f"{list(frame.columns)}.")
+                           f"{list(frame.columns)}.{_did_you_mean(args.target, frame.columns)}")
         y = frame[args.target]
         frame = frame.drop(columns=[args.target])
     X, unused = _features_of(model, frame, args.target)
@@ -169,7 +174,7 @@ def _report(args) -> int:
     for f in args.features or []:
         if f not in X.columns:
             raise CLIError(f"--features: no column {f!r} among the model's features "
-                           f"{list(X.columns)}.")
+                           f"{list(X.columns)}.{_did_you_mean(f, X.columns)}")
     for r in args.rows or []:
         if r >= len(X):
             raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
@@ -194,6 +199,25 @@ def _report(args) -> int:
     path = rep.save(args.out)
     _say(f"modellens report: wrote {path.resolve()}")
     return 0
+
+
+def _near_name(name: str, columns) -> str | None:
+    """The first of ``columns`` that differs from ``name`` only in spaces or case, or None.
+
+    Headers such as ``"house  price"`` or ``"Price "`` look like the name typed in a
+    terminal (and a one-line message of a name typed in the other case is hard to read):
+    the errors say which column is meant.
+    """
+    def key(text):
+        return " ".join(str(text).split()).casefold()
+
+    return next((c for c in columns if key(c) == key(name)), None)
+
+
+def _did_you_mean(name: str, columns) -> str:
+    near = _near_name(name, columns)
+    return "" if near is None else \
+        f" Did you mean {near!r}? It differs only in spaces or case."
 
 
 @contextmanager
@@ -432,6 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
 #: that move the cursor, retitle the window, rewrite what was printed) and the
 #: bidirectional overrides that reorder a line.  Tabs and newlines stay.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: The line breaks of ``str.splitlines``, with the spaces around them.
+_LINE_BREAKS = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
 
 
 def _clean(text) -> str:
@@ -447,7 +473,9 @@ def _say(text, *, file=None, flush=False) -> None:
 
 
 def _one_line(exc) -> str:
-    text = " ".join(str(exc).split())
+    # only the line breaks (and the indentation after them) go: a run of spaces may be part
+    # of a name the message quotes, and the user copies that name from it
+    text = _LINE_BREAKS.sub(" ", str(exc)).strip()
     return text or type(exc).__name__
 
 

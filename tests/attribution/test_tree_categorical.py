@@ -125,3 +125,46 @@ def _cover_pd(ens, f, code):
                 for c in (ens.left[node], ens.right[node]):
                     stack.append((c, w * ens.cover[c] / ens.cover[node]))
     return total
+
+
+def test_lightgbm_sends_missing_categories_right_when_code_0_is_listed():
+    # trained without missing values, LightGBM's category splits have missing type None;
+    # one that lists code 0 ("p", the level of the large effect) sent a missing or unseen
+    # category left as code 0, where LightGBM sends it right: TreeSHAP's values did not add
+    # up to the prediction (off by about 10) and differed from LightGBM's own
+    rng = np.random.default_rng(5)
+    n = 500
+    X = pd.DataFrame({"c": pd.Categorical(rng.choice(["p", "q", "r"], n)),
+                      "a": rng.normal(size=n)})
+    y = np.where(X["c"] == "p", 10.0, 0.0) + X["a"] + 0.1 * rng.normal(size=n)
+    model = lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1,
+                              random_state=0).fit(X, y)
+    dump = model.booster_.dump_model()["tree_info"]
+    splits = []
+
+    def walk(node):
+        if "split_feature" in node:
+            if node["decision_type"] == "==":
+                splits.append((node["missing_type"], node["threshold"].split("||")))
+            walk(node["left_child"])
+            walk(node["right_child"])
+    for tree in dump:
+        walk(tree["tree_structure"])
+    assert any(kind == "None" and "0" in codes for kind, codes in splits)
+    T = X.iloc[:40].copy()
+    T["c"] = T["c"].cat.add_categories(["s"])
+    T.loc[:3, "c"] = np.nan
+    T.loc[4:7, "c"] = "s"  # a level LightGBM never saw
+    raw, contribs = _library(model, T)
+    assert raw[:8].max() + 4 < raw[np.asarray(T["c"] == "p")].min()  # they go right, not "p"
+    attr = ml.shapley(model, T, algorithm="tree")
+    np.testing.assert_allclose(attr.values, contribs[:, :-1], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(attr.values.sum(1) + attr.base_values, raw, rtol=0, atol=1e-10)
+    tree = ml.shapley(model, T.iloc[:10], background=T.iloc[10:40], algorithm="tree")
+    np.testing.assert_allclose(tree.values.sum(1) + tree.base_values, raw[:10], rtol=0,
+                               atol=1e-10)
+    # tree PD at the unseen level: LightGBM's own answer (its "q" / "r" side), averaged
+    pdc = ml.pdp(model, T, ["c"], grid=["s"], method="tree")["c"]
+    brute = ml.pdp(model, T, ["c"], grid=["s"])["c"]
+    assert abs(pdc.values[0] - brute.values[0]) < 0.5  # tree PD averages the training data
+    assert pdc.values[0] < 5

@@ -154,6 +154,33 @@ def test_report_errors_are_one_line(files, capsys, change, expected):
     assert expected in _one_error_line(err)
 
 
+def test_error_quotes_names_with_their_own_spaces(files, capsys):
+    # a header of two spaces: the one-line error kept collapsing runs of spaces, so it
+    # said "no column 'house price'; its columns are [..., 'house price']"
+    data, model, tmp = files
+    frame = pd.read_csv(data).rename(columns={"price": "house  price", "income": "Income"})
+    frame.to_csv(tmp / "spaced.csv", index=False)
+    base = ["report", "--data", tmp / "spaced.csv", "--model", model, "--out", tmp / "r.html"]
+    code, _, err = _run(base + ["--target", "house  price", *FAST], capsys)
+    assert code == 1 and "the model was fit on columns the data lacks: ['income']; the data " \
+        "has columns that differ from them only in spaces or case: rename 'Income' -> " \
+        "'income'." in _one_error_line(err)
+    frame.rename(columns={"Income": "income"}).to_csv(tmp / "spaced.csv", index=False)
+    code, _, err = _run(base + ["--target", "house price", *FAST], capsys)
+    line = _one_error_line(err)
+    assert code == 1 and "'house  price']" in line
+    assert "Did you mean 'house  price'? It differs only in spaces or case." in line
+    # --features names the model's column that differs in case; a name of no near match
+    # gets no hint
+    code, _, err = _run(base + ["--target", "house  price", "--features", "AGE", *FAST], capsys)
+    assert "Did you mean 'age'?" in _one_error_line(err)
+    code, _, err = _run(base + ["--target", "nope", *FAST], capsys)
+    assert "Did you mean" not in _one_error_line(err)
+    # a message of several lines is still printed on one
+    from modellens.cli import _one_line
+    assert _one_line(ValueError("first\n    second  part\r\nthird")) == "first second  part third"
+
+
 def test_class_of_a_classifier_is_checked(files, capsys):
     from sklearn.linear_model import LogisticRegression
 

@@ -183,3 +183,69 @@ def test_values_the_model_never_saw_are_named():
     data.loc[0, "hour"] = 4  # not a level of the model
     with pytest.warns(ml.ModellensWarning, match="reads as unknown"):
         ml.pdp(model, data, ["hour"])
+
+
+@pytest.mark.parametrize("dtype", ["str", "category"])
+def test_text_levels_the_model_never_saw_are_named(dtype):
+    # a one-hot encoder with handle_unknown="ignore" reads a level it never saw as no level
+    # at all: the PD at "Rome" was the all-zeros encoding's prediction, shown as an effect
+    # without a word (integer-coded categories warned already)
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"city": rng.choice(["Oslo", "Lima", "Pune"], 300), "x": rng.normal(size=300)})
+    y = X["city"].map({"Oslo": 5.0, "Lima": 1.0, "Pune": 3.0}) + X["x"]
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["city"]), remainder="passthrough"),
+        LinearRegression()).fit(X, y)
+    data = X.copy()
+    data.loc[:9, "city"] = "Rome"
+    data["city"] = data["city"].astype(dtype)
+    if dtype == "category":  # a level of the dtype that no row holds is not named
+        data["city"] = data["city"].cat.add_categories(["Bern"])
+    calls = [lambda: ml.pdp(model, data, ["city"]), lambda: ml.ale(model, data, ["city"]),
+             lambda: ml.shapley(model, data.iloc[:2], background=data.iloc[:40],
+                                algorithm="exact"),
+             lambda: ml.lime(model, data.iloc[:1], training_data=data, num_samples=200,
+                             random_state=0)]
+    for call in calls:
+        with pytest.warns(ml.ModellensWarning, match=r"knows the levels \['Lima', 'Oslo', "
+                          r"'Pune'\]; the data also hold \['Rome'\], which the model reads as "
+                          r"unknown") as record:
+            call()
+        assert not any("Bern" in str(w.message) for w in record)
+    # the background alone holding the unseen level is named too
+    with pytest.warns(ml.ModellensWarning, match=r"\['Rome'\]"):
+        ml.shapley(model, X.iloc[:2].astype({"city": data["city"].dtype}) if dtype == "str"
+                   else X.iloc[:2], background=data.iloc[:40], algorithm="exact")
+    # data inside the model's levels: no warning
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        ml.pdp(model, X, ["city"])
+
+
+def test_report_says_unknown_levels_once():
+    # every method of the report warns about the unseen level: the page says it once, in
+    # the data section's notes, not again in every section
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"city": rng.choice(["Oslo", "Lima"], 200), "x": rng.normal(size=200)})
+    y = (X["city"] == "Oslo") * 2.0 + X["x"]
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["city"]), remainder="passthrough"),
+        LinearRegression()).fit(X, y)
+    data = X.assign(city=X["city"].where(np.arange(200) >= 10, "Rome"))
+    with pytest.warns(ml.ModellensWarning, match="Rome"):  # the console is told once too
+        report = ml.report(model, data, y, sections=["data", "effects", "shapley"],
+                           interactive=False, random_state=0)
+    texts = [w for sec in report.sections.values() for w in sec.warnings]
+    assert sum("levels the model never saw (such as 'Rome')" in t for t in texts) == 1
+    assert not any("categorical to the model" in t for t in texts)

@@ -212,19 +212,18 @@ def _lightgbm_categories(est, out):
 
 
 # ------------------------------------------------------------ the model's levels
-def model_levels(model, dataset: Dataset) -> dict:
+def model_levels(model, dataset: Dataset, *, expected: dict | None = None) -> dict:
     """Column position -> ``(levels, dtype)`` for the numeric columns the model takes as categories.
 
     ``levels`` are the model's levels (numbers), ``dtype`` the pandas
     CategoricalDtype the model takes the column as (XGBoost, LightGBM fit on
     a pandas Categorical), else None (the column reaches the model with its
-    own dtype, as an encoder or HistGradientBoosting reads it).
+    own dtype, as an encoder or HistGradientBoosting reads it).  ``expected``
+    is :func:`expected_inputs`' record, when it has been read.
     """
     names = dataset.feature_names
-    try:
-        expected = expected_inputs(model, names)
-    except Exception:  # a model that records what it saw in a form we cannot read
-        return {}
+    if expected is None:
+        expected = _expected(model, names)
     out = {}
     for name, exp in expected.items():
         j = dataset._name_to_index.get(name)
@@ -232,7 +231,7 @@ def model_levels(model, dataset: Dataset) -> dict:
             continue
         col = dataset.columns[j]
         if col.is_categorical or col.is_boolean:
-            continue  # labels already; the model's own checks match them
+            continue  # labels already: see _unknown_labels
         levels = np.asarray(exp.levels)
         if levels.dtype.kind not in "biuf":
             try:
@@ -247,18 +246,57 @@ def with_model_levels(model, dataset: Dataset) -> Dataset:
     """``dataset`` with the columns the model takes as categories made categorical at its levels.
 
     Values of such a column that are not among the model's levels (the model
-    reads them as unknown) are kept as extra levels, with a warning.
+    reads them as unknown) are kept as extra levels, with a warning; so are
+    the levels of a text or categorical column that the model never saw.
     """
-    found = model_levels(model, dataset)
-    if not found:
-        return dataset
-    new = dataset.with_levels(found)
+    expected = _expected(model, dataset.feature_names)
+    found = model_levels(model, dataset, expected=expected)
+    new = dataset.with_levels(found) if found else dataset
     for j, (levels, _) in found.items():
         extra = new.columns[j].levels[len(levels):]
         if len(extra):
-            warnings.warn(
-                f"column {dataset.columns[j].name!r} is categorical to the model, which knows "
-                f"the levels {levels.tolist()[:10]}{' ...' if len(levels) > 10 else ''}; the "
-                f"data also hold {extra.tolist()[:5]}, which the model reads as unknown "
-                "levels.", ModellensWarning, stacklevel=user_stacklevel())
+            _warn_unknown(dataset.columns[j].name, levels, extra)
+    for j, levels, extra in _unknown_labels(dataset, expected, skip=found):
+        _warn_unknown(dataset.columns[j].name, levels, extra)
     return new
+
+
+def _expected(model, names) -> dict:
+    try:
+        return expected_inputs(model, names)
+    except Exception:  # a model that records what it saw in a form we cannot read
+        return {}
+
+
+def _unknown_labels(dataset: Dataset, expected: dict, *, skip) -> list:
+    """``(column, model's levels, unseen levels)`` of the labelled columns with levels the
+    model never saw.
+
+    A one-hot encoder with ``handle_unknown="ignore"`` reads such a level as
+    no level at all, without an error: a PD or ALE value, or an attribution,
+    at that level describes only that fallback.
+    """
+    out = []
+    for name, exp in expected.items():
+        j = dataset._name_to_index.get(name)
+        if j is None or j in skip or exp.levels is None or not len(exp.levels):
+            continue
+        col = dataset.columns[j]
+        if not col.is_categorical or col.is_boolean or col.levels is None:
+            continue
+        codes = dataset.values[:, j]
+        used = col.levels[np.unique(codes[~np.isnan(codes)]).astype(np.intp)]
+        known = set(np.asarray(exp.levels).tolist())
+        extra = [v for v in used.tolist() if v not in known]
+        if extra:
+            out.append((j, np.asarray(exp.levels), np.asarray(extra, dtype=object)))
+    return out
+
+
+def _warn_unknown(name, levels, extra) -> None:
+    warnings.warn(
+        f"column {name!r} is categorical to the model, which knows "
+        f"the levels {levels.tolist()[:10]}{' ...' if len(levels) > 10 else ''}; the "
+        f"data also hold {extra.tolist()[:5]}, which the model reads as unknown "
+        "levels: their effects and attributions show only how it treats a level it never "
+        "saw.", ModellensWarning, stacklevel=user_stacklevel())

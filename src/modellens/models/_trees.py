@@ -24,8 +24,10 @@ by the codes of the training frame's pandas categories.  An XGBoost split
 sends its listed codes right and every other code left, a category it
 never saw included (a code past the known ones); NaN takes the default
 side.  A LightGBM split sends the codes of its bitset left and every other
-right; an unseen category is NaN, which goes right when the split's
-missing type is NaN and reads as code 0 otherwise.  Their categories come
+right; an unseen category is NaN, which goes right whatever the split's
+missing type (LightGBM's predict and its own contributions send NaN and
+negative codes right, also where a split's missing type is None and its
+bitset holds code 0).  Their categories come
 from the model (XGBoost 3.1's stored categories, LightGBM's
 ``pandas_categorical``), else the column's own codes are read.
 
@@ -761,12 +763,12 @@ def _lgb_walk(node, cols, model, chosen_sets):
             continue
         kind = nd.get("decision_type", "<=")
         if kind == "==":
-            # the listed codes go left; NaN goes right when missing_type is NaN, else it
-            # reads as code 0
+            # the listed codes go left; NaN (a missing or unseen category) goes right for
+            # every missing type, as LightGBM predicts (reading it as code 0 where the
+            # missing type is None sent it left whenever code 0 was listed)
             codes = [int(c) for c in str(nd["threshold"]).split("||")]
             chosen_sets.append((codes, i))
-            nan_left = nd.get("missing_type", "None") != "NaN" and 0 in codes
-            split: tuple[float, int, int] = (len(chosen_sets), int(nan_left), MISSING_CATEGORICAL)
+            split: tuple[float, int, int] = (len(chosen_sets), 0, MISSING_CATEGORICAL)
         elif kind == "<=":
             split = (float(nd["threshold"]), int(bool(nd["default_left"])),
                      _LGB_MISSING[nd.get("missing_type", "None")])

@@ -126,12 +126,18 @@ def _capture(sec):
             finally:  # a method that fails part way keeps the warnings it gave first
                 for w in caught:
                     text = str(w.message)
+                    if _UNKNOWN_LEVELS.search(text):
+                        continue  # the data section's input notes say it once
                     if text not in sec.warnings:
                         sec.warnings.append(text)
                 _merge_missing(sec)
     return block()
 
 
+#: The methods' warning about levels of the data the model never saw (the data section's
+#: input notes, from ``check_frame``, say it for the whole report).
+_UNKNOWN_LEVELS = re.compile(r"^column '.*' is categorical to the model, which knows the levels "
+                             r".*, which the model reads as unknown levels")
 _MISSING_ONE = re.compile(r"^(\d+) of (\d+) rows have a missing value in '(.+)'; they are left "
                           r"out of its (.+)\.$")
 _MISSING_ALL = re.compile(r"^Rows with a missing value are left out of what needs the "
