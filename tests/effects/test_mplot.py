@@ -82,3 +82,29 @@ def test_mplot_bins_never_split_tied_values():
     perm = rng.permutation(60)
     again = ml.mplot(f, X[perm], features=0, grid=4)["x0"]
     np.testing.assert_allclose(again.values, eff.values)
+
+
+def test_grid_points_no_row_is_near_are_said_once_not_left_as_silent_nan():
+    import warnings
+
+    from modellens._validation import ModellensWarning
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": pd.Categorical(rng.choice(["a", "b"], 200),
+                                          categories=["a", "b", "z"]),
+                      "x": rng.normal(size=200)})
+    a = (X["c"] == "a").to_numpy()
+
+    def f(D):  # two outputs: the warning is one per call, not one per output
+        return np.c_[(D["c"] == "a").to_numpy() + D["x"].to_numpy(), D["x"].to_numpy()]
+
+    with pytest.warns(ModellensWarning, match=r"'c'.*\['z'\].*undefined") as caught:
+        effect = ml.mplot(f, X, ["c"], grid={"c": ["a", "b", "z"]})["c"]
+    assert sum("no rows have or are near" in str(w.message) for w in caught) == 1
+    # the other levels are the conditional means by hand
+    np.testing.assert_allclose(effect.values[:2, 0],
+                               [(1 + X["x"][a]).mean(), X["x"][~a].mean()], rtol=1e-12)
+    assert np.isnan(effect.values[2]).all() and effect.counts[2] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModellensWarning)  # every level has rows: no warning
+        ml.mplot(f, X, ["c"], grid={"c": ["a", "b"]})

@@ -123,7 +123,25 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         return [_MPlotPlan(dataset, j, h, values, output=model.output_name)
                 for j, h in zip(feats, hoods)]
 
-    return Effects.stack(request.run_outputs(plans_for, desc="mplot"), request.output_labels)
+    effects = Effects.stack(request.run_outputs(plans_for, desc="mplot"),
+                            request.output_labels)
+    _say_empty_neighbourhoods(effects)
+    return effects
+
+
+def _say_empty_neighbourhoods(effects) -> None:
+    """Warn, once per call, of grid points no row is near: their mean is undefined (NaN)."""
+    for name, effect in effects.items():
+        empty = np.flatnonzero(np.asarray(effect.counts) == 0)
+        if not len(empty):
+            continue
+        points = [effect.grid[k] for k in empty[:5]]
+        more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
+        warnings.warn(
+            f"M-plot of {name!r}: no rows have or are near the grid value"
+            f"{'s' if len(empty) > 1 else ''} {points}{more}, so the conditional mean there "
+            "is undefined (NaN, count 0); leave such points out of grid= or pass grid=int "
+            "(bins of the data).", ModellensWarning, stacklevel=user_stacklevel())
 
 
 # ------------------------------------------------------------ neighbourhoods
