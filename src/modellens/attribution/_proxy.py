@@ -189,20 +189,6 @@ class _CubicProxy:
         return masks @ self.gamma + (_cubic(masks, self.S) - _cubic(masks, ~self.S)) @ self.beta
 
 
-class _OnActive:
-    """A proxy fit on the players of a row that are not null, as a game of all players:
-    it ignores the null ones (so the residual game keeps them null, value 0)."""
-
-    def __init__(self, proxy, active):
-        self.proxy, self.active = proxy, active
-        self.shapley = np.zeros(len(active))
-        self.shapley[active] = proxy.shapley
-        self.total = proxy.total
-
-    def __call__(self, masks) -> np.ndarray:
-        return self.proxy(masks[:, self.active])
-
-
 class ProxyKernelEstimator(KernelEstimator):
     """KernelSHAP's coalitions, fit with a cross-fitted cubic proxy as a control variate.
 
@@ -260,8 +246,8 @@ class ProxyKernelEstimator(KernelEstimator):
         fit = self._corrected if self.pooled else self._halves
         for i in range(n):
             L = len(self.pairs[i])
-            if L >= self.capacity or L < MIN_PAIRS_PER_FEATURE * d or (~self.null[i]).sum() < 3:
-                continue  # (with fewer than 3 players that matter there is no cubic term)
+            if L >= self.capacity or L < MIN_PAIRS_PER_FEATURE * d or d < 3:
+                continue  # (with fewer than 3 players there is no cubic term)
             self.proxy_rows[i] = True
             hit = self._cache.get(i)
             if hit is None or hit[0] != self.n_draws[i]:
@@ -277,8 +263,7 @@ class ProxyKernelEstimator(KernelEstimator):
         counts, n_draws = self.counts[i], int(self.n_draws[i])
         ratio = self._ratio[self.pairs[i].sum(axis=1)]  # importance weights p_s / q_s
         yy = np.concatenate(self._y[i]) - v0
-        # the proxy is a game of the row's players that are not null
-        S = np.concatenate([self.enum_masks[self._canon_e], self.pairs[i]])[:, ~self.null[i]]
+        S = np.concatenate([self.enum_masks[self._canon_e], self.pairs[i]])
         diff = np.concatenate([enum_y[self._canon_e] - enum_y[self._comp_e],
                                yy[:, 0] - yy[:, 1]])
         w = np.concatenate([self.enum_weights[self._canon_e],
@@ -299,7 +284,7 @@ class ProxyKernelEstimator(KernelEstimator):
             wa = w.copy()
             wa[n_e:] *= counts.sum() / counts[half == a].sum()  # the half's own draws
             idx = np.flatnonzero(fit)[:MAX_PROXY_PAIRS]
-            proxy = _OnActive(_CubicProxy.fit(S[idx], diff[idx], wa[idx]), ~self.null[i])
+            proxy = _CubicProxy.fit(S[idx], diff[idx], wa[idx])
             use = half != a
             pairs = self.pairs[i][use]
             r = np.concatenate([yy[use, 0] - proxy(pairs), yy[use, 1] - proxy(~pairs)])
@@ -354,8 +339,7 @@ class ProxyKernelEstimator(KernelEstimator):
                 cross = P[np.ix_(keep, drop)]
                 sol -= cross @ np.linalg.solve(P[np.ix_(drop, drop)], cross.T @ y[keep])
             rows = np.flatnonzero(keep[:n_fit])
-            proxy = _OnActive(_CubicProxy(S_fit[rows], sw[rows] * sol[:len(rows)],
-                                          sol[len(rows):]), ~self.null[i])
+            proxy = _CubicProxy(S_fit[rows], sw[rows] * sol[:len(rows)], sol[len(rows):])
             z = pairs[mine]
             r_in[mine] = yy[mine, 0] - proxy(z)
             r_out[mine] = yy[mine, 1] - proxy(~z)

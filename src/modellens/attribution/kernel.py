@@ -88,27 +88,18 @@ def split_sizes(d: int, budget: int, *, enumerate_borders: bool = True):
     return sorted(enumerated), sampled, int(min(left // 2, capacity))
 
 
-def constrained_fit(A, b, total, active=None):
+def constrained_fit(A, b, total):
     """The least-squares values of normal equations ``A phi = b`` under ``sum(phi) = total``.
 
-    ``active`` (boolean, one per player) leaves the others out of the fit:
-    their values are 0 (null players).  Returns the values and the top-left
-    block ``C`` of the inverse KKT matrix (how the values move with ``b``, for
-    the delta method; zero for the players left out).
+    Returns the values and the top-left block ``C`` of the inverse KKT matrix
+    (how the values move with ``b``, for the delta method).
     """
     d = len(b)
-    act = np.ones(d, dtype=bool) if active is None else np.asarray(active, dtype=bool)
-    k = int(act.sum())
-    phi, C = np.zeros(d), np.zeros((d, d))
-    if k == 0:
-        return phi, C
-    kkt = np.zeros((k + 1, k + 1))
-    kkt[:k, :k] = A[np.ix_(act, act)]
-    kkt[:k, k] = kkt[k, :k] = 1.0
+    kkt = np.zeros((d + 1, d + 1))
+    kkt[:d, :d] = A
+    kkt[:d, d] = kkt[d, :d] = 1.0
     inv = np.linalg.pinv(kkt, rcond=1e-12)
-    phi[act] = (inv @ np.append(b[act], total))[:k]
-    C[np.ix_(act, act)] = inv[:k, :k]
-    return phi, C
+    return (inv @ np.append(b, total))[:d], inv[:d, :d]
 
 
 def _all_of_size(d, sizes):
@@ -163,15 +154,14 @@ class KernelEstimator:
     pairs are drawn for each row independently, row ``i`` from ``streams(i)``
     (:class:`~._streams.RowStreams`; so errors average out over rows),
     duplicates evaluated once and counted.  Works on any game that offers
-    coalition rows.  :meth:`grow` samples more pairs for some rows (the
+    coalition rows and whose rows have no null players (those rows are
+    explained in their own smaller game: :mod:`._active`).  :meth:`grow` samples more pairs for some rows (the
     stopping rule of :mod:`._stopping`), continuing each row's draws.
     """
 
     def __init__(self, game, n_samples: int, streams, *, enumerate_borders: bool = True):
         n, d = game.n_explained, game.n_players
         self.n, self.d, self.game = n, d, game
-        #: players that change no coalition's worth, per row: left out of every fit (value 0)
-        self.null = game.null_players()
         enumerated, sampled, n_complementary = split_sizes(
             d, n_samples, enumerate_borders=enumerate_borders)
         mu = size_weights(d)
@@ -286,7 +276,7 @@ class KernelEstimator:
                 size = Z.sum(axis=1).astype(int)
                 wZ = Z * (self._mu[size - 1] / np.array([comb(self.d, k) for k in size]))[:, None]
                 A, b = A + wZ.T @ Z, b + y @ wZ
-            values[i], _ = constrained_fit(A, b, delta[i], ~self.null[i])
+            values[i], _ = constrained_fit(A, b, delta[i])
         return Estimate(values, std, v0, fx)
 
     def sampled_weights(self, counts, ratio, n_draws) -> np.ndarray:
@@ -303,12 +293,10 @@ class KernelEstimator:
         residuals of a proxy fit without each draw (see :meth:`_standard_error`)."""
         Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
         wZ = Z * np.tile(self.sampled_weights(counts, ratio, n_draws), 2)[:, None]
-        active = ~self.null[i]
-        phi, C = constrained_fit(self._A_enum + wZ.T @ Z, b_enum + y @ wZ, total, active)
-        return phi, self._standard_error(Z, y, phi, counts, n_draws, C, active, ratio,
-                                         cross_fitted)
+        phi, C = constrained_fit(self._A_enum + wZ.T @ Z, b_enum + y @ wZ, total)
+        return phi, self._standard_error(Z, y, phi, counts, n_draws, C, ratio, cross_fitted)
 
-    def _standard_error(self, Z, y, phi, counts, n_draws, C, active, ratio, cross_fitted):
+    def _standard_error(self, Z, y, phi, counts, n_draws, C, ratio, cross_fitted):
         r"""Delta-method standard error of the sampled part.
 
         The sampled pairs enter the normal equations as a mean over draws of
@@ -331,23 +319,18 @@ class KernelEstimator:
         # the sums), d - 1 of them are free: with no more distinct pairs than that (a pair
         # drawn from both ends counts once) the fit passes through every sampled value and
         # the residuals say nothing about the error.
-        # (counted over the players in the fit: a null player's value is 0 without error)
-        pair = Z[:L][:, active] > 0
+        pair = Z[:L] > 0
         canonical = np.where(pair[:, :1], ~pair, pair)
-        if not active.any():
-            return np.zeros(len(phi))
-        if n_draws < 2 or len(np.unique(canonical, axis=0)) < active.sum():
-            return np.where(active, np.nan, 0.0)
+        if n_draws < 2 or len(np.unique(canonical, axis=0)) < self.d:
+            return np.full(self.d, np.nan)
         r = y - Z @ phi
         scale = 0.5 * self.w_sampled * ratio
         g = scale[:, None] * (Z[:L] * r[:L, None] + Z[L:] * r[L:, None])
         u = g @ C
-        if cross_fitted:
-            dev = u - counts @ u / n_draws
-            return np.sqrt(counts @ dev ** 2 / (n_draws - 1) / n_draws)
-        leverage = scale / n_draws * (
-            np.einsum("ij,jk,ik->i", Z[:L], C, Z[:L]) + np.einsum("ij,jk,ik->i", Z[L:], C, Z[L:]))
-        u = u / np.maximum(1.0 - leverage, 0.05)[:, None]
+        if not cross_fitted:
+            leverage = scale / n_draws * (np.einsum("ij,jk,ik->i", Z[:L], C, Z[:L])
+                                          + np.einsum("ij,jk,ik->i", Z[L:], C, Z[L:]))
+            u = u / np.maximum(1.0 - leverage, 0.05)[:, None]
         dev = u - counts @ u / n_draws
         var = counts @ dev ** 2 / (n_draws - 1) / n_draws
         return np.sqrt(var)
