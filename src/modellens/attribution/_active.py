@@ -62,31 +62,30 @@ class ActiveKernelEstimator:
     :class:`~._proxy.ProxyKernelEstimator`, per explained row of the whole game.
     """
 
-    def __init__(self, game, n_samples: int, streams, *, pooled: bool = False, null=None):
+    def __init__(self, game, n_samples: int, streams, *, null: np.ndarray,
+                 pooled: bool = False):
         self.n, self.d = game.n_explained, game.n_players
-        null = game.null_players() if null is None else null
         patterns, group = np.unique(~null, axis=0, return_inverse=True)
-        group = np.asarray(group).reshape(-1)
-        self.n_active = (~null).sum(axis=1)
-        #: (rows, active players, their game, its estimator): the last two None for rows
-        #: with fewer than two active players
-        self.groups: list[tuple[np.ndarray, np.ndarray, _ActiveGame | None,
-                                ProxyKernelEstimator | None]] = []
+        #: each row's group, and its position among the group's rows
+        self._group = np.asarray(group).reshape(-1)
+        self._local = np.zeros(self.n, dtype=np.int64)
+        #: (rows, active players, the estimator of their game): None for rows with fewer
+        #: than two active players
+        self.groups: list[tuple[np.ndarray, np.ndarray, ProxyKernelEstimator | None]] = []
         for g, active in enumerate(patterns):
-            rows = np.flatnonzero(group == g)
-            if active.sum() < 2:  # nothing to sample: v(N) - v(empty) is the one value
-                self.groups.append((rows, active, None, None))
-                continue
-            sub = _ActiveGame(game, rows, active)
-            estimator = ProxyKernelEstimator(sub, n_samples, _Streams(streams, rows),
-                                             pooled=pooled)
-            self.groups.append((rows, active, sub, estimator))
+            rows = np.flatnonzero(self._group == g)
+            self._local[rows] = np.arange(len(rows))
+            estimator = None
+            if active.sum() >= 2:  # else nothing to sample: v(N) - v(empty) is the one value
+                estimator = ProxyKernelEstimator(_ActiveGame(game, rows, active), n_samples,
+                                                 _Streams(streams, rows), pooled=pooled)
+            self.groups.append((rows, active, estimator))
         self.segments = [s for *_, e in self.groups if e is not None for s in e.segments]
         self.proxy_rows = np.zeros(self.n, dtype=bool)
 
     def _per_row(self, read, fill, dtype=np.float64) -> np.ndarray:
         out = np.full(self.n, fill, dtype=dtype)
-        for rows, _, _, estimator in self.groups:
+        for rows, _, estimator in self.groups:
             if estimator is not None:
                 out[rows] = read(estimator)
         return out
@@ -109,23 +108,20 @@ class ActiveKernelEstimator:
     def grow(self, rows, more) -> list:
         rows, more = np.asarray(rows), np.asarray(more)
         segments: list = []
-        for members, _, _, estimator in self.groups:
-            if estimator is None:
-                continue
-            local = np.searchsorted(members, rows)
-            hit = (local < len(members)) & (members[np.minimum(local, len(members) - 1)] == rows)
-            if hit.any():
-                segments += estimator.grow(local[hit], more[hit])
+        for g, (_, _, estimator) in enumerate(self.groups):
+            mine = self._group[rows] == g
+            if estimator is not None and mine.any():
+                segments += estimator.grow(self._local[rows[mine]], more[mine])
         return segments
 
     def estimate(self, game) -> Estimate:
         v0, fx = game.ends()
         values, std = np.zeros((self.n, self.d)), np.zeros((self.n, self.d))
-        for rows, active, sub, estimator in self.groups:
+        for rows, active, estimator in self.groups:
             if estimator is None:
                 values[np.ix_(rows, active)] = (fx[rows] - v0)[:, None]
                 continue
-            part = estimator.estimate(sub)
+            part = estimator.estimate(estimator.game)
             values[np.ix_(rows, active)] = part.values
             if part.std is not None:
                 std[np.ix_(rows, active)] = part.std

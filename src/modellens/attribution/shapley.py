@@ -674,8 +674,8 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
         null = game.null_players()
         kernel: ActiveKernelEstimator | ProxyKernelEstimator
         if null.any():  # some rows' games are smaller: KernelSHAP in each of them
-            kernel = ActiveKernelEstimator(game, budget, streams, pooled=stop is not None,
-                                           null=null)
+            kernel = ActiveKernelEstimator(game, budget, streams, null=null,
+                                           pooled=stop is not None)
         else:
             kernel = ProxyKernelEstimator(game, budget, streams, pooled=stop is not None)
         pairs = kernel.draws
