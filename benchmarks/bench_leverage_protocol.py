@@ -375,15 +375,22 @@ def authors_leverage_shap(src):
     return "Leverage SHAP (authors' revised code, here)", revised
 
 
-def released_norms(src, dataset):
-    """The ``||phi||^2`` of every run the authors released (``shap_norm_sq``)."""
+def released_records(src, dataset):
+    """Every run of Leverage SHAP the authors released for ``dataset`` (their
+    ``output/<data>_Leverage SHAP.csv``: one dict per line), or None."""
     path = os.path.join(src, "output", f"{dataset}_Leverage SHAP.csv")
     if not os.path.exists(path):
         return None
     import ast
 
     with open(path) as fh:
-        return np.unique([ast.literal_eval(line)["shap_norm_sq"] for line in fh if line.strip()])
+        return [ast.literal_eval(line) for line in fh if line.strip()]
+
+
+def released_norms(src, dataset):
+    """The ``||phi||^2`` of every run the authors released (``shap_norm_sq``)."""
+    records = released_records(src, dataset)
+    return None if records is None else np.unique([r["shap_norm_sq"] for r in records])
 
 
 # ------------------------------------------------------------------ the experiment
@@ -397,15 +404,9 @@ def released_runs(srcs, dataset, m):
     """The released runs of Leverage SHAP at ``m`` evaluations without noise, as
     ``(||phi||^2, error)`` pairs, from the first checkout that has them (the camera-ready
     release holds ``m = 10 d``, the revised one ``m = 8 d``)."""
-    import ast
-
     for src in srcs:
-        path = os.path.join(src, "output", f"{dataset}_Leverage SHAP.csv")
-        if not os.path.exists(path):
-            continue
-        with open(path) as fh:
-            recs = [ast.literal_eval(line) for line in fh if line.strip()]
-        found = [(r["shap_norm_sq"], r["shap_error"]) for r in recs
+        records = released_records(src, dataset) or []
+        found = [(r["shap_norm_sq"], r["shap_error"]) for r in records
                  if r["sample_size"] == m and r.get("noise", 0) == 0]
         if found:
             return found
@@ -420,7 +421,7 @@ def paired_with_released(srcs, name, d, norms, mine, multiples):
         released = released_runs(srcs, name, k * d)
         ours, theirs = [], []
         for norm, err in zip(norms, mine[k]):  # err: this row's errors, one per seed
-            hit = [e for n, e in released if abs(n - norm) <= 1e-6 * norm]
+            hit = [e for n, e in released if np.isclose(n, norm, rtol=1e-6, atol=0)]
             if hit:
                 ours.append(err)
                 theirs.append(hit[0])
