@@ -30,23 +30,23 @@ kernel :math:`\sum_T [T \subseteq A][T \subseteq B] = \binom{|A \cap B|}{3}`
 it was fit on, so a poor proxy costs variance, never bias beyond KernelSHAP's
 own.  Two schemes, one per use:
 
-* *halves* (a fixed budget, but see large games below): the sampled pairs are split in two; the proxy
-  fit on one half (plus the enumerated coalitions, which both share) corrects
-  the KernelSHAP fit of the other, and the two are averaged, with the
-  standard errors of the two residual fits (the delta method of
-  :mod:`.kernel`) combined into that of the average.
+* *halves* (a fixed budget, but see large games below): the sampled pairs
+  are split in two; the proxy fit on one half (plus the enumerated
+  coalitions, which both share) corrects the KernelSHAP fit of the other, and
+  the two are averaged, with the standard errors of the two residual fits
+  (the delta method of :mod:`.kernel`) combined into that of the average.
 * *pooled* (the stopping rule, ``pooled=True``, and large games at small
-  fixed budgets): the pairs are split into
-  ``FOLDS`` folds; each fold's draws are corrected by a proxy fit on the
-  enumerated pairs and the other folds (all folds' proxies from one inverse of
-  the full fit), and one KernelSHAP fit of every residual gives the values
-  (plus the folds' mean proxy values) and its delta-method standard error from
-  every draw.  A stopping rule stops where an error estimate happens to be
-  low, and an error from half the draws is noisy enough for that selection to
-  show: by halves the intervals after ``tol=0.01`` held 82-91%, pooled they
-  hold 92-98% after ``tol=0.05`` and ``0.02``.  At a fixed budget the halves
-  keep the better coverage (pooled held 89-90% at 64d on 10 features, where
-  the sampled sizes are few and a large share of them is drawn).
+  fixed budgets): the pairs are split into ``FOLDS`` folds; each fold's
+  draws are corrected by a proxy fit on the enumerated pairs and the other
+  folds (all folds' proxies from one inverse of the full fit), and one
+  KernelSHAP fit of every residual gives the values (plus the folds' mean
+  proxy values) and its delta-method standard error from every draw.  A
+  stopping rule stops where an error estimate happens to be low, and an
+  error from half the draws is noisy enough for that selection to show: by
+  halves the intervals after ``tol=0.01`` held 82-91%, pooled they hold
+  92-98% after ``tol=0.05`` and ``0.02``.  At a fixed budget the halves keep
+  the better coverage (pooled held 89-90% at 64d on 10 features, where the
+  sampled sizes are few and a large share of them is drawn).
 
 A row with fewer than ``2 d`` sampled pairs keeps plain KernelSHAP.
 

@@ -155,8 +155,9 @@ class KernelEstimator:
     (:class:`~._streams.RowStreams`; so errors average out over rows),
     duplicates evaluated once and counted.  Works on any game that offers
     coalition rows and whose rows have no null players (those rows are
-    explained in their own smaller game: :mod:`._active`).  :meth:`grow` samples more pairs for some rows (the
-    stopping rule of :mod:`._stopping`), continuing each row's draws.
+    explained in their own smaller game: :mod:`._active`).  :meth:`grow`
+    samples more pairs for some rows (the stopping rule of :mod:`._stopping`),
+    continuing each row's draws.
     """
 
     def __init__(self, game, n_samples: int, streams, *, enumerate_borders: bool = True):
