@@ -1,8 +1,14 @@
 """The methods' warnings, recorded on a section's page: one notice for the rows left out for
-missing values, none for levels the data section already names."""
+missing values, none for levels the data section already names.
+
+:func:`read_warning` is the one place the report reads what a warning of the
+library says.  Until the library's warnings carry their facts as fields, it
+reads them from the texts; when they do, only it changes.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from .._warnings import recorded
@@ -15,8 +21,6 @@ def capture_warnings(sec):
     :mod:`modellens.report._warnings`), so reports built at once in threads keep theirs
     apart.  Warnings other than modellens' own are shown as they were raised.
     """
-    import contextlib
-
     @contextlib.contextmanager
     def block():
         with recorded() as caught:
@@ -24,57 +28,59 @@ def capture_warnings(sec):
                 yield
             finally:  # a method that fails part way keeps the warnings it gave first
                 for w in caught:
-                    text = str(w.message)
-                    if _UNKNOWN_LEVELS.search(text):
+                    kind, facts = read_warning(w)
+                    if kind == "unknown levels":
                         continue  # the data section's input notes say it once
-                    if text not in sec.warnings:
-                        sec.warnings.append(text)
-                _merge_missing(sec)
+                    if kind == "missing values":
+                        _left_out(sec, **facts)
+                    elif str(w.message) not in sec.warnings:
+                        sec.warnings.append(str(w.message))
     return block()
 
 
-#: The methods' warning about levels of the data the model never saw (the data section's
-#: input notes, from ``check_frame``, say it for the whole report).
+#: The texts :func:`read_warning` reads: the methods' warning about levels of the data the
+#: model never saw (``models``), and about rows left out for missing values (``data``).
 _UNKNOWN_LEVELS = re.compile(r"^column '.*' is categorical to the model, which knows the levels "
                              r".*, which the model reads as unknown levels")
-
-
 _MISSING_ONE = re.compile(r"^(\d+) of (\d+) rows have a missing value in '(.+)'; they are left "
                           r"out of its (.+)\.$")
 
 
-_MISSING_ALL = re.compile(r"^Rows with a missing value are left out of what needs the "
-                          r"feature's value \((.+)\): (.+)\.$")
+def read_warning(w) -> tuple:
+    """``(kind, facts)`` of a recorded warning: what the report needs to know of it.
+
+    ``kind`` is ``"unknown levels"`` (facts: none), ``"missing values"``
+    (facts: ``feature``, ``missing`` and ``rows`` counts, ``use``: what the
+    rows were left out of), or None for any other warning (shown as it is).
+    """
+    text = str(w.message)
+    if _UNKNOWN_LEVELS.search(text):
+        return "unknown levels", {}
+    one = _MISSING_ONE.match(text)
+    if one:
+        return "missing values", {"feature": one.group(3), "missing": int(one.group(1)),
+                                  "rows": int(one.group(2)), "use": one.group(4)}
+    return None, {}
 
 
-_MISSING_ITEM = re.compile(r"'(.+?)' \((\d+) of (\d+) rows\)")
+def _left_out(sec, *, feature, missing, rows, use):
+    """One notice for the rows left out for missing values, not one box per feature and method.
 
-
-def _merge_missing(sec):
-    """One notice for the rows left out for missing values, not one box per feature and method."""
-    found: dict = {}
-    uses: list = []
-    first = None
-    kept = []
-    for text in sec.warnings:
-        one, merged = _MISSING_ONE.match(text), _MISSING_ALL.match(text)
-        if not (one or merged):
-            kept.append(text)
-            continue
-        first = len(kept) if first is None else first
-        if one:
-            items = [(one.group(3), one.group(1), one.group(2))]
-            what = [one.group(4)]
-        else:
-            assert merged is not None  # one of the two matched
-            items = _MISSING_ITEM.findall(merged.group(2))
-            what = merged.group(1).split(", ")
-        for name, k, n in items:
-            found.setdefault(name, (int(k), int(n)))
-        uses.extend(u for u in what if u not in uses)
-    if first is None:
-        return
-    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)" for name, (k, n) in found.items())
-    kept.insert(first, f"Rows with a missing value are left out of what needs the feature's "
-                       f"value ({', '.join(uses)}): {listed}.")
-    sec.warnings[:] = kept
+    The facts gathered so far live on the section; the notice stands where the
+    first of them was said, rewritten as more come.
+    """
+    facts = sec.left_out
+    facts.setdefault("features", {}).setdefault(feature, (missing, rows))
+    uses = facts.setdefault("uses", [])
+    if use not in uses:
+        uses.append(use)
+    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)"
+                       for name, (k, n) in facts["features"].items())
+    text = (f"Rows with a missing value are left out of what needs the feature's value "
+            f"({', '.join(uses)}): {listed}.")
+    said = facts.get("said")
+    if said is not None and said in sec.warnings:
+        sec.warnings[sec.warnings.index(said)] = text
+    else:
+        sec.warnings.append(text)
+    facts["said"] = text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dependence import WARN_SHARE, dependence
+from .._dependence import MAX_ROWS, WARN_SHARE, dependence
 from .._warnings import quiet
 from .page import FEW_VALUES, Cell, Section, Table, fmt, num_cell, plural
 
@@ -22,7 +22,7 @@ def data_section(inputs, found) -> Section:
     sec = Section("data", "The data")
     n, d = ds.values.shape
     sec.notes.append(f"{n:,} rows, {d} features. Dependence is estimated on "
-                     f"{inputs.sample_dataset.n_rows:,} rows.")
+                     f"{min(inputs.sample_dataset.n_rows, MAX_ROWS):,} rows.")
     if inputs.unused_columns:
         sec.warnings.append(
             f"Columns of the file the model does not take ({len(inputs.unused_columns)}): "
@@ -42,25 +42,7 @@ def data_section(inputs, found) -> Section:
         missing = int(np.isnan(x).sum())
         observed = x[~np.isnan(x)]
         distinct = ds.n_unique(j)
-        hint = ""
-        if col.is_categorical:
-            kind = "categorical"
-            codes, counts = np.unique(observed, return_counts=True)
-            top = np.argsort(-counts, kind="stable")[:5]
-            # a level as long as a paragraph would push the table off the page
-            labels = [str(col.levels[int(codes[i])]) for i in top]
-            labels = [t if len(t) <= 60 else t[:59] + "\u2026" for t in labels]
-            described = f"{plural(codes.size, 'level')}: " + ", ".join(labels) + \
-                (", ..." if codes.size > 5 else "")
-            hint = _level_hint(col.levels)
-        elif col.is_boolean:
-            kind, described = "boolean", f"{int((observed == 1).sum()):,} True"
-        else:
-            kind = "numeric" if distinct > FEW_VALUES else \
-                ("binary" if distinct == 2 else "empty" if distinct == 0 else "constant"
-                 if distinct == 1 else f"numeric, {distinct} values")
-            described = (f"{fmt(observed.min())} to {fmt(observed.max())}, median "
-                         f"{fmt(np.median(observed))}") if observed.size else "all missing"
+        kind, described, hint = _describe(col, observed, distinct)
         entry = dep[j]
         warn = _off_data_flag(entry, col, distinct)
         if warn:
@@ -101,6 +83,30 @@ def data_section(inputs, found) -> Section:
     sec.data["features"] = features
     sec.data["off_data"] = {f["feature"]: f["warning"] for f in features}
     return sec
+
+
+def _describe(col, observed, distinct) -> tuple:
+    """``(kind, values, hint)`` of a column from its observed (encoded) values."""
+    hint = ""
+    if col.is_categorical:
+        kind = "categorical"
+        codes, counts = np.unique(observed, return_counts=True)
+        top = np.argsort(-counts, kind="stable")[:5]
+        # a level as long as a paragraph would push the table off the page
+        labels = [str(col.levels[int(codes[i])]) for i in top]
+        labels = [t if len(t) <= 60 else t[:59] + "\u2026" for t in labels]
+        described = f"{plural(codes.size, 'level')}: " + ", ".join(labels) + \
+            (", ..." if codes.size > 5 else "")
+        hint = _level_hint(col.levels)
+    elif col.is_boolean:
+        kind, described = "boolean", f"{int((observed == 1).sum()):,} True"
+    else:
+        kind = "numeric" if distinct > FEW_VALUES else \
+            ("binary" if distinct == 2 else "empty" if distinct == 0 else "constant"
+             if distinct == 1 else f"numeric, {distinct} values")
+        described = (f"{fmt(observed.min())} to {fmt(observed.max())}, median "
+                     f"{fmt(np.median(observed))}") if observed.size else "all missing"
+    return kind, described, hint
 
 
 def _off_data_flag(entry, col, distinct) -> str:

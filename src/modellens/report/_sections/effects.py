@@ -37,22 +37,7 @@ def effects_section(inputs, found) -> Section:
     # a model of several outputs and no target: every output at once (one line each)
     opts = dict(progress=inputs.progress, target=None if several else inputs.target)
     with capture_warnings(sec):
-        pd_effects = pdp(inputs.model, inputs.X_sample, names, grid=grids, ice=True, **opts)
-        ale_names = [f for f in names if f not in many]
-        ale_effects, failed = {}, {}
-        try:
-            ale_effects = dict(ale(inputs.model, inputs.X_sample, ale_names, bins=inputs.grid,
-                                   **opts)) if ale_names else {}
-        except InvalidParameterError:
-            for name in ale_names:  # find the features ALE refuses and keep the others
-                try:
-                    ale_effects.update(ale(inputs.model, inputs.X_sample, [name],
-                                           bins=inputs.grid, **opts))
-                except InvalidParameterError as exc:
-                    failed[name] = str(exc)
-        # the "other" point of a many-level feature: for the one explained output
-        others = {name: _other_group(inputs, ds.index_of(name),
-                                     dict(opts, target=inputs.target)) for name in many}
+        pd_effects, ale_effects, failed, others = _effects(inputs, names, grids, many, opts)
     for name, levels in many.items():
         failed[name] = (f"not drawn for a categorical feature with {levels:,} levels (its level "
                         "order needs the distances between every pair of levels)")
@@ -65,37 +50,7 @@ def effects_section(inputs, found) -> Section:
     shown = order[:inputs.max_features]
     spread = max(_spread(inputs.prediction if not several else inputs.all_predictions[:, k])
                  for k in range(max(1, len(inputs.outputs))))
-    if several:
-        sec.notes.append(
-            f"Every output of the model is drawn, one line per output in each panel: "
-            f"{', '.join(inputs.outputs)}"
-            + (" (the model records no class labels: output k is the booster's output column "
-               "k, class k of a multiclass booster)" if inputs.explained_class is None else "")
-            + ". The PD panels draw no ICE curves then (the section's data keep them). A "
-            "feature's importance is the largest over the outputs; an effect is negligible "
-            "when it is on every output.")
-    sec.notes.append(
-        f"Partial dependence (PD) with ICE curves and accumulated local effects (ALE) with their "
-        f"95% confidence band, on {ds.n_rows:,} rows, {inputs.grid} grid points / bins. The two "
-        "panels of a feature share one vertical span, so their heights compare. Features in "
-        "order of importance: the standard deviation of the PD curve over the rows (each grid "
-        "point or level weighted by the rows nearest to it, so a level few rows have counts "
-        "little; after Greenwell, Boehmke and McCarthy 2018). PD averages the model over points "
-        "that may lie off the data when features depend on each other; ALE uses only points "
-        f"next to the data. An effect below {NEGLIGIBLE:.0%} of the predictions' spread (their "
-        f"1%-99% range, {fmt(spread, 3)}) is marked negligible.")
-    if many:
-        sec.notes.append(
-            f"Categorical features with more than {TOP_LEVELS} levels ("
-            + ", ".join(f"{k}: {v:,}" for k, v in many.items())
-            + f") get PD at their {TOP_LEVELS} most frequent levels, drawn in order of effect, "
-            "and one \"other\" point (a diamond with its 95% interval): the mean PD over the "
-            "remaining levels, each weighted by its frequency in the sample; above "
-            f"{OTHER_LEVELS} remaining levels it is estimated from PD at {OTHER_LEVELS} levels "
-            "drawn with probability proportional to their frequency.")
-    if len(order) > len(shown):
-        sec.notes.append(f"The {len(shown)} most important of {len(order)} features are drawn; "
-                         "pass features= (--features) for others.")
+    _say_how(sec, inputs, spread, many, order, shown)
     off_data = (found.get("data") or {}).get("off_data", {})
     negligible, zero, level_order, spans = [], [], {}, {}
     for name in shown:
@@ -147,6 +102,66 @@ def effects_section(inputs, found) -> Section:
                     spread=spread, level_order=level_order, other=others, spans=spans,
                     sample_rows=inputs.sample_index)
     return sec
+
+
+def _effects(inputs, names, grids, many, opts) -> tuple:
+    """PD with ICE of ``names``, ALE of those it applies to (with why not for the others), and
+    the "other" group of each many-level feature: ``(pd, ale, failed, others)``."""
+    ds = inputs.sample_dataset
+    pd_effects = pdp(inputs.model, inputs.X_sample, names, grid=grids, ice=True, **opts)
+    ale_names = [f for f in names if f not in many]
+    ale_effects, failed = {}, {}
+    try:
+        ale_effects = dict(ale(inputs.model, inputs.X_sample, ale_names, bins=inputs.grid,
+                               **opts)) if ale_names else {}
+    except InvalidParameterError:
+        for name in ale_names:  # find the features ALE refuses and keep the others
+            try:
+                ale_effects.update(ale(inputs.model, inputs.X_sample, [name],
+                                       bins=inputs.grid, **opts))
+            except InvalidParameterError as exc:
+                failed[name] = str(exc)
+    # the "other" point of a many-level feature: for the one explained output
+    others = {name: _other_group(inputs, ds.index_of(name),
+                                 dict(opts, target=inputs.target)) for name in many}
+    return pd_effects, ale_effects, failed, others
+
+
+def _say_how(sec, inputs, spread, many, order, shown) -> None:
+    """The section's notes: what is drawn, on what rows, in what order, and what is not."""
+    ds = inputs.sample_dataset
+    several = bool(inputs.outputs)
+    if several:
+        sec.notes.append(
+            f"Every output of the model is drawn, one line per output in each panel: "
+            f"{', '.join(inputs.outputs)}"
+            + (" (the model records no class labels: output k is the booster's output column "
+               "k, class k of a multiclass booster)" if inputs.explained_class is None else "")
+            + ". The PD panels draw no ICE curves then (the section's data keep them). A "
+            "feature's importance is the largest over the outputs; an effect is negligible "
+            "when it is on every output.")
+    sec.notes.append(
+        f"Partial dependence (PD) with ICE curves and accumulated local effects (ALE) with their "
+        f"95% confidence band, on {ds.n_rows:,} rows, {inputs.grid} grid points / bins. The two "
+        "panels of a feature share one vertical span, so their heights compare. Features in "
+        "order of importance: the standard deviation of the PD curve over the rows (each grid "
+        "point or level weighted by the rows nearest to it, so a level few rows have counts "
+        "little; after Greenwell, Boehmke and McCarthy 2018). PD averages the model over points "
+        "that may lie off the data when features depend on each other; ALE uses only points "
+        f"next to the data. An effect below {NEGLIGIBLE:.0%} of the predictions' spread (their "
+        f"1%-99% range, {fmt(spread, 3)}) is marked negligible.")
+    if many:
+        sec.notes.append(
+            f"Categorical features with more than {TOP_LEVELS} levels ("
+            + ", ".join(f"{k}: {v:,}" for k, v in many.items())
+            + f") get PD at their {TOP_LEVELS} most frequent levels, drawn in order of effect, "
+            "and one \"other\" point (a diamond with its 95% interval): the mean PD over the "
+            "remaining levels, each weighted by its frequency in the sample; above "
+            f"{OTHER_LEVELS} remaining levels it is estimated from PD at {OTHER_LEVELS} levels "
+            "drawn with probability proportional to their frequency.")
+    if len(order) > len(shown):
+        sec.notes.append(f"The {len(shown)} most important of {len(order)} features are drawn; "
+                         "pass features= (--features) for others.")
 
 
 #: Remaining levels of a many-level categorical up to which the "other" group's PD is

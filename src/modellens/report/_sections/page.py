@@ -55,6 +55,9 @@ class Section:
     tables: list = field(default_factory=list)
     figure_groups: list = field(default_factory=list)
     seconds: float = float("nan")
+    #: the rows the methods left out for missing values (per feature, and what of), said
+    #: in one notice among ``warnings``
+    left_out: dict = field(default_factory=dict, repr=False)
 
     @property
     def figures(self) -> list:

@@ -191,10 +191,9 @@ def _ceteris_paribus(profiles, k, position, why):
 
 def _waterfall(attr, i, position, why):
     """Row ``i`` of ``attr`` as a waterfall titled with its position in the user's data."""
-    import re
-
     ax = attr.plot.waterfall(i)
-    ax.set_title(re.sub(r"^row \d+", f"row {position}", ax.get_title()))
+    # "row i: f(x) = ..." numbers the explained rows; the page names the user's row
+    ax.set_title(f"row {position}: {ax.get_title().partition(': ')[2]}")
     return figure_from(ax.figure, f"{attr.method} waterfall: {why}", caption=why)
 
 
