@@ -14,8 +14,15 @@ fresh and warm demo of this tree against another, interleaved, best of the round
   Pipeline (ordinal-encoded levels, HistGradientBoosting) saved with skops,
   ``modellens report`` at default settings.
 
-Goals (issues 19 and 33, idle machine): first demo <= 10 s on 2 cores, messy CSV <= 60 s,
-page < 3 MB.
+``python benchmarks/bench_report.py --vs-effector [--rounds 3]``: ``ml.report(...).save()``
+against effector's ``explain(...).to_html()`` on the same data and model, in one process,
+interleaved, best of the rounds: the demo's 442 rows (its HistGradientBoosting model) and
+10,000 x 10 rows (a HistGradientBoosting model of the same settings).  Effector takes a
+numeric matrix and a callable: the demo's ``sex`` goes to it as its codes, and the callable
+rebuilds the frame the model was fit on, a cost both sides pay per model call.
+
+Goals (issues 19, 33 and 41, idle machine): first demo <= 10 s on 2 cores, messy CSV <= 60 s,
+page < 3 MB; against effector's report <= 1x on both data sets.
 """
 
 from __future__ import annotations
@@ -133,6 +140,61 @@ def _demo_seconds(env, out):
     return seconds, cpu
 
 
+def _ten_thousand(seed=0):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.uniform(-1, 1, (10_000, 10)), columns=[f"x{i}" for i in range(10)])
+    y = X.x0 + 2 * X.x1 * X.x2 + np.sin(3 * X.x3) + rng.normal(0, 0.1, len(X))
+    model = HistGradientBoostingRegressor(max_iter=200, learning_rate=0.05,
+                                          random_state=seed).fit(X, y)
+    return model, X, y
+
+
+def vs_effector(rounds: int):
+    """``ml.report`` against ``effector.explain`` on the demo and on 10,000 x 10 rows."""
+    import effector
+
+    import modellens as ml
+    from modellens.datasets import load_demo
+
+    cases = {"demo, 442 x 10": load_demo(), "10,000 x 10": _ten_thousand()}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (model, X, y) in cases.items():
+            columns, dtypes = list(X.columns), X.dtypes
+            categories = {c: X[c].cat.categories for c in columns
+                          if isinstance(dtypes[c], pd.CategoricalDtype)}
+            matrix = np.column_stack([X[c].cat.codes.to_numpy(float) if c in categories
+                                      else X[c].to_numpy(float) for c in columns])
+
+            def f(A, model=model, columns=columns, categories=categories):
+                frame = pd.DataFrame(A, columns=columns)
+                for c, levels in categories.items():
+                    frame[c] = pd.Categorical.from_codes(frame[c].round().astype(int),
+                                                         levels)
+                return model.predict(frame)
+
+            def ours():
+                ml.report(model, X, y, progress=False).save(Path(tmp) / "ours.html")
+
+            def theirs():
+                effector.explain(matrix, f, y=np.asarray(y)).to_html(
+                    str(Path(tmp) / "theirs.html"))
+
+            best = {"modellens": np.inf, "effector": np.inf}
+            for r in range(rounds):
+                for side, run in (("modellens", ours), ("effector", theirs)):
+                    t0 = time.perf_counter()
+                    run()
+                    best[side] = min(best[side], time.perf_counter() - t0)
+                    print(f"  {name}, round {r + 1}: {side} {time.perf_counter() - t0:.1f} s",
+                          flush=True)
+            ratio = best["modellens"] / best["effector"]
+            print(f"{name}: modellens {best['modellens']:.1f} s, effector "
+                  f"{best['effector']:.1f} s (best of {rounds}): modellens / effector = "
+                  f"{ratio:.2f} (goal <= 1: {'met' if ratio <= 1 else 'missed'})", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--demo-vs", type=Path, default=None,
@@ -143,7 +205,12 @@ def main():
     parser.add_argument("--only-csv", action="store_true")
     parser.add_argument("--only-demo", action="store_true")
     parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--vs-effector", action="store_true",
+                        help="ml.report against effector.explain on the demo and 10,000 x 10")
     args = parser.parse_args()
+    if args.vs_effector:
+        vs_effector(args.rounds)
+        return
     if args.demo_vs is not None:
         demo_against(args.demo_vs, args.rounds)
         return

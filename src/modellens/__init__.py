@@ -19,7 +19,7 @@ from .effects.regions_result import Regions
 from .effects.result import Band, Bins, Effect, Effects
 from .models import ModelError
 from ._predict import predict
-from .report import Report, report
+from .report import Report, ReportOptions, report
 from ._warm import Warming, warm_up
 
 from ._version import __version__
@@ -28,6 +28,7 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "Band", "Bins", "Attributions", "ModelError", "InvalidParameterError",
            "ModellensWarning", "__version__", "lime", "lime_text", "lime_image",
            "lime_width_sweep", "WidthSweep", "TextMasker", "ImageMasker", "report", "Report",
+           "ReportOptions",
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
            "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions",
            "importance", "Importance", "InteractionPairs"]

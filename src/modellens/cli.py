@@ -186,16 +186,16 @@ def _report(args) -> int:
         _say(f"modellens report: columns the model does not take: {', '.join(unused)}",
               flush=True)
     with _cluster(args) as client:
-        rep = ml.report(model, X, y, features=args.features, rows=args.rows,
-                        sample=args.sample, n_explain=args.explain, grid=args.grid,
-                        target=target, random_state=args.seed, progress=_progress(),
-                        holdout=args.holdout, unused_columns=unused,
-                        log=_log("modellens report"),
-                        title=f"modellens report: {args.model.name}",
-                        source=f"{type(model).__name__} from {args.model.name}, on "
-                               f"{len(X):,} rows x {X.shape[1]} features of {args.data.name}",
-                        client=client, n_workers=args.workers,
-                        warm_up=warming or False, interactive=not args.static)
+        options = ml.ReportOptions(
+            features=args.features, rows=args.rows, sample=args.sample,
+            n_explain=args.explain, grid=args.grid, target=target, random_state=args.seed,
+            progress=_progress(), holdout=args.holdout, unused_columns=unused,
+            log=_log("modellens report"), title=f"modellens report: {args.model.name}",
+            source=f"{type(model).__name__} from {args.model.name}, on {len(X):,} rows x "
+                   f"{X.shape[1]} features of {args.data.name}",
+            client=client, n_workers=args.workers, warm_up=warming or False,
+            interactive=not args.static)
+        rep = ml.report(model, X, y, options=options)
     path = rep.save(args.out)
     _say(f"modellens report: wrote {path.resolve()}")
     return 0
@@ -293,12 +293,13 @@ def _demo(args) -> int:
         if r >= len(X):
             raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
                            f"(0 to {len(X) - 1}).")
-    rep = ml.report(model, X, y, grid=args.grid, n_explain=args.explain, rows=args.rows,
-                    progress=_progress(), log=_log("modellens demo"),
-                    title="modellens demo: diabetes progression",
-                    source="HistGradientBoostingRegressor fit on scikit-learn's diabetes data "
-                           "(442 patients, 10 features; target: disease progression after one "
-                           "year)", warm_up=warming or False, interactive=not args.static)
+    options = ml.ReportOptions(
+        grid=args.grid, n_explain=args.explain, rows=args.rows, progress=_progress(),
+        log=_log("modellens demo"), title="modellens demo: diabetes progression",
+        source="HistGradientBoostingRegressor fit on scikit-learn's diabetes data (442 "
+               "patients, 10 features; target: disease progression after one year)",
+        warm_up=warming or False, interactive=not args.static)
+    rep = ml.report(model, X, y, options=options)
     path = rep.save(out / "report.html")
     _say(f"  wrote {path}")
     if args.png:

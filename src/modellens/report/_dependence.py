@@ -16,18 +16,24 @@ TAIL = 0.01
 OFF_DATA_RATIO = 10.0
 #: a feature gets a warning when at least this share of its PD points is off the data
 WARN_SHARE = 0.25
+#: Rows the measures read at most (a seeded sample of those given): a cross-validated score
+#: and a share of points are stable to a few hundredths on a thousand rows, and the fits'
+#: cost grows with the rows.
+MAX_ROWS = 1000
 #: a categorical feature with more levels is predicted as its most frequent levels plus
 #: one "other" class (a classifier of 3,000 classes would take minutes)
 MAX_CLASSES = 20
 
 
-def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progress=None,
-               min_rows=0):
+def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=25, progress=None,
+               min_rows=0, max_rows=MAX_ROWS):
     """Dependence of each feature on the others, and PD's share of points off the data.
 
     For each feature :math:`j` a gradient-boosting model predicts :math:`x_j`
     from the other features (categorical ones as categories, missing values
-    as missing), out of fold with ``n_splits``-fold cross-validation:
+    as missing; beyond ``INPUTS`` others, from the ``INPUTS`` whose bins
+    explain most of :math:`x_j`, see :func:`_screen`), out of fold with
+    ``n_splits``-fold cross-validation:
 
     - numeric :math:`x_j`: the score is the cross-validated
       :math:`R^2 = 1 - \\sum_i (x_{ij} - \\hat x_{ij})^2 / \\sum_i (x_{ij} - \\bar x_j)^2`,
@@ -62,6 +68,9 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progr
         PD uses for it.
     min_rows : int
         Fewest rows with a value of the feature for a score.
+    max_rows : int
+        Most rows read: beyond, a sample of this many (drawn with
+        ``random_state``).
 
     Returns
     -------
@@ -74,6 +83,13 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=50, progr
 
     # small fits: OpenMP threads would mostly wait for each other (and on a busy
     # machine spin for a long time), one thread each is faster
+    if dataset.n_rows > max_rows:
+        from ..data import Dataset
+
+        rows = np.sort(np.random.default_rng(random_state).choice(dataset.n_rows, max_rows,
+                                                                   replace=False))
+        dataset = Dataset(dataset.values[rows], dataset.columns, dataset.is_frame,
+                          dataset.column_labels)
     with threadpool_limits(1):
         return _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_rows)
 
@@ -91,15 +107,80 @@ def _rank_partner(values, j):
     return float(corr.loc[k]), k
 
 
-def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_rows=0):
-    from sklearn.metrics import balanced_accuracy_score
-    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
+#: Other features each feature's booster reads: the ones a screen finds most related to
+#: it.  With a fixed number of inputs every fit costs rows x INPUTS x rounds, so the whole
+#: measure grows linearly with rows x features instead of with rows x features^2.
+INPUTS = 10
+#: Bins of a numeric feature in the screen (quantiles; missing values are one more bin), and
+#: most levels of a categorical one (the rest one bin).
+SCREEN_BINS = 16
 
-    values = dataset.values
+
+def _screen(values, is_cat, k=INPUTS) -> list:
+    """For each column, the ``k`` other columns whose bins explain most of it.
+
+    The measure is the correlation ratio: the share of a column's variance
+    (for a categorical column, of its level indicators' variances) between
+    the bins of the other column (quantile bins of a numeric column, its most
+    frequent levels for a categorical one, missing values a bin of their
+    own).  It sees any shape of dependence, not only a monotone one, and
+    costs one pass over the rows per column: rows x features x targets.
+    """
     n, d = values.shape
+    if d - 1 <= k:
+        return [[c for c in range(d) if c != j] for j in range(d)]
+    targets, owner = [], []
+    for j in range(d):
+        x = values[:, j]
+        if is_cat[j]:
+            codes = _top_levels(np.nan_to_num(x, nan=-2.0), SCREEN_BINS)
+            columns = [(codes == c).astype(float) for c in np.unique(codes)]
+        else:
+            columns = [np.where(np.isnan(x), np.nanmean(x) if (~np.isnan(x)).any() else 0.0,
+                                x)]
+        for col in columns:
+            targets.append(col - col.mean())
+            owner.append(j)
+    T = np.column_stack(targets)
+    total = np.einsum("ij,ij->j", T, T)
+    owner = np.asarray(owner)
+    explained = np.zeros((d, d))  # [column explained, column binned]
+    for c in range(d):
+        bins = _bins(values[:, c], is_cat[c])
+        order = np.argsort(bins, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(bins[order]) != 0])
+        sums = np.add.reduceat(T[order], starts, axis=0)
+        counts = np.diff(np.r_[starts, n])
+        between = np.sum(sums ** 2 / counts[:, None], axis=0)
+        explained[:, c] = np.bincount(owner, between, minlength=d) / np.maximum(
+            np.bincount(owner, total, minlength=d), 1e-300)
+    np.fill_diagonal(explained, -np.inf)
+    return [sorted(np.argsort(-explained[j], kind="stable")[:k].tolist()) for j in range(d)]
+
+
+def _bins(x, categorical) -> np.ndarray:
+    """Bin codes of a column for the screen (missing values: bin -1)."""
+    out = np.full(x.shape, -1.0)
+    present = ~np.isnan(x)
+    if not present.any():
+        return out
+    if categorical:
+        out[present] = _top_levels(x[present], SCREEN_BINS)
+        return out
+    edges = np.unique(np.quantile(x[present], np.linspace(0, 1, SCREEN_BINS + 1)[1:-1]))
+    out[present] = np.searchsorted(edges, x[present], side="right")
+    return out
+
+
+def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_rows=0):
+    values = dataset.values
+    d = values.shape[1]
     is_cat = np.array([c.is_categorical or c.is_boolean for c in dataset.columns])
     few = np.array([np.unique(values[:, k][~np.isnan(values[:, k])]).size < 2 for k in range(d)],
                    dtype=bool)
+    inputs = _screen(values, is_cat)
+    settings = dict(n_splits=n_splits, max_iter=max_iter, random_state=random_state,
+                    min_rows=min_rows)
 
     def one(j):
         from threadpoolctl import threadpool_limits
@@ -109,90 +190,11 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
         # (on 2 cores 2 x 2 threads spinning on each other: 45 s of CPU for 21 s of work)
         with threadpool_limits(1, user_api="openmp"), quiet():
             try:
-                return _one(j)
+                return _judge(dataset, j, inputs[j], is_cat, few, grids.get(j), **settings)
             except ValueError as exc:  # e.g. a column all missing in one fold's rows
                 return {"score": np.nan, "off_data": np.nan,
                         "score_name": "balanced accuracy (adjusted)" if is_cat[j] else "R^2",
                         "note": "not judged: " + " ".join(str(exc).split())}
-
-    def _one(j):
-        x = values[:, j]
-        keep = ~np.isnan(x)
-        others = np.delete(values[keep], j, axis=1)
-        target = x[keep]
-        entry = {"score": np.nan, "off_data": np.nan, "note": "",
-                 "score_name": "balanced accuracy (adjusted)" if is_cat[j] else "R^2"}
-        levels = np.unique(target)
-        if d < 2:
-            entry["note"] = "no other features"
-            return entry
-        if levels.size < 2:
-            entry["note"] = "all missing" if levels.size == 0 else "constant"
-            return entry
-        if target.size < max(2 * n_splits, min_rows):
-            rho, k = _rank_partner(values, j)
-            entry["note"] = "too few rows to judge" + (
-                f"; rank correlation {rho:.2f} with {dataset.columns[k].name}"
-                if k is not None else "")
-            return entry
-        cat_mask = np.delete(is_cat, j)
-        # a column of at most one value besides missing ones says no more than whether it
-        # is missing, and the booster's binning fails on a fold where it is all missing
-        for k in np.flatnonzero(few[np.arange(d) != j]):
-            others[:, k] = np.isnan(others[:, k])
-            cat_mask[k] = False
-        # codes beyond the booster's 255 categories are read as numbers
-        for k in np.flatnonzero(cat_mask):
-            col = others[:, k]
-            if np.nanmax(col, initial=0) >= 255:
-                cat_mask[k] = False
-        if is_cat[j]:
-            target = _top_levels(target, MAX_CLASSES)
-            counts = np.unique(target, return_counts=True)[1]
-            splits = StratifiedKFold(n_splits, shuffle=True, random_state=random_state) \
-                if counts.min() >= n_splits else KFold(n_splits, shuffle=True,
-                                                        random_state=random_state)
-            # a booster grows one tree per class and iteration: beyond 5 classes the
-            # iterations shrink so that the trees stay about 5 * max_iter
-            k = counts.size
-            model = _booster(True, cat_mask, max_iter if k <= 5 else
-                             max(10, max_iter * 5 // k), random_state)
-            proba = cross_val_predict(model, others, target.astype(int), cv=splits,
-                                      method="predict_proba")
-            classes = np.unique(target.astype(int))
-            guess = classes[np.argmax(proba, axis=1)]
-            entry["score"] = float(balanced_accuracy_score(target.astype(int), guess,
-                                                           adjusted=True))
-            grid = grids.get(j)
-            if grid is not None and len(grid):
-                share = counts / counts.sum()
-                col_of = {c: i for i, c in enumerate(classes)}
-                rare = []
-                for g in np.asarray(grid, dtype=float):
-                    if np.isnan(g) or int(g) not in col_of:
-                        continue
-                    i = col_of[int(g)]
-                    rare.append(proba[:, i] < share[i] / OFF_DATA_RATIO)
-                if rare:
-                    entry["off_data"] = float(np.mean(rare))
-        else:
-            splits = KFold(n_splits, shuffle=True, random_state=random_state)
-            model = _booster(False, cat_mask, max_iter, random_state)
-            pred = cross_val_predict(model, others, target, cv=splits)
-            resid = target - pred
-            sst = float(np.sum((target - target.mean()) ** 2))
-            entry["score"] = 1.0 - float(np.sum(resid ** 2)) / sst
-            grid = grids.get(j)
-            if grid is not None and len(grid):
-                g = np.asarray(grid, dtype=float)[None, :]
-                # off the data given the other features, less what is off the data for
-                # the feature alone (grid points in its own sparse tails)
-                lo, hi = np.quantile(resid, [TAIL, 1 - TAIL])
-                given = ((g - pred[:, None]) < lo) | ((g - pred[:, None]) > hi)
-                m_lo, m_hi = np.quantile(target, [TAIL, 1 - TAIL])
-                alone = (g < m_lo) | (g > m_hi)
-                entry["off_data"] = max(0.0, float(given.mean() - alone.mean()))
-        return entry
 
     # one fit per feature, in threads (the boosters release the GIL): the entries come back
     # in feature order whatever the order they finish in.  The fits' warnings are dropped in
@@ -212,6 +214,105 @@ def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_
     return out
 
 
+def _judge(dataset, j, inputs, is_cat, few, grid, *, n_splits, max_iter, random_state,
+           min_rows):
+    """Feature ``j``'s entry: its score from the columns ``inputs`` and its share off the data."""
+    values = dataset.values
+    d = values.shape[1]
+    x = values[:, j]
+    keep = ~np.isnan(x)
+    others = values[keep][:, inputs]
+    target = x[keep]
+    entry = {"score": np.nan, "off_data": np.nan, "note": "",
+             "score_name": "balanced accuracy (adjusted)" if is_cat[j] else "R^2"}
+    levels = np.unique(target)
+    if d < 2:
+        entry["note"] = "no other features"
+        return entry
+    if levels.size < 2:
+        entry["note"] = "all missing" if levels.size == 0 else "constant"
+        return entry
+    if target.size < max(2 * n_splits, min_rows):
+        rho, k = _rank_partner(values, j)
+        entry["note"] = "too few rows to judge" + (
+            f"; rank correlation {rho:.2f} with {dataset.columns[k].name}"
+            if k is not None else "")
+        return entry
+    cat_mask = is_cat[inputs].copy()
+    # a column of at most one value besides missing ones says no more than whether it
+    # is missing, and the booster's binning fails on a fold where it is all missing
+    for k in np.flatnonzero(few[inputs]):
+        others[:, k] = np.isnan(others[:, k])
+        cat_mask[k] = False
+    # codes beyond the booster's 255 categories are read as numbers
+    for k in np.flatnonzero(cat_mask):
+        if np.nanmax(others[:, k], initial=0) >= 255:
+            cat_mask[k] = False
+    fit = dict(n_splits=n_splits, max_iter=max_iter, random_state=random_state)
+    if is_cat[j]:
+        entry.update(_categorical(others, target, cat_mask, grid, **fit))
+    else:
+        entry.update(_numeric(others, target, cat_mask, grid, **fit))
+    return entry
+
+
+def _categorical(others, target, cat_mask, grid, *, n_splits, max_iter, random_state) -> dict:
+    """Chance-adjusted balanced accuracy of a categorical feature, and its rare (row, level)
+    pairs."""
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
+
+    target = _top_levels(target, MAX_CLASSES)
+    counts = np.unique(target, return_counts=True)[1]
+    splits = StratifiedKFold(n_splits, shuffle=True, random_state=random_state) \
+        if counts.min() >= n_splits else KFold(n_splits, shuffle=True,
+                                                random_state=random_state)
+    # a booster grows one tree per class and iteration: beyond 5 classes the
+    # iterations shrink so that the trees stay about 5 * max_iter
+    k = counts.size
+    model = _booster(True, cat_mask, max_iter if k <= 5 else max(5, max_iter * 5 // k),
+                     random_state)
+    proba = cross_val_predict(model, others, target.astype(int), cv=splits,
+                              method="predict_proba")
+    classes = np.unique(target.astype(int))
+    guess = classes[np.argmax(proba, axis=1)]
+    out = {"score": float(balanced_accuracy_score(target.astype(int), guess, adjusted=True))}
+    if grid is not None and len(grid):
+        share = counts / counts.sum()
+        col_of = {c: i for i, c in enumerate(classes)}
+        rare = []
+        for g in np.asarray(grid, dtype=float):
+            if np.isnan(g) or int(g) not in col_of:
+                continue
+            i = col_of[int(g)]
+            rare.append(proba[:, i] < share[i] / OFF_DATA_RATIO)
+        if rare:
+            out["off_data"] = float(np.mean(rare))
+    return out
+
+
+def _numeric(others, target, cat_mask, grid, *, n_splits, max_iter, random_state) -> dict:
+    """Cross-validated R^2 of a numeric feature, and PD's share of points off the data."""
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    splits = KFold(n_splits, shuffle=True, random_state=random_state)
+    model = _booster(False, cat_mask, max_iter, random_state)
+    pred = cross_val_predict(model, others, target, cv=splits)
+    resid = target - pred
+    sst = float(np.sum((target - target.mean()) ** 2))
+    out = {"score": 1.0 - float(np.sum(resid ** 2)) / sst}
+    if grid is not None and len(grid):
+        g = np.asarray(grid, dtype=float)[None, :]
+        # off the data given the other features, less what is off the data for
+        # the feature alone (grid points in its own sparse tails)
+        lo, hi = np.quantile(resid, [TAIL, 1 - TAIL])
+        given = ((g - pred[:, None]) < lo) | ((g - pred[:, None]) > hi)
+        m_lo, m_hi = np.quantile(target, [TAIL, 1 - TAIL])
+        alone = (g < m_lo) | (g > m_hi)
+        out["off_data"] = max(0.0, float(given.mean() - alone.mean()))
+    return out
+
+
 def _top_levels(codes, k):
     """Level codes with all but the ``k`` most frequent levels merged into one (code -1)."""
     levels, counts = np.unique(codes, return_counts=True)
@@ -225,6 +326,9 @@ def _booster(classify, cat_mask, max_iter, random_state):
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
     cls = HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor
-    return cls(max_iter=max_iter, learning_rate=0.1, early_stopping=False,
+    # small trees and few rounds at twice the usual rate: a fit costs a third of 50 rounds of
+    # 31 leaves (most of it is per node, not per row), and the scores agree to a few
+    # hundredths (benchmarks/bench_report_wide.py prints both)
+    return cls(max_iter=max_iter, learning_rate=0.2, max_leaf_nodes=15, early_stopping=False,
                categorical_features=cat_mask if cat_mask.any() else None,
                random_state=random_state)

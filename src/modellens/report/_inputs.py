@@ -158,37 +158,8 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
     features = tuple(resolve_features(dataset, features, allow_pairs=False)) \
         if named else tuple(range(dataset.n_features))
     predicted = predict(model, X, target=target, progress=progress)
-    outputs: tuple = ()
-    all_predictions = None
-    position = 0
-    unscored = None
-    labels: tuple = ()
-    if predicted.ndim == 2:
-        # several outputs and no target: the effects show every one; the sections that
-        # explain one output take the class the model predicts most (its highest mean
-        # probability), named beside their numbers
-        all_predictions = _frozen(predicted.to_numpy(dtype=float))
-        outputs = tuple(str(c) for c in predicted.columns)
-        classes = predicted.attrs.get("explained_class")
-        probability = bool(predicted.attrs.get("probability"))
-        if y is not None and not probability:
-            # y is one column and the outputs are not one target's classes: which output it
-            # measures is unknown, and scoring the first against it would be a wrong number
-            unscored = (f"The model has {len(outputs)} outputs ({', '.join(outputs)}) and y is "
-                        "one column: which output y measures is unknown, so the model is not "
-                        "scored. Say it with target= (its position, target=0 for the first; "
-                        "--class on the command line).")
-        position = int(np.argmax(np.nanmean(all_predictions, axis=0))) if probability else 0
-        labels = tuple(classes) if classes is not None else tuple(range(len(outputs)))
-        target = labels[position]
-        prediction = _frozen(all_predictions[:, position])
-        output_name = outputs[position]
-        explained_class = classes[position] if classes is not None else None
-    else:
-        prediction = _frozen(predicted.to_numpy(dtype=float))
-        output_name = str(predicted.name)
-        explained_class = predicted.attrs["explained_class"]
-        probability = bool(predicted.attrs["probability"])
+    (outputs, all_predictions, position, unscored, labels, target, prediction, output_name,
+     explained_class, probability) = _outputs(predicted, y, target)
 
     rng = check_random_state(random_state)
     sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
@@ -242,6 +213,45 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         unused_columns=tuple(unused_columns), skipped=skipped, outputs=outputs,
         all_predictions=all_predictions, output_position=position, output_labels=labels,
         scatter_index=scatter_index)
+
+
+def _outputs(predicted, y, target) -> tuple:
+    """What the predictions say of the model's outputs: every output's names and values when
+    it has several (and no target), the explained one, whether it is a probability."""
+    outputs: tuple = ()
+    all_predictions = None
+    position = 0
+    unscored = None
+    labels: tuple = ()
+    if predicted.ndim == 2:
+        # several outputs and no target: the effects show every one; the sections that
+        # explain one output take the class the model predicts most (its highest mean
+        # probability), named beside their numbers
+        all_predictions = _frozen(predicted.to_numpy(dtype=float))
+        outputs = tuple(str(c) for c in predicted.columns)
+        classes = predicted.attrs.get("explained_class")
+        probability = bool(predicted.attrs.get("probability"))
+        if y is not None and not probability:
+            # y is one column and the outputs are not one target's classes: which output it
+            # measures is unknown, and scoring the first against it would be a wrong number
+            unscored = (f"The model has {len(outputs)} outputs ({', '.join(outputs)}) and y is "
+                        "one column: which output y measures is unknown, so the model is not "
+                        "scored. Say it with target= (its position, target=0 for the first; "
+                        "--class on the command line).")
+        position = int(np.argmax(np.nanmean(all_predictions, axis=0))) if probability else 0
+        labels = tuple(classes) if classes is not None else tuple(range(len(outputs)))
+        target = labels[position]
+        prediction = _frozen(all_predictions[:, position])
+        output_name = outputs[position]
+        explained_class = classes[position] if classes is not None else None
+    else:
+        prediction = _frozen(predicted.to_numpy(dtype=float))
+        output_name = str(predicted.name)
+        explained_class = predicted.attrs["explained_class"]
+        probability = bool(predicted.attrs["probability"])
+
+    return (outputs, all_predictions, position, unscored, labels, target, prediction,
+            output_name, explained_class, probability)
 
 
 def _scatter_rows(rng, sample_index, explain_index, wanted, per_row) -> tuple:

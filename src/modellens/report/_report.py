@@ -6,7 +6,7 @@ import contextlib
 import datetime
 import platform
 import time
-from collections.abc import Callable, Sequence
+from dataclasses import replace
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -17,9 +17,10 @@ import numpy as np
 from .._config import config, resolve_options
 from .._version import __version__
 from .._warm import Warming
-from .._validation import InvalidParameterError, check_int, is_integer
-from ..typing import ArrayLike, DataLike, FeatureSpec, ModelLike, TargetSpec
+from .._validation import InvalidParameterError, is_integer
+from ..typing import ArrayLike, DataLike, ModelLike
 from ..data import as_pandas, as_pandas_series
+from ._options import ReportOptions, options_from
 from ._write import write_atomic
 
 __all__ = ["Report", "report"]
@@ -173,16 +174,7 @@ def _text(value) -> str:
 
 
 def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
-           features: FeatureSpec = None, rows: ArrayLike | None = None,
-           sample: int | None = 2000, n_explain: int = 50, n_background: int = 50,
-           n_explain_tree: int = 1000, shapley_budget: int = 300_000, grid: int = 20, max_features: int = 12,
-           target: TargetSpec = None, random_state: int = 0,
-           sections: Sequence[str] | None = None, progress: bool | None = None,
-           title: str | None = None, source: str | None = None, holdout: bool = False,
-           unused_columns: Sequence[str] | None = None,
-           log: Callable[[str], Any] | None = None, client: Any = None,
-           n_workers: int | None = None, warm_up: bool | Warming = False,
-           interactive: bool = True) -> Report:
+           options: ReportOptions | None = None, **kwargs: Any) -> Report:
     """Explain a model on its data in one HTML page: data, quality, effects, interactions, attributions.
 
     The sections, in page order:
@@ -228,102 +220,25 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     model : estimator or callable
         As for :func:`modellens.pdp`.
     X : ndarray or DataFrame of shape (n, d)
-        The data, in the form the model was fit on.  A column none of whose
+        The data, in the form the model was fit on (the report reads no
+        files: ``modellens report`` reads them).  A column none of whose
         values is among the levels the model's encoders know (for example a
         zip code fit as text, given as integers) raises an error.
     y : array-like of shape (n,), optional
         The target, for the quality section.  For a classifier its labels
         must be among ``model.classes_`` (cast to their type when they can
         be, ``"1"`` for ``1``); other labels raise an error naming both sets.
-    features : list, optional
-        Features of the effects sections (default: all).
-    rows : list of int, optional
-        Row positions in ``X`` drawn as waterfalls (default: the rows of
-        ``X`` with the highest, lowest and median prediction), explained
-        besides the ``n_explain`` sampled rows.
-    sample, n_explain, n_background : int
-        Sample sizes (see above); each is capped at ``n``.
-    n_explain_tree : int, default=1000
-        Rows whose TreeSHAP values the importance bar, beeswarm and
-        dependence charts show when the model is a tree ensemble: the
-        ``n_explain`` rows (whose waterfalls, LIME weights and row selector
-        stay as they are) and more rows of the sample, at least
-        ``n_explain``, at most the sample, and at most 60,000 Shapley
-        values (rows x features x classes: they are in the page).  TreeSHAP
-        costs little per row (the demo's 442 rows take about as long as 50),
-        and a thousand points show a feature's spread and its dependence
-        curve far better than fifty; the interactive beeswarm draws at most
-        5,000 points.
-    shapley_budget : int
-        Model rows Shapley values may cost: exact values when
-        ``rows * 2**d * background`` fits, else TreeSHAP for tree ensembles,
-        else antithetic permutation sampling with as many orders as fit (at
-        least 10).
-    grid : int
-        PD grid points and ALE bins per feature (categorical features with
-        more than 20 levels: PD at their 20 most frequent levels plus one
-        "other" point, the frequency-weighted mean PD of the remaining levels).
-    max_features : int
-        Effects drawn (the most important ones).
-    target : label or int, optional
-        The class explained for classifiers (see :func:`modellens.pdp`).  For
-        a model of several outputs (a multiclass classifier, a multi-output
-        regressor) None draws every output in the effects section (one line
-        per class in each panel) and counts every class in the confusion
-        matrix; the interaction, regions, Shapley and LIME sections compute
-        every output in one pass each (the explorer's class selector redraws
-        their charts; the regions' splits serve every output together) and
-        draw their still pictures, like the one-class quality metrics, for
-        the class of highest mean predicted probability, named in their
-        heading.
-    random_state : int
-        Seed of every sample; the same seed gives the same report.
-    sections : list of str, optional
-        Keys of the sections to show (default: all that apply); sections they
-        need are computed too.
-    progress : bool, optional
-        Progress bars for the sections and long model runs (default: the
-        context's ``ml.config(progress=...)``).
-    title, source : str, optional
-        The page's title, and a sentence saying where data and model came
-        from (printed under the title).
-    holdout : bool, default=False
-        The rows were not used to fit the model: the quality section says its
-        numbers estimate the quality on new data.
-    unused_columns : list of str, optional
-        Columns of the user's file the model does not take, listed on the page
-        (a column that leaks the target is one a reviewer wants to see).
-    log : callable, optional
-        Called with one line per section when it is done (its key and
-        seconds), e.g. ``print``.
-    client : dask.distributed.Client or "current", optional
-        Evaluate the sections' model rows (effects, interaction screen,
-        Shapley values, LIME) on this Dask cluster, as inside
-        ``ml.config(client=...)`` (which works too); the numbers are those of
-        a run in this process, and the page says where it ran.
-    n_workers : int, optional
-        The same on a ``LocalCluster`` of this many processes, started for the
-        report and closed after it.
-    warm_up : bool or Warming, default=False
-        For a tree ensemble in a fresh environment, whose interaction screen
-        and TreeSHAP kernels compile on first use (a few seconds, then cached
-        on disk): True compiles them in a background process
-        (:func:`modellens.warm_up` with ``background=True``) while the
-        sections that need no kernels run, and those that do wait for it;
-        a :class:`~modellens.Warming` handle started earlier (before loading
-        the model, say) is waited for instead.  The numbers do not change.
-        False (the default): no process is started, the kernels compile in
-        the sections that use them.
-    interactive : bool, default=True
-        The page opens with an "Explore" section: a feature, a class and a
-        row selector (``data-ml-control="feature"``, ``"class"``, ``"row"``,
-        ``"pair"``) redraw its charts (``data-ml-chart="pd"``, ``"ale"``,
-        ``"dependence"``, ``"beeswarm"``, ``"waterfall"``, ``"lime"``,
-        ``"interaction"``, ``"regions"``, ...) in the browser, offline
-        (plotly.js is embedded, a few MB); hovering an ICE curve shows its
-        row, clicking a point chooses it.  The page holds the sections'
-        results, never rows beyond the explained ones.  False writes the
-        still page only (as ``modellens report --static``).
+    options : ReportOptions, optional
+        What to compute and show (default: ``ReportOptions()``): samples,
+        grid, sections, target, seed, title, cluster, warm-up, interactivity.
+    **kwargs
+        Any field of :class:`~modellens.ReportOptions` (``features``,
+        ``rows``, ``sample``, ``n_explain``, ``n_background``,
+        ``n_explain_tree``, ``shapley_budget``, ``grid``, ``max_features``,
+        ``target``, ``random_state``, ``sections``, ``progress``, ``title``,
+        ``source``, ``holdout``, ``unused_columns``, ``log``, ``client``,
+        ``n_workers``, ``warm_up``, ``interactive``), replacing that field of
+        ``options``; documented there.
 
     Returns
     -------
@@ -335,6 +250,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     See Also
     --------
     Report : The result: sections, page, saving.
+    ReportOptions : Every option, checked when it is made.
     pdp, ale, shapley, lime : The methods the sections run, for a closer look.
 
     Notes
@@ -363,76 +279,78 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     >>> rep.save("report.html").name
     'report.html'
     """
-    if client is not None or n_workers is not None:
-        return _on_cluster(report, locals())
-    import matplotlib
-
-    from ._files import check_frame
-    from ._inputs import build_inputs
-    from ._sections import SECTIONS
-
-    sample = check_int(sample, "sample", low=1, what="a number of rows")
-    n_explain = check_int(n_explain, "n_explain", low=1, what="a number of rows")
-    n_background = check_int(n_background, "n_background", low=1, what="a number of rows")
-    n_explain_tree = check_int(n_explain_tree, "n_explain_tree", low=1, what="a number of rows")
-    grid = check_int(grid, "grid", low=2, what="a number of grid points")
-    shapley_budget = check_int(shapley_budget, "shapley_budget", low=1,
-                               what="a number of model rows")
-    max_features = check_int(max_features, "max_features", low=1, what="a number of features")
-    if not is_integer(random_state):
-        raise InvalidParameterError(f"random_state must be an integer seed, got {random_state!r}.")
-    if not isinstance(interactive, (bool, np.bool_)):
-        raise InvalidParameterError(f"interactive must be True (the explorer on top of the "
-                                    f"page) or False (still pictures only), got "
-                                    f"{interactive!r}.")
-    if not isinstance(warm_up, (bool, Warming)):
-        raise InvalidParameterError(f"warm_up must be True, False or the Warming handle of "
-                                    f"ml.warm_up(background=True), got {warm_up!r}.")
-    known = [s.key for s in SECTIONS]
-    if sections is not None:
-        unknown = [s for s in sections if s not in known]
-        if unknown:
-            raise InvalidParameterError(f"unknown sections {unknown}; valid ones are {known}.")
-    options = resolve_options(progress=progress)
-    say = log if callable(log) else (lambda line: None)
-
+    opts = options_from(options, kwargs)
+    if opts.client is not None or opts.n_workers is not None:
+        with config(client=opts.client, n_workers=opts.n_workers):
+            return report(model, X, y, options=replace(opts, client=None, n_workers=None))
     X, y = as_pandas(X), as_pandas_series(y)  # polars / pyarrow: once, for every section
     # the model's own record of its inputs: a column it would read as all-unknown levels
     # stops here, partly unknown levels are said on the page
-    input_notes = check_frame(X, model)
+    input_notes = _input_notes(X, model)
     n_rows = X.shape[0] if hasattr(X, "shape") else len(X)  # type: ignore[arg-type]
     y = _check_labels(_check_y(y, n_rows), model)
     started = time.perf_counter()
-    inputs = build_inputs(
-        model, X, y, features=features, rows=_check_rows(rows, n_rows), sample=sample,
-        n_explain=n_explain, n_background=n_background, n_explain_tree=n_explain_tree,
-        grid=grid, max_features=max_features,
-        target=target, random_state=int(random_state), progress=options.progress,
-        shapley_budget=shapley_budget, holdout=holdout, input_notes=input_notes,
-        unused_columns=[str(c) for c in unused_columns or []])
+    inputs = _inputs(model, X, y, opts, input_notes, _check_rows(opts.rows, n_rows))
     predict_seconds = time.perf_counter() - started
+    say = opts.log if callable(opts.log) else (lambda line: None)
     say(f"inputs and predictions: {predict_seconds:.1f} s")
+    page, built = _build(inputs, opts, say)
+    settings = _settings(model, inputs, opts, built, predict_seconds)
     n = inputs.dataset.n_rows
+    subtitle = opts.source or (f"{type(model).__name__} on {n:,} rows x "
+                               f"{inputs.dataset.n_features} features")
+    total = time.perf_counter() - started
+    say(f"total: {total:.1f} s")
+    return Report(page, settings, title=opts.title or "modellens report", subtitle=subtitle,
+                  total_seconds=total, interactive=bool(opts.interactive))
 
+
+def _input_notes(X, model) -> list:
+    from ._files import check_frame
+
+    return check_frame(X, model)
+
+
+def _inputs(model, X, y, opts, input_notes, rows):
+    """The frozen inputs every section reads (samples, encoded data, predictions)."""
+    from ._inputs import build_inputs
+
+    return build_inputs(
+        model, X, y, features=opts.features, rows=rows, sample=opts.sample,
+        n_explain=opts.n_explain, n_background=opts.n_background,
+        n_explain_tree=opts.n_explain_tree, grid=opts.grid, max_features=opts.max_features,
+        target=opts.target, random_state=int(opts.random_state),
+        progress=resolve_options(progress=opts.progress).progress,
+        shapley_budget=opts.shapley_budget, holdout=opts.holdout, input_notes=input_notes,
+        unused_columns=[str(c) for c in opts.unused_columns or []])
+
+
+def _build(inputs, opts, say) -> tuple:
+    """Build the planned sections (those shown and those they read): ``(page, built)``."""
+    import matplotlib
+
+    from ._sections import SECTIONS
+
+    progress = resolve_options(progress=opts.progress).progress
     by_key = {s.key: s for s in SECTIONS}
-    shown = [s.key for s in SECTIONS if (sections is None or s.key in sections)
+    shown = [s.key for s in SECTIONS if (opts.sections is None or s.key in opts.sections)
              and s.applies(inputs)]
     plan = _build_order(shown, by_key)
-    warming, own, waiting = _warming(warm_up, inputs, plan)
+    warming, own, waiting = _warming(opts.warm_up, inputs, plan)
     if warming is not None:
-        # the kernels compile meanwhile: the sections that need none first (the page order
-        # is fixed)
+        # the kernels compile meanwhile: the sections that need no kernels first (the page
+        # order is fixed)
         plan = _last(plan, waiting, by_key)
     found: dict[str, Any] = {}
     built: dict[str, Any] = {}
     steps: Any = plan  # the plan, or a progress bar over it
-    if options.progress:
+    if progress:
         from .._progress import progress_bar
 
         steps = progress_bar(plan, desc="modellens report", unit="section")
     for key in steps:
         spec = by_key[key]
-        if options.progress:
+        if progress:
             steps.set_postfix_str(key)
         t0 = time.perf_counter()
         if warming is not None and key in waiting:
@@ -450,8 +368,11 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         built[key] = section
     if own and warming is not None:  # (after an error it ends once its kernels are cached)
         warming.stop()
-    page = [built[k] for k in shown if k in built]
+    return [built[k] for k in shown if k in built], built
 
+
+def _settings(model, inputs, opts, built, predict_seconds) -> dict:
+    """The page's "What was run" table."""
     explained = len(inputs.explain_index)
     settings = {
         "modellens": __version__,
@@ -462,19 +383,20 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
             f"every output ({', '.join(inputs.outputs)}), in the effects' pictures and the "
             f"explorer's class selector; {inputs.output_name} in the other sections' "
             "pictures"),
-        "rows in the data": f"{n:,}",
+        "rows in the data": f"{inputs.dataset.n_rows:,}",
         "features": inputs.dataset.n_features,
         "sample for effects and dependence": f"{inputs.sample_index.size:,} rows",
         "rows explained by attributions": f"{explained:,}",
         "background rows": f"{inputs.background_index.size:,}",
-        "PD grid points / ALE bins": grid,
-        "random_state (seed)": int(random_state),
+        "PD grid points / ALE bins": opts.grid,
+        "random_state (seed)": int(opts.random_state),
         "waterfall rows": list(inputs.rows) or "highest, lowest and median prediction",
-        "rows held out from training": "yes (as stated)" if holdout else "not stated",
+        "rows held out from training": "yes (as stated)" if opts.holdout else "not stated",
         "time: predictions": f"{predict_seconds:.1f} s",
     }
-    if options.client is not None:
-        settings["computed on"] = _cluster_line(options.client)
+    client = resolve_options().client
+    if client is not None:
+        settings["computed on"] = _cluster_line(client)
     if "shapley" in built and built["shapley"].data.get("scatter") is not None:
         settings["rows in the Shapley bar, beeswarm and dependence (TreeSHAP)"] = \
             f"{len(built['shapley'].data['scatter']):,}"
@@ -489,19 +411,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
                             f"{fit.discretize or 'no'} bins, kernel width "
                             f"{fit.kernel_width:.3g}, feature selection "
                             f"{fit.feature_selection}")
-    subtitle = source or (f"{type(model).__name__} on {n:,} rows x "
-                          f"{inputs.dataset.n_features} features")
-    total = time.perf_counter() - started
-    say(f"total: {total:.1f} s")
-    return Report(page, settings, title=title or "modellens report", subtitle=subtitle,
-                  total_seconds=total, interactive=bool(interactive))
-
-
-def _on_cluster(build, given: dict):
-    """``build(**given)`` inside ``ml.config`` of the ``client`` / ``n_workers`` given."""
-    cluster = {"client": given.pop("client"), "n_workers": given.pop("n_workers")}
-    with config(**cluster):
-        return build(**given)
+    return settings
 
 
 def _cluster_line(client) -> str:

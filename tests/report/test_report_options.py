@@ -1,0 +1,157 @@
+"""``ml.report`` takes one options object; the report reads the library's warnings in one place;
+the report package keeps to the house's size limits (issue 46)."""
+
+import ast
+import dataclasses
+import pathlib
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import modellens as ml
+
+SMALL = dict(sample=120, n_explain=6, n_background=6, grid=5, shapley_budget=20_000)
+REPORT = pathlib.Path(ml.__file__).parent / "report"
+
+
+def _linear():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(150, 3)), columns=["a", "b", "c"])
+
+    def f(Z):
+        Z = np.asarray(Z, dtype=float)
+        return 2 * Z[:, 0] - Z[:, 1]
+    return f, X
+
+
+def test_options_are_frozen_and_checked_when_made():
+    options = ml.ReportOptions(grid=7, sections=["effects"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.grid = 3  # type: ignore[misc]
+    # refused before any model is called: the options are checked where they are made
+    with pytest.raises(ml.InvalidParameterError, match="grid"):
+        ml.ReportOptions(grid=1)
+    with pytest.raises(ml.InvalidParameterError, match="sample"):
+        ml.ReportOptions(sample=2.0)
+    with pytest.raises(ml.InvalidParameterError, match="unknown sections"):
+        ml.ReportOptions(sections=["effect"])
+    with pytest.raises(ml.InvalidParameterError, match="warm_up"):
+        ml.ReportOptions(warm_up="yes")
+
+
+def test_keywords_and_options_give_the_same_report_and_keywords_replace_fields():
+    f, X = _linear()
+    by_keywords = ml.report(f, X, sections=["effects"], progress=False, **SMALL)
+    by_options = ml.report(f, X, options=ml.ReportOptions(sections=["effects"], progress=False,
+                                                          **SMALL))
+    a, b = by_keywords.sections["effects"].data, by_options.sections["effects"].data
+    for name in X.columns:
+        np.testing.assert_array_equal(a["pdp"][name].values, b["pdp"][name].values)
+    # a keyword beside options replaces that field only
+    mixed = ml.report(f, X, options=ml.ReportOptions(sections=["effects"], progress=False,
+                                                     **SMALL), grid=4, interactive=False)
+    assert mixed.settings["PD grid points / ALE bins"] == 4
+    assert mixed.interactive is False and len(mixed.sections["effects"].data["pdp"]["a"].grid) == 4
+    assert mixed.settings["rows explained by attributions"] == by_options.settings[
+        "rows explained by attributions"]
+
+
+def test_an_unknown_keyword_is_refused_as_python_refuses_one():
+    f, X = _linear()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'grids'.*grid"):
+        ml.report(f, X, grids=5)
+    with pytest.raises(ml.InvalidParameterError, match="ReportOptions"):
+        ml.report(f, X, options={"grid": 5})
+
+
+def _library_warnings():
+    """The warnings the report reads, raised by the library itself (not copied texts)."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=60), "pet": rng.choice(["ant", "bee"], 60)})
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["pet"]), remainder="passthrough"),
+        LinearRegression()).fit(X, X["x"] + (X["pet"] == "bee"))
+    new = X.assign(pet=np.where(np.arange(60) < 5, "cat", X["pet"]))
+    new.loc[:3, "x"] = np.nan
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ml.pdp(model, new, ["x"], grid=4)
+    return caught
+
+
+def test_the_report_reads_the_librarys_warnings_in_one_function():
+    """read_warning turns the library's own warnings into facts: if a text changes, this fails
+    here, not silently on the page."""
+    from modellens.report._sections.capture import read_warning
+
+    read = [read_warning(w) for w in _library_warnings()]
+    kinds = [k for k, _ in read]
+    assert "unknown levels" in kinds
+    (facts,) = [f for k, f in read if k == "missing values"]
+    assert facts == {"feature": "x", "missing": 4, "rows": 60, "use": facts["use"]}
+    assert facts["use"]
+
+
+def test_no_regular_expression_in_the_report_reads_the_librarys_messages():
+    """Only capture.read_warning may match the library's texts (the switch to typed warnings
+    is a change there); the page's own guards (the explorer's script escaping) are not
+    about the library's messages."""
+    allowed = {("_sections/capture.py", "read_warning"), ("_interactive.py", "_script_text")}
+    found = []
+    for path in REPORT.rglob("*.py"):
+        rel = path.relative_to(REPORT).as_posix()
+        if rel == "_files.py":
+            continue  # model files, read for the command line: no message of the library
+        tree = ast.parse(path.read_text())
+        compiled = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                    for t in node.targets if isinstance(t, ast.Name)
+                    and isinstance(node.value, ast.Call)
+                    and getattr(node.value.func, "attr", "") == "compile"}
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(func):
+                uses_re = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and (node.value.id == "re" or node.value.id in compiled)
+                if uses_re and (rel, func.name) not in allowed:
+                    found.append(f"{rel}:{func.name}")
+    assert not found, found
+
+
+def _code_lines(func, lines):
+    body = func.body
+    doc = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        doc = body[0].end_lineno - body[0].lineno + 1
+    code = [t for t in lines[func.lineno - 1:func.end_lineno]
+            if t.strip() and not t.strip().startswith("#")]
+    return len(code) - doc
+
+
+#: Over the limit and left whole for now: lane ``safety`` edits the explorer's payload in the
+#: same wave; it is split once that work is merged.
+LEFT_WHOLE = {"explorer_payload"}
+
+
+def test_the_report_package_keeps_to_the_size_limits():
+    """No file of report/ over 700 lines, no function over 80 lines of code."""
+    big, long = [], []
+    for path in REPORT.rglob("*.py"):
+        text = path.read_text()
+        lines = text.splitlines()
+        if len(lines) > 700:
+            big.append((path.name, len(lines)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = _code_lines(node, lines)
+                if size > 80 and node.name not in LEFT_WHOLE:
+                    long.append((path.name, node.name, size))
+    assert not big and not long, (big, long)
