@@ -56,11 +56,11 @@ class Local:
             return self.build(np.sort(np.asarray(rows)))  # type: ignore[operator]
 
 
-def local_effects(method, request, model, X, feats, names, *, bins, grid, options):
+def local_effects(effect, request, model, X, feats, names, *, bins, grid, options):
     dataset = request.dataset
-    if method == "ale":
+    if effect == "ale":
         return _ale_locals(request, feats, bins)
-    if method == "dale":
+    if effect == "dale":
         return _dale_locals(dataset, model, X, feats, names, bins, options)
     return _pdp_locals(dataset, model, X, feats, names, grid, options)
 
@@ -233,8 +233,8 @@ def _check_dale_features(dataset, feats):
         col = dataset.columns[j]
         if col.is_categorical or col.is_boolean:
             raise InvalidParameterError(
-                f"method='dale' needs numeric features of interest; {col.name!r} is "
-                "categorical or boolean. Use method='ale' for it.")
+                f"effect='dale' needs numeric features of interest; {col.name!r} is "
+                "categorical or boolean. Use effect='ale' for it.")
 
 
 def _dale_locals(dataset, model, X, feats, names, bins, options):
@@ -322,8 +322,8 @@ def _dale_observations(dataset, feats, names, effects):
         if g.shape[0] != known.size:
             raise InvalidParameterError(
                 f"the derivative of the model for {name!r} is NaN or inf at some rows; "
-                "method='dale' needs it at every row with a value. Drop those rows, or use "
-                "method='ale'.")
+                "effect='dale' needs it at every row with a value. Drop those rows, or use "
+                "effect='ale'.")
         x = dataset.values[known, j]
         edges = np.asarray(effect.grid, dtype=float)
         cell = bin_index(x, edges) if edges.size > 1 else np.zeros(x.size, np.intp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,15 @@ class Search:
         order = np.argsort(local.rows, kind="stable")
         self.obs_sorted = order
         self.row_starts = np.searchsorted(local.rows[order], np.arange(dataset.n_rows + 1))
+
+    @contextmanager
+    def least_rows(self, min_rows):
+        """Search with another least number of rows on each side (a half of a region's rows)."""
+        kept, self.min_rows = self.min_rows, min_rows
+        try:
+            yield
+        finally:
+            self.min_rows = kept
 
     def node(self, rows):
         """The observations of ``rows`` (sorted positions), centred on the region's bin means."""

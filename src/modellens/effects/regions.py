@@ -30,13 +30,14 @@ MIN_REGION_SHARE = 0.05
 
 
 def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
-            method: str = "ale", max_depth: int = 2, min_gain: float = 0.1,
+            effect: str = "ale", max_depth: int = 2, min_gain: float = 0.1,
             splits: FeatureSpec = None, bins: BinsSpec = DEFAULT_POINTS,
-            grid: GridSpec = DEFAULT_POINTS, n_permutations: int = 100,
-            random_state: RandomStateLike = None, target: TargetSpec = None,
-            response_method: str = "auto", feature_names: Sequence[str] | None = None,
-            chunk_size: int | None = None, n_jobs: int | None = None,
-            progress: bool | None = None) -> Regions:
+            grid: GridSpec = DEFAULT_POINTS, n_resamples: int = 100,
+            require_heldout: bool = True, random_state: RandomStateLike = None,
+            target: TargetSpec = None, response_method: str = "auto",
+            feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
+            n_jobs: int | None = None, progress: bool | None = None,
+            method: str | None = None, n_permutations: int | None = None) -> Regions:
     r"""Where does a feature's effect differ, and on which rows?
 
     A global effect averages the local effects of the rows; when the rows
@@ -51,7 +52,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     Parameters
     ----------
     model, X, target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.ale`.  Dask data take every method: the
+        As in :func:`modellens.ale`.  Dask data take every effect: the
         bins or grid come from the whole table as the out-of-core effects'
         do (exact ends; the exact edges or values of a feature of few
         values; Dask's approximate quantiles for ALE's bins otherwise, while
@@ -68,7 +69,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         for it alone.
     features : name, index, or list of them, optional
         Features of interest (all when None).
-    method : {"ale", "dale", "pdp"}, default="ale"
+    effect : {"ale", "dale", "pdp"}, default="ale"
         Whose local effects: ALE's finite differences across each row's bin,
         DALE's derivatives at the rows (numeric features only), or the
         centred ICE curves of partial dependence.
@@ -85,16 +86,24 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         the global bins.
     grid : int or array-like, default=20
         PD grid, as in :func:`modellens.pdp`.
-    n_permutations : int, default=100
-        Permutations behind each split's p-value; 0 skips the test (splits
-        are then accepted on ``min_gain`` alone and ``p_value`` is NaN).
+    n_resamples : int, default=100
+        Permutations behind each split's p-value; 0 skips the test (``p_value``
+        is then NaN and plays no part in accepting a split).
+    require_heldout : bool, default=True
+        Accept a split only when it holds on held-out rows (see the rule in
+        the Notes).  False accepts on ``min_gain`` and the p-value alone, as
+        before this option existed; the split is still flagged.
     random_state : None, int or Generator
         Seeds the permutations, bootstrap resamples and held-out halves.
+    method, n_permutations
+        Deprecated names of ``effect`` and ``n_resamples`` (they warn with a
+        ``DeprecationWarning`` and go in the next minor version).
 
     Returns
     -------
     Regions
-        ``.splits`` (one row per accepted split, with its evidence),
+        ``.splits`` (one row per accepted split, with its evidence and its
+        ``flags``),
         ``regions[feature]`` (the tree, a ``RegionNode``),
         ``.effects(feature)`` (one :class:`Effect` per region) and
         ``.plot(feature)``.
@@ -134,7 +143,7 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 
     **Evidence.**  ``p_value``: the rows' values of the splitting features
     are permuted together (within each bin of the feature of interest, so
-    that its dependence on them is kept) ``n_permutations`` times and the
+    that its dependence on them is kept) ``n_resamples`` times and the
     best gain over *every* candidate feature and threshold is found again;
     :math:`p = (1 + \#\{\text{perm} \ge \text{observed}\}) / (1 +
     n_{perm})`.  Taking the best over all features makes the test account
@@ -142,9 +151,23 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     happens in about 5% of data sets.  ``stability``: the share of 30
     bootstrap resamples of the region whose best split is on the same
     feature, with a threshold within one quantile step (the same level set).
-    ``heldout_gain``: the split chosen on a random half of the rows, its
-    gain measured on the other half.  A split is accepted when its gain is at
-    least ``min_gain`` and :math:`p \le 0.05`.
+    ``heldout_gain``: the split chosen on a random half of the rows (each
+    side holding at least half of the least region size), its gain measured
+    on the other half.
+
+    **The rule.**  A split is accepted when (1) its gain is at least
+    ``min_gain``, (2) :math:`p \le 0.05` (unless ``n_resamples=0``), and
+    (3) with ``require_heldout=True`` (the default) its held-out gain is at
+    least half of ``min_gain``: a split that removes heterogeneity only on
+    the rows that chose it is noise the test did not catch.  Where the
+    evidence disagrees, the split carries ``flags`` (in ``.splits``, its
+    ``repr`` and the plot's title): ``"held-out gain near zero"`` (held-out
+    gain below half of ``min_gain``; with ``require_heldout=False`` such a
+    split may be accepted, flagged) and ``"low stability"`` (chosen again in
+    fewer than half of the bootstrap resamples: the effect differs, but where
+    to cut is poorly determined, as for a modifier acting smoothly).  A split
+    not accepted is kept as the leaf's ``candidate``, its ``reason`` saying
+    which part of the rule it failed.
 
     References
     ----------
@@ -167,32 +190,26 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     >>> len(r.effects("x0"))
     2
     """
-    check_choice(method, "method", ("ale", "dale", "pdp"))
+    effect = _renamed(effect, method, "ale", "effect", "method")
+    n_resamples = _renamed(n_resamples, n_permutations, 100, "n_resamples", "n_permutations")
+    check_choice(effect, "effect", ("ale", "dale", "pdp"))
     check_int(max_depth, "max_depth", low=1, what="a positive int (the most splits per path)")
     if isinstance(min_gain, bool) or not isinstance(min_gain, (int, float, np.floating)) \
             or not 0 < float(min_gain) < 1:
         raise InvalidParameterError(
             f"min_gain must be a share in (0, 1) of a region's heterogeneity that a split must "
             f"remove, got {min_gain!r}.")
-    check_int(n_permutations, "n_permutations", low=0, what="a non-negative int")
+    check_int(n_resamples, "n_resamples", low=0, what="a non-negative int")
+    if not isinstance(require_heldout, (bool, np.bool_)):
+        raise InvalidParameterError(f"require_heldout must be True or False, got "
+                                    f"{require_heldout!r}.")
     rng = check_random_state(random_state)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, allow_pairs=False, several=True)
     dataset = request.dataset
-    feats = request.features
-    if method == "dale" and features is None:
-        levels = [j for j in feats
-                  if dataset.columns[j].is_categorical or dataset.columns[j].is_boolean]
-        if levels:
-            warnings.warn(f"method='dale' skips the categorical or boolean feature(s) "
-                          f"{[dataset.columns[j].name for j in levels]} as features of "
-                          "interest (they may still split); use method='ale' for them.",
-                          ModellensWarning, stacklevel=2)
-            feats = [j for j in feats if j not in levels]
-            if not feats:
-                raise InvalidParameterError("X has no numeric feature for method='dale'; use "
-                                            "method='ale'.")
+    feats = _numeric_for_dale(dataset, request.features) \
+        if effect == "dale" and features is None else request.features
     allowed = None if splits is None else resolve_features(dataset, splits, allow_pairs=False)
     names = [dataset.columns[j].name for j in feats]
     # a feature asked by name may not be named to split itself; with features=None every
@@ -209,32 +226,25 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             f"X has {n} rows; two regions need at least {2 * min_rows} (each at least "
             f"{MIN_REGION_ROWS} rows and {MIN_REGION_SHARE:.0%} of the data). Pass more rows.")
 
-    if request.out_of_core and method == "ale":
+    options = dict(target=target, response_method=response_method,
+                   feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
+                   progress=progress)
+    if request.out_of_core:
         # the rows' encoded values come here for the split search; the model rows are
         # evaluated partition by partition
-        dataset, locals_ = ale_locals_out_of_core(request, feats, bins)
-    elif request.out_of_core and method == "dale":
-        dataset, locals_ = dale_locals_out_of_core(request, feats, names, bins)
-    elif request.out_of_core:
-        # every row's ICE curve, partition by partition (out-of-core PD with a sample of
-        # all the rows: the in-memory grid, from the same column summaries)
-        dataset, locals_ = pdp_locals_out_of_core(request, model, X, feats, names, grid, dict(
-            target=target, response_method=response_method, feature_names=feature_names,
-            chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, sample=1.0))
+        dataset, locals_ = _locals_out_of_core(effect, request, model, X, feats, names,
+                                               bins=bins, grid=grid, options=options)
     else:
-        locals_ = local_effects(method, request, model, X, feats, names, bins=bins,
-                                grid=grid, options=dict(
-                                    target=target, response_method=response_method,
-                                    feature_names=feature_names, chunk_size=chunk_size,
-                                    n_jobs=n_jobs, progress=progress))
+        locals_ = local_effects(effect, request, model, X, feats, names, bins=bins,
+                                grid=grid, options=options)
     trees, regional, global_effects = {}, {}, {}
     for j, name, local in zip(feats, names, locals_):
         cols = [c for c in (range(dataset.n_features) if allowed is None else allowed) if c != j]
         if cols:
             search = Search(local, dataset, cols, min_rows)
-            grower = Grower(search, dataset, method=method, max_depth=max_depth,
-                            min_gain=float(min_gain), n_permutations=int(n_permutations),
-                            rng=rng)
+            grower = Grower(search, dataset, effect=effect, max_depth=max_depth,
+                            min_gain=float(min_gain), n_resamples=int(n_resamples),
+                            require_heldout=bool(require_heldout), rng=rng)
             root = grower.grow(np.arange(n), depth=0, path=())
         else:  # features=None with splits= naming only this feature
             root = RegionNode(region="all", conditions=(), depth=0, rows=n,
@@ -246,5 +256,45 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                           for leaf in root.leaves()}
         for leaf in root.leaves():
             leaf.row_index = None  # positions are not part of the result
-    return Regions(method=method, trees=trees, regional=regional, global_effects=global_effects,
-                   n_rows=n, min_region_rows=min_rows, n_permutations=int(n_permutations))
+    return Regions(effect=effect, trees=trees, regional=regional, global_effects=global_effects,
+                   n_rows=n, min_region_rows=min_rows, n_resamples=int(n_resamples),
+                   require_heldout=bool(require_heldout))
+
+
+def _renamed(value, old_value, default, name, old_name):
+    """The value of a renamed keyword: the new one, or the old one with its deprecation warning."""
+    if old_value is None:
+        return value
+    if value != default:
+        raise InvalidParameterError(f"pass {name}= only; {old_name}= is its deprecated old name.")
+    warnings.warn(f"regions({old_name}=...) is renamed {name}=; the old name goes in the next "
+                  "minor version.", DeprecationWarning, stacklevel=3)
+    return old_value
+
+
+def _numeric_for_dale(dataset, feats):
+    """Every feature asked by default, less the categorical or boolean ones DALE cannot take."""
+    levels = [j for j in feats
+              if dataset.columns[j].is_categorical or dataset.columns[j].is_boolean]
+    if levels:
+        warnings.warn(f"effect='dale' skips the categorical or boolean feature(s) "
+                      f"{[dataset.columns[j].name for j in levels]} as features of "
+                      "interest (they may still split); use effect='ale' for them.",
+                      ModellensWarning, stacklevel=3)
+        feats = [j for j in feats if j not in levels]
+        if not feats:
+            raise InvalidParameterError("X has no numeric feature for effect='dale'; use "
+                                        "effect='ale'.")
+    return feats
+
+
+def _locals_out_of_core(effect, request, model, X, feats, names, *, bins, grid, options):
+    """Dask data: the gathered rows and the features' local effects, partition by partition."""
+    if effect == "ale":
+        return ale_locals_out_of_core(request, feats, bins)
+    if effect == "dale":
+        return dale_locals_out_of_core(request, feats, names, bins)
+    # every row's ICE curve (out-of-core PD with a sample of all the rows: the in-memory
+    # grid, from the same column summaries)
+    return pdp_locals_out_of_core(request, model, X, feats, names, grid,
+                                  dict(options, sample=1.0))
