@@ -21,7 +21,8 @@ from ..engine import run_outputs, summarise_outputs
 from ._ale_plans import FeaturePlan
 from ._dale_curves import DaleEffect, check_bins, dale_effects, summarise as dale_summarise
 from ._derivatives import DerivativePlan, feature_scale
-from ._design import AxisCache, OutOfCoreAxes
+from ._design import ale_axes, ale_rows
+from ._facts import MemoryFacts, TableFacts
 from ._grid import grid_spec
 from .binning import bin_index
 from .dale import dale
@@ -77,8 +78,7 @@ class _KeepingPlan(FeaturePlan):
 
 def _ale_locals(request, feats, bins):
     dataset = request.dataset
-    axes = AxisCache(dataset, 10)
-    designs = [axes.get(j, grid_spec(bins, dataset, j)) for j in feats]
+    designs = ale_rows(ale_axes(MemoryFacts(dataset), dataset, feats, bins, 10), dataset)
     made: list[list[_KeepingPlan]] = []
 
     def plans_for(values, part, model):
@@ -107,8 +107,7 @@ def ale_locals_out_of_core(request, feats, bins):
     Returns the gathered dataset and the features' local effects.
     """
     schema = request.dataset
-    axes = OutOfCoreAxes(request, bins, 10)
-    designs = [axes.get(j, grid_spec(bins, schema, j)) for j in feats]
+    designs = ale_axes(TableFacts(request.table), schema, feats, bins, 10)
     model = request.model
     parts = request.table.map(model, _partition_locals, designs, request.table.local)
     if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)

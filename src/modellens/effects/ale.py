@@ -10,8 +10,9 @@ from .._validation import InvalidParameterError, check_choice, check_int, check_
 from ..engine import Plan, open_request
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._ale_plans import FeaturePlan, PairPlan
-from ._design import Axis, AxisCache, OutOfCoreAxes
-from ._grid import DEFAULT_POINTS, grid_spec, pair_specs
+from ._design import Axis, ale_axes, ale_rows
+from ._facts import facts_of
+from ._grid import DEFAULT_POINTS
 from .binning import EMPTY_BINS
 from .result import Effects
 
@@ -178,19 +179,10 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, several=True)
     dataset, feats = request.dataset, request.features
-    axes: OutOfCoreAxes | AxisCache
-    if request.out_of_core:
-        axes = OutOfCoreAxes(request, bins, max_discrete)
-    else:
-        axes = AxisCache(dataset, max_discrete)
-    designs = []
-    for feat in feats:
-        if isinstance(feat, tuple):
-            spec_a, spec_b = pair_specs(dataset, bins, feat)
-            designs.append((axes.get(feat[0], spec_a), axes.get(feat[1], spec_b)))
-        else:
-            designs.append(axes.get(feat, grid_spec(bins, dataset, feat)))
+    designs = ale_axes(facts_of(request), dataset, feats, bins, max_discrete)
     out_of_core = request.out_of_core
+    if not out_of_core:
+        designs = ale_rows(designs, dataset)
 
     # first-order axes, each once: the features asked alone and the two axes of every pair
     # (their main effects give the pair's total effect; one asked alone is not evaluated twice)

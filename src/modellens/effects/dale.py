@@ -8,12 +8,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, check_choice, user_stacklevel
-from ..engine import count_quantile_edges, open_request
-from ..engine._out_of_core import feature_sample
+from ..engine import feature_sample, open_request
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._autobin import auto_bins_from_moments
 from ._dale_curves import DaleEffect, check_bins, check_options, curve, dale_effects
 from ._derivatives import DerivativePlan, resolve_backend, scale_rule
+from ._design import dale_bins
+from ._facts import facts_of
 from ._grid import DEFAULT_POINTS, grid_spec
 from .binning import EMPTY_BINS, Moments, bin_index
 from .result import Effects
@@ -168,13 +169,14 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         if not feats:
             raise InvalidParameterError("X has no numeric feature for DALE; use ml.ale for "
                                         "categorical ones.")
-    specs = [check_bins(grid_spec(bins, dataset, j), dataset.columns[j].name) for j in feats]
+    asked = [check_bins(grid_spec(bins, dataset, j), dataset.columns[j].name) for j in feats]
+    specs = dale_bins(facts_of(request), feats, asked)
     names = [dataset.columns[j].name for j in feats]
     if request.out_of_core:
-        return Effects.stack(_dale_out_of_core(request, feats, specs, names, gradient=gradient,
-                                               fd_step=fd_step, min_points=min_points,
-                                               confidence=confidence, empty_bins=empty_bins),
-                             request.output_labels)
+        return Effects.stack(_dale_out_of_core(
+            request, feats, specs, names, auto=[isinstance(a, str) for a in asked],
+            gradient=gradient, fd_step=fd_step, min_points=min_points, confidence=confidence,
+            empty_bins=empty_bins), request.output_labels)
 
     # the data's missing values are said once, not once per output
     dataset.warn_missing(feats, "DALE bins")
@@ -190,44 +192,23 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 
 
 # ------------------------------------------------------------------ out of core
-def _dale_out_of_core(request, feats, specs, names, *, gradient, fd_step, min_points,
+def _dale_out_of_core(request, feats, bins, names, *, auto, gradient, fd_step, min_points,
                       confidence, empty_bins):
     """DALE of Dask data: the derivative plan on every partition, its bins merged.
 
-    Bins are ``int`` (Dask's approximate quantiles; the exact edges of data
-    in memory for a feature of few distinct values), edges, or ``"auto"``
-    (candidate edges from the approximate quantiles and the range; the
-    partition chosen from the merged moments of the local effects between
-    them).  Finite differences step by ``fd_step`` times each feature's
-    standard deviation over the whole data.
+    ``bins``: each feature's edges from the design step (:func:`._design.dale_bins`),
+    candidates where ``auto`` (the partition then chosen from the merged
+    moments of the local effects between them).  Finite differences step by
+    ``fd_step`` times each feature's standard deviation over the whole data.
     """
     table, mdl = request.table, request.model
     backend = resolve_backend(mdl, gradient, request.dataset.values)
-    bins = [None] * len(feats)
-    by_count: dict[int, list[int]] = {}
-    for c, spec in enumerate(specs):
-        if isinstance(spec, str):
-            by_count.setdefault(AUTO_CANDIDATES, []).append(c)
-        elif isinstance(spec, int):
-            by_count.setdefault(spec, []).append(c)
-        else:
-            bins[c] = spec
-    summaries = table.column_summaries(feats) if by_count else {}
-    for n_bins, group in by_count.items():
-        edges, _ = table.quantile_edges([feats[c] for c in group], n_bins)
-        for c, z in zip(group, edges):
-            # few distinct values: the exact edges of data in memory, from their counts
-            exact = count_quantile_edges(summaries[feats[c]], n_bins)
-            z = z if exact is None else exact
-            if isinstance(specs[c], str):
-                z = np.unique(np.concatenate([z, np.linspace(z[0], z[-1], n_bins + 1)]))
-            bins[c] = z
     scale = None
     if backend == "finite_differences":
         cols = [table.frame.columns[j] for j in feats]
         std, top = table.compute(table.frame[cols].std(ddof=0), table.frame[cols].abs().max())
         scale = scale_rule(np.asarray(std, dtype=float), np.asarray(top, dtype=float))
-    design = dict(feats=feats, bins=bins, auto=[isinstance(s, str) for s in specs], names=names,
+    design = dict(feats=feats, bins=bins, auto=auto, names=names,
                   min_points=min_points, confidence=confidence, empty_bins=empty_bins,
                   n_parts=table.n_parts, output=mdl.output_name, backend=backend,
                   gradient=gradient if backend == "callable" else backend, fd_step=fd_step,
@@ -237,10 +218,6 @@ def _dale_out_of_core(request, feats, specs, names, *, gradient, fd_step, min_po
         return [_DalePlan(model, values, dict(design, output=model.output_name))]
 
     return [results[0] for results in request.run_outputs(plans_for, desc="dale")]
-
-
-#: Candidate bins (quantile edges and equal-width edges, each) of ``bins="auto"`` out of core.
-AUTO_CANDIDATES = 16
 
 
 class _DalePlan(DerivativePlan):
