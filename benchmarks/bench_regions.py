@@ -18,10 +18,10 @@ Same data and model for both, per seed (``effector.benchmarks``' generators and
   false (a null where the heterogeneity is real, so a search can fool itself).
 
 effector (0.6.0) runs ``ALE`` / ``RHALE`` (with the model's own Jacobian) / ``PDP``
-with ``find_regions`` and its defaults; ml.regions runs ``method="ale"`` /
-``"dale"`` / ``"pdp"`` with its defaults (a split needs gain >= 10% and a
-permutation p <= 0.05 over 100 permutations), and also with
-``n_permutations=0`` (the split search alone, accepted on gain, as effector
+with ``find_regions`` and its defaults; ml.regions runs ``effect="ale"`` /
+``"dale"`` / ``"pdp"`` with its defaults (a split needs gain >= 10%, a
+permutation p <= 0.05 over 100 permutations and a held-out gain >= 5%), and also with
+``n_resamples=0`` (the split search alone, accepted on gain, as effector
 does) to compare the search's time.  Times include each tool's model calls;
 the median over seeds is printed.  Feature names are 1-based as in the
 benchmarks' formulas (``x1`` is column 0).
@@ -71,9 +71,9 @@ def _cases():
 
 
 # ------------------------------------------------------------------ ours
-def ours(method, X, f, splits, n_permutations):
+def ours(method, X, f, splits, n_resamples):
     began = time.perf_counter()
-    r = ml.regions(f, X, 0, method=method, splits=splits, n_permutations=n_permutations,
+    r = ml.regions(f, X, 0, effect=method, splits=splits, n_resamples=n_resamples,
                    random_state=0)
     took = time.perf_counter() - began
     found = []

@@ -42,12 +42,14 @@ model = HistGradientBoostingRegressor(max_iter=150, random_state=0).fit(X, renta
 # with its evidence: the share of heterogeneity it removes (``gain``), a
 # permutation p-value, how often bootstrap resamples choose the same split
 # (``stability``), and the gain measured on rows that did not choose it
-# (``heldout_gain``).
+# (``heldout_gain``).  A split must hold on those held-out rows to be accepted;
+# ``flags`` names any evidence that disagrees (``"low stability"``, ``"held-out
+# gain near zero"``).
 
 regions = ml.regions(model, X, ["hour", "temp"], max_depth=1, random_state=0)
 print(regions)
 print(regions.splits[["feature", "split_feature", "levels", "gain", "p_value",
-                      "stability", "heldout_gain"]].round(3))
+                      "stability", "heldout_gain", "flags"]].round(3))
 
 # %%
 # ``hour`` splits on ``workingday`` with nearly all of its heterogeneity

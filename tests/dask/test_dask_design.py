@@ -2,6 +2,8 @@
 data give the same grid points, neighbourhoods and (few-valued) bin edges.  Only the quantiles
 of a column of many distinct values may differ (Dask's are approximate)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -113,3 +115,67 @@ def test_ale_of_a_few_valued_feature_is_discrete_in_both(synchronous):
         np.testing.assert_allclose(remote[name].values, local[name].values, rtol=0,
                                    atol=1e-12)
     assert list(remote[("k", "x")].grid[0]) == list(local[("k", "x")].grid[0]) == [0, 1, 2, 3]
+
+
+# ---------------------------------------------- one design step per method (#46)
+def _few_valued(n=1_500, seed=3):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "k": rng.integers(0, 4, size=n).astype(float),  # 4 values: discrete / levels
+        "skew": rng.choice([0.0, 1.0, 5.0], size=n, p=[0.7, 0.2, 0.1]),
+        "m": rng.integers(0, 30, size=n).astype(float),  # 30 values: binned, exact edges
+        "flag": rng.random(n) < 0.3,
+        "cat": pd.Categorical(rng.choice(list("pqr"), size=n)),
+    })
+
+
+def _few_model(D):
+    k, s, m = (np.asarray(D[c], float) for c in ("k", "skew", "m"))
+    return (k ** 2 + s * np.sin(m / 5) + np.asarray(D["flag"], float) * k
+            + (D["cat"] == "q").to_numpy() * m / 10)
+
+
+_ALL = ["k", "skew", "m", "flag", "cat"]
+_NUMERIC = ["k", "skew", "m"]
+_DESIGNS = {
+    # method: (call, features): each effect's grid is its design (PD's points, the M-plot's
+    # neighbourhoods, ALE's / DALE's edges, values or levels)
+    "pdp": (lambda X: ml.pdp(_few_model, X, _ALL, grid=12, progress=False), _ALL),
+    "mplot": (lambda X: ml.mplot(_few_model, X, _ALL, grid=40, progress=False), _ALL),
+    "ale": (lambda X: ml.ale(_few_model, X, _ALL, bins=8, progress=False), _ALL),
+    "dale": (lambda X: ml.dale(_few_model, X, _NUMERIC, bins=8, progress=False), _NUMERIC),
+    "regions ale": (lambda X: ml.regions(_few_model, X, ["m", "cat"], bins=8, n_resamples=0,
+                                         max_depth=1, random_state=0, progress=False),
+                    ["m", "cat"]),
+    "regions pdp": (lambda X: ml.regions(_few_model, X, ["m", "cat"], effect="pdp", grid=12,
+                                         n_resamples=0, max_depth=1, random_state=0,
+                                         progress=False), ["m", "cat"]),
+    "regions dale": (lambda X: ml.regions(_few_model, X, ["m"], effect="dale", bins=8,
+                                          n_resamples=0, max_depth=1, random_state=0,
+                                          progress=False), ["m"]),
+}
+
+
+def _grids(result, names):
+    if isinstance(result, ml.Regions):
+        return {n: result.global_effect(n).grid for n in names}
+    return {n: result[n].grid for n in names}
+
+
+@pytest.mark.parametrize("method", list(_DESIGNS))
+def test_every_effect_method_has_the_same_design_for_pandas_and_dask(method, synchronous):
+    """#46: each method has one design step, fed by per-column facts that the data in memory
+    and the Dask summaries both give: on few-valued columns the grids, bin edges and levels
+    are equal, element for element."""
+    call, names = _DESIGNS[method]
+    df = _few_valued()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ml.ModellensWarning)  # (regions' thin bins)
+        local = _grids(call(df), names)
+        remote = _grids(call(dd.from_pandas(df, npartitions=4)), names)
+    for name in names:
+        assert list(np.asarray(remote[name])) == list(np.asarray(local[name])), (method, name)
+    if method in ("ale", "dale"):  # 30 values, 8 bins: the type-1 quantile edges of the rows
+        np.testing.assert_array_equal(local["m"], quantile_edges(df["m"].to_numpy(), 8))
+    if method == "pdp":
+        assert list(local["cat"]) == ["p", "q", "r"] and list(local["k"]) == [0, 1, 2, 3]

@@ -53,7 +53,7 @@ def test_regions_of_dask_data_equal_in_memory_on_a_cluster(client):
     X = _data()
     edges = np.linspace(-1, 1, 11)
     # x1 on given edges, k of four values (its exact discrete design), c categorical
-    options = dict(bins={"x1": edges}, random_state=0, n_permutations=30)
+    options = dict(bins={"x1": edges}, random_state=0, n_resamples=30)
     memory = ml.regions(model, X, ["x1", "k", "c"], **options)
     assert set(memory.splits["feature"]) == {"x1", "k", "c"}
     for ddf in (dd.from_pandas(X, npartitions=3), dd.from_pandas(X, chunksize=170)):
@@ -65,7 +65,7 @@ def test_regions_of_dask_data_equal_in_memory_on_a_cluster(client):
 def test_pd_regions_of_dask_data_equal_in_memory():
     # PD's grid of Dask data is the in-memory one (the same column summaries): equal results
     X = _data(500, seed=6)
-    options = dict(method="pdp", grid=8, random_state=1, n_permutations=20)
+    options = dict(effect="pdp", grid=8, random_state=1, n_resamples=20)
     memory = ml.regions(model, X, ["x1", "c"], **options)
     assert memory.splits["split_feature"].iloc[0] == "x3"
     with dask.config.set(scheduler="synchronous"):
@@ -82,7 +82,7 @@ def test_dale_regions_of_dask_data_equal_in_memory():
         x1, x2, x3 = (np.asarray(D[c], dtype=float) for c in ("x1", "x2", "x3"))
         return np.column_stack([3 * x1 ** 2 * (x3 > 0) + x2, np.sin(x1 * x2)])
 
-    options = dict(method="dale", random_state=0, n_permutations=20)
+    options = dict(effect="dale", random_state=0, n_resamples=20)
     memory = ml.regions(smooth, X, ["x1", "x2"], **options)
     assert memory.splits["split_feature"].iloc[0] == "x3"
     with dask.config.set(scheduler="synchronous"):
@@ -98,11 +98,11 @@ def test_dale_regions_of_dask_data_say_when_differences_are_unreliable():
         return np.floor(5 * np.asarray(D["x1"], dtype=float)) + np.asarray(D["x2"])
 
     with pytest.warns(ml.ModellensWarning, match="unreliable for 'x1'"):
-        ml.regions(steps, X, "x1", method="dale", n_permutations=5, random_state=0)
+        ml.regions(steps, X, "x1", effect="dale", n_resamples=5, random_state=0)
     with dask.config.set(scheduler="synchronous"):
         with pytest.warns(ml.ModellensWarning, match="unreliable for 'x1'"):
-            ml.regions(steps, dd.from_pandas(X, npartitions=2), "x1", method="dale",
-                       n_permutations=5, random_state=0)
+            ml.regions(steps, dd.from_pandas(X, npartitions=2), "x1", effect="dale",
+                       n_resamples=5, random_state=0)
 
 
 def test_regions_of_dask_data_every_output_of_a_classifier():
@@ -115,7 +115,7 @@ def test_regions_of_dask_data_every_output_of_a_classifier():
     def f(D):
         return clf.predict_proba(D.assign(i=D["x1"] * D["x3"]))
 
-    options = dict(bins={"x1": np.linspace(-1, 1, 9)}, random_state=2, n_permutations=20)
+    options = dict(bins={"x1": np.linspace(-1, 1, 9)}, random_state=2, n_resamples=20)
     memory = ml.regions(f, X, ["x1", "k"], **options)
     with dask.config.set(scheduler="synchronous"):
         got = ml.regions(f, dd.from_pandas(X, npartitions=4), ["x1", "k"], **options)
@@ -155,7 +155,7 @@ def test_no_model_row_beyond_the_global_effect_on_dask_data(row_counter):
     with dask.config.set(scheduler="synchronous"):
         for call in (lambda: ml.ale(counted, ddf, ["x1", "c"], bins={"x1": 8}),
                      lambda: ml.regions(counted, ddf, ["x1", "c"], bins={"x1": 8},
-                                        n_permutations=10, random_state=0)):
+                                        n_resamples=10, random_state=0)):
             row_counter.reset()
             call()
             rows.append(row_counter.rows)
@@ -167,6 +167,6 @@ def test_regions_of_dask_data_clear_errors():
     ddf = dd.from_pandas(X, npartitions=2)
     with dask.config.set(scheduler="synchronous"):
         with pytest.raises(ml.InvalidParameterError, match="needs numeric features"):
-            ml.regions(model, ddf, "c", method="dale")
+            ml.regions(model, ddf, "c", effect="dale")
         with pytest.raises(ml.InvalidParameterError, match="two regions need"):
             ml.regions(model, dd.from_pandas(X.iloc[:30], npartitions=2), "x1")

@@ -37,7 +37,7 @@ def region_of(effects, side):
 @pytest.mark.parametrize("method", ["ale", "dale", "pdp"])
 def test_known_split_found_with_exact_regional_slopes(method):
     X = truth_data()
-    r = ml.regions(truth, X, "x1", method=method, n_permutations=199, random_state=0)
+    r = ml.regions(truth, X, "x1", effect=method, n_resamples=199, random_state=0)
     splits = r.splits
     assert len(splits) == 1  # both regions have no heterogeneity left: no deeper split
     s = splits.iloc[0]
@@ -100,7 +100,7 @@ def _null_p_values(method, n_seeds=100):
             def f(A):
                 return A[:, 0] * A[:, 3] + A[:, 1] + A[:, 2] ** 2
             splits = ["x1", "x2"]
-        r = ml.regions(f, X, "x0", method=method, bins=5, grid=5, splits=splits, max_depth=1,
+        r = ml.regions(f, X, "x0", effect=method, bins=5, grid=5, splits=splits, max_depth=1,
                        random_state=seed)
         node = r["x0"]
         best = node.split if node.split is not None else node.candidate
@@ -136,7 +136,7 @@ def season_model(D):
 @pytest.mark.parametrize("method", ["ale", "pdp"])
 def test_categorical_splitting_feature(method):
     D = seasons()
-    r = ml.regions(season_model, D, "x", method=method, random_state=0)
+    r = ml.regions(season_model, D, "x", effect=method, random_state=0)
     s = r.splits.iloc[0]
     assert s.split_feature == "season" and np.isnan(s.threshold)
     assert set(s.levels) in ({"summer", "fall"}, {"winter", "spring"})
@@ -197,7 +197,7 @@ def test_no_model_rows_beyond_the_global_effect(method, fn, kw, k):
     X = truth_data(n=500).to_numpy()
     alone, regional = CountingModel(k), CountingModel(k)
     assert (fn(alone, X, ["x0", "x2"], **kw).outputs is None) == (k == 1)
-    r = ml.regions(regional, X, ["x0", "x2"], method=method, n_permutations=20, random_state=0)
+    r = ml.regions(regional, X, ["x0", "x2"], effect=method, n_resamples=20, random_state=0)
     assert len(r.splits) >= 1  # splits, permutations and bootstraps were all searched
     assert (r.outputs is None) == (k == 1)
     assert regional.rows == alone.rows > 0
@@ -217,7 +217,7 @@ def test_no_significant_split_is_said():
 def test_why_no_region_is_said_plainly_for_pd():
     X = truth_data(n=600).to_numpy()
     # x0 additive (every centred ICE curve the same), x2 ignored (flat ICE curves)
-    r = ml.regions(lambda A: A[:, 0] + A[:, 1] ** 2, X, ["x0", "x2"], method="pdp",
+    r = ml.regions(lambda A: A[:, 0] + A[:, 1] ** 2, X, ["x0", "x2"], effect="pdp",
                    random_state=0)
     assert r["x0"].reason.startswith("no heterogeneity: every row's centred ICE curve is the "
                                      "same, so the feature has the same effect on every row")
@@ -226,7 +226,7 @@ def test_why_no_region_is_said_plainly_for_pd():
     assert "x2: no region found: no effect" in repr(r)
     # a split that removes too little says by how much: x0's slope is x1 + 0.1 1[x2 > 0] and
     # only x2 may split
-    r = ml.regions(lambda A: A[:, 0] * (A[:, 1] + 0.1 * (A[:, 2] > 0)), X, "x0", method="pdp",
+    r = ml.regions(lambda A: A[:, 0] * (A[:, 1] + 0.1 * (A[:, 2] > 0)), X, "x0", effect="pdp",
                    splits=["x2"], random_state=0)
     assert r["x0"].reason.startswith("the best split removes ") and \
         r["x0"].reason.endswith("of the heterogeneity, below min_gain (10%)")
@@ -271,8 +271,8 @@ def test_plot_draws_each_region_and_the_global_curve_dashed():
     (dict(min_gain=0), "min_gain"),
     (dict(min_gain=1.0), "min_gain"),
     (dict(min_gain=-0.2), "min_gain"),
-    (dict(method="shap"), "method"),
-    (dict(n_permutations=-1), "n_permutations"),
+    (dict(effect="shap"), "effect"),
+    (dict(n_resamples=-1), "n_resamples"),
 ])
 def test_bad_input(kwargs, match):
     X = truth_data(n=200)
@@ -287,14 +287,14 @@ def test_too_few_rows_for_two_regions():
 
 
 def test_dale_refuses_a_categorical_feature_of_interest():
-    with pytest.raises(ml.InvalidParameterError, match="method='ale'"):
-        ml.regions(season_model, seasons(n=200), "season", method="dale")
+    with pytest.raises(ml.InvalidParameterError, match="effect='ale'"):
+        ml.regions(season_model, seasons(n=200), "season", effect="dale")
 
 
 def test_caller_data_unchanged():
     X = truth_data(n=500)
     before = X.copy()
-    ml.regions(truth, X, "x1", n_permutations=10, random_state=0)
+    ml.regions(truth, X, "x1", n_resamples=10, random_state=0)
     pd.testing.assert_frame_equal(X, before)
 
 
@@ -420,11 +420,11 @@ def _same_effect(a, b):
 @pytest.mark.parametrize("method", ["ale", "dale", "pdp"])
 def test_every_output_one_split_tree_and_regional_effects_per_output(method):
     X = truth_data(n=1500)
-    r = ml.regions(two_outputs, X, "x1", method=method, n_permutations=99, random_state=0)
+    r = ml.regions(two_outputs, X, "x1", effect=method, n_resamples=99, random_state=0)
     assert r.outputs == ["f(x)[0]", "f(x)[1]"]
     splits = r.splits
-    assert list(splits.columns) == list(ml.regions(truth, X, "x1", method=method,
-                                                   n_permutations=0).splits.columns)
+    assert list(splits.columns) == list(ml.regions(truth, X, "x1", effect=method,
+                                                   n_resamples=0).splits.columns)
     assert len(splits) == 1
     s = splits.iloc[0]
     assert s.split_feature == "x3" and abs(s.threshold) <= QUANTILE_STEP and s.p_value < 0.05
@@ -451,11 +451,11 @@ def test_every_output_one_split_tree_and_regional_effects_per_output(method):
 @pytest.mark.parametrize("fn", [two_outputs, shared_split])
 def test_each_output_equals_its_single_output_regions_on_the_same_split(method, fn):
     X = truth_data(n=1200, seed=2)
-    every = ml.regions(fn, X, "x1", method=method, n_permutations=19, random_state=0)
+    every = ml.regions(fn, X, "x1", effect=method, n_resamples=19, random_state=0)
     (s,) = every.splits.itertuples()
     befores = []
     for k in range(2):
-        single = ml.regions(fn, X, "x1", method=method, n_permutations=19, random_state=0,
+        single = ml.regions(fn, X, "x1", effect=method, n_resamples=19, random_state=0,
                             target=k)
         _same_effect(every.global_effect("x1").for_output(k), single.global_effect("x1"))
         befores.append(single.splits.heterogeneity_before.sum())
@@ -478,7 +478,7 @@ def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows()
     score = truth(X)
     y = np.where(score > 1, "hi", np.where(score < -1, "lo", "mid"))
     model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
-    r = ml.regions(model, X, ["x1", "x2"], n_permutations=19, random_state=0)
+    r = ml.regions(model, X, ["x1", "x2"], n_resamples=19, random_state=0)
     assert r.outputs is not None and len(r.outputs) == 3
     assert set(r.splits.feature) <= {"x1", "x2"}
     assert not r["x1"].is_leaf
@@ -517,7 +517,7 @@ def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows()
 # ------------------------------------------------------------ the search at speed
 def _captured_region(monkeypatch, method="ale"):
     """The search and the root region of x0's regions in a model with three modifiers."""
-    from modellens.effects import regions as R
+    from modellens.effects import _regions_grow as G
 
     rng = np.random.default_rng(3)
     n = 400
@@ -532,15 +532,15 @@ def _captured_region(monkeypatch, method="ale"):
             + 0.5 * A["x0"].to_numpy() * (g + A["x2"].to_numpy())
 
     seen = []
-    grow = R._Grower.grow
+    grow = G.Grower.grow
 
     def keep(self, rows, depth, path):
         if depth == 0:
             seen.append((self.search, self.search.node(rows)))
         return grow(self, rows, depth, path)
 
-    monkeypatch.setattr(R._Grower, "grow", keep)
-    ml.regions(f, D, "x0", method=method, n_permutations=0, max_depth=1, random_state=0)
+    monkeypatch.setattr(G.Grower, "grow", keep)
+    ml.regions(f, D, "x0", effect=method, n_resamples=0, max_depth=1, random_state=0)
     return seen[0]
 
 
@@ -625,22 +625,22 @@ def test_variants_searched_at_once_equal_a_brute_force_search_of_each(monkeypatc
 def test_permutation_test_stops_early_with_the_same_decision(monkeypatch):
     """Stopped once 'not significant' is decided, the test accepts and rejects the same splits,
     and the stability and held-out draws that follow are the full run's."""
-    from modellens.effects import regions as R
+    from modellens.effects import _regions_grow as G, _regions_search as S
 
     X = truth_data(n=800, seed=4)
     X["x4"] = np.random.default_rng(4).uniform(-1, 1, len(X))
     searched = []
-    best_many = R._Search.best_many
+    best_many = S.Search.best_many
 
     def count(self, node, W, sources=None, beat=None):
         if beat is not None:
             searched.append(W.shape[0])
         return best_many(self, node, W, sources, beat)
 
-    monkeypatch.setattr(R._Search, "best_many", count)
+    monkeypatch.setattr(S.Search, "best_many", count)
 
     def run(feature, early):
-        monkeypatch.setattr(R, "_EARLY_STOP", early)
+        monkeypatch.setattr(G, "_EARLY_STOP", early)
         searched.clear()
         # x1's effect differs by x3; x2's by x4, which may not split: no split is real
         r = ml.regions(lambda D: truth(D) + D["x2"] * D["x4"], X, feature,
@@ -653,7 +653,7 @@ def test_permutation_test_stops_early_with_the_same_decision(monkeypatch):
         for a, b in zip(early[feature].nodes(), full[feature].nodes()):
             assert (a.split is None) == (b.split is None) and a.region == b.region
             if a.candidate is not None:  # rejected either way, the same evidence else
-                assert a.candidate.p_value > R.ALPHA and b.candidate.p_value > R.ALPHA
+                assert a.candidate.p_value > G.ALPHA and b.candidate.p_value > G.ALPHA
                 assert (a.candidate.stability, a.candidate.heldout_gain) == \
                     (b.candidate.stability, b.candidate.heldout_gain)
         # x1 splits on x3 (each permutation searched); x2 has a chance split only, whose
@@ -662,3 +662,92 @@ def test_permutation_test_stops_early_with_the_same_decision(monkeypatch):
         if feature == "x2":
             assert early["x2"].is_leaf and early["x2"].candidate is not None
             assert n_early < n_full / 2
+
+
+# ------------------------------------------------------------ evidence that disagrees (#42)
+def _hidden_modifier(seed, n=70):
+    """x0's effect differs by x4, which may not split: every split of x0 is false."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.uniform(-1, 1, (n, 5)), columns=[f"x{i}" for i in range(5)])
+    return X, (lambda D: 2 * D["x0"] * D["x4"])
+
+
+@pytest.mark.parametrize("seed", [9, 72, 79])
+def test_a_false_split_that_fails_on_heldout_rows_is_flagged_and_not_accepted(seed):
+    """#42: a split with a small p-value and a held-out gain of about zero (airquality, PD)
+    was accepted unflagged.  These are data sets (about 5% of them) where the permutation
+    test passes a false split; on the rows that did not choose it the split removes
+    nothing, and the default rule now refuses it, saying why."""
+    X, f = _hidden_modifier(seed)
+    options = dict(splits=["x1", "x2", "x3"], effect="pdp", max_depth=1, random_state=seed)
+    old = ml.regions(f, X, "x0", require_heldout=False, **options)
+    (row,) = old.splits.itertuples()
+    assert row.p_value <= 0.05 and row.gain >= 0.1  # what the old rule accepted on
+    assert row.heldout_gain < 0.05 and "held-out gain near zero" in row.flags
+    assert "held-out gain near zero" in repr(old)
+    new = ml.regions(f, X, "x0", **options)
+    assert len(new.splits) == 0 and new.no_split == ["x0"]
+    root = new["x0"]
+    assert "held-out rows" in root.reason and "require_heldout=False" in root.reason
+    # the refused candidate carries the same evidence as the split the old rule accepted
+    assert root.candidate.heldout_gain == row.heldout_gain
+    assert root.candidate.p_value == row.p_value
+    assert "held-out gain near zero" in root.candidate.flags
+
+
+def test_a_real_split_on_few_rows_is_measured_on_heldout_rows():
+    """#42: on 70 rows a clear split had p = 0.0099 and held-out gain 0.000: each half of
+    the rows was held to the whole data's least region size, so no split of it was allowed
+    and the check measured nothing.  The half's sides now need half that size."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, (70, 3)), columns=["x0", "x1", "x2"])
+    r = ml.regions(lambda D: 3 * D["x0"] * (D["x1"] > 0) + D["x2"], X, "x0", effect="pdp",
+                   random_state=0)
+    (row,) = r.splits.itertuples()
+    assert row.split_feature == "x1" and abs(row.threshold) < 0.2
+    assert row.p_value == pytest.approx(1 / 101)
+    assert row.heldout_gain > 0.9 and row.flags == ""
+
+
+def test_a_split_of_low_stability_is_flagged_in_the_table_and_the_plot():
+    """#42: a split with stability 0.13 (diamonds, ALE) was shown like any other.  With four
+    features modifying x0's effect alike, the best split is real (it holds on held-out rows)
+    but which feature and where to cut is poorly determined: it is accepted, flagged."""
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, (1000, 5)), columns=[f"x{i}" for i in range(5)])
+    r = ml.regions(lambda D: D["x0"] * (D["x1"] + D["x2"] + D["x3"] + D["x4"]), X, "x0",
+                   max_depth=1, random_state=0)
+    (row,) = r.splits.itertuples()
+    assert row.stability < 0.5 and row.heldout_gain >= 0.05
+    assert row.flags == "low stability"
+    ax = r.plot("x0")
+    assert "caution" in ax.get_title() and "low stability" in ax.get_title()
+    back = ml.Regions.from_dict(r.to_dict())
+    assert back.splits.equals(r.splits) and back["x0"].split.flags == ("low stability",)
+    # a split whose evidence agrees carries no flag and the plot no caution
+    clear = ml.regions(lambda D: D["x0"] * (D["x1"] > 0), X, "x0", max_depth=1,
+                       random_state=0)
+    assert clear.splits["flags"].tolist() == [""]
+    assert "caution" not in clear.plot("x0").get_title()
+
+
+def test_renamed_keywords_warn_and_give_the_same_regions():
+    """method= (the effect kind) is now effect=, n_permutations= (the test's) n_resamples=;
+    the old names work for one minor version, with a DeprecationWarning."""
+    X = truth_data(n=400, seed=1)
+    new = ml.regions(truth, X, "x1", effect="pdp", n_resamples=20, random_state=0)
+    with pytest.warns(DeprecationWarning, match="effect="):
+        old = ml.regions(truth, X, "x1", method="pdp", n_resamples=20, random_state=0)
+    assert old.splits.equals(new.splits) and old.effect == "pdp"
+    with pytest.warns(DeprecationWarning, match="n_resamples="):
+        old = ml.regions(truth, X, "x1", effect="pdp", n_permutations=20, random_state=0)
+    assert old.splits.equals(new.splits) and old.n_resamples == 20
+    with pytest.raises(ml.InvalidParameterError, match="effect= only"):
+        ml.regions(truth, X, "x1", effect="pdp", method="ale")
+    with pytest.warns(DeprecationWarning, match="Regions.effect"):
+        assert new.method == "pdp"
+    with pytest.warns(DeprecationWarning, match="Regions.n_resamples"):
+        assert new.n_permutations == 20
+    with pytest.raises(ml.InvalidParameterError, match="require_heldout"):
+        ml.regions(truth, X, "x1", require_heldout="yes")

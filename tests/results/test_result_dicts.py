@@ -46,7 +46,7 @@ def _results() -> dict:
                          ml.interactions(f2, X[:20], sample=None, random_state=0)],
         "Importance": [ml.importance(f, X, f(X), n_repeats=2, random_state=0)],
         "Regions": [ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0",
-                               n_permutations=20, random_state=0)],
+                               n_resamples=20, random_state=0)],
     }
 
 

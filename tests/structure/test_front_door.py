@@ -94,8 +94,8 @@ def _calls(X, tree):
         "predict": [lambda: ml.predict(f, X)],
         "importance": [lambda: ml.importance(f, X, f(np.asarray(X, dtype=float)), n_repeats=2,
                                              random_state=0, **quiet)],
-        "regions": [lambda: ml.regions(f, X, [0], n_permutations=5, random_state=0, **quiet),
-                    lambda: ml.regions(f, X, [0], method="pdp", n_permutations=5,
+        "regions": [lambda: ml.regions(f, X, [0], n_resamples=5, random_state=0, **quiet),
+                    lambda: ml.regions(f, X, [0], effect="pdp", n_resamples=5,
                                        random_state=0, **quiet)],
     }
 

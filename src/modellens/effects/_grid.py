@@ -1,14 +1,11 @@
-"""Grid points of a feature, shared by partial dependence and M-plots."""
+"""The grid or bins asked for a feature, and explicit grid points (every effect method)."""
 
 from __future__ import annotations
-
 
 import numpy as np
 
 from .._validation import InvalidParameterError
-
-from ..data import Dataset, is_integer
-from ..engine import DISTINCT_LIMIT, grid_points, summarise_values
+from ..data import Dataset
 
 
 #: Grid points (PD, M-plots) or bins (ALE, DALE) per feature when none are given.
@@ -42,45 +39,6 @@ def pair_specs(dataset: Dataset, bins, pair):
                 f"got a tuple of {len(spec)}.")
         return spec
     return spec, spec
-
-
-def feature_grid(dataset: Dataset, j: int, spec, *, data: np.ndarray | None = None):
-    """Encoded grid values of column ``j`` and their labels.
-
-    Parameters
-    ----------
-    spec : int or array-like
-        An int ``G`` gives ``G`` evenly spaced points over the observed range
-        of a numeric feature, or its distinct values when it has at most
-        ``G`` of them (:func:`modellens.engine.grid_points`, which Dask data
-        use too); categorical features get one point per observed level.
-        An array gives the points (labels for categorical features).
-    data : ndarray, optional
-        The column's non-missing values (computed when omitted).
-
-    Returns
-    -------
-    values : ndarray of float
-        Encoded grid values (level codes for categorical features).
-    labels : ndarray
-        The same points as the user reads them.
-    """
-    col = dataset.columns[j]
-    x = dataset.column_values(j, warn_for="grid") if data is None else data
-    if x.size == 0:
-        raise InvalidParameterError(
-            f"feature {col.name!r} has no non-missing values to build a grid from.")
-    if is_integer(spec):
-        if spec < 2:
-            raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-        if col.is_categorical:
-            values = np.unique(x)
-        else:
-            # the design step of Dask data reads the same summary (engine._design)
-            values = grid_points(summarise_values(x, max(DISTINCT_LIMIT, int(spec))), int(spec),
-                                 name=col.name)
-        return values, dataset.labels(j, values)
-    return explicit_grid(dataset, j, spec)
 
 
 def explicit_grid(dataset: Dataset, j: int, spec):

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, is_integer, user_stacklevel
-from ..engine import DISTINCT_LIMIT, DataPredictions, Plan, few_values, open_request
+from ..engine import DataPredictions, Plan, open_request
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, TargetSpec
-from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec
-from .binning import Moments, bin_index
+from ._design import Hoods, mplot_hoods
+from ._facts import facts_of
+from ._grid import DEFAULT_POINTS
+from .binning import Moments
 from .result import Band, Effect, Effects
 
 __all__ = ["mplot", "level_neighbourhoods", "quantile_neighbourhoods", "window_neighbourhoods"]
@@ -105,17 +106,12 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             "window out.")
     if window is not None and not 0 < window <= 1:
         raise InvalidParameterError(f"window must be a share of the data in (0, 1], got {window}.")
-    if request.out_of_core:
-        hoods = _hoods_out_of_core(request, grid)
-    else:
-        # in memory each feature's neighbourhoods are found when its plan reduces, so that
-        # the sorted order of one feature at a time is held
-        hoods = [(grid_spec(grid, dataset, j), window) for j in request.features]
-        # each output's plan finds them again: the missing values are said once, here
+    if not request.out_of_core:
+        # each output's plan ranks the rows again: the missing values are said once, here
         dataset.warn_missing(request.features, "grid and neighbourhoods")
-        for spec, _ in hoods:
-            if is_integer(spec) and spec < 2:
-                raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
+    # in memory each feature's rows are ranked when its plan reduces, so that the sorted
+    # order of one feature at a time is held
+    hoods = mplot_hoods(facts_of(request), dataset, request.features, grid, window)
     feats = request.features
 
     def plans_for(values, part, model):
@@ -181,122 +177,29 @@ def window_neighbourhoods(xs: np.ndarray, points: np.ndarray, window: float):
     return lo, hi
 
 
-@dataclass
-class _Hoods:
-    """The neighbourhoods of one feature's grid points.
+def _ranked(dataset, j, hoods: Hoods) -> Hoods:
+    """In memory: the neighbourhoods as rank ranges ``[lo, hi)`` of the sorted values.
 
-    ``rule`` is ``"levels"`` (a point per level or distinct value),
-    ``"quantiles"`` (bins of equal counts) or ``"windows"`` (a share of the
-    data around explicit points, which may overlap).  In memory they are rank
-    ranges ``[lo, hi)`` of the sorted values (``order``, over the rows
-    ``keep``); the value ranges ``edges`` (bins) or ``points`` (levels) serve
-    a subset of the rows out of core, where ``quantiles`` (a table ``(q,
-    asked)`` of the feature's quantiles) places each bin's point at its median.
+    The quantile bins are exact here (bins of about equal counts whose cuts
+    never split tied values, each point the median of its bin); windows
+    take a share of the data around each explicit point.
     """
-
-    rule: str
-    labels: np.ndarray | None = None
-    lo: np.ndarray | None = None
-    hi: np.ndarray | None = None
-    keep: np.ndarray | None = None
-    order: np.ndarray | None = None
-    points: np.ndarray | None = None
-    edges: np.ndarray | None = None
-    quantiles: tuple | None = None
-    feature_values: np.ndarray | None = None
-
-    @property
-    def n_bins(self) -> int:
-        if self.edges is not None:
-            return self.edges.size - 1
-        assert self.points is not None  # a rule has edges or points
-        return self.points.size
-
-    def bins_of(self, x: np.ndarray):
-        """The neighbourhood of each (non-missing) value, for value ranges."""
-        if self.rule == "windows":
-            raise InvalidParameterError(
-                "M-plot windows around explicit points are ranks of all the data; out of core "
-                "pass grid=int (quantile bins).")
-        if self.edges is not None:
-            return bin_index(x, self.edges)
-        assert self.points is not None  # a rule has edges or points
-        return np.searchsorted(self.points, x)
-
-
-def _hoods(dataset, j, spec, window) -> _Hoods:
-    """The neighbourhoods of column ``j``'s grid, from its values in memory."""
-    col = dataset.columns[j]
     x = dataset.column_values(j)  # the missing values: warned by mplot()
     keep = ~np.isnan(dataset.values[:, j])
     order = np.argsort(x, kind="stable")
     xs = x[order]
     common = dict(keep=keep, order=order, feature_values=dataset.observed_labels(j))
-    if col.is_categorical or (is_integer(spec) and dataset.n_unique(j) <= spec):
-        points, labels = feature_grid(dataset, j, spec, data=x)
-        lo, hi = level_neighbourhoods(xs, points)
-        return _Hoods("levels", labels, lo, hi, points=points, **common)
-    if is_integer(spec):
-        if spec < 2:
-            raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-        lo, hi, points = quantile_neighbourhoods(xs, spec)
+    if hoods.rule == "levels":
+        lo, hi = level_neighbourhoods(xs, hoods.points)
+        return Hoods("levels", hoods.labels, lo, hi, points=hoods.points, **common)
+    if hoods.rule == "quantiles":
+        lo, hi, points = quantile_neighbourhoods(xs, hoods.n_asked)
         # the same bins as value ranges (a cut never splits tied values)
         edges = np.concatenate([[xs[0]], xs[hi - 1]])
-        return _Hoods("quantiles", points, lo, hi, edges=edges, **common)
-    points, labels = feature_grid(dataset, j, spec, data=x)
-    w = window if window is not None else 1.0 / len(points)
-    if not 0 < w <= 1:
-        raise InvalidParameterError(
-            f"window must be a share of the data in (0, 1], got {window}.")
-    lo, hi = window_neighbourhoods(xs, points, w)
-    return _Hoods("windows", labels, lo, hi, points=points, **common)
-
-
-def _hoods_out_of_core(request, grid) -> list:
-    """Neighbourhoods from whole-table facts (Dask data): levels, or approximate quantile bins.
-
-    A categorical feature takes its observed levels; a numeric one ``grid=int``
-    of no more distinct values than points one neighbourhood per value (as
-    in memory), else bins between Dask's approximate quantiles.
-    """
-    dataset, table = request.dataset, request.table
-    out: list[_Hoods | None] = [None] * len(request.features)
-    numeric = []
-    for c, j in enumerate(request.features):
-        spec = grid_spec(grid, dataset, j)
-        col = dataset.columns[j]
-        if col.is_categorical:
-            if not is_integer(spec):
-                points, labels = explicit_grid(dataset, j, spec)
-            else:
-                points = table.observed[j]
-                labels = dataset.labels(j, points)
-            out[c] = _Hoods("levels", labels, points=points)
-            continue
-        if not is_integer(spec) or int(spec) < 2:
-            raise InvalidParameterError("M-plots of Dask data take grid=int (at least 2) for "
-                                        "numeric features: the neighbourhoods are quantile "
-                                        "bins.")
-        numeric.append((c, j, int(spec)))
-    # a numeric feature of no more values than points: a neighbourhood per value, as in
-    # memory (the same column summary; a boolean's two values among them)
-    most = max([b for _, _, b in numeric], default=0)
-    summaries = table.column_summaries([j for _, j, _ in numeric], max(DISTINCT_LIMIT, most)) \
-        if numeric else {}
-    binned = []
-    for c, j, n_bins in numeric:
-        points = few_values(summaries[j], n_bins)
-        if points is None:
-            binned.append((c, j, n_bins))
-        else:
-            out[c] = _Hoods("levels", dataset.labels(j, points), points=points)
-    numeric = binned
-    for n_bins in sorted({b for _, _, b in numeric}):
-        group = [(c, j) for c, j, b in numeric if b == n_bins]
-        edges, (q, asked) = table.quantile_edges([j for _, j in group], n_bins)
-        for k, (c, j) in enumerate(group):
-            out[c] = _Hoods("quantiles", edges=edges[k], quantiles=(asked, q[:, k]))
-    return out
+        return Hoods("quantiles", points, lo, hi, edges=edges, **common)
+    w = hoods.window if hoods.window is not None else 1.0 / len(hoods.points)
+    lo, hi = window_neighbourhoods(xs, hoods.points, w)
+    return Hoods("windows", hoods.labels, lo, hi, points=hoods.points, **common)
 
 
 class _MPlotPlan(Plan):
@@ -310,16 +213,16 @@ class _MPlotPlan(Plan):
 
     def __init__(self, dataset, j, hoods, values, *, output):
         self.dataset, self.j, self.output = dataset, j, output
-        # a _Hoods, or (spec, window) to find them from the data when the plan reduces
-        self._hoods = hoods
+        # the design; in memory ranked from the data when the plan reduces
+        self._hoods = self._design = hoods
         self.values = values
         self.at_data = DataPredictions(values)
         self.shared_rows = [self.at_data] if values.shape[0] else []
 
     @property
-    def hoods(self) -> _Hoods:
-        if not isinstance(self._hoods, _Hoods):
-            self._hoods = _hoods(self.dataset, self.j, *self._hoods)
+    def hoods(self) -> Hoods:
+        if self._hoods.in_memory and self._hoods.order is None:  # not ranked yet
+            self._hoods = _ranked(self.dataset, self.j, self._hoods)
         return self._hoods
 
     def reduce(self) -> Effect:
@@ -338,7 +241,7 @@ class _MPlotPlan(Plan):
                                 where=counts > 0))
         effect = _effect(self.dataset, self.j, h.labels, means, std, counts, self.output,
                          h.feature_values)
-        self._hoods = None  # the sorted order is released with the feature
+        self._hoods = self._design  # the sorted order is released with the feature
         return effect
 
     def summarise(self):

@@ -6,11 +6,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._validation import InvalidParameterError, check_choice, is_integer
+from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, sample_rows
-from ..engine import DISTINCT_LIMIT, GridRows, Plan, grid_points, open_request, run
+from ..engine import GridRows, Plan, open_request, run
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
-from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec, pair_specs
+from ._design import pd_axes
+from ._facts import MemoryFacts, facts_of
+from ._grid import DEFAULT_POINTS
 from .result import Effect, Effects, keep_ice_labels
 
 __all__ = ["pdp"]
@@ -179,10 +181,10 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             "of a random sample, or a pandas sample of the data.")
     n_rows = dataset.n_rows if table is None else int(table.offsets()[-1])
     rows = sample_rows(n_rows, sample, random_state)
-    if table is None:
-        axes = [_pd_axes(dataset, feat, grid) for feat in request.features]
-    else:
-        axes = _pd_axes_out_of_core(request, grid)
+    if table is None:  # the missing values, said once (each output's plan reads the grid)
+        dataset.warn_missing(sorted({j for f in request.features
+                                     for j in (f if isinstance(f, tuple) else (f,))}), "grid")
+    axes = pd_axes(facts_of(request), dataset, request.features, grid)
     offsets = None if table is None or rows is None else table.offsets()
     feats, in_memory = request.features, table is None
 
@@ -200,53 +202,6 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 
     effects = Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
     return effects if table is not None else keep_ice_labels(effects, request.X)
-
-
-def _pd_axes(dataset: Dataset, feat, grid):
-    """Each axis's encoded grid values and labels, from the data in memory."""
-    cols = feat if isinstance(feat, tuple) else (feat,)
-    specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
-        (grid_spec(grid, dataset, feat),)
-    return [feature_grid(dataset, j, s) for j, s in zip(cols, specs)]
-
-
-def _pd_axes_out_of_core(request, grid):
-    """:func:`_pd_axes` of every feature from whole-table facts (Dask data).
-
-    An int gives the grid of data in memory, from the same column summary
-    (``engine.grid_points``: the distinct values when there are no more than
-    the points asked, else evenly spaced points from the exact minimum to the
-    maximum), or every observed level of a categorical feature; explicit
-    points are taken as they are.
-    """
-    dataset, table = request.dataset, request.table
-    wanted = []
-    for feat in request.features:
-        cols = feat if isinstance(feat, tuple) else (feat,)
-        specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
-            (grid_spec(grid, dataset, feat),)
-        wanted.append(list(zip(cols, specs)))
-    numeric = sorted({j for axes in wanted for j, s in axes
-                      if is_integer(s) and not dataset.columns[j].is_categorical})
-    most = max([int(s) for axes in wanted for _, s in axes if is_integer(s)], default=0)
-    summaries = table.column_summaries(numeric, max(DISTINCT_LIMIT, most)) if numeric else {}
-    out = []
-    for axes in wanted:
-        built = []
-        for j, spec in axes:
-            col = dataset.columns[j]
-            if not is_integer(spec):
-                built.append(explicit_grid(dataset, j, spec))
-                continue
-            if spec < 2:
-                raise InvalidParameterError(f"grid must be at least 2 points, got {spec}.")
-            if col.is_categorical:
-                values = table.observed[j]
-            else:  # the in-memory grid's rule, on the same summary (a boolean: its values)
-                values = grid_points(summaries[j], int(spec), name=col.name)
-            built.append((values, dataset.labels(j, values)))
-        out.append(built)
-    return out
 
 
 class _PDPlan(Plan):
@@ -348,8 +303,10 @@ class _TreePDPlan(Plan):
     """
 
     def __init__(self, ens, dataset, feat, grid, *, center, outputs):
-        self.curve = _PDPlan(dataset, feat, _pd_axes(dataset, feat, grid), dataset.values[:1],
-                             None, ice=False, center=center, output=outputs[0])
+        dataset.warn_missing(feat if isinstance(feat, tuple) else (feat,), "grid")
+        axes = pd_axes(MemoryFacts(dataset), dataset, [feat], grid)[0]
+        self.curve = _PDPlan(dataset, feat, axes, dataset.values[:1], None, ice=False,
+                             center=center, output=outputs[0])
         self.ens, self.outputs, self.dataset = ens, outputs, dataset
         self.segments = []
 

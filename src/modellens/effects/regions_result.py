@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -19,7 +20,7 @@ __all__ = ["Regions", "RegionNode", "Split", "RegionEffects"]
 #: Columns of :attr:`Regions.splits`, in order.
 SPLIT_COLUMNS = ["feature", "depth", "region", "split_feature", "threshold", "levels",
                  "heterogeneity_before", "heterogeneity_after", "gain", "p_value", "stability",
-                 "heldout_gain", "rows", "rows_left", "rows_right"]
+                 "heldout_gain", "rows", "rows_left", "rows_right", "flags"]
 
 
 @dataclass
@@ -47,6 +48,11 @@ class Split:
     heldout_gain : float
         Gain of the split chosen on half of the rows, measured on the other half.
     rows_left, rows_right : int
+    flags : tuple of str
+        Where the evidence disagrees with the gain and p-value:
+        ``"held-out gain near zero"`` (held-out gain below half of
+        ``min_gain``) and ``"low stability"`` (chosen again in fewer than half
+        of the bootstrap resamples); empty when it agrees.
     """
 
     feature: str
@@ -60,6 +66,7 @@ class Split:
     heldout_gain: float
     rows_left: int
     rows_right: int
+    flags: tuple = ()
 
     def describe(self) -> str:
         """The split in words: ``x3 <= 0.01`` or ``season in {summer, fall}``."""
@@ -71,7 +78,7 @@ class Split:
         p = "not tested" if math.isnan(self.p_value) else f"p = {self.p_value:.3g}"
         return (f"split on {self.describe()} removes {self.gain:.0%} of the heterogeneity "
                 f"({p}, stable in {self.stability:.0%} of resamples, {self.heldout_gain:.0%} "
-                f"on held-out rows)")
+                f"on held-out rows)" + (f" [{'; '.join(self.flags)}]" if self.flags else ""))
 
 
 @dataclass(eq=False)
@@ -138,7 +145,7 @@ class RegionNode:
         d = dict(d)
         for key in ("split", "candidate"):
             if d.get(key) is not None:
-                d[key] = Split(**d[key])
+                d[key] = Split(**dict(d[key], flags=tuple(d[key].get("flags", ()))))
         for key in ("left", "right"):
             if d.get(key) is not None:
                 d[key] = cls.from_dict(d[key])
@@ -171,14 +178,20 @@ class Regions:
 
     Attributes
     ----------
-    method : {"ale", "dale", "pdp"}
+    effect : {"ale", "dale", "pdp"}
+        Whose local effects were split (``method`` is its deprecated old name).
     features : list of str
         The features of interest, in the order asked.
     splits : pandas.DataFrame
-        One row per accepted split (columns :data:`SPLIT_COLUMNS`).
+        One row per accepted split (columns :data:`SPLIT_COLUMNS`); ``flags``
+        names where a split's evidence disagrees (empty when it agrees).
     outputs : list of str or None
         The names of the outputs when there are several.
-    n_rows, min_region_rows, n_permutations : int
+    n_rows, min_region_rows, n_resamples : int
+        ``n_resamples``: the permutations of each split's test
+        (``n_permutations`` is its deprecated old name).
+    require_heldout : bool
+        Whether a split had to hold on held-out rows to be accepted.
 
     Examples
     --------
@@ -193,14 +206,29 @@ class Regions:
     ['x1 <= ...', 'x1 > ...']
     """
 
-    def __init__(self, *, method, trees, regional, global_effects, n_rows, min_region_rows,
-                 n_permutations):
-        self.method = method
+    def __init__(self, *, effect, trees, regional, global_effects, n_rows, min_region_rows,
+                 n_resamples, require_heldout=True):
+        self.effect = effect
         self._trees: dict[str, RegionNode] = dict(trees)
         self._regional = {k: RegionEffects(v) for k, v in regional.items()}
         self._global = dict(global_effects)
         self.n_rows, self.min_region_rows = int(n_rows), int(min_region_rows)
-        self.n_permutations = int(n_permutations)
+        self.n_resamples = int(n_resamples)
+        self.require_heldout = bool(require_heldout)
+
+    @property
+    def method(self) -> str:
+        """Deprecated name of :attr:`effect` (removed in the next minor version)."""
+        warnings.warn("Regions.method is renamed Regions.effect; the old name goes in the next "
+                      "minor version.", DeprecationWarning, stacklevel=2)
+        return self.effect
+
+    @property
+    def n_permutations(self) -> int:
+        """Deprecated name of :attr:`n_resamples` (removed in the next minor version)."""
+        warnings.warn("Regions.n_permutations is renamed Regions.n_resamples; the old name goes "
+                      "in the next minor version.", DeprecationWarning, stacklevel=2)
+        return self.n_resamples
 
     @property
     def features(self) -> list[str]:
@@ -240,7 +268,8 @@ class Regions:
                                      heterogeneity_after=s.heterogeneity_after, gain=s.gain,
                                      p_value=s.p_value, stability=s.stability,
                                      heldout_gain=s.heldout_gain, rows=node.rows,
-                                     rows_left=s.rows_left, rows_right=s.rows_right))
+                                     rows_left=s.rows_left, rows_right=s.rows_right,
+                                     flags="; ".join(s.flags)))
         frame = pd.DataFrame(rows, columns=SPLIT_COLUMNS)
         return frame.astype({"threshold": float, "depth": int}) if len(frame) else frame
 
@@ -271,12 +300,12 @@ class Regions:
             for effect in self._global.values():
                 effect.for_output(output)  # KeyError unless it names the one output
             return self
-        return Regions(method=self.method, trees=self._trees,
+        return Regions(effect=self.effect, trees=self._trees,
                        regional={k: {r: e.for_output(output) for r, e in v.items()}
                                  for k, v in self._regional.items()},
                        global_effects={k: e.for_output(output) for k, e in self._global.items()},
                        n_rows=self.n_rows, min_region_rows=self.min_region_rows,
-                       n_permutations=self.n_permutations)
+                       n_resamples=self.n_resamples, require_heldout=self.require_heldout)
 
     @property
     def no_split(self) -> list[str]:
@@ -357,11 +386,12 @@ class Regions:
         >>> X = np.random.default_rng(0).uniform(-1, 1, size=(800, 3))
         >>> r = ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0", random_state=0)
         >>> d = json.loads(json.dumps(r.to_dict()))
-        >>> d["type"], d["method"], list(d["regional"])
+        >>> d["type"], d["effect"], list(d["regional"])
         ('Regions', 'ale', ['x0'])
         """
-        parts = {"method": self.method, "n_rows": self.n_rows,
-                 "min_region_rows": self.min_region_rows, "n_permutations": self.n_permutations,
+        parts = {"effect": self.effect, "n_rows": self.n_rows,
+                 "min_region_rows": self.min_region_rows, "n_resamples": self.n_resamples,
+                 "require_heldout": self.require_heldout,
                  "trees": to_jsonable({k: t.to_dict() for k, t in self._trees.items()}),
                  "global": {k: e.to_dict() for k, e in self._global.items()},
                  "regional": {k: [[r, e.to_dict()] for r, e in v.items()]
@@ -393,15 +423,15 @@ class Regions:
         """
         part = open_envelope(d, "Regions").part
         trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(part("trees")).items()}
-        return cls(method=part("method"), trees=trees,
+        return cls(effect=part("effect"), trees=trees,
                    regional={k: {r: Effect.from_dict(e) for r, e in v}
                              for k, v in part("regional").items()},
                    global_effects={k: Effect.from_dict(e) for k, e in part("global").items()},
                    n_rows=part("n_rows"), min_region_rows=part("min_region_rows"),
-                   n_permutations=part("n_permutations"))
+                   n_resamples=part("n_resamples"), require_heldout=part("require_heldout"))
 
     def __repr__(self):
-        lines = [f"Regions(method={self.method!r}, features={self.features})"]
+        lines = [f"Regions(effect={self.effect!r}, features={self.features})"]
         for feature, tree in self._trees.items():
             if tree.is_leaf:
                 why = tree.reason or "no split"

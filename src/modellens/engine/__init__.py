@@ -20,8 +20,8 @@ the one Dask driver (``_dask``: ``evaluate_on_client``, ``map_partitions``,
 names.
 """
 
-from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, few_values,
-                      grid_points, summarise_values)
+from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, feature_sample,
+                      few_values, grid_points, summarise_values)
 from ._front import Request, open_request
 from ._out_of_core import OutOfCore, is_dask_input
 from ._plan import DataPredictions, ModelLike, Plan, SharedRows
@@ -33,4 +33,5 @@ from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, co
 __all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "run_outputs", "outputs_from_answer", "summarise", "summarise_outputs", "evaluate",
            "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS", "ColumnSummary", "DISTINCT_LIMIT",
-           "summarise_values", "grid_points", "few_values", "count_quantile_edges"]
+           "summarise_values", "grid_points", "few_values", "count_quantile_edges",
+           "feature_sample"]

@@ -18,7 +18,8 @@ import numpy as np
 from .._validation import InvalidParameterError
 
 __all__ = ["ColumnSummary", "DISTINCT_LIMIT", "summarise_values", "merge_summaries",
-           "grid_points", "few_values", "count_quantile_edges"]
+           "grid_points", "few_values", "count_quantile_edges", "feature_sample",
+           "FEATURE_SAMPLE"]
 
 #: Distinct values a summary keeps (with their counts); a column with more has none kept.
 DISTINCT_LIMIT = 256
@@ -47,11 +48,20 @@ class ColumnSummary:
     limit: int
 
 
-def summarise_values(x: np.ndarray, limit: int = DISTINCT_LIMIT) -> ColumnSummary:
-    """The summary of a column's non-missing values ``x`` (a float array)."""
+def summarise_values(x: np.ndarray, limit: int = DISTINCT_LIMIT, *,
+                     presorted: bool = False) -> ColumnSummary:
+    """The summary of a column's non-missing values ``x`` (a float array, ``presorted``
+    when sorted already: no second sort)."""
     x = np.asarray(x, dtype=np.float64)
     if x.size == 0:
         return ColumnSummary(np.nan, np.nan, np.empty(0), np.empty(0, np.int64), limit)
+    if presorted:
+        starts = np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
+        if starts.size > limit:
+            return ColumnSummary(float(x[0]), float(x[-1]), None, None, limit)
+        values = x[starts]
+        counts = np.diff(np.append(starts, x.size)).astype(np.int64)
+        return ColumnSummary(float(values[0]), float(values[-1]), values, counts, limit)
     values, counts = np.unique(x, return_counts=True)
     if values.size > limit:
         return ColumnSummary(float(values[0]), float(values[-1]), None, None, limit)
@@ -113,3 +123,15 @@ def count_quantile_edges(summary: ColumnSummary, n_bins: int) -> np.ndarray | No
     order = np.ceil(n * probs - 1e-9).astype(np.int64).clip(1, n)
     at = np.searchsorted(cumulative, order, side="left")
     return np.unique(np.concatenate([[summary.values[0]], summary.values[at]]))
+
+
+#: Values of each feature kept (spread over the partitions) as ``Effect.feature_values``.
+FEATURE_SAMPLE = 10_000
+
+
+def feature_sample(x, n_parts):
+    """At most ``FEATURE_SAMPLE / n_parts`` of ``x``'s values, evenly spread."""
+    take = max(1, -(-FEATURE_SAMPLE // n_parts))
+    if x.size <= take:
+        return x.copy()
+    return x[np.linspace(0, x.size - 1, take).astype(np.intp)]

@@ -48,14 +48,12 @@ from ._dask import (compute_on, first_rows, import_dask, is_dask_input, map_part
 from ._design import DISTINCT_LIMIT, merge_summaries, summarise_values
 from ._run import summarise, summarise_outputs
 
-__all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS", "FEATURE_SAMPLE"]
+__all__ = ["is_dask_input", "OutOfCore", "QUANTILE_STEPS"]
 
 #: Evenly spaced probabilities (besides those asked) at which quantiles are merged.
 QUANTILE_STEPS = 1000
 #: Rows read from the first partition to learn the columns' names and dtypes.
 _HEAD_ROWS = 1000
-#: Values of each feature kept (spread over the partitions) as ``Effect.feature_values``.
-FEATURE_SAMPLE = 10_000
 
 
 class OutOfCore:
@@ -270,18 +268,6 @@ class OutOfCore:
             out.append([plan.finish(plan.merge([part[c][i] for part in parts]))
                         for i, plan in enumerate(plans)])
         return out
-
-    def feature_sample(self, x, n_parts=None):
-        """A few of a partition's values of a feature, spread over it (for the effect)."""
-        return feature_sample(x, self.n_parts if n_parts is None else n_parts)
-
-
-def feature_sample(x, n_parts):
-    """At most ``FEATURE_SAMPLE / n_parts`` of ``x``'s values, evenly spread."""
-    take = max(1, -(-FEATURE_SAMPLE // n_parts))
-    if x.size <= take:
-        return x.copy()
-    return x[np.linspace(0, x.size - 1, take).astype(np.intp)]
 
 
 def _distinct(part, columns):

@@ -21,7 +21,8 @@ def plot_regions(global_effect, regional, tree, ax=None, *, band=True):
     categorical and boolean ones a point per level, offset a little per
     region so that they do not hide each other.  Effects of several outputs
     draw every output of a region in its colour, one line style per output
-    (bands left out), and the output's name in the legend.
+    (bands left out), and the output's name in the legend.  Accepted splits
+    whose evidence disagrees (``Split.flags``) are named in the title.
     """
     ax = _axes(ax)
     levels = global_effect.kind == "categorical" or _is_boolean(global_effect.grid)
@@ -60,6 +61,12 @@ def plot_regions(global_effect, regional, tree, ax=None, *, band=True):
     title = f"Regional {_label(global_effect)}: {global_effect.feature}"
     if tree.is_leaf:
         title += " (no significant split)"
+    # a split whose evidence disagrees (held-out gain near zero, low stability) says so
+    # where the curves are read, not only in the table
+    cautions = [f"{node.split.describe()}: {', '.join(node.split.flags)}"
+                for node in tree.nodes() if node.split is not None and node.split.flags]
+    if cautions:
+        title += "\ncaution: " + "; ".join(cautions)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="best", frameon=False)
     return ax

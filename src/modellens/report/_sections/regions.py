@@ -57,9 +57,10 @@ def regions_section(inputs, found) -> Section | None:
         f"For the {len(chosen)} features whose ALE local effects disagree most, the rows are "
         "split on the other features into regions where the feature's effect agrees "
         "(ml.regions, on the sampled rows). A split is kept when it removes at least 10% of "
-        "the disagreement and a permutation test gives p <= 0.05; 'stable' is the share of "
-        "bootstrap resamples that choose it again, 'held-out' its gain on rows that did not "
-        "choose it.")
+        "the disagreement, a permutation test gives p <= 0.05 and it removes at least 5% on "
+        "held-out rows (chosen on half of the rows, measured on the other half); 'stable' is "
+        "the share of bootstrap resamples that choose it again. A split whose evidence "
+        "disagrees (low stability) is flagged in brackets.")
     for name in chosen:
         tree = result[name]
         if tree.is_leaf:
