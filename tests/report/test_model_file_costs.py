@@ -12,6 +12,8 @@ values).
 
 import json
 import struct
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +22,9 @@ import pytest
 import modellens as ml
 from modellens.report._files import FileError, load_model_file
 from modellens.trees import MAX_TREE_DEPTH, tree_ensemble
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
+from model_fuzz import lgb_chain, xgb_chain  # noqa: E402
 
 
 def _frame(n=100):
@@ -33,46 +38,14 @@ def _lgb_chain_text(n_splits):
     X = _frame()
     text = lgb.LGBMRegressor(n_estimators=1, num_leaves=3, verbose=-1, min_child_samples=5
                              ).fit(X, X.a).booster_.model_to_string()
-    m = n_splits
-    leaves = m + 1
-    block = {
-        "num_leaves": [leaves], "num_cat": [0], "split_feature": [0] * m,
-        "split_gain": [1.0] * m, "threshold": [(j + 1) / (m + 1) for j in range(m)],
-        "decision_type": [2] * m, "left_child": [~j for j in range(m)],
-        "right_child": [j + 1 for j in range(m - 1)] + [~m],
-        "leaf_value": [j / leaves for j in range(leaves)], "leaf_weight": [1] * leaves,
-        "leaf_count": [1] * leaves, "internal_value": [0.5] * m,
-        "internal_weight": [leaves - j for j in range(m)],
-        "internal_count": [leaves - j for j in range(m)]}
-    lines = [line for line in text.split("\n") if not line.startswith("tree_sizes=")]
-    out = []
-    for line in lines:
-        key = line.split("=", 1)[0]
-        out.append(f"{key}=" + " ".join(map(str, block[key])) if key in block else line)
-    return "\n".join(out)
+    return lgb_chain(text, n_splits)
 
 
 def _xgb_chain_doc(n_splits):
     xgb = pytest.importorskip("xgboost")
     X = _frame()
     model = xgb.XGBRegressor(n_estimators=1, max_depth=1).fit(X, X.a)
-    doc = json.loads(bytes(model.get_booster().save_raw("json")))
-    tree = doc["learner"]["gradient_booster"]["model"]["trees"][0]
-    m = n_splits
-    n = 2 * m + 1  # split j at 2j: its left child a leaf (2j+1), its right the next split
-    left, right, parents = [-1] * n, [-1] * n, [2147483647] * n
-    for j in range(m):
-        left[2 * j], right[2 * j] = 2 * j + 1, 2 * j + 2
-        parents[2 * j + 1] = parents[2 * j + 2] = 2 * j
-    split = [j % 2 == 0 and j < 2 * m for j in range(n)]
-    tree.update({
-        "left_children": left, "right_children": right, "parents": parents,
-        "split_indices": [0] * n,
-        "split_conditions": [(j // 2 + 1) / (m + 1) if s else 0.01 for j, s in enumerate(split)],
-        "default_left": [0] * n, "split_type": [0] * n, "base_weights": [0.0] * n,
-        "loss_changes": [0.0] * n, "sum_hessian": [float(n - j) for j in range(n)]})
-    tree["tree_param"]["num_nodes"] = str(n)
-    return doc
+    return xgb_chain(json.loads(bytes(model.get_booster().save_raw("json"))), n_splits)
 
 
 def test_a_lightgbm_chain_past_the_depth_limit_is_refused_in_one_line(tmp_path):
