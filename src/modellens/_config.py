@@ -285,6 +285,12 @@ def local_client(n_workers: int):
     with the cluster closed: an interrupt inside Dask's setup left worker
     processes running.  Whatever ends a start or a close early, the worker
     processes it started are killed.
+
+    The processes it starts (the workers, a worker the nanny restarts, and
+    multiprocessing's resource tracker) import nothing from the working
+    directory: they are started as ``python -c ...``, which puts that folder
+    first on ``sys.path``, so they get ``PYTHONSAFEPATH=1`` (see
+    :func:`_safe_path_children`).
     """
     distributed = import_distributed()
     import dask
@@ -296,6 +302,15 @@ def local_client(n_workers: int):
     environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
                                                 default={}).items()
                if k != "MALLOC_TRIM_THRESHOLD_"}
+    environ["PYTHONSAFEPATH"] = "1"  # a worker the nanny (re)starts: see _safe_path_children
+    with _safe_path_children(), _running_cluster(distributed, dask, n_workers,
+                                                 environ) as client:
+        yield client
+
+
+@contextmanager
+def _running_cluster(distributed, dask, n_workers, environ):
+    """The body of :func:`local_client`: start, yield the client, close."""
     before = _worker_children()
     cluster = client = None
     with _interrupt_held() as held:
@@ -321,6 +336,38 @@ def local_client(n_workers: int):
     finally:
         with _interrupt_held():
             _close(client, cluster, started)
+
+
+@contextmanager
+def _safe_path_children():
+    """``PYTHONSAFEPATH=1`` in this process's environment while a local cluster lives.
+
+    Dask's workers and multiprocessing's resource tracker are new
+    interpreters started as ``python -c ...`` with this process's
+    environment and interpreter flags; ``-c`` puts the working directory
+    first on ``sys.path``, so a ``pickle.py`` lying there ran in each of
+    them.  The variable (Python 3.11+, the same as ``-P``) keeps it off.  The
+    nanny copies its pre-spawn variables into this process's environment
+    before each start (a restarted worker included), so it is set here for
+    the cluster's life and taken back when it closes (unless changed
+    meanwhile); the resource tracker, started once per process, is started
+    under it.  An interpreter run with ``-I`` or ``-P`` passes that flag to
+    its children already.
+    """
+    from multiprocessing import resource_tracker
+
+    had = os.environ.get("PYTHONSAFEPATH")
+    if not had:  # unset or empty (empty turns it off)
+        os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        resource_tracker.ensure_running()
+        yield
+    finally:
+        if not had and os.environ.get("PYTHONSAFEPATH") == "1":
+            if had is None:
+                del os.environ["PYTHONSAFEPATH"]
+            else:
+                os.environ["PYTHONSAFEPATH"] = had
 
 
 def _close(client, cluster, pids):

@@ -72,12 +72,9 @@ extended-precision float values also raise :class:`TypeError`.
 
 Result dicts
 ------------
-Every result's ``to_dict`` returns one envelope, built by :func:`envelope`:
-``{"type": <class name>, ["schema": <layout version>,] ["fields": <to_jsonable
-of its fields>,] <parts>}``, where the parts are already JSON-ready values
-(nested results' own dicts).  ``from_dict`` opens it with
-:func:`open_envelope`, which checks the type tag and the layout version and
-raises the one error every result gives for a dict it cannot read.
+Every result's ``to_dict`` wraps these values in one envelope, and its
+``from_dict`` opens it and checks every field: see
+:mod:`modellens._result_dicts`.
 """
 
 from __future__ import annotations
@@ -85,22 +82,39 @@ from __future__ import annotations
 import datetime
 import math
 import zoneinfo
-from collections.abc import Collection
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._validation import InvalidParameterError
-
-__all__ = ["to_jsonable", "from_jsonable", "MARKER", "envelope", "open_envelope", "Envelope"]
+__all__ = ["to_jsonable", "from_jsonable", "MARKER", "DecodeError", "MAX_DEPTH", "short"]
 
 #: The one dict key reserved by the encoding; see the module docstring.
 MARKER = "__modellens__"
 
+
+class DecodeError(ValueError):
+    """A JSON structure that :func:`to_jsonable` did not write (see :func:`from_jsonable`)."""
+
+
+#: The most nested containers :func:`from_jsonable` reads.  A result's dict nests a
+#: few levels per region of a split tree; 200 is far above the regions any search
+#: grows and far below Python's recursion limit.
+MAX_DEPTH = 200
+#: A string array's dtype may be at most this many characters wider than its longest
+#: string (a slice of a wider array keeps its width); past that, a few bytes of JSON
+#: would ask numpy for gigabytes (``"<U400000000"``).
+MAX_STR_SLACK = 64
+
+
 _FLOAT_TOKENS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _ARRAY_KINDS = frozenset("biufMmUO")
+
+
+def short(value, width: int = 80) -> str:
+    """``repr`` of a value for an error message: cut, and never walking a container."""
+    if isinstance(value, (list, dict, tuple, set)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return repr(value)[:width] if isinstance(value, str) else str(value)[:width]
 
 
 def _type_name(obj) -> str:
@@ -126,9 +140,9 @@ def _parse_float(v) -> float:
         try:
             return _FLOAT_TOKENS[v]
         except KeyError:
-            raise ValueError(f"not a float token: {v!r}") from None
+            raise DecodeError(f"not a float token: {short(v)}") from None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"not a float value: {v!r}")
+        raise DecodeError(f"not a float value: {short(v, 80)}")
     return float(v)
 
 
@@ -239,7 +253,13 @@ def _flat_data(arr: np.ndarray) -> list:
 
 
 def _encode_array(arr: np.ndarray) -> dict:
-    return {MARKER: "ndarray", "dtype": arr.dtype.str, "shape": list(arr.shape), "data": _flat_data(arr)}
+    data = _flat_data(arr)
+    dtype = arr.dtype
+    if dtype.kind == "U" and dtype.itemsize // 4 > max(map(len, data), default=0) + MAX_STR_SLACK:
+        # what from_jsonable would refuse: written at the width its strings need
+        dtype = np.dtype(f"{dtype.byteorder if dtype.byteorder in '<>' else '<'}U"
+                         f"{max(max(map(len, data), default=0), 1)}")
+    return {MARKER: "ndarray", "dtype": dtype.str, "shape": list(arr.shape), "data": data}
 
 
 def _encode_scalar(x: np.generic) -> dict:
@@ -307,7 +327,7 @@ def _encode_extension_dtype(dt) -> dict:
 
 # ----------------------------------------------------------------------------- decoding
 
-def from_jsonable(obj):
+def from_jsonable(obj, *, max_depth: int = MAX_DEPTH):
     """Rebuild the value that :func:`to_jsonable` encoded.
 
     Parameters
@@ -315,6 +335,9 @@ def from_jsonable(obj):
     obj : object
         The output of :func:`to_jsonable`, typically after a trip through
         ``json.dumps`` and ``json.loads``.
+    max_depth : int, default=MAX_DEPTH
+        The most nested containers read (lists, dicts, tags): deeper input is
+        refused before Python's recursion limit is reached.
 
     Returns
     -------
@@ -327,54 +350,96 @@ def from_jsonable(obj):
 
     Raises
     ------
-    TypeError
-        If ``obj`` holds something that JSON cannot produce.
-    ValueError
-        If a tagged dict is malformed or names an unknown tag.
+    DecodeError
+        A ``ValueError`` for anything :func:`to_jsonable` does not write: a
+        type JSON cannot produce, a malformed or unknown tag, an array whose
+        values do not fit its dtype or shape, a dtype that is not one
+        ``dtype.str`` of an encodable array, strings narrower than their
+        dtype asks for (the dtype's bytes are bounded by the data:
+        see :data:`MAX_STR_SLACK`), nesting deeper than ``max_depth``.
 
     See Also
     --------
     to_jsonable : The encoder, whose module docstring describes the format.
     """
+    return _decode(obj, max_depth)
+
+
+def _decode(obj, depth: int):
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
+    if depth <= 0:
+        raise DecodeError(f"nested deeper than {MAX_DEPTH} levels, which no result is")
     if isinstance(obj, list):
-        return [from_jsonable(v) for v in obj]
+        return [_decode(v, depth - 1) for v in obj]
     if isinstance(obj, dict):
         if MARKER not in obj:
-            return {k: from_jsonable(v) for k, v in obj.items()}
+            return {k: _decode(v, depth - 1) for k, v in obj.items()}
         tag = obj[MARKER]
         decoder = _DECODERS.get(tag) if isinstance(tag, str) else None
         if decoder is None:
-            raise ValueError(f"unknown {MARKER} tag {tag!r}")
+            raise DecodeError(f"unknown {MARKER} tag {short(tag, 80)}")
         try:
-            return decoder(obj)
+            return decoder(obj, depth - 1)
+        except DecodeError:
+            raise
         except KeyError as exc:
-            raise ValueError(f"{MARKER} tag {tag!r} lacks the field {exc.args[0]!r}") from None
-    raise TypeError(f"from_jsonable cannot decode an object of type {_type_name(obj)}")
+            raise DecodeError(f"{MARKER} tag {tag!r} lacks the field {exc.args[0]!r}") from None
+        except (TypeError, ValueError, OverflowError, ArithmeticError, MemoryError) as exc:
+            raise DecodeError(f"{MARKER} tag {tag!r} is malformed: {str(exc)[:200]}") from None
+    raise DecodeError(f"from_jsonable cannot decode an object of type {_type_name(obj)}")
 
 
 def _items(d: dict) -> list:
     items = d["items"]
     if not isinstance(items, list):
-        raise ValueError(f"{MARKER} tag {d[MARKER]!r}: 'items' must be a list")
+        raise DecodeError(f"{MARKER} tag {d[MARKER]!r}: 'items' must be a list")
     return items
 
 
-def _decode_dict(d: dict) -> dict:
+def _decode_dict(d: dict, depth: int) -> dict:
     out = {}
     for pair in _items(d):
         if not isinstance(pair, list) or len(pair) != 2:
-            raise ValueError(f"{MARKER} tag 'dict': each item must be a [key, value] pair")
-        out[from_jsonable(pair[0])] = from_jsonable(pair[1])
+            raise DecodeError(f"{MARKER} tag 'dict': each item must be a [key, value] pair")
+        key = _decode(pair[0], depth - 1)
+        try:
+            hash(key)
+        except TypeError:
+            raise DecodeError(f"{MARKER} tag 'dict': a key of type {_type_name(key)}") from None
+        out[key] = _decode(pair[1], depth - 1)
     return out
 
 
-def _array_from_flat(dtype: np.dtype, data: list) -> np.ndarray:
+def _dtype(spec) -> np.dtype:
+    """The dtype a tag names, if it is the ``dtype.str`` of an encodable array."""
+    if not isinstance(spec, str) or len(spec) > 40:
+        raise DecodeError(f"not a dtype this encoding writes: {short(spec, 80)}")
+    try:
+        dtype = np.dtype(spec)
+    except (TypeError, ValueError, SyntaxError):
+        raise DecodeError(f"not a numpy dtype: {spec!r}") from None
+    if dtype.str != spec or dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or (
+            dtype.kind == "f" and dtype.itemsize > 8):
+        raise DecodeError(f"not a dtype this encoding writes: {spec!r}")
+    return dtype
+
+
+_ELEMENT_TYPES = {"b": (bool,), "i": (int,), "u": (int,), "M": (int,), "m": (int,), "U": (str,)}
+
+
+def _array_from_flat(dtype: np.dtype, data: list, depth: int) -> np.ndarray:
     """A 1-d array of ``dtype`` from the flat JSON values of :func:`_flat_data`."""
     kind = dtype.kind
-    if kind not in _ARRAY_KINDS:
-        raise ValueError(f"unsupported array dtype {dtype.str!r}")
+    types = _ELEMENT_TYPES.get(kind)
+    if types is not None and not all(type(v) in types for v in data):
+        raise DecodeError(f"an array of dtype {dtype.str!r} holds a value that is not a "
+                          f"{types[0].__name__}")
+    if kind == "U":
+        longest = max(map(len, data), default=0)
+        if dtype.itemsize // 4 > longest + MAX_STR_SLACK:
+            raise DecodeError(f"dtype {dtype.str!r} asks for {dtype.itemsize // 4} characters "
+                              f"per string; the longest has {longest}")
     if kind in "biuU":
         return np.array(data, dtype=dtype).reshape(-1)
     if kind == "f":
@@ -385,222 +450,101 @@ def _array_from_flat(dtype: np.dtype, data: list) -> np.ndarray:
     # tuple element as extra dimensions.
     out = np.empty(len(data), dtype=object)
     for i, v in enumerate(data):
-        out[i] = from_jsonable(v)
+        out[i] = _decode(v, depth - 1)
     return out
 
 
-def _decode_array(d: dict) -> np.ndarray:
-    dtype = np.dtype(d["dtype"])
+def _decode_array(d: dict, depth: int) -> np.ndarray:
+    dtype = _dtype(d["dtype"])
     shape, data = d["shape"], d["data"]
     if not isinstance(shape, list) or not isinstance(data, list):
-        raise ValueError(f"{MARKER} tag 'ndarray': 'shape' and 'data' must be lists")
-    shape = tuple(shape)
+        raise DecodeError(f"{MARKER} tag 'ndarray': 'shape' and 'data' must be lists")
+    if len(shape) > 32 or not all(type(n) is int and n >= 0 for n in shape):
+        raise DecodeError(f"{MARKER} tag 'ndarray': shape {short(shape)} is not a list of "
+                          "at most 32 counts")
     if len(data) != math.prod(shape):
-        raise ValueError(f"{MARKER} tag 'ndarray': {len(data)} values do not fill shape {shape}")
-    return _array_from_flat(dtype, data).reshape(shape)
+        raise DecodeError(f"{MARKER} tag 'ndarray': {len(data)} values do not fill shape "
+                          f"{tuple(shape)}")
+    return _array_from_flat(dtype, data, depth).reshape(tuple(shape))
 
 
-def _decode_scalar(d: dict) -> np.generic:
-    return _array_from_flat(np.dtype(d["dtype"]), [d["data"]])[0]
+def _decode_scalar(d: dict, depth: int) -> np.generic:
+    dtype = _dtype(d["dtype"])
+    if dtype.kind == "O":
+        raise DecodeError(f"{MARKER} tag 'scalar' of dtype 'O'")
+    return _array_from_flat(dtype, [d["data"]], depth)[0]
 
 
-def _decode_timestamp(d: dict) -> pd.Timestamp:
-    ts = pd.Timestamp(np.datetime64(d["value"], d["unit"]))
+def _decode_timestamp(d: dict, depth: int) -> pd.Timestamp:
+    value, unit = d["value"], d["unit"]
+    if type(value) is not int or unit not in ("s", "ms", "us", "ns"):
+        raise DecodeError(f"{MARKER} tag 'timestamp': bad value or unit")
+    ts = pd.Timestamp(np.datetime64(value, unit))
     tz = d["tz"]
     if tz is None:
         return ts
     tzinfo: datetime.tzinfo
     if isinstance(tz, str):
-        tzinfo = zoneinfo.ZoneInfo(tz)
+        try:
+            tzinfo = zoneinfo.ZoneInfo(tz)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+            raise DecodeError(f"{MARKER} tag 'timestamp': unknown time zone {short(tz)}") from None
     elif isinstance(tz, int) and not isinstance(tz, bool):
         tzinfo = datetime.timezone(datetime.timedelta(microseconds=tz))
     else:
-        raise ValueError(f"{MARKER} tag 'timestamp': bad tz {tz!r}")
+        raise DecodeError(f"{MARKER} tag 'timestamp': bad tz {short(tz, 80)}")
     return ts.tz_localize("UTC").tz_convert(tzinfo)
 
 
-def _decode_categorical_dtype(d: dict) -> pd.CategoricalDtype:
+def _decode_timedelta(d: dict, depth: int) -> pd.Timedelta:
+    value, unit = d["value"], d["unit"]
+    if type(value) is not int or unit not in ("s", "ms", "us", "ns"):
+        raise DecodeError(f"{MARKER} tag 'timedelta': bad value or unit")
+    return pd.Timedelta(np.timedelta64(value, unit))
+
+
+def _decode_categorical_dtype(d: dict, depth: int) -> pd.CategoricalDtype:
     cats = d["categories"]
     if cats is not None:
-        cats = pd.Index(from_jsonable(cats), dtype=from_jsonable(d["categories_dtype"]))
+        cats = pd.Index(_decode(cats, depth - 1), dtype=_decode(d["categories_dtype"], depth - 1))
+    if type(d["ordered"]) is not bool:
+        raise DecodeError(f"{MARKER} tag 'categorical_dtype': 'ordered' is not a bool")
     return pd.CategoricalDtype(categories=cats, ordered=d["ordered"])
 
 
-def _decode_string_dtype(d: dict) -> pd.StringDtype:
-    na = d["na_value"]
+def _decode_string_dtype(d: dict, depth: int) -> pd.StringDtype:
+    na, storage = d["na_value"], d["storage"]
+    if storage not in ("python", "pyarrow"):
+        raise DecodeError(f"{MARKER} tag 'string_dtype': bad storage {short(storage, 80)}")
     if na == "NA":
-        return pd.StringDtype(storage=d["storage"])
+        return pd.StringDtype(storage=storage)
     if na == "nan":
-        return pd.StringDtype(storage=d["storage"], na_value=np.nan)
-    raise ValueError(f"{MARKER} tag 'string_dtype': bad na_value {na!r}")
+        return pd.StringDtype(storage=storage, na_value=np.nan)
+    raise DecodeError(f"{MARKER} tag 'string_dtype': bad na_value {short(na, 80)}")
+
+
+def _decode_pandas_dtype(d: dict, depth: int):
+    name = d["name"]
+    if not isinstance(name, str) or len(name) > 80:
+        raise DecodeError(f"{MARKER} tag 'pandas_dtype': bad name")
+    dtype = pd.api.types.pandas_dtype(name)
+    if not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        raise DecodeError(f"{MARKER} tag 'pandas_dtype': {name!r} is not a pandas dtype")
+    return dtype
 
 
 _DECODERS = {
-    "tuple": lambda d: tuple(from_jsonable(v) for v in _items(d)),
+    "tuple": lambda d, depth: tuple(_decode(v, depth - 1) for v in _items(d)),
     "dict": _decode_dict,
-    "float": lambda d: _parse_float(d["value"]),
+    "float": lambda d, depth: _parse_float(d["value"]),
     "ndarray": _decode_array,
     "scalar": _decode_scalar,
     "timestamp": _decode_timestamp,
-    "timedelta": lambda d: pd.Timedelta(np.timedelta64(d["value"], d["unit"])),
-    "nat": lambda d: pd.NaT,
-    "na": lambda d: pd.NA,
-    "dtype": lambda d: np.dtype(d["str"]),
+    "timedelta": _decode_timedelta,
+    "nat": lambda d, depth: pd.NaT,
+    "na": lambda d, depth: pd.NA,
+    "dtype": lambda d, depth: _dtype(d["str"]),
     "categorical_dtype": _decode_categorical_dtype,
     "string_dtype": _decode_string_dtype,
-    "pandas_dtype": lambda d: pd.api.types.pandas_dtype(d["name"]),
+    "pandas_dtype": _decode_pandas_dtype,
 }
-
-
-# ----------------------------------------------------------------------------- result dicts
-
-def envelope(kind: str, fields: dict | None = None, *, schema: int | None = None,
-             **parts: Any) -> dict:
-    """The dict a result's ``to_dict`` returns: its type tag, then its contents.
-
-    Parameters
-    ----------
-    kind : str
-        The type tag, the name of the result's class.
-    fields : dict, optional
-        The result's own fields, stored under ``"fields"`` through
-        :func:`to_jsonable`; None leaves the key out.
-    schema : int, optional
-        The layout's version, stored under ``"schema"`` when given.
-    **parts
-        Further top-level entries, stored as given (in this order): values
-        already JSON-ready, such as nested results' own dicts.
-
-    Returns
-    -------
-    dict
-        ``{"type": kind, "schema": schema, "fields": to_jsonable(fields), **parts}``
-        without the entries that were not given.
-
-    Examples
-    --------
-    >>> envelope("Thing", {"grid": (1, 2)}, schema=3)
-    {'type': 'Thing', 'schema': 3, 'fields': {'grid': {'__modellens__': 'tuple', 'items': [1, 2]}}}
-    """
-    out: dict[str, Any] = {"type": kind}
-    if schema is not None:
-        out["schema"] = schema
-    if fields is not None:
-        out["fields"] = to_jsonable(fields)
-    out.update(parts)
-    return out
-
-
-@dataclass(frozen=True)
-class Envelope:
-    """A result dict that :func:`open_envelope` accepted.
-
-    Attributes
-    ----------
-    kind : str
-        Its type tag.
-    schema : int or None
-        Its layout version (the oldest when the dict has none); None for a
-        result without versions.
-    reader : str
-        The class whose ``from_dict`` reads it, for the error messages.
-    raw : dict
-        The dict itself.
-    """
-
-    kind: str
-    schema: int | None
-    reader: str
-    raw: dict
-
-    def part(self, key: str) -> Any:
-        """The top-level entry ``key`` as stored, or the error naming what is missing."""
-        if key not in self.raw:
-            raise InvalidParameterError(
-                f"this {self.kind} dict has no {key!r} entry, so it is not a whole dict made "
-                f"by {self.reader}.to_dict() (was it edited or cut short?).")
-        return self.raw[key]
-
-    def fields(self, required: Collection[str] = ()) -> dict:
-        """The result's own fields, decoded with :func:`from_jsonable`.
-
-        ``required`` names the fields the result cannot be rebuilt without;
-        a missing one is the error that names it.
-        """
-        values = from_jsonable(self.part("fields"))
-        if not isinstance(values, dict):
-            raise InvalidParameterError(
-                f"the 'fields' of this {self.kind} dict decode to a {_type_name(values)}, "
-                f"not a dict, so it is not a dict made by {self.reader}.to_dict().")
-        for name in required:
-            if name not in values:
-                raise InvalidParameterError(
-                    f"this {self.kind} dict has no {name!r} field, so it is not a whole dict "
-                    f"made by {self.reader}.to_dict() (was it edited or cut short?).")
-        return values
-
-
-def open_envelope(d: Any, reader: str, *, kinds: Collection[str] | None = None,
-                  newest: int | None = None) -> Envelope:
-    """Check that ``d`` is a dict ``reader.to_dict()`` wrote, and open it.
-
-    Parameters
-    ----------
-    d : object
-        What the caller passed to ``from_dict``.
-    reader : str
-        The name of the class whose ``from_dict`` was called.
-    kinds : collection of str, optional
-        The type tags it reads (default: ``reader`` alone).
-    newest : int, optional
-        The newest layout version it reads, for a result whose dict carries
-        ``"schema"`` (1 to ``newest``; a dict without one is version 1).  None
-        for a result without versions.
-
-    Returns
-    -------
-    Envelope
-
-    Raises
-    ------
-    InvalidParameterError
-        If ``d`` is not a dict, has no type tag, another result's tag, or a
-        layout newer than ``newest``; the message says what was given and
-        what ``reader.from_dict`` expects.
-
-    Examples
-    --------
-    >>> open_envelope({"type": "Thing", "fields": {"a": 1}}, "Thing").fields()
-    {'a': 1}
-    >>> try:
-    ...     open_envelope({"type": "Other"}, "Thing")
-    ... except ValueError as exc:
-    ...     print(exc)
-    Thing.from_dict() expects a dict made by Thing.to_dict() (its "type" is 'Thing'); got a dict whose "type" is 'Other'.
-    """
-    tags = (reader,) if kinds is None else tuple(kinds)
-    wanted = (f"{tags[0]!r}" if len(tags) == 1
-              else "one of " + ", ".join(repr(t) for t in tags))
-    expects = (f"{reader}.from_dict() expects a dict made by {reader}.to_dict() "
-               f"(its \"type\" is {wanted})")
-    if not isinstance(d, dict):
-        hint = ": read the JSON text with json.loads() first" if isinstance(d, (str, bytes)) else ""
-        raise InvalidParameterError(f"{expects}; got a {_type_name(d)}{hint}.")
-    if "type" not in d:
-        raise InvalidParameterError(
-            f"{expects}; got a dict without a \"type\" entry, which is not a modellens result.")
-    kind = d["type"]
-    if not isinstance(kind, str) or kind not in tags:
-        raise InvalidParameterError(f"{expects}; got a dict whose \"type\" is {kind!r}.")
-    if newest is None:
-        return Envelope(kind, None, reader, d)
-    schema = d.get("schema", 1)
-    if type(schema) is not int or schema < 1:
-        raise InvalidParameterError(
-            f"this {kind} dict has schema {schema!r}, which no version of modellens writes "
-            f"(schemas are whole numbers from 1), so it is not a dict made by {reader}.to_dict().")
-    if schema > newest:
-        raise InvalidParameterError(
-            f"this {kind} dict has schema {schema!r}; this version of modellens reads "
-            f"schemas 1 to {newest}: upgrade modellens to load it.")
-    return Envelope(kind, schema, reader, d)

@@ -1,7 +1,4 @@
-"""Attributions as a core plus typed blocks: flat attributes, old files, indexing, plots."""
-
-import json
-import pathlib
+"""Attributions as a core plus typed blocks: flat attributes, layouts, indexing, plots."""
 
 import matplotlib
 import numpy as np
@@ -9,94 +6,10 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens._serialize import from_jsonable
 from modellens.attribution import Attributions
 from modellens.attribution._blocks import MediaBlock, SamplingBlock, SurrogateBlock
 
 matplotlib.use("Agg")
-
-V1 = pathlib.Path(__file__).parents[1] / "data" / "attributions_v1"
-V1_FILES = sorted(V1.glob("*.json"))
-#: Flat fields of schema 1 that are now properties over the blocks.
-FLAT = ("values", "base_values", "codes", "feature_names", "method", "std", "dof", "output",
-        "prediction", "intercept", "score", "local_prediction", "column_labels",
-        "value_function", "interactions", "segments")
-
-
-def _same(a, b):
-    if isinstance(a, dict):
-        return isinstance(b, dict) and set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and (np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
-                                       if a.dtype.kind in "fc" else np.array_equal(a, b))
-    return a == b
-
-
-def _filed(attr, key):
-    """Where a schema-1 ``extra`` entry lives now: the diagnostics, or a block's field."""
-    if key in attr.diagnostics:
-        return attr.diagnostics[key]
-    for name in ("surrogate", "sampling", "media"):
-        block = getattr(attr, name)
-        if block is not None and hasattr(block, key):
-            return getattr(block, key)
-    raise AssertionError(f"{key!r} of the file's extra was lost")
-
-
-def _same_extra(attr, extra):
-    return all(_same(_filed(attr, k), v) for k, v in extra.items())
-
-
-def test_schema_1_files_exist():
-    # written by the code at 82fe1b3 (tests/data/attributions_v1/make_v1.py)
-    assert len(V1_FILES) >= 10
-
-
-@pytest.mark.parametrize("path", V1_FILES, ids=lambda p: p.stem)
-def test_files_of_schema_1_load_with_every_old_attribute(path):
-    d = json.loads(path.read_text())
-    assert "schema" not in d
-    flat = from_jsonable(d["fields"])  # the file's own fields, decoded without Attributions
-    attr = Attributions.from_dict(d)
-    for name in FLAT:
-        assert _same(getattr(attr, name), flat[name]), name
-    assert _same_extra(attr, flat["extra"])
-    # and the new layout round-trips through JSON
-    d2 = json.loads(json.dumps(attr.to_dict(), allow_nan=False))
-    assert d2["schema"] == 2
-    again = Attributions.from_dict(d2)
-    for name in FLAT:
-        assert _same(getattr(again, name), flat[name]), name
-    assert _same_extra(again, flat["extra"])
-    for name in ("surrogate", "sampling", "media"):
-        assert (getattr(again, name) is None) == (getattr(attr, name) is None)
-
-
-def test_schema_1_files_fill_the_right_blocks():
-    load = {p.stem: Attributions.from_dict(json.loads(p.read_text())) for p in V1_FILES}
-    lime = load["lime_tabular_stability"]
-    assert lime.surrogate.interpretable == "binned" and lime.surrogate.discretize == "quartile"
-    assert lime.surrogate.stability["repeats"] == 3 and lime.sampling is None
-    assert "stability" not in lime.diagnostics and lime.diagnostics == {"n_model_rows": 3 * 200 * 3}
-    assert load["lime_continuous"].surrogate.interpretable == "continuous"
-    assert load["lime_text"].media.kind == "text" and load["lime_text"].surrogate.interpretable \
-        == "words"
-    assert load["lime_image"].media.segments.shape == (8, 8)
-    assert load["shapley_permutation"].sampling.n_permutations == 10
-    assert load["shapley_kernel"].sampling.n_samples == 8
-    assert load["shapley_text"].surrogate is None and load["shapley_text"].media.text
-    assert load["shapley_tree_interactions"].interactions.shape == (3, 4, 4)
-
-
-def test_a_newer_schema_is_refused_with_the_reason():
-    d = Attributions.from_dict(json.loads(V1_FILES[0].read_text())).to_dict()
-    d["schema"] = 99
-    with pytest.raises(ml.InvalidParameterError, match="schema 99.*upgrade"):
-        Attributions.from_dict(d)
-
 
 @pytest.fixture(scope="module")
 def lime_attr():
@@ -106,6 +19,22 @@ def lime_attr():
     f = lambda D: 2 * D["a"].to_numpy() - D["b"].to_numpy() + D["a"].to_numpy() * D["c"].to_numpy()  # noqa
     return ml.lime(f, X.iloc[:4], training_data=X, num_samples=300, stability=3,
                    random_state=0)
+
+
+def test_the_flat_layout_of_schema_1_is_no_longer_read(lime_attr):
+    """The project is unreleased: a dict without "schema" (the old flat layout) is refused."""
+    d = lime_attr.to_dict()
+    del d["schema"]
+    with pytest.raises(ml.InvalidParameterError, match="schema None, which this version of "
+                                                       "modellens does not write"):
+        Attributions.from_dict(d)
+
+
+def test_a_newer_schema_is_refused_with_the_reason(lime_attr):
+    d = lime_attr.to_dict()
+    d["schema"] = 99
+    with pytest.raises(ml.InvalidParameterError, match="schema 99.*upgrade"):
+        Attributions.from_dict(d)
 
 
 def test_lime_fills_the_surrogate_block(lime_attr):

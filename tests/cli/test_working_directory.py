@@ -12,6 +12,12 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from sklearn.linear_model import LinearRegression
+
 import modellens as ml
 
 ROOT = pathlib.Path(ml.__file__).resolve().parents[1]  # the folder holding modellens/
@@ -48,3 +54,144 @@ def test_a_cold_demo_imports_nothing_from_the_working_directory(tmp_path):
     assert 'id="shapley"' in page and "TreeSHAP" in page
     # the background compile did run, and wrote the kernels to the (empty) cache
     assert any((tmp_path / "numba").rglob("*.nbi"))
+
+
+# --- the cluster's children (issue 40) ---------------------------------------------------
+#
+# `modellens report --workers N` and `ml.config(n_workers=N)` start Dask workers (and
+# multiprocessing's resource tracker) as `python -c ...`, which puts the working
+# directory first on their path.  The parent here runs as the installed `modellens`
+# script does: a script file in another folder, no -I / -P flag to pass on.
+
+DELEGATE = """\
+import os, sys
+with open({marker!r}, 'a') as _fh:
+    _fh.write(__name__ + ' ran in pid ' + str(os.getpid()) + ' ' + repr(sys.argv) + '\\n')
+# then the real module, so that the run goes on and every planted name gets its chance
+del sys.modules[__name__]
+_saved = sys.path[:]
+sys.path[:] = [p for p in sys.path if p not in ('', os.getcwd())]
+import importlib
+_real = importlib.import_module(__name__)
+sys.path[:] = _saved
+sys.modules[__name__] = _real
+"""
+
+NAMES_SCRIPT = """\
+import sys
+if __name__ == "__main__":
+    import numpy as np, modellens as ml
+    from modellens._config import get_config
+    with ml.config(n_workers=1, progress=False):
+        ml.pdp(lambda A: A[:, 0], np.zeros((20, 2)), grid=3)
+        client = get_config()["client"]
+        names = set().union(*client.run(lambda: [m.split('.')[0] for m in sys.modules]).values())
+    print(' '.join(sorted(names)))
+"""
+
+# what multiprocessing's resource tracker imports (it cannot be asked)
+TRACKER = ("multiprocessing", "signal", "warnings", "_multiprocessing", "_posixshmem",
+           "threading", "weakref", "struct", "pickle", "_pickle", "copyreg", "io", "socket",
+           "selectors", "array", "tempfile", "itertools")
+
+LIBRARY_SCRIPT = """\
+import os, signal, sys, time
+if __name__ == "__main__":
+    import numpy as np, modellens as ml
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    def f(A):
+        return A[:, 0] * 2.0 + A[:, 1]
+    with ml.config(n_workers=2, progress=False):
+        from modellens._config import get_config
+        client = get_config()["client"]
+        ml.pdp(f, X, grid=5)
+        # a worker killed and restarted by its nanny: the new one is a child as well
+        pid = next(iter(client.run(os.getpid).values()))
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(600):
+            time.sleep(0.1)
+            pids = list(client.run(os.getpid).values()) if len(client.nthreads()) == 2 else []
+            if len(pids) == 2 and pid not in pids:
+                break
+        else:
+            sys.exit("the killed worker was not restarted")
+        effect = ml.pdp(f, X, grid=5)
+    local = ml.pdp(f, X, grid=5)
+    for name in range(3):
+        assert np.array_equal(effect[name].values, local[name].values)
+    print("done")
+"""
+
+
+def _child_names(tmp_path):
+    """Top-level modules a Dask worker and the resource tracker import, less the interpreter's own."""
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (tmp_path / "names.py").write_text(NAMES_SCRIPT)
+    done = subprocess.run([sys.executable, str(tmp_path / "names.py")], cwd=clean,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    startup = subprocess.run([sys.executable, "-I", "-c",
+                              "import sys; print(' '.join(sys.modules))"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    names = set(done.stdout.split()) | set(TRACKER)
+    names -= set(startup) | set(sys.builtin_module_names) | {"__main__", "__mp_main__"}
+    return sorted(n for n in names if n.isidentifier())
+
+
+def _plant_delegates(folder, names, marker):
+    for name in names:
+        (folder / f"{name}.py").write_text(DELEGATE.format(marker=str(marker)))
+
+
+def _script_env():
+    # the worktree's code without putting any folder of the test on the path
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p))
+
+
+def test_a_local_cluster_imports_nothing_from_the_working_directory(tmp_path):
+    pytest.importorskip("distributed")
+    names = _child_names(tmp_path)
+    assert {"pickle", "numpy", "distributed", "dask", "modellens", "tornado"} <= set(names)
+    work = tmp_path / "project"
+    work.mkdir()
+    marker = tmp_path / "ran.txt"
+    _plant_delegates(work, names, marker)
+    (tmp_path / "bin").mkdir()
+    script = tmp_path / "bin" / "run.py"
+    script.write_text(LIBRARY_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], cwd=work, env=_script_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "done" in done.stdout
+    assert not marker.exists(), marker.read_text()[:3000]
+
+
+def test_report_workers_imports_nothing_from_the_working_directory(tmp_path):
+    pytest.importorskip("distributed")
+    names = _child_names(tmp_path)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    data = tmp_path / "data.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=X[:, 0] - X[:, 1]).to_csv(data,
+                                                                                 index=False)
+    model = tmp_path / "model.skops"
+    sio.dump(LinearRegression().fit(pd.DataFrame(X, columns=["a", "b", "c"]),
+                                    X[:, 0] - X[:, 1]), model)
+    work = tmp_path / "project"
+    work.mkdir()
+    marker = tmp_path / "ran.txt"
+    _plant_delegates(work, names, marker)
+    (tmp_path / "bin").mkdir()
+    script = tmp_path / "bin" / "modellens"  # as the installed entry point runs
+    script.write_text("import sys\nfrom modellens.cli import main\n"
+                      "if __name__ == '__main__':\n    sys.exit(main())\n")
+    done = subprocess.run([sys.executable, str(script), "report", "--data", str(data),
+                           "--target", "y", "--model", str(model), "--workers", "2",
+                           "--grid", "5", "--explain", "5", "--sample", "100",
+                           "--out", str(tmp_path / "report.html")],
+                          cwd=work, env=_script_env(), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not marker.exists(), marker.read_text()[:3000]
+    assert 'id="shapley"' in (tmp_path / "report.html").read_text(encoding="utf-8")

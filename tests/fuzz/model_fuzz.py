@@ -7,7 +7,11 @@ XGBoost ``.json`` and ``.ubj``, one with a categorical feature; LightGBM
 ``.txt``, one with a categorical feature) and mutated copies of them: child,
 feature, category and size fields set to values out of range or to a node's
 own index, arrays truncated or lengthened, elements swapped (cycles, shared
-subtrees), values of the wrong type, random bytes flipped.
+subtrees), values of the wrong type, random bytes flipped; and structure-aware
+files (``structural``): trees that are chains of 50 to 20,000 splits, UBJSON
+documents with typed containers of elements that cost no bytes or counts past
+their end.  The child runs under a 4 GiB address-space cap (``CHILD_MEMORY``):
+a memory blow-up is a MemoryError, counted.
 
 ``run_inputs`` runs them in a child process, one after another, with a
 watchdog per input: the child prints when it starts an input and what came of
@@ -330,6 +334,89 @@ def _mutate_schema(schema, rng):
     return schema
 
 
+# ------------------------------------------------------------ structure-aware inputs
+# Files that are valid in every field and cost more than they weigh (issue 40): a
+# tree that is a long chain of splits (depth), typed UBJSON containers of elements
+# that cost no bytes, counts beyond the bytes.
+
+def xgb_chain(doc: dict, m: int, tree: int = 0) -> dict:
+    """``doc`` (an XGBoost model document) with tree ``tree`` a chain of ``m`` splits on x0."""
+    t = doc["learner"]["gradient_booster"]["model"]["trees"][tree]
+    n = 2 * m + 1  # split j at 2j: its left child a leaf (2j+1), its right the next split
+    left, right, parents = [-1] * n, [-1] * n, [2147483647] * n
+    for j in range(m):
+        left[2 * j], right[2 * j] = 2 * j + 1, 2 * j + 2
+        parents[2 * j + 1] = parents[2 * j + 2] = 2 * j
+    t.update({"left_children": left, "right_children": right, "parents": parents,
+              "split_indices": [0] * n,
+              "split_conditions": [(j // 2 + 1) / (m + 1) if j % 2 == 0 and j < 2 * m
+                                   else 0.01 for j in range(n)],
+              "default_left": [0] * n, "split_type": [0] * n, "base_weights": [0.0] * n,
+              "loss_changes": [0.0] * n, "sum_hessian": [float(n - j) for j in range(n)]})
+    for key in ("categories", "categories_nodes", "categories_segments", "categories_sizes"):
+        if key in t:
+            t[key] = []
+    t["tree_param"]["num_nodes"] = str(n)
+    return doc
+
+
+def lgb_chain(text: str, m: int, tree: int = 0) -> str:
+    """A LightGBM model text with tree ``tree`` a chain of ``m`` numeric splits on feature 0."""
+    leaves = m + 1
+    block = {
+        "num_leaves": [leaves], "num_cat": [0], "split_feature": [0] * m,
+        "split_gain": [1.0] * m, "threshold": [(j + 1) / (m + 1) for j in range(m)],
+        "decision_type": [2] * m, "left_child": [~j for j in range(m)],
+        "right_child": [j + 1 for j in range(m - 1)] + [~m],
+        "leaf_value": [j / leaves for j in range(leaves)], "leaf_weight": [1] * leaves,
+        "leaf_count": [1] * leaves, "internal_value": [0.5] * m,
+        "internal_weight": [leaves - j for j in range(m)],
+        "internal_count": [leaves - j for j in range(m)]}
+    out, current = [], None
+    for line in text.split("\n"):
+        if line.startswith("tree_sizes="):
+            continue
+        if line.startswith("Tree="):
+            current = int(line.split("=")[1])
+        key = line.split("=", 1)[0]
+        if current == tree and key in block:
+            out.append(f"{key}=" + " ".join(map(str, block[key])))
+        elif current == tree and key in ("cat_boundaries", "cat_threshold"):
+            continue
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def free_ubjson(data: bytes, rng) -> bytes:
+    """A UBJSON document with a key whose value costs no bytes per element, or a count past its end."""
+    kind = rng.choice([b"Z", b"T", b"F", b"[", b"{", b"C", b"N"])
+    count = int(rng.choice([10, 10 ** 4, 10 ** 6, 2 ** 31 - 1]))
+    inner = b"[$" + kind + b"#l" + struct.pack(">i", count)
+    if rng.random() < 0.5:
+        inner = b"[#l" + struct.pack(">i", 4000) + inner * 4000
+    if rng.random() < 0.3:  # a typed number array longer than the bytes left
+        inner = b"[$d#l" + struct.pack(">i", count) + b"\0" * 8
+    body = data.lstrip()
+    return b"{U\x04evil" + inner + body[1:]
+
+
+def structural(data: bytes, fmt: str, rng) -> bytes | None:
+    """A structure-aware input of ``fmt`` made from the seed ``data``, or None (no such kind)."""
+    from modellens.report._files import _decode_xgboost
+
+    depth = int(rng.choice([50, 900, 1001, 1500, 20_000]))
+    if fmt == "json":
+        return json.dumps(xgb_chain(json.loads(data), depth)).encode()
+    if fmt == "ubj":
+        if rng.random() < 0.5:
+            return free_ubjson(data, rng)
+        return ubjson(xgb_chain(_decode_xgboost(data, "seed"), depth))
+    if fmt == "txt":
+        return lgb_chain(data.decode(), depth).encode()
+    return None
+
+
 def make_inputs(folder: Path, n: int, seed: int = 0) -> list[dict]:
     """``n`` mutated inputs (and the valid seeds) in ``folder``."""
     folder = Path(folder)
@@ -341,7 +428,11 @@ def make_inputs(folder: Path, n: int, seed: int = 0) -> list[dict]:
         s = seeds[k % len(seeds)]
         data = originals[s["path"]]
         fmt = s["format"]
-        if rng.random() < 0.15:
+        roll = rng.random()
+        shaped = structural(data, fmt, rng) if roll < 0.15 else None
+        if shaped is not None:
+            new = shaped
+        elif roll < 0.3:
             new = flip_bytes(data, rng)
         elif fmt == "json":
             new = json.dumps(mutate_json(json.loads(data), rng)).encode()
@@ -426,7 +517,15 @@ def _frames(inputs, folder) -> dict:
     return out
 
 
+#: The address space of the child that runs the inputs: past it an input is a memory
+#: blow-up (a MemoryError, counted as such), not the machine's memory.
+CHILD_MEMORY = 4 * 2 ** 30
+
+
 def _child(listing: str, start: int):
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY, CHILD_MEMORY))
     inputs = json.loads(Path(listing).read_text())
     frames = _frames(inputs, Path(listing).parent)
     for i in range(start, len(inputs)):
@@ -527,6 +626,7 @@ def summary(result: dict) -> str:
             f"{sum(v for k, v in c.items() if k.startswith('loaded-error'))}, parsed trees disagreeing with the model "
             f"{c.get('loaded-disagree', 0)}), unclean loader errors {unclean}, "
             f"crashes {c.get('crash', 0)}, hangs {c.get('hang', 0)}, "
+            f"memory blow-ups {sum(v for k, v in c.items() if k.endswith('MemoryError'))}, "
             f"inputs changed {result['changed']}")
 
 

@@ -117,8 +117,7 @@ def test_what_is_not_a_modellens_dict_is_refused_saying_what_it_is(name):
 def test_a_dict_missing_an_entry_is_refused_naming_a_missing_one(name):
     cls = getattr(ml, name)
     for _, d in _dicts(name):
-        # "schema" may be missing: files of the first layout had none
-        for key in [k for k in d if k not in ("type", "schema")]:
+        for key in [k for k in d if k not in ("type", "schema")]:  # (schema: below)
             cut = {k: v for k, v in d.items() if k != key}
             with pytest.raises(ml.InvalidParameterError,
                                match=rf"^this {d['type']} dict has no '(\w+)' entry, so it is "
@@ -138,8 +137,9 @@ def _with_entry(key):
 def test_fields_that_are_not_a_dict_are_refused():
     for name, d in _with_entry("fields"):
         with pytest.raises(ml.InvalidParameterError,
-                           match=rf"'fields' of this {d['type']} dict decode to a list, not a "
-                                 rf"dict, so it is not a dict made by {name}\.to_dict\(\)"):
+                           match=rf"'fields' of this {d['type']} dict is a list where a dict "
+                                 rf"of the fields is written, so it is not a dict made by "
+                                 rf"{name}\.to_dict\(\)"):
             getattr(ml, name).from_dict({**d, "fields": [1, 2]})
 
 
@@ -162,10 +162,11 @@ def test_a_layout_newer_than_this_version_is_refused_with_the_remedy():
         cls, newest = getattr(ml, name), d["schema"]
         with pytest.raises(ml.InvalidParameterError,
                            match=rf"^this {name} dict has schema {newest + 1}; this version of "
-                                 rf"modellens reads schemas 1 to {newest}: upgrade modellens"):
+                                 rf"modellens reads schema {newest}: upgrade modellens"):
             cls.from_dict({**d, "schema": newest + 1})
-        for bad in (0, "2", 2.0, True):
+        for bad in (0, "2", 2.0, True, newest - 1, None):
             with pytest.raises(ml.InvalidParameterError,
-                               match=rf"^this {name} dict has schema {re.escape(repr(bad))}, which "
-                                     rf"no version of modellens writes"):
+                               match=rf"^this {name} dict has schema "
+                                     rf"{re.escape(repr(bad) if isinstance(bad, str) else str(bad))}, which "
+                                     rf"this version of modellens does not write"):
                 cls.from_dict({**d, "schema": bad})

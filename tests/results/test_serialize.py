@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modellens._serialize import MARKER, from_jsonable, to_jsonable
+from modellens._serialize import MARKER, DecodeError, from_jsonable, to_jsonable
 
 
 def roundtrip(x):
@@ -412,5 +412,5 @@ def test_malformed_tags_raise_value_error(bad):
 
 
 def test_from_jsonable_refuses_non_json_input():
-    with pytest.raises(TypeError, match="set"):
+    with pytest.raises(DecodeError, match="set"):
         from_jsonable({"a": {1}})

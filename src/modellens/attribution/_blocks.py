@@ -11,8 +11,6 @@ every method; what only some methods produce sits in a block:
 
 Each block knows how to select rows and features of itself (indexing an
 ``Attributions``) and how to write itself to a JSON-safe dict and back.
-(Files of schema 1 held these fields flat or in ``extra``;
-``Attributions.from_dict`` files them into blocks.)
 """
 
 from __future__ import annotations

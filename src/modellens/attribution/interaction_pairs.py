@@ -106,7 +106,7 @@ class InteractionPairs:
         >>> d["type"], d["fields"]["feature_1"]
         ('InteractionPairs', ['x0', 'x0', 'x1'])
         """
-        from .._serialize import envelope
+        from .._result_dicts import envelope
 
         return envelope("InteractionPairs", {f.name: getattr(self, f.name) for f in fields(self)})
 
@@ -136,10 +136,13 @@ class InteractionPairs:
           feature_1 feature_2  mean_abs   mean
         0       age       bmi      0.25 -0.125
         """
-        from .._serialize import open_envelope
+        from .._result_dicts import open_envelope
+        from .._result_specs import check_interaction_pairs
 
         names = [f.name for f in fields(cls)]
-        v = open_envelope(d, "InteractionPairs").fields(names)
+        opened = open_envelope(d, "InteractionPairs")
+        v = opened.fields(names, known=names)
+        check_interaction_pairs(opened, v)
         return cls(**{name: v[name] for name in names})
 
     def plot(self, *, max_display: int = 10, ax=None):

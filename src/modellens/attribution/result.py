@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._serialize import envelope, open_envelope
+from .._result_dicts import envelope, open_envelope
+from .._result_specs import check_attributions
 from .._validation import InvalidParameterError, check_level, is_integer
 from ..data import Column, feature_position, row_labels
 from ..models import output_position, own_output
@@ -16,10 +17,16 @@ from ._blocks import BLOCKS, MediaBlock, SamplingBlock, Subject, SurrogateBlock
 
 __all__ = ["Attributions", "build", "keep_row_labels", "SCHEMA_VERSION"]
 
-#: Version of the layout :meth:`Attributions.to_dict` writes.  1 (files without a
-#: ``"schema"`` key): every field flat, LIME's and the media's details in ``extra``;
-#: 2: the core fields, the typed blocks, and ``extra`` with incidental details only.
+#: Version of the layout :meth:`Attributions.to_dict` writes and :meth:`~Attributions.from_dict`
+#: reads: the core fields, the typed blocks, and ``extra`` with incidental details only
+#: (the project is unreleased: the flat layout 1 is no longer read).
 SCHEMA_VERSION = 2
+
+#: The fields an Attributions dict may hold.
+_DICT_FIELDS = frozenset({"values", "base_values", "codes", "feature_names", "method", "output",
+                          "prediction", "column_labels", "value_function", "interactions",
+                          "columns", "outputs", "output_labels", "row_labels", "extra",
+                          *BLOCKS})
 
 
 def _block_property(block: str, name: str, what: str):
@@ -640,12 +647,14 @@ class Attributions:
     def from_dict(cls, d: dict) -> "Attributions":
         """Rebuild an :class:`Attributions` from :meth:`to_dict` output (also after JSON).
 
-        Files of every earlier schema load too.
+        Every field is checked (kind, shape agreeing with the others, counts
+        that are counts) before anything is built; a dict that is not one
+        :meth:`to_dict` wrote is an ``InvalidParameterError`` naming the field.
 
         Parameters
         ----------
         d : dict
-            What :meth:`to_dict` returned, of this schema or an earlier one.
+            What :meth:`to_dict` returned (of this schema).
 
         Returns
         -------
@@ -664,11 +673,10 @@ class Attributions:
         """
         opened = open_envelope(d, "Attributions", newest=SCHEMA_VERSION)
         values = opened.fields(("values", "base_values", "codes", "feature_names", "method",
-                                "columns"))
+                                "columns"), known=_DICT_FIELDS)
+        check_attributions(opened, values)
         values["columns"] = [Column(**c) for c in values["columns"]]
         values["diagnostics"] = values.pop("extra", None)
-        if opened.schema == 1:  # flat fields and LIME's / the media's details in "extra"
-            return cls(**_blocks_of_schema_1(values))
         blocks: dict[str, Any] = {name: None if values.get(name) is None
                   else BLOCKS[name].from_fields(values.pop(name)) for name in BLOCKS}
         for name in BLOCKS:
@@ -701,45 +709,6 @@ class Attributions:
         from ..plot.attributions import AttributionPlots
 
         return AttributionPlots(self)
-
-
-def _blocks_of_schema_1(values: dict) -> dict:
-    """The fields of a schema-1 file with its flat block fields filed into blocks.
-
-    Schema 1 kept ``std``, ``dof``, ``intercept``, ``score``,
-    ``local_prediction`` and ``segments`` flat, and LIME's and the media's
-    details (``score_holdout``, ``conditions``, ``text``, ...) in ``extra``.
-    """
-    flat = {k: values.pop(k, None) for k in ("std", "dof", "intercept", "score",
-                                              "local_prediction", "segments")}
-    extra = dict(values.pop("diagnostics", None) or {})
-    sampling = {k: flat[k] for k in ("std", "dof") if flat[k] is not None}
-    sampling.update({k: extra.pop(k) for k in ("n_permutations", "n_samples") if k in extra})
-    surrogate = {k: flat[k] for k in ("intercept", "score", "local_prediction")
-                 if flat[k] is not None}
-    if "score_holdout" in extra or surrogate:
-        for k in ("score_holdout", "conditions", "kernel_width", "num_samples",
-                  "feature_selection", "sampling", "stability"):
-            if k in extra:
-                surrogate[k] = extra.pop(k)
-        if "discretize" in extra:
-            surrogate["discretize"] = extra.pop("discretize")
-            surrogate["interpretable"] = "binned" if surrogate["discretize"] else "continuous"
-        elif "spans" in extra or "text" in extra:
-            surrogate["interpretable"] = "words"
-        elif "image" in extra or flat["segments"] is not None:
-            surrogate["interpretable"] = "superpixels"
-    media = {}
-    if "text" in extra or "spans" in extra:
-        media = {"kind": "text", "text": extra.pop("text", None),
-                 "spans": extra.pop("spans", None)}
-    elif "image" in extra or flat["segments"] is not None:
-        media = {"kind": "image", "image": extra.pop("image", None),
-                 "segments": flat["segments"]}
-    return {**values, "diagnostics": extra,
-            **{name: BLOCKS[name](**found) if found else None
-               for name, found in (("sampling", sampling), ("surrogate", surrogate),
-                                   ("media", media))}}
 
 
 def _column_dict(col: Column) -> dict:

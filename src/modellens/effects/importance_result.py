@@ -101,7 +101,7 @@ class Importance:
         >>> bool(np.array_equal(back.importances, imp.importances))
         True
         """
-        from .._serialize import envelope
+        from .._result_dicts import envelope
 
         out = {"feature_names": [str(f) for f in self.feature_names],
                "importances": np.asarray(self.importances, dtype=np.float64),
@@ -132,10 +132,13 @@ class Importance:
         >>> ml.Importance.from_dict(json.loads(json.dumps(imp.to_dict()))).scoring
         'r2'
         """
-        from .._serialize import open_envelope
+        from .._result_dicts import open_envelope
+        from .._result_specs import check_importance
 
-        v = open_envelope(d, "Importance").fields(
-            ("feature_names", "importances", "baseline", "scoring", "n_rows"))
+        names = ("feature_names", "importances", "baseline", "scoring", "n_rows")
+        opened = open_envelope(d, "Importance")
+        v = opened.fields(names, known=names)
+        check_importance(opened, v)
         return cls(feature_names=list(v["feature_names"]),
                    importances=np.asarray(v["importances"], dtype=np.float64).reshape(
                        len(v["feature_names"]), -1),

@@ -202,7 +202,8 @@ class Interactions:
         >>> d["type"], d["fields"]["sample_size"]
         ('Interactions', 200)
         """
-        from .._serialize import envelope, to_jsonable
+        from .._result_dicts import envelope
+        from .._serialize import to_jsonable
 
         if self.outputs is not None:
             return envelope("Interactions", outputs=list(self.outputs),
@@ -246,15 +247,25 @@ class Interactions:
         >>> back.pairwise.equals(h.pairwise), back.overall.equals(h.overall)
         (True, True)
         """
-        from .._serialize import from_jsonable, open_envelope
+        from .._result_dicts import open_envelope
+        from .._result_specs import check_interactions
+        from .._serialize import DecodeError, from_jsonable
 
         opened = open_envelope(d, "Interactions")
         if "outputs" in d:  # several outputs: one single-output dict each
-            return cls.stack([cls.from_dict(part) for part in opened.part("parts")],
-                             from_jsonable(opened.part("output_labels")))
-        v = opened.fields(("features", "overall", "overall_unnormalized", "overall_std",
-                           "pairwise", "sample_size", "rows", "method", "output", "n_groups",
-                           "notes"))
+            parts = opened.part("parts")
+            try:
+                labels = from_jsonable(opened.part("output_labels"))
+            except DecodeError as exc:
+                raise opened.error("output_labels", f"cannot be read: {exc}") from None
+            if not isinstance(parts, list) or not parts or not isinstance(labels, list) \
+                    or len(labels) != len(parts):
+                raise opened.error("parts", "is not one dict per output label")
+            return cls.stack([cls.from_dict(part) for part in parts], labels)
+        names = ("features", "overall", "overall_unnormalized", "overall_std", "pairwise",
+                 "sample_size", "rows", "method", "output", "n_groups", "notes")
+        v = opened.fields(names, known=(*names, "n_model_rows"))
+        check_interactions(opened, v)
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
         series: dict[str, Any] = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (
             ("overall", "h2"), ("overall_unnormalized", "h2_unnormalized"),

@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._serialize import envelope, from_jsonable, open_envelope, to_jsonable
+from .._result_dicts import envelope, open_envelope
+from .._result_specs import check_region_tree
+from .._serialize import DecodeError, from_jsonable, to_jsonable
 from ..plot.regions import plot_regions
 from .result import Effect, Effects
 
@@ -155,6 +157,26 @@ class RegionNode:
     def __repr__(self):
         what = self.split.describe() if self.split is not None else (self.reason or "leaf")
         return f"RegionNode(region={self.region!r}, rows={self.rows}, {what})"
+
+
+def _check_regions_parts(opened, trees) -> None:
+    """The settings and the three per-feature tables of a Regions dict agree."""
+    from .._result_checks import check_fields, count, flag, text
+
+    specs = {"effect": text(), "n_rows": count(), "min_region_rows": count(),
+             "n_resamples": count(optional=True), "require_heldout": flag()}
+    check_fields(opened, {name: opened.part(name) for name in specs}, specs)
+    if not isinstance(trees, dict):
+        raise opened.error("trees", "is not a dict of split trees by feature")
+    for name in ("global", "regional"):
+        table = opened.part(name)
+        if not isinstance(table, dict) or set(table) != set(trees):
+            raise opened.error(name, "does not hold one entry per feature of 'trees'")
+    for key, pairs in opened.raw["regional"].items():
+        if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            raise opened.error(f"regional[{key[:40]!r}]", "is not a list of [region, effect] "
+                                                          "pairs")
 
 
 class RegionEffects(Effects):
@@ -421,8 +443,16 @@ class Regions:
         >>> back.splits.equals(r.splits), [leaf.region for leaf in back["x0"].leaves()]
         (True, ['x1 <= ...', 'x1 > ...'])
         """
-        part = open_envelope(d, "Regions").part
-        trees = {k: RegionNode.from_dict(t) for k, t in from_jsonable(part("trees")).items()}
+        opened = open_envelope(d, "Regions")
+        part = opened.part
+        try:
+            stored = from_jsonable(part("trees"))
+        except DecodeError as exc:
+            raise opened.error("trees", f"cannot be read: {exc}") from None
+        _check_regions_parts(opened, stored)
+        for key, tree in stored.items():
+            check_region_tree(opened, tree, f"trees[{str(key)[:40]!r}]")
+        trees = {k: RegionNode.from_dict(t) for k, t in stored.items()}
         return cls(effect=part("effect"), trees=trees,
                    regional={k: {r: Effect.from_dict(e) for r, e in v}
                              for k, v in part("regional").items()},

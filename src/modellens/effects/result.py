@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._serialize import envelope, open_envelope
+from .._result_dicts import envelope, open_envelope
+from .._result_specs import check_effect
 from ..data import row_labels
 from ..models import output_position, own_output
 from ..plot.effects import plot_effect, plot_effects
@@ -358,7 +359,9 @@ class Effect:
         opened = open_envelope(d, "Effect", kinds=Effect._types)
         kind = Effect._types[opened.kind]
         values = opened.fields([f.name for f in fields(kind)
-                                if f.default is MISSING and f.default_factory is MISSING])
+                                if f.default is MISSING and f.default_factory is MISSING],
+                               known=[f.name for f in fields(kind)])
+        check_effect(opened, values)
         for name, typ in (("band", Band), ("bins", Bins)):
             if values.get(name) is not None:
                 values[name] = typ(**values[name])
@@ -701,7 +704,11 @@ class Effects(Mapping):
         >>> bool(np.array_equal(back["x1"].values, effects["x1"].values))
         True
         """
-        return cls([Effect.from_dict(e) for e in open_envelope(d, "Effects").part("effects")])
+        opened = open_envelope(d, "Effects")
+        effects = opened.part("effects")
+        if not isinstance(effects, list):
+            raise opened.error("effects", "is not a list of Effect dicts")
+        return cls([Effect.from_dict(e) for e in effects])
 
     def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
         """All effects in one long-format table, one row per feature and grid point.

@@ -632,12 +632,34 @@ def map_partitions(parts, fn, *args, schema, model, client, store, offsets) -> l
 def _encoded_call(part, schema, fn, model, shared, index, *args):
     if shared is not None:
         model = open_shipped(model, shared)
-    values = Dataset.from_data(part, feature_names=schema.feature_names, like=schema).values \
-        if len(part) else np.empty((0, len(schema.columns)))
     try:
+        if len(part):
+            encoded = Dataset.from_data(part, feature_names=schema.feature_names, like=schema)
+            _same_kinds(encoded, schema)
+            values = encoded.values
+        else:
+            values = np.empty((0, len(schema.columns)))
         return fn(values, model, index, *args)
     except Exception as exc:
         raise PartitionFailed(exc, index) from exc
+
+
+def _same_kinds(encoded, schema) -> None:
+    """A partition read as the table's schema reads it: the same kind of every column.
+
+    Dask trusts each partition to have the table's dtypes (``from_delayed(...,
+    verify_meta=False)``, ``map_partitions``); a partition whose numeric column
+    holds text was read as level codes, a silently different answer.  A column
+    with no value in the partition passes.
+    """
+    for j, (mine, theirs) in enumerate(zip(encoded.columns, schema.columns)):
+        # (a column with no value in this partition has no kind of its own)
+        if mine.kind != theirs.kind and not np.isnan(encoded.values[:, j]).all():
+            raise InvalidParameterError(
+                f"a partition of X does not have the table's schema: its column "
+                f"{theirs.name!r} is {mine.kind} where the table's first rows make it "
+                f"{theirs.kind}; give every partition the same dtypes (e.g. "
+                f"X.astype(...) or dd.from_delayed(..., meta=...) with verify_meta=True).")
 
 
 # ------------------------------------------------------- lazy answers per row

@@ -393,6 +393,10 @@ class _Ubjson:
 
     def __init__(self, data: bytes):
         self.data, self.pos = memoryview(data), 0
+        # every value read costs a byte of the document at least (a typed container
+        # of numbers costs its itemsize per value): what a count promises beyond the
+        # bytes left is refused before anything is made
+        self.values_left = len(data)
 
     def document(self):
         out = self.value(self.byte(), 0)
@@ -456,6 +460,16 @@ class _Ubjson:
         elif self.pos < len(self.data) and self.data[self.pos] == ord("#"):
             self.pos += 1
             n = self.count()
+        if kind is not None and kind not in self._NUMBERS:
+            # null, true/false, char and container elements cost no bytes each: a few
+            # bytes would ask for millions of values; XGBoost types only number arrays
+            raise ValueError(f"a typed UBJSON container of {chr(kind)!r} elements, which "
+                             "XGBoost never writes")
+        if n is not None:
+            self.values_left -= n
+            if self.values_left < 0 or n > len(self.data) - self.pos:
+                raise ValueError(f"a UBJSON container of {n} values, more than the document's "
+                                 "bytes can hold")
         if not obj and kind in self._NUMBERS and n is not None:
             dtype = np.dtype(self._NUMBERS[kind])
             return np.frombuffer(self.take(n * dtype.itemsize), dtype).tolist()

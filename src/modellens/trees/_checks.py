@@ -26,13 +26,20 @@ from .._validation import InvalidParameterError
 
 __all__ = ["UnsafeModelError", "check_trees", "check_sklearn_objects",
            "check_xgboost_model", "check_lightgbm_text", "MAX_CATEGORY_CODE",
-           "MAX_CATEGORY_CELLS"]
+           "MAX_CATEGORY_CELLS", "MAX_TREE_DEPTH"]
 
 #: The largest category code a split may name: XGBoost compares float32 values, which
 #: hold every integer up to 2**24 exactly, and none of the libraries fits more levels.
 MAX_CATEGORY_CODE = 2 ** 24
 #: Cells of the dense split-by-code table the tree kernels read (bytes).
 MAX_CATEGORY_CELLS = 2 ** 28
+#: The deepest tree read (levels below the root).  Fits reach far less: an unbounded
+#: scikit-learn tree on 100,000 rows of a pure-noise target is 84 deep, XGBoost's
+#: default is 6 and LightGBM's 31 leaves are at most 30 deep.  What reads trees costs
+#: per level (LightGBM's JSON dump nests once per level; TreeSHAP's path tables hold
+#: ``sum(depth of each leaf) <= leaves * MAX_TREE_DEPTH`` entries of 24 bytes), so a
+#: crafted chain of splits is refused here, before any dump, walk or kernel layout.
+MAX_TREE_DEPTH = 1000
 
 
 class UnsafeModelError(InvalidParameterError):
@@ -62,6 +69,8 @@ def _ints(values, what) -> np.ndarray:
 
 def check_trees(left, right, sizes, *, live=None, label="tree") -> np.ndarray:
     """The depth of each tree; raises unless every live node is reached once from its root.
+
+    A tree deeper than :data:`MAX_TREE_DEPTH` is refused (the walk stops there).
 
     ``left``/``right`` hold each node's children as positions within its own
     tree (tree ``k`` is the next ``sizes[k]`` nodes, its root the first); a
@@ -111,6 +120,10 @@ def check_trees(left, right, sizes, *, live=None, label="tree") -> np.ndarray:
     reached = np.zeros(n, bool)
     frontier, level = roots[:-1], 0
     while frontier.size:  # each node has at most one parent: ends after the deepest leaf
+        if level > MAX_TREE_DEPTH:
+            _fail(f"{label} {int(tree[frontier[0]])} is more than {MAX_TREE_DEPTH} levels "
+                  f"deep (modellens reads trees up to {MAX_TREE_DEPTH} levels; fitted trees "
+                  "are far shallower)")
         reached[frontier] = True
         depth[tree[frontier]] = level
         split = frontier[inner[frontier]]

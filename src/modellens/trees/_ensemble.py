@@ -45,6 +45,8 @@ order; :meth:`TreeEnsemble.encode` maps the rows' values to the codes.
 from __future__ import annotations
 
 import json
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,7 +54,8 @@ import pandas as pd
 
 from .._validation import InvalidParameterError, NotATreeModelError, is_integer
 from ..models import class_position, lightgbm_names, requested_outputs, tree_ensemble_name
-from ._checks import (check_category_table, check_ensemble, check_lightgbm_text,
+from ._checks import (MAX_TREE_DEPTH, check_category_table, check_ensemble,
+                      check_lightgbm_text,
                       check_sklearn_objects, check_xgboost_model)
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
@@ -690,9 +693,11 @@ def _lightgbm(model):
     text = booster.model_to_string()
     if "\nis_linear=1" in text:  # a model the tree methods do not read, not an unsafe one
         raise _unsupported(model, "linear trees: a leaf's value depends on the row")
-    # dump_model walks the trees recursively: a cycle would overflow its stack
+    # dump_model walks the trees recursively and its JSON nests once per level: a cycle
+    # would overflow its stack, and a tree deeper than MAX_TREE_DEPTH is refused here
     check_lightgbm_text(text)
-    dump = booster.dump_model()
+    with _recursion_room(2 * MAX_TREE_DEPTH + 200):
+        dump = booster.dump_model()
     avg = bool(dump.get("average_output"))  # random forest mode: predict averages the trees
     n_out = int(dump.get("num_tree_per_iteration", 1))
     objective = str(dump.get("objective", "")).split(" ")[0]
@@ -721,6 +726,25 @@ def _lightgbm(model):
     rows, _ = _category_rows([c for c, _ in chosen_sets], True, 0, 0)
     return b.build(np.zeros(n_out), d, link=link, float32=False, library="lightgbm",
                    classes=classes, output_names=outs, cat_left=rows, categories=categories)
+
+
+@contextmanager
+def _recursion_room(frames: int):
+    """At least ``frames`` more Python frames than are in use, for a parse that nests.
+
+    LightGBM's ``dump_model`` parses a JSON text nested once per tree level
+    (checked at most :data:`MAX_TREE_DEPTH`): bounded, but deeper than the
+    room a caller deep in its own stack may have left.
+    """
+    before = sys.getrecursionlimit()
+    used, frame = 0, sys._getframe()
+    while frame is not None:
+        used, frame = used + 1, frame.f_back
+    sys.setrecursionlimit(max(before, used + frames))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def _lgb_categories(booster, dump):

@@ -1,7 +1,8 @@
 // The report's explorer: draws the sections' results (the JSON document #ml-data) with
 // Plotly and redraws every chart when a control changes.  Names from the data reach the
-// page as text only: textContent in the DOM, entity-escaped in Plotly's labels (whose own
-// pseudo-HTML would otherwise read "<b>" in a column name as markup).
+// page as text only: textContent in the DOM, and entity-escaped on their one way into
+// Plotly (draw), whose own pseudo-HTML would otherwise read "<a href>" in a category
+// level as a live link.
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("ml-data").textContent);
@@ -15,6 +16,35 @@
   function esc(s) {
     return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
+  // The one way strings reach Plotly (see draw): every string of a trace's data and
+  // labels and of the layout's texts and ticks is entity-escaped, so that Plotly, which
+  // reads <a href>, <span style>, <br>, <b> ... in any label, shows them as text.  Our
+  // own hover templates are left alone; names reach them through meta (%{meta[0]}).
+  var TRACE_TEXT = ["x", "y", "z", "text", "hovertext", "name", "meta", "labels",
+                    "customdata", "ids"];
+  var LAYOUT_TEXT = ["text", "ticktext", "tickvals", "categoryarray", "title", "name"];
+  function escAll(v) {
+    if (typeof v === "string") return esc(v);
+    if (Array.isArray(v)) return v.map(escAll);
+    return v;
+  }
+  function traceText(t) {
+    var out = {};
+    for (var k in t) out[k] = TRACE_TEXT.indexOf(k) >= 0 ? escAll(t[k]) : t[k];
+    return out;
+  }
+  function layoutText(v, key) {
+    if (typeof v === "string") return LAYOUT_TEXT.indexOf(key) >= 0 ? esc(v) : v;
+    if (Array.isArray(v)) {
+      return v.map(function (x) { return layoutText(x, LAYOUT_TEXT.indexOf(key) >= 0 ? key : ""); });
+    }
+    if (v && typeof v === "object") {
+      var out = {};
+      for (var k in v) out[k] = layoutText(v[k], k);
+      return out;
+    }
+    return v;
+  }
   function $(sel) { return document.querySelector(sel); }
   function chart(name) { return $('[data-ml-chart="' + name + '"]'); }
   function fmt(v) {
@@ -23,14 +53,14 @@
     return Number(v.toPrecision(4)).toString();
   }
   function layout(title, extra) {
-    var base = {title: {text: esc(title), font: {size: 13}, x: 0, xanchor: "left"},
+    var base = {title: {text: title, font: {size: 13}, x: 0, xanchor: "left"},
                 margin: {l: 55, r: 10, t: 36, b: 45}, height: 300, autosize: true,
                 font: {size: 11}, showlegend: false, hovermode: "closest"};
     for (var k in extra) base[k] = extra[k];
     return base;
   }
   function axis(text, more) {
-    var a = {title: {text: esc(text)}, automargin: true};
+    var a = {title: {text: text}, automargin: true};
     for (var k in more) a[k] = more[k];
     return a;
   }
@@ -64,7 +94,9 @@
     var box = el.parentNode.querySelector(".ml-note");
     if (box) { box.textContent = text || ""; box.hidden = !text; }
   }
-  function draw(el, traces, lay) { return Plotly.react(el, traces, lay, CONFIG); }
+  function draw(el, traces, lay) {
+    return Plotly.react(el, traces.map(traceText), layoutText(lay, ""), CONFIG);
+  }
   function empty(el, text) {
     Plotly.purge(el);
     el.replaceChildren();
@@ -275,7 +307,7 @@
                 {height: Math.max(260, 22 * order.length + 80),
                  xaxis: axis("Shapley value (" + V.output + ")"),
                  yaxis: {tickmode: "array", tickvals: order.map(function (_, l) { return l; }),
-                         ticktext: order.map(function (j) { return esc(R.features[j]); }),
+                         ticktext: order.map(function (j) { return R.features[j]; }),
                          automargin: true, zeroline: false}}));
     mark(el, {row: R.positions[state.row], "class": V.output},
          "Beeswarm: Shapley values of " + (n + take) + " rows (the " + n + " explained ones" +
@@ -296,7 +328,7 @@
     var order = vals.map(function (_, j) { return j; })
       .sort(function (a, b) { return Math.abs(vals[b] || 0) - Math.abs(vals[a] || 0); });
     var top = order.slice(0, WATERFALL), rest = order.slice(WATERFALL);
-    var names = top.map(function (j) { return esc(R.features[j] + " = " + R.values[i][j]); });
+    var names = top.map(function (j) { return R.features[j] + " = " + R.values[i][j]; });
     var xs = top.map(function (j) { return vals[j]; });
     if (rest.length) {
       names.push(rest.length + " other features");
@@ -339,7 +371,7 @@
       .sort(function (a, b) { return Math.abs(w[a] || 0) - Math.abs(w[b] || 0); })
       .filter(function (j) { return w[j] !== 0 && w[j] !== null; }).slice(-WATERFALL);
     draw(el, [{type: "bar", orientation: "h", x: order.map(function (j) { return w[j]; }),
-               y: order.map(function (j) { return esc(L.names[k][j]); }),
+               y: order.map(function (j) { return L.names[k][j]; }),
                marker: {color: order.map(function (j) { return w[j] > 0 ? RED : BLUE; })},
                hovertemplate: "%{y}: %{x}<extra></extra>"}],
          layout("LIME weights of row " + pos + " (local R\u00b2 " + fmt(W.score[k]) + ")",
@@ -431,8 +463,8 @@
     }
     var Z = pick(E.z, P.by_output);
     draw(heat, [{type: "heatmap", x: E.x, y: E.y, z: Z, colorscale: "RdBu", zmid: 0,
-                 colorbar: {thickness: 10},
-                 hovertemplate: esc(ab[0]) + " %{x}, " + esc(ab[1]) + " %{y}: %{z}<extra></extra>"}],
+                 colorbar: {thickness: 10}, meta: [ab[0], ab[1]],
+                 hovertemplate: "%{meta[0]} %{x}, %{meta[1]} %{y}: %{z}<extra></extra>"}],
          layout("Second-order ALE of " + ab[0] + " x " + ab[1] + " (" + cls + ")",
                 {height: 340, xaxis: axis(ab[0]), yaxis: axis(ab[1])}));
     mark(heat, {pair: ab[0] + " x " + ab[1], "class": cls},
@@ -490,10 +522,11 @@
     var cls = shownOut(GB);
     keys.forEach(function (region, i) {
       var C = T.curves[region], on = inside(region);
-      traces.push({x: C.x, y: pick(C.y, GB), type: "scatter", mode: "lines", name: esc(region),
+      traces.push({x: C.x, y: pick(C.y, GB), type: "scatter", mode: "lines", name: region,
+                   meta: [region],
                    line: {width: on ? 3 : 1, color: on ? ["#2b5da8", "#c0392b", "#1e8449", "#8e44ad",
                           "#d35400", "#16a085"][i % 6] : GREY},
-                   hovertemplate: esc(region) + ": %{y}<extra></extra>"});
+                   hovertemplate: "%{meta[0]}: %{y}<extra></extra>"});
     });
     if (!keys.length) { empty(el, f + ": no significant split; its global effect holds."); }
     else {

@@ -1,0 +1,202 @@
+"""The attack's "not yet tried" list (issue 40), tried: a clear refusal or the right result.
+
+Output paths (a folder, a link to the data), the data through a link, two
+runs writing one file at once, ``kill -9`` in the middle of a save, a full
+disk (a 1 MB tmpfs where the test runs as root, and ENOSPC from the writer
+everywhere), and names and levels with right-to-left and zero-width
+characters, 6,000 characters, ``<!--``, template strings and U+2028 in
+every string position of the report.  Nothing is lost (inputs and an older
+report stay whole) and no partial file is presented as a report.
+"""
+
+import errno
+import hashlib
+import html
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from cli_support import _one_error_line, _run
+from sklearn.compose import make_column_transformer
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+import modellens as ml
+from modellens.report._write import write_atomic
+
+SRC = str(Path(ml.__file__).resolve().parents[1])
+FAST = ["--sample", "40", "--explain", "2", "--grid", "3", "--seed", "0", "--static"]
+
+
+def _digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _files(tmp_path, columns=("a", "b", "c"), levels=("u", "v", "w")):
+    rng = np.random.default_rng(0)
+    n = 60
+    X = pd.DataFrame({columns[0]: rng.normal(size=n), columns[1]: rng.normal(size=n),
+                      columns[2]: rng.choice(list(levels), size=n)})
+    y = X[columns[0]] - X[columns[1]] + (X[columns[2]] == levels[0])
+    data = tmp_path / "data.csv"
+    X.assign(target=y).to_csv(data, index=False)
+    encode = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), [columns[2]]),
+                                     remainder="passthrough")
+    model = tmp_path / "model.skops"
+    sio.dump(make_pipeline(encode, Ridge()).fit(X, y), model)
+    return data, model
+
+
+def test_out_as_a_folder_is_refused_in_one_line(tmp_path, capsys):
+    data, model = _files(tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
+                         "--out", folder, *FAST], capsys)
+    assert code != 0 and "is a folder" in _one_error_line(err)
+    assert list(folder.iterdir()) == []
+
+
+def test_out_as_a_link_to_the_data_is_refused_and_the_data_kept(tmp_path, capsys):
+    data, model = _files(tmp_path)
+    before = _digest(data)
+    link = tmp_path / "report.html"
+    link.symlink_to(data)
+    code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
+                         "--out", link, *FAST], capsys)
+    assert code == 1 and "would destroy it" in _one_error_line(err)
+    assert _digest(data) == before and link.is_symlink()
+
+
+def test_data_through_a_link_is_read(tmp_path, capsys):
+    data, model = _files(tmp_path)
+    link = tmp_path / "linked.csv"
+    link.symlink_to(data)
+    out = tmp_path / "r.html"
+    code, _, err = _run(["report", "--data", link, "--model", model, "--target", "target",
+                         "--out", out, *FAST], capsys)
+    assert code == 0, err
+    assert "linked.csv" in out.read_text(encoding="utf-8")
+
+
+def test_two_writers_of_one_file_leave_one_whole_file(tmp_path):
+    target = tmp_path / "report.html"
+    bodies = {i: (f"<!-- writer {i} -->" + "x" * 2_000_000).encode() for i in range(2)}
+    start = threading.Barrier(2)
+
+    def writer(i):
+        def write(name):
+            start.wait()
+            with open(name, "wb") as fh:
+                for k in range(0, len(bodies[i]), 65536):
+                    fh.write(bodies[i][k:k + 65536])
+        write_atomic(target, write)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert target.read_bytes() in bodies.values()
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+KILLED_SAVE = """
+import os, signal, sys
+sys.path.insert(0, {src!r})
+from modellens.report._write import write_atomic
+def write(name):
+    with open(name, "w") as fh:
+        fh.write("half a report")
+        fh.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+write_atomic({target!r}, write)
+"""
+
+
+def test_kill_9_in_the_middle_of_a_save_leaves_the_old_report_whole(tmp_path):
+    target = tmp_path / "report.html"
+    target.write_text("the old, whole report")
+    done = subprocess.run([sys.executable, "-c", KILLED_SAVE.format(src=SRC,
+                                                                   target=str(target))])
+    assert done.returncode == -9
+    assert target.read_text() == "the old, whole report"
+    # what is left is a hidden part file, never a report under the name asked for
+    left = [p.name for p in tmp_path.iterdir() if p.name != "report.html"]
+    assert all(name.startswith(".report.html.") and name.endswith(".part") for name in left)
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    data, model = _files(tmp_path)
+    out = tmp_path / "r.html"
+    real_write = write_atomic
+
+    def full(path, write):
+        def failing(name):
+            with open(name, "w") as fh:
+                fh.write("<html>part")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(path, failing)
+
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("modellens.report._report"), "write_atomic",
+                        full)
+    code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
+                         "--out", out, *FAST], capsys)
+    assert code == 1 and "No space left" in _one_error_line(err)
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == \
+        ["data.csv", "model.skops"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_really_full_disk(tmp_path, capsys):
+    data, model = _files(tmp_path)
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("this system does not let the test mount a tmpfs")
+    try:
+        code, _, err = _run(["report", "--data", data, "--model", model, "--target",
+                             "target", "--out", tiny / "r.html", *FAST], capsys)
+        assert code == 1 and "No space left" in _one_error_line(err)
+        assert list(tiny.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)
+
+
+HOSTILE = {
+    "rtl": "\u202eevil\u202c name",
+    "zero_width": "a\u200bb\u200dc\ufeff",
+    "long": "n" * 6000,
+    "comment": "<!-- x",
+    "template": "{{ 7*7 }} ${7*7} {% raw %}",
+    "separator": "line\u2028break\u2029para",
+}
+
+
+def test_hostile_strings_in_every_position_are_shown_as_text(tmp_path, capsys):
+    names = (HOSTILE["rtl"] + HOSTILE["template"], HOSTILE["long"],
+             HOSTILE["comment"] + HOSTILE["separator"])
+    levels = (HOSTILE["zero_width"], HOSTILE["template"], HOSTILE["comment"] + HOSTILE["rtl"])
+    data, model = _files(tmp_path, names, levels)
+    out = tmp_path / "r.html"
+    code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
+                         "--out", out, "--sample", "40", "--explain", "2", "--grid", "3"],
+                        capsys)
+    assert code == 0, err
+    page = out.read_text(encoding="utf-8")
+    # the template strings were not evaluated, the comment opener never raw in the page
+    assert html.escape("<!-- x", quote=False) in page or "\\u003c!-- x" in page
+    for text in (HOSTILE["template"], HOSTILE["rtl"], HOSTILE["zero_width"][:2]):
+        assert html.escape(text, quote=False) in page or text in page
+    assert "<!-- x" not in page
+    assert "n" * 6000 in page  # a long name is shown whole somewhere (the data section)

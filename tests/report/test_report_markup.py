@@ -1,0 +1,96 @@
+"""Strings from the data reach Plotly as text, never markup (issue 40).
+
+Plotly reads pseudo-HTML in every label it draws (``<a href>`` becomes a live
+link, ``<span style>`` is styled, ``<br>`` breaks the line).  The page below
+plants a link, a styled span, a script and a line break in every string
+position the explorer draws: feature names (axis titles, tick labels, the
+pair heatmap's categories, hover templates), category levels (the
+categorical PD / ALE axes, the dependence chart's level labels, LIME's
+conditions), class labels (titles, legends), the region names.  In Chromium
+the drawn charts hold no ``<a>`` element and no styled text, no script ran,
+and the planted strings are there as text.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import make_column_transformer
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+from test_report_browser import _at_width
+
+import modellens as ml
+
+pytestmark = pytest.mark.browser
+
+LINK = '<a href="https://evil.example/" target="_blank">Session expired: log in</a>'
+SPAN = '<span style="font-size:90px">HUGE</span>'
+SCRIPT = "<script>document.body.setAttribute('data-pwned', 1)</script>"
+BREAK = "one<br>two"
+PAYLOADS = [LINK, SPAN, SCRIPT, BREAK]
+
+
+def _hostile_page(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 240
+    X = pd.DataFrame({LINK: rng.normal(size=n), SPAN: rng.normal(size=n),
+                      "plain": rng.normal(size=n),
+                      BREAK: pd.Categorical(rng.choice([LINK, SPAN, SCRIPT], size=n))})
+    y = np.where(X[LINK] + (X[BREAK] == LINK) * 1.5 > 0.5, SPAN, LINK)
+    encode = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), [BREAK]),
+                                     remainder="passthrough")
+    model = make_pipeline(encode, RandomForestClassifier(n_estimators=20, max_depth=4,
+                                                         random_state=0)).fit(X, y)
+    r = ml.report(model, X, y, sample=120, n_explain=4, n_background=10, grid=4,
+                  shapley_budget=10_000, progress=False, title=SPAN + " report")
+    return r.save(tmp_path / "hostile.html")
+
+
+#: What the drawn charts hold: links, styled text, the text of every label.
+_PROBE = r"""(() => {
+  const plots = [...document.querySelectorAll(".js-plotly-plot")];
+  const text = plots.map(p => p.textContent).join("\n");
+  return {
+    plots: plots.length,
+    links: plots.reduce((k, p) => k + p.querySelectorAll("a").length, 0),
+    styled: plots.reduce((k, p) => k + [...p.querySelectorAll("tspan, text")].filter(
+      t => /90px/.test(t.getAttribute("style") || "")).length, 0),
+    text: text,
+    pwned: document.body.hasAttribute("data-pwned"),
+  };
+})()"""
+
+
+def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
+    page = _hostile_page(tmp_path)
+    browser = _at_width(page, tmp_path, 1280, height=2400)
+    try:
+        seen = [browser.evaluate(_PROBE)]
+        # every feature and every class: each chart redrawn with each hostile name
+        for step in ("feature", "class"):
+            options = browser.evaluate(
+                f"[...document.querySelector('[data-ml-control=\"{step}\"]')?.options || []]"
+                ".map(o => o.value)")
+            for value in options:
+                browser.evaluate(
+                    f"(() => {{ const s = document.querySelector('[data-ml-control=\"{step}\"]');"
+                    f" s.value = {json.dumps(value)}; s.dispatchEvent(new Event('change'));"
+                    " return true; })()")
+                seen.append(browser.evaluate(_PROBE))
+        problems = browser.problems()
+    finally:
+        browser.close()
+    assert seen[0]["plots"] >= 5
+    for probe in seen:
+        assert probe["links"] == 0, "a label became a link"
+        assert probe["styled"] == 0, "a label was drawn styled"
+        assert not probe["pwned"]
+    text = "\n".join(p["text"] for p in seen)
+    # the planted strings are there, as text (Plotly's own line breaks aside)
+    for payload in (LINK, SPAN, SCRIPT):
+        assert payload in text, payload
+    assert "<br>" in text
+    assert not [p for p in problems if "Content Security Policy" in json.dumps(p)]
