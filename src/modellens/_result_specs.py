@@ -95,7 +95,8 @@ def check_attributions(opened, values: dict) -> None:
     for name, specs in _BLOCKS.items():
         if values.get(name) is not None:
             _known_keys(opened, values[name], _BLOCK_FIELDS[name], name)
-            check_fields(opened, values[name], specs, dims, prefix=f"{name}.")
+            check_fields(opened, values[name], specs, dims, prefix=f"{name}.",
+                         required=("kind",) if name == "media" else ())
 
 
 def _check_codes(opened, codes, column: dict, i: int) -> None:
@@ -116,7 +117,7 @@ def _grid_axis(i: str) -> array:
 
 
 _EFFECT = {
-    "method": text(), "output": text(), "centered": flag(), "extra": mapping(optional=True),
+    "method": text(), "output": text(), "centered": flag(), "extra": mapping(),
     "outputs": texts("k", optional=True), "output_labels": seq("k", optional=True),
 }
 
@@ -206,8 +207,11 @@ def check_interactions(opened, values: dict) -> None:
     check_fields(opened, values["pairwise"], {
         "feature_1": seq("p"), "feature_2": seq("p"), "h2": array(_F, "p"),
         "h2_unnormalized": array(_F, "p"), "std": array(_F, "p", optional=True)},
-        dims, prefix="pairwise.", required=("feature_1", "feature_2", "h2", "h2_unnormalized"))
+        dims, prefix="pairwise.", required=_PAIRWISE)
 
+
+#: The columns of an Interactions dict's pairwise table (as effects/interactions_result writes them).
+_PAIRWISE = ("feature_1", "feature_2", "h2", "h2_unnormalized", "std")
 
 #: The deepest split tree a Regions dict may hold (the search's ``max_depth`` is
 #: bounded by the rows each region needs; no run grows anywhere near this).

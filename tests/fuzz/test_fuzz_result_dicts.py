@@ -97,3 +97,10 @@ def test_round_trip_is_unchanged():
     wide = np.array(["a", "b"], dtype="<U3")
     from modellens._serialize import from_jsonable, to_jsonable
     assert from_jsonable(to_jsonable(wide)).dtype == wide.dtype
+
+
+def test_an_effects_dict_without_effects_is_refused():
+    # the long run's one find: rebuilt, then to_frame failed in pandas
+    d = _first("Effects")
+    d["effects"] = []
+    _refused("Effects", d, "effects")

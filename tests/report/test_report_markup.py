@@ -30,7 +30,9 @@ LINK = '<a href="https://evil.example/" target="_blank">Session expired: log in<
 SPAN = '<span style="font-size:90px">HUGE</span>'
 SCRIPT = "<script>document.body.setAttribute('data-pwned', 1)</script>"
 BREAK = "one<br>two"
-PAYLOADS = [LINK, SPAN, SCRIPT, BREAK]
+#: the rest of the attack's strings: a comment opener, template strings, a line
+#: separator, right-to-left and zero-width characters
+ODD = "<!-- {{7*7}} ${7*7} \u2028 \u202eevil\u200b"
 
 
 def _hostile_page(tmp_path):
@@ -38,7 +40,7 @@ def _hostile_page(tmp_path):
     n = 240
     X = pd.DataFrame({LINK: rng.normal(size=n), SPAN: rng.normal(size=n),
                       "plain": rng.normal(size=n),
-                      BREAK: pd.Categorical(rng.choice([LINK, SPAN, SCRIPT], size=n))})
+                      BREAK: pd.Categorical(rng.choice([LINK, SPAN, SCRIPT, ODD], size=n))})
     y = np.where(X[LINK] + (X[BREAK] == LINK) * 1.5 > 0.5, SPAN, LINK)
     encode = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), [BREAK]),
                                      remainder="passthrough")
@@ -93,4 +95,5 @@ def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
     for payload in (LINK, SPAN, SCRIPT):
         assert payload in text, payload
     assert "<br>" in text
+    assert "<!-- {{7*7}} ${7*7}" in text and "\u202eevil\u200b" in text
     assert not [p for p in problems if "Content Security Policy" in json.dumps(p)]

@@ -706,8 +706,8 @@ class Effects(Mapping):
         """
         opened = open_envelope(d, "Effects")
         effects = opened.part("effects")
-        if not isinstance(effects, list):
-            raise opened.error("effects", "is not a list of Effect dicts")
+        if not isinstance(effects, list) or not effects:
+            raise opened.error("effects", "is not a list of Effect dicts (one at least)")
         return cls([Effect.from_dict(e) for e in effects])
 
     def to_frame(self, *, ice: bool = False) -> pd.DataFrame:
