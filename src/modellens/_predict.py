@@ -10,7 +10,7 @@ import pandas as pd
 
 from .data import as_pandas, row_as_frame
 from .engine import DataPredictions, Plan, open_request
-from .engine._dask import map_rows
+from .engine import map_rows
 from ._validation import InvalidParameterError
 from .typing import DaskLike, DataLike, ModelLike, TargetSpec
 

@@ -36,7 +36,7 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
-from ..engine._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
+from ..engine import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ..models import own_output
 from ._blocks import Subject
 from .result import Attributions, build, keep_row_labels

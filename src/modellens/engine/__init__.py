@@ -20,10 +20,11 @@ the one Dask driver (``_dask``: ``evaluate_on_client``, ``map_partitions``,
 names.
 """
 
+from ._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, few_values,
                       grid_points, summarise_values)
 from ._front import Request, open_request
-from ._out_of_core import OutOfCore, is_dask_input
+from ._out_of_core import OutOfCore, feature_sample, is_dask_input
 from ._plan import DataPredictions, ModelLike, Plan, SharedRows
 from ._run import (PROGRESS_MIN_ROWS, evaluate, outputs_from_answer, run, run_outputs,
                    summarise, summarise_outputs)
@@ -33,4 +34,7 @@ from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, co
 __all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "run_outputs", "outputs_from_answer", "summarise", "summarise_outputs", "evaluate",
            "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS", "ColumnSummary", "DISTINCT_LIMIT",
-           "summarise_values", "grid_points", "few_values", "count_quantile_edges"]
+           "summarise_values", "grid_points", "few_values", "count_quantile_edges",
+           # the Dask driver's row maps (predictions, local attributions) and samples
+           "compute_on", "import_dask", "map_rows", "partition_offsets", "take_rows",
+           "feature_sample"]
