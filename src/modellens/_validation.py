@@ -91,6 +91,68 @@ class ModellensWarning(UserWarning):
     """
 
 
+
+class MissingValuesWarning(ModellensWarning):
+    """Rows with a missing value in a feature are left out of what needs its value.
+
+    The warning carries what it says as fields, so that a program (the
+    report among them) reads them instead of parsing the text.
+
+    Attributes
+    ----------
+    column : str
+        The feature's name.
+    n_missing : int
+        How many rows have a missing value in it.
+    n_rows : int
+        How many rows the data have.
+    used_for : str
+        What the rows are left out of (``"grid"``, ``"ALE bins"``, ...).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> X[:3, 0] = np.nan
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     pd_ = ml.pdp(lambda A: np.nan_to_num(A).sum(axis=1), X, features=[0], grid=3)
+    >>> w = caught[0].message
+    >>> type(w).__name__, w.column, w.n_missing, w.n_rows, w.used_for
+    ('MissingValuesWarning', 'x0', 3, 50, 'grid')
+    """
+
+    def __init__(self, message: str, *, column: str, n_missing: int, n_rows: int,
+                 used_for: str):
+        super().__init__(message)
+        self.column, self.n_missing, self.n_rows = column, n_missing, n_rows
+        self.used_for = used_for
+
+
+class UnknownLevelsWarning(ModellensWarning):
+    """A categorical column holds levels the model never saw (it reads them as unknown).
+
+    Effects and attributions at such a level describe only how the model treats
+    a level it never saw (a one-hot encoder with ``handle_unknown="ignore"``
+    reads it as no level at all).
+
+    Attributes
+    ----------
+    column : str
+        The column's name.
+    known_levels : list
+        The levels the model knows.
+    unknown_levels : list
+        The levels of the data the model does not know.
+    """
+
+    def __init__(self, message: str, *, column: str, known_levels: list,
+                 unknown_levels: list):
+        super().__init__(message)
+        self.column, self.known_levels = column, list(known_levels)
+        self.unknown_levels = list(unknown_levels)
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
