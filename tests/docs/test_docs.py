@@ -91,6 +91,7 @@ def test_version_is_written_once():
 
 @pytest.mark.slow
 @pytest.mark.docs
+@pytest.mark.timeout(1800)  # the gallery runs: minutes on a loaded machine
 @needs_docs
 def test_docs_build_with_warnings_as_errors(tmp_path):
     """Build a copy of docs/ (the gallery writes into its source folder) with -W."""
