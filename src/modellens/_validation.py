@@ -7,10 +7,14 @@ the option, says what it got and what it takes.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import sys
+import warnings
+from collections.abc import Callable
 from types import FrameType
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -145,6 +149,22 @@ class UnknownLevelsWarning(ModellensWarning):
         The levels the model knows.
     unknown_levels : list
         The levels of the data the model does not know.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, pandas as pd, modellens as ml
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> X = pd.DataFrame({"hour": np.arange(40) % 4, "x": np.linspace(0, 1, 40)})
+    >>> model = HistGradientBoostingRegressor(max_iter=5, categorical_features=["hour"])
+    >>> model = model.fit(X, X["x"] + X["hour"])
+    >>> data = X.assign(hour=X["hour"].where(X.index > 0, 7))  # 7: a level never seen
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     pd_ = ml.pdp(model, data, ["hour"])
+    >>> w = [c.message for c in caught if c.category is ml.UnknownLevelsWarning][0]
+    >>> w.column, w.unknown_levels, w.known_levels
+    ('hour', [7], [0, 1, 2, 3])
     """
 
     def __init__(self, message: str, *, column: str, known_levels: list,
@@ -152,6 +172,44 @@ class UnknownLevelsWarning(ModellensWarning):
         super().__init__(message)
         self.column, self.known_levels = column, list(known_levels)
         self.unknown_levels = list(unknown_levels)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The version whose release removes the keywords renamed in this one.
+ALIAS_REMOVED_IN = "0.3"
+
+
+def renamed(**old_to_new: str) -> Callable[[_F], _F]:
+    """Keep renamed keywords working for one minor version, with a ``FutureWarning``.
+
+    ``@renamed(x="X")`` on a public function lets ``f(x=...)`` still run (as
+    ``f(X=...)``), warning that the old name goes in :data:`ALIAS_REMOVED_IN`;
+    passing both names is an error.  The wrapped function's signature (what
+    the documentation and ``inspect.signature`` show) has the new names only;
+    ``__renamed__`` lists the aliases (the vocabulary test reads it).
+    """
+
+    def wrap(func: _F) -> _F:
+        @functools.wraps(func)
+        def with_aliases(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise InvalidParameterError(
+                        f"{func.__name__}() got {old}= and {new}=; {old}= is the old name "
+                        f"of {new}=: pass {new}= only.")
+                warnings.warn(f"{func.__name__}({old}=...) is deprecated and will be removed "
+                              f"in modellens {ALIAS_REMOVED_IN}; use {new}= instead.",
+                              FutureWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        with_aliases.__renamed__ = dict(old_to_new)  # type: ignore[attr-defined]
+        return cast(_F, with_aliases)
+
+    return wrap
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
-                           check_positive_float, check_random_state)
+                           check_positive_float, check_random_state, renamed)
 from ..engine import DataRows, Plan, Segment, open_request
 from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
@@ -703,12 +703,15 @@ def _stability(fits, k) -> dict:
             "weight_std": coef.std(axis=0, ddof=1)}
 
 
-def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
+@renamed(x="X")
+def lime_width_sweep(model: ModelLike, X: DataLike, *, training_data: DataLike,
                      widths: ArrayLike | None = None, num_features: int | None = None,
                      num_samples: int = 5000, discretize: str | None = "quartile",
                      feature_selection: str = "none", random_state: RandomStateLike = None,
                      target: TargetSpec = None, response_method: str = "auto",
-                     feature_names: Sequence[str] | None = None) -> WidthSweep:
+                     feature_names: Sequence[str] | None = None,
+                     chunk_size: int | None = None, n_jobs: int | None = None,
+                     progress: bool | None = None) -> WidthSweep:
     r"""How does one row's LIME explanation change with the kernel width?
 
     LIME's answer depends on the width of its kernel, which sets how local the
@@ -723,8 +726,9 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     ----------
     model : ModelLike
         As in :func:`modellens.lime`.
-    x : ndarray or DataFrame with one row
-        The row to explain.
+    X : ndarray or DataFrame with one row
+        The row to explain (``x=``, its old name, works until 0.3 with a
+        ``FutureWarning``).
     training_data : ndarray or DataFrame
         As in :func:`modellens.lime`.
     widths : array of float, optional
@@ -735,6 +739,8 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
         ``feature_selection="none"`` every feature gets a weight.
     num_samples, discretize, feature_selection, random_state, target, response_method, feature_names
         As in :func:`modellens.lime`.
+    chunk_size, n_jobs, progress
+        Execution options (see :func:`modellens.config`).
 
     Returns
     -------
@@ -782,12 +788,12 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     True
     >>> ax = sweep.plot()
     """
-    request = _open(model, x, training_data, target=target, response_method=response_method,
+    request = _open(model, X, training_data, target=target, response_method=response_method,
                     feature_names=feature_names, discretize=discretize, dask="in_memory",
-                    several=True)
+                    several=True, chunk_size=chunk_size, n_jobs=n_jobs, progress=progress)
     dataset, Xe, sampler, mdl = _prepare(request, discretize=discretize)
     if Xe.shape[0] != 1:
-        raise InvalidParameterError(f"lime_width_sweep explains one row; x has {Xe.shape[0]}.")
+        raise InvalidParameterError(f"lime_width_sweep explains one row; X has {Xe.shape[0]}.")
     d = Xe.shape[1]
     k, num_samples, default = check_budget(num_features, num_samples, d, None,
                                            feature_selection, default_width=0.75 * np.sqrt(d))

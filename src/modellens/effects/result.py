@@ -459,7 +459,7 @@ class Effect:
         frame.insert(0, "feature", label)
         return frame
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax=None, *, output=None, **kwargs):
         """Draw the effect as a curve, to see how the prediction moves with the feature.
 
         A numeric feature gets its curve, its ICE lines (when computed; a
@@ -473,11 +473,13 @@ class Effect:
         ----------
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            One output of an effect of several (a class label, an output name
+            or a position), which otherwise draws a curve per output.
         **kwargs
-            ``max_ice`` (default 100), ``rug``, ``band`` (default True),
-            ``random_state`` (which ICE lines are drawn) and ``output`` (one
-            output of an effect of several, which otherwise draws a curve per
-            output), as in :func:`modellens.plot.plot_effect`.
+            ``max_ice`` (default 100), ``rug``, ``band`` (default True) and
+            ``random_state`` (which ICE lines are drawn), as in
+            :func:`modellens.plot.plot_effect`.
 
         Returns
         -------
@@ -496,6 +498,8 @@ class Effect:
         ('x0', True)
         """
 
+        if output is not None:
+            kwargs["output"] = output
         return plot_effect(self, ax=ax, **kwargs)
 
 
@@ -644,6 +648,34 @@ class Effects(Mapping):
             return list(self._effects.values())[key]
         raise KeyError(f"no effect for {key!r}; available: {list(self._effects)}")
 
+    def __contains__(self, key) -> bool:
+        """A feature's name (or its integer column label) is in; a position is not.
+
+        ``effects[0]`` still reads the first effect, but membership and
+        :meth:`get` follow the mapping's keys, as a ``Mapping``'s do.
+        """
+        if isinstance(key, list):
+            key = tuple(key)
+        try:
+            if key in self._effects:
+                return True
+        except TypeError:  # an unhashable key is no key
+            return False
+        return isinstance(key, (int, np.integer)) and not isinstance(key, bool) \
+            and str(key) in self._effects
+
+    def get(self, key, default=None):
+        """The effect of ``key`` (a feature's name or pair), ``default`` when there is none.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> effects = ml.pdp(lambda A: A[:, 0], np.zeros((10, 2)), grid=2)
+        >>> effects.get("x0").feature, effects.get(0, "none"), 0 in effects
+        ('x0', 'none', False)
+        """
+        return self[key] if key in self else default
+
     def __iter__(self) -> Iterator[Hashable]:
         return iter(self._effects)
 
@@ -732,7 +764,8 @@ class Effects(Mapping):
         return pd.concat([e.to_frame(ice=ice) for e in self._effects.values()],
                          ignore_index=True)
 
-    def plot(self, *, ncols=3, axes=None, figsize=None, sharey=False, ax=None, **kwargs):
+    def plot(self, ax=None, *, output=None, ncols=3, axes=None, figsize=None, sharey=False,
+             **kwargs):
         """Draw every effect in a grid of panels, to compare the features side by side.
 
         Each panel is drawn as :meth:`Effect.plot` draws it; the legend
@@ -740,6 +773,11 @@ class Effects(Mapping):
 
         Parameters
         ----------
+        ax : matplotlib Axes, optional
+            One Axes, as the other plot methods take it: ``axes=[ax]``, so it
+            serves a single effect (several need ``axes=``).
+        output : label, str or int, optional
+            One output of effects of several, as in :meth:`Effect.plot`.
         ncols : int, default=3
             Panels per row of the grid (fewer when there are fewer effects).
         axes : array of matplotlib Axes, optional
@@ -750,9 +788,6 @@ class Effects(Mapping):
             Size of the new figure in inches; default 4.2 by 3.3 per panel.
         sharey : bool, default=False
             Give the 1-D panels one y axis (the heatmaps of pairs keep theirs).
-        ax : matplotlib Axes, optional
-            One Axes, as the other plot methods take it: ``axes=[ax]``, so it
-            serves a single effect (several need ``axes=``).
         **kwargs
             Options of every panel, as in :meth:`Effect.plot`.
 
@@ -775,5 +810,7 @@ class Effects(Mapping):
         False
         """
 
+        if output is not None:
+            kwargs["output"] = output
         return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, sharey=sharey,
                             ax=ax, **kwargs)

@@ -37,7 +37,7 @@ class AttributionPlots:
     def __init__(self, attributions):
         self._a = attributions
 
-    def __call__(self, **kwargs):
+    def __call__(self, ax=None, *, output=None, **kwargs):
         """Draw the natural picture of the result, the one to look at first.
 
         A text or an image: :meth:`text` or :meth:`image` of the first row.
@@ -46,8 +46,13 @@ class AttributionPlots:
 
         Parameters
         ----------
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position).
         **kwargs
-            Options of the method drawn, ``ax=`` included.
+            Options of the method drawn.
 
         Returns
         -------
@@ -65,7 +70,9 @@ class AttributionPlots:
         >>> attr[0].plot().get_title()[:6]  # one row: its waterfall
         'row 0:'
         """
-        return getattr(self, self._natural())(**kwargs)
+        if output is not None:
+            return AttributionPlots(self._a.for_output(output))(ax=ax, **kwargs)
+        return getattr(self, self._natural())(ax=ax, **kwargs)
 
     def _natural(self) -> str:
         """The name of the method that ``attr.plot()`` calls."""
