@@ -41,9 +41,6 @@ LONG_FILES = {
     "attribution/shapley.py": "api",
     "attribution/lime.py": "api",
     "plot/attributions.py": "api",
-    "attribution/result.py": "api",
-    "effects/result.py": "api",
-    "engine/_dask.py": "api",
 }
 
 #: Functions over 80 lines of code still to split ("file:qualified name": owner).

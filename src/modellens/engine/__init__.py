@@ -20,7 +20,7 @@ the one Dask driver (``_dask``: ``evaluate_on_client``, ``map_partitions``,
 names.
 """
 
-from ._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
+from ._dask_tables import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, few_values,
                       grid_points, summarise_values)
 from ._front import Request, open_request
