@@ -38,9 +38,6 @@ LONG_FILES = {
     "report/_sections.py": "report",
     "data.py": "house (no lane)",
     "models/adapter.py": "api",
-    "attribution/shapley.py": "api",
-    "attribution/lime.py": "api",
-    "plot/attributions.py": "api",
 }
 
 #: Functions over 80 lines of code still to split ("file:qualified name": owner).
