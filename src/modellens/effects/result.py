@@ -13,7 +13,8 @@ from .._serialize import envelope, open_envelope
 from ..data import row_labels
 from ..models import output_position, own_output
 from ..plot.effects import plot_effect, plot_effects
-from ._parts import Band, Bins, _same, _stack_extra, _stack_outputs, _take_output
+from ._parts import (_PER_OUTPUT_EXTRA, Band, Bins, _same, _stack_extra, _stack_outputs,
+                     _take_output)
 
 __all__ = ["Effect", "Effects", "Band", "Bins"]
 

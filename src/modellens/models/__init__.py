@@ -11,7 +11,7 @@ from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
 from .adapter import Model, ModelError, OutputsFound, tree_ensemble_name
 # the rule of target= "all" / a list, for the tree methods that read outputs from the trees
-from .adapter import _requested_outputs as requested_outputs
+from ._targets import _requested_outputs as requested_outputs
 from ._output import output_position, own_output
 from ._responses import RESPONSES, response_model
 from ._inputs import InputModel
