@@ -517,7 +517,7 @@ def test_three_class_classifier_regions_are_each_class_ale_on_the_regions_rows()
 # ------------------------------------------------------------ the search at speed
 def _captured_region(monkeypatch, method="ale"):
     """The search and the root region of x0's regions in a model with three modifiers."""
-    from modellens.effects import regions as R
+    from modellens.effects import _regions_grow as G
 
     rng = np.random.default_rng(3)
     n = 400
@@ -532,14 +532,14 @@ def _captured_region(monkeypatch, method="ale"):
             + 0.5 * A["x0"].to_numpy() * (g + A["x2"].to_numpy())
 
     seen = []
-    grow = R._Grower.grow
+    grow = G.Grower.grow
 
     def keep(self, rows, depth, path):
         if depth == 0:
             seen.append((self.search, self.search.node(rows)))
         return grow(self, rows, depth, path)
 
-    monkeypatch.setattr(R._Grower, "grow", keep)
+    monkeypatch.setattr(G.Grower, "grow", keep)
     ml.regions(f, D, "x0", method=method, n_permutations=0, max_depth=1, random_state=0)
     return seen[0]
 
@@ -625,22 +625,22 @@ def test_variants_searched_at_once_equal_a_brute_force_search_of_each(monkeypatc
 def test_permutation_test_stops_early_with_the_same_decision(monkeypatch):
     """Stopped once 'not significant' is decided, the test accepts and rejects the same splits,
     and the stability and held-out draws that follow are the full run's."""
-    from modellens.effects import regions as R
+    from modellens.effects import _regions_grow as G, _regions_search as S
 
     X = truth_data(n=800, seed=4)
     X["x4"] = np.random.default_rng(4).uniform(-1, 1, len(X))
     searched = []
-    best_many = R._Search.best_many
+    best_many = S.Search.best_many
 
     def count(self, node, W, sources=None, beat=None):
         if beat is not None:
             searched.append(W.shape[0])
         return best_many(self, node, W, sources, beat)
 
-    monkeypatch.setattr(R._Search, "best_many", count)
+    monkeypatch.setattr(S.Search, "best_many", count)
 
     def run(feature, early):
-        monkeypatch.setattr(R, "_EARLY_STOP", early)
+        monkeypatch.setattr(G, "_EARLY_STOP", early)
         searched.clear()
         # x1's effect differs by x3; x2's by x4, which may not split: no split is real
         r = ml.regions(lambda D: truth(D) + D["x2"] * D["x4"], X, feature,
@@ -653,7 +653,7 @@ def test_permutation_test_stops_early_with_the_same_decision(monkeypatch):
         for a, b in zip(early[feature].nodes(), full[feature].nodes()):
             assert (a.split is None) == (b.split is None) and a.region == b.region
             if a.candidate is not None:  # rejected either way, the same evidence else
-                assert a.candidate.p_value > R.ALPHA and b.candidate.p_value > R.ALPHA
+                assert a.candidate.p_value > G.ALPHA and b.candidate.p_value > G.ALPHA
                 assert (a.candidate.stability, a.candidate.heldout_gain) == \
                     (b.candidate.stability, b.candidate.heldout_gain)
         # x1 splits on x3 (each permutation searched); x2 has a chance split only, whose
