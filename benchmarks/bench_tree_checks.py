@@ -35,7 +35,7 @@ def main():
     import xgboost as xgb
     from sklearn.ensemble import RandomForestRegressor
 
-    from modellens.models._tree_checks import (check_lightgbm_text, check_sklearn_objects,
+    from modellens.trees import (check_lightgbm_text, check_sklearn_objects,
                                                check_xgboost_model)
     from modellens.report._files import _decode_xgboost, load_model_file
 

@@ -7,7 +7,7 @@ import pytest
 
 import modellens as ml
 from modellens.data import Dataset
-from modellens.models._trees import tree_ensemble
+from modellens.trees import tree_ensemble
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")

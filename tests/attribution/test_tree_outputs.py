@@ -18,8 +18,8 @@ from sklearn.ensemble import (HistGradientBoostingClassifier, RandomForestClassi
 
 import modellens as ml
 from modellens._validation import InvalidParameterError
-from modellens.models import _tree_kernels as K
-from modellens.models._trees import tree_ensemble
+from modellens.trees import kernels as K
+from modellens.trees import tree_ensemble
 
 TOL = dict(rtol=0, atol=1e-12)
 

@@ -18,8 +18,8 @@ import pytest
 import modellens as ml
 from modellens.attribution.tree import TreePaths
 from modellens.data import Dataset
-from modellens.models import _tree_kernels as K
-from modellens.models._trees import tree_ensemble
+from modellens.trees import kernels as K
+from modellens.trees import tree_ensemble
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens.models import _tree_kernels as K
+from modellens.trees import kernels as K
 
 
 def _data():
@@ -61,7 +61,7 @@ def test_small_calls_take_the_serial_twin_and_large_ones_the_threaded_kernel():
 _COMPILE_ONCE = (
     "import warnings; warnings.simplefilter('ignore')\n"
     "import numba, numpy as np, pandas as pd, modellens as ml\n"
-    "from modellens.models import _tree_kernels as K\n"
+    "from modellens.trees import kernels as K\n"
     "from modellens.datasets import load_demo\n"
     "m, X, y = load_demo()\n"
     "ml.shapley(m, X[:2], background=X[:2], algorithm='tree', progress=False)\n"

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import modellens as ml
-from modellens.models._trees import tree_ensemble
+from modellens.trees import tree_ensemble
 
 xgb = pytest.importorskip("xgboost")
 
@@ -201,7 +201,7 @@ def test_several_targets_of_one_output_trees_equal_the_exact_algorithm():
 
 
 def test_a_leaf_naming_a_row_outside_its_leaf_weights_is_refused(models):
-    from modellens.models._tree_checks import UnsafeModelError, check_xgboost_model
+    from modellens.trees import UnsafeModelError, check_xgboost_model
 
     _, fitted = models
     raw = json.loads(fitted["regressor"].get_booster().save_raw("json"))

@@ -6,7 +6,7 @@ import pytest
 
 import modellens as ml
 from modellens import InvalidParameterError
-from modellens.models._trees import tree_ensemble
+from modellens.trees import tree_ensemble
 
 shap = pytest.importorskip("shap")
 xgb = pytest.importorskip("xgboost")
@@ -142,8 +142,8 @@ def test_leaves_match_the_library_near_thresholds():
             model, X = _fit(name, nan=nan)
             ens = tree_ensemble(model)
             Z = np.vstack([X, _near_thresholds(ens, X, rng)])
-            from modellens.models._tree_kernels import predict_leaves
-            ours = predict_leaves(ens.cast(Z), ens.left, ens.right, ens.feature, ens.threshold,
+            from modellens.trees import kernels
+            ours = kernels.predict_leaves(ens.cast(Z), ens.left, ens.right, ens.feature, ens.threshold,
                                   ens.default_left, ens.missing, ens.cat_left,
                                   ens.roots) - ens.roots[:-1]
             if name == "rf:reg":
@@ -381,7 +381,7 @@ def test_quadrature_kernel_agrees_with_shap(name):
     """The path-dependent quadrature kernel (with NaN), its values and the same pass's
     interaction values, against shap and local accuracy."""
     from modellens.attribution.tree import TreePaths
-    from modellens.models._trees import output_column
+    from modellens.trees import output_column
     model, X = _fit(name, nan=True)
     ens = tree_ensemble(model)
     col = output_column(ens, model, 1 if name.endswith("multi") else None)[0]

@@ -11,7 +11,7 @@ import pytest
 import modellens as ml
 from modellens import InvalidParameterError
 from modellens.attribution.tree import TreePaths
-from modellens.models._trees import tree_ensemble
+from modellens.trees import tree_ensemble
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")

@@ -16,7 +16,7 @@ import pytest
 
 import modellens as ml
 from modellens import InvalidParameterError
-from modellens.models._trees import tree_ensemble
+from modellens.trees import tree_ensemble
 
 
 def data(n=400, d=5, seed=0, nan=False):

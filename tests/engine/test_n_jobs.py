@@ -49,7 +49,7 @@ def _threads_seen(monkeypatch, module, name, call):
 def test_the_tree_kernels_take_the_threads_n_jobs_asks_for(tree, monkeypatch):
     from modellens.attribution import tree as treeshap
     from modellens.effects import _interactions_tree
-    from modellens.models import _tree_kernels
+    from modellens.trees import kernels as _tree_kernels
 
     X, model = tree
     most = numba.config.NUMBA_NUM_THREADS

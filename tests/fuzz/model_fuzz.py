@@ -376,7 +376,7 @@ def _raw_output(model, X):
 
 def run_one(spec: dict, frames: dict) -> str:
     from modellens._validation import InvalidParameterError
-    from modellens.models._trees import tree_ensemble
+    from modellens.trees import tree_ensemble
     from modellens.report._files import FileError, load_model_file
 
     path = Path(spec["path"])

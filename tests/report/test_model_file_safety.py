@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 import modellens
-from modellens.models._trees import tree_ensemble
-from modellens.models._tree_checks import UnsafeModelError
+from modellens.trees import tree_ensemble
+from modellens.trees import UnsafeModelError
 from modellens.report._files import FileError, load_model_file
 
 sio = pytest.importorskip("skops.io")

@@ -17,9 +17,10 @@ Allowed from outside their own package:
 - for the command line: the report's file readers and writers (``report/_files.py``,
   ``report/_write.py``), the layer it drives; that file layer reads model files, so
   it may use the model seam's package-level names (``modellens.models``: what a
-  model expects as input, the checks of tree arrays), never its private modules.
+  model expects as input) and the trees' (``modellens.trees``: the checks of tree
+  arrays), never their private modules.
 
-Refused: anything else from ``engine`` or ``models``, a private module
+Refused: anything else from ``engine``, ``models`` or ``trees``, a private module
 (``_name``) of another package, a private name from anywhere outside the
 package.
 """
@@ -33,7 +34,7 @@ import modellens as ml
 SRC = pathlib.Path(ml.__file__).parent
 PUBLIC = set(ml.__all__)
 LEAVES = {"_validation", "_config", "_version", "_progress", "typing", "data", "datasets"}
-INTERNAL = {"engine", "models"}
+INTERNAL = {"engine", "models", "trees"}
 
 
 def _module(path):
@@ -83,8 +84,8 @@ def violations(path, source=None, *, own, file_layer=False):
             if name is not None and name.startswith("_"):
                 found.append(f"{mod}.{name} is private")
             continue
-        if file_layer and parts == ["models"]:
-            continue  # the file layer reads model files: the seam's package-level names
+        if file_layer and parts in (["models"], ["trees"]):
+            continue  # the file layer reads model files: the seams' package-level names
         if top in INTERNAL:
             found.append(f"{mod}.{name or ''} is an internal of the {top} package")
         elif any(p.startswith("_") for p in parts):

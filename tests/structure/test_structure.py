@@ -286,7 +286,7 @@ def _top(module):
 #: package and the layers strictly below its own; ``plot`` is a leaf that the result
 #: types of effects and attribution (and the report, through them) draw with.
 LAYERS = [("__main__",), ("cli",), ("report",), ("_warm",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
-          ("models",), ("data",), ("_serialize", "datasets", "_config"),
+          ("trees",), ("models",), ("data",), ("_serialize", "datasets", "_config"),
           ("_validation", "_version", "typing", "_progress")]
 
 def _graph():

@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import InvalidParameterError, check_choice
 from ..engine import DataRows, Plan
 from ..models import InputModel, Model
-from ..models._trees import readable_ensemble, tree_outputs
+from ..trees import readable_ensemble, tree_outputs
 from ._blocks import MediaBlock, Subject
 from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
 
@@ -231,7 +231,7 @@ class TreeGame(Game):
     Path-dependent without a background (absent features follow the covers),
     interventional with one.  ``X`` and ``background`` are held in the trees'
     own category codes (:meth:`TreeEnsemble.encode`).  The outputs ``target``
-    asks for (:func:`~modellens.models._trees.tree_outputs`: the black-box
+    asks for (:func:`~modellens.trees.tree_outputs`: the black-box
     rules) are the value columns of :attr:`ensemble`, explained in one pass
     over the trees; ``labels`` (None for one output) select them in the
     stacked result, and :attr:`subjects` holds each output's subject.

@@ -23,7 +23,7 @@ with Gauss-Legendre nodes (Quadrature-TreeSHAP, Wettenstein, Mitchell & Yu,
 arXiv 2605.04497; exact, as the polynomial's degree is below the path's
 length): O(L D) per tree and row for the values, the Banzhaf values at
 :math:`t = 1/2`, and the interaction values in the same pass (see
-:mod:`modellens.models._tree_kernels`).
+:mod:`modellens.trees.kernels`).
 
 With a background, the background enters once per tree, as the count of
 its rows per leaf and per pattern of the leaf's path features they fail;
@@ -48,9 +48,9 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._validation import InvalidParameterError
-from ..models import _tree_kernels as K
 from ..models import kernel_threads
-from ..models._trees import TreeEnsemble
+from ..trees import TreeEnsemble
+from ..trees import kernels as K
 from ._games import Estimate, TreeGame
 
 __all__ = ["TreePaths", "tree_values", "TreeEstimator"]
@@ -80,7 +80,7 @@ class TreePaths:
     """The leaves of a :class:`TreeEnsemble`: their paths, features and games.
 
     Every leaf is a product game over the distinct features of its path
-    (see :mod:`modellens.models._tree_kernels`); a row enters a leaf's game
+    (see :mod:`modellens.trees.kernels`); a row enters a leaf's game
     only through the mask of those features whose splits it fails, found
     for all leaves of a tree in one preorder pass.  Every output of the
     ensemble (its value columns, :meth:`TreeEnsemble.select_outputs`) is
@@ -218,7 +218,7 @@ class TreePaths:
         Shapley values integrate each leaf's weighted Banzhaf polynomial over
         ``t`` in [0, 1] with ``ceil(p_max / 2)`` Gauss-Legendre nodes (exact);
         Banzhaf values read it at ``t = 1/2``.  See
-        :func:`~modellens.models._tree_kernels.pd_quadrature`: O(nodes x G) per
+        :func:`~modellens.trees.kernels.pd_quadrature`: O(nodes x G) per
         tree and row for the values, no tables.
         """
         n, d = X.shape
@@ -248,7 +248,7 @@ class TreePaths:
         """Interventional values against the background rows ``B`` (cast).
 
         Per group of trees, the background is counted once per leaf and mask
-        of failed features (:func:`~modellens.models._tree_kernels.background_counts`),
+        of failed features (:func:`~modellens.trees.kernels.background_counts`),
         the leaves' tables are built from the counts, and the rows read them:
         O(n + m) per tree, never a (rows x background) or (background x
         leaves) array.

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._validation import InvalidParameterError
-from ..models import _tree_kernels as K
+from ..trees import kernels as K
 from ._hstat import BlockSums, h_statistics, strongest_pairs
 
 __all__ = ["tree_statistics"]

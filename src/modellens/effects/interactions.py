@@ -455,11 +455,11 @@ def _is_raw(ens, response_method) -> bool:
 
 def _tree_model(model, dataset, X, method, target, response_method):
     """``(TreeEnsemble of the outputs, their names, labels or None)`` for the tree method
-    (:func:`~modellens.models._trees.tree_outputs`: the black-box rules), or None for
+    (:func:`~modellens.trees.tree_outputs`: the black-box rules), or None for
     brute force."""
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
-    from ..models._trees import readable_ensemble, tree_outputs
+    from ..trees import readable_ensemble, tree_outputs
 
     def raw_output(ens):
         if _is_raw(ens, response_method):

@@ -354,7 +354,7 @@ class _TreePDPlan(Plan):
         self.segments = []
 
     def reduce(self) -> list:
-        from ..models import _tree_kernels as K
+        from ..trees import kernels as K
         ens, curve = self.ens, self.curve
         position = np.full(ens.n_features, -1, np.int64)
         position[list(curve.cols)] = np.arange(len(curve.cols))
@@ -378,7 +378,7 @@ class _TreePDPlan(Plan):
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
               feature_names, **options):
     """:func:`pdp` with ``method="tree"``: every output asked for from one traversal."""
-    from ..models._trees import tree_ensemble, tree_outputs, unfit_data
+    from ..trees import tree_ensemble, tree_outputs, unfit_data
     if ice or sample is not None:
         raise InvalidParameterError(
             "method='tree' gives the partial dependence from the trees' covers: it has no ICE "

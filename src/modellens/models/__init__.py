@@ -9,19 +9,16 @@ from ._categories import (Expected, expected_inputs, is_text, lightgbm_names, mo
                           with_model_levels)
 from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
-from .adapter import Model, ModelError, OutputsFound, tree_ensemble_name
+from .adapter import Model, ModelError, OutputsFound, class_position, tree_ensemble_name
 # the rule of target= "all" / a list, for the tree methods that read outputs from the trees
 from ._targets import _requested_outputs as requested_outputs
 from ._output import output_position, own_output
 from ._responses import RESPONSES, response_model
 from ._inputs import InputModel
 from ._threads import kernel_threads
-from ._tree_checks import (UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
-                           check_xgboost_model)
 
 __all__ = ["Model", "ModelError", "OutputsFound", "tree_ensemble_name",
            "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads",
            "Expected", "expected_inputs", "is_text", "model_feature_names", "lightgbm_names", "with_model_levels",
-           "UnsafeModelError", "check_lightgbm_text", "check_sklearn_objects",
-           "check_xgboost_model", "requested_outputs", "output_position", "own_output",
+           "requested_outputs", "output_position", "own_output", "class_position",
            "RESPONSES", "response_model"]

@@ -14,7 +14,7 @@ modellens explains and the objects they hold); XGBoost's ``.json`` / ``.ubj``
 and LightGBM's text model files carry no code and load through the
 libraries' own loaders.  Pickle and joblib files run code while loading and
 need ``trust``.  The libraries walk tree node arrays without bounds checks, so
-without ``trust`` every tree is checked first (``models/_tree_checks.py``):
+without ``trust`` every tree is checked first (``trees/_checks.py``):
 XGBoost's and LightGBM's before their libraries read them, scikit-learn's
 after skops rebuilt them and before anything predicts.
 """
@@ -31,9 +31,8 @@ import pandas as pd
 
 from .._validation import InvalidParameterError
 from ..data import as_pandas
-from ..models import (Expected, UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
-                      check_xgboost_model, expected_inputs, is_text, lightgbm_names,
-                      model_feature_names)
+from ..models import Expected, expected_inputs, is_text, lightgbm_names, model_feature_names
+from ..trees import UnsafeModelError, check_lightgbm_text, check_sklearn_objects, check_xgboost_model
 
 __all__ = ["Expected", "expected_inputs", "model_feature_names", "lightgbm_names", "read_table",
            "conform",

@@ -147,7 +147,7 @@ def check_split_values(threshold, mask, *, label="tree", tree=None, local=None):
 
 
 def check_ensemble(left, right, sizes, feature, threshold, missing, n_features, n_sets):
-    """The flat arrays of a :class:`~modellens.models._trees.TreeEnsemble` before assembly.
+    """The flat arrays of a :class:`~modellens.trees.TreeEnsemble` before assembly.
 
     Children are positions within their tree; a categorical node
     (``missing == 3``) holds its row of the category table (``1..n_sets - 1``)

@@ -51,11 +51,9 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError, NotATreeModelError, is_integer
-from ._categories import lightgbm_names
-from ._tree_checks import (check_category_table, check_ensemble, check_lightgbm_text,
-                           check_sklearn_objects, check_xgboost_model)
-from .adapter import _requested_outputs as requested_outputs
-from .adapter import class_position, tree_ensemble_name
+from ..models import class_position, lightgbm_names, requested_outputs, tree_ensemble_name
+from ._checks import (check_category_table, check_ensemble, check_lightgbm_text,
+                      check_sklearn_objects, check_xgboost_model)
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
            "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO", "MISSING_ZERO_OR_NAN",
@@ -251,7 +249,7 @@ class TreeEnsemble:
 
     def predict_raw(self, X) -> np.ndarray:
         """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
-        from ._tree_kernels import predict_leaves, sized
+        from ._kernels import predict_leaves, sized
 
         Xc = self.cast(X)
         leaves = sized(predict_leaves, len(Xc))(Xc, self.left, self.right, self.feature,

@@ -1,0 +1,20 @@
+"""The tree ensembles: reading fitted trees, checking them, and the kernels over them.
+
+:func:`tree_ensemble` reads a scikit-learn, XGBoost or LightGBM model into a
+:class:`TreeEnsemble` (flat node arrays, each library's split semantics kept);
+the ``check_*`` functions refuse tree arrays that would send a kernel out of
+bounds before anything reads them; :mod:`kernels` holds the numba kernels the
+tree methods (TreeSHAP, tree partial dependence, tree H statistics) run.
+Other packages reach all of it through this face only.
+"""
+
+from . import _kernels as kernels
+from ._checks import UnsafeModelError, check_lightgbm_text, check_sklearn_objects, check_xgboost_model
+from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
+                        SUPPORTED_TREE_MODELS, TreeEnsemble, output_column, readable_ensemble,
+                        tree_ensemble, tree_outputs, unfit_data)
+
+__all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
+           "readable_ensemble", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
+           "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text",
+           "check_sklearn_objects", "check_xgboost_model", "kernels"]
