@@ -3,8 +3,7 @@ missing values, none for levels the data section already names."""
 
 from __future__ import annotations
 
-import re
-
+from ..._validation import MissingValuesWarning, UnknownLevelsWarning
 from .._warnings import recorded
 
 
@@ -13,7 +12,9 @@ def capture_warnings(sec):
 
     Each report records only the warnings of the thread building it (see
     :mod:`modellens.report._warnings`), so reports built at once in threads keep theirs
-    apart.  Warnings other than modellens' own are shown as they were raised.
+    apart.  Warnings other than modellens' own are shown as they were raised.  The
+    warnings read here are read by their fields (``MissingValuesWarning``,
+    ``UnknownLevelsWarning``), never by their texts.
     """
     import contextlib
 
@@ -24,57 +25,33 @@ def capture_warnings(sec):
                 yield
             finally:  # a method that fails part way keeps the warnings it gave first
                 for w in caught:
-                    text = str(w.message)
-                    if _UNKNOWN_LEVELS.search(text):
+                    message = w.message
+                    if isinstance(message, UnknownLevelsWarning):
                         continue  # the data section's input notes say it once
+                    if isinstance(message, MissingValuesWarning):
+                        _note_missing(sec, message)
+                        continue
+                    text = str(message)
                     if text not in sec.warnings:
                         sec.warnings.append(text)
-                _merge_missing(sec)
     return block()
 
 
-#: The methods' warning about levels of the data the model never saw (the data section's
-#: input notes, from ``check_frame``, say it for the whole report).
-_UNKNOWN_LEVELS = re.compile(r"^column '.*' is categorical to the model, which knows the levels "
-                             r".*, which the model reads as unknown levels")
+def _note_missing(sec, w):
+    """One notice for the rows left out for missing values, not one box per feature and method.
 
-
-_MISSING_ONE = re.compile(r"^(\d+) of (\d+) rows have a missing value in '(.+)'; they are left "
-                          r"out of its (.+)\.$")
-
-
-_MISSING_ALL = re.compile(r"^Rows with a missing value are left out of what needs the "
-                          r"feature's value \((.+)\): (.+)\.$")
-
-
-_MISSING_ITEM = re.compile(r"'(.+?)' \((\d+) of (\d+) rows\)")
-
-
-def _merge_missing(sec):
-    """One notice for the rows left out for missing values, not one box per feature and method."""
-    found: dict = {}
-    uses: list = []
-    first = None
-    kept = []
-    for text in sec.warnings:
-        one, merged = _MISSING_ONE.match(text), _MISSING_ALL.match(text)
-        if not (one or merged):
-            kept.append(text)
-            continue
-        first = len(kept) if first is None else first
-        if one:
-            items = [(one.group(3), one.group(1), one.group(2))]
-            what = [one.group(4)]
-        else:
-            assert merged is not None  # one of the two matched
-            items = _MISSING_ITEM.findall(merged.group(2))
-            what = merged.group(1).split(", ")
-        for name, k, n in items:
-            found.setdefault(name, (int(k), int(n)))
-        uses.extend(u for u in what if u not in uses)
-    if first is None:
-        return
-    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)" for name, (k, n) in found.items())
-    kept.insert(first, f"Rows with a missing value are left out of what needs the feature's "
-                       f"value ({', '.join(uses)}): {listed}.")
-    sec.warnings[:] = kept
+    The notice takes the place of the section's first such warning and is rewritten as
+    more come (the features' counts, and what the rows were left out of).
+    """
+    seen = sec.__dict__.setdefault("_missing_rows", {"found": {}, "uses": [], "notice": None})
+    seen["found"].setdefault(w.column, (w.n_missing, w.n_rows))
+    if w.used_for not in seen["uses"]:
+        seen["uses"].append(w.used_for)
+    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)" for name, (k, n) in seen["found"].items())
+    notice = (f"Rows with a missing value are left out of what needs the feature's value "
+              f"({', '.join(seen['uses'])}): {listed}.")
+    if seen["notice"] in sec.warnings:
+        sec.warnings[sec.warnings.index(seen["notice"])] = notice
+    else:
+        sec.warnings.append(notice)
+    seen["notice"] = notice
