@@ -97,10 +97,12 @@ def test_docstring_has_an_examples_section(obj):
 
 def test_every_plot_method_of_the_results_is_checked():
     # a plot method added later joins PLOTS, or this fails
-    found = {f"{cls.__name__}.{name}" for cls in CLASSES + [AttributionPlots]
+    from modellens.plot._media_plots import MediaPlots  # attr.plot.text() / .image()
+
+    found = {f"{cls.__name__}.{name}" for cls in CLASSES + [AttributionPlots, MediaPlots]
              for name, member in vars(cls).items()
-             if name.startswith("plot") or cls is AttributionPlots and callable(member)
-             and not name.startswith("_") and name != "text_html"}
+             if name.startswith("plot") or cls in (AttributionPlots, MediaPlots)
+             and callable(member) and not name.startswith("_") and name != "text_html"}
     found.add("AttributionPlots.__call__")
     assert found == {_name(f) for f in PLOTS}
 
