@@ -1,7 +1,8 @@
 """modellens: model-agnostic explanations of trained models."""
 
 from ._config import config, get_config
-from ._validation import InvalidParameterError, ModellensWarning, NotATreeModelError
+from ._validation import (InvalidParameterError, MissingValuesWarning, ModellensWarning,
+                          NotATreeModelError, UnknownLevelsWarning)
 from .attribution import Attributions, shapley
 from .attribution import (AttributionSummary, DistributedAttributions, ImageMasker, TextMasker,
                           WidthSweep, lime, lime_image, lime_text, lime_width_sweep)
@@ -31,4 +32,5 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "ReportOptions",
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
            "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions",
-           "importance", "Importance", "InteractionPairs"]
+           "importance", "Importance", "InteractionPairs", "MissingValuesWarning",
+           "UnknownLevelsWarning"]

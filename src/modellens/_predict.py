@@ -10,7 +10,7 @@ import pandas as pd
 
 from .data import as_pandas, row_as_frame
 from .engine import DataPredictions, Plan, open_request
-from .engine._dask import map_rows
+from .engine import map_rows
 from ._validation import InvalidParameterError
 from .typing import DaskLike, DataLike, ModelLike, TargetSpec
 
@@ -177,7 +177,7 @@ def _lazy(model, X, options, client_options):
     """A Dask Series of the predictions, each partition predicted where it lies.
 
     The engine's one driver of lazy partition-by-partition answers
-    (``engine._dask.map_rows``, the local attributions' too): the first
+    (``engine._dask_tables.map_rows``, the local attributions' too): the first
     row is predicted at the call (a model that cannot predict the data fails
     then, not at compute) and names the output; nothing else is read now.
     """

@@ -7,10 +7,14 @@ the option, says what it got and what it takes.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import sys
+import warnings
+from collections.abc import Callable
 from types import FrameType
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -90,6 +94,122 @@ class ModellensWarning(UserWarning):
     ...     attr = ml.shapley(lambda A: A.sum(axis=1), X)
     """
 
+
+
+class MissingValuesWarning(ModellensWarning):
+    """Rows with a missing value in a feature are left out of what needs its value.
+
+    The warning carries what it says as fields, so that a program (the
+    report among them) reads them instead of parsing the text.
+
+    Attributes
+    ----------
+    column : str
+        The feature's name.
+    n_missing : int
+        How many rows have a missing value in it.
+    n_rows : int
+        How many rows the data have.
+    used_for : str
+        What the rows are left out of (``"grid"``, ``"ALE bins"``, ...).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> X[:3, 0] = np.nan
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     pd_ = ml.pdp(lambda A: np.nan_to_num(A).sum(axis=1), X, features=[0], grid=3)
+    >>> w = caught[0].message
+    >>> type(w).__name__, w.column, w.n_missing, w.n_rows, w.used_for
+    ('MissingValuesWarning', 'x0', 3, 50, 'grid')
+    """
+
+    def __init__(self, message: str, *, column: str, n_missing: int, n_rows: int,
+                 used_for: str):
+        super().__init__(message)
+        self.column, self.n_missing, self.n_rows = column, n_missing, n_rows
+        self.used_for = used_for
+
+
+class UnknownLevelsWarning(ModellensWarning):
+    """A categorical column holds levels the model never saw (it reads them as unknown).
+
+    Effects and attributions at such a level describe only how the model treats
+    a level it never saw (a one-hot encoder with ``handle_unknown="ignore"``
+    reads it as no level at all).
+
+    Attributes
+    ----------
+    column : str
+        The column's name.
+    known_levels : list
+        The levels the model knows.
+    unknown_levels : list
+        The levels of the data the model does not know.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, pandas as pd, modellens as ml
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> X = pd.DataFrame({"hour": np.arange(40) % 4, "x": np.linspace(0, 1, 40)})
+    >>> model = HistGradientBoostingRegressor(max_iter=5, categorical_features=["hour"])
+    >>> model = model.fit(X, X["x"] + X["hour"])
+    >>> data = X.assign(hour=X["hour"].where(X.index > 0, 7))  # 7: a level never seen
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     pd_ = ml.pdp(model, data, ["hour"])
+    >>> w = [c.message for c in caught if c.category is ml.UnknownLevelsWarning][0]
+    >>> w.column, w.unknown_levels, w.known_levels
+    ('hour', [7], [0, 1, 2, 3])
+    """
+
+    def __init__(self, message: str, *, column: str, known_levels: list,
+                 unknown_levels: list):
+        super().__init__(message)
+        self.column, self.known_levels = column, list(known_levels)
+        self.unknown_levels = list(unknown_levels)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The version whose release removes the keywords renamed in this one.
+ALIAS_REMOVED_IN = "0.3"
+
+
+def renamed(**old_to_new: str) -> Callable[[_F], _F]:
+    """Keep renamed keywords working for one minor version, with a ``FutureWarning``.
+
+    ``@renamed(x="X")`` on a public function lets ``f(x=...)`` still run (as
+    ``f(X=...)``), warning that the old name goes in :data:`ALIAS_REMOVED_IN`;
+    passing both names is an error.  The wrapped function's signature (what
+    the documentation and ``inspect.signature`` show) has the new names only;
+    ``__renamed__`` lists the aliases (the vocabulary test reads it).
+    """
+
+    def wrap(func: _F) -> _F:
+        @functools.wraps(func)
+        def with_aliases(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise InvalidParameterError(
+                        f"{func.__name__}() got {old}= and {new}=; {old}= is the old name "
+                        f"of {new}=: pass {new}= only.")
+                warnings.warn(f"{func.__name__}({old}=...) is deprecated and will be removed "
+                              f"in modellens {ALIAS_REMOVED_IN}; use {new}= instead.",
+                              FutureWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        with_aliases.__renamed__ = dict(old_to_new)  # type: ignore[attr-defined]
+        return cast(_F, with_aliases)
+
+    return wrap
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 

@@ -431,6 +431,12 @@ def build_parser() -> argparse.ArgumentParser:
                               "this machine, started for the report (needs the dask extra)")
     rep.set_defaults(func=_report)
 
+    _add_demo(sub)
+    return parser
+
+
+def _add_demo(sub) -> None:
+    """The ``demo`` command and its options."""
     demo = sub.add_parser(
         "demo", help="explain a bundled model and write its report",
         description="Fit a gradient-boosting model on data bundled with scikit-learn and write "
@@ -450,7 +456,6 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--png", action="store_true",
                       help="also write the plots as PNG files and the numbers as CSV files")
     demo.set_defaults(func=_demo)
-    return parser
 
 
 #: Characters a terminal acts on instead of showing: C0 / C1 controls (escape sequences

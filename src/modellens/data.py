@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._validation import (InvalidParameterError, ModellensWarning, check_random_state,
-                          is_integer, user_stacklevel)
+from ._validation import (InvalidParameterError, MissingValuesWarning, ModellensWarning,
+                          check_random_state, is_integer, user_stacklevel)
 
 __all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
            "sample_rows", "encode_with", "row_as_frame", "row_labels", "as_pandas", "as_pandas_pair",
@@ -520,9 +520,11 @@ class Dataset:
                 self._warn_missing(j, n_missing, what)
 
     def _warn_missing(self, j: int, n_missing: int, what: str) -> None:
-        warnings.warn(f"{n_missing} of {self.n_rows} rows have a missing value in "
-                      f"{self.columns[j].name!r}; they are left out of its {what}.",
-                      ModellensWarning, stacklevel=user_stacklevel())
+        name = self.columns[j].name
+        warnings.warn(MissingValuesWarning(
+            f"{n_missing} of {self.n_rows} rows have a missing value in {name!r}; they are "
+            f"left out of its {what}.", column=name, n_missing=n_missing, n_rows=self.n_rows,
+            used_for=what), stacklevel=user_stacklevel())
 
     def observed_labels(self, j: int) -> np.ndarray:
         """The non-missing values of column ``j`` as the user reads them (labels for categories).

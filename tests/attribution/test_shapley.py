@@ -191,7 +191,9 @@ def test_kernel_with_a_full_budget_is_exact(data8):
 
 @pytest.mark.parametrize("algorithm,options", [("permutation", {"n_permutations": 40}),
                                                ("kernel", {"n_samples": 80}),
-                                               ("kernel", {"n_samples": 160})])
+                                               # a minute on a loaded machine: CI only
+                                               pytest.param("kernel", {"n_samples": 160},
+                                                            marks=pytest.mark.study)])
 def test_standard_errors_cover_the_true_error(algorithm, options, data8):
     X, bg = data8
     exact = ml.shapley(nonlinear, X, background=bg, algorithm="exact").values

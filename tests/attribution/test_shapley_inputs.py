@@ -34,7 +34,7 @@ def test_a_row_given_as_a_series_is_one_row():
 def test_a_large_background_gets_a_cost_warning(monkeypatch):
     import importlib
 
-    module = importlib.import_module("modellens.attribution.shapley")
+    module = importlib.import_module("modellens.attribution._shapley_setup")
 
     monkeypatch.setattr(module, "COSTLY_ROWS", 10_000)
     X = np.random.default_rng(0).normal(size=(400, 6))

@@ -84,6 +84,8 @@ def _errors(f, rows, bg, exact, n_samples, seeds):
     return float(np.median(np.concatenate(out)))
 
 
+@pytest.mark.study
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("multiple", [32, 64])
 def test_proxy_beats_plain_kernelshap_on_the_same_coalitions(games, monkeypatch, multiple):
     from modellens.attribution.kernel import KernelEstimator
@@ -110,6 +112,8 @@ def test_proxy_agrees_with_brute_force_at_a_large_budget(games):
     assert np.all(np.abs(attr.values - exact) <= 5 * attr.std + 1e-9 * scale)
 
 
+@pytest.mark.study
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("pooled", [False, True])
 def test_proxy_is_unbiased_over_seeds(games, monkeypatch, pooled):
     # cross-fitting: the mean over seeds sits on the exact values within its own noise,
@@ -134,6 +138,36 @@ def test_proxy_is_unbiased_over_seeds(games, monkeypatch, pooled):
     # the reported standard errors are those of the spread over seeds (within 25%)
     ratio = np.array([a.std for a in attrs]).mean(axis=0) / sd
     assert 0.75 < np.median(ratio) < 1.25, np.median(ratio)
+
+
+def test_smoke_proxy_beats_plain_kernelshap_on_one_game(games, monkeypatch):
+    """The fast loop's version of the two studies above: one game, two seeds."""
+    from modellens.attribution.kernel import KernelEstimator
+
+    f, rows, bg, exact = games["interactions"]
+    d = rows.shape[1]
+    ours = _errors(f, rows[:3], bg, exact[:3], 32 * d, range(2))
+    with monkeypatch.context() as m:
+        m.setattr(SHAPLEY, "ProxyKernelEstimator", lambda *a, **k: KernelEstimator(*a))
+        plain = _errors(f, rows[:3], bg, exact[:3], 32 * d, range(2))
+    assert ours < plain, (ours, plain)
+
+
+def test_smoke_large_game_with_the_pooled_proxy():
+    """The fast loop's version of the large-game study below: 20 features, 6 rows."""
+    rng = np.random.default_rng(5)
+    d = 20
+    f, exact = _product_game(d, rng, n_terms=20)
+    X = rng.normal(size=(10, d))
+    rows, background = X[:6], X[6:10]
+    phi = np.array([exact(x, background) for x in rows])
+    attr = ml.shapley(f, rows, background=background, algorithm="kernel", n_samples=8 * d,
+                      random_state=0)
+    assert attr.diagnostics["proxy_rows"].all()
+    values, std = np.asarray(attr.values), np.asarray(attr.std)
+    np.testing.assert_allclose(values.sum(axis=1) + attr.base_values, f(rows), atol=1e-9)
+    # 120 intervals: SD about 0.02 at 95%
+    assert np.mean(np.abs(values - phi) < 1.96 * std) >= 0.85
 
 
 def test_additive_games_are_exact_with_the_proxy():
@@ -344,6 +378,8 @@ def _product_game(d, rng, n_terms=40):
     return f, exact
 
 
+@pytest.mark.study
+@pytest.mark.timeout(1800)
 def test_large_games_at_small_budgets_sample_every_size_with_the_pooled_proxy(monkeypatch):
     """From 20 features and up to 16 d coalitions KernelSHAP spends the budget on sampled
     pairs of every size (enumerating the borders took a quarter of an 8 d budget) and

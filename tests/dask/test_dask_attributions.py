@@ -200,7 +200,7 @@ def test_clear_errors_for_what_dask_data_cannot_take():
 
 def test_dask_array_rows_are_indexed_by_position(monkeypatch):
     # and a partition explained in blocks of rows (here 3) gives the same numbers
-    from modellens.engine import _dask
+    from modellens.engine import _dask_tables as _dask
 
     monkeypatch.setattr(_dask, "BLOCK_ROWS", 3)
     da = pytest.importorskip("dask.array")

@@ -63,7 +63,9 @@ def test_every_public_name_is_used_in_the_gallery():
     # Result types are reached through what the functions return; the gallery uses
     # their attributes rather than naming them.
     reached = {"Effect", "Band", "Bins", "Report", "WidthSweep", "Interactions", "Importance",
-               "Warming"}
+               "Warming",
+               # the typed warnings are what the methods warn, with their fields
+               "MissingValuesWarning", "UnknownLevelsWarning"}
     assert not [name for name in unused if name not in reached], unused
 
 
@@ -91,6 +93,7 @@ def test_version_is_written_once():
 
 @pytest.mark.slow
 @pytest.mark.docs
+@pytest.mark.timeout(1800)  # the gallery runs: minutes on a loaded machine
 @needs_docs
 def test_docs_build_with_warnings_as_errors(tmp_path):
     """Build a copy of docs/ (the gallery writes into its source folder) with -W."""

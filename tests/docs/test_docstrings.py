@@ -30,6 +30,7 @@ PLOTS = [
     AttributionPlots.dependence, AttributionPlots.interactions, ml.InteractionPairs.plot,
     ml.AttributionSummary.plot_bar, ml.AttributionSummary.plot_beeswarm,
     ml.AttributionSummary.plot_dependence, ml.Regions.plot, ml.Importance.plot,
+    ml.AttributionSummary.plot,
 ]
 
 #: the methods users call on results, each with its own example
@@ -46,6 +47,10 @@ METHODS = PLOTS + [
     ml.InteractionPairs.to_dict, ml.InteractionPairs.from_dict,
     ml.Regions.to_dict, ml.Regions.from_dict,
     ml.Report.save, ml.Report.to_html,
+    ml.WidthSweep.to_frame, ml.WidthSweep.to_dict, ml.WidthSweep.from_dict,
+    ml.AttributionSummary.to_frame, ml.AttributionSummary.to_dict,
+    ml.AttributionSummary.from_dict, ml.AttributionSummary.for_output,
+    ml.InteractionPairs.for_output, ml.Effects.get, ml.DistributedAttributions.to_frame,
 ]
 
 #: functions whose estimate has a formula: it goes in a Notes section, after the words
@@ -92,10 +97,12 @@ def test_docstring_has_an_examples_section(obj):
 
 def test_every_plot_method_of_the_results_is_checked():
     # a plot method added later joins PLOTS, or this fails
-    found = {f"{cls.__name__}.{name}" for cls in CLASSES + [AttributionPlots]
+    from modellens.plot._media_plots import MediaPlots  # attr.plot.text() / .image()
+
+    found = {f"{cls.__name__}.{name}" for cls in CLASSES + [AttributionPlots, MediaPlots]
              for name, member in vars(cls).items()
-             if name.startswith("plot") or cls is AttributionPlots and callable(member)
-             and not name.startswith("_") and name != "text_html"}
+             if name.startswith("plot") or cls in (AttributionPlots, MediaPlots)
+             and callable(member) and not name.startswith("_") and name != "text_html"}
     found.add("AttributionPlots.__call__")
     assert found == {_name(f) for f in PLOTS}
 

@@ -303,6 +303,20 @@ def test_cost_guard_warns_with_the_planned_rows_and_cheaper_choices(monkeypatch)
         ml.interactions(lambda A: A[:, 0], X, sample=20, random_state=0)
 
 
+def test_smoke_runs_on_a_threaded_dask_client_with_the_same_numbers():
+    """The fast loop's version of the process cluster below: a client in this process."""
+    distributed = pytest.importorskip("distributed")
+    X = uniform(300, 3, seed=2)
+    ref = ml.interactions(f_pair, X, sample=120, random_state=0, chunk_size=1000)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None) as client, \
+            ml.config(client=client, chunk_size=1000):
+        h = ml.interactions(f_pair, X, sample=120, random_state=0)
+    pd.testing.assert_frame_equal(h.pairwise, ref.pairwise, check_exact=True)
+    pd.testing.assert_series_equal(h.overall, ref.overall, check_exact=True)
+
+
+@pytest.mark.study
 def test_runs_on_a_dask_client_with_the_same_numbers():
     distributed = pytest.importorskip("distributed")
     cloudpickle = pytest.importorskip("cloudpickle")

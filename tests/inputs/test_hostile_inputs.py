@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens.models import adapter
+from modellens.models import _answers as adapter
 
 
 def _frame(n=60, seed=0):

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # a Jupyter kernel starts
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 PLOT = re.compile(r"\.plot(\.\w+)?\(")

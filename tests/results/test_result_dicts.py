@@ -15,6 +15,7 @@ import json
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import modellens as ml
@@ -47,7 +48,22 @@ def _results() -> dict:
         "Importance": [ml.importance(f, X, f(X), n_repeats=2, random_state=0)],
         "Regions": [ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0",
                                n_resamples=20, random_state=0)],
+        "WidthSweep": [ml.lime_width_sweep(f, X[:1], training_data=X, num_samples=60,
+                                           random_state=0),
+                       ml.lime_width_sweep(lambda A: np.column_stack([f(A), -f(A)]), X[:1],
+                                           training_data=X, num_samples=60, random_state=0)],
+        "AttributionSummary": _summaries(X),
     }
+
+
+def _summaries(X):
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=2)
+    g = lambda D: D["a"].to_numpy() * D["b"].to_numpy()  # noqa: E731
+    two = lambda D: np.column_stack([g(D), D["c"].to_numpy()])  # noqa: E731
+    background = pd.DataFrame(X[:10], columns=["a", "b", "c"])
+    return [ml.shapley(model, frame, background=background).summary(sample=4, random_state=0)
+            for model in (g, two)]
 
 
 def _dicts(name):

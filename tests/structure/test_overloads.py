@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow  # mypy reads the whole package: up to a minute cold
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # mypy: up to a minute cold
 
 PROGRAM = textwrap.dedent("""\
     import dask.array as da

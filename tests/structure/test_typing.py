@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow  # a cold run takes about a minute
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # a cold run takes about a minute
 
 
 def test_config_checks_the_package():

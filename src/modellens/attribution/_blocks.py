@@ -22,7 +22,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError
 
-__all__ = ["SurrogateBlock", "SamplingBlock", "MediaBlock", "Subject", "BLOCKS"]
+__all__ = ["SurrogateBlock", "SamplingBlock", "MediaBlock", "Subject", "BLOCKS", "block_property"]
 
 
 def _stack(values):
@@ -265,3 +265,13 @@ class Subject(NamedTuple):
     columns: list | None = None
     column_labels: list | None = None
     media: MediaBlock | None = None
+
+
+def block_property(block: str, name: str, what: str):
+    """A field of a block read as a flat attribute (None without the block)."""
+
+    def get(self):
+        held = getattr(self, block)
+        return None if held is None else getattr(held, name)
+
+    return property(get, doc=f"``{block}.{name}``: {what}.")

@@ -36,10 +36,11 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..data import Dataset
-from ..engine._dask import compute_on, import_dask, map_rows, partition_offsets, take_rows
+from ..engine import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ..models import own_output
 from ._blocks import Subject
 from .result import Attributions, build, keep_row_labels
+from .summary import AttributionSummary
 
 __all__ = ["DistributedAttributions", "AttributionSummary", "explain_partitions",
            "RESERVED_COLUMNS"]
@@ -222,6 +223,25 @@ class DistributedAttributions:
         frame.columns = single
         return DistributedAttributions(frame, self._parts, trial, self._offsets, self._client)
 
+    def to_frame(self):
+        """The attributions as a lazy Dask DataFrame: :attr:`frame` (nothing is computed).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            One row per explained row, with the partitions and index of ``X``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
+        >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 8), "b": np.zeros(8)})
+        >>> attr = ml.shapley(lambda D: 3 * D["a"], dd.from_pandas(df, npartitions=2),
+        ...                   background=df)
+        >>> attr.to_frame() is attr.frame, list(attr.to_frame().columns)
+        (True, ['a', 'b', 'base_value', 'prediction'])
+        """
+        return self.frame
+
     @property
     def npartitions(self) -> int:
         return self.frame.npartitions
@@ -331,164 +351,3 @@ def _summarise_partition(result: pd.DataFrame, data, rows, names):
     """One partition's sum of ``|values|`` and its sampled rows (results and data)."""
     values = result[names].to_numpy(np.float64)
     return np.abs(values).sum(axis=0), result.iloc[rows], take_rows(data, rows)
-
-
-class AttributionSummary:
-    """Global summaries of a :class:`DistributedAttributions` (one pass over its rows).
-
-    Attributes
-    ----------
-    importance : pandas.Series or pandas.DataFrame
-        Mean :math:`|\\phi_j|` of every feature over every row (several
-        outputs: a frame of one column per output).
-    sample : Attributions
-        The sampled rows, in memory: ``sample.plot.beeswarm()`` and
-        ``sample.plot.dependence(feature)`` draw from it.
-    rows : ndarray of int
-        The sampled rows' positions in the table.
-    n_rows : int
-        Rows explained.
-
-    Examples
-    --------
-    The mean absolute value of each feature over every row of a Dask
-    DataFrame, and a sample of 5 rows in memory; for ``f = 3 a`` and a
-    background whose mean of ``a`` is 0, the value of ``a`` in a row is
-    ``3 a`` itself:
-
-    >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
-    >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
-    >>> f = lambda D: 3 * D["a"]
-    >>> attr = ml.shapley(f, dd.from_pandas(df, npartitions=3), background=df)
-    >>> summary = attr.summary(sample=5, random_state=0)
-    >>> summary.n_rows, len(summary.rows)
-    (21, 5)
-    >>> bool(np.isclose(summary.importance["a"], np.mean(np.abs(3 * df["a"]))))
-    True
-    >>> bool(np.allclose(summary.sample.values[:, 0], 3 * df["a"].to_numpy()[summary.rows]))
-    True
-    """
-
-    def __init__(self, importance, sample, rows, n_rows, source):
-        self.importance, self.sample, self.rows, self.n_rows = importance, sample, rows, n_rows
-        self.outputs = source.outputs
-        self.method, self.output = source.method, source.output
-        self.feature_names = list(source.feature_names)
-
-    def __repr__(self):
-        return (f"AttributionSummary(method={self.method!r}, rows={self.n_rows}, "
-                f"sample={len(self.rows)})")
-
-    def mean_abs(self) -> np.ndarray:
-        """``importance`` as an array (the bar plot reads it)."""
-        return self.importance.to_numpy()
-
-    def plot_bar(self, *, max_display: int = 10, ax=None):
-        """Draw the mean absolute value of each feature over every row, to rank the features.
-
-        One bar per feature, largest on top (the global importance
-        ``importance``, computed from every row, not from the sample); the
-        smallest are summed into one bar when there are more than
-        ``max_display``.
-
-        Parameters
-        ----------
-        max_display : int, default=10
-            Most bars drawn (the last one sums the rest).
-        ax : matplotlib Axes, optional
-            Where to draw; None (default) draws on a new figure.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The Axes drawn on.
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
-        >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
-        >>> attr = ml.shapley(lambda D: 3 * D["a"], dd.from_pandas(df, npartitions=3),
-        ...                   background=df)
-        >>> summary = attr.summary(sample=10, random_state=0)
-        >>> ax = summary.plot_bar()
-        >>> [t.get_text() for t in ax.get_yticklabels()]  # largest on top
-        ['a', 'b']
-        """
-        from ..plot.attributions import AttributionPlots
-
-        return AttributionPlots(self).bar(max_display=max_display, ax=ax)
-
-    def plot_beeswarm(self, *, max_display: int = 10, ax=None, output=None):
-        """Draw the sampled rows' values as dots, to see how each feature's effect spreads.
-
-        One line of dots per feature, coloured by the feature's value, as
-        :meth:`Attributions.plot` draws its beeswarm, on the rows of
-        ``sample`` (the whole table may not fit in memory).
-
-        Parameters
-        ----------
-        max_display : int, default=10
-            Most lines drawn (the last one sums the rest).
-        ax : matplotlib Axes, optional
-            Where to draw; None (default) draws on a new figure.
-        output : label, str or int, optional
-            With several outputs, the one drawn (a class label, an output
-            name or a position).
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The Axes drawn on.
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
-        >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
-        >>> attr = ml.shapley(lambda D: 3 * D["a"], dd.from_pandas(df, npartitions=3),
-        ...                   background=df)
-        >>> summary = attr.summary(sample=10, random_state=0)
-        >>> ax = summary.plot_beeswarm()
-        >>> sum(len(dots.get_offsets()) for dots in ax.collections)  # 10 rows, 2 features
-        20
-        """
-        return self.sample.plot.beeswarm(max_display=max_display, ax=ax, output=output)
-
-    def plot_dependence(self, feature, *, color="auto", ax=None, output=None):
-        """Draw a feature's value against its attribution, to see the shape of its effect.
-
-        One dot per sampled row (the rows of ``sample``), as
-        :meth:`Attributions.plot` draws its dependence plot.
-
-        Parameters
-        ----------
-        feature : str or int
-            The feature, by name or position.
-        color : "auto", str, int or None, default="auto"
-            The feature that colours the dots: ``"auto"`` picks the one that
-            interacts most, a name or position chooses, None draws one colour.
-        ax : matplotlib Axes, optional
-            Where to draw; None (default) draws on a new figure.
-        output : label, str or int, optional
-            With several outputs, the one drawn (a class label, an output
-            name or a position).
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The Axes drawn on.
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> import numpy as np, pandas as pd, dask.dataframe as dd, modellens as ml
-        >>> df = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.zeros(21)})
-        >>> attr = ml.shapley(lambda D: 3 * D["a"], dd.from_pandas(df, npartitions=3),
-        ...                   background=df)
-        >>> summary = attr.summary(sample=10, random_state=0)
-        >>> ax = summary.plot_dependence("a", color=None)
-        >>> ax.get_xlabel(), len(ax.collections[0].get_offsets())  # one dot per sampled row
-        ('a', 10)
-        """
-        return self.sample.plot.dependence(feature, color=color, ax=ax, output=output)

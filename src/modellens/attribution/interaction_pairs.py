@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError, is_integer
+from ..models import own_output
 
 __all__ = ["InteractionPairs", "interaction_pairs"]
 
@@ -145,15 +146,42 @@ class InteractionPairs:
         check_interaction_pairs(opened, v)
         return cls(**{name: v[name] for name in names})
 
-    def plot(self, *, max_display: int = 10, ax=None):
+    def for_output(self, output) -> "InteractionPairs":
+        """The pairs of one output: these pairs, which are of one output.
+
+        Parameters
+        ----------
+        output : label, str or int
+            The output's name, the class it explains, or the position 0.
+
+        Returns
+        -------
+        InteractionPairs
+            This result (a name of another output is a KeyError).
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> pairs = ml.InteractionPairs(feature_1=["age"], feature_2=["bmi"],
+        ...                             mean_abs=np.array([0.25]), mean=np.array([-0.125]),
+        ...                             std=None, output="f(x)", n_rows=40)
+        >>> pairs.for_output("f(x)") is pairs
+        True
+        """
+        own_output(self.output, output)
+        return self
+
+    def plot(self, ax=None, *, output=None, max_display: int = 10):
         """Draw the strongest pairs: a bar of mean ``|interaction value|`` each, largest on top.
 
         Parameters
         ----------
-        max_display : int, default=10
-            Most pairs drawn.
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            The one output these pairs are of (checked; they hold one).
+        max_display : int, default=10
+            Most pairs drawn.
 
         Returns
         -------
@@ -173,6 +201,8 @@ class InteractionPairs:
         """
         from ..plot.interaction_pairs import plot_interaction_pairs
 
+        if output is not None:
+            own_output(self.output, output)
         return plot_interaction_pairs(self, max_display=max_display, ax=ax)
 
 

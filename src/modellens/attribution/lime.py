@@ -17,10 +17,9 @@ from functools import partial
 from typing import overload
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
-                           check_positive_float, check_random_state)
+                           check_positive_float, check_random_state, renamed)
 from ..engine import DataRows, Plan, Segment, open_request
 from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from ._blocks import Subject
@@ -28,244 +27,11 @@ from .distributed import DistributedAttributions
 from ._streams import RowStreams
 from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_outputs,
                          output_names, run_every_output, surrogate_attributions, warn_if_shrunk)
+from ._tabular import DISCRETIZERS, TabularSampler
 from .lime_result import WidthSweep
 from .result import Attributions, keep_row_labels
 
 __all__ = ["lime", "lime_width_sweep", "WidthSweep", "TabularSampler", "DISCRETIZERS"]
-
-#: Quantiles that cut a numeric column into bins (lime's quartile and decile discretisers).
-DISCRETIZERS = {"quartile": (25, 50, 75), "decile": tuple(range(10, 100, 10))}
-#: Added to a bin's standard deviation so that a bin of tied values still has a scale.
-_BIN_STD_FLOOR = 1e-11
-
-
-class TabularSampler:
-    r"""Where LIME's perturbed rows come from, and their interpretable representation.
-
-    Built once from the training data (encoded with the explained rows'
-    schema); every column is one of
-
-    - *continuous* (numeric, ``discretize=None``): sample
-      :math:`x_j \sim N(\mu_j, \sigma_j^2)` (training mean and standard
-      deviation, not centred on the instance); :math:`z_j = (x_j - \mu_j) / \sigma_j`
-      (a constant column stays constant, :math:`z_j = 0`).
-    - *binned* (numeric, discretised at the training quartiles / deciles, bins
-      ``(q_{k-1}, q_k]``): draw a bin with the training frequencies, then a
-      value from a normal with the bin's training mean and standard deviation
-      truncated to the bin's range; :math:`z_j = 1` when the bin is the
-      instance's, else 0.
-    - *level* (categorical, string or boolean): draw a level with the training
-      frequencies; :math:`z_j = 1` when it is the instance's level.
-
-    Missing values are drawn as the training data have them: column ``j`` is
-    missing in a drawn row with its training missing rate :math:`p_j`,
-    independently of the other columns, and its statistics (mean, bins,
-    level frequencies) are those of its present values.  Missing is a bin
-    (a level) of its own: :math:`z_j = 1` when the drawn row and the instance
-    are both missing (a continuous column's missing draw has :math:`z_j = 0`,
-    its mean).  Data without missing values are drawn as before.
-
-    Row 0 of every neighbourhood is the instance itself.
-    """
-
-    #: The key of a missing draw in a binned or level column (bins and codes are >= 0).
-    MISSING_KEY = -1.0
-
-    def __init__(self, training: np.ndarray, columns, discretize):
-        self.d = training.shape[1]
-        self.kinds, self.mean, self.scale = [], np.zeros(self.d), np.ones(self.d)
-        self.edges, self.levels, self.freqs, self.bin_stats = {}, {}, {}, {}
-        self.constant = np.zeros(self.d, dtype=bool)
-        #: column -> training missing rate, for the columns that have missing values
-        self.missing: dict[int, float] = {}
-        for j, col in enumerate(columns):
-            x = training[:, j]
-            absent = np.isnan(x)
-            if absent.all():
-                raise InvalidParameterError(
-                    f"training_data column {col.name!r} holds only missing values; LIME "
-                    "samples from the training statistics: drop the column or pass rows "
-                    "where it is present.")
-            if absent.any():
-                self.missing[j] = float(absent.mean())
-                x = x[~absent]
-            if col.is_categorical or col.is_boolean:
-                self.kinds.append("level")
-                self.levels[j], counts = np.unique(x, return_counts=True)
-                self.freqs[j] = counts / counts.sum()
-                continue
-            self.mean[j] = x.mean()
-            std = x.std()
-            self.scale[j] = std if std > 0 else 1.0
-            self.constant[j] = std == 0
-            if discretize is None:
-                self.kinds.append("continuous")
-                continue
-            self.kinds.append("binned")
-            edges = np.percentile(x, DISCRETIZERS[discretize])
-            self.edges[j] = edges
-            bins = np.searchsorted(edges, x)
-            n_bins = edges.size + 1
-            counts = np.bincount(bins, minlength=n_bins)
-            self.freqs[j] = counts / counts.sum()
-            means = np.array([x[bins == b].mean() if counts[b] else 0.0 for b in range(n_bins)])
-            stds = np.array([x[bins == b].std() if counts[b] else 0.0 for b in range(n_bins)])
-            lows = np.concatenate([[x.min()], edges])
-            highs = np.concatenate([edges, [x.max()]])
-            self.bin_stats[j] = (means, stds + _BIN_STD_FLOOR, lows, highs)
-
-    def represent(self, x0: np.ndarray) -> np.ndarray:
-        """The instance's own interpretable row :math:`z_0`."""
-        z0 = np.ones(self.d)
-        for j, kind in enumerate(self.kinds):
-            if kind == "continuous":
-                z0[j] = 0.0 if np.isnan(x0[j]) else (x0[j] - self.mean[j]) / self.scale[j]
-        return z0
-
-    def _key(self, j: int, value: float) -> float:
-        """The key of the instance's value in a binned or level column."""
-        if np.isnan(value):
-            return self.MISSING_KEY
-        return float(np.searchsorted(self.edges[j], value)) if self.kinds[j] == "binned" \
-            else value
-
-    def _index(self, kind):
-        return np.array([j for j, k in enumerate(self.kinds) if k == kind], dtype=np.intp)
-
-    def draw(self, size: int, rng):
-        """``size`` perturbed rows, the same for any instance.
-
-        Returns the encoded rows and their *keys*: the standardised value of a
-        continuous column, the bin of a binned one, the level of a categorical
-        one; :meth:`represent_draws` turns keys into ``z`` for an instance.
-        """
-        X = np.empty((size, self.d))
-        K = np.empty((size, self.d))
-        cont = self._index("continuous")
-        if cont.size:
-            z = rng.standard_normal((size, cont.size))
-            # sigma = 0: N(mu, 0) is the constant itself (a unit scale would invent values)
-            z[:, self.constant[cont]] = 0.0
-            K[:, cont] = z
-            X[:, cont] = self.mean[cont] + self.scale[cont] * z
-        for j in self._index("level"):
-            K[:, j] = X[:, j] = self.levels[j][_categorical(self.freqs[j], size, rng)]
-        binned = self._index("binned")
-        if binned.size:
-            # every binned column at once: one (size, columns) draw of bins, then of values
-            cdf = np.cumsum([self.freqs[j] for j in binned], axis=1)
-            cdf /= cdf[:, -1:]
-            u = rng.random((size, binned.size))
-            bins = np.zeros(u.shape, dtype=np.intp)
-            for k in range(cdf.shape[1] - 1):  # a bin index is the count of bounds passed
-                bins += u >= cdf[:, k]
-            cols = np.arange(binned.size)
-            mean, std, low, high = (np.array([self.bin_stats[j][k] for j in binned])[cols, bins]
-                                    for k in range(4))
-            X[:, binned] = _truncated_normal(mean, std, low, high, rng)
-            K[:, binned] = bins
-        if self.missing:
-            # after every other draw: data without missing values draw the same rows as ever
-            cols = np.fromiter(self.missing, dtype=np.intp)
-            rates = np.array([self.missing[j] for j in cols])
-            gone = rng.random((size, cols.size)) < rates
-            for k, j in enumerate(cols):
-                X[gone[:, k], j] = np.nan
-                K[gone[:, k], j] = np.nan if self.kinds[j] == "continuous" else self.MISSING_KEY
-        return X, K
-
-    def represent_draws(self, K: np.ndarray, x0: np.ndarray) -> np.ndarray:
-        """``z`` of drawn rows (their keys ``K``) around the instance ``x0``."""
-        Z = K.copy()
-        for j, kind in enumerate(self.kinds):
-            if kind in ("level", "binned"):
-                Z[:, j] = K[:, j] == self._key(j, x0[j])
-            elif j in self.missing:
-                Z[np.isnan(K[:, j]), j] = 0.0
-        return Z
-
-    def sample(self, x0: np.ndarray, size: int, rng):
-        """``size`` rows around ``x0`` (row 0 is ``x0``): encoded rows and their ``z``."""
-        X, K = self.draw(size, rng)
-        Z = self.represent_draws(K, x0)
-        X[0] = x0
-        Z[0] = self.represent(x0)
-        return X, Z
-
-    def conditions(self, x0: np.ndarray, columns) -> list:
-        """What ``z_j = 1`` means for this instance, one phrase per feature."""
-        out = []
-        for j, (kind, col) in enumerate(zip(self.kinds, columns)):
-            if np.isnan(x0[j]):
-                out.append(f"{col.name} is missing")
-            elif kind == "continuous":
-                out.append(col.name)
-            elif kind == "level":
-                label = bool(x0[j]) if col.is_boolean else \
-                    col.levels[int(x0[j])] if col.is_categorical else x0[j]
-                out.append(f"{col.name} = {label}")
-            else:
-                edges = self.edges[j]
-                b = int(np.searchsorted(edges, x0[j]))
-                low = self.bin_stats[j][2][0]  # the training minimum
-                if b == 0 and edges[0] <= low:
-                    # the first bin holds the minimum alone (fare 0 of many free tickets)
-                    out.append(f"{col.name} = {edges[0]:.4g}")
-                elif b == 0:
-                    out.append(f"{col.name} <= {edges[0]:.4g}")
-                elif b == edges.size:
-                    out.append(f"{col.name} > {edges[-1]:.4g}")
-                else:
-                    out.append(f"{edges[b - 1]:.4g} < {col.name} <= {edges[b]:.4g}")
-        return out
-
-
-def _categorical(p, size, rng):
-    """``size`` draws of ``0 .. len(p) - 1`` with probabilities ``p``."""
-    cdf = np.cumsum(p)
-    return np.minimum(np.searchsorted(cdf / cdf[-1], rng.random(size), side="right"),
-                      len(p) - 1)
-
-
-#: Rounds of redrawing rejected normal draws before the rest go by the inverse CDF.
-_REJECTION_ROUNDS = 8
-
-
-def _truncated_normal(mean, std, low, high, rng):
-    """Normal draws truncated to ``[low, high]``, one per entry (vectorised).
-
-    Rejection: a bin's mean lies inside its range and its standard deviation is
-    at most half the range, so at least about half of the plain normal draws
-    land inside and a few rounds of redrawing settle nearly all; the inverse CDF
-    takes what is left (it is exact, but slower per draw).
-    """
-    shape = mean.shape
-    mean, std, low, high = (np.ravel(a) for a in (mean, std, low, high))
-    out = mean + std * rng.standard_normal(mean.size)
-    todo = np.flatnonzero((out < low) | (out > high))
-    for _ in range(_REJECTION_ROUNDS):
-        if todo.size == 0:
-            break
-        out[todo] = mean[todo] + std[todo] * rng.standard_normal(todo.size)
-        todo = todo[(out[todo] < low[todo]) | (out[todo] > high[todo])]
-    if todo.size:
-        out[todo] = _truncated_normal_icdf(mean[todo], std[todo], low[todo], high[todo], rng)
-    return np.where(high > low, out, low).reshape(shape)
-
-
-def _truncated_normal_icdf(mean, std, low, high, rng):
-    """Normal draws truncated to ``[low, high]`` by the inverse CDF."""
-    a, b = (low - mean) / std, (high - mean) / std
-    # draw in the lower tail (flip when the interval lies right of the mean): the CDF
-    # keeps its precision there
-    flip = a > 0
-    a, b = np.where(flip, -b, a), np.where(flip, -a, b)
-    pa, pb = ndtr(a), ndtr(b)
-    u = pa + rng.random(mean.shape) * (pb - pa)
-    t = np.clip(ndtri(u), a, b)
-    t = np.where(flip, -t, t)
-    return np.where(high > low, mean + std * t, low)
-
 
 class _Instances(EveryOutput, DataRows):
     """The explained rows themselves (the shared sampling's row 0 of each neighbourhood)."""
@@ -703,12 +469,15 @@ def _stability(fits, k) -> dict:
             "weight_std": coef.std(axis=0, ddof=1)}
 
 
-def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
+@renamed(x="X")
+def lime_width_sweep(model: ModelLike, X: DataLike, *, training_data: DataLike,
                      widths: ArrayLike | None = None, num_features: int | None = None,
                      num_samples: int = 5000, discretize: str | None = "quartile",
                      feature_selection: str = "none", random_state: RandomStateLike = None,
                      target: TargetSpec = None, response_method: str = "auto",
-                     feature_names: Sequence[str] | None = None) -> WidthSweep:
+                     feature_names: Sequence[str] | None = None,
+                     chunk_size: int | None = None, n_jobs: int | None = None,
+                     progress: bool | None = None) -> WidthSweep:
     r"""How does one row's LIME explanation change with the kernel width?
 
     LIME's answer depends on the width of its kernel, which sets how local the
@@ -723,8 +492,9 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     ----------
     model : ModelLike
         As in :func:`modellens.lime`.
-    x : ndarray or DataFrame with one row
-        The row to explain.
+    X : ndarray or DataFrame with one row
+        The row to explain (``x=``, its old name, works until 0.3 with a
+        ``FutureWarning``).
     training_data : ndarray or DataFrame
         As in :func:`modellens.lime`.
     widths : array of float, optional
@@ -735,6 +505,8 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
         ``feature_selection="none"`` every feature gets a weight.
     num_samples, discretize, feature_selection, random_state, target, response_method, feature_names
         As in :func:`modellens.lime`.
+    chunk_size, n_jobs, progress
+        Execution options (see :func:`modellens.config`).
 
     Returns
     -------
@@ -782,12 +554,12 @@ def lime_width_sweep(model: ModelLike, x: DataLike, *, training_data: DataLike,
     True
     >>> ax = sweep.plot()
     """
-    request = _open(model, x, training_data, target=target, response_method=response_method,
+    request = _open(model, X, training_data, target=target, response_method=response_method,
                     feature_names=feature_names, discretize=discretize, dask="in_memory",
-                    several=True)
+                    several=True, chunk_size=chunk_size, n_jobs=n_jobs, progress=progress)
     dataset, Xe, sampler, mdl = _prepare(request, discretize=discretize)
     if Xe.shape[0] != 1:
-        raise InvalidParameterError(f"lime_width_sweep explains one row; x has {Xe.shape[0]}.")
+        raise InvalidParameterError(f"lime_width_sweep explains one row; X has {Xe.shape[0]}.")
     d = Xe.shape[1]
     k, num_samples, default = check_budget(num_features, num_samples, d, None,
                                            feature_selection, default_width=0.75 * np.sqrt(d))

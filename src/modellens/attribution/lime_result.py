@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
+from .._serialize import envelope, open_envelope
 from .._validation import InvalidParameterError
 from ..models import output_position, own_output
 from ..plot.lime import plot_width_sweep
@@ -88,7 +92,100 @@ class WidthSweep:
                           self.score_holdout[..., c], self.feature_names, self.default_width,
                           output=self.outputs[c])
 
-    def plot(self, *, output=None, max_display: int = 6, ax=None):
+    def to_frame(self) -> pd.DataFrame:
+        """One row per width (and output): the width, each feature's weight and the R^2.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``width``, then one per feature, then ``score`` and
+            ``score_holdout``; with several outputs an ``output`` column first
+            and the widths once per output.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> train = np.random.default_rng(0).normal(size=(100, 2))
+        >>> sweep = ml.lime_width_sweep(lambda A: A @ [2.0, -1.0], train[:1],
+        ...                             training_data=train, num_samples=200, random_state=0)
+        >>> frame = sweep.to_frame()
+        >>> list(frame.columns), len(frame)
+        (['width', 'x0', 'x1', 'score', 'score_holdout'], 25)
+        """
+        if self.outputs is not None:
+            return pd.concat([self.for_output(c).to_frame().assign(output=name)
+                              for c, name in enumerate(self.outputs)],
+                             ignore_index=True)[["output", "width", *self.feature_names,
+                                                 "score", "score_holdout"]]
+        frame = pd.DataFrame(np.asarray(self.values), columns=list(self.feature_names))
+        frame.insert(0, "width", np.asarray(self.widths))
+        frame["score"], frame["score_holdout"] = self.score, self.score_holdout
+        return frame
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of every field, to save the sweep as JSON.
+
+        Returns
+        -------
+        dict
+            ``json.dumps`` works on it and :meth:`from_dict` rebuilds the sweep.
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> train = np.random.default_rng(0).normal(size=(100, 2))
+        >>> sweep = ml.lime_width_sweep(lambda A: A @ [2.0, -1.0], train[:1],
+        ...                             training_data=train, num_samples=200, random_state=0)
+        >>> back = ml.WidthSweep.from_dict(json.loads(json.dumps(sweep.to_dict())))
+        >>> bool(np.array_equal(back.values, sweep.values))
+        True
+        """
+        return envelope("WidthSweep", {
+            "widths": np.asarray(self.widths, dtype=np.float64),
+            "values": np.asarray(self.values, dtype=np.float64),
+            "score": np.asarray(self.score, dtype=np.float64),
+            "score_holdout": np.asarray(self.score_holdout, dtype=np.float64),
+            "feature_names": [str(f) for f in self.feature_names],
+            "default_width": float(self.default_width),
+            "outputs": None if self.outputs is None else [str(o) for o in self.outputs],
+            "output_labels": None if self.output_labels is None else list(self.output_labels),
+            "output": self.output})
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "WidthSweep":
+        """Rebuild the sweep from :meth:`to_dict` output (also after a JSON round trip).
+
+        Parameters
+        ----------
+        d : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        WidthSweep
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np, modellens as ml
+        >>> train = np.random.default_rng(0).normal(size=(100, 2))
+        >>> sweep = ml.lime_width_sweep(lambda A: A @ [2.0, -1.0], train[:1],
+        ...                             training_data=train, num_samples=200, random_state=0)
+        >>> ml.WidthSweep.from_dict(json.loads(json.dumps(sweep.to_dict()))).feature_names
+        ['x0', 'x1']
+        """
+        v = open_envelope(d, "WidthSweep").fields(
+            ("widths", "values", "score", "score_holdout", "feature_names", "default_width"))
+        return cls(np.asarray(v["widths"], dtype=np.float64),
+                   np.asarray(v["values"], dtype=np.float64),
+                   np.asarray(v["score"], dtype=np.float64),
+                   np.asarray(v["score_holdout"], dtype=np.float64),
+                   list(v["feature_names"]), float(v["default_width"]),
+                   outputs=v.get("outputs"), output_labels=v.get("output_labels"),
+                   output=v.get("output"))
+
+    def plot(self, ax=None, *, output=None, max_display: int = 6):
         """Draw each top feature's weight against the kernel width, to see if the answer holds.
 
         A line per feature (those with the largest weights), the width on a

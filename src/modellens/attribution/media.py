@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_random_state
+from .._validation import check_random_state, renamed
 from ..engine import Plan, open_request
 from ..typing import ArrayLike, PredictFn, RandomStateLike, TargetSpec
 from ._games import input_model, media_subject
@@ -100,7 +100,8 @@ def _lime_media(predict_fn, rep, *, kind, num_features, num_samples, kernel_widt
     return parts[0] if len(parts) == 1 else Attributions.stack(parts, model.output_labels)
 
 
-def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = None,
+@renamed(predict_fn="model")
+def lime_text(model: PredictFn, text: str, *, num_features: int | None = None,
               num_samples: int = 5000, kernel_width: float | None = None,
               feature_selection: str = "auto",
               tokenizer: str | Callable[[str], list[str]] | None = None,
@@ -118,8 +119,8 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
 
     Parameters
     ----------
-    predict_fn : callable
-        ``predict_fn(list of str) -> (m,)`` scores, or ``(m, k)`` class scores:
+    model : callable
+        ``model(list of str) -> (m,)`` scores, or ``(m, k)`` class scores:
         every column is explained (from the same samples), or the one
         ``target=`` chooses.
     text : str
@@ -132,7 +133,7 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
     num_samples, kernel_width, feature_selection, random_state
         As in :func:`modellens.lime`.
     target : int or list of int, optional
-        The column of ``predict_fn``'s output to explain; a list explains
+        The column of ``model``'s output to explain; a list explains
         those columns and None (default) every column of ``(m, k)`` scores,
         each output's surrogate fit on the same samples (values
         ``(1, p, k)``, ``attr.for_output(c)`` the column's own result, equal
@@ -186,16 +187,17 @@ def lime_text(predict_fn: PredictFn, text: str, *, num_features: int | None = No
     >>> round(float(attr.values[0].max()), 1)
     0.7
     """
-    request = open_request(predict_fn, text, chunk_size=chunk_size, n_jobs=n_jobs,
+    request = open_request(model, text, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, media=True)
     rep = TextInput(text, tokenizer)
-    return _lime_media(predict_fn, rep, kind="text", num_features=num_features,
+    return _lime_media(model, rep, kind="text", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,
                        target=target, options=request.options)
 
 
-def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | None = None,
+@renamed(predict_fn="model")
+def lime_image(model: PredictFn, image: ArrayLike, *, num_features: int | None = None,
                num_samples: int = 1000, kernel_width: float | None = None,
                feature_selection: str = "auto",
                segmentation: str | ArrayLike | Callable[[np.ndarray], np.ndarray] = "quickshift",
@@ -214,8 +216,8 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
 
     Parameters
     ----------
-    predict_fn : callable
-        ``predict_fn(images) -> (m,)`` or ``(m, k)`` (every column explained
+    model : callable
+        ``model(images) -> (m,)`` or ``(m, k)`` (every column explained
         from the same samples, or those ``target=`` chooses);
         ``images`` has shape ``(m, height, width, channels)`` (or
         ``(m, height, width)`` for a 2-D image) and the image's dtype.
@@ -273,10 +275,10 @@ def lime_image(predict_fn: PredictFn, image: ArrayLike, *, num_features: int | N
     >>> attr.feature_names[int(np.argmax(attr.values[0]))]
     '0'
     """
-    request = open_request(predict_fn, image, chunk_size=chunk_size, n_jobs=n_jobs,
+    request = open_request(model, image, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, media=True)
     rep = ImageInput(image, segmentation, hide_color, random_state, segmentation_options)
-    return _lime_media(predict_fn, rep, kind="image", num_features=num_features,
+    return _lime_media(model, rep, kind="image", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,
                        target=target, options=request.options)

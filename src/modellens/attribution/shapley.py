@@ -16,49 +16,27 @@ from ..data import is_integer
 from ..engine import open_request, run, run_outputs
 from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
-from ._background import DEFAULT_BACKGROUND, choose_background
+from ._background import DEFAULT_BACKGROUND
 from ._blocks import SamplingBlock
-from ._groups import GroupGame, check_groups
+from ._groups import GroupGame
 from ._interaction_values import interaction_estimator
-from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
-                     tree_ensemble_for)
+from ._games import InterventionalGame, RemovalGame, ShapleyPlan, TreeGame
 from ._masking import ImageMasker, TextMasker
 from ._stopping import GrowPlan, StoppingRule, check_stopping, run_until_converged
 from ._streams import RowStreams
+from ._shapley_setup import (DEFAULT_PERMUTATIONS, FIRST_ROUND_PER_FEATURE, MAX_EXACT_FEATURES,
+                             _check_stop_applies, _choose_algorithm, _game, _warn_if_costly,
+                             default_kernel_samples, kernel_samples_for_std)
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
 from ._active import ActiveKernelEstimator
 from ._proxy import ProxyKernelEstimator
-from .kernel import split_sizes
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions, build, keep_row_labels
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
 ALGORITHMS = ("auto", "exact", "permutation", "kernel", "tree")
-#: Largest number of features ``algorithm="exact"`` accepts (2**15 coalitions per row).
-MAX_EXACT_FEATURES = 15
-#: Default permutations (antithetic pairs count twice) of ``algorithm="permutation"``.
-DEFAULT_PERMUTATIONS = 20
-#: KernelSHAP's first round under a stopping rule: this many coalitions per feature.
-FIRST_ROUND_PER_FEATURE = 8
-
-
-def default_kernel_samples(d: int) -> int:
-    """KernelSHAP's default budget of coalitions per explained row: ``2 d + 2048``."""
-    return 2 * d + 2048
-
-
-def kernel_samples_for_std(d: int, start: int = 2) -> int:
-    """The smallest KernelSHAP budget from ``start`` on that samples the ``d`` pairs
-    standard errors need (or enumerates everything)."""
-    budget = start
-    while budget < 2 ** d:
-        _, sampled, pairs = split_sizes(d, budget)
-        if not sampled or pairs >= d:
-            return budget
-        budget += 1
-    return budget
 
 
 # Dask data give a DistributedAttributions, everything else an Attributions: the Dask
@@ -406,31 +384,6 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                            request.X)
 
 
-def _check_stop_applies(stop: StoppingRule | None, algorithm: str,
-                        interactions: bool) -> StoppingRule | None:
-    """Refuse a stopping rule where nothing samples: one rule for every exact algorithm.
-
-    ``"auto"`` keeps it (it samples, or enumerates only when that is cheaper
-    than the cap: an exact answer meets any tolerance).
-    """
-    if stop is None:
-        return None
-    what = ("tol= / tol_abs= (and max_evals=, their cap) stop the sampling algorithms "
-            "('permutation', 'kernel', and 'auto' when it samples) once each row's standard "
-            "errors are small enough; ")
-    if interactions:
-        raise InvalidParameterError(
-            what + "interactions=True draws its own rounds and has no stopping rule yet: drop "
-            "them and give n_permutations= (rounds of every pair), or algorithm='exact'.")
-    if algorithm in ("exact", "tree"):
-        exact = "TreeSHAP (algorithm='tree') is exact" if algorithm == "tree" else \
-            "algorithm='exact' enumerates every coalition"
-        raise InvalidParameterError(
-            what + f"{exact} and needs no tolerance: drop them, or pick algorithm="
-            "'permutation' or 'kernel' to sample.")
-    return stop
-
-
 def _open(model, X, settings, *, options, several=False, **given):
     """The request of a call through the front door: a text or image, or rows with the background."""
     background = settings["background"]
@@ -571,71 +524,6 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
     return Attributions.stack(parts, model.output_labels)
 
 
-def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
-          interactions, index, budget_given, random_state, rng, draw_background, stacklevel,
-          groups=None):
-    """The game of a request, with its background chosen by the one rule of ``._background``."""
-    model, X = request.raw_model, request.X
-    if request.dataset is None:
-        # one text or image: its words / superpixels are the players
-        if background is not None or feature_names is not None or response_method != "auto" \
-                or interactions or index != "shapley" or groups is not None:
-            raise InvalidParameterError("a text or image takes no background, feature_names, "
-                                        "response_method, interactions, index or groups.")
-        masker = check_masker("text" if masker is None else masker)
-        if algorithm == "tree":
-            raise InvalidParameterError("algorithm='tree' is for tree ensembles; texts and "
-                                        "images take algorithm='exact', 'permutation', "
-                                        "'kernel' or 'auto'.")
-        return RemovalGame(model, masker.represent(X, random_state), target=target)
-    dataset, n, rows = request.dataset, request.n_explained, request.reference
-    players = None if groups is None else check_groups(groups, dataset.feature_names,
-                                                       dataset.column_labels)
-    ens = None
-    if algorithm == "tree" or (algorithm == "auto" and not budget_given and groups is None
-                               and tree_ensemble_name(model) is not None):
-        ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
-                                response_method=response_method)
-        if ens is not None and algorithm == "auto" \
-                and not _trees_give_prediction(ens, response_method):
-            # TreeSHAP explains the trees' raw output (a boosted classifier's log-odds);
-            # the default explains the number the model predicts, as every other method
-            ens = None
-    if ens is None and index != "shapley":
-        raise InvalidParameterError(
-            f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
-            "'auto') and a supported tree model (see modellens.attribution.tree).")
-    if rows is None and not draw_background and (ens is None or background is not None):
-        raise InvalidParameterError(
-            "Shapley values of Dask data need background rows in memory (a background drawn "
-            "from X would be drawn from each partition); pass background= rows, e.g. "
-            "background=X.sample(frac=...).compute() or a sample of the training data. "
-            "(TreeSHAP of a supported tree model also takes none: the path-dependent game.)")
-    bg, note = choose_background(dataset, n, background, rows, rng, optional=ens is not None,
-                                 stacklevel=stacklevel)
-    if ens is not None:  # every output asked for, in one game
-        if players is not None and bg is None:
-            raise InvalidParameterError(
-                "groups= with algorithm='tree' needs a background (interventional TreeSHAP "
-                "masks a group's columns jointly, exactly); the path-dependent game of no "
-                "background takes single features. Pass background= rows, or use "
-                "algorithm='exact', 'permutation' or 'kernel'.")
-        trees = TreeGame(ens, model, dataset, n, bg, note, target=target)
-        return trees if players is None else GroupGame(trees, players)
-    game = InterventionalGame(request.model, dataset, n, bg, note)
-    return game if players is None else GroupGame(game, players)
-
-
-def _trees_give_prediction(ens, response_method: str) -> bool:
-    """Whether the trees' raw output is the response explained (what ``ml.predict`` gives).
-
-    A boosted classifier's trees add up to log-odds (``link`` "logit" /
-    "softmax"), a Poisson or Gamma booster's to a log; their models predict
-    the probability / the exponential, unless ``decision_function`` is asked for.
-    """
-    return ens.link == "identity" or response_method == "decision_function"
-
-
 def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions,
                n_threads, index, stacklevel, stop=None):
     """The estimator of a game: ``(estimator, algorithm, budget)``.
@@ -772,68 +660,3 @@ def _result(game, estimator, est, algorithm, budget, index, stop=None,
                  interactions=est.interactions, diagnostics=extra)
 
 
-#: Planned model rows above which a large background gets a warning.
-COSTLY_ROWS = 10_000_000
-#: Background rows that a costly request is advised to sample down to.
-SUGGESTED_BACKGROUND = 100
-
-
-def _warn_if_costly(plan, n, m, note, *, tree=False, stacklevel=3):
-    """Say so when a request plans very many rows mostly because of its background.
-
-    ``tree``: the model is a tree ensemble, whose TreeSHAP (``algorithm="tree"``)
-    reads the background once per tree (cost of order ``n + m``, no model rows).
-    """
-    total = sum(seg.n_rows for seg in plan.segments)
-    if total > COSTLY_ROWS and m > SUGGESTED_BACKGROUND:
-        hint = (" For this tree model, algorithm='tree' takes the whole background at a cost "
-                "of order n + m." if tree else "")
-        warnings.warn(
-            f"this request plans {total:,} model rows ({n} explained rows x "
-            f"{total // max(1, n * m):,} coalitions x {m} background rows): the cost grows "
-            f"with the background, {note}. A sample of about {SUGGESTED_BACKGROUND} rows "
-            f"usually suffices, e.g. background=X_train.sample({SUGGESTED_BACKGROUND}, "
-            f"random_state=0); or explain fewer rows, or set n_samples= lower.{hint}",
-            ModellensWarning, stacklevel=stacklevel)
-
-
-def _choose_algorithm(algorithm, d, n_samples, n_permutations, cap=None):
-    """Validate the budget options; resolve ``"auto"``.  Returns ``(algorithm, budget)``.
-
-    ``cap``: a stopping rule's most coalitions per row, which ``"auto"``
-    compares with exact enumeration's cost (the budget is then a first round).
-    """
-    if n_samples is not None:
-        if algorithm not in ("auto", "kernel"):
-            raise InvalidParameterError(
-                f"n_samples is the budget of algorithm='kernel'; "
-                f"algorithm={algorithm!r} does not use it.")
-        if not is_integer(n_samples) or n_samples < 2:
-            raise InvalidParameterError(
-                f"n_samples must be an integer >= 2 (coalitions per explained "
-                f"row), got {n_samples!r}.")
-    if n_permutations is not None:
-        if algorithm != "permutation":
-            raise InvalidParameterError(
-                "n_permutations is the budget of algorithm='permutation'; "
-                f"algorithm={algorithm!r} does not use it.")
-        if not is_integer(n_permutations) or n_permutations < 2:
-            raise InvalidParameterError(
-                f"n_permutations must be an integer >= 2, got {n_permutations!r}.")
-    kernel_budget = int(n_samples) if n_samples is not None else default_kernel_samples(d)
-    if algorithm == "auto":
-        exact_fits = d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= (
-            kernel_budget if cap is None else cap)
-        algorithm = "exact" if exact_fits else "kernel"
-    if algorithm == "exact":
-        if d > MAX_EXACT_FEATURES:
-            raise InvalidParameterError(
-                f"algorithm='exact' evaluates all 2**d coalitions: with d={d} features that is "
-                f"{2 ** d:,} coalitions times the background rows per explained row, too many. "
-                f"Use algorithm='kernel' (budget n_samples=) or 'permutation' "
-                f"(budget n_permutations=); 'exact' takes at most {MAX_EXACT_FEATURES} features."
-            )
-        return "exact", None
-    if algorithm == "permutation":
-        return "permutation", int(n_permutations or DEFAULT_PERMUTATIONS)
-    return "kernel", kernel_budget

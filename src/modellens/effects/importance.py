@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError, check_int
 from ..engine import DataRows, Plan, Segment, open_request, run_outputs
-from ..models._responses import RESPONSES, response_model
+from ..models import RESPONSES, response_model
 from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from .importance_result import Importance
 

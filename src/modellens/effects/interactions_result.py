@@ -275,7 +275,7 @@ class Interactions:
                                  for c in PAIR_COLUMNS})
         return cls(pairwise=pairwise, notes=tuple(v.pop("notes")), **series, **v)
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax=None, *, output=None, **kwargs):
         """Draw bars of each feature's interaction strength and a heatmap of the pairs.
 
         The bars show the overall statistic of each feature (the share of its
@@ -290,6 +290,9 @@ class Interactions:
             None (default): a new figure with both panels; a pair of Axes:
             the bars on the first, the heatmap on the second; one Axes: the
             bars only.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output name
+            or a position); required then.
         **kwargs
             ``max_features`` (default 30): the most bars drawn, as in
             :func:`modellens.plot.plot_interactions`.
@@ -315,7 +318,6 @@ class Interactions:
         """
         from ..plot.interactions import plot_interactions
 
-        output = kwargs.pop("output", None)
         if self.outputs is not None:
             if output is None:
                 raise InvalidParameterError(

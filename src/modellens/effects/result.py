@@ -14,90 +14,10 @@ from .._result_specs import check_effect
 from ..data import row_labels
 from ..models import output_position, own_output
 from ..plot.effects import plot_effect, plot_effects
+from ._parts import (_PER_OUTPUT_EXTRA, Band, Bins, _same, _stack_extra, _stack_outputs,
+                     _take_output)
 
 __all__ = ["Effect", "Effects", "Band", "Bins"]
-
-
-@dataclass(frozen=True, eq=False)
-class Band:
-    """An interval around a curve, at its grid points.
-
-    Attributes
-    ----------
-    lower, upper : ndarray
-        The limits, shaped like ``Effect.values``.
-    level : float or None
-        Coverage of a confidence band (0.95 for 95%); None for a band that is
-        a spread, not a confidence statement (an M-plot's +/- one standard
-        deviation of the predictions).
-    label : str
-        How a legend names it.
-
-    Examples
-    --------
-    ALE curves carry a 95% confidence band; a linear model's is a thin one:
-
-    >>> import numpy as np, modellens as ml
-    >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
-    >>> band = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"].band
-    >>> band.level, band.label
-    (0.95, '95% confidence band')
-    >>> bool(np.all(band.lower <= band.upper))
-    True
-    """
-
-    lower: np.ndarray
-    upper: np.ndarray
-    level: float | None
-    label: str
-
-    def __repr__(self):
-        return f"Band(level={self.level!r}, label={self.label!r}, shape={np.shape(self.lower)})"
-
-
-@dataclass(frozen=True, eq=False)
-class Bins:
-    """Quantities of the intervals between consecutive grid points (the cells of a pair).
-
-    ALE and DALE estimate their curves from the local effects of the points in
-    each bin (between two edges, between two adjacent levels, or a 2-D cell);
-    these are the per-bin numbers, one fewer than the grid points along each
-    axis.
-
-    Attributes
-    ----------
-    counts : ndarray of int
-        Local effects (data points) in each bin.
-    std : ndarray
-        Heterogeneity: standard deviation (ddof 0) of the local effects in each
-        bin; NaN for an empty bin.
-    effects : ndarray or None
-        The accumulated step of each bin (ALE: mean difference; DALE: mean
-        derivative times width).
-    mean_derivative : ndarray or None
-        DALE: mean partial derivative in each bin.
-
-    Examples
-    --------
-    Five quantile bins of 400 uniform points hold 80 points each; a linear
-    model's local effects do not vary inside a bin (``std`` is 0):
-
-    >>> import numpy as np, modellens as ml
-    >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
-    >>> bins = ml.ale(lambda A: 2 * A[:, 0] + A[:, 1], X, bins=5)["x0"].bins
-    >>> bins.counts
-    array([80, 80, 80, 80, 80])
-    >>> bool(np.allclose(bins.std, 0))
-    True
-    """
-
-    counts: np.ndarray
-    std: np.ndarray
-    effects: np.ndarray | None = None
-    mean_derivative: np.ndarray | None = None
-
-    def __repr__(self):
-        return f"Bins(shape={np.shape(self.counts)}, total={int(np.sum(self.counts))})"
 
 
 @dataclass(eq=False)
@@ -462,7 +382,7 @@ class Effect:
         frame.insert(0, "feature", label)
         return frame
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax=None, *, output=None, **kwargs):
         """Draw the effect as a curve, to see how the prediction moves with the feature.
 
         A numeric feature gets its curve, its ICE lines (when computed; a
@@ -476,11 +396,13 @@ class Effect:
         ----------
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            One output of an effect of several (a class label, an output name
+            or a position), which otherwise draws a curve per output.
         **kwargs
-            ``max_ice`` (default 100), ``rug``, ``band`` (default True),
-            ``random_state`` (which ICE lines are drawn) and ``output`` (one
-            output of an effect of several, which otherwise draws a curve per
-            output), as in :func:`modellens.plot.plot_effect`.
+            ``max_ice`` (default 100), ``rug``, ``band`` (default True) and
+            ``random_state`` (which ICE lines are drawn), as in
+            :func:`modellens.plot.plot_effect`.
 
         Returns
         -------
@@ -499,28 +421,12 @@ class Effect:
         ('x0', True)
         """
 
+        if output is not None:
+            kwargs["output"] = output
         return plot_effect(self, ax=ax, **kwargs)
 
 
 Effect._types["Effect"] = Effect
-
-
-def _same(a, b) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        try:
-            return np.array_equal(a, b, equal_nan=True)
-        except TypeError:  # labels of objects
-            return np.array_equal(a, b)
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return False
 
 
 def keep_ice_labels(effects, X):
@@ -532,54 +438,6 @@ def keep_ice_labels(effects, X):
                 effect.ice_labels = labels if effect.ice_rows is None \
                     else labels[np.asarray(effect.ice_rows)]
     return effects
-
-
-def _stack_outputs(parts):
-    """Per-output values stacked on a last axis (a band's or bins' fields one by one)."""
-    first = parts[0]
-    if first is None:
-        return None
-    if isinstance(first, (Band, Bins)):
-        kwargs = {}
-        for g in fields(first):
-            values = [getattr(p, g.name) for p in parts]
-            per_output = g.name in ("lower", "upper", "std", "effects", "mean_derivative")
-            kwargs[g.name] = _stack_outputs(values) if per_output else values[0]
-        return type(first)(**kwargs)
-    return np.stack([np.asarray(p) for p in parts], axis=-1)
-
-
-#: Entries of ``Effect.extra`` that are tuples of per-output arrays (a pair's main effects).
-_PER_OUTPUT_EXTRA = ("main_effects",)
-
-
-def _stack_extra(parts: list, outputs: list, feature) -> dict:
-    """The ``extra`` of several outputs: per-output entries stacked, the rest shared."""
-    out = {}
-    for key in parts[0]:
-        values = [p.get(key) for p in parts]
-        if key in _PER_OUTPUT_EXTRA:
-            out[key] = tuple(_stack_outputs(list(v)) for v in zip(*values))
-        elif all(_same(values[0], v) for v in values[1:]):
-            out[key] = values[0]
-        else:
-            raise ValueError(
-                f"the outputs {outputs} of {feature!r} differ in extra[{key!r}]; ask for one "
-                "output at a time with target=.")
-    return out
-
-
-def _take_output(value, c):
-    if value is None:
-        return None
-    if isinstance(value, (Band, Bins)):
-        kwargs = {}
-        for g in fields(value):
-            part = getattr(value, g.name)
-            per_output = g.name in ("lower", "upper", "std", "effects", "mean_derivative")
-            kwargs[g.name] = _take_output(part, c) if per_output else part
-        return type(value)(**kwargs)
-    return np.asarray(value)[..., c]
 
 
 class Effects(Mapping):
@@ -646,6 +504,34 @@ class Effects(Mapping):
                 return self._effects[str(key)]
             return list(self._effects.values())[key]
         raise KeyError(f"no effect for {key!r}; available: {list(self._effects)}")
+
+    def __contains__(self, key) -> bool:
+        """A feature's name (or its integer column label) is in; a position is not.
+
+        ``effects[0]`` still reads the first effect, but membership and
+        :meth:`get` follow the mapping's keys, as a ``Mapping``'s do.
+        """
+        if isinstance(key, list):
+            key = tuple(key)
+        try:
+            if key in self._effects:
+                return True
+        except TypeError:  # an unhashable key is no key
+            return False
+        return isinstance(key, (int, np.integer)) and not isinstance(key, bool) \
+            and str(key) in self._effects
+
+    def get(self, key, default=None):
+        """The effect of ``key`` (a feature's name or pair), ``default`` when there is none.
+
+        Examples
+        --------
+        >>> import numpy as np, modellens as ml
+        >>> effects = ml.pdp(lambda A: A[:, 0], np.zeros((10, 2)), grid=2)
+        >>> effects.get("x0").feature, effects.get(0, "none"), 0 in effects
+        ('x0', 'none', False)
+        """
+        return self[key] if key in self else default
 
     def __iter__(self) -> Iterator[Hashable]:
         return iter(self._effects)
@@ -739,7 +625,8 @@ class Effects(Mapping):
         return pd.concat([e.to_frame(ice=ice) for e in self._effects.values()],
                          ignore_index=True)
 
-    def plot(self, *, ncols=3, axes=None, figsize=None, sharey=False, ax=None, **kwargs):
+    def plot(self, ax=None, *, output=None, ncols=3, axes=None, figsize=None, sharey=False,
+             **kwargs):
         """Draw every effect in a grid of panels, to compare the features side by side.
 
         Each panel is drawn as :meth:`Effect.plot` draws it; the legend
@@ -747,6 +634,11 @@ class Effects(Mapping):
 
         Parameters
         ----------
+        ax : matplotlib Axes, optional
+            One Axes, as the other plot methods take it: ``axes=[ax]``, so it
+            serves a single effect (several need ``axes=``).
+        output : label, str or int, optional
+            One output of effects of several, as in :meth:`Effect.plot`.
         ncols : int, default=3
             Panels per row of the grid (fewer when there are fewer effects).
         axes : array of matplotlib Axes, optional
@@ -757,9 +649,6 @@ class Effects(Mapping):
             Size of the new figure in inches; default 4.2 by 3.3 per panel.
         sharey : bool, default=False
             Give the 1-D panels one y axis (the heatmaps of pairs keep theirs).
-        ax : matplotlib Axes, optional
-            One Axes, as the other plot methods take it: ``axes=[ax]``, so it
-            serves a single effect (several need ``axes=``).
         **kwargs
             Options of every panel, as in :meth:`Effect.plot`.
 
@@ -782,5 +671,7 @@ class Effects(Mapping):
         False
         """
 
+        if output is not None:
+            kwargs["output"] = output
         return plot_effects(self, ncols=ncols, axes=axes, figsize=figsize, sharey=sharey,
                             ax=ax, **kwargs)

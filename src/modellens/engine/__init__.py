@@ -20,6 +20,7 @@ the one Dask driver (``_dask``: ``evaluate_on_client``, ``map_partitions``,
 names.
 """
 
+from ._dask_tables import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, feature_sample,
                       few_values, grid_points, summarise_values)
 from ._front import Request, open_request
@@ -34,4 +35,6 @@ __all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "Sha
            "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS", "ColumnSummary", "DISTINCT_LIMIT",
            "summarise_values", "grid_points", "few_values", "count_quantile_edges",
+           # the Dask driver's row maps (predictions, local attributions) and samples
+           "compute_on", "import_dask", "map_rows", "partition_offsets", "take_rows",
            "feature_sample"]

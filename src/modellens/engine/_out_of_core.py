@@ -43,8 +43,9 @@ import pandas as pd
 from .._config import Options
 from .._validation import InvalidParameterError
 from ..data import Dataset, Column
-from ._dask import (compute_on, first_rows, import_dask, is_dask_input, map_partitions,
-                    partition_offsets, partition_options, resolve_client, row_partitions)
+from ._dask import resolve_client
+from ._dask_tables import (compute_on, first_rows, import_dask, is_dask_input, map_partitions,
+                           partition_offsets, partition_options, row_partitions)
 from ._design import DISTINCT_LIMIT, merge_summaries, summarise_values
 from ._run import summarise, summarise_outputs
 
@@ -217,7 +218,7 @@ class OutOfCore:
     def map(self, model, fn, *args) -> list:
         """``fn(values, model, index, *args)`` on every encoded partition, in partition order.
 
-        The one Dask driver's :func:`~._dask.map_partitions`: a partition whose
+        The one Dask driver's :func:`~._dask_tables.map_partitions`: a partition whose
         call fails raises its error with a note naming the partition and its
         rows; a worker lost for good raises ``ModelError``.
         """

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import ModellensWarning, user_stacklevel
+from .._validation import ModellensWarning, UnknownLevelsWarning, user_stacklevel
 from ..data import Dataset
 
 __all__ = ["Expected", "expected_inputs", "model_feature_names", "lightgbm_names", "is_text",
@@ -294,9 +294,10 @@ def _unknown_labels(dataset: Dataset, expected: dict, *, skip) -> list:
 
 
 def _warn_unknown(name, levels, extra) -> None:
-    warnings.warn(
+    warnings.warn(UnknownLevelsWarning(
         f"column {name!r} is categorical to the model, which knows "
         f"the levels {levels.tolist()[:10]}{' ...' if len(levels) > 10 else ''}; the "
         f"data also hold {extra.tolist()[:5]}, which the model reads as unknown "
         "levels: their effects and attributions show only how it treats a level it never "
-        "saw.", ModellensWarning, stacklevel=user_stacklevel())
+        "saw.", column=name, known_levels=levels.tolist(), unknown_levels=extra.tolist()),
+        stacklevel=user_stacklevel())

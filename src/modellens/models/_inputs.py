@@ -15,7 +15,8 @@ import numpy as np
 from .._validation import InvalidParameterError
 from ..data import Dataset
 from ._torch import to_numpy
-from .adapter import Model, ModelError, _numbers
+from ._answers import _numbers
+from .adapter import Model, ModelError
 
 __all__ = ["InputModel", "INPUT_CHUNK_BYTES"]
 

@@ -15,12 +15,16 @@ import threading
 import numpy as np
 import pandas as pd
 
-from .._validation import InvalidParameterError, check_choice, is_integer
+from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset
-from ._jax import jax_gradient
+from ._answers import ModelError, _answer_names, _check_magnitude, _numbers, _same_rows, _shown
+from ._gradient import Gradients
+# (_requested_outputs: read from here by models/_trees.py, which lane trees moves)
+from ._targets import (_RESPONSES, _column, _in_range, _requested_outputs, _response_classes,
+                       booster_predict, class_position)
 from ._output import PASS_TARGET, OutputsFound, select_output, select_outputs
-from ._torch import (is_torch_module, to_numpy, torch_gradient,
-                     torch_max_rows, torch_predict, torch_spec, warn_if_training)
+from ._torch import (is_torch_module, to_numpy, torch_max_rows, torch_predict, torch_spec,
+                     warn_if_training)
 
 __all__ = ["Model", "ModelError", "OutputsFound", "tree_ensemble_name"]
 
@@ -58,77 +62,7 @@ def tree_ensemble_name(model) -> str | None:
     return None
 
 
-class ModelError(RuntimeError):
-    """The user's model failed or answered in a form we cannot use.
-
-    The message says what the model was given and what came back, and how to
-    fix it (for instance ``target=`` for a model with several outputs).
-
-    Examples
-    --------
-    >>> import numpy as np, modellens as ml
-    >>> X = np.random.default_rng(0).normal(size=(10, 2))
-    >>> try:
-    ...     ml.pdp(lambda A: A[:3, 0], X, grid=3)  # three values, whatever the rows
-    ... except ml.ModelError as error:
-    ...     print(error)
-    the model returned shape (3,) for 60 rows; expected (60,).
-    """
-
-
-def _column(target) -> int:
-    """``target`` as an output column position (negative ones count from the end)."""
-    if not is_integer(target):
-        raise InvalidParameterError(
-            f"target= is the index of the output column to explain (the model has no "
-            f"classes_ to match a label against), got {target!r}.")
-    return int(target)
-
-
-_RESPONSES = ("auto", "predict_proba", "decision_function", "predict")
-
-
-def class_position(classes: list, target) -> int:
-    """The position among ``classes`` of the class ``target`` names.
-
-    ``target`` is a class label or a position (negative ones from the end);
-    None means the positive class of a binary model and is an error otherwise.
-    """
-    if target is None:
-        if len(classes) != 2:
-            raise InvalidParameterError(
-                f"the model has {len(classes)} classes {classes}; choose the one to explain "
-                "with target= (a class label or its index).")
-        return 1
-    if target in classes:
-        return classes.index(target)
-    if is_integer(target) and -len(classes) <= int(target) < len(classes):
-        return int(target) % len(classes)
-    raise InvalidParameterError(f"target={target!r} is not one of the model's classes "
-                                f"{classes} nor a position among them.")
-
-
-def booster_predict(model):
-    """The ``predict`` of a raw XGBoost ``Booster`` on the rows modellens hands a model.
-
-    A Booster predicts a ``DMatrix`` only: the rows are wrapped in one, a
-    DataFrame with its column names (and pandas categoricals), an array with
-    the booster's own feature names and types.  None for any other model
-    (a LightGBM ``Booster`` takes arrays and DataFrames as they are).
-    """
-    if type(model).__name__ != "Booster" or not type(model).__module__.startswith("xgboost"):
-        return None
-    import xgboost as xgb
-
-    def predict(data):
-        if isinstance(data, pd.DataFrame):
-            return model.predict(xgb.DMatrix(data, enable_categorical=True))
-        return model.predict(xgb.DMatrix(data, feature_names=model.feature_names,
-                                         feature_types=model.feature_types))
-    return predict
-
-
-class Model:
+class Model(Gradients):
     """Adapter from a fitted model (or callable) to ``rows -> (m,) floats``.
 
     Parameters
@@ -639,70 +573,6 @@ class Model:
             self.framework = "torch"
             return out
 
-    def gradient(self, rows: np.ndarray, *, backend: str, function=None) -> np.ndarray:
-        """Gradient of the explained output at encoded ``rows``, shape ``(m, d)``.
-
-        Parameters
-        ----------
-        backend : {"torch", "jax", "callable"}
-            Autodiff of the model itself, or the user's ``function``.
-        function : callable, optional
-            ``function(X) -> (m, d)``, called with the rows in the form the
-            model takes (see :meth:`to_input`).
-
-        The engine hands this method one chunk of rows at a time; each call
-        counts once in :attr:`n_calls`.
-        """
-        m, d = rows.shape
-        kind = f"gradient {backend}"
-        held = rows.copy() if self._undetermined else None
-        out = self._answer(kind, rows, lambda asked: self._gradient(asked, backend, function))
-        if held is not None and out.ndim == 3 and out.shape[:2] == (m, d):
-            raise self._keep(kind, held, out)  # every output's gradient, kept
-        if held is not None and out.shape == (m, d) and self._wanted is None:
-            self._undetermined = False  # one output's gradient: the model has one output
-        shape = (m, d) if self._columns is None else (m, d, self.n_outputs)
-        if out.shape != shape:
-            per = "" if self._columns is None else f" and output {self.outputs}"
-            raise ModelError(f"the gradient has shape {out.shape} for {m} rows of {d} features; "
-                             f"expected {shape}: one partial derivative per row and "
-                             f"feature{per}.")
-        return out
-
-    def _gradient(self, rows, backend, function) -> np.ndarray:
-        """The gradient of the explained output(s) at ``rows`` as float64, counted."""
-        m = rows.shape[0]
-        if self._undetermined and backend == "jax" and not self._name_only:
-            # autodiff needs the outputs first: one row tells them (not counted, not kept)
-            probe = _numbers(to_numpy(self._call(rows[:1])))
-            if probe.ndim == 2 and probe.shape[1] > 1:
-                raise OutputsFound(int(probe.shape[1]))
-            self._check(probe, rows[:1])
-        try:
-            if backend == "callable":
-                out = function(self.to_input(rows))
-            elif backend == "torch":
-                out = torch_gradient(self._fn, rows, output_index=self._gradient_index(),
-                                     spec=self._torch_spec,
-                                     several=self._undetermined and not self._name_only)
-            elif backend == "jax":
-                out = jax_gradient(self._fn, rows, output_index=self._gradient_index())
-            else:
-                raise InvalidParameterError(f"unknown gradient backend {backend!r}")
-        except ImportError:
-            raise
-        except Exception as exc:
-            what = "gradient= callable" if backend == "callable" else f"{backend} gradient"
-            raise ModelError(f"the {what} raised {type(exc).__name__} on {m} rows: {exc}") from exc
-        self.account(1, m)
-        try:
-            return np.asarray(to_numpy(out), dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
-
-    def _gradient_index(self):
-        return self.class_index if self._columns is None else list(self._columns)
-
     def _check(self, out, rows, *, kind="predict", held=None):
         """The explained output(s) of the answer ``out`` for ``rows``, checked.
 
@@ -780,126 +650,3 @@ class Model:
         return out
 
 
-#: Largest prediction magnitude taken (2**1008, about 2.7e303): a sum of 2**16 of them
-#: stays below float64's largest number; beyond, nearly every mean overflows to inf and
-#: then NaN.  Below it, a result that still overflows is refused by the engine
-#: (``engine._run._check_overflow``).
-MAX_MAGNITUDE = float(np.finfo(np.float64).max) / 2.0**16
-
-
-def _shown(value) -> str:
-    """A feature value as an error message shows it (floats to 6 significant digits)."""
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):.6g}"
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
-def _answer_names(out) -> list[str] | None:
-    """The output names an answer carries: a DataFrame's columns, a named Series' name.
-
-    None for anything else, for a DataFrame's default labels 0..k-1, and for
-    names that repeat (they could not tell the outputs apart).
-    """
-    if isinstance(out, pd.DataFrame):
-        if isinstance(out.columns, pd.RangeIndex) and out.columns.start == 0:
-            return None
-        names = [str(c) for c in out.columns]
-        return names if len(set(names)) == len(names) else None
-    if isinstance(out, pd.Series) and out.name is not None:
-        return [str(out.name)]
-    return None
-
-
-def _numbers(out) -> np.ndarray:
-    """The model's answer as float64, refusing text, booleans and complex numbers.
-
-    ``np.asarray(..., float)`` alone would read the text "1.5" as a number and
-    True as 1, so class labels or a wrong method would be explained without a word.
-    """
-    arr = np.asarray(out)
-    kind: str = arr.dtype.kind
-    first = arr.flat[0] if arr.size else None
-    if kind == "O":  # e.g. a pandas object column: its values decide
-        for v in arr.flat:
-            odd = "U" if isinstance(v, (str, bytes)) else "b" if isinstance(
-                v, (bool, np.bool_)) else "c" if isinstance(v, complex) else None
-            if odd is not None:
-                kind, first = odd, v
-                break
-    what = {"U": "text", "S": "text", "b": "True/False values", "c": "complex numbers",
-            "M": "dates", "m": "durations"}.get(kind)
-    if what is not None:
-        first = first.item() if isinstance(first, np.generic) else first
-        raise ModelError(
-            f"the model returned {what} (such as {first!r}), not numbers. Explain a numeric "
-            "output: for a classifier its probability of a class (predict_proba with "
-            "target=), or wrap the model so that it returns numbers, e.g. "
-            "lambda X: model(X).astype(float) for a 0/1 decision.")
-    try:
-        return np.asarray(arr, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
-
-
-def _same_rows(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two blocks of rows are equal (NaN equal to NaN): the first rows decide fast."""
-    return a.shape == b.shape and (not len(a) or np.array_equal(a[0], b[0], equal_nan=True)) \
-        and np.array_equal(a, b, equal_nan=True)
-
-
-def _check_magnitude(out: np.ndarray) -> None:
-    """Refuse predictions so large that the methods' sums and squares overflow float64."""
-    if out.size and float(np.max(np.abs(out))) > MAX_MAGNITUDE:
-        big = int((np.abs(out) > MAX_MAGNITUDE).sum())
-        raise ModelError(
-            f"the model returned {big} predictions of magnitude above {MAX_MAGNITUDE:.3g} "
-            f"(the largest {float(np.max(np.abs(out))):.3g}), too close to the largest "
-            "float64 number: the sums the explanations are built from would overflow to inf "
-            "and NaN. Explain a rescaled output instead, e.g. "
-            "lambda X: model.predict(X) / 1e300, or its logarithm.")
-
-
-
-def _response_classes(model, response_method):
-    """The classes whose columns the chosen response has (None: columns by position).
-
-    The same choice as :meth:`Model._choose_response` makes for ``"auto"``.
-    """
-    classes = getattr(model, "classes_", None)
-    if classes is None or is_torch_module(model):
-        return None
-    method = response_method
-    if method == "auto":
-        method = "predict_proba" if hasattr(model, "predict_proba") else "predict"
-    if method not in ("predict_proba", "decision_function"):
-        return None
-    return list(np.asarray(classes).tolist())
-
-
-def _requested_outputs(target, several):
-    """``"all"`` or the list of outputs ``target`` asks for; None for one output (or none)."""
-    wanted: str | list
-    if isinstance(target, str) and target == "all":
-        wanted = "all"
-    elif isinstance(target, (list, np.ndarray)):
-        wanted = list(np.asarray(target).tolist()) if isinstance(target, np.ndarray) \
-            else list(target)
-        if not wanted:
-            raise InvalidParameterError("target= is an empty list; name at least one output.")
-        if any(wanted.count(t) > 1 for t in wanted):
-            raise InvalidParameterError(
-                f"target= names an output twice: {wanted}; name each output once.")
-    else:
-        return None
-    if not several:
-        raise InvalidParameterError(
-            f"target={target!r} asks for several outputs, which this function does not "
-            "explain at once yet; pass one class or output column.")
-    return wanted
-
-
-def _in_range(column: int, width: int) -> int:
-    if not -width <= column < width:
-        raise InvalidParameterError(f"target={column} is out of range: the model returns "
-                                    f"{width} outputs per row (valid: 0..{width - 1}).")
-    return column % width

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.artist import Artist
 
 from .._validation import InvalidParameterError
 from ._common import (_CMAP, _NEG, _POS, _axes, _fmt, _row, _signed, _value, literal_text,
                       value_bars)
-from .lime import plot_image, plot_text, plot_weights, text_html
+from ._attribution_parts import (_NoOverlap, _is_boolean, _levels, _method_label, _partner_of,
+                                 _swarm_offsets, _unit_scale, interaction_partner)
+from ._media_plots import MediaPlots
+from .lime import plot_weights
 
 __all__ = ["AttributionPlots", "interaction_partner"]
 
@@ -17,7 +19,7 @@ _LEVEL_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#93786
                   "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
 
 
-class AttributionPlots:
+class AttributionPlots(MediaPlots):
     """The plots of an :class:`~modellens.attribution.Attributions` (``attr.plot``).
 
     Calling it, ``attr.plot()``, draws the natural picture of the result
@@ -37,7 +39,7 @@ class AttributionPlots:
     def __init__(self, attributions):
         self._a = attributions
 
-    def __call__(self, **kwargs):
+    def __call__(self, ax=None, *, output=None, **kwargs):
         """Draw the natural picture of the result, the one to look at first.
 
         A text or an image: :meth:`text` or :meth:`image` of the first row.
@@ -46,8 +48,13 @@ class AttributionPlots:
 
         Parameters
         ----------
+        ax : matplotlib Axes, optional
+            Where to draw; None (default) draws on a new figure.
+        output : label, str or int, optional
+            With several outputs, the one drawn (a class label, an output
+            name or a position).
         **kwargs
-            Options of the method drawn, ``ax=`` included.
+            Options of the method drawn.
 
         Returns
         -------
@@ -65,7 +72,9 @@ class AttributionPlots:
         >>> attr[0].plot().get_title()[:6]  # one row: its waterfall
         'row 0:'
         """
-        return getattr(self, self._natural())(**kwargs)
+        if output is not None:
+            return AttributionPlots(self._a.for_output(output))(ax=ax, **kwargs)
+        return getattr(self, self._natural())(ax=ax, **kwargs)
 
     def _natural(self) -> str:
         """The name of the method that ``attr.plot()`` calls."""
@@ -339,116 +348,6 @@ class AttributionPlots:
             return self._one(output, "weights").weights(i, max_display=max_display, ax=ax)
         return plot_weights(self._a, i, max_display=max_display, ax=ax)
 
-    def text(self, i=0, *, width=80, ax=None):
-        """Draw the text with its words coloured by their values, to see which words count.
-
-        Each word sits in a box coloured by its value (red raises the
-        output, blue lowers it, the stronger the darker), the lines wrapped
-        at ``width`` characters; the title holds the fit's R^2 for LIME.  For
-        :func:`modellens.lime_text` and ``shapley(..., masker="text")``.
-
-        Parameters
-        ----------
-        i : int, default=0
-            The row, by position.
-        width : int, default=80
-            Characters per line.
-        ax : matplotlib Axes, optional
-            Where to draw; None (default) draws on a new figure.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The Axes drawn on.
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> import numpy as np, modellens as ml
-        >>> def predict_fn(texts):  # P(positive) rises with "great"
-        ...     p = np.array([0.9 if "great" in t.split() else 0.2 for t in texts])
-        ...     return np.column_stack([1 - p, p])
-        >>> attr = ml.lime_text(predict_fn, "a great movie", target=1, num_samples=200,
-        ...                     random_state=0)
-        >>> ax = attr.plot.text()
-        >>> [t.get_text() for t in ax.texts]  # one box per word
-        ['a', 'great', 'movie']
-        """
-        return plot_text(self._a, i, width=width, ax=ax)
-
-    def text_html(self, i=0) -> str:
-        """Write the coloured text of :meth:`text` as HTML, for notebooks and reports.
-
-        Each word's background is coloured by its value (red up, blue down)
-        and its value is in the word's tooltip; everything from the text is
-        HTML-escaped.
-
-        Parameters
-        ----------
-        i : int, default=0
-            The row, by position.
-
-        Returns
-        -------
-        str
-            A ``<div>`` element (``IPython.display.HTML`` shows it).
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> import numpy as np, modellens as ml
-        >>> def predict_fn(texts):  # P(positive) rises with "great"
-        ...     p = np.array([0.9 if "great" in t.split() else 0.2 for t in texts])
-        ...     return np.column_stack([1 - p, p])
-        >>> attr = ml.lime_text(predict_fn, "a great movie", target=1, num_samples=200,
-        ...                     random_state=0)
-        >>> html = attr.plot.text_html()
-        >>> html.startswith("<div"), html.count("<span")  # one span per word
-        (True, 3)
-        """
-        return text_html(self._a, i)
-
-    def image(self, i=0, *, positive=5, negative=5, image=None, ax=None):
-        """Draw the image with its strongest superpixels tinted, to see where the model looks.
-
-        The ``positive`` superpixels with the largest values are tinted red,
-        the ``negative`` with the most negative blue, and the superpixels'
-        borders drawn.  For :func:`modellens.lime_image` and
-        ``shapley(..., masker="image")``.
-
-        Parameters
-        ----------
-        i : int, default=0
-            The row, by position.
-        positive, negative : int, default=5
-            Superpixels tinted on each side.
-        image : ndarray, optional
-            The image to draw under the tint; default the explained one.
-        ax : matplotlib Axes, optional
-            Where to draw; None (default) draws on a new figure.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The Axes drawn on.
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> import numpy as np, modellens as ml
-        >>> image = np.random.default_rng(0).random((16, 16, 3))
-        >>> labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
-        >>> def predict_fn(images):  # looks at the top-left quarter only
-        ...     return images[:, :8, :8].std(axis=(1, 2, 3))
-        >>> attr = ml.lime_image(predict_fn, image, segmentation=labels, num_samples=200,
-        ...                      random_state=0)
-        >>> ax = attr.plot.image(positive=1, negative=0)
-        >>> len(ax.images), ax.images[0].get_array().shape[:2]  # the image, its size
-        (1, (16, 16))
-        """
-        return plot_image(self._a, i, positive=positive, negative=negative, image=image, ax=ax)
-
-    # -------------------------------------------------------- global plots
     @literal_text
     def bar(self, *, max_display=10, ax=None, output=None):
         """Draw the mean absolute value of each feature, to rank the features over all rows.
@@ -722,129 +621,3 @@ class AttributionPlots:
         ax.set_xlabel(a.feature_names[j])
         ax.set_ylabel(f"{_method_label(a)} of {a.feature_names[j]}")
         return ax
-
-
-def _method_label(a) -> str:
-    return "SHAP value" if a.method.startswith("shapley") else "attribution"
-
-
-def _is_boolean(a, j) -> bool:
-    """A numeric column of booleans (codes 0 / 1, shown as False / True)."""
-    return bool(getattr(a.columns[j], "is_boolean", False))
-
-
-def _levels(a, j):
-    """Labels of the codes 0, 1, ... of a categorical (or boolean) feature."""
-    return [False, True] if _is_boolean(a, j) else a.levels(j)
-
-
-class _NoOverlap(Artist):
-    """Shows ``texts`` in order of priority and hides, each time the Axes is drawn, every
-    one whose box (padded by ``pad`` pixels) would overlap a text already shown.
-
-    Deciding at draw time uses the figure's final size and layout; the artist sits just
-    below the texts in z-order, so it runs before they are drawn.
-    """
-
-    def __init__(self, texts, pad=1.5):
-        super().__init__()
-        self.texts = list(texts)
-        self.pad = pad
-        self.set_in_layout(False)
-        self.set_zorder(min(t.get_zorder() for t in self.texts) - 0.01)
-
-    def draw(self, renderer):
-        if not self.get_visible():
-            return
-        shown: list = []
-        for t in self.texts:
-            t.set_visible(True)
-            box = t.get_window_extent(renderer).padded(self.pad)
-            overlaps = any(box.overlaps(other) for other in shown)
-            t.set_visible(not overlaps)
-            if not overlaps:
-                shown.append(box)
-        self.stale = False
-
-
-def _unit_scale(x):
-    """Feature values to [0, 1] between their 5 % and 95 % quantiles (NaN stays NaN)."""
-    x = np.asarray(x, dtype=float)
-    ok = ~np.isnan(x)
-    if not ok.any():
-        return x
-    lo, hi = np.quantile(x[ok], [0.05, 0.95])
-    if hi <= lo:
-        lo, hi = x[ok].min(), x[ok].max()
-    if hi <= lo:
-        return np.where(ok, 0.5, np.nan)
-    return np.clip((x - lo) / (hi - lo), 0, 1)
-
-
-def _swarm_offsets(values, rng, width=0.4, n_bins=80):
-    """Vertical offsets that spread dots with close values (a beeswarm by bins)."""
-    n = len(values)
-    if n == 0:
-        return np.zeros(0)
-    lo, hi = np.min(values), np.max(values)
-    bins = np.zeros(n, dtype=np.intp) if hi <= lo else \
-        np.minimum(((values - lo) / (hi - lo) * n_bins).astype(np.intp), n_bins - 1)
-    order = np.lexsort((rng.random(n), bins))
-    sorted_bins = bins[order]
-    starts = np.searchsorted(sorted_bins, sorted_bins, side="left")
-    rank = np.arange(n) - starts                      # position inside the bin
-    level = (rank + 1) // 2 * np.where(rank % 2 == 1, 1, -1)  # 0, +1, -1, +2, -2, ...
-    crowd = np.bincount(bins, minlength=n_bins).max()
-    out = np.empty(n)
-    out[order] = level * (width / max(1, crowd // 2 + 1))
-    return out
-
-
-def interaction_partner(attributions, feature):
-    """The feature whose values best explain the spread of ``feature``'s attributions.
-
-    The rows are sorted by the feature's value and cut into (up to ten)
-    consecutive groups; in each group, where the feature itself barely moves,
-    a dependence of its attribution on another feature ``k`` can only be an
-    interaction.  The score of ``k`` is the size-weighted mean of
-    ``|corr(phi_feature, x_k)|`` over the groups; the best one is returned
-    (None when there is no other feature).  When the attributions carry SHAP
-    interaction values (``interactions``, from ``ml.shapley(...,
-    interactions=True)``), the partner is instead the feature with the largest
-    mean ``|interaction|`` with ``feature`` over the rows.
-    """
-    return _partner_of(attributions, attributions.index_of(feature))
-
-
-def _partner_of(a, j):
-    """:func:`interaction_partner` of the feature at position ``j``."""
-    n, d = a.values.shape
-    if d < 2:
-        return None
-    if a.interactions is not None:
-        strength = np.abs(a.interactions[:, j, :]).mean(axis=0)
-        strength[j] = -np.inf
-        return int(np.argmax(strength))
-    numeric = a.numeric_data()
-    phi = a.values[:, j]
-    order = np.argsort(numeric[:, j], kind="stable")
-    n_groups = int(np.clip(n // 10, 1, 10))
-    scores = np.zeros(d)
-    for rows in np.array_split(order, n_groups):
-        if rows.size < 3:
-            continue
-        p = phi[rows] - phi[rows].mean()
-        for k in range(d):
-            if k == j:
-                continue
-            xk = numeric[rows, k]
-            ok = ~np.isnan(xk)
-            if ok.sum() < 3:
-                continue
-            xc = xk[ok] - xk[ok].mean()
-            pc = p[ok] - p[ok].mean()
-            denom = np.sqrt((xc @ xc) * (pc @ pc))
-            if denom > 0:
-                scores[k] += rows.size * abs(xc @ pc) / denom
-    scores[j] = -np.inf
-    return int(np.argmax(scores))

@@ -1,16 +1,16 @@
 """The methods' warnings, recorded on a section's page: one notice for the rows left out for
 missing values, none for levels the data section already names.
 
-:func:`read_warning` is the one place the report reads what a warning of the
-library says.  Until the library's warnings carry their facts as fields, it
-reads them from the texts; when they do, only it changes.
+The report reads the library's warnings by their type and fields
+(:class:`~modellens.MissingValuesWarning`, :class:`~modellens.UnknownLevelsWarning`),
+never by their texts.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 
+from ..._validation import MissingValuesWarning, UnknownLevelsWarning
 from .._warnings import recorded
 
 
@@ -19,7 +19,9 @@ def capture_warnings(sec):
 
     Each report records only the warnings of the thread building it (see
     :mod:`modellens.report._warnings`), so reports built at once in threads keep theirs
-    apart.  Warnings other than modellens' own are shown as they were raised.
+    apart.  Warnings other than modellens' own are shown as they were raised.  The
+    warnings read here are read by their fields (``MissingValuesWarning``,
+    ``UnknownLevelsWarning``), never by their texts.
     """
     @contextlib.contextmanager
     def block():
@@ -28,59 +30,35 @@ def capture_warnings(sec):
                 yield
             finally:  # a method that fails part way keeps the warnings it gave first
                 for w in caught:
-                    kind, facts = read_warning(w)
-                    if kind == "unknown levels":
+                    message = w.message
+                    if isinstance(message, UnknownLevelsWarning):
                         continue  # the data section's input notes say it once
-                    if kind == "missing values":
-                        _left_out(sec, **facts)
-                    elif str(w.message) not in sec.warnings:
-                        sec.warnings.append(str(w.message))
+                    if isinstance(message, MissingValuesWarning):
+                        _note_missing(sec, message)
+                        continue
+                    text = str(message)
+                    if text not in sec.warnings:
+                        sec.warnings.append(text)
     return block()
 
 
-#: The texts :func:`read_warning` reads: the methods' warning about levels of the data the
-#: model never saw (``models``), and about rows left out for missing values (``data``).
-_UNKNOWN_LEVELS = re.compile(r"^column '.*' is categorical to the model, which knows the levels "
-                             r".*, which the model reads as unknown levels")
-_MISSING_ONE = re.compile(r"^(\d+) of (\d+) rows have a missing value in '(.+)'; they are left "
-                          r"out of its (.+)\.$")
-
-
-def read_warning(w) -> tuple:
-    """``(kind, facts)`` of a recorded warning: what the report needs to know of it.
-
-    ``kind`` is ``"unknown levels"`` (facts: none), ``"missing values"``
-    (facts: ``feature``, ``missing`` and ``rows`` counts, ``use``: what the
-    rows were left out of), or None for any other warning (shown as it is).
-    """
-    text = str(w.message)
-    if _UNKNOWN_LEVELS.search(text):
-        return "unknown levels", {}
-    one = _MISSING_ONE.match(text)
-    if one:
-        return "missing values", {"feature": one.group(3), "missing": int(one.group(1)),
-                                  "rows": int(one.group(2)), "use": one.group(4)}
-    return None, {}
-
-
-def _left_out(sec, *, feature, missing, rows, use):
+def _note_missing(sec, w):
     """One notice for the rows left out for missing values, not one box per feature and method.
 
-    The facts gathered so far live on the section; the notice stands where the
-    first of them was said, rewritten as more come.
+    The notice takes the place of the section's first such warning and is rewritten as
+    more come (the features' counts, and what the rows were left out of).
     """
-    facts = sec.left_out
-    facts.setdefault("features", {}).setdefault(feature, (missing, rows))
-    uses = facts.setdefault("uses", [])
-    if use not in uses:
-        uses.append(use)
-    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)"
-                       for name, (k, n) in facts["features"].items())
-    text = (f"Rows with a missing value are left out of what needs the feature's value "
-            f"({', '.join(uses)}): {listed}.")
-    said = facts.get("said")
-    if said is not None and said in sec.warnings:
-        sec.warnings[sec.warnings.index(said)] = text
+    seen = sec.left_out
+    if not seen:
+        seen.update(found={}, uses=[], notice=None)
+    seen["found"].setdefault(w.column, (w.n_missing, w.n_rows))
+    if w.used_for not in seen["uses"]:
+        seen["uses"].append(w.used_for)
+    listed = ", ".join(f"'{name}' ({k:,} of {n:,} rows)" for name, (k, n) in seen["found"].items())
+    notice = (f"Rows with a missing value are left out of what needs the feature's value "
+              f"({', '.join(seen['uses'])}): {listed}.")
+    if seen["notice"] in sec.warnings:
+        sec.warnings[sec.warnings.index(seen["notice"])] = notice
     else:
-        sec.warnings.append(text)
-    facts["said"] = text
+        sec.warnings.append(notice)
+    seen["notice"] = notice
