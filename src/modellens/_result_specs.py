@@ -13,7 +13,8 @@ import numpy as np
 from ._result_checks import (array, check_fields, count, either, flag, mapping, number,
                              seq, text, texts)
 
-__all__ = ["check_attributions", "check_effect", "check_importance",
+__all__ = ["check_attributions", "check_attribution_summary", "check_effect",
+           "check_importance", "check_width_sweep",
            "check_interaction_pairs", "check_interactions", "check_region_tree",
            "MAX_REGION_DEPTH"]
 
@@ -187,6 +188,30 @@ def check_importance(opened, values: dict) -> None:
                                   "baseline": number(), "scoring": text(), "n_rows": count()})
 
 
+def check_width_sweep(opened, values: dict) -> None:
+    check_fields(opened, values, {"widths": array(_F, "w"),
+                                  "values": array(_F, "w d", "w d k"),
+                                  "score": array(_F, "w", "w k"),
+                                  "score_holdout": array(_F, "w", "w k"),
+                                  "feature_names": texts("d"), "default_width": number(),
+                                  "outputs": texts("k", optional=True),
+                                  "output_labels": seq("k", optional=True),
+                                  "output": text(optional=True)})
+
+
+def check_attribution_summary(opened, values: dict) -> None:
+    check_fields(opened, values, {"feature_names": texts("d"),
+                                  "outputs": texts("k", optional=True),
+                                  "importance": array(_F, "d", "d k"),
+                                  "method": text(), "output": text(optional=True),
+                                  "rows": array("iu", "s", nonnegative=True),
+                                  "n_rows": count()})
+    rows = values["rows"]
+    if rows.size and int(rows.max()) >= int(values["n_rows"]):
+        raise opened.error("rows", f"holds row {int(rows.max())} of a table of "
+                                   f"{int(values['n_rows'])} rows")
+
+
 def check_interaction_pairs(opened, values: dict) -> None:
     per_pair = ("p",)
     check_fields(opened, values, {"feature_1": texts("p"), "feature_2": texts("p"),
@@ -225,7 +250,8 @@ _SPLIT = {"feature": text(), "threshold": number(optional=True),
           "levels": seq(optional=True, kinds=(list, tuple)),
           **{name: number() for name in ("heterogeneity_before", "heterogeneity_after",
                                           "gain", "p_value", "stability", "heldout_gain")},
-          "rows_left": count(), "rows_right": count()}
+          "rows_left": count(), "rows_right": count(),
+          "flags": seq(item=text(), kinds=(list, tuple))}
 
 
 def check_region_tree(opened, node, where: str = "trees") -> None:

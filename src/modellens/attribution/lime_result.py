@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._serialize import envelope, open_envelope
+from .._result_dicts import envelope, open_envelope
 from .._validation import InvalidParameterError
 from ..models import output_position, own_output
 from ..plot.lime import plot_width_sweep
@@ -175,8 +175,12 @@ class WidthSweep:
         >>> ml.WidthSweep.from_dict(json.loads(json.dumps(sweep.to_dict()))).feature_names
         ['x0', 'x1']
         """
-        v = open_envelope(d, "WidthSweep").fields(
-            ("widths", "values", "score", "score_holdout", "feature_names", "default_width"))
+        from .._result_specs import check_width_sweep
+
+        names = ("widths", "values", "score", "score_holdout", "feature_names", "default_width")
+        opened = open_envelope(d, "WidthSweep")
+        v = opened.fields(names, known=names + ("outputs", "output_labels", "output"))
+        check_width_sweep(opened, v)
         return cls(np.asarray(v["widths"], dtype=np.float64),
                    np.asarray(v["values"], dtype=np.float64),
                    np.asarray(v["score"], dtype=np.float64),

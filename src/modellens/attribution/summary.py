@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from .._serialize import envelope, open_envelope
+from .._result_dicts import envelope, open_envelope
 from .._validation import InvalidParameterError
 from ..models import output_position, own_output
 from .result import Attributions
@@ -181,9 +181,12 @@ class AttributionSummary:
         >>> ml.AttributionSummary.from_dict(json.loads(text)).sample.values.shape
         (5, 2)
         """
+        from .._result_specs import check_attribution_summary
+
+        names = ("importance", "feature_names", "outputs", "method", "output", "rows", "n_rows")
         env = open_envelope(d, "AttributionSummary")
-        v = env.fields(("importance", "feature_names", "outputs", "method", "output", "rows",
-                        "n_rows"))
+        v = env.fields(names, known=names)
+        check_attribution_summary(env, v)
         names, outputs = list(v["feature_names"]), v["outputs"]
         mean = np.asarray(v["importance"], dtype=np.float64)
         importance: pd.Series | pd.DataFrame
