@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,13 @@ class Column:
         level order instead of one learned from the data.
     dtype : object
         The dtype the column had, used when rows go back to the model.
+    missing : object
+        What stands for a missing value in a text or object column, given back
+        to the model where a row's code is NaN: the user's own marker (the
+        first missing value the column holds: ``np.nan``, ``None``,
+        ``pd.NA``, ``pd.NaT``), so that a pipeline's imputer sees what it
+        was fit on; ``np.nan`` (pandas' own) for a column without one.  Other
+        dtypes write their own missing value (NaN, ``pd.NA``).
     """
 
     name: str
@@ -41,6 +48,8 @@ class Column:
     levels: np.ndarray | None = None
     ordered: bool = False
     dtype: Any = None  # a numpy dtype or a pandas extension dtype
+    # (NaN is not equal to itself: the marker takes no part in comparing schemas)
+    missing: Any = field(default=np.nan, compare=False)
 
     @property
     def is_categorical(self) -> bool:
@@ -106,8 +115,20 @@ def _encode_series(name, series: pd.Series, ref: Column | None):
     except TypeError:  # mixed types cannot be sorted; keep first-seen order
         levels = np.asarray(present, dtype=object)
     codes = _codes_for(obj, levels, name)
-    col = Column(name, CATEGORICAL, levels, False, dtype)
+    col = Column(name, CATEGORICAL, levels, False, dtype, missing_marker(obj, missing))
     return col, codes
+
+
+def missing_marker(values: pd.Series, missing: np.ndarray | None = None):
+    """The first missing value of an object column as it is (None, NaN, pd.NA, NaT); NaN if none.
+
+    A row's code says only that its value is missing; the marker says which
+    object the user wrote for it, given back to the model (one per column).
+    """
+    if missing is None:
+        missing = pd.isna(values).to_numpy()
+    first = np.flatnonzero(missing)[:1]
+    return values.iloc[first[0]] if first.size else np.nan
 
 
 def _codes_for(obj: pd.Series, levels: np.ndarray, name) -> np.ndarray:
@@ -149,12 +170,13 @@ def _decode_column(x: np.ndarray, col: Column):
             return pd.Categorical.from_codes(codes, dtype=col.dtype)
         assert col.levels is not None  # every categorical column has its levels
         if col.levels.size == 0:  # a text column with no value at all
-            labels = np.full(x.shape, None, dtype=object)
+            labels = np.empty(x.shape, dtype=object)
+            labels[:] = [col.missing] * x.size
         else:
             labels = col.levels[np.where(missing, 0, codes)]
         if missing.any() and col.levels.size:
-            labels = labels.copy()
-            labels[missing] = None
+            # the user's own marker (an imputer for NaN does not take None for missing)
+            labels[missing] = col.missing
         if col.dtype is not None and col.dtype != object:
             return pd.array(labels, dtype=col.dtype)
         # an explicit object array: pandas would otherwise infer its string dtype

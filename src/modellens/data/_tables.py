@@ -157,9 +157,20 @@ def _from_arrow(table, name: str) -> pd.DataFrame:
                 and any(k.startswith(b"_PL_CATEGORICAL") for k in (fld.metadata or {})):
             # a polars Categorical that reached Arrow (a Parquet file polars wrote)
             frame.isetitem(j, _lexical(frame.iloc[:, j]).array)
+        elif _is_text(pa, fld.type) and table.column(j).null_count:
+            # a null is None where scikit-learn reads a polars or Arrow column (to_numpy):
+            # the model's own call on the table sees None, not pandas' NaN
+            # (a Series: its array would be read as text again, with NaN)
+            col = frame.iloc[:, j]
+            frame.isetitem(j, col.astype(object).where(col.notna(), None))
         elif pa.types.is_boolean(fld.type) and table.column(j).null_count:
             # pandas would give objects (True, False, None), read as text; the
             # nullable boolean keeps the column numeric with its missing values
             boolean = {pa.bool_(): pd.BooleanDtype()}.get
             frame.isetitem(j, table.column(j).to_pandas(types_mapper=boolean).array)
     return frame
+
+
+def _is_text(pa, kind) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) \
+        or getattr(pa.types, "is_string_view", lambda _: False)(kind)

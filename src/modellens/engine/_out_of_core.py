@@ -117,7 +117,8 @@ class OutOfCore:
         columns = list(schema.columns)
         for c, j in enumerate(text):
             col = columns[j]
-            present = list(dict.fromkeys(v for part in per_part for v in part[c]))
+            present = list(dict.fromkeys(v for part in per_part for v in part[c][0]))
+            markers = [m for part in per_part for m in part[c][1]]
             dtype = col.dtype
             if isinstance(dtype, pd.CategoricalDtype):  # its own categories come first
                 known = set(col.levels.tolist())
@@ -131,7 +132,8 @@ class OutOfCore:
                 except TypeError:  # mixed types: first-seen order
                     levels = present
             level_array = np.asarray(levels, dtype=object)
-            columns[j] = Column(col.name, col.kind, level_array, col.ordered, dtype)
+            columns[j] = Column(col.name, col.kind, level_array, col.ordered, dtype,
+                                markers[0] if markers else col.missing)
             lookup = {v: i for i, v in enumerate(level_array.tolist())}
             self.observed[j] = np.sort(np.array([lookup[v] for v in present], dtype=float))
         whole = Dataset(np.empty((0, len(columns))), columns, schema.is_frame,
@@ -152,7 +154,7 @@ class OutOfCore:
             per_part = per_part if self.n_parts > 1 else (per_part,)
             for c, j in enumerate(new):
                 index = pd.Index(np.asarray(schema.columns[j].levels, dtype=np.float64))
-                present = np.unique([float(v) for part in per_part for v in part[c]])
+                present = np.unique([float(v) for part in per_part for v in part[c][0]])
                 codes = index.get_indexer(pd.Index(present))
                 self.observed[j] = np.sort(codes[codes >= 0].astype(float))
         self.schema = schema
@@ -285,13 +287,18 @@ def feature_sample(x, n_parts):
 
 
 def _distinct(part, columns):
-    """The distinct non-missing values of some columns of one partition (by position)."""
+    """The distinct non-missing values of some columns of one partition (by position).
+
+    With each column's first missing value, an empty list where it has none.
+    """
     if not hasattr(part, "iloc"):
         part = pd.DataFrame(part)
     out = []
     for j in columns:
         series = part.iloc[:, j].astype(object)
-        out.append(pd.unique(series[series.notna()]).tolist())
+        missing = series.isna()
+        # and the first missing value as the user wrote it (None, NaN, pd.NA), if any
+        out.append((pd.unique(series[~missing]).tolist(), series[missing].iloc[:1].tolist()))
     return out
 
 
