@@ -94,16 +94,55 @@ def row_labels(X) -> np.ndarray | None:
     return np.asarray(index)
 
 
-def row_as_frame(X, reference):
-    """``X`` unchanged, or a Series (one row, as ``df.iloc[i]`` gives it) as a one-row frame.
+def row_as_frame(X, reference=None, names=None):
+    """``X`` unchanged, or a Series read as one row (``df.iloc[i]``) or one column.
 
-    The Series' index holds the column names and its dtype is the rows' common
-    one (often object), so the columns take the dtypes of ``reference`` (the
-    background / training frame) where it has them; columns it lacks are left
-    to :func:`encode_with`'s error about them.
+    A Series whose index holds the feature names (those of ``reference``, the
+    background / training frame, else ``names``, the model's own) is that
+    row, as shap reads it: a one-row frame whose columns take the dtypes of
+    ``reference`` where it has them.  Without names to match, a Series whose
+    index holds distinct text labels is a row, and one indexed by row
+    positions or labels (``df[name]``) is a column, as every method reads it.
+    A Series that is neither the names' row nor the one column of a
+    one-feature model is an error saying how to pass it.
     """
     if not isinstance(X, pd.Series):
         return X
+    if isinstance(reference, pd.DataFrame):
+        names = list(reference.columns)
+    if names is not None:
+        known = [str(n) for n in names]
+        if _same_names(X.index, known):
+            return _one_row(X, reference)
+        if len(known) == 1 and (X.name is None or _same_names([X.name], known)):
+            return X  # the one column of a one-feature model
+        shown = [str(i) for i in X.index[:6]] + (["..."] if len(X) > 6 else [])
+        raise InvalidParameterError(
+            f"X is a pandas Series whose index {shown} is not the feature names {known}, so "
+            "it is neither one row nor the column of a one-feature model: pass one row as a "
+            "Series indexed by the feature names (df.iloc[i]) or a one-row DataFrame "
+            "(df.iloc[[i]]), and columns as a DataFrame (df[[name, ...]]).")
+    width = getattr(reference, "shape", (0, 0))[-1] if reference is not None else None
+    labels = list(X.index)
+    if (width is not None and len(X) == width and len(X) > 1) or (
+            X.index.is_unique and labels and all(isinstance(i, str) for i in labels)):
+        return _one_row(X, reference)
+    return X
+
+
+def _same_names(index, known: list) -> bool:
+    # LightGBM stores a name with its spaces as "_" (see models.lightgbm_names)
+    def key(name):
+        return str(name).replace(" ", "_")
+    return len(index) == len(known) and sorted(map(key, index)) == sorted(map(key, known))
+
+
+def _one_row(X: pd.Series, reference) -> pd.DataFrame:
+    """The Series as a one-row frame: its dtype is the row's common one (often object).
+
+    The columns take the dtypes of ``reference`` where it has them; columns it
+    lacks are left to :func:`encode_with`'s error about them.
+    """
     X = X.to_frame().T
     if isinstance(reference, pd.DataFrame):
         shared = [c for c in X.columns if c in reference.columns]
