@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import InvalidParameterError
+import warnings
+
+from .._validation import InvalidParameterError, ModellensWarning, user_stacklevel
 
 from ..data import Dataset, is_integer
 from ..engine import DISTINCT_LIMIT, grid_points, summarise_values
@@ -22,6 +24,31 @@ def grid_spec(grid, dataset: Dataset, feature):
                  tuple(dataset.index_of(f) for f in k): v for k, v in grid.items()}
         return names.get(feature, DEFAULT_POINTS)
     return grid
+
+
+def check_spec_keys(spec, dataset: Dataset, features, name: str) -> None:
+    """A dict ``grid=`` / ``bins=`` names features (an unknown one is an error) that are asked for.
+
+    An entry for a feature (or a pair) that is not explained is left unused:
+    a warning says so, since it is most often a feature the call forgot.  A
+    feature's own entry is used by the pairs it is part of too.
+    """
+    if not isinstance(spec, dict):
+        return
+    asked = set(features) | {j for f in features if isinstance(f, tuple) for j in f}
+    unused = []
+    for key in spec:
+        # index_of raises for a name that is not a column (a misspelling)
+        pos = tuple(dataset.index_of(f) for f in key) if isinstance(key, tuple) \
+            else dataset.index_of(key)
+        if pos not in asked:
+            unused.append(key)
+    if unused:
+        shown = [dataset.columns[f].name if not isinstance(f, tuple) else
+                 tuple(dataset.columns[j].name for j in f) for f in features]
+        warnings.warn(f"{name}= has entries for {unused}, which are not explained (features: "
+                      f"{shown}); they are not used: add them to features= or drop the "
+                      "entries.", ModellensWarning, stacklevel=user_stacklevel())
 
 
 def pair_specs(dataset: Dataset, bins, pair):

@@ -16,7 +16,7 @@ from ..engine import (DISTINCT_LIMIT, DataPredictions, GridRows, Plan, compact_i
 from ..engine._out_of_core import feature_sample
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._categorical import level_order, level_orders_out_of_core
-from ._grid import DEFAULT_POINTS, grid_spec, pair_specs
+from ._grid import DEFAULT_POINTS, check_spec_keys, grid_spec, pair_specs
 from .binning import (EMPTY_BINS, CoMoments, Moments, accumulate, accumulate_levels,
                       band_half_width, bin_index, bin_stats, check_edges, empty_bin_slopes,
                       inside_edges, quantile_edges)
@@ -187,6 +187,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, several=True)
     dataset, feats = request.dataset, request.features
+    check_spec_keys(bins, dataset, feats, "bins")
     axes: _OutOfCoreAxes | _AxisCache
     if request.out_of_core:
         axes = _OutOfCoreAxes(request, bins, max_discrete)

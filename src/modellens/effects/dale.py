@@ -18,7 +18,7 @@ from ..models import ModelError
 from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._autobin import auto_bins, auto_bins_from_moments
 from ._derivatives import DerivativePlan, resolve_backend, scale_rule
-from ._grid import DEFAULT_POINTS, grid_spec
+from ._grid import DEFAULT_POINTS, check_spec_keys, grid_spec
 from .binning import (EMPTY_BINS, Moments, accumulate, band_half_width, bin_index, bin_stats,
                       check_edges, empty_bin_slopes, inside_edges, quantile_edges)
 from .result import Band, Bins, Effect, Effects
@@ -243,6 +243,7 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, allow_pairs=False, several=True)
     dataset, mdl, feats = request.dataset, request.model, request.features
+    check_spec_keys(bins, dataset, feats, "bins")
     if request.out_of_core:  # errors before any pass over the data
         resolve_backend(mdl, gradient, dataset.values)
     # a derivative needs a continuum: levels and booleans (whose shifted values the

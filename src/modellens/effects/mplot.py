@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import InvalidParameterError, ModellensWarning, is_integer, user_stacklevel
 from ..engine import DISTINCT_LIMIT, DataPredictions, Plan, few_values, open_request
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, TargetSpec
-from ._grid import DEFAULT_POINTS, explicit_grid, feature_grid, grid_spec
+from ._grid import DEFAULT_POINTS, check_spec_keys, explicit_grid, feature_grid, grid_spec
 from .binning import Moments, bin_index
 from .result import Band, Effect, Effects
 
@@ -105,6 +105,7 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             "window out.")
     if window is not None and not 0 < window <= 1:
         raise InvalidParameterError(f"window must be a share of the data in (0, 1], got {window}.")
+    check_spec_keys(grid, dataset, request.features, "grid")
     if request.out_of_core:
         hoods = _hoods_out_of_core(request, grid)
     else:

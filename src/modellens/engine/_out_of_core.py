@@ -89,6 +89,7 @@ class OutOfCore:
         self.local = partition_options(options)
         self.parts, X = row_partitions(X)
         frame = None if isinstance(X, da.Array) else X
+        self.has_index = frame is not None  # an array's rows have positions only
         # the first rows of the first partition only (X.head warns when it is short)
         head = first_rows(self.parts, _HEAD_ROWS)
         schema = Dataset.from_data(head, feature_names=feature_names)
@@ -217,6 +218,26 @@ class OutOfCore:
             self._offsets = partition_offsets(self.client, self.parts)
         return self._offsets
 
+    def row_labels(self, rows: np.ndarray) -> np.ndarray | None:
+        """The index labels of the rows at table positions ``rows`` (sorted; one pass).
+
+        None for an array, or a table whose index holds the positions
+        ``0 .. n - 1`` (as :func:`~modellens.data.row_labels` says for a frame).
+        """
+        if not self.has_index:
+            return None
+        dask, _ = import_dask()
+        offsets = self.offsets()
+        cuts = np.searchsorted(rows, offsets)
+        per_part = self.compute(*[dask.delayed(_labels_at)(part, rows[lo:hi] - offsets[p])
+                                  for p, (part, lo, hi) in
+                                  enumerate(zip(self.parts, cuts[:-1], cuts[1:]))])
+        per_part = per_part if self.n_parts > 1 else (per_part,)
+        labels = np.concatenate([np.asarray(part) for part in per_part])
+        if labels.dtype.kind in "iu" and np.array_equal(labels, rows):
+            return None  # the labels are the positions
+        return labels
+
     # ------------------------------------------------------------------ driver
     def map(self, model, fn, *args) -> list:
         """``fn(values, model, index, *args)`` on every encoded partition, in partition order.
@@ -284,6 +305,11 @@ def feature_sample(x, n_parts):
     if x.size <= take:
         return x.copy()
     return x[np.linspace(0, x.size - 1, take).astype(np.intp)]
+
+
+def _labels_at(part, positions):
+    """A partition's index labels at ``positions`` (its own row positions)."""
+    return part.index[positions]
 
 
 def _distinct(part, columns):
