@@ -198,7 +198,9 @@ class Model:
         self.output_labels: list = []
         #: the output names a plain callable's answer gave (a DataFrame's columns, a
         #: Series' name), once it has answered; None until then or when it gives none
-        self._answer_names: list[str] | None = None
+        # a bound predict_proba of a classifier names its columns by the classes, as the
+        # classifier itself would be named; a DataFrame answer names them otherwise
+        self._answer_names: list[str] | None = _bound_class_names(model)
         wanted = _requested_outputs(target, several)
         classes = _response_classes(model, response_method)
         if several and target is None and classes is not None and len(classes) > 2:
@@ -678,6 +680,9 @@ class Model:
             if probe.ndim == 2 and probe.shape[1] > 1:
                 raise OutputsFound(int(probe.shape[1]))
             self._check(probe, rows[:1])
+        if self._undetermined and backend == "callable" and self._answer_names is None \
+                and self._fn is self.model and self.framework is None:
+            self._name_outputs(rows[:1])
         try:
             if backend == "callable":
                 out = function(self.to_input(rows))
@@ -699,6 +704,18 @@ class Model:
             return np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
+
+    def _name_outputs(self, row) -> None:
+        """Learn the output names from the model's answer at one row (not counted, not kept).
+
+        A ``gradient=`` callable tells how many outputs there are, not their
+        names; the model's own answer (a DataFrame's columns) does.  A model
+        that fails here is left to fail where its answers are needed.
+        """
+        try:
+            self._note_names(self._call(row))
+        except Exception:  # noqa: BLE001 - the names are only a label
+            pass
 
     def _gradient_index(self):
         return self.class_index if self._columns is None else list(self._columns)
@@ -792,6 +809,23 @@ def _shown(value) -> str:
     if isinstance(value, (float, np.floating)):
         return f"{float(value):.6g}"
     return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _bound_class_names(fn) -> list[str] | None:
+    """The output names of a classifier's bound ``predict_proba`` / ``decision_function``.
+
+    ``clf.predict_proba`` passed as a function (texts, images, any table
+    method) answers one column per class: they are named as the classifier's
+    own outputs are (``"P(y = spam)"``), not by position.
+    """
+    method = getattr(fn, "__name__", "")
+    classes = getattr(getattr(fn, "__self__", None), "classes_", None)
+    if classes is None or method not in ("predict_proba", "decision_function"):
+        return None
+    labels = [str(c) for c in np.asarray(classes).tolist()]
+    if len(set(labels)) != len(labels):
+        return None
+    return [f"P(y = {c})" if method == "predict_proba" else f"decision({c})" for c in labels]
 
 
 def _answer_names(out) -> list[str] | None:
