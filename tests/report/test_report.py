@@ -250,7 +250,7 @@ def test_bad_options_are_refused(fitted):
 def test_lime_section_is_lime_on_the_waterfall_rows(fitted):
     """The section holds what ``ml.lime`` gives for those rows against the stated sample."""
     import modellens
-    from modellens.report._sections import take_rows
+    from modellens.report._inputs import take_rows
 
     model, X, y = fitted
     X = X.assign(x3=X.x3.fillna(0.0))  # LIME's sampler needs complete training data
@@ -375,7 +375,7 @@ def test_tree_shap_is_tried_first_and_a_refusal_falls_back(monkeypatch):
     background); a model TreeSHAP refuses gets the model-agnostic values and a note."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    from modellens.report._sections import take_rows
+    from modellens.report._inputs import take_rows
 
     X, y = _frame()
     numeric = X[["x1", "x3"]]
@@ -422,7 +422,7 @@ def test_tree_model_explains_more_rows_in_the_scatter_charts():
     order), each equal to exact enumeration on the same background."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    from modellens.report._sections import take_rows
+    from modellens.report._inputs import take_rows
 
     X, y = _frame()
     numeric = X[["x1", "x3"]]

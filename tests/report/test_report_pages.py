@@ -186,7 +186,7 @@ def test_ceteris_paribus_reads_the_effects_sections_ice_curves(monkeypatch):
     numbers as PD on those rows alone, and no second model call for them."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    from modellens.report import _sections as sections
+    from modellens.report._sections import effects, shapley
 
     rng = np.random.default_rng(1)
     X = pd.DataFrame(rng.uniform(-1, 1, size=(150, 4)), columns=["a", "b", "c", "d"])
@@ -195,13 +195,15 @@ def test_ceteris_paribus_reads_the_effects_sections_ice_curves(monkeypatch):
     model = HistGradientBoostingRegressor(max_iter=30, categorical_features="from_dtype",
                                           random_state=0).fit(X, y)
     calls = []
-    pdp = sections.pdp
+    pdp = shapley.pdp
 
     def counted(model, X, *args, **kwargs):
         calls.append(len(X))
         return pdp(model, X, *args, **kwargs)
 
-    monkeypatch.setattr(sections, "pdp", counted)
+    # every section that may run PD: the effects section's and the Shapley section's own
+    for module in (effects, shapley):
+        monkeypatch.setattr(module, "pdp", counted)
     # every row in the sample, as in the demo
     rep = ml.report(model, X, sections=["effects", "shapley"], **dict(SMALL, sample=150))
     sec = rep.sections["shapley"]

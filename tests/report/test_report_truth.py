@@ -234,18 +234,18 @@ def _scales_model(Z):
 
 
 def test_noise_feature_is_negligible_and_panels_share_one_span(monkeypatch):
-    from modellens.report import _sections
+    from modellens.report._sections import effect_figures
 
     X = _scales_data()
     spans = []
-    keep = _sections.figure_from
+    keep = effect_figures.figure_from
 
     def spy(fig, title, *args, **kwargs):
         lo, hi = fig.axes[0].get_ylim()
         spans.append((title, hi - lo))
         return keep(fig, title, *args, **kwargs)
 
-    monkeypatch.setattr(_sections, "figure_from", spy)
+    monkeypatch.setattr(effect_figures, "figure_from", spy)
     r = ml.report(_scales_model, X, sections=["effects"], **SMALL)
     eff = r.sections["effects"].data
     assert eff["negligible"] == ["noise"]  # 1e-4 against a spread of about 2.5
@@ -614,7 +614,7 @@ def test_unordered_levels_are_drawn_by_effect_and_ordered_ones_keep_their_order(
 
 
 def test_brute_force_screen_stays_within_its_budget_of_model_rows():
-    from modellens.report._sections import SCREEN_BRUTE_FEATURES, SCREEN_BRUTE_ROWS
+    from modellens.report._sections.interaction import SCREEN_BRUTE_FEATURES, SCREEN_BRUTE_ROWS
 
     rng = np.random.default_rng(11)
     X = pd.DataFrame(rng.uniform(-1, 1, (400, 25)), columns=[f"f{i}" for i in range(25)])
@@ -636,7 +636,7 @@ def test_screen_of_a_pipeline_whose_trees_cannot_be_read_keeps_to_the_brute_budg
     from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.preprocessing import StandardScaler
 
-    from modellens.report._sections import SCREEN_BRUTE_ROWS
+    from modellens.report._sections.interaction import SCREEN_BRUTE_ROWS
 
     rng = np.random.default_rng(21)
     X = pd.DataFrame(rng.uniform(-1, 1, (400, 8)), columns=[f"x{i}" for i in range(8)])
@@ -654,7 +654,7 @@ def test_the_data_section_checks_the_grid_pd_evaluates(monkeypatch):
     """The off-data share is measured on PD's own grid, for every kind of feature: a
     continuous one, a few-valued one, one with missing values, a categorical one and one
     with more levels than are labelled (its top levels)."""
-    from modellens.report import _sections
+    from modellens.report._sections import data as data_module
 
     rng = np.random.default_rng(21)
     n = 300
@@ -671,14 +671,14 @@ def test_the_data_section_checks_the_grid_pd_evaluates(monkeypatch):
                 + D["pet"].cat.codes.to_numpy() + 0.1 * D["town"].cat.codes.to_numpy())
 
     checked = {}
-    keep = _sections.dependence
+    keep = data_module.dependence
 
     def spy(dataset, grids, **kw):
         checked.update({dataset.columns[j].name: (dataset.columns[j], g)
                         for j, g in grids.items()})
         return keep(dataset, grids, **kw)
 
-    monkeypatch.setattr(_sections, "dependence", spy)
+    monkeypatch.setattr(data_module, "dependence", spy)
     rep = ml.report(f, X, sections=["data", "effects"], max_features=5, **SMALL)
     pd_effects = rep.sections["effects"].data["pdp"]
     assert set(checked) == set(X.columns)
