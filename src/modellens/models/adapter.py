@@ -660,6 +660,9 @@ class Model:
         held = rows.copy() if self._undetermined else None
         out = self._answer(kind, rows, lambda asked: self._gradient(asked, backend, function))
         if held is not None and out.ndim == 3 and out.shape[:2] == (m, d):
+            if backend == "callable" and self._answer_names is None \
+                    and self._fn is self.model and self.framework is None:
+                self._name_outputs(held[:1])  # several outputs: the model's names for them
             raise self._keep(kind, held, out)  # every output's gradient, kept
         if held is not None and out.shape == (m, d) and self._wanted is None:
             self._undetermined = False  # one output's gradient: the model has one output
@@ -680,9 +683,6 @@ class Model:
             if probe.ndim == 2 and probe.shape[1] > 1:
                 raise OutputsFound(int(probe.shape[1]))
             self._check(probe, rows[:1])
-        if self._undetermined and backend == "callable" and self._answer_names is None \
-                and self._fn is self.model and self.framework is None:
-            self._name_outputs(rows[:1])
         try:
             if backend == "callable":
                 out = function(self.to_input(rows))
