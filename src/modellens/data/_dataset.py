@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -202,6 +202,23 @@ class Dataset:
                                 col.dtype if dtype is None else dtype)
         values.flags.writeable = False
         return Dataset(values, columns, self.is_frame, self.column_labels)
+
+    def with_text_levels(self, found: dict) -> "Dataset":
+        """A copy whose text columns also have the levels ``found[j]`` (appended).
+
+        A text or object column's levels are the values its rows hold, not a
+        closed set: values asked for elsewhere (the grid of a partial
+        dependence on a few rows) are levels too.  Codes of the rows are
+        unchanged; a pandas Categorical keeps its own categories.
+        """
+        columns = list(self.columns)
+        for j, extra in found.items():
+            col = columns[j]
+            assert col.is_categorical and col.levels is not None \
+                and not isinstance(col.dtype, pd.CategoricalDtype)
+            extra = np.asarray(list(extra), dtype=object)
+            columns[j] = replace(col, levels=np.concatenate([col.levels, extra]))
+        return Dataset(self.values, columns, self.is_frame, self.column_labels)
 
     # ------------------------------------------------------------ accessors
     @property

@@ -51,6 +51,37 @@ def check_spec_keys(spec, dataset: Dataset, features, name: str) -> None:
                       "entries.", ModellensWarning, stacklevel=user_stacklevel())
 
 
+def unseen_text_levels(dataset: Dataset, features, grid) -> dict:
+    """Grid points of text columns that their rows do not hold: ``{column: [values]}``.
+
+    A partial dependence of a few rows at the levels of many (the report's
+    rows at its sample's levels) sets a text column to values these rows
+    lack; they are levels the column can take (see :meth:`Dataset.with_text_levels`).
+    """
+    found: dict = {}
+    for feat in features:
+        specs = pair_specs(dataset, grid, feat) if isinstance(feat, tuple) else \
+            (grid_spec(grid, dataset, feat),)
+        for j, spec in zip(feat if isinstance(feat, tuple) else (feat,), specs):
+            col = dataset.columns[j]
+            if is_integer(spec) or not col.is_categorical or col.levels is None \
+                    or col.levels.dtype != object or hasattr(col.dtype, "categories"):
+                continue
+            known = set(col.levels.tolist()) | set(found.get(j, []))
+            points = np.asarray(spec, dtype=object).ravel().tolist()
+            new = [p for p in dict.fromkeys(points) if p not in known and not _missing(p)]
+            if new:
+                found[j] = found.get(j, []) + new
+    return found
+
+
+def _missing(value) -> bool:
+    try:
+        return bool(value != value) or value is None
+    except (TypeError, ValueError):
+        return False
+
+
 def pair_specs(dataset: Dataset, bins, pair):
     """The specification of both axes of a pair: its own dict entry, else each feature's.
 

@@ -11,7 +11,7 @@ from ..data import Dataset, sample_rows
 from ..engine import DISTINCT_LIMIT, GridRows, Plan, grid_points, open_request, run
 from ..typing import ArrayLike, DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
 from ._grid import (DEFAULT_POINTS, check_spec_keys, explicit_grid, feature_grid, grid_spec,
-                    pair_specs)
+                    pair_specs, unseen_text_levels)
 from .result import Effect, Effects, keep_ice_labels
 
 __all__ = ["pdp"]
@@ -183,6 +183,9 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            progress=progress, several=True)
     dataset, table = request.dataset, request.table
     check_spec_keys(grid, dataset, request.features, "grid")
+    unseen = unseen_text_levels(dataset, request.features, grid) if table is None else {}
+    if unseen:  # grid values of text columns these rows lack: levels the model can take
+        dataset = request.adopt(dataset.with_text_levels(unseen))
     if table is not None and ice and sample is None:
         raise InvalidParameterError(
             "ice=True on Dask data keeps a curve per row, which the client would hold for "

@@ -94,6 +94,16 @@ class Request:
                                 response_method=self._response_method, several=self._several)
         return self._model
 
+    def adopt(self, dataset):
+        """Take ``dataset`` (the same rows, with more levels) as the request's; returns it.
+
+        The model, if wrapped already, decodes rows with it from now on.
+        """
+        self.dataset = dataset
+        if self._model is not None:
+            self._model.dataset = dataset
+        return dataset
+
     @property
     def out_of_core(self) -> bool:
         return self.table is not None
