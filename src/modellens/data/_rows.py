@@ -137,14 +137,14 @@ def _same_names(index, known: list) -> bool:
     return len(index) == len(known) and sorted(map(key, index)) == sorted(map(key, known))
 
 
-def _one_row(X: pd.Series, reference) -> pd.DataFrame:
+def _one_row(series: pd.Series, reference) -> pd.DataFrame:
     """The Series as a one-row frame: its dtype is the row's common one (often object).
 
     The columns take the dtypes of ``reference`` where it has them; columns it
     lacks are left to :func:`encode_with`'s error about them.
     """
-    X = X.to_frame().T
+    row = series.to_frame().T
     if isinstance(reference, pd.DataFrame):
-        shared = [c for c in X.columns if c in reference.columns]
-        return X.astype(reference.dtypes[shared].to_dict())
-    return X.infer_objects()
+        shared = [c for c in row.columns if c in reference.columns]
+        return row.astype(reference.dtypes[shared].to_dict())
+    return row.infer_objects()
