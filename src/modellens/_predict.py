@@ -8,7 +8,7 @@ from typing import Any, overload
 import numpy as np
 import pandas as pd
 
-from .data import as_pandas, row_as_frame
+from .data import as_pandas
 from .engine import DataPredictions, Plan, open_request
 from .engine import map_rows
 from ._validation import InvalidParameterError
@@ -122,7 +122,7 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
     >>> p.attrs
     {'explained_class': 1, 'probability': True}
     """
-    X = _row_as_frame(model, as_pandas(X))
+    X = as_pandas(X)  # (a one-row Series is that row: open_request reads it)
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, dask="partitions", several=True)
@@ -144,18 +144,6 @@ def predict(model: ModelLike, X: DaskLike | DataLike, *, target: TargetSpec = No
         out = pd.Series(np.asarray(values, dtype=float), index=index, name=mdl.output_name)
     out.attrs.update(_described(mdl))
     return out
-
-
-def _row_as_frame(model, X):
-    """A Series indexed by the model's feature names (``df.iloc[i]``) as a one-row frame.
-
-    Any other Series is one column, as in every method.
-    """
-    names = getattr(model, "feature_names_in_", None)
-    if isinstance(X, pd.Series) and names is not None and len(names) > 1 \
-            and set(map(str, X.index)) == set(map(str, names)):
-        return row_as_frame(X, None)
-    return X
 
 
 def _described(model) -> dict:

@@ -291,3 +291,20 @@ def check_random_state(random_state, name: str = "random_state") -> np.random.Ge
     raise InvalidParameterError(
         f"{name} must be None, a non-negative integer or a numpy Generator, "
         f"got {random_state!r}.")
+
+
+def check_sample_weight(sample_weight, n: int, name: str = "sample_weight"):
+    """``sample_weight`` as ``n`` finite non-negative floats that do not all vanish (None stays)."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{name} must hold one number per row of X, got "
+                                    f"{type(sample_weight).__name__}.") from None
+    if w.shape != (n,):
+        raise InvalidParameterError(f"{name} must hold one weight per row of X ({n}), got "
+                                    f"shape {w.shape}.")
+    if not np.isfinite(w).all() or (w < 0).any() or not w.sum() > 0:
+        raise InvalidParameterError(f"{name} must be finite, non-negative and not all zero.")
+    return w

@@ -119,3 +119,65 @@ def test_lightgbm_columns_with_spaces_are_the_data_columns(tmp_path, capsys, mon
     rows = pd.DataFrame(np.asarray(attr.data, dtype=float), columns=X.columns)
     np.testing.assert_allclose(attr.values.sum(axis=1) + attr.base_values,
                                model.predict_proba(rows)[:, 1], atol=1e-9)
+
+
+def _scored_as_a_classifier(rep, y, proba):
+    """The quality section of a multiclass booster: sklearn's numbers on its class indices."""
+    from sklearn.metrics import confusion_matrix, log_loss
+
+    quality = rep.sections["quality"].data
+    assert quality["task"] == "classification"
+    predicted = np.argmax(proba, axis=1)
+    assert quality["metrics"]["overall_accuracy"] == pytest.approx(np.mean(predicted == y),
+                                                                   abs=1e-12)
+    # (XGBoost answers in float32)
+    assert quality["metrics"]["log_loss"] == pytest.approx(log_loss(y, proba), abs=1e-6)
+    np.testing.assert_array_equal(quality["confusion"], confusion_matrix(y, predicted))
+
+
+def test_a_multiclass_txt_is_scored_against_class_indices(files, capsys, monkeypatch):
+    # issue #42: "the model has 3 outputs ... which output y measures is unknown" skipped
+    # the quality section of a booster whose file says it is a multiclass classifier
+    folder, model, X = files
+    rep = _every_class_report(monkeypatch, capsys, folder / "data.csv", folder / "model.txt",
+                              folder / "scored.html")
+    y = pd.read_csv(folder / "data.csv")["y"].to_numpy()
+    _scored_as_a_classifier(rep, y, model.predict_proba(X))
+    assert "Confusion matrix" in (folder / "scored.html").read_text(encoding="utf-8")
+
+
+def test_one_class_of_a_multiclass_txt_is_scored_as_that_class(files, capsys, monkeypatch):
+    from modellens.report._report import Report
+
+    folder, model, X = files
+    written = []
+    save = Report.save
+    monkeypatch.setattr(Report, "save", lambda self, path: (written.append(self),
+                                                            save(self, path))[1])
+    code, _, err = _run(["report", "--data", folder / "data.csv", "--model",
+                         folder / "model.txt", "--target", "y", "--out", folder / "one.html",
+                         "--sample", 100, "--explain", 4, "--class", 2], capsys)
+    assert code == 0, err
+    y = pd.read_csv(folder / "data.csv")["y"].to_numpy()
+    quality = written[0].sections["quality"].data
+    assert quality["task"] == "classification"
+    # class 2 against the rest, as for a scikit-learn classifier's --class
+    p2 = model.predict_proba(X)[:, 2]
+    assert quality["metrics"]["accuracy"] == pytest.approx(np.mean((p2 >= 0.5) == (y == 2)))
+    assert quality["metrics"]["overall_accuracy"] == pytest.approx(
+        np.mean(np.argmax(model.predict_proba(X), axis=1) == y))
+
+
+def test_a_multiclass_xgboost_file_is_scored_against_class_indices(tmp_path, capsys,
+                                                                   monkeypatch):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    y = np.digitize(X["a"] + 0.5 * X["b"], [-0.7, 0.0, 0.7])
+    model = xgb.XGBClassifier(n_estimators=8, max_depth=3).fit(X, y)
+    X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
+    for suffix in ("json", "ubj"):
+        model.get_booster().save_model(tmp_path / f"model.{suffix}")
+        rep = _every_class_report(monkeypatch, capsys, tmp_path / "data.csv",
+                                  tmp_path / f"model.{suffix}", tmp_path / f"{suffix}.html")
+        _scored_as_a_classifier(rep, y, model.predict_proba(X))

@@ -35,3 +35,7 @@ def test_demo_writes_the_report_and_with_png_the_plots_and_csv(tmp_path, capsys)
 def test_demo_without_png_writes_only_the_report(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path / "new"), "--grid", "4", "--rows", "2"]) == 0
     assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["report.html"]
+    # one total (the report's sections are a part of it, said as such), not two
+    out = capsys.readouterr().out
+    totals = [line for line in out.splitlines() if "total" in line or "done in" in line]
+    assert len(totals) == 1 and "the report's sections" in totals[0], totals

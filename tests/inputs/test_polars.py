@@ -45,7 +45,9 @@ def as_pandas_frame(d):
         "x1": np.array(d["x1"], dtype=float), "x2": np.array(d["x2"], dtype=np.int64),
         "c": pd.Categorical(d["c"]),  # astype("category"): sorted levels, unordered
         "e": pd.Categorical(d["e"], categories=SIZES, ordered=True),
-        "s": pd.Series(d["s"]),  # pandas' own string dtype, missing as NaN
+        # pandas' own string dtype; with nulls, objects with None: what scikit-learn
+        # reads from a polars or Arrow text column (its to_numpy), so the model sees that
+        "s": pd.Series(d["s"], dtype=object if None in d["s"] else None),
         "b": np.array(d["b"], dtype=bool),
         "xn": np.array([np.nan if v is None else v for v in d["xn"]], dtype=float)})
 

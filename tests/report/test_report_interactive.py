@@ -484,3 +484,44 @@ def test_payload_does_not_grow_with_the_rows():
                         n_background=5, grid=10, shapley_budget=1, max_features=30)
         sizes.append(len(payload_json(explorer_payload(rep.sections))))
     assert abs(sizes[1] - sizes[0]) < 0.05 * sizes[0], sizes
+
+
+#: Every chart of the explorer: its name, its data-ml-* marks, its label and what it draws.
+_EVERY_CHART = r"""[...document.querySelectorAll('#explore [data-ml-chart]')].map(el => ({
+  name: el.getAttribute('data-ml-chart'),
+  marks: Object.fromEntries([...el.attributes].filter(a => a.name.startsWith('data-ml-'))
+                            .map(a => [a.name.slice(8), a.value])),
+  label: el.getAttribute('aria-label') || '',
+  caption: ((el.parentNode.querySelector('figcaption') || {}).textContent) || '',
+  drawn: JSON.stringify((el.data || []).map(t => [t.x, t.y, t.z])),
+  shown: JSON.stringify([el.layout || {}, (el.data || []).map(t => t.colorbar || {})])}))"""
+
+
+@pytest.mark.parametrize("which", ["iris", "forest"])
+def test_the_class_selector_moves_every_chart_of_one_class_and_each_names_it(
+        which, iris, forest, tmp_path):
+    """#42: end to end, every chart of the explorer that explains a class follows the
+    class selector (its drawing changes), and says which class, in its marks and in the
+    words read out for it; a chart that keeps its drawing explains no class."""
+    rep, path = iris if which == "iris" else forest[2:]
+    outputs = rep.sections["effects"].data["pdp"][rep.sections["effects"].data["shown"][0]].outputs
+    with _explorer(path, tmp_path) as browser:
+        seen = {}
+        for k in (0, 1, 2):
+            _change(browser, "class", k)
+            for chart in browser.evaluate(_EVERY_CHART):
+                seen.setdefault(chart["name"], []).append((k, chart))
+    assert {"pd", "ale", "waterfall", "dependence", "lime"} <= seen.keys()
+    for name, states in seen.items():
+        of_a_class = ["class" in chart["marks"] for _, chart in states]
+        if not any(of_a_class):
+            # a chart of no class draws the same whatever the class
+            assert len({chart["drawn"] for _, chart in states}) == 1, name
+            continue
+        assert all(of_a_class), name
+        for k, chart in states:
+            assert chart["marks"]["class"] == outputs[k], (name, k)
+            assert outputs[k] in chart["label"], (name, chart["label"])
+            # and on the screen: a title, an axis or a colour bar of the chart names it
+            assert html.escape(outputs[k], quote=False) in chart["shown"], (name, k)
+        assert len({chart["drawn"] for _, chart in states}) == 3, name  # each class its own

@@ -550,7 +550,9 @@ class Attributions(Indexing):
         >>> d = attr.to_dict()
         >>> d["type"], d["schema"]
         ('Attributions', 2)
-        >>> with open("attributions.json", "w") as f:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "attributions.json")
+        >>> with open(path, "w") as f:
         ...     json.dump(d, f)
         """
         out: dict[str, Any] = {

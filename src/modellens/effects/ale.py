@@ -12,7 +12,7 @@ from ..typing import BinsSpec, DataLike, FeatureSpec, ModelLike, TargetSpec
 from ._ale_plans import FeaturePlan, PairPlan
 from ._design import Axis, ale_axes, ale_rows
 from ._facts import facts_of
-from ._grid import DEFAULT_POINTS
+from ._grid import DEFAULT_POINTS, check_spec_keys
 from .binning import EMPTY_BINS
 from .result import Effects
 
@@ -179,6 +179,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, several=True)
     dataset, feats = request.dataset, request.features
+    check_spec_keys(bins, dataset, feats, "bins")
     designs = ale_axes(facts_of(request), dataset, feats, bins, max_discrete)
     out_of_core = request.out_of_core
     if not out_of_core:

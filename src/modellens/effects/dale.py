@@ -15,7 +15,7 @@ from ._dale_curves import DaleEffect, check_bins, check_options, curve, dale_eff
 from ._derivatives import DerivativePlan, resolve_backend, scale_rule
 from ._design import dale_bins
 from ._facts import facts_of
-from ._grid import DEFAULT_POINTS, grid_spec
+from ._grid import DEFAULT_POINTS, check_spec_keys, grid_spec
 from .binning import EMPTY_BINS, Moments, bin_index
 from .result import Effects
 
@@ -151,6 +151,7 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, allow_pairs=False, several=True)
     dataset, mdl, feats = request.dataset, request.model, request.features
+    check_spec_keys(bins, dataset, feats, "bins")
     if request.out_of_core:  # errors before any pass over the data
         resolve_backend(mdl, gradient, dataset.values)
     # a derivative needs a continuum: levels and booleans (whose shifted values the

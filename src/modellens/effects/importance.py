@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import InvalidParameterError, check_int
+from .._validation import InvalidParameterError, check_int, check_sample_weight
 from ..engine import DataRows, Plan, Segment, open_request, run_outputs
 from ..models import RESPONSES, response_model
 from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
@@ -150,9 +150,17 @@ def _scorer(model, scoring, callable_model: bool):
         "several scores call importance once per score.")
 
 
+def _weighted(scorer, weights):
+    """``scorer`` reading the rows with ``weights``, as scikit-learn calls a scorer with them."""
+    def score(estimator, X, y):
+        return scorer(estimator, X, y, sample_weight=weights)
+    return score
+
+
 def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = None,
                n_repeats: int = 5, random_state: RandomStateLike = None,
-               target: TargetSpec = None, response_method: str = "auto",
+               sample_weight: ArrayLike | None = None, target: TargetSpec = None,
+               response_method: str = "auto",
                feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
                n_jobs: int | None = None, progress: bool | None = None) -> Importance:
     r"""How much worse the model scores when a feature's values are shuffled.
@@ -186,6 +194,10 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
     random_state : int, RandomState or None
         Seeds the shuffles as scikit-learn does (None: NumPy's global
         random state, as there).
+    sample_weight : array-like of shape (n,), optional
+        Weights of the rows in every score (the baseline and each permuted
+        copy), passed to the scorer as
+        :func:`sklearn.inspection.permutation_importance` passes them.
     target, response_method : optional
         The output of a plain callable model (as in :func:`modellens.pdp`);
         an estimator's response is the one the scorer asks for.
@@ -263,7 +275,10 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
         raise InvalidParameterError(
             f"y has shape {y.shape}: a multi-label classifier is not supported; score each "
             "label's classifier with its own 1-D y.")
+    weights = check_sample_weight(sample_weight, dataset.n_rows)
     scorer, name = _scorer(model, scoring, callable_model)
+    if weights is not None:
+        scorer = _weighted(scorer, weights)
     values = dataset.values
     perms = sklearn_permutations(random_state, dataset.n_rows, n_repeats)
     kind = _answers_type(model, callable_model)

@@ -12,7 +12,7 @@ from ..engine import DataPredictions, Plan, open_request
 from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, TargetSpec
 from ._design import Hoods, mplot_hoods
 from ._facts import facts_of
-from ._grid import DEFAULT_POINTS
+from ._grid import DEFAULT_POINTS, check_spec_keys
 from .binning import Moments
 from .result import Band, Effect, Effects
 
@@ -111,6 +111,7 @@ def mplot(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         dataset.warn_missing(request.features, "grid and neighbourhoods")
     # in memory each feature's rows are ranked when its plan reduces, so that the sorted
     # order of one feature at a time is held
+    check_spec_keys(grid, dataset, request.features, "grid")
     hoods = mplot_hoods(facts_of(request), dataset, request.features, grid, window)
     feats = request.features
 

@@ -6,13 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._validation import InvalidParameterError, check_choice
+from .._validation import InvalidParameterError, check_choice, check_sample_weight
 from ..data import Dataset, sample_rows
 from ..engine import GridRows, Plan, open_request, run
-from ..typing import DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike, TargetSpec
+from ..typing import (ArrayLike, DataLike, FeatureSpec, GridSpec, ModelLike, RandomStateLike,
+                      TargetSpec)
 from ._design import pd_axes
 from ._facts import MemoryFacts, facts_of
-from ._grid import DEFAULT_POINTS
+from ._grid import DEFAULT_POINTS, check_spec_keys, unseen_text_levels
 from .result import Effect, Effects, keep_ice_labels
 
 __all__ = ["pdp"]
@@ -21,10 +22,10 @@ __all__ = ["pdp"]
 def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         grid: GridSpec = DEFAULT_POINTS, ice: bool = False, center: bool = False,
         sample: int | float | None = None, random_state: RandomStateLike = None,
-        target: TargetSpec = None, response_method: str = "auto",
-        feature_names: Sequence[str] | None = None, chunk_size: int | None = None,
-        n_jobs: int | None = None, progress: bool | None = None,
-        method: str = "brute") -> Effects:
+        sample_weight: ArrayLike | None = None, target: TargetSpec = None,
+        response_method: str = "auto", feature_names: Sequence[str] | None = None,
+        chunk_size: int | None = None, n_jobs: int | None = None,
+        progress: bool | None = None, method: str = "brute") -> Effects:
     r"""How does the model's average prediction change when one feature is set to each value?
 
     Partial dependence (PD) sets a feature to every point of a grid in every
@@ -71,6 +72,11 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         instead of ``n * G``.
     random_state : int or Generator, optional
         Seed of the subsample.
+    sample_weight : array-like of shape (n,), optional
+        Weights of the rows of ``X`` in the average (the ICE curves are not
+        weighted): equal to :func:`sklearn.inspection.partial_dependence`
+        with ``sample_weight`` (which then uses ``method="brute"``).  With
+        ``sample=``, the sampled rows keep their weights.  In memory only.
     target : class label or index, optional
         Which output to explain: a classifier's class (its probability, or
         its column of ``decision_function``), by label or position.  Default:
@@ -165,6 +171,10 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     >>> ax = effects["bmi"].plot()
     """
     check_choice(method, "method", ("brute", "tree"))
+    if method == "tree" and sample_weight is not None:
+        raise InvalidParameterError(
+            "sample_weight= weights the rows of X in method='brute'; method='tree' averages "
+            "over the training rows' covers and reads no rows of X: use method='brute'.")
     if method == "tree":
         return _tree_pdp(model, X, features, grid=grid, ice=ice, center=center, sample=sample,
                          target=target, response_method=response_method,
@@ -174,13 +184,24 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, several=True)
     dataset, table = request.dataset, request.table
+    check_spec_keys(grid, dataset, request.features, "grid")
+    unseen = unseen_text_levels(dataset, request.features, grid) if table is None else {}
+    if unseen:  # grid values of text columns these rows lack: levels the model can take
+        dataset = request.adopt(dataset.with_text_levels(unseen))
     if table is not None and ice and sample is None:
         raise InvalidParameterError(
             "ice=True on Dask data keeps a curve per row, which the client would hold for "
             "every row; pass sample= (a count or a fraction of the rows) for the ICE curves "
             "of a random sample, or a pandas sample of the data.")
+    if table is not None and sample_weight is not None:
+        raise InvalidParameterError(
+            "sample_weight= weights rows in memory; for Dask data pass a pandas sample of "
+            "it with its weights.")
     n_rows = dataset.n_rows if table is None else int(table.offsets()[-1])
+    weights = check_sample_weight(sample_weight, n_rows)
     rows = sample_rows(n_rows, sample, random_state)
+    if weights is not None and rows is not None:
+        weights = weights[rows]
     if table is None:  # the missing values, said once (each output's plan reads the grid)
         dataset.warn_missing(sorted({j for f in request.features
                                      for j in (f if isinstance(f, tuple) else (f,))}), "grid")
@@ -197,11 +218,17 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                 lo, hi = np.searchsorted(rows, offsets[part:part + 2])
                 base = values[rows[lo:hi] - offsets[part]]
         return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center,
-                        output=model.output_name, observed=in_memory)
+                        output=model.output_name, observed=in_memory, weights=weights)
                 for feat, ax in zip(feats, axes)]
 
     effects = Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
-    return effects if table is not None else keep_ice_labels(effects, request.X)
+    if table is None:
+        return keep_ice_labels(effects, request.X)
+    if ice and rows is not None:  # the sampled rows' labels in the table's index
+        labels = table.row_labels(rows)
+        for effect in effects.values():
+            effect.ice_labels = labels
+    return effects
 
 
 class _PDPlan(Plan):
@@ -213,7 +240,7 @@ class _PDPlan(Plan):
     """
 
     def __init__(self, dataset: Dataset, feat, axes, base, rows, *, ice, center, output,
-                 observed=True):
+                 observed=True, weights=None):
         self.dataset, self.rows, self.ice, self.center, self.output = (dataset, rows, ice,
                                                                        center, output)
         self.observed = observed  # out of core the client has no feature values to show
@@ -226,7 +253,9 @@ class _PDPlan(Plan):
             settings = np.column_stack([a.ravel(), b.ravel()])
         self.settings = settings
         self.m = base.shape[0]
-        self.segment = GridRows(base, self.cols, settings, average=not ice)
+        self.weights = weights  # of the rows (in memory only): the curve is their weighted mean
+        self.segment = GridRows(base, self.cols, settings,
+                                average=not ice and weights is None)
         self.segments = [self.segment] if self.m else []
 
     def _curves(self):
@@ -235,6 +264,11 @@ class _PDPlan(Plan):
         return seg.result.reshape(len(seg.result) // seg.m, seg.m).T
 
     def reduce(self) -> Effect:
+        if self.weights is not None:
+            curves = self._curves()
+            # scikit-learn's weighted partial dependence (its method='brute')
+            return self._effect(np.average(curves, axis=0, weights=self.weights),
+                                curves if self.ice else None)
         if self.ice:
             curves = self._curves()
             return self._effect(curves.mean(axis=0), curves)
@@ -349,6 +383,7 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     request = open_request(model, X, features, feature_names=feature_names, dask="in_memory",
                            wrap_model=False, **options)
     dataset, X = request.dataset, request.X
+    check_spec_keys(grid, dataset, request.features, "grid")
     why = unfit_data(ens, model, dataset, X, categorical=True)
     if why is not None:
         raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")

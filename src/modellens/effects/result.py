@@ -559,7 +559,9 @@ class Effects(Mapping):
         >>> import numpy as np, modellens as ml
         >>> X = np.random.default_rng(0).uniform(0, 1, size=(400, 2))
         >>> effects = ml.pdp(lambda A: A[:, 0] - A[:, 1], X, grid=5)
-        >>> with open("effects.json", "w") as f:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "effects.json")
+        >>> with open(path, "w") as f:
         ...     json.dump(effects.to_dict(), f)
         """
         return envelope("Effects", effects=[e.to_dict() for e in self._effects.values()])

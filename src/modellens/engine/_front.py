@@ -35,7 +35,7 @@ import numpy as np
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
-from ..models import Model, with_model_levels
+from ..models import Model, model_feature_names, with_model_levels
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run_outputs
 
@@ -70,8 +70,9 @@ class Request:
         The Dask input, when the method explains it partition by partition.
     X : object
         ``X`` as the method reads it: a polars or pyarrow table converted to
-        pandas (once, here), a one-row Series as a one-row frame when a
-        reference frame is given, anything else as given.
+        pandas (once, here), a Series indexed by the feature names (the
+        reference's, else the model's) as that one row (see
+        :func:`~modellens.data.row_as_frame`), anything else as given.
     n_explained : int
         Rows of ``dataset`` that are ``X``'s (0 for a text, an image or Dask data).
     """
@@ -92,6 +93,16 @@ class Request:
             self._model = Model(self.raw_model, self.dataset, target=self._target,
                                 response_method=self._response_method, several=self._several)
         return self._model
+
+    def adopt(self, dataset):
+        """Take ``dataset`` (the same rows, with more levels) as the request's; returns it.
+
+        The model, if wrapped already, decodes rows with it from now on.
+        """
+        self.dataset = dataset
+        if self._model is not None:
+            self._model.dataset = dataset
+        return dataset
 
     @property
     def out_of_core(self) -> bool:
@@ -220,6 +231,8 @@ def open_request(model, X, features=None, *, reference=None,
             "this method needs the data in memory; for Dask data pass a pandas sample of it, "
             "e.g. X.sample(frac=...).compute().")
     if reference is None:
+        # a Series indexed by the model's names is that row (as shap reads it)
+        X = row_as_frame(X, None, model_feature_names(model) or feature_names)
         dataset = Dataset.from_data(X, feature_names=feature_names)
         n = dataset.n_rows
     else:

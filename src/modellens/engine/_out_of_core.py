@@ -88,6 +88,7 @@ class OutOfCore:
         self.local = partition_options(options)
         self.parts, X = row_partitions(X)
         frame = None if isinstance(X, da.Array) else X
+        self.has_index = frame is not None  # an array's rows have positions only
         # the first rows of the first partition only (X.head warns when it is short)
         head = first_rows(self.parts, _HEAD_ROWS)
         schema = Dataset.from_data(head, feature_names=feature_names)
@@ -116,7 +117,8 @@ class OutOfCore:
         columns = list(schema.columns)
         for c, j in enumerate(text):
             col = columns[j]
-            present = list(dict.fromkeys(v for part in per_part for v in part[c]))
+            present = list(dict.fromkeys(v for part in per_part for v in part[c][0]))
+            markers = [m for part in per_part for m in part[c][1]]
             dtype = col.dtype
             if isinstance(dtype, pd.CategoricalDtype):  # its own categories come first
                 known = set(col.levels.tolist())
@@ -130,7 +132,8 @@ class OutOfCore:
                 except TypeError:  # mixed types: first-seen order
                     levels = present
             level_array = np.asarray(levels, dtype=object)
-            columns[j] = Column(col.name, col.kind, level_array, col.ordered, dtype)
+            columns[j] = Column(col.name, col.kind, level_array, col.ordered, dtype,
+                                markers[0] if markers else col.missing)
             lookup = {v: i for i, v in enumerate(level_array.tolist())}
             self.observed[j] = np.sort(np.array([lookup[v] for v in present], dtype=float))
         whole = Dataset(np.empty((0, len(columns))), columns, schema.is_frame,
@@ -151,7 +154,7 @@ class OutOfCore:
             per_part = per_part if self.n_parts > 1 else (per_part,)
             for c, j in enumerate(new):
                 index = pd.Index(np.asarray(schema.columns[j].levels, dtype=np.float64))
-                present = np.unique([float(v) for part in per_part for v in part[c]])
+                present = np.unique([float(v) for part in per_part for v in part[c][0]])
                 codes = index.get_indexer(pd.Index(present))
                 self.observed[j] = np.sort(codes[codes >= 0].astype(float))
         self.schema = schema
@@ -214,6 +217,26 @@ class OutOfCore:
             self._offsets = partition_offsets(self.client, self.parts)
         return self._offsets
 
+    def row_labels(self, rows: np.ndarray) -> np.ndarray | None:
+        """The index labels of the rows at table positions ``rows`` (sorted; one pass).
+
+        None for an array, or a table whose index holds the positions
+        ``0 .. n - 1`` (as :func:`~modellens.data.row_labels` says for a frame).
+        """
+        if not self.has_index:
+            return None
+        dask, _ = import_dask()
+        offsets = self.offsets()
+        cuts = np.searchsorted(rows, offsets)
+        per_part = self.compute(*[dask.delayed(_labels_at)(part, rows[lo:hi] - offsets[p])
+                                  for p, (part, lo, hi) in
+                                  enumerate(zip(self.parts, cuts[:-1], cuts[1:]))])
+        per_part = per_part if self.n_parts > 1 else (per_part,)
+        labels = np.concatenate([np.asarray(part) for part in per_part])
+        if labels.dtype.kind in "iu" and np.array_equal(labels, rows):
+            return None  # the labels are the positions
+        return labels
+
     # ------------------------------------------------------------------ driver
     def map(self, model, fn, *args) -> list:
         """``fn(values, model, index, *args)`` on every encoded partition, in partition order.
@@ -271,14 +294,24 @@ class OutOfCore:
         return out
 
 
+def _labels_at(part, positions):
+    """A partition's index labels at ``positions`` (its own row positions)."""
+    return part.index[positions]
+
+
 def _distinct(part, columns):
-    """The distinct non-missing values of some columns of one partition (by position)."""
+    """The distinct non-missing values of some columns of one partition (by position).
+
+    With each column's first missing value, an empty list where it has none.
+    """
     if not hasattr(part, "iloc"):
         part = pd.DataFrame(part)
     out = []
     for j in columns:
         series = part.iloc[:, j].astype(object)
-        out.append(pd.unique(series[series.notna()]).tolist())
+        missing = series.isna()
+        # and the first missing value as the user wrote it (None, NaN, pd.NA), if any
+        out.append((pd.unique(series[~missing]).tolist(), series[missing].iloc[:1].tolist()))
     return out
 
 

@@ -45,6 +45,23 @@ def _shown(value) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def _bound_class_names(fn) -> list[str] | None:
+    """The output names of a classifier's bound ``predict_proba`` / ``decision_function``.
+
+    ``clf.predict_proba`` passed as a function (texts, images, any table
+    method) answers one column per class: they are named as the classifier's
+    own outputs are (``"P(y = spam)"``), not by position.
+    """
+    method = getattr(fn, "__name__", "")
+    classes = getattr(getattr(fn, "__self__", None), "classes_", None)
+    if classes is None or method not in ("predict_proba", "decision_function"):
+        return None
+    labels = [str(c) for c in np.asarray(classes).tolist()]
+    if len(set(labels)) != len(labels):
+        return None
+    return [f"P(y = {c})" if method == "predict_proba" else f"decision({c})" for c in labels]
+
+
 def _answer_names(out) -> list[str] | None:
     """The output names an answer carries: a DataFrame's columns, a named Series' name.
 

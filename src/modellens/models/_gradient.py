@@ -39,6 +39,9 @@ class Gradients:
         held = rows.copy() if self._undetermined else None
         out = self._answer(kind, rows, lambda asked: self._gradient(asked, backend, function))
         if held is not None and out.ndim == 3 and out.shape[:2] == (m, d):
+            if backend == "callable" and self._answer_names is None \
+                    and self._fn is self.model and self.framework is None:
+                self._name_outputs(held[:1])  # several outputs: the model's names for them
             raise self._keep(kind, held, out)  # every output's gradient, kept
         if held is not None and out.shape == (m, d) and self._wanted is None:
             self._undetermined = False  # one output's gradient: the model has one output
@@ -80,6 +83,18 @@ class Gradients:
             return np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
+
+    def _name_outputs(self, row) -> None:
+        """Learn the output names from the model's answer at one row (not counted, not kept).
+
+        A ``gradient=`` callable tells how many outputs there are, not their
+        names; the model's own answer (a DataFrame's columns) does.  A model
+        that fails here is left to fail where its answers are needed.
+        """
+        try:
+            self._note_names(self._call(row))
+        except Exception:  # noqa: BLE001 - the names are only a label
+            pass
 
     def _gradient_index(self):
         return self.class_index if self._columns is None else list(self._columns)

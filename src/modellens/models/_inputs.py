@@ -77,6 +77,7 @@ class InputModel(Model):
                 raise ModelError(f"predict_fn raised {type(exc).__name__} on {len(rest)} "
                                  f"inputs: {exc}") from exc
             self.account(1, len(rest))
+            self._note_names(out)  # a DataFrame's columns name the outputs
             return _numbers(to_numpy(out))
 
         return self._check(self._answer("inputs", masks, ask), masks, kind="inputs")

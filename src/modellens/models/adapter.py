@@ -17,7 +17,8 @@ import pandas as pd
 
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset
-from ._answers import ModelError, _answer_names, _check_magnitude, _numbers, _same_rows, _shown
+from ._answers import (ModelError, _answer_names, _bound_class_names, _check_magnitude, _numbers,
+                       _same_rows, _shown)
 from ._gradient import Gradients
 # (_requested_outputs: read from here by models/_trees.py, which lane trees moves)
 from ._targets import (_RESPONSES, _column, _in_range, _requested_outputs, _response_classes,
@@ -132,7 +133,9 @@ class Model(Gradients):
         self.output_labels: list = []
         #: the output names a plain callable's answer gave (a DataFrame's columns, a
         #: Series' name), once it has answered; None until then or when it gives none
-        self._answer_names: list[str] | None = None
+        # a bound predict_proba of a classifier names its columns by the classes, as the
+        # classifier itself would be named; a DataFrame answer names them otherwise
+        self._answer_names: list[str] | None = _bound_class_names(model)
         wanted = _requested_outputs(target, several)
         classes = _response_classes(model, response_method)
         if several and target is None and classes is not None and len(classes) > 2:

@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._validation import InvalidParameterError, check_random_state
+from .._validation import InvalidParameterError, check_random_state, is_integer
 from ..data import Dataset
 
 __all__ = ["Inputs", "build_inputs", "take_rows", "TOP_LEVELS", "SCATTER_VALUES"]
@@ -51,6 +51,10 @@ class Inputs:
         Position of ``target`` among ``outputs`` (0 when ``outputs`` is empty).
     output_labels : tuple
         The classes (or output positions) of ``outputs``, in their order.
+    classes : tuple or None
+        The classes y is scored against: a classifier's ``classes_``, or the
+        class indices ``0 .. k-1`` of a multiclass booster read from its own
+        file (which is trained on them); None for other models.
     dataset : Dataset
         ``X`` encoded once for the data summaries and samples (the
         predictions come from :func:`modellens.predict`, which encodes
@@ -125,6 +129,7 @@ class Inputs:
     output_labels: tuple = ()
     scatter_index: tuple = ()
     unscored: str | None = None
+    classes: tuple | None = None
 
 
 def take_rows(X, positions):
@@ -159,7 +164,7 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         if named else tuple(range(dataset.n_features))
     predicted = predict(model, X, target=target, progress=progress)
     (outputs, all_predictions, position, unscored, labels, target, prediction, output_name,
-     explained_class, probability) = _outputs(predicted, y, target)
+     explained_class, probability, scored) = _outputs(model, predicted, y, target)
 
     rng = check_random_state(random_state)
     sample_index = np.sort(rng.choice(n, size=min(sample, n), replace=False))
@@ -212,17 +217,51 @@ def build_inputs(model, X, y, *, features, rows, sample, n_explain, n_background
         holdout=bool(holdout), input_notes=tuple(input_notes),
         unused_columns=tuple(unused_columns), skipped=skipped, outputs=outputs,
         all_predictions=all_predictions, output_position=position, output_labels=labels,
-        scatter_index=scatter_index)
+        scatter_index=scatter_index, classes=scored)
 
 
-def _outputs(predicted, y, target) -> tuple:
+def booster_classes(model, width: int | None = None) -> range | None:
+    """``range(k)`` for a raw multiclass booster (LightGBM, XGBoost) of ``k`` classes.
+
+    ``width``, when given, is the number of outputs the booster gave, which
+    must be ``k``.  A booster read from its own file has no ``classes_``, but its objective
+    says it is a classifier of the class indices ``0 .. k-1`` it was trained
+    on, and its ``k`` outputs are their probabilities (LightGBM
+    ``multiclass`` / ``multiclassova``, XGBoost ``multi:softprob``).
+    """
+    kind = type(model).__module__.split(".")[0]
+    if (width is not None and width < 2) or kind not in ("lightgbm", "xgboost") \
+            or hasattr(model, "classes_"):
+        return None
+    try:
+        if kind == "lightgbm":
+            params = getattr(model, "params", {}) or {}
+            objective, k = str(params.get("objective", "")), params.get("num_class")
+            multiclass = objective.startswith("multiclass")
+        else:
+            import json
+
+            learner = json.loads(model.save_config())["learner"]
+            multiclass = learner["objective"]["name"] == "multi:softprob"
+            k = learner["learner_model_param"]["num_class"]
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+    if not multiclass or k is None or int(k) < 2 or (width is not None and int(k) != width):
+        return None
+    return range(int(k))
+
+
+def _outputs(model, predicted, y, target) -> tuple:
     """What the predictions say of the model's outputs: every output's names and values when
-    it has several (and no target), the explained one, whether it is a probability."""
+    it has several (and no target), the explained one, whether it is a probability, and the
+    classes y is scored against."""
     outputs: tuple = ()
     all_predictions = None
     position = 0
     unscored = None
     labels: tuple = ()
+    own = getattr(model, "classes_", None)
+    scored = None if own is None else tuple(np.asarray(own).tolist())
     if predicted.ndim == 2:
         # several outputs and no target: the effects show every one; the sections that
         # explain one output take the class the model predicts most (its highest mean
@@ -231,6 +270,12 @@ def _outputs(predicted, y, target) -> tuple:
         outputs = tuple(str(c) for c in predicted.columns)
         classes = predicted.attrs.get("explained_class")
         probability = bool(predicted.attrs.get("probability"))
+        indices = booster_classes(model, len(outputs))
+        if indices is not None:
+            # a multiclass booster's file says its outputs are the probabilities of the
+            # class indices it was trained on: y is scored against them
+            classes, probability = list(indices), True
+            scored = tuple(indices)
         if y is not None and not probability:
             # y is one column and the outputs are not one target's classes: which output it
             # measures is unknown, and scoring the first against it would be a wrong number
@@ -249,9 +294,13 @@ def _outputs(predicted, y, target) -> tuple:
         output_name = str(predicted.name)
         explained_class = predicted.attrs["explained_class"]
         probability = bool(predicted.attrs["probability"])
-
+        indices = booster_classes(model)
+        if indices is not None and is_integer(target) and -len(indices) <= target < len(indices):
+            # one class of a multiclass booster (target= its index): scored as that class
+            explained_class, probability = indices[target], True
+            scored = tuple(indices)
     return (outputs, all_predictions, position, unscored, labels, target, prediction,
-            output_name, explained_class, probability)
+            output_name, explained_class, probability, scored)
 
 
 def _scatter_rows(rng, sample_index, explain_index, wanted, per_row) -> tuple:

@@ -36,7 +36,7 @@ def quality_section(inputs, found) -> Section:
         sec.notes.append(f"On {keep.sum():,} rows with a known target. If these rows were used "
                          "for training, these numbers are optimistic; for held-out rows say so "
                          "with holdout=True (--holdout).")
-    classes = getattr(inputs.model, "classes_", None)
+    classes = inputs.classes  # a classifier's, or a multiclass booster's class indices
     output = inputs.output_name
     if inputs.probability and classes is not None:
         classes = np.asarray(classes)
@@ -149,12 +149,20 @@ def _multiclass(sec, inputs, keep, y, classes, values, names):
         every = predict(inputs.model, take_rows(inputs.X, np.flatnonzero(keep)),
                         progress=False)
         probability = every.to_numpy(dtype=np.float64)
-        labels = list(every.attrs["explained_class"])
+        labels = every.attrs.get("explained_class")
+        if labels is None or any(label is None for label in labels):
+            labels = list(classes)  # a booster's columns: its class indices
     predicted = np.asarray(labels, dtype=np.asarray(classes).dtype)[
         np.argmax(probability, axis=1)]
     values["overall_accuracy"] = float(np.mean(predicted == y))
     names["overall_accuracy"] = (f"overall accuracy ({len(classes)} classes, most probable "
                                  "class)")
+    if np.allclose(probability.sum(axis=1), 1.0, atol=1e-6):  # a distribution over classes
+        from sklearn.metrics import log_loss
+
+        order = [list(labels).index(c) for c in classes]
+        values["log_loss"] = float(log_loss(y, probability[:, order], labels=list(classes)))
+        names["log_loss"] = "log-loss (cross-entropy of the class probabilities)"
     matrix = confusion_matrix(y, predicted, labels=classes)
     sec.data["confusion"] = matrix
     if len(classes) <= 20:

@@ -243,7 +243,7 @@
                  hovertemplate: "row %{customdata}: %{y}<extra></extra>"});
     draw(el, traces, layout("Shapley values of " + f,
                             {xaxis: axis(f, cat ? {type: "category"} : {}),
-                             yaxis: axis("Shapley value of " + f)}));
+                             yaxis: axis("Shapley value of " + f + " (" + S().output + ")")}));
     var n = R.positions.length + extra.rows.length;
     mark(el, {feature: f, row: R.positions[sel], "class": S().output},
          "Shapley values of " + f + " (" + S().output + ") of " + n + " rows against its value" +
@@ -310,7 +310,8 @@
                          ticktext: order.map(function (j) { return R.features[j]; }),
                          automargin: true, zeroline: false}}));
     mark(el, {row: R.positions[state.row], "class": V.output},
-         "Beeswarm: Shapley values of " + (n + take) + " rows (the " + n + " explained ones" +
+         "Beeswarm: Shapley values for " + V.output + " of " + (n + take) + " rows (the " + n +
+         " explained ones" +
          (take ? " and " + take + " more" : "") + ") for the " + order.length +
          " most important features; colour from low (blue) to high (red) feature value. Click " +
          (take ? "an explained row's point (outlined, on top)" : "a point") + " to choose its row.");
@@ -344,7 +345,7 @@
                 {height: Math.max(260, 24 * names.length + 90), margin: {l: 10, r: 10, t: 36, b: 45},
                  xaxis: axis(V.output), yaxis: {automargin: true, type: "category"}}));
     mark(el, {row: R.positions[i], "class": V.output},
-         "Waterfall of " + rowLabel(i) + ": the base value " + fmt(V.base[i]) +
+         "Waterfall of " + rowLabel(i) + " for " + V.output + ": the base value " + fmt(V.base[i]) +
          " plus each feature's Shapley value gives the prediction " + fmt(V.prediction[i]) + ".");
     note(el, shapNote());
     table(el, ["feature", "value", "Shapley value"], order.map(function (j) {
