@@ -26,5 +26,10 @@ def load_demo(random_state: int = 0):
     model = HistGradientBoostingRegressor(max_iter=200, learning_rate=0.05,
                                           categorical_features="from_dtype",
                                           random_state=random_state)
-    model.fit(X, y)
+    from threadpoolctl import threadpool_limits
+
+    # 442 rows: OpenMP's threads cost more than they share out, and on a busy machine they
+    # spin waiting for each other (30 s instead of 1 s); the fitted model is the same
+    with threadpool_limits(1, user_api="openmp"):
+        model.fit(X, y)
     return model, X, y

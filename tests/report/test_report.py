@@ -222,7 +222,9 @@ def test_waterfall_titles_name_the_row_of_the_data(monkeypatch, fitted):
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
     model, X, _ = fitted
-    ml.report(model, X, sections=["shapley"], rows=[40, 7], **SMALL)
+    rep = ml.report(model, X, sections=["shapley"], rows=[40, 7], **SMALL)
+    # the pictures are drawn when the page needs them: here, one after another
+    [f.png for f in rep.sections["shapley"].figures]
     rows = [t.split(":")[0] for t in titles if t.startswith("row ")]
     assert rows == ["row 40", "row 7"]
 

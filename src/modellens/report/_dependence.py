@@ -129,7 +129,7 @@ def _screen(values, is_cat, k=INPUTS) -> list:
     n, d = values.shape
     if d - 1 <= k:
         return [[c for c in range(d) if c != j] for j in range(d)]
-    targets, owner = [], []
+    targets, owners = [], []
     for j in range(d):
         x = values[:, j]
         if is_cat[j]:
@@ -140,10 +140,10 @@ def _screen(values, is_cat, k=INPUTS) -> list:
                                 x)]
         for col in columns:
             targets.append(col - col.mean())
-            owner.append(j)
+            owners.append(j)
     T = np.column_stack(targets)
     total = np.einsum("ij,ij->j", T, T)
-    owner = np.asarray(owner)
+    owner = np.asarray(owners)
     explained = np.zeros((d, d))  # [column explained, column binned]
     for c in range(d):
         bins = _bins(values[:, c], is_cat[c])

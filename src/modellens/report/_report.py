@@ -106,8 +106,14 @@ class Report:
         >>> page.startswith("<!DOCTYPE html>"), "<img" in page, "http://" in page.split("<body")[0]
         (True, True, False)
         """
-        from ._render import render_page
+        from ._render import render_figures, render_page
 
+        import matplotlib
+
+        # the pictures are encoded here, all at once (in parallel processes where it pays),
+        # under the settings they were drawn with
+        with matplotlib.rc_context(_RC):
+            render_figures([f for s in self.sections.values() for f in s.figures])
         explorer = None
         if self.interactive:
             from ._interactive import explorer_context

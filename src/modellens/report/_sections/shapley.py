@@ -11,7 +11,6 @@ from ..._validation import NotATreeModelError
 from ...attribution import shapley
 from ...effects.pdp import pdp
 from ...effects.result import Effects
-from ...models import ModelError
 from .._inputs import take_rows
 from .._render import figure_from
 from .capture import capture_warnings
@@ -107,6 +106,8 @@ def _tree_shapley(sec, inputs, common):
     The explained rows are asked first: a model whose trees answer on another scale (a
     boosted classifier's log-odds) costs their TreeSHAP only, not the scatter rows'.
     """
+    from ... import ModelError  # the face's name: the report imports nothing of models/
+
     try:
         scatter = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
     except NotATreeModelError as exc:
