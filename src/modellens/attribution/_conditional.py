@@ -183,7 +183,7 @@ class MonteCarloError:
             for s, mean in zip(segs, means):
                 s.result = mean
         mc_var = np.var(np.stack(per_batch), axis=0, ddof=1) / B
-        sampling = 0.0 if est.std is None else np.nan_to_num(est.std) ** 2
+        sampling = 0.0 if est.std is None else est.std ** 2  # NaN (no estimate) stays NaN
         return est._replace(std=np.sqrt(sampling + mc_var))
 
 

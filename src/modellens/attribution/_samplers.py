@@ -27,7 +27,8 @@ chunk builds them, and the ``K`` draws of one row are independent across
   those weights; the effective sample size of each query is recorded.
 * :class:`TreeSampler`: a regression tree grown on the background predicting
   the features outside :math:`S` from those in it; a row's draws are the
-  background rows in its leaf (shapr's ctree idea, with scikit-learn's CART).
+  background rows in its leaf (shapr's ctree idea, with scikit-learn's CART and
+  leaves of at least :math:`\sqrt m` rows).
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ ILL_CONDITIONED = 1e6
 #: Bandwidth of the empirical sampler's kernel on the scaled Mahalanobis distance (shapr's
 #: ``empirical.fixed_sigma`` default).
 EMPIRICAL_SIGMA = 0.1
-#: Smallest leaf of the tree sampler (the background rows a row's draws come from; ctree's
-#: ``minbucket`` default).
+#: Smallest leaf of the tree sampler, at least (ctree's ``minbucket`` default); the rule
+#: is ``max(TREE_MIN_LEAF, round(sqrt(m)))`` rows of the ``m`` background rows: a leaf's
+#: rows are the draws, and a leaf of a few rows gives a worth that is off by their noise
+#: (on simulated data with known law, sqrt(m) roughly halved the error of 7-row leaves)
 TREE_MIN_LEAF = 7
 
 
@@ -161,7 +164,9 @@ class GaussianSampler(_Sampler):
 
     def _draw(self, x, mask, fit):
         A, L = fit
-        mu = self.mean[~mask] + (self._scores(x)[:, mask] - self.mean[mask]) @ A.T
+        # row by row (einsum, not BLAS): a row's draws must not depend on its chunk's size
+        mu = self.mean[~mask] + np.einsum("qs,os->qo", self._scores(x)[:, mask] - self.mean[mask],
+                                          A)
         return mu[:, None, :] + (self.z[:, ~mask] @ L.T)[None, :, :]
 
     @property
@@ -275,7 +280,7 @@ class TreeSampler(_Sampler):
     present features (category codes as numbers, missing values routed by
     the tree) predicting the absent ones (numeric ones standardised,
     categorical ones one-hot, missing ones as the mean plus an indicator),
-    leaves of at least ``TREE_MIN_LEAF`` rows.
+    leaves of at least ``max(TREE_MIN_LEAF, round(sqrt(m)))`` rows.
     """
 
     def __init__(self, background, n_draws, rng, *, categorical, seed):
@@ -302,8 +307,9 @@ class TreeSampler(_Sampler):
     def _fit(self, mask):
         from sklearn.tree import DecisionTreeRegressor
 
-        tree = DecisionTreeRegressor(min_samples_leaf=TREE_MIN_LEAF,
-                                     min_samples_split=3 * TREE_MIN_LEAF, random_state=self.seed)
+        leaf = max(TREE_MIN_LEAF, int(round(np.sqrt(self.m))))
+        tree = DecisionTreeRegressor(min_samples_leaf=leaf, min_samples_split=2 * leaf,
+                                     random_state=self.seed)
         tree.fit(self.background[:, mask], self._targets(np.flatnonzero(~mask)))
         leaves = tree.apply(self.background[:, mask])
         order = np.argsort(leaves, kind="stable")
