@@ -34,8 +34,8 @@ import numpy as np
 from .._validation import InvalidParameterError
 from ..engine import Segment
 from ._games import Estimate, InterventionalGame
-from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, TreeSampler,
-                        refuse_categorical)
+from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, Sampler,
+                        TreeSampler, refuse_categorical)
 
 __all__ = ["DEPENDENCE", "CONDITIONAL", "DEFAULT_DRAWS", "MC_BATCHES", "ConditionalRows",
            "ConditionalGame", "MonteCarloError", "conditional_game"]
@@ -136,8 +136,9 @@ class ConditionalGame(InterventionalGame):
         # others' draws only through a degenerate law: none are declared null
         return np.zeros((self.n_explained, self.n_players), dtype=bool)
 
-    def finish_diagnostics(self) -> dict:
-        return {**self.diagnostics, **self.sampler.diagnostics}
+    @property
+    def sampler_diagnostics(self) -> dict:
+        return self.sampler.diagnostics
 
 
 class MonteCarloError:
@@ -194,6 +195,18 @@ def conditional_game(model, dataset, n, background, note, approach, *, n_draws, 
             f"dependence={approach!r} estimates the law of the features from the background, "
             f"which has {background.shape[0]} row; pass the training data as background=.")
     categorical = np.array([c.is_categorical for c in dataset.columns])
+    # a child stream: the caller's generator goes on as in the independent game, so the
+    # sampled coalitions of a seed are the same for every dependence= (MSEv compares them)
+    try:
+        rng = rng.spawn(1)[0]
+    except (AttributeError, TypeError, ValueError):  # a generator without a seed sequence
+        rng = np.random.default_rng(rng.integers(2 ** 63))
+    if approach == "surrogate":
+        from ._cond_surrogate import Surrogate, SurrogateGame
+
+        return SurrogateGame(model, dataset, n, background, note,
+                             Surrogate(model, background, categorical, rng))
+    sampler: Sampler
     if approach in ("gaussian", "copula"):
         refuse_categorical(dataset, np.vstack([background, dataset.values[:n]]), approach)
         cls = GaussianSampler if approach == "gaussian" else CopulaSampler

@@ -63,7 +63,5 @@ def with_monte_carlo_error(estimator, game):
 def conditional_diagnostics(game, predictions) -> dict:
     """MSEv of a table game's coalitions, and a conditional sampler's own diagnostics."""
     extra = game_msev(game, predictions)
-    base = _conditional(game)
-    if base is not None:
-        extra.update(base.sampler.diagnostics)
+    extra.update(getattr(getattr(game, "inner", game), "sampler_diagnostics", {}))
     return extra

@@ -60,7 +60,7 @@ def _key(mask) -> bytes:
     return np.packbits(mask).tobytes()
 
 
-class _Sampler:
+class Sampler:
     """What every sampler shares: common random numbers and a cache per coalition."""
 
     needs = "uniform"  # or "normal"
@@ -135,7 +135,7 @@ def fit_covariance(data: np.ndarray):
     return mean, lw.covariance_ * np.outer(scale, scale), "ledoit-wolf"
 
 
-class GaussianSampler(_Sampler):
+class GaussianSampler(Sampler):
     """Conditional draws from a multivariate normal fit of the background."""
 
     needs = "normal"
@@ -209,7 +209,7 @@ def _weighted_picks(weights, u):
     return picks
 
 
-class EmpiricalSampler(_Sampler):
+class EmpiricalSampler(Sampler):
     """Background rows near ``x_S``, weighted by a kernel of the Mahalanobis distance.
 
     The squared distance on the present features is the Mahalanobis distance
@@ -273,7 +273,7 @@ class EmpiricalSampler(_Sampler):
                 "bandwidth": f"fixed sigma = {EMPIRICAL_SIGMA} (shapr's default)"}
 
 
-class TreeSampler(_Sampler):
+class TreeSampler(Sampler):
     """Background rows sharing a leaf with ``x_S`` in a tree grown to predict ``X_{S̄}``.
 
     One :class:`~sklearn.tree.DecisionTreeRegressor` per coalition, on the

@@ -19,7 +19,7 @@ from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, 
 from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
 from ._groups import GroupGame, check_groups
-from ._conditional import ConditionalGame, MonteCarloError, conditional_game
+from ._conditional import MonteCarloError, conditional_game
 from ._dependence import check_dependence, conditional_diagnostics, with_monte_carlo_error
 from ._interaction_values import interaction_estimator
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
@@ -495,7 +495,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
         stop = None
     plan = ShapleyPlan(game, estimator)
     if isinstance(game.inner if isinstance(game, GroupGame) else game, InterventionalGame):
-        if not isinstance(getattr(game, "inner", game), ConditionalGame):
+        if game.value_function != "conditional":  # (its rows are draws, not background)
                 _warn_if_costly(plan, game.n_explained, game.background.shape[0],
                             game.diagnostics["background"],
                             tree=tree_ensemble_name(request.raw_model) is not None,
