@@ -351,3 +351,17 @@ def test_surrogate_every_output(iris, logistic):
     both = ml.shapley(logistic, X.iloc[:3], background=X.iloc[3:120],
                       dependence="surrogate", random_state=0)
     assert both.values.shape == (3, 4, 3) and len(both.diagnostics["surrogate_oof_mse"]) == 3
+
+
+def test_auto_picks_the_lowest_cross_validated_msev():
+    X, bg = gaussian_data(10, m=600)
+    attr = ml.shapley(linear, X, background=bg, dependence="auto", n_draws=40, random_state=0)
+    scores = attr.diagnostics["dependence_cv_msev"]
+    assert set(scores) == {"gaussian", "copula", "empirical", "tree"}
+    assert attr.diagnostics["dependence"] == min(scores, key=scores.get)
+    # on normal data the normal model's worths are the best estimates of the four
+    assert scores["gaussian"] < scores["tree"]
+    frame = mixed_frame(m=200)
+    mixed = ml.shapley(mixed_model, frame.iloc[:3], background=frame.iloc[3:],
+                       dependence="auto", n_draws=20, random_state=0)
+    assert set(mixed.diagnostics["dependence_cv_msev"]) == {"empirical", "tree"}

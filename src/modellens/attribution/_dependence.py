@@ -6,12 +6,17 @@ The seams between :func:`~.shapley.shapley` and the conditional games of
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._validation import InvalidParameterError, check_choice
 from ..data import is_integer
-from ._conditional import (DEFAULT_DRAWS, DEPENDENCE, ConditionalGame, MonteCarloError)
-from ._msev import game_msev
+from ..engine import DataRows, Plan, run_outputs
+from ._conditional import (DEFAULT_DRAWS, DEPENDENCE, ConditionalGame, MonteCarloError,
+                           conditional_game)
+from ._msev import game_msev, msev
 
-__all__ = ["check_dependence", "with_monte_carlo_error", "conditional_diagnostics"]
+__all__ = ["check_dependence", "with_monte_carlo_error", "conditional_diagnostics",
+           "choose_dependence"]
 
 
 def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop):
@@ -65,3 +70,61 @@ def conditional_diagnostics(game, predictions) -> dict:
     extra = game_msev(game, predictions)
     extra.update(getattr(getattr(game, "inner", game), "sampler_diagnostics", {}))
     return extra
+
+
+#: ``dependence="auto"``: approaches compared, folds, held-out rows per fold, coalitions
+#: and draws per coalition of the comparison.
+AUTO_APPROACHES = ("gaussian", "copula", "empirical", "tree")
+AUTO_FOLDS, AUTO_ROWS, AUTO_COALITIONS, AUTO_DRAWS = 2, 50, 20, 50
+
+
+class _HeldOut(Plan):
+    """The predictions at held-out rows and a game's worths of coalitions of them."""
+
+    def __init__(self, game, masks, rows):
+        self.segments = [DataRows(game.foreground), game.coalition_rows(masks, rows)]
+        self.masks, self.rows = masks, rows
+
+    def reduce(self):
+        fx, seg = self.segments
+        return msev(self.rows, self.masks, seg.result, fx.result)[0]
+
+
+def choose_dependence(model, dataset, background, rng, note, options=None):
+    """The approach of lowest cross-validated MSEv, and each approach's MSEv.
+
+    The background is split in ``AUTO_FOLDS`` folds; each fold's first
+    ``AUTO_ROWS`` rows are explained by a game fitted on the other folds, on
+    ``AUTO_COALITIONS`` coalitions drawn uniformly by size (the same for
+    every approach), ``AUTO_DRAWS`` draws each; the scores are summed over folds.
+    """
+    from types import SimpleNamespace
+
+    m, d = background.shape
+    categorical = any(c.is_categorical for c in dataset.columns) or \
+        bool(np.isnan(background).any())
+    approaches = [a for a in AUTO_APPROACHES
+                  if not (categorical and a in ("gaussian", "copula"))]
+    fold = rng.permutation(m) % AUTO_FOLDS
+    sizes = rng.integers(1, d, size=AUTO_COALITIONS)
+    masks = np.argsort(np.argsort(rng.random((AUTO_COALITIONS, d)), axis=1), axis=1) \
+        < sizes[:, None]
+    scores = dict.fromkeys(approaches, 0.0)
+    for k in range(AUTO_FOLDS):
+        test = background[fold == k][:AUTO_ROWS]
+        train = background[fold != k]
+        held = SimpleNamespace(values=test, n_features=d, columns=dataset.columns,
+                               feature_names=dataset.feature_names, is_frame=False,
+                               column_labels=None)
+        q = len(test)
+        rows = np.repeat(np.arange(q), AUTO_COALITIONS)
+        tiled = np.tile(masks, (q, 1))
+        for approach in approaches:
+            game = conditional_game(model, held, q, train, note, approach,
+                                    n_draws=AUTO_DRAWS, rng=rng)
+            per_output = run_outputs(model, lambda one: [_HeldOut(game.with_model(one),
+                                                                  tiled, rows)],
+                                     options, desc=f"dependence='auto' ({approach})")
+            scores[approach] += float(sum(r[0] for r in per_output))
+    best = min(scores, key=scores.get)
+    return best, {a: s / AUTO_FOLDS for a, s in scores.items()}

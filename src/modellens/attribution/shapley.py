@@ -20,7 +20,8 @@ from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
 from ._groups import GroupGame, check_groups
 from ._conditional import MonteCarloError, conditional_game
-from ._dependence import check_dependence, conditional_diagnostics, with_monte_carlo_error
+from ._dependence import (check_dependence, choose_dependence, conditional_diagnostics,
+                          with_monte_carlo_error)
 from ._interaction_values import interaction_estimator
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for)
@@ -267,6 +268,31 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         game, interventional TreeSHAP masks a group's columns jointly in
         every leaf (exact); path-dependent TreeSHAP (no background) refuses
         them.  ``"auto"`` does not pick TreeSHAP when groups are given.
+    dependence : {"independent", "gaussian", "copula", "empirical", "tree", \
+"surrogate", "auto"}, default="independent"
+        The value function.  ``"independent"``: the marginal (interventional)
+        game below.  The others estimate the conditional game
+        :math:`v_i(S) = E[f(X) \mid X_S = x^{(i)}_S]` from the background (the
+        training data): ``"gaussian"`` (a normal fit, Ledoit-Wolf shrinkage
+        when ill-conditioned), ``"copula"`` (a Gaussian copula over the
+        empirical margins), ``"empirical"`` (background rows weighted by a
+        kernel of the Mahalanobis distance on :math:`S`, bandwidth 0.1,
+        effective sample sizes in ``diagnostics``), ``"tree"`` (background
+        rows in the leaf of a tree grown to predict the absent features from
+        the present ones) draw ``n_draws`` completions per coalition;
+        ``"surrogate"`` predicts every worth with one regressor trained on
+        masked background rows (no draws; its out-of-fold error in
+        ``diagnostics["surrogate_oof_mse"]``).  ``"tree"``, ``"empirical"``
+        and ``"surrogate"`` take categorical features and missing values; the
+        others refuse them.  ``"auto"`` takes the approach of lowest
+        cross-validated MSEv on the background (``diagnostics["dependence"]``,
+        scores in ``diagnostics["dependence_cv_msev"]``).  Standard errors
+        count the Monte Carlo error (see :mod:`modellens.attribution._conditional`);
+        not with ``algorithm="tree"``, ``interactions``, ``tol`` or Dask data.
+        Every table result reports ``diagnostics["msev"]`` and ``"msev_se"``
+        (:mod:`modellens.attribution._msev`).
+    n_draws : int, optional
+        Conditional draws per (explained row, coalition), default 200.
 
     Returns
     -------
@@ -636,8 +662,14 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
         trees = TreeGame(ens, model, dataset, n, bg, note, target=target)
         return trees if players is None else GroupGame(trees, players)
     if conditional:
-        game = conditional_game(request.model, dataset, n, bg, note, dependence[0],
+        approach, scores = dependence[0], None
+        if approach == "auto":  # the approach of lowest cross-validated MSEv
+            approach, scores = choose_dependence(request.model, dataset, bg, rng, note,
+                                                 request.options)
+        game = conditional_game(request.model, dataset, n, bg, note, approach,
                                 n_draws=dependence[1], rng=rng)
+        if scores is not None:
+            game.diagnostics["dependence_cv_msev"] = scores
     else:
         game = InterventionalGame(request.model, dataset, n, bg, note)
     return game if players is None else GroupGame(game, players)
