@@ -126,5 +126,5 @@ def choose_dependence(model, dataset, background, rng, note, options=None):
                                                                   tiled, rows)],
                                      options, desc=f"dependence='auto' ({approach})")
             scores[approach] += float(sum(r[0] for r in per_output))
-    best = min(scores, key=scores.get)
+    best = min(scores, key=lambda a: scores[a])
     return best, {a: s / AUTO_FOLDS for a, s in scores.items()}
