@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import DataRows, Plan, Segment, run_outputs
-from ._games import InterventionalGame
+from ._conditional import EstimatedGame, coalition_queries
 
 __all__ = ["SURROGATE_MASKS", "Surrogate", "SurrogateRows", "SurrogateGame"]
 
@@ -108,19 +108,12 @@ class SurrogateRows(Segment):
         return self.surrogate.predict(rows)
 
     def fill(self, start, stop, out):
-        q = np.arange(start, stop)
-        if self.query_rows is None:
-            fg, which = np.divmod(q, self.k)
-            masks = self.masks[which]
-        else:
-            fg, masks = self.query_rows[q], self.masks[q]
+        fg, masks = coalition_queries(self, np.arange(start, stop))
         out[...] = _masked(self.foreground[fg], masks)
 
 
-class SurrogateGame(InterventionalGame):
+class SurrogateGame(EstimatedGame):
     """A table whose worths the surrogate predicts (see the module)."""
-
-    value_function = "conditional"
 
     def __init__(self, model, dataset, n, background, note, surrogate):
         super().__init__(model, dataset, n, background, note)
@@ -128,17 +121,8 @@ class SurrogateGame(InterventionalGame):
         self.rows_per_coalition = 0  # no model rows: the surrogate answers
         self.diagnostics = {**self.diagnostics, "dependence": "surrogate"}
 
-    def with_model(self, model):
-        return SurrogateGame(model, self._dataset, self.n_explained, self.background,
-                             self.diagnostics["background"], self.surrogate)
-
-    def coalition_rows(self, masks, rows=None):
-        seg = SurrogateRows(self.surrogate, self.foreground, masks, rows=rows)
-        self.made.append(seg)
-        return seg
-
-    def null_players(self):
-        return np.zeros((self.n_explained, self.n_players), dtype=bool)
+    def _segment(self, masks, rows):
+        return SurrogateRows(self.surrogate, self.foreground, masks, rows=rows)
 
     @property
     def sampler_diagnostics(self) -> dict:

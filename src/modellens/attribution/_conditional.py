@@ -38,7 +38,7 @@ from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, Sample
                         TreeSampler, refuse_categorical)
 
 __all__ = ["DEPENDENCE", "CONDITIONAL", "DEFAULT_DRAWS", "MC_BATCHES", "ConditionalRows",
-           "ConditionalGame", "MonteCarloError", "conditional_game"]
+           "EstimatedGame", "ConditionalGame", "MonteCarloError", "conditional_game"]
 
 #: ``dependence=`` values: the marginal game, the conditional estimators, the choice by MSEv.
 CONDITIONAL = ("gaussian", "copula", "empirical", "tree", "surrogate")
@@ -52,6 +52,15 @@ MC_BATCHES = 20
 def batches_for(n_draws: int) -> int:
     """The largest divisor of ``n_draws`` up to ``MC_BATCHES``."""
     return max(b for b in range(1, min(MC_BATCHES, n_draws) + 1) if n_draws % b == 0)
+
+
+def coalition_queries(seg, queries):
+    """``(explained row, mask)`` of queries of a coalition segment: with its masks for every
+    row (``query_rows`` None, ``k`` masks) or one mask per query."""
+    if seg.query_rows is None:
+        fg, which = np.divmod(queries, seg.k)
+        return fg, seg.masks[which]
+    return seg.query_rows[queries], seg.masks[queries]
 
 
 class ConditionalRows(Segment):
@@ -77,10 +86,7 @@ class ConditionalRows(Segment):
 
     def query(self, queries):
         """``(explained row, mask)`` of each query."""
-        if self.query_rows is None:
-            fg, which = np.divmod(queries, self.k)
-            return fg, self.masks[which]
-        return self.query_rows[queries], self.masks[queries]
+        return coalition_queries(self, queries)
 
     def rows(self, start, stop):
         K = self.K
@@ -106,35 +112,47 @@ class ConditionalRows(Segment):
             self.on_finish(self)
 
 
-class ConditionalGame(InterventionalGame):
-    """A table whose absent features are drawn given the present ones (see the module)."""
+class EstimatedGame(InterventionalGame):
+    """A table game whose worths some fitted estimate of the data's law gives (a sampler, a
+    surrogate), shared by the games of every output of the model."""
 
     value_function = "conditional"
 
-    def __init__(self, model, dataset, n, background, note, sampler, approach):
-        super().__init__(model, dataset, n, background, note)
-        self.dataset, self.sampler, self.approach = dataset, sampler, approach
-        self.n_batches = batches_for(sampler.n_draws)
-        self.rows_per_coalition = sampler.n_draws
-        self.made: list = []  # every coalition segment planned, for MSEv and the MC error
-        self.diagnostics = {**self.diagnostics, "dependence": approach,
-                            "n_draws": sampler.n_draws}
-
     def with_model(self, model):
-        """The same game (same sampler, same draws) of another output's model."""
-        return ConditionalGame(model, self.dataset, self.n_explained, self.background,
-                               self.diagnostics["background"], self.sampler, self.approach)
+        """The same game (same fitted law, same draws) of another output's model."""
+        game = copy.copy(self)
+        game.model, game.made = model, []
+        game.subject = self.subject._replace(output=model.output_name)
+        return game
 
     def coalition_rows(self, masks, rows=None):
-        seg = ConditionalRows(self.sampler, self.foreground, masks, rows=rows,
-                              n_batches=self.n_batches)
+        seg = self._segment(masks, rows)
         self.made.append(seg)
         return seg
 
+    def _segment(self, masks, rows):  # pragma: no cover - abstract
+        raise NotImplementedError
+
     def null_players(self):
-        # a feature constant in the row and the background is still informative about the
-        # others' draws only through a degenerate law: none are declared null
+        # a feature equal in the row and every background row may still inform the draws
+        # of the others (a degenerate law): none are declared null
         return np.zeros((self.n_explained, self.n_players), dtype=bool)
+
+
+class ConditionalGame(EstimatedGame):
+    """A table whose absent features are drawn given the present ones (see the module)."""
+
+    def __init__(self, model, dataset, n, background, note, sampler, approach):
+        super().__init__(model, dataset, n, background, note)
+        self.sampler, self.approach = sampler, approach
+        self.n_batches = batches_for(sampler.n_draws)
+        self.rows_per_coalition = sampler.n_draws
+        self.diagnostics = {**self.diagnostics, "dependence": approach,
+                            "n_draws": sampler.n_draws}
+
+    def _segment(self, masks, rows):
+        return ConditionalRows(self.sampler, self.foreground, masks, rows=rows,
+                               n_batches=self.n_batches)
 
     @property
     def sampler_diagnostics(self) -> dict:

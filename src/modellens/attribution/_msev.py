@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._conditional import coalition_queries
+
 __all__ = ["msev", "game_msev"]
 
 
@@ -53,11 +55,8 @@ def msev(rows, masks, worths, predictions):
 
 
 def _queries(seg):
-    q = np.arange(seg.n_rows // seg.group if not hasattr(seg, "n_queries") else seg.n_queries)
-    if seg.query_rows is None:
-        fg, which = np.divmod(q, seg.k)
-        return fg, seg.masks[which]
-    return seg.query_rows[q], seg.masks[q]
+    """``(explained row, mask)`` of every query of a coalition segment."""
+    return coalition_queries(seg, np.arange(getattr(seg, "n_queries", seg.n_rows // seg.group)))
 
 
 def game_msev(game, predictions) -> dict:
