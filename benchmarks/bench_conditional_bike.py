@@ -27,8 +27,8 @@ import modellens as ml
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shapr-bike")
 if not os.path.isdir(DATA):
     DATA = "/work/shared/data/shapr-bike"
-APPROACHES = ("independent", "gaussian", "copula", "empirical", "tree")
-REPEATS = 2
+APPROACHES = ("independent", "gaussian", "copula", "empirical", "tree", "surrogate")
+REPEATS = int(os.environ.get("BENCH_REPEATS", 2))
 
 
 def load():
@@ -55,7 +55,8 @@ def main(n_draws: int = 200):
         msev: dict = {}
         for _ in range(REPEATS):
             for approach in APPROACHES:
-                extra = {} if approach == "independent" else {"n_draws": n_draws}
+                extra = {} if approach in ("independent", "surrogate") else \
+                    {"n_draws": n_draws}
                 t = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
