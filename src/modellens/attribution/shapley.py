@@ -268,9 +268,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         game, interventional TreeSHAP masks a group's columns jointly in
         every leaf (exact); path-dependent TreeSHAP (no background) refuses
         them.  ``"auto"`` does not pick TreeSHAP when groups are given.
-    dependence : {"independent", "gaussian", "copula", "empirical", "tree", \
-"surrogate", "auto"}, default="independent"
-        The value function.  ``"independent"``: the marginal (interventional)
+    dependence : str, default="independent"
+        The value function: ``"independent"``, ``"gaussian"``, ``"copula"``,
+        ``"empirical"``, ``"tree"``, ``"surrogate"`` or ``"auto"``.  ``"independent"``: the marginal (interventional)
         game below.  The others estimate the conditional game
         :math:`v_i(S) = E[f(X) \mid X_S = x^{(i)}_S]` from the background (the
         training data): ``"gaussian"`` (a normal fit, Ledoit-Wolf shrinkage
