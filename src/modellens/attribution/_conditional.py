@@ -207,7 +207,8 @@ class MonteCarloError:
 
 
 def conditional_game(model, dataset, n, background, note, approach, *, n_draws, rng):
-    """The game of ``dependence=approach`` on the encoded background."""
+    """The game of ``dependence=approach`` on the encoded background (a sampler's; the
+    surrogate's is :func:`._dependence.dependence_game`'s)."""
     if background.shape[0] < 2:
         raise InvalidParameterError(
             f"dependence={approach!r} estimates the law of the features from the background, "
@@ -219,11 +220,6 @@ def conditional_game(model, dataset, n, background, note, approach, *, n_draws, 
         rng = rng.spawn(1)[0]
     except (AttributeError, TypeError, ValueError):  # a generator without a seed sequence
         rng = np.random.default_rng(rng.integers(2 ** 63))
-    if approach == "surrogate":
-        from ._cond_surrogate import Surrogate, SurrogateGame
-
-        return SurrogateGame(model, dataset, n, background, note,
-                             Surrogate(model, background, categorical, rng))
     sampler: Sampler
     if approach in ("gaussian", "copula"):
         refuse_categorical(dataset, np.vstack([background, dataset.values[:n]]), approach)

@@ -13,10 +13,11 @@ from ..data import is_integer
 from ..engine import DataRows, Plan, run_outputs
 from ._conditional import (DEFAULT_DRAWS, DEPENDENCE, ConditionalGame, MonteCarloError,
                            conditional_game)
+from ._cond_surrogate import Surrogate, SurrogateGame
 from ._msev import game_msev, msev
 
 __all__ = ["check_dependence", "with_monte_carlo_error", "conditional_diagnostics",
-           "choose_dependence"]
+           "choose_dependence", "dependence_game"]
 
 
 def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop):
@@ -51,6 +52,24 @@ def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, st
         raise InvalidParameterError(f"n_draws must be an integer >= 1 (conditional draws per "
                                     f"coalition and explained row), got {n_draws!r}.")
     return (dependence, int(n_draws))
+
+
+def dependence_game(model, dataset, n, background, note, approach, *, n_draws, rng):
+    """The conditional game of ``dependence=approach``: a sampler's, or the surrogate's."""
+    if approach != "surrogate":
+        return conditional_game(model, dataset, n, background, note, approach,
+                                n_draws=n_draws, rng=rng)
+    if background.shape[0] < 2:
+        raise InvalidParameterError(
+            "dependence='surrogate' learns from the background, which has "
+            f"{background.shape[0]} row; pass the training data as background=.")
+    try:
+        rng = rng.spawn(1)[0]
+    except (AttributeError, TypeError, ValueError):
+        rng = np.random.default_rng(rng.integers(2 ** 63))
+    categorical = np.array([c.is_categorical for c in dataset.columns])
+    return SurrogateGame(model, dataset, n, background, note,
+                         Surrogate(model, background, categorical, rng))
 
 
 def _conditional(game):

@@ -19,9 +19,9 @@ from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, 
 from ._background import DEFAULT_BACKGROUND, choose_background
 from ._blocks import SamplingBlock
 from ._groups import GroupGame, check_groups
-from ._conditional import MonteCarloError, conditional_game
+from ._conditional import MonteCarloError
 from ._dependence import (check_dependence, choose_dependence, conditional_diagnostics,
-                          with_monte_carlo_error)
+                          dependence_game, with_monte_carlo_error)
 from ._interaction_values import interaction_estimator
 from ._games import (InterventionalGame, RemovalGame, ShapleyPlan, TreeGame, check_masker,
                      tree_ensemble_for)
@@ -666,8 +666,8 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
         if approach == "auto":  # the approach of lowest cross-validated MSEv
             approach, scores = choose_dependence(request.model, dataset, bg, rng, note,
                                                  request.options)
-        game = conditional_game(request.model, dataset, n, bg, note, approach,
-                                n_draws=dependence[1], rng=rng)
+        game = dependence_game(request.model, dataset, n, bg, note, approach,
+                               n_draws=dependence[1], rng=rng)
         if scores is not None:
             game.diagnostics["dependence_cv_msev"] = scores
     else:
