@@ -106,7 +106,7 @@ class InterventionalGame(Game):
     model: Model
 
     def __init__(self, model: Model, dataset, n: int, background: np.ndarray, note: str):
-        self.model = model
+        self.model, self._dataset = model, dataset
         self.foreground, self.background = dataset.values[:n], background
         self.n_explained, self.n_players = n, dataset.n_features
         self._empty, self._full = DataRows(background), DataRows(self.foreground)
@@ -115,9 +115,19 @@ class InterventionalGame(Game):
             output=model.output_name, columns=dataset.columns,
             column_labels=dataset.column_labels if dataset.is_frame else None)
         self.diagnostics = {"background": note, "n_background": background.shape[0]}
+        #: model rows per (explained row, coalition)
+        self.rows_per_coalition = background.shape[0]
+        self.made: list = []  # the coalition segments planned (MSEv reads their worths)
+
+    def with_model(self, model):
+        """The same game of another output's model (same background, same rows)."""
+        return type(self)(model, self._dataset, self.n_explained, self.background,
+                          self.diagnostics["background"])
 
     def coalition_rows(self, masks, rows=None):
-        return MaskedRows(self.foreground, self.background, masks, rows=rows)
+        seg = MaskedRows(self.foreground, self.background, masks, rows=rows)
+        self.made.append(seg)
+        return seg
 
     def end_segments(self):
         return [self._empty, self._full]

@@ -15,6 +15,7 @@ from .._validation import InvalidParameterError, ModellensWarning
 from ..data import is_integer
 from ..models import tree_ensemble_name
 from ._background import choose_background
+from ._dependence import choose_dependence, dependence_game
 from ._games import InterventionalGame, RemovalGame, TreeGame, check_masker, tree_ensemble_for
 from ._groups import GroupGame, check_groups
 from ._stopping import StoppingRule
@@ -81,7 +82,7 @@ def _check_stop_applies(stop: StoppingRule | None, algorithm: str,
 
 def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
           interactions, index, budget_given, random_state, rng, draw_background, stacklevel,
-          groups=None):
+          groups=None, dependence=None):
     """The game of a request, with its background chosen by the one rule of ``._background``."""
     model, X = request.raw_model, request.X
     if request.dataset is None:
@@ -100,8 +101,9 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
     players = None if groups is None else check_groups(groups, dataset.feature_names,
                                                        dataset.column_labels)
     ens = None
+    conditional = dependence is not None and dependence[0] != "independent"
     if algorithm == "tree" or (algorithm == "auto" and not budget_given and groups is None
-                               and tree_ensemble_name(model) is not None):
+                               and not conditional and tree_ensemble_name(model) is not None):
         ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
                                 response_method=response_method)
         if ens is not None and algorithm == "auto" \
@@ -130,7 +132,17 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                 "algorithm='exact', 'permutation' or 'kernel'.")
         trees = TreeGame(ens, model, dataset, n, bg, note, target=target)
         return trees if players is None else GroupGame(trees, players)
-    game = InterventionalGame(request.model, dataset, n, bg, note)
+    if conditional:
+        approach, scores = dependence[0], None
+        if approach == "auto":  # the approach of lowest cross-validated MSEv
+            approach, scores = choose_dependence(request.model, dataset, bg, rng, note,
+                                                 request.options)
+        game = dependence_game(request.model, dataset, n, bg, note, approach,
+                               n_draws=dependence[1], rng=rng)
+        if scores is not None:
+            game.diagnostics["dependence_cv_msev"] = scores
+    else:
+        game = InterventionalGame(request.model, dataset, n, bg, note)
     return game if players is None else GroupGame(game, players)
 
 

@@ -19,6 +19,8 @@ from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, 
 from ._background import DEFAULT_BACKGROUND
 from ._blocks import SamplingBlock
 from ._groups import GroupGame
+from ._conditional import MonteCarloError
+from ._dependence import check_dependence, conditional_diagnostics, with_monte_carlo_error
 from ._interaction_values import interaction_estimator
 from ._games import InterventionalGame, RemovalGame, ShapleyPlan, TreeGame
 from ._masking import ImageMasker, TextMasker
@@ -52,7 +54,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
             tol_abs: float | None = None,
             max_evals: int | None = None,
-            groups: dict | None = None) -> DistributedAttributions: ...
+            groups: dict | None = None, dependence: str = "independent",
+            n_draws: int | None = None) -> DistributedAttributions: ...
 
 
 @overload
@@ -65,7 +68,8 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
             tol_abs: float | None = None, max_evals: int | None = None,
-            groups: dict | None = None) -> Attributions: ...
+            groups: dict | None = None, dependence: str = "independent",
+            n_draws: int | None = None) -> Attributions: ...
 
 
 def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndarray, *,
@@ -78,7 +82,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
             tol_abs: float | None = None,
             max_evals: int | None = None,
-            groups: dict | None = None) -> Attributions | DistributedAttributions:
+            groups: dict | None = None, dependence: str = "independent",
+            n_draws: int | None = None) -> Attributions | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -240,6 +245,31 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         game, interventional TreeSHAP masks a group's columns jointly in
         every leaf (exact); path-dependent TreeSHAP (no background) refuses
         them.  ``"auto"`` does not pick TreeSHAP when groups are given.
+    dependence : str, default="independent"
+        The value function: ``"independent"``, ``"gaussian"``, ``"copula"``,
+        ``"empirical"``, ``"tree"``, ``"surrogate"`` or ``"auto"``.  ``"independent"``: the marginal (interventional)
+        game below.  The others estimate the conditional game
+        :math:`v_i(S) = E[f(X) \mid X_S = x^{(i)}_S]` from the background (the
+        training data): ``"gaussian"`` (a normal fit, Ledoit-Wolf shrinkage
+        when ill-conditioned), ``"copula"`` (a Gaussian copula over the
+        empirical margins), ``"empirical"`` (background rows weighted by a
+        kernel of the Mahalanobis distance on :math:`S`, bandwidth 0.1,
+        effective sample sizes in ``diagnostics``), ``"tree"`` (background
+        rows in the leaf of a tree grown to predict the absent features from
+        the present ones) draw ``n_draws`` completions per coalition;
+        ``"surrogate"`` predicts every worth with one regressor trained on
+        masked background rows (no draws; its out-of-fold error in
+        ``diagnostics["surrogate_oof_mse"]``).  ``"tree"``, ``"empirical"``
+        and ``"surrogate"`` take categorical features and missing values; the
+        others refuse them.  ``"auto"`` takes the approach of lowest
+        cross-validated MSEv on the background (``diagnostics["dependence"]``,
+        scores in ``diagnostics["dependence_cv_msev"]``).  Standard errors
+        count the Monte Carlo error (see :mod:`modellens.attribution._conditional`);
+        not with ``algorithm="tree"``, ``interactions``, ``tol`` or Dask data.
+        Every table result reports ``diagnostics["msev"]`` and ``"msev_se"``
+        (:mod:`modellens.attribution._msev`).
+    n_draws : int, optional
+        Conditional draws per (explained row, coalition), default 200.
 
     Returns
     -------
@@ -363,16 +393,20 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     masker=masker, interactions=interactions, index=index,
                     random_state=random_state, groups=groups,
                     stop=_check_stop_applies(check_stopping(tol, tol_abs, max_evals),
-                                             algorithm, interactions))
+                                             algorithm, interactions),
+                    dependence=check_dependence(dependence, n_draws, algorithm=algorithm,
+                                                masker=masker, interactions=interactions,
+                                                stop=tol is not None or tol_abs is not None))
     request = _open(model, X, settings, options=None, several=True, chunk_size=chunk_size,
                     n_jobs=n_jobs, progress=progress)
     if request.partitions is not None:
         from .distributed import explain_partitions
 
-        if masker is not None or interactions or groups is not None:
+        if masker is not None or interactions or groups is not None \
+                or dependence != "independent":
             raise InvalidParameterError(
                 "Dask data are explained row by row as tables: masker= (texts, images), "
-                "interactions=True and groups= need the data in memory (X.compute() of the rows "
+                "interactions=True, groups= and dependence= (conditional games) need the data in memory (X.compute() of the rows "
                 "you want).")
         if background is None or is_integer(background):
             # a background drawn from X would be drawn from each partition's rows
@@ -413,7 +447,7 @@ def _explain_rows(model, settings, X, streams, options) -> Attributions:
 def _explain(request, *, background, algorithm, n_samples, n_permutations, target,
              response_method, feature_names, masker, interactions, index, random_state, rng,
              streams, stacklevel, stop=None, draw_background=True,
-             groups=None) -> Attributions:
+             groups=None, dependence=None) -> Attributions:
     """The Shapley values of a request's rows (in memory): game, estimator, one engine run.
 
     ``streams`` (None: drawn from ``rng`` once the background is drawn) seeds the
@@ -423,7 +457,8 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                  target=target, response_method=response_method, feature_names=feature_names,
                  interactions=interactions, index=index, budget_given=n_samples is not None
                  or n_permutations is not None, random_state=random_state, rng=rng,
-                 draw_background=draw_background, stacklevel=stacklevel, groups=groups)
+                 draw_background=draw_background, stacklevel=stacklevel, groups=groups,
+                 dependence=dependence)
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
@@ -431,16 +466,18 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                                               streams, interactions=interactions,
                                               n_threads=options.threads, index=index,
                                               stacklevel=stacklevel - 1, stop=stop)
+    estimator = with_monte_carlo_error(estimator, game)
     if algorithm in ("permutation", "kernel") and stop is not None:
         stop = _with_cap(stop, game.n_players)
     else:
         stop = None
     plan = ShapleyPlan(game, estimator)
     if isinstance(game.inner if isinstance(game, GroupGame) else game, InterventionalGame):
-        _warn_if_costly(plan, game.n_explained, game.background.shape[0],
-                        game.diagnostics["background"],
-                        tree=tree_ensemble_name(request.raw_model) is not None,
-                        stacklevel=stacklevel - 1)
+        if game.value_function != "conditional":  # (its rows are draws, not background)
+                _warn_if_costly(plan, game.n_explained, game.background.shape[0],
+                            game.diagnostics["background"],
+                            tree=tree_ensemble_name(request.raw_model) is not None,
+                            stacklevel=stacklevel - 1)
         return _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
                                 stop, stacklevel=stacklevel + 1, interactions=interactions)
     label = game.kind if isinstance(game, RemovalGame) else algorithm
@@ -483,8 +520,7 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
         if one is game.model and game.subject.output == one.output_name:
             g, e = game, estimator
         else:
-            g = InterventionalGame(one, request.dataset, game.n_explained, game.background,
-                                   game.diagnostics["background"])
+            g = getattr(game, "inner", game).with_model(one)
             if isinstance(game, GroupGame):
                 g = game.over(g)
             with warnings.catch_warnings():
@@ -493,6 +529,7 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
                                budget if algorithm == "permutation" else None, streams,
                                interactions=interactions, n_threads=1, index=index,
                                stacklevel=2, stop=stop)[0]
+            e = with_monte_carlo_error(e, g)
         made.append((g, e))
         return [ShapleyPlan(g, e)]
 
@@ -634,12 +671,13 @@ def _result(game, estimator, est, algorithm, budget, index, stop=None,
         extra["index"] = index
     if getattr(estimator, "proxy_rows", None) is not None:
         extra["proxy_rows"] = estimator.proxy_rows.copy()
+    extra.update(conditional_diagnostics(game, est.prediction))
     sampling = None
-    if algorithm in ("permutation", "kernel"):
+    if algorithm in ("permutation", "kernel") or isinstance(estimator, MonteCarloError):
         n_perm = None
         if algorithm == "permutation":
             n_perm = budget if isinstance(estimator, OnePlayer) else 2 * estimator.n_antithetic
-        m = game.background.shape[0] if isinstance(game, InterventionalGame) else 1
+        m = game.rows_per_coalition if isinstance(game, InterventionalGame) else 1
         # a row pays m rows per coalition and one for f(x); v(empty)'s m rows are shared
         model_rows = np.asarray(estimator.n_coalitions, dtype=np.int64) * m + 1
         model_rows = np.broadcast_to(model_rows, (game.n_explained,)).copy()
