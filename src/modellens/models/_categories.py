@@ -191,7 +191,9 @@ def _lightgbm_categories(est, out):
     booster = booster if booster is not None else (est if _is_lightgbm_booster(est) else None)
     if booster is None:
         return
-    infos = booster.dump_model(num_iteration=0).get("feature_infos", {})
+    # the feature infos are the model's, not a tree's: one iteration's dump has them (0 or
+    # None would dump every tree: seconds on a many-class booster, at every call)
+    infos = booster.dump_model(num_iteration=1).get("feature_infos", {})
     names = booster.feature_name()
     # LightGBM's categorical features are those whose info lists values
     categorical = [n for n in names if isinstance(infos.get(n), dict) and infos[n].get("values")]

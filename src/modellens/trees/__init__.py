@@ -12,8 +12,8 @@ from . import _kernels as kernels
 from ._checks import (MAX_TREE_DEPTH, UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
                       check_xgboost_model)
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
-                        SUPPORTED_TREE_MODELS, TreeEnsemble, output_column, readable_ensemble,
-                        tree_ensemble, tree_outputs, unfit_data)
+                        SUPPORTED_TREE_MODELS, TreeEnsemble)
+from ._read import output_column, readable_ensemble, tree_ensemble, tree_outputs, unfit_data
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
            "readable_ensemble", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",

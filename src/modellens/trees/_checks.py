@@ -358,7 +358,7 @@ def _seq(obj, key, what):
     return value
 
 
-def _int_param(obj, key, what, default=None):
+def int_param(obj, key, what, default=None):
     value = obj.get(key, default) if isinstance(obj, dict) else default
     try:
         out = int(str(value))
@@ -376,11 +376,11 @@ def check_xgboost_model(raw):
     if not isinstance(learner, dict):
         _fail("the XGBoost model has no learner")
     params = learner.get("learner_model_param")
-    n_features = _int_param(params, "num_feature", "the learner")
+    n_features = int_param(params, "num_feature", "the learner")
     if not 0 < n_features < 2 ** 31:
         _fail(f"the learner reads {n_features} features")
-    n_class = _int_param(params, "num_class", "the learner", 0)
-    n_target = _int_param(params, "num_target", "the learner", 1)
+    n_class = int_param(params, "num_class", "the learner", 0)
+    n_target = int_param(params, "num_target", "the learner", 1)
     if n_class < 0 or n_target < 1:
         # XGBoost reads both as unsigned counts: -1 is four billion outputs
         _fail(f"the learner says {n_class} classes and {n_target} targets")
@@ -411,7 +411,7 @@ def check_xgboost_model(raw):
         _fail("the XGBoost booster has no model")
     trees = _seq(model, "trees", "the booster")
     info = _ints(_seq(model, "tree_info", "the booster"), "tree_info")
-    n_trees = _int_param(model.get("gbtree_model_param"), "num_trees", "the booster")
+    n_trees = int_param(model.get("gbtree_model_param"), "num_trees", "the booster")
     if n_trees != len(trees) or len(info) != len(trees):
         _fail(f"the booster says {n_trees} trees, holds {len(trees)} and {len(info)} tree "
               "groups")
@@ -447,7 +447,7 @@ def _leaf_vector(tree, k) -> int:
     what = f"tree {k}"
     if not isinstance(tree, dict):
         _fail(f"{what} is not an object")
-    size = _int_param(tree.get("tree_param"), "size_leaf_vector", what, 1)
+    size = int_param(tree.get("tree_param"), "size_leaf_vector", what, 1)
     if not 0 <= size < 2 ** 20:
         _fail(f"{what} has leaf vectors of size {size}")
     return max(size, 1)
@@ -460,10 +460,10 @@ def _check_xgboost_tree(tree, k, n_features, size=1):
     if not isinstance(tree, dict):
         _fail(f"{what} is not an object")
     param = tree.get("tree_param")
-    n = _int_param(param, "num_nodes", what)
+    n = int_param(param, "num_nodes", what)
     if not 0 < n < 2 ** 31:
         _fail(f"{what} has {n} nodes")
-    if _int_param(param, "num_feature", what, n_features) != n_features:
+    if int_param(param, "num_feature", what, n_features) != n_features:
         _fail(f"{what} reads {(param or {}).get('num_feature')!r} features, the model {n_features}")
     lengths = {key: len(_seq(tree, key, what)) for key in (
         "left_children", "right_children", "parents", "split_indices", "split_conditions",
@@ -490,7 +490,7 @@ def _check_xgboost_tree(tree, k, n_features, size=1):
             _fail(f"{what}: its leaves name the rows {rows.tolist()[:8]} of leaf_weights, not "
                   f"each of 0..{n_leaves - 1} once")
         right = np.where(left == -1, -1, right)
-    if _int_param(param, "num_deleted", what, 0) != int((~live).sum()):
+    if int_param(param, "num_deleted", what, 0) != int((~live).sum()):
         _fail(f"{what} says {(param or {}).get('num_deleted')!r} deleted nodes and holds "
               f"{int((~live).sum())}")
     check_trees(left, right, [n], live=live, label="tree")
@@ -575,7 +575,7 @@ def _check_xgboost_cats(cats, n_features):
 
 
 # ---------------------------------------------------------------------- LightGBM
-def _lgb_blocks(text: str):
+def lightgbm_blocks(text: str):
     """The header's and each tree's ``key=value`` lines of a LightGBM model text."""
     if "\0" in text:
         _fail("the model text holds a NUL character")
@@ -608,7 +608,7 @@ def _lgb_blocks(text: str):
     return header, trees
 
 
-def _numbers(block, key, n, what, *, kind=float, required=True):
+def numbers(block, key, n, what, *, kind=float, required=True):
     value = block.get(key, "")
     if not value:
         if required and n > 0:
@@ -632,14 +632,14 @@ _FEATURE_INFO = re.compile(rf"none|\[{_NUMBER}:{_NUMBER}\]|-?\d+(?::-?\d+)*", re
 
 def check_lightgbm_text(text: str):
     """Check a LightGBM model text (``model.txt``, or ``model_to_string()``) before LightGBM reads it."""
-    header, trees = _lgb_blocks(text)
+    header, trees = lightgbm_blocks(text)
     if "tree" not in text[:64].split("\n", 1)[0]:
         _fail("the file does not start like a LightGBM model ('tree')")
 
     def head_int(key, default=None):
         if key not in header and default is not None:
             return default
-        return _int_param(header, key, "the model's header")
+        return int_param(header, key, "the model's header")
 
     n_features = head_int("max_feature_idx") + 1
     if not 0 < n_features < 2 ** 31:
@@ -717,20 +717,20 @@ def _check_tree_sizes(text, sizes, n_trees):
 
 def _check_lgb_tree(block, k, n_features):
     what = f"tree {k}"
-    n_leaves = _int_param(block, "num_leaves", what)
+    n_leaves = int_param(block, "num_leaves", what)
     if not 0 < n_leaves < 2 ** 31:
         _fail(f"{what} has {n_leaves} leaves")
-    if _int_param(block, "is_linear", what, 0):
+    if int_param(block, "is_linear", what, 0):
         _fail(f"{what}: linear trees are not supported (a leaf's value depends on the row)")
-    _numbers(block, "leaf_value", n_leaves, what)
+    numbers(block, "leaf_value", n_leaves, what)
     m = n_leaves - 1
     if m == 0:
         return
-    lc = _numbers(block, "left_child", m, what, kind=int)
-    rc = _numbers(block, "right_child", m, what, kind=int)
-    feature = _numbers(block, "split_feature", m, what, kind=int)
-    threshold = _numbers(block, "threshold", m, what)
-    kind = _numbers(block, "decision_type", m, what, kind=int, required=False)
+    lc = numbers(block, "left_child", m, what, kind=int)
+    rc = numbers(block, "right_child", m, what, kind=int)
+    feature = numbers(block, "split_feature", m, what, kind=int)
+    threshold = numbers(block, "threshold", m, what)
+    kind = numbers(block, "decision_type", m, what, kind=int, required=False)
     kind = np.zeros(m, np.int64) if kind is None else kind
     # LightGBM reads these by count only; converting them would double the check's cost
     for key, n in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
@@ -755,12 +755,12 @@ def _check_lgb_tree(block, k, n_features):
         _fail(f"{what}: a decision type names no missing-value rule")
     cat = (kind & 1) == 1
     check_split_values(threshold, ~cat)
-    n_cat = _int_param(block, "num_cat", what, 0)
+    n_cat = int_param(block, "num_cat", what, 0)
     if n_cat < 0:
         _fail(f"{what} has {n_cat} categorical splits")
     if cat.any() or n_cat:
-        bounds = _numbers(block, "cat_boundaries", n_cat + 1, what, kind=int)
-        words = _numbers(block, "cat_threshold", int(bounds[-1]), what, kind=int)
+        bounds = numbers(block, "cat_boundaries", n_cat + 1, what, kind=int)
+        words = numbers(block, "cat_threshold", int(bounds[-1]), what, kind=int)
         if bounds[0] != 0 or np.any(np.diff(bounds) < 0):
             _fail(f"{what}: its category boundaries are not increasing from 0")
         if np.any(words < 0) or np.any(words >= 2 ** 32):
