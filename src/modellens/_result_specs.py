@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._result_checks import (array, check_fields, count, either, flag, mapping, number,
+from ._result_checks import (Spec, array, check_fields, count, either, flag, mapping, number,
                              seq, text, texts)
 
 __all__ = ["check_attributions", "check_attribution_summary", "check_effect",
@@ -113,7 +113,7 @@ def _check_codes(opened, codes, column: dict, i: int) -> None:
                                     f"{n_levels} levels")
 
 
-def _grid_axis(i: str) -> array:
+def _grid_axis(i: str) -> Spec:
     return array(_ANY, f"g{i}")
 
 

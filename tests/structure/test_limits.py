@@ -31,23 +31,15 @@ MAX_KERNEL_PARAMETERS = 12
 #: Files over 700 lines still to split ("file": owner).
 LONG_FILES = {
     "trees/_checks.py": "trees",
-    "trees/_ensemble.py": "trees",
     "trees/_kernels.py": "trees",
-    "data.py": "house (no lane)",
 }
 
 #: Functions over 80 lines of code still to split ("file:qualified name": owner).
 LONG_FUNCTIONS = {
-    "effects/regions.py:regions": "effects",
     "trees/_kernels.py:leaf_values": "trees",
     "trees/_kernels.py:pd_quadrature": "trees",
     "trees/_kernels.py:root_layout": "trees",
-    "report/_dependence.py:_dependence": "report",
-    "report/_inputs.py:build_inputs": "report",
     "report/_interactive.py:explorer_payload": "report",
-    "report/_report.py:report": "report",
-    "report/_sections/data.py:data_section": "report",
-    "report/_sections/effects.py:effects_section": "report",
 }
 
 #: Kernels with more than 12 parameters still to give a bundle ("file:name": owner).
@@ -60,9 +52,6 @@ WIDE_KERNELS = {
 
 #: Imports of another package's private module past its face ("importer -> imported": owner).
 PRIVATE_REACHES = {
-    # the design step's feature samples out of core (the engine's face has feature_sample)
-    "modellens.effects._design -> modellens.engine._out_of_core": "effects",
-    "modellens.effects.dale -> modellens.engine._out_of_core": "effects",
     # the command line drives the report's file layer (moving to the command line)
     "modellens.cli -> modellens.report._files": "report",
     "modellens.cli -> modellens.report._write": "report",

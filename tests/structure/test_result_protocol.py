@@ -26,6 +26,7 @@ NOT_RESULTS = {
     "Band": "a part of an Effect (its confidence band), saved and drawn with it",
     "Bins": "a part of an Effect (its ALE / DALE bins), saved and drawn with it",
     "Report": "a page: save() and to_html() are its protocol",
+    "ReportOptions": "the options of report(), checked when made",
     "Warming": "a handle on a background compile",
     "TextMasker": "an option of shapley()",
     "ImageMasker": "an option of shapley()",

@@ -7,11 +7,15 @@ its tables and its files.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import is_integer
 from ._blocks import BLOCKS
 
+# A mixin: its methods read the fields of the class it is part of, so ``self`` is typed
+# Any (the checker takes no subclass as a mixin's self type).
 __all__ = ["Indexing"]
 
 
@@ -19,7 +23,7 @@ class Indexing:
     """``attr[...]``: the rows, features and output of a result, as a result of the same type."""
 
     # ----------------------------------------------------------- indexing
-    def __getitem__(self, key) -> "Attributions":
+    def __getitem__(self: Any, key) -> Any:  # an Attributions, as self
         if isinstance(key, tuple) and len(key) == 3 or (isinstance(key, tuple) and len(key) == 2
                                                          and key[0] is Ellipsis):
             # attr[rows, cols, output] / attr[..., output]: one output, then rows and features
@@ -49,7 +53,7 @@ class Indexing:
             **{name: None if getattr(self, name) is None else getattr(self, name).take(rows, cols)
                for name in BLOCKS})
 
-    def _row_index(self, rows) -> np.ndarray:
+    def _row_index(self: Any, rows) -> np.ndarray:
         n = len(self)
         if is_integer(rows):
             if not -n <= rows < n:
@@ -69,7 +73,7 @@ class Indexing:
             raise IndexError(f"row positions must lie in [-{n}, {n}).")
         return rows % n
 
-    def _column_index(self, cols) -> list:
+    def _column_index(self: Any, cols) -> list:
         d = len(self.feature_names)
         if isinstance(cols, slice):
             return list(range(d))[cols]

@@ -183,9 +183,9 @@ class AttributionSummary:
         """
         from .._result_specs import check_attribution_summary
 
-        names = ("importance", "feature_names", "outputs", "method", "output", "rows", "n_rows")
+        fields = ("importance", "feature_names", "outputs", "method", "output", "rows", "n_rows")
         env = open_envelope(d, "AttributionSummary")
-        v = env.fields(names, known=names)
+        v = env.fields(fields, known=fields)
         check_attribution_summary(env, v)
         names, outputs = list(v["feature_names"]), v["outputs"]
         mean = np.asarray(v["importance"], dtype=np.float64)

@@ -238,6 +238,7 @@ def ale_axes(facts, dataset, features, bins, max_discrete) -> list:
             else [(feat, grid_spec(bins, dataset, feat))]
         keys = []
         for j, spec in pairs:
+            key: tuple  # (column, "levels" | a count of bins | the id of explicit edges)
             if dataset.columns[j].is_categorical:
                 if not is_integer(spec):
                     raise InvalidParameterError(
@@ -264,7 +265,7 @@ def _ale_axes(facts, dataset, specs, max_discrete) -> dict:
         out.n_parts = facts.n_parts
         return out
 
-    out = {}
+    out: dict = {}  # (column, bins key) -> its axis
     levels = [j for j, key in specs if key == "levels"]
     for j, codes in facts.level_orders(levels).items():
         _need_values(dataset, j, codes.size)

@@ -262,9 +262,9 @@ class Interactions:
                     or len(labels) != len(parts):
                 raise opened.error("parts", "is not one dict per output label")
             return cls.stack([cls.from_dict(part) for part in parts], labels)
-        names = ("features", "overall", "overall_unnormalized", "overall_std", "pairwise",
-                 "sample_size", "rows", "method", "output", "n_groups", "notes")
-        v = opened.fields(names, known=(*names, "n_model_rows"))
+        required = ("features", "overall", "overall_unnormalized", "overall_std", "pairwise",
+                    "sample_size", "rows", "method", "output", "n_groups", "notes")
+        v = opened.fields(required, known=(*required, "n_model_rows"))
         check_interactions(opened, v)
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
         series: dict[str, Any] = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (

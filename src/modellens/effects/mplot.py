@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -191,15 +192,16 @@ def _ranked(dataset, j, hoods: Hoods) -> Hoods:
     xs = x[order]
     common = dict(keep=keep, order=order, feature_values=dataset.observed_labels(j))
     if hoods.rule == "levels":
-        lo, hi = level_neighbourhoods(xs, hoods.points)
+        lo, hi = level_neighbourhoods(xs, cast(np.ndarray, hoods.points))
         return Hoods("levels", hoods.labels, lo, hi, points=hoods.points, **common)
     if hoods.rule == "quantiles":
         lo, hi, points = quantile_neighbourhoods(xs, hoods.n_asked)
         # the same bins as value ranges (a cut never splits tied values)
         edges = np.concatenate([[xs[0]], xs[hi - 1]])
         return Hoods("quantiles", points, lo, hi, edges=edges, **common)
-    w = hoods.window if hoods.window is not None else 1.0 / len(hoods.points)
-    lo, hi = window_neighbourhoods(xs, hoods.points, w)
+    points = cast(np.ndarray, hoods.points)  # explicit points or levels: always given
+    w = hoods.window if hoods.window is not None else 1.0 / len(points)
+    lo, hi = window_neighbourhoods(xs, points, w)
     return Hoods("windows", hoods.labels, lo, hi, points=hoods.points, **common)
 
 

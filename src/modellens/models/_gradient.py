@@ -6,6 +6,8 @@ checking of answers as its predictions.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import InvalidParameterError
@@ -14,13 +16,15 @@ from ._jax import jax_gradient
 from ._output import OutputsFound
 from ._torch import to_numpy, torch_gradient
 
+# A mixin: its methods read the fields of the class it is part of, so ``self`` is typed
+# Any (the checker takes no subclass as a mixin's self type).
 __all__ = ["Gradients"]
 
 
 class Gradients:
     """``model.gradient(rows, backend=...)``: derivatives of what the model explains."""
 
-    def gradient(self, rows: np.ndarray, *, backend: str, function=None) -> np.ndarray:
+    def gradient(self: Any, rows: np.ndarray, *, backend: str, function=None) -> np.ndarray:
         """Gradient of the explained output at encoded ``rows``, shape ``(m, d)``.
 
         Parameters
@@ -53,7 +57,7 @@ class Gradients:
                              f"feature{per}.")
         return out
 
-    def _gradient(self, rows, backend, function) -> np.ndarray:
+    def _gradient(self: Any, rows, backend, function) -> np.ndarray:
         """The gradient of the explained output(s) at ``rows`` as float64, counted."""
         m = rows.shape[0]
         if self._undetermined and backend == "jax" and not self._name_only:
@@ -84,7 +88,7 @@ class Gradients:
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
 
-    def _name_outputs(self, row) -> None:
+    def _name_outputs(self: Any, row) -> None:
         """Learn the output names from the model's answer at one row (not counted, not kept).
 
         A ``gradient=`` callable tells how many outputs there are, not their
@@ -96,5 +100,5 @@ class Gradients:
         except Exception:  # noqa: BLE001 - the names are only a label
             pass
 
-    def _gradient_index(self):
+    def _gradient_index(self: Any):
         return self.class_index if self._columns is None else list(self._columns)

@@ -6,6 +6,8 @@ attributions as ``self._a``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .lime import plot_image, plot_text, text_html
 
 __all__ = ["MediaPlots"]
@@ -14,7 +16,7 @@ __all__ = ["MediaPlots"]
 class MediaPlots:
     """``attr.plot.text()``, ``attr.plot.text_html()`` and ``attr.plot.image()``."""
 
-    _a: object
+    _a: Any  # the attributions drawn (plots read their fields)
 
     def text(self, i=0, *, width=80, ax=None):
         """Draw the text with its words coloured by their values, to see which words count.
