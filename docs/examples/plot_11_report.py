@@ -28,18 +28,12 @@ model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(
     X, y
 )
 
-rep = ml.report(
-    model,
-    X,
-    y,
-    sample=300,
-    n_explain=20,
-    n_background=20,
-    grid=10,
-    max_features=4,
-    random_state=0,
-    title="Diabetes progression",
+# The settings can be kept in one object (checked when it is made) and reused;
+# a keyword beside it replaces that one setting.
+options = ml.ReportOptions(
+    sample=300, n_explain=20, n_background=20, grid=10, max_features=4, random_state=0,
 )
+rep = ml.report(model, X, y, options=options, title="Diabetes progression")
 out = Path(tempfile.mkdtemp()) / "report.html"
 rep.save(out)
 print(f"wrote {out.name}: {out.stat().st_size / 1e6:.1f} MB")

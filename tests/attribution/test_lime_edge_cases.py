@@ -166,7 +166,8 @@ def test_lime_series_row_with_an_extra_column_is_a_clear_error():
     import pandas as pd
 
     df = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 3)), columns=list("abc"))
-    with pytest.raises(ml.InvalidParameterError, match=r"training_data columns.*'y'"):
+    with pytest.raises(ml.InvalidParameterError,
+                       match=r"index \['a', 'b', 'c', 'y'\] is not the feature names"):
         ml.lime(lambda D: np.asarray(D)[:, 0], df.assign(y=1.0).iloc[0], training_data=df,
                 num_samples=50)
 

@@ -31,6 +31,7 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
 model = HistGradientBoostingRegressor(random_state=0).fit(X_train, y_train)
 attr = ml.shapley(model, X_test[:30], background=X_train.sample(20, random_state=0))
 effects = ml.pdp(model, X_test, ["age", "bmi", ("bmi", "bp")], ice=True, center=True)
+regions = ml.regions(model, X_test, ["bmi"], effect="ale", random_state=0)
 """
 
 

@@ -224,7 +224,7 @@ class DistributedAttributions:
         return DistributedAttributions(frame, self._parts, trial, self._offsets, self._client)
 
     def to_frame(self):
-        """The attributions as a lazy Dask DataFrame: :attr:`frame` (nothing is computed).
+        """The attributions as a lazy Dask DataFrame: ``frame`` (nothing is computed).
 
         Returns
         -------

@@ -240,14 +240,14 @@ class Regions:
 
     @property
     def method(self) -> str:
-        """Deprecated name of :attr:`effect` (removed in the next minor version)."""
+        """Deprecated name of ``effect`` (removed in the next minor version)."""
         warnings.warn("Regions.method is renamed Regions.effect; the old name goes in the next "
                       "minor version.", DeprecationWarning, stacklevel=2)
         return self.effect
 
     @property
     def n_permutations(self) -> int:
-        """Deprecated name of :attr:`n_resamples` (removed in the next minor version)."""
+        """Deprecated name of ``n_resamples`` (removed in the next minor version)."""
         warnings.warn("Regions.n_permutations is renamed Regions.n_resamples; the old name goes "
                       "in the next minor version.", DeprecationWarning, stacklevel=2)
         return self.n_resamples

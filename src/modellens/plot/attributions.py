@@ -28,7 +28,7 @@ class AttributionPlots(MediaPlots):
 
     - one row: :meth:`waterfall`, :meth:`force` (Shapley values, or LIME with
       ``discretize=``), :meth:`weights` (LIME's surrogate, its R^2 in the title),
-      :meth:`text` / :meth:`text_html` (texts), :meth:`image` (images);
+      ``text()`` / ``text_html()`` (texts), ``image()`` (images);
     - many rows: :meth:`beeswarm`, :meth:`bar`, :meth:`dependence`,
       :meth:`interactions` (the strongest pairs, with ``interactions=True``).
 
@@ -42,7 +42,7 @@ class AttributionPlots(MediaPlots):
     def __call__(self, ax=None, *, output=None, **kwargs):
         """Draw the natural picture of the result, the one to look at first.
 
-        A text or an image: :meth:`text` or :meth:`image` of the first row.
+        A text or an image: ``text()`` or ``image()`` of the first row.
         One row of LIME: its :meth:`weights`; one row of Shapley values: its
         :meth:`waterfall`.  Several rows: the :meth:`beeswarm`.
 
