@@ -189,3 +189,19 @@ def test_dask_rows_keep_the_users_marker():
     assert seen
     for frame in seen:
         _check_seen(frame, user.reset_index(drop=True))
+
+
+def test_a_column_that_writes_missing_values_two_ways_is_said():
+    """One marker per column goes back to the model: a column mixing None and NaN would
+    reach an imputer of NaN with its None rows changed, so the mix is named, not hidden."""
+    values = _text(np.nan)
+    values[1] = None  # a hole written another way (row 0 is NaN, row 1 a level before)
+    X = pd.DataFrame({"x": _rng.normal(size=N), "c": values})
+    with pytest.warns(ml.ModellensWarning, match=r"'c' writes its missing values in 2 ways "
+                                                 r"\(NaN, None\).*first \(NaN\)"):
+        ml.predict(lambda D: D["x"].to_numpy(), X)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        ml.predict(lambda D: D["x"].to_numpy(), X.assign(c=_text(None)))  # one way: no word

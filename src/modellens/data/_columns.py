@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InvalidParameterError
+from .._validation import InvalidParameterError, ModellensWarning, user_stacklevel
 
 __all__ = ["Column", "NUMERIC", "CATEGORICAL"]
 
@@ -128,7 +129,33 @@ def missing_marker(values: pd.Series, missing: np.ndarray | None = None):
     if missing is None:
         missing = pd.isna(values).to_numpy()
     first = np.flatnonzero(missing)[:1]
-    return values.iloc[first[0]] if first.size else np.nan
+    if not first.size:
+        return np.nan
+    kinds = dict.fromkeys(_marker_kind(v) for v in values[missing])
+    if len(kinds) > 1:
+        # one marker goes back to the model for every missing value: a model that reads
+        # None and NaN differently (SimpleImputer(missing_values=np.nan) takes None for a
+        # level) would be explained at other values than the user's
+        warnings.warn(
+            f"column {values.name!r} writes its missing values in {len(kinds)} ways "
+            f"({', '.join(kinds)}); the model is given the first ({next(iter(kinds))}) for "
+            "every one of them, which it may read differently from the others. Write them "
+            "one way first, e.g. X[col] = X[col].where(X[col].notna(), np.nan).",
+            ModellensWarning, stacklevel=user_stacklevel())
+    return values.iloc[first[0]]
+
+
+def _marker_kind(value) -> str:
+    """What stands for a missing value: None, NaN, pd.NA, NaT (or its type's name)."""
+    if value is None:
+        return "None"
+    if value is pd.NA:
+        return "pd.NA"
+    if value is pd.NaT or isinstance(value, (np.datetime64, np.timedelta64)):
+        return "NaT"
+    if isinstance(value, (float, np.floating)):
+        return "NaN"
+    return type(value).__name__
 
 
 def _codes_for(obj: pd.Series, levels: np.ndarray, name) -> np.ndarray:
