@@ -34,8 +34,11 @@ LD = np.longdouble
 
 def _goes_left(ens, node, x):
     f = ens.feature[node]
-    return bool(K._goes_left.py_func(x[f], ens.threshold[node], ens.default_left[node],
-                                     ens.missing[node], ens.cat_left))
+    # the kernels' own split rule, in Python
+    from modellens.trees._traverse import _goes_left as rule
+
+    return bool(rule.py_func(x[f], ens.threshold[node], ens.default_left[node],
+                             ens.missing[node], ens.cat_left))
 
 
 def _coalition_values(ens, x):

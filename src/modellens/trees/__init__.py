@@ -9,8 +9,10 @@ Other packages reach all of it through this face only.
 """
 
 from . import _kernels as kernels
-from ._checks import (MAX_TREE_DEPTH, UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
-                      check_xgboost_model)
+from ._checks import MAX_TREE_DEPTH, UnsafeModelError
+from ._checks_lightgbm import check_lightgbm_text
+from ._checks_sklearn import check_sklearn_objects
+from ._checks_xgboost import check_xgboost_model
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
                         SUPPORTED_TREE_MODELS, TreeEnsemble)
 from ._read import output_column, readable_ensemble, tree_ensemble, tree_outputs, unfit_data

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._checks import UnsafeModelError, check_trees, int_param, lightgbm_blocks
+from ._checks import UnsafeModelError, check_trees, int_param
+from ._checks_lightgbm import lightgbm_blocks
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
                         Builder, TreeEnsemble, category_rows, model_outputs, unsupported)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError
-from ._checks import check_sklearn_objects
+from ._checks_sklearn import check_sklearn_objects
 from ._ensemble import MISSING_CATEGORICAL, N_CATEGORY_CODES, Builder, classifier_link, unsupported
 
 __all__ = ["sklearn_ensemble"]

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._checks import check_xgboost_model
+from ._checks_xgboost import check_xgboost_model
 from ._ensemble import (MISSING_CATEGORICAL, Builder, TreeEnsemble, category_rows, model_outputs,
                         unsupported)
 

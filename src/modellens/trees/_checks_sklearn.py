@@ -1,0 +1,159 @@
+"""Checks of scikit-learn's tree objects (a model unpickled from a skops file),
+before anything walks them (see :mod:`._checks`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import _fail, check_index, check_split_values, check_trees
+
+__all__ = ["check_sklearn_objects"]
+
+
+def _check_sklearn_tree(tree, n_features, label):
+    count = int(tree.node_count)
+    left, right = tree.children_left, tree.children_right
+    if count < 1 or len(left) != count:
+        _fail(f"{label}: {count} nodes")
+    depth = check_trees(left, right, [count], label=label)
+    inner = left >= 0
+    bound = min(int(n_features), int(tree.n_features)) if n_features is not None \
+        else int(tree.n_features)
+    check_index(tree.feature, bound, inner, f"{label}: split feature")
+    check_split_values(tree.threshold, inner)
+    if int(tree.max_depth) < int(depth[0]):
+        # decision_path sizes its output by max_depth
+        _fail(f"{label} is {int(depth[0])} deep but says max_depth={int(tree.max_depth)}")
+    n_classes = np.asarray(tree.n_classes)
+    if n_classes.shape != (int(tree.n_outputs),) or np.any(n_classes < 1) or \
+            np.any(n_classes > int(tree.max_n_classes)):
+        _fail(f"{label}: class counts {n_classes.tolist()} do not fit its value array")
+    value = tree.value
+    if value.shape != (count, int(tree.n_outputs), int(tree.max_n_classes)):
+        _fail(f"{label}: a value array of shape {value.shape} for {count} nodes")
+
+
+def _check_predictor(pred, n_features, is_cat, label):
+    from sklearn.ensemble._hist_gradient_boosting.common import (
+        PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE)
+
+    nodes = getattr(pred, "nodes", None)
+    if not isinstance(nodes, np.ndarray) or nodes.dtype != PREDICTOR_RECORD_DTYPE or \
+            nodes.ndim != 1 or len(nodes) < 1:
+        _fail(f"{label} does not hold a node array of scikit-learn's record type")
+    bitsets = getattr(pred, "raw_left_cat_bitsets", None)
+    if not isinstance(bitsets, np.ndarray) or bitsets.dtype != X_BITSET_INNER_DTYPE or \
+            bitsets.ndim != 2 or bitsets.shape[1] != 8 or not bitsets.flags.c_contiguous:
+        _fail(f"{label}: its category bitsets are not an (n, 8) array of uint32")
+    leaf = nodes["is_leaf"] != 0
+    left = np.where(leaf, -1, nodes["left"].astype(np.int64))
+    right = np.where(leaf, -1, nodes["right"].astype(np.int64))
+    check_trees(left, right, [len(nodes)], label=label)
+    inner = ~leaf
+    check_index(nodes["feature_idx"], n_features, inner, f"{label}: split feature")
+    cat = inner & (nodes["is_categorical"] != 0)
+    check_split_values(nodes["num_threshold"], inner & ~cat)
+    if cat.any():
+        check_index(nodes["bitset_idx"], len(bitsets), cat, f"{label}: category bitset")
+        if is_cat is None or not np.all(is_cat[nodes["feature_idx"][cat]]):
+            _fail(f"{label}: a categorical split on a feature the model does not treat as "
+                  "categorical")
+
+
+def _check_hist_gradient_boosting(model, bound, label):
+    n = int(model.n_features_in_) if bound is None else min(bound, int(model.n_features_in_))
+    mapper = getattr(model, "_bin_mapper", None)
+    is_cat = getattr(mapper, "is_categorical_", None)
+    if mapper is not None and is_cat is not None:
+        is_cat = np.asarray(is_cat)
+        if is_cat.dtype.kind not in "biu" or is_cat.shape != (int(model.n_features_in_),):
+            _fail(f"{label}: its categorical mask does not match its "
+                  f"{int(model.n_features_in_)} features")
+        for f in np.flatnonzero(is_cat):
+            known = np.asarray(mapper.bin_thresholds_[f], np.float64)
+            if known.size and not (np.all(known >= 0) and np.all(known < 256)):
+                _fail(f"{label}: feature {int(f)} has category codes outside 0..255")
+    pre = getattr(model, "_preprocessor", None)
+    if pre is not None:
+        encoder = pre.named_transformers_.get("encoder")
+        # the parser reads the categorical columns from is_categorical_, scikit-learn from
+        # the encoder's columns and the binner's mask: they must be one set
+        columns = {name: cols for name, _, cols in pre.transformers_}.get("encoder")
+        mask = np.asarray(getattr(model, "is_categorical_", None))
+        k = int(mask.sum()) if mask.dtype == bool else -1
+        if columns is None or not np.array_equal(np.asarray(columns), mask) or \
+                len(getattr(encoder, "categories_", [])) != k or \
+                (is_cat is not None and not np.array_equal(np.flatnonzero(is_cat),
+                                                           np.arange(k))):
+            _fail(f"{label}: its categorical columns differ between the model, its encoder "
+                  "and its binner")
+        for cats in getattr(encoder, "categories_", []):
+            if len(cats) > 256:  # the predictor's bitsets hold 256 codes
+                _fail(f"{label}: a categorical feature has {len(cats)} categories (at most "
+                      "256 fit the model's bitsets)")
+    predictors = model._predictors
+    for i, per_iter in enumerate(predictors):
+        for k, pred in enumerate(per_iter):
+            _check_predictor(pred, n, is_cat, f"{label}, tree {i}.{k}")
+
+
+def _check_gradient_boosting(model, label):
+    trees = model.estimators_
+    if not isinstance(trees, np.ndarray) or trees.ndim != 2:
+        _fail(f"{label}: its estimators_ are not a 2-d array of trees")
+    # predict_stages adds tree column k to column k of the initial raw predictions
+    width = np.shape(model._raw_predict_init(np.zeros((1, int(model.n_features_in_)),
+                                                      np.float32)))
+    if len(width) != 2 or width[1] != trees.shape[1]:
+        _fail(f"{label}: {trees.shape[1]} trees per stage for {width} initial predictions")
+
+
+def check_sklearn_objects(obj):
+    """Check every scikit-learn tree reachable from ``obj`` (a model loaded from a file).
+
+    A tree's feature indices must fall below the feature count of the tree's
+    own estimator and of every ensemble above it (an ensemble hands its
+    trees the rows it validated, unchecked).
+    """
+    from sklearn.tree._tree import Tree
+
+    seen: set[int] = set()
+    stack: list = [(obj, None, "the model")]
+    while stack:
+        item, bound, label = stack.pop()
+        if id(item) in seen or item is None or isinstance(item, (str, bytes, int, float)):
+            continue
+        seen.add(id(item))
+        if isinstance(item, Tree):
+            _check_sklearn_tree(item, bound, label)
+            continue
+        if isinstance(item, dict):
+            stack.extend((v, bound, label) for v in item.values())
+            continue
+        if isinstance(item, (list, tuple)):
+            stack.extend((v, bound, f"{label}[{i}]") for i, v in enumerate(item))
+            continue
+        if isinstance(item, np.ndarray):
+            if item.dtype == object:
+                stack.extend((v, bound, label) for v in item.reshape(-1))
+            continue
+        state = getattr(item, "__dict__", None)
+        if not isinstance(state, dict):
+            continue
+        name = f"{label} ({type(item).__name__})" if label == "the model" else \
+            f"{label}.{type(item).__name__}"
+        n_in = state.get("n_features_in_")
+        own = bound if not isinstance(n_in, (int, np.integer)) else \
+            (int(n_in) if bound is None else min(bound, int(n_in)))
+        if "_predictors" in state and "_baseline_prediction" in state:
+            _check_hist_gradient_boosting(item, own, name)
+            seen.update(id(p) for per in item._predictors for p in per)
+        if "estimators_" in state and hasattr(item, "_raw_predict_init") and \
+                "init_" in state:
+            _check_gradient_boosting(item, name)
+        # only ensembles and trees pass their bound down: a pipeline's steps see
+        # other columns than its first step
+        passes = "estimators_" in state or "tree_" in state
+        for key, value in state.items():
+            stack.append((value, own if passes else None, name if key != "tree_"
+                          else f"{name}.tree_"))

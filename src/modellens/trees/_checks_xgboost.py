@@ -1,0 +1,221 @@
+"""Checks of an XGBoost model's JSON (or UBJSON) document, before anything walks
+its trees (see :mod:`._checks`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import (MAX_CATEGORY_CODE, _fail, _ints, _seq, check_index,
+                      check_split_values, check_trees, int_param)
+
+__all__ = ["check_xgboost_model"]
+
+
+_DELETED = 2 ** 31 - 1  # XGBoost's split index of a pruned node
+
+
+def check_xgboost_model(raw):
+    """Check XGBoost's model document (its JSON or UBJSON file, or ``save_raw``), parsed.
+
+    Returns the document's learner.
+    """
+    learner = raw.get("learner") if isinstance(raw, dict) else None
+    if not isinstance(learner, dict):
+        _fail("the XGBoost model has no learner")
+    params = learner.get("learner_model_param")
+    n_features = int_param(params, "num_feature", "the learner")
+    if not 0 < n_features < 2 ** 31:
+        _fail(f"the learner reads {n_features} features")
+    n_class = int_param(params, "num_class", "the learner", 0)
+    n_target = int_param(params, "num_target", "the learner", 1)
+    if n_class < 0 or n_target < 1:
+        # XGBoost reads both as unsigned counts: -1 is four billion outputs
+        _fail(f"the learner says {n_class} classes and {n_target} targets")
+    n_class = max(1, n_class)
+    for key in ("feature_names", "feature_types"):
+        listed = learner.get(key) or []
+        if not isinstance(listed, list) or (listed and len(listed) != n_features):
+            _fail(f"the learner's {key} list {len(listed)} entries for {n_features} features")
+    gb = learner.get("gradient_booster")
+    if not isinstance(gb, dict):
+        _fail("the XGBoost model has no booster")
+    kind = gb.get("name")
+    if kind == "gblinear":
+        weights = _seq(gb.get("model"), "weights", "the linear booster")
+        if len(weights) != (n_features + 1) * n_class * n_target:
+            _fail(f"the linear booster holds {len(weights)} weights for {n_features} "
+                  f"features and {n_class * n_target} outputs")
+        return learner
+    if kind == "dart":
+        weights = _seq(gb, "weight_drop", "the dart booster")
+        gb = gb.get("gbtree")
+    elif kind == "gbtree":
+        weights = None
+    else:
+        _fail(f"unknown XGBoost booster {kind!r}")
+    model = gb.get("model") if isinstance(gb, dict) else None
+    if not isinstance(model, dict):
+        _fail("the XGBoost booster has no model")
+    trees = _seq(model, "trees", "the booster")
+    info = _ints(_seq(model, "tree_info", "the booster"), "tree_info")
+    n_trees = int_param(model.get("gbtree_model_param"), "num_trees", "the booster")
+    if n_trees != len(trees) or len(info) != len(trees):
+        _fail(f"the booster says {n_trees} trees, holds {len(trees)} and {len(info)} tree "
+              "groups")
+    n_out = n_class * n_target
+    vector = [_leaf_vector(tree, k) for k, tree in enumerate(trees)]
+    if any(size > 1 for size in vector):
+        # vector leaves (multi_strategy="multi_output_tree"): each tree feeds every output
+        if any(size != n_out for size in vector):
+            _fail(f"the booster's trees hold leaf vectors of sizes {sorted(set(vector))} for "
+                  f"{n_out} outputs")
+    elif n_out > max(1, len(trees)):
+        # each row gets one output per class: a class count beyond the trees is tampered
+        _fail(f"the booster has {len(trees)} trees for {n_out} outputs")
+    if weights is not None and len(weights) != len(trees):
+        _fail(f"the dart booster holds {len(weights)} weights for {len(trees)} trees")
+    check_index(info, n_class * n_target, np.ones(len(info), bool), "a tree's output group")
+    if "iteration_indptr" in model:
+        ptr = _ints(model["iteration_indptr"], "iteration_indptr")
+        if len(ptr) < 1 or ptr[0] != 0 or ptr[-1] != len(trees) or np.any(np.diff(ptr) < 0):
+            _fail("iteration_indptr does not split the trees into iterations")
+    for k, tree in enumerate(trees):
+        # XGBoost puts each tree at the position its id names
+        if not isinstance(tree, dict) or tree.get("id") != k:
+            _fail(f"tree {k} says it is tree "
+                  f"{tree.get('id') if isinstance(tree, dict) else None!r}")
+        _check_xgboost_tree(tree, k, n_features, vector[k])
+    _check_xgboost_cats(model.get("cats"), n_features)
+    return learner
+
+
+def _leaf_vector(tree, k) -> int:
+    """The size of tree ``k``'s leaf values: 1 for a scalar leaf, ``K`` for a vector."""
+    what = f"tree {k}"
+    if not isinstance(tree, dict):
+        _fail(f"{what} is not an object")
+    size = int_param(tree.get("tree_param"), "size_leaf_vector", what, 1)
+    if not 0 <= size < 2 ** 20:
+        _fail(f"{what} has leaf vectors of size {size}")
+    return max(size, 1)
+
+
+def _check_xgboost_tree(tree, k, n_features, size=1):
+    """Tree ``k``'s arrays; ``size > 1``: its leaves hold vectors (``leaf_weights``, a
+    leaf's ``right_children`` entry its position there)."""
+    what = f"tree {k}"
+    if not isinstance(tree, dict):
+        _fail(f"{what} is not an object")
+    param = tree.get("tree_param")
+    n = int_param(param, "num_nodes", what)
+    if not 0 < n < 2 ** 31:
+        _fail(f"{what} has {n} nodes")
+    if int_param(param, "num_feature", what, n_features) != n_features:
+        _fail(f"{what} reads {(param or {}).get('num_feature')!r} features, the model {n_features}")
+    lengths = {key: len(_seq(tree, key, what)) for key in (
+        "left_children", "right_children", "parents", "split_indices", "split_conditions",
+        "default_left", "split_type", "loss_changes", "sum_hessian")}
+    lengths["base_weights"] = len(_seq(tree, "base_weights", what)) // size
+    wrong = {key: m for key, m in lengths.items() if m != n}
+    if wrong:
+        _fail(f"{what} has {n} nodes but arrays of other lengths {wrong}")
+    left = _ints(tree["left_children"], f"{what}: left_children")
+    right = _ints(tree["right_children"], f"{what}: right_children")
+    split = _ints(tree["split_indices"], f"{what}: split_indices")
+    live = split != _DELETED
+    live[0] = True
+    if size > 1:
+        # a vector leaf's right_children entry is its row of leaf_weights, one per live leaf
+        leaf = live & (left == -1)
+        weights = _seq(tree, "leaf_weights", what)
+        n_leaves = int(leaf.sum())
+        if len(weights) != n_leaves * size:
+            _fail(f"{what} has {n_leaves} leaves of {size} values but {len(weights)} leaf "
+                  "weights")
+        rows = right[leaf]
+        if np.any(np.sort(rows) != np.arange(n_leaves)):
+            _fail(f"{what}: its leaves name the rows {rows.tolist()[:8]} of leaf_weights, not "
+                  f"each of 0..{n_leaves - 1} once")
+        right = np.where(left == -1, -1, right)
+    if int_param(param, "num_deleted", what, 0) != int((~live).sum()):
+        _fail(f"{what} says {(param or {}).get('num_deleted')!r} deleted nodes and holds "
+              f"{int((~live).sum())}")
+    check_trees(left, right, [n], live=live, label="tree")
+    inner = left >= 0
+    check_index(split, n_features, inner, f"{what}: split feature")
+    check_split_values(np.asarray(tree["split_conditions"], np.float64), inner)
+    parents = _ints(tree["parents"], f"{what}: parents")
+    # the loader looks each node's parent up: it must be the node whose child it is
+    expect = np.full(n, -1, np.int64)
+    idx = np.flatnonzero(inner)
+    expect[left[idx]] = idx
+    expect[right[idx]] = idx
+    bad = np.flatnonzero(live & (np.arange(n) > 0) & (parents != expect))
+    if bad.size:
+        i = bad[0]
+        _fail(f"{what}, node {int(i)}: parent {int(parents[i])} is not the node that "
+              "splits into it")
+    dead = np.flatnonzero(~live & ((parents < 0) | (parents >= n)))
+    if dead.size:
+        _fail(f"{what}, node {int(dead[0])}: parent {int(parents[dead[0]])} is outside "
+              f"0..{n - 1}")
+    types = _ints(tree["split_type"], f"{what}: split_type")
+    check_index(types, 2, np.ones(n, bool), f"{what}: split type")
+    nodes = _ints(tree.get("categories_nodes", []), f"{what}: categories_nodes")
+    segs = _ints(tree.get("categories_segments", []), f"{what}: categories_segments")
+    sizes = _ints(tree.get("categories_sizes", []), f"{what}: categories_sizes")
+    cats = _ints(tree.get("categories", []), f"{what}: categories")
+    if not len(nodes) == len(segs) == len(sizes):
+        _fail(f"{what}: {len(nodes)} categorical nodes with {len(segs)} segments and "
+              f"{len(sizes)} sizes")
+    is_cat = inner & (types == 1)
+    if len(nodes):
+        if np.any(np.diff(nodes) <= 0):
+            _fail(f"{what}: its categorical nodes are not in increasing order")
+        check_index(nodes, n, np.ones(len(nodes), bool), f"{what}: categorical node")
+    listed = np.zeros(n, bool)
+    listed[nodes] = True
+    if np.any(listed != is_cat):
+        _fail(f"{what}: its categorical nodes do not match its split types")
+    if np.any(sizes < 1) or np.any(segs < 0) or np.any(segs + sizes > len(cats)):
+        _fail(f"{what}: a category segment falls outside its {len(cats)} categories")
+    check_index(cats, MAX_CATEGORY_CODE, np.ones(len(cats), bool), f"{what}: category code")
+
+
+def _check_xgboost_cats(cats, n_features):
+    """The stored categories (XGBoost 3.1+): segments and sorted positions inside their arrays."""
+    if cats is None:
+        return
+    if not isinstance(cats, dict):
+        _fail("the booster's categories are not an object")
+    seg = _ints(cats.get("feature_segments", []), "feature_segments")
+    order = _ints(cats.get("sorted_idx", []), "sorted_idx")
+    enc = cats.get("enc", [])
+    if not isinstance(enc, list):
+        _fail("the booster's category encodings are not an array")
+    if not len(seg):
+        if len(order) or len(enc):
+            _fail("the booster's categories have no segments")
+        return
+    if len(seg) != n_features + 1 or seg[0] != 0 or np.any(np.diff(seg) < 0) or \
+            seg[-1] != len(order) or len(enc) != n_features:
+        _fail("the booster's category segments do not match its features")
+    for f in range(n_features):
+        lo, hi = int(seg[f]), int(seg[f + 1])
+        if hi > lo and not np.array_equal(np.sort(order[lo:hi]), np.arange(hi - lo)):
+            _fail(f"feature {f}: its sorted category positions are not a permutation")
+        entry = enc[f]
+        if not isinstance(entry, dict):
+            _fail(f"feature {f}: its category encoding is not an object")
+        values = entry.get("values", [])
+        offsets = entry.get("offsets")
+        if not isinstance(values, (list, np.ndarray)):
+            _fail(f"feature {f}: its categories are not an array")
+        if offsets is not None:  # text categories: offsets into a byte array
+            off = _ints(offsets, f"feature {f}: offsets")
+            if hi > lo or len(off):
+                if len(off) != hi - lo + 1 or off[0] != 0 or np.any(np.diff(off) < 0) or \
+                        off[-1] != len(values):
+                    _fail(f"feature {f}: its text categories' offsets do not fit them")
+        elif len(values) != hi - lo:
+            _fail(f"feature {f}: {len(values)} categories for a segment of {hi - lo}")

@@ -1,0 +1,273 @@
+"""Path-dependent TreeSHAP kernels: values and interaction indices by Gauss-Legendre
+quadrature, and the game's empty coalition (the formulas are in :mod:`._kernels`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._traverse import _goes_left
+
+__all__ = ["expected_leaf_value", "pd_quadrature", "gauss_nodes"]
+
+
+@njit(cache=True)
+def expected_leaf_value(leaf_value, feat_off, feat_z, leaf_roots, tree_out, k_out):
+    """The path-dependent game's empty coalition of every output: leaves weighted by their
+    cover ratios (value column ``c`` of tree ``t`` feeds output ``tree_out[t] + c``)."""
+    total = np.zeros(k_out)
+    for t in range(len(leaf_roots) - 1):
+        o0 = tree_out[t]
+        for l in range(leaf_roots[t], leaf_roots[t + 1]):
+            w = 1.0
+            for k in range(feat_off[l], feat_off[l + 1]):
+                w *= feat_z[k]
+            for c in range(leaf_value.shape[1]):
+                total[o0 + c] += leaf_value[l, c] * w
+    return total
+
+
+@njit(cache=True)
+def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T, H,
+           acc, o0):
+    """Node ``c`` is finished: credit its edge and pass its sums up.
+
+    ``S[depth, g, column, row]`` holds one sum per value column; the edge's
+    factor ``H`` is shared by them, and column ``j`` is credited to output
+    ``o0 + j`` of ``acc`` (features x outputs x rows).
+    """
+    G = len(t_weights)
+    n_col = S.shape[2]
+    dd = depth[c]
+    zc = edge_z[c]
+    a = prev[c]
+    pa = depth[a] if a >= 0 else 0
+    za = edge_z[a] if a >= 0 else 0.0
+    live = 0.0 if a < 0 else 1.0
+    ia = a if a >= 0 else c
+    for j in range(n_col):
+        for r in range(nb):
+            T[j, r] = 0.0
+    for g in range(G):
+        wg = t_weights[g]
+        i0c, dic = inv0[c, g], dinv[c, g]
+        i0a, dia = live * inv0[ia, g], live * dinv[ia, g]
+        for r in range(nb):
+            oc = O[dd, r]
+            oa = O[pa, r]
+            H[r] = (oc - zc) * (i0c + oc * dic) - (oa - za) * (i0a + oa * dia)
+        for j in range(n_col):
+            Sj, Tj, Up = S[dd, g, j], T[j], S[dd - 1, g, j]
+            for r in range(nb):
+                Tj[r] += wg * Sj[r] * H[r]
+                Up[r] += Sj[r]
+    a_f = acc[feature[parent[c]]]
+    for j in range(n_col):
+        for r in range(nb):
+            a_f[o0 + j, r] += T[j, r]
+
+
+@njit(cache=True)
+def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O, Ol, Dl, P,
+                Inv, A, T, M, o0):
+    """Add half the interaction index of every pair of a leaf's features to
+    ``M[i, j, o0 + c, r]`` for each value ``v[c]`` of the leaf."""
+    G = len(t_nodes)
+    n_col = len(v)
+    # one column: its value enters the products, as for one output
+    v0 = v[0] if n_col == 1 else 1.0
+    for g in range(G):
+        for r in range(nb):
+            P[g, r] = 0.5 * v0 * t_weights[g]
+    for a in range(p):
+        za = feat_z[f0 + a]
+        Oa = O[feat_depth[f0 + a]]
+        for r in range(nb):
+            Ol[a, r] = Oa[r]
+            Dl[a, r] = Oa[r] - za
+        for g in range(G):
+            tg = t_nodes[g]
+            for r in range(nb):
+                fa = za * (1.0 - tg) + Oa[r] * tg
+                P[g, r] *= fa
+                # f = 0 only where o = z = 0: then P = 0 and delta = 0, the leaf adds nothing
+                Inv[a, g, r] = 1.0 / fa if fa != 0.0 else 0.0
+    for a in range(p - 1):
+        for g in range(G):
+            for r in range(nb):
+                A[g, r] = P[g, r] * Inv[a, g, r] * Dl[a, r]
+        fa_ = feat_id[f0 + a]
+        for c in range(a + 1, p):
+            for r in range(nb):
+                T[r] = 0.0
+            for g in range(G):
+                for r in range(nb):
+                    T[r] += A[g, r] * Inv[c, g, r]
+            Mc = M[fa_, feat_id[f0 + c]]
+            if n_col == 1:
+                for r in range(nb):
+                    Mc[o0, r] += T[r] * Dl[c, r]
+            else:
+                for j in range(n_col):
+                    for r in range(nb):
+                        Mc[o0 + j, r] += T[r] * Dl[c, r] * v[j]
+
+
+@njit(parallel=True, cache=True)
+def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, cat, value,
+                  tree_out, roots, order, parent, depth, prev, edge_z, leaf_of, feat_off,
+                  feat_id, feat_z, feat_depth, t_nodes, t_weights, block, out, pairs):
+    """Add the path-dependent values of every tree and row to ``out`` (``(n, d, k)``), and
+    half their interaction indices off the diagonal to ``pairs`` (``(n, d, d, k)``) unless
+    it is empty.
+
+    ``value`` is ``(nodes, K)``: column ``c`` of tree ``t`` feeds output
+    ``tree_out[t] + c`` (a booster's tree its class with ``K = 1``; a forest's
+    tree every class, ``K = k``), so every output is one traversal: the
+    factors ``F`` are shared by the columns, only the sums ``S`` are per column.
+
+    ``XT``: the rows, cast and transposed (features x rows).  With Gauss-Legendre
+    nodes ``t_nodes`` and weights ``t_weights`` on [0, 1] exact for degree
+    ``p_max - 1`` (:func:`gauss_nodes`) these are the Shapley values; with the
+    one node 1/2 and weight 1, the Banzhaf values (then ``pairs`` is empty).
+    The formulas are in the module's docstring.  A block of rows goes down each
+    tree together in preorder, the open path held by depth: ``F`` the product
+    of the factors down to the node, ``S`` the sum of ``v F`` over the leaves
+    below, ``O`` each edge's merged ``o`` (0 or 1).  When a node is finished its
+    edge (feature ``i``) is credited ``sum_g w_g S_g (delta_c / f_c - delta_a /
+    f_a)``, ``a`` the nearest earlier edge on ``i`` (whose own credit counted
+    these leaves at its factor), so the credits telescope to each leaf's
+    deepest edge on ``i``.  Pairs are summed leaf by leaf (:func:`_leaf_pairs`).
+    """
+    d, n = XT.shape
+    G = len(t_nodes)
+    n_nodes = len(left)
+    n_col, k_out = value.shape[1], out.shape[2]
+    with_pairs = pairs.shape[0] > 0
+    # each edge's factor z (1 - t) + o t, o in {0, 1}, and its inverse inv0 + o dinv
+    fz = np.empty((n_nodes, G))
+    inv0 = np.zeros((n_nodes, G))
+    dinv = np.zeros((n_nodes, G))
+    for node in range(n_nodes):
+        for g in range(G):
+            f0 = edge_z[node] * (1.0 - t_nodes[g])
+            f1 = f0 + t_nodes[g]
+            fz[node, g] = f0
+            inv0[node, g] = 1.0 / f0 if f0 != 0.0 else 0.0
+            dinv[node, g] = (1.0 / f1 if f1 != 0.0 else 0.0) - inv0[node, g]
+    d_max = 0
+    for node in range(n_nodes):
+        d_max = max(d_max, depth[node])
+    p_max = 1
+    for l in range(len(feat_off) - 1):
+        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
+    n_blk = (n + block - 1) // block
+    for b in prange(n_blk):
+        F = np.empty((d_max + 1, G, block))
+        S = np.zeros((d_max + 1, G, n_col, block))
+        O = np.ones((d_max + 1, block))
+        go = np.zeros((d_max + 1, block))
+        path = np.zeros(d_max + 1, np.int64)
+        acc = np.zeros((d, k_out, block))
+        T = np.zeros(block)
+        TS = np.zeros((n_col, block))
+        H = np.zeros(block)
+        pw = p_max if with_pairs else 0
+        Ol = np.empty((pw, block))
+        Dl = np.empty((pw, block))
+        P = np.empty((G, block))
+        A = np.empty((G, block))
+        Inv = np.empty((pw, G, block))
+        M = np.zeros((d if with_pairs else 0, d, k_out, block))
+        lo = b * block
+        nb = min(n, lo + block) - lo
+        for k in range(len(roots) - 1):
+            o0 = tree_out[k]
+            top = -1
+            for q in range(roots[k], roots[k + 1]):
+                node = order[q]
+                dd = depth[node]
+                while top >= dd:
+                    if top > 0:
+                        _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth,
+                               feature, parent, O, S, TS, H, acc, o0)
+                    top -= 1
+                path[dd] = node
+                top = dd
+                if dd == 0:
+                    for g in range(G):
+                        for r in range(nb):
+                            F[0, g, r] = 1.0
+                        for j in range(n_col):
+                            for r in range(nb):
+                                S[0, g, j, r] = 0.0
+                else:
+                    want = 1.0 if left[parent[node]] == node else 0.0
+                    a = prev[node]
+                    pa = depth[a] if a >= 0 else 0
+                    live = 1.0 if a >= 0 else 0.0
+                    for r in range(nb):
+                        # the row satisfies this split and (merged) the earlier ones on its feature
+                        O[dd, r] = (1.0 - abs(go[dd - 1, r] - want)) * (
+                            1.0 - live + live * O[pa, r])
+                    if a >= 0:
+                        for g in range(G):
+                            tg = t_nodes[g]
+                            for r in range(nb):
+                                # the earlier factor on the feature is replaced by the merged one
+                                F[dd, g, r] = (F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
+                                               * (inv0[a, g] + O[pa, r] * dinv[a, g]))
+                    else:
+                        for g in range(G):
+                            tg = t_nodes[g]
+                            for r in range(nb):
+                                F[dd, g, r] = F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
+                    if left[node] < 0:
+                        for g in range(G):
+                            for j in range(n_col):
+                                v = value[node, j]
+                                for r in range(nb):
+                                    S[dd, g, j, r] = v * F[dd, g, r]
+                    else:
+                        for g in range(G):
+                            for j in range(n_col):
+                                for r in range(nb):
+                                    S[dd, g, j, r] = 0.0
+                if left[node] >= 0:
+                    col = XT[feature[node]]
+                    thr, dl, miss = threshold[node], default_left[node], missing[node]
+                    for r in range(nb):
+                        go[dd, r] = 1.0 if _goes_left(col[lo + r], thr, dl, miss, cat) else 0.0
+                elif with_pairs:
+                    l = leaf_of[node]
+                    p = feat_off[l + 1] - feat_off[l]
+                    if p >= 2 and np.any(value[node] != 0.0):
+                        _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights,
+                                    feat_id, feat_z, feat_depth, O, Ol, Dl, P, Inv, A, T, M,
+                                    o0)
+            while top > 0:
+                _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
+                       parent, O, S, TS, H, acc, o0)
+                top -= 1
+        for r in range(nb):
+            for f in range(d):
+                for o in range(k_out):
+                    out[lo + r, f, o] += acc[f, o, r]
+        if with_pairs:
+            for i in range(d):
+                for j in range(d):
+                    if i != j:
+                        for o in range(k_out):
+                            for r in range(nb):
+                                pairs[lo + r, i, j, o] += M[i, j, o, r] + M[j, i, o, r]
+
+
+def gauss_nodes(p_max):
+    """Gauss-Legendre nodes and weights on [0, 1] for leaves of up to ``p_max`` features.
+
+    A leaf's integrand has degree ``p_max - 1`` at most, and ``G`` nodes are exact up
+    to degree ``2 G - 1``: ``G = ceil(p_max / 2)`` (8 nodes up to 16 features).
+    """
+    G = max(1, (p_max + 1) // 2)
+    t, w = np.polynomial.legendre.leggauss(G)
+    return (t + 1.0) / 2.0, w / 2.0
