@@ -1,4 +1,17 @@
-import matplotlib
+import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: BLAS (OpenBLAS, numpy's and scipy's) runs one thread in
+    # each, as a process that shares its cores should.  Its default, a thread per core,
+    # then waits on a thread that has no core: a symmetric eigendecomposition of 80 x 80
+    # cost 50 times the CPU (and 30 times the time) with the cores busy.  Set before
+    # numpy loads (and inherited by the processes tests start); a count the environment
+    # already sets is kept.  No test asserts BLAS's threads (OpenMP's and numba's are
+    # left as they are: tests assert those).  ``-n 0`` keeps BLAS's default.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import matplotlib  # noqa: E402
+import pytest  # noqa: E402
 
 matplotlib.use("Agg")
 
@@ -6,6 +19,40 @@ matplotlib.use("Agg")
 #: Subjects whose tests are slow as a whole (clusters, whole reports, the command line):
 #: the fast loop (``-m "not slow"``) leaves them out.
 SLOW_SUBJECTS = {"dask", "report", "cli"}
+
+#: Test files that run as one unit under pytest-xdist (``-n 2 --dist loadfile``, set in
+#: pyproject.toml), named by that unit.  Every other file is a unit of its own: its tests
+#: run in one worker, in file order, and its module fixtures are built once.
+SHARED_UNITS = {
+    # both run mypy with the repository's configuration, so on its one cache (.mypy_cache
+    # in the repository root): one after the other, the second reads the package's types
+    # from the cache the first wrote instead of checking the package again
+    "tests/structure/test_typing.py": "mypy",
+    "tests/structure/test_overloads.py": "mypy",
+}
+
+#: The longest units, longest first (CPU seconds measured on the suite of Dec 2026): under
+#: xdist the workers start with them, so that no long unit is left running alone at the
+#: end while the other worker idles.  It orders, never selects: a file missing here only
+#: runs in its collection order.  A new file over ~20 s belongs here, at its rank.
+LONG_FIRST = [
+    "tests/docs/test_docs.py",  # the documentation build runs the gallery
+    "tests/attribution/test_shapley_conditional.py",
+    "mypy",
+    "tests/attribution/test_shapley_coverage.py",
+    "tests/attribution/test_shapley_proxy.py",
+    "tests/effects/test_ale_coverage.py",
+    "tests/plot/test_notebook.py",
+    "tests/dask/test_dask_cluster.py",
+    "tests/dask/test_dask.py",
+    "tests/effects/test_interactions_coverage.py",
+    "tests/effects/test_interactions.py",
+    "tests/attribution/test_tree_serial.py",
+    "tests/report/test_report_browser.py",
+    "tests/cli/test_working_directory.py",
+    "tests/report/test_warm_up.py",
+    "tests/attribution/test_shapley.py",
+]
 
 
 def pytest_configure(config):
@@ -16,9 +63,11 @@ def pytest_configure(config):
                                            "(pytest-timeout)")
 
 
-def pytest_collection_modifyitems(config, items):
-    import pytest
+def _unit(path):
+    return SHARED_UNITS.get(path, path)
 
+
+def pytest_collection_modifyitems(config, items):
     for item in items:
         subject = item.path.parent.name
         if subject == "dask":
@@ -26,3 +75,25 @@ def pytest_collection_modifyitems(config, items):
         if subject in SLOW_SUBJECTS or item.get_closest_marker("browser") \
                 or item.get_closest_marker("study"):
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):  # an xdist worker: the long units first (see above)
+        rank = {unit: i for i, unit in enumerate(LONG_FIRST)}
+        last = len(rank)
+        # stable: the files' own order, and each file's tests in theirs, otherwise kept
+        items.sort(key=lambda item: rank.get(_unit(item.nodeid.split("::", 1)[0]), last))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the units of SHARED_UNITS (any other mode: xdist's own)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Units(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            return _unit(super()._split_scope(nodeid))
+
+    # the units in collection order, which puts LONG_FIRST first (xdist would otherwise
+    # order them by their number of tests, which says little about their time)
+    config.option.loadscopereorder = False
+    return Units(config, log)

@@ -252,7 +252,7 @@ if __name__ == "__main__":
         # (generous) while to finish killing them: a worker left running stays far longer
         children = [p for p in psutil.Process().children(recursive=True)
                     if "resource_tracker" not in " ".join(p.cmdline())]
-        _, alive = psutil.wait_procs(children, timeout=30)
+        _, alive = psutil.wait_procs(children, timeout=120)
         running = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
         print(f"worker processes at the interrupt: {len(running)}", flush=True)
         raise
@@ -269,11 +269,16 @@ def _is_worker(cmdline):
 
 
 def _still_running(seen):
+    """The processes of ``seen`` (pid: (process, command line)) still running.
+
+    A process is the one seen, not another that got its pid since (other tests start
+    processes at the same time, and pids are reused): ``is_running`` compares the
+    start time psutil recorded when it first saw it."""
     left = []
-    for pid, cmdline in seen.items():
+    for pid, (p, cmdline) in seen.items():
         try:
-            p = psutil.Process(pid)
-            if p.status() != psutil.STATUS_ZOMBIE and _is_worker(cmdline or p.cmdline()):
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE \
+                    and _is_worker(cmdline or p.cmdline()):
                 left.append((pid, " ".join(p.cmdline())[:100]))
         except psutil.Error:
             pass
@@ -302,9 +307,9 @@ def test_ctrl_c_leaves_no_worker_process(tmp_path, moment):
                 for child in parent.children(recursive=True):
                     if child.pid not in seen:
                         try:
-                            seen[child.pid] = child.cmdline()
+                            seen[child.pid] = (child, child.cmdline())
                         except psutil.Error:
-                            seen[child.pid] = []
+                            seen[child.pid] = (child, [])
             except psutil.Error:
                 break
             if seen and first_seen is None:
@@ -329,7 +334,7 @@ def test_ctrl_c_leaves_no_worker_process(tmp_path, moment):
         assert proc.returncode != 0
         assert "KeyboardInterrupt" in output, output
         assert "worker processes at the interrupt: 0" in output, output
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a poll: it ends when they have gone
         while _still_running(seen) and time.monotonic() < deadline:
             time.sleep(0.1)
         left = _still_running(seen)
@@ -339,8 +344,8 @@ def test_ctrl_c_leaves_no_worker_process(tmp_path, moment):
             proc.kill()
         for pid, _ in _still_running(seen):
             try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
+                seen[pid][0].kill()  # (psutil checks it is still the process seen)
+            except psutil.Error:
                 pass
 
 
