@@ -41,7 +41,8 @@ def main():
 
     from modellens.trees import (check_lightgbm_text, check_sklearn_objects,
                                                check_xgboost_model)
-    from modellens.report._files import _decode_xgboost, load_model_file
+    from modellens.files import load_model as load_model_file
+    from modellens.files._models import _decode_xgboost
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(args.rows, 10))

@@ -18,6 +18,7 @@ from .effects.pdp import pdp
 from .effects.regions import regions
 from .effects.regions_result import Regions
 from .effects.result import Band, Bins, Effect, Effects
+from .files import load_model, read_data
 from .models import ModelError
 from ._predict import predict
 from .report import Report, ReportOptions, report
@@ -33,4 +34,4 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
            "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions",
            "importance", "Importance", "InteractionPairs", "MissingValuesWarning",
-           "UnknownLevelsWarning"]
+           "UnknownLevelsWarning", "load_model", "read_data"]

@@ -79,8 +79,10 @@ def _existing_file(text: str) -> Path:
 
 # --------------------------------------------------------------------- loading
 def read_data(path: Path, model=None):
-    """A DataFrame from a CSV or Parquet file, its columns read as ``model`` expects them."""
-    from .report._files import FileError, read_table
+    """A DataFrame from a CSV or Parquet file, its columns read as ``model`` expects them
+    (:func:`modellens.files.read_table`; checked and cast once the model's columns are
+    picked)."""
+    from .files import FileError, read_table
 
     try:
         return read_table(path, model)
@@ -89,24 +91,19 @@ def read_data(path: Path, model=None):
 
 
 def load_model(path: Path, *, trust: bool = False):
-    """A fitted model from a model file; pickle / joblib only when ``trust`` is set.
-
-    skops files load when every type in them is trusted by skops or is one
-    of modellens' vetted tree types (:data:`modellens.report._files.SAFE_TYPES`);
-    XGBoost ``.json`` / ``.ubj`` and LightGBM ``.txt`` files load through the
-    libraries' own loaders.  Pickle and joblib files run code while loading.
-    """
-    from .report._files import FileError, load_model_file
+    """A fitted model from a model file: :func:`modellens.load_model`, its refusal one line."""
+    import modellens as ml
+    from .files import FileError
 
     try:
-        return load_model_file(path, trust=trust, say=lambda line: _say(line, file=sys.stderr))
+        return ml.load_model(path, trust=trust)
     except FileError as exc:
         raise CLIError(str(exc)) from None
 
 
 def _features_of(model, frame, target):
     """The columns the model takes, in its order, and the file's other columns."""
-    from .report._files import model_feature_names
+    from .files import model_feature_names
 
     names = model_feature_names(model)
     if names is None:
@@ -130,7 +127,7 @@ def _lightgbm_names(model, frame, names):
     The rule is :func:`~modellens.models.lightgbm_names` ("mean radius" is
     fit as "mean_radius"), the one the tree methods read X's columns with.
     """
-    from .report._files import lightgbm_names
+    from .files import lightgbm_names
 
     renamed = lightgbm_names(model, frame.columns, names)
     return frame if renamed == list(frame.columns) else frame.set_axis(renamed, axis=1)
@@ -140,7 +137,7 @@ def _lightgbm_names(model, frame, names):
 def _report(args) -> int:
     import modellens as ml
 
-    from .report._write import same_file
+    from .files import same_file
 
     # before anything is read or written: the report must not replace its own inputs
     clash = same_file(args.out, [args.data, args.model])
@@ -165,7 +162,7 @@ def _report(args) -> int:
         y = frame[args.target]
         frame = frame.drop(columns=[args.target])
     X, unused = _features_of(model, frame, args.target)
-    from .report._files import FileError, conform
+    from .files import FileError, conform
 
     try:
         X = conform(X, model)
@@ -336,7 +333,7 @@ def _export_pngs(model, X, out: Path, *, grid: int, rows: int) -> list:
     ale_pair = ale(model, X, features=[("bmi", "s5")], bins=min(grid, 10))
     attributions = shapley(model, X.iloc[:rows], background=X.sample(30, random_state=0))
 
-    from .report._write import write_atomic
+    from .files import write_atomic
 
     written = []
     for name, effects in (("pdp_ice", pd_effects), ("centered_ice", cice),

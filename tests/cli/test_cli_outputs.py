@@ -108,7 +108,7 @@ def test_the_command_line_under_a_size_limit_keeps_the_old_report(files, tmp_pat
 
 def test_save_writes_through_a_temporary_file_in_the_same_folder(tmp_path, monkeypatch):
     # a writer that fails after some bytes (an interrupted write): the old file stays whole
-    from modellens.report import _write
+    from modellens import files as _write
     from modellens.report._report import Report
 
     target = tmp_path / "r.html"

@@ -29,7 +29,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 import modellens as ml
-from modellens.report._write import write_atomic
+from modellens.files import write_atomic
 
 SRC = str(Path(ml.__file__).resolve().parents[1])
 FAST = ["--sample", "40", "--explain", "2", "--grid", "3", "--seed", "0", "--static"]
@@ -111,7 +111,7 @@ def test_two_writers_of_one_file_leave_one_whole_file(tmp_path):
 KILLED_SAVE = """
 import os, signal, sys
 sys.path.insert(0, {src!r})
-from modellens.report._write import write_atomic
+from modellens.files import write_atomic
 def write(name):
     with open(name, "w") as fh:
         fh.write("half a report")

@@ -38,6 +38,7 @@ import select
 import struct
 import subprocess
 import sys
+import warnings
 import time
 import zipfile
 from collections import Counter
@@ -403,7 +404,7 @@ def free_ubjson(data: bytes, rng) -> bytes:
 
 def structural(data: bytes, fmt: str, rng) -> bytes | None:
     """A structure-aware input of ``fmt`` made from the seed ``data``, or None (no such kind)."""
-    from modellens.report._files import _decode_xgboost
+    from modellens.files._models import _decode_xgboost
 
     depth = int(rng.choice([50, 900, 1001, 1500, 20_000]))
     if fmt == "json":
@@ -437,7 +438,7 @@ def make_inputs(folder: Path, n: int, seed: int = 0) -> list[dict]:
         elif fmt == "json":
             new = json.dumps(mutate_json(json.loads(data), rng)).encode()
         elif fmt == "ubj":
-            from modellens.report._files import _decode_xgboost
+            from modellens.files._models import _decode_xgboost
 
             new = ubjson(mutate_json(_decode_xgboost(data, "seed"), rng))
         elif fmt == "txt":
@@ -468,12 +469,14 @@ def _raw_output(model, X):
 def run_one(spec: dict, frames: dict) -> str:
     from modellens._validation import InvalidParameterError
     from modellens.trees import tree_ensemble
-    from modellens.report._files import FileError, load_model_file
+    from modellens.files import FileError, load_model
 
     path = Path(spec["path"])
     X = frames[(spec["data"], tuple(spec.get("category", ())))]
     try:
-        model = load_model_file(path, say=lambda line: None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = load_model(path)
     except FileError:
         return "refused"
     except Exception as exc:

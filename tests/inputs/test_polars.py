@@ -373,7 +373,7 @@ def test_unsupported_polars_and_arrow_inputs_are_refused_clearly():
 def test_a_parquet_file_polars_wrote_reads_as_the_polars_frame(tmp_path):
     # the command line's reader: the file's columns mean what they meant in polars
     from modellens.data import as_pandas
-    from modellens.report._files import read_table
+    from modellens.files import read_table
     d = _lists()
     P = as_polars_frame(d).with_columns(bn=pl.Series([True, None] * (N // 2)))
     P.write_parquet(tmp_path / "x.parquet")

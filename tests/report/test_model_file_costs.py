@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens.report._files import FileError, load_model_file
+from modellens.files import FileError, load_model as load_model_file
 from modellens.trees import MAX_TREE_DEPTH, tree_ensemble
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))

@@ -21,7 +21,7 @@ import pytest
 import modellens
 from modellens.trees import tree_ensemble
 from modellens.trees import UnsafeModelError
-from modellens.report._files import FileError, load_model_file
+from modellens.files import FileError, load_model as load_model_file
 
 sio = pytest.importorskip("skops.io")
 

@@ -103,8 +103,6 @@ def test_no_regular_expression_in_the_report_reads_the_librarys_messages():
     found = []
     for path in REPORT.rglob("*.py"):
         rel = path.relative_to(REPORT).as_posix()
-        if rel == "_files.py":
-            continue  # model files, read for the command line: no message of the library
         tree = ast.parse(path.read_text())
         compiled = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
                     for t in node.targets if isinstance(t, ast.Name)
@@ -174,12 +172,10 @@ def test_pictures_are_encoded_when_the_page_needs_them_and_the_same_in_parallel(
 
 
 def test_the_report_imports_nothing_of_the_model_seam():
-    """The report takes objects; reading model files is the command line's (``_files.py``,
-    the command line's file layer, still lives here and is the one exception)."""
+    """The report takes objects; reading model files is the command line's (``ml.load_model``,
+    ``modellens.files``), not the report's."""
     found = []
     for path in REPORT.rglob("*.py"):
-        if path.name == "_files.py":
-            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and (
                     node.module == "models" or node.module.startswith("models.")

@@ -50,11 +50,7 @@ WIDE_KERNELS = {
 }
 
 #: Imports of another package's private module past its face ("importer -> imported": owner).
-PRIVATE_REACHES = {
-    # the command line drives the report's file layer (moving to the command line)
-    "modellens.cli -> modellens.report._files": "report",
-    "modellens.cli -> modellens.report._write": "report",
-}
+PRIVATE_REACHES: dict = {}
 
 
 def _module_name(path):

@@ -14,11 +14,10 @@ Allowed from outside their own package:
   names, kinds, levels), ``datasets``;
 - public names of public modules of ``attribution``, ``effects`` and ``plot``
   (for example ``attribution.shapley.MAX_EXACT_FEATURES``);
-- for the command line: the report's file readers and writers (``report/_files.py``,
-  ``report/_write.py``), the layer it drives; that file layer reads model files, so
-  it may use the model seam's package-level names (``modellens.models``: what a
-  model expects as input) and the trees' (``modellens.trees``: the checks of tree
-  arrays), never their private modules.
+- the face of ``modellens.files`` (reading data and model files, writing files whole):
+  the command line reads its files there, the report writes its page and checks a
+  frame against the model's record of its inputs there; neither reaches the model
+  seam or the trees for it.
 
 Refused: anything else from ``engine``, ``models`` or ``trees``, a private module
 (``_name``) of another package, a private name from anywhere outside the
@@ -62,7 +61,7 @@ def imports(path, source=None):
     return out
 
 
-def violations(path, source=None, *, own, file_layer=False):
+def violations(path, source=None, *, own):
     """The imports of ``path`` that reach past the public API (``own``: its package)."""
     found = []
     for mod, name in imports(path, source):
@@ -75,8 +74,7 @@ def violations(path, source=None, *, own, file_layer=False):
                 found.append(f"modellens.{name} is not public")
             continue
         top = parts[0]
-        if top == own or (own == "cli" and parts[:2] in (["report", "_files"],
-                                                      ["report", "_write"])):
+        if top == own:
             continue
         if name is not None and name in PUBLIC:
             continue  # a public name, from the module that defines it
@@ -84,8 +82,6 @@ def violations(path, source=None, *, own, file_layer=False):
             if name is not None and name.startswith("_"):
                 found.append(f"{mod}.{name} is private")
             continue
-        if file_layer and parts in (["models"], ["trees"]):
-            continue  # the file layer reads model files: the seams' package-level names
         if top in INTERNAL:
             found.append(f"{mod}.{name or ''} is an internal of the {top} package")
         elif any(p.startswith("_") for p in parts):
@@ -95,20 +91,36 @@ def violations(path, source=None, *, own, file_layer=False):
     return found
 
 
-#: The report's file layer (what the command line reads and writes).
-FILE_LAYER = ("_files.py", "_write.py")
-
-
 def _files():
-    yield from ((p, "report") for p in sorted((SRC / "report").glob("*.py")))
+    yield from ((p, "report") for p in sorted((SRC / "report").rglob("*.py")))
     yield SRC / "cli.py", "cli"
 
 
 def test_the_report_and_the_command_line_use_only_the_public_api():
     found = {str(p.relative_to(SRC)): v for p, own in _files()
-             if (v := violations(p, own=own, file_layer=p.name in FILE_LAYER
-                                 and p.parent.name == "report"))}
+             if (v := violations(p, own=own))}
     assert not found, f"reaching past the public API: {found}"
+
+
+def test_the_report_imports_nothing_of_the_model_seam_or_the_trees():
+    """The report takes objects (issue 46): it reads no model file and asks the model seam
+    nothing; what it learns of a model it learns through the public functions."""
+    found = [f"{p.relative_to(SRC)}: {mod}" for p, own in _files() if own == "report"
+             for mod, _ in imports(p) if mod.split(".")[1:2] in (["models"], ["trees"])]
+    assert not found, found
+
+
+def test_files_are_read_through_public_faces_only():
+    """Reading a model or a data file is the public ``ml.load_model`` / ``ml.read_data`` and
+    the ``modellens.files`` face; no private module of the report is the command line's."""
+    assert {"load_model", "read_data"} <= PUBLIC
+    from modellens import files
+
+    assert ml.load_model is files.load_model and ml.read_data is files.read_data
+    # a package's private module (``report._files``); the shared leaves (``_config``) are allowed
+    found = [mod for mod, _ in imports(SRC / "cli.py")
+             if any(p.startswith("_") for p in mod.split(".")[2:])]
+    assert not found, found
 
 
 def test_the_check_sees_each_kind_of_reach():

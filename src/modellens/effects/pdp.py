@@ -366,6 +366,21 @@ class _TreePDPlan(Plan):
         return effects
 
 
+def pd_grid(dataset: Dataset, j: int, grid=DEFAULT_POINTS) -> np.ndarray:
+    """The encoded values :func:`pdp` evaluates column ``j`` of ``dataset`` at.
+
+    PD's own design step (the rule of ``grid=``: every observed level of a
+    categorical feature, a numeric feature's distinct values when there are no
+    more than ``grid``, else ``grid`` evenly spaced points from its minimum to
+    its maximum; explicit points as they are), for a reader that needs the grid
+    without the curve (the report's share of PD points off the data).  Level
+    codes for categorical features.
+    """
+    ((axis,),) = pd_axes(MemoryFacts(dataset), dataset, [j], grid)  # one feature, one axis
+    values, _labels = axis
+    return np.asarray(values, dtype=float)
+
+
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
               feature_names, **options):
     """:func:`pdp` with ``method="tree"``: every output asked for from one traversal."""

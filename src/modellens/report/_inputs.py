@@ -14,6 +14,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError, check_random_state, is_integer
 from ..data import Dataset
+from ..effects.pdp import pd_grid
 
 __all__ = ["Inputs", "build_inputs", "take_rows", "TOP_LEVELS", "SCATTER_VALUES"]
 
@@ -315,23 +316,12 @@ def _scatter_rows(rng, sample_index, explain_index, wanted, per_row) -> tuple:
 
 
 def grid_values(inputs: Inputs, j: int) -> np.ndarray:
-    """Encoded values PD evaluates feature ``j`` at (level codes for categorical features)."""
+    """Encoded values PD evaluates feature ``j`` at (level codes for categorical features):
+    PD's own grid rule (:func:`modellens.effects.pdp.pd_grid`) on the sample it runs on."""
     ds = inputs.sample_dataset
-    col = ds.columns[j]
-    x = ds.values[:, j]
-    x = x[~np.isnan(x)]
-    if x.size == 0:
+    if np.isnan(ds.values[:, j]).all():
         return np.array([])
-    spec = inputs.grids.get(j, inputs.grid)
-    if col.is_categorical:
-        if isinstance(spec, (int, np.integer)):
-            return np.unique(x)
-        assert col.levels is not None  # every categorical column has its levels
-        lookup = {v: i for i, v in enumerate(col.levels.tolist())}
-        return np.array([lookup[v] for v in np.asarray(spec).tolist()], dtype=float)
-    if ds.n_unique(j) <= spec:
-        return np.unique(x)
-    return np.linspace(x.min(), x.max(), int(spec))
+    return pd_grid(ds, j, inputs.grids.get(j, inputs.grid))
 
 
 def _extreme_rows(prediction) -> list:

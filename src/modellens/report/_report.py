@@ -21,7 +21,7 @@ from .._validation import InvalidParameterError, is_integer
 from ..typing import ArrayLike, DataLike, ModelLike
 from ..data import as_pandas, as_pandas_series
 from ._options import ReportOptions, options_from
-from ._write import write_atomic
+from ..files import write_atomic
 
 __all__ = ["Report", "report"]
 
@@ -312,7 +312,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
 
 
 def _input_notes(X, model) -> list:
-    from ._files import check_frame
+    from ..files import check_frame
 
     return check_frame(X, model)
 

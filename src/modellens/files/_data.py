@@ -1,0 +1,200 @@
+"""Data files read the way the model expects them.
+
+A CSV file holds text; ``read_csv`` guesses each column's type, and the guess
+need not be what the model was fit on: a zip code fit as strings through a
+``OneHotEncoder`` comes back as integers, every row becomes an unknown level
+and the model's answer no longer depends on it, without an error.  The model
+itself records what it saw (an encoder's ``categories_``, HistGradientBoosting's
+categorical preprocessor, XGBoost's and LightGBM's category lists), so the
+columns are read, and checked, against that record.
+"""
+
+from __future__ import annotations
+
+import importlib
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data import as_pandas
+from ..models import expected_inputs, is_text
+from ..typing import ModelLike
+from ._errors import FileError, one_line as _one_line
+
+__all__ = ["read_data", "read_table", "conform", "check_frame"]
+
+
+def read_data(path: str | PathLike[str], *, model: ModelLike | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet data file, its columns as ``model`` was fit on them.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.csv`` (or ``.txt``) or ``.parquet`` (``.pq``) file.
+    model : estimator, optional
+        The fitted model the data are for.  Columns it saw as text are read as
+        text (a zip code ``"02134"`` keeps its leading zero), columns it saw as
+        numbers are cast to numbers, and columns it takes as categories get
+        its levels.  Without a model the file is read as pandas guesses.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame; its column labels are strings.
+
+    Raises
+    ------
+    modellens.files.FileError
+        When the file cannot be read, or a column cannot be what the model
+        expects (text where it saw numbers, or no value among the levels it
+        knows).  A subclass of :class:`~modellens.InvalidParameterError`.
+
+    See Also
+    --------
+    modellens.load_model : read a model file safely.
+
+    Examples
+    --------
+    >>> import modellens as ml
+    >>> import pandas as pd
+    >>> pd.DataFrame({"zip": ["02134", "10001"], "x": [1.0, 2.0]}).to_csv("d.csv", index=False)
+    >>> ml.read_data("d.csv")["zip"].tolist()  # pandas' guess, without a model
+    [2134, 10001]
+    """
+    frame = read_table(path, model)
+    return frame if model is None else conform(frame, model)
+
+
+def read_table(path: str | PathLike[str], model=None) -> pd.DataFrame:
+    """A CSV or Parquet file as a DataFrame, its columns read as ``model`` expects them.
+
+    CSV columns the model saw as text are read as text (``"02134"`` stays
+    ``"02134"``); then :func:`conform` checks and casts every column.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    expected = expected_inputs(model) if model is not None else {}
+    try:
+        if suffix in (".csv", ".txt"):
+            header = pd.read_csv(path, nrows=0).columns
+            text = {c: str for c in header if str(c) in expected and expected[str(c)].text}
+            frame = pd.read_csv(path, dtype=text or None)
+        elif suffix in (".parquet", ".pq"):
+            frame = _read_parquet(path)
+        else:
+            raise FileError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
+    except FileError:
+        raise
+    except Exception as exc:  # pandas and pyarrow raise many kinds
+        raise FileError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file through the conversion polars and pyarrow tables get (``data.as_pandas``).
+
+    A file polars wrote keeps its columns' meaning: a boolean column with
+    nulls stays boolean (pandas would read objects, taken for text), a
+    Categorical has its levels sorted, an Enum keeps its order.
+    """
+    try:
+        pq = importlib.import_module("pyarrow.parquet")
+    except ImportError:  # pandas may read it with fastparquet
+        return pd.read_parquet(path)
+    return as_pandas(pq.read_table(path), name=f"the file {path.name}")
+
+
+def conform(frame: pd.DataFrame, model) -> pd.DataFrame:
+    """``frame`` with each column cast to what ``model`` was fit on (a new frame).
+
+    Raises
+    ------
+    FileError
+        When a column cannot be what the model expects: text where it saw
+        numbers, or no value at all among the levels it knows.
+    """
+    expected = expected_inputs(model)
+    out = frame.copy()
+    for name, exp in expected.items():
+        if name not in out.columns:
+            continue
+        col = out[name]
+        if exp.text is None:
+            pass  # the model does not say: the file's own reading stands
+        elif exp.text:
+            if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)
+                    or isinstance(col.dtype, pd.CategoricalDtype)):
+                col = col.map(lambda v: v if pd.isna(v) else _as_text(v)).astype(object)
+        else:
+            values = col.astype(object) if isinstance(col.dtype, pd.CategoricalDtype) else col
+            if not pd.api.types.is_numeric_dtype(values):
+                numbers = pd.to_numeric(values, errors="coerce")
+                bad = values[numbers.isna() & values.notna()]
+                if len(bad):
+                    raise FileError(
+                        f"column {name!r} holds text such as {str(bad.iloc[0])!r}, but the "
+                        f"model ({exp.source}) was fit on numbers there.")
+                col = numbers
+        if exp.category:
+            # without the model's levels (XGBoost before 3.1 stores codes only), pandas'
+            # sorted levels are what astype("category") gave when the model was fit
+            col = pd.Categorical(col.astype(object) if exp.text else col,
+                                 categories=exp.levels)
+            col = pd.Series(col, index=out.index, name=name)
+        out[name] = col
+    check_frame(out, model, expected=expected)
+    return out
+
+
+def check_frame(frame, model, *, expected=None) -> list:
+    """Warnings about columns of ``frame`` the model will read wrongly; raises when none fits.
+
+    A column none of whose values is among the levels the model knows would
+    make every row an unknown level (a one-hot encoder with
+    ``handle_unknown="ignore"`` maps them all to zeros): that raises, naming
+    the column, an example of each side, and the likely fix.  Some unknown
+    values give a warning with their share.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        return []
+    expected = expected_inputs(model) if expected is None else expected
+    notes = []
+    for name, exp in expected.items():
+        if name not in frame.columns or exp.levels is None or not len(exp.levels):
+            continue
+        col = frame[name]
+        present = col.dropna()
+        if present.empty:
+            continue
+        known = set(exp.levels.tolist())
+        values = present.astype(object) if isinstance(col.dtype, pd.CategoricalDtype) \
+            else present
+        inside = values.isin(known)
+        if not inside.any():
+            cast = ""
+            if exp.text and not is_text(np.asarray(values.to_numpy())):
+                cast = (f" The model saw text there and the data holds {col.dtype} values: "
+                        f"read the column as text (pandas: dtype={{{name!r}: str}}).")
+            elif not exp.text and is_text(np.asarray(values.to_numpy(dtype=object))):
+                cast = " The model saw numbers there and the data holds text."
+            raise FileError(
+                f"no value of column {name!r} (such as {values.iloc[0]!r}) is among the "
+                f"{len(exp.levels)} levels the model ({exp.source}) knows (such as "
+                f"{exp.levels[0]!r}): every row would be an unknown level.{cast}")
+        unseen = 1.0 - float(inside.mean())
+        if unseen > 0:
+            notes.append(f"{unseen:.0%} of the values of {name!r} are levels the model never "
+                         f"saw (such as {values[~inside].iloc[0]!r}); the model reads them as "
+                         "unknown.")
+    return notes
+
+
+def _as_text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+

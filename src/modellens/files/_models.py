@@ -1,0 +1,307 @@
+"""Model files loaded without running code or trusting unchecked tree arrays.
+
+skops files hold data, not code, and load when every type in them is on
+skops' own list or on :data:`SAFE_TYPES` (the tree models modellens explains
+and the objects they hold); XGBoost's ``.json`` / ``.ubj`` and LightGBM's text
+model files carry no code and load through the libraries' own loaders.
+Pickle and joblib files run code while loading and need ``trust``.  The
+libraries walk tree node arrays without bounds checks, so without ``trust``
+every tree is checked first (the checks of ``modellens.trees``): XGBoost's and
+LightGBM's before their libraries read them, scikit-learn's after skops
+rebuilt them and before anything predicts.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from .._validation import ModellensWarning, user_stacklevel
+from ..trees import UnsafeModelError, check_lightgbm_text, check_sklearn_objects, check_xgboost_model
+from ._errors import FileError, one_line as _one_line
+from ._ubjson import Ubjson
+
+__all__ = ["load_model", "SAFE_TYPES"]
+
+#: How the command line says ``trust=True``.
+_FLAG = "(command line: --trust-model-file)"
+
+#: Types a skops file may hold without ``trust``: the tree models modellens
+#: explains and the objects they hold.  Each one is rebuilt from arrays and
+#: plain values (``__setstate__`` of data, or a model buffer parsed by the
+#: library); none calls code named in the file.  Functions and any type not
+#: listed still need ``trust``; skops' own default list covers the rest of
+#: scikit-learn's estimators and numpy.
+SAFE_TYPES = frozenset({
+    "sklearn.tree._tree.Tree",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    # HistGradientBoosting's categorical preprocessor holds check_array as a function
+    # reference in a partial: named, never called while loading
+    "functools.partial", "sklearn.utils.validation.check_array",
+    "collections.OrderedDict",
+    "xgboost.core.Booster", "xgboost.sklearn.XGBRegressor", "xgboost.sklearn.XGBClassifier",
+    "xgboost.sklearn.XGBRFRegressor", "xgboost.sklearn.XGBRFClassifier",
+    "lightgbm.basic.Booster", "lightgbm.sklearn.LGBMRegressor",
+    "lightgbm.sklearn.LGBMClassifier",
+    # SimpleImputer, KBinsDiscretizer and others keep a dtype: skops rebuilds it as the
+    # dtype of an empty array read by np.load(allow_pickle=False), which runs no code
+    # (skops leaves it off its own list only for want of a decision)
+    "numpy.dtype",
+})
+# Not listed, and refused: functions.  A FunctionTransformer of a numpy ufunc (np.log1p,
+# np.sqrt, ...) is on skops' own list; any other function, numpy's np.round included,
+# is named by the file and would be called: it needs trust.  The rest of an ordinary
+# pipeline (Pipeline, ColumnTransformer, SimpleImputer, the scalers, OneHotEncoder,
+# OrdinalEncoder, linear models) is on skops' own list.
+
+_PICKLES = (".pkl", ".pickle", ".joblib", ".jbl")
+_XGBOOST = (".json", ".ubj")
+_LIGHTGBM = (".txt", ".lgb", ".lgbm")
+
+
+def load_model(path: str | PathLike[str], *, trust: bool = False) -> Any:
+    """Load a fitted model from a file, refusing files that could run code or crash.
+
+    skops files hold data, not code, and load when every type in them is on
+    skops' own list or on :data:`modellens.files.SAFE_TYPES` (the tree models
+    modellens explains and the objects they hold).  XGBoost's ``.json`` /
+    ``.ubj`` and LightGBM's text (``.txt``) model files carry no code and load
+    through the libraries' own loaders.  Pickle and joblib files
+    (``.pkl``, ``.pickle``, ``.joblib``) run code while loading and load only
+    with ``trust=True``.  The model libraries walk tree node arrays without
+    bounds checks, so without ``trust`` every tree is checked first.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.skops``, ``.json``, ``.ubj``, ``.txt`` (``.lgb``, ``.lgbm``) file,
+        or, with ``trust=True``, a pickle or joblib file.
+    trust : bool, default=False
+        You know where the file comes from: load the types skops does not
+        trust (with a :class:`~modellens.ModellensWarning` naming them) and
+        pickle and joblib files, and skip the tree checks.
+
+    Returns
+    -------
+    object
+        The fitted model: an estimator, or a LightGBM ``Booster``.
+
+    Raises
+    ------
+    modellens.files.FileError
+        When the file is refused or cannot be read, with the reason and the fix.
+        A subclass of :class:`~modellens.InvalidParameterError`.
+
+    See Also
+    --------
+    modellens.read_data : read a data file as the model expects it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import skops.io as sio
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> import modellens as ml
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> sio.dump(DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0]), "tree.skops")
+    >>> ml.load_model("tree.skops").predict(X[:2])
+    array([1., 1.])
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".skops":
+        return _load_skops(path, trust)
+    if suffix in _XGBOOST:
+        return _load_xgboost(path)
+    if suffix in _LIGHTGBM:
+        return _load_lightgbm(path)
+    if suffix in _PICKLES:
+        if not trust:
+            raise FileError(
+                f"refusing to load {str(path)!r}: pickle and joblib files run arbitrary code "
+                "when loaded. Save the model with skops (skops.io.dump(model, 'model.skops')) "
+                "or, for XGBoost and LightGBM, with the library's own save_model, or, if you "
+                f"made this file yourself, load it with trust=True {_FLAG}.")
+        import joblib
+
+        try:
+            return joblib.load(path)
+        except Exception as exc:
+            raise FileError(f"cannot load {str(path)!r}: {_one_line(exc)}") from None
+    raise FileError(f"cannot load a model from {str(path)!r}: give a .skops file, an XGBoost "
+                    ".json / .ubj or LightGBM .txt model file (or a "
+                    f"{' / '.join(_PICKLES)} file with trust=True {_FLAG}).")
+
+
+def _load_skops(path, trust):
+    import skops.io as sio
+
+    try:
+        untrusted = sio.get_untrusted_types(file=path)
+    except Exception as exc:
+        raise FileError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") from None
+    unknown = [t for t in untrusted if t not in SAFE_TYPES]
+    if unknown and not trust:
+        raise FileError(
+            f"skops refuses {str(path)!r}: it holds types neither skops nor modellens trusts "
+            f"({', '.join(unknown)}); if you know where the file comes from, load it with "
+            f"trust=True {_FLAG}.")
+    if unknown:
+        warnings.warn(ModellensWarning(
+            f"loading the types {', '.join(unknown)} from {str(path)!r}, which neither skops "
+            f"nor modellens trusts (trust=True {_FLAG})"), stacklevel=user_stacklevel())
+    # XGBoost and LightGBM boosters are rebuilt by their libraries while skops loads
+    data = None if trust else _refused(path, _check_skops_boosters, path)
+    try:
+        model = sio.load(path, trusted=list(untrusted) or None) if data is None else \
+            sio.loads(data, trusted=list(untrusted) or None)
+    except Exception as exc:
+        raise FileError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") from None
+    if not trust:
+        # scikit-learn walks Tree and TreePredictor node arrays without bounds checks
+        _refused(path, check_sklearn_objects, model)
+    return model
+
+
+def _refused(path, check, *args):
+    """Run a structure check of the model in ``path``; its failure as one line."""
+    try:
+        return check(*args)
+    except UnsafeModelError as exc:
+        raise FileError(f"{str(path)!r}: {_one_line(exc)}") from None
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
+            RecursionError, UnicodeDecodeError) as exc:
+        raise FileError(f"refusing {str(path)!r}: its model does not have the expected "
+                        f"structure ({type(exc).__name__}: {_one_line(exc)[:200]})") from None
+
+
+def _check_skops_boosters(path):
+    """Check the booster states in a skops file's schema before their libraries read them.
+
+    Returns the file's bytes with LightGBM's model texts read tree by tree (see
+    :func:`_one_tree_at_a_time`), or None when it holds no LightGBM booster.
+    """
+    import io
+    import zipfile
+
+    rewritten = False
+    with zipfile.ZipFile(path) as archive:
+        schema = json.loads(archive.read("schema.json"))
+        stack = [schema]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+                continue
+            if not isinstance(node, dict):
+                continue
+            stack.extend(node.values())
+            if node.get("__class__") != "Booster":
+                continue
+            state = node.get("content", {}).get("content", {})
+            if node.get("__module__") == "xgboost.core":
+                blob = archive.read(state["handle"]["file"])
+                check_xgboost_model(_decode_xgboost(blob, "the booster in the skops file")
+                                    ["Model"])
+            elif node.get("__module__") == "lightgbm.basic":
+                text = json.loads(state["_handle"]["content"])
+                check_lightgbm_text(text)
+                state["_handle"]["content"] = json.dumps(_one_tree_at_a_time(text))
+                rewritten = True
+        if not rewritten:
+            return None
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as copy:
+            for name in archive.namelist():
+                copy.writestr(name, json.dumps(schema) if name == "schema.json"
+                              else archive.read(name))
+        return out.getvalue()
+
+
+def _one_tree_at_a_time(text: str) -> str:
+    """A LightGBM model text without its ``tree_sizes`` line.
+
+    With the sizes LightGBM parses the trees in parallel threads, where an
+    error in one tree's text aborts the process instead of raising; without
+    them it reads the trees one after another and raises.
+    """
+    import re
+
+    return re.sub(r"(?m)^tree_sizes=[^\r\n]*(?:\r\n?|\n)?", "", text, count=1)
+
+
+def _load_xgboost(path):
+    try:
+        import xgboost
+    except ImportError:
+        raise FileError(f"{str(path)!r} looks like an XGBoost model file; install xgboost to "
+                        "read it.") from None
+    # XGBoost reads its node arrays unchecked (a parent index while loading, children
+    # while predicting): the document is parsed and checked here, and XGBoost reads
+    # exactly the checked document, written back as JSON
+    raw = _refused(path, _decode_xgboost, path.read_bytes(), str(path))
+    _refused(path, check_xgboost_model, raw)
+    checked = bytearray(json.dumps(raw).encode())
+    try:
+        booster = xgboost.Booster(model_file=checked)
+        objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    except Exception as exc:
+        raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
+            from None
+    if objective.startswith(("binary:", "multi:")):
+        model = xgboost.XGBClassifier()
+    elif objective.startswith(("rank:",)):
+        model = xgboost.XGBRanker()
+    else:
+        model = xgboost.XGBRegressor()
+    try:
+        model.load_model(checked)
+    except Exception as exc:
+        raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
+            from None
+    return model
+
+
+def _no_repeats(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:  # two readers could disagree on which one counts
+            raise ValueError(f"the key {key!r} appears twice")
+        out[key] = value
+    return out
+
+
+def _decode_xgboost(data: bytes, name: str):
+    """XGBoost's model document from its JSON or UBJSON bytes (keys never repeated)."""
+    body = data.lstrip()
+    if body[:1] == b"{" and body[1:].lstrip()[:1] in (b'"', b"}"):
+        return json.loads(data, object_pairs_hook=_no_repeats)
+    return Ubjson(data).document()
+
+
+def _load_lightgbm(path):
+    try:
+        import lightgbm
+    except ImportError:
+        raise FileError(f"{str(path)!r} looks like a LightGBM model file; install lightgbm to "
+                        "read it.") from None
+    # LightGBM trusts the text's tree sizes while loading and its node arrays while
+    # predicting: the text is checked first, then what LightGBM made of it
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not UTF-8 "
+                        "text.") from None
+    _refused(path, check_lightgbm_text, text)
+    try:
+        booster = lightgbm.Booster(model_str=_one_tree_at_a_time(text))
+    except Exception as exc:
+        raise FileError(f"cannot load the LightGBM model {str(path)!r}: {_one_line(exc)}") \
+            from None
+    _refused(path, check_lightgbm_text, booster.model_to_string())
+    return booster
+
+

@@ -1,0 +1,128 @@
+"""A reader of the UBJSON XGBoost writes, bounded by the bytes it is given.
+
+XGBoost's own reader trusts the counts in the document; this one refuses a
+count the remaining bytes cannot hold before anything is made, so a few
+hostile bytes cannot ask for gigabytes or minutes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Ubjson"]
+
+
+class Ubjson:
+    """A reader of the UBJSON XGBoost writes, bounded by the bytes it is given."""
+
+    _NUMBERS = {ord("i"): ">i1", ord("U"): ">u1", ord("I"): ">i2", ord("l"): ">i4",
+                ord("L"): ">i8", ord("d"): ">f4", ord("D"): ">f8"}
+
+    #: Longest untyped array read (XGBoost's arrays of trees; its number arrays are typed).
+    _MAX_UNTYPED = 2 ** 20
+
+    def __init__(self, data: bytes):
+        self.data, self.pos = memoryview(data), 0
+        # every value read costs a byte of the document at least (a typed container
+        # of numbers costs its itemsize per value): what a count promises beyond the
+        # bytes left is refused before anything is made
+        self.values_left = len(data)
+
+    def document(self):
+        out = self.value(self.byte(), 0)
+        if self.pos != len(self.data):
+            raise ValueError("bytes after the model document")
+        return out
+
+    def byte(self) -> int:
+        if self.pos >= len(self.data):
+            raise ValueError("the UBJSON document ends early")
+        self.pos += 1
+        return self.data[self.pos - 1]
+
+    def take(self, n: int) -> memoryview:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ValueError("the UBJSON document ends early")
+        self.pos += n
+        return self.data[self.pos - n:self.pos]
+
+    def number(self, marker: int):
+        kind = self._NUMBERS.get(marker)
+        if kind is None:
+            raise ValueError(f"unknown UBJSON marker {chr(marker)!r}")
+        value = np.frombuffer(self.take(np.dtype(kind).itemsize), kind)[0]
+        return float(value) if kind[1] == "f" else int(value)
+
+    def count(self) -> int:
+        n = self.number(self.byte())
+        if not isinstance(n, int) or n < 0 or n > len(self.data):
+            raise ValueError(f"a UBJSON count of {n}")
+        return n
+
+    def text(self) -> str:
+        return bytes(self.take(self.count())).decode("utf-8")
+
+    def value(self, marker: int, depth: int):
+        if depth > 64:
+            raise ValueError("the UBJSON document nests too deep")
+        if marker == ord("{"):
+            return self.container(depth, obj=True)
+        if marker == ord("["):
+            return self.container(depth, obj=False)
+        if marker == ord("S") or marker == ord("H"):
+            return self.text()
+        if marker == ord("C"):
+            return bytes(self.take(1)).decode("latin-1")
+        if marker == ord("Z"):
+            return None
+        if marker in (ord("T"), ord("F")):
+            return marker == ord("T")
+        return self.number(marker)
+
+    def container(self, depth: int, *, obj: bool):
+        kind = n = None
+        if self.pos < len(self.data) and self.data[self.pos] == ord("$"):
+            self.pos += 1
+            kind = self.byte()
+            if self.byte() != ord("#"):
+                raise ValueError("a typed UBJSON container without a count")
+            n = self.count()
+        elif self.pos < len(self.data) and self.data[self.pos] == ord("#"):
+            self.pos += 1
+            n = self.count()
+        if kind is not None and kind not in self._NUMBERS:
+            # null, true/false, char and container elements cost no bytes each: a few
+            # bytes would ask for millions of values; XGBoost types only number arrays
+            raise ValueError(f"a typed UBJSON container of {chr(kind)!r} elements, which "
+                             "XGBoost never writes")
+        if n is not None:
+            self.values_left -= n
+            if self.values_left < 0 or n > len(self.data) - self.pos:
+                raise ValueError(f"a UBJSON container of {n} values, more than the document's "
+                                 "bytes can hold")
+        if not obj and kind in self._NUMBERS and n is not None:
+            dtype = np.dtype(self._NUMBERS[kind])
+            return np.frombuffer(self.take(n * dtype.itemsize), dtype).tolist()
+        if not obj and kind is None and n is not None and n > self._MAX_UNTYPED:
+            # XGBoost writes its number arrays typed; a long untyped one is a slow trap
+            raise ValueError(f"an untyped UBJSON array of {n} values")
+        out: dict | list = {} if obj else []
+        end = ord("}") if obj else ord("]")
+        i = 0
+        while n is None or i < n:
+            if n is None and self.pos < len(self.data) and self.data[self.pos] == end:
+                self.pos += 1
+                break
+            if obj:
+                key = self.text()
+                if key in out:
+                    raise ValueError(f"the key {key!r} appears twice")
+            item = self.value(self.byte() if kind is None else kind, depth + 1)
+            if obj:
+                out[key] = item  # type: ignore[call-overload]
+            else:
+                out.append(item)  # type: ignore[union-attr]
+            i += 1
+            if not obj and i > self._MAX_UNTYPED:
+                raise ValueError(f"an untyped UBJSON array of over {self._MAX_UNTYPED} values")
+        return out
