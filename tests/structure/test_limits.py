@@ -39,7 +39,6 @@ LONG_FUNCTIONS = {
     "trees/_kernels.py:leaf_values": "trees",
     "trees/_kernels.py:pd_quadrature": "trees",
     "trees/_kernels.py:root_layout": "trees",
-    "report/_interactive.py:explorer_payload": "report",
 }
 
 #: Kernels with more than 12 parameters still to give a bundle ("file:name": owner).
