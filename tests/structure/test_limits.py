@@ -36,7 +36,6 @@ LONG_FUNCTIONS = {
     "trees/_shap_background.py:leaf_values": "trees",
     "trees/_shap_path.py:pd_quadrature": "trees",
     "trees/_traverse.py:root_layout": "trees",
-    "report/_interactive.py:explorer_payload": "report",
 }
 
 #: Kernels with more than 12 parameters still to give a bundle ("file:name": owner).

@@ -24,6 +24,7 @@ from ._dask import evaluate_on_client
 from ._plan import ModelLike, Plan, share_rows
 from .._progress import progress_bar
 from ..models import OutputsFound
+from ._threads import capped_call
 from ._tuner import ChunkSizer
 from .segments import OutputFan
 
@@ -259,7 +260,8 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
     def answer(key, pieces):
         rows = chunk_rows(pieces)
         began = time.perf_counter()
-        out = pieces[0][0].answer(model, rows)
+        with capped_call(len(rows)):  # OpenMP's barriers on small chunks or busy cores
+            out = pieces[0][0].answer(model, rows)
         sizers[key].record(len(rows), time.perf_counter() - began)
         return pieces, out
 

@@ -113,121 +113,140 @@ def explorer_payload(sections: dict) -> dict | None:
     one = str(attr.output) if attr is not None else str(outputs[0])
     payload["explained"] = outputs.index(one) if one in outputs else None
     explained_rows = list(shap_sec.data["explained_rows"]) if shap_sec is not None else []
-
     if effects is not None:
-        d = effects.data
-        sample_rows = d.get("sample_rows")
-        ice_rows, ice_take = [], None
-        if sample_rows is not None and explained_rows:
-            sample_rows = np.asarray(sample_rows)
-            where = np.searchsorted(sample_rows, explained_rows)
-            inside = [(r, int(w)) for r, w in zip(explained_rows, where)
-                      if w < sample_rows.size and sample_rows[w] == r][:MAX_ICE]
-            ice_rows = [r for r, _ in inside]
-            ice_take = np.asarray([w for _, w in inside], dtype=int)
-        payload["ice_rows"] = [int(r) for r in ice_rows]
-        payload["features"] = [str(f) for f in d["shown"]]
-        for name in d["shown"]:
-            payload["effects"][str(name)] = dict(
-                _effect_block(d["pdp"][name], d["ale"].get(name), len(outputs), ice_take),
-                importance=_round([d["importance"][name]])[0])
-
+        _effects_part(payload, effects.data, explained_rows, len(outputs))
     if attr is not None and shap_sec is not None:
-        rows: dict = {"positions": [int(r) for r in explained_rows],
-                      "features": [str(f) for f in attr.feature_names],
-                      "values": [[_shown(v) for v in row] for row in attr.data.tolist()],
-                      "numbers": _round(attr.numeric_data()),
-                      "kinds": list(attr.kinds),
-                      "shap": _round(attr.values), "base": _round(attr.base_values),
-                      "method": attr.method, "output": str(attr.output),
-                      "drawn": [int(r) for r in shap_sec.data["rows"]]}
-        rows["prediction"] = _round(np.asarray(attr.values).sum(axis=1)
-                                    + np.asarray(attr.base_values))
-        every = _every(shap_sec, payload["outputs"])
-        if every is not None:
-            # Shapley values of every class: the class selector redraws them too
-            parts = [every.for_output(k) for k in range(len(every.outputs))]
-            rows["by_output"] = {
-                "shap": [_round(a.values) for a in parts],
-                "base": [_round(a.base_values) for a in parts],
-                "prediction": [_round(np.asarray(a.values).sum(axis=1)
-                                      + np.asarray(a.base_values)) for a in parts]}
-        rows["scatter"] = _scatter(shap_sec, len(explained_rows), payload["outputs"])
-        lime_sec = sections.get("lime")
-        if lime_sec is not None and "attributions" in lime_sec.data:
-            la = lime_sec.data["attributions"]
-            conditions = la.surrogate.conditions if la.surrogate is not None else None
-            rows["lime"] = {
-                "positions": [int(r) for r in lime_sec.data["rows"]],
-                "names": [[str(c) for c in conds] for conds in conditions] if conditions
-                else [[str(f) for f in la.feature_names]] * len(la),
-                "weights": _round(la.values), "intercept": _round(la.intercept),
-                "score": _round(lime_sec.data["score"]), "output": str(la.output)}
-            every_lime = _every(lime_sec, payload["outputs"])
-            if every_lime is not None:
-                # every class's surrogate, fit on the same samples
-                parts = [every_lime.for_output(k) for k in range(len(every_lime.outputs))]
-                rows["lime"]["by_output"] = {
-                    "weights": [_round(a.values) for a in parts],
-                    "intercept": [_round(a.intercept) for a in parts],
-                    "score": [_round(a.score) for a in parts]}
-        payload["rows"] = rows
-
+        payload["rows"] = _rows_part(shap_sec, sections.get("lime"), explained_rows,
+                                     payload["outputs"])
     inter = sections.get("interaction")
     if inter is not None:
-        every = inter.data.get("every_output")
-        if every is not None and [str(o) for o in every["interactions"].outputs] != \
-                payload["outputs"]:
-            every = None
-        if every is not None:  # each pair's heatmap and each output's ranking, per output
-            by_output = every["ranked"]
-            pair_effects = {p: _per_output(e, len(by_output))
-                            for p, e in every["pair_effects"].items()}
-        else:
-            by_output = [inter.data["ranked"]]
-            pair_effects = {p: [e] for p, e in (inter.data.get("pair_effects") or {
-                inter.data["pair"]: inter.data["effect"]}).items()}
-        heat = {}
-        for (a, b), parts in pair_effects.items():
-            heat[f"{a}\u0000{b}"] = {
-                "x": _labels(parts[0].grid[0]), "y": _labels(parts[0].grid[1]),
-                "z": [_round(np.asarray(e.values, dtype=float).T) for e in parts]}
-        payload["pairs"] = {
-            "ranked": [[[str(a), str(b), _round([h2u])[0], _round([h2])[0]]
+        payload["pairs"] = _pairs_part(inter, payload["outputs"])
+    reg = sections.get("regions")
+    if reg is not None and "regions" in reg.data:
+        payload["regions"] = _regions_part(reg, payload["outputs"])
+    return payload
+
+
+def _effects_part(payload, d, explained_rows, n_outputs) -> None:
+    """The shown features' PD, ICE (of the explained rows in the sample) and ALE."""
+    sample_rows = d.get("sample_rows")
+    ice_rows, ice_take = [], None
+    if sample_rows is not None and explained_rows:
+        sample_rows = np.asarray(sample_rows)
+        where = np.searchsorted(sample_rows, explained_rows)
+        inside = [(r, int(w)) for r, w in zip(explained_rows, where)
+                  if w < sample_rows.size and sample_rows[w] == r][:MAX_ICE]
+        ice_rows = [r for r, _ in inside]
+        ice_take = np.asarray([w for _, w in inside], dtype=int)
+    payload["ice_rows"] = [int(r) for r in ice_rows]
+    payload["features"] = [str(f) for f in d["shown"]]
+    for name in d["shown"]:
+        payload["effects"][str(name)] = dict(
+            _effect_block(d["pdp"][name], d["ale"].get(name), n_outputs, ice_take),
+            importance=_round([d["importance"][name]])[0])
+
+
+def _rows_part(shap_sec, lime_sec, explained_rows, outputs) -> dict:
+    """The explained rows: their values, Shapley values (of every class) and LIME fits."""
+    attr = shap_sec.data["attributions"]
+    rows: dict = {"positions": [int(r) for r in explained_rows],
+                  "features": [str(f) for f in attr.feature_names],
+                  "values": [[_shown(v) for v in row] for row in attr.data.tolist()],
+                  "numbers": _round(attr.numeric_data()),
+                  "kinds": list(attr.kinds),
+                  "shap": _round(attr.values), "base": _round(attr.base_values),
+                  "method": attr.method, "output": str(attr.output),
+                  "drawn": [int(r) for r in shap_sec.data["rows"]]}
+    rows["prediction"] = _round(np.asarray(attr.values).sum(axis=1)
+                                + np.asarray(attr.base_values))
+    every = _every(shap_sec, outputs)
+    if every is not None:
+        # Shapley values of every class: the class selector redraws them too
+        parts = [every.for_output(k) for k in range(len(every.outputs))]
+        rows["by_output"] = {
+            "shap": [_round(a.values) for a in parts],
+            "base": [_round(a.base_values) for a in parts],
+            "prediction": [_round(np.asarray(a.values).sum(axis=1)
+                                  + np.asarray(a.base_values)) for a in parts]}
+    rows["scatter"] = _scatter(shap_sec, len(explained_rows), outputs)
+    if lime_sec is not None and "attributions" in lime_sec.data:
+        rows["lime"] = _lime_part(lime_sec, outputs)
+    return rows
+
+
+def _lime_part(lime_sec, outputs) -> dict:
+    """The LIME surrogates of the explained rows (of every class when the section has them)."""
+    la = lime_sec.data["attributions"]
+    conditions = la.surrogate.conditions if la.surrogate is not None else None
+    lime = {"positions": [int(r) for r in lime_sec.data["rows"]],
+            "names": [[str(c) for c in conds] for conds in conditions] if conditions
+            else [[str(f) for f in la.feature_names]] * len(la),
+            "weights": _round(la.values), "intercept": _round(la.intercept),
+            "score": _round(lime_sec.data["score"]), "output": str(la.output)}
+    every_lime = _every(lime_sec, outputs)
+    if every_lime is not None:
+        # every class's surrogate, fit on the same samples
+        parts = [every_lime.for_output(k) for k in range(len(every_lime.outputs))]
+        lime["by_output"] = {
+            "weights": [_round(a.values) for a in parts],
+            "intercept": [_round(a.intercept) for a in parts],
+            "score": [_round(a.score) for a in parts]}
+    return lime
+
+
+def _pairs_part(inter, outputs) -> dict:
+    """The ranked pairs and each pair's heatmap, per output when the section has them."""
+    every = inter.data.get("every_output")
+    if every is not None and [str(o) for o in every["interactions"].outputs] != outputs:
+        every = None
+    if every is not None:  # each pair's heatmap and each output's ranking, per output
+        by_output = every["ranked"]
+        pair_effects = {p: _per_output(e, len(by_output))
+                        for p, e in every["pair_effects"].items()}
+    else:
+        by_output = [inter.data["ranked"]]
+        pair_effects = {p: [e] for p, e in (inter.data.get("pair_effects") or {
+            inter.data["pair"]: inter.data["effect"]}).items()}
+    heat = {}
+    for (a, b), parts in pair_effects.items():
+        heat[f"{a}\u0000{b}"] = {
+            "x": _labels(parts[0].grid[0]), "y": _labels(parts[0].grid[1]),
+            "z": [_round(np.asarray(e.values, dtype=float).T) for e in parts]}
+    return {"ranked": [[[str(a), str(b), _round([h2u])[0], _round([h2])[0]]
                         for (a, b), h2u, h2 in ranked] for ranked in by_output],
             "chosen": [[str(v) for v in ranked[0][0]] for ranked in by_output],
             "effects": heat, "by_output": every is not None}
 
-    reg = sections.get("regions")
-    if reg is not None and "regions" in reg.data:
-        result = reg.data["regions"]
-        n_out = len(result.outputs) if getattr(result, "outputs", None) and \
-            [str(o) for o in result.outputs] == payload["outputs"] else 1
-        trees = {}
-        for name in reg.data["features"]:
-            tree = result[name]
-            nodes: list[dict] = []
-            ids: dict[int, int] = {}
-            for node in tree.nodes():
-                ids[id(node)] = len(nodes)
-                nodes.append({"region": str(node.region), "depth": int(node.depth),
-                              "rows": int(node.rows), "leaf": bool(node.is_leaf),
-                              "split": None if node.split is None else node.split.sentence(),
-                              "children": []})
-            for node in tree.nodes():
-                for child in (node.left, node.right):
-                    if child is not None:
-                        nodes[ids[id(node)]]["children"].append(ids[id(child)])
-            curves = {}
-            if not tree.is_leaf:
-                for region, e in result.effects(name).items():
-                    # every output's curve in the region (one for a model of one)
-                    parts = _per_output(e, n_out) if n_out > 1 else [e]
-                    curves[str(region)] = {"x": _labels(e.grid),
-                                           "y": [_round(p.values) for p in parts]}
-            trees[str(name)] = {"nodes": nodes, "curves": curves}
-        payload["regions"] = {"by_output": n_out > 1, "trees": trees}
-    return payload
+
+def _regions_part(reg, outputs) -> dict:
+    """Each feature's region tree (nodes and children) and its regions' curves."""
+    result = reg.data["regions"]
+    n_out = len(result.outputs) if getattr(result, "outputs", None) and \
+        [str(o) for o in result.outputs] == outputs else 1
+    trees = {}
+    for name in reg.data["features"]:
+        tree = result[name]
+        nodes: list[dict] = []
+        ids: dict[int, int] = {}
+        for node in tree.nodes():
+            ids[id(node)] = len(nodes)
+            nodes.append({"region": str(node.region), "depth": int(node.depth),
+                          "rows": int(node.rows), "leaf": bool(node.is_leaf),
+                          "split": None if node.split is None else node.split.sentence(),
+                          "children": []})
+        for node in tree.nodes():
+            for child in (node.left, node.right):
+                if child is not None:
+                    nodes[ids[id(node)]]["children"].append(ids[id(child)])
+        curves = {}
+        if not tree.is_leaf:
+            for region, e in result.effects(name).items():
+                # every output's curve in the region (one for a model of one)
+                parts = _per_output(e, n_out) if n_out > 1 else [e]
+                curves[str(region)] = {"x": _labels(e.grid),
+                                       "y": [_round(p.values) for p in parts]}
+        trees[str(name)] = {"nodes": nodes, "curves": curves}
+    return {"by_output": n_out > 1, "trees": trees}
 
 
 def _every(section, outputs):
