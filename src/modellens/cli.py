@@ -506,10 +506,13 @@ def main(argv=None) -> int:
         return 0
     from . import InvalidParameterError, ModelError
 
+    from ._children import safe_path
+
     previous = warnings.showwarning
     warnings.showwarning = _show_warning
     try:
-        return args.func(args)
+        with safe_path():  # every process the command starts, a model's pools included
+            return args.func(args)
     except KeyboardInterrupt:
         _say("modellens: interrupted", file=sys.stderr)
         return 130
