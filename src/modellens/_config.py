@@ -342,32 +342,20 @@ def _running_cluster(distributed, dask, n_workers, environ):
 def _safe_path_children():
     """``PYTHONSAFEPATH=1`` in this process's environment while a local cluster lives.
 
-    Dask's workers and multiprocessing's resource tracker are new
-    interpreters started as ``python -c ...`` with this process's
-    environment and interpreter flags; ``-c`` puts the working directory
-    first on ``sys.path``, so a ``pickle.py`` lying there ran in each of
-    them.  The variable (Python 3.11+, the same as ``-P``) keeps it off.  The
-    nanny copies its pre-spawn variables into this process's environment
-    before each start (a restarted worker included), so it is set here for
-    the cluster's life and taken back when it closes (unless changed
-    meanwhile); the resource tracker, started once per process, is started
-    under it.  An interpreter run with ``-I`` or ``-P`` passes that flag to
-    its children already.
+    Dask's workers and multiprocessing's resource tracker are started as
+    ``python -c ...``, which puts the working directory first on their path
+    (see :mod:`modellens._children`).  The nanny copies its pre-spawn
+    variables into this process's environment before each start (a
+    restarted worker included), so it is held for the cluster's life; the
+    resource tracker, started once per process, is started under it.
     """
     from multiprocessing import resource_tracker
 
-    had = os.environ.get("PYTHONSAFEPATH")
-    if not had:  # unset or empty (empty turns it off)
-        os.environ["PYTHONSAFEPATH"] = "1"
-    try:
+    from ._children import safe_path
+
+    with safe_path():
         resource_tracker.ensure_running()
         yield
-    finally:
-        if not had and os.environ.get("PYTHONSAFEPATH") == "1":
-            if had is None:
-                del os.environ["PYTHONSAFEPATH"]
-            else:
-                os.environ["PYTHONSAFEPATH"] = had
 
 
 def _close(client, cluster, pids):

@@ -8,6 +8,7 @@ stderr and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import warnings
@@ -53,6 +54,24 @@ def _count(low: int, what: str):
     return parse
 
 
+def _path_checked(check):
+    """``check(text)``, with an operating system's refusal of the name as argparse's error.
+
+    A name the file system cannot hold (a component over its length limit)
+    makes even ``Path.is_dir`` raise: said in one line before any work.
+    """
+    def checked(text: str) -> Path:
+        try:
+            return check(text)
+        except OSError as exc:
+            raise argparse.ArgumentTypeError(
+                f"{text[:200]!r}{'...' if len(text) > 200 else ''} cannot be used: "
+                f"{exc.strerror or exc}") from None
+    checked.__name__ = check.__name__
+    return checked
+
+
+@_path_checked
 def _out_folder(text: str) -> Path:
     path = Path(text)
     if path.exists() and not path.is_dir():
@@ -60,6 +79,7 @@ def _out_folder(text: str) -> Path:
     return path
 
 
+@_path_checked
 def _out_file(text: str) -> Path:
     path = Path(text)
     if path.is_dir():
@@ -67,9 +87,16 @@ def _out_file(text: str) -> Path:
                                          "write, such as report.html")
     if not path.parent.exists() and str(path.parent) not in ("", "."):
         raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
+    # a link is written through: the folder it points into must exist too (else the
+    # report would be computed, then refused)
+    where = Path(os.path.realpath(path)).parent
+    if not where.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a link into {str(where)!r}, which "
+                                         "does not exist")
     return path
 
 
+@_path_checked
 def _existing_file(text: str) -> Path:
     path = Path(text)
     if not path.is_file():
@@ -503,10 +530,13 @@ def main(argv=None) -> int:
         return 0
     from . import InvalidParameterError, ModelError
 
+    from ._children import safe_path
+
     previous = warnings.showwarning
     warnings.showwarning = _show_warning
     try:
-        return args.func(args)
+        with safe_path():  # every process the command starts, a model's pools included
+            return args.func(args)
     except KeyboardInterrupt:
         _say("modellens: interrupted", file=sys.stderr)
         return 130

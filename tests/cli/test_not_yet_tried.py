@@ -200,3 +200,35 @@ def test_hostile_strings_in_every_position_are_shown_as_text(tmp_path, capsys):
         assert html.escape(text, quote=False) in page or text in page
     assert "<!-- x" not in page
     assert "n" * 6000 in page  # a long name is shown whole somewhere (the data section)
+
+
+# --- found by the randomized path fuzzer (tests/fuzz/safety_fuzz.py) ---------------------
+
+def test_an_out_name_too_long_for_the_file_system_is_one_line_before_any_work(tmp_path,
+                                                                                capsys):
+    data, model = _files(tmp_path)
+    out = tmp_path / ("n" * 270 + ".html")
+    code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
+                         "--out", out, *FAST], capsys)  # was an OSError's traceback
+    assert code == 2 and "File name too long" in _one_error_line(err)
+    code, _, err = _run(["report", "--data", tmp_path / ("d" * 270 + ".csv"), "--model",
+                         model, "--out", tmp_path / "r.html", *FAST], capsys)
+    assert code == 2 and "File name too long" in _one_error_line(err)
+
+
+def test_a_name_near_the_limit_is_written(tmp_path):
+    # the part file's name was the target's plus a prefix and a suffix: over 255 bytes
+    target = tmp_path / ("n" * 250 + ".html")
+    write_atomic(target, lambda name: Path(name).write_text("whole"))
+    assert target.read_text() == "whole" and [p.name for p in tmp_path.iterdir()] == \
+        [target.name]
+
+
+def test_out_as_a_link_into_a_missing_folder_is_refused_before_any_work(tmp_path, capsys):
+    data, model = _files(tmp_path)
+    link = tmp_path / "report.html"
+    link.symlink_to(tmp_path / "nowhere" / "r.html")
+    code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
+                         "--out", link, *FAST], capsys)
+    assert code == 2 and "does not exist" in _one_error_line(err)
+    assert link.is_symlink() and not (tmp_path / "nowhere").exists()

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import skops.io as sio
+from sklearn.ensemble import BaggingRegressor
 from sklearn.linear_model import LinearRegression
 
 import modellens as ml
@@ -79,20 +80,28 @@ sys.modules[__name__] = _real
 
 NAMES_SCRIPT = """\
 import sys
+def _names():
+    import sys
+    return [m.split('.')[0] for m in sys.modules]
 if __name__ == "__main__":
     import numpy as np, modellens as ml
+    import modellens.report, PIL.Image, matplotlib.backends.backend_agg
+    from joblib import Parallel, delayed
     from modellens._config import get_config
     with ml.config(n_workers=1, progress=False):
         ml.pdp(lambda A: A[:, 0], np.zeros((20, 2)), grid=3)
         client = get_config()["client"]
-        names = set().union(*client.run(lambda: [m.split('.')[0] for m in sys.modules]).values())
-    print(' '.join(sorted(names)))
+        names = set().union(*client.run(_names).values())
+    # a loky worker's (a model's predict with n_jobs=2) and what this process holds: a
+    # forked picture process imports through its path
+    names |= set().union(*Parallel(n_jobs=2)(delayed(_names)() for _ in range(2)))
+    print(' '.join(sorted(names | set(_names()))))
 """
 
 # what multiprocessing's resource tracker imports (it cannot be asked)
 TRACKER = ("multiprocessing", "signal", "warnings", "_multiprocessing", "_posixshmem",
            "threading", "weakref", "struct", "pickle", "_pickle", "copyreg", "io", "socket",
-           "selectors", "array", "tempfile", "itertools")
+           "selectors", "array", "tempfile", "itertools", "subprocess", "argparse")
 
 LIBRARY_SCRIPT = """\
 import os, signal, sys, time
@@ -153,7 +162,8 @@ def _script_env():
 def test_a_local_cluster_imports_nothing_from_the_working_directory(tmp_path):
     pytest.importorskip("distributed")
     names = _child_names(tmp_path)
-    assert {"pickle", "numpy", "distributed", "dask", "modellens", "tornado"} <= set(names)
+    assert {"pickle", "numpy", "distributed", "dask", "modellens", "tornado", "joblib",
+            "matplotlib", "PIL"} <= set(names)
     work = tmp_path / "project"
     work.mkdir()
     marker = tmp_path / "ran.txt"
@@ -176,8 +186,10 @@ def test_report_workers_imports_nothing_from_the_working_directory(tmp_path):
     pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=X[:, 0] - X[:, 1]).to_csv(data,
                                                                                  index=False)
     model = tmp_path / "model.skops"
-    sio.dump(LinearRegression().fit(pd.DataFrame(X, columns=["a", "b", "c"]),
-                                    X[:, 0] - X[:, 1]), model)
+    # a model whose predict starts joblib's loky pool (in this process and in each Dask
+    # worker): loky's workers start as `python -m ...`, its tracker as `python -c ...`
+    sio.dump(BaggingRegressor(LinearRegression(), n_estimators=4, n_jobs=2, random_state=0)
+             .fit(pd.DataFrame(X, columns=["a", "b", "c"]), X[:, 0] - X[:, 1]), model)
     work = tmp_path / "project"
     work.mkdir()
     marker = tmp_path / "ran.txt"
@@ -195,3 +207,61 @@ def test_report_workers_imports_nothing_from_the_working_directory(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert not marker.exists(), marker.read_text()[:3000]
     assert 'id="shapley"' in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+
+LIBRARY_POOLS_SCRIPT = """\
+import os, sys
+if __name__ == "__main__":
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np, pandas as pd, modellens as ml
+    from sklearn.ensemble import BaggingRegressor
+    from sklearn.linear_model import LinearRegression
+    from modellens.report import _render
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 2)), columns=["a", "b"])
+    model = BaggingRegressor(LinearRegression(), n_estimators=2,
+                             random_state=0).fit(X, X["a"]).set_params(n_jobs=2)
+    effect = ml.pdp(model, X, grid=3)  # the model's loky pool starts inside the library
+    assert np.allclose(effect["a"].values, np.linspace(X["a"].min(), X["a"].max(), 3))
+    pids = sys.argv[1]
+    encode = _render._encode
+    def spy(fig, dpi):
+        with open(pids, "a") as fh:
+            fh.write(str(os.getpid()) + "\\n")
+        return encode(fig, dpi)
+    _render._encode = spy
+    figures = []
+    for i in range(_render.PARALLEL_FROM):
+        fig, ax = plt.subplots()
+        ax.plot([0, i])
+        figures.append(_render.figure_from(fig, f"f{i}"))
+    _render.render_figures(figures)
+    assert all(f.png.startswith(b"\\x89PNG") for f in figures)
+    print("done", os.getpid())
+"""
+
+
+def test_the_library_s_pools_and_picture_processes_import_nothing_from_the_working_directory(
+        tmp_path):
+    """A model's loky pool started by ``ml.pdp`` and the forked processes that encode pictures."""
+    import multiprocessing
+
+    names = _child_names(tmp_path)
+    work = tmp_path / "project"
+    work.mkdir()
+    marker = tmp_path / "ran.txt"
+    _plant_delegates(work, names, marker)
+    (tmp_path / "bin").mkdir()
+    script = tmp_path / "bin" / "run.py"
+    script.write_text(LIBRARY_POOLS_SCRIPT)
+    pids = tmp_path / "pids.txt"
+    done = subprocess.run([sys.executable, str(script), str(pids)], cwd=work,
+                          env=_script_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not marker.exists(), marker.read_text()[:3000]
+    parent = done.stdout.split()[-1]
+    if "fork" in multiprocessing.get_all_start_methods() and len(os.sched_getaffinity(0)) > 1:
+        # the pictures were encoded in forked processes, the path this test is about
+        assert set(pids.read_text().split()) - {parent}

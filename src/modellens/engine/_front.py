@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._children import safe_path
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
@@ -166,6 +167,7 @@ class Request:
                 "e.g. X.sample(frac=...).compute().")
 
 
+@safe_path()  # a model's pools started while it is probed: see modellens._children
 def open_request(model, X, features=None, *, reference=None,
                  reference_name: str = "background", target=None,
                  response_method: str = "auto", feature_names=None, chunk_size=None,

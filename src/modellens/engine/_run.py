@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._children import safe_path
 from .._config import Options, resolve_options
 from ..models import kernel_threads
 from ._chunks import chunk_rows
@@ -210,6 +211,7 @@ def _evaluate_plans(model, plans, options, desc):
     return plans
 
 
+@safe_path()  # a model's pools started while it runs: see modellens._children
 def evaluate(model: ModelLike | None, segments, options: Options | None = None, *, desc: str = "modellens"):
     """Evaluate every planned row of ``segments`` and fold the answers.
 

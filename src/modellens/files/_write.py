@@ -37,7 +37,10 @@ def write_atomic(path: str | PathLike[str], write: Callable[[str], object]) -> P
     """
     path = Path(path)
     target = Path(os.path.realpath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    # the part file's name is capped: a target name near the file system's limit (255
+    # bytes) plus the prefix and suffix would be refused once the whole file is made
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".part",
+                               dir=target.parent)
     try:
         os.close(fd)
         write(tmp)
