@@ -33,6 +33,7 @@ import numpy as np
 
 from .._validation import InvalidParameterError
 from ..engine import Segment
+from ._causal import CausalSampler
 from ._games import Estimate, InterventionalGame
 from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, Sampler,
                         TreeSampler, refuse_categorical)
@@ -117,6 +118,19 @@ class EstimatedGame(InterventionalGame):
     surrogate), shared by the games of every output of the model."""
 
     value_function = "conditional"
+    #: a resolved :class:`._causal.CausalSpec` (asymmetric: the estimator enumerates the
+    #: coalitions consistent with its order), or None
+    causal = None
+
+    def follow(self, causal):
+        """Record the causal request (its draws are the sampler's business)."""
+        self.causal = causal
+        if causal is not None:
+            names = self.subject.feature_names
+            self.diagnostics.update(
+                causal_order=[[names[j] for j in c] for c in causal.components],
+                confounding=None if causal.confounding is None else list(causal.confounding),
+                asymmetric=causal.asymmetric)
 
     def with_model(self, model):
         """The same game (same fitted law, same draws) of another output's model."""
@@ -206,9 +220,12 @@ class MonteCarloError:
         return est._replace(std=np.sqrt(sampling + mc_var))
 
 
-def conditional_game(model, dataset, n, background, note, approach, *, n_draws, rng):
+def conditional_game(model, dataset, n, background, note, approach, *, n_draws, rng,
+                     causal=None):
     """The game of ``dependence=approach`` on the encoded background (a sampler's; the
-    surrogate's is :func:`._dependence.dependence_game`'s)."""
+    surrogate's is :func:`._dependence.dependence_game`'s); ``causal``: a resolved
+    :class:`._causal.CausalSpec` (its draws follow the causal chain when it has
+    ``confounding``)."""
     if background.shape[0] < 2:
         raise InvalidParameterError(
             f"dependence={approach!r} estimates the law of the features from the background, "
@@ -230,4 +247,8 @@ def conditional_game(model, dataset, n, background, note, approach, *, n_draws, 
     else:
         sampler = TreeSampler(background, n_draws, rng, categorical=categorical,
                               seed=rng.integers(2 ** 31))
-    return ConditionalGame(model, dataset, n, background, note, sampler, approach)
+    if causal is not None and causal.confounding is not None:
+        sampler = CausalSampler(sampler, causal, int(rng.integers(2 ** 63)))
+    game = ConditionalGame(model, dataset, n, background, note, sampler, approach)
+    game.follow(causal)
+    return game

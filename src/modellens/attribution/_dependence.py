@@ -13,6 +13,7 @@ from ..data import is_integer
 from ..engine import DataRows, Plan, run_outputs
 from ._conditional import (DEFAULT_DRAWS, DEPENDENCE, ConditionalGame, MonteCarloError,
                            conditional_game)
+from ._causal import check_causal
 from ._cond_surrogate import Surrogate, SurrogateGame
 from ._msev import game_msev, msev
 
@@ -20,16 +21,20 @@ __all__ = ["check_dependence", "with_monte_carlo_error", "conditional_diagnostic
            "choose_dependence", "dependence_game"]
 
 
-def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop):
-    """``(approach, n_draws)`` of a valid request; a clear error otherwise."""
+def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop,
+                     causal_order=None, confounding=None, asymmetric=False):
+    """``(approach, n_draws, causal)`` of a valid request (``causal`` a
+    :class:`._causal.CausalSpec` or None); a clear error otherwise."""
     check_choice(dependence, "dependence", DEPENDENCE)
+    causal = check_causal(causal_order, confounding, asymmetric, approach=dependence,
+                          algorithm=algorithm)
     if dependence == "independent":
         if n_draws is not None:
             raise InvalidParameterError(
                 "n_draws is the number of conditional draws per coalition of a conditional "
                 "game (dependence='gaussian', 'copula', 'empirical', 'tree'); the independent "
                 "game averages over the background rows and takes none.")
-        return ("independent", None)
+        return ("independent", None, None)
     what = f"dependence={dependence!r} (a conditional game)"
     if masker is not None:
         raise InvalidParameterError(f"{what} is for tables; texts and images take none.")
@@ -51,14 +56,16 @@ def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, st
     if not is_integer(n_draws) or n_draws < 1:
         raise InvalidParameterError(f"n_draws must be an integer >= 1 (conditional draws per "
                                     f"coalition and explained row), got {n_draws!r}.")
-    return (dependence, int(n_draws))
+    return (dependence, int(n_draws), causal)
 
 
-def dependence_game(model, dataset, n, background, note, approach, *, n_draws, rng):
-    """The conditional game of ``dependence=approach``: a sampler's, or the surrogate's."""
+def dependence_game(model, dataset, n, background, note, approach, *, n_draws, rng,
+                    causal=None):
+    """The conditional game of ``dependence=approach``: a sampler's, or the surrogate's;
+    ``causal`` (resolved): causal draws and / or the asymmetric estimator."""
     if approach != "surrogate":
         return conditional_game(model, dataset, n, background, note, approach,
-                                n_draws=n_draws, rng=rng)
+                                n_draws=n_draws, rng=rng, causal=causal)
     if background.shape[0] < 2:
         raise InvalidParameterError(
             "dependence='surrogate' learns from the background, which has "
@@ -68,8 +75,10 @@ def dependence_game(model, dataset, n, background, note, approach, *, n_draws, r
     except (AttributeError, TypeError, ValueError):
         rng = np.random.default_rng(rng.integers(2 ** 63))
     categorical = np.array([c.is_categorical for c in dataset.columns])
-    return SurrogateGame(model, dataset, n, background, note,
+    game = SurrogateGame(model, dataset, n, background, note,
                          Surrogate(model, background, categorical, rng))
+    game.follow(causal)  # (asymmetric only: check_causal refuses its causal draws)
+    return game
 
 
 def _conditional(game):

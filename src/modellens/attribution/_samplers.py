@@ -91,10 +91,20 @@ class Sampler:
         out[:, :, ~mask] = self._draw(x, mask, self._fitted(mask))
         return out
 
+    def draw_rows(self, x: np.ndarray, mask: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        """One draw of the features outside ``mask`` for each row of ``x`` ``(N, d)``, given
+        its own values on ``mask``, from its own random numbers ``noise`` (``(N, d)``
+        normals or ``(N,)`` uniforms, as ``needs`` says): ``(N, |S̄|)``.  ``mask`` may be
+        empty (a draw from the marginal law).  The causal chain's steps use it."""
+        return self._draw_rows(x, mask, self._fitted(mask), noise)
+
     def _fit(self, mask):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _draw(self, x, mask, fit):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _draw_rows(self, x, mask, fit, noise):  # pragma: no cover - abstract
         raise NotImplementedError
 
     @property
@@ -151,7 +161,8 @@ class GaussianSampler(Sampler):
         """``(A, L)``: the conditional mean's slope and the conditional covariance's factor."""
         s, o = mask, ~mask
         cov = self.cov
-        A = np.linalg.solve(cov[np.ix_(s, s)], cov[np.ix_(s, o)]).T  # (|o|, |s|)
+        A = np.linalg.solve(cov[np.ix_(s, s)], cov[np.ix_(s, o)]).T if s.any() else \
+            np.zeros((int(o.sum()), 0))  # (|o|, |s|)
         C = cov[np.ix_(o, o)] - A @ cov[np.ix_(s, o)]
         C = (C + C.T) / 2
         w, V = np.linalg.eigh(C)  # a PSD square root, robust to round-off
@@ -168,6 +179,12 @@ class GaussianSampler(Sampler):
         mu = self.mean[~mask] + np.einsum("qs,os->qo", self._scores(x)[:, mask] - self.mean[mask],
                                           A)
         return mu[:, None, :] + (self.z[:, ~mask] @ L.T)[None, :, :]
+
+    def _draw_rows(self, x, mask, fit, noise):
+        A, L = fit
+        mu = self.mean[~mask] + np.einsum("qs,os->qo", self._scores(x)[:, mask] - self.mean[mask],
+                                          A)
+        return mu + np.einsum("qo,po->qp", noise[:, ~mask], L)
 
     @property
     def diagnostics(self):
@@ -191,7 +208,13 @@ class CopulaSampler(GaussianSampler):
         return stats.norm.ppf(u)
 
     def _draw(self, x, mask, fit):
-        z = super()._draw(x, mask, fit)
+        return self._values(super()._draw(x, mask, fit), mask)
+
+    def _draw_rows(self, x, mask, fit, noise):
+        return self._values(super()._draw_rows(x, mask, fit, noise), mask)
+
+    def _values(self, z, mask):
+        """Drawn normal scores of the features outside ``mask`` back on their scale."""
         u = stats.norm.cdf(z)
         out = np.empty_like(z)
         for k, j in enumerate(np.flatnonzero(~mask)):
@@ -261,6 +284,18 @@ class EmpiricalSampler(Sampler):
         picks = _weighted_picks(w, self.u)
         return self.background[:, ~mask][picks]
 
+    def _draw_rows(self, x, mask, fit, noise):
+        picks = np.empty(x.shape[0], dtype=np.intp)
+        for lo in range(0, x.shape[0], 1024):  # (rows x background) weights a block at a time
+            hi = min(lo + 1024, x.shape[0])
+            if not mask.any():
+                picks[lo:hi] = np.minimum((noise[lo:hi] * self.m).astype(np.intp), self.m - 1)
+                continue
+            cdf = np.cumsum(self.weights(x[lo:hi], mask), axis=1)
+            picks[lo:hi] = np.minimum((cdf <= noise[lo:hi, None] * cdf[:, -1:]).sum(axis=1),
+                                      self.m - 1)
+        return self.background[:, ~mask][picks]
+
     @property
     def diagnostics(self):
         per = [np.concatenate(v) for v in self.ess.values()]
@@ -307,6 +342,9 @@ class TreeSampler(Sampler):
     def _fit(self, mask):
         from sklearn.tree import DecisionTreeRegressor
 
+        if not mask.any():  # nothing to condition on: one leaf, the whole background
+            return None, np.arange(self.m), (np.zeros(1, dtype=np.intp),
+                                             np.full(1, self.m, dtype=np.intp))
         leaf = max(TREE_MIN_LEAF, int(round(np.sqrt(self.m))))
         tree = DecisionTreeRegressor(min_samples_leaf=leaf, min_samples_split=2 * leaf,
                                      random_state=self.seed)
@@ -314,13 +352,24 @@ class TreeSampler(Sampler):
         leaves = tree.apply(self.background[:, mask])
         order = np.argsort(leaves, kind="stable")
         ids, starts, counts = np.unique(leaves[order], return_index=True, return_counts=True)
-        return tree, order, dict(zip(ids.tolist(), zip(starts.tolist(), counts.tolist())))
+        # each node's span of the sorted background (only leaves are ever looked up)
+        start, count = np.zeros(tree.tree_.node_count, dtype=np.intp), \
+            np.ones(tree.tree_.node_count, dtype=np.intp)
+        start[ids], count[ids] = starts, counts
+        return tree, order, (start, count)
+
+    def _picks(self, x, mask, fit, u, common):
+        """Background row of each uniform: ``u`` ``(K,)`` for every row of ``x`` (``common``,
+        ``(q, K)`` picks) or one per row (``(N,)``)."""
+        tree, order, (start, count) = fit
+        leaf = np.zeros(x.shape[0], dtype=np.intp) if tree is None else tree.apply(x[:, mask])
+        first, many = start[leaf], count[leaf]
+        if common:
+            first, many = first[:, None], many[:, None]
+        return order[first + np.minimum((u * many).astype(np.intp), many - 1)]
 
     def _draw(self, x, mask, fit):
-        tree, order, spans = fit
-        leaves = tree.apply(x[:, mask])
-        picks = np.empty((x.shape[0], self.n_draws), dtype=np.intp)
-        for r, leaf in enumerate(leaves):
-            start, count = spans[int(leaf)]
-            picks[r] = order[start + np.minimum((self.u * count).astype(np.intp), count - 1)]
-        return self.background[:, ~mask][picks]
+        return self.background[:, ~mask][self._picks(x, mask, fit, self.u, True)]
+
+    def _draw_rows(self, x, mask, fit, noise):
+        return self.background[:, ~mask][self._picks(x, mask, fit, noise, False)]

@@ -10,11 +10,13 @@ that plans very many model rows.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 from .._validation import InvalidParameterError, ModellensWarning
 from ..data import is_integer
 from ..models import tree_ensemble_name
 from ._background import choose_background
+from ._causal import resolve_causal
 from ._dependence import choose_dependence, dependence_game
 from ._games import InterventionalGame, RemovalGame, TreeGame, check_masker, tree_ensemble_for
 from ._groups import GroupGame, check_groups
@@ -53,6 +55,26 @@ def kernel_samples_for_std(d: int, start: int = 2) -> int:
             return budget
         budget += 1
     return budget
+
+
+def _with_cap(stop: StoppingRule, d: int) -> StoppingRule:
+    """The rule with its cap: ``max_evals``, by default KernelSHAP's default budget."""
+    if stop.max_evals is not None:
+        return stop
+    return replace(stop, max_evals=default_kernel_samples(d))
+
+
+def _first_round(algorithm, d, n_samples, n_permutations, cap):
+    """The first round's budget under a stopping rule: the one given, else a small one.
+
+    KernelSHAP starts from ``8 d`` coalitions (its enumerated sizes are chosen
+    for this budget), permutation sampling from ``DEFAULT_PERMUTATIONS`` orders.
+    """
+    if algorithm in ("auto", "kernel") and n_samples is None:
+        n_samples = max(2, min(cap, FIRST_ROUND_PER_FEATURE * d))
+    if algorithm == "permutation" and n_permutations is None:
+        n_permutations = DEFAULT_PERMUTATIONS
+    return n_samples, n_permutations
 
 
 def _check_stop_applies(stop: StoppingRule | None, algorithm: str,
@@ -137,8 +159,10 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
         if approach == "auto":  # the approach of lowest cross-validated MSEv
             approach, scores = choose_dependence(request.model, dataset, bg, rng, note,
                                                  request.options)
+        causal = dependence[2] and resolve_causal(dependence[2], dataset.feature_names,
+                                                  players is not None)
         game = dependence_game(request.model, dataset, n, bg, note, approach,
-                               n_draws=dependence[1], rng=rng)
+                               n_draws=dependence[1], rng=rng, causal=causal)
         if scores is not None:
             game.diagnostics["dependence_cv_msev"] = scores
     else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import partial
 from typing import overload
 
@@ -18,16 +17,17 @@ from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND
 from ._blocks import SamplingBlock
+from ._causal import AsymmetricEstimator
 from ._groups import GroupGame
 from ._conditional import MonteCarloError
 from ._dependence import check_dependence, conditional_diagnostics, with_monte_carlo_error
 from ._interaction_values import interaction_estimator
 from ._games import InterventionalGame, RemovalGame, ShapleyPlan, TreeGame
 from ._masking import ImageMasker, TextMasker
-from ._stopping import GrowPlan, StoppingRule, check_stopping, run_until_converged
+from ._stopping import GrowPlan, check_stopping, run_until_converged
 from ._streams import RowStreams
-from ._shapley_setup import (DEFAULT_PERMUTATIONS, FIRST_ROUND_PER_FEATURE, MAX_EXACT_FEATURES,
-                             _check_stop_applies, _choose_algorithm, _game, _warn_if_costly,
+from ._shapley_setup import (MAX_EXACT_FEATURES, _check_stop_applies, _choose_algorithm,
+                             _first_round, _game, _warn_if_costly, _with_cap,
                              default_kernel_samples, kernel_samples_for_std)
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
@@ -55,7 +55,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             tol_abs: float | None = None,
             max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
-            n_draws: int | None = None) -> DistributedAttributions: ...
+            n_draws: int | None = None, causal_order: Sequence | None = None,
+            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False) -> DistributedAttributions: ...
 
 
 @overload
@@ -69,7 +70,8 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
             tol_abs: float | None = None, max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
-            n_draws: int | None = None) -> Attributions: ...
+            n_draws: int | None = None, causal_order: Sequence | None = None,
+            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False) -> Attributions: ...
 
 
 def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndarray, *,
@@ -83,7 +85,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
             tol_abs: float | None = None,
             max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
-            n_draws: int | None = None) -> Attributions | DistributedAttributions:
+            n_draws: int | None = None, causal_order: Sequence | None = None,
+            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False) -> Attributions | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -270,6 +273,18 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         (:mod:`modellens.attribution._msev`).
     n_draws : int, optional
         Conditional draws per (explained row, coalition), default 200.
+    causal_order : list of lists of features, optional
+        A partial causal ordering of a conditional game (R shapr's
+        ``causal_ordering``): components, each a list of feature names or
+        positions, every feature once, causes before their effects.
+    confounding : bool or list of bool, optional
+        Causal Shapley values (Heskes et al. 2020): the worths become
+        :math:`E[f(X) \mid do(X_S = x_S)]`, drawn along the order; per
+        component, whether its features share hidden confounders.
+    asymmetric : bool, default=False
+        Average only the feature orders consistent with ``causal_order``
+        (Frye et al. 2020), enumerated exactly.  The semantics of all three:
+        :mod:`modellens.attribution._causal`.
 
     Returns
     -------
@@ -396,7 +411,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                                              algorithm, interactions),
                     dependence=check_dependence(dependence, n_draws, algorithm=algorithm,
                                                 masker=masker, interactions=interactions,
-                                                stop=tol is not None or tol_abs is not None))
+                                                stop=tol is not None or tol_abs is not None,
+                                                causal_order=causal_order,
+                                                confounding=confounding, asymmetric=asymmetric))
     request = _open(model, X, settings, options=None, several=True, chunk_size=chunk_size,
                     n_jobs=n_jobs, progress=progress)
     if request.partitions is not None:
@@ -589,6 +606,8 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations,
                                           cap=None if stop is None else
                                           _with_cap(stop, d).max_evals)
+    if getattr(getattr(game, "causal", None), "asymmetric", False):
+        return AsymmetricEstimator(game, game.causal.components), "exact", None
     if d == 1:
         return OnePlayer(game, sampled=algorithm != "exact"), algorithm, budget
     if algorithm == "exact":
@@ -626,26 +645,6 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
             f"{2 * MIN_ANTITHETIC_FOR_STD} permutations for them.", ModellensWarning,
             stacklevel=stacklevel)
     return estimator, algorithm, budget
-
-
-def _with_cap(stop: StoppingRule, d: int) -> StoppingRule:
-    """The rule with its cap: ``max_evals``, by default KernelSHAP's default budget."""
-    if stop.max_evals is not None:
-        return stop
-    return replace(stop, max_evals=default_kernel_samples(d))
-
-
-def _first_round(algorithm, d, n_samples, n_permutations, cap):
-    """The first round's budget under a stopping rule: the one given, else a small one.
-
-    KernelSHAP starts from ``8 d`` coalitions (its enumerated sizes are chosen
-    for this budget), permutation sampling from ``DEFAULT_PERMUTATIONS`` orders.
-    """
-    if algorithm in ("auto", "kernel") and n_samples is None:
-        n_samples = max(2, min(cap, FIRST_ROUND_PER_FEATURE * d))
-    if algorithm == "permutation" and n_permutations is None:
-        n_permutations = DEFAULT_PERMUTATIONS
-    return n_samples, n_permutations
 
 
 def _keep_drawing(stop, estimators, estimates, one_round, *, stacklevel):
