@@ -151,3 +151,19 @@ def test_refuses_models_of_other_outputs():
     B = xgb.XGBClassifier(n_estimators=5).fit(X, y > 0)
     with pytest.raises(ml.InvalidParameterError, match="outputs differ"):
         ml.compare(A, B, X[:5], algorithm="tree")
+
+
+@pytest.mark.parametrize("background", [None, 30])
+def test_trees_both_models_share_cancel(background):
+    """A booster trained on from another keeps its trees: only the new ones are walked."""
+    X, y = _data(d=4, n=300, seed=4)
+    A = xgb.XGBRegressor(n_estimators=8, max_depth=3).fit(X, y)
+    B = xgb.XGBRegressor(n_estimators=5, max_depth=3).fit(X, y + X[:, 3], xgb_model=A)
+    bg = None if background is None else X[-background:]
+    diff = ml.compare(A, B, X[:20], background=bg)
+    assert diff.diagnostics["n_trees"] == 5
+    ta, tb = (ml.shapley(m, X[:20], background=bg, algorithm="tree") for m in (A, B))
+    np.testing.assert_allclose(diff.values, tb.values - ta.values, atol=1e-9)
+    np.testing.assert_allclose(diff.base_values, tb.base_values - ta.base_values, atol=1e-9)
+    same = ml.compare(A, A, X[:5], background=bg)
+    np.testing.assert_allclose(same.values, 0, atol=1e-12)

@@ -10,6 +10,7 @@ means are equal", its p-values adjusted over the features by Holm's method.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -85,7 +86,7 @@ class GroupComparison:
     def to_frame(self) -> pd.DataFrame:
         """One row per feature: ``feature``, the means, ``difference``, the interval,
         ``std``, ``p_value`` (Holm) and ``p_value_unadjusted``."""
-        out = {"feature": list(self.feature_names)}
+        out: dict[str, Any] = {"feature": list(self.feature_names)}
         out.update({k: np.asarray(getattr(self, k)) for k in self._ARRAYS})
         return pd.DataFrame(out)
 

@@ -23,6 +23,9 @@ Two ways to explain ``f_B - f_A`` in one pass:
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -86,7 +89,7 @@ def _check_pair(a: TreeEnsemble, b: TreeEnsemble) -> None:
             f"model_a's trees use {a.n_features} features and model_b's {b.n_features}: "
             "the two models must read the same columns to be compared.")
     if a.n_outputs != b.n_outputs or (a.classes is None) != (b.classes is None) \
-            or (a.classes is not None and list(a.classes) != list(b.classes)):
+            or (a.classes is not None and list(a.classes) != list(b.classes or [])):
         raise InvalidParameterError(
             f"the two models' outputs differ (model_a: {a.output_names}, classes "
             f"{a.classes}; model_b: {b.output_names}, classes {b.classes}); compare models "
@@ -125,6 +128,7 @@ def difference_ensemble(a: TreeEnsemble, b: TreeEnsemble) -> TreeEnsemble:
     else:  # one float64 reader for both
         thr_b, thr_a = _as_float64_reader(b, lightgbm), _as_float64_reader(a, lightgbm)
         float32, library = False, "lightgbm" if lightgbm else "mixed"
+    a, b, thr_a, thr_b = _without_shared(a, b, thr_a, thr_b)
     nb = len(b.left)
     shift_a = np.where(a.left >= 0, nb, 0)
     thr_a = np.array(thr_a, dtype=np.float64)
@@ -144,6 +148,67 @@ def difference_ensemble(a: TreeEnsemble, b: TreeEnsemble) -> TreeEnsemble:
         library=library, classes=b.classes, output_names=list(b.output_names),
         cat_left=np.concatenate([b.cat_left, a.cat_left]), categories=b.categories or a.categories,
         unseen_code=b.unseen_code)
+
+
+def _tree_keys(ens: TreeEnsemble, thr: np.ndarray) -> list:
+    """A digest of each tree: its nodes (children relative to its root), thresholds as read,
+    values, covers and category rows; equal digests, equal trees."""
+    keys = []
+    for k in range(ens.n_trees):
+        lo, hi = int(ens.roots[k]), int(ens.roots[k + 1])
+        left = ens.left[lo:hi]
+        cat = ens.missing[lo:hi] == MISSING_CATEGORICAL
+        h = hashlib.blake2b(digest_size=20)
+        for part in (np.where(left >= 0, left - lo, -1),
+                     np.where(left >= 0, ens.right[lo:hi] - lo, -1), ens.feature[lo:hi],
+                     np.where(cat, 0.0, thr[lo:hi]), ens.default_left[lo:hi],
+                     ens.missing[lo:hi], ens.value[lo:hi], ens.cover[lo:hi],
+                     ens.cat_left[thr[lo:hi][cat].astype(np.int64)]):
+            h.update(np.ascontiguousarray(part).tobytes())
+        keys.append(h.digest())
+    return keys
+
+
+def _without_shared(a: TreeEnsemble, b: TreeEnsemble, thr_a, thr_b):
+    """``(a, b, thr_a, thr_b)`` without the trees of B equal to one of A, and those of A.
+
+    Two equal trees cancel in ``f_B - f_A`` and in every TreeSHAP game (the
+    values are sums over trees, each tree's from its own nodes and covers),
+    so a retrained booster that kept its first rounds costs only its new
+    ones.  One pair stays when every tree cancels (an ensemble has a tree).
+    """
+    keys_a, keys_b = _tree_keys(a, thr_a), _tree_keys(b, thr_b)
+    free: dict = {}
+    for k, key in enumerate(keys_a):
+        free.setdefault(key, []).append(k)
+    pairs = []
+    for k, key in enumerate(keys_b):
+        if free.get(key):
+            pairs.append((free[key].pop(), k))
+    if len(pairs) == b.n_trees:
+        pairs = pairs[1:]
+    if not pairs:
+        return a, b, thr_a, thr_b
+    drop_a, drop_b = {p[0] for p in pairs}, {p[1] for p in pairs}
+    a, thr_a = _subset(a, thr_a, [k for k in range(a.n_trees) if k not in drop_a])
+    b, thr_b = _subset(b, thr_b, [k for k in range(b.n_trees) if k not in drop_b])
+    return a, b, thr_a, thr_b
+
+
+def _subset(ens: TreeEnsemble, thr, keep):
+    """The ensemble of the trees ``keep`` (a new one: parsed ensembles are shared)."""
+    parts = [np.arange(ens.roots[k], ens.roots[k + 1]) for k in keep]
+    idx = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    sizes = np.array([len(p) for p in parts], dtype=np.int64)
+    roots = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    shift = np.repeat(roots[:-1] - ens.roots[np.asarray(keep, dtype=np.int64)], sizes)
+    inner = ens.left[idx] >= 0
+    sub = replace(ens, left=np.where(inner, ens.left[idx] + shift, -1),
+                  right=np.where(inner, ens.right[idx] + shift, -1),
+                  feature=ens.feature[idx], threshold=ens.threshold[idx],
+                  default_left=ens.default_left[idx], missing=ens.missing[idx],
+                  value=ens.value[idx], cover=ens.cover[idx], roots=roots)
+    return sub, np.asarray(thr)[idx]
 
 
 def _fitted_on_array(model) -> bool:

@@ -170,6 +170,7 @@ def shift(model, X_reference, X_current, y_reference=None, y_current=None, *,
                            progress=progress, dask="in_memory")
     values, n_ref = request.dataset.values, request.n_explained
     ref, cur = values[:n_ref], request.reference
+    assert cur is not None  # read with X_reference under one schema
     metric = _check_metric(metric, labels is not None, request.model)
     most = min(len(ref), len(cur))
     n_pairs = min(most, DEFAULT_PAIRS) if n_pairs is None else check_int(n_pairs, "n_pairs", low=2)

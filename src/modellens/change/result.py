@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,9 +98,9 @@ class Shift:
         opened = open_envelope(d, "Shift")
         v = opened.fields(names, known=names)
         check_shift(opened, v)
-        return cls(feature_names=list(v["feature_names"]),
-                   **{k: np.asarray(v[k], dtype=np.float64) for k in _ARRAYS},
-                   **{k: float(v[k]) for k in _NUMBERS}, metric=str(v["metric"]),
+        fields: dict[str, Any] = {k: np.asarray(v[k], dtype=np.float64) for k in _ARRAYS}
+        fields.update({k: float(v[k]) for k in _NUMBERS})
+        return cls(feature_names=list(v["feature_names"]), **fields, metric=str(v["metric"]),
                    output=str(v["output"]), n_pairs=int(v["n_pairs"]),
                    correction=str(v["correction"]))
 
