@@ -38,11 +38,24 @@ def plot_intervals(names, values, low, high, *, ax=None, max_features: int = 20,
 
 
 @literal_text
-def plot_paired_beeswarm(before, after, names, *, ax=None, max_features: int = 12):
-    """Each feature's attributions before (left of the row) and after (right), with a line
-    per row joining its two values: how each row's attribution moved."""
-    ax = _axes(ax, min(np.shape(before)[1], max_features))
-    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+def plot_paired_beeswarm(before, after, *, ax=None, max_features: int = 12):
+    """Two explanations of the same rows, before and after (say ``ml.shapley(old, X)`` and
+    ``ml.shapley(new, X)``): per feature the rows' values before (blue, below) and after
+    (red, above), the features whose rows moved most on top.
+
+    ``before`` and ``after`` are single-output :class:`~modellens.Attributions` of the
+    same rows and features.
+    """
+    names = list(before.feature_names)
+    if list(after.feature_names) != names or np.shape(before.values) != np.shape(after.values) \
+            or np.ndim(before.values) != 2:
+        from .._validation import InvalidParameterError
+
+        raise InvalidParameterError(
+            "before and after must explain the same rows and features with one output each "
+            f"(got shapes {np.shape(before.values)} and {np.shape(after.values)}).")
+    ax = _axes(ax, min(len(names), max_features))
+    before, after = np.asarray(before.values, dtype=float), np.asarray(after.values, dtype=float)
     score = np.abs(after - before).mean(axis=0)
     order = np.argsort(score, kind="stable")[::-1][:max_features][::-1]
     rng = np.random.default_rng(0)  # a fixed jitter: the same picture every time
