@@ -16,7 +16,7 @@ from ._result_checks import (Spec, array, check_fields, count, either, flag, map
 __all__ = ["check_attributions", "check_attribution_summary", "check_effect",
            "check_importance", "check_width_sweep",
            "check_interaction_pairs", "check_interactions", "check_region_tree",
-           "MAX_REGION_DEPTH"]
+           "MAX_REGION_DEPTH", "check_shift", "check_group_comparison"]
 
 _F = "f"
 _NUM = "fiub"
@@ -280,3 +280,21 @@ def check_region_tree(opened, node, where: str = "trees") -> None:
             if child is not None:
                 stack.append((child, f"{where}.{key}", depth + 1))
 
+
+
+def check_shift(opened, values: dict) -> None:
+    check_fields(opened, values, {
+        "feature_names": texts("p"), "contribution": array(_F, "p"), "std": array(_F, "p"),
+        "p_value": array(_F, "p"), "p_value_unadjusted": array(_F, "p"),
+        "total_change": number(), "unexplained": number(), "unexplained_std": number(),
+        "reference_value": number(), "current_value": number(), "metric": text(),
+        "output": text(), "n_pairs": count(), "correction": text(choices=("holm",))})
+
+
+def check_group_comparison(opened, values: dict) -> None:
+    per_feature = {k: array(_F, "d") for k in ("mean_a", "mean_b", "difference", "ci_low",
+                                               "ci_high", "std", "p_value",
+                                               "p_value_unadjusted")}
+    check_fields(opened, values, {"feature_names": texts("d"), **per_feature,
+                                  "n_a": count(), "n_b": count(), "confidence": number(finite=True),
+                                  "output": text()})

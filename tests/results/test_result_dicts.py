@@ -53,6 +53,11 @@ def _results() -> dict:
                        ml.lime_width_sweep(lambda A: np.column_stack([f(A), -f(A)]), X[:1],
                                            training_data=X, num_samples=60, random_state=0)],
         "AttributionSummary": _summaries(X),
+        "Shift": [ml.shift(f, X[:40], X[40:] + [0.5, 0, 0], n_pairs=20, random_state=0),
+                  ml.shift(f, X[:40], X[40:], f(X[:40]), f(X[40:]) + 1, n_pairs=20,
+                           random_state=0)],
+        "GroupComparison": [ml.shapley(f, X[:20], background=X[:10]).compare_groups(
+            X[:20, 0] > 0, n_boot=20, random_state=0)],
     }
 
 

@@ -97,6 +97,7 @@ def _calls(X, tree):
         "regions": [lambda: ml.regions(f, X, [0], n_resamples=5, random_state=0, **quiet),
                     lambda: ml.regions(f, X, [0], effect="pdp", n_resamples=5,
                                        random_state=0, **quiet)],
+        "shift": [lambda: ml.shift(f, X[:30], X[30:], n_pairs=5, random_state=0, **quiet)],
     }
 
 

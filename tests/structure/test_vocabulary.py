@@ -93,7 +93,7 @@ def signatures():
 
 def test_the_page_is_read():
     assert {"X", "model", "sample", "n_jobs", "sample_weight", "effect", "n_resamples"} <= NAMES
-    assert ONLY["n_permutations"] == {"shapley"} and ONLY["method"] == {"pdp", "interactions"}
+    assert ONLY["n_permutations"] == {"shapley"} and ONLY["method"] == {"pdp", "interactions", "compare"}
     assert ("x", "X", ["lime_width_sweep"]) in RENAMED
 
 

@@ -1,5 +1,6 @@
 """Local attributions: Shapley values (exact, permutation sampling, KernelSHAP) and LIME."""
 
+from ._cohorts import GroupComparison, holm
 from ._blocks import MediaBlock, SamplingBlock, SurrogateBlock
 from ._masking import ImageMasker, TextMasker
 from .distributed import AttributionSummary, DistributedAttributions
@@ -11,4 +12,5 @@ from .shapley import shapley
 
 __all__ = ["Attributions", "shapley", "lime", "lime_text", "lime_image", "lime_width_sweep",
            "WidthSweep", "TextMasker", "ImageMasker", "SurrogateBlock", "SamplingBlock",
-           "MediaBlock", "DistributedAttributions", "AttributionSummary", "InteractionPairs"]
+           "MediaBlock", "DistributedAttributions", "AttributionSummary", "InteractionPairs",
+           "GroupComparison", "holm"]

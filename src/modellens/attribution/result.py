@@ -246,6 +246,20 @@ class Attributions(Indexing):
         """The position of ``output`` (a class label, an output name or a position)."""
         return output_position(self.outputs, self.output_labels, output)
 
+    def compare_groups(self, mask, *, n_boot: int = 1000, confidence: float = 0.95,
+                       random_state=None):
+        """The mean attributions of the rows where ``mask`` holds (B) minus the others' (A).
+
+        Per feature: the difference, a percentile bootstrap interval (rows
+        resampled within each group, ``n_boot`` times) and Welch's t test of
+        equal means, Holm-adjusted over the features.  Returns a
+        :class:`~modellens.attribution.GroupComparison` (``to_frame``, ``plot``).
+        """
+        from ._cohorts import compare_groups
+
+        return compare_groups(self, mask, n_boot=n_boot, confidence=confidence,
+                              random_state=random_state)
+
     def for_output(self, output) -> "Attributions":
         """The single-output result of one output, as if it alone had been asked for.
 

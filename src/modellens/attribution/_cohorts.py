@@ -1,0 +1,176 @@
+"""Two groups of rows of one explanation: the difference of their mean attributions.
+
+:func:`compare_groups` (``attr.compare_groups(mask)``) compares the rows where
+``mask`` holds (group B) with the others (group A): per feature the
+difference of the mean attributions, a percentile bootstrap confidence
+interval (rows resampled within each group), and Welch's t test of "the
+means are equal", its p-values adjusted over the features by Holm's method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InvalidParameterError, check_int, check_random_state
+
+__all__ = ["holm", "compare_groups", "GroupComparison"]
+
+
+def holm(p) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error rate), in the given order.
+
+    The ``i``-th smallest p-value is multiplied by ``m - i`` (``i`` from 0),
+    made non-decreasing along the order and capped at 1 (Holm 1979).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = scaled
+    return out
+
+
+@dataclass(eq=False)
+class GroupComparison:
+    """Mean attributions of two groups of rows and their difference, per feature.
+
+    Attributes
+    ----------
+    feature_names : list of str
+    mean_a, mean_b : ndarray of shape (d,)
+        Mean attribution of each feature over group A (``mask`` False) and
+        group B (``mask`` True).
+    difference : ndarray of shape (d,)
+        ``mean_b - mean_a``.
+    ci_low, ci_high : ndarray of shape (d,)
+        Percentile bootstrap interval of the difference at ``confidence``.
+    std : ndarray of shape (d,)
+        Standard error of the difference (Welch).
+    p_value : ndarray of shape (d,)
+        Welch's t test of equal means, Holm-adjusted over the features.
+    p_value_unadjusted : ndarray of shape (d,)
+    n_a, n_b : int
+        Rows in each group.
+    confidence : float
+    output : str
+    """
+
+    feature_names: list
+    mean_a: np.ndarray
+    mean_b: np.ndarray
+    difference: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    std: np.ndarray
+    p_value: np.ndarray
+    p_value_unadjusted: np.ndarray
+    n_a: int
+    n_b: int
+    confidence: float
+    output: str = "prediction"
+
+    _ARRAYS = ("mean_a", "mean_b", "difference", "ci_low", "ci_high", "std", "p_value",
+               "p_value_unadjusted")
+
+    def __repr__(self):
+        return (f"GroupComparison(features={len(self.feature_names)}, n_a={self.n_a}, "
+                f"n_b={self.n_b}, output={self.output!r})")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per feature: ``feature``, the means, ``difference``, the interval,
+        ``std``, ``p_value`` (Holm) and ``p_value_unadjusted``."""
+        out: dict[str, Any] = {"feature": list(self.feature_names)}
+        out.update({k: np.asarray(getattr(self, k)) for k in self._ARRAYS})
+        return pd.DataFrame(out)
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of every field (:meth:`from_dict` reads it back)."""
+        from .._result_dicts import envelope
+
+        out = {"feature_names": [str(f) for f in self.feature_names],
+               **{k: np.asarray(getattr(self, k), dtype=np.float64) for k in self._ARRAYS},
+               "n_a": int(self.n_a), "n_b": int(self.n_b),
+               "confidence": float(self.confidence), "output": str(self.output)}
+        return envelope("GroupComparison", out)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "GroupComparison":
+        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip)."""
+        from .._result_dicts import open_envelope
+        from .._result_specs import check_group_comparison
+
+        names = ("feature_names",) + cls._ARRAYS + ("n_a", "n_b", "confidence", "output")
+        opened = open_envelope(d, "GroupComparison")
+        v = opened.fields(names, known=names)
+        check_group_comparison(opened, v)
+        return cls(feature_names=list(v["feature_names"]),
+                   **{k: np.asarray(v[k], dtype=np.float64) for k in cls._ARRAYS},
+                   n_a=int(v["n_a"]), n_b=int(v["n_b"]), confidence=float(v["confidence"]),
+                   output=str(v["output"]))
+
+    def for_output(self, output=None) -> "GroupComparison":
+        """This result (it holds one output: compare ``attr.for_output(o)``'s groups)."""
+        if output not in (None, 0, self.output):
+            raise InvalidParameterError(f"this comparison holds one output, {self.output!r}.")
+        return self
+
+    def plot(self, ax=None, *, output=None, max_features: int = 20):
+        """The differences with their bootstrap intervals, the largest on top."""
+        from ..plot.change import plot_intervals
+
+        self.for_output(output)
+        return plot_intervals(self.feature_names, self.difference, self.ci_low, self.ci_high,
+                              ax=ax, max_features=max_features,
+                              xlabel=f"mean attribution, B - A ({self.output})")
+
+
+def compare_groups(attr, mask, *, n_boot: int = 1000, confidence: float = 0.95,
+                   random_state=None) -> GroupComparison:
+    """The difference of the mean attributions of the rows where ``mask`` holds and the others.
+
+    See :meth:`Attributions.compare_groups`.
+    """
+    if attr.outputs is not None:
+        raise InvalidParameterError(
+            "the explanation holds several outputs; compare the groups of one: "
+            "attr.for_output(o).compare_groups(mask).")
+    mask = np.asarray(mask)
+    if mask.dtype != bool or mask.shape != (len(attr),):
+        raise InvalidParameterError(
+            f"mask must be a boolean array with one entry per explained row ({len(attr)}), "
+            f"got dtype {mask.dtype} and shape {mask.shape}.")
+    n_b, n_a = int(mask.sum()), int((~mask).sum())
+    if min(n_a, n_b) < 2:
+        raise InvalidParameterError(
+            f"each group needs at least 2 rows (mask selects {n_b}, leaves {n_a}).")
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    if not 0 < confidence < 1:
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}.")
+    rng = check_random_state(random_state)
+    A, B = attr.values[~mask], attr.values[mask]
+    diff = B.mean(axis=0) - A.mean(axis=0)
+    va, vb = A.var(axis=0, ddof=1) / n_a, B.var(axis=0, ddof=1) / n_b
+    se = np.sqrt(va + vb)
+    from scipy import stats
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dof = (va + vb) ** 2 / (va ** 2 / (n_a - 1) + vb ** 2 / (n_b - 1))
+        t = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.inf))
+    raw = 2 * stats.t.sf(np.abs(t), np.where(np.isfinite(dof), dof, 1.0))
+    boots = np.empty((n_boot, A.shape[1]))
+    for b in range(n_boot):  # each group resampled within itself
+        boots[b] = B[rng.integers(0, n_b, n_b)].mean(axis=0) - \
+            A[rng.integers(0, n_a, n_a)].mean(axis=0)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(boots, [alpha, 1 - alpha], axis=0)
+    return GroupComparison(feature_names=list(attr.feature_names), mean_a=A.mean(axis=0),
+                           mean_b=B.mean(axis=0), difference=diff, ci_low=low, ci_high=high,
+                           std=se, p_value=holm(raw), p_value_unadjusted=raw, n_a=n_a,
+                           n_b=n_b, confidence=float(confidence), output=str(attr.output))

@@ -1,0 +1,103 @@
+"""Shapley values of the difference of two models, ``f_B(x) - f_A(x)``.
+
+Two tree ensembles are explained exactly in one traversal of the trees of
+their difference (:func:`~._difference.difference_ensemble`); any other pair
+through one model whose answer is ``f_B - f_A`` on the same rows
+(:class:`~._difference.ModelDifference`), so every algorithm of
+:func:`~modellens.shapley` pairs its coalitions, background rows and draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_choice, check_random_state
+from ..engine import open_request, run
+from ..models import tree_ensemble_name
+from ._background import choose_background
+from ._difference import ModelDifference, difference_ensemble
+from ._games import ShapleyPlan, TreeGame, tree_ensemble_for
+from ._shapley_setup import _trees_give_prediction
+from .result import Attributions, build, keep_row_labels
+from .shapley import ALGORITHMS, shapley
+
+__all__ = ["compare_shapley", "ModelDifference", "difference_ensemble"]
+
+#: what the result's output names say was explained
+_WHAT = "{output}: model_b - model_a"
+
+
+def compare_shapley(model_a, model_b, X, *, background=None, algorithm="auto",
+                    random_state=None, target=None, response_method="auto", feature_names=None,
+                    chunk_size=None, n_jobs=None, progress=None, **options) -> Attributions:
+    """The Shapley values of ``f_B - f_A`` (see :func:`modellens.compare`)."""
+    check_choice(algorithm, "algorithm", ALGORITHMS)
+    sampled = any(options.get(k) is not None for k in
+                  ("n_samples", "n_permutations", "tol", "tol_abs", "max_evals", "groups")) \
+        or options.get("dependence", "independent") != "independent" \
+        or options.get("interactions", False)
+    if algorithm == "tree" or (algorithm == "auto" and not sampled
+                               and tree_ensemble_name(model_a) is not None
+                               and tree_ensemble_name(model_b) is not None):
+        attr = _tree_difference(model_a, model_b, X, background=background,
+                                strict=algorithm == "tree", random_state=random_state,
+                                target=target, response_method=response_method,
+                                feature_names=feature_names, chunk_size=chunk_size,
+                                n_jobs=n_jobs, progress=progress, **options)
+        if attr is not None:
+            return attr
+    attr = shapley(ModelDifference(model_a, model_b), X, background=background,
+                   algorithm=algorithm, random_state=random_state, target=target,
+                   response_method=response_method, feature_names=feature_names,
+                   chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, **options)
+    # each row the engine planned was answered by both models
+    attr.diagnostics["model_rows_each"] = attr.diagnostics.get("n_model_rows")
+    return _relabel(attr, "paired")
+
+
+def _relabel(attr: Attributions, how: str) -> Attributions:
+    attr.output = _WHAT.format(output=attr.output)
+    if attr.outputs is not None:
+        attr.outputs = [_WHAT.format(output=o) for o in attr.outputs]
+    attr.diagnostics["compare"] = how
+    return attr
+
+
+def _tree_difference(model_a, model_b, X, *, background, strict, random_state, target,
+                     response_method, feature_names, chunk_size, n_jobs, progress,
+                     index="shapley", interactions=False, **_) -> Attributions | None:
+    """TreeSHAP of the trees of ``f_B - f_A``: None when ``"auto"`` cannot use the trees."""
+    rng = check_random_state(random_state)
+    rows = None if background is None or np.isscalar(background) else background
+    request = open_request(model_b, X, reference=rows, feature_names=feature_names,
+                           target=target, response_method=response_method,
+                           chunk_size=chunk_size, n_jobs=n_jobs, progress=progress,
+                           dask="in_memory", wrap_model=False, several=True)
+    ensembles = []
+    for model in (model_a, model_b):
+        ens = tree_ensemble_for(model, request.dataset, request.X, strict=strict,
+                                response_method=response_method)
+        if ens is None or (not strict and not _trees_give_prediction(ens, response_method)):
+            return None
+        ensembles.append(ens)
+    diff = difference_ensemble(*ensembles)
+    dataset, n = request.dataset, request.n_explained
+    bg, note = choose_background(dataset, n, background, request.reference, rng,
+                                 optional=True, stacklevel=5)
+    game = TreeGame(diff, model_b, dataset, n, bg, note, target=target)
+    from .tree import TreeEstimator  # numba: only tree models need it
+
+    estimator = TreeEstimator(game, interactions=interactions, n_threads=request.options.threads,
+                              index=index)
+    (estimates,) = run(None, [ShapleyPlan(game, estimator)], request.options,
+                       desc="compare (tree)")
+    parts = []
+    for est, subject, diags in zip(estimates, game.subjects, game.output_diagnostics):
+        extra = {**diags, "n_coalitions": 0, "n_model_rows": 0, "index": index,
+                 "n_trees_a": ensembles[0].n_trees, "n_trees_b": ensembles[1].n_trees}
+        parts.append(build(subject, values=est.values, base_values=np.full(n, est.base_value),
+                           prediction=est.prediction, method=f"{index}-tree",
+                           value_function=game.value_function, interactions=est.interactions,
+                           diagnostics=extra))
+    attr = parts[0] if game.labels is None else Attributions.stack(parts, game.labels)
+    return _relabel(keep_row_labels(attr, request.X), "trees")
