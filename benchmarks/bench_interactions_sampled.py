@@ -135,7 +135,7 @@ def main(quick=False):
                         errs[peer].append(np.sum((got - ref) ** 2) / np.sum(ref ** 2))
                 if rounds >= 5 and ours.sampling is not None:
                     std = 2 * ours.sampling.interactions_std[:, iu[0], iu[1]]
-                    q = t.ppf(0.975, ours.dof)[:, None]
+                    q = t.ppf(0.975, ours.sampling.dof)[:, None]
                     moving = std > 1e-9
                     hits.append((np.abs(est - truth) <= q * std)[moving])
             cov = f"{np.mean(np.concatenate(hits)):.3f}" if hits else "-"

@@ -47,3 +47,23 @@ def interacting(A):
     """A model with two- to four-way interactions and a saturating additive part."""
     return (np.tanh(A @ np.linspace(1, 2, A.shape[1]) / 3) * 3 + A[:, 0] * A[:, 1] * A[:, 2]
             + np.maximum(A[:, 3:6].sum(axis=1), 0) ** 2 + np.sin(A[:, 6] * A[:, 7] * A[:, 1]))
+
+
+def game_shapley(v):
+    """Shapley values of games given whole: ``v[..., S]`` (shape ``(..., 2**d)``) is the
+    worth of the coalition with bit code ``S`` (player ``j`` is bit ``j``); ``(..., d)``.
+
+    Its own loop over the coalitions (no modellens code): the oracle of the estimators that
+    take a game's values.
+    """
+    v = np.asarray(v, dtype=float)
+    d = int(round(np.log2(v.shape[-1])))
+    assert v.shape[-1] == 2 ** d and d >= 1, v.shape
+    phi = np.zeros(v.shape[:-1] + (d,))
+    for code in range(2 ** d):
+        size = bin(code).count("1")
+        for j in range(d):
+            if not code >> j & 1:
+                weight = 1.0 / (d * comb(d - 1, size))
+                phi[..., j] += weight * (v[..., code | 1 << j] - v[..., code])
+    return phi

@@ -71,7 +71,7 @@ def test_indexing_selects_rows_and_features_of_every_block(lime_attr):
                       algorithm="permutation", n_permutations=10, random_state=0)
     one = perm[[4], [1, 2]]
     np.testing.assert_array_equal(one.std, perm.std[[4]][:, [1, 2]])
-    np.testing.assert_array_equal(one.dof, perm.dof[[4]])
+    np.testing.assert_array_equal(one.sampling.dof, perm.sampling.dof[[4]])
     assert one.sampling.n_permutations == 10 and one.diagnostics["n_background"] == 6
 
 
@@ -82,7 +82,8 @@ def test_the_constructor_takes_the_blocks_only():
                                               interpretable="continuous"),
                      sampling=SamplingBlock(std=np.array([[0.1, 0.2]]), dof=np.array([9.0])),
                      diagnostics={"n_model_rows": 10})
-    assert a.intercept[0] == 0.5 and a.dof[0] == 9.0 and a.diagnostics == {"n_model_rows": 10}
+    assert a.intercept[0] == 0.5 and a.sampling.dof[0] == 9.0
+    assert a.diagnostics == {"n_model_rows": 10}
     # continuous weights are slopes: the additive plots refuse them, as before
     with pytest.raises(ml.InvalidParameterError, match="discretize=None"):
         a.plot.waterfall(0)

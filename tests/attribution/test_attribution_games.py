@@ -88,7 +88,7 @@ def test_one_player_is_the_same_rule_for_tables_and_texts():
     for attr, value in ((table, 3.0), (text, 2.0)):
         np.testing.assert_allclose(attr.values, [[value]])
         np.testing.assert_array_equal(attr.std, [[0.0]])
-        np.testing.assert_array_equal(attr.dof, [np.inf])
+        np.testing.assert_array_equal(attr.sampling.dof, [np.inf])
 
 
 def _classification_data():

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens.attribution._surrogate import _holdout_r2, _ridge, fit_local
+from modellens.attribution._surrogate import _holdout_r2, _ridge, fit_outputs
 from modellens.attribution.lime import TabularSampler, top_k_sets
 
 COEF = np.array([3.0, -2.0, 1.0, 0.5])
@@ -186,7 +186,7 @@ def test_surrogate_equals_lime_base_on_the_same_samples(selection, lime_name, k)
     kernel = lambda d: np.sqrt(np.exp(-d ** 2 / 2.0 ** 2))  # noqa: E731
     intercept, exp, score, local = LimeBase(kernel, random_state=0).explain_instance_with_data(
         Z, y[:, None], distances, 0, k, feature_selection=lime_name)
-    fit = fit_local(Z, y, kernel(distances), Z[0], k, selection)
+    (fit,) = fit_outputs(Z, y[:, None], kernel(distances), Z[0], k, selection)
     theirs = np.zeros(Z.shape[1])
     for j, v in exp:
         theirs[j] = v
@@ -209,7 +209,7 @@ def test_holdout_score_is_leave_one_out_refits():
         loo[s] = m.predict(Z[s:s + 1])[0]
     expected = r2_score(y, loo, sample_weight=w)
     assert _holdout_r2(Z, y, w, coef, b, 1.0) == pytest.approx(expected, abs=1e-10)
-    fit = fit_local(Z, y, w, Z[0], 4, "none")
+    (fit,) = fit_outputs(Z, y[:, None], w, Z[0], 4, "none")
     assert fit.score_holdout == pytest.approx(expected, abs=1e-10)
     assert fit.score_holdout < fit.score
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens.attribution._coalitions import game_shapley
+from shapley_games import game_shapley
 
 ALGORITHMS = ["exact", "permutation", "kernel"]
 

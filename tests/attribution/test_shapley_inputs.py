@@ -59,7 +59,7 @@ def test_intervals_at_a_small_budget_cover_and_tiny_budgets_give_no_number():
     exact = ml.shapley(_three_way, X[:150], background=bg, algorithm="exact").values
     res = ml.shapley(_three_way, X[:150], background=bg, algorithm="permutation",
                      n_permutations=16, random_state=1)  # 8 antithetic pairs: dof 7
-    np.testing.assert_array_equal(res.dof, 7.0)
+    np.testing.assert_array_equal(res.sampling.dof, 7.0)
     lo, hi = res.confidence_interval(0.95)
     t_cover = np.mean((exact >= lo) & (exact <= hi))
     z_cover = np.mean(np.abs(res.values - exact) <= 1.96 * res.std)

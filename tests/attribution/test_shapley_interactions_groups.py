@@ -109,14 +109,14 @@ def test_sampled_interactions_are_unbiased_with_calibrated_errors(data10):
     for seed in range(30):
         attr = ml.shapley(_model10, X, background=B, interactions=True,
                           algorithm="permutation", n_permutations=100, random_state=seed)
-        assert attr.method == "shapley-permutation" and np.all(attr.dof == 9)
+        assert attr.method == "shapley-permutation" and np.all(attr.sampling.dof == 9)
         np.testing.assert_allclose(attr.interactions.sum(axis=2), attr.values, rtol=0,
                                    atol=1e-12)
         np.testing.assert_allclose(attr.interactions, attr.interactions.transpose(0, 2, 1),
                                    rtol=0, atol=1e-12)
         np.testing.assert_allclose(attr.values.sum(axis=1) + attr.base_values,
                                    attr.prediction, rtol=0, atol=1e-12)
-        q = t.ppf(0.975, attr.dof)[:, None, None]
+        q = t.ppf(0.975, attr.sampling.dof)[:, None, None]
         err = attr.interactions - exact.interactions
         std = attr.sampling.interactions_std
         moving = std > 1e-9  # pairs without higher-order terms are exact (std 0)
@@ -233,7 +233,7 @@ def test_auto_enumerates_small_games_and_samples_larger_ones(data):
     attr = ml.shapley(lambda A: A[:, 0] * A[:, 1] * A[:, 11], wide[:1], background=wide[5:15],
                       interactions=True, random_state=0)
     assert attr.method == "shapley-permutation" and attr.sampling.n_permutations == 120
-    assert attr.interactions.shape == (1, 12, 12) and np.all(attr.dof == 9)
+    assert attr.interactions.shape == (1, 12, 12) and np.all(attr.sampling.dof == 9)
 
 
 def test_interaction_options_are_checked(data):

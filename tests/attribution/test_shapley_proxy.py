@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import modellens as ml
-from modellens.attribution._coalitions import game_shapley, size_weights
+from modellens.attribution._coalitions import size_weights
+from shapley_games import game_shapley
 from shapley_games import correlated_normal, exact_values, interacting
 
 SHAPLEY = sys.modules["modellens.attribution.shapley"]

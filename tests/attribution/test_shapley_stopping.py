@@ -218,7 +218,7 @@ def test_a_linear_model_stops_at_once_on_its_closed_form(algorithm):
     if first is not None:
         assert (np.asarray(attr.diagnostics["n_coalitions"]) <= first).all()
     else:
-        assert (attr.dof == 9).all()  # the first round's 10 pairs, no more
+        assert (attr.sampling.dof == 9).all()  # the first round's 10 pairs, no more
 
 
 def test_a_cap_too_small_for_an_error_says_so_without_numpy_warnings():

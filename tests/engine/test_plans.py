@@ -160,7 +160,5 @@ def test_front_door_resolves_everything_a_method_repeats():
     lazy = dd.from_pandas(frame, npartitions=2)
     request = open_request(lambda D: D["a"].to_numpy(), lazy)
     assert request.out_of_core and request.dataset.columns[1].levels.tolist() == ["u", "v"]
-    with pytest.raises(ml.InvalidParameterError, match="in memory"):
-        request.require_in_memory("this option")
     with pytest.raises(ml.InvalidParameterError, match="Dask"):  # a method without plans
         open_request(lambda D: D["a"], lazy, dask="in_memory")

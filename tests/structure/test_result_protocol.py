@@ -183,3 +183,14 @@ def test_plot_takes_ax_and_output_by_keyword():
         _, ax = plt.subplots()
         assert draw(ax) is ax
         plt.close("all")
+
+
+def test_no_flat_shortcut_of_a_block_beyond_the_contract():
+    """A field of a result's block is read on the block (``attr.sampling.dof``); the flat
+    names kept are the contract's (LIME's ``intercept``, ``score``, ``local_prediction``,
+    images' ``segments``) and ``std``, the documented standard errors (README, user guide)."""
+    flat = {name for name, value in vars(ml.Attributions).items()
+            if isinstance(value, property) and getattr(value.fget, "__qualname__", "")
+            .startswith("block_property")}
+    assert flat == {"std", "intercept", "score", "local_prediction", "segments"}, flat
+    assert not hasattr(ml.Attributions, "dof")

@@ -112,10 +112,6 @@ class SurrogateBlock(_Block):
     #: the fields that differ by output (stacked on a last axis with several outputs)
     per_output = ("intercept", "score", "score_holdout", "local_prediction")
 
-    @property
-    def is_tabular(self) -> bool:
-        return self.interpretable in ("binned", "continuous")
-
     @classmethod
     def stack(cls, blocks: list) -> "SurrogateBlock":
         """The surrogates of every output (fit on the same samples) as one block."""

@@ -6,9 +6,8 @@ from math import comb
 
 import numpy as np
 
-from .._validation import InvalidParameterError
 
-__all__ = ["bit_masks", "exact_weights", "game_shapley", "unique_masks", "size_weights"]
+__all__ = ["bit_masks", "exact_weights", "unique_masks", "size_weights"]
 
 
 def bit_masks(codes, d: int) -> np.ndarray:
@@ -36,26 +35,6 @@ def exact_weights(d: int) -> np.ndarray:
     inside = w[np.clip(size - 1, 0, d - 1)][:, None]
     outside = -w[np.clip(size, 0, d - 1)][:, None]
     return np.where(masks, inside, outside)
-
-
-def game_shapley(v) -> np.ndarray:
-    """Shapley values of games given by all their coalition values.
-
-    Parameters
-    ----------
-    v : array of shape (..., 2**d)
-        ``v[..., S]`` is the worth of the coalition with bit code ``S``
-        (player ``j`` is bit ``j``; ``v[..., 0]`` is the empty coalition).
-
-    Returns
-    -------
-    ndarray of shape (..., d)
-    """
-    v = np.asarray(v, dtype=np.float64)
-    d = int(round(np.log2(v.shape[-1])))
-    if v.shape[-1] != 2 ** d or d < 1:
-        raise InvalidParameterError(f"a game needs 2**d coalition values, got {v.shape[-1]}.")
-    return v @ exact_weights(d)
 
 
 def size_weights(d: int) -> np.ndarray:

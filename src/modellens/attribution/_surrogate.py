@@ -35,7 +35,7 @@ from ._blocks import SurrogateBlock
 from .result import build
 
 __all__ = ["surrogate_attributions", "exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES",
-           "LocalFit", "fit_local", "fit_outputs", "choose_selection", "warn_if_shrunk",
+           "LocalFit", "fit_outputs", "choose_selection", "warn_if_shrunk",
            "check_budget", "EveryOutput", "run_every_output", "output_names"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
@@ -327,21 +327,15 @@ def _one_blas_thread():
                 _BLAS_STATE["limiter"] = None
 
 
-def fit_local(Z, y, w, z0, k: int, method: str) -> LocalFit:
-    """Select at most ``k`` features with ``method`` and fit the weighted ridge on them.
-
-    ``Z`` is ``(S, p)`` (row 0 the instance), ``z0`` the instance's representation.
-    """
-    return fit_outputs(Z, np.asarray(y, dtype=np.float64)[:, None], w, z0, k, method)[0]
-
-
 def fit_outputs(Z, Y, w, z0, k: int, method: str) -> list[LocalFit]:
     """One surrogate per column of ``Y`` ``(S, K)``, fit on the same samples and weights.
 
     Each output selects its own features (as a single-output fit of that
     column would); outputs with the same features are fit in one ridge solve
     with a right-hand side each, and share the leverages of their held-out
-    score.  Column ``c``'s fit equals :func:`fit_local` of ``Y[:, c]``.
+    score.  Column ``c``'s fit equals the fit of ``Y[:, [c]]`` alone.  ``Z`` is ``(S, p)``
+    (row 0 the instance), ``z0`` the instance's representation; each output selects at
+    most ``k`` features with ``method`` and fits the weighted ridge on them.
     """
     from sklearn import config_context
 

@@ -81,10 +81,10 @@ class Attributions(Indexing):
         Sampling estimators: standard errors, degrees of freedom, budget.
     media : MediaBlock or None
         Texts and images: the input and its words (spans) or superpixels.
-    std, dof : ndarray or None
-        ``sampling.std`` and ``sampling.dof`` (None without a sampling block):
-        the standard error of each value and the degrees of freedom of each
-        row's standard errors; :meth:`confidence_interval` uses them.
+    std : ndarray or None
+        ``sampling.std`` (None without a sampling block): the standard error
+        of each value; with ``sampling.dof``, the degrees of freedom of each
+        row's standard errors, :meth:`confidence_interval` uses it.
     intercept, score, local_prediction : ndarray of shape (n,) or None
         The same fields of ``surrogate``.
     segments : int ndarray of shape (height, width) or None
@@ -182,7 +182,6 @@ class Attributions(Indexing):
 
     # ------------------------------------------------- the blocks' fields, flat
     std = _block_property("sampling", "std", "standard error of each value, or None")
-    dof = _block_property("sampling", "dof", "degrees of freedom of each row's standard errors")
     intercept = _block_property("surrogate", "intercept", "LIME's intercepts")
     score = _block_property("surrogate", "score", "LIME's weighted R^2")
     local_prediction = _block_property("surrogate", "local_prediction",
@@ -389,7 +388,8 @@ class Attributions(Indexing):
         level = check_level(level, "level")
         if self.std is None:
             return self.values.copy(), self.values.copy()
-        dof = np.full(len(self), np.inf) if self.dof is None else np.asarray(self.dof, float)
+        given = None if self.sampling is None else self.sampling.dof
+        dof = np.full(len(self), np.inf) if given is None else np.asarray(given, float)
         with np.errstate(invalid="ignore"):
             q = np.where(dof > 0, t.ppf(0.5 + level / 2, np.where(dof > 0, dof, 1)), np.nan)
         half = q.reshape((-1,) + (1,) * (np.ndim(self.std) - 1)) * self.std

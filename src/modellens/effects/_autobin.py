@@ -17,7 +17,7 @@ from .._validation import InvalidParameterError
 from ..data import is_integer
 from .binning import bin_index, quantile_edges
 
-__all__ = ["auto_edges", "auto_bins", "auto_bins_from_moments"]
+__all__ = ["auto_bins", "auto_bins_from_moments"]
 
 #: Weight, in degrees of freedom, of the feature-wide heterogeneity estimate
 #: that is pooled into each bin's own estimate (keeps bins made of one-point
@@ -30,8 +30,8 @@ _PRIOR_DF = 2.0
 _NOISE_MARGIN = 2.0
 
 
-def auto_edges(x, local_effects, *, min_points=10, n_candidates=16) -> np.ndarray:
-    r"""Variable-width bin edges chosen from the local effects.
+def auto_bins(x, local_effects, *, min_points=10, n_candidates=16):
+    r"""Variable-width bin edges chosen from the local effects, and the bin of every value.
 
     Candidate edges are the feature's distinct values when there are at most
     ``n_candidates + 1`` of them (binary and discrete features), otherwise
@@ -90,12 +90,9 @@ def auto_edges(x, local_effects, *, min_points=10, n_candidates=16) -> np.ndarra
     edges : ndarray
         Increasing bin edges from ``min(x)`` to ``max(x)`` (one edge when the
         feature is constant).
+    bins : ndarray of shape (n,)
+        The bin of every value (as :func:`bin_index` numbers them).
     """
-    return auto_bins(x, local_effects, min_points=min_points, n_candidates=n_candidates)[0]
-
-
-def auto_bins(x, local_effects, *, min_points=10, n_candidates=16):
-    """:func:`auto_edges` and the bin of every value (as :func:`bin_index` numbers them)."""
     for name, value in (("min_points", min_points), ("n_candidates", n_candidates)):
         if not is_integer(value) or value < 1:
             raise InvalidParameterError(f"{name} must be a positive int, got {value!r}.")

@@ -62,7 +62,7 @@ def dale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         An int ``K`` gives ALE's quantile edges (the minimum and the type-1
         quantiles at ``k/K``, ties collapsed); an array gives the edges (points
         outside them are left out, with a warning); ``"auto"`` chooses variable-width bins from
-        the local effects (see :func:`modellens.effects._autobin.auto_edges`:
+        the local effects (see :func:`modellens.effects._autobin.auto_bins`:
         minimum estimated integrated squared error of the bin-mean derivative,
         by dynamic programming); a dict maps features to any of these.
     gradient : None, {"auto", "torch", "jax", "finite_differences"} or callable

@@ -159,13 +159,6 @@ class Request:
         # from its first answer on a partition, as in memory)
         return self.table.run_outputs(model, plans_for, desc=desc)
 
-    def require_in_memory(self, what: str):
-        """Refuse out-of-core data for an option that needs every row at once."""
-        if self.table is not None or self.partitions is not None:
-            raise InvalidParameterError(
-                f"{what} needs the data in memory; for Dask data pass a pandas sample of it, "
-                "e.g. X.sample(frac=...).compute().")
-
 
 @safe_path()  # a model's pools started while it is probed: see modellens._children
 def open_request(model, X, features=None, *, reference=None,
