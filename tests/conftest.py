@@ -1,14 +1,18 @@
 import os
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # Two workers on two cores: BLAS (OpenBLAS, numpy's and scipy's) runs one thread in
-    # each, as a process that shares its cores should.  Its default, a thread per core,
-    # then waits on a thread that has no core: a symmetric eigendecomposition of 80 x 80
-    # cost 50 times the CPU (and 30 times the time) with the cores busy.  Set before
-    # numpy loads (and inherited by the processes tests start); a count the environment
-    # already sets is kept.  No test asserts BLAS's threads (OpenMP's and numba's are
-    # left as they are: tests assert those).  ``-n 0`` keeps BLAS's default.
+    # Two workers on two cores: BLAS (OpenBLAS, numpy's and scipy's) and OpenMP
+    # (scikit-learn's HistGradientBoosting, XGBoost, LightGBM, torch) run one thread in
+    # each, as a process that shares its cores should.  Their default, a thread per core,
+    # then waits on a thread that has no core: with the cores busy a symmetric
+    # eigendecomposition of 80 x 80 cost 50 times the CPU (30 times the time), and a small
+    # HistGradientBoosting fit over 40 times the time.  Set before numpy loads, and
+    # inherited by the processes tests start (Dask's workers set the same); a count the
+    # environment already sets is kept.  No test asserts BLAS's threads; the one that
+    # asserts OpenMP's (tests/report/test_warm_up.py) sets them to the cores itself.
+    # numba keeps a thread per core (its tests assert that).  ``-n 0`` keeps the defaults.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import matplotlib  # noqa: E402
 import pytest  # noqa: E402
