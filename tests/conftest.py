@@ -35,10 +35,12 @@ SHARED_UNITS = {
     "tests/structure/test_overloads.py": "mypy",
 }
 
-#: The longest units, longest first (CPU seconds measured on the suite of Dec 2026): under
-#: xdist the workers start with them, so that no long unit is left running alone at the
-#: end while the other worker idles.  It orders, never selects: a file missing here only
-#: runs in its collection order.  A new file over ~20 s belongs here, at its rank.
+#: The longest units, longest first: under xdist the workers start with them, so that no
+#: long unit is left running alone at the end while the other worker idles.  Ranked by
+#: what they run (the documentation build, mypy, the Monte Carlo studies, clusters, a
+#: browser) and a partial timing on a busy machine; re-rank from ``--durations`` of an
+#: idle run.  It orders, never selects: a file not named here keeps its collection order.
+#: A new file over ~20 s of CPU belongs here, at its rank.
 LONG_FIRST = [
     "tests/docs/test_docs.py",  # the documentation build runs the gallery
     "tests/attribution/test_shapley_conditional.py",
