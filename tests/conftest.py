@@ -1,14 +1,18 @@
 import os
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # Two workers on two cores: BLAS (OpenBLAS, numpy's and scipy's) runs one thread in
-    # each, as a process that shares its cores should.  Its default, a thread per core,
-    # then waits on a thread that has no core: a symmetric eigendecomposition of 80 x 80
-    # cost 50 times the CPU (and 30 times the time) with the cores busy.  Set before
-    # numpy loads (and inherited by the processes tests start); a count the environment
-    # already sets is kept.  No test asserts BLAS's threads (OpenMP's and numba's are
-    # left as they are: tests assert those).  ``-n 0`` keeps BLAS's default.
+    # Two workers on two cores: BLAS (OpenBLAS, numpy's and scipy's) and OpenMP
+    # (scikit-learn's HistGradientBoosting, XGBoost, LightGBM, torch) run one thread in
+    # each, as a process that shares its cores should.  Their default, a thread per core,
+    # then waits on a thread that has no core: with the cores busy a symmetric
+    # eigendecomposition of 80 x 80 cost 50 times the CPU (30 times the time), and a small
+    # HistGradientBoosting fit over 40 times the time.  Set before numpy loads, and
+    # inherited by the processes tests start (Dask's workers set the same); a count the
+    # environment already sets is kept.  No test asserts BLAS's threads; the one that
+    # asserts OpenMP's (tests/report/test_warm_up.py) sets them to the cores itself.
+    # numba keeps a thread per core (its tests assert that).  ``-n 0`` keeps the defaults.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import matplotlib  # noqa: E402
 import pytest  # noqa: E402
@@ -31,10 +35,12 @@ SHARED_UNITS = {
     "tests/structure/test_overloads.py": "mypy",
 }
 
-#: The longest units, longest first (CPU seconds measured on the suite of Dec 2026): under
-#: xdist the workers start with them, so that no long unit is left running alone at the
-#: end while the other worker idles.  It orders, never selects: a file missing here only
-#: runs in its collection order.  A new file over ~20 s belongs here, at its rank.
+#: The longest units, longest first: under xdist the workers start with them, so that no
+#: long unit is left running alone at the end while the other worker idles.  Ranked by
+#: what they run (the documentation build, mypy, the Monte Carlo studies, clusters, a
+#: browser) and a partial timing on a busy machine; re-rank from ``--durations`` of an
+#: idle run.  It orders, never selects: a file not named here keeps its collection order.
+#: A new file over ~20 s of CPU belongs here, at its rank.
 LONG_FIRST = [
     "tests/docs/test_docs.py",  # the documentation build runs the gallery
     "tests/attribution/test_shapley_conditional.py",

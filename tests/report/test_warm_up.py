@@ -180,7 +180,7 @@ def test_the_model_leaves_the_compiling_child_its_core():
     thread fewer: its threads wait for the slowest, so a thread sharing the child's core
     made the fresh demo's effects 10.4 s instead of 2.1 s on 2 cores."""
     from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: F401 (loads OpenMP)
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     cores = len(os.sched_getaffinity(0))
     if cores < 2:
@@ -190,22 +190,23 @@ def test_the_model_leaves_the_compiling_child_its_core():
         return {i["filepath"]: i["num_threads"] for i in threadpool_info()
                 if i["user_api"] == "openmp"}
 
-    before = openmp_threads()
-    assert before
-    if all(n < cores for n in before.values()):
-        pytest.skip("OpenMP already runs fewer threads than the cores (OMP_NUM_THREADS)")
-    warming = _sleeping_warming()
-    try:
-        with warming.leave_a_core():
-            inside = openmp_threads()
-        assert openmp_threads() == before
-    finally:
-        warming.stop()
-    # every runtime below the cores the child leaves, none raised above its own count
-    assert inside == {lib: min(n, cores - 1) for lib, n in before.items()}
-    assert any(n == cores - 1 < before[lib] for lib, n in inside.items())
-    with warming.leave_a_core():  # a finished child holds no core
-        assert openmp_threads() == before
+    # OpenMP's default, a thread per core (the test workers run it on one thread, see
+    # tests/conftest.py): the situation the child's core is left in
+    with threadpool_limits(limits=cores, user_api="openmp"):
+        before = openmp_threads()
+        assert before and all(n == cores for n in before.values()), before
+        warming = _sleeping_warming()
+        try:
+            with warming.leave_a_core():
+                inside = openmp_threads()
+            assert openmp_threads() == before
+        finally:
+            warming.stop()
+        # every runtime below the cores the child leaves, none raised above its own count
+        assert inside == {lib: min(n, cores - 1) for lib, n in before.items()}
+        assert any(n == cores - 1 < before[lib] for lib, n in inside.items())
+        with warming.leave_a_core():  # a finished child holds no core
+            assert openmp_threads() == before
 
 
 def test_leaving_a_core_never_raises_a_count_the_user_lowered(monkeypatch):
