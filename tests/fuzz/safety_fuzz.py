@@ -102,8 +102,9 @@ def _memory_blowup(err: str) -> bool:
 
 
 def _one_line_refusal(code, err) -> bool:
+    """Exit 1 (the command's error) or 2 (argparse's), one line saying what is wrong."""
     lines = [line for line in err.strip().splitlines() if line.strip()]
-    return (code == 1 and "Traceback" not in err and bool(lines)
+    return (code in (1, 2) and "Traceback" not in err and bool(lines)
             and "error:" in lines[-1] and "Error:" not in lines[-1].split("error:")[0])
 
 
