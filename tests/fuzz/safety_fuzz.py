@@ -453,9 +453,9 @@ def dask_case(seed: int, tmp: Path, *, faults=DASK_FAULTS,
     kind, why = json.loads(out.strip().splitlines()[-1])
     if kind == "result" and fault in ("fails", "text", "missing", "renamed"):
         kind, why = "partial", f"a {fault} partition gave a result"
-    if kind == "refusal" and fault == "none" or \
-            kind == "refusal" and fault == "empty" and sum(rows) > 0:
-        kind = "crash"  # a sound frame refused
+    if kind == "refusal" and (fault == "none" or fault == "empty" and sum(rows) > 0
+                              and not why.startswith("InvalidParameterError")):
+        kind = "crash"  # a sound frame refused, or refused without saying why and what to do
     return kind, {**facts, "why": why}
 
 
