@@ -73,7 +73,7 @@ def main():
         profiler.disable()
         profiler.dump_stats(args.profile)
     page = open(path, encoding="utf-8").read()
-    whole = page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
+    whole = page.lower().startswith("<!doctype html>") and page.rstrip().endswith("</html>")
     said = sorted(set(re.findall(r"[^.<>]{0,60}sampl[^.<>]{0,60}", page)))[:6]
     print(f"{args.rows:,} rows x {args.features + 1} features ({args.levels} levels): "
           f"report {built:.1f} s, save {saved:.1f} s, peak {peak_gb():.2f} GB, "

@@ -119,7 +119,11 @@ if __name__ == "__main__":
         os.kill(pid, signal.SIGKILL)
         for _ in range(600):
             time.sleep(0.1)
-            pids = list(client.run(os.getpid).values()) if len(client.nthreads()) == 2 else []
+            try:  # (a broadcast may still meet the killed worker's closed connection)
+                pids = list(client.run(os.getpid).values()) if len(client.nthreads()) == 2 \
+                    else []
+            except OSError:
+                continue
             if len(pids) == 2 and pid not in pids:
                 break
         else:
@@ -153,6 +157,20 @@ def _plant_delegates(folder, names, marker):
         (folder / f"{name}.py").write_text(DELEGATE.format(marker=str(marker)))
 
 
+def _run_planted(tmp_path, names, script_text, *args):
+    """Run ``script_text`` from another folder in a working directory planted with ``names``."""
+    work = tmp_path / "project"
+    work.mkdir()
+    marker = tmp_path / "ran.txt"
+    _plant_delegates(work, names, marker)
+    (tmp_path / "bin").mkdir()
+    script = tmp_path / "bin" / "run.py"
+    script.write_text(script_text)
+    done = subprocess.run([sys.executable, str(script), *map(str, args)], cwd=work,
+                          env=_script_env(), capture_output=True, text=True, timeout=600)
+    return done, marker
+
+
 def _script_env():
     # the worktree's code without putting any folder of the test on the path
     return dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -164,15 +182,7 @@ def test_a_local_cluster_imports_nothing_from_the_working_directory(tmp_path):
     names = _child_names(tmp_path)
     assert {"pickle", "numpy", "distributed", "dask", "modellens", "tornado", "joblib",
             "matplotlib", "PIL"} <= set(names)
-    work = tmp_path / "project"
-    work.mkdir()
-    marker = tmp_path / "ran.txt"
-    _plant_delegates(work, names, marker)
-    (tmp_path / "bin").mkdir()
-    script = tmp_path / "bin" / "run.py"
-    script.write_text(LIBRARY_SCRIPT)
-    done = subprocess.run([sys.executable, str(script)], cwd=work, env=_script_env(),
-                          capture_output=True, text=True, timeout=600)
+    done, marker = _run_planted(tmp_path, names, LIBRARY_SCRIPT)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "done" in done.stdout
     assert not marker.exists(), marker.read_text()[:3000]
@@ -248,17 +258,8 @@ def test_the_library_s_pools_and_picture_processes_import_nothing_from_the_worki
     """A model's loky pool started by ``ml.pdp`` and the forked processes that encode pictures."""
     import multiprocessing
 
-    names = _child_names(tmp_path)
-    work = tmp_path / "project"
-    work.mkdir()
-    marker = tmp_path / "ran.txt"
-    _plant_delegates(work, names, marker)
-    (tmp_path / "bin").mkdir()
-    script = tmp_path / "bin" / "run.py"
-    script.write_text(LIBRARY_POOLS_SCRIPT)
     pids = tmp_path / "pids.txt"
-    done = subprocess.run([sys.executable, str(script), str(pids)], cwd=work,
-                          env=_script_env(), capture_output=True, text=True, timeout=600)
+    done, marker = _run_planted(tmp_path, _child_names(tmp_path), LIBRARY_POOLS_SCRIPT, pids)
     assert done.returncode == 0, done.stderr[-3000:]
     assert not marker.exists(), marker.read_text()[:3000]
     parent = done.stdout.split()[-1]

@@ -102,8 +102,9 @@ def _memory_blowup(err: str) -> bool:
 
 
 def _one_line_refusal(code, err) -> bool:
+    """Exit 1 (the command's error) or 2 (argparse's), one line saying what is wrong."""
     lines = [line for line in err.strip().splitlines() if line.strip()]
-    return (code == 1 and "Traceback" not in err and bool(lines)
+    return (code in (1, 2) and "Traceback" not in err and bool(lines)
             and "error:" in lines[-1] and "Error:" not in lines[-1].split("error:")[0])
 
 
@@ -452,9 +453,9 @@ def dask_case(seed: int, tmp: Path, *, faults=DASK_FAULTS,
     kind, why = json.loads(out.strip().splitlines()[-1])
     if kind == "result" and fault in ("fails", "text", "missing", "renamed"):
         kind, why = "partial", f"a {fault} partition gave a result"
-    if kind == "refusal" and fault == "none" or \
-            kind == "refusal" and fault == "empty" and sum(rows) > 0:
-        kind = "crash"  # a sound frame refused
+    if kind == "refusal" and (fault == "none" or fault == "empty" and sum(rows) > 0
+                              and not why.startswith("InvalidParameterError")):
+        kind = "crash"  # a sound frame refused, or refused without saying why and what to do
     return kind, {**facts, "why": why}
 
 

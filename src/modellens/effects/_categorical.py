@@ -194,24 +194,38 @@ def _cdf_profiles(pos, x, n_levels):
     """Empirical CDF of ``x`` within each level at the quantiles of ``x``, ``(L, Q)``."""
     # R's default quantile (type 7) is numpy's default "linear" method
     points = np.quantile(x, np.linspace(0.0, 1.0, N_QUANTILES))
-    order = np.lexsort((x, pos))
-    xs, ps = x[order], pos[order]
-    starts = np.searchsorted(ps, np.arange(n_levels + 1))
-    out = np.full((n_levels, points.size), np.nan)
-    for level in range(n_levels):
-        block = xs[starts[level]:starts[level + 1]]
-        if block.size:
-            out[level] = np.searchsorted(block, points, side="right") / block.size
+    # x <= points[q] exactly when q >= (points below x): counts per level and bucket,
+    # summed over the buckets, are the counts at or below every point, in one pass
+    # (not a sort and a search per level: 1,000 levels x 100 columns)
+    q = points.size
+    below = np.searchsorted(points, x, side="left")
+    table = np.bincount(pos * (q + 1) + below, minlength=n_levels * (q + 1))
+    counts = np.cumsum(table.reshape(n_levels, q + 1), axis=1)[:, :q]
+    size = counts[:, -1:] + table.reshape(n_levels, q + 1)[:, q:]
+    out = np.full((n_levels, q), np.nan)
+    full = size[:, 0] > 0
+    out[full] = counts[full] / size[full]
     return out
 
 
 def _pairwise(profile, scale):
     """Max-abs (``scale=None``, KS) or scaled L1 distance between rows of ``profile``."""
     n_levels = profile.shape[0]
+    if scale is None:
+        # the max of |a - b| is exact in any order: scipy's loop in C, not an (L, Q)
+        # temporary per level (a 1,000-level column took a second per other column)
+        from scipy.spatial.distance import cdist
+
+        blank = np.isnan(profile).any(axis=1)
+        dist = cdist(np.where(blank[:, None], 0.0, profile),
+                     np.where(blank[:, None], 0.0, profile), "chebyshev")
+        dist[blank] = 0.0  # a level without rows for this column: distance 0, as below
+        dist[:, blank] = 0.0
+        return dist
     dist = np.zeros((n_levels, n_levels))
     for level in range(n_levels):
         gap = np.abs(profile - profile[level])
-        dist[level] = gap.max(axis=1) if scale is None else scale * gap.sum(axis=1)
+        dist[level] = scale * gap.sum(axis=1)
     # a level without rows for this column gives no information: distance 0
     return np.nan_to_num(dist, nan=0.0)
 
