@@ -166,3 +166,10 @@ def test_trees_both_models_share_cancel(background):
     np.testing.assert_allclose(diff.base_values, tb.base_values - ta.base_values, atol=1e-9)
     same = ml.compare(A, A, X[:5], background=bg)
     np.testing.assert_allclose(same.values, 0, atol=1e-12)
+
+
+def test_tree_algorithm_refuses_sampling_options(fitted):
+    X, models = fitted
+    with pytest.raises(ml.InvalidParameterError, match="sampling options"):
+        ml.compare(models["sklearn"], models["xgboost"], X[:3], algorithm="tree",
+                   dependence="gaussian")
