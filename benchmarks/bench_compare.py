@@ -1,7 +1,7 @@
 """What changed (issue 44): ml.compare of two tree ensembles, paired sampling, ml.shift.
 
-(a) Two 500-tree XGBoost models (depth 6) explained on N rows (100,000; ``--small``:
-    10,000): ``ml.compare`` (path-dependent, one traversal of the difference's trees)
+(a) Two 500-tree XGBoost models (depth 6, fit on 20,000 rows; ``--small``: 5,000)
+    explained on N rows (100,000; ``--small``: 5,000): ``ml.compare`` (path-dependent, one traversal of the difference's trees)
     against one TreeSHAP pass of model_b (``ml.shapley(B, algorithm="tree")``), against
     both passes (A and B, "explain twice"), and against shap's TreeExplainer(B) -
     TreeExplainer(A).  Two cases: independently trained models (no tree is shared: the
@@ -40,13 +40,13 @@ def best_of(fns: dict, repeats: int = 3) -> dict:
     return best
 
 
-def trees(n_rows: int) -> None:
+def trees(n_rows: int, n_train: int = 20_000) -> None:
     import shap
     import xgboost as xgb
 
     rng = np.random.default_rng(0)
     d = 10
-    Xt = rng.normal(size=(20_000, d))
+    Xt = rng.normal(size=(n_train, d))
     y = Xt[:, 0] * Xt[:, 1] + np.sin(Xt[:, 2]) + Xt[:, 3] + 0.1 * rng.normal(size=len(Xt))
     kw = dict(max_depth=6, learning_rate=0.05, n_jobs=2, random_state=0)
     A = xgb.XGBRegressor(n_estimators=500, **kw).fit(Xt, y)
@@ -117,6 +117,6 @@ def shift(n_rows: int) -> None:
 
 if __name__ == "__main__":
     small = "--small" in sys.argv
-    trees(10_000 if small else 100_000)
+    trees(5_000 if small else 100_000, 5_000 if small else 20_000)
     paired(10 if small else 40)
     shift(200_000 if small else 1_000_000)

@@ -465,6 +465,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=_report)
 
     _add_demo(sub)
+    from types import SimpleNamespace
+
+    from .cli_compare import add_compare
+
+    add_compare(sub, SimpleNamespace(existing_file=_existing_file, count=_count,
+                                     read_data=read_data, load_model=load_model,
+                                     features_of=_features_of, say=_say, CLIError=CLIError))
     return parser
 
 

@@ -60,6 +60,15 @@ class GroupComparison:
         Rows in each group.
     confidence : float
     output : str
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> attr = ml.shapley(lambda A: A @ [1.0, 1.0], X, background=X[:50])
+    >>> g = attr.compare_groups(X[:, 0] > 0, n_boot=200, random_state=0)
+    >>> bool(g.p_value[0] < 0.01), bool(g.ci_low[0] > 0)  # the groups split on x0
+    (True, True)
     """
 
     feature_names: list
@@ -122,7 +131,32 @@ class GroupComparison:
         return self
 
     def plot(self, ax=None, *, output=None, max_features: int = 20):
-        """The differences with their bootstrap intervals, the largest on top."""
+        """The differences with their bootstrap intervals, the largest on top.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure when None).
+        output : optional
+            The one output held (None).
+        max_features : int, default=20
+            The features of largest difference drawn.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> attr = ml.shapley(lambda A: A @ [1.0, 1.0], X, background=X[:50])
+        >>> ax = attr.compare_groups(X[:, 1] > 0, n_boot=100, random_state=0).plot()
+        >>> [t.get_text() for t in ax.get_yticklabels()][-1]
+        'x1'
+        """
         from ..plot.change import plot_intervals
 
         self.for_output(output)

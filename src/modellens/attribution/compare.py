@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_random_state
+from .._validation import InvalidParameterError, check_choice, check_random_state
 from ..engine import open_request, run
 from ..models import tree_ensemble_name
 from ._background import choose_background
@@ -36,6 +36,14 @@ def compare_shapley(model_a, model_b, X, *, background=None, algorithm="auto",
                   ("n_samples", "n_permutations", "tol", "tol_abs", "max_evals", "groups")) \
         or options.get("dependence", "independent") != "independent" \
         or options.get("interactions", False)
+    if algorithm == "tree" and sampled and not (set(k for k, v in options.items()
+                                                    if v not in (None, False, "independent"))
+                                                <= {"interactions", "index"}):
+        raise InvalidParameterError(
+            "algorithm='tree' compares the trees exactly: it takes background=, target=, "
+            "interactions= and index=, not the sampling options "
+            f"{sorted(k for k, v in options.items() if v not in (None, False, 'independent'))}"
+            "; use algorithm='exact', 'permutation' or 'kernel' for those.")
     if algorithm == "tree" or (algorithm == "auto" and not sampled
                                and tree_ensemble_name(model_a) is not None
                                and tree_ensemble_name(model_b) is not None):

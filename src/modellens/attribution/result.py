@@ -252,7 +252,7 @@ class Attributions(Indexing):
         Per feature: the difference, a percentile bootstrap interval (rows
         resampled within each group, ``n_boot`` times) and Welch's t test of
         equal means, Holm-adjusted over the features.  Returns a
-        :class:`~modellens.attribution.GroupComparison` (``to_frame``, ``plot``).
+        :class:`~modellens.GroupComparison` (``to_frame``, ``plot``).
         """
         from ._cohorts import compare_groups
 

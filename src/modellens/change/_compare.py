@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..attribution import Attributions
 from ..attribution.compare import ModelDifference, compare_shapley
 from .._validation import check_choice
 from ..effects.ale import ale
 from ..effects.pdp import pdp
 from ..effects.result import Effects
+from ..typing import DataLike, FeatureSpec, ModelLike
 
 __all__ = ["compare", "METHODS"]
 
@@ -15,8 +18,9 @@ __all__ = ["compare", "METHODS"]
 METHODS = ("shapley", "pdp", "ale")
 
 
-def compare(model_a, model_b, X, *, background=None, method: str = "shapley",
-            features=None, **kwargs) -> Attributions | Effects:
+def compare(model_a: ModelLike, model_b: ModelLike, X: DataLike, *,
+            background: DataLike | int | None = None, method: str = "shapley",
+            features: FeatureSpec = None, **kwargs: Any) -> Attributions | Effects:
     r"""How, and through which features, does model_b's prediction differ from model_a's?
 
     Explains the difference of two models on the same rows,
@@ -60,6 +64,11 @@ def compare(model_a, model_b, X, *, background=None, method: str = "shapley",
         ``"trees"`` (exact, one traversal of both ensembles) or ``"paired"``
         (every model row answered by both models).  Paired results count in
         ``diagnostics["model_rows_each"]`` the rows each model answered.
+
+    See Also
+    --------
+    shapley : The Shapley values of one model.
+    shift : What changed between two data sets.
 
     Notes
     -----

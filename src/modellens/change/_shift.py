@@ -33,11 +33,14 @@ i.i.d. draws of its distribution.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .._validation import InvalidParameterError, check_int, check_random_state
 from ..attribution import holm
 from ..engine import DataRows, Plan, Segment, open_request, run
+from ..typing import ArrayLike, DataLike, ModelLike, RandomStateLike, TargetSpec
 from .result import Shift
 
 __all__ = ["shift", "METRICS", "DEFAULT_PAIRS"]
@@ -82,10 +85,13 @@ class ShiftPlan(Plan):
                 self.hybrid.result.reshape(-1, steps))
 
 
-def shift(model, X_reference, X_current, y_reference=None, y_current=None, *,
-          metric: str | None = None, n_pairs: int | None = None, random_state=None,
-          target=None, response_method: str = "auto", feature_names=None,
-          chunk_size=None, n_jobs=None, progress=None) -> Shift:
+def shift(model: ModelLike, X_reference: DataLike, X_current: DataLike,
+          y_reference: ArrayLike | None = None, y_current: ArrayLike | None = None, *,
+          metric: str | None = None, n_pairs: int | None = None,
+          random_state: RandomStateLike = None, target: TargetSpec = None,
+          response_method: str = "auto", feature_names: Sequence[str] | None = None,
+          chunk_size: int | None = None, n_jobs: int | None = None,
+          progress: bool | None = None) -> Shift:
     r"""Which features' change of distribution moved the model's mean prediction, or its metric?
 
     Decomposes the change from the reference data to the current data of
@@ -128,6 +134,11 @@ def shift(model, X_reference, X_current, y_reference=None, y_current=None, *,
         ``"(labels)"`` with labels, and a row ``"(unexplained)"``: the full
         data's change minus the sum of the contributions (the pairs'
         sampling error, 0 in expectation), with its standard error.
+
+    See Also
+    --------
+    compare : What changed between two models.
+    importance : Which features the score needs.
 
     Notes
     -----

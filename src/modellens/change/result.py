@@ -45,6 +45,17 @@ class Shift:
     n_pairs : int
     correction : str
         The multiple-testing correction of ``p_value`` (``"holm"``).
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> rng = np.random.default_rng(0)
+    >>> ref, cur = rng.normal(size=(500, 2)), rng.normal(size=(500, 2)) + [0.5, 0.0]
+    >>> s = ml.shift(lambda A: A @ [1.0, 1.0], ref, cur, random_state=0)
+    >>> list(s.to_frame().feature)
+    ['x0', 'x1', '(unexplained)']
+    >>> bool(s.p_value[0] < 0.05)
+    True
     """
 
     feature_names: list
@@ -111,7 +122,34 @@ class Shift:
         return self
 
     def plot(self, ax=None, *, output=None, max_features: int = 20, confidence: float = 0.95):
-        """The drift bar chart: each player's contribution with its interval, largest on top."""
+        """The drift bar chart: each player's contribution with its interval, largest on top.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure when None).
+        output : optional
+            The one output held (None).
+        max_features : int, default=20
+            The players of largest contribution drawn.
+        confidence : float, default=0.95
+            The level of the normal intervals drawn (contribution +/- z std).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> rng = np.random.default_rng(0)
+        >>> ref, cur = rng.normal(size=(300, 2)), rng.normal(size=(300, 2)) + [0.0, 1.0]
+        >>> ax = ml.shift(lambda A: A @ [1.0, 1.0], ref, cur, random_state=0).plot()
+        >>> [t.get_text() for t in ax.get_yticklabels()][-1]  # the largest on top
+        'x1'
+        """
         from scipy import stats
 
         from ..plot.change import plot_intervals
