@@ -307,9 +307,26 @@ def test_same_seed_same_numbers_whatever_the_chunks():
     assert np.abs(other.values - a.values).max() > 1e-6
 
 
+def test_stopping_rule_counts_the_monte_carlo_error():
+    """tol= on a conditional game: the rule stops on errors that count the draws' error too,
+    and the stopped values lie within those errors of the closed form."""
+    X, bg = gaussian_data(6)
+    mu, cov = bg.mean(axis=0), np.cov(bg, rowvar=False)
+    truth = np.array([shapley_of(gaussian_worth(x, mu, cov), D) for x in X])
+    attr = ml.shapley(linear, X, background=bg, dependence="gaussian", algorithm="permutation",
+                      tol=0.05, n_draws=200, random_state=0)
+    spread = attr.values.max(axis=1) - attr.values.min(axis=1)
+    assert attr.sampling.converged.all()
+    assert np.all(attr.std.max(axis=1) <= 0.05 * spread)
+    z = (attr.values - truth) / attr.std
+    assert np.all(np.abs(z) < 4.5), z
+    # the draws' error is part of the errors the rule read: the same coalitions' errors
+    # without it are smaller
+    assert attr.sampling.dof.max() <= 19
+
+
 @pytest.mark.parametrize("kw, match", [
     ({"algorithm": "tree"}, "TreeSHAP"),
-    ({"tol": 0.02, "algorithm": "kernel"}, "Monte Carlo"),
     ({"dependence": "independent", "n_draws": 10}, "n_draws"),
     ({"n_draws": 0}, "n_draws"),
     ({"interactions": True}, "interaction"),

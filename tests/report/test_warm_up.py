@@ -140,8 +140,8 @@ def test_the_report_waits_only_for_the_kernels_it_uses(monkeypatch):
     # every section that needs no compiled kernel runs first; the interaction screen,
     # the only one waiting, last
     assert keys[0] == "data" and keys[-1] == "interaction"
-    assert set(keys) == {"data", "quality", "effects", "regions", "shapley", "lime",
-                         "interaction"}
+    assert set(keys) == {"data", "quality", "effects", "regions", "shapley", "conditional",
+                         "lime", "interaction"}
 
 
 def test_warm_up_checks_its_options_and_skips_models_without_trees():

@@ -21,10 +21,15 @@ __all__ = ["check_dependence", "with_monte_carlo_error", "conditional_diagnostic
            "choose_dependence", "dependence_game"]
 
 
-def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop,
+def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop=False,
                      causal_order=None, confounding=None, asymmetric=False):
     """``(approach, n_draws, causal)`` of a valid request (``causal`` a
-    :class:`._causal.CausalSpec` or None); a clear error otherwise."""
+    :class:`._causal.CausalSpec` or None); a clear error otherwise.
+
+    ``stop`` (a stopping rule is asked) is accepted with every game: the rule watches
+    the standard errors, which for a conditional game count the Monte Carlo error of
+    every worth (:class:`._conditional.MonteCarloError`), so it stops only when the
+    coalition sampling and the draws are both precise enough."""
     check_choice(dependence, "dependence", DEPENDENCE)
     causal = check_causal(causal_order, confounding, asymmetric, approach=dependence,
                           algorithm=algorithm)
@@ -46,11 +51,6 @@ def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, st
     if interactions:
         raise InvalidParameterError(f"{what} gives no interaction values yet; drop "
                                     "interactions=True or use dependence='independent'.")
-    if stop:
-        raise InvalidParameterError(
-            f"{what} does not take tol= / tol_abs= yet: the stopping rule would watch the "
-            "coalition sampling error and miss the Monte Carlo error of v(S). Give the budget "
-            "(n_samples= / n_permutations=) instead; the standard errors count both.")
     if n_draws is None:
         n_draws = DEFAULT_DRAWS
     if not is_integer(n_draws) or n_draws < 1:

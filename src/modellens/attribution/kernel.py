@@ -295,6 +295,8 @@ class KernelEstimator:
         Z = np.concatenate([pairs, ~pairs]).astype(np.float64)
         wZ = Z * np.tile(self.sampled_weights(counts, ratio, n_draws), 2)[:, None]
         phi, C = constrained_fit(self._A_enum + wZ.T @ Z, b_enum + y @ wZ, total)
+        if getattr(self, "values_only", False):  # (a conditional game's batch: values only)
+            return phi, np.full(self.d, np.nan)
         return phi, self._standard_error(Z, y, phi, counts, n_draws, C, ratio, cross_fitted)
 
     def _standard_error(self, Z, y, phi, counts, n_draws, C, ratio, cross_fitted):

@@ -267,8 +267,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         others refuse them.  ``"auto"`` takes the approach of lowest
         cross-validated MSEv on the background (``diagnostics["dependence"]``,
         scores in ``diagnostics["dependence_cv_msev"]``).  Standard errors
-        count the Monte Carlo error (see :mod:`modellens.attribution._conditional`);
-        not with ``algorithm="tree"``, ``interactions``, ``tol`` or Dask data.
+        count the Monte Carlo error (see :mod:`modellens.attribution._conditional`),
+        and so does ``tol``'s rule; not with ``algorithm="tree"``, ``interactions``
+        or Dask data.
         Every table result reports ``diagnostics["msev"]`` and ``"msev_se"``
         (:mod:`modellens.attribution._msev`).
     n_draws : int, optional

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .conditional import conditional_section
 from .data import data_section
 from .effects import effects_section
 from .interaction import interaction_section, screen_pairs
@@ -60,5 +61,6 @@ SECTIONS = [
     SectionSpec("regions", regions_section, needs=("effects",),
                 when=lambda inputs: len(inputs.features) > 1),
     SectionSpec("shapley", shapley_section, uses=("effects",)),
+    SectionSpec("conditional", conditional_section, needs=("data",)),
     SectionSpec("lime", lime_section),
 ]
