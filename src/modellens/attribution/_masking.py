@@ -412,9 +412,9 @@ class TextMasker:
     def __repr__(self):
         return f"TextMasker(tokenizer={self.tokenizer!r}, mask_token={self.mask_token!r})"
 
-    def represent(self, text, random_state=None, mask=None) -> TextInput:
-        """The text's players; ``mask`` (the model's mask token) unless ``mask_token`` is set."""
-        return TextInput(text, self.pattern, self.mask_token if self.mask_token else mask)
+    def represent(self, text, random_state=None, mask_token=None) -> TextInput:
+        """The text's players; ``mask_token`` (the model's) unless the masker sets its own."""
+        return TextInput(text, self.pattern, self.mask_token if self.mask_token else mask_token)
 
 
 class ImageMasker:

@@ -31,7 +31,7 @@ def text_input(fn, text, *, tokenizer=None, players=None, masker=None, random_st
         masker = TextMasker(tokenizer, players=players)
     elif players is not None:
         masker = TextMasker(masker.tokenizer, players=players, mask_token=masker.mask_token)
-    return masker.represent(text, random_state, mask=mask)
+    return masker.represent(text, random_state, mask_token=mask)
 
 
 def text_game(model, X, *, masker, target, response_method, hf_tokenizer, players,

@@ -165,7 +165,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | list[st
         same seed gives the same numbers.  Each explained row draws from its
         own stream, set by the seed and the row's position in ``X``.
     target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
+        As in :func:`modellens.pdp` (for a transformers text classifier,
+        ``response_method="decision_function"`` explains its logits instead
+        of its class probabilities).  With ``algorithm="tree"``, ``target``
         picks the outputs by the same rules (every class of a multiclass
         model by default, computed in one pass over the trees; binary ones
         explain the log-odds of ``classes_[1]``), and the rows are explained in parallel
@@ -184,7 +186,19 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | list[st
         :math:`f` with everything removed, so the values add up to
         ``prediction - base_values``; ``media`` holds the text and its word
         spans or the image and its superpixels (``segments``).  Every
-        algorithm but ``"tree"`` runs on these games as on tables.
+        algorithm but ``"tree"`` runs on these games as on tables.  A list
+        of texts gives a list of results, one per text (each its own words).
+        ``model`` may be a Hugging Face ``text-classification`` pipeline (or a
+        sequence-classification model with ``hf_tokenizer=``): every class
+        is explained from the same forward passes (``target=`` a column picks
+        one), in batches of texts sorted by length on the model's device, an
+        absent word replaced by the tokenizer's mask token (deleted when it
+        has none), and ``interactions=True`` ranks the word pairs.
+    hf_tokenizer : transformers tokenizer, optional
+        The tokenizer of a transformers ``model`` given without its pipeline
+        (not a word splitter: that is ``TextMasker(tokenizer=)``).
+    players : {"word", "sentence"}, optional
+        A text's players: its distinct words (default) or its sentences.
     interactions : bool, default=False
         Also compute the SHAP interaction values (``interactions``, shape
         ``(n, d, d)``: half the Shapley interaction index of each pair off the
