@@ -6,7 +6,7 @@ from ._validation import (InvalidParameterError, MissingValuesWarning, Modellens
 from .attribution import Attributions, shapley
 from .attribution import (AttributionSummary, DistributedAttributions, ImageMasker, TextMasker,
                           WidthSweep, lime, lime_image, lime_text, lime_width_sweep)
-from .attribution import InteractionPairs
+from .attribution import DeletionCurves, InteractionPairs, deletion_curves
 from .effects.ale import ale
 from .effects.dale import dale
 from .effects.importance import importance
@@ -33,4 +33,4 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "interactions", "Interactions", "DistributedAttributions", "AttributionSummary",
            "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions",
            "importance", "Importance", "InteractionPairs", "MissingValuesWarning",
-           "UnknownLevelsWarning"]
+           "UnknownLevelsWarning", "deletion_curves", "DeletionCurves"]

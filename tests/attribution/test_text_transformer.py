@@ -238,3 +238,32 @@ def test_clear_errors(pipe):
     training = copy.deepcopy(pipe.model).train()
     with pytest.raises(ml.InvalidParameterError, match="eval"):
         ml.shapley(training, PLAIN, hf_tokenizer=pipe.tokenizer)
+
+
+def test_deletion_curves_and_the_highlighted_text(pipe):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    text = "the day was sunny and we walked along the beach with bread"
+    attr = ml.shapley(pipe, text)
+    curves = ml.deletion_curves(pipe, attr)  # the predicted class: SUNNY_BEACH
+    assert curves.output == "SUNNY_BEACH" and set(curves.players[:2]) == {"sunny", "beach"}
+    # oracle: the curves' own texts, scored here by the pipeline
+    order = curves.players
+    words = re.findall(r"\w+", text)
+    kept = [" ".join(w if w not in order[:k] else "[MASK]" for w in words)
+            for k in range(len(order) + 1)]
+    full = _one_by_one(pipe.model, pipe.tokenizer, [text.replace("  ", " ")])[0, 1]
+    assert abs(curves.deletion[0] - full) < 1e-5
+    np.testing.assert_allclose(curves.deletion,
+                               _one_by_one(pipe.model, pipe.tokenizer, kept)[:, 1], atol=1e-5)
+    assert curves.deletion_area < 0.2 < 0.8 < curves.insertion_area
+    random_order = ml.deletion_curves(pipe, ml.shapley(lambda t: np.zeros(len(t)), text),
+                                      target=1)  # (all values 0: the order of the text)
+    assert curves.deletion_area < random_order.deletion_area
+    back = ml.DeletionCurves.from_dict(curves.to_dict())
+    np.testing.assert_array_equal(back.insertion, curves.insertion)
+    assert len(curves.to_frame()) == len(order) + 1 and curves.plot() is not None
+    page = ml.shapley(pipe, "<b>sunny</b> & beach").plot.text_html(output="OTHER")
+    assert "<b>" not in page and "&lt;" in page and "&amp;" in page  # the text, escaped
+    assert attr._repr_html_().startswith("<div")

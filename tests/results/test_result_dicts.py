@@ -53,7 +53,12 @@ def _results() -> dict:
                        ml.lime_width_sweep(lambda A: np.column_stack([f(A), -f(A)]), X[:1],
                                            training_data=X, num_samples=60, random_state=0)],
         "AttributionSummary": _summaries(X),
+        "DeletionCurves": [ml.deletion_curves(_good, ml.shapley(_good, "a good film"))],
     }
+
+
+def _good(texts):
+    return np.array([float("good" in t.split()) for t in texts])
 
 
 def _summaries(X):

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import overload
+from typing import cast, overload
 
 import numpy as np
 
@@ -55,11 +55,12 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             tol_abs: float | None = None,
             max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
-            n_draws: int | None = None, hf_tokenizer=None, players: str | None = None) -> DistributedAttributions: ...
+            n_draws: int | None = None, hf_tokenizer=None,
+            players: str | None = None) -> DistributedAttributions: ...
 
 
 @overload
-def shapley(model: ModelLike | PredictFn, X: DataLike | str | list[str] | np.ndarray, *,
+def shapley(model: ModelLike | PredictFn, X: list[str], *,
             background: DataLike | None = None, algorithm: str = "auto",
             n_samples: int | None = None, n_permutations: int | None = None,
             random_state: RandomStateLike = None, target: TargetSpec = None,
@@ -69,10 +70,27 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | list[str] | np.nda
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
             tol_abs: float | None = None, max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
-            n_draws: int | None = None, hf_tokenizer=None, players: str | None = None) -> Attributions | list[Attributions]: ...
+            n_draws: int | None = None, hf_tokenizer=None,
+            players: str | None = None) -> list[Attributions]: ...
 
 
-def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | list[str] | np.ndarray, *,
+@overload
+def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
+            background: DataLike | None = None, algorithm: str = "auto",
+            n_samples: int | None = None, n_permutations: int | None = None,
+            random_state: RandomStateLike = None, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
+            interactions: bool = False, index: str = "shapley", tol: float | None = None,
+            tol_abs: float | None = None, max_evals: int | None = None,
+            groups: dict | None = None, dependence: str = "independent",
+            n_draws: int | None = None, hf_tokenizer=None,
+            players: str | None = None) -> Attributions: ...
+
+
+def shapley(model: ModelLike | PredictFn,
+            X: DaskLike | DataLike | str | list[str] | np.ndarray, *,
             background: DataLike | None = None, algorithm: str = "auto",
             n_samples: int | None = None, n_permutations: int | None = None,
             random_state: RandomStateLike = None, target: TargetSpec = None,
@@ -83,7 +101,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | list[st
             tol_abs: float | None = None,
             max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
-            n_draws: int | None = None, hf_tokenizer=None, players: str | None = None) -> Attributions | list[Attributions] | DistributedAttributions:
+            n_draws: int | None = None, hf_tokenizer=None,
+            players: str | None = None
+            ) -> Attributions | list[Attributions] | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -406,7 +426,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | list[st
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
                     random_state=random_state, groups=groups, hf_tokenizer=hf_tokenizer,
-                    players=players, stop=_check_stop_applies(check_stopping(tol, tol_abs, max_evals),
+                    players=players,
+                    stop=_check_stop_applies(check_stopping(tol, tol_abs, max_evals),
                                              algorithm, interactions),
                     dependence=check_dependence(dependence, n_draws, algorithm=algorithm,
                                                 masker=masker, interactions=interactions,
@@ -430,7 +451,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | list[st
             streams=RowStreams.draw(rng), options=request.options, feature_names=feature_names)
     if is_text_list(X):  # each text its own game (its own words), in the order given
         return [_explain(_one_text(request, t), rng=rng, streams=None, stacklevel=5, **settings)
-                for t in X]
+                for t in cast(list, X)]
     return keep_row_labels(_explain(request, rng=rng, streams=None, stacklevel=5, **settings),
                            request.X)
 
