@@ -165,6 +165,20 @@ def deletion_curves(model, attr, *, output=None, target=None, hf_tokenizer=None,
     Returns
     -------
     DeletionCurves
+        The players in the order moved, both curves and their areas.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> def score(texts):  # "good" raises the score, "dull" lowers it
+    ...     return np.array([("good" in t.split()) - 0.5 * ("dull" in t.split())
+    ...                      for t in texts], dtype=float)
+    >>> attr = ml.shapley(score, "a good but dull film")
+    >>> curves = ml.deletion_curves(score, attr)
+    >>> curves.players[0], curves.players[-1]
+    ('good', 'dull')
+    >>> curves.deletion_area < curves.insertion_area
+    True
     """
     media = getattr(attr, "media", None)
     if media is None or getattr(media, "text", None) is None:
