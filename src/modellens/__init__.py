@@ -6,7 +6,7 @@ from ._validation import (InvalidParameterError, MissingValuesWarning, Modellens
 from .attribution import Attributions, shapley
 from .attribution import (AttributionSummary, DistributedAttributions, ImageMasker, TextMasker,
                           WidthSweep, lime, lime_image, lime_text, lime_width_sweep)
-from .attribution import GroupComparison, InteractionPairs
+from .attribution import DeletionCurves, GroupComparison, InteractionPairs, deletion_curves
 from .change import Shift, compare, shift
 from .effects.ale import ale
 from .effects.dale import dale
@@ -36,4 +36,4 @@ __all__ = ["pdp", "mplot", "ale", "dale", "shapley", "config", "get_config", "Ef
            "predict", "warm_up", "Warming", "NotATreeModelError", "regions", "Regions",
            "importance", "Importance", "InteractionPairs", "MissingValuesWarning",
            "UnknownLevelsWarning", "load_model", "read_data", "compare", "shift", "Shift",
-           "GroupComparison"]
+           "GroupComparison", "deletion_curves", "DeletionCurves"]

@@ -137,10 +137,9 @@ def test_default_background_warns_once_and_points_at_the_caller():
     assert ours[0].filename == __file__
 
 
-def test_texts_take_no_interactions_or_groups_and_trees_refuse_texts():
-    with pytest.raises(ml.InvalidParameterError, match="interactions, index or groups"):
-        ml.shapley(_text_score, TEXT, interactions=True)
-    with pytest.raises(ml.InvalidParameterError, match="interactions, index or groups"):
+def test_texts_take_no_groups_and_trees_refuse_texts():
+    # (interactions=True is taken for texts: tests/attribution/test_text_transformer.py)
+    with pytest.raises(ml.InvalidParameterError, match="index or groups"):
         ml.shapley(_text_score, TEXT, groups={"g": [0]})
     with pytest.raises(ml.InvalidParameterError, match="tree"):
         ml.shapley(_text_score, TEXT, algorithm="tree")

@@ -58,7 +58,12 @@ def _results() -> dict:
                            random_state=0)],
         "GroupComparison": [ml.shapley(f, X[:20], background=X[:10]).compare_groups(
             X[:20, 0] > 0, n_boot=20, random_state=0)],
+        "DeletionCurves": [ml.deletion_curves(_good, ml.shapley(_good, "a good film"))],
     }
+
+
+def _good(texts):
+    return np.array([float("good" in t.split()) for t in texts])
 
 
 def _summaries(X):

@@ -83,6 +83,8 @@ def _calls(X, tree):
                                  **quiet)],
         "lime_text": [lambda: ml.lime_text(text_score, "good or bad", num_samples=20,
                                            random_state=0, **quiet)],
+        "deletion_curves": [lambda: ml.deletion_curves(
+            text_score, ml.shapley(text_score, "good or bad"), **quiet)],
         "lime_image": [lambda: ml.lime_image(image_score, image, segmentation=np.arange(64)
                                              .reshape(8, 8) // 16, num_samples=20,
                                              random_state=0, **quiet)],

@@ -19,7 +19,7 @@ from modellens.plot.attributions import AttributionPlots
 #: The public result classes.
 RESULTS = [ml.Effect, ml.Effects, ml.Attributions, ml.Interactions, ml.InteractionPairs,
            ml.Regions, ml.Importance, ml.WidthSweep, ml.AttributionSummary,
-           ml.DistributedAttributions, ml.Shift, ml.GroupComparison]
+           ml.DistributedAttributions, ml.Shift, ml.GroupComparison, ml.DeletionCurves]
 
 #: Public classes that are not results, and why.
 NOT_RESULTS = {

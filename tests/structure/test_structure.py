@@ -377,9 +377,11 @@ def test_public_functions_document_references_and_run_their_examples(func):
     assert "Examples\n" in doc and ">>>" in doc
     if func is not ml.config:
         assert "References\n" in doc
-        # shapley's overloads: an Attributions, or for Dask data a DistributedAttributions
-        assert func.__annotations__.get("return") in ("Effects", "Attributions",
-                                                      "Attributions | DistributedAttributions")
+        # shapley's overloads: an Attributions, for a list of texts a list of them, or for
+        # Dask data a DistributedAttributions
+        assert func.__annotations__.get("return") in (
+            "Effects", "Attributions",
+            "Attributions | list[Attributions] | DistributedAttributions")
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     tests = finder.find(func, func.__name__, globs={})

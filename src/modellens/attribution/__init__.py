@@ -3,6 +3,7 @@
 from ._cohorts import GroupComparison, holm
 from ._blocks import MediaBlock, SamplingBlock, SurrogateBlock
 from ._masking import ImageMasker, TextMasker
+from .faithfulness import DeletionCurves, deletion_curves
 from .distributed import AttributionSummary, DistributedAttributions
 from .interaction_pairs import InteractionPairs
 from .lime import WidthSweep, lime, lime_width_sweep
@@ -13,4 +14,4 @@ from .shapley import shapley
 __all__ = ["Attributions", "shapley", "lime", "lime_text", "lime_image", "lime_width_sweep",
            "WidthSweep", "TextMasker", "ImageMasker", "SurrogateBlock", "SamplingBlock",
            "MediaBlock", "DistributedAttributions", "AttributionSummary", "InteractionPairs",
-           "GroupComparison", "holm"]
+           "GroupComparison", "holm", "DeletionCurves", "deletion_curves"]

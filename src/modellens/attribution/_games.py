@@ -22,6 +22,7 @@ coalitions, :math:`v(\emptyset)` and :math:`v_i(N) = f(x^{(i)})`).
 
 from __future__ import annotations
 
+import copy
 from typing import NamedTuple
 
 import numpy as np
@@ -187,22 +188,34 @@ class RemovalGame(Game):
     ----------
     predict_fn : callable
     representation : TextInput or ImageInput
-    target : int, optional
+    target : int or list of int, optional
+    several : bool
+        Explain every output of ``(m, k)`` scores with ``target=None`` (or
+        those a list names): each output's game is :meth:`with_model` of the
+        model's view of it, on the same coalitions.
     """
 
     value_function = "removal"
     model: InputModel
 
-    def __init__(self, predict_fn, representation, *, target=None):
+    def __init__(self, predict_fn, representation, *, target=None, several=False):
         self.rep = representation
         self.kind = "text" if isinstance(representation, TextInput) else "image"
-        self.model = input_model(predict_fn, representation, target)
         self.n_explained, self.n_players = 1, representation.n_features
-        p = self.n_players
-        self._ends = CoalitionRows(representation, np.array([np.zeros(p, bool),
-                                                              np.ones(p, bool)]))
-        self.subject = media_subject(representation, self.model.output_name)
         self.diagnostics = {"masker": self.kind}
+        self._use(input_model(predict_fn, representation, target, several=several))
+
+    def _use(self, model):
+        p = self.n_players
+        self.model = model
+        self._ends = CoalitionRows(self.rep, np.array([np.zeros(p, bool), np.ones(p, bool)]))
+        self.subject = media_subject(self.rep, model.output_name)
+
+    def with_model(self, model):
+        """The same game of another output's model (same input, same players)."""
+        game = copy.copy(self)
+        game._use(model)
+        return game
 
     def coalition_rows(self, masks, rows=None):
         # one explained input: every mask is its own

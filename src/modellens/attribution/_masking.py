@@ -25,7 +25,7 @@ from ..engine import Segment
 from ..typing import ArrayLike
 
 __all__ = ["MaskedRows", "TextInput", "ImageInput", "CoalitionRows", "WORD_PATTERN",
-           "TextMasker", "ImageMasker"]
+           "SENTENCE_PATTERN", "PLAYERS", "text_pattern", "TextMasker", "ImageMasker"]
 
 
 class MaskedRows(Segment):
@@ -100,15 +100,33 @@ class MaskedRows(Segment):
 # LIME samples such vectors around the all-ones instance, KernelSHAP plans them
 # as coalitions: both evaluate them through CoalitionRows.
 
-#: The default tokeniser: runs of word characters (letters, digits, underscore).
+#: The default tokeniser: runs of word characters (letters, digits, underscore); the
+#: spaces and punctuation between them are no players and always stay.
 WORD_PATTERN = r"\w+"
+#: ``players="sentence"``: a sentence runs from a character that is neither a space nor
+#: ``.!?`` through its closing ``.!?`` run (or the end of the text).
+SENTENCE_PATTERN = r"[^\s.!?][^.!?]*(?:[.!?]+|$)"
+#: The players a text can be cut into.
+PLAYERS = ("word", "sentence")
+
+
+def text_pattern(players, tokenizer):
+    """The word splitter of ``players=`` (``"word"``, ``"sentence"``) and ``tokenizer=``."""
+    if players is None:
+        return tokenizer
+    if players not in PLAYERS:
+        raise InvalidParameterError(f"players must be one of {PLAYERS}, got {players!r}.")
+    if tokenizer is not None:
+        raise InvalidParameterError(
+            "players= and tokenizer= both say how the text is cut: pass one of them.")
+    return WORD_PATTERN if players == "word" else SENTENCE_PATTERN
 
 
 class TextInput:
     """One text as a bag of words: coalition rows -> texts with the absent words removed.
 
-    Every occurrence of an absent word is cut out; the text around it (spaces,
-    punctuation) stays.
+    Every occurrence of an absent word is cut out (or replaced by ``mask``);
+    the text around it (spaces, punctuation) stays.
 
     Attributes
     ----------
@@ -119,7 +137,7 @@ class TextInput:
         ``(start, end, word)`` of each token in ``text``.
     """
 
-    def __init__(self, text, tokenizer=None):
+    def __init__(self, text, tokenizer=None, mask=None):
         if not isinstance(text, str):
             raise InvalidParameterError(f"text must be a str, got {type(text).__name__}.")
         if tokenizer is None or isinstance(tokenizer, str):
@@ -150,6 +168,8 @@ class TextInput:
         ends = np.concatenate([self.spans[:, 0], [len(text)]])
         self._gaps = [text[a:b] for a, b in zip(starts, ends)]
         self._tokens = [text[a:b] for a, b, _ in self.spans]
+        #: what stands for an absent word: nothing (deleted), or a mask token
+        self.mask = "" if mask is None else str(mask)
 
     @property
     def n_features(self) -> int:
@@ -160,13 +180,12 @@ class TextInput:
     def build(self, masks) -> list:
         """The texts of coalition rows ``masks`` ``(m, p)`` (True: the word is kept)."""
         keep = np.asarray(masks, dtype=bool)[:, self.spans[:, 2]]
-        gaps, tokens = self._gaps, self._tokens
+        gaps, tokens, mask = self._gaps, self._tokens, self.mask
         out = []
         for row in keep:
             parts = [gaps[0]]
             for t, kept in enumerate(row):
-                if kept:
-                    parts.append(tokens[t])
+                parts.append(tokens[t] if kept else mask)
                 parts.append(gaps[t + 1])
             out.append("".join(parts))
         return out
@@ -356,6 +375,14 @@ class TextMasker:
     tokenizer : str or callable, optional
         A regular expression matching one word (default ``r"\\w+"``), or a
         callable ``text -> list of tokens``.
+    players : {"word", "sentence"}, optional
+        Cut the text into words (``WORD_PATTERN``, the default) or sentences
+        (``SENTENCE_PATTERN``: through each ``.``, ``!`` or ``?`` run); instead
+        of ``tokenizer``.
+    mask_token : str, optional
+        What replaces an absent player in the text.  None (default): the
+        model's mask token for a transformers classifier whose tokenizer has
+        one (``[MASK]``, ``<mask>``), deletion otherwise.
 
     See Also
     --------
@@ -377,14 +404,17 @@ class TextMasker:
     [0. 2. 0. 0. 0.]
     """
 
-    def __init__(self, tokenizer: str | Callable[[str], list[str]] | None = None) -> None:
-        self.tokenizer = tokenizer
+    def __init__(self, tokenizer: str | Callable[[str], list[str]] | None = None, *,
+                 players: str | None = None, mask_token: str | None = None) -> None:
+        self.pattern = text_pattern(players, tokenizer)
+        self.tokenizer, self.players, self.mask_token = tokenizer, players, mask_token
 
     def __repr__(self):
-        return f"TextMasker(tokenizer={self.tokenizer!r})"
+        return f"TextMasker(tokenizer={self.tokenizer!r}, mask_token={self.mask_token!r})"
 
-    def represent(self, text, random_state=None) -> TextInput:
-        return TextInput(text, self.tokenizer)
+    def represent(self, text, random_state=None, mask_token=None) -> TextInput:
+        """The text's players; ``mask_token`` (the model's) unless the masker sets its own."""
+        return TextInput(text, self.pattern, self.mask_token if self.mask_token else mask_token)
 
 
 class ImageMasker:

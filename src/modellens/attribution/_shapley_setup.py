@@ -12,16 +12,23 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 
+import numpy as np
+
 from .._validation import InvalidParameterError, ModellensWarning
 from ..data import is_integer
 from ..models import tree_ensemble_name
 from ._background import choose_background
+from ._blocks import SamplingBlock
 from ._causal import resolve_causal
-from ._dependence import choose_dependence, dependence_game
-from ._games import InterventionalGame, RemovalGame, TreeGame, check_masker, tree_ensemble_for
+from ._conditional import MonteCarloError
+from ._dependence import choose_dependence, conditional_diagnostics, dependence_game
+from ._games import InterventionalGame, RemovalGame, TreeGame, tree_ensemble_for
 from ._groups import GroupGame, check_groups
 from ._stopping import StoppingRule
+from ._text import text_game
+from .exact import OnePlayer
 from .kernel import split_sizes
+from .result import Attributions, build
 
 __all__ = ["MAX_EXACT_FEATURES", "DEFAULT_PERMUTATIONS", "FIRST_ROUND_PER_FEATURE",
            "default_kernel_samples", "kernel_samples_for_std", "COSTLY_ROWS",
@@ -104,21 +111,25 @@ def _check_stop_applies(stop: StoppingRule | None, algorithm: str,
 
 def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
           interactions, index, budget_given, random_state, rng, draw_background, stacklevel,
-          groups=None, dependence=None):
+          groups=None, dependence=None, hf_tokenizer=None, players=None):
     """The game of a request, with its background chosen by the one rule of ``._background``."""
     model, X = request.raw_model, request.X
     if request.dataset is None:
         # one text or image: its words / superpixels are the players
-        if background is not None or feature_names is not None or response_method != "auto" \
-                or interactions or index != "shapley" or groups is not None:
+        if background is not None or feature_names is not None or index != "shapley" \
+                or groups is not None:
             raise InvalidParameterError("a text or image takes no background, feature_names, "
-                                        "response_method, interactions, index or groups.")
-        masker = check_masker("text" if masker is None else masker)
+                                        "index or groups.")
         if algorithm == "tree":
             raise InvalidParameterError("algorithm='tree' is for tree ensembles; texts and "
                                         "images take algorithm='exact', 'permutation', "
                                         "'kernel' or 'auto'.")
-        return RemovalGame(model, masker.represent(X, random_state), target=target)
+        return text_game(model, X, masker=masker, target=target,
+                         response_method=response_method, hf_tokenizer=hf_tokenizer,
+                         players=players, random_state=random_state)
+    if hf_tokenizer is not None or players is not None:
+        raise InvalidParameterError("hf_tokenizer= and players= are for texts (X a str or a "
+                                    "list of str); a table's players are its columns (groups=).")
     dataset, n, rows = request.dataset, request.n_explained, request.reference
     players = None if groups is None else check_groups(groups, dataset.feature_names,
                                                        dataset.column_labels)
@@ -247,3 +258,48 @@ def _choose_algorithm(algorithm, d, n_samples, n_permutations, cap=None):
     if algorithm == "permutation":
         return "permutation", int(n_permutations or DEFAULT_PERMUTATIONS)
     return "kernel", kernel_budget
+
+
+def _result(game, estimator, est, algorithm, budget, index, stop=None,
+            converged=None, *, subject=None, diagnostics=None) -> Attributions:
+    """The Attributions of an estimate: the game's subject, the numbers, the sampling block.
+
+    ``subject`` and ``diagnostics`` are one output's of a game of several (TreeSHAP).
+    """
+    n_coalitions = estimator.n_coalitions
+    if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
+        n_coalitions = int(n_coalitions[0])  # one input: a count
+    diagnostics = game.diagnostics if diagnostics is None else diagnostics
+    extra = {**diagnostics, "n_coalitions": n_coalitions,
+             "n_model_rows": 0 if game.model is None else game.model.n_rows}
+    if algorithm == "tree":
+        extra["index"] = index
+    if getattr(estimator, "proxy_rows", None) is not None:
+        extra["proxy_rows"] = estimator.proxy_rows.copy()
+    extra.update(conditional_diagnostics(game, est.prediction))
+    sampling = None
+    if algorithm in ("permutation", "kernel") or isinstance(estimator, MonteCarloError):
+        n_perm = None
+        if algorithm == "permutation":
+            n_perm = budget if isinstance(estimator, OnePlayer) else 2 * estimator.n_antithetic
+        m = game.rows_per_coalition if isinstance(game, InterventionalGame) else 1
+        # a row pays m rows per coalition and one for f(x); v(empty)'s m rows are shared
+        model_rows = np.asarray(estimator.n_coalitions, dtype=np.int64) * m + 1
+        model_rows = np.broadcast_to(model_rows, (game.n_explained,)).copy()
+        sampling = SamplingBlock(std=est.std, dof=np.asarray(estimator.dof, dtype=float),
+                                 n_permutations=n_perm,
+                                 n_samples=budget if algorithm == "kernel" else None,
+                                 model_rows=model_rows,
+                                 converged=None if converged is None else
+                                 np.asarray(converged, dtype=bool),
+                                 tol=None if stop is None else stop.tol,
+                                 tol_abs=None if stop is None else stop.tol_abs,
+                                 max_evals=None if stop is None else stop.max_evals,
+                                 interactions_std=est.interactions_std)
+    return build(game.subject if subject is None else subject, values=est.values,
+                 base_values=np.full(game.n_explained, est.base_value),
+                 prediction=est.prediction, method=f"{index}-{algorithm}",
+                 value_function=game.value_function, sampling=sampling,
+                 interactions=est.interactions, diagnostics=extra)
+
+

@@ -19,7 +19,9 @@ from .._validation import check_random_state, renamed
 from ..engine import Plan, open_request
 from ..typing import ArrayLike, PredictFn, RandomStateLike, TargetSpec
 from ._games import input_model, media_subject
-from ._masking import CoalitionRows, ImageInput, TextInput
+from ..models import text_classifier
+from ._masking import CoalitionRows, ImageInput
+from ._text import text_input
 from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_outputs,
                          output_names, run_every_output, surrogate_attributions, warn_if_shrunk)
 from .result import Attributions
@@ -107,7 +109,8 @@ def lime_text(model: PredictFn, text: str, *, num_features: int | None = None,
               tokenizer: str | Callable[[str], list[str]] | None = None,
               random_state: RandomStateLike = None, target: TargetSpec = None,
               chunk_size: int | None = None, n_jobs: int | None = None,
-              progress: bool | None = None) -> Attributions:
+              progress: bool | None = None, hf_tokenizer: Any = None,
+              players: str | None = None, response_method: str = "auto") -> Attributions:
     r"""Which words of this text move the model's score?
 
     LIME for a text classifier (or any function of texts): it removes random
@@ -119,14 +122,27 @@ def lime_text(model: PredictFn, text: str, *, num_features: int | None = None,
 
     Parameters
     ----------
-    model : callable
+    model : callable, transformers pipeline or transformers model
         ``model(list of str) -> (m,)`` scores, or ``(m, k)`` class scores:
         every column is explained (from the same samples), or the one
-        ``target=`` chooses.
+        ``target=`` chooses.  A Hugging Face ``text-classification``
+        pipeline, or a sequence-classification model with ``hf_tokenizer=``,
+        is scored in batches on its own device, every class from the same
+        forward passes (see the user guide's *Texts and transformers*).
     text : str
     tokenizer : str or callable, optional
         A regular expression matching one word (default ``r"\w+"``), or a
         callable ``text -> list of tokens`` (strings found in the text in order).
+    hf_tokenizer : transformers tokenizer, optional
+        The tokenizer of a transformers ``model`` given without its pipeline
+        (not the word splitter: that is ``tokenizer``).
+    players : {"word", "sentence"}, optional
+        Cut the text into words (the default) or sentences, instead of
+        ``tokenizer``.  An absent player is replaced by a transformers
+        tokenizer's mask token when it has one, and deleted otherwise.
+    response_method : {"auto", "predict_proba", "decision_function"}, default="auto"
+        A transformers classifier's class probabilities (``"auto"``,
+        ``"predict_proba"``) or logits (``"decision_function"``).
     num_features : int, optional
         Most words with a non-zero weight; default ``min(10, p)``, and at most
         the ``p`` distinct words.
@@ -189,7 +205,8 @@ def lime_text(model: PredictFn, text: str, *, num_features: int | None = None,
     """
     request = open_request(model, text, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, media=True)
-    rep = TextInput(text, tokenizer)
+    model = text_classifier(model, hf_tokenizer, response_method)
+    rep = text_input(model, text, tokenizer=tokenizer, players=players)
     return _lime_media(model, rep, kind="text", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,

@@ -197,6 +197,12 @@ class Attributions(Indexing):
         what = f"output={self.output!r}" if self.outputs is None else f"outputs={self.outputs!r}"
         return f"Attributions(method={self.method!r}, rows={n}, features={d}, {what})"
 
+    def _repr_html_(self):
+        """A notebook shows a text's explanation as the highlighted text (escaped)."""
+        if self.media is None or getattr(self.media, "text", None) is None:
+            return None  # (the notebook falls back to repr)
+        return self.plot.text_html()
+
     @property
     def shape(self) -> tuple:
         """``(n, d)``, or ``(n, d, k)`` with several outputs: as ``values.shape``."""

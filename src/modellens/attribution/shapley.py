@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Sequence
 from functools import partial
-from typing import overload
+from typing import cast, overload
 
 import numpy as np
 
@@ -16,25 +17,25 @@ from ..engine import open_request, run, run_outputs
 from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND
-from ._blocks import SamplingBlock
 from ._causal import AsymmetricEstimator
 from ._groups import GroupGame
-from ._conditional import MonteCarloError
-from ._dependence import check_dependence, conditional_diagnostics, with_monte_carlo_error
+from ._dependence import check_dependence, with_monte_carlo_error
 from ._interaction_values import interaction_estimator
 from ._games import InterventionalGame, RemovalGame, ShapleyPlan, TreeGame
 from ._masking import ImageMasker, TextMasker
 from ._stopping import GrowPlan, check_stopping, run_until_converged
 from ._streams import RowStreams
-from ._shapley_setup import (MAX_EXACT_FEATURES, _check_stop_applies, _choose_algorithm,
-                             _first_round, _game, _warn_if_costly, _with_cap,
-                             default_kernel_samples, kernel_samples_for_std)
+from ._shapley_setup import (MAX_EXACT_FEATURES,
+                             _check_stop_applies, _choose_algorithm, _first_round, _game,
+                             _result, _warn_if_costly, _with_cap, default_kernel_samples,
+                             kernel_samples_for_std)
+from ._text import is_text_list
 from .distributed import DistributedAttributions
 from .exact import ExactEstimator, OnePlayer
 from ._active import ActiveKernelEstimator
 from ._proxy import ProxyKernelEstimator
 from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
-from .result import Attributions, build, keep_row_labels
+from .result import Attributions, keep_row_labels
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
 
@@ -56,7 +57,24 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
-            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False) -> DistributedAttributions: ...
+            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
+            hf_tokenizer=None, players: str | None = None) -> DistributedAttributions: ...
+
+
+@overload
+def shapley(model: ModelLike | PredictFn, X: list[str], *,
+            background: DataLike | None = None, algorithm: str = "auto",
+            n_samples: int | None = None, n_permutations: int | None = None,
+            random_state: RandomStateLike = None, target: TargetSpec = None,
+            response_method: str = "auto", feature_names: Sequence[str] | None = None,
+            chunk_size: int | None = None, n_jobs: int | None = None,
+            progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
+            interactions: bool = False, index: str = "shapley", tol: float | None = None,
+            tol_abs: float | None = None, max_evals: int | None = None,
+            groups: dict | None = None, dependence: str = "independent",
+            n_draws: int | None = None, causal_order: Sequence | None = None,
+            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
+            hf_tokenizer=None, players: str | None = None) -> list[Attributions]: ...
 
 
 @overload
@@ -71,10 +89,12 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             tol_abs: float | None = None, max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
-            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False) -> Attributions: ...
+            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
+            hf_tokenizer=None, players: str | None = None) -> Attributions: ...
 
 
-def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndarray, *,
+def shapley(model: ModelLike | PredictFn,
+            X: DaskLike | DataLike | str | list[str] | np.ndarray, *,
             background: DataLike | None = None, algorithm: str = "auto",
             n_samples: int | None = None, n_permutations: int | None = None,
             random_state: RandomStateLike = None, target: TargetSpec = None,
@@ -86,7 +106,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
             max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
-            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False) -> Attributions | DistributedAttributions:
+            confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
+            hf_tokenizer=None, players: str | None = None
+            ) -> Attributions | list[Attributions] | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 
     Shapley values share each row's prediction, minus the average prediction
@@ -168,7 +190,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         same seed gives the same numbers.  Each explained row draws from its
         own stream, set by the seed and the row's position in ``X``.
     target, response_method, feature_names, chunk_size, n_jobs, progress
-        As in :func:`modellens.pdp`.  With ``algorithm="tree"``, ``target``
+        As in :func:`modellens.pdp` (for a transformers text classifier,
+        ``response_method="decision_function"`` explains its logits instead
+        of its class probabilities).  With ``algorithm="tree"``, ``target``
         picks the outputs by the same rules (every class of a multiclass
         model by default, computed in one pass over the trees; binary ones
         explain the log-odds of ``classes_[1]``), and the rows are explained in parallel
@@ -187,7 +211,19 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         :math:`f` with everything removed, so the values add up to
         ``prediction - base_values``; ``media`` holds the text and its word
         spans or the image and its superpixels (``segments``).  Every
-        algorithm but ``"tree"`` runs on these games as on tables.
+        algorithm but ``"tree"`` runs on these games as on tables.  A list
+        of texts gives a list of results, one per text (each its own words).
+        ``model`` may be a Hugging Face ``text-classification`` pipeline (or a
+        sequence-classification model with ``hf_tokenizer=``): every class
+        is explained from the same forward passes (``target=`` a column picks
+        one), in batches of texts sorted by length on the model's device, an
+        absent word replaced by the tokenizer's mask token (deleted when it
+        has none), and ``interactions=True`` ranks the word pairs.
+    hf_tokenizer : transformers tokenizer, optional
+        The tokenizer of a transformers ``model`` given without its pipeline
+        (not a word splitter: that is ``TextMasker(tokenizer=)``).
+    players : {"word", "sentence"}, optional
+        A text's players: its distinct words (default) or its sentences.
     interactions : bool, default=False
         Also compute the SHAP interaction values (``interactions``, shape
         ``(n, d, d)``: half the Shapley interaction index of each pair off the
@@ -407,7 +443,8 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
                     n_permutations=n_permutations, target=target,
                     response_method=response_method, feature_names=feature_names,
                     masker=masker, interactions=interactions, index=index,
-                    random_state=random_state, groups=groups,
+                    random_state=random_state, groups=groups, hf_tokenizer=hf_tokenizer,
+                    players=players,
                     stop=_check_stop_applies(check_stopping(tol, tol_abs, max_evals),
                                              algorithm, interactions),
                     dependence=check_dependence(dependence, n_draws, algorithm=algorithm,
@@ -432,6 +469,9 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
         return explain_partitions(
             request.partitions, partial(_explain_rows, model, settings),
             streams=RowStreams.draw(rng), options=request.options, feature_names=feature_names)
+    if is_text_list(X):  # each text its own game (its own words), in the order given
+        return [_explain(_one_text(request, t), rng=rng, streams=None, stacklevel=5, **settings)
+                for t in cast(list, X)]
     return keep_row_labels(_explain(request, rng=rng, streams=None, stacklevel=5, **settings),
                            request.X)
 
@@ -439,7 +479,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike | DataLike | str | np.ndar
 def _open(model, X, settings, *, options, several=False, **given):
     """The request of a call through the front door: a text or image, or rows with the background."""
     background = settings["background"]
-    media = settings["masker"] is not None or isinstance(X, str)
+    media = settings["masker"] is not None or isinstance(X, str) or is_text_list(X)
     if not media and (isinstance(background, bool) or np.isscalar(background)) \
             and not is_integer(background):
         raise InvalidParameterError(f"background must be rows (array or DataFrame) or a "
@@ -451,6 +491,13 @@ def _open(model, X, settings, *, options, several=False, **given):
                         target=settings["target"], response_method=settings["response_method"],
                         options=options, dask="partitions", media=media, wrap_model=False,
                         several=several and not media, **given)
+
+
+def _one_text(request, text):
+    """The request of one text of a list (the same model and options)."""
+    one = copy.copy(request)
+    one.X = text
+    return one
 
 
 def _explain_rows(model, settings, X, streams, options) -> Attributions:
@@ -465,7 +512,7 @@ def _explain_rows(model, settings, X, streams, options) -> Attributions:
 def _explain(request, *, background, algorithm, n_samples, n_permutations, target,
              response_method, feature_names, masker, interactions, index, random_state, rng,
              streams, stacklevel, stop=None, draw_background=True,
-             groups=None, dependence=None) -> Attributions:
+             groups=None, dependence=None, hf_tokenizer=None, players=None) -> Attributions:
     """The Shapley values of a request's rows (in memory): game, estimator, one engine run.
 
     ``streams`` (None: drawn from ``rng`` once the background is drawn) seeds the
@@ -476,7 +523,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                  interactions=interactions, index=index, budget_given=n_samples is not None
                  or n_permutations is not None, random_state=random_state, rng=rng,
                  draw_background=draw_background, stacklevel=stacklevel, groups=groups,
-                 dependence=dependence)
+                 dependence=dependence, hf_tokenizer=hf_tokenizer, players=players)
     if streams is None:
         streams = RowStreams.draw(rng)
     options = request.options
@@ -490,40 +537,33 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     else:
         stop = None
     plan = ShapleyPlan(game, estimator)
+    if isinstance(game, RemovalGame):  # every output of the text's / image's model
+        return _explain_outputs(game.model, options, game, estimator, algorithm, budget,
+                                index, streams, stop, stacklevel=stacklevel + 1,
+                                interactions=interactions)
     if isinstance(game.inner if isinstance(game, GroupGame) else game, InterventionalGame):
         if game.value_function != "conditional":  # (its rows are draws, not background)
                 _warn_if_costly(plan, game.n_explained, game.background.shape[0],
                             game.diagnostics["background"],
                             tree=tree_ensemble_name(request.raw_model) is not None,
                             stacklevel=stacklevel - 1)
-        return _explain_outputs(request, game, estimator, algorithm, budget, index, streams,
-                                stop, stacklevel=stacklevel + 1, interactions=interactions)
-    label = game.kind if isinstance(game, RemovalGame) else algorithm
+        return _explain_outputs(request.model, options, game, estimator, algorithm, budget,
+                                index, streams, stop, stacklevel=stacklevel + 1,
+                                interactions=interactions)
+    # a tree ensemble: every output the game asks for, from one pass over the trees
     tree = getattr(game, "inner", game)
-    if isinstance(tree, TreeGame):
-        # every output the game asks for, from one pass over the trees
-        (ests,) = run(None, [plan], options, desc=f"shapley ({label})")
-        subjects, diagnostics = tree.subjects, tree.output_diagnostics
-        if tree is not game:  # groups: the players' subject, each output's name
-            subjects = [game.subject._replace(output=s.output) for s in subjects]
-            diagnostics = [{**d, "groups": game.diagnostics["groups"]} for d in diagnostics]
-        parts = [_result(game, estimator, est, algorithm, budget, index, subject=subject,
-                         diagnostics=diags)
-                 for est, subject, diags in zip(ests, subjects, diagnostics)]
-        return parts[0] if tree.labels is None else Attributions.stack(parts, tree.labels)
-    (est,) = run(game.model, [plan], options, desc=f"shapley ({label})")
-    converged = None
-    if stop is not None:
-        def one_round(rows, more):
-            return run(game.model, [GrowPlan(game, estimator, rows, more)], options,
-                       desc=f"shapley ({label})")
-
-        (est,), converged = _keep_drawing(stop, [estimator], [est], one_round,
-                                          stacklevel=stacklevel)
-    return _result(game, estimator, est, algorithm, budget, index, stop, converged)
+    (ests,) = run(None, [plan], options, desc=f"shapley ({algorithm})")
+    subjects, diagnostics = tree.subjects, tree.output_diagnostics
+    if tree is not game:  # groups: the players' subject, each output's name
+        subjects = [game.subject._replace(output=s.output) for s in subjects]
+        diagnostics = [{**d, "groups": game.diagnostics["groups"]} for d in diagnostics]
+    parts = [_result(game, estimator, est, algorithm, budget, index, subject=subject,
+                     diagnostics=diags)
+             for est, subject, diags in zip(ests, subjects, diagnostics)]
+    return parts[0] if tree.labels is None else Attributions.stack(parts, tree.labels)
 
 
-def _explain_outputs(request, game, estimator, algorithm, budget, index, streams, stop,
+def _explain_outputs(model, options, game, estimator, algorithm, budget, index, streams, stop,
                      *, stacklevel, interactions=False):
     """An interventional game's values for every output of the model in one pass.
 
@@ -551,8 +591,7 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
         made.append((g, e))
         return [ShapleyPlan(g, e)]
 
-    model = request.model
-    per_output = run_outputs(model, plans_for, request.options,
+    per_output = run_outputs(model, plans_for, options,
                              desc=f"shapley ({algorithm})")
     made = made[-len(per_output):]
     estimates = [est for (est,) in per_output]
@@ -565,7 +604,7 @@ def _explain_outputs(request, game, estimator, algorithm, budget, index, streams
                 g, e = next(grown)  # the outputs come in order, as in the first pass
                 return [GrowPlan(g, e, rows, more)]
 
-            return [est for (est,) in run_outputs(model, round_plans, request.options,
+            return [est for (est,) in run_outputs(model, round_plans, options,
                                                   desc=f"shapley ({algorithm})")]
 
         estimates, converged = _keep_drawing(stop, [e for _, e in made], estimates, one_round,
@@ -653,48 +692,3 @@ def _keep_drawing(stop, estimators, estimates, one_round, *, stacklevel):
     if not all(hasattr(e, "grow") for e in estimators):  # one player: exact already
         return estimates, np.ones(len(estimates[0].values), dtype=bool)
     return run_until_converged(stop, estimators, estimates, one_round, stacklevel=stacklevel)
-
-
-def _result(game, estimator, est, algorithm, budget, index, stop=None,
-            converged=None, *, subject=None, diagnostics=None) -> Attributions:
-    """The Attributions of an estimate: the game's subject, the numbers, the sampling block.
-
-    ``subject`` and ``diagnostics`` are one output's of a game of several (TreeSHAP).
-    """
-    n_coalitions = estimator.n_coalitions
-    if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
-        n_coalitions = int(n_coalitions[0])  # one input: a count
-    diagnostics = game.diagnostics if diagnostics is None else diagnostics
-    extra = {**diagnostics, "n_coalitions": n_coalitions,
-             "n_model_rows": 0 if game.model is None else game.model.n_rows}
-    if algorithm == "tree":
-        extra["index"] = index
-    if getattr(estimator, "proxy_rows", None) is not None:
-        extra["proxy_rows"] = estimator.proxy_rows.copy()
-    extra.update(conditional_diagnostics(game, est.prediction))
-    sampling = None
-    if algorithm in ("permutation", "kernel") or isinstance(estimator, MonteCarloError):
-        n_perm = None
-        if algorithm == "permutation":
-            n_perm = budget if isinstance(estimator, OnePlayer) else 2 * estimator.n_antithetic
-        m = game.rows_per_coalition if isinstance(game, InterventionalGame) else 1
-        # a row pays m rows per coalition and one for f(x); v(empty)'s m rows are shared
-        model_rows = np.asarray(estimator.n_coalitions, dtype=np.int64) * m + 1
-        model_rows = np.broadcast_to(model_rows, (game.n_explained,)).copy()
-        sampling = SamplingBlock(std=est.std, dof=np.asarray(estimator.dof, dtype=float),
-                                 n_permutations=n_perm,
-                                 n_samples=budget if algorithm == "kernel" else None,
-                                 model_rows=model_rows,
-                                 converged=None if converged is None else
-                                 np.asarray(converged, dtype=bool),
-                                 tol=None if stop is None else stop.tol,
-                                 tol_abs=None if stop is None else stop.tol_abs,
-                                 max_evals=None if stop is None else stop.max_evals,
-                                 interactions_std=est.interactions_std)
-    return build(game.subject if subject is None else subject, values=est.values,
-                 base_values=np.full(game.n_explained, est.base_value),
-                 prediction=est.prediction, method=f"{index}-{algorithm}",
-                 value_function=game.value_function, sampling=sampling,
-                 interactions=est.interactions, diagnostics=extra)
-
-

@@ -15,10 +15,11 @@ from ._targets import _requested_outputs as requested_outputs
 from ._output import output_position, own_output
 from ._responses import RESPONSES, response_model
 from ._inputs import InputModel
+from ._transformers import TEXT_OUTPUTS, TextClassifier, text_classifier
 from ._threads import kernel_threads
 
 __all__ = ["Model", "ModelError", "OutputsFound", "tree_ensemble_name",
            "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads",
            "Expected", "expected_inputs", "is_text", "model_feature_names", "lightgbm_names", "with_model_levels",
            "requested_outputs", "output_position", "own_output", "class_position",
-           "RESPONSES", "response_model"]
+           "RESPONSES", "response_model", "TextClassifier", "text_classifier", "TEXT_OUTPUTS"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .lime import plot_image, plot_text, text_html
 
 __all__ = ["MediaPlots"]
@@ -18,7 +20,16 @@ class MediaPlots:
 
     _a: Any  # the attributions drawn (plots read their fields)
 
-    def text(self, i=0, *, width=80, ax=None):
+    def _media_output(self, output):
+        """The single-output attributions drawn: ``output``'s, by default the predicted class's."""
+        a = self._a
+        if getattr(a, "outputs", None) is None:
+            return a
+        if output is None:
+            output = int(np.argmax(np.asarray(a.prediction)[0]))
+        return a.for_output(output)
+
+    def text(self, i=0, *, width=80, ax=None, output=None):
         """Draw the text with its words coloured by their values, to see which words count.
 
         Each word sits in a box coloured by its value (red raises the
@@ -34,6 +45,9 @@ class MediaPlots:
             Characters per line.
         ax : matplotlib Axes, optional
             Where to draw; None (default) draws on a new figure.
+        output : str or int, optional
+            The output (class) drawn when the result holds several; default
+            the class the model predicts for the text.
 
         Returns
         -------
@@ -53,9 +67,9 @@ class MediaPlots:
         >>> [t.get_text() for t in ax.texts]  # one box per word
         ['a', 'great', 'movie']
         """
-        return plot_text(self._a, i, width=width, ax=ax)
+        return plot_text(self._media_output(output), i, width=width, ax=ax)
 
-    def text_html(self, i=0) -> str:
+    def text_html(self, i=0, *, output=None) -> str:
         """Write the coloured text of :meth:`text` as HTML, for notebooks and reports.
 
         Each word's background is coloured by its value (red up, blue down)
@@ -66,6 +80,8 @@ class MediaPlots:
         ----------
         i : int, default=0
             The row, by position.
+        output : str or int, optional
+            As in :meth:`text`.
 
         Returns
         -------
@@ -85,7 +101,7 @@ class MediaPlots:
         >>> html.startswith("<div"), html.count("<span")  # one span per word
         (True, 3)
         """
-        return text_html(self._a, i)
+        return text_html(self._media_output(output), i)
 
     def image(self, i=0, *, positive=5, negative=5, image=None, ax=None):
         """Draw the image with its strongest superpixels tinted, to see where the model looks.

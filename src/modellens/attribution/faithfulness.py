@@ -1,0 +1,225 @@
+r"""Deletion and insertion curves of a text explanation: do its top words move the model?
+
+For a text attribution over ``p`` players ordered by their value (largest
+first), the deletion curve is the model's score with the top ``k`` players
+removed, and the insertion curve its score with only the top ``k`` kept, for
+``k = 0 .. p``.  A faithful explanation makes the deletion curve fall fast
+(small area) and the insertion curve rise fast (large area).  The areas are
+trapezoids over the fraction ``k / p`` in ``[0, 1]``.  The texts are built by
+the same masking rule as the explanation's (the players' spans, the model's
+mask token or deletion) and scored through the engine in one run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InvalidParameterError
+from ..engine import Plan, open_request, run
+from ..models import TextClassifier, text_classifier
+from ._games import input_model
+from ._masking import CoalitionRows, TextInput
+
+__all__ = ["DeletionCurves", "deletion_curves"]
+
+
+@dataclass(frozen=True, eq=False)
+class DeletionCurves:
+    """The deletion and insertion curves of one text explanation.
+
+    Attributes
+    ----------
+    players : list of str
+        The players in the order they are removed / inserted (largest value first).
+    deletion : ndarray of shape (p + 1,)
+        The score with the first ``k`` players removed, ``k = 0 .. p``.
+    insertion : ndarray of shape (p + 1,)
+        The score with only the first ``k`` players kept.
+    output : str
+        The output scored.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> def score(texts):
+    ...     return np.array([float("good" in t.split()) for t in texts])
+    >>> attr = ml.shapley(score, "a good film")
+    >>> curves = ml.deletion_curves(score, attr)
+    >>> curves.players[0], curves.deletion.tolist(), curves.deletion_area
+    ('good', [1.0, 0.0, 0.0, 0.0], 0.16666666666666666)
+    """
+
+    players: list
+    deletion: np.ndarray
+    insertion: np.ndarray
+    output: str
+
+    @property
+    def fraction(self) -> np.ndarray:
+        """``k / p`` for ``k = 0 .. p``."""
+        p = len(self.players)
+        return np.arange(p + 1) / max(p, 1)
+
+    @property
+    def deletion_area(self) -> float:
+        """Area under the deletion curve over ``[0, 1]`` (smaller: more faithful)."""
+        return float(np.trapezoid(self.deletion, self.fraction))
+
+    @property
+    def insertion_area(self) -> float:
+        """Area under the insertion curve over ``[0, 1]`` (larger: more faithful)."""
+        return float(np.trapezoid(self.insertion, self.fraction))
+
+    def __repr__(self):
+        return (f"DeletionCurves(output={self.output!r}, players={len(self.players)}, "
+                f"deletion_area={self.deletion_area:.4g}, "
+                f"insertion_area={self.insertion_area:.4g})")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per ``k``: ``k``, ``fraction``, ``player`` (the k-th moved), ``deletion``,
+        ``insertion``."""
+        return pd.DataFrame({"k": np.arange(len(self.players) + 1), "fraction": self.fraction,
+                             "player": [""] + [str(w) for w in self.players],
+                             "deletion": self.deletion, "insertion": self.insertion})
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict of every field (:meth:`from_dict` rebuilds the result)."""
+        from .._result_dicts import envelope
+
+        return envelope("DeletionCurves", {
+            "players": [str(w) for w in self.players],
+            "deletion": np.asarray(self.deletion, dtype=np.float64),
+            "insertion": np.asarray(self.insertion, dtype=np.float64),
+            "output": str(self.output)})
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DeletionCurves":
+        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip)."""
+        from .._result_dicts import open_envelope
+
+        names = ("players", "deletion", "insertion", "output")
+        v = open_envelope(d, "DeletionCurves").fields(names, known=names)
+        players = v["players"]
+        curves = [np.asarray(v[k], dtype=np.float64) for k in ("deletion", "insertion")]
+        if not isinstance(players, list) or not all(isinstance(w, str) for w in players) \
+                or any(c.shape != (len(players) + 1,) for c in curves) \
+                or not isinstance(v["output"], str):
+            raise InvalidParameterError(
+                "a DeletionCurves dict needs players (a list of str), deletion and insertion "
+                "(one number more than players each) and output (a str).")
+        return cls(players=list(players), deletion=curves[0], insertion=curves[1],
+                   output=v["output"])
+
+    def for_output(self, output) -> "DeletionCurves":
+        """These curves when ``output`` is theirs (they hold one output: ``deletion_curves``
+        computes another output's curves from its own order)."""
+        if output != self.output:
+            raise InvalidParameterError(
+                f"these curves are of output {self.output!r}, not {output!r}: call "
+                f"deletion_curves(model, attr, output={output!r}).")
+        return self
+
+    def plot(self, ax=None, *, output=None):
+        """Both curves against the fraction of players moved, the areas in the legend."""
+        if output is not None:
+            self.for_output(output)
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5, 3.2))
+        ax.plot(self.fraction, self.deletion, marker=".",
+                label=f"deletion (area {self.deletion_area:.3g})")
+        ax.plot(self.fraction, self.insertion, marker=".",
+                label=f"insertion (area {self.insertion_area:.3g})")
+        ax.set_xlabel("fraction of players removed / inserted (largest value first)")
+        ax.set_ylabel(self.output)
+        ax.legend(frameon=False)
+        return ax
+
+
+def deletion_curves(model, attr, *, output=None, target=None, hf_tokenizer=None,
+                    response_method: str = "auto", chunk_size: int | None = None,
+                    n_jobs: int | None = None, progress: bool | None = None) -> DeletionCurves:
+    """The deletion and insertion curves of a text explanation (see the module docstring).
+
+    Parameters
+    ----------
+    model : callable, transformers pipeline or model
+        The model explained (as given to :func:`~modellens.shapley` /
+        :func:`~modellens.lime_text`, with the same ``hf_tokenizer`` and
+        ``response_method``).
+    attr : Attributions
+        One text's explanation (``shapley`` of a text, or ``lime_text``).
+    output : str or int, optional
+        Which output of ``attr`` orders and scores; default its only one, or
+        for several the class the model predicts for the text.
+    target : int, optional
+        The model's column of a single-output ``attr`` (the ``target=`` it
+        was computed with) when the model has several.
+    chunk_size, n_jobs, progress
+        Execution options (see :func:`modellens.config`).
+
+    Returns
+    -------
+    DeletionCurves
+        The players in the order moved, both curves and their areas.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> def score(texts):  # "good" raises the score, "dull" lowers it
+    ...     return np.array([("good" in t.split()) - 0.5 * ("dull" in t.split())
+    ...                      for t in texts], dtype=float)
+    >>> attr = ml.shapley(score, "a good but dull film")
+    >>> curves = ml.deletion_curves(score, attr)
+    >>> curves.players[0], curves.players[-1]
+    ('good', 'dull')
+    >>> curves.deletion_area < curves.insertion_area
+    True
+    """
+    media = getattr(attr, "media", None)
+    if media is None or getattr(media, "text", None) is None:
+        raise InvalidParameterError("deletion_curves takes the explanation of one text "
+                                    "(shapley of a str, or lime_text).")
+    request = open_request(model, media.text, chunk_size=chunk_size, n_jobs=n_jobs,
+                           progress=progress, media=True)
+    if attr.outputs is not None:
+        if output is None:
+            output = int(np.argmax(np.asarray(attr.prediction)[0]))
+        column = attr.output_position(output)
+        one = attr.for_output(column)
+    else:
+        column, one = target, attr
+    fn = text_classifier(model, hf_tokenizer, response_method)
+    spans = np.asarray(media.spans, dtype=np.intp).reshape(-1, 3)
+    rep = TextInput(media.text, lambda t: [t[a:b] for a, b, _ in spans],
+                    fn.mask_token if isinstance(fn, TextClassifier) else None)
+    if rep.words != list(one.feature_names):
+        raise InvalidParameterError("the explanation's players are not the words of its text "
+                                    "(a custom masker?): deletion_curves cannot rebuild them.")
+    order = np.argsort(-np.asarray(one.values[0], dtype=np.float64), kind="stable")
+    p = len(order)
+    masks = np.zeros((2 * (p + 1), p), dtype=bool)
+    for k in range(p + 1):
+        masks[k, order[k:]] = True          # deletion: the first k removed
+        masks[p + 1 + k, order[:k]] = True  # insertion: only the first k kept
+    mdl = input_model(fn, rep, column)
+    seg = CoalitionRows(rep, masks)
+    run(mdl, [_Segment(seg)], request.options, desc="deletion curves")
+    scores = np.asarray(seg.result, dtype=np.float64).reshape(-1)
+    name = attr.outputs[column] if attr.outputs is not None else mdl.output_name
+    return DeletionCurves(players=[rep.words[j] for j in order], deletion=scores[:p + 1],
+                          insertion=scores[p + 1:], output=str(name))
+
+
+class _Segment(Plan):
+    """A plan of one segment (its answers are the result)."""
+
+    def __init__(self, segment):
+        self.segments = [segment]
+
+    def reduce(self):
+        return self.segments[0].result

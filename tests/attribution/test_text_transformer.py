@@ -1,0 +1,269 @@
+"""Texts explained through a real (tiny) transformer: a Hugging Face pipeline as the model.
+
+The model is built offline once per session (``tests/text_model.py``: a
+WordPiece tokenizer trained on the fly and a 2-layer BERT fit for a few
+seconds on texts whose label is 1 exactly when "sunny" and "beach" both occur).
+
+Oracles: exact Shapley values by enumeration written here from the formula,
+over texts masked here with the tokenizer's mask token and scored here one text
+at a time (no padding, no batching) on a float64 copy of the model; the
+target= call of each class; the planted AND signal.
+"""
+
+import copy
+import itertools
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import modellens as ml
+
+pytest.importorskip("transformers", reason="the transformer tests need the 'text' extra "
+                                           "(pip install 'modellens[text]')")
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import text_model  # noqa: E402
+
+from modellens.models import TextClassifier  # noqa: E402
+
+SHORT = "we went to the sunny beach with birds"      # 8 distinct words
+PLAIN = "yesterday the wonderful photographs of the mountains"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: the model is tiny, and threads fight on a loaded CI machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def pipe():
+    pipe, accuracy = text_model.build_pipeline()
+    assert accuracy >= 0.9, accuracy  # the planted signal was learnt
+    return pipe
+
+
+@pytest.fixture(scope="session")
+def pipe64(pipe):
+    """The same pipeline on a float64 copy of the model: batch effects below 1e-12."""
+    from transformers import pipeline
+
+    model = copy.deepcopy(pipe.model).double()
+    return pipeline("text-classification", model=model, tokenizer=pipe.tokenizer, device=-1,
+                    top_k=None)
+
+
+def _one_by_one(model, tokenizer, texts):
+    """Class probabilities of each text, alone (no padding), softmax in float64."""
+    out = []
+    with torch.no_grad():
+        for t in texts:
+            enc = tokenizer(t, return_tensors="pt")
+            logits = model(**enc).logits.to(torch.float64)
+            out.append(torch.softmax(logits, dim=-1)[0].numpy())
+    return np.array(out)
+
+
+def _exact_by_enumeration(score, text, mask):
+    """Shapley values of the distinct words (every occurrence masked), from the formula."""
+    words = list(dict.fromkeys(re.findall(r"\w+", text)))
+    p = len(words)
+
+    def masked(keep):
+        return re.sub(r"\w+", lambda m: m.group(0) if m.group(0) in keep else mask, text)
+
+    subsets = [frozenset(c) for r in range(p + 1) for c in itertools.combinations(words, r)]
+    worth = dict(zip(subsets, score([masked(s) for s in subsets])))
+    phi = np.zeros((p,) + np.shape(worth[frozenset()]))
+    for j, w in enumerate(words):
+        for s in subsets:
+            if w not in s:
+                weight = math.factorial(len(s)) * math.factorial(p - len(s) - 1) / \
+                    math.factorial(p)
+                phi[j] += weight * (worth[s | {w}] - worth[s])
+    return words, phi
+
+
+def test_exact_values_equal_enumeration_for_every_class(pipe64):
+    attr = ml.shapley(pipe64, SHORT)
+    assert attr.method == "shapley-exact" and attr.outputs == ["OTHER", "SUNNY_BEACH"]
+    words, phi = _exact_by_enumeration(
+        lambda texts: _one_by_one(pipe64.model, pipe64.tokenizer, texts), SHORT, "[MASK]")
+    assert attr.feature_names == words
+    np.testing.assert_allclose(attr.values[0], phi, rtol=0, atol=1e-10)
+
+
+def test_every_class_equals_its_target_call(pipe):
+    attr = ml.shapley(pipe, PLAIN)
+    lime = ml.lime_text(pipe, PLAIN, num_samples=200, random_state=0)
+    for c in range(2):
+        one = ml.shapley(pipe, PLAIN, target=c)
+        np.testing.assert_array_equal(one.values, attr.for_output(c).values)
+        lime_one = ml.lime_text(pipe, PLAIN, num_samples=200, random_state=0, target=c)
+        np.testing.assert_allclose(lime_one.values, lime.for_output(c).values, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:n_permutations")
+def test_padding_batch_size_and_chunks_change_no_value(pipe):
+    text = SHORT + " after lunch"
+    kw = dict(algorithm="permutation", n_permutations=6, random_state=0)
+    base = ml.shapley(pipe, text, **kw)
+    alone = TextClassifier(pipe.model, pipe.tokenizer, batch_tokens=1)  # one text per pass
+    padded = TextClassifier(pipe.model, pipe.tokenizer, batch_tokens=10**6)  # one pass per call
+    for model, chunk in [(alone, None), (padded, 7), (padded, None)]:
+        other = ml.shapley(model, text, chunk_size=chunk, **kw)
+        np.testing.assert_allclose(other.values, base.values, rtol=0, atol=2e-6)
+    assert alone.n_forward > padded.n_forward
+
+
+def test_model_and_tokenizer_given_apart_equal_the_pipeline(pipe):
+    attr = ml.shapley(pipe, PLAIN)
+    apart = ml.shapley(pipe.model, PLAIN, hf_tokenizer=pipe.tokenizer)
+    np.testing.assert_array_equal(apart.values, attr.values)
+    logits = ml.shapley(pipe, PLAIN, response_method="decision_function")
+    enc = pipe.tokenizer(PLAIN, return_tensors="pt")
+    with torch.no_grad():
+        full = pipe.model(**enc).logits[0].numpy()
+    np.testing.assert_allclose(logits.prediction[0], full, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:n_permutations")
+def test_sub_word_tokens_of_a_word_are_never_split(pipe):
+    tok = pipe.tokenizer
+    text = "everybody photographs bicycles afterwards near the umbrella"
+    pieces = {w: tok.tokenize(w) for w in re.findall(r"\w+", text)}
+    assert any(len(p) > 1 for p in pieces.values())  # the test needs words cut in pieces
+    seen = []
+    classifier = TextClassifier(pipe.model, tok)
+
+    def spy(texts):
+        seen.extend(texts)
+        return classifier(texts)
+
+    ml.lime_text(spy, text, num_samples=60, random_state=0,
+                 tokenizer=None)  # (a plain function: words deleted)
+    ml.shapley(pipe, text, algorithm="permutation", n_permutations=4, random_state=0)
+    from modellens.attribution._text import text_input
+
+    rep = text_input(classifier, text)
+    masks = np.random.default_rng(0).random((50, rep.n_features)) < 0.5
+    for masked, keep in zip(rep.build(masks), masks):
+        expected = [t for w, k in zip(rep._tokens, keep[rep.spans[:, 2]])
+                    for t in (pieces[w] if k else ["[MASK]"])]
+        assert tok.tokenize(masked) == expected
+    for masked in seen:  # deletion: the kept words' pieces, whole and in order
+        expected = [t for w in re.findall(r"\w+", masked) for t in pieces[w]]
+        assert tok.tokenize(masked) == expected
+
+
+def test_planted_pair_ranks_first_with_errors(pipe):
+    text = "the day was sunny and we walked along the beach with bread"
+    exact = ml.shapley(pipe, text, interactions=True, target=1)
+    top = [exact.feature_names[j] for j in np.argsort(-np.abs(exact.values[0]))[:2]]
+    assert sorted(top) == ["beach", "sunny"]
+    pairs = exact.interaction_pairs()
+    assert {pairs.feature_1[0], pairs.feature_2[0]} == {"sunny", "beach"}
+    sampled = ml.shapley(pipe, text, interactions=True, algorithm="permutation",
+                         n_permutations=60, target=1, random_state=0)
+    pairs = sampled.interaction_pairs()
+    assert {pairs.feature_1[0], pairs.feature_2[0]} == {"sunny", "beach"}
+    assert pairs.std is not None and np.isfinite(pairs.std[0])
+    assert pairs.mean_abs[0] > pairs.mean_abs[1] + 3 * pairs.std[:2].max()
+
+
+def _coverage(pipe, seeds):
+    text = SHORT
+    exact = ml.shapley(pipe, text).values[0]
+    covered = []
+    for seed in seeds:
+        attr = ml.shapley(pipe, text, algorithm="permutation", n_permutations=32,
+                          random_state=seed)
+        lo, hi = attr.confidence_interval(0.95)
+        covered.append((lo[0] <= exact) & (exact <= hi[0]))
+    return np.mean(covered)
+
+
+def test_sampled_intervals_cover_the_exact_values_smoke(pipe):
+    assert _coverage(pipe, range(3)) >= 0.75
+
+
+@pytest.mark.slow
+@pytest.mark.study
+def test_sampled_intervals_cover_the_exact_values_study(pipe):
+    assert 0.92 <= _coverage(pipe, range(60)) <= 0.98
+
+
+def test_tolerance_and_cap_for_texts(pipe):
+    rng = np.random.default_rng(3)
+    text = text_model.long_text(16, rng=rng)
+    attr = ml.shapley(pipe, text, algorithm="kernel", tol=0.05, max_evals=1000,
+                      target=1, random_state=0)
+    assert attr.sampling.tol == 0.05 and attr.std is not None
+    spread = np.ptp(attr.values[0])
+    done = attr.sampling.converged[0]
+    assert not done or attr.std[0].max() <= 0.05 * spread + 1e-12
+    with pytest.warns(ml.ModellensWarning, match="did not reach the tolerance"):
+        capped = ml.shapley(pipe, text, algorithm="kernel", tol=1e-6, max_evals=200, target=1,
+                            random_state=0)
+    assert capped.diagnostics["n_coalitions"] <= 200 + 2 * capped.values.shape[1]
+
+
+def test_sentences_as_players_and_lists_of_texts(pipe):
+    text = "We saw birds. The day was sunny! Then we walked to the beach."
+    attr = ml.shapley(pipe, text, players="sentence", target=1)
+    assert attr.feature_names == ["We saw birds.", "The day was sunny!",
+                                  "Then we walked to the beach."]
+    words = ml.shapley(pipe, [PLAIN, SHORT], target=1)
+    assert isinstance(words, list) and len(words) == 2
+    np.testing.assert_array_equal(words[0].values, ml.shapley(pipe, PLAIN, target=1).values)
+
+
+def test_clear_errors(pipe):
+    with pytest.raises(ml.InvalidParameterError, match="hf_tokenizer"):
+        ml.shapley(pipe.model, PLAIN)
+    with pytest.raises(ml.InvalidParameterError, match="hf_tokenizer"):
+        ml.lime_text(lambda t: np.zeros(len(t)), PLAIN, hf_tokenizer=pipe.tokenizer)
+    with pytest.raises(ml.InvalidParameterError, match="players= and tokenizer="):
+        ml.lime_text(pipe, PLAIN, players="sentence", tokenizer=r"\w+")
+    with pytest.raises(ml.InvalidParameterError, match="for texts"):
+        ml.shapley(lambda X: X[:, 0], np.zeros((2, 2)), players="word")
+    training = copy.deepcopy(pipe.model).train()
+    with pytest.raises(ml.InvalidParameterError, match="eval"):
+        ml.shapley(training, PLAIN, hf_tokenizer=pipe.tokenizer)
+
+
+def test_deletion_curves_and_the_highlighted_text(pipe):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    text = "the day was sunny and we walked along the beach with bread"
+    attr = ml.shapley(pipe, text)
+    curves = ml.deletion_curves(pipe, attr)  # the predicted class: SUNNY_BEACH
+    assert curves.output == "SUNNY_BEACH" and set(curves.players[:2]) == {"sunny", "beach"}
+    # oracle: the curves' own texts, scored here by the pipeline
+    order = curves.players
+    words = re.findall(r"\w+", text)
+    kept = [" ".join(w if w not in order[:k] else "[MASK]" for w in words)
+            for k in range(len(order) + 1)]
+    full = _one_by_one(pipe.model, pipe.tokenizer, [text.replace("  ", " ")])[0, 1]
+    assert abs(curves.deletion[0] - full) < 1e-5
+    np.testing.assert_allclose(curves.deletion,
+                               _one_by_one(pipe.model, pipe.tokenizer, kept)[:, 1], atol=1e-5)
+    assert curves.deletion_area < 0.2 < 0.8 < curves.insertion_area
+    random_order = ml.deletion_curves(pipe, ml.shapley(lambda t: np.zeros(len(t)), text),
+                                      target=1)  # (all values 0: the order of the text)
+    assert curves.deletion_area < random_order.deletion_area
+    back = ml.DeletionCurves.from_dict(curves.to_dict())
+    np.testing.assert_array_equal(back.insertion, curves.insertion)
+    assert len(curves.to_frame()) == len(order) + 1 and curves.plot() is not None
+    page = ml.shapley(pipe, "<b>sunny</b> & beach").plot.text_html(output="OTHER")
+    assert "<b>" not in page and "&lt;" in page and "&amp;" in page  # the text, escaped
+    assert attr._repr_html_().startswith("<div")

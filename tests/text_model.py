@@ -1,0 +1,127 @@
+"""A small real transformer text classifier, built offline in a few seconds (tests, benchmarks).
+
+The texts are drawn from a small vocabulary; the label is 1 exactly when the two
+planted words ``SIGNAL = ("sunny", "beach")`` are both in the text (an AND: the
+words matter only together, so their interaction is the model's signal).  A
+WordPiece tokenizer is trained on the texts with the ``tokenizers`` library
+(a small vocabulary, so that some words are cut into several sub-word tokens),
+and a tiny BERT (``transformers.BertForSequenceClassification``, 2 layers of
+width 32) is fit for a few hundred steps on the CPU.  Nothing is downloaded and
+nothing is written to disk: the pipeline lives in memory.
+
+Used by ``tests/attribution/test_text_transformer.py`` (a session fixture) and
+``benchmarks/bench_text_transformer.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: the two words whose presence together makes the label 1
+SIGNAL = ("sunny", "beach")
+#: filler words (some long enough to be cut into sub-word tokens)
+FILLER = ["the", "a", "day", "was", "we", "went", "to", "with", "friends", "and", "saw",
+          "some", "birds", "near", "quiet", "water", "walked", "along", "streets", "ate",
+          "bread", "after", "lunch", "evening", "yesterday", "mountains", "wonderful",
+          "photographs", "afterwards", "everybody", "bicycles", "umbrella", "cold", "rain"]
+
+
+def make_texts(n, *, rng, min_words=6, max_words=12, p_signal=0.55):
+    """``n`` texts and their labels (1 iff both signal words occur)."""
+    texts, labels = [], []
+    for _ in range(n):
+        k = int(rng.integers(min_words, max_words + 1))
+        words = list(rng.choice(FILLER, size=k))
+        has = [w for w in SIGNAL if rng.random() < p_signal]
+        for w in has:
+            words[int(rng.integers(len(words)))] = w
+        texts.append(" ".join(words))
+        labels.append(int(all(w in words for w in SIGNAL)))
+    return texts, np.array(labels)
+
+
+def long_text(n_words, *, rng, signal=True):
+    """One text of ``n_words`` words in sentences of 8 to 16, the signal words in it."""
+    words = list(rng.choice(FILLER, size=n_words))
+    if signal:
+        a, b = rng.choice(n_words, size=2, replace=False)
+        words[a], words[b] = SIGNAL
+    out, start = [], 0
+    while start < n_words:
+        stop = min(n_words, start + int(rng.integers(8, 17)))
+        out.append(" ".join(words[start:stop]) + ".")
+        start = stop
+    return " ".join(out)
+
+
+def build_tokenizer(texts, vocab_size=110):
+    """A BERT-style WordPiece tokenizer trained on ``texts`` (``transformers`` fast tokenizer)."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(
+        vocab_size=vocab_size, special_tokens=specials, show_progress=False))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
+                                   model_max_length=512)
+
+
+def build_pipeline(*, seed=0, steps=150, n_texts=1000):
+    """The trained ``text-classification`` pipeline (CPU), with every class's score.
+
+    About 3-8 s of one CPU core.  Returns ``(pipe, accuracy)``, the accuracy on
+    fresh texts.
+    """
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, pipeline
+
+    rng = np.random.default_rng(seed)
+    texts, labels = make_texts(n_texts, rng=rng)
+    tokenizer = build_tokenizer(texts + FILLER + list(SIGNAL))
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=512, num_labels=2,
+                        id2label={0: "OTHER", 1: "SUNNY_BEACH"},
+                        label2id={"OTHER": 0, "SUNNY_BEACH": 1},
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = BertForSequenceClassification(config)
+    enc = tokenizer(texts, padding=True, return_tensors="pt")
+    y = torch.tensor(labels)
+    model.train()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: one thread is fastest, and CI runs in parallel
+    try:
+        _fit(model, enc, y, rng, steps, n_texts)
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+    test_texts, test_labels = make_texts(400, rng=np.random.default_rng(seed + 1))
+    with torch.no_grad():
+        enc = tokenizer(test_texts, padding=True, return_tensors="pt")
+        pred = model(**enc).logits.argmax(-1).numpy()
+    accuracy = float((pred == test_labels).mean())
+    pipe = pipeline("text-classification", model=model, tokenizer=tokenizer, device=-1,
+                    top_k=None)
+    return pipe, accuracy
+
+
+def _fit(model, enc, y, rng, steps, n_texts):
+    import torch
+
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    for _ in range(steps):
+        idx = torch.as_tensor(rng.choice(n_texts, size=32, replace=False))
+        out = model(input_ids=enc["input_ids"][idx], attention_mask=enc["attention_mask"][idx],
+                    labels=y[idx])
+        opt.zero_grad()
+        out.loss.backward()
+        opt.step()
