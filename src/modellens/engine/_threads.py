@@ -20,7 +20,7 @@ import sys
 import threading
 from contextlib import ExitStack, contextmanager, nullcontext
 
-__all__ = ["openmp_threads", "model_threads", "ROWS_PER_THREAD"]
+__all__ = ["ROWS_PER_THREAD", "capped_call", "model_threads", "openmp_threads"]
 
 #: Rows a chunk needs per OpenMP thread before a second thread is worth its barriers.
 ROWS_PER_THREAD = 2_000

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["explorer_context", "explorer_payload", "explorer_scripts", "MAX_ICE"]
+__all__ = ["MAX_ICE", "explorer_context", "explorer_payload", "explorer_scripts"]
 
 #: Significant digits of the numbers in the page.
 DIGITS = 5
