@@ -17,9 +17,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ._children import safe_path  # also the command line's (a leaf it may import)
 from ._validation import InvalidParameterError, check_int
 
-__all__ = ["config", "get_config", "Options", "resolve_options", "import_distributed",
+__all__ = ["config", "get_config", "Options", "resolve_options", "import_distributed", "safe_path",
            "local_client", "ClusterStore", "n_threads"]
 
 
@@ -350,8 +351,6 @@ def _safe_path_children():
     resource tracker, started once per process, is started under it.
     """
     from multiprocessing import resource_tracker
-
-    from ._children import safe_path
 
     with safe_path():
         resource_tracker.ensure_running()

@@ -537,7 +537,7 @@ def main(argv=None) -> int:
         return 0
     from . import InvalidParameterError, ModelError
 
-    from ._children import safe_path
+    from ._config import safe_path
 
     previous = warnings.showwarning
     warnings.showwarning = _show_warning

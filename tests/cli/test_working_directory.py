@@ -266,3 +266,19 @@ def test_the_library_s_pools_and_picture_processes_import_nothing_from_the_worki
     if "fork" in multiprocessing.get_all_start_methods() and len(os.sched_getaffinity(0)) > 1:
         # the pictures were encoded in forked processes, the path this test is about
         assert set(pids.read_text().split()) - {parent}
+
+
+def test_the_safe_path_hold_is_counted_and_gives_back_what_was_there(monkeypatch):
+    from modellens._children import safe_path
+
+    for before in (None, "", "1", "x"):
+        if before is None:
+            monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+        else:
+            monkeypatch.setenv("PYTHONSAFEPATH", before)
+        with safe_path():
+            assert os.environ["PYTHONSAFEPATH"] == (before or "1")
+            with safe_path():  # a nested holder (another thread's call) changes nothing
+                pass
+            assert os.environ["PYTHONSAFEPATH"] == (before or "1")
+        assert os.environ.get("PYTHONSAFEPATH") == before
