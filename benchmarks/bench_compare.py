@@ -79,7 +79,7 @@ def paired(seeds: int) -> None:
         return A[:, 0] * A[:, 1] + np.sin(A[:, 2]) + A[:, 3] * A[:, 4] * A[:, 5] + A[:, 6] ** 2
 
     def f_b(A):
-        return f_a(A) + 0.3 * A[:, 2] + 0.05 * A[:, 0] * A[:, 7]
+        return f_a(A) + 0.3 * A[:, 2] + 0.2 * A[:, 0] * A[:, 1] * A[:, 7]  # order 3: not exact
 
     bg, x = X[:30], X[100:105]
     truth = ml.compare(f_a, f_b, x, background=bg, algorithm="exact").values

@@ -18,8 +18,9 @@ def _pair():
     def f_a(A):
         return A[:, 0] * A[:, 1] + np.sin(A[:, 2]) + A[:, 3] * A[:, 4] * A[:, 5]
 
-    def f_b(A):  # a retrained model: close to A's, one feature's effect grown
-        return f_a(A) + 0.3 * A[:, 2] + 0.05 * A[:, 0] * A[:, 5]
+    def f_b(A):  # a retrained model: close to A's, one effect grown, a three-way term (a
+        # game of order 3: antithetic orders are not exact for it)
+        return f_a(A) + 0.3 * A[:, 2] + 0.2 * A[:, 0] * A[:, 1] * A[:, 5]
 
     return X, f_a, f_b
 
@@ -79,7 +80,8 @@ def test_paired_beats_explaining_twice_at_the_same_budget():
         paired.append(ml.compare(f_a, f_b, x, random_state=seed, **kw).values)
         twice.append(ml.shapley(f_b, x, random_state=1000 + seed, **kw).values
                      - ml.shapley(f_a, x, random_state=2000 + seed, **kw).values)
-    assert _mse(paired, truth) <= 0.1 * _mse(twice, truth)
+    mse_paired, mse_twice = _mse(paired, truth), _mse(twice, truth)
+    assert 0 < mse_paired <= 0.1 * mse_twice
 
 
 def test_conditional_game_is_paired_too():
