@@ -15,6 +15,7 @@ import itertools
 import math
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -267,3 +268,17 @@ def test_deletion_curves_and_the_highlighted_text(pipe):
     page = ml.shapley(pipe, "<b>sunny</b> & beach").plot.text_html(output="OTHER")
     assert "<b>" not in page and "&lt;" in page and "&amp;" in page  # the text, escaped
     assert attr._repr_html_().startswith("<div")
+
+
+def test_a_text_longer_than_the_model_is_said(pipe):
+    """Words past the model's length cannot move its score: the cut is said, not hidden."""
+    model = TextClassifier(pipe.model, pipe.tokenizer)
+    model.max_length = 8  # the tiny model reads 512 tokens; a short cut keeps the test cheap
+    long_text = "we went to the sunny beach with birds and the sea was calm"
+    with pytest.warns(ml.ModellensWarning, match="longer than the model's 8 tokens"):
+        ml.shapley(model, long_text, algorithm="permutation", n_permutations=4,
+                   random_state=0)
+    fresh = TextClassifier(pipe.model, pipe.tokenizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        ml.shapley(fresh, "sunny beach", random_state=0)

@@ -21,9 +21,11 @@ the engine's chunks become its calls; inside a call it
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from .._validation import InvalidParameterError
+from .._validation import InvalidParameterError, ModellensWarning
 
 __all__ = ["TextClassifier", "text_classifier", "is_transformers_model", "TEXT_OUTPUTS"]
 
@@ -145,6 +147,7 @@ class TextClassifier:
             if any(v and v < 10**7 for v in limits) else 512
         self.batch_tokens = int(batch_tokens) if batch_tokens else self._default_tokens()
         self.n_calls = self.n_forward = 0
+        self.warned_cut = False
 
     @property
     def device(self):
@@ -184,7 +187,7 @@ class TextClassifier:
         import torch
 
         self.n_calls += 1
-        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        ids = self._token_ids(texts)
         lengths = np.array([len(i) for i in ids])
         order = np.argsort(lengths, kind="stable")
         out = np.empty((len(texts), len(self.labels)))
@@ -206,6 +209,28 @@ class TextClassifier:
                 out[batch] = self._link(logits).to("cpu", torch.float64).numpy()
                 start = stop
         return out
+
+    def _token_ids(self, texts) -> list:
+        """Token ids of each text, cut to the model's length, saying so once when a text is cut.
+
+        A cut text's words past the cut cannot move the score, so their Shapley values are
+        0 whatever they mean: a number that looks like an answer and is not one.
+        """
+        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length + 1)["input_ids"]
+        cut = [len(i) > self.max_length for i in ids]
+        if any(cut):
+            if not self.warned_cut:
+                self.warned_cut = True
+                warnings.warn(
+                    f"{sum(cut)} of {len(texts)} texts are longer than the model's "
+                    f"{self.max_length} tokens: the model sees only their first "
+                    f"{self.max_length} tokens, so the words past the cut get values of 0 "
+                    f"(they cannot change the score). Explain shorter pieces (split the text, "
+                    f"or players='sentence' on each part) or use a model with a longer "
+                    f"context.", ModellensWarning, stacklevel=2)
+            ids = self.tokenizer(texts, truncation=True,
+                                 max_length=self.max_length)["input_ids"]
+        return ids
 
     def _link(self, logits):
         import torch
