@@ -161,7 +161,7 @@ class CausalSampler:
         self.before = [np.zeros(d, dtype=bool)]
         for member in self.members[:-1]:
             self.before.append(self.before[-1] | member)
-        self.confounding = spec.confounding
+        self.confounding: tuple = spec.confounding or (False,) * len(self.members)
         ss = np.random.SeedSequence(seed)
         self.noise = []
         for child in ss.spawn(len(self.members)):

@@ -265,8 +265,9 @@ def conditional_game(model, dataset, n, background, note, approach, *, n_draws, 
     else:
         sampler = TreeSampler(background, n_draws, rng, categorical=categorical,
                               seed=rng.integers(2 ** 31))
+    drawn: Sampler | CausalSampler = sampler
     if causal is not None and causal.confounding is not None:
-        sampler = CausalSampler(sampler, causal, int(rng.integers(2 ** 63)))
-    game = ConditionalGame(model, dataset, n, background, note, sampler, approach)
+        drawn = CausalSampler(sampler, causal, int(rng.integers(2 ** 63)))
+    game = ConditionalGame(model, dataset, n, background, note, drawn, approach)
     game.follow(causal)
     return game
