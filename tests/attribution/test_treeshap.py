@@ -143,9 +143,7 @@ def test_leaves_match_the_library_near_thresholds():
             ens = tree_ensemble(model)
             Z = np.vstack([X, _near_thresholds(ens, X, rng)])
             from modellens.trees import kernels
-            ours = kernels.predict_leaves(ens.cast(Z), ens.left, ens.right, ens.feature, ens.threshold,
-                                  ens.default_left, ens.missing, ens.cat_left,
-                                  ens.roots) - ens.roots[:-1]
+            ours = kernels.predict_leaves(ens.cast(Z), ens.nodes, ens.roots) - ens.roots[:-1]
             if name == "rf:reg":
                 theirs = np.column_stack([e.apply(Z.astype(np.float32))
                                           for e in model.estimators_])

@@ -33,20 +33,10 @@ LONG_FILES: dict = {}
 
 #: Functions over 80 lines of code still to split ("file:qualified name": owner).
 LONG_FUNCTIONS = {
-    "trees/_shap_background.py:leaf_values": "trees",
-    "trees/_shap_path.py:pd_quadrature": "trees",
-    "trees/_traverse.py:root_layout": "trees",
 }
 
 #: Kernels with more than 12 parameters still to give a bundle ("file:name": owner).
-WIDE_KERNELS = {
-    f"trees/{name}": "trees"
-    for name in ("_shap_path.py:_close", "_traverse.py:_descend", "_shap_path.py:_leaf_pairs",
-                 "_traverse.py:_unsatisfied", "_shap_background.py:background_counts",
-                 "_shap_background.py:background_masks", "_shap_background.py:interaction_values",
-                 "_shap_background.py:leaf_values", "_shap_path.py:pd_quadrature",
-                 "_pd.py:pd_recursion")
-}
+WIDE_KERNELS: dict = {}
 
 #: Imports of another package's private module past its face ("importer -> imported": owner).
 PRIVATE_REACHES: dict = {}

@@ -30,7 +30,7 @@ import numpy as np
 from .._validation import InvalidParameterError, check_choice
 from ..engine import DataRows, Plan
 from ..models import InputModel, Model
-from ..trees import readable_ensemble, tree_outputs
+from ..trees import route, tree_outputs
 from ._blocks import MediaBlock, Subject
 from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
 
@@ -229,23 +229,13 @@ class RemovalGame(Game):
         return v0, np.array([fx])
 
 
-#: response_method values that are the raw output of a tree ensemble, by link.
-_RAW_RESPONSES = {"identity": ("predict", "predict_proba"), "logit": ("decision_function",),
-                  "softmax": ("decision_function",), "log": ()}
-
-
 def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str):
-    """The model's trees when TreeSHAP can explain this request; None (or an error
-    when ``strict``) with the reason when it cannot."""
-    def raw_output(ens):
-        if response_method not in ("auto",) + _RAW_RESPONSES[ens.link]:
-            return (f"response_method={response_method!r} is not the trees' raw output "
-                    f"({ens.output_names[0]}); TreeSHAP explains the raw output")
-        return None
-
-    return readable_ensemble(model, dataset, X, strict=strict, raw_output=raw_output,
-                             refusal="algorithm='tree' cannot explain this request: {why}. Use "
-                                     "algorithm='exact', 'permutation' or 'kernel'.")
+    """The model's trees when TreeSHAP can explain this request; None (or, when ``strict``,
+    the error saying why: :func:`~modellens.trees.route`) when it cannot."""
+    answer = route(model, dataset, X, method="shapley", response_method=response_method)
+    if answer.ensemble is None and strict:
+        raise answer.error
+    return answer.ensemble
 
 
 class TreeGame(Game):

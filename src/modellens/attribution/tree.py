@@ -120,9 +120,13 @@ class TreePaths:
                 f"handles at most {K.MAX_PATH_FEATURES}. Use algorithm='permutation' or "
                 "'kernel'.")
         self.W = K.shapley_weights(max(self.p_max, 1))
-        self.nodes = (ens.left, ens.right, ens.feature, ens.threshold, ens.default_left,
-                      ens.missing, ens.cat_left)
-        self.layout = (self.order, self.node_slot, ens.roots, self.leaf_roots, self.leaf_node)
+        self.nodes = ens.nodes
+        # the trees as the kernels walk them, bundled once per ensemble and players
+        self.lay = K.Layout(
+            ens.roots, self.order, self.node_slot, self.parent, self.depth, self.leaf_node,
+            self.leaf_roots, self.leaf_of, self.feat_off, self.feat_id, self.feat_z,
+            self.feat_depth, self.prev, self.edge_z, self.twin, self.twin_slot, self.value,
+            self.leaf_value, self.tree_out)
 
     # ------------------------------------------------------------------ planning
     def plan(self, n_rows: int, n_background: int = 0, *, game: str = "path") -> dict:
@@ -232,12 +236,8 @@ class TreePaths:
         # the pairs' per-block buffer is (d, d, k, block): keep it near a few MiB
         block = ROW_BLOCK if not pairs else \
             int(max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d * k, 1))))
-        ens = self.ens
-        K.sized(K.pd_quadrature, n)(
-            np.ascontiguousarray(X.T), *self.nodes, self.value, self.tree_out,
-            ens.roots, self.order, self.parent, self.depth, self.prev, self.edge_z,
-            self.leaf_of, self.feat_off, self.feat_id, self.feat_z, self.feat_depth, t_nodes,
-            t_weights, block, out, inter)
+        K.sized(K.pd_quadrature, n)(np.ascontiguousarray(X.T), self.nodes, self.lay, t_nodes,
+                                    t_weights, block, out, inter)
         if not pairs:
             return self._shaped(out), None
         diag = np.arange(d)
@@ -272,10 +272,9 @@ class TreePaths:
         plan = self.plan(0, len(B), game="interventional")
         BT = np.ascontiguousarray(B.T)
         for lo, hi in plan["groups"]:
-            cnt, sparse = self._background(B, BT, plan, lo, hi)
-            K.interaction_values(X, *self.nodes, *self.layout, self.leaf_value, self.tree_out,
-                                 self.feat_off, self.feat_id, lo, hi, I_UU, I_UW, I_WW,
-                                 1.0 / len(B), cnt, plan["cnt_off"], *sparse, out)
+            counts = self._background(B, BT, plan, lo, hi)
+            K.interaction_values(X, self.nodes, self.lay, lo, hi, I_UU, I_UW, I_WW, 1.0 / len(B),
+                                 counts, out)
         diag = np.arange(d)
         out[:, diag, diag] = 0.0
         out[:, diag, diag] = phi - out.sum(axis=2)
@@ -294,28 +293,27 @@ class TreePaths:
         return C
 
     def _background(self, B, BT, plan, lo, hi):
-        """The background's counts for trees ``lo:hi``: dense tables and sparse masks.
+        """The background's counts for trees ``lo:hi`` (:class:`~modellens.trees.kernels.Counts`):
+        dense tables and sparse masks.
 
         ``BT``: ``B`` transposed (contiguous features), as the counting reads it.
         """
         empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
         sp_off = np.zeros(len(self.p) + 1, np.int64)
+        cnt_off = plan["cnt_off"]
         if B is None:
-            return empty_f, (sp_off, empty_i, empty_f)
+            return K.Counts(empty_f, cnt_off, sp_off, empty_i, empty_f)
         a, b = self.leaf_roots[lo], self.leaf_roots[hi]
         c_off = plan["cnt_off"][a:b]
         size = int(max((c_off + 2 ** np.minimum(self.p[a:b], 62))[c_off >= 0], default=0))
-        cnt = K.sized(K.background_counts, BT.shape[1])(BT, *self.nodes, self.order,
-                                  self.node_slot, self.parent, self.depth, self.ens.roots,
-                                  self.leaf_roots, self.leaf_of, self.feat_off, lo, hi,
-                                  plan["cnt_off"], self.twin, self.twin_slot, size,
-                                  plan["n_parts"], BACKGROUND_BLOCK)
+        cnt = K.sized(K.background_counts, BT.shape[1])(BT, self.nodes, self.lay, lo, hi, cnt_off,
+                                                        size, plan["n_parts"], BACKGROUND_BLOCK)
         big = np.flatnonzero(plan["big"][a:b]) + a
         if not len(big):
-            return cnt, (sp_off, empty_i, empty_f)
+            return K.Counts(cnt, cnt_off, sp_off, empty_i, empty_f)
         column = np.full(len(self.p), -1, np.int64)
         column[big] = np.arange(len(big))
-        masks = K.background_masks(B, *self.nodes, *self.layout, lo, hi, column, len(big))
+        masks = K.background_masks(B, self.nodes, self.lay, lo, hi, column, len(big))
         sp_mask, sp_cnt, sizes = [], [], np.zeros(len(self.p), np.int64)
         for j, l in enumerate(big):
             vals, counts = np.unique(masks[:, j], return_counts=True)
@@ -323,25 +321,23 @@ class TreePaths:
             sp_cnt.append(counts.astype(np.float64))
             sizes[l] = len(vals)
         sp_off[1:] = np.cumsum(sizes)
-        return cnt, (sp_off, np.concatenate(sp_mask), np.concatenate(sp_cnt))
+        return K.Counts(cnt, cnt_off, sp_off, np.concatenate(sp_mask), np.concatenate(sp_cnt))
 
     def _values(self, X, plan, C, scale, B):
         out = np.zeros(X.shape + (self.k,))
         XT = np.ascontiguousarray(X.T)
         BT = None if B is None else np.ascontiguousarray(B.T)
         for lo, hi in plan["groups"]:
-            cnt, sparse = self._background(B, BT, plan, lo, hi)
+            counts = self._background(B, BT, plan, lo, hi)
             a, b = self.leaf_roots[lo], self.leaf_roots[hi]
             t_off = plan["tab_off"]
             size = int(max((t_off[a:b] + plan["tab_sizes"][a:b])[t_off[a:b] >= 0], default=0))
             table = K.sized(K.leaf_tables, size, limit=K.SERIAL_TABLE)(
-                self.leaf_value, self.feat_off, t_off, size, C, scale, cnt, plan["cnt_off"],
-                plan["partner"], self.twin_slot, a, b)
+                self.leaf_value, self.feat_off, t_off, size, C, scale, counts.cnt,
+                counts.cnt_off, plan["partner"], self.twin_slot, a, b)
             K.sized(K.leaf_values, XT.shape[1])(
-                XT, *self.nodes, self.order, self.node_slot, self.parent, self.depth,
-                self.ens.roots, self.leaf_of, self.feat_off, self.feat_id, self.leaf_value,
-                self.tree_out, lo, hi, t_off, plan["partner"], table, C, scale, cnt,
-                plan["cnt_off"], *sparse, ROW_BLOCK, out)
+                XT, self.nodes, self.lay, lo, hi, K.Tables(t_off, plan["partner"], table), C,
+                scale, counts, ROW_BLOCK, out)
         return out
 
 

@@ -10,7 +10,8 @@ form its *mask*).  For a feature set :math:`S` the brute-force block is then
 
 so its group sums (see :mod:`._hstat`) need, for every leaf and group of
 rows, how many rows satisfy the leaf on all its path features, on all but
-one given feature, on all but two, and on each one: the counts below.  Only
+one given feature, on all but two, and on each one (the kernels
+``leaf_counts``, ``single_sums`` and ``pair_sums`` of :mod:`modellens.trees.kernels`).  Only
 the leaves whose path holds a feature of :math:`S` vary with the rows; the
 others add a constant per group, which the centring of every partial
 dependence removes, so they are left out.  For a pair,
@@ -22,123 +23,18 @@ path.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from .._validation import InvalidParameterError
+from ..engine import Plan
 from ..trees import kernels as K
 from ._hstat import BlockSums, h_statistics, strongest_pairs
 
-__all__ = ["tree_statistics"]
+__all__ = ["tree_statistics", "TreeStatisticsPlan"]
 
 #: Bytes of row masks computed at once; all rows' masks are kept when they fit.
 MASK_BYTES = 2**27
 #: Bytes of the pair sums computed per batch of pairs.
 PAIR_BYTES = 2**26
-
-
-@njit(inline="always", cache=True)
-def _low_bit(m):
-    s = 0
-    while (m >> np.uint64(s)) & np.uint64(1) == 0:
-        s += 1
-    return s
-
-
-@njit(inline="always", cache=True)
-def _pair_slot(s, t, p):
-    """Position of slots ``s < t`` among a leaf's ``p * (p - 1) / 2`` pairs."""
-    return s * (2 * p - s - 1) // 2 + (t - s - 1)
-
-
-@njit(parallel=True, cache=True)
-def _count(masks, labels, feat_off, pair_off, full, miss1, bits, miss2):
-    """Add the rows of ``masks`` (groups ``labels``) to each leaf's counts by group."""
-    b, L = masks.shape
-    for l in prange(L):
-        o, p = feat_off[l], feat_off[l + 1] - feat_off[l]
-        every = (np.uint64(1) << np.uint64(p)) - np.uint64(1)
-        for i in range(b):
-            m, g = masks[i, l], labels[i]
-            for s in range(p):
-                if (m >> np.uint64(s)) & np.uint64(1):
-                    bits[o + s, g] += 1.0
-            miss = every & ~m
-            if miss == 0:
-                full[l, g] += 1.0
-                continue
-            s = _low_bit(miss)
-            rest = miss & (miss - np.uint64(1))
-            if rest == 0:
-                miss1[o + s, g] += 1.0
-            elif rest & (rest - np.uint64(1)) == 0:
-                miss2[pair_off[l] + _pair_slot(s, _low_bit(rest), p), g] += 1.0
-
-
-@njit(parallel=True, cache=True)
-def _singles(masks, row0, value, feat_off, feat_id, index, full, miss1, bits, sizes, C, R):
-    """Group sums of the blocks of single features for the rows of ``masks``.
-
-    ``C[a, k, g]``: rows of group ``g`` with feature ``index^-1[a]`` from row
-    ``k``; ``R[a, k, h]``: row ``k`` with the feature from the rows of group
-    ``h``, less ``n_h f(x_k)`` (added by the caller).  Leaves without the
-    feature are left out (a constant per group).
-    """
-    b, L = masks.shape
-    G = sizes.shape[0]
-    for i in prange(b):
-        k = row0 + i
-        for l in range(L):
-            o, p = feat_off[l], feat_off[l + 1] - feat_off[l]
-            v = value[l]
-            if p == 0 or v == 0.0:  # a leaf of another output's tree adds nothing
-                continue
-            m = masks[i, l]
-            miss = ((np.uint64(1) << np.uint64(p)) - np.uint64(1)) & ~m
-            for s in range(p):
-                a = index[feat_id[o + s]]
-                if a < 0:
-                    continue
-                if (m >> np.uint64(s)) & np.uint64(1):
-                    for g in range(G):
-                        C[a, k, g] += v * (full[l, g] + miss1[o + s, g])
-                if miss == 0:
-                    for h in range(G):
-                        R[a, k, h] += v * (bits[o + s, h] - sizes[h])
-                elif miss == np.uint64(1) << np.uint64(s):
-                    for h in range(G):
-                        R[a, k, h] += v * bits[o + s, h]
-
-
-@njit(parallel=True, cache=True)
-def _pairs(masks, row0, value, feat_off, feat_id, pair_off, pair_id, full, miss1, miss2, D):
-    """``D[q, k, g]``: the column sums of pair ``q``'s block less its features' own ones."""
-    b, L = masks.shape
-    G = D.shape[2]
-    for i in prange(b):
-        k = row0 + i
-        for l in range(L):
-            o, p = feat_off[l], feat_off[l + 1] - feat_off[l]
-            v = value[l]
-            if p < 2 or v == 0.0:  # a leaf of another output's tree adds nothing
-                continue
-            m = masks[i, l]
-            for s in range(p - 1):
-                bs = (m >> np.uint64(s)) & np.uint64(1)
-                for t in range(s + 1, p):
-                    q = pair_id[feat_id[o + s], feat_id[o + t]]
-                    if q < 0:
-                        continue
-                    bt = (m >> np.uint64(t)) & np.uint64(1)
-                    if bs and bt:
-                        w = pair_off[l] + _pair_slot(s, t, p)
-                        for g in range(G):
-                            D[q, k, g] += v * (miss2[w, g] - full[l, g])
-                    elif bs:
-                        for g in range(G):
-                            D[q, k, g] -= v * (full[l, g] + miss1[o + s, g])
-                    elif bt:
-                        for g in range(G):
-                            D[q, k, g] -= v * (full[l, g] + miss1[o + t, g])
 
 
 class _Leaves:
@@ -156,8 +52,7 @@ class _Leaves:
         self.pair_off = np.concatenate([[0], np.cumsum(p * (p - 1) // 2)]).astype(np.int64)
         self.L = len(leaf_node)
         self.X = X
-        self._args = (ens.left, ens.feature, ens.threshold, ens.default_left, ens.missing,
-                      ens.cat_left, path_off, path_node, path_left, path_slot, self.feat_off)
+        self._args = (ens.nodes, path_off, path_node, path_left, path_slot, self.feat_off)
         step = max(1, MASK_BYTES // (8 * max(self.L, 1)))
         self.blocks = [(lo, min(lo + step, len(X))) for lo in range(0, len(X), step)]
         self._kept = [self._masks(lo, hi) for lo, hi in self.blocks] \
@@ -170,6 +65,18 @@ class _Leaves:
         """``(first row, masks)`` of each block of rows."""
         for b, (lo, hi) in enumerate(self.blocks):
             yield lo, (self._kept[b] if self._kept is not None else self._masks(lo, hi))
+
+
+class TreeStatisticsPlan(Plan):
+    """The tree H statistics of a request as the engine runs it: no model rows, and
+    :meth:`reduce` (on the threads ``n_jobs`` asks for, as every reduction) gives
+    :func:`tree_statistics`."""
+
+    def __init__(self, ens, dataset, base, groups, feats, pair_request):
+        self.request = (ens, dataset, base, groups, feats, pair_request)
+
+    def reduce(self) -> list:
+        return tree_statistics(*self.request)
 
 
 def tree_statistics(ens, dataset, base, groups, feats, pair_request) -> list:
@@ -189,8 +96,8 @@ def tree_statistics(ens, dataset, base, groups, feats, pair_request) -> list:
     miss2 = np.zeros((int(leaves.pair_off[-1]), G))
     labels = groups.labels.astype(np.int64)
     for lo, masks in leaves.masks():
-        K.sized(_count, len(masks))(masks, labels[lo:lo + len(masks)], leaves.feat_off, leaves.pair_off, full,
-               miss1, bits, miss2)
+        K.sized(K.leaf_counts, len(masks))(masks, labels[lo:lo + len(masks)], leaves.feat_off,
+                                           leaves.pair_off, full, miss1, bits, miss2)
     predictions = ens.predict_raw(X)
     return [_statistics(leaves, np.ascontiguousarray(leaves.values[:, c]),
                         np.ascontiguousarray(predictions[:, c]), ens.n_features, groups, feats,
@@ -209,8 +116,8 @@ def _statistics(leaves, value, prediction, n_features, groups, feats, pair_reque
     C = np.zeros((len(feats), n, G))
     R = np.zeros((len(feats), n, G))
     for lo, masks in leaves.masks():
-        K.sized(_singles, len(masks))(masks, lo, value, leaves.feat_off, leaves.feat_id, index, full, miss1,
-                 bits, sizes, C, R)
+        K.sized(K.single_sums, len(masks))(masks, lo, value, leaves.feat_off, leaves.feat_id,
+                                           index, full, miss1, bits, sizes, C, R)
     R += prediction[None, :, None] * sizes[None, None, :]
     every = np.arange(n)
     singles = {j: BlockSums(np.ascontiguousarray(C[a].T), R[a], every)
@@ -228,8 +135,8 @@ def _statistics(leaves, value, prediction, n_features, groups, feats, pair_reque
             pair_id[a, b] = pair_id[b, a] = q
         D = np.zeros((len(chunk), n, G))
         for lo, masks in leaves.masks():
-            K.sized(_pairs, len(masks))(masks, lo, value, leaves.feat_off, leaves.feat_id, leaves.pair_off,
-                   pair_id, full, miss1, miss2, D)
+            K.sized(K.pair_sums, len(masks))(masks, lo, value, leaves.feat_off, leaves.feat_id,
+                                             leaves.pair_off, pair_id, full, miss1, miss2, D)
         sums = {(a, b): BlockSums(np.ascontiguousarray((C[index[a]] + C[index[b]] + D[q]).T),
                                   None, every)
                 for q, (a, b) in enumerate(chunk)}

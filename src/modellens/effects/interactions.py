@@ -11,8 +11,8 @@ import pandas as pd
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_random_state, is_integer)
-from ..engine import DataRows, Plan, open_request, run_outputs
-from ..models import kernel_threads, tree_ensemble_name
+from ..engine import DataRows, Plan, open_request, run, run_outputs
+from ..models import tree_ensemble_name
 from ..typing import DataLike, FeatureSpec, ModelLike, RandomStateLike, TargetSpec
 from ._hstat import BlockRows, Groups, h_statistics, settings_of, strongest_pairs
 from .interactions_result import PAIR_COLUMNS, Interactions
@@ -208,11 +208,12 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     base = dataset.values[rows]
     groups = Groups.of(len(rows))
     if trees is not None:
-        from ._interactions_tree import tree_statistics
+        from ._interactions_tree import TreeStatisticsPlan
 
         ens, outputs, labels = trees
-        with kernel_threads(request.options.threads):  # n_jobs' threads, as every kernel
-            stats = tree_statistics(ens, dataset, base, groups, feats, pair_request)
+        # no model rows: the engine only reduces the plan (on n_jobs' threads)
+        stats = run(None, [TreeStatisticsPlan(ens, dataset, base, groups, feats, pair_request)],
+                    request.options, desc="interactions (tree)")[0]
         n_model_rows, used = 0, "tree"
     else:
         screen = _BruteScreen(base, groups, feats)
@@ -445,35 +446,20 @@ def _warn_cost(screen: _BruteScreen, pair_request, *, method_hint):
 
 
 # ---------------------------------------------------------------------- trees
-def _is_raw(ens, response_method) -> bool:
-    """Whether the model's answer for ``response_method`` is the trees' raw output."""
-    if ens.link == "identity":  # a regressor's prediction, a forest's class probability
-        return response_method == "auto" or response_method == (
-            "predict" if ens.classes is None else "predict_proba")
-    return ens.link in ("logit", "softmax") and response_method == "decision_function"
-
-
 def _tree_model(model, dataset, X, method, target, response_method):
     """``(TreeEnsemble of the outputs, their names, labels or None)`` for the tree method
     (:func:`~modellens.trees.tree_outputs`: the black-box rules), or None for
     brute force."""
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
-    from ..trees import readable_ensemble, tree_outputs
+    from ..trees import route, tree_outputs
 
-    def raw_output(ens):
-        if _is_raw(ens, response_method):
-            return None
-        return (f"response_method={response_method!r} is not the trees' raw output "
-                f"({ens.output_names[0]}); the tree method computes the statistics of the raw "
-                "output" + (" (pass response_method='decision_function' for it)"
-                            if ens.link in ("logit", "softmax") else ""))
-
-    ens = readable_ensemble(model, dataset, X, strict=method == "tree", raw_output=raw_output,
-                            refusal="method='tree' cannot be used here: {why}. Use "
-                                    "method='brute'.")
-    if ens is None:
+    answer = route(model, dataset, X, method="interactions", response_method=response_method)
+    if answer.ensemble is None:
+        if method == "tree":
+            raise answer.error
         return None
+    ens = answer.ensemble
     outputs, labels = tree_outputs(ens, model, target)
     return (ens.select_outputs([(c, negate) for c, negate, _ in outputs]),
             [name for _, _, name in outputs], labels)

@@ -355,10 +355,8 @@ class _TreePDPlan(Plan):
         coded = ens.encode(full, self.dataset.columns)[:, list(curve.cols)]
         settings = np.ascontiguousarray(ens.cast(coded))
         value, tree_out = ens.traversal()
-        values = ens.base + K.pd_recursion(
-            settings, position, ens.left, ens.right, ens.feature, ens.threshold,
-            ens.default_left, ens.missing, ens.cat_left, value, tree_out, ens.n_outputs,
-            ens.cover, ens.roots)
+        values = ens.base + K.pd_recursion(settings, position, ens.nodes, value, tree_out,
+                                           ens.n_outputs, ens.cover, ens.roots)
         effects = []
         for c, output in enumerate(self.outputs):
             curve.segment.result, curve.output = np.ascontiguousarray(values[:, c]), output
@@ -384,24 +382,18 @@ def pd_grid(dataset: Dataset, j: int, grid=DEFAULT_POINTS) -> np.ndarray:
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
               feature_names, **options):
     """:func:`pdp` with ``method="tree"``: every output asked for from one traversal."""
-    from ..trees import tree_ensemble, tree_outputs, unfit_data
-    if ice or sample is not None:
-        raise InvalidParameterError(
-            "method='tree' gives the partial dependence from the trees' covers: it has no ICE "
-            "curves and uses no sample of X; use method='brute' for ice= or sample=.")
-    if response_method != "auto":
-        raise InvalidParameterError(
-            "method='tree' reads the trees' raw output (response_method='auto'); use "
-            "method='brute' for another response.")
-    ens = tree_ensemble(model)
+    from ..trees import route, tree_outputs
+
     # the trees answer: no model rows, so the model is not wrapped
     request = open_request(model, X, features, feature_names=feature_names, dask="in_memory",
                            wrap_model=False, **options)
     dataset, X = request.dataset, request.X
     check_spec_keys(grid, dataset, request.features, "grid")
-    why = unfit_data(ens, model, dataset, X, categorical=True)
-    if why is not None:
-        raise InvalidParameterError(f"method='tree' cannot use this data: {why}.")
+    answer = route(model, dataset, X, method="pdp", response_method=response_method, ice=ice,
+                   sample=sample)
+    if answer.ensemble is None:
+        raise answer.error
+    ens = answer.ensemble
     outputs, labels = tree_outputs(ens, model, target)
     chosen = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
     names = [name for _, _, name in outputs]

@@ -244,14 +244,21 @@ class TreeEnsemble:
             return np.ascontiguousarray(value), tree_out
         return np.ascontiguousarray(self.value), np.zeros(self.n_trees, np.int64)
 
+    @property
+    def nodes(self):
+        """The split arrays as the kernels read them: one typed bundle (``kernels.Nodes``)
+        in place of seven arrays (a tuple of references, so never stale)."""
+        from ._kernels import Nodes
+
+        return Nodes(self.left, self.right, self.feature, self.threshold, self.default_left,
+                     self.missing, self.cat_left)
+
     def predict_raw(self, X) -> np.ndarray:
         """The raw output ``(n, n_outputs)`` of every row: a check of the parsing."""
         from ._kernels import predict_leaves, sized
 
         Xc = self.cast(X)
-        leaves = sized(predict_leaves, len(Xc))(Xc, self.left, self.right, self.feature,
-                                                self.threshold, self.default_left, self.missing,
-                                                self.cat_left, self.roots)
+        leaves = sized(predict_leaves, len(Xc))(Xc, self.nodes, self.roots)
         out = np.tile(self.base, (len(Xc), 1))
         for k in range(self.n_trees):
             out += self.value[leaves[:, k]]

@@ -11,8 +11,7 @@ __all__ = ["pd_recursion"]
 
 
 @njit(parallel=True, cache=True)
-def pd_recursion(settings, position, left, right, feature, threshold, default_left, missing,
-                 cat, value, tree_out, k_out, cover, roots):
+def pd_recursion(settings, position, nodes, value, tree_out, k_out, cover, roots):
     """Partial dependence of every output at each setting, ``(G, k)``, by the weighted
     traversal of every tree.
 
@@ -22,6 +21,8 @@ def pd_recursion(settings, position, left, right, feature, threshold, default_le
     (``(nodes, K)``) of tree ``t`` feeds output ``tree_out[t] + c``: every
     output in one traversal.
     """
+    left, right, feature, threshold = nodes.left, nodes.right, nodes.feature, nodes.threshold
+    default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
     G = settings.shape[0]
     T = len(roots) - 1
     n_col = value.shape[1]

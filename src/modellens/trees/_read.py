@@ -15,7 +15,7 @@ from ._lightgbm import lightgbm_ensemble, lightgbm_text
 from ._sklearn import sklearn_ensemble
 from ._xgboost import xgboost_document, xgboost_ensemble
 
-__all__ = ["tree_ensemble", "output_column", "tree_outputs", "unfit_data", "readable_ensemble"]
+__all__ = ["tree_ensemble", "output_column", "tree_outputs", "unfit_data"]
 
 #: Boosters whose parsing costs more than serializing them: ``(serialize, read)``.
 _SERIALIZED: dict[str, tuple[Callable, Callable]] = {"xgboost": (xgboost_document, xgboost_ensemble),
@@ -160,28 +160,3 @@ def unfit_data(ens, model, dataset, X, *, categorical=False):
             return (f"X's columns {list(X.columns)} are not the model's columns "
                     f"{list(fitted)} in the same order")
     return None
-
-
-def readable_ensemble(model, dataset, X, *, strict: bool, raw_output, refusal: str):
-    """The model's trees when a tree algorithm can serve this request, else None.
-
-    ``raw_output(ens)`` returns None when the requested response is the trees'
-    raw output, else the reason it is not.  Where the trees cannot serve and
-    ``strict`` (the user asked for the tree algorithm), an error
-    ``refusal.format(why=...)`` says why; otherwise None lets the caller fall
-    back to a model-agnostic algorithm.
-    """
-    try:
-        ens = tree_ensemble(model)
-    except InvalidParameterError:
-        if strict:
-            raise
-        return None
-    why = unfit_data(ens, model, dataset, X, categorical=True)
-    if why is None:
-        why = raw_output(ens)
-    if why is not None:
-        if strict:
-            raise NotATreeModelError(refusal.format(why=why), reason=why)
-        return None
-    return ens

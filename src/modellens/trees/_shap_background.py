@@ -5,14 +5,22 @@ mask, each leaf's table over masks, the rows' values and interaction indices
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
 
 from ._traverse import _descend, _max_depth, _popcount, _unsatisfied
 
-__all__ = ["shapley_weights", "leaf_tables", "leaf_values", "background_counts",
-           "background_masks", "interaction_values"]
+__all__ = ["Counts", "Tables", "shapley_weights", "leaf_tables", "leaf_values",
+           "background_counts", "background_masks", "interaction_values"]
+
+#: The background's counts for a group of trees: rows per leaf and failed-slot mask in a
+#: dense table (``cnt[cnt_off[l] + R]``, ``cnt_off[l] < 0``: none), and for leaves of too
+#: many features the distinct masks ``sp_mask[sp_off[l]:sp_off[l + 1]]`` with their counts.
+Counts = namedtuple("Counts", "cnt cnt_off sp_off sp_mask sp_cnt")
+#: The leaves' value tables (:func:`leaf_tables`) and where each leaf's starts.
+Tables = namedtuple("Tables", "tab_off partner table")
 
 
 def shapley_weights(p_max):
@@ -134,11 +142,71 @@ def leaf_tables(leaf_value, feat_off, tab_off, size, C, scale, cnt, cnt_off, par
     return table
 
 
+@njit(inline="always", cache=True)
+def _tabled_leaf(acc, lay, tabs, l, o0, Ud, nb, own, twin, row):
+    """Add a tabled leaf's values for the block's rows (failed-slot masks ``Ud``) to ``acc``."""
+    feat_id, leaf_value = lay.feat_id, lay.leaf_value
+    table, partner = tabs.table, tabs.partner
+    n_col = leaf_value.shape[1]
+    f0 = lay.feat_off[l]
+    p = lay.feat_off[l + 1] - f0
+    t0 = tabs.tab_off[l]
+    if n_col == 1:
+        for j in range(p):
+            a_j0 = acc[feat_id[f0 + j], o0]
+            for r in range(nb):
+                a_j0[r] += table[t0 + Ud[r] * p + j]
+        return
+    t = partner[l]
+    w = 1 if t < 0 else 2
+    for r in range(nb):
+        row[r] = t0 + Ud[r] * w * p
+    for j in range(p):
+        # the unit values once per row, then every column scales them
+        for r in range(nb):
+            own[r] = table[row[r] + j]
+        if t >= 0:
+            for r in range(nb):
+                twin[r] = table[row[r] + p + j]
+        a_j = acc[feat_id[f0 + j]]
+        for c in range(n_col):
+            a_jc = a_j[o0 + c]
+            v = leaf_value[l, c]
+            if t >= 0:
+                vt = leaf_value[t, c]
+                for r in range(nb):
+                    a_jc[r] += v * own[r] + vt * twin[r]
+            else:
+                for r in range(nb):
+                    a_jc[r] += v * own[r]
+
+
+@njit(inline="always", cache=True)
+def _computed_leaf(acc, lay, l, o0, Ud, nb, C, scale, counts, local):
+    """Add an untabled leaf's values for the block's rows, each computed (:func:`_iv_leaf`)."""
+    feat_id, leaf_value = lay.feat_id, lay.leaf_value
+    n_col = leaf_value.shape[1]
+    f0 = lay.feat_off[l]
+    p = lay.feat_off[l + 1] - f0
+    # a typed zero: a literal 0 would compile the leaf kernels a second time, for Literal[int]
+    zero = np.int64(0)
+    # one column: its value enters the game, as for one output
+    vm = leaf_value[l, 0] * scale if n_col == 1 else scale
+    for r in range(nb):
+        for j in range(p):
+            local[j] = 0.0
+        _iv_leaf(vm, p, Ud[r], counts.cnt, counts.cnt_off[l], counts.sp_mask, counts.sp_cnt,
+                 counts.sp_off[l], counts.sp_off[l + 1], C, local, zero)
+        for j in range(p):
+            if n_col == 1:
+                acc[feat_id[f0 + j], o0, r] += local[j]
+            else:
+                for c in range(n_col):
+                    acc[feat_id[f0 + j], o0 + c, r] += leaf_value[l, c] * local[j]
+
+
 @njit(parallel=True, cache=True)
-def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat, order,
-                node_slot, parent, depth, roots, leaf_of, feat_off, feat_id, leaf_value,
-                tree_out, t_lo, t_hi, tab_off, partner, table, C, scale, cnt, cnt_off, sp_off,
-                sp_mask, sp_cnt, block, out):
+def leaf_values(XT, nodes, lay, t_lo, t_hi, tabs, C, scale, counts, block, out):
     """Add the interventional values of trees ``t_lo:t_hi`` for every row to ``out``
     (``(n, d, k)``; ``XT``: rows, cast, transposed to features x rows).
 
@@ -155,14 +223,15 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
     the block's rows.  Sums go to a (features x outputs x block) buffer first.
     """
     d, n = XT.shape
-    n_col, k_out = leaf_value.shape[1], out.shape[2]
+    left, order, roots, leaf_of, feat_off = nodes.left, lay.order, lay.roots, lay.leaf_of, \
+        lay.feat_off
+    tab_off, tree_out = tabs.tab_off, lay.tree_out
+    k_out = out.shape[2]
     p_max = 1
     for l in range(len(feat_off) - 1):
         p_max = max(p_max, feat_off[l + 1] - feat_off[l])
-    d_max = _max_depth(depth, roots, t_lo, t_hi)
+    d_max = _max_depth(lay.depth, roots, t_lo, t_hi)
     n_blk = (n + block - 1) // block
-    # a typed zero: a literal 0 would compile the leaf kernels a second time, for Literal[int]
-    zero = np.int64(0)
     for b in prange(n_blk):
         Us = np.zeros((d_max + 1, block), np.int64)
         go = np.zeros((d_max + 1, block), np.int64)
@@ -177,59 +246,16 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
             o0 = tree_out[k]
             for qn in range(roots[k], roots[k + 1]):
                 node = order[qn]
-                dd = _descend(node, nb, lo, XT, left, feature, threshold, default_left, missing,
-                              cat, node_slot, parent, depth, Us, go)
+                dd = _descend(node, nb, lo, XT, nodes, lay, Us, go)
                 if left[node] >= 0:
                     continue
                 l = leaf_of[node]
                 if tab_off[l] == -2:  # a twin, merged into its sibling's table
                     continue
-                f0 = feat_off[l]
-                p = feat_off[l + 1] - f0
                 if tab_off[l] >= 0:
-                    t0 = tab_off[l]
-                    if n_col == 1:
-                        for j in range(p):
-                            a_j0 = acc[feat_id[f0 + j], o0]
-                            for r in range(nb):
-                                a_j0[r] += table[t0 + Us[dd, r] * p + j]
-                        continue
-                    t = partner[l]
-                    w = 1 if t < 0 else 2
-                    for r in range(nb):
-                        row[r] = t0 + Us[dd, r] * w * p
-                    for j in range(p):
-                        # the unit values once per row, then every column scales them
-                        for r in range(nb):
-                            own[r] = table[row[r] + j]
-                        if t >= 0:
-                            for r in range(nb):
-                                twin[r] = table[row[r] + p + j]
-                        a_j = acc[feat_id[f0 + j]]
-                        for c in range(n_col):
-                            a_jc = a_j[o0 + c]
-                            v = leaf_value[l, c]
-                            if t >= 0:
-                                vt = leaf_value[t, c]
-                                for r in range(nb):
-                                    a_jc[r] += v * own[r] + vt * twin[r]
-                            else:
-                                for r in range(nb):
-                                    a_jc[r] += v * own[r]
-                    continue
-                # one column: its value enters the game, as for one output
-                vm = leaf_value[l, 0] * scale if n_col == 1 else scale
-                for r in range(nb):
-                    for j in range(p):
-                        local[j] = 0.0
-                    _iv_leaf(vm, p, Us[dd, r], cnt, cnt_off[l], sp_mask, sp_cnt, sp_off[l],
-                             sp_off[l + 1], C, local, zero)
-                    for j in range(p):
-                        if n_col == 1:
-                            acc[feat_id[f0 + j], o0, r] += local[j]
-                        else:
-                            for c in range(n_col):
-                                acc[feat_id[f0 + j], o0 + c, r] += leaf_value[l, c] * local[j]
+                    _tabled_leaf(acc, lay, tabs, l, o0, Us[dd], nb, own, twin, row)
+                else:
+                    _computed_leaf(acc, lay, l, o0, Us[dd], nb, C, scale, counts, local)
         for r in range(nb):
             for f in range(d):
                 for o in range(k_out):
@@ -237,9 +263,7 @@ def leaf_values(XT, left, right, feature, threshold, default_left, missing, cat,
 
 
 @njit(parallel=True, cache=True)
-def background_counts(BT, left, right, feature, threshold, default_left, missing, cat, order,
-                      node_slot, parent, depth, roots, leaf_roots, leaf_of, feat_off, t_lo, t_hi,
-                      cnt_off, twin, twin_slot, size, n_parts, block):
+def background_counts(BT, nodes, lay, t_lo, t_hi, cnt_off, size, n_parts, block):
     """Rows per leaf and failed-slot mask: ``cnt[cnt_off[l] + R]`` (trees ``t_lo:t_hi``).
 
     The background's one pass, ``BT`` its transpose (features x rows): each
@@ -252,7 +276,10 @@ def background_counts(BT, left, right, feature, threshold, default_left, missing
     feature's bit flipped, as every row fails exactly one of the two.
     """
     m = BT.shape[1]
-    d_max = _max_depth(depth, roots, t_lo, t_hi)
+    left, order, roots, leaf_roots, leaf_of = nodes.left, lay.order, lay.roots, \
+        lay.leaf_roots, lay.leaf_of
+    feat_off, twin, twin_slot = lay.feat_off, lay.twin, lay.twin_slot
+    d_max = _max_depth(lay.depth, roots, t_lo, t_hi)
     part = np.zeros((n_parts, size))
     step = (m + n_parts - 1) // n_parts
     for c in prange(n_parts):
@@ -265,8 +292,7 @@ def background_counts(BT, left, right, feature, threshold, default_left, missing
             for k in range(t_lo, t_hi):
                 for q in range(roots[k], roots[k + 1]):
                     node = order[q]
-                    dd = _descend(node, nb, lo, BT, left, feature, threshold, default_left,
-                                  missing, cat, node_slot, parent, depth, Us, go)
+                    dd = _descend(node, nb, lo, BT, nodes, lay, Us, go)
                     if left[node] >= 0:
                         continue
                     l = leaf_of[node]
@@ -287,13 +313,13 @@ def background_counts(BT, left, right, feature, threshold, default_left, missing
 
 
 @njit(parallel=True, cache=True)
-def background_masks(B, left, right, feature, threshold, default_left, missing, cat, order,
-                     node_slot, roots, leaf_roots, leaf_node, t_lo, t_hi, column, n_cols):
+def background_masks(B, nodes, lay, t_lo, t_hi, column, n_cols):
     """Each row's failed-slot mask at the leaves with ``column[l] >= 0``: ``(m, n_cols)``.
 
     For leaves of too many features for a dense table of counts.
     """
     m = B.shape[0]
+    roots, leaf_roots, leaf_node = lay.roots, lay.leaf_roots, lay.leaf_node
     width = 1
     for k in range(t_lo, t_hi):
         width = max(width, roots[k + 1] - roots[k])
@@ -302,8 +328,7 @@ def background_masks(B, left, right, feature, threshold, default_left, missing, 
         U = np.empty(width, np.int64)
         for k in range(t_lo, t_hi):
             r0, r1 = roots[k], roots[k + 1]
-            _unsatisfied(B[i], r0, r1, order, left, right, feature, threshold, default_left,
-                         missing, cat, node_slot, U)
+            _unsatisfied(B[i], r0, r1, nodes, lay, U)
             for l in range(leaf_roots[k], leaf_roots[k + 1]):
                 if column[l] >= 0:
                     out[i, column[l]] = U[leaf_node[l] - r0]
@@ -330,10 +355,7 @@ def _iv_pair_term(R, c, U, p, w, I_UU, I_UW, I_WW, M, g):
 
 
 @njit(parallel=True, cache=True)
-def interaction_values(X, left, right, feature, threshold, default_left, missing, cat, order,
-                       node_slot, roots, leaf_roots, leaf_node, leaf_value, tree_out, feat_off,
-                       feat_id, t_lo, t_hi, I_UU, I_UW, I_WW, scale, cnt, cnt_off, sp_off,
-                       sp_mask, sp_cnt, out):
+def interaction_values(X, nodes, lay, t_lo, t_hi, I_UU, I_UW, I_WW, scale, counts, out):
     """Add half the interventional Shapley interaction index of every pair (trees
     ``t_lo:t_hi``) to ``out`` (``(n, d, d, k)``; value column ``c`` of tree ``t``
     feeds output ``tree_out[t] + c``, as in :func:`leaf_values`).
@@ -350,6 +372,11 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
     (The path-dependent index comes from :func:`pd_quadrature`.)
     """
     n, d = X.shape
+    roots, leaf_roots, leaf_node, leaf_value = lay.roots, lay.leaf_roots, lay.leaf_node, \
+        lay.leaf_value
+    tree_out, feat_off, feat_id = lay.tree_out, lay.feat_off, lay.feat_id
+    cnt, cnt_off, sp_off, sp_mask, sp_cnt = counts.cnt, counts.cnt_off, counts.sp_off, \
+        counts.sp_mask, counts.sp_cnt
     n_col = leaf_value.shape[1]
     width = 1
     p_max = 2
@@ -365,8 +392,7 @@ def interaction_values(X, left, right, feature, threshold, default_left, missing
         for k in range(t_lo, t_hi):
             r0, r1 = roots[k], roots[k + 1]
             o0 = tree_out[k]
-            _unsatisfied(X[i], r0, r1, order, left, right, feature, threshold, default_left,
-                         missing, cat, node_slot, U)
+            _unsatisfied(X[i], r0, r1, nodes, lay, U)
             for l in range(leaf_roots[k], leaf_roots[k + 1]):
                 f0 = feat_off[l]
                 p = feat_off[l + 1] - f0

@@ -28,14 +28,18 @@ def expected_leaf_value(leaf_value, feat_off, feat_z, leaf_roots, tree_out, k_ou
 
 
 @njit(cache=True)
-def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O, S, T, H,
-           acc, o0):
+def _close(c, nb, t_weights, fac, lay, feature, work, acc, o0):
     """Node ``c`` is finished: credit its edge and pass its sums up.
 
+    ``fac`` holds the edges' factors ``(fz, inv0, dinv)``; ``work`` the open path's
+    ``O`` and sums ``S`` and two buffers.
     ``S[depth, g, column, row]`` holds one sum per value column; the edge's
     factor ``H`` is shared by them, and column ``j`` is credited to output
     ``o0 + j`` of ``acc`` (features x outputs x rows).
     """
+    _, inv0, dinv = fac
+    O, S, T, H = work
+    edge_z, prev, depth, parent = lay.edge_z, lay.prev, lay.depth, lay.parent
     G = len(t_weights)
     n_col = S.shape[2]
     dd = depth[c]
@@ -68,10 +72,11 @@ def _close(c, nb, t_weights, inv0, dinv, edge_z, prev, depth, feature, parent, O
 
 
 @njit(cache=True)
-def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O, Ol, Dl, P,
-                Inv, A, T, M, o0):
+def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, lay, O, pw, M, o0):
     """Add half the interaction index of every pair of a leaf's features to
-    ``M[i, j, o0 + c, r]`` for each value ``v[c]`` of the leaf."""
+    ``M[i, j, o0 + c, r]`` for each value ``v[c]`` of the leaf (``pw``: its buffers)."""
+    feat_id, feat_z, feat_depth = lay.feat_id, lay.feat_z, lay.feat_depth
+    Ol, Dl, P, Inv, A, T = pw
     G = len(t_nodes)
     n_col = len(v)
     # one column: its value enters the products, as for one output
@@ -113,15 +118,71 @@ def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, feat_id, feat_z, feat_depth, O
                         Mc[o0 + j, r] += T[r] * Dl[c, r] * v[j]
 
 
+@njit(inline="always", cache=True)
+def _enter(node, dd, nb, left, lay, fac, t_nodes, F, work, go):
+    """The block's rows enter ``node`` (depth ``dd > 0``): its merged ``O``, factors ``F``
+    and, at a leaf, the sums ``S`` start from its values."""
+    fz, inv0, dinv = fac
+    O, S, _, _ = work
+    parent, prev, depth, value = lay.parent, lay.prev, lay.depth, lay.value
+    G, n_col = len(t_nodes), value.shape[1]
+    want = 1.0 if left[parent[node]] == node else 0.0
+    a = prev[node]
+    pa = depth[a] if a >= 0 else 0
+    live = 1.0 if a >= 0 else 0.0
+    for r in range(nb):
+        # the row satisfies this split and (merged) the earlier ones on its feature
+        O[dd, r] = (1.0 - abs(go[dd - 1, r] - want)) * (
+            1.0 - live + live * O[pa, r])
+    if a >= 0:
+        for g in range(G):
+            tg = t_nodes[g]
+            for r in range(nb):
+                # the earlier factor on the feature is replaced by the merged one
+                F[dd, g, r] = (F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
+                               * (inv0[a, g] + O[pa, r] * dinv[a, g]))
+    else:
+        for g in range(G):
+            tg = t_nodes[g]
+            for r in range(nb):
+                F[dd, g, r] = F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
+    if left[node] < 0:
+        for g in range(G):
+            for j in range(n_col):
+                v = value[node, j]
+                for r in range(nb):
+                    S[dd, g, j, r] = v * F[dd, g, r]
+    else:
+        for g in range(G):
+            for j in range(n_col):
+                for r in range(nb):
+                    S[dd, g, j, r] = 0.0
+
+
+@njit(inline="always", cache=True)
+def _flush(lo, nb, acc, M, out, pairs):
+    """The block's sums into the rows of ``out`` (and ``pairs`` unless ``M`` is empty)."""
+    d, k_out = acc.shape[0], acc.shape[1]
+    for r in range(nb):
+        for f in range(d):
+            for o in range(k_out):
+                out[lo + r, f, o] += acc[f, o, r]
+    if M.shape[0] > 0:
+        for i in range(d):
+            for j in range(d):
+                if i != j:
+                    for o in range(k_out):
+                        for r in range(nb):
+                            pairs[lo + r, i, j, o] += M[i, j, o, r] + M[j, i, o, r]
+
+
 @njit(parallel=True, cache=True)
-def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, cat, value,
-                  tree_out, roots, order, parent, depth, prev, edge_z, leaf_of, feat_off,
-                  feat_id, feat_z, feat_depth, t_nodes, t_weights, block, out, pairs):
+def pd_quadrature(XT, nodes, lay, t_nodes, t_weights, block, out, pairs):
     """Add the path-dependent values of every tree and row to ``out`` (``(n, d, k)``), and
     half their interaction indices off the diagonal to ``pairs`` (``(n, d, d, k)``) unless
     it is empty.
 
-    ``value`` is ``(nodes, K)``: column ``c`` of tree ``t`` feeds output
+    ``lay.value`` is ``(nodes, K)``: column ``c`` of tree ``t`` feeds output
     ``tree_out[t] + c`` (a booster's tree its class with ``K = 1``; a forest's
     tree every class, ``K = k``), so every output is one traversal: the
     factors ``F`` are shared by the columns, only the sums ``S`` are per column.
@@ -141,9 +202,14 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
     """
     d, n = XT.shape
     G = len(t_nodes)
-    n_nodes = len(left)
+    left, feature, threshold = nodes.left, nodes.feature, nodes.threshold
+    default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
+    value, tree_out, roots, order, depth = lay.value, lay.tree_out, lay.roots, lay.order, \
+        lay.depth
+    leaf_of, feat_off = lay.leaf_of, lay.feat_off
     n_col, k_out = value.shape[1], out.shape[2]
     with_pairs = pairs.shape[0] > 0
+    edge_z, n_nodes = lay.edge_z, len(left)
     # each edge's factor z (1 - t) + o t, o in {0, 1}, and its inverse inv0 + o dinv
     fz = np.empty((n_nodes, G))
     inv0 = np.zeros((n_nodes, G))
@@ -155,6 +221,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
             fz[node, g] = f0
             inv0[node, g] = 1.0 / f0 if f0 != 0.0 else 0.0
             dinv[node, g] = (1.0 / f1 if f1 != 0.0 else 0.0) - inv0[node, g]
+    fac = (fz, inv0, dinv)
     d_max = 0
     for node in range(n_nodes):
         d_max = max(d_max, depth[node])
@@ -169,15 +236,11 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
         go = np.zeros((d_max + 1, block))
         path = np.zeros(d_max + 1, np.int64)
         acc = np.zeros((d, k_out, block))
-        T = np.zeros(block)
-        TS = np.zeros((n_col, block))
-        H = np.zeros(block)
+        work = (O, S, np.zeros((n_col, block)), np.zeros(block))
         pw = p_max if with_pairs else 0
-        Ol = np.empty((pw, block))
-        Dl = np.empty((pw, block))
-        P = np.empty((G, block))
-        A = np.empty((G, block))
-        Inv = np.empty((pw, G, block))
+        # a leaf's pair buffers (_leaf_pairs): Ol, Dl, P, Inv, A, T
+        pbuf = (np.empty((pw, block)), np.empty((pw, block)), np.empty((G, block)),
+                np.empty((pw, G, block)), np.empty((G, block)), np.zeros(block))
         M = np.zeros((d if with_pairs else 0, d, k_out, block))
         lo = b * block
         nb = min(n, lo + block) - lo
@@ -189,8 +252,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                 dd = depth[node]
                 while top >= dd:
                     if top > 0:
-                        _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth,
-                               feature, parent, O, S, TS, H, acc, o0)
+                        _close(path[top], nb, t_weights, fac, lay, feature, work, acc, o0)
                     top -= 1
                 path[dd] = node
                 top = dd
@@ -202,37 +264,7 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                             for r in range(nb):
                                 S[0, g, j, r] = 0.0
                 else:
-                    want = 1.0 if left[parent[node]] == node else 0.0
-                    a = prev[node]
-                    pa = depth[a] if a >= 0 else 0
-                    live = 1.0 if a >= 0 else 0.0
-                    for r in range(nb):
-                        # the row satisfies this split and (merged) the earlier ones on its feature
-                        O[dd, r] = (1.0 - abs(go[dd - 1, r] - want)) * (
-                            1.0 - live + live * O[pa, r])
-                    if a >= 0:
-                        for g in range(G):
-                            tg = t_nodes[g]
-                            for r in range(nb):
-                                # the earlier factor on the feature is replaced by the merged one
-                                F[dd, g, r] = (F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
-                                               * (inv0[a, g] + O[pa, r] * dinv[a, g]))
-                    else:
-                        for g in range(G):
-                            tg = t_nodes[g]
-                            for r in range(nb):
-                                F[dd, g, r] = F[dd - 1, g, r] * (fz[node, g] + O[dd, r] * tg)
-                    if left[node] < 0:
-                        for g in range(G):
-                            for j in range(n_col):
-                                v = value[node, j]
-                                for r in range(nb):
-                                    S[dd, g, j, r] = v * F[dd, g, r]
-                    else:
-                        for g in range(G):
-                            for j in range(n_col):
-                                for r in range(nb):
-                                    S[dd, g, j, r] = 0.0
+                    _enter(node, dd, nb, left, lay, fac, t_nodes, F, work, go)
                 if left[node] >= 0:
                     col = XT[feature[node]]
                     thr, dl, miss = threshold[node], default_left[node], missing[node]
@@ -242,24 +274,12 @@ def pd_quadrature(XT, left, right, feature, threshold, default_left, missing, ca
                     l = leaf_of[node]
                     p = feat_off[l + 1] - feat_off[l]
                     if p >= 2 and np.any(value[node] != 0.0):
-                        _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights,
-                                    feat_id, feat_z, feat_depth, O, Ol, Dl, P, Inv, A, T, M,
-                                    o0)
+                        _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights, lay,
+                                    O, pbuf, M, o0)
             while top > 0:
-                _close(path[top], nb, t_weights, inv0, dinv, edge_z, prev, depth, feature,
-                       parent, O, S, TS, H, acc, o0)
+                _close(path[top], nb, t_weights, fac, lay, feature, work, acc, o0)
                 top -= 1
-        for r in range(nb):
-            for f in range(d):
-                for o in range(k_out):
-                    out[lo + r, f, o] += acc[f, o, r]
-        if with_pairs:
-            for i in range(d):
-                for j in range(d):
-                    if i != j:
-                        for o in range(k_out):
-                            for r in range(nb):
-                                pairs[lo + r, i, j, o] += M[i, j, o, r] + M[j, i, o, r]
+        _flush(lo, nb, acc, M, out, pairs)
 
 
 def gauss_nodes(p_max):

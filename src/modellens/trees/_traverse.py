@@ -4,12 +4,28 @@ it reaches, each tree's preorder layout, and the serial twins of small calls."""
 from __future__ import annotations
 
 import types
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["predict_leaves", "root_layout", "sized", "MAX_PATH_FEATURES", "SERIAL_ROWS",
-           "SERIAL_TABLE"]
+__all__ = ["Nodes", "Layout", "predict_leaves", "root_layout", "sized", "MAX_PATH_FEATURES",
+           "SERIAL_ROWS", "SERIAL_TABLE"]
+
+#: The split arrays of an ensemble, as every kernel that routes a row reads them (one
+#: typed bundle, built once per ensemble: :attr:`TreeEnsemble.nodes`).  ``cat`` is the
+#: ensemble's ``cat_left``.
+Nodes = namedtuple("Nodes", "left right feature threshold default_left missing cat")
+
+#: The ensemble's trees as the TreeSHAP kernels walk them (built once per ensemble and
+#: players: ``TreePaths.lay``): ``roots`` and the fields of :func:`root_layout`, each
+#: leaf's index ``leaf_of[node]``, its ``twin`` and ``twin_slot`` (a leaf counted as its
+#: left sibling with one bit flipped), the node values ``value`` (``(nodes, K)``) and
+#: the leaves' ``leaf_value`` (``(leaves, K)``), whose column ``c`` of tree ``t`` feeds
+#: output ``tree_out[t] + c``.
+Layout = namedtuple("Layout", "roots order node_slot parent depth leaf_node leaf_roots leaf_of "
+                              "feat_off feat_id feat_z feat_depth prev edge_z twin twin_slot "
+                              "value leaf_value tree_out")
 
 
 #: Most distinct features on one root-to-leaf path (masks are 64-bit words).
@@ -63,8 +79,10 @@ def _goes_left(v, thr, dl, miss, cat):
 
 
 @njit(parallel=True, cache=True)
-def predict_leaves(X, left, right, feature, threshold, default_left, missing, cat, roots):
+def predict_leaves(X, nodes, roots):
     """The leaf (node index) each row reaches in each tree, ``(n, n_trees)``."""
+    left, right, feature, threshold = nodes.left, nodes.right, nodes.feature, nodes.threshold
+    default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
     n, T = X.shape[0], len(roots) - 1
     out = np.empty((n, T), dtype=np.int64)
     for i in prange(n):
@@ -81,27 +99,9 @@ def predict_leaves(X, left, right, feature, threshold, default_left, missing, ca
 
 
 @njit(cache=True)
-def root_layout(left, right, feature, cover, roots):
-    """Every tree's preorder and each leaf's distinct path features, in root-first order.
-
-    Returns ``order, node_slot, node_new, parent, depth, leaf_node, leaf_roots,
-    feat_off, feat_id, feat_z, prev, edge_z, feat_depth``:
-    ``order`` lists every tree's nodes in preorder (trees in turn, so a parent
-    comes before its children); ``node_slot[i]`` is the position of inner
-    node ``i``'s feature among the distinct features of the path from the
-    root down to ``i``, in order of first use (``node_new[i]``: first used at
-    ``i``).  As a path's first uses do
-    not depend on what lies below, that slot is the feature's bit in the
-    masks of every leaf under ``i``.  Leaves are numbered in preorder, tree
-    ``k`` owning ``leaf_roots[k]:leaf_roots[k+1]``; leaf ``l`` sits at node
-    ``leaf_node[l]`` and its features are ``feat_id[feat_off[l]:feat_off[l+1]]``
-    (slot order), with ``feat_z`` the product of the cover ratios of the
-    path's splits on each and ``feat_depth`` the depth of the node below the
-    deepest of them.  Per node, ``prev[i]`` is the node below the nearest
-    earlier split on the feature of the split above ``i`` (-1 if none) and
-    ``edge_z[i]`` the product of the cover ratios of the splits on that
-    feature from the root down to ``i``.
-    """
+def _preorder(left, right, roots):
+    """Every tree's nodes in preorder, each node's parent and depth, and the leaves' counts:
+    ``order, parent, depth, leaf_roots, n_leaves, total depth of the leaves, max depth``."""
     n_nodes = len(left)
     T = len(roots) - 1
     order = np.empty(n_nodes, np.int64)
@@ -132,6 +132,33 @@ def root_layout(left, right, feature, cover, roots):
                 top += 1
                 stack[top] = c
         leaf_roots[t + 1] = n_leaves
+    return order, parent, depth, leaf_roots, n_leaves, total, max_d
+
+
+@njit(cache=True)
+def root_layout(left, right, feature, cover, roots):
+    """Every tree's preorder and each leaf's distinct path features, in root-first order.
+
+    Returns ``order, node_slot, node_new, parent, depth, leaf_node, leaf_roots,
+    feat_off, feat_id, feat_z, prev, edge_z, feat_depth``:
+    ``order`` lists every tree's nodes in preorder (trees in turn, so a parent
+    comes before its children); ``node_slot[i]`` is the position of inner
+    node ``i``'s feature among the distinct features of the path from the
+    root down to ``i``, in order of first use (``node_new[i]``: first used at
+    ``i``).  As a path's first uses do
+    not depend on what lies below, that slot is the feature's bit in the
+    masks of every leaf under ``i``.  Leaves are numbered in preorder, tree
+    ``k`` owning ``leaf_roots[k]:leaf_roots[k+1]``; leaf ``l`` sits at node
+    ``leaf_node[l]`` and its features are ``feat_id[feat_off[l]:feat_off[l+1]]``
+    (slot order), with ``feat_z`` the product of the cover ratios of the
+    path's splits on each and ``feat_depth`` the depth of the node below the
+    deepest of them.  Per node, ``prev[i]`` is the node below the nearest
+    earlier split on the feature of the split above ``i`` (-1 if none) and
+    ``edge_z[i]`` the product of the cover ratios of the splits on that
+    feature from the root down to ``i``.
+    """
+    n_nodes = len(left)
+    order, parent, depth, leaf_roots, n_leaves, total, max_d = _preorder(left, right, roots)
     node_slot = np.zeros(n_nodes, np.int64)
     node_new = np.zeros(n_nodes, np.uint8)
     leaf_node = np.empty(n_leaves, np.int64)
@@ -199,13 +226,15 @@ def root_layout(left, right, feature, cover, roots):
 
 
 @njit(inline="always", cache=True)
-def _unsatisfied(x, r0, r1, order, left, right, feature, threshold, default_left, missing, cat,
-                 node_slot, U):
+def _unsatisfied(x, r0, r1, nodes, lay, U):
     """``U[i - r0]``: the slots of node ``i``'s path features whose splits ``x`` fails.
 
     One pass over the tree ``r0:r1`` in preorder: a node's mask is its
     parent's, plus the parent's slot on the side the row does not take.
     """
+    left, right, feature, threshold = nodes.left, nodes.right, nodes.feature, nodes.threshold
+    default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
+    order, node_slot = lay.order, lay.node_slot
     U[0] = 0
     for q in range(r0, r1):
         node = order[q]
@@ -231,14 +260,16 @@ def _popcount(m):
 
 
 @njit(inline="always", cache=True)
-def _descend(node, nb, lo, XT, left, feature, threshold, default_left, missing, cat, node_slot,
-             parent, depth, Us, go):
+def _descend(node, nb, lo, XT, nodes, lay, Us, go):
     """A block of rows one node down the tree (preorder): their masks and decisions there.
 
     ``Us[depth]`` / ``go[depth]`` hold the failed-slot masks and the
     decisions of the rows ``lo:lo + nb`` at the current node of each depth,
     which in preorder are the current node's ancestors.  Returns the depth.
     """
+    left, feature, threshold = nodes.left, nodes.feature, nodes.threshold
+    default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
+    node_slot, parent, depth = lay.node_slot, lay.parent, lay.depth
     dd = depth[node]
     if dd == 0:
         for r in range(nb):
