@@ -80,3 +80,16 @@ print(
     round(float(attr.values.sum() + attr.base_values[0]), 3),
 )
 ax = attr.plot.waterfall(0)
+
+# %%
+# How faithful are the values?
+# ----------------------------
+# :func:`~modellens.deletion_curves` removes the words in the order of their
+# values (largest first) and watches the score fall; the insertion curve adds
+# them back to an empty text.  Faithful values make the deletion curve fall
+# fast (a small area) and the insertion curve rise fast (a large one).
+
+curves = ml.deletion_curves(predict_fn, attr, target=1)
+print("deletion area", round(curves.deletion_area, 3),
+      "insertion area", round(curves.insertion_area, 3))
+ax = curves.plot()

@@ -78,3 +78,25 @@ for key, value in rep.footer():
 # ``--model`` takes a `skops <https://skops.readthedocs.io>`_ file, which
 # cannot run code when it is loaded; pickle and joblib files are accepted only
 # with ``--trust-model-file``.  ``modellens report --help`` lists the options.
+
+# %%
+# Files, read safely
+# ------------------
+# The command line reads its files with two public functions that a script
+# can call too: :func:`~modellens.load_model` (skops, XGBoost and LightGBM
+# files are checked before they are loaded; pickles only with ``trust=True``)
+# and :func:`~modellens.read_data` (each column read as the model was fit on
+# it).
+
+from pathlib import Path
+
+import numpy as np
+import skops.io
+
+folder = Path(tempfile.mkdtemp())
+skops.io.dump(model, folder / "model.skops")
+X.to_csv(folder / "test.csv", index=False)
+same_model = ml.load_model(folder / "model.skops")
+same_X = ml.read_data(folder / "test.csv", model=same_model)
+print("same predictions:",
+      bool(np.allclose(same_model.predict(same_X), model.predict(X))))

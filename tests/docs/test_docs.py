@@ -63,6 +63,7 @@ def test_every_public_name_is_used_in_the_gallery():
     # Result types are reached through what the functions return; the gallery uses
     # their attributes rather than naming them.
     reached = {"Effect", "Band", "Bins", "Report", "WidthSweep", "Interactions", "Importance",
+               "DeletionCurves",
                "Warming",
                # the typed warnings are what the methods warn, with their fields
                "MissingValuesWarning", "UnknownLevelsWarning"}

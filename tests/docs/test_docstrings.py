@@ -30,7 +30,7 @@ PLOTS = [
     AttributionPlots.dependence, AttributionPlots.interactions, ml.InteractionPairs.plot,
     ml.AttributionSummary.plot_bar, ml.AttributionSummary.plot_beeswarm,
     ml.AttributionSummary.plot_dependence, ml.Regions.plot, ml.Importance.plot,
-    ml.AttributionSummary.plot, ml.Shift.plot, ml.GroupComparison.plot,
+    ml.AttributionSummary.plot, ml.Shift.plot, ml.GroupComparison.plot, ml.DeletionCurves.plot,
 ]
 
 #: the methods users call on results, each with its own example

@@ -68,7 +68,8 @@ def rep(fitted):
 
 
 def test_sections_in_order(rep):
-    expected = ["data", "quality", "effects", "interaction", "regions", "shapley", "lime"]
+    expected = ["data", "quality", "effects", "interaction", "regions", "shapley",
+                "conditional", "lime"]
     assert list(rep.sections) == expected
     assert [s.key for s in SECTIONS] == expected
     assert all(s.seconds >= 0 for s in rep.sections.values())

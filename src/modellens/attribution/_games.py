@@ -234,7 +234,7 @@ def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str):
     the error saying why: :func:`~modellens.trees.route`) when it cannot."""
     answer = route(model, dataset, X, method="shapley", response_method=response_method)
     if answer.ensemble is None and strict:
-        raise answer.error
+        answer.refuse()
     return answer.ensemble
 
 

@@ -12,7 +12,9 @@ mask token or deletion) and scored through the engine in one run.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,7 +23,9 @@ from .._validation import InvalidParameterError
 from ..engine import Plan, open_request, run
 from ..models import TextClassifier, text_classifier
 from ._games import input_model
+from ..typing import ModelLike, PredictFn, TargetSpec
 from ._masking import CoalitionRows, TextInput
+from .result import Attributions
 
 __all__ = ["DeletionCurves", "deletion_curves"]
 
@@ -123,7 +127,32 @@ class DeletionCurves:
         return self
 
     def plot(self, ax=None, *, output=None):
-        """Both curves against the fraction of players moved, the areas in the legend."""
+        """Both curves against the fraction of players moved, the areas in the legend.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure when None).
+        output : str, optional
+            Checked against the curves' output (one output per result).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np, modellens as ml
+        >>> def score(texts):
+        ...     return np.array([("good" in t.split()) * 1.0 for t in texts])
+        >>> curves = ml.deletion_curves(score, ml.shapley(score, "a good film"))
+        >>> ax = curves.plot()
+        >>> len(ax.get_lines())
+        2
+        """
         if output is not None:
             self.for_output(output)
         import matplotlib.pyplot as plt
@@ -140,7 +169,9 @@ class DeletionCurves:
         return ax
 
 
-def deletion_curves(model, attr, *, output=None, target=None, hf_tokenizer=None,
+def deletion_curves(model: ModelLike | PredictFn, attr: Attributions, *,
+                    output: Hashable | None = None, target: TargetSpec = None,
+                    hf_tokenizer: Any = None,
                     response_method: str = "auto", chunk_size: int | None = None,
                     n_jobs: int | None = None, progress: bool | None = None) -> DeletionCurves:
     """The deletion and insertion curves of a text explanation (see the module docstring).
@@ -166,6 +197,11 @@ def deletion_curves(model, attr, *, output=None, target=None, hf_tokenizer=None,
     -------
     DeletionCurves
         The players in the order moved, both curves and their areas.
+
+    See Also
+    --------
+    shapley : Shapley values of the words of a text, the attributions read here.
+    lime_text : LIME's attributions of the words of a text.
 
     Examples
     --------

@@ -6,7 +6,7 @@ import copy
 import warnings
 from collections.abc import Sequence
 from functools import partial
-from typing import cast, overload
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -58,7 +58,7 @@ def shapley(model: ModelLike | PredictFn, X: DaskLike, *,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
             confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
-            hf_tokenizer=None, players: str | None = None) -> DistributedAttributions: ...
+            hf_tokenizer: Any = None, players: str | None = None) -> DistributedAttributions: ...
 
 
 @overload
@@ -74,7 +74,7 @@ def shapley(model: ModelLike | PredictFn, X: list[str], *,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
             confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
-            hf_tokenizer=None, players: str | None = None) -> list[Attributions]: ...
+            hf_tokenizer: Any = None, players: str | None = None) -> list[Attributions]: ...
 
 
 @overload
@@ -90,7 +90,7 @@ def shapley(model: ModelLike | PredictFn, X: DataLike | str | np.ndarray, *,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
             confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
-            hf_tokenizer=None, players: str | None = None) -> Attributions: ...
+            hf_tokenizer: Any = None, players: str | None = None) -> Attributions: ...
 
 
 def shapley(model: ModelLike | PredictFn,
@@ -107,7 +107,7 @@ def shapley(model: ModelLike | PredictFn,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
             confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
-            hf_tokenizer=None, players: str | None = None
+            hf_tokenizer: Any = None, players: str | None = None
             ) -> Attributions | list[Attributions] | DistributedAttributions:
     r"""Why did the model predict this for that row: how much did each feature add or take away?
 

@@ -457,7 +457,7 @@ def _tree_model(model, dataset, X, method, target, response_method):
     answer = route(model, dataset, X, method="interactions", response_method=response_method)
     if answer.ensemble is None:
         if method == "tree":
-            raise answer.error
+            answer.refuse()
         return None
     ens = answer.ensemble
     outputs, labels = tree_outputs(ens, model, target)

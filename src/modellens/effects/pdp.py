@@ -392,7 +392,7 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     answer = route(model, dataset, X, method="pdp", response_method=response_method, ice=ice,
                    sample=sample)
     if answer.ensemble is None:
-        raise answer.error
+        answer.refuse()
     ens = answer.ensemble
     outputs, labels = tree_outputs(ens, model, target)
     chosen = ens.select_outputs([(c, negate) for c, negate, _ in outputs])

@@ -13,6 +13,7 @@ another response).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 from .._validation import InvalidParameterError, NotATreeModelError
 from ._ensemble import TreeEnsemble
@@ -58,6 +59,11 @@ class Route:
 
     def __bool__(self) -> bool:
         return self.ensemble is not None
+
+    def refuse(self) -> NoReturn:
+        """Raise :attr:`error`: the trees were asked for and cannot serve the request."""
+        raise self.error if self.error is not None else NotATreeModelError(
+            str(self.reason), reason=str(self.reason))
 
 
 def _refused(method: str, why: str, message: str | None = None) -> Route:
