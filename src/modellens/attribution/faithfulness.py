@@ -228,7 +228,7 @@ def deletion_curves(model: ModelLike | PredictFn, attr: Attributions, *,
         column = attr.output_position(output)
         one = attr.for_output(column)
     else:
-        column, one = target, attr
+        column, one = target, attr  # type: ignore[assignment]  # a label or position
     fn = text_classifier(model, hf_tokenizer, response_method)
     spans = np.asarray(media.spans, dtype=np.intp).reshape(-1, 3)
     rep = TextInput(media.text, lambda t: [t[a:b] for a, b, _ in spans],

@@ -66,7 +66,7 @@ def load_model(path: str | PathLike[str], *, trust: bool = False) -> Any:
     """Load a fitted model from a file, refusing files that could run code or crash.
 
     skops files hold data, not code, and load when every type in them is on
-    skops' own list or on :data:`modellens.files.SAFE_TYPES` (the tree models
+    skops' own list or on ``modellens.files.SAFE_TYPES`` (the tree models
     modellens explains and the objects they hold).  XGBoost's ``.json`` /
     ``.ubj`` and LightGBM's text (``.txt``) model files carry no code and load
     through the libraries' own loaders.  Pickle and joblib files
