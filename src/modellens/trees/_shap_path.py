@@ -27,7 +27,7 @@ def expected_leaf_value(leaf_value, feat_off, feat_z, leaf_roots, tree_out, k_ou
     return total
 
 
-@njit(cache=True)
+@njit(inline="always", cache=True)
 def _close(c, nb, t_weights, fac, lay, feature, work, acc, o0):
     """Node ``c`` is finished: credit its edge and pass its sums up.
 
@@ -71,7 +71,7 @@ def _close(c, nb, t_weights, fac, lay, feature, work, acc, o0):
             a_f[o0 + j, r] += T[j, r]
 
 
-@njit(cache=True)
+@njit(inline="always", cache=True)
 def _leaf_pairs(v, f0, p, nb, t_nodes, t_weights, lay, O, pw, M, o0):
     """Add half the interaction index of every pair of a leaf's features to
     ``M[i, j, o0 + c, r]`` for each value ``v[c]`` of the leaf (``pw``: its buffers)."""
