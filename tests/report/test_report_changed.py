@@ -103,6 +103,13 @@ def test_bad_reference_is_refused_before_any_model_call():
                   **SMALL)
     with pytest.raises(ml.InvalidParameterError, match="pass X_reference"):
         ml.ReportOptions(y_reference=y_ref)
+    # a categorical column: a level the current data's categories lack would become missing
+    kinds = pd.CategoricalDtype(["u", "v"])
+    cur_k = cur.assign(k=pd.Series(["u", "v"] * 30, dtype=kinds))
+    with pytest.raises(ml.InvalidParameterError,
+                       match=r"X_reference column 'k' holds levels \['w'\]"):
+        ml.report(counted, cur_k, X_reference=ref.assign(k=["u", "w"] * 30),
+                  sections=["changed"], **SMALL)
     assert calls == []
     # columns in another order are X's columns: read in X's order
     rep = ml.report(model, cur, X_reference=ref[["c", "a", "b"]], sections=["changed"],

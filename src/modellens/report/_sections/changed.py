@@ -57,7 +57,7 @@ def check_reference(X, y, X_reference, y_reference) -> Reference:
     row count.  Returns the reference with ``X``'s column order (a classifier's labels
     are checked against its classes by the report, as ``y``'s).
     """
-    from ...data import as_pandas, as_pandas_series, unknown_levels
+    from ...data import as_pandas, as_pandas_series, check_levels
 
     ref = as_pandas(X_reference)
     if isinstance(X, pd.DataFrame):
@@ -66,12 +66,7 @@ def check_reference(X, y, X_reference, y_reference) -> Reference:
             _same_kind(c, X[c], ref[c])
             dtype = X[c].dtype
             if isinstance(dtype, pd.CategoricalDtype):
-                unknown = unknown_levels(ref[c], dtype.categories)
-                if unknown:
-                    raise InvalidParameterError(
-                        f"X_reference column {c!r} holds levels {unknown[:5]} that are not "
-                        f"categories of X[{c!r}] ({list(dtype.categories)[:10]}); give "
-                        "both data sets the same categories.")
+                check_levels(c, ref[c], dtype, "X_reference")
                 ref[c] = ref[c].astype(dtype)  # (a copy: see _same_columns)
     else:
         ref = _same_width(np.asarray(X), ref)
