@@ -167,9 +167,11 @@ def _report(args) -> int:
     from .files import same_file
 
     # before anything is read or written: the report must not replace its own inputs
-    clash = same_file(args.out, [args.data, args.model])
+    read = [p for p in (args.data, args.model, args.reference) if p is not None]
+    clash = same_file(args.out, read)
     if clash is not None:
-        which = "--data" if clash is args.data else "--model"
+        which = ("--data" if clash is args.data else "--model" if clash is args.model
+                 else "--reference")
         raise CLIError(f"--out {str(args.out)!r} is the {which} file {str(clash)!r}; writing "
                        "the report would destroy it: choose another file name.")
     model = load_model(args.model, trust=args.trust_model_file)
@@ -203,6 +205,7 @@ def _report(args) -> int:
         if r >= len(X):
             raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
                            f"(0 to {len(X) - 1}).")
+    X_ref, y_ref = _reference(args, model, X)
     target = _target_class(args, model)
     _say(f"modellens report: {type(model).__name__} on {len(X):,} rows x {X.shape[1]} features "
           f"of {args.data.name}", flush=True)
@@ -218,11 +221,35 @@ def _report(args) -> int:
             source=f"{type(model).__name__} from {args.model.name}, on {len(X):,} rows x "
                    f"{X.shape[1]} features of {args.data.name}",
             client=client, n_workers=args.workers, warm_up=warming or False,
-            interactive=not args.static)
+            interactive=not args.static, X_reference=X_ref, y_reference=y_ref)
         rep = ml.report(model, X, y, options=options)
     path = rep.save(args.out)
     _say(f"modellens report: wrote {path.resolve()}")
     return 0
+
+
+def _reference(args, model, X):
+    """The --reference file as the model's columns (X's), and its --target column if it has
+    one: ``(None, None)`` without the option."""
+    if args.reference is None:
+        return None, None
+    from .files import FileError, conform
+
+    name = args.reference.name
+    y = None
+    try:
+        frame = read_data(args.reference, model)
+        frame.columns = [str(c) for c in frame.columns]
+        if args.target is not None and args.target in frame.columns:
+            y, frame = frame[args.target], frame.drop(columns=[args.target])
+        X_ref, _ = _features_of(model, frame, args.target)
+        X_ref = conform(X_ref, model)
+    except (CLIError, FileError) as exc:
+        raise CLIError(f"--reference {name}: {exc}") from None
+    if sorted(X_ref.columns) != sorted(X.columns):  # a model that records no column names
+        raise CLIError(f"--reference {name} has the columns {list(X_ref.columns)}, --data "
+                       f"{list(X.columns)}: compare data files of the same columns.")
+    return X_ref[list(X.columns)], y
 
 
 def _near_name(name: str, columns) -> str | None:
@@ -451,6 +478,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--holdout", action="store_true",
                      help="the data was not used to fit the model: the quality section reads "
                           "as an estimate on new data")
+    rep.add_argument("--reference", type=_existing_file, metavar="FILE",
+                     help="earlier data with the same columns (and --target, if it has it): "
+                          "adds a 'What changed' section, which features' change of "
+                          "distribution moved the mean prediction (and the loss)")
     rep.add_argument("--trust-model-file", action="store_true",
                      help="load pickle / joblib files, and skops files with types skops does "
                           "not trust by default; loading such a file can run any code in it, "

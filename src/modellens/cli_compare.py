@@ -22,7 +22,8 @@ def add_compare(sub, io: SimpleNamespace) -> None:
         description="Explain the difference of two fitted models (model_b - model_a) on a "
                     "data file: the Shapley values of the difference, exact for two tree "
                     "ensembles, paired sampling otherwise. Prints each feature's mean "
-                    "absolute and mean value, largest first.")
+                    "absolute and mean value, largest first, and the p-value (Holm) of "
+                    "Student's t test of 'its mean value is 0'.")
     cmp.add_argument("--model", required=True, type=io.existing_file, metavar="FILE",
                      help="model_a, the reference model (as 'modellens report --model')")
     cmp.add_argument("--model-b", required=True, type=io.existing_file, metavar="FILE",
@@ -66,12 +67,15 @@ def _compare(args: argparse.Namespace, io: SimpleNamespace) -> int:
         diff = diff.for_output(diff.output_labels[-1])
     values = np.asarray(diff.values)
     order = np.argsort(-np.abs(values).mean(axis=0), kind="stable")
+    # each feature's test of "its mean value over the rows' population is 0" (Holm)
+    p = diff.mean_test()["p_value"].to_numpy() if len(values) > 1 else np.full(values.shape[1],
+                                                                              np.nan)
     io.say(f"{diff.output} on {len(values)} rows ({diff.diagnostics['compare']}; "
            f"mean difference {np.mean(diff.prediction):.4g})")
-    io.say(f"{'feature':<30} {'mean |value|':>14} {'mean value':>12}")
+    io.say(f"{'feature':<30} {'mean |value|':>14} {'mean value':>12} {'p (Holm)':>10}")
     for j in order:
         io.say(f"{diff.feature_names[j][:30]:<30} {np.abs(values[:, j]).mean():>14.4g} "
-               f"{values[:, j].mean():>12.4g}")
+               f"{values[:, j].mean():>12.4g} {p[j]:>10.3g}")
     if args.out is not None:
         diff.to_frame().to_csv(args.out, index=False)
         io.say(f"wrote {args.out}")

@@ -41,7 +41,7 @@ METHODS = PLOTS + [
     DaleEffect.rebin,
     ml.Attributions.to_frame, ml.Attributions.to_dict, ml.Attributions.from_dict,
     ml.Attributions.to_shap, ml.Attributions.mean_abs, ml.Attributions.confidence_interval,
-    ml.Attributions.interaction_pairs, ml.InteractionPairs.to_frame,
+    ml.Attributions.interaction_pairs, ml.Attributions.mean_test, ml.InteractionPairs.to_frame,
     ml.Interactions.to_frame, ml.Interactions.to_dict, ml.Interactions.from_dict,
     ml.Importance.to_frame, ml.Importance.to_dict, ml.Importance.from_dict,
     ml.InteractionPairs.to_dict, ml.InteractionPairs.from_dict,

@@ -6,7 +6,8 @@ plants a link, a styled span, a script and a line break in every string
 position the explorer draws: feature names (axis titles, tick labels, the
 pair heatmap's categories, hover templates), category levels (the
 categorical PD / ALE axes, the dependence chart's level labels, LIME's
-conditions), class labels (titles, legends), the region names.  In Chromium
+conditions), class labels (titles, legends), the region names, the "What changed"
+part's drift bars and before / after curves.  In Chromium
 the drawn charts hold no ``<a>`` element and no styled text, no script ran,
 and the planted strings are there as text.
 """
@@ -46,8 +47,13 @@ def _hostile_page(tmp_path):
                                      remainder="passthrough")
     model = make_pipeline(encode, RandomForestClassifier(n_estimators=20, max_depth=4,
                                                          random_state=0)).fit(X, y)
+    # reference data (the "What changed" section and its explorer part draw the names too)
+    ref = X.sample(n=n, replace=True, random_state=1).reset_index(drop=True)
+    ref[LINK] += 0.7
+    y_ref = np.where(ref[LINK] + (ref[BREAK] == LINK) * 1.5 > 0.5, SPAN, LINK)
     r = ml.report(model, X, y, sample=120, n_explain=4, n_background=10, grid=4,
-                  shapley_budget=10_000, progress=False, title=SPAN + " report")
+                  shapley_budget=10_000, progress=False, title=SPAN + " report",
+                  X_reference=ref, y_reference=y_ref)
     return r.save(tmp_path / "hostile.html")
 
 
@@ -72,7 +78,7 @@ def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
     try:
         seen = [browser.evaluate(_PROBE)]
         # every feature and every class: each chart redrawn with each hostile name
-        for step in ("feature", "class"):
+        for step in ("feature", "class", "changed-feature"):
             options = browser.evaluate(
                 f"[...document.querySelector('[data-ml-control=\"{step}\"]')?.options || []]"
                 ".map(o => o.value)")
@@ -82,9 +88,14 @@ def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
                     f" s.value = {json.dumps(value)}; s.dispatchEvent(new Event('change'));"
                     " return true; })()")
                 seen.append(browser.evaluate(_PROBE))
+        # the "What changed" part drew the hostile names (drift bars, before / after axis)
+        changed = browser.evaluate(
+            "['drift', 'before-after'].map(n => document.querySelector("
+            "`[data-ml-chart=\"${n}\"]`).textContent)")
         problems = browser.problems()
     finally:
         browser.close()
+    assert LINK in changed[0] and SPAN in changed[0]
     assert seen[0]["plots"] >= 5
     for probe in seen:
         assert probe["links"] == 0, "a label became a link"

@@ -1,4 +1,4 @@
-"""Two groups of rows of one explanation: the difference of their mean attributions.
+"""Tests over the rows of one explanation: two groups' mean attributions, one mean against 0.
 
 :func:`compare_groups` (``attr.compare_groups(mask)``) compares the rows where
 ``mask`` holds (group B) with the others (group A): per feature the
@@ -17,7 +17,11 @@ import pandas as pd
 
 from .._validation import InvalidParameterError, check_int, check_random_state
 
-__all__ = ["holm", "compare_groups", "GroupComparison"]
+__all__ = ["holm", "compare_groups", "GroupComparison", "mean_test", "ROUNDING"]
+
+#: Values within this fraction of the largest value are 0 to :func:`mean_test`: a dummy
+#: player's values in float64 arithmetic (sums of differences of model outputs).
+ROUNDING = 1e-12
 
 
 def holm(p) -> np.ndarray:
@@ -208,3 +212,80 @@ def compare_groups(attr, mask, *, n_boot: int = 1000, confidence: float = 0.95,
                            mean_b=B.mean(axis=0), difference=diff, ci_low=low, ci_high=high,
                            std=se, p_value=holm(raw), p_value_unadjusted=raw, n_a=n_a,
                            n_b=n_b, confidence=float(confidence), output=str(attr.output))
+
+
+def mean_test(self, *, confidence: float = 0.95) -> pd.DataFrame:
+    r"""Per feature, is the mean attribution over the rows' population 0 (a t test, Holm)?
+
+    ``attr.mean_test()`` (a method of :class:`~modellens.Attributions`).  For an
+    :func:`modellens.compare` result: did the feature's attributions change, on
+    average over the rows.
+
+    The hypothesis of feature ``j``: :math:`H_0: E_{x \sim P}[\phi_j(x)] = 0`, with
+    :math:`\phi_j` the attribution in the game the result was computed in (its
+    background held fixed) and :math:`P` the population the explained rows are
+    independent draws of (not the background rows themselves: there the mean of an
+    additive term is 0 by construction).  The test is Student's one-sample t of the
+    rows' values with ``n - 1`` degrees of freedom; a sampling estimator's noise is in
+    the rows' spread (each row draws its own coalitions).  The p-values are
+    Holm-adjusted over the features (family-wise error rate).  A feature whose
+    values are all 0 (within rounding: ``ROUNDING`` times the largest value of any
+    feature) gets p-value 1; one whose values are all equal, another, gets 0.
+
+    Parameters
+    ----------
+    confidence : float, default=0.95
+        The level of the t interval of each mean.
+
+    Returns
+    -------
+    DataFrame
+        One row per feature: ``feature``, ``mean``, ``std`` (its standard error),
+        ``ci_low``, ``ci_high``, ``p_value`` (Holm), ``p_value_unadjusted`` and
+        ``mean_abs`` (a change of both signs that averages 0 over the rows shows
+        there, not in the test).
+
+    See Also
+    --------
+    compare : The attributions of model_b - model_a.
+    Attributions.compare_groups : Two groups of rows' mean attributions.
+
+    Examples
+    --------
+    >>> import numpy as np, modellens as ml
+    >>> rng = np.random.default_rng(0)
+    >>> background = rng.normal(size=(50, 2))
+    >>> X = rng.normal(size=(400, 2)) + [0.5, 0.0]     # the rows moved in x0
+    >>> diff = ml.compare(lambda A: A @ [1.0, 1.0], lambda A: A @ [2.0, 1.5], X,
+    ...                   background=background)
+    >>> table = diff.mean_test()
+    >>> list(table.columns[:3]), bool(table.p_value[0] < 0.001)
+    (['feature', 'mean', 'std'], True)
+    """
+    attr = self
+    if attr.outputs is not None:
+        raise InvalidParameterError(
+            "the explanation holds several outputs; test one: "
+            "attr.for_output(o).mean_test().")
+    if not 0 < confidence < 1:
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}.")
+    values = np.asarray(attr.values, dtype=np.float64)
+    n = len(values)
+    if n < 2:
+        raise InvalidParameterError(f"the test needs at least 2 explained rows, got {n}.")
+    from scipy import stats
+
+    mean = values.mean(axis=0)
+    se = values.std(axis=0, ddof=1) / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, mean / se, np.where(mean == 0, 0.0, np.inf))
+    raw = 2 * stats.t.sf(np.abs(t), n - 1)
+    # a feature the game gives 0 (a dummy player) has values of rounding size, whose t
+    # would be noise: such a column is 0
+    size = np.abs(values).max(axis=0)
+    raw = np.where(size <= ROUNDING * size.max(initial=0.0), 1.0, raw)
+    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * se
+    return pd.DataFrame({"feature": list(attr.feature_names), "mean": mean, "std": se,
+                         "ci_low": mean - half, "ci_high": mean + half,
+                         "p_value": holm(raw), "p_value_unadjusted": raw,
+                         "mean_abs": np.abs(values).mean(axis=0)})

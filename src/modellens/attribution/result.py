@@ -15,6 +15,7 @@ from ..data import Column, feature_position, row_labels
 from ..models import output_position, own_output
 from ._blocks import (BLOCKS, MediaBlock, SamplingBlock, Subject, SurrogateBlock,
                       block_property as _block_property)
+from ._cohorts import mean_test as _mean_test
 from ._indexing import Indexing
 
 __all__ = ["Attributions", "build", "keep_row_labels", "SCHEMA_VERSION"]
@@ -264,6 +265,9 @@ class Attributions(Indexing):
 
         return compare_groups(self, mask, n_boot=n_boot, confidence=confidence,
                               random_state=random_state)
+
+    # per feature, Student's t test of "mean value 0 over the rows' population" (Holm)
+    mean_test = _mean_test
 
     def for_output(self, output) -> "Attributions":
         """The single-output result of one output, as if it alone had been asked for.

@@ -60,7 +60,8 @@ def compare(model_a: ModelLike, model_b: ModelLike, X: DataLike, *,
     -------
     Attributions or Effects
         Output names end in ``": model_b - model_a"``;
-        ``diagnostics["compare"]`` says how the pair was explained:
+        ``mean_test()`` gives each feature's test of "no change on average"
+        (see Notes); ``diagnostics["compare"]`` says how the pair was explained:
         ``"trees"`` (exact, one traversal of both ensembles) or ``"paired"``
         (every model row answered by both models).  Paired results count in
         ``diagnostics["model_rows_each"]`` the rows each model answered.
@@ -85,6 +86,19 @@ def compare(model_a: ModelLike, model_b: ModelLike, X: DataLike, *,
     proportions and :math:`v_A` on model_a's.  Models trained on different
     data therefore compare each under its own reference distribution; pass
     one background for one common reference.
+
+    **Did a feature's attributions change?**  ``diff.mean_test()`` tests, for
+    each feature ``j``, :math:`H_0: E_{x \sim P}[\phi^B_j(x) - \phi^A_j(x)] = 0`:
+    averaged over the population :math:`P` the rows of ``X`` are independent
+    draws of, feature ``j`` moves model_b's prediction away from the
+    background's as much as model_a's (the background held fixed, and not
+    the rows of ``X`` themselves).  The test is Student's one-sample t over
+    the rows (``n - 1`` degrees of freedom; a sampling estimator's per-row
+    noise is in the rows' spread), the p-values Holm-adjusted over the
+    features (family-wise error rate).  It tests the mean: when ``X`` is
+    distributed like the background, a changed slope
+    (:math:`\Delta = c\,(x_j - \bar x_j)`) has mean 0 and is not what it
+    finds; ``mean_test()``'s ``mean_abs`` column and the values show it.
 
     **Any other pair** (or a sampling option) is explained as the model
     :math:`\Delta`: the engine asks both models for the same planned rows in

@@ -14,10 +14,10 @@ its schema), ``_rows`` (features and rows as the user names them) and
 from .._validation import is_integer
 from ._columns import CATEGORICAL, NUMERIC, Column
 from ._dataset import Dataset, resolve_features
-from ._pairing import encode_with, unknown_levels
+from ._pairing import check_levels, encode_with, unknown_levels
 from ._rows import feature_position, row_as_frame, row_labels, sample_rows
 from ._tables import as_pandas, as_pandas_pair, as_pandas_series
 
 __all__ = ["Dataset", "Column", "resolve_features", "is_integer", "feature_position",
            "sample_rows", "encode_with", "row_as_frame", "row_labels", "as_pandas", "as_pandas_pair",
-           "as_pandas_series", "unknown_levels", "NUMERIC", "CATEGORICAL"]
+           "as_pandas_series", "unknown_levels", "check_levels", "NUMERIC", "CATEGORICAL"]

@@ -10,7 +10,7 @@ from ._columns import _check_unique_names
 from ._dataset import Dataset
 from ._tables import as_pandas_pair
 
-__all__ = ["encode_with", "unknown_levels"]
+__all__ = ["encode_with", "unknown_levels", "check_levels"]
 
 
 def encode_with(X, other, *, feature_names=None, other_name: str = "background"):
@@ -49,11 +49,7 @@ def encode_with(X, other, *, feature_names=None, other_name: str = "background")
             for c in textual:
                 dtype = X[c].dtype
                 if isinstance(dtype, pd.CategoricalDtype):
-                    unknown = unknown_levels(other[c], dtype.categories)
-                    if unknown:
-                        raise InvalidParameterError(
-                            f"{other_name} column {c!r} holds levels {unknown} that are not "
-                            f"categories of X[{c!r}] ({list(dtype.categories)}).")
+                    check_levels(c, other[c], dtype, other_name)
                 cast[c] = dtype
             combined = pd.concat([X, other.astype(cast)], ignore_index=True)
             return Dataset.from_data(combined, feature_names=feature_names), len(X)
@@ -73,6 +69,16 @@ def encode_with(X, other, *, feature_names=None, other_name: str = "background")
     extra = Dataset.from_data(other, like=dataset)
     values = np.concatenate([dataset.values, extra.values])
     return Dataset(values, dataset.columns, dataset.is_frame, dataset.column_labels), len(X)
+
+
+def check_levels(column, values, dtype, other_name: str) -> None:
+    """Refuse ``values`` (``other_name``'s column) holding levels that are not categories of
+    ``dtype`` (``X[column]``'s categorical dtype): cast to it, they would become missing."""
+    unknown = unknown_levels(values, dtype.categories)
+    if unknown:
+        raise InvalidParameterError(
+            f"{other_name} column {column!r} holds levels {unknown} that are not "
+            f"categories of X[{column!r}] ({list(dtype.categories)}).")
 
 
 def unknown_levels(values, categories) -> list:

@@ -6,7 +6,7 @@ import numpy as np
 
 from ._common import literal_text
 
-__all__ = ["plot_intervals", "plot_paired_beeswarm"]
+__all__ = ["plot_intervals", "plot_paired_beeswarm", "plot_before_after"]
 
 
 def _axes(ax, rows):
@@ -70,4 +70,29 @@ def plot_paired_beeswarm(before, after, *, ax=None, max_features: int = 12):
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlabel("attribution")
     ax.legend(loc="lower right")
+    return ax
+
+
+@literal_text
+def plot_before_after(grid, before, after, *, ax=None, categorical: bool = False,
+                      xlabel: str = "", ylabel: str = ""):
+    """One curve on two data sets: ``before`` (reference rows, blue) and ``after`` (current
+    rows, red) at the points ``grid`` (levels of a categorical feature, drawn as points)."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    labels = [str(g) for g in grid]
+    x = np.arange(len(labels)) if categorical else np.asarray(grid, dtype=float)
+    style = dict(marker="o") if categorical else {}
+    ax.plot(x, np.asarray(before, dtype=float), color="#4393c3", lw=2, label="reference rows",
+            **style)
+    ax.plot(x, np.asarray(after, dtype=float), color="#d6604d", lw=2, label="current rows",
+            **style)
+    if categorical:
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=30, ha="right")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(loc="best")
     return ax

@@ -56,6 +56,9 @@ class Inputs:
         The classes y is scored against: a classifier's ``classes_``, or the
         class indices ``0 .. k-1`` of a multiclass booster read from its own
         file (which is trained on them); None for other models.
+    reference : Reference or None
+        The reference data of the "What changed" section (``X_reference`` and
+        ``y_reference``, checked against ``X``), or None.
     dataset : Dataset
         ``X`` encoded once for the data summaries and samples (the
         predictions come from :func:`modellens.predict`, which encodes
@@ -131,6 +134,7 @@ class Inputs:
     scatter_index: tuple = ()
     unscored: str | None = None
     classes: tuple | None = None
+    reference: object = None
 
 
 def take_rows(X, positions):

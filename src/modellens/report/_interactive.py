@@ -124,6 +124,7 @@ def explorer_payload(sections: dict) -> dict | None:
     reg = sections.get("regions")
     if reg is not None and "regions" in reg.data:
         payload["regions"] = _regions_part(reg, payload["outputs"])
+    payload["changed"] = _changed_part(sections.get("changed"))
     return payload
 
 
@@ -247,6 +248,28 @@ def _regions_part(reg, outputs) -> dict:
                                        "y": [_round(p.values) for p in parts]}
         trees[str(name)] = {"nodes": nodes, "curves": curves}
     return {"by_output": n_out > 1, "trees": trees}
+
+
+def _changed_part(sec) -> dict | None:
+    """The "What changed" section (lane compare, issue 44): each feature's contribution to
+    the change of the mean prediction with its 95% interval and Holm p-value, largest first,
+    and each most-moved feature's PD on the reference and the current rows."""
+    if sec is None or sec.data.get("prediction") is None:
+        return None
+    s = sec.data["prediction"]
+    names = [str(n) for n in s.feature_names]
+    c, sd = np.asarray(s.contribution, dtype=float), np.asarray(s.std, dtype=float)
+    order = np.argsort(-np.abs(c), kind="stable")
+    half = 1.959963984540054 * sd
+    curves = {str(f): {"kind": "categorical" if before.kind == "categorical" else "numeric",
+                       "x": _labels(before.grid), "before": _round(before.values),
+                       "after": _round(after.values)}
+              for f, (before, after) in sec.data["before_after"].items()}
+    return {"names": [names[j] for j in order], "contribution": _round(c[order]),
+            "lo": _round((c - half)[order]), "hi": _round((c + half)[order]),
+            "p": _round(np.asarray(s.p_value, dtype=float)[order]), "output": str(s.output),
+            "total": _round([s.total_change])[0], "curves": curves,
+            "features": [str(f) for f in sec.data["order"] if str(f) in curves]}
 
 
 def _every(section, outputs):

@@ -99,6 +99,15 @@ class ReportOptions:
         sections that need no kernels run; a :class:`~modellens.Warming`
         handle started earlier is waited for instead.  The numbers do not
         change.
+    X_reference, y_reference : optional
+        Earlier data with ``X``'s columns (and its targets): the "What
+        changed" section decomposes the change from it to ``X`` of the mean
+        prediction, and with ``y`` and ``y_reference`` of the model's loss,
+        into the features' contributions (:func:`modellens.shift`), with their
+        tests (Holm), the drift bar chart and each most-moved feature's PD on
+        both data sets (in the explorer: pick a feature).  Checked against
+        ``X`` before any model call: other columns, or a column holding
+        numbers in one and text in the other, raise an error.
     interactive : bool, default=True
         The page opens with an "Explore" section whose feature, class, row
         and pair selectors (``data-ml-control="feature"``, ``"class"``,
@@ -147,6 +156,8 @@ class ReportOptions:
     n_workers: int | None = None
     warm_up: bool | Warming = False
     interactive: bool = True
+    X_reference: Any = None
+    y_reference: ArrayLike | None = None
 
     def __post_init__(self):
         rows = "a number of rows"
@@ -167,6 +178,9 @@ class ReportOptions:
         if not isinstance(self.warm_up, (bool, Warming)):
             raise InvalidParameterError(f"warm_up must be True, False or the Warming handle of "
                                         f"ml.warm_up(background=True), got {self.warm_up!r}.")
+        if self.y_reference is not None and self.X_reference is None:
+            raise InvalidParameterError("y_reference holds the reference data's targets; pass "
+                                        "X_reference (the reference data) with it.")
         if self.sections is not None:
             from ._sections import SECTIONS
 

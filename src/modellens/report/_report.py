@@ -196,6 +196,11 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
       accuracy, ROC AUC, Brier score and a calibration curve for classifiers,
       with the overall accuracy and the confusion matrix for more than two
       classes;
+    - **changed** (with ``X_reference``): what moved the mean prediction (and,
+      with ``y`` and ``y_reference``, the loss) from the reference data to
+      ``X``: each feature's contribution (:func:`modellens.shift`) with its
+      interval and Holm-adjusted test, the drift bar chart, and PD on both
+      data sets of the features that moved it most;
     - **effects**: PD with ICE curves beside ALE with its 95% band for each
       feature on one vertical span, ordered by importance (the standard
       deviation of the PD curve, range / 4 for categorical features:
@@ -243,7 +248,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
         ``n_explain_tree``, ``shapley_budget``, ``grid``, ``max_features``,
         ``target``, ``random_state``, ``sections``, ``progress``, ``title``,
         ``source``, ``holdout``, ``unused_columns``, ``log``, ``client``,
-        ``n_workers``, ``warm_up``, ``interactive``), replacing that field of
+        ``n_workers``, ``warm_up``, ``interactive``, ``X_reference``,
+        ``y_reference``), replacing that field of
         ``options``; documented there.
 
     Returns
@@ -295,8 +301,11 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     input_notes = _input_notes(X, model)
     n_rows = X.shape[0] if hasattr(X, "shape") else len(X)  # type: ignore[arg-type]
     y = _check_labels(_check_y(y, n_rows), model)
+    reference = _reference(X, y, opts, model)
     started = time.perf_counter()
     inputs = _inputs(model, X, y, opts, input_notes, _check_rows(opts.rows, n_rows))
+    if reference is not None:  # the "What changed" section's data
+        inputs = replace(inputs, reference=reference)
     predict_seconds = time.perf_counter() - started
     say = opts.log if callable(opts.log) else (lambda line: None)
     say(f"inputs and predictions: {predict_seconds:.1f} s")
@@ -315,6 +324,17 @@ def _input_notes(X, model) -> list:
     from ..files import check_frame
 
     return check_frame(X, model)
+
+
+def _reference(X, y, opts, model):
+    """The reference data of the "What changed" section, checked against X (or None)."""
+    if opts.X_reference is None:
+        return None
+    from ._sections.changed import check_reference
+
+    ref = check_reference(X, y, opts.X_reference, opts.y_reference)
+    # a classifier's labels: as y's (cast to the classes' type, every one known)
+    return ref if ref.y is None else replace(ref, y=_check_labels(ref.y, model))
 
 
 def _inputs(model, X, y, opts, input_notes, rows):
@@ -400,6 +420,8 @@ def _settings(model, inputs, opts, built, predict_seconds) -> dict:
         "rows held out from training": "yes (as stated)" if opts.holdout else "not stated",
         "time: predictions": f"{predict_seconds:.1f} s",
     }
+    if inputs.reference is not None:
+        settings["reference rows (What changed)"] = f"{inputs.reference.n_rows:,}"
     client = resolve_options().client
     if client is not None:
         settings["computed on"] = _cluster_line(client)

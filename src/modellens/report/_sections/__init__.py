@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .changed import changed_section
 from .conditional import conditional_section
 from .data import data_section
 from .effects import effects_section
@@ -54,6 +55,8 @@ SECTIONS = [
     SectionSpec("data", data_section),
     SectionSpec("quality", quality_section, uses=("effects",),
                 when=lambda inputs: inputs.y is not None),
+    SectionSpec("changed", changed_section,
+                when=lambda inputs: inputs.reference is not None),
     SectionSpec("effects", effects_section, uses=("data",),
                 when=lambda inputs: bool(inputs.features)),
     SectionSpec("interaction", interaction_section, needs=("effects",),

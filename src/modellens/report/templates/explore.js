@@ -547,6 +547,48 @@
     table(el, ["region", f, "ALE"], rows);
   }
 
+  // ------------------------------------------------------------ what changed
+  // the "What changed" section: each feature's contribution to the change of the mean
+  // prediction (95% intervals), and the chosen feature's PD on the reference and current rows
+  var C = D.changed || null;
+  if (C) state.changed = C.features.length ? C.features[0] : null;
+  function drawChanged() {
+    var el = chart("drift"), ba = chart("before-after");
+    if (!C || !el) return;
+    var n = C.names.length, rev = function (a) { return a.slice().reverse(); };
+    draw(el, [{type: "bar", orientation: "h", x: rev(C.contribution), y: rev(C.names),
+               meta: rev(C.names), customdata: rev(C.p),
+               marker: {color: rev(C.names.map(function (f, i) {
+                 return f === state.changed ? RED : (C.contribution[i] >= 0 ? "#d6604d" : BLUE);
+               }))},
+               error_x: {type: "data", symmetric: false,
+                         array: rev(C.hi.map(function (h, i) { return h - C.contribution[i]; })),
+                         arrayminus: rev(C.lo.map(function (l, i) { return C.contribution[i] - l; }))},
+               hovertemplate: "%{y}: %{x} (p = %{customdata}, Holm)<extra></extra>"}],
+         layout("Change of the mean " + C.output + " (" + fmt(C.total) + "), by feature",
+                {height: Math.max(220, 60 + 22 * n), xaxis: axis("contribution (95% interval)"),
+                 yaxis: axis("", {type: "category", automargin: true})}));
+    mark(el, {feature: state.changed === null ? undefined : state.changed},
+         "Contributions of " + n + " features to the change of the mean " + C.output + ".");
+    table(el, ["feature", "contribution", "lower", "upper", "p-value (Holm)"],
+          C.names.map(function (f, i) { return [f, C.contribution[i], C.lo[i], C.hi[i], C.p[i]]; }));
+    if (!ba) return;
+    var f = state.changed, K = f === null ? null : C.curves[f];
+    if (!K) { empty(ba, "No partial dependence before and after in this report."); return; }
+    var mode = K.kind === "categorical" ? "markers+lines" : "lines";
+    draw(ba, [{x: K.x, y: K.before, type: "scatter", mode: mode, name: "reference rows",
+               line: {color: BLUE, width: 2.5}, hovertemplate: "reference: %{y}<extra></extra>"},
+              {x: K.x, y: K.after, type: "scatter", mode: mode, name: "current rows",
+               line: {color: RED, width: 2.5}, hovertemplate: "current: %{y}<extra></extra>"}],
+         layout("PD of " + f + ": reference and current rows",
+                {showlegend: true, xaxis: axis(f, K.kind === "categorical" ? {type: "category"} : {}),
+                 yaxis: axis(C.output)}));
+    mark(ba, {feature: f}, "Partial dependence of " + C.output + " on " + f +
+         " averaged over the reference rows and over the current rows.");
+    table(ba, [f, "reference", "current"], K.x.map(function (x, i) {
+      return [x, K.before[i], K.after[i]]; }));
+  }
+
   // ---------------------------------------------------------------- controls
   function fill(select, items) {
     items.forEach(function (it) {
@@ -557,7 +599,7 @@
   function control(name) { return $('[data-ml-control="' + name + '"]'); }
   function drawAll() {
     drawPD(); drawALE(); drawDependence(); drawBeeswarm(); drawWaterfall(); drawLime();
-    drawRowValues(); drawPairs(); drawRegions();
+    drawRowValues(); drawPairs(); drawRegions(); drawChanged();
   }
   function setRow(i) {
     if (!R || i < 0) return;
@@ -599,8 +641,17 @@
   } else if (ps) {
     ps.closest("label").hidden = true;
   }
+  var chs = control("changed-feature");
+  if (C && C.features.length) {
+    fill(chs, C.features.map(function (f) { return [f, f]; }));
+    chs.value = state.changed;
+    chs.addEventListener("change", function () { state.changed = chs.value; drawChanged(); });
+  } else if (chs) {
+    chs.closest("label").hidden = true;
+  }
   document.querySelectorAll("[data-ml-part]").forEach(function (part) {
-    var need = {effects: D.features.length, rows: R, pairs: P, regions: G}[part.getAttribute("data-ml-part")];
+    var need = {effects: D.features.length, rows: R, pairs: P, regions: G,
+                changed: C}[part.getAttribute("data-ml-part")];
     if (!need) part.hidden = true;
   });
 
