@@ -18,7 +18,17 @@ from ._cond_surrogate import Surrogate, SurrogateGame
 from ._msev import game_msev, msev
 
 __all__ = ["check_dependence", "with_monte_carlo_error", "conditional_diagnostics",
-           "choose_dependence", "dependence_game"]
+           "choose_dependence", "dependence_game", "law_rng"]
+
+#: The place, among the row streams' shared draws, of a conditional game's fitted law
+#: (its common random numbers, the trees' seeds, dependence="auto"'s folds).
+LAW_STREAM = 2 ** 40 + 43
+
+
+def law_rng(streams) -> np.random.Generator:
+    """The generator of a conditional game's law: a function of the request's seed only, so
+    every Dask partition (rows at any position) fits and draws the same law."""
+    return np.random.default_rng(streams.shared_seed(LAW_STREAM))
 
 
 def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop=False,
