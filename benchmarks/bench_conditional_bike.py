@@ -32,7 +32,7 @@ import modellens as ml
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shapr-bike")
 if not os.path.isdir(DATA):
     DATA = "/work/shared/data/shapr-bike"
-APPROACHES = ("independent", "gaussian", "copula", "empirical", "tree", "surrogate")
+APPROACHES = ("independent", "gaussian", "copula", "empirical", "tree", "forest", "surrogate")
 REPEATS = int(os.environ.get("BENCH_REPEATS", 2))
 
 

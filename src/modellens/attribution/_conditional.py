@@ -35,6 +35,7 @@ from .._validation import InvalidParameterError
 from ..engine import Segment
 from ._causal import CausalSampler
 from ._games import Estimate, InterventionalGame
+from ._forest import ForestSampler, WeightedRows
 from ._leaf_rows import LeafRows, coalition_queries
 from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, Sampler,
                         TreeSampler, refuse_categorical)
@@ -43,7 +44,7 @@ __all__ = ["DEPENDENCE", "CONDITIONAL", "DEFAULT_DRAWS", "MC_BATCHES", "Conditio
            "EstimatedGame", "ConditionalGame", "MonteCarloError", "conditional_game"]
 
 #: ``dependence=`` values: the marginal game, the conditional estimators, the choice by MSEv.
-CONDITIONAL = ("gaussian", "copula", "empirical", "tree", "surrogate")
+CONDITIONAL = ("gaussian", "copula", "empirical", "tree", "forest", "surrogate")
 DEPENDENCE = ("independent",) + CONDITIONAL + ("auto",)
 #: Default conditional draws per (explained row, coalition).
 DEFAULT_DRAWS = 200
@@ -158,7 +159,8 @@ class ConditionalGame(EstimatedGame):
 
     def _segment(self, masks, rows):
         # a tree's leaves are evaluated whole (no draws' error, fewer rows: ._leaf_rows)
-        cls = LeafRows if isinstance(self.sampler, TreeSampler) else ConditionalRows
+        cls = WeightedRows if isinstance(self.sampler, ForestSampler) else \
+            LeafRows if isinstance(self.sampler, TreeSampler) else ConditionalRows
         return cls(self.sampler, self.foreground, masks, rows=rows, n_batches=self.n_batches)
 
     def rows_spent(self):
@@ -271,8 +273,9 @@ def conditional_game(model, dataset, n, background, note, approach, *, n_draws, 
     elif approach == "empirical":
         sampler = EmpiricalSampler(background, n_draws, rng, categorical=categorical)
     else:
-        sampler = TreeSampler(background, n_draws, rng, categorical=categorical,
-                              seed=rng.integers(2 ** 31))
+        cls = ForestSampler if approach == "forest" else TreeSampler
+        sampler = cls(background, n_draws, rng, categorical=categorical,
+                      seed=rng.integers(2 ** 31))
     drawn: Sampler | CausalSampler = sampler
     if causal is not None and causal.confounding is not None:
         drawn = CausalSampler(sampler, causal, int(rng.integers(2 ** 63)))

@@ -47,8 +47,8 @@ def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, st
         if n_draws is not None:
             raise InvalidParameterError(
                 "n_draws is the number of conditional draws per coalition of a conditional "
-                "game (dependence='gaussian', 'copula', 'empirical', 'tree'); the independent "
-                "game averages over the background rows and takes none.")
+                "game (dependence='gaussian', 'copula', 'empirical', 'tree', 'forest'); the "
+                "independent game averages over the background rows and takes none.")
         return ("independent", None, None)
     what = f"dependence={dependence!r} (a conditional game)"
     if masker is not None:
@@ -112,7 +112,7 @@ def conditional_diagnostics(game, predictions) -> dict:
 
 #: ``dependence="auto"``: approaches compared, folds, held-out rows per fold, coalitions
 #: and draws per coalition of the comparison.
-AUTO_APPROACHES = ("gaussian", "copula", "empirical", "tree")
+AUTO_APPROACHES = ("gaussian", "copula", "empirical", "tree", "forest")
 AUTO_FOLDS, AUTO_ROWS, AUTO_COALITIONS, AUTO_DRAWS = 2, 50, 20, 50
 
 

@@ -112,14 +112,18 @@ class LeafRows(Segment):
     def _allocate(self):
         self.result = np.zeros(self.n_queries * (self.n_batches + 1))
 
-    def _store(self, start, stop, preds):
+    def _pieces(self, start, stop):
+        """Query, column and weight of rows ``start:stop``: column B holds a whole leaf's
+        mean (every batch's), columns 0..B-1 the batches' means of sampled draws."""
         B = self.n_batches
         q, pos = self._locate(start, stop)
         whole = self._whole[q]
-        # column B holds a whole leaf's mean (every batch's); columns 0..B-1 batch means
-        col = np.where(whole, B, pos // (self.K // B))
-        weight = np.where(whole, 1.0 / self._span[q], B / self.K)
-        entry = q * (B + 1) + col
+        return q, np.where(whole, B, pos // (self.K // B)), \
+            np.where(whole, 1.0 / self._span[q], B / self.K)
+
+    def _store(self, start, stop, preds):
+        q, col, weight = self._pieces(start, stop)
+        entry = q * (self.n_batches + 1) + col
         # pieces cut where the entry changes and at the engine's aligned chunk ends: the
         # same pieces, and sums, whatever the chunk sizes
         cuts = np.union1d(np.flatnonzero(np.diff(entry)) + 1,

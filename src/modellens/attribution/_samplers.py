@@ -346,22 +346,32 @@ class TreeSampler(Sampler):
         return np.ascontiguousarray(np.hstack([self._blocks[j] for j in cols]))
 
     def _fit(self, mask):
-        from sklearn import config_context
-        from sklearn.tree import DecisionTreeRegressor
-
         if not mask.any():  # nothing to condition on: one leaf, the whole background
             return None, np.arange(self.m), (np.zeros(1, dtype=np.intp),
                                              np.full(1, self.m, dtype=np.intp))
-        leaf = max(TREE_MIN_LEAF, int(round(np.sqrt(self.m))))
+        return self._grow(mask, None, max(TREE_MIN_LEAF, int(round(np.sqrt(self.m)))),
+                          self.seed)
+
+    def _grow(self, mask, rows, leaf, seed):
+        """``(tree, order, (start, count))``: a tree grown on background ``rows`` (None: all)
+        with leaves of at least ``leaf`` of them; every background row's leaf, the rows
+        sorted by leaf (``order``) and each node's span of that order."""
+        from sklearn import config_context
+        from sklearn.tree import DecisionTreeRegressor
+
         tree = DecisionTreeRegressor(min_samples_leaf=leaf, min_samples_split=2 * leaf,
-                                     random_state=self.seed)
+                                     random_state=seed)
         inputs = np.ascontiguousarray(self._inputs[:, mask])
+        targets = self._targets(np.flatnonzero(~mask))
+        if rows is not None:
+            fit_in, targets = inputs[rows], np.ascontiguousarray(targets[rows])
+        else:
+            fit_in = inputs
         # scikit-learn's input and parameter checks (half of a fit on a few hundred rows)
         # skipped: the parameters are ours, the inputs already its float32 and the targets
         # float64; its input checks kept where missing values need its mask of them
         with config_context(skip_parameter_validation=True):
-            tree.fit(inputs, self._targets(np.flatnonzero(~mask)),
-                     check_input=bool(self._missing[mask].any()))
+            tree.fit(fit_in, targets, check_input=bool(self._missing[mask].any()))
         leaves = tree.tree_.apply(inputs)
         order = np.argsort(leaves, kind="stable")
         ids, starts, counts = np.unique(leaves[order], return_index=True, return_counts=True)

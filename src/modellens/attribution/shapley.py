@@ -286,7 +286,7 @@ def shapley(model: ModelLike | PredictFn,
         them.  ``"auto"`` does not pick TreeSHAP when groups are given.
     dependence : str, default="independent"
         The value function: ``"independent"``, ``"gaussian"``, ``"copula"``,
-        ``"empirical"``, ``"tree"``, ``"surrogate"`` or ``"auto"``.  ``"independent"``: the marginal (interventional)
+        ``"empirical"``, ``"tree"``, ``"forest"``, ``"surrogate"`` or ``"auto"``.  ``"independent"``: the marginal (interventional)
         game below.  The others estimate the conditional game
         :math:`v_i(S) = E[f(X) \mid X_S = x^{(i)}_S]` from the background (the
         training data): ``"gaussian"`` (a normal fit, Ledoit-Wolf shrinkage
@@ -296,10 +296,12 @@ def shapley(model: ModelLike | PredictFn,
         effective sample sizes in ``diagnostics``), ``"tree"`` (background
         rows in the leaf of a tree grown to predict the absent features from
         the present ones; a leaf of at most ``n_draws`` rows is evaluated
-        whole, without draws) draw ``n_draws`` completions per coalition;
+        whole, without draws), ``"forest"`` (the leaves of 5 such trees on
+        halves of the background, weighted: :mod:`modellens.attribution._forest`)
+        draw ``n_draws`` completions per coalition;
         ``"surrogate"`` predicts every worth with one regressor trained on
         masked background rows (no draws; its out-of-fold error in
-        ``diagnostics["surrogate_oof_mse"]``).  ``"tree"``, ``"empirical"``
+        ``diagnostics["surrogate_oof_mse"]``).  ``"tree"``, ``"forest"``, ``"empirical"``
         and ``"surrogate"`` take categorical features and missing values; the
         others refuse them.  ``"auto"`` takes the approach of lowest
         cross-validated MSEv on the background (``diagnostics["dependence"]``,
