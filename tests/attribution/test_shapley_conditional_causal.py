@@ -149,6 +149,47 @@ def test_asymmetric_conditional_values_average_the_consistent_orders(centred):
                                     for x in X])).max() > 0.1
 
 
+def test_asymmetric_permutation_sampling_is_exact_for_components_of_two(centred):
+    """An order and its partner (each component reversed) cover both orders of a component
+    of two features: every pair gives the consistent average exactly (which differs from
+    the symmetric values by more than 0.1 on these rows: the test above)."""
+    X, bg = _rows(), exact_background()
+    order = [[2, 1], [0, 3]]
+    attr = ml.shapley(linear, X, background=bg, dependence="gaussian", causal_order=order,
+                      asymmetric=True, algorithm="permutation", n_permutations=4,
+                      random_state=0)
+    truth = np.array([consistent_average(conditional_worth(x, structural_covariance()), order)
+                      for x in X])
+    assert attr.method == "shapley-permutation"
+    np.testing.assert_allclose(attr.values, truth, atol=1e-8)
+    exact = ml.shapley(linear, X, background=bg, dependence="gaussian", causal_order=order,
+                       asymmetric=True, random_state=0)
+    np.testing.assert_allclose(attr.values, exact.values, atol=1e-8)
+
+
+@pytest.mark.parametrize("tol", [None, 0.05])
+def test_asymmetric_permutation_sampling_within_its_errors(centred, tol):
+    """A component of three features: the sampled consistent orders estimate the consistent
+    average within their standard errors (and the stopping rule reaches its tolerance)."""
+    X, bg = _rows(), exact_background()
+    order = [[0], [1, 2, 3]]
+    kw = {"n_permutations": 40} if tol is None else {"tol": tol}
+    attr = ml.shapley(linear, X, background=bg, dependence="gaussian", causal_order=order,
+                      asymmetric=True, algorithm="permutation", random_state=1, **kw)
+    truth = np.array([consistent_average(conditional_worth(x, structural_covariance()), order)
+                      for x in X])
+    symmetric = np.array([shapley_of(conditional_worth(x, structural_covariance())) for x in X])
+    assert np.abs(truth - symmetric).max() > 0.1  # the order matters on these rows
+    std = np.where(attr.std > 0, attr.std, np.inf)
+    assert np.all(np.abs(attr.values - truth) <= 4.5 * attr.std + 1e-9), (attr.values - truth) / std
+    assert np.allclose(attr.values[:, 0], truth[:, 0], atol=1e-8)  # always joins first
+    assert np.allclose(attr.base_values + attr.values.sum(axis=1), attr.prediction)
+    if tol is not None:
+        spread = attr.values.max(axis=1) - attr.values.min(axis=1)
+        assert attr.sampling.converged.all()
+        assert np.all(attr.std.max(axis=1) <= tol * spread)
+
+
 @pytest.mark.parametrize("approach", ["copula", "empirical", "tree"])
 def test_other_samplers_follow_the_chain(approach):
     """Without the shortcut: every sampler's causal values near the truth (its own error on
@@ -169,7 +210,7 @@ def test_other_samplers_follow_the_chain(approach):
     ({"causal_order": ORDER, "confounding": [True, False]}, "one bool per component"),
     ({"causal_order": ORDER}, "changes nothing"),
     ({"confounding": True}, "causal_order"),
-    ({"causal_order": ORDER, "asymmetric": True, "algorithm": "kernel"}, "algorithm='exact'"),
+    ({"causal_order": ORDER, "asymmetric": True, "algorithm": "kernel"}, "'permutation' samples"),
     ({"causal_order": ORDER, "confounding": True, "dependence": "independent"},
      "conditional game"),
     ({"causal_order": ORDER, "confounding": True, "dependence": "surrogate"}, "causal chain"),

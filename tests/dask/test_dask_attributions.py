@@ -92,6 +92,30 @@ def test_model_agnostic_shapley_equals_in_memory_for_two_partitionings(client, a
         assert np.abs(other.values - memory.values).max() > 1e-3
 
 
+@pytest.mark.parametrize("algorithm, options", [
+    ("exact", {"n_draws": 5}),                     # leaves of 7-14 rows sampled 5 times
+    ("kernel", {"n_samples": 14}),                 # whole leaves, sampled coalitions
+    ("permutation", {"n_permutations": 4, "causal_order": [["x"], ["y", "z", "cat"]],
+                     "asymmetric": True}),
+])
+def test_conditional_shapley_equals_in_memory_for_two_partitionings(client, algorithm,
+                                                                    options):
+    """A conditional game on Dask rows: every partition fits the same law from the
+    background and the seed (not from its position), so its rows' values are the
+    in-memory call's."""
+    df = _frame(30)
+    background = _frame(40, seed=1)
+    kw = dict(background=background, dependence="tree", algorithm=algorithm, random_state=7,
+              **options)
+    memory = ml.shapley(model, df, progress=False, **kw)
+    for ddf in _partitionings(df):
+        with ml.config(client=client):
+            attr = ml.shapley(model, ddf, **kw)
+        _same(attr, memory, df.index)
+    other = ml.shapley(model, df, progress=False, **{**kw, "random_state": 8})
+    assert np.abs(other.values - memory.values).max() > 1e-3
+
+
 def test_row_streams_follow_the_position_not_the_other_rows():
     # in memory too: a row's sampled values do not depend on the rows explained with it
     df = _frame()

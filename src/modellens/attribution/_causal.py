@@ -38,9 +38,14 @@ components then gets the Shapley value of :math:`j` in the game
           \frac{|T|!\,(|C| - |T| - 1)!}{|C|!}\,
           \big(v(P \cup T \cup \{j\}) - v(P \cup T)\big),
 
-which needs only the coalitions :math:`P \cup T`, enumerated exactly.  Without
-``confounding`` the worths are the conditional game's (asymmetric conditional
-Shapley values); with it, the causal game's.
+which needs only the coalitions :math:`P \cup T`, enumerated exactly
+(``algorithm="exact"``, and ``"auto"`` while no component has more than
+``MAX_EXACT_FEATURES`` features).  ``algorithm="permutation"`` samples the
+consistent orders instead (:class:`AsymmetricPermutations`: each component's
+features in a uniform random order, the components in theirs), for large
+components and for ``tol=``.  Without ``confounding`` the worths are the
+conditional game's (asymmetric conditional Shapley values); with it, the
+causal game's.
 """
 
 from __future__ import annotations
@@ -51,10 +56,12 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import InvalidParameterError
+from ._coalitions import unique_masks
 from ._games import Estimate
+from .permutation import PermutationEstimator
 
 __all__ = ["CausalSpec", "check_causal", "resolve_causal", "CausalSampler",
-           "AsymmetricEstimator"]
+           "AsymmetricEstimator", "AsymmetricPermutations", "asymmetric_estimator"]
 
 
 class CausalSpec(NamedTuple):
@@ -105,10 +112,11 @@ def check_causal(causal_order, confounding, asymmetric, *, approach, algorithm):
             "dependence='surrogate' predicts conditional expectations directly and cannot "
             "draw a causal chain (confounding=); use 'gaussian', 'copula', 'empirical' or "
             "'tree'.")
-    if asymmetric and algorithm not in ("auto", "exact"):
+    if asymmetric and algorithm not in ("auto", "exact", "permutation"):
         raise InvalidParameterError(
-            "asymmetric=True enumerates the coalitions consistent with causal_order exactly; "
-            f"use algorithm='exact' or 'auto', not {algorithm!r}.")
+            "asymmetric=True averages the feature orders consistent with causal_order: "
+            "algorithm='exact' (or 'auto') enumerates their coalitions, 'permutation' samples "
+            f"the orders; KernelSHAP's coalitions are not restricted to them. Not {algorithm!r}.")
     if confounding is None and not asymmetric:
         raise InvalidParameterError(
             "causal_order= alone changes nothing: give confounding= (causal Shapley values) "
@@ -255,3 +263,83 @@ class AsymmetricEstimator:
         v[:, 0], v[:, -1] = v0, fx
         v[:, 1:-1] = self._seg.result.reshape(self.n, -1)
         return Estimate(v @ self._weights, None, v0, fx)
+
+
+class AsymmetricPermutations(PermutationEstimator):
+    """Permutation sampling over the orders consistent with the causal order.
+
+    An order takes the components in their order and each component's features
+    in a uniform random order; its antithetic partner reverses the order within
+    every component (still consistent; for one component it is the reversed
+    order of :class:`~.permutation.PermutationEstimator`).  The mean
+    contribution over such orders is the asymmetric Shapley value; the pairs'
+    spread gives its standard error, and :meth:`grow` (the stopping rule)
+    draws more pairs from each row's stream.
+    """
+
+    def __init__(self, game, n_permutations: int, streams, components):
+        self.components = [np.asarray(c, dtype=np.intp) for c in components]
+        super().__init__(game, n_permutations, streams)
+
+    def _orders(self, rng, pairs: int):
+        """``(2 pairs, d)``: the drawn consistent orders, then their partners."""
+        ahead, partner = [], []
+        for comp in self.components:
+            inner = comp[np.argsort(rng.random((pairs, comp.size)), axis=1)]
+            ahead.append(inner)
+            partner.append(inner[:, ::-1])
+        return np.concatenate([np.concatenate(ahead, axis=1),
+                               np.concatenate(partner, axis=1)])
+
+    def grow(self, rows, more) -> list:
+        """Draw ``more[k]`` pairs for each row ``rows[k]``: the segment of their coalitions."""
+        d = self.d
+        steps = np.arange(1, d)
+        blocks, counts, batch = [], [], []
+        for i, p in zip(rows, more):
+            orders = self._orders(self._rngs[i], int(p))
+            position = np.argsort(orders, axis=1)
+            # the first t features of each order, t = 1 .. d - 1
+            masks = (position[:, None, :] < steps[None, :, None]).reshape(-1, d)
+            uniq, _, inverse = unique_masks(masks)
+            blocks.append(uniq)
+            counts.append(len(uniq))
+            batch.append((int(i), orders, inverse))
+            self.pairs[i] += int(p)
+            self.n_coalitions[i] += len(uniq)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        seg = self.game.coalition_rows(np.concatenate(blocks),
+                                       rows=np.repeat(np.asarray(rows), counts))
+        self._pending.append((seg, offsets, batch))
+        return [seg]
+
+    def _absorb(self, v0, fx):
+        d = self.d
+        for seg, offsets, batch in self._pending:
+            for k, (i, orders, inverse) in enumerate(batch):
+                n_orders = len(orders)
+                v = seg.result[offsets[k]: offsets[k + 1]][inverse].reshape(n_orders, d - 1)
+                path = np.concatenate([np.full((n_orders, 1), v0), v,
+                                       np.full((n_orders, 1), fx[i])], axis=1)
+                per_order = np.empty((n_orders, d))
+                # the t-th feature of an order joins after its first t - 1
+                np.put_along_axis(per_order, orders, np.diff(path, axis=1), axis=1)
+                half = n_orders // 2
+                self._contrib[i].append(0.5 * (per_order[:half] + per_order[half:]))
+        self._pending = []
+
+
+def asymmetric_estimator(game, algorithm, n_permutations, streams):
+    """``(estimator, algorithm, budget)`` of asymmetric values: the consistent coalitions
+    enumerated (``"exact"``; ``"auto"`` while every component is small enough), or the
+    consistent orders sampled (``"permutation"``; ``"auto"`` for a larger component)."""
+    from ._shapley_setup import MAX_EXACT_FEATURES, _choose_algorithm
+
+    comps = game.causal.components
+    if algorithm == "auto":
+        algorithm = "exact" if max(len(c) for c in comps) <= MAX_EXACT_FEATURES \
+            else "permutation"
+    if algorithm == "exact":
+        return AsymmetricEstimator(game, comps), "exact", None
+    _, budget = _choose_algorithm("permutation", game.n_players, None, n_permutations)
+    return AsymmetricPermutations(game, budget, streams, comps), "permutation", budget

@@ -35,6 +35,8 @@ from .._validation import InvalidParameterError
 from ..engine import Segment
 from ._causal import CausalSampler
 from ._games import Estimate, InterventionalGame
+from ._forest import ForestSampler, WeightedRows
+from ._leaf_rows import LeafRows, coalition_queries
 from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, Sampler,
                         TreeSampler, refuse_categorical)
 
@@ -42,7 +44,7 @@ __all__ = ["DEPENDENCE", "CONDITIONAL", "DEFAULT_DRAWS", "MC_BATCHES", "Conditio
            "EstimatedGame", "ConditionalGame", "MonteCarloError", "conditional_game"]
 
 #: ``dependence=`` values: the marginal game, the conditional estimators, the choice by MSEv.
-CONDITIONAL = ("gaussian", "copula", "empirical", "tree", "surrogate")
+CONDITIONAL = ("gaussian", "copula", "empirical", "tree", "forest", "surrogate")
 DEPENDENCE = ("independent",) + CONDITIONAL + ("auto",)
 #: Default conditional draws per (explained row, coalition).
 DEFAULT_DRAWS = 200
@@ -53,15 +55,6 @@ MC_BATCHES = 20
 def batches_for(n_draws: int) -> int:
     """The largest divisor of ``n_draws`` up to ``MC_BATCHES``."""
     return max(b for b in range(1, min(MC_BATCHES, n_draws) + 1) if n_draws % b == 0)
-
-
-def coalition_queries(seg, queries):
-    """``(explained row, mask)`` of queries of a coalition segment: with its masks for every
-    row (``query_rows`` None, ``k`` masks) or one mask per query."""
-    if seg.query_rows is None:
-        fg, which = np.divmod(queries, seg.k)
-        return fg, seg.masks[which]
-    return seg.query_rows[queries], seg.masks[queries]
 
 
 class ConditionalRows(Segment):
@@ -165,8 +158,18 @@ class ConditionalGame(EstimatedGame):
                             "n_draws": sampler.n_draws}
 
     def _segment(self, masks, rows):
-        return ConditionalRows(self.sampler, self.foreground, masks, rows=rows,
-                               n_batches=self.n_batches)
+        # a tree's leaves are evaluated whole (no draws' error, fewer rows: ._leaf_rows)
+        cls = WeightedRows if isinstance(self.sampler, ForestSampler) else \
+            LeafRows if isinstance(self.sampler, TreeSampler) else ConditionalRows
+        return cls(self.sampler, self.foreground, masks, rows=rows, n_batches=self.n_batches)
+
+    def rows_spent(self):
+        """Model rows of each explained row's coalitions so far when they vary by query (a
+        tree's whole leaves, :mod:`._leaf_rows`); None when each costs ``n_draws`` rows."""
+        segs = [s for s in self.made if isinstance(s, LeafRows)]
+        if not segs:
+            return None
+        return sum(s.rows_per_explained(self.n_explained) for s in segs)
 
     @property
     def sampler_diagnostics(self) -> dict:
@@ -183,6 +186,8 @@ class MonteCarloError:
 
     def __init__(self, inner, game):
         self.inner, self.game = inner, game
+        #: the last estimate found no draws' error (every query a whole leaf: ._leaf_rows)
+        self.exact_worths = False
 
     def __getattr__(self, name):
         return getattr(self.__dict__["inner"], name)
@@ -191,6 +196,8 @@ class MonteCarloError:
     def dof(self):
         B = self.game.n_batches
         inner = self.inner.dof
+        if self.exact_worths:
+            return inner
         if inner is None:
             return np.full(self.game.n_explained, B - 1.0)
         return np.minimum(np.asarray(inner, dtype=float), B - 1.0)
@@ -198,6 +205,9 @@ class MonteCarloError:
     def estimate(self, game) -> Estimate:
         base = getattr(game, "inner", game)
         segs = [s for s in base.made if s.batches is not None]
+        self.exact_worths = all(getattr(s, "monte_carlo_free", False) for s in segs)
+        if self.exact_worths:  # the worths have no draws' error: the estimator's own errors
+            return self.inner.estimate(game)
         B = base.n_batches
         shared = {id(game): game, id(base): base, **{id(s): s for s in segs}}
         copies = [_batch_copy(self.inner, shared) for _ in range(B)] if B > 1 else []
@@ -263,8 +273,9 @@ def conditional_game(model, dataset, n, background, note, approach, *, n_draws, 
     elif approach == "empirical":
         sampler = EmpiricalSampler(background, n_draws, rng, categorical=categorical)
     else:
-        sampler = TreeSampler(background, n_draws, rng, categorical=categorical,
-                              seed=rng.integers(2 ** 31))
+        cls = ForestSampler if approach == "forest" else TreeSampler
+        sampler = cls(background, n_draws, rng, categorical=categorical,
+                      seed=rng.integers(2 ** 31))
     drawn: Sampler | CausalSampler = sampler
     if causal is not None and causal.confounding is not None:
         drawn = CausalSampler(sampler, causal, int(rng.integers(2 ** 63)))

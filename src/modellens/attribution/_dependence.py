@@ -18,7 +18,17 @@ from ._cond_surrogate import Surrogate, SurrogateGame
 from ._msev import game_msev, msev
 
 __all__ = ["check_dependence", "with_monte_carlo_error", "conditional_diagnostics",
-           "choose_dependence", "dependence_game"]
+           "choose_dependence", "dependence_game", "law_rng"]
+
+#: The place, among the row streams' shared draws, of a conditional game's fitted law
+#: (its common random numbers, the trees' seeds, dependence="auto"'s folds).
+LAW_STREAM = 2 ** 40 + 43
+
+
+def law_rng(streams) -> np.random.Generator:
+    """The generator of a conditional game's law: a function of the request's seed only, so
+    every Dask partition (rows at any position) fits and draws the same law."""
+    return np.random.default_rng(streams.shared_seed(LAW_STREAM))
 
 
 def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, stop=False,
@@ -37,8 +47,8 @@ def check_dependence(dependence, n_draws, *, algorithm, masker, interactions, st
         if n_draws is not None:
             raise InvalidParameterError(
                 "n_draws is the number of conditional draws per coalition of a conditional "
-                "game (dependence='gaussian', 'copula', 'empirical', 'tree'); the independent "
-                "game averages over the background rows and takes none.")
+                "game (dependence='gaussian', 'copula', 'empirical', 'tree', 'forest'); the "
+                "independent game averages over the background rows and takes none.")
         return ("independent", None, None)
     what = f"dependence={dependence!r} (a conditional game)"
     if masker is not None:
@@ -102,7 +112,7 @@ def conditional_diagnostics(game, predictions) -> dict:
 
 #: ``dependence="auto"``: approaches compared, folds, held-out rows per fold, coalitions
 #: and draws per coalition of the comparison.
-AUTO_APPROACHES = ("gaussian", "copula", "empirical", "tree")
+AUTO_APPROACHES = ("gaussian", "copula", "empirical", "tree", "forest")
 AUTO_FOLDS, AUTO_ROWS, AUTO_COALITIONS, AUTO_DRAWS = 2, 50, 20, 50
 
 

@@ -28,7 +28,8 @@ chunk builds them, and the ``K`` draws of one row are independent across
 * :class:`TreeSampler`: a regression tree grown on the background predicting
   the features outside :math:`S` from those in it; a row's draws are the
   background rows in its leaf (shapr's ctree idea, with scikit-learn's CART and
-  leaves of at least :math:`\sqrt m` rows).
+  leaves of at least :math:`\sqrt m` rows); a leaf of at most ``K`` rows is
+  evaluated on each of its rows once instead (:mod:`._leaf_rows`).
 """
 
 from __future__ import annotations
@@ -322,34 +323,56 @@ class TreeSampler(Sampler):
         super().__init__(background, n_draws, rng)
         self.categorical = np.asarray(categorical, dtype=bool)
         self.seed = int(seed)
+        # the trees' inputs (scikit-learn's float32) and each column's targets, made once:
+        # they were remade for every coalition, a third of the fits' time
+        self._inputs = np.asarray(background, dtype=np.float32)
+        self._missing = np.isnan(background).any(axis=0)
+        self._blocks = [self._target(j) for j in range(self.d)]
+
+    def _target(self, j):
+        """Column ``j`` as targets: standardised, or one-hot; a missing indicator if any."""
+        col = self.background[:, j]
+        nan = np.isnan(col)
+        if self.categorical[j]:
+            levels = np.unique(col[~nan])
+            part = (col[:, None] == levels[None, :]).astype(float)
+        else:
+            sd = np.nanstd(col) if (~nan).any() else 1.0
+            mu = np.nanmean(col) if (~nan).any() else 0.0
+            part = np.where(nan, 0.0, (col - mu) / (sd or 1.0))[:, None]
+        return np.hstack([part, nan[:, None].astype(float)]) if nan.any() else part
 
     def _targets(self, cols):
-        parts = []
-        for j in cols:
-            col = self.background[:, j]
-            nan = np.isnan(col)
-            if self.categorical[j]:
-                levels = np.unique(col[~nan])
-                parts.append((col[:, None] == levels[None, :]).astype(float))
-            else:
-                sd = np.nanstd(col) if (~nan).any() else 1.0
-                mu = np.nanmean(col) if (~nan).any() else 0.0
-                parts.append(np.where(nan, 0.0, (col - mu) / (sd or 1.0))[:, None])
-            if nan.any():
-                parts.append(nan[:, None].astype(float))
-        return np.hstack(parts)
+        return np.ascontiguousarray(np.hstack([self._blocks[j] for j in cols]))
 
     def _fit(self, mask):
-        from sklearn.tree import DecisionTreeRegressor
-
         if not mask.any():  # nothing to condition on: one leaf, the whole background
             return None, np.arange(self.m), (np.zeros(1, dtype=np.intp),
                                              np.full(1, self.m, dtype=np.intp))
-        leaf = max(TREE_MIN_LEAF, int(round(np.sqrt(self.m))))
+        return self._grow(mask, None, max(TREE_MIN_LEAF, int(round(np.sqrt(self.m)))),
+                          self.seed)
+
+    def _grow(self, mask, rows, leaf, seed):
+        """``(tree, order, (start, count))``: a tree grown on background ``rows`` (None: all)
+        with leaves of at least ``leaf`` of them; every background row's leaf, the rows
+        sorted by leaf (``order``) and each node's span of that order."""
+        from sklearn import config_context
+        from sklearn.tree import DecisionTreeRegressor
+
         tree = DecisionTreeRegressor(min_samples_leaf=leaf, min_samples_split=2 * leaf,
-                                     random_state=self.seed)
-        tree.fit(self.background[:, mask], self._targets(np.flatnonzero(~mask)))
-        leaves = tree.apply(self.background[:, mask])
+                                     random_state=seed)
+        inputs = np.ascontiguousarray(self._inputs[:, mask])
+        targets = self._targets(np.flatnonzero(~mask))
+        if rows is not None:
+            fit_in, targets = inputs[rows], np.ascontiguousarray(targets[rows])
+        else:
+            fit_in = inputs
+        # scikit-learn's input and parameter checks (half of a fit on a few hundred rows)
+        # skipped: the parameters are ours, the inputs already its float32 and the targets
+        # float64; its input checks kept where missing values need its mask of them
+        with config_context(skip_parameter_validation=True):
+            tree.fit(fit_in, targets, check_input=bool(self._missing[mask].any()))
+        leaves = tree.tree_.apply(inputs)
         order = np.argsort(leaves, kind="stable")
         ids, starts, counts = np.unique(leaves[order], return_index=True, return_counts=True)
         # each node's span of the sorted background (only leaves are ever looked up)
@@ -358,15 +381,23 @@ class TreeSampler(Sampler):
         start[ids], count[ids] = starts, counts
         return tree, order, (start, count)
 
-    def _picks(self, x, mask, fit, u, common):
-        """Background row of each uniform: ``u`` ``(K,)`` for every row of ``x`` (``common``,
-        ``(q, K)`` picks) or one per row (``(N,)``)."""
+    def leaf_spans(self, x, mask):
+        """``(order, first, count)``: the fitted tree's background order for ``mask`` and, for
+        each row of ``x``, where its leaf's rows start in it and how many there are."""
+        return self._spans(x, mask, self._fitted(mask))
+
+    def _spans(self, x, mask, fit):
         tree, order, (start, count) = fit
         # the tree's own apply, without the per-call checks of the estimator's (same float32
         # input, same leaves): it was called per coalition and chunk, a quarter of the run
         leaf = np.zeros(x.shape[0], dtype=np.intp) if tree is None else \
             tree.tree_.apply(np.ascontiguousarray(x[:, mask], dtype=np.float32))
-        first, many = start[leaf], count[leaf]
+        return order, start[leaf], count[leaf]
+
+    def _picks(self, x, mask, fit, u, common):
+        """Background row of each uniform: ``u`` ``(K,)`` for every row of ``x`` (``common``,
+        ``(q, K)`` picks) or one per row (``(N,)``)."""
+        order, first, many = self._spans(x, mask, fit)
         if common:
             first, many = first[:, None], many[:, None]
         return order[first + np.minimum((u * many).astype(np.intp), many - 1)]

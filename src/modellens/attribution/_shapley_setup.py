@@ -21,7 +21,8 @@ from ._background import choose_background
 from ._blocks import SamplingBlock
 from ._causal import resolve_causal
 from ._conditional import MonteCarloError
-from ._dependence import choose_dependence, conditional_diagnostics, dependence_game
+from ._dependence import choose_dependence, conditional_diagnostics, dependence_game, law_rng
+from ._streams import RowStreams
 from ._games import InterventionalGame, RemovalGame, TreeGame, tree_ensemble_for
 from ._groups import GroupGame, check_groups
 from ._stopping import StoppingRule
@@ -111,8 +112,12 @@ def _check_stop_applies(stop: StoppingRule | None, algorithm: str,
 
 def _game(request, *, masker, background, algorithm, target, response_method, feature_names,
           interactions, index, budget_given, random_state, rng, draw_background, stacklevel,
-          groups=None, dependence=None, hf_tokenizer=None, players=None):
-    """The game of a request, with its background chosen by the one rule of ``._background``."""
+          groups=None, dependence=None, hf_tokenizer=None, players=None, streams=None):
+    """The game of a request, with its background chosen by the one rule of ``._background``.
+
+    A conditional game keeps the row streams (``streams``, or drawn from ``rng`` right
+    after the background, where the independent game draws them) as ``game.streams``:
+    its fitted law is seeded by their shared seed, the same in every Dask partition."""
     model, X = request.raw_model, request.X
     if request.dataset is None:
         # one text or image: its words / superpixels are the players
@@ -167,6 +172,8 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
         return trees if players is None else GroupGame(trees, players)
     if conditional:
         approach, scores = dependence[0], None
+        streams = RowStreams.draw(rng) if streams is None else streams
+        rng = law_rng(streams)
         if approach == "auto":  # the approach of lowest cross-validated MSEv
             approach, scores = choose_dependence(request.model, dataset, bg, rng, note,
                                                  request.options)
@@ -174,6 +181,7 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                                                   players is not None)
         game = dependence_game(request.model, dataset, n, bg, note, approach,
                                n_draws=dependence[1], rng=rng, causal=causal)
+        game.streams = streams
         if scores is not None:
             game.diagnostics["dependence_cv_msev"] = scores
     else:
@@ -285,6 +293,9 @@ def _result(game, estimator, est, algorithm, budget, index, stop=None,
         m = game.rows_per_coalition if isinstance(game, InterventionalGame) else 1
         # a row pays m rows per coalition and one for f(x); v(empty)'s m rows are shared
         model_rows = np.asarray(estimator.n_coalitions, dtype=np.int64) * m + 1
+        spent = getattr(getattr(game, "inner", game), "rows_spent", lambda: None)()
+        if spent is not None:  # whole leaves: a coalition costs its leaf's rows
+            model_rows = spent + 1
         model_rows = np.broadcast_to(model_rows, (game.n_explained,)).copy()
         sampling = SamplingBlock(std=est.std, dof=np.asarray(estimator.dof, dtype=float),
                                  n_permutations=n_perm,

@@ -17,7 +17,7 @@ from ..engine import open_request, run, run_outputs
 from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND
-from ._causal import AsymmetricEstimator
+from ._causal import asymmetric_estimator
 from ._groups import GroupGame
 from ._dependence import check_dependence, with_monte_carlo_error
 from ._interaction_values import interaction_estimator
@@ -286,7 +286,7 @@ def shapley(model: ModelLike | PredictFn,
         them.  ``"auto"`` does not pick TreeSHAP when groups are given.
     dependence : str, default="independent"
         The value function: ``"independent"``, ``"gaussian"``, ``"copula"``,
-        ``"empirical"``, ``"tree"``, ``"surrogate"`` or ``"auto"``.  ``"independent"``: the marginal (interventional)
+        ``"empirical"``, ``"tree"``, ``"forest"``, ``"surrogate"`` or ``"auto"``.  ``"independent"``: the marginal (interventional)
         game below.  The others estimate the conditional game
         :math:`v_i(S) = E[f(X) \mid X_S = x^{(i)}_S]` from the background (the
         training data): ``"gaussian"`` (a normal fit, Ledoit-Wolf shrinkage
@@ -295,17 +295,20 @@ def shapley(model: ModelLike | PredictFn,
         kernel of the Mahalanobis distance on :math:`S`, bandwidth 0.1,
         effective sample sizes in ``diagnostics``), ``"tree"`` (background
         rows in the leaf of a tree grown to predict the absent features from
-        the present ones) draw ``n_draws`` completions per coalition;
+        the present ones; a leaf of at most ``n_draws`` rows is evaluated
+        whole, without draws), ``"forest"`` (the leaves of 5 such trees on
+        halves of the background, weighted: :mod:`modellens.attribution._forest`)
+        draw ``n_draws`` completions per coalition;
         ``"surrogate"`` predicts every worth with one regressor trained on
         masked background rows (no draws; its out-of-fold error in
-        ``diagnostics["surrogate_oof_mse"]``).  ``"tree"``, ``"empirical"``
+        ``diagnostics["surrogate_oof_mse"]``).  ``"tree"``, ``"forest"``, ``"empirical"``
         and ``"surrogate"`` take categorical features and missing values; the
         others refuse them.  ``"auto"`` takes the approach of lowest
         cross-validated MSEv on the background (``diagnostics["dependence"]``,
         scores in ``diagnostics["dependence_cv_msev"]``).  Standard errors
         count the Monte Carlo error (see :mod:`modellens.attribution._conditional`),
-        and so does ``tol``'s rule; not with ``algorithm="tree"``, ``interactions``
-        or Dask data.
+        and so does ``tol``'s rule; not with ``algorithm="tree"`` or
+        ``interactions``.  Dask data: every partition fits the same law.
         Every table result reports ``diagnostics["msev"]`` and ``"msev_se"``
         (:mod:`modellens.attribution._msev`).
     n_draws : int, optional
@@ -320,7 +323,8 @@ def shapley(model: ModelLike | PredictFn,
         component, whether its features share hidden confounders.
     asymmetric : bool, default=False
         Average only the feature orders consistent with ``causal_order``
-        (Frye et al. 2020), enumerated exactly.  The semantics of all three:
+        (Frye et al. 2020): enumerated exactly, or sampled with
+        ``algorithm="permutation"`` (and ``tol=``).  The semantics of all three:
         :mod:`modellens.attribution._causal`.
 
     Returns
@@ -457,12 +461,11 @@ def shapley(model: ModelLike | PredictFn,
     if request.partitions is not None:
         from .distributed import explain_partitions
 
-        if masker is not None or interactions or groups is not None \
-                or dependence != "independent":
+        if masker is not None or interactions or groups is not None:
             raise InvalidParameterError(
                 "Dask data are explained row by row as tables: masker= (texts, images), "
-                "interactions=True, groups= and dependence= (conditional games) need the data in memory (X.compute() of the rows "
-                "you want).")
+                "interactions=True and groups= need the data in memory (X.compute() of the "
+                "rows you want).")
         if background is None or is_integer(background):
             # a background drawn from X would be drawn from each partition's rows
             settings["draw_background"] = False
@@ -523,9 +526,10 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
                  interactions=interactions, index=index, budget_given=n_samples is not None
                  or n_permutations is not None, random_state=random_state, rng=rng,
                  draw_background=draw_background, stacklevel=stacklevel, groups=groups,
-                 dependence=dependence, hf_tokenizer=hf_tokenizer, players=players)
-    if streams is None:
-        streams = RowStreams.draw(rng)
+                 dependence=dependence, hf_tokenizer=hf_tokenizer, players=players,
+                 streams=streams)
+    if streams is None:  # (a conditional game drew them after its background)
+        streams = getattr(getattr(game, "inner", game), "streams", None) or RowStreams.draw(rng)
     options = request.options
     estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
                                               streams, interactions=interactions,
@@ -643,11 +647,11 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
     if stop is not None:
         n_samples, n_permutations = _first_round(algorithm, d, n_samples, n_permutations,
                                                  _with_cap(stop, d).max_evals)
+    if getattr(getattr(game, "causal", None), "asymmetric", False):
+        return asymmetric_estimator(game, algorithm, n_permutations, streams)
     algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations,
                                           cap=None if stop is None else
                                           _with_cap(stop, d).max_evals)
-    if getattr(getattr(game, "causal", None), "asymmetric", False):
-        return AsymmetricEstimator(game, game.causal.components), "exact", None
     if d == 1:
         return OnePlayer(game, sampled=algorithm != "exact"), algorithm, budget
     if algorithm == "exact":
