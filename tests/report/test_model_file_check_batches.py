@@ -119,7 +119,11 @@ def test_an_xgboost_model_of_no_trees_is_still_checked():
     check_xgboost_model(doc)  # nothing to walk: no refusal
 
 
-def test_a_fault_in_one_tree_of_a_forest_is_named_with_that_tree():
+@pytest.mark.parametrize("field, value, words", [
+    ("left_child", 10 ** 6, "outside"),
+    # a tree's bound is its own estimator's features and every ensemble's above it
+    ("feature", 3, "split feature 3 is outside")])
+def test_a_fault_in_one_tree_of_a_forest_is_named_with_that_tree(field, value, words):
     from sklearn.ensemble import RandomForestRegressor
 
     X, y = _frame()
@@ -127,25 +131,10 @@ def test_a_fault_in_one_tree_of_a_forest_is_named_with_that_tree():
     check_sklearn_objects(forest)
     state = forest.estimators_[2].tree_.__getstate__()
     nodes = state["nodes"].copy()
-    nodes["left_child"][0] = 10 ** 6
+    nodes[field][0] = value
     state["nodes"] = nodes
     forest.estimators_[2].tree_.__setstate__(state)
-    with pytest.raises(UnsafeModelError, match=r"\[2\].*outside"):
-        check_sklearn_objects(forest)
-
-
-def test_a_split_feature_past_its_forest_is_refused():
-    # a tree's bound is its own estimator's features and every ensemble's above it
-    from sklearn.ensemble import RandomForestRegressor
-
-    X, y = _frame()
-    forest = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
-    state = forest.estimators_[1].tree_.__getstate__()
-    nodes = state["nodes"].copy()
-    nodes["feature"][0] = 3
-    state["nodes"] = nodes
-    forest.estimators_[1].tree_.__setstate__(state)
-    with pytest.raises(UnsafeModelError, match=r"\[1\].*split feature 3 is outside"):
+    with pytest.raises(UnsafeModelError, match=rf"\[2\].*{words}"):
         check_sklearn_objects(forest)
 
 
@@ -153,7 +142,8 @@ def test_a_fault_in_one_hist_gradient_boosting_tree_is_named_with_that_tree():
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     X, y = _frame()
-    model = HistGradientBoostingClassifier(max_iter=4, max_depth=3).fit(X, np.digitize(y, [0.0, 1.0]))
+    model = HistGradientBoostingClassifier(max_iter=4, max_depth=3).fit(
+        X, np.digitize(y, [0.0, 1.0]))
     check_sklearn_objects(model)
     nodes = model._predictors[3][1].nodes
     nodes["right"][0] = 0  # the root its own child
