@@ -214,3 +214,17 @@ def test_the_checked_xgboost_document_is_written_back_exactly(extra, monkeypatch
     assert _same_json(json.loads(out), doc)
     monkeypatch.setitem(__import__("sys").modules, "orjson", None)  # not installed
     assert _same_json(json.loads(_models._json_bytes(doc)), doc)
+
+
+def test_lightgbm_text_written_once_is_its_model_text():
+    # the second check reads LightGBM's text serialized once, every tree of it
+    from modellens.trees import lightgbm_saved_text
+
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _frame()
+    booster = lgb.train({"objective": "regression", "verbose": -1, "num_leaves": 5},
+                        lgb.Dataset(X, y), 12)
+    booster.best_iteration = 4  # model_to_string() would stop there
+    saved = lightgbm_saved_text(booster, 10)
+    assert saved.count("\nTree=") + saved.startswith("Tree=") == 12
+    assert booster.model_to_string(num_iteration=-1).startswith(saved.rstrip("\0"))

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import ModellensWarning, user_stacklevel
-from ..trees import UnsafeModelError, check_lightgbm_text, check_sklearn_objects, check_xgboost_model
+from ..trees import (UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
+                     check_xgboost_model, lightgbm_saved_text)
 from ._errors import FileError, one_line as _one_line
 from ._ubjson import Ubjson
 
@@ -321,7 +322,7 @@ def _load_lightgbm(path):
     # the trees LightGBM read, as it writes them: when they are the trees checked (its own
     # file, written by this version), their checks are not run twice
     _refused(path, lambda again: check_lightgbm_text(again, checked=checked),
-             booster.model_to_string())
+             lightgbm_saved_text(booster, len(text)))
     return booster
 
 
