@@ -228,3 +228,44 @@ def test_lightgbm_text_written_once_is_its_model_text():
     saved = lightgbm_saved_text(booster, 10)
     assert saved.count("\nTree=") + saved.startswith("Tree=") == 12
     assert booster.model_to_string(num_iteration=-1).startswith(saved.rstrip("\0"))
+
+
+@pytest.mark.parametrize("spelling", ["plain", "escaped"])
+def test_a_tampered_lightgbm_booster_in_a_skops_file_is_refused(tmp_path, spelling):
+    # the schema is walked for boosters unless it cannot name one: "Booster" written
+    # with a \u escape is still a Booster to skops, and still checked
+    import zipfile
+
+    from modellens.files import FileError
+
+    lgb = pytest.importorskip("lightgbm")
+    sio = pytest.importorskip("skops.io")
+    X, y = _frame()
+    sio.dump(lgb.LGBMRegressor(n_estimators=4, num_leaves=6, verbose=-1,
+                               min_child_samples=5).fit(X, y), tmp_path / "ok.skops")
+    with zipfile.ZipFile(tmp_path / "ok.skops") as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    schema = files["schema.json"].decode()
+    text = _lgb_text()
+    bad = _edit(text, 1, "left_child", lambda v: " ".join(
+        str(~6) if int(t) < 0 else t for t in v.split(" ")))
+    doc = json.loads(schema)
+    stack = [doc]
+    while stack:  # the booster's model text, replaced by the tampered one
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("__class__") == "Booster":
+                node["content"]["content"]["_handle"]["content"] = json.dumps(bad)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    schema = json.dumps(doc)
+    if spelling == "escaped":
+        schema = schema.replace('Booster', '\\u0042ooster')  # in keys and values
+        assert "Booster" not in schema
+    files["schema.json"] = schema.encode()
+    with zipfile.ZipFile(tmp_path / "bad.skops", "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    with pytest.raises(FileError, match="leaves"):
+        load_model_file(tmp_path / "bad.skops")

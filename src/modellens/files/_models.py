@@ -190,7 +190,11 @@ def _check_skops_boosters(path):
 
     rewritten = False
     with zipfile.ZipFile(path) as archive:
-        schema = json.loads(archive.read("schema.json"))
+        raw = archive.read("schema.json")
+        if b"Booster" not in raw and b"\\u" not in raw:
+            # no booster in it (a name written with \u escapes is read below): no walk
+            return None
+        schema = json.loads(raw)
         stack = [schema]
         while stack:
             node = stack.pop()
