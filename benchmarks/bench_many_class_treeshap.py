@@ -6,18 +6,31 @@ Path-dependent values, timed for modellens and shap in one process, interleaved 
 after one untimed call of each (numba's compile, shap's first use); shap's
 explainer is built in each timed call (it reads the model each time), ours reuses
 the trees it parsed on the first call.  Interventional values (100 background
-rows) and interaction values are timed for modellens alone: shap's
-interventional TreeExplainer and its interaction values refuse these
-categorical columns.  Then
-modellens alone with ``n_jobs=1`` against ``n_jobs=2`` (and shap's time on the
-same rows for scale), and the time of a first call on a freshly fitted model
-(the trees parsed) against a later call on the same model (parsed trees reused).
+rows) and interaction values are timed for modellens alone, with ``n_jobs=1``
+against ``--threads``: shap's interventional TreeExplainer and its interaction
+values refuse these categorical columns.  Then path-dependent values with
+``n_jobs=1`` against ``--threads`` (and shap's time on the same rows for scale),
+and the time of a first call on a freshly fitted model (the trees parsed)
+against a later call on the same model (parsed trees reused: their state is
+read through LightGBM's C API, not by serializing the model).
+
+Last, per library (LightGBM, XGBoost, HistGradientBoosting: 7 classes, 100
+rounds, the 35 numeric columns with their missing values), path-dependent,
+interventional and path-dependent interaction values against shap on the same
+rows (the largest difference) and timed: modellens with one thread and with
+``--threads``, shap (``--no-libraries`` skips it; ``--pair-rows`` rows for the
+interactions, shap's being slow).  shap's own additivity check is off: its
+interventional values of a HistGradientBoosting model with missing values are
+wrong (0.19 from the brute-force Shapley values of the raw margin on 8 features,
+where modellens' are within 2e-15), and XGBoost's float32 margins leave both
+within about 1e-7 of each other, not 1e-9.
 
 Printed: seconds of each, the ratio shap / modellens (above 1: modellens is
 faster) and the largest difference of the values.  On a machine shared with
 other jobs the seconds are noisy: read the ratios.
 
-Run: ``python benchmarks/bench_many_class_treeshap.py [--repeat 3] [--rows 100]``.
+Run: ``python benchmarks/bench_many_class_treeshap.py [--repeat 3] [--rows 100]
+[--threads 2] [--pair-rows 20] [--no-libraries]``.
 """
 
 from __future__ import annotations
@@ -78,12 +91,73 @@ def line(label, ours, theirs, diff, peer="shap"):
     print(f"{label:<52} modellens {ours:7.3f} s   {peer} {theirs:7.3f} s   "
           f"ratio {theirs / ours:5.2f}x   max |diff| {diff:.1e}", flush=True)
 
+def _fit_library(name, X, y):
+    """A 7-class booster of ``name`` on numeric columns (NaN kept), 100 rounds."""
+    if name == "LightGBM":
+        import lightgbm as lgb
+        return lgb.LGBMClassifier(n_estimators=100, num_leaves=31, learning_rate=0.05,
+                                  random_state=0, verbose=-1).fit(X, y)
+    if name == "XGBoost":
+        import xgboost as xgb
+        return xgb.XGBClassifier(n_estimators=100, max_depth=6, learning_rate=0.05,
+                                 random_state=0).fit(X, y)
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    return HistGradientBoostingClassifier(max_iter=100, early_stopping=False,
+                                          random_state=0).fit(X, y)
+
+
+def libraries(args, n_threads):
+    """Each library's 7-class booster on the numeric columns: ours against shap on the same
+    rows (path-dependent, interventional, path-dependent interactions), and ours with one
+    thread against ``n_threads``."""
+    import shap
+
+    X, y = make_data(3000)
+    X = X.drop(columns=[f"c{c}" for c in range(N_CATEGORICAL)]).to_numpy()
+    rows, bg, pair_rows = X[:args.rows], X[1000:1100], X[:args.pair_rows]
+    print(f"\n7 classes, {X.shape[1]} numeric columns with missing values, 100 rounds; "
+          f"{len(rows)} rows ({len(pair_rows)} for interactions), 100 background rows",
+          flush=True)
+    for name in ("LightGBM", "XGBoost", "HistGradientBoosting"):
+        model = _fit_library(name, X, y)
+        kinds = (
+            ("path-dependent", rows,
+             lambda j, r=rows: ml.shapley(model, r, algorithm="tree", target="all", n_jobs=j,
+                                          progress=False).values,
+             lambda r=rows: _shap_stack(shap.TreeExplainer(model).shap_values(
+                 r, check_additivity=False))),
+            ("interventional", rows,
+             lambda j, r=rows: ml.shapley(model, r, algorithm="tree", background=bg,
+                                          target="all", n_jobs=j, progress=False).values,
+             lambda r=rows: _shap_stack(shap.TreeExplainer(
+                 model, data=bg, feature_perturbation="interventional").shap_values(
+                 r, check_additivity=False))),
+            ("interactions (path-dependent)", pair_rows,
+             lambda j, r=pair_rows: ml.shapley(model, r, algorithm="tree", interactions=True,
+                                               target="all", n_jobs=j,
+                                               progress=False).interactions,
+             lambda r=pair_rows: _shap_stack(
+                 shap.TreeExplainer(model).shap_interaction_values(r))),
+        )
+        for kind, _, ours, theirs in kinds:
+            ours(n_threads), theirs()  # compile / first use, untimed
+            (t1, t2, ts), (a, _, b) = best_interleaved(
+                [lambda: ours(1), lambda: ours(n_threads), theirs], args.repeat)
+            diff = np.abs(a - b).max() if a.shape == b.shape else float("nan")
+            print(f"{name:<21} {kind:<30} modellens 1 thread {t1:7.3f} s, {n_threads} threads "
+                  f"{t2:7.3f} s ({t1 / t2:4.2f}x)   shap {ts:7.3f} s (ratio {ts / t2:5.2f}x)   "
+                  f"max |diff| {diff:.1e}", flush=True)
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--pair-rows", type=int, default=20,
+                        help="rows of the per-library interaction values (shap's are slow)")
+    parser.add_argument("--no-libraries", action="store_true",
+                        help="skip the per-library comparison on numeric columns")
     args = parser.parse_args(argv)
     import numba
     import shap
@@ -100,13 +174,13 @@ def main(argv=None):
         return ml.shapley(model, rows, algorithm="tree", target="all", n_jobs=n_jobs,
                           progress=False)
 
-    def ours_bg():
+    def ours_bg(n_jobs=n_threads):
         return ml.shapley(model, rows, algorithm="tree", background=bg, target="all",
-                          n_jobs=n_threads, progress=False)
+                          n_jobs=n_jobs, progress=False)
 
-    def ours_pairs():
+    def ours_pairs(n_jobs=n_threads):
         return ml.shapley(model, rows, algorithm="tree", interactions=True, target="all",
-                          n_jobs=n_threads, progress=False)
+                          n_jobs=n_jobs, progress=False)
 
     path_explainer = shap.TreeExplainer(model)
 
@@ -115,14 +189,16 @@ def main(argv=None):
 
     # shap's interventional TreeExplainer refuses categorical splits: ours alone
     ours_bg()
-    (t_bg,), _ = best_interleaved([ours_bg], args.repeat)
-    print(f"interventional, 100 background rows: modellens {t_bg:.3f} s (shap: refuses "
-          "categorical splits with a background)", flush=True)
+    (t_bg1, t_bg), _ = best_interleaved([lambda: ours_bg(1), ours_bg], args.repeat)
+    print(f"interventional, 100 background rows: modellens n_jobs=1 {t_bg1:.3f} s, "
+          f"n_jobs={n_threads} {t_bg:.3f} s: {t_bg1 / t_bg:.2f}x (shap: refuses categorical "
+          "splits with a background)", flush=True)
     # shap's interaction values refuse a frame of categorical columns: ours alone
     ours_pairs()
-    (t_pairs,), _ = best_interleaved([ours_pairs], args.repeat)
-    print(f"interaction values (path-dependent): modellens {t_pairs:.3f} s (shap: refuses "
-          "the categorical columns)", flush=True)
+    (t_pairs1, t_pairs), _ = best_interleaved([lambda: ours_pairs(1), ours_pairs], args.repeat)
+    print(f"interaction values (path-dependent): modellens n_jobs=1 {t_pairs1:.3f} s, "
+          f"n_jobs={n_threads} {t_pairs:.3f} s: {t_pairs1 / t_pairs:.2f}x (shap: refuses the "
+          "categorical columns)", flush=True)
 
     def shap_reused():
         return _shap_stack(path_explainer.shap_values(rows))
@@ -157,6 +233,8 @@ def main(argv=None):
         laters.append(time.perf_counter() - t)
     print(f"2 rows: first call on a fresh model {min(firsts):.3f} s (parsing the trees), "
           f"a later call {min(laters):.3f} s", flush=True)
+    if not args.no_libraries:
+        libraries(args, n_threads)
 
 
 if __name__ == "__main__":

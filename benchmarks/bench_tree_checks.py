@@ -4,11 +4,14 @@
 reader; the depth limit is one comparison per tree level of the walk the checks
 already make.)
 
-Prints, best of three interleaved runs, the time to load each file without
-the checks (skops' own load; the libraries' loaders) and the time of the
-checks alone, with the node count.
+Prints, best of ``--repeat`` interleaved runs (library load, checks, ours, library
+load, ...), the time to load each file without the checks (skops' own load; the
+libraries' loaders), the time of the checks alone (their share of the load) and
+of modellens' ``load_model`` (checks and the library's load, against the
+library's load alone), with the node count.  On a loaded machine read the
+ratios.
 
-    python benchmarks/bench_tree_checks.py [--trees 100] [--rows 20000]
+    python benchmarks/bench_tree_checks.py [--trees 100] [--rows 20000] [--repeat 3]
 """
 
 import argparse
@@ -20,19 +23,22 @@ from pathlib import Path
 import numpy as np
 
 
-def best(fn, n=3):
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def best_interleaved(fns, repeat):
+    """Best time of each function over ``repeat`` rounds, the functions taking turns."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t)
+    return [min(t) for t in times]
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     import lightgbm as lgb
     import skops.io as sio
@@ -81,9 +87,10 @@ def main():
          lambda: load_model_file(folder / "m.ubj")),
     ]
     for label, plain, checks, ours in rows:
-        t = [best(f) for f in (plain, checks, ours)]
+        t = best_interleaved([plain, checks, ours], args.repeat)
         print(f"{label}: library load {t[0]:.3f} s, checks alone {t[1]:.3f} s "
-              f"({t[1] / t[0]:.0%} of the load), load_model_file {t[2]:.3f} s")
+              f"({t[1] / t[0]:.0%} of the load), load_model {t[2]:.3f} s "
+              f"({t[2] / t[0]:.2f}x the library's load)", flush=True)
     t0 = time.perf_counter()
     _decode_xgboost(raw, "")
     print(f"  (of which parsing XGBoost's JSON: {time.perf_counter() - t0:.3f} s)")

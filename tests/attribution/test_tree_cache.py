@@ -91,3 +91,77 @@ def test_the_text_reader_predicts_what_lightgbm_predicts(params):
     if params.get("boosting_type") == "rf":  # predict averages the trees, raw_score sums them
         theirs = theirs / model.booster_.current_iteration()
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+
+
+def _regression_booster(X, y, rounds=8):
+    return lgb.train({"objective": "regression", "verbose": -1, "num_leaves": 7},
+                     lgb.Dataset(X, y.astype(float)), rounds, keep_training_booster=True)
+
+
+def test_a_hit_serializes_nothing(monkeypatch):
+    # the state of an unchanged LightGBM booster is read without its model text (issue 41)
+    X, y = _data()
+    model = lgb.LGBMClassifier(n_estimators=20, verbose=-1).fit(X, y)
+    first = tree_ensemble(model)
+
+    def no_text(*args, **kwargs):
+        raise AssertionError("the model was serialized to learn that it is unchanged")
+
+    monkeypatch.setattr(model.booster_, "model_to_string", no_text)
+    assert tree_ensemble(model) is first
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_leaf_set_in_any_tree_is_read_again(where):
+    X, y = _data()
+    model = _regression_booster(X, y)
+    first = tree_ensemble(model)
+    tree = 0 if where == "first" else model.num_trees() - 1
+    leaf = 0 if where == "first" else int(model.dump_model()["tree_info"][tree]["num_leaves"]) - 1
+    model.set_leaf_output(tree, leaf, model.get_leaf_output(tree, leaf) - 3.0)
+    ens = tree_ensemble(model)
+    assert ens is not first
+    codes = X.assign(c=X["c"].cat.codes.replace(-1, np.nan).astype(float)).to_numpy(float)
+    np.testing.assert_allclose(ens.predict_raw(codes)[:, 0], model.predict(X, raw_score=True),
+                               rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("change", ["regrown tree", "another model loaded", "best iteration"])
+def test_a_booster_changed_in_place_is_read_again(change):
+    X, y = _data()
+    model = _regression_booster(X, y)
+    first = tree_ensemble(model)
+    if change == "regrown tree":  # the same number of trees, the last one grown again
+        model.rollback_one_iter()
+
+        def steeper(preds, data):  # another objective: another last tree
+            resid = preds - data.get_label()
+            return 3.0 * resid, np.ones_like(resid)
+
+        model.update(fobj=steeper)
+        assert model.current_iteration() == 8
+    elif change == "another model loaded":
+        other = _regression_booster(X, -y)
+        model.model_from_string(other.model_to_string())
+    else:  # the model text, and LightGBM's predict, stop at best_iteration
+        model.best_iteration = 5
+    ens = tree_ensemble(model)
+    assert ens is not first
+    codes = X.assign(c=X["c"].cat.codes.replace(-1, np.nan).astype(float)).to_numpy(float)
+    np.testing.assert_allclose(ens.predict_raw(codes)[:, 0], model.predict(X, raw_score=True),
+                               rtol=0, atol=1e-12)
+
+
+def test_xgboost_booster_loaded_in_place_is_read_again():
+    xgb = pytest.importorskip("xgboost")
+    X, y = _data()
+    Xn = X.drop(columns="c")
+    model = xgb.XGBRegressor(n_estimators=10, max_depth=3).fit(Xn, y)
+    other = xgb.XGBRegressor(n_estimators=10, max_depth=3).fit(Xn, -y)
+    first = tree_ensemble(model)
+    # the same object, the same number of trees, other trees
+    model.get_booster().load_model(other.get_booster().save_raw("json"))
+    ens = tree_ensemble(model)
+    assert ens is not first
+    np.testing.assert_allclose(ens.predict_raw(Xn[:30].to_numpy())[:, 0],
+                               model.predict(Xn[:30], output_margin=True), rtol=0, atol=1e-5)

@@ -7,6 +7,8 @@ hostile bytes cannot ask for gigabytes or minutes.
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 __all__ = ["Ubjson"]
@@ -17,6 +19,10 @@ class Ubjson:
 
     _NUMBERS = {ord("i"): ">i1", ord("U"): ">u1", ord("I"): ">i2", ord("l"): ">i4",
                 ord("L"): ">i8", ord("d"): ">f4", ord("D"): ">f8"}
+    #: The same, as struct reads one (several times faster than a numpy view of it).
+    _SCALARS = {ord(m): struct.Struct(">" + code)
+                for m, code in (("i", "b"), ("U", "B"), ("I", "h"), ("l", "i"), ("L", "q"),
+                                ("d", "f"), ("D", "d"))}
 
     #: Longest untyped array read (XGBoost's arrays of trees; its number arrays are typed).
     _MAX_UNTYPED = 2 ** 20
@@ -47,11 +53,10 @@ class Ubjson:
         return self.data[self.pos - n:self.pos]
 
     def number(self, marker: int):
-        kind = self._NUMBERS.get(marker)
-        if kind is None:
+        scalar = self._SCALARS.get(marker)
+        if scalar is None:
             raise ValueError(f"unknown UBJSON marker {chr(marker)!r}")
-        value = np.frombuffer(self.take(np.dtype(kind).itemsize), kind)[0]
-        return float(value) if kind[1] == "f" else int(value)
+        return scalar.unpack(self.take(scalar.size))[0]
 
     def count(self) -> int:
         n = self.number(self.byte())

@@ -5,7 +5,8 @@
 :func:`route` answers whether the trees can serve a request of a tree method,
 and if not why (every tree method asks it);
 the ``check_*`` functions refuse tree arrays that would send a kernel out of
-bounds before anything reads them; :mod:`kernels` holds the numba kernels the
+bounds before anything reads them (``lightgbm_saved_text``: a loaded
+LightGBM booster's text for the check of what it read); :mod:`kernels` holds the numba kernels the
 tree methods (TreeSHAP, tree partial dependence, tree H statistics) run.
 Other packages reach all of it through this face only.
 """
@@ -17,10 +18,12 @@ from ._checks_sklearn import check_sklearn_objects
 from ._checks_xgboost import check_xgboost_model
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
                         SUPPORTED_TREE_MODELS, TreeEnsemble)
+from ._lightgbm import lightgbm_saved_text
 from ._read import output_column, tree_ensemble, tree_outputs, unfit_data
 from ._route import ROUTED_METHODS, Route, route
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
            "route", "Route", "ROUTED_METHODS", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
            "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text",
-           "check_sklearn_objects", "check_xgboost_model", "kernels", "MAX_TREE_DEPTH"]
+           "check_sklearn_objects", "check_xgboost_model", "kernels", "MAX_TREE_DEPTH",
+           "lightgbm_saved_text"]

@@ -20,7 +20,6 @@ root), so the walk ends after the trees' depth.
 
 from __future__ import annotations
 
-import re
 from typing import NoReturn
 
 import numpy as np

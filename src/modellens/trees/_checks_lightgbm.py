@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from numba import njit
 
 from ._checks import (MAX_CATEGORY_CODE, _fail, _ints, check_index, check_split_values,
                       check_trees, int_param)
@@ -13,11 +14,17 @@ from ._checks import (MAX_CATEGORY_CODE, _fail, _ints, check_index, check_split_
 __all__ = ["check_lightgbm_text", "lightgbm_blocks", "numbers"]
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` as LightGBM ends them (\\n, \\r\\n or \\r); a plain split where no
+    line ends in \\r (a regular expression costs ten times more)."""
+    return text.split("\n") if "\r" not in text else re.split(r"\r\n?|\n", text)
+
+
 def lightgbm_blocks(text: str):
     """The header's and each tree's ``key=value`` lines of a LightGBM model text."""
     if "\0" in text:
         _fail("the model text holds a NUL character")
-    lines = re.split(r"\r\n?|\n", text)
+    lines = _lines(text)
     header: dict[str, str] = {}
     trees: list[dict[str, str]] = []
     current = header
@@ -68,8 +75,14 @@ _NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|inf|nan)"
 _FEATURE_INFO = re.compile(rf"none|\[{_NUMBER}:{_NUMBER}\]|-?\d+(?::-?\d+)*", re.IGNORECASE)
 
 
-def check_lightgbm_text(text: str):
-    """Check a LightGBM model text (``model.txt``, or ``model_to_string()``) before LightGBM reads it."""
+def check_lightgbm_text(text: str, *, checked=None):
+    """Check a LightGBM model text (``model.txt``, or ``model_to_string()``) before LightGBM reads it.
+
+    Returns what the tree checks read (the feature count and each tree's
+    ``key=value`` lines).  ``checked``: what an earlier call returned; when
+    this text's trees and feature count are those, their checks (a pure
+    function of them) are not run again: the header and layout still are.
+    """
     header, trees = lightgbm_blocks(text)
     if "tree" not in text[:64].split("\n", 1)[0]:
         _fail("the file does not start like a LightGBM model ('tree')")
@@ -110,13 +123,14 @@ def check_lightgbm_text(text: str):
     if "tree_sizes" in header:
         _check_tree_sizes(text, header["tree_sizes"], len(trees))
     _check_lgb_tail(text)
-    for k, block in enumerate(trees):
-        _check_lgb_tree(block, k, n_features)
+    if checked is None or checked[0] != n_features or checked[1] != trees:
+        _check_lgb_trees(trees, n_features)
+    return n_features, trees
 
 
 def _check_lgb_tail(text):
     """The parameters after the trees: LightGBM reads them up to 'end of parameters'."""
-    lines = re.split(r"\r\n?|\n", text)
+    lines = _lines(text)
     try:
         start = lines.index("end of trees")
     except ValueError:
@@ -153,58 +167,208 @@ def _check_tree_sizes(text, sizes, n_trees):
         _fail("tree_sizes does not match where the trees start and end in the text")
 
 
-def _check_lgb_tree(block, k, n_features):
-    what = f"tree {k}"
-    n_leaves = int_param(block, "num_leaves", what)
-    if not 0 < n_leaves < 2 ** 31:
-        _fail(f"{what} has {n_leaves} leaves")
-    if int_param(block, "is_linear", what, 0):
-        _fail(f"{what}: linear trees are not supported (a leaf's value depends on the row)")
-    numbers(block, "leaf_value", n_leaves, what)
+def _count(value: str) -> int:
+    """How many numbers ``str.split()`` finds in ``value`` (a stripped ``key=value`` value).
+
+    LightGBM writes one space between numbers: where ``value`` holds no other
+    whitespace (every whitespace character but the space is unprintable) and no
+    two spaces in a row, the spaces count them without splitting.
+    """
+    if not value:
+        return 0
+    if value.isprintable() and "  " not in value and value[0] != " " != value[-1]:
+        return value.count(" ") + 1
+    return len(value.split())
+
+
+def _values(trees, key, counts, *, kind=float, required=True):
+    """The values of ``key`` of every tree, concatenated (tree ``k`` holds ``counts[k]``).
+
+    Each tree's count is checked on its own, the numbers of all trees read at
+    once by a compiled scan (:func:`_scan_numbers`: Python's own reading of a
+    number costs more than LightGBM's load of the whole model).  A tree of no values (a
+    single leaf's splits) is not read; a missing optional key reads as zeros.
+    """
+    parts: list[str] = []
+    for k, (block, n) in enumerate(zip(trees, counts.tolist())):
+        if n == 0:
+            continue
+        value = block.get(key, "")
+        if not value:
+            if required:
+                _fail(f"tree {k}: {key!r} is missing")
+            value = " ".join("0" * n)
+        found = _count(value)
+        if found != n:
+            _fail(f"tree {k}: {key!r} holds {found} values for {n}")
+        parts.append(value)
+    total = int(np.sum(counts[counts > 0]))
+    arr = np.empty(total)
+    try:
+        data = " ".join(parts).encode("ascii")
+    except UnicodeEncodeError:
+        data = b"?"
+    if _scan_numbers(np.frombuffer(data, np.uint8), arr) != total:
+        _fail(f"the trees' {key!r} hold something other than numbers")
+    return _ints(arr, f"the trees' {key!r}") if kind is int else arr
+
+
+def _check_lgb_trees(trees, n_features):
+    """Every tree of a LightGBM model text at once (vectorised over all their nodes)."""
+    n_leaves = np.array([int_param(b, "num_leaves", f"tree {k}") for k, b in enumerate(trees)],
+                        np.int64)
+    bad = np.flatnonzero((n_leaves <= 0) | (n_leaves >= 2 ** 31))
+    if bad.size:
+        _fail(f"tree {int(bad[0])} has {int(n_leaves[bad[0]])} leaves")
+    for k, block in enumerate(trees):
+        if int_param(block, "is_linear", f"tree {k}", 0):
+            _fail(f"tree {k}: linear trees are not supported (a leaf's value depends on the "
+                  "row)")
     m = n_leaves - 1
-    if m == 0:
-        return
-    lc = numbers(block, "left_child", m, what, kind=int)
-    rc = numbers(block, "right_child", m, what, kind=int)
-    feature = numbers(block, "split_feature", m, what, kind=int)
-    threshold = numbers(block, "threshold", m, what)
-    kind = numbers(block, "decision_type", m, what, kind=int, required=False)
-    kind = np.zeros(m, np.int64) if kind is None else kind
+    _values(trees, "leaf_value", n_leaves)
+    lc, rc = (_values(trees, key, m, kind=int) for key in ("left_child", "right_child"))
+    feature = _values(trees, "split_feature", m, kind=int)
+    threshold = _values(trees, "threshold", m)
+    kind = _values(trees, "decision_type", m, kind=int, required=False)
     # LightGBM reads these by count only; converting them would double the check's cost
-    for key, n in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
-                   ("internal_count", m), ("leaf_weight", n_leaves), ("leaf_count", n_leaves)):
-        if block.get(key) and len(block[key].split()) != n:
-            _fail(f"{what}: {key!r} holds {len(block[key].split())} values for {n}")
-    # nodes 0..m-1 are the splits, m + j is leaf j (written ~j)
+    for key, counts in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
+                        ("internal_count", m), ("leaf_weight", n_leaves),
+                        ("leaf_count", n_leaves)):
+        for k, (block, n, splits) in enumerate(zip(trees, counts.tolist(), m.tolist())):
+            value = block.get(key)
+            if value and splits and _count(value) != n:
+                _fail(f"tree {k}: {key!r} holds {_count(value)} values for {n}")
+    # each split's tree and its number there; splits 0..m-1 are nodes, leaf j is m + j
+    tree = np.repeat(np.arange(len(trees)), m)
+    local = np.arange(len(tree)) - np.repeat(np.cumsum(m) - m, m)
+    m_of, leaves_of = m[tree], n_leaves[tree]
     for side, child in (("left", lc), ("right", rc)):
-        bad = np.flatnonzero(((child >= 0) & (child >= m)) | ((child < 0) & (~child >= n_leaves)))
+        bad = np.flatnonzero(np.where(child >= 0, child >= m_of, ~child >= leaves_of))
         if bad.size:
-            i = bad[0]
-            c = int(child[i])
-            _fail(f"{what}, node {int(i)}: {side} child {c} is outside its "
-                  + (f"{m} splits" if c >= 0 else f"{n_leaves} leaves (leaf {~c})"))
-    as_node = (lambda c: np.where(c >= 0, c, m + ~c))
-    left = np.concatenate([as_node(lc), np.full(n_leaves, -1)])
-    right = np.concatenate([as_node(rc), np.full(n_leaves, -1)])
-    check_trees(left, right, [m + n_leaves], label="tree")
-    check_index(feature, n_features, np.ones(m, bool), f"{what}: split feature")
-    check_index(kind, 16, np.ones(m, bool), f"{what}: decision type")
-    if np.any(((kind >> 2) & 3) == 3):
-        _fail(f"{what}: a decision type names no missing-value rule")
+            i, c = bad[0], int(child[bad[0]])
+            _fail(f"tree {int(tree[i])}, node {int(local[i])}: {side} child {c} is outside its "
+                  + (f"{int(m_of[i])} splits" if c >= 0 else
+                     f"{int(leaves_of[i])} leaves (leaf {~c})"))
+    # the nodes tree by tree (its splits, then its leaves), children within their tree
+    sizes = m + n_leaves
+    is_split = np.zeros(int(sizes.sum()), bool)
+    is_split[np.repeat(np.cumsum(sizes) - sizes, m) + local] = True
+    left = np.full(len(is_split), -1, np.int64)
+    right = np.full(len(is_split), -1, np.int64)
+    left[is_split] = np.where(lc >= 0, lc, m_of + ~lc)
+    right[is_split] = np.where(rc >= 0, rc, m_of + ~rc)
+    check_trees(left, right, sizes, label="tree")
+    split = np.ones(len(tree), bool)
+    check_index(feature, n_features, split, "split feature", tree=tree, local=local)
+    check_index(kind, 16, split, "decision type", tree=tree, local=local)
+    odd = np.flatnonzero(((kind >> 2) & 3) == 3)
+    if odd.size:
+        _fail(f"tree {int(tree[odd[0]])}: a decision type names no missing-value rule")
     cat = (kind & 1) == 1
-    check_split_values(threshold, ~cat)
-    n_cat = int_param(block, "num_cat", what, 0)
-    if n_cat < 0:
-        _fail(f"{what} has {n_cat} categorical splits")
-    if cat.any() or n_cat:
-        bounds = numbers(block, "cat_boundaries", n_cat + 1, what, kind=int)
-        words = numbers(block, "cat_threshold", int(bounds[-1]), what, kind=int)
-        if bounds[0] != 0 or np.any(np.diff(bounds) < 0):
-            _fail(f"{what}: its category boundaries are not increasing from 0")
-        if np.any(words < 0) or np.any(words >= 2 ** 32):
-            _fail(f"{what}: a category bitset word is not a 32-bit word")
-        if int(bounds[-1]) * 32 > MAX_CATEGORY_CODE:
-            _fail(f"{what}: its category bitsets are implausibly large")
-        t = np.where(cat, threshold, 0.0)
-        if np.any(cat & ((t != np.round(t)) | (t < 0) | (t >= n_cat))):
-            _fail(f"{what}: a categorical split names no category set of its {n_cat}")
+    check_split_values(threshold, ~cat, tree=tree, local=local)
+    offsets = np.concatenate([[0], np.cumsum(m)])
+    with_cat = set(tree[cat].tolist())
+    for k, block in enumerate(trees):
+        n_cat = int_param(block, "num_cat", f"tree {k}", 0)
+        if n_cat < 0:
+            _fail(f"tree {k} has {n_cat} categorical splits")
+        at = slice(int(offsets[k]), int(offsets[k + 1]))
+        if n_cat or k in with_cat:
+            _check_lgb_bitsets(block, f"tree {k}", n_cat, threshold[at], cat[at])
+
+
+def _check_lgb_bitsets(block, what, n_cat, threshold, cat):
+    """A tree's category bitsets, and its categorical splits' indices into them."""
+    bounds = numbers(block, "cat_boundaries", n_cat + 1, what, kind=int)
+    words = numbers(block, "cat_threshold", int(bounds[-1]), what, kind=int)
+    if bounds[0] != 0 or np.any(np.diff(bounds) < 0):
+        _fail(f"{what}: its category boundaries are not increasing from 0")
+    if np.any(words < 0) or np.any(words >= 2 ** 32):
+        _fail(f"{what}: a category bitset word is not a 32-bit word")
+    if int(bounds[-1]) * 32 > MAX_CATEGORY_CODE:
+        _fail(f"{what}: its category bitsets are implausibly large")
+    t = np.where(cat, threshold, 0.0)
+    if np.any(cat & ((t != np.round(t)) | (t < 0) | (t >= n_cat))):
+        _fail(f"{what}: a categorical split names no category set of its {n_cat}")
+
+
+@njit(cache=True)
+def _scan_numbers(buf, out):  # pragma: no cover - compiled
+    """The whitespace-separated numbers of ``buf`` (ASCII bytes) into ``out``.
+
+    Returns how many it read, or ``-(i + 1)`` when the token at byte ``i`` is
+    not a number as Python's ``float`` reads one (``[+-]`` digits, an optional
+    fraction and exponent, or ``inf``, ``infinity``, ``nan``), or when there are
+    more than ``out`` holds.  Integers of up to 18 digits are exact; other
+    values are within a few units of the last place (the checks read only
+    integers, NaN and signs).
+    """
+    n, i, size = 0, 0, len(buf)
+    while True:
+        while i < size and (buf[i] == 32 or 9 <= buf[i] <= 13 or 28 <= buf[i] <= 31):
+            i += 1
+        if i >= size:
+            return n
+        start = i
+        if n >= len(out):
+            return -(start + 1)
+        sign = 1.0
+        if buf[i] == 43 or buf[i] == 45:  # + -
+            sign = -1.0 if buf[i] == 45 else 1.0
+            i += 1
+        end = i
+        while end < size and not (buf[end] == 32 or 9 <= buf[end] <= 13 or 28 <= buf[end] <= 31):
+            end += 1
+        word = end - i
+        if (word == 3 or word == 8) and (buf[i] | 32) == 105:  # inf, infinity
+            ok = True
+            name = (105, 110, 102, 105, 110, 105, 116, 121)  # "infinity"
+            for j in range(word):
+                if (buf[i + j] | 32) != name[j]:
+                    ok = False
+            if not ok:
+                return -(start + 1)
+            out[n] = sign * np.inf
+        elif word == 3 and (buf[i] | 32) == 110 and (buf[i + 1] | 32) == 97 \
+                and (buf[i + 2] | 32) == 110:  # nan
+            out[n] = np.nan
+        else:
+            mant, scale, digits, dot = 0, 0, 0, False
+            while i < end and (48 <= buf[i] <= 57 or (buf[i] == 46 and not dot)):
+                if buf[i] == 46:
+                    dot = True
+                else:
+                    digits += 1
+                    if mant < 10 ** 17:
+                        mant = mant * 10 + (buf[i] - 48)
+                        if dot:
+                            scale -= 1
+                    elif not dot:
+                        scale += 1
+                i += 1
+            if digits == 0:
+                return -(start + 1)
+            if i < end and (buf[i] == 101 or buf[i] == 69):  # e E
+                i += 1
+                esign = 1
+                if i < end and (buf[i] == 43 or buf[i] == 45):
+                    esign = -1 if buf[i] == 45 else 1
+                    i += 1
+                if i >= end:
+                    return -(start + 1)
+                e = 0
+                while i < end and 48 <= buf[i] <= 57:
+                    if e < 100000:
+                        e = e * 10 + (buf[i] - 48)
+                    i += 1
+                scale += esign * e
+            if i != end:
+                return -(start + 1)
+            value = float(mant)
+            if scale > 0:
+                value = value * 10.0 ** min(scale, 400)
+            elif scale < 0:
+                value = value / 10.0 ** min(-scale, 400)
+            out[n] = sign * value
+        n += 1
+        i = end

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import _fail, check_index, check_split_values, check_trees
+from ._checks import UnsafeModelError, _fail, check_index, check_split_values, check_trees
 
 __all__ = ["check_sklearn_objects"]
 
@@ -21,30 +21,17 @@ def _check_sklearn_tree(tree, n_features, label):
         else int(tree.n_features)
     check_index(tree.feature, bound, inner, f"{label}: split feature")
     check_split_values(tree.threshold, inner)
-    if int(tree.max_depth) < int(depth[0]):
-        # decision_path sizes its output by max_depth
-        _fail(f"{label} is {int(depth[0])} deep but says max_depth={int(tree.max_depth)}")
-    n_classes = np.asarray(tree.n_classes)
-    if n_classes.shape != (int(tree.n_outputs),) or np.any(n_classes < 1) or \
-            np.any(n_classes > int(tree.max_n_classes)):
-        _fail(f"{label}: class counts {n_classes.tolist()} do not fit its value array")
-    value = tree.value
-    if value.shape != (count, int(tree.n_outputs), int(tree.max_n_classes)):
-        _fail(f"{label}: a value array of shape {value.shape} for {count} nodes")
+    _check_sklearn_shape(tree, int(depth[0]), label)
 
 
 def _check_predictor(pred, n_features, is_cat, label):
-    from sklearn.ensemble._hist_gradient_boosting.common import (
-        PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE)
+    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
 
     nodes = getattr(pred, "nodes", None)
     if not isinstance(nodes, np.ndarray) or nodes.dtype != PREDICTOR_RECORD_DTYPE or \
             nodes.ndim != 1 or len(nodes) < 1:
         _fail(f"{label} does not hold a node array of scikit-learn's record type")
-    bitsets = getattr(pred, "raw_left_cat_bitsets", None)
-    if not isinstance(bitsets, np.ndarray) or bitsets.dtype != X_BITSET_INNER_DTYPE or \
-            bitsets.ndim != 2 or bitsets.shape[1] != 8 or not bitsets.flags.c_contiguous:
-        _fail(f"{label}: its category bitsets are not an (n, 8) array of uint32")
+    bitsets = _check_bitsets(pred, label)
     leaf = nodes["is_leaf"] != 0
     left = np.where(leaf, -1, nodes["left"].astype(np.int64))
     right = np.where(leaf, -1, nodes["right"].astype(np.int64))
@@ -91,10 +78,10 @@ def _check_hist_gradient_boosting(model, bound, label):
             if len(cats) > 256:  # the predictor's bitsets hold 256 codes
                 _fail(f"{label}: a categorical feature has {len(cats)} categories (at most "
                       "256 fit the model's bitsets)")
-    predictors = model._predictors
-    for i, per_iter in enumerate(predictors):
-        for k, pred in enumerate(per_iter):
-            _check_predictor(pred, n, is_cat, f"{label}, tree {i}.{k}")
+    found = [(pred, f"{label}, tree {i}.{k}") for i, per_iter in enumerate(model._predictors)
+             for k, pred in enumerate(per_iter)]
+    if found:
+        _check_predictors(found, n, is_cat)
 
 
 def _check_gradient_boosting(model, label):
@@ -118,6 +105,7 @@ def check_sklearn_objects(obj):
     from sklearn.tree._tree import Tree
 
     seen: set[int] = set()
+    trees: list = []  # checked together at the end
     stack: list = [(obj, None, "the model")]
     while stack:
         item, bound, label = stack.pop()
@@ -125,7 +113,7 @@ def check_sklearn_objects(obj):
             continue
         seen.add(id(item))
         if isinstance(item, Tree):
-            _check_sklearn_tree(item, bound, label)
+            trees.append((item, bound, label))
             continue
         if isinstance(item, dict):
             stack.extend((v, bound, label) for v in item.values())
@@ -157,3 +145,96 @@ def check_sklearn_objects(obj):
         for key, value in state.items():
             stack.append((value, own if passes else None, name if key != "tree_"
                           else f"{name}.tree_"))
+    _check_sklearn_trees(trees)
+
+
+def _check_bitsets(pred, label):
+    """A predictor's category bitsets: an (n, 8) C-contiguous array of uint32."""
+    from sklearn.ensemble._hist_gradient_boosting.common import X_BITSET_INNER_DTYPE
+
+    bitsets = getattr(pred, "raw_left_cat_bitsets", None)
+    if not isinstance(bitsets, np.ndarray) or bitsets.dtype != X_BITSET_INNER_DTYPE or \
+            bitsets.ndim != 2 or bitsets.shape[1] != 8 or not bitsets.flags.c_contiguous:
+        _fail(f"{label}: its category bitsets are not an (n, 8) array of uint32")
+    return bitsets
+
+
+def _check_sklearn_trees(found):
+    """The ``(tree, feature bound, label)`` found, their node arrays checked all at once.
+
+    A fault is found on the whole batch, then named by checking the trees one
+    by one (the first that fails raises with its own label).
+    """
+    if not found:
+        return
+    arrays = []
+    for tree, bound, label in found:
+        count = int(tree.node_count)
+        left, right = tree.children_left, tree.children_right
+        if count < 1 or len(left) != count or len(right) != count:
+            _fail(f"{label}: {count} nodes")
+        limit = int(tree.n_features) if bound is None else min(int(bound), int(tree.n_features))
+        arrays.append((left, right, tree.feature, tree.threshold, count, limit))
+    left, right, feature, threshold = (np.concatenate([a[i] for a in arrays]) for i in range(4))
+    sizes = np.array([a[4] for a in arrays], np.int64)
+    limits = np.repeat(np.array([a[5] for a in arrays], np.int64), sizes)
+    try:
+        depth = check_trees(left, right, sizes, label="tree")
+        inner = left >= 0
+        if np.any(inner & ((feature < 0) | (feature >= limits))):
+            _fail("a split feature is outside its estimator's features")  # named below
+        check_split_values(threshold, inner)
+    except UnsafeModelError:
+        for tree, bound, label in found:  # the first that fails names itself
+            _check_sklearn_tree(tree, bound, label)
+        raise
+    for (tree, _, label), deep in zip(found, depth.tolist()):
+        _check_sklearn_shape(tree, deep, label)
+
+
+def _check_sklearn_shape(tree, depth, label):
+    """A tree's declared depth, classes and value array against its nodes."""
+    count = int(tree.node_count)
+    if int(tree.max_depth) < depth:
+        # decision_path sizes its output by max_depth
+        _fail(f"{label} is {depth} deep but says max_depth={int(tree.max_depth)}")
+    n_classes = np.asarray(tree.n_classes)
+    if n_classes.shape != (int(tree.n_outputs),) or np.any(n_classes < 1) or \
+            np.any(n_classes > int(tree.max_n_classes)):
+        _fail(f"{label}: class counts {n_classes.tolist()} do not fit its value array")
+    value = tree.value
+    if value.shape != (count, int(tree.n_outputs), int(tree.max_n_classes)):
+        _fail(f"{label}: a value array of shape {value.shape} for {count} nodes")
+
+
+def _check_predictors(found, n_features, is_cat):
+    """HistGradientBoosting's ``(predictor, label)`` found, their node records checked all at
+    once (a fault named by checking them one by one, as :func:`_check_sklearn_trees`)."""
+    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
+
+    for pred, label in found:
+        nodes = getattr(pred, "nodes", None)
+        if not isinstance(nodes, np.ndarray) or nodes.dtype != PREDICTOR_RECORD_DTYPE or \
+                nodes.ndim != 1 or len(nodes) < 1:
+            _fail(f"{label} does not hold a node array of scikit-learn's record type")
+    nodes = np.concatenate([pred.nodes for pred, _ in found])
+    sizes = np.array([len(pred.nodes) for pred, _ in found], np.int64)
+    leaf = nodes["is_leaf"] != 0
+    try:
+        check_trees(np.where(leaf, -1, nodes["left"].astype(np.int64)),
+                    np.where(leaf, -1, nodes["right"].astype(np.int64)), sizes, label="tree")
+        inner = ~leaf
+        check_index(nodes["feature_idx"], n_features, inner, "split feature")
+        cat = inner & (nodes["is_categorical"] != 0)
+        check_split_values(nodes["num_threshold"], inner & ~cat)
+    except UnsafeModelError:
+        for pred, label in found:
+            _check_predictor(pred, n_features, is_cat, label)
+        raise
+    with_cat = set(np.repeat(np.arange(len(found)), sizes)[cat].tolist())
+    for i, (pred, label) in enumerate(found):
+        # the category bitsets, and the whole check where a split is categorical
+        if i in with_cat:
+            _check_predictor(pred, n_features, is_cat, label)
+        else:
+            _check_bitsets(pred, label)

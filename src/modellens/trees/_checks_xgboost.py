@@ -3,6 +3,8 @@ its trees (see :mod:`._checks`)."""
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from ._checks import (MAX_CATEGORY_CODE, _fail, _ints, _seq, check_index,
@@ -84,7 +86,7 @@ def check_xgboost_model(raw):
         if not isinstance(tree, dict) or tree.get("id") != k:
             _fail(f"tree {k} says it is tree "
                   f"{tree.get('id') if isinstance(tree, dict) else None!r}")
-        _check_xgboost_tree(tree, k, n_features, vector[k])
+    _check_xgboost_trees(trees, n_features, vector)
     _check_xgboost_cats(model.get("cats"), n_features)
     return learner
 
@@ -100,9 +102,78 @@ def _leaf_vector(tree, k) -> int:
     return max(size, 1)
 
 
-def _check_xgboost_tree(tree, k, n_features, size=1):
-    """Tree ``k``'s arrays; ``size > 1``: its leaves hold vectors (``leaf_weights``, a
-    leaf's ``right_children`` entry its position there)."""
+_CATEGORY_KEYS = ("categories_nodes", "categories_segments", "categories_sizes", "categories")
+_ARRAYS = ("left_children", "right_children", "parents", "split_indices", "split_conditions",
+           "default_left", "split_type", "loss_changes", "sum_hessian")
+
+
+def _joined(trees, key, what) -> np.ndarray:
+    """``key`` of every tree, concatenated (lengths already checked), as int64."""
+    values = list(chain.from_iterable(tree[key] for tree in trees))
+    try:
+        arr = np.array(values)
+    except (TypeError, ValueError):
+        _fail(f"the trees' {key} hold values that are not numbers")
+    return arr if what is None else _ints(arr, what)
+
+
+def _check_xgboost_trees(trees, n_features, vector):
+    """Every tree's arrays at once (vectorised over all their nodes); ``vector[k] > 1``:
+    tree ``k``'s leaves hold vectors (``leaf_weights``, a leaf's ``right_children`` entry
+    its position there)."""
+    if not trees:  # a booster of no rounds
+        return
+    sizes = np.array([_tree_size(tree, k, n_features, vector[k]) for k, tree in enumerate(trees)],
+                     np.int64)
+    roots = np.concatenate([[0], np.cumsum(sizes)])
+    tree = np.repeat(np.arange(len(trees)), sizes)
+    local = np.arange(len(tree)) - roots[tree]
+    left = _joined(trees, "left_children", "the trees' left_children")
+    right = _joined(trees, "right_children", "the trees' right_children")
+    split = _joined(trees, "split_indices", "the trees' split_indices")
+    live = (split != _DELETED) | (local == 0)
+    for k in np.flatnonzero(np.asarray(vector) > 1):
+        at = slice(int(roots[k]), int(roots[k + 1]))
+        right[at] = _vector_rows(trees[k], f"tree {k}", vector[k], left[at], right[at], live[at])
+    deleted = np.add.reduceat((~live).astype(np.int64), roots[:-1])
+    for k, t in enumerate(trees):
+        if int_param(t.get("tree_param"), "num_deleted", f"tree {k}", 0) != int(deleted[k]):
+            _fail(f"tree {k} says {(t.get('tree_param') or {}).get('num_deleted')!r} deleted "
+                  f"nodes and holds {int(deleted[k])}")
+    check_trees(left, right, sizes, live=live, label="tree")
+    inner = left >= 0
+    check_index(split, n_features, inner, "split feature", tree=tree, local=local)
+    check_split_values(_joined(trees, "split_conditions", None).astype(np.float64), inner,
+                       tree=tree, local=local)
+    parents = _joined(trees, "parents", "the trees' parents")
+    # the loader looks each node's parent up: it must be the node whose child it is
+    expect = np.full(len(tree), -1, np.int64)
+    idx = np.flatnonzero(inner)
+    expect[left[idx] + roots[tree[idx]]] = local[idx]
+    expect[right[idx] + roots[tree[idx]]] = local[idx]
+    bad = np.flatnonzero(live & (local > 0) & (parents != expect))
+    if bad.size:
+        i = bad[0]
+        _fail(f"tree {int(tree[i])}, node {int(local[i])}: parent {int(parents[i])} is not the "
+              "node that splits into it")
+    dead = np.flatnonzero(~live & ((parents < 0) | (parents >= sizes[tree])))
+    if dead.size:
+        i = dead[0]
+        _fail(f"tree {int(tree[i])}, node {int(local[i])}: parent {int(parents[i])} is outside "
+              f"0..{int(sizes[tree[i]]) - 1}")
+    types = _joined(trees, "split_type", "the trees' split_type")
+    check_index(types, 2, np.ones(len(tree), bool), "split type", tree=tree, local=local)
+    is_cat = inner & (types == 1)
+    with_cat = set(tree[is_cat].tolist())
+    for k, t in enumerate(trees):
+        at = slice(int(roots[k]), int(roots[k + 1]))
+        if k in with_cat or any(key in t and not (isinstance(t[key], list) and not t[key])
+                                   for key in _CATEGORY_KEYS):
+            _check_xgboost_categories(t, f"tree {k}", int(sizes[k]), is_cat[at])
+
+
+def _tree_size(tree, k, n_features, size) -> int:
+    """Tree ``k``'s node count, its arrays all of that length."""
     what = f"tree {k}"
     if not isinstance(tree, dict):
         _fail(f"{what} is not an object")
@@ -112,55 +183,32 @@ def _check_xgboost_tree(tree, k, n_features, size=1):
         _fail(f"{what} has {n} nodes")
     if int_param(param, "num_feature", what, n_features) != n_features:
         _fail(f"{what} reads {(param or {}).get('num_feature')!r} features, the model {n_features}")
-    lengths = {key: len(_seq(tree, key, what)) for key in (
-        "left_children", "right_children", "parents", "split_indices", "split_conditions",
-        "default_left", "split_type", "loss_changes", "sum_hessian")}
+    lengths = {key: len(_seq(tree, key, what)) for key in _ARRAYS}
     lengths["base_weights"] = len(_seq(tree, "base_weights", what)) // size
     wrong = {key: m for key, m in lengths.items() if m != n}
     if wrong:
         _fail(f"{what} has {n} nodes but arrays of other lengths {wrong}")
-    left = _ints(tree["left_children"], f"{what}: left_children")
-    right = _ints(tree["right_children"], f"{what}: right_children")
-    split = _ints(tree["split_indices"], f"{what}: split_indices")
-    live = split != _DELETED
-    live[0] = True
-    if size > 1:
-        # a vector leaf's right_children entry is its row of leaf_weights, one per live leaf
-        leaf = live & (left == -1)
-        weights = _seq(tree, "leaf_weights", what)
-        n_leaves = int(leaf.sum())
-        if len(weights) != n_leaves * size:
-            _fail(f"{what} has {n_leaves} leaves of {size} values but {len(weights)} leaf "
-                  "weights")
-        rows = right[leaf]
-        if np.any(np.sort(rows) != np.arange(n_leaves)):
-            _fail(f"{what}: its leaves name the rows {rows.tolist()[:8]} of leaf_weights, not "
-                  f"each of 0..{n_leaves - 1} once")
-        right = np.where(left == -1, -1, right)
-    if int_param(param, "num_deleted", what, 0) != int((~live).sum()):
-        _fail(f"{what} says {(param or {}).get('num_deleted')!r} deleted nodes and holds "
-              f"{int((~live).sum())}")
-    check_trees(left, right, [n], live=live, label="tree")
-    inner = left >= 0
-    check_index(split, n_features, inner, f"{what}: split feature")
-    check_split_values(np.asarray(tree["split_conditions"], np.float64), inner)
-    parents = _ints(tree["parents"], f"{what}: parents")
-    # the loader looks each node's parent up: it must be the node whose child it is
-    expect = np.full(n, -1, np.int64)
-    idx = np.flatnonzero(inner)
-    expect[left[idx]] = idx
-    expect[right[idx]] = idx
-    bad = np.flatnonzero(live & (np.arange(n) > 0) & (parents != expect))
-    if bad.size:
-        i = bad[0]
-        _fail(f"{what}, node {int(i)}: parent {int(parents[i])} is not the node that "
-              "splits into it")
-    dead = np.flatnonzero(~live & ((parents < 0) | (parents >= n)))
-    if dead.size:
-        _fail(f"{what}, node {int(dead[0])}: parent {int(parents[dead[0]])} is outside "
-              f"0..{n - 1}")
-    types = _ints(tree["split_type"], f"{what}: split_type")
-    check_index(types, 2, np.ones(n, bool), f"{what}: split type")
+    return n
+
+
+def _vector_rows(tree, what, size, left, right, live):
+    """A vector-leaf tree's ``right_children`` with its leaves' rows of ``leaf_weights``
+    checked (one per live leaf) and replaced by -1."""
+    leaf = live & (left == -1)
+    weights = _seq(tree, "leaf_weights", what)
+    n_leaves = int(leaf.sum())
+    if len(weights) != n_leaves * size:
+        _fail(f"{what} has {n_leaves} leaves of {size} values but {len(weights)} leaf "
+              "weights")
+    rows = right[leaf]
+    if np.any(np.sort(rows) != np.arange(n_leaves)):
+        _fail(f"{what}: its leaves name the rows {rows.tolist()[:8]} of leaf_weights, not "
+              f"each of 0..{n_leaves - 1} once")
+    return np.where(left == -1, -1, right)
+
+
+def _check_xgboost_categories(tree, what, n, is_cat):
+    """A tree's categorical splits: each listed once, its segment inside the categories."""
     nodes = _ints(tree.get("categories_nodes", []), f"{what}: categories_nodes")
     segs = _ints(tree.get("categories_segments", []), f"{what}: categories_segments")
     sizes = _ints(tree.get("categories_sizes", []), f"{what}: categories_sizes")
@@ -168,7 +216,6 @@ def _check_xgboost_tree(tree, k, n_features, size=1):
     if not len(nodes) == len(segs) == len(sizes):
         _fail(f"{what}: {len(nodes)} categorical nodes with {len(segs)} segments and "
               f"{len(sizes)} sizes")
-    is_cat = inner & (types == 1)
     if len(nodes):
         if np.any(np.diff(nodes) <= 0):
             _fail(f"{what}: its categorical nodes are not in increasing order")

@@ -205,17 +205,16 @@ class TreeEnsemble:
         signs = np.array([-1.0 if negate else 1.0 for _, negate in outputs])
         feeds = np.logical_or.reduceat(self.value[:, cols] != 0, self.roots[:-1], axis=0)
         keep = np.flatnonzero(feeds.any(axis=1) | (np.arange(self.n_trees) == 0))
-        parts = [np.arange(self.roots[k], self.roots[k + 1]) for k in keep]
-        idx = np.concatenate(parts)
-        shift = np.zeros(len(self.left), dtype=np.int64)
-        sizes = np.array([len(p) for p in parts])
+        sizes = np.diff(self.roots)[keep]
         new_roots = np.concatenate([[0], np.cumsum(sizes)])
-        for k, p, r in zip(keep, parts, new_roots[:-1]):
-            shift[p] = r - self.roots[k]
+        # node j of the selection is node j + off[j] of this ensemble (one pass, no loop
+        # over the trees: a many-class booster has thousands)
+        off = np.repeat(self.roots[keep] - new_roots[:-1], sizes)
+        idx = np.arange(int(new_roots[-1])) + off
         left, right = self.left[idx].copy(), self.right[idx].copy()
         inner = left >= 0
-        left[inner] = left[inner] + shift[idx][inner]
-        right[inner] = right[inner] + shift[idx][inner]
+        left[inner] -= off[inner]
+        right[inner] -= off[inner]
         return TreeEnsemble(
             left=left, right=right, feature=self.feature[idx], threshold=self.threshold[idx],
             default_left=self.default_left[idx], missing=self.missing[idx],
@@ -260,6 +259,12 @@ class TreeEnsemble:
         Xc = self.cast(X)
         leaves = sized(predict_leaves, len(Xc))(Xc, self.nodes, self.roots)
         out = np.tile(self.base, (len(Xc), 1))
+        value, tree_out = self.traversal()
+        if value.shape[1] == 1:  # one output per tree (boosters): each output's trees summed
+            reached = value[leaves, 0]
+            for k in range(self.n_outputs):
+                out[:, k] += reached[:, tree_out == k].sum(axis=1)
+            return out
         for k in range(self.n_trees):
             out += self.value[leaves[:, k]]
         return out

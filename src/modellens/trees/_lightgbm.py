@@ -27,7 +27,7 @@ from ._checks_lightgbm import lightgbm_blocks
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
                         Builder, TreeEnsemble, category_rows, model_outputs, unsupported)
 
-__all__ = ["lightgbm_ensemble", "lightgbm_text", "lightgbm_booster"]
+__all__ = ["lightgbm_ensemble", "lightgbm_text", "lightgbm_booster", "lightgbm_saved_text"]
 
 #: decision_type's missing type (bits 2-3) -> the kernels' rule
 _MISSING = np.array([MISSING_AS_ZERO, MISSING_ZERO_OR_NAN, MISSING_DEFAULT, 255], np.uint8)
@@ -259,3 +259,29 @@ def _categories(booster, header):
         for f, cats in zip(cat_features, pandas_cats):
             out[f] = np.asarray(list(cats), dtype=object)
     return out
+
+
+def lightgbm_saved_text(booster, size_hint: int) -> str:
+    """Every tree of ``booster`` as its model text, serialized once.
+
+    ``model_to_string`` serializes a model of over 1 MB twice (the first time
+    to learn its length); with a buffer sized from ``size_hint`` (the length
+    of the text it was loaded from) LightGBM's C API writes it once.  Falls
+    back on ``model_to_string`` where the buffer is short or the API differs.
+    """
+    import ctypes
+
+    try:
+        from lightgbm import basic
+        length = max(int(size_hint * 1.25) + (1 << 16), 1 << 20)
+        written = ctypes.c_int64(0)
+        buffer = ctypes.create_string_buffer(length)
+        failed = basic._LIB.LGBM_BoosterSaveModelToString(
+            booster._handle, ctypes.c_int(0), ctypes.c_int(-1), ctypes.c_int(0),
+            ctypes.c_int64(length), ctypes.byref(written),
+            ctypes.c_char_p(ctypes.addressof(buffer)))
+        if not failed and 0 < written.value <= length:
+            return buffer.value.decode("utf-8")
+    except (AttributeError, ImportError, ctypes.ArgumentError):
+        pass
+    return booster.model_to_string(num_iteration=-1)

@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
-import hashlib
 import weakref
-from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from .._validation import InvalidParameterError, NotATreeModelError, is_integer
 from ..models import class_position, lightgbm_names, requested_outputs, tree_ensemble_name
 from ._ensemble import TreeEnsemble, unsupported
-from ._lightgbm import lightgbm_ensemble, lightgbm_text
+from ._lightgbm import lightgbm_booster, lightgbm_ensemble, lightgbm_text
 from ._sklearn import sklearn_ensemble
-from ._xgboost import xgboost_document, xgboost_ensemble
+from ._state import digest, lightgbm_leaves, lightgbm_state
+from ._xgboost import xgboost_booster, xgboost_document, xgboost_ensemble
 
 __all__ = ["tree_ensemble", "output_column", "tree_outputs", "unfit_data"]
 
-#: Boosters whose parsing costs more than serializing them: ``(serialize, read)``.
-_SERIALIZED: dict[str, tuple[Callable, Callable]] = {"xgboost": (xgboost_document, xgboost_ensemble),
-               "lightgbm": (lightgbm_text, lightgbm_ensemble)}
-
-#: model -> (digest of its serialized trees, TreeEnsemble): parsed trees reused while the
-#: model lives and its trees are unchanged
+#: model -> (its trees' state when read, TreeEnsemble): parsed trees reused while the
+#: model lives and its trees are unchanged (``_state``: what each library's state is)
 _PARSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 
 def tree_ensemble(model) -> TreeEnsemble:
     """The :class:`TreeEnsemble` of a fitted tree model; InvalidParameterError if unsupported.
 
     A scikit-learn Pipeline is refused: its preprocessing changes the features
-    the trees split on.
+    the trees split on.  A booster's parsed trees are kept while it lives and
+    read again when its trees changed (a refit, more rounds, a leaf set by
+    hand, another model loaded into it).
     """
     if isinstance(getattr(model, "steps", None), list):
         raise NotATreeModelError(
@@ -42,28 +41,63 @@ def tree_ensemble(model) -> TreeEnsemble:
     root = type(model).__module__.split(".")[0]
     if root == "sklearn":
         return sklearn_ensemble(model)
-    if root not in _SERIALIZED:
-        raise unsupported(model)
-    serialize, read = _SERIALIZED[root]
-    blob: str | bytes = serialize(model)
-    # the digest of everything the reader reads: a refit or a mutated booster (more
-    # rounds, a leaf set by hand) serializes differently and is read again
-    digest = hashlib.blake2b(blob if isinstance(blob, bytes) else blob.encode(),
-                             digest_size=20)
-    digest.update(repr(getattr(model, "classes_", None)).encode())
+    if root == "lightgbm":
+        return _lightgbm(model)
+    if root == "xgboost":
+        return _xgboost(model)
+    raise unsupported(model)
+
+
+def _kept(model):
     try:
-        hit = _PARSED.get(model)
+        return _PARSED.get(model)
     except TypeError:  # neither hashable nor weakly referable: read every time
-        hit = None
-    if hit is not None and hit[0] == digest.digest():
-        return hit[1]
-    ens = read(model, blob)
+        return None
+
+
+def _keep(model, state, ens):
     try:
-        _PARSED[model] = (digest.digest(), ens)
+        _PARSED[model] = (state, ens)
     except TypeError:
         pass
     return ens
 
+
+def _lightgbm(model) -> TreeEnsemble:
+    """A LightGBM model's trees: kept while its state (``_state.lightgbm_state`` and every
+    leaf's value) is unchanged; where that cannot be read, while its model text is."""
+    booster = lightgbm_booster(model)
+    state = lightgbm_state(model, booster, model_classes(model))
+    hit = _kept(model)
+    if hit is not None and state is not None and hit[0][0] == state:
+        leaves = lightgbm_leaves(booster, hit[0][1])
+        if leaves is not None and leaves.tobytes() == hit[0][2]:
+            return hit[1]
+    text = lightgbm_text(model)
+    if hit is not None and hit[0][0] == digest(text, model_classes(model)):
+        return hit[1]
+    ens = lightgbm_ensemble(model, text)
+    n_leaves = np.add.reduceat((ens.left < 0).astype(np.int64), ens.roots[:-1])
+    leaves = None if state is None else lightgbm_leaves(booster, n_leaves)
+    if leaves is None:
+        return _keep(model, (digest(text, model_classes(model)),), ens)
+    return _keep(model, (state, n_leaves, leaves.tobytes()), ens)
+
+
+def _xgboost(model) -> TreeEnsemble:
+    """An XGBoost model's trees: kept while its serialized trees are unchanged."""
+    booster = xgboost_booster(model)
+    state = digest(booster.save_raw("ubj"), model_classes(model))
+    hit = _kept(model)
+    if hit is not None and hit[0] == state:
+        return hit[1]
+    return _keep(model, state, xgboost_ensemble(model, xgboost_document(model)))
+
+
+def model_classes(model):
+    """The wrapper's classes as a plain list (None for a Booster): part of the trees' state."""
+    classes = getattr(model, "classes_", None)
+    return None if classes is None else np.asarray(classes).tolist()
 
 # ---------------------------------------------------------------------- outputs
 def output_column(ens: TreeEnsemble, model, target) -> tuple[int, bool, str]:
