@@ -54,7 +54,8 @@ class Attributions(Indexing):
     feature_names : list of str
     method : str
         ``"shapley-exact"``, ``"shapley-permutation"``, ``"shapley-kernel"``,
-        ``"shapley-tree"``, ``"lime"``, ...
+        ``"shapley-tree"``, ``"owen-exact"``, ``"owen-permutation"`` (a text's
+        ``players="hierarchy"``), ``"lime"``, ...
     output : str
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
     prediction : ndarray of shape (n,) or None
