@@ -7,7 +7,6 @@ same words when the text is one sentence; the Shapley values of the sentences
 (``players="sentence"``), which each sentence's Owen values add up to.
 """
 
-import itertools
 import math
 import re
 
@@ -15,6 +14,7 @@ import numpy as np
 import pytest
 
 import modellens as ml
+from shapley_games import owen_by_orders
 
 TEXT = "the day was sunny. we saw beach! cold rain came"            # 4 + 3 + 3 words
 REPEAT = "the day was sunny. we saw the beach! cold rain came"     # "the" recurs
@@ -44,25 +44,11 @@ def _groups(text):
 
 
 def _owen_by_orders(text):
-    """Mean marginal contributions over all orders keeping each sentence's words together."""
+    """The words, their Owen values over the text's sentences, and the orders walked."""
     words, groups = _groups(text)
-    members = [[w for w, g in zip(words, groups) if g == k] for k in range(groups.max() + 1)]
-    total, count = np.zeros(len(words)), 0
-    cache = {}
-
-    def v(s):
-        key = frozenset(s)
-        if key not in cache:
-            cache[key] = _worth(key)
-        return cache[key]
-
-    for group_order in itertools.permutations(members):
-        for inner in itertools.product(*[itertools.permutations(g) for g in group_order]):
-            order = [w for g in inner for w in g]
-            for t, w in enumerate(order):
-                total[words.index(w)] += v(order[:t + 1]) - v(order[:t])
-            count += 1
-    return words, total / count, count
+    sentences = [[w for w, g in zip(words, groups) if g == k] for k in range(groups.max() + 1)]
+    values, count = owen_by_orders(sentences, _worth)
+    return words, values, count
 
 
 @pytest.mark.parametrize("text", [TEXT, REPEAT])

@@ -30,6 +30,7 @@ torch = pytest.importorskip("torch")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import text_model  # noqa: E402
+from shapley_games import owen_by_orders  # noqa: E402
 
 from modellens.models import TextClassifier  # noqa: E402
 
@@ -375,23 +376,12 @@ def test_owen_values_of_the_transformer_equal_the_mean_over_hierarchical_orders(
     text = "we saw birds. the day was sunny near beach."
     sentences = [["we", "saw", "birds"], ["the", "day", "was", "sunny", "near", "beach"]]
     words = [w for s in sentences for w in s]
-    cache = {}
 
     def v(kept):
-        key = frozenset(kept)
-        if key not in cache:
-            masked = re.sub(r"\w+", lambda m: m.group(0) if m.group(0) in key else "[MASK]",
-                            text)
-            cache[key] = _one_by_one(pipe64.model, pipe64.tokenizer, [masked])[0]
-        return cache[key]
+        masked = re.sub(r"\w+", lambda m: m.group(0) if m.group(0) in kept else "[MASK]", text)
+        return _one_by_one(pipe64.model, pipe64.tokenizer, [masked])[0]
 
-    total, count = np.zeros((len(words), 2)), 0
-    for outer in itertools.permutations(sentences):
-        for inner in itertools.product(*[itertools.permutations(s) for s in outer]):
-            order = [w for s in inner for w in s]
-            for t, w in enumerate(order):
-                total[words.index(w)] += v(order[:t + 1]) - v(order[:t])
-            count += 1
+    expected, _ = owen_by_orders(sentences, v)
     attr = ml.shapley(pipe64, text, players="hierarchy")
     assert attr.method == "owen-exact" and attr.feature_names == words
-    np.testing.assert_allclose(attr.values[0], total / count, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(attr.values[0], expected, rtol=0, atol=1e-10)
