@@ -195,7 +195,8 @@ def main(argv=None):
         s, passes, area = (np.mean([x[i] for x in r]) for i in range(3))
         print(f"{name:10s} {s:8.2f} {s / base:7.2f} {passes:12.1f} {area:14.3f}")
     for text in texts[:2]:
-        attr = ml.shapley(pipe, text, algorithm="kernel", tol=0.02, random_state=0)
+        attr = ml.shapley(pipe, text, algorithm="kernel", tol=0.02, max_evals=40000,
+                          random_state=0)
         print(f"tol=0.02: {int(attr.sampling.model_rows[0])} masked texts "
               f"(converged {bool(attr.sampling.converged[0])}) for {attr.values.shape[1]} "
               "distinct words")
