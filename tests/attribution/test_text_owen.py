@@ -59,6 +59,8 @@ def test_exact_owen_values_equal_the_mean_over_hierarchical_orders(text):
     assert attr.method == "owen-exact" and attr.feature_names == words
     np.testing.assert_allclose(attr.values[0], expected, rtol=0, atol=1e-12)
     assert attr.diagnostics["sentence_of_word"] == list(_groups(text)[1])
+    curves = ml.deletion_curves(score, attr)  # Owen values order the words like any values
+    assert curves.players[0] == words[int(np.argmax(expected))]
     # fewer coalitions than the 2^d of Shapley values
     assert attr.diagnostics["n_coalitions"] < 2 ** len(words) - 2
     # and the Owen values are not the Shapley values here (the hierarchy matters)
