@@ -37,7 +37,7 @@ MIN_ANTITHETIC_FOR_STD = 8
 #: contributions are too skewed for a normal interval of their mean: when its sample
 #: skewness g is clearly not 0 (|g| > z sqrt(6 / P), z standard errors of a normal
 #: sample's, z the normal quantile of 1 - 0.005 / d: a row of d unskewed players is
-#: flagged 1% of the time; z = 3.0 for 8 players, 3.5 for 50) and the pairs P are
+#: flagged 1% of the time; z = 3.2 for 8 players, 3.7 for 50) and the pairs P are
 #: fewer than ``SKEW_PAIRS * g**2`` (a relaxed
 #: form of Cochran's rule n > 25 g**2 for a mean's 95% interval).  A removal game
 #: scores one masked input per coalition, and a masked text is out of the model's
@@ -46,10 +46,12 @@ MIN_ANTITHETIC_FOR_STD = 8
 #: word's contribution is -0.04 in 3.5% of pairs, about 0 otherwise).  Pairs that
 #: miss that rare contribution show a small spread, and their intervals missed the
 #: exact value in half the runs at 16 pairs (coverage 0.50; 0.72 at 32, 0.91 at 64,
-#: 0.94 at 128).  With the rule: no error at 16-64 pairs, errors in 29% of the runs
-#: at 128 pairs (coverage 0.975) and 96% at 256 (0.946); a smooth game of 8 words
-#: keeps its errors from 8 pairs on (coverage 0.95).  Tables average each coalition
-#: over background rows and keep the plain rule (their studies cover at 8 pairs).
+#: 0.94 at 128).  With the rule (200 seeds): no error at 16-64 pairs, errors in 27%
+#: of the runs at 128 pairs (coverage 0.98), 97% at 256 (0.95), all at 512 (0.94);
+#: on an 11-word text (100 seeds) 85% at 128 pairs (0.94), all at 256 and 512
+#: (0.95); a smooth game of 8 words keeps its errors from 8 pairs on (coverage 0.95).
+#: Tables average each coalition over background rows and keep the plain rule (their
+#: studies cover at 8 pairs).
 SKEW_PAIRS = 3.0
 
 
