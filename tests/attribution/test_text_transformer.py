@@ -316,6 +316,11 @@ def test_deletion_curves_and_the_highlighted_text(pipe):
     page = ml.shapley(pipe, "<b>sunny</b> & beach").plot.text_html(output="OTHER")
     assert "<b>" not in page and "&lt;" in page and "&amp;" in page  # the text, escaped
     assert attr._repr_html_().startswith("<div")
+    # a notebook shows every class, each to open, the predicted one open
+    page = ml.shapley(pipe, "<b>sunny</b> & beach")._repr_html_()
+    assert page.count("<details") == 2 and page.count("<details open>") == 1
+    assert "<summary>OTHER</summary>" in page and "<summary>SUNNY_BEACH</summary>" in page
+    assert "<b>" not in page and "&lt;" in page and "&amp;" in page
 
 
 def test_a_text_longer_than_the_model_is_said(pipe):
