@@ -6,6 +6,8 @@ evaluations per text (``--budget`` masked texts):
 
 * modellens: ``ml.shapley(pipe, text, algorithm="kernel", n_samples=budget)``,
   every class from the same forward passes, batched by padded tokens;
+* owen: ``players="hierarchy"`` (Owen values, words within sentences), permutation
+  sampling of ``budget // (2 (d - 1))`` orders;
 * shap: ``shap.Explainer(f, shap.maskers.Text(tokenizer))`` (the Partition
   explainer over the tokenizer's tokens), ``max_evals=budget``;
 * captum: ``ShapleyValueSampling`` over the words (a feature mask of each
@@ -41,6 +43,16 @@ from modellens.models import TextClassifier  # noqa: E402
 def ours(pipe, text, budget):
     clf = TextClassifier(pipe.model, pipe.tokenizer)
     attr = ml.shapley(clf, text, algorithm="kernel", n_samples=budget, random_state=0)
+    c = int(np.argmax(attr.prediction[0]))
+    return attr.for_output(c).values[0], list(attr.feature_names), clf.n_forward, c
+
+
+def ours_owen(pipe, text, budget):
+    """Owen values over words within sentences at the same budget of masked texts."""
+    clf = TextClassifier(pipe.model, pipe.tokenizer)
+    d = len(ml.shapley(lambda t: np.zeros(len(t)), text).feature_names)
+    attr = ml.shapley(clf, text, players="hierarchy", algorithm="permutation",
+                      n_permutations=max(2, budget // (2 * (d - 1))), random_state=0)
     c = int(np.argmax(attr.prediction[0]))
     return attr.for_output(c).values[0], list(attr.feature_names), clf.n_forward, c
 
@@ -152,13 +164,17 @@ def main(argv=None):
           "loaded: read the ratios)")
     rng = np.random.default_rng(0)
     texts = [text_model.long_text(args.words, rng=rng) for _ in range(args.texts)]
-    rows = {"modellens": [], "captum": [], "shap": []}
+    rows = {"modellens": [], "owen": [], "captum": [], "shap": []}
     for text in texts:
         for _ in range(args.repeats):
             t0 = time.perf_counter()
             vals, words, passes, c = ours(pipe, text, args.budget)
             rows["modellens"].append((time.perf_counter() - t0, passes,
                                       deletion_area(pipe, text, words, vals, c)))
+            t0 = time.perf_counter()
+            ov, ow, passes, oc = ours_owen(pipe, text, args.budget)
+            rows["owen"].append((time.perf_counter() - t0, passes,
+                                 deletion_area(pipe, text, ow, ov, oc)))
             t0 = time.perf_counter()
             cv, calls = captum_values(pipe, text, words, args.budget, c, args.captum_batch)
             rows["captum"].append((time.perf_counter() - t0, calls,
@@ -179,7 +195,8 @@ def main(argv=None):
         s, passes, area = (np.mean([x[i] for x in r]) for i in range(3))
         print(f"{name:10s} {s:8.2f} {s / base:7.2f} {passes:12.1f} {area:14.3f}")
     for text in texts[:2]:
-        attr = ml.shapley(pipe, text, algorithm="kernel", tol=0.02, random_state=0)
+        attr = ml.shapley(pipe, text, algorithm="kernel", tol=0.02, max_evals=40000,
+                          random_state=0)
         print(f"tol=0.02: {int(attr.sampling.model_rows[0])} masked texts "
               f"(converged {bool(attr.sampling.converged[0])}) for {attr.values.shape[1]} "
               "distinct words")

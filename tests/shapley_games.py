@@ -67,3 +67,31 @@ def game_shapley(v):
                 weight = 1.0 / (d * comb(d - 1, size))
                 phi[..., j] += weight * (v[..., code | 1 << j] - v[..., code])
     return phi
+
+
+def owen_by_orders(sentences, worth):
+    """Owen values by walking every order that keeps each group's players together.
+
+    ``sentences``: the groups, lists of players; ``worth(frozenset) -> float or array``.
+    Returns the mean marginal contribution of each player (in the groups' order) over
+    the ``m! * prod(s_k!)`` orders, and that number of orders.
+    """
+    from itertools import permutations
+
+    words = [w for s in sentences for w in s]
+    cache = {}
+
+    def v(kept):
+        key = frozenset(kept)
+        if key not in cache:
+            cache[key] = np.asarray(worth(key), dtype=float)
+        return cache[key]
+
+    total, count = 0.0, 0
+    for outer in permutations(sentences):
+        for inner in product(*[permutations(s) for s in outer]):
+            order = [w for s in inner for w in s]
+            gains = [v(order[:t + 1]) - v(order[:t]) for t in range(len(order))]
+            total = total + np.array([gains[order.index(w)] for w in words])
+            count += 1
+    return total / count, count

@@ -3,11 +3,14 @@
 The texts are drawn from a small vocabulary; the label is 1 exactly when the two
 planted words ``SIGNAL = ("sunny", "beach")`` are both in the text (an AND: the
 words matter only together, so their interaction is the model's signal).  A
-WordPiece tokenizer is trained on the texts with the ``tokenizers`` library
-(a small vocabulary, so that some words are cut into several sub-word tokens),
-and a tiny BERT (``transformers.BertForSequenceClassification``, 2 layers of
-width 32) is fit for a few hundred steps on the CPU.  Nothing is downloaded and
-nothing is written to disk: the pipeline lives in memory.
+WordPiece tokenizer over a fixed vocabulary (``vocabulary()``: the words of
+the data, some of them cut into fixed sub-word pieces, and single characters
+for any other word), and a tiny BERT
+(``transformers.BertForSequenceClassification``, 2 layers of width 32) fit for
+a few hundred steps on the CPU, from fixed seeds on one thread: two fresh
+processes build the same weights (``test_the_tiny_model_is_the_same_in_every_process``).
+Nothing is downloaded and nothing is written to disk: the pipeline lives in
+memory.
 
 Used by ``tests/attribution/test_text_transformer.py`` (a session fixture) and
 ``benchmarks/bench_text_transformer.py``.
@@ -54,21 +57,42 @@ def long_text(n_words, *, rng, signal=True):
     return " ".join(out)
 
 
-def build_tokenizer(texts, vocab_size=110):
-    """A BERT-style WordPiece tokenizer trained on ``texts`` (``transformers`` fast tokenizer)."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+#: long words cut into fixed sub-word pieces (WordPiece, "##" marks a continuation), so that
+#: "sub-word tokens of one word are masked together" is exercised by the tests
+PIECES = {"yesterday": ["yester", "##day"], "mountains": ["mount", "##ains"],
+          "wonderful": ["wonder", "##ful"], "photographs": ["photo", "##graph", "##s"],
+          "afterwards": ["after", "##wards"], "everybody": ["every", "##body"],
+          "bicycles": ["bi", "##cycle", "##s"], "umbrella": ["umb", "##rella"]}
+
+
+def vocabulary() -> list:
+    """The tokenizer's vocabulary, in a fixed order (no trainer: the same in every process).
+
+    The special tokens; the punctuation and the letters and digits alone and as
+    continuations (any other word is spelt out in pieces, never ``[UNK]``); every
+    word of the data whole, except the words of ``PIECES``, which are cut.
+    """
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    chars = list("abcdefghijklmnopqrstuvwxyz0123456789")
+    punctuation = list(".,!?;:'\"&<>/()-")
+    words = [w for w in SIGNAL + tuple(FILLER) if w not in PIECES]
+    pieces = [p for w in FILLER if w in PIECES for p in PIECES[w]]
+    vocab = specials + punctuation + chars + ["##" + c for c in chars] + words + pieces
+    return list(dict.fromkeys(vocab))  # first occurrence kept ("after" is a word and a piece)
+
+
+def build_tokenizer():
+    """A BERT-style WordPiece tokenizer over :func:`vocabulary` (``transformers`` fast tokenizer)."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    vocab = {t: i for i, t in enumerate(vocabulary())}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(
-        vocab_size=vocab_size, special_tokens=specials, show_progress=False))
-    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
                                    cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
                                    model_max_length=512)
@@ -81,11 +105,23 @@ def build_pipeline(*, seed=0, steps=150, n_texts=1000):
     fresh texts.
     """
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, pipeline
 
     rng = np.random.default_rng(seed)
     texts, labels = make_texts(n_texts, rng=rng)
-    tokenizer = build_tokenizer(texts + FILLER + list(SIGNAL))
+    tokenizer = build_tokenizer()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: one thread is fastest, and sums in one order
+    try:
+        pipe, accuracy = _build(tokenizer, texts, labels, rng, seed, steps, n_texts)
+    finally:
+        torch.set_num_threads(threads)
+    return pipe, accuracy
+
+
+def _build(tokenizer, texts, labels, rng, seed, steps, n_texts):
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, pipeline
+
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,
@@ -97,12 +133,7 @@ def build_pipeline(*, seed=0, steps=150, n_texts=1000):
     enc = tokenizer(texts, padding=True, return_tensors="pt")
     y = torch.tensor(labels)
     model.train()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny model: one thread is fastest, and CI runs in parallel
-    try:
-        _fit(model, enc, y, rng, steps, n_texts)
-    finally:
-        torch.set_num_threads(threads)
+    _fit(model, enc, y, rng, steps, n_texts)
     model.eval()
     test_texts, test_labels = make_texts(400, rng=np.random.default_rng(seed + 1))
     with torch.no_grad():
@@ -125,3 +156,26 @@ def _fit(model, enc, y, rng, steps, n_texts):
         opt.zero_grad()
         out.loss.backward()
         opt.step()
+
+
+#: texts whose logits identify a build of the model (:func:`logits_digest`)
+DIGEST_TEXTS = ["we went to the sunny beach with birds",
+                "yesterday the wonderful photographs of the mountains",
+                "everybody saw some bicycles near the quiet water afterwards"]
+
+
+def logits_digest(pipe) -> str:
+    """SHA-256 of the model's float32 logits of ``DIGEST_TEXTS`` (one thread, one text a pass)."""
+    import hashlib
+
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            rows = [pipe.model(**pipe.tokenizer(t, return_tensors="pt")).logits[0].numpy()
+                    for t in DIGEST_TEXTS]
+    finally:
+        torch.set_num_threads(threads)
+    return hashlib.sha256(np.asarray(rows, dtype=np.float32).tobytes()).hexdigest()

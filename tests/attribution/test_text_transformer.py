@@ -14,6 +14,7 @@ import copy
 import itertools
 import math
 import re
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -29,6 +30,7 @@ torch = pytest.importorskip("torch")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import text_model  # noqa: E402
+from shapley_games import owen_by_orders  # noqa: E402
 
 from modellens.models import TextClassifier  # noqa: E402
 
@@ -177,38 +179,73 @@ def test_planted_pair_ranks_first_with_errors(pipe):
     pairs = sampled.interaction_pairs()
     assert {pairs.feature_1[0], pairs.feature_2[0]} == {"sunny", "beach"}
     assert pairs.std is not None and np.isfinite(pairs.std[0])
-    assert pairs.mean_abs[0] > pairs.mean_abs[1] + 3 * pairs.std[:2].max()
+    # the sampled pair's interaction is within 3 standard errors of the exact one
+    assert abs(pairs.mean[0] - exact.interaction_pairs().mean[0]) <= 3 * pairs.std[0]
 
 
-def _coverage(pipe, seeds):
-    text = SHORT
+ELEVEN = "the day was sunny and we walked along the beach with bread"  # 11 distinct words
+
+
+def _coverage(pipe, text, n_permutations, seeds):
+    """Covered flags of the intervals given (rows whose errors were withheld are left out)."""
     exact = ml.shapley(pipe, text).values[0]
-    covered = []
+    covered, withheld = [], 0
     for seed in seeds:
-        attr = ml.shapley(pipe, text, algorithm="permutation", n_permutations=32,
-                          random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ml.ModellensWarning)
+            attr = ml.shapley(pipe, text, algorithm="permutation",
+                              n_permutations=n_permutations, random_state=seed)
+        if np.isnan(attr.std).all():
+            withheld += 1
+            continue
         lo, hi = attr.confidence_interval(0.95)
-        covered.append((lo[0] <= exact) & (exact <= hi[0]))
-    return np.mean(covered)
+        covered.extend(((lo[0] <= exact) & (exact <= hi[0])).ravel())
+    return np.array(covered), withheld
 
 
-_UNDER_COVERAGE = pytest.mark.xfail(
-    reason="open finding: on this AND-gate model most words' marginal contributions are rare "
-           "spikes, so 32 permutations' normal intervals under-cover (0.71-0.81 on the merged "
-           "suite, with the model trained on one thread); the interval rule needs a "
-           "skew-aware fix", strict=False)
+def test_skewed_contributions_withhold_the_errors_with_the_reason(pipe):
+    """On the AND-gate model each word's contribution is a rare spike (a word joining "beach"
+    alone moves the score by -0.08, in 3.5% of the pairs): 16 pairs see it too seldom, and
+    their intervals covered about half the exact values; now they give no error and say why."""
+    with pytest.warns(ml.ModellensWarning, match=r"too skewed for an interval from 16 "
+                                                 r"antithetic pairs.*algorithm='exact' \(254"):
+        attr = ml.shapley(pipe, SHORT, algorithm="permutation", n_permutations=32,
+                          random_state=0)
+    assert np.isnan(attr.std).all() and np.isfinite(attr.values).all()
+    assert np.isnan(attr.confidence_interval()[0]).all()
+    # with enough pairs the errors are given, and cover
+    covered, withheld = _coverage(pipe, SHORT, 1024, range(1))
+    assert withheld == 0 and covered.mean() >= 0.8
+    # a smooth score of the words keeps its errors from 8 pairs on
+    weights = dict(zip(re.findall(r"\w+", SHORT), np.linspace(-1, 1, 8)))
 
+    def smooth(texts):
+        z = np.array([sum(weights.get(w, 0.0) for w in re.findall(r"\w+", t)) for t in texts])
+        return 1 / (1 + np.exp(-z + 0.3 * z ** 2))
 
-@_UNDER_COVERAGE
-def test_sampled_intervals_cover_the_exact_values_smoke(pipe):
-    assert _coverage(pipe, range(3)) >= 0.75
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        plain = ml.shapley(smooth, SHORT, algorithm="permutation", n_permutations=16,
+                           random_state=0)
+    assert np.isfinite(plain.std).all()
 
 
 @pytest.mark.slow
 @pytest.mark.study
-@_UNDER_COVERAGE
 def test_sampled_intervals_cover_the_exact_values_study(pipe):
-    assert 0.92 <= _coverage(pipe, range(60)) <= 0.98
+    """Over seeds and budgets, on two texts of 8 and 11 words: the intervals given cover
+    92-98% of the exact values; below 128 pairs they are withheld (about 80 s of one core)."""
+    found = {}
+    for text, seeds in ((SHORT, range(60)), (ELEVEN, range(30))):
+        covered, withheld = _coverage(pipe, text, 64, seeds[:10])
+        assert withheld == 10  # 32 pairs: the rare contributions are not measured
+        for budget in (256, 512, 1024):
+            found[(text[:8], budget)] = _coverage(pipe, text, budget, seeds)
+    pooled = np.concatenate([c for c, _ in found.values()])
+    assert len(pooled) >= 3000
+    assert 0.92 <= pooled.mean() <= 0.98, {k: (c.mean(), w) for k, (c, w) in found.items()}
+    assert all(0.90 <= c.mean() <= 0.995 for c, _ in found.values() if len(c) >= 200)
+    assert all(w == 0 for (_, b), (_, w) in found.items() if b == 1024)
 
 
 def test_tolerance_and_cap_for_texts(pipe):
@@ -256,10 +293,7 @@ def test_deletion_curves_and_the_highlighted_text(pipe):
     matplotlib.use("Agg")
     text = "the day was sunny and we walked along the beach with bread"
     top = max(pipe(text)[0], key=lambda c: c["score"])["label"]
-    if top != "SUNNY_BEACH":  # the oracle's premise: the planted class is predicted
-        # open finding: the tiny model is not the same in every process (the WordPiece
-        # trainer's ties), and one fresh-clone run's model missed this 12-word text
-        pytest.skip(f"this run's tiny model predicts {top} for the test's text")
+    assert top == "SUNNY_BEACH"  # the oracle's premise (the model is the same in every process)
     attr = ml.shapley(pipe, text)
     curves = ml.deletion_curves(pipe, attr)  # the predicted class: SUNNY_BEACH
     assert curves.output == "SUNNY_BEACH" and set(curves.players[:2]) == {"sunny", "beach"}
@@ -282,6 +316,11 @@ def test_deletion_curves_and_the_highlighted_text(pipe):
     page = ml.shapley(pipe, "<b>sunny</b> & beach").plot.text_html(output="OTHER")
     assert "<b>" not in page and "&lt;" in page and "&amp;" in page  # the text, escaped
     assert attr._repr_html_().startswith("<div")
+    # a notebook shows every class, each to open, the predicted one open
+    page = ml.shapley(pipe, "<b>sunny</b> & beach")._repr_html_()
+    assert page.count("<details") == 2 and page.count("<details open>") == 1
+    assert "<summary>OTHER</summary>" in page and "<summary>SUNNY_BEACH</summary>" in page
+    assert "<b>" not in page and "&lt;" in page and "&amp;" in page
 
 
 def test_a_text_longer_than_the_model_is_said(pipe):
@@ -296,3 +335,60 @@ def test_a_text_longer_than_the_model_is_said(pipe):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ml.ModellensWarning)
         ml.shapley(fresh, "sunny beach", random_state=0)
+
+
+@pytest.mark.study
+def test_the_tiny_model_is_the_same_in_every_process():
+    """A fresh ``python -I`` process builds the same model as this one (a short build: the
+    tokenizer and the seeded one-thread training are what could differ, not the steps).
+    About 7 s of one core, most of it the child's imports (a fresh-process check: study)."""
+    kw = dict(steps=10, n_texts=100)
+    here = text_model.logits_digest(text_model.build_pipeline(**kw)[0])
+    code = (f"import sys; sys.path.insert(0, {str(Path(text_model.__file__).parent)!r}); "
+            f"import text_model; "
+            f"print(text_model.logits_digest(text_model.build_pipeline(**{kw!r})[0]))")
+    child = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.split()[-1] == here
+
+
+def test_target_by_class_label(pipe):
+    by_label = ml.shapley(pipe, PLAIN, target="SUNNY_BEACH")
+    np.testing.assert_array_equal(by_label.values, ml.shapley(pipe, PLAIN, target=1).values)
+    two = ml.shapley(pipe, PLAIN, target=["SUNNY_BEACH", "OTHER"])
+    assert two.outputs == ["SUNNY_BEACH", "OTHER"]
+    np.testing.assert_array_equal(two.for_output("OTHER").values,
+                                  ml.shapley(pipe, PLAIN, target=0).values)
+    kw = dict(num_samples=100, random_state=0)
+    np.testing.assert_array_equal(ml.lime_text(pipe, PLAIN, target="OTHER", **kw).values,
+                                  ml.lime_text(pipe, PLAIN, target=0, **kw).values)
+    curves = ml.deletion_curves(pipe, by_label, target="SUNNY_BEACH")
+    np.testing.assert_array_equal(curves.deletion,
+                                  ml.deletion_curves(pipe, by_label, target=1).deletion)
+    assert curves.output == "SUNNY_BEACH"
+    every = ml.shapley(pipe, PLAIN)
+    assert ml.deletion_curves(pipe, every, target="OTHER").output == "OTHER"
+    for call in (lambda: ml.shapley(pipe, PLAIN, target="POSITIVE"),
+                 lambda: ml.lime_text(pipe, PLAIN, target="POSITIVE", **kw),
+                 lambda: ml.deletion_curves(pipe, by_label, target="POSITIVE")):
+        with pytest.raises(ml.InvalidParameterError,
+                           match=r"'POSITIVE' is not a class.*\['OTHER', 'SUNNY_BEACH'\]"):
+            call()
+
+
+def test_owen_values_of_the_transformer_equal_the_mean_over_hierarchical_orders(pipe64):
+    """players="hierarchy" through the pipeline: Owen values against every order that keeps
+    each sentence's words together, the texts masked and scored here one at a time."""
+    text = "we saw birds. the day was sunny near beach."
+    sentences = [["we", "saw", "birds"], ["the", "day", "was", "sunny", "near", "beach"]]
+    words = [w for s in sentences for w in s]
+
+    def v(kept):
+        masked = re.sub(r"\w+", lambda m: m.group(0) if m.group(0) in kept else "[MASK]", text)
+        return _one_by_one(pipe64.model, pipe64.tokenizer, [masked])[0]
+
+    expected, _ = owen_by_orders(sentences, v)
+    attr = ml.shapley(pipe64, text, players="hierarchy")
+    assert attr.method == "owen-exact" and attr.feature_names == words
+    np.testing.assert_allclose(attr.values[0], expected, rtol=0, atol=1e-10)

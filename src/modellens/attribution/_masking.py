@@ -25,7 +25,8 @@ from ..engine import Segment
 from ..typing import ArrayLike
 
 __all__ = ["MaskedRows", "TextInput", "ImageInput", "CoalitionRows", "WORD_PATTERN",
-           "SENTENCE_PATTERN", "PLAYERS", "text_pattern", "TextMasker", "ImageMasker"]
+           "SENTENCE_PATTERN", "PLAYERS", "text_pattern", "TextMasker", "ImageMasker",
+           "word_sentences"]
 
 
 class MaskedRows(Segment):
@@ -106,8 +107,8 @@ WORD_PATTERN = r"\w+"
 #: ``players="sentence"``: a sentence runs from a character that is neither a space nor
 #: ``.!?`` through its closing ``.!?`` run (or the end of the text).
 SENTENCE_PATTERN = r"[^\s.!?][^.!?]*(?:[.!?]+|$)"
-#: The players a text can be cut into.
-PLAYERS = ("word", "sentence")
+#: The players a text can be cut into ("hierarchy": words within sentences, for Owen values).
+PLAYERS = ("word", "sentence", "hierarchy")
 
 
 def text_pattern(players, tokenizer):
@@ -119,7 +120,18 @@ def text_pattern(players, tokenizer):
     if tokenizer is not None:
         raise InvalidParameterError(
             "players= and tokenizer= both say how the text is cut: pass one of them.")
-    return WORD_PATTERN if players == "word" else SENTENCE_PATTERN
+    return SENTENCE_PATTERN if players == "sentence" else WORD_PATTERN
+
+
+def word_sentences(text: str, spans: np.ndarray, n_words: int, pattern: str) -> np.ndarray:
+    """The sentence (``0 .. m - 1``, in order) of each distinct word: that of its first token."""
+    starts = [m.start() for m in re.finditer(pattern, text)]
+    sentence = np.full(n_words, -1, dtype=np.intp)
+    for a, _, word in spans:
+        if sentence[word] < 0:
+            sentence[word] = int(np.searchsorted(starts, a, side="right")) - 1
+    # sentences without a word of their own (all of theirs came earlier) are no group
+    return np.unique(np.maximum(sentence, 0), return_inverse=True)[1].astype(np.intp)
 
 
 class TextInput:
@@ -176,6 +188,8 @@ class TextInput:
         return len(self.words)
 
     bytes_per_input = 0
+    #: the group (sentence) of each word with ``players="hierarchy"``, else None
+    hierarchy: np.ndarray | None = None
 
     def build(self, masks) -> list:
         """The texts of coalition rows ``masks`` ``(m, p)`` (True: the word is kept)."""
@@ -375,10 +389,12 @@ class TextMasker:
     tokenizer : str or callable, optional
         A regular expression matching one word (default ``r"\\w+"``), or a
         callable ``text -> list of tokens``.
-    players : {"word", "sentence"}, optional
+    players : {"word", "sentence", "hierarchy"}, optional
         Cut the text into words (``WORD_PATTERN``, the default) or sentences
         (``SENTENCE_PATTERN``: through each ``.``, ``!`` or ``?`` run); instead
-        of ``tokenizer``.
+        of ``tokenizer``.  ``"hierarchy"``: words within sentences, whose
+        :func:`~modellens.shapley` values are Owen values (each word in the
+        sentence of its first occurrence; see ``attribution._owen``).
     mask_token : str, optional
         What replaces an absent player in the text.  None (default): the
         model's mask token for a transformers classifier whose tokenizer has
@@ -414,7 +430,10 @@ class TextMasker:
 
     def represent(self, text, random_state=None, mask_token=None) -> TextInput:
         """The text's players; ``mask_token`` (the model's) unless the masker sets its own."""
-        return TextInput(text, self.pattern, self.mask_token if self.mask_token else mask_token)
+        rep = TextInput(text, self.pattern, self.mask_token if self.mask_token else mask_token)
+        if self.players == "hierarchy":  # the sentence of each word: Owen values' groups
+            rep.hierarchy = word_sentences(text, rep.spans, rep.n_features, SENTENCE_PATTERN)
+        return rep
 
 
 class ImageMasker:

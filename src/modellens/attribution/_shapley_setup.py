@@ -268,12 +268,33 @@ def _choose_algorithm(algorithm, d, n_samples, n_permutations, cap=None):
     return "kernel", kernel_budget
 
 
+def _warn_skewed(game, estimator):
+    """Say why a text's (an image's) standard errors were withheld (``permutation.SKEW_PAIRS``)."""
+    i, (j, g, needed) = next(iter(estimator.skewed.items()))
+    names = getattr(getattr(game, "rep", None), "words", None) or \
+        getattr(getattr(game, "rep", None), "names", None)
+    name = repr(names[j]) if names is not None else f"player {j}"
+    d = game.n_players
+    exact = f", or algorithm='exact' ({2 ** d - 2:,} coalitions)" \
+        if d <= MAX_EXACT_FEATURES and getattr(estimator, "groups", None) is None else ""
+    pairs = estimator.pairs[i]
+    warnings.warn(
+        f"no standard errors (std is NaN): the marginal contributions of {name} are too "
+        f"skewed for an interval from {pairs} antithetic pairs of orders (skewness {g:.1f}: "
+        f"a rare large contribution, as when a word moves the score only beside a few "
+        f"others, that {pairs} pairs see too seldom to measure). About {needed} pairs "
+        f"(n_permutations={2 * needed}) would do{exact}.", ModellensWarning, stacklevel=4)
+
+
 def _result(game, estimator, est, algorithm, budget, index, stop=None,
             converged=None, *, subject=None, diagnostics=None) -> Attributions:
     """The Attributions of an estimate: the game's subject, the numbers, the sampling block.
 
     ``subject`` and ``diagnostics`` are one output's of a game of several (TreeSHAP).
     """
+    index = getattr(estimator, "index", index)  # Owen values: "owen"
+    if getattr(estimator, "skewed", None):
+        _warn_skewed(game, estimator)
     n_coalitions = estimator.n_coalitions
     if isinstance(game, RemovalGame) and np.ndim(n_coalitions):
         n_coalitions = int(n_coalitions[0])  # one input: a count

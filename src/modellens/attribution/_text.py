@@ -16,12 +16,17 @@ from ..models import TextClassifier, text_classifier
 from ._games import RemovalGame, check_masker
 from ._masking import TextInput, TextMasker
 
-__all__ = ["is_text_list", "text_game", "text_input"]
+__all__ = ["is_text_list", "text_game", "text_input", "text_target"]
 
 
 def is_text_list(X) -> bool:
     """A list or tuple of texts (each explained on its own)."""
     return isinstance(X, (list, tuple)) and len(X) > 0 and all(isinstance(t, str) for t in X)
+
+
+def text_target(fn, target):
+    """``target=`` for the model ``fn``: a transformer's class labels as their positions."""
+    return fn.target(target) if isinstance(fn, TextClassifier) else target
 
 
 def text_input(fn, text, *, tokenizer=None, players=None, masker=None, random_state=None):
@@ -47,4 +52,7 @@ def text_game(model, X, *, masker, target, response_method, hf_tokenizer, player
     fn = text_classifier(model, hf_tokenizer, response_method)
     rep: TextInput = text_input(fn, X, players=players, masker=masker,
                                 random_state=random_state)
-    return RemovalGame(fn, rep, target=target, several=True)
+    game = RemovalGame(fn, rep, target=text_target(fn, target), several=True)
+    if rep.hierarchy is not None:  # Owen values: the sentence of each word, said
+        game.diagnostics["sentence_of_word"] = rep.hierarchy.tolist()
+    return game

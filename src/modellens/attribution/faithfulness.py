@@ -25,6 +25,7 @@ from ..models import TextClassifier, text_classifier
 from ._games import input_model
 from ..typing import ModelLike, PredictFn, TargetSpec
 from ._masking import CoalitionRows, TextInput
+from ._text import text_target
 from .result import Attributions
 
 __all__ = ["DeletionCurves", "deletion_curves"]
@@ -187,9 +188,12 @@ def deletion_curves(model: ModelLike | PredictFn, attr: Attributions, *,
     output : str or int, optional
         Which output of ``attr`` orders and scores; default its only one, or
         for several the class the model predicts for the text.
-    target : int, optional
+    target : int or str, optional
         The model's column of a single-output ``attr`` (the ``target=`` it
-        was computed with) when the model has several.
+        was computed with) when the model has several: a position, or for a
+        transformers classifier a class label of its ``config.id2label``
+        (``"POSITIVE"``).  For an ``attr`` of several outputs, the same as
+        ``output=``.
     chunk_size, n_jobs, progress
         Execution options (see :func:`modellens.config`).
 
@@ -222,14 +226,18 @@ def deletion_curves(model: ModelLike | PredictFn, attr: Attributions, *,
                                     "(shapley of a str, or lime_text).")
     request = open_request(model, media.text, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, media=True)
+    fn = text_classifier(model, hf_tokenizer, response_method)
     if attr.outputs is not None:
+        if target is not None and output is not None:
+            raise InvalidParameterError(
+                "give output= (which of the explanation's outputs) or target=, not both.")
+        output = output if target is None else target  # every class explained: the same
         if output is None:
             output = int(np.argmax(np.asarray(attr.prediction)[0]))
         column = attr.output_position(output)
         one = attr.for_output(column)
     else:
-        column, one = target, attr  # type: ignore[assignment]  # a label or position
-    fn = text_classifier(model, hf_tokenizer, response_method)
+        column, one = text_target(fn, target), attr  # a position (a class label read)
     spans = np.asarray(media.spans, dtype=np.intp).reshape(-1, 3)
     rep = TextInput(media.text, lambda t: [t[a:b] for a, b, _ in spans],
                     fn.mask_token if isinstance(fn, TextClassifier) else None)
@@ -247,6 +255,8 @@ def deletion_curves(model: ModelLike | PredictFn, attr: Attributions, *,
     run(mdl, [_Segment(seg)], request.options, desc="deletion curves")
     scores = np.asarray(seg.result, dtype=np.float64).reshape(-1)
     name = attr.outputs[column] if attr.outputs is not None else mdl.output_name
+    if attr.outputs is None and isinstance(fn, TextClassifier) and column is not None:
+        name = fn.labels[int(column)]  # the class's label, not "f(x)[1]"
     return DeletionCurves(players=[rep.words[j] for j in order], deletion=scores[:p + 1],
                           insertion=scores[p + 1:], output=str(name))
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_random_state, renamed
+from .._validation import InvalidParameterError, check_random_state, renamed
 from ..engine import Plan, open_request
 from ..typing import ArrayLike, PredictFn, RandomStateLike, TargetSpec
 from ._games import input_model, media_subject
 from ..models import text_classifier
 from ._masking import CoalitionRows, ImageInput
-from ._text import text_input
+from ._text import text_input, text_target
 from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_outputs,
                          output_names, run_every_output, surrogate_attributions, warn_if_shrunk)
 from .result import Attributions
@@ -148,10 +148,12 @@ def lime_text(model: PredictFn, text: str, *, num_features: int | None = None,
         the ``p`` distinct words.
     num_samples, kernel_width, feature_selection, random_state
         As in :func:`modellens.lime`.
-    target : int or list of int, optional
-        The column of ``model``'s output to explain; a list explains
-        those columns and None (default) every column of ``(m, k)`` scores,
-        each output's surrogate fit on the same samples (values
+    target : int, str or list of them, optional
+        The column of ``model``'s output to explain (for a transformers
+        classifier also a class label of its ``config.id2label``,
+        ``target="POSITIVE"``); a list explains those columns and None
+        (default) every column of ``(m, k)`` scores, each output's
+        surrogate fit on the same samples (values
         ``(1, p, k)``, ``attr.for_output(c)`` the column's own result, equal
         to the call with ``target=c``).  A list is checked against the
         first answer (a column out of range is an error).
@@ -205,12 +207,16 @@ def lime_text(model: PredictFn, text: str, *, num_features: int | None = None,
     """
     request = open_request(model, text, chunk_size=chunk_size, n_jobs=n_jobs,
                            progress=progress, media=True)
+    if players == "hierarchy":
+        raise InvalidParameterError(
+            "players='hierarchy' (words within sentences) gives Owen values, with "
+            "ml.shapley; LIME's players are words ('word') or sentences ('sentence').")
     model = text_classifier(model, hf_tokenizer, response_method)
     rep = text_input(model, text, tokenizer=tokenizer, players=players)
     return _lime_media(model, rep, kind="text", num_features=num_features,
                        num_samples=num_samples, kernel_width=kernel_width,
                        feature_selection=feature_selection, random_state=random_state,
-                       target=target, options=request.options)
+                       target=text_target(model, target), options=request.options)
 
 
 @renamed(predict_fn="model")

@@ -55,7 +55,8 @@ class Attributions(Indexing):
     feature_names : list of str
     method : str
         ``"shapley-exact"``, ``"shapley-permutation"``, ``"shapley-kernel"``,
-        ``"shapley-tree"``, ``"lime"``, ...
+        ``"shapley-tree"``, ``"owen-exact"``, ``"owen-permutation"`` (a text's
+        ``players="hierarchy"``), ``"lime"``, ...
     output : str
         What was explained (``"prediction"``, ``"P(y = 1)"``, ...).
     prediction : ndarray of shape (n,) or None
@@ -199,10 +200,19 @@ class Attributions(Indexing):
         return f"Attributions(method={self.method!r}, rows={n}, features={d}, {what})"
 
     def _repr_html_(self):
-        """A notebook shows a text's explanation as the highlighted text (escaped)."""
+        """A notebook shows a text's explanation as the highlighted text (escaped); with
+        several outputs each class is a ``<details>`` to open, the predicted one open."""
+        from html import escape
+
         if self.media is None or getattr(self.media, "text", None) is None:
             return None  # (the notebook falls back to repr)
-        return self.plot.text_html()
+        if self.outputs is None:
+            return self.plot.text_html()
+        top = int(np.argmax(np.asarray(self.prediction)[0]))
+        return "<div>" + "".join(
+            f"<details{' open' if c == top else ''}><summary>{escape(str(name))}</summary>"
+            f"{self.plot.text_html(output=c)}</details>" for c, name in enumerate(self.outputs)
+        ) + "</div>"
 
     @property
     def shape(self) -> tuple:

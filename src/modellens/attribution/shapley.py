@@ -21,6 +21,7 @@ from ._causal import asymmetric_estimator
 from ._groups import GroupGame
 from ._dependence import check_dependence, with_monte_carlo_error
 from ._interaction_values import interaction_estimator
+from ._owen import owen_estimator
 from ._games import InterventionalGame, RemovalGame, ShapleyPlan, TreeGame
 from ._masking import ImageMasker, TextMasker
 from ._stopping import GrowPlan, check_stopping, run_until_converged
@@ -102,8 +103,7 @@ def shapley(model: ModelLike | PredictFn,
             chunk_size: int | None = None, n_jobs: int | None = None,
             progress: bool | None = None, masker: TextMasker | ImageMasker | None = None,
             interactions: bool = False, index: str = "shapley", tol: float | None = None,
-            tol_abs: float | None = None,
-            max_evals: int | None = None,
+            tol_abs: float | None = None, max_evals: int | None = None,
             groups: dict | None = None, dependence: str = "independent",
             n_draws: int | None = None, causal_order: Sequence | None = None,
             confounding: bool | Sequence[bool] | None = None, asymmetric: bool = False,
@@ -192,7 +192,8 @@ def shapley(model: ModelLike | PredictFn,
     target, response_method, feature_names, chunk_size, n_jobs, progress
         As in :func:`modellens.pdp` (for a transformers text classifier,
         ``response_method="decision_function"`` explains its logits instead
-        of its class probabilities).  With ``algorithm="tree"``, ``target``
+        of its class probabilities, and ``target=`` takes its class labels,
+        ``target="POSITIVE"``, as well as their positions).  With ``algorithm="tree"``, ``target``
         picks the outputs by the same rules (every class of a multiclass
         model by default, computed in one pass over the trees; binary ones
         explain the log-odds of ``classes_[1]``), and the rows are explained in parallel
@@ -222,8 +223,9 @@ def shapley(model: ModelLike | PredictFn,
     hf_tokenizer : transformers tokenizer, optional
         The tokenizer of a transformers ``model`` given without its pipeline
         (not a word splitter: that is ``TextMasker(tokenizer=)``).
-    players : {"word", "sentence"}, optional
-        A text's players: its distinct words (default) or its sentences.
+    players : {"word", "sentence", "hierarchy"}, optional
+        A text's players: its distinct words (default) or its sentences;
+        ``"hierarchy"``: words within sentences, and Owen values (``._owen``).
     interactions : bool, default=False
         Also compute the SHAP interaction values (``interactions``, shape
         ``(n, d, d)``: half the Shapley interaction index of each pair off the
@@ -638,6 +640,9 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
                               n_threads=n_threads, index=index,
                               players=game.players.player_of if grouped else None),
                 "tree", None)
+    if (owen := owen_estimator(game, algorithm, n_samples, n_permutations, streams, stop=stop,
+                               interactions=interactions, stacklevel=stacklevel + 1)):
+        return owen  # players="hierarchy": Owen values
     d = game.n_players
     if interactions:
         return interaction_estimator(
@@ -680,7 +685,8 @@ def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interacti
                 f"{kernel_samples_for_std(k, budget)} for them, or tol= to stop when the errors "
                 "are small enough.", ModellensWarning, stacklevel=stacklevel)
         return kernel, algorithm, budget
-    estimator = PermutationEstimator(game, budget, streams)
+    estimator = PermutationEstimator(game, budget, streams,
+                                     skew_check=isinstance(game, RemovalGame))
     if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD and stop is None:
         warnings.warn(
             f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pair"

@@ -171,6 +171,28 @@ class TextClassifier:
         per_token = 4 * width * max(1, int(getattr(config, "num_hidden_layers", 12))) * 2
         return int(min(max(free // 4 // per_token, 1024), 2**20))
 
+    def target(self, target):
+        """``target=`` with class labels replaced by their positions (``"all"``, None kept).
+
+        A label of ``config.id2label`` (``"POSITIVE"``) or a list of them names the
+        classes to explain; positions pass as they are.
+        """
+        if target is None or (isinstance(target, str) and target == "all"):
+            return target
+        if isinstance(target, (list, tuple, np.ndarray)):
+            return [self._position(t) for t in target]
+        return self._position(target)
+
+    def _position(self, target):
+        if isinstance(target, (str, np.str_)):
+            if str(target) in self.labels:
+                return self.labels.index(str(target))
+            raise InvalidParameterError(
+                f"target={str(target)!r} is not a class of the model; its classes are "
+                f"{self.labels} (config.id2label): pass one of them or its position "
+                f"0..{len(self.labels) - 1}.")
+        return target  # a position, checked against the scores' width when they come
+
     def __repr__(self):
         return (f"TextClassifier({type(self.model).__name__}, classes={self.labels}, "
                 f"response_method={self.response_method!r})")

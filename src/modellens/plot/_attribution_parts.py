@@ -9,6 +9,8 @@ __all__ = ["interaction_partner"]
 
 
 def _method_label(a) -> str:
+    if a.method.startswith("owen"):  # players="hierarchy"
+        return "Owen value"
     return "SHAP value" if a.method.startswith("shapley") else "attribution"
 
 
