@@ -17,6 +17,12 @@ import modellens as ml
 from modellens.effects._tree_ice import EVALUATED_BY_TREES
 
 
+@pytest.fixture(autouse=True)
+def _always_the_trees(monkeypatch):
+    # these data are small: the trees serve them when asked for any grid rows
+    monkeypatch.setattr("modellens.effects._tree_ice.MIN_GRID_ROWS", 0)
+
+
 def _frame(n=150, seed=0):
     rng = np.random.default_rng(seed)
     X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.uniform(-2, 2, n),
@@ -165,3 +171,12 @@ def test_weights_sample_center_and_pairs_keep_their_meaning():
     assert trees["a"].extra["evaluated"] == EVALUATED_BY_TREES
     np.testing.assert_allclose(trees["a"].values, brute["a"].values, rtol=0, atol=1e-9)
     np.testing.assert_allclose(trees[("b", "d")].values, brute[("b", "d")].values, atol=1e-12)
+
+
+def test_few_grid_rows_stay_on_the_model(monkeypatch):
+    # below MIN_GRID_ROWS the model's own time is small: no compile of the trees' kernel
+    monkeypatch.setattr("modellens.effects._tree_ice.MIN_GRID_ROWS", 10 ** 9)
+    X, score = _frame(seed=8)
+    Xn = X.assign(c=X.c.cat.codes.astype(float), a=X.a.fillna(0.0))
+    reg = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(Xn, score)
+    assert "evaluated" not in ml.pdp(reg, Xn, ["b"], grid=4)["b"].extra

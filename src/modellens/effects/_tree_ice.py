@@ -39,6 +39,10 @@ FLOAT32_TOLERANCE = 1e-4
 EVALUATED_BY_TREES = "trees (exact ICE, no model rows)"
 #: Bytes of raw curves held at once (rows are walked in blocks of this size).
 BLOCK_BYTES = 1 << 26
+#: Grid rows (rows x grid points x features) below which the model evaluates them: it
+#: does so in a fraction of a second, while the trees' kernel compiles for seconds on its
+#: first use after installing (a first report of a small data set would wait for it).
+MIN_GRID_ROWS = 200_000
 
 
 class TreeICE:
@@ -140,8 +144,9 @@ def tree_ice(request, features, axes, base):
     Returns
     -------
     TreeICE, str or None
-        The curves' source, the reason the model rows are needed, or None for a
-        model that is not a tree ensemble.
+        The curves' source, the reason the model rows are needed, or None where
+        the trees are not tried (a model that is not a tree ensemble, fewer
+        than ``MIN_GRID_ROWS`` grid rows).
     """
     from ..models import tree_ensemble_name
     from ..trees import route
@@ -151,6 +156,8 @@ def tree_ice(request, features, axes, base):
     single = {f: ax[0][0] for f, ax in zip(features, axes) if not isinstance(f, tuple)}
     if not single:
         return "2-D partial dependence is evaluated on model rows"
+    if base.shape[0] * sum(len(g) for g in single.values()) < MIN_GRID_ROWS:
+        return None  # few grid rows: the model's own time is small
     dataset = request.dataset
     answer = route(request.raw_model, dataset, request.X, method="ice")
     if answer.ensemble is None:

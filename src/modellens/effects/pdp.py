@@ -105,7 +105,10 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         The trees serve the 1-D curves of scikit-learn, XGBoost and LightGBM
         models in memory (categorical splits and missing values included)
         whose response is the raw output, a class probability or a margin,
-        once the model's own answers on a few data rows agree with theirs.
+        once the model's own answers on a few data rows agree with theirs,
+        and when the grid rows are many (200,000 and more: fewer cost the
+        model a fraction of a second, less than the trees' kernel takes to
+        compile on its first use).
         ``"tree"`` reads a
         tree ensemble (the models of :func:`modellens.shapley`'s
         ``algorithm="tree"``) without evaluating rows: the weighted traversal
