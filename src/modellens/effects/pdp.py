@@ -25,7 +25,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         sample_weight: ArrayLike | None = None, target: TargetSpec = None,
         response_method: str = "auto", feature_names: Sequence[str] | None = None,
         chunk_size: int | None = None, n_jobs: int | None = None,
-        progress: bool | None = None, method: str = "brute") -> Effects:
+        progress: bool | None = None, method: str = "auto") -> Effects:
     r"""How does the model's average prediction change when one feature is set to each value?
 
     Partial dependence (PD) sets a feature to every point of a grid in every
@@ -93,8 +93,23 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         scikit-learn's meaning (None: 1, -1: every core; see
         :func:`modellens.config`), for the chunks and the tree kernels alike.
         The numbers do not depend on them.
-    method : {"brute", "tree"}, default="brute"
-        ``"brute"`` evaluates the model on the grid rows.  ``"tree"`` reads a
+    method : {"auto", "brute", "tree"}, default="auto"
+        ``"brute"`` evaluates the model on the grid rows.  ``"auto"`` gives
+        the same curves, from a tree ensemble's trees when they can give them
+        exactly (no grid rows: each row's path through each tree, with the
+        feature free at its splits, gives the raw output at every grid value,
+        and the model's link, the logistic function or the softmax over every
+        class, turns it into the model's response), and from the grid rows
+        otherwise; ``Effect.extra["evaluated"]`` says which, and
+        ``extra["trees_refused"]`` why the trees did not serve a tree model.
+        The trees serve the 1-D curves of scikit-learn, XGBoost and LightGBM
+        models in memory (categorical splits and missing values included)
+        whose response is the raw output, a class probability or a margin,
+        once the model's own answers on a few data rows agree with theirs,
+        and when the grid rows are many (200,000 and more: fewer cost the
+        model a fraction of a second, less than the trees' kernel takes to
+        compile on its first use).
+        ``"tree"`` reads a
         tree ensemble (the models of :func:`modellens.shapley`'s
         ``algorithm="tree"``) without evaluating rows: the weighted traversal
         of Friedman (2001), as scikit-learn's ``method="recursion"``.  A split
@@ -170,7 +185,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     (10, 10)
     >>> ax = effects["bmi"].plot()
     """
-    check_choice(method, "method", ("brute", "tree"))
+    check_choice(method, "method", ("auto", "brute", "tree"))
     if method == "tree" and sample_weight is not None:
         raise InvalidParameterError(
             "sample_weight= weights the rows of X in method='brute'; method='tree' averages "
@@ -208,6 +223,12 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     axes = pd_axes(facts_of(request), dataset, request.features, grid)
     offsets = None if table is None or rows is None else table.offsets()
     feats, in_memory = request.features, table is None
+    trees = None
+    if method == "auto" and in_memory:
+        from ._tree_ice import tree_ice
+
+        trees = tree_ice(request, feats, axes,
+                         dataset.values if rows is None else dataset.values[rows])
 
     def plans_for(values, part, model):
         base, own = values, rows
@@ -217,9 +238,20 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             elif part is not None:  # the sample's rows in this partition
                 lo, hi = np.searchsorted(rows, offsets[part:part + 2])
                 base = values[rows[lo:hi] - offsets[part]]
-        return [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center,
-                        output=model.output_name, observed=in_memory, weights=weights)
-                for feat, ax in zip(feats, axes)]
+        plans = [_PDPlan(dataset, feat, ax, base, own, ice=ice, center=center,
+                         output=model.output_name, observed=in_memory, weights=weights)
+                 for feat, ax in zip(feats, axes)]
+        if trees is None:
+            return plans
+        if isinstance(trees, str):  # the trees were asked and refused: why, in the result
+            for plan in plans:
+                plan.extra = {"evaluated": "model rows", "trees_refused": trees}
+            return plans
+        # the model rows of the 1-D curves: given by the trees (pairs stay on model rows)
+        c = request.model.outputs.index(model.output_name) if request.model.n_outputs > 1 \
+            else 0
+        return [plan if isinstance(feat, tuple) else _TreeICEPlan(plan, trees, feat, c)
+                for feat, plan in zip(feats, plans)]
 
     effects = Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
     if table is None:
@@ -254,6 +286,8 @@ class _PDPlan(Plan):
         self.settings = settings
         self.m = base.shape[0]
         self.weights = weights  # of the rows (in memory only): the curve is their weighted mean
+        #: how the curves were evaluated, when the trees were asked (``Effect.extra``)
+        self.extra: dict = {}
         self.segment = GridRows(base, self.cols, settings,
                                 average=not ice and weights is None)
         self.segments = [self.segment] if self.m else []
@@ -324,7 +358,31 @@ class _PDPlan(Plan):
             centered=bool(self.center),
             output=self.output,
             ice_rows=self.rows,
+            extra=dict(self.extra),
         )
+
+
+class _TreeICEPlan(Plan):
+    """A 1-D :class:`_PDPlan` whose curves the trees give exactly: no model rows.
+
+    The curves ``(m, G)`` of ``trees`` (:class:`~._tree_ice.TreeICE`) take
+    the place of the folded answers of the plan's grid rows, laid out as the
+    segment lays them (the mean per grid value, or every row setting-major),
+    so that centering, weights and the effect are the plan's own.
+    """
+
+    def __init__(self, plan, trees, feat, output):
+        self.plan, self.trees, self.feat, self.output = plan, trees, feat, output
+
+    def reduce(self) -> Effect:
+        from ._tree_ice import EVALUATED_BY_TREES
+
+        plan = self.plan
+        curves = self.trees.curves(self.feat, self.output)
+        plan.segment.result = curves.T.reshape(-1) if plan.ice or plan.weights is not None \
+            else curves.mean(axis=0)
+        plan.extra = {"evaluated": EVALUATED_BY_TREES}
+        return plan.reduce()
 
 
 class _TreePDPlan(Plan):

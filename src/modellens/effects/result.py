@@ -67,7 +67,9 @@ class Effect:
         effect is taken from the nearest cell with data.
     extra : dict
         Incidental diagnostics of the method (``"gradient"``: DALE's
-        derivative source; ``"discrete"``, ``"level_codes"``: ALE level axes).
+        derivative source; ``"discrete"``, ``"level_codes"``: ALE level axes;
+        ``"evaluated"``, ``"trees_refused"``: whether a tree ensemble's PD came
+        from its trees or its model rows, and why not the trees).
 
     Notes
     -----

@@ -25,15 +25,19 @@ MAX_ROWS = 1000
 MAX_CLASSES = 20
 
 
-def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=25, progress=None,
-               min_rows=0, max_rows=MAX_ROWS):
+def dependence(dataset, grids, *, random_state=0, n_splits=3, progress=None, min_rows=0,
+               max_rows=MAX_ROWS):
     """Dependence of each feature on the others, and PD's share of points off the data.
 
-    For each feature :math:`j` a gradient-boosting model predicts :math:`x_j`
-    from the other features (categorical ones as categories, missing values
-    as missing; beyond ``INPUTS`` others, from the ``INPUTS`` whose bins
-    explain most of :math:`x_j`, see :func:`_screen`), out of fold with
-    ``n_splits``-fold cross-validation:
+    For each feature :math:`j` an additive model of the other features
+    predicts :math:`x_j`: a step function of each other feature (its
+    ``FIT_BINS`` quantile bins, a categorical one's levels, missing values a
+    bin of their own), fit by ridge backfitting (:func:`additive_oof`);
+    beyond ``INPUTS`` others, of the ``INPUTS`` whose bins explain most of
+    :math:`x_j` (see :func:`_screen`).  It sees any shape of dependence on
+    each other feature, not their interactions (a feature equal to the
+    product of two others is not explained).  Out of fold with
+    ``n_splits``-fold cross-validation, all folds in one pass:
 
     - numeric :math:`x_j`: the score is the cross-validated
       :math:`R^2 = 1 - \\sum_i (x_{ij} - \\hat x_{ij})^2 / \\sum_i (x_{ij} - \\bar x_j)^2`,
@@ -79,10 +83,6 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=25, progr
         points off the data, NaN without a grid) and ``note`` (why a score is
         missing).
     """
-    from threadpoolctl import threadpool_limits
-
-    # small fits: OpenMP threads would mostly wait for each other (and on a busy
-    # machine spin for a long time), one thread each is faster
     if dataset.n_rows > max_rows:
         from ..data import Dataset
 
@@ -90,8 +90,7 @@ def dependence(dataset, grids, *, random_state=0, n_splits=3, max_iter=25, progr
                                                                    replace=False))
         dataset = Dataset(dataset.values[rows], dataset.columns, dataset.is_frame,
                           dataset.column_labels)
-    with threadpool_limits(1):
-        return _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_rows)
+    return _dependence(dataset, grids, random_state, n_splits, progress, min_rows)
 
 
 def _rank_partner(values, j):
@@ -107,8 +106,8 @@ def _rank_partner(values, j):
     return float(corr.loc[k]), k
 
 
-#: Other features each feature's booster reads: the ones a screen finds most related to
-#: it.  With a fixed number of inputs every fit costs rows x INPUTS x rounds, so the whole
+#: Other features each feature's model reads: the ones a screen finds most related to
+#: it.  With a fixed number of inputs every fit costs rows x INPUTS x sweeps, so the whole
 #: measure grows linearly with rows x features instead of with rows x features^2.
 INPUTS = 10
 #: Bins of a numeric feature in the screen (quantiles; missing values are one more bin), and
@@ -172,50 +171,34 @@ def _bins(x, categorical) -> np.ndarray:
     return out
 
 
-def _dependence(dataset, grids, random_state, n_splits, max_iter, progress, min_rows=0):
+def _dependence(dataset, grids, random_state, n_splits, progress, min_rows=0):
     values = dataset.values
     d = values.shape[1]
     is_cat = np.array([c.is_categorical or c.is_boolean for c in dataset.columns])
     few = np.array([np.unique(values[:, k][~np.isnan(values[:, k])]).size < 2 for k in range(d)],
                    dtype=bool)
     inputs = _screen(values, is_cat)
-    settings = dict(n_splits=n_splits, max_iter=max_iter, random_state=random_state,
-                    min_rows=min_rows)
+    settings = dict(n_splits=n_splits, random_state=random_state, min_rows=min_rows)
 
     def one(j):
-        from threadpoolctl import threadpool_limits
+        try:
+            return _judge(dataset, j, inputs[j], is_cat, few, grids.get(j), **settings)
+        except ValueError as exc:  # e.g. too few rows of a level for its folds
+            return {"score": np.nan, "off_data": np.nan,
+                    "score_name": "balanced accuracy (adjusted)" if is_cat[j] else "R^2",
+                    "note": "not judged: " + " ".join(str(exc).split())}
 
-        # OpenMP's thread count is set per thread: the limit of the caller does not reach
-        # the pool's threads, whose boosters would each start one OpenMP thread per core
-        # (on 2 cores 2 x 2 threads spinning on each other: 45 s of CPU for 21 s of work)
-        with threadpool_limits(1, user_api="openmp"), quiet():
-            try:
-                return _judge(dataset, j, inputs[j], is_cat, few, grids.get(j), **settings)
-            except ValueError as exc:  # e.g. a column all missing in one fold's rows
-                return {"score": np.nan, "off_data": np.nan,
-                        "score_name": "balanced accuracy (adjusted)" if is_cat[j] else "R^2",
-                        "note": "not judged: " + " ".join(str(exc).split())}
-
-    # one fit per feature, in threads (the boosters release the GIL): the entries come back
-    # in feature order whatever the order they finish in.  The fits' warnings are dropped in
-    # the threads that raise them (process-wide filters would silence other reports too)
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    workers = max(1, min(d, os.cpu_count() or 1))
+    # the fits are a few array products each (milliseconds): in turn, in this thread
+    jobs = map(one, range(d))
     with quiet():
-        with ThreadPoolExecutor(workers) as pool:
-            jobs = pool.map(one, range(d))
-            if progress:
-                from .._progress import progress_bar
+        if progress:
+            from .._progress import progress_bar
 
-                jobs = progress_bar(jobs, total=d, desc="modellens report: feature dependence")
-            out = list(jobs)
-    return out
+            jobs = progress_bar(jobs, total=d, desc="modellens report: feature dependence")
+        return list(jobs)
 
 
-def _judge(dataset, j, inputs, is_cat, few, grid, *, n_splits, max_iter, random_state,
-           min_rows):
+def _judge(dataset, j, inputs, is_cat, few, grid, *, n_splits, random_state, min_rows):
     """Feature ``j``'s entry: its score from the columns ``inputs`` and its share off the data."""
     values = dataset.values
     d = values.shape[1]
@@ -240,15 +223,11 @@ def _judge(dataset, j, inputs, is_cat, few, grid, *, n_splits, max_iter, random_
         return entry
     cat_mask = is_cat[inputs].copy()
     # a column of at most one value besides missing ones says no more than whether it
-    # is missing, and the booster's binning fails on a fold where it is all missing
+    # is missing
     for k in np.flatnonzero(few[inputs]):
         others[:, k] = np.isnan(others[:, k])
         cat_mask[k] = False
-    # codes beyond the booster's 255 categories are read as numbers
-    for k in np.flatnonzero(cat_mask):
-        if np.nanmax(others[:, k], initial=0) >= 255:
-            cat_mask[k] = False
-    fit = dict(n_splits=n_splits, max_iter=max_iter, random_state=random_state)
+    fit = dict(n_splits=n_splits, random_state=random_state)
     if is_cat[j]:
         entry.update(_categorical(others, target, cat_mask, grid, **fit))
     else:
@@ -256,30 +235,27 @@ def _judge(dataset, j, inputs, is_cat, few, grid, *, n_splits, max_iter, random_
     return entry
 
 
-def _categorical(others, target, cat_mask, grid, *, n_splits, max_iter, random_state) -> dict:
+def _categorical(others, target, cat_mask, grid, *, n_splits, random_state) -> dict:
     """Chance-adjusted balanced accuracy of a categorical feature, and its rare (row, level)
     pairs."""
     from sklearn.metrics import balanced_accuracy_score
-    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import KFold, StratifiedKFold
 
     target = _top_levels(target, MAX_CLASSES)
-    counts = np.unique(target, return_counts=True)[1]
+    classes, codes, counts = np.unique(target, return_inverse=True, return_counts=True)
     splits = StratifiedKFold(n_splits, shuffle=True, random_state=random_state) \
         if counts.min() >= n_splits else KFold(n_splits, shuffle=True,
                                                 random_state=random_state)
-    # a booster grows one tree per class and iteration: beyond 5 classes the
-    # iterations shrink so that the trees stay about 5 * max_iter
-    k = counts.size
-    model = _booster(True, cat_mask, max_iter if k <= 5 else max(5, max_iter * 5 // k),
-                     random_state)
-    proba = cross_val_predict(model, others, target.astype(int), cv=splits,
-                              method="predict_proba")
-    classes = np.unique(target.astype(int))
-    guess = classes[np.argmax(proba, axis=1)]
-    out = {"score": float(balanced_accuracy_score(target.astype(int), guess, adjusted=True))}
+    fold = _folds(splits, others, codes)
+    indicators = np.zeros((codes.size, classes.size))
+    indicators[np.arange(codes.size), codes] = 1.0
+    # each level's probability given the others: an additive model of the log-odds
+    proba = additive_oof(_design(others, cat_mask), indicators, fold, n_splits, softmax=True)
+    guess = np.argmax(proba, axis=1)
+    out = {"score": float(balanced_accuracy_score(codes, guess, adjusted=True))}
     if grid is not None and len(grid):
         share = counts / counts.sum()
-        col_of = {c: i for i, c in enumerate(classes)}
+        col_of = {int(c): i for i, c in enumerate(classes)}
         rare = []
         for g in np.asarray(grid, dtype=float):
             if np.isnan(g) or int(g) not in col_of:
@@ -291,13 +267,12 @@ def _categorical(others, target, cat_mask, grid, *, n_splits, max_iter, random_s
     return out
 
 
-def _numeric(others, target, cat_mask, grid, *, n_splits, max_iter, random_state) -> dict:
+def _numeric(others, target, cat_mask, grid, *, n_splits, random_state) -> dict:
     """Cross-validated R^2 of a numeric feature, and PD's share of points off the data."""
-    from sklearn.model_selection import KFold, cross_val_predict
+    from sklearn.model_selection import KFold
 
-    splits = KFold(n_splits, shuffle=True, random_state=random_state)
-    model = _booster(False, cat_mask, max_iter, random_state)
-    pred = cross_val_predict(model, others, target, cv=splits)
+    fold = _folds(KFold(n_splits, shuffle=True, random_state=random_state), others, target)
+    pred = additive_oof(_design(others, cat_mask), target[:, None], fold, n_splits)[:, 0]
     resid = target - pred
     sst = float(np.sum((target - target.mean()) ** 2))
     out = {"score": 1.0 - float(np.sum(resid ** 2)) / sst}
@@ -313,6 +288,133 @@ def _numeric(others, target, cat_mask, grid, *, n_splits, max_iter, random_state
     return out
 
 
+def _folds(splits, others, target) -> np.ndarray:
+    """Each row's fold (the fold whose model predicts it out of fold)."""
+    fold = np.empty(len(target), np.intp)
+    for f, (_, test) in enumerate(splits.split(others, target)):
+        fold[test] = f
+    return fold
+
+
+#: Bins of a numeric input of the fits (its quantiles; missing values one more bin), and
+#: most levels of a categorical one (the rest one bin).
+FIT_BINS = 32
+#: Boosting steps (each adds ``RATE`` times the best input's bin means of the residuals),
+#: and the pseudo-rows that pull a bin of few rows toward zero.
+STEPS = 100
+RATE = 0.3
+RIDGE = 1.0
+#: Steps past the least out-of-fold error after which the boosting stops.
+PATIENCE = 15
+
+
+def _design(others, cat_mask) -> list:
+    """The fits' inputs: each column's bin indicators ``(n, B)`` (missing values a bin of
+    their own), and for a numeric column also its centred values ``(n, 1)`` (missing
+    values 0), so that a straight line is not cut into steps."""
+    from scipy import sparse
+
+    n = others.shape[0]
+    blocks = []
+    for k in range(others.shape[1]):
+        x = others[:, k]
+        if cat_mask[k]:
+            bins = np.where(np.isnan(x), -1.0, _top_levels(np.nan_to_num(x, nan=-2.0), FIT_BINS))
+        else:
+            bins = _fit_bins(x)
+        codes = np.unique(bins, return_inverse=True)[1].reshape(-1)
+        blocks.append(sparse.csr_matrix((np.ones(n), (np.arange(n), codes)),
+                                        shape=(n, int(codes.max()) + 1)))
+        present = ~np.isnan(x)
+        if not cat_mask[k] and present.any() and np.ptp(x[present]) > 0:
+            line = np.where(present, x - x[present].mean(), 0.0)
+            blocks.append(sparse.csr_matrix(line[:, None]))
+    return blocks
+
+
+def _fit_bins(x) -> np.ndarray:
+    out = np.full(x.shape, -1.0)
+    present = ~np.isnan(x)
+    if present.any():
+        edges = np.unique(np.quantile(x[present], np.linspace(0, 1, FIT_BINS + 1)[1:-1]))
+        out[present] = np.searchsorted(edges, x[present], side="right")
+    return out
+
+
+def additive_oof(blocks, Y, fold, n_folds, *, softmax=False, steps=STEPS, rate=RATE,
+                 ridge=RIDGE, patience=PATIENCE) -> np.ndarray:
+    r"""Out-of-fold predictions ``(n, C)`` of ``Y`` by an additive model of the inputs.
+
+    ``blocks`` are the inputs, each a sparse ``(n, B)`` matrix: a column's
+    bin indicators (its step function) or its values (a line).  For each fold
+    a model :math:`F = \mu + \sum_p Z_p \beta_p` is fit on the other folds'
+    rows by componentwise boosting (Buhlmann and Yu 2003): each step takes a
+    Newton step of every input on its own (:math:`\beta_p = Z_p^T r /
+    (\mathrm{diag}(Z_p^T W Z_p) + \mathrm{ridge})` with the residuals
+    :math:`r = y - \hat y`; for bins the residuals' bin means), keeps the
+    input whose step removes the most loss and adds ``rate`` times it.  The
+    prediction :math:`\hat y` is :math:`F` (squared error, :math:`W = 1`) or,
+    with ``softmax``, the softmax of :math:`F` over the columns of ``Y`` (its
+    classes' indicators: multinomial log-loss, :math:`W = \hat y (1 -
+    \hat y)`), so that a class the inputs rule out gets a probability near 0.
+    The number of steps is the one whose out-of-fold squared error (over every
+    fold and column) is least: once the inputs related to ``y`` are fit,
+    further steps fit noise and that error grows; ``patience`` steps past the
+    least stop the boosting (None: every step, the last kept).  Every fold
+    advances at once: :math:`F` is kept as ``(n, folds * C)`` and the
+    residuals are zero where a row does not train that fold's model, so one
+    product with the inputs sums every fold's bins.  Costs ``steps * n *
+    inputs * folds * C``: linear in rows and inputs.
+    """
+    from scipy import sparse
+
+    n, C = Y.shape
+    train = fold[:, None] != np.arange(n_folds)[None, :]  # (n, folds)
+    mask = np.repeat(train, C, axis=1).astype(float)
+    means = np.stack([Y[train[:, f]].mean(axis=0) if train[:, f].any() else np.zeros(C)
+                      for f in range(n_folds)])  # (folds, C)
+    start = np.log(np.clip(means, 1e-3, None)) if softmax else means
+    F = np.tile(start.reshape(1, -1), (n, 1))  # (n, folds * C): every fold's model, every row
+    target = np.tile(Y, n_folds)
+    offsets = np.concatenate([[0], np.cumsum([b.shape[1] for b in blocks])])
+    Z_t = sparse.hstack(blocks).T.tocsr()
+    Z2_t = Z_t.multiply(Z_t).tocsr()
+    rows = np.arange(n)
+
+    def answer(F):
+        if not softmax:
+            return F
+        E = np.exp(F.reshape(n, n_folds, C) - F.reshape(n, n_folds, C).max(axis=2,
+                                                                            keepdims=True))
+        return (E / E.sum(axis=2, keepdims=True)).reshape(n, -1)
+
+    def own_fold(A):
+        return A.reshape(n, n_folds, C)[rows, fold]
+
+    best = own_fold(answer(F))
+    best_error, since = float(np.sum((Y - best) ** 2)), 0
+    for _ in range(steps):
+        A = answer(F)
+        sums = Z_t @ ((target - A) * mask)
+        weight = A * (1 - A) * mask if softmax else mask
+        fit = sums / (Z2_t @ weight + ridge)
+        # the loss each input's step removes, per fold (summed over the columns)
+        gain = np.add.reduceat(fit * sums, offsets[:-1], axis=0).reshape(
+            len(blocks), n_folds, C).sum(axis=2)
+        for f, p in enumerate(np.argmax(gain, axis=0)):
+            cols = slice(f * C, (f + 1) * C)
+            F[:, cols] += blocks[p] @ (rate * fit[offsets[p]:offsets[p + 1], cols])
+        oof = own_fold(answer(F))
+        error = float(np.sum((Y - oof) ** 2))
+        if patience is None or error < best_error:
+            best, best_error, since = oof, error, 0
+        else:
+            since += 1
+            if since >= patience:  # past the least error for long: only noise is left
+                break
+    return best
+
+
 def _top_levels(codes, k):
     """Level codes with all but the ``k`` most frequent levels merged into one (code -1)."""
     levels, counts = np.unique(codes, return_counts=True)
@@ -320,15 +422,3 @@ def _top_levels(codes, k):
         return codes
     keep = levels[np.argsort(-counts, kind="stable")[:k]]
     return np.where(np.isin(codes, keep), codes, -1.0)
-
-
-def _booster(classify, cat_mask, max_iter, random_state):
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-
-    cls = HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor
-    # small trees and few rounds at twice the usual rate: a fit costs a third of 50 rounds of
-    # 31 leaves (most of it is per node, not per row), and the scores agree to a few
-    # hundredths (benchmarks/bench_report_wide.py prints both)
-    return cls(max_iter=max_iter, learning_rate=0.2, max_leaf_nodes=15, early_stopping=False,
-               categorical_features=cat_mask if cat_mask.any() else None,
-               random_state=random_state)

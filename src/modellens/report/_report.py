@@ -186,8 +186,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     The sections, in page order:
 
     - **data**: kind, range and missing values of every feature, and how much
-      of it the other features explain (cross-validated R^2 of a
-      gradient-boosting model; chance-adjusted balanced accuracy for
+      of it the other features explain (cross-validated R^2 of an additive
+      model of the most related others; chance-adjusted balanced accuracy for
       categorical features; not judged below 100 rows), with a badge beside
       every feature whose PD evaluates many points off the data (see
       :func:`modellens.report._dependence.dependence`), and hints for text

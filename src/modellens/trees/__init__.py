@@ -7,7 +7,8 @@ and if not why (every tree method asks it);
 the ``check_*`` functions refuse tree arrays that would send a kernel out of
 bounds before anything reads them (``lightgbm_saved_text``: a loaded
 LightGBM booster's text for the check of what it read); :mod:`kernels` holds the numba kernels the
-tree methods (TreeSHAP, tree partial dependence, tree H statistics) run.
+tree methods (TreeSHAP, tree partial dependence, tree H statistics) run, and
+:func:`ice_margins` the exact ICE curves of data rows (no model rows).
 Other packages reach all of it through this face only.
 """
 
@@ -16,6 +17,7 @@ from ._checks import MAX_TREE_DEPTH, UnsafeModelError
 from ._checks_lightgbm import check_lightgbm_text
 from ._checks_sklearn import check_sklearn_objects
 from ._checks_xgboost import check_xgboost_model
+from ._ice import IceGrids, ice_margins
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
                         SUPPORTED_TREE_MODELS, TreeEnsemble)
 from ._lightgbm import lightgbm_saved_text
@@ -26,4 +28,4 @@ __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "un
            "route", "Route", "ROUTED_METHODS", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
            "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text",
            "check_sklearn_objects", "check_xgboost_model", "kernels", "MAX_TREE_DEPTH",
-           "lightgbm_saved_text"]
+           "lightgbm_saved_text", "IceGrids", "ice_margins"]

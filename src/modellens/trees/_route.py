@@ -1,7 +1,7 @@
 """``route()``: can the trees serve this request, and if not, why.
 
-One answer for the three tree methods (TreeSHAP, the tree H statistics, tree
-partial dependence), so that a request is refused for the same reason in the
+One answer for the tree methods (TreeSHAP, the tree H statistics, tree
+partial dependence, the exact ICE curves), so that a request is refused for the same reason in the
 same words whichever method meets it: the model is not a tree ensemble these
 readers read (or its file is unsafe), the data is not what the trees split on
 (feature count, categorical columns split as numbers, columns in another
@@ -22,7 +22,7 @@ from ._read import tree_ensemble, unfit_data
 __all__ = ["Route", "route", "ROUTED_METHODS"]
 
 #: The tree methods :func:`route` answers for.
-ROUTED_METHODS = ("shapley", "interactions", "pdp")
+ROUTED_METHODS = ("shapley", "interactions", "pdp", "ice")
 
 #: response_method values that are the raw output of a tree ensemble for TreeSHAP, by link.
 _RAW_RESPONSES = {"identity": ("predict", "predict_proba"), "logit": ("decision_function",),
@@ -34,6 +34,7 @@ _REFUSALS = {
                "'permutation' or 'kernel'.",
     "interactions": "method='tree' cannot be used here: {why}. Use method='brute'.",
     "pdp": "method='tree' cannot use this data: {why}.",
+    "ice": "the trees cannot give the exact ICE curves of this request: {why}.",
 }
 
 
@@ -123,9 +124,9 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
         The request's validated data (its columns' kinds and count).
     X : array-like
         The data as given (its column names, checked against the model's).
-    method : {"shapley", "interactions", "pdp"}
+    method : {"shapley", "interactions", "pdp", "ice"}
         The tree method asked: TreeSHAP, the tree H statistics, the tree partial
-        dependence.
+        dependence, the exact ICE curves over data rows.
     response_method : str
         The response the request explains.
     ice, sample :
@@ -149,7 +150,8 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
     except InvalidParameterError as exc:  # not a tree model, or an unsafe one
         return Route(None, getattr(exc, "reason", None) or str(exc), exc)
     why = unfit_data(ens, model, dataset, X, categorical=True)
-    if why is None and method != "pdp":
+    # (the exact ICE applies the model's link itself: any response)
+    if why is None and method not in ("pdp", "ice"):
         why = _raw_output(ens, method, response_method)
     if why is not None:
         return _refused(method, why)

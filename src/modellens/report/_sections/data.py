@@ -71,9 +71,10 @@ def data_section(inputs, found) -> Section:
             f"features predict these ones, so at least {WARN_SHARE:.0%} of the points partial "
             "dependence evaluates lie where the data has none; read their ALE instead.")
     sec.notes.append(
-        "Explained by the others: the cross-validated R^2 of a gradient-boosting model "
-        "predicting a numeric feature from all the others, shown from 0 (no better than the "
-        "mean); for categorical and boolean features the chance-adjusted balanced accuracy "
+        "Explained by the others: the cross-validated R^2 of an additive model (a step "
+        "function of each of the most related other features) predicting a numeric feature, "
+        "shown from 0 (no better than the mean); for categorical and boolean features the "
+        "chance-adjusted balanced accuracy "
         f"(0 = no better than guessing, 1 = determined). Below {MIN_ROWS} rows it is not "
         "judged; the largest rank correlation with another feature is shown instead. PD points "
         "off the data: the share of the (row, grid value) pairs partial dependence evaluates "

@@ -1,0 +1,220 @@
+"""Exact PD and ICE of a tree ensemble over the data rows, from its trees (no model rows).
+
+:func:`tree_ice` answers whether the trees can give the very curves the model
+would give on the grid rows of a request (:func:`modellens.pdp` with
+``method="auto"``), and if so a :class:`TreeICE` that computes them, every
+asked feature and output from one walk of the trees per row
+(:func:`modellens.trees.ice_margins`): the raw output at each grid value,
+then the model's link (the logistic function, the softmax over every
+class, or none) per row and grid value, so that the mean of the curves is
+the partial dependence over the rows in the model's own response.
+
+The route refuses (the caller falls back on model rows, and the result
+says why in ``extra``) for what it cannot prove: a model the tree readers
+do not read, data the trees do not split on as given, a response that is
+not the raw output or its probabilities (a classifier's ``predict``, a
+Poisson booster's exponential), a model whose outputs are known only from
+its answers, and a model whose answers on a few data rows differ from the
+trees' (a link the readers do not model, such as a LightGBM ``sigmoid``
+parameter or a one-vs-all objective).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice"]
+
+#: Data rows on which the model's own answers are compared with the trees' before the
+#: trees stand in for it (a few model rows against a link the readers do not model).
+CHECK_ROWS = 16
+#: Relative agreement required on them (the readers keep each library's split rules to
+#: the bit, so only rounding separates the two).  XGBoost adds its leaves and applies its
+#: link in float32: its answers are the exact ones rounded to about 1e-7 per operation,
+#: so it is held to float32's resolution over its trees (a link it does not model still
+#: differs by far more).
+CHECK_TOLERANCE = 1e-9
+FLOAT32_TOLERANCE = 1e-4
+#: ``Effect.extra["evaluated"]`` of a curve the trees gave.
+EVALUATED_BY_TREES = "trees (exact ICE, no model rows)"
+#: Bytes of raw curves held at once (rows are walked in blocks of this size).
+BLOCK_BYTES = 1 << 26
+#: Grid rows (rows x grid points x features) below which the model evaluates them: it
+#: does so in a fraction of a second, while the trees' kernel compiles for seconds on its
+#: first use after installing (a first report of a small data set would wait for it).
+MIN_GRID_ROWS = 200_000
+
+
+class TreeICE:
+    """The exact ICE curves of a request's 1-D features, for each of its outputs.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        Every output column of the model (a softmax needs all of them).
+    response : tuple
+        ``(kind, columns)``: ``kind`` ``"raw"`` (the raw output) or
+        ``"proba"`` (the link's probabilities); ``columns`` ``(column, sign)``
+        of each explained output.
+    base : ndarray of shape (m, d)
+        The encoded rows whose curves are asked.
+    axes : dict
+        Feature position -> its grid's encoded values.
+    dataset : Dataset
+        The rows' schema (categorical codes are mapped to the model's).
+    """
+
+    def __init__(self, ens, response, base, axes, dataset):
+        self.ens, self.response, self.base, self.dataset = ens, response, base, dataset
+        self.features = list(axes)
+        self.axes = axes
+        self._curves: list | None = None
+
+    def curves(self, feature: int, output: int) -> np.ndarray:
+        """ICE curves ``(m, G)`` of ``feature`` for output ``output``."""
+        if self._curves is None:
+            self._curves = self._compute()
+        return self._curves[self.features.index(feature)][output]
+
+    def _compute(self) -> list:
+        from ..trees import IceGrids, ice_margins, kernels
+
+        ens, dataset = self.ens, self.dataset
+        X = np.ascontiguousarray(ens.cast(ens.encode(self.base, dataset.columns)))
+        d, F = X.shape[1], len(self.features)
+        G = max(len(self.axes[j]) for j in self.features)
+        values = np.zeros((F, G))
+        slot = np.full(d, -1, np.int64)
+        lengths = np.zeros(F, np.int64)
+        for k, j in enumerate(self.features):
+            grid = np.asarray(self.axes[j], dtype=np.float64)
+            full = np.zeros((grid.size, d))
+            full[:, j] = grid
+            # a categorical grid is read in the model's codes, cast as the library casts
+            values[k, :grid.size] = ens.cast(ens.encode(full, dataset.columns))[:, j]
+            slot[j], lengths[k] = k, grid.size
+        grids = IceGrids(values, lengths, slot)
+        value, tree_out = ens.traversal()
+        m, K = X.shape[0], ens.n_outputs
+        kernel = kernels.sized(ice_margins, m)
+        block = max(1, BLOCK_BYTES // (8 * F * G * K))
+        n_out = len(self.response[1])
+        out = [[np.empty((m, lengths[k])) for _ in range(n_out)] for k in range(F)]
+        for lo in range(0, m, block):
+            raw = kernel(X[lo:lo + block], ens.nodes, value, tree_out, K, ens.roots, grids)
+            answer = respond(ens, raw + ens.base, self.response)  # (b, F, G, n_out)
+            for k in range(F):
+                for c in range(n_out):
+                    out[k][c][lo:lo + block] = answer[:, k, :lengths[k], c]
+        return out
+
+
+def respond(ens, raw: np.ndarray, response) -> np.ndarray:
+    """The explained outputs ``(..., n_out)`` of raw outputs ``(..., K)``, as the model
+    answers them (see :class:`TreeICE`'s ``response``)."""
+    kind, columns = response
+    if kind == "proba":
+        if ens.link == "softmax":
+            shifted = np.exp(raw - raw.max(axis=-1, keepdims=True))
+            full = shifted / shifted.sum(axis=-1, keepdims=True)
+        elif ens.link == "logit":
+            p = 1.0 / (1.0 + np.exp(-raw[..., 0]))
+            full = np.stack([1.0 - p, p], axis=-1)
+        else:  # a forest's leaves hold the class probabilities
+            full = raw
+    else:
+        full = raw
+    return np.stack([sign * full[..., col] for col, sign in columns], axis=-1)
+
+
+def tree_ice(request, features, axes, base):
+    """A :class:`TreeICE` for the request's 1-D ``features``, or why the trees cannot serve.
+
+    Parameters
+    ----------
+    request : Request
+        The open request (its raw model, dataset and wrapped model).
+    features : list
+        The requested features (pairs are left to the model rows).
+    axes : list
+        ``pd_axes`` of each requested feature.
+    base : ndarray of shape (m, d)
+        The encoded rows of the curves.
+
+    Returns
+    -------
+    TreeICE, str or None
+        The curves' source, the reason the model rows are needed, or None where
+        the trees are not tried (a model that is not a tree ensemble, fewer
+        than ``MIN_GRID_ROWS`` grid rows).
+    """
+    from ..models import tree_ensemble_name
+    from ..trees import route
+
+    if tree_ensemble_name(request.raw_model) is None:
+        return None  # not a tree model: the model rows, as always
+    single = {f: ax[0][0] for f, ax in zip(features, axes) if not isinstance(f, tuple)}
+    if not single:
+        return "2-D partial dependence is evaluated on model rows"
+    if base.shape[0] * sum(len(g) for g in single.values()) < MIN_GRID_ROWS:
+        return None  # few grid rows: the model's own time is small
+    dataset = request.dataset
+    answer = route(request.raw_model, dataset, request.X, method="ice")
+    if answer.ensemble is None:
+        return str(answer.reason)
+    ens, model = answer.ensemble, request.model
+    # a model without classes tells its outputs by answering (one data row)
+    model.settle_outputs()
+    response = _response(ens, model)
+    if isinstance(response, str):
+        return response
+    why = _disagrees(ens, model, response, base, dataset)
+    if why is not None:
+        return why
+    return TreeICE(ens, response, base, single, dataset)
+
+
+def _response(ens, model):
+    """``(kind, columns)`` of the wrapped model's outputs from the trees, or why not."""
+    views = [model.view(c) for c in range(model.n_outputs)]
+    classes = ens.classes
+    if classes is None:
+        if ens.n_outputs != 1 or ens.link != "identity" or views[0].output_name != "prediction":
+            return (f"the response {views[0].output_name!r} is not the trees' raw output "
+                    f"({ens.output_names[0]})")
+        return "raw", [(0, 1.0)]
+    columns = []
+    kinds = set()
+    for view in views:
+        label = view.explained_class
+        if label is None or label not in classes:
+            return f"the response {view.output_name!r} is not a class's probability or margin"
+        k = classes.index(label)
+        if view.explains_probability:
+            kinds.add("proba")
+            columns.append((k, 1.0))
+        elif view.output_name.startswith("decision(") and ens.link in ("logit", "softmax"):
+            kinds.add("raw")
+            # a binary margin has one column, positive for classes_[1]
+            columns.append((0, -1.0 if k == 0 else 1.0) if ens.link == "logit" else (k, 1.0))
+        else:
+            return f"the response {view.output_name!r} is not the trees' output or its link"
+    if len(kinds) != 1:
+        return "the outputs mix probabilities and margins"
+    return kinds.pop(), columns
+
+
+def _disagrees(ens, model, response, base, dataset):
+    """Why the trees' answers on the first data rows are not the model's (None if they agree)."""
+    rows = base[:CHECK_ROWS]
+    if rows.shape[0] == 0:
+        return None
+    ours = respond(ens, ens.predict_raw(ens.encode(rows, dataset.columns)), response)
+    theirs = np.asarray(model.predict(rows), dtype=np.float64).reshape(ours.shape)
+    gap = np.abs(ours - theirs) / np.maximum(1.0, np.abs(theirs))
+    tolerance = FLOAT32_TOLERANCE if ens.library == "xgboost" else CHECK_TOLERANCE
+    if not gap.max() <= tolerance:
+        return (f"the trees' answers differ from the model's by up to {float(gap.max()):.2g} "
+                f"on {rows.shape[0]} data rows (a link or objective the tree reader does not "
+                "model)")
+    return None
