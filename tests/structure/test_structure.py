@@ -49,10 +49,10 @@ def test_config_reaches_the_engine_and_a_keyword_wins():
     X = np.random.default_rng(0).normal(size=(500, 2))
     with ml.config(chunk_size=700):
         ml.pdp(model, X, features="x0", grid=4)
-        assert sizes == [700, 700, 600]
+        assert sizes == [1, 700, 700, 600]  # (the first: the row that tells the outputs)
         sizes.clear()
         ml.pdp(model, X, features="x0", grid=4, chunk_size=1000)  # the keyword wins
-        assert sizes == [1000, 1000]
+        assert sizes == [1, 1000, 1000]
     assert resolve_options(n_jobs=3).n_jobs == 3
     with ml.config(n_jobs=2):
         assert resolve_options().n_jobs == 2 and resolve_options(n_jobs=1).n_jobs == 1
