@@ -67,3 +67,12 @@ def game_shapley(v):
                 weight = 1.0 / (d * comb(d - 1, size))
                 phi[..., j] += weight * (v[..., code | 1 << j] - v[..., code])
     return phi
+
+
+def coalition_shapley(worth, p):
+    """Shapley values of ``worth(S)`` (``S`` a sorted list of the players 0..p-1), ``(p,)``.
+
+    The game is tabulated over every coalition and handed to :func:`game_shapley`.
+    """
+    v = [worth([j for j in range(p) if code >> j & 1]) for code in range(2 ** p)]
+    return game_shapley(np.array(v, dtype=float))
