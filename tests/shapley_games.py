@@ -95,3 +95,12 @@ def owen_by_orders(sentences, worth):
             total = total + np.array([gains[order.index(w)] for w in words])
             count += 1
     return total / count, count
+
+
+def coalition_shapley(worth, p):
+    """Shapley values of ``worth(S)`` (``S`` a sorted list of the players 0..p-1), ``(p,)``.
+
+    The game is tabulated over every coalition and handed to :func:`game_shapley`.
+    """
+    v = [worth([j for j in range(p) if code >> j & 1]) for code in range(2 ** p)]
+    return game_shapley(np.array(v, dtype=float))

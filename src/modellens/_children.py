@@ -27,37 +27,38 @@ are forked (they import through this process's own path).
 from __future__ import annotations
 
 import os
-import threading
-from contextlib import contextmanager
+
+from ._process import CountedHold
 
 __all__ = ["safe_path"]
 
-_lock = threading.Lock()
-_users = 0
-_set_here = False
-_previous: str | None = None
+#: What was there before this process set the variable (read by _restore).
+_state: dict = {"set_here": False, "previous": None}
 
 
-@contextmanager
+def _set() -> None:
+    previous = os.environ.get("PYTHONSAFEPATH")
+    _state["previous"], _state["set_here"] = previous, not previous  # unset or empty
+    if _state["set_here"]:  # (empty turns it off: set to 1 then)
+        os.environ["PYTHONSAFEPATH"] = "1"
+
+
+def _restore() -> None:
+    if _state["set_here"]:
+        _state["set_here"] = False
+        if os.environ.get("PYTHONSAFEPATH") == "1":  # unless changed meanwhile
+            if _state["previous"] is None:
+                del os.environ["PYTHONSAFEPATH"]
+            else:
+                os.environ["PYTHONSAFEPATH"] = _state["previous"]
+
+
+_HOLD = CountedHold(_set, _restore)
+
+
 def safe_path():
-    """``PYTHONSAFEPATH=1`` in ``os.environ`` while at least one caller is inside (thread-safe)."""
-    global _users, _set_here, _previous
-    with _lock:
-        if _users == 0:
-            _previous = os.environ.get("PYTHONSAFEPATH")
-            _set_here = not _previous  # unset or empty (empty turns it off)
-            if _set_here:
-                os.environ["PYTHONSAFEPATH"] = "1"
-        _users += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _users -= 1
-            if _users == 0 and _set_here:
-                _set_here = False
-                if os.environ.get("PYTHONSAFEPATH") == "1":  # unless changed meanwhile
-                    if _previous is None:
-                        del os.environ["PYTHONSAFEPATH"]
-                    else:
-                        os.environ["PYTHONSAFEPATH"] = _previous
+    """``PYTHONSAFEPATH=1`` in ``os.environ`` while at least one caller is inside (thread-safe).
+
+    A context manager, and a decorator: ``@safe_path()``.
+    """
+    return _HOLD.held()

@@ -13,14 +13,17 @@ named, and then checked against the result's field specs
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ._serialize import MARKER, DecodeError, _type_name, from_jsonable, short, to_jsonable
 from ._validation import InvalidParameterError
 
-__all__ = ["envelope", "open_envelope", "Envelope"]
+__all__ = ["envelope", "open_envelope", "Envelope", "flat_dict", "flat_fields", "floats",
+           "strings", "optional"]
 
 
 def envelope(kind: str, fields: dict | None = None, *, schema: int | None = None,
@@ -187,3 +190,46 @@ def open_envelope(d: Any, reader: str, *, kinds: Collection[str] | None = None,
             f"this {kind} dict has schema {schema!r}; this version of modellens reads "
             f"schema {newest}: upgrade modellens to load it.")
     return Envelope(kind, schema, reader, d)
+
+
+# ------------------------------------------------------------ results of flat fields
+def floats(value) -> Any:
+    """A float64 array (a field's ``to_dict`` and ``from_dict`` conversion)."""
+    return np.asarray(value, dtype=np.float64)
+
+
+def strings(value) -> list:
+    """A list of strings (feature names, output names)."""
+    return [str(v) for v in value]
+
+
+def optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert``, with None left None (a field a result may not hold)."""
+    return lambda value: None if value is None else convert(value)
+
+
+def flat_dict(result: Any, layout: Mapping[str, Callable[[Any], Any]]) -> dict:
+    """``to_dict`` of a result whose fields are plain values: one envelope of its fields.
+
+    ``layout`` maps each field to its conversion (:func:`floats`, :func:`strings`,
+    ``float``, ``int``, ``str``, ...), applied to the attribute of that name;
+    the type tag is the result's class name.
+    """
+    return envelope(type(result).__name__,
+                    {name: convert(getattr(result, name)) for name, convert in layout.items()})
+
+
+def flat_fields(d: Any, reader: str, layout: Mapping[str, Callable[[Any], Any]],
+                check: Callable[[Envelope, dict], None], *,
+                required: Collection[str] | None = None) -> dict:
+    """The keyword arguments that rebuild a :func:`flat_dict` result from ``d``, checked.
+
+    ``d`` is opened for ``reader`` (:func:`open_envelope`), its fields decoded
+    (``required``: default every field of ``layout``), checked by ``check``
+    (the result's field specs, see :mod:`modellens._result_specs`) and each
+    converted by its ``layout`` entry (an absent optional field: None).
+    """
+    opened = open_envelope(d, reader)
+    values = opened.fields(tuple(layout) if required is None else required, known=tuple(layout))
+    check(opened, values)
+    return {name: convert(values.get(name)) for name, convert in layout.items()}

@@ -11,7 +11,6 @@ about the kernels themselves.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from ._process import usable_cores
 from ._validation import InvalidParameterError
 
 __all__ = ["warm_up", "Warming", "METHODS"]
@@ -259,9 +259,7 @@ class Warming:
             return
         from threadpoolctl import ThreadpoolController
 
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-            (os.cpu_count() or 1)
-        free = max(1, cores - 1)
+        free = max(1, usable_cores() - 1)
         with ExitStack() as stack:
             controller = ThreadpoolController()
             for lib in controller.select(user_api="openmp").lib_controllers:

@@ -100,12 +100,13 @@ def test_every_output_of_a_function_equals_its_column(iris, execution):
 
     kw = dict(training_data=A, num_samples=250, random_state=4, stability=3, **execution)
     every = ml.lime(two, A[:3], **kw)
-    assert sum(rows) == every.diagnostics["n_model_rows"] == 3 * 3 * 250
+    # (the first: one row that tells the function's outputs, no sample's row)
+    assert rows[0] == 1 and sum(rows[1:]) == every.diagnostics["n_model_rows"] == 3 * 3 * 250
     assert every.outputs == ["f(x)[0]", "f(x)[1]"]
     for c in range(2):
         rows.clear()
         single = ml.lime(two, A[:3], target=c, **kw)
-        assert sum(rows) == 3 * 3 * 250
+        assert sum(rows) == 1 + 3 * 3 * 250  # (one row tells the name of a function's column)
         _same_surrogate(every.for_output(c), single)
         np.testing.assert_allclose(every.for_output(c).surrogate.stability["weight_std"],
                                    single.surrogate.stability["weight_std"], **TOL)
@@ -158,7 +159,8 @@ def test_lime_text_explains_every_column_from_one_sample():
         return _scores(batch)
 
     every = ml.lime_text(scores, TEXT, num_samples=400, random_state=0)
-    assert len(texts) == every.diagnostics["n_model_rows"] == 400  # the samples of one output
+    # the whole text, which tells predict_fn's outputs, then the samples of one output
+    assert texts[0] == TEXT and len(texts) - 1 == every.diagnostics["n_model_rows"] == 400
     assert every.values.shape == (1, 6, 3) and len(every.outputs) == 3
     words = every.feature_names
     for c in range(3):
@@ -196,7 +198,7 @@ def test_lime_text_and_image_take_a_list_of_outputs():
         return _scores(batch)
 
     some = ml.lime_text(scores, TEXT, num_samples=400, random_state=0, target=[2, 0])
-    assert len(texts) == some.diagnostics["n_model_rows"] == 400
+    assert texts[0] == TEXT and len(texts) - 1 == some.diagnostics["n_model_rows"] == 400
     assert some.values.shape == (1, 6, 2) and some.outputs == ["f(x)[2]", "f(x)[0]"]
     for c, column in enumerate([2, 0]):
         single = ml.lime_text(_scores, TEXT, num_samples=400, random_state=0, target=column)

@@ -1,7 +1,6 @@
 """Conditional Shapley values (``dependence=``) against closed-form and simulated truth."""
 
 from itertools import combinations
-from math import factorial
 
 import numpy as np
 import pandas as pd
@@ -12,6 +11,8 @@ import modellens as ml
 from modellens._validation import InvalidParameterError
 from modellens.attribution import _forest, _samplers
 from modellens.attribution._msev import msev
+
+from shapley_games import coalition_shapley
 
 D = 4
 CORR = 0.6 * np.ones((D, D)) + 0.4 * np.eye(D)
@@ -31,16 +32,8 @@ def gaussian_data(seed=0, m=1500, n=4):
 def shapley_of(worth, d, players=None):
     """Brute-force Shapley values of ``worth(coalition of features)`` over ``players``."""
     players = [[j] for j in range(d)] if players is None else players
-    p = len(players)
-    phi = np.zeros(p)
-    for j in range(p):
-        others = [k for k in range(p) if k != j]
-        for r in range(p):
-            for T in combinations(others, r):
-                wt = factorial(r) * factorial(p - r - 1) / factorial(p)
-                feats = sorted(sum((players[k] for k in T), []))
-                phi[j] += wt * (worth(sorted(feats + players[j])) - worth(feats))
-    return phi
+    return coalition_shapley(lambda T: worth(sorted(sum((players[k] for k in T), []))),
+                             len(players))
 
 
 def gaussian_worth(x, mu, cov):

@@ -13,6 +13,8 @@ correctly scaled band covers it at its nominal level, up to the small cost of
 estimating the variances.
 """
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -34,23 +36,27 @@ def centre_like_ale(curve, counts):
 
 def covered(seeds, confidence):
     """``(len(seeds), edges)`` booleans: does the band cover the conditional truth there?"""
-    hits = []
-    for seed in seeds:
-        X = np.random.default_rng(seed).normal(size=(N_ROWS, 3))
-        eff = ml.ale(f, X, features="x0", bins=N_BINS, confidence=confidence)["x0"]
-        z = np.asarray(eff.grid, dtype=float)
-        assert z.size == N_BINS + 1 and z[0] == X[:, 0].min() and z[-1] == X[:, 0].max()
-        assert eff.band.level == confidence
-        # bins counted here from the edges: (z_{k-1}, z_k], the first one closed
-        k = np.clip(np.searchsorted(z, X[:, 0], side="left") - 1, 0, N_BINS - 1)
-        counts = np.bincount(k, minlength=N_BINS)
-        truth = centre_like_ale(z ** 2 - z[0] ** 2, counts)
-        lower, upper = np.asarray(eff.band.lower), np.asarray(eff.band.upper)
-        assert lower.shape == upper.shape == z.shape
-        # a band around the estimate, symmetric about it
-        np.testing.assert_allclose(upper - eff.values, eff.values - lower, rtol=1e-9, atol=1e-12)
-        hits.append((lower <= truth) & (truth <= upper))
-    return np.array(hits)
+    return np.array([_covered(seed, confidence) for seed in seeds])
+
+
+@functools.lru_cache(maxsize=None)
+def _covered(seed, confidence):
+    """One seed's row of :func:`covered`, kept: in a run of the whole file (CI) the smoke's
+    seeds are the studies' first, computed once."""
+    X = np.random.default_rng(seed).normal(size=(N_ROWS, 3))
+    eff = ml.ale(f, X, features="x0", bins=N_BINS, confidence=confidence)["x0"]
+    z = np.asarray(eff.grid, dtype=float)
+    assert z.size == N_BINS + 1 and z[0] == X[:, 0].min() and z[-1] == X[:, 0].max()
+    assert eff.band.level == confidence
+    # bins counted here from the edges: (z_{k-1}, z_k], the first one closed
+    k = np.clip(np.searchsorted(z, X[:, 0], side="left") - 1, 0, N_BINS - 1)
+    counts = np.bincount(k, minlength=N_BINS)
+    truth = centre_like_ale(z ** 2 - z[0] ** 2, counts)
+    lower, upper = np.asarray(eff.band.lower), np.asarray(eff.band.upper)
+    assert lower.shape == upper.shape == z.shape
+    # a band around the estimate, symmetric about it
+    np.testing.assert_allclose(upper - eff.values, eff.values - lower, rtol=1e-9, atol=1e-12)
+    return (lower <= truth) & (truth <= upper)
 
 
 @pytest.mark.study

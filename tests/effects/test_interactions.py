@@ -262,8 +262,9 @@ def test_one_batched_plan_with_shared_feature_blocks():
 
     X = uniform(100, 3, seed=1)
     h = ml.interactions(f, X, sample=50, random_state=0, chunk_size=10**6)
-    # f at the rows, 3 feature blocks, 3 pair blocks: 50 + 6 * 50 * 50 rows in one call
-    assert calls == [50 + 6 * 2500] and h.n_model_rows == 15_050
+    # the one row that tells f's outputs (asked when it is wrapped; no method's row), then f
+    # at the rows, 3 feature blocks, 3 pair blocks: 50 + 6 * 50 * 50 rows in one call
+    assert calls == [1, 50 + 6 * 2500] and h.n_model_rows == 15_050
 
 
 def test_pairs_among_the_k_strongest_and_a_list():

@@ -170,8 +170,11 @@ def test_dale_gradient_callable_per_output():
     # x0 ** 2 has the slope 2 x0: the curve is x0 ** 2 up to a constant (bin-mean slopes)
     e = every["x0"].for_output(0)
     assert np.ptp(e.values - e.grid ** 2) < 0.05
-    # the gradient callable is all DALE calls: an (m, d) answer is one output
-    assert ml.dale(f, X, bins=5, gradient=lambda A: grad(A)[..., 1]).outputs is None
+    # the model's own answer tells its outputs (two): a gradient of one of them is that
+    # output's target=, and refused for all of them (it was taken for one output, f(x))
+    assert ml.dale(f, X, bins=5, target=1, gradient=lambda A: grad(A)[..., 1]).outputs is None
+    with pytest.raises(ml.ModelError, match=r"expected \(300, 2, 2\)"):
+        ml.dale(f, X, bins=5, gradient=lambda A: grad(A)[..., 1])
     answers = []
 
     def shifty(A):  # two outputs' gradients first, then one
@@ -255,17 +258,18 @@ def test_all_outputs_cost_the_rows_of_one(iris):
     ml.pdp(model, X, [0, 3], grid=5, ice=True, chunk_size=500, target="b")
     ml.ale(model, X, [0], bins=4, chunk_size=500, target="b")
     assert every == model.seen == [500, 500, 500, 300]
-    # a function tells its outputs at its first answer, which is kept: no chunk twice
+    # a function tells its outputs by answering one row when it is wrapped: then no chunk
+    # is asked twice
     seen = []
 
     def f(A):
         seen.append(len(A))
         return model.predict_proba(A)
     ml.pdp(f, X, [0, 3], grid=5, ice=True, chunk_size=500)
-    assert seen == [500, 500, 500]
+    assert seen == [1, 500, 500, 500]
     seen.clear()
     ml.pdp(lambda A: f(A)[:, 1], X, [0, 3], grid=5, ice=True, chunk_size=500)
-    assert seen == [500, 500, 500]
+    assert seen == [1, 500, 500, 500]
 
 
 def test_bad_outputs(iris, hgb):
@@ -283,7 +287,7 @@ def test_bad_outputs(iris, hgb):
         return np.zeros((len(A), 2 if len(calls) == 1 else 3))
     with pytest.raises(ml.ModelError, match=r"outputs \['f\(x\)\[0\]', 'f\(x\)\[1\]'\].*same "
                                             "outputs at every call"):
-        ml.pdp(shifty, X.to_numpy(), [0], grid=3, chunk_size=100)  # (the first answer is kept)
+        ml.pdp(shifty, X.to_numpy(), [0], grid=3, chunk_size=100)  # (the first: the probe)
     calls.clear()
 
     def narrows(A):  # one output at first, two afterwards

@@ -325,7 +325,8 @@ def test_second_order_main_effects_cost_no_rows_when_asked_alone_too():
     pair, both = CountingModel(), CountingModel()
     ml.ale(pair, X, [("x0", "x1")], bins=5)
     ml.ale(both, X, ["x0", ("x0", "x1"), "x1"], bins=5)
-    assert pair.rows == both.rows == 8 * 300  # 4n corners + 2n per main effect
+    # 4n corners + 2n per main effect, after the one row that tells the outputs
+    assert pair.rows == both.rows == 1 + 8 * 300
 
 
 def test_second_order_plot_total_and_support():

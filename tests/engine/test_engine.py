@@ -36,6 +36,6 @@ def test_explicit_chunk_size_is_used_exactly():
 
     X = np.random.default_rng(1).normal(size=(500, 3))
     ml.pdp(f, X, grid=4, chunk_size=1000)
-    assert sizes == [1000] * 6
+    assert sizes == [1] + [1000] * 6  # (the first: the row that tells f's outputs)
     with pytest.raises(ValueError, match="chunk_size must be a positive"):
         ml.pdp(f, X, chunk_size=0)

@@ -14,7 +14,9 @@ def _model(tag, barrier):
 
     def predict(A):
         calls.append(len(A))
-        if len(calls) == 2:  # the first call predicts the data, before any section
+        # the first two predict the data (its first row, which tells the outputs, then every
+        # row), before any section
+        if len(calls) == 3:
             try:  # both reports are inside their sections before either warns
                 barrier.wait(timeout=30)
             except threading.BrokenBarrierError:

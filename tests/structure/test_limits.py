@@ -15,14 +15,11 @@ the lane of issue 46 that owns it; a name that no longer offends must leave its 
 
 import ast
 import io
-import pathlib
 import tokenize
 
 import pytest
 
-import modellens as ml
-
-SRC = pathlib.Path(ml.__file__).parent
+from import_walk import MODULES, SRC, imported_modules
 
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 80
@@ -42,13 +39,7 @@ WIDE_KERNELS: dict = {}
 PRIVATE_REACHES: dict = {}
 
 
-def _module_name(path):
-    parts = ("modellens",) + path.relative_to(SRC).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 FILES = sorted(SRC.rglob("*.py"))
-MODULES = {_module_name(p): p for p in FILES}
 
 
 def _rel(path):
@@ -131,27 +122,6 @@ def wide_kernels(source: str, rel: str) -> dict:
     return out
 
 
-def _imported_modules(source: str, me: str, is_package: bool) -> set:
-    """Every modellens module the source imports (``from pkg import mod`` is ``pkg.mod``)."""
-    package = me if is_package else me.rpartition(".")[0]
-    out = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            if mod.split(".")[0] == "modellens":
-                for alias in node.names:
-                    sub = f"{mod}.{alias.name}"
-                    out.add(sub if sub in MODULES else mod)
-        elif isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.split(".")[0] == "modellens"}
-    return out
-
-
 def private_owner(module: str):
     """The package a private module belongs to (``modellens.engine._front``: ``modellens.engine``);
     None for a module with no ``_``-prefixed part."""
@@ -165,7 +135,7 @@ def private_owner(module: str):
 def private_reaches(source: str, me: str, is_package: bool) -> set:
     """``"importer -> imported"`` for each private module of a package ``me`` is not inside."""
     out = set()
-    for target in _imported_modules(source, me, is_package):
+    for target in imported_modules(source, me, is_package):
         owner = private_owner(target)
         if owner is not None and not (me == owner or me.startswith(owner + ".")):
             out.add(f"{me} -> {target}")

@@ -10,8 +10,9 @@ Allowed from outside their own package:
   defined is using the public API);
 - the shared leaves every layer uses: ``_validation`` (checks and errors),
   ``_config`` (``ml.config``), ``_version``, ``_progress`` (the bars
-  ``ml.config(progress=...)`` draws), ``typing``, ``data`` (the input seam:
-  names, kinds, levels), ``datasets``;
+  ``ml.config(progress=...)`` draws), ``_process`` (the cores, the counted hold of
+  process-wide state), ``typing``, ``data`` (the input seam: names, kinds, levels),
+  ``datasets``;
 - public names of public modules of ``attribution``, ``effects`` and ``plot``
   (for example ``attribution.shapley.MAX_EXACT_FEATURES``);
 - the face of ``modellens.files`` (reading data and model files, writing files whole):
@@ -32,7 +33,8 @@ import modellens as ml
 
 SRC = pathlib.Path(ml.__file__).parent
 PUBLIC = set(ml.__all__)
-LEAVES = {"_validation", "_config", "_version", "_progress", "typing", "data", "datasets"}
+LEAVES = {"_validation", "_config", "_version", "_progress", "_process", "typing", "data",
+          "datasets"}
 INTERNAL = {"engine", "models", "trees"}
 
 

@@ -1,6 +1,5 @@
 """The structure every method shares: execution options, result types, lookup rule, imports."""
 
-import ast
 import doctest
 import json
 import pathlib
@@ -14,6 +13,8 @@ import modellens as ml
 from modellens import InvalidParameterError, ModellensWarning
 from modellens._config import resolve_options
 from modellens.engine import _tuner
+
+from import_walk import MODULES, imported_modules, module_name
 
 SRC = pathlib.Path(ml.__file__).parent
 
@@ -49,10 +50,10 @@ def test_config_reaches_the_engine_and_a_keyword_wins():
     X = np.random.default_rng(0).normal(size=(500, 2))
     with ml.config(chunk_size=700):
         ml.pdp(model, X, features="x0", grid=4)
-        assert sizes == [700, 700, 600]
+        assert sizes == [1, 700, 700, 600]  # (the first: the row that tells the outputs)
         sizes.clear()
         ml.pdp(model, X, features="x0", grid=4, chunk_size=1000)  # the keyword wins
-        assert sizes == [1000, 1000]
+        assert sizes == [1, 1000, 1000]
     assert resolve_options(n_jobs=3).n_jobs == 3
     with ml.config(n_jobs=2):
         assert resolve_options().n_jobs == 2 and resolve_options(n_jobs=1).n_jobs == 1
@@ -241,38 +242,11 @@ def test_integer_features_are_labels_on_integer_labelled_frames_everywhere():
 
 
 # --------------------------------------------------------------- imports
-def _module_name(path):
-    parts = ("modellens",) + path.relative_to(SRC).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = {_module_name(p): p for p in SRC.rglob("*.py")}
-
-
 def _imports(path, source=None, me=None):
-    """Every modellens module ``path`` imports, at module level or inside a function.
-
-    ``from .pkg import name`` counts as an import of ``pkg.name`` when that is a
-    module, else of ``pkg`` (its ``__init__``, which runs when it is imported).
-    """
-    tree = ast.parse(path.read_text() if source is None else source)
-    me = _module_name(path) if me is None else me
-    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    out = set()
-    for node in ast.walk(tree):  # every node: function-level imports included
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            if mod.startswith("modellens"):
-                for alias in node.names:
-                    sub = f"{mod}.{alias.name}"
-                    out.add(sub if sub in MODULES else mod)
-        elif isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("modellens")}
+    """Every other modellens module ``path`` imports (see ``import_walk.imported_modules``)."""
+    me = module_name(path) if me is None else me
+    out = imported_modules(path.read_text() if source is None else source, me,
+                           path.name == "__init__.py")
     out.discard(me)
     return out
 
@@ -288,7 +262,7 @@ def _top(module):
 LAYERS = [("__main__",), ("cli",), ("cli_compare",), ("report",), ("_warm",), ("change",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
           ("files",), ("trees",), ("models",), ("data",), ("_result_dicts", "_result_specs"),
           ("_result_checks",), ("_serialize", "datasets", "_config"),
-          ("_validation", "_version", "typing", "_progress", "_children")]
+          ("_validation", "_version", "typing", "_progress", "_children"), ("_process",)]
 
 def _graph():
     # the face (modellens/__init__) re-exports every layer and is left out: the report

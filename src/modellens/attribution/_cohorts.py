@@ -9,12 +9,14 @@ means are equal", its p-values adjusted over the features by Holm's method.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._result_dicts import flat_dict, flat_fields, floats, strings
 from .._validation import InvalidParameterError, check_int, check_random_state
 
 __all__ = ["holm", "compare_groups", "GroupComparison", "mean_test", "ROUNDING"]
@@ -22,6 +24,14 @@ __all__ = ["holm", "compare_groups", "GroupComparison", "mean_test", "ROUNDING"]
 #: Values within this fraction of the largest value are 0 to :func:`mean_test`: a dummy
 #: player's values in float64 arithmetic (sums of differences of model outputs).
 ROUNDING = 1e-12
+
+#: The per-feature arrays of a comparison, and the fields of its dict with their
+#: conversions (to_dict and from_dict alike).
+_ARRAYS = ("mean_a", "mean_b", "difference", "ci_low", "ci_high", "std", "p_value",
+           "p_value_unadjusted")
+_LAYOUT: dict[str, Callable[[Any], Any]] = {
+    "feature_names": strings, **dict.fromkeys(_ARRAYS, floats), "n_a": int, "n_b": int,
+    "confidence": float, "output": str}
 
 
 def holm(p) -> np.ndarray:
@@ -89,9 +99,6 @@ class GroupComparison:
     confidence: float
     output: str = "prediction"
 
-    _ARRAYS = ("mean_a", "mean_b", "difference", "ci_low", "ci_high", "std", "p_value",
-               "p_value_unadjusted")
-
     def __repr__(self):
         return (f"GroupComparison(features={len(self.feature_names)}, n_a={self.n_a}, "
                 f"n_b={self.n_b}, output={self.output!r})")
@@ -100,33 +107,19 @@ class GroupComparison:
         """One row per feature: ``feature``, the means, ``difference``, the interval,
         ``std``, ``p_value`` (Holm) and ``p_value_unadjusted``."""
         out: dict[str, Any] = {"feature": list(self.feature_names)}
-        out.update({k: np.asarray(getattr(self, k)) for k in self._ARRAYS})
+        out.update({k: np.asarray(getattr(self, k)) for k in _ARRAYS})
         return pd.DataFrame(out)
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of every field (:meth:`from_dict` reads it back)."""
-        from .._result_dicts import envelope
-
-        out = {"feature_names": [str(f) for f in self.feature_names],
-               **{k: np.asarray(getattr(self, k), dtype=np.float64) for k in self._ARRAYS},
-               "n_a": int(self.n_a), "n_b": int(self.n_b),
-               "confidence": float(self.confidence), "output": str(self.output)}
-        return envelope("GroupComparison", out)
+        return flat_dict(self, _LAYOUT)
 
     @classmethod
     def from_dict(cls, d: dict) -> "GroupComparison":
         """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip)."""
-        from .._result_dicts import open_envelope
         from .._result_specs import check_group_comparison
 
-        names = ("feature_names",) + cls._ARRAYS + ("n_a", "n_b", "confidence", "output")
-        opened = open_envelope(d, "GroupComparison")
-        v = opened.fields(names, known=names)
-        check_group_comparison(opened, v)
-        return cls(feature_names=list(v["feature_names"]),
-                   **{k: np.asarray(v[k], dtype=np.float64) for k in cls._ARRAYS},
-                   n_a=int(v["n_a"]), n_b=int(v["n_b"]), confidence=float(v["confidence"]),
-                   output=str(v["output"]))
+        return cls(**flat_fields(d, "GroupComparison", _LAYOUT, check_group_comparison))
 
     def for_output(self, output=None) -> "GroupComparison":
         """This result (it holds one output: compare ``attr.for_output(o)``'s groups)."""

@@ -177,8 +177,9 @@ def media_subject(rep, model_output: str) -> Subject:
 def input_model(predict_fn, rep, target, *, several: bool = False) -> InputModel:
     """The model seam for a ``predict_fn`` on lists of texts / arrays of images."""
     names = list(rep.words) if isinstance(rep, TextInput) else list(rep.names)
+    # the whole text / image tells the outputs when they are to be learnt (one input)
     return InputModel(predict_fn, names, target=target, bytes_per_input=rep.bytes_per_input,
-                      several=several)
+                      several=several, probe=lambda: rep.build(np.ones((1, len(names)), bool)))
 
 
 class RemovalGame(Game):

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._validation import (InvalidParameterError, ModellensWarning, check_choice, check_int,
                            check_positive_float)
-from ..engine import outputs_from_answer, run
+from ..engine import run
 from ._blocks import SurrogateBlock
 from .result import build
 
@@ -405,13 +405,9 @@ def run_every_output(model, plan, options, *, desc):
 
     LIME's surrogates of every output read the same samples, distances and
     weights, so one plan draws them, keeps the model's ``(rows, k)`` answers
-    and fits the outputs together.  A model that tells its number of outputs
-    only by answering (a function, a torch module) settles them with its
-    first answer, which the model keeps for the plan's second run
-    (:func:`~modellens.engine.outputs_from_answer`): all outputs cost the
-    model rows of one.
+    and fits the outputs together: all outputs cost the model rows of one.
     """
-    outputs_from_answer(model, lambda: run(model, [plan], options, desc=desc))
+    run(model, [plan], options, desc=desc)
     return plan
 
 

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from .._result_dicts import envelope, open_envelope
+from .._result_dicts import flat_dict, flat_fields, floats, optional, strings
 from .._validation import InvalidParameterError
 from ..models import output_position, own_output
 from ..plot.lime import plot_width_sweep
 
 __all__ = ["WidthSweep"]
+
+#: The fields of its dict with their conversions (to_dict and from_dict alike); those of
+#: the outputs may be left out (None: one output).
+_LAYOUT: dict[str, Callable[[Any], Any]] = {
+    "widths": floats, "values": floats, "score": floats, "score_holdout": floats,
+    "feature_names": strings, "default_width": float, "outputs": optional(strings),
+    "output_labels": optional(list), "output": optional(str)}
+_REQUIRED = ("widths", "values", "score", "score_holdout", "feature_names", "default_width")
 
 
 class WidthSweep:
@@ -141,16 +152,7 @@ class WidthSweep:
         >>> bool(np.array_equal(back.values, sweep.values))
         True
         """
-        return envelope("WidthSweep", {
-            "widths": np.asarray(self.widths, dtype=np.float64),
-            "values": np.asarray(self.values, dtype=np.float64),
-            "score": np.asarray(self.score, dtype=np.float64),
-            "score_holdout": np.asarray(self.score_holdout, dtype=np.float64),
-            "feature_names": [str(f) for f in self.feature_names],
-            "default_width": float(self.default_width),
-            "outputs": None if self.outputs is None else [str(o) for o in self.outputs],
-            "output_labels": None if self.output_labels is None else list(self.output_labels),
-            "output": self.output})
+        return flat_dict(self, _LAYOUT)
 
     @classmethod
     def from_dict(cls, d: dict) -> "WidthSweep":
@@ -177,17 +179,8 @@ class WidthSweep:
         """
         from .._result_specs import check_width_sweep
 
-        names = ("widths", "values", "score", "score_holdout", "feature_names", "default_width")
-        opened = open_envelope(d, "WidthSweep")
-        v = opened.fields(names, known=names + ("outputs", "output_labels", "output"))
-        check_width_sweep(opened, v)
-        return cls(np.asarray(v["widths"], dtype=np.float64),
-                   np.asarray(v["values"], dtype=np.float64),
-                   np.asarray(v["score"], dtype=np.float64),
-                   np.asarray(v["score_holdout"], dtype=np.float64),
-                   list(v["feature_names"]), float(v["default_width"]),
-                   outputs=v.get("outputs"), output_labels=v.get("output_labels"),
-                   output=v.get("output"))
+        fields = flat_fields(d, "WidthSweep", _LAYOUT, check_width_sweep, required=_REQUIRED)
+        return cls(**fields)
 
     def plot(self, ax=None, *, output=None, max_display: int = 6):
         """Draw each top feature's weight against the kernel width, to see if the answer holds.

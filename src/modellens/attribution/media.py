@@ -156,7 +156,7 @@ def lime_text(model: PredictFn, text: str, *, num_features: int | None = None,
         surrogate fit on the same samples (values
         ``(1, p, k)``, ``attr.for_output(c)`` the column's own result, equal
         to the call with ``target=c``).  A list is checked against the
-        first answer (a column out of range is an error).
+        answer for the whole text or image (a column out of range is an error).
     chunk_size, n_jobs, progress
         Execution options (see :func:`modellens.config`).
 

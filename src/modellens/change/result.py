@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._result_dicts import flat_dict, flat_fields, floats, strings
 from .._validation import InvalidParameterError
 
 __all__ = ["Shift"]
@@ -15,6 +17,11 @@ __all__ = ["Shift"]
 _ARRAYS = ("contribution", "std", "p_value", "p_value_unadjusted")
 _NUMBERS = ("total_change", "unexplained", "unexplained_std", "reference_value",
             "current_value")
+#: The fields of its dict, each with its conversion (to_dict and from_dict alike).
+_LAYOUT: dict[str, Callable[[Any], Any]] = {
+    "feature_names": strings, **dict.fromkeys(_ARRAYS, floats),
+    **dict.fromkeys(_NUMBERS, float), "metric": str, "output": str, "n_pairs": int,
+    "correction": str}
 
 
 @dataclass(eq=False)
@@ -89,31 +96,14 @@ class Shift:
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of every field (:meth:`from_dict` reads it back)."""
-        from .._result_dicts import envelope
-
-        out = {"feature_names": [str(f) for f in self.feature_names],
-               **{k: np.asarray(getattr(self, k), dtype=np.float64) for k in _ARRAYS},
-               **{k: float(getattr(self, k)) for k in _NUMBERS},
-               "metric": str(self.metric), "output": str(self.output),
-               "n_pairs": int(self.n_pairs), "correction": str(self.correction)}
-        return envelope("Shift", out)
+        return flat_dict(self, _LAYOUT)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Shift":
         """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip)."""
-        from .._result_dicts import open_envelope
         from .._result_specs import check_shift
 
-        names = ("feature_names",) + _ARRAYS + _NUMBERS + ("metric", "output", "n_pairs",
-                                                           "correction")
-        opened = open_envelope(d, "Shift")
-        v = opened.fields(names, known=names)
-        check_shift(opened, v)
-        fields: dict[str, Any] = {k: np.asarray(v[k], dtype=np.float64) for k in _ARRAYS}
-        fields.update({k: float(v[k]) for k in _NUMBERS})
-        return cls(feature_names=list(v["feature_names"]), **fields, metric=str(v["metric"]),
-                   output=str(v["output"]), n_pairs=int(v["n_pairs"]),
-                   correction=str(v["correction"]))
+        return cls(**flat_fields(d, "Shift", _LAYOUT, check_shift))
 
     def for_output(self, output=None) -> "Shift":
         """This result (it holds one output; ``target=`` of :func:`~modellens.shift` picks it)."""

@@ -88,8 +88,6 @@ def _ale_locals(request, feats, bins):
 
     per_output = request.run_outputs(plans_for, desc="regions (ale)")
     labels = request.output_labels
-    # the plans of each output, in output order (an undetermined model's first try is dropped)
-    made = made[len(made) - len(per_output):]
     globals_ = [Effect.stack(list(parts), labels) for parts in zip(*per_output)]
     return _ale_observations(dataset, designs, made, globals_, labels)
 
@@ -110,9 +108,6 @@ def ale_locals_out_of_core(request, feats, bins):
     designs = ale_axes(TableFacts(request.table), schema, feats, bins, 10)
     model = request.model
     parts = request.table.map(model, _partition_locals, designs, request.table.local)
-    if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
-        model.settle_outputs(max(width for _, _, width, _ in parts),
-                             names=_told_names(names for *_, names in parts))
     labels = request.output_labels
     dataset = _gathered(schema, [p[0] for p in parts])
     values = dataset.values
@@ -129,16 +124,14 @@ def ale_locals_out_of_core(request, feats, bins):
     for f in range(len(designs)):
         key = _observation_keys(made[0][f])
         got = [(_observation_keys_of(rows, sign, offsets[i]), kept)
-               for i, (_, observed, _, _) in enumerate(parts)
+               for i, (_, observed) in enumerate(parts)
                for rows, sign, kept in [observed[f]]]
         part_keys = np.concatenate([k for k, _ in got])
         # the whole table's observation order, found among the partitions' (each key once)
         sorter = np.argsort(part_keys, kind="stable")
         order = sorter[np.searchsorted(part_keys, key, sorter=sorter)]
         for c, plans in enumerate(made):
-            # (a partition of no rows asked an undetermined model nothing: one empty output)
-            local = np.concatenate([kept[c] if c < len(kept) else np.zeros(0)
-                                    for _, kept in got])
+            local = np.concatenate([kept[c] for _, kept in got])
             plans[f].take_local(local[order])
     globals_ = [Effect.stack([plans[f].reduce() for plans in made], labels)
                 for f in range(len(designs))]
@@ -173,25 +166,20 @@ def _partition_locals(values, model, index, designs, options):
     """
 
     made: list = []
-    if getattr(model, "undetermined", False):
-        # a model telling its outputs with its first answer settles on this partition's
-        # copy: the partitions (and threads) sharing the object each learn it themselves
-        model = copy.copy(model)
 
     def plans_for(one):
         made.append([_KeepingPlan(values, design.on(values), output=one.output_name,
                                   confidence=0.95) for design in designs])
         return made[-1]
 
-    per_output = run_outputs(model, plans_for, options, desc="regions (ale, partition)")
-    made = made[len(made) - len(per_output):]
+    run_outputs(model, plans_for, options, desc="regions (ale, partition)")
     observed = []
     for f in range(len(designs)):
         plan = made[0][f]
         rows = plan.axis.row_positions() if plan.sign is None else plan.rows
         kept = [np.zeros(0) if p[f].kept is None else p[f].kept for p in made]
         observed.append((rows, plan.sign, kept))
-    return values, observed, len(made), getattr(model, "answer_names", None)
+    return values, observed
 
 
 def _ale_observations(dataset, designs, made, globals_, labels):
@@ -256,15 +244,12 @@ def dale_locals_out_of_core(request, feats, names, bins):
     dataset = _gathered(schema, table.map(None, _encoded_rows))
     scale = feature_scale(dataset.values[:, feats])
     parts = table.map(model, _partition_derivatives, feats, names, scale, table.local)
-    if model.undetermined:  # told by the partitions' first answers (a partition of no rows: 1)
-        model.settle_outputs(max(width for _, width, _ in parts),
-                             names=_told_names(names for *_, names in parts))
     views = [model] if model.n_outputs == 1 else [model.view(c) for c in range(model.n_outputs)]
     specs = [check_bins(grid_spec(bins, dataset, j), name) for j, name in zip(feats, names)]
     dataset.warn_missing(feats, "DALE bins")  # once, as dale() says it (not once per output)
     per_output = []
     for c, view in enumerate(views):
-        found = [p[c] for p, _, _ in parts if p]  # (partitions of no rows: none)
+        found = [p[c] for p in parts if p]  # (partitions of no rows: none)
         backend = found[0][1]
         derivatives = np.concatenate([d for d, _, _ in found], axis=1)
         checks = [k for _, _, k in found if k is not None]
@@ -287,21 +272,13 @@ class _Derivatives(DerivativePlan):
 
 
 def _partition_derivatives(values, model, index, feats, names, scale, options):
-    """One partition's ``[(derivatives, backend, checks) per output]`` and its outputs' count."""
+    """One partition's ``[(derivatives, backend, checks) per output]`` (none without rows)."""
     if not len(values):
-        return [], 1, None
-    if getattr(model, "undetermined", False):
-        model = copy.copy(model)  # settles on this partition's copy (see _partition_locals)
+        return []
     per_output = summarise_outputs(
         model, lambda one: [_Derivatives(one, values, feats, names=names, scale=scale)],
         options, desc="regions (dale, partition)")
-    return [found for (found,) in per_output], len(per_output), \
-        getattr(model, "answer_names", None)
-
-
-def _told_names(names):
-    """The output names the partitions' answers gave (a function's DataFrame columns), if any."""
-    return next((n for n in names if n is not None), None)
+    return [found for (found,) in per_output]
 
 
 def _warn_unreliable(counts, names):

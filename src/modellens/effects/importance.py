@@ -264,7 +264,8 @@ def importance(model: ModelLike, X: DataLike, y: ArrayLike, *, scoring: Any = No
         response_method = next(m for m in RESPONSES if hasattr(model, m))
     request = open_request(model, X, None, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, dask="in_memory", several=True)
+                           progress=progress, dask="in_memory", several=True,
+                           wrap_model=callable_model)  # (an estimator's is not used)
     dataset = request.dataset
     y = np.asarray(y)
     if y.ndim not in (1, 2) or y.shape[0] != dataset.n_rows:

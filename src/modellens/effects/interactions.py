@@ -219,7 +219,6 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         screen = _BruteScreen(base, groups, feats)
         _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
         stats = screen.run(mdl, pair_request, request.options)
-        # (a model without classes tells its outputs at its first answer)
         outputs, labels = mdl.outputs, request.output_labels
         n_model_rows, used = mdl.n_rows, "brute"
     parts = [_result(dataset, feats, overall, pairwise, sample_size=len(rows), rows=rows,

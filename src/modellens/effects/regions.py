@@ -206,7 +206,10 @@ def regions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     rng = check_random_state(random_state)
     request = open_request(model, X, features, target=target, response_method=response_method,
                            feature_names=feature_names, chunk_size=chunk_size, n_jobs=n_jobs,
-                           progress=progress, allow_pairs=False, several=True)
+                           progress=progress, allow_pairs=False, several=True,
+                           # wrapped where read (ALE, DALE out of core): PD and DALE in memory
+                           # are the public calls, which wrap (and ask) the model themselves
+                           wrap_model=False)
     dataset = request.dataset
     feats = _numeric_for_dale(dataset, request.features) \
         if effect == "dale" and features is None else request.features

@@ -26,12 +26,12 @@ from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, featu
 from ._front import Request, open_request
 from ._out_of_core import OutOfCore, is_dask_input
 from ._plan import DataPredictions, ModelLike, Plan, SharedRows
-from ._run import (PROGRESS_MIN_ROWS, evaluate, outputs_from_answer, run, run_outputs,
+from ._run import (PROGRESS_MIN_ROWS, evaluate, run, run_outputs,
                    summarise, summarise_outputs)
 from ._tuner import ALIGN_ROWS, DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ChunkSizer
 from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, compact_index
 
-__all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "run_outputs", "outputs_from_answer", "summarise", "summarise_outputs", "evaluate",
+__all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "run_outputs", "summarise", "summarise_outputs", "evaluate",
            "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS", "ColumnSummary", "DISTINCT_LIMIT",
            "summarise_values", "grid_points", "few_values", "count_quantile_edges",

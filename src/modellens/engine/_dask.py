@@ -82,12 +82,12 @@ import numpy as np
 
 from .._config import import_distributed
 from .._validation import InvalidParameterError
-from ..models import ModelError, OutputsFound
+from ..models import ModelError
 from ._chunks import chunk_rows
 
 __all__ = ["evaluate_on_client", "resolve_client", "scatter_to_workers", "DASK_CHUNK_ROWS",
            "IN_FLIGHT_PER_THREAD", "ship", "open_shipped", "pieces_lost", "RESHIP_ATTEMPTS",
-           "SHARE_MIN_BYTES", "lost_on_cluster"]
+           "SHARE_MIN_BYTES", "lost_on_cluster", "ask_on_client"]
 
 #: Rows per chunk on a cluster (unless the user sets ``chunk_size``): a task costs the
 #: scheduler about a millisecond, so chunks are larger than local ones; the tuner
@@ -250,10 +250,6 @@ def _answer_chunk(skeleton: _Shipped, shared: dict, pieces):
     rows = chunk_rows(pieces)
     try:
         out = pieces[0][0].answer(request.model, rows)
-    except OutputsFound as found:
-        # returned, not raised: Dask cuts a long exception's text, and with it the answer
-        # that told the outputs, which the client keeps (see engine.outputs_from_answer)
-        return found, len(rows)
     except Exception as exc:
         # Dask sends the exception back with the frames of this function only;
         # the model's own frames (the cause) travel in the message
@@ -338,32 +334,17 @@ def evaluate_on_client(client, model, segments, sizers, chunks, bar=None, store=
         positions = [(position[id(s)], a, b) for s, a, b in pieces]
         return client.submit(_answer_chunk, skeleton, shared, positions, pure=False)
 
-    told: list = []  # the chunks whose answer told the model's outputs
-
     def fold(pieces, answer):
         condensed, n_rows = answer
-        if isinstance(condensed, OutputsFound):
-            told.append(condensed)  # (counted when its rows are served again)
-            return
         for (seg, a, b), part in zip(pieces, condensed):
             seg._fold(a, b, part)
         model.account(1, n_rows)  # the workers counted on their copies
         if bar is not None:
             bar.update(n_rows)
 
-    def items():
-        for _, pieces in chunks:
-            if told:  # the outputs are told: the chunks in flight are folded, no new ones
-                return
-            yield pieces
-
     job = _Ordered(client, store, _Request(model, segments), getattr(model, "model", None),
                    submit)
-    job.run(items(), fold, "the model's chunks")
-    if told:
-        # every answer that came back is kept by the client's model (engine.outputs_from_answer)
-        raise OutputsFound(told[0].width, [a for found in told for a in found.answers],
-                           names=told[0].names)
+    job.run((pieces for _, pieces in chunks), fold, "the model's chunks")
     return segments
 
 
@@ -480,3 +461,15 @@ class _Ordered:
             # after that is recomputed by Dask but not yielded again, so the items not
             # folded yet are waited for again (leaving here returned a partial result)
             self.done.update(future for future, _ in self.pending)
+
+
+def ask_on_client(client, function, *args):
+    """``function(*args)`` run once on a worker of ``client``, its value sent back.
+
+    The door asks a model of unknown outputs its first row's answer there
+    (``Model(ask=...)``): on a cluster the model answers on the workers only,
+    as every chunk does.
+    """
+    client = resolve_client(client)
+    with lost_on_cluster("the model's answer for one row"):
+        return client.submit(function, *args, pure=False).result()

@@ -30,6 +30,8 @@ removal games wrap the ``predict_fn`` themselves.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .._children import safe_path
@@ -37,6 +39,7 @@ from .._config import Options, resolve_options
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
 from ..models import Model, model_feature_names, with_model_levels
+from ._dask import ask_on_client
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run_outputs
 
@@ -58,7 +61,10 @@ class Request:
         partition by partition.
     model : Model
         The wrapped model, built when first read (not for a text, an image or
-        Dask partitions, whose methods wrap it themselves).
+        Dask partitions, whose methods wrap it themselves).  It knows its
+        outputs from then on: a model whose classes and ``target=`` do not
+        tell them answers one row as it is wrapped (see
+        :meth:`~modellens.models.Model._probe`), before any plan is made.
     raw_model : object
         The user's model as given (a tree ensemble is read from it).
     features : list
@@ -91,8 +97,12 @@ class Request:
         if self._model is None:
             # a text, an image or Dask partitions: their methods wrap the model themselves
             assert self.dataset is not None, "this request has no table to wrap a model on"
+            # on a cluster the one row that may tell the outputs is answered there too
+            client = self.options.client
+            ask = None if client is None else partial(ask_on_client, client)
             self._model = Model(self.raw_model, self.dataset, target=self._target,
-                                response_method=self._response_method, several=self._several)
+                                response_method=self._response_method, several=self._several,
+                                ask=ask)
         return self._model
 
     def adopt(self, dataset):
@@ -155,8 +165,8 @@ class Request:
             assert self.dataset is not None, "a request of Dask partitions runs per partition"
             return run_outputs(model, lambda one: plans_for(self.dataset.values, None, one),
                                self.options, desc=desc)
-        # (the model is never called here: a model without classes tells its outputs
-        # from its first answer on a partition, as in memory)
+        # (the model learnt its outputs when it was wrapped, on the table's first row:
+        # every partition plans them all)
         return self.table.run_outputs(model, plans_for, desc=desc)
 
 

@@ -35,8 +35,6 @@ partitions run in threads of one process).
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pandas as pd
 
@@ -267,25 +265,13 @@ class OutOfCore:
         """Each output's results (see :meth:`run`), every output in one pass over the partitions.
 
         Every partition evaluates its rows once for all the outputs of
-        ``model`` (:func:`~._run.summarise_outputs`); a model that tells its
-        outputs with its first answer does so on the partitions, and its
-        width settles ``model`` here.  A partition that asked the model
-        nothing (no rows) has its other outputs' summaries made here, of no
-        rows, as the partition would have.
+        ``model``, which learnt them when it was wrapped, here on the client
+        (:meth:`~modellens.models.Model._probe`): every partition plans them
+        all, a partition of no rows included.
         """
-        told = self.map(model, _summarise_outputs_partition, plans_for, desc, self.local)
-        parts = [summaries for summaries, _ in told]
-        k = max(len(p) for p in parts)
-        if model.undetermined:
-            # the names a function's answers gave (its DataFrame's columns), as in memory
-            names = next((names for _, names in told if names is not None), None)
-            model.settle_outputs(k, names=names)
+        parts = self.map(model, _summarise_outputs_partition, plans_for, desc, self.local)
+        k = model.n_outputs
         views = [model] if k == 1 else [model.view(c) for c in range(k)]
-        for i, part in enumerate(parts):
-            if len(part) < k:  # no rows: the summaries of no rows, for every output
-                empty = np.empty((0, len(self.schema.columns)))
-                parts[i] = [summarise(view, plans_for(empty, i, view), self.local)
-                            for view in views]
         out = []
         for c, view in enumerate(views):
             plans = plans_for(np.empty((0, len(self.schema.columns))), None, view)
@@ -325,13 +311,8 @@ def _column_summaries(values, model, index, columns, limit):
 
 
 def _summarise_outputs_partition(values, model, index, plans_for, desc, options):
-    if getattr(model, "undetermined", False):
-        # a model telling its outputs with its first answer settles on this partition's
-        # copy: the partitions (and threads) sharing the object each learn it themselves
-        model = copy.copy(model)
-    summaries = summarise_outputs(model, lambda one: plans_for(values, index, one), options,
-                                  desc=f"{desc} (partition)")
-    return summaries, getattr(model, "answer_names", None)
+    return summarise_outputs(model, lambda one: plans_for(values, index, one), options,
+                             desc=f"{desc} (partition)")
 
 
 def _summarise_partition(values, model, index, plans_for, desc, options):

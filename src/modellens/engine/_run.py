@@ -24,14 +24,12 @@ from ._chunks import chunks as _chunks
 from ._dask import evaluate_on_client
 from ._plan import ModelLike, Plan, share_rows
 from .._progress import progress_bar
-from ..models import OutputsFound
 from ._threads import capped_call
 from ._tuner import ChunkSizer
 from .segments import OutputFan
 
 __all__ = ["Plan", "run", "run_outputs", "summarise", "summarise_outputs", "evaluate",
-           "outputs_from_answer", "chunk_rows",
-           "PROGRESS_MIN_ROWS"]
+           "chunk_rows", "PROGRESS_MIN_ROWS"]
 
 #: Runs with more model rows than this show a progress bar when ``progress=None``.
 PROGRESS_MIN_ROWS = 2_000_000
@@ -107,49 +105,20 @@ def summarise_outputs(model, plans_for, options: Options | None = None, *,
     return _every_output(model, plans_for, options, desc, summaries)
 
 
-def outputs_from_answer(model, attempt):
-    """``attempt()``, once more when the model's first answer told it has several outputs.
-
-    A model without ``classes_`` asked with ``target=None`` (a function, a
-    torch module) tells how many outputs it has only by answering: until
-    then its plans are those of one output, and a first answer of several
-    columns stops the pass (:class:`~modellens.models.OutputsFound`) before
-    anything is folded.  The model's outputs are then settled and
-    ``attempt()`` runs again, planning every output.  The answers that told
-    them (every chunk answered before the pass stopped, in threads or on a
-    Dask worker) are kept by the model and served when the same rows are
-    asked again, so each row is paid once and the numbers are those of a
-    model whose outputs were known; they are dropped when the run is over.
-    """
-    if not getattr(model, "undetermined", False):
-        return attempt()
-    try:
-        try:
-            return attempt()
-        except OutputsFound as found:
-            model.settle_outputs(found.width, answers=found.answers, names=found.names)
-        return attempt()
-    finally:
-        model.forget_answers()
-
-
 def _every_output(model, plans_for, options, desc, finish):
-    """Evaluate the plans of every output in one pass; ``finish(model, plans, options)`` each."""
+    """Evaluate the plans of every output in one pass; ``finish(model, plans, options)`` each.
+
+    The model knows its outputs (it learnt them when it was wrapped, see
+    :meth:`modellens.models.Model._probe`), so the plans of every output are
+    made, and the chunks sized for all of them, before the first model row.
+    """
     options = resolve_options() if options is None else options
-
-    def one(plans):
+    k = getattr(model, "n_outputs", 1)
+    if k == 1:
         with _overflow_refused(model):
-            return finish(model, _evaluate_plans(model, plans, options, desc), options)
-
-    def attempt():
-        # outputs unknown until the model answers: the plans of one, and a first answer
-        # of several columns stops the pass (see outputs_from_answer)
-        k = getattr(model, "n_outputs", 1)
-        if k == 1:
-            return [one(plans_for(model))]
-        return _fanned(model, plans_for, k, options, desc, finish)
-
-    return outputs_from_answer(model, attempt)
+            return [finish(model, _evaluate_plans(model, plans_for(model), options, desc),
+                           options)]
+    return _fanned(model, plans_for, k, options, desc, finish)
 
 
 def _fanned(model, plans_for, k, options, desc, finish):

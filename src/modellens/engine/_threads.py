@@ -20,6 +20,8 @@ import sys
 import threading
 from contextlib import ExitStack, contextmanager, nullcontext
 
+from .._process import usable_cores
+
 __all__ = ["ROWS_PER_THREAD", "capped_call", "model_threads", "openmp_threads"]
 
 #: Rows a chunk needs per OpenMP thread before a second thread is worth its barriers.
@@ -31,18 +33,13 @@ _LOCK = threading.Lock()
 _CACHE: dict = {"controller": None, "modules": -1}
 
 
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
-
-
 def model_threads(rows: int, *, cores: int | None = None,
                   load: float | None = None) -> int:
     """OpenMP threads for a model call on ``rows`` rows: at most one per
     ``ROWS_PER_THREAD`` rows, and one when the one-minute load average shows
     more runnable threads than cores beside this call (the others' threads
     would be descheduled at the barriers)."""
-    cores = _cores() if cores is None else cores
+    cores = usable_cores() if cores is None else cores
     if load is None:
         try:
             load = os.getloadavg()[0]
@@ -93,4 +90,4 @@ def _limit(lib, threads: int):
 def capped_call(rows: int):
     """The context a chunk of ``rows`` rows is evaluated in (see the module's note)."""
     threads = model_threads(rows)
-    return nullcontext() if threads >= _cores() else openmp_threads(threads)
+    return nullcontext() if threads >= usable_cores() else openmp_threads(threads)

@@ -9,7 +9,7 @@ from ._categories import (Expected, expected_inputs, is_text, lightgbm_names, mo
                           with_model_levels)
 from ._jax import is_jax_function
 from ._torch import import_torch, is_torch_module
-from .adapter import Model, ModelError, OutputsFound, class_position, tree_ensemble_name
+from .adapter import Model, ModelError, class_position, tree_ensemble_name
 # the rule of target= "all" / a list, for the tree methods that read outputs from the trees
 from ._targets import _requested_outputs as requested_outputs
 from ._output import output_position, own_output
@@ -18,7 +18,7 @@ from ._inputs import InputModel
 from ._transformers import TEXT_OUTPUTS, TextClassifier, text_classifier
 from ._threads import kernel_threads
 
-__all__ = ["Model", "ModelError", "OutputsFound", "tree_ensemble_name",
+__all__ = ["Model", "ModelError", "tree_ensemble_name",
            "is_jax_function", "InputModel", "is_torch_module", "import_torch", "kernel_threads",
            "Expected", "expected_inputs", "is_text", "model_feature_names", "lightgbm_names", "with_model_levels",
            "requested_outputs", "output_position", "own_output", "class_position",

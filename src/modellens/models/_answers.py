@@ -109,12 +109,6 @@ def _numbers(out) -> np.ndarray:
         raise ModelError(f"the model returned values that are not numbers: {exc}") from exc
 
 
-def _same_rows(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two blocks of rows are equal (NaN equal to NaN): the first rows decide fast."""
-    return a.shape == b.shape and (not len(a) or np.array_equal(a[0], b[0], equal_nan=True)) \
-        and np.array_equal(a, b, equal_nan=True)
-
-
 def _check_magnitude(out: np.ndarray) -> None:
     """Refuse predictions so large that the methods' sums and squares overflow float64."""
     if out.size and float(np.max(np.abs(out))) > MAX_MAGNITUDE:

@@ -1,7 +1,7 @@
 """The gradient of the explained output(s) (DALE's derivatives): torch, jax or the user's.
 
-A mixin of :class:`~modellens.models.Model`: the same counting, keeping and
-checking of answers as its predictions.
+A mixin of :class:`~modellens.models.Model`: the same counting and checking
+of answers as its predictions.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._answers import ModelError, _numbers
+from ._answers import ModelError
 from ._jax import jax_gradient
-from ._output import OutputsFound
 from ._torch import to_numpy, torch_gradient
 
 # A mixin: its methods read the fields of the class it is part of, so ``self`` is typed
@@ -36,19 +35,11 @@ class Gradients:
             model takes (see :meth:`to_input`).
 
         The engine hands this method one chunk of rows at a time; each call
-        counts once in :attr:`n_calls`.
+        counts once in :attr:`n_calls`.  A model of several outputs (learnt
+        when it was wrapped) gives ``(m, d, k)``: each output's gradient.
         """
         m, d = rows.shape
-        kind = f"gradient {backend}"
-        held = rows.copy() if self._undetermined else None
-        out = self._answer(kind, rows, lambda asked: self._gradient(asked, backend, function))
-        if held is not None and out.ndim == 3 and out.shape[:2] == (m, d):
-            if backend == "callable" and self._answer_names is None \
-                    and self._fn is self.model and self.framework is None:
-                self._name_outputs(held[:1])  # several outputs: the model's names for them
-            raise self._keep(kind, held, out)  # every output's gradient, kept
-        if held is not None and out.shape == (m, d) and self._wanted is None:
-            self._undetermined = False  # one output's gradient: the model has one output
+        out = self._gradient(rows, backend, function)
         shape = (m, d) if self._columns is None else (m, d, self.n_outputs)
         if out.shape != shape:
             per = "" if self._columns is None else f" and output {self.outputs}"
@@ -60,19 +51,12 @@ class Gradients:
     def _gradient(self: Any, rows, backend, function) -> np.ndarray:
         """The gradient of the explained output(s) at ``rows`` as float64, counted."""
         m = rows.shape[0]
-        if self._undetermined and backend == "jax" and not self._name_only:
-            # autodiff needs the outputs first: one row tells them (not counted, not kept)
-            probe = _numbers(to_numpy(self._call(rows[:1])))
-            if probe.ndim == 2 and probe.shape[1] > 1:
-                raise OutputsFound(int(probe.shape[1]))
-            self._check(probe, rows[:1])
         try:
             if backend == "callable":
                 out = function(self.to_input(rows))
             elif backend == "torch":
                 out = torch_gradient(self._fn, rows, output_index=self._gradient_index(),
-                                     spec=self._torch_spec,
-                                     several=self._undetermined and not self._name_only)
+                                     spec=self._torch_spec)
             elif backend == "jax":
                 out = jax_gradient(self._fn, rows, output_index=self._gradient_index())
             else:
@@ -87,18 +71,6 @@ class Gradients:
             return np.asarray(to_numpy(out), dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"the gradient is not an array of numbers: {exc}") from exc
-
-    def _name_outputs(self: Any, row) -> None:
-        """Learn the output names from the model's answer at one row (not counted, not kept).
-
-        A ``gradient=`` callable tells how many outputs there are, not their
-        names; the model's own answer (a DataFrame's columns) does.  A model
-        that fails here is left to fail where its answers are needed.
-        """
-        try:
-            self._note_names(self._call(row))
-        except Exception:  # noqa: BLE001 - the names are only a label
-            pass
 
     def _gradient_index(self: Any):
         return self.class_index if self._columns is None else list(self._columns)

@@ -14,8 +14,6 @@ import numpy as np
 
 from .._validation import InvalidParameterError
 from ..data import Dataset
-from ._torch import to_numpy
-from ._answers import _numbers
 from .adapter import Model, ModelError
 
 __all__ = ["InputModel", "INPUT_CHUNK_BYTES"]
@@ -36,31 +34,48 @@ class InputModel(Model):
     target : int or list of int, optional
         The output column to explain when ``predict_fn`` returns class scores;
         a list (with ``several``) explains those columns, checked against the
-        first answer.
+        probe's answer.
     bytes_per_input : int
         Memory of one built input, which caps the inputs of one call at
         about ``INPUT_CHUNK_BYTES``.
     several : bool
         Explain several outputs: with ``target=None`` every column of
-        ``(m, k)`` scores (the first answer tells ``k``, as for a function on
-        a table), or the columns a list ``target=`` names.
+        ``(m, k)`` scores (``predict_fn``'s answer for ``probe`` tells ``k``,
+        as a function on a table tells it for a data row), or the columns a
+        list ``target=`` names.
+    probe : callable, optional
+        ``probe()`` builds the one input (the whole text or image) that
+        ``predict_fn`` answers when the model is wrapped, to tell its outputs
+        (see :meth:`Model._probe`); without it ``predict_fn`` is taken to have
+        one output.
     """
 
     def __init__(self, predict_fn, names, *, target=None, bytes_per_input: int = 0,
-                 several: bool = False):
+                 several: bool = False, probe=None):
         if not callable(predict_fn):
             raise InvalidParameterError(
                 f"predict_fn must be a callable mapping inputs to scores, got "
                 f"{type(predict_fn).__name__}.")
         schema = Dataset.from_data(np.zeros((1, len(names))), feature_names=list(names))
+        self._probe_input = probe  # (read while the model is wrapped, by _probe_answer)
         super().__init__(predict_fn, schema, target=target, several=several)
         self._may_take_tensors = False
         self._cap = max(1, INPUT_CHUNK_BYTES // max(1, int(bytes_per_input))) \
             if bytes_per_input else None
 
-    #: a row of coalitions is no input of ``predict_fn``: the outputs a list ``target=``
-    #: names are checked against its first answer, which is kept
-    _PROBES = False
+    #: a row of coalitions is no input of ``predict_fn``: the probe asks a built input
+    _TABLE_ROWS = False
+
+    def _probe_answer(self):
+        """``predict_fn``'s answer for the probe's one input (None: no probe given)."""
+        if self._probe_input is None:
+            return None
+        inputs = self._probe_input()
+        try:
+            return self._fn(inputs)
+        except Exception as exc:
+            raise ModelError(f"predict_fn raised {type(exc).__name__} on {len(inputs)} "
+                             f"inputs: {exc}") from exc
 
     @property
     def max_chunk_rows(self):
@@ -68,16 +83,10 @@ class InputModel(Model):
 
     def predict_inputs(self, inputs, masks: np.ndarray) -> np.ndarray:
         """Scores of ``inputs`` (built from the coalition rows ``masks``), shape ``(m,)``."""
-        def ask(rest):
-            # (the inputs of the rows no kept answer covers: the last ones)
-            asked = inputs[len(inputs) - len(rest):] if len(rest) < len(inputs) else inputs
-            try:
-                out = self._fn(asked)
-            except Exception as exc:
-                raise ModelError(f"predict_fn raised {type(exc).__name__} on {len(rest)} "
-                                 f"inputs: {exc}") from exc
-            self.account(1, len(rest))
-            self._note_names(out)  # a DataFrame's columns name the outputs
-            return _numbers(to_numpy(out))
-
-        return self._check(self._answer("inputs", masks, ask), masks, kind="inputs")
+        try:
+            out = self._fn(inputs)
+        except Exception as exc:
+            raise ModelError(f"predict_fn raised {type(exc).__name__} on {len(inputs)} "
+                             f"inputs: {exc}") from exc
+        self.account(1, len(inputs))
+        return self._check(out, masks)

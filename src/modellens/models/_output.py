@@ -4,31 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["select_output", "select_outputs", "OutputsFound", "output_position", "own_output"]
+__all__ = ["select_output", "select_outputs", "output_position", "own_output"]
 
 #: The hint for several outputs per row when ``target=`` can pick one.
 PASS_TARGET = (" The model returns several outputs per row; pass target= (the column to explain; "
                "on the command line, --class INDEX).")
-
-
-class OutputsFound(Exception):
-    """The first answer of a model whose outputs were unknown has ``width`` columns.
-
-    Raised by :meth:`~modellens.models.Model.predict` (and ``gradient``) before
-    any answer is folded; the engine (:func:`modellens.engine.outputs_from_answer`)
-    then settles the model's outputs and plans every output.  ``answers``
-    holds the answers that told them, each ``(kind, rows, answer)``: the
-    model keeps them and serves them when the same rows are asked again, so
-    no row is paid twice (they travel with the exception from a Dask worker).
-    ``names``: the outputs' names the answer gave (a DataFrame's columns, a
-    Series' name), or None.
-    """
-
-    def __init__(self, width: int, answers=(), names=None):
-        super().__init__(width, tuple(answers), names)
-        self.width = width
-        self.answers = tuple(answers)
-        self.names = names
 
 
 def select_output(y, index, m, *, required=True, several_hint=PASS_TARGET):

@@ -178,17 +178,15 @@ def torch_predict(fn, rows: np.ndarray, spec=None) -> np.ndarray:
         return np.asarray(_to_host(fn(x)), dtype=np.float64)
 
 
-def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None,
-                   several=False) -> np.ndarray:
+def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None) -> np.ndarray:
     """Autograd gradient of a torch model at every row, shape ``(m, d)``: one pass per chunk.
 
     One forward and one backward pass on the model's device give the
     gradient of every row and feature at once: the gradient of the summed
     outputs equals the per-row gradients because each output depends on its
     own row only (true of any model that treats rows independently; a
-    BatchNorm layer in training mode does not).  With ``several`` (the
-    model's outputs are unknown) an answer of ``k`` columns gives every
-    column's gradient, ``(m, d, k)``, as a list ``output_index`` would.
+    BatchNorm layer in training mode does not).  A list ``output_index``
+    gives each of those columns' gradient, ``(m, d, k)``.
     """
     if isinstance(output_index, (list, tuple)):
         return _torch_gradients(fn, rows, list(output_index), spec)
@@ -196,11 +194,7 @@ def torch_gradient(fn, rows: np.ndarray, *, output_index=None, spec=None,
     dtype, device = spec if spec is not None else torch_spec(fn)
     with torch.enable_grad(), _memory_hint(torch, rows):
         x = _to_model(torch, rows, dtype, device, requires_grad=True)
-        y = fn(x)
-        if several and output_index is None and y.ndim == 2 and y.shape[1] > 1:
-            # the outputs were unknown: this forward pass tells them, and gives them all
-            return _each_gradient(torch, y, x, list(range(int(y.shape[1]))), rows)
-        y = select_output(y, output_index, rows.shape[0])
+        y = select_output(fn(x), output_index, rows.shape[0])
         return _grad_of(torch, y, x, rows.shape)
 
 

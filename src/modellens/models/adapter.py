@@ -18,16 +18,16 @@ import pandas as pd
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset
 from ._answers import (ModelError, _answer_names, _bound_class_names, _check_magnitude, _numbers,
-                       _same_rows, _shown)
+                       _shown)
 from ._gradient import Gradients
 # (_requested_outputs: read from here by models/_trees.py, which lane trees moves)
 from ._targets import (_RESPONSES, _column, _in_range, _requested_outputs, _response_classes,
                        booster_predict, class_position)
-from ._output import PASS_TARGET, OutputsFound, select_output, select_outputs
+from ._output import PASS_TARGET, select_output, select_outputs
 from ._torch import (is_torch_module, to_numpy, torch_max_rows, torch_predict, torch_spec,
                      warn_if_training)
 
-__all__ = ["Model", "ModelError", "OutputsFound", "tree_ensemble_name"]
+__all__ = ["Model", "ModelError", "tree_ensemble_name"]
 
 #: scikit-learn base classes of tree models: piecewise constant in every feature.
 _SKLEARN_TREE_BASES = {"BaseDecisionTree", "BaseForest", "BaseGradientBoosting",
@@ -90,10 +90,14 @@ class Model(Gradients):
     input_format : {"auto", "frame", "array"}
         ``"auto"`` feeds a DataFrame when the data came as one, unless the
         model is a scikit-learn estimator fit on an unnamed array.
+    ask : callable, optional
+        ``ask(function, model)`` runs ``function(model)`` where the request's
+        rows are answered (a Dask worker) for the one row that tells the
+        outputs (see :meth:`_probe`); None: here.
     """
 
     def __init__(self, model, dataset: Dataset, *, target=None, response_method="auto",
-                 input_format="auto", several=False):
+                 input_format="auto", several=False, ask=None):
         if isinstance(model, Model):
             raise InvalidParameterError("pass the user's model, not a modellens.Model")
         check_choice(response_method, "response_method", _RESPONSES)
@@ -116,16 +120,6 @@ class Model(Gradients):
         #: the output is not one class's: a regressor, a callable, a torch module)
         self.explained_class = None
         self.response_method = response_method
-        #: the number of outputs is learnt from the model's first answer (target=None on a
-        #: model without classes); until then answers of one output are taken as they come
-        self._undetermined = False
-        #: the outputs a list target= names, when the first answer must tell their range
-        #: (a model whose rows cannot be probed: see _PROBES)
-        self._wanted: list | None = None
-        #: the answers that told the outputs, ``(kind, rows, answer)`` blocks served when
-        #: the same rows are asked again; a tuple replaced (never changed in place), so
-        #: copies of the model (a Dask partition's, a view) never share a change
-        self._kept: tuple = ()
         #: the output columns of a multi-output model (None: one output, see class_index)
         self._columns: list | None = None
         #: columns of the model's whole answer, checked at every call (multi-output only)
@@ -153,14 +147,14 @@ class Model(Gradients):
         self._respond(target)
         # a plain callable may be a function on torch tensors; it is tried as one when it fails
         self._may_take_tensors = self.framework is None and self._fn is model
-        #: target= one column of a plain callable: one output, whose name its first answer
-        #: tells (a DataFrame's column), as target=None and target=[j] name it; until then
-        #: the model is undetermined, and an answer that names it has the pass planned again
-        self._name_only = wanted is None and self._target_given \
-            and self.class_index is not None and self._fn is model and self._PROBES
-        self._undetermined = self._name_only
         if several:
-            self._choose_outputs(wanted, None if wanted is not None else target, classes)
+            self._choose_outputs(wanted, None if wanted is not None else target, classes, ask)
+        if wanted is None and self._target_given and self.class_index is not None \
+                and self._fn is model and self._TABLE_ROWS:
+            # target= one column of a plain callable: one output, named as its answer names
+            # it (a DataFrame's column), as target=None and target=[j] name it
+            self._probe(ask=ask)
+            self.output_name = self._answer_name(self.output_name)
         #: the names of the explained outputs (one for a single-output model)
         self.outputs: list[str] = [self.output_name] if self._columns is None else self.outputs
 
@@ -191,9 +185,9 @@ class Model(Gradients):
     def _note_names(self, out) -> None:
         """Keep the output names of a plain callable's answer that tells its outputs.
 
-        Called while the outputs are unknown (the first answer, a probe), and
-        for ``target=`` one column, whose name the plans made before the first
-        answer lack (the pass is then planned again, see :meth:`_check`).
+        Called on the answer of the probe that learns the outputs (see
+        :meth:`_probe`), for ``target=None`` or a list as for ``target=`` one
+        column, whose name it gives.
         """
         if self._answer_names is None and self._fn is self.model and self.framework is None:
             self._answer_names = _answer_names(out)
@@ -209,7 +203,7 @@ class Model(Gradients):
         """How many outputs each answer has (1: :meth:`predict` returns ``(m,)``)."""
         return 1 if self._columns is None else len(self._columns)
 
-    def _choose_outputs(self, wanted, target, classes):
+    def _choose_outputs(self, wanted, target, classes, ask=None):
         """Several outputs: every class / column (``wanted="all"``), a list, or the default."""
         if classes is not None:
             if wanted is None:
@@ -224,21 +218,18 @@ class Model(Gradients):
             return
         if target is not None or (self.class_index is not None and wanted is None):
             return  # a column was chosen (or the binary default of predict_proba)
-        if wanted is None or not self._PROBES:
-            # the first answer tells (see OutputsFound): a single-output model is called
-            # exactly as before, and one with several outputs has its first answers kept
-            # (a list target= is checked against that answer's width)
-            for t in wanted or ():
-                _column(t)  # not a column position: refused now, before the model runs
-            self._undetermined, self._wanted = True, wanted
-            return
-        # outputs asked for by name: the model's own error, not "one output", if it fails
-        width = self._probe(strict=wanted is not None)
+        for t in wanted if isinstance(wanted, list) else ():
+            _column(t)  # not a column position: refused now, before the model runs
+        # the model tells its outputs by answering one row, here, before any plan is made
+        # (see _probe); outputs asked for by name: the model's own error, not "one output",
+        # if it fails
+        width = self._probe(strict=wanted is not None, ask=ask)
         if width is None:
             if wanted is not None:
                 raise InvalidParameterError(
                     f"target={wanted!r} selects output columns, but the model returns one "
                     "output per row; leave target= out.")
+            self.output_name = self._answer_name(self.output_name)
             return
         columns = list(range(width)) if wanted in (None, "all") else \
             [_in_range(_column(t), width) for t in wanted]
@@ -256,122 +247,59 @@ class Model(Gradients):
         self.outputs = [self.view(c).output_name for c in range(len(columns))]
         self.output_name = ", ".join(self.outputs)
         self.class_index, self.explained_class = None, None
-        # last: a thread that reads it False finds the outputs set
-        self._undetermined = False
 
-    @property
-    def undetermined(self) -> bool:
-        """Whether the number of outputs is still to be learnt from the first answer."""
-        return self._undetermined
+    #: Whether the model's rows are rows of the table (not a text's or image's
+    #: coalitions, see :class:`~modellens.models.InputModel`): a refused row can be
+    #: shown, and a plain callable asked for one column (``target=j``) names its output
+    #: as its answer does (a DataFrame's column), learnt from the probe (:meth:`_probe`).
+    _TABLE_ROWS = True
 
-    #: Whether the outputs a list ``target=`` names can be checked on one data row
-    #: before the run (:meth:`_probe`); a model of built inputs (texts, images) says no,
-    #: and its first answer checks them instead.
-    _PROBES = True
+    def _probe(self, *, strict: bool = False, ask=None) -> int | None:
+        """Output columns of the model's answer for one row (None: one output).
 
-    def settle_outputs(self, width: int | None = None, *, answers=(), names=None) -> None:
-        """Fix the number of outputs: ``width`` columns (from :class:`OutputsFound`), or probe.
-
-        Without ``width`` the model answers one data row (not counted in
-        :attr:`n_rows`); the out-of-core form calls this before it ships the
-        model to the partitions.  ``answers`` (:attr:`OutputsFound.answers`)
-        are kept and served when the same rows are asked again, until
-        :meth:`forget_answers`; those this model kept itself are kept once.
+        The one way the outputs of a model are learnt when its classes and
+        ``target=`` do not tell them (a function, a torch module, a regressor
+        that may have several outputs): the model answers one row when it is
+        wrapped, at the front door, so every plan is made, and every chunk
+        sized, for all the outputs from the first.  It costs the model one
+        call of one row per request, not counted in :attr:`n_rows` (it is no
+        method's row) and not kept: the plans ask their rows as they would of
+        a model whose outputs were known.  A plain callable's answer names its
+        outputs (:meth:`_note_names`).  On a Dask cluster (``ask``) the row is
+        answered on a worker.  A model that raises: a :class:`ModelError`
+        when ``strict``, else None (the first planned call raises with the
+        full message); a :class:`ModelError` already (a ``predict_fn``'s, a
+        worker lost) is raised as it is.
         """
-        if not self._undetermined:
-            return
-        with self._count_lock:
-            new = tuple(a for a in answers if not any(a is b for b in self._kept))
-            self._kept = self._kept + new
-        if names is not None and self._answer_names is None and self._fn is self.model:
-            self._answer_names = list(names)  # told by a copy of the model (a Dask worker)
-        width = self._probe() if width is None else width
-        if self._name_only:
-            width = 1  # target= one column: only its name was to be learnt
-        if self._wanted is not None:
-            if width is None or width == 1:
-                raise InvalidParameterError(
-                    f"target={self._wanted!r} selects output columns, but the model returns "
-                    "one output per row; leave target= out.")
-            columns = [_in_range(_column(t), width) for t in self._wanted]
-            self._undetermined = False
-            self._set_outputs(columns, columns, width)
-        else:
-            self._undetermined = False
-            if width is not None and width > 1:
-                self._set_outputs(list(range(width)), list(range(width)), width)
-            else:
-                self.output_name = self._answer_name(self.output_name)
-        self.outputs = list(self.outputs) if self._columns is not None else [self.output_name]
-
-    def forget_answers(self) -> None:
-        """Drop the answers kept since the outputs were told (the run that asks them is over)."""
-        with self._count_lock:
-            self._kept = ()
-
-    def _keep(self, kind: str, rows: np.ndarray, answer: np.ndarray,
-              width: int | None = None) -> OutputsFound:
-        """Keep the answer that told the outputs; the OutputsFound that carries it.
-
-        ``width``: the number of outputs (default: the answer's last axis).
-
-        ``rows`` must be a copy taken before the model's call (a model may
-        write into its rows); the block is served by :meth:`_take_kept`.
-        """
-        block = (kind, rows, answer)
-        with self._count_lock:
-            self._kept = self._kept + (block,)
-        width = int(answer.shape[-1]) if width is None else width
-        return OutputsFound(width, [block], names=self._answer_names)
-
-    def _take_kept(self, kind: str, rows: np.ndarray) -> tuple[list, int]:
-        """The kept answers of the leading rows of ``rows``, and how many rows they cover.
-
-        A kept block serves the rows equal to its own, wholly or its leading
-        part (the rest stays kept): the pass that asks them again may cut its
-        chunks elsewhere.  Each kept row is served once.
-        """
-        if not self._kept:
-            return [], 0
-        served: list = []
-        position, m = 0, rows.shape[0]
-        with self._count_lock:
-            kept = list(self._kept)
-            while position < m:
-                for i, (k, held, answer) in enumerate(kept):
-                    n = min(len(held), m - position)
-                    if k == kind and _same_rows(held[:n], rows[position: position + n]):
-                        served.append(answer[:n])
-                        kept[i:i + 1] = [(k, held[n:], answer[n:])] if n < len(held) else []
-                        position += n
-                        break
-                else:
-                    break
-            self._kept = tuple(kept)
-        return served, position
-
-    def _probe(self, *, strict: bool = False) -> int | None:
-        """Output columns of the model's answer for one data row (None: one output).
-
-        A model without classes tells its number of outputs only by answering;
-        the probe is not counted in :attr:`n_rows` (it is not a method's row).
-        A model that raises: a :class:`ModelError` when ``strict``, else None
-        (the first real call raises with the full message).
-        """
-        rows = self.dataset.values[:1]
-        if rows.shape[0] == 0:
-            return None
         try:
-            answer = self._call(rows)
+            # (on a Dask worker when the request runs there: the model answers where its rows
+            # are answered; a copy holding the one row travels, not the data)
+            answer = self._probe_answer() if ask is None else ask(_first_answer, self._one_row())
+            if answer is None:  # no row to ask: one output, as a model of no rows answers
+                return None
             out = np.asarray(to_numpy(answer))
+        except ModelError:
+            raise  # (said already: by a predict_fn's seam, or a Dask worker lost)
         except Exception as exc:
-            if strict:
-                raise self._raised(exc, 1) from exc
-            return None
+            if not strict:
+                return None
+            raise self._raised(exc, 1) from exc
         self._note_names(answer)
         if out.ndim == 2 and out.shape[1] > 1:
             return int(out.shape[1])
         return None
+
+    def _probe_answer(self):
+        """The model's answer for the first data row (None: the data have no rows)."""
+        rows = self.dataset.values[:1].copy()  # (a model may write into its rows)
+        return self._call(rows) if rows.shape[0] else None
+
+    def _one_row(self) -> "Model":
+        """A copy whose data are the first row only (what a Dask worker needs to probe)."""
+        one = copy.copy(self)
+        d = self.dataset
+        one.dataset = Dataset(d.values[:1].copy(), d.columns, d.is_frame, d.column_labels)
+        return one
 
     def view(self, position: int) -> "Model":
         """The single-output model of output ``position``: as if asked with that ``target=``."""
@@ -379,9 +307,7 @@ class Model(Gradients):
             return self
         one = copy.copy(self)
         one._columns = None
-        one._undetermined = False  # (a view made while the outputs settle)
         one._answer_width = None
-        one._kept = ()  # (the model answers; its views only name the outputs)
         one._target_given = True
         one.output_labels = []
         one._respond(self.output_labels[position])
@@ -496,36 +422,13 @@ class Model(Gradients):
         return self.dataset.to_array(rows)
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
-        """Evaluate the model on encoded ``rows``: ``(m,)`` floats, ``(m, k)`` for k outputs.
-
-        Rows whose answer told the model's outputs (see :class:`OutputsFound`)
-        are served from that answer, not asked (nor counted) again.
-        """
-        # a model may write into its rows: those whose answer may be kept are copied first
-        held = rows.copy() if self._undetermined else None
-
-        def ask(asked):
-            try:
-                out = self._call(asked)
-            except Exception as exc:
-                raise self._raised(exc, len(asked)) from exc
-            self.account(1, len(asked))
-            if self._undetermined:
-                self._note_names(out)
-            return _numbers(to_numpy(out))
-
-        return self._check(self._answer("predict", rows, ask), rows, kind="predict", held=held)
-
-    def _answer(self, kind: str, rows: np.ndarray, ask) -> np.ndarray:
-        """The answer for ``rows``: those kept (see :meth:`_take_kept`), ``ask(rest)`` after them.
-
-        ``ask`` calls the model on the rows no kept answer covers (all of
-        them, as a rule), counts the call and returns float64 numbers.
-        """
-        served, n = self._take_kept(kind, rows)
-        if n < rows.shape[0] or not served:
-            served.append(ask(rows[n:] if n else rows))
-        return served[0] if len(served) == 1 else np.concatenate(served)
+        """Evaluate the model on encoded ``rows``: ``(m,)`` floats, ``(m, k)`` for k outputs."""
+        try:
+            out = self._call(rows)
+        except Exception as exc:
+            raise self._raised(exc, len(rows)) from exc
+        self.account(1, len(rows))
+        return self._check(out, rows)
 
     def _raised(self, exc: Exception, m: int) -> ModelError:
         """The error saying the model raised ``exc`` on ``m`` rows, and what it was given."""
@@ -576,28 +479,10 @@ class Model(Gradients):
             self.framework = "torch"
             return out
 
-    def _check(self, out, rows, *, kind="predict", held=None):
-        """The explained output(s) of the answer ``out`` for ``rows``, checked.
-
-        An answer of several columns from a model whose outputs were unknown
-        is kept (with ``held``, the rows as asked) and raised as
-        :class:`OutputsFound`; the engine then settles the outputs.
-        """
+    def _check(self, out, rows):
+        """The explained output(s) of the answer ``out`` for ``rows``, checked."""
         m = rows.shape[0]
         out = _numbers(to_numpy(out))
-        if self._undetermined:
-            width = int(out.shape[1]) if out.ndim == 2 and out.shape[0] == m and \
-                out.shape[1] > 1 and not self._name_only else None
-            if width is not None:
-                raise self._keep(kind, rows.copy() if held is None else held, out)
-            if self._wanted is not None:
-                self.settle_outputs(1)  # refused: the list names columns of one output
-            if self._answer_names is not None:
-                # a named Series (or target= a DataFrame's column): its name is the output's,
-                # which the plans made so far lack; the pass is planned again (this answer
-                # kept, as for several)
-                raise self._keep(kind, rows.copy() if held is None else held, out, width=1)
-            self._undetermined = False  # from now on, every answer has one output
         if self._columns is not None:
             try:
                 out = select_outputs(out, self._columns, m, self._answer_width, self.outputs)
@@ -633,7 +518,7 @@ class Model(Gradients):
                 where = (f" X holds NaN in {int(nan_in.any(axis=1).sum())} rows (columns {cols}), "
                          "which reached the model: impute them or use a model that accepts "
                          "missing values.")
-            elif self._PROBES and rows.ndim == 2 and rows.shape[1] == len(self.dataset.columns):
+            elif self._TABLE_ROWS and rows.ndim == 2 and rows.shape[1] == len(self.dataset.columns):
                 # rows of a table the method built (a grid point, a coalition's mix of the row
                 # and the background; not a text's or image's masks): name one, so the user
                 # sees what the model refused
@@ -653,3 +538,8 @@ class Model(Gradients):
         return out
 
 
+
+
+def _first_answer(model: Model):
+    """The model's answer for its data's first row (run on a Dask worker: see ``Model._probe``)."""
+    return model._probe_answer()

@@ -120,10 +120,11 @@ def render_figures(figures) -> None:
     here one after another, with the same bytes.
     """
     import multiprocessing
-    import os
+
+    from .._process import usable_cores
 
     pending = [f for f in figures if not f.rendered]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    cores = usable_cores(unknown=1)  # (the processes are forked: only where cores are known)
     workers = min(cores, MAX_PROCESSES)
     if workers < 2 or len(pending) < PARALLEL_FROM or \
             "fork" not in multiprocessing.get_all_start_methods():

@@ -17,13 +17,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .._process import CountedHold
 from .._validation import ModellensWarning
 
 __all__ = ["recorded", "quiet"]
 
-_lock = threading.Lock()
 _local = threading.local()
-_users = 0
 _previous: Any = warnings.showwarning
 _ALWAYS = ("always", None, ModellensWarning, None, 0)
 
@@ -40,34 +39,31 @@ def _route(message, category, filename, lineno, file=None, line=None):
     _previous(message, category, filename, lineno, file, line)
 
 
-@contextmanager
-def _installed() -> Iterator[None]:
-    global _users, _previous
-    with _lock:
-        if _users == 0:
-            _previous = warnings.showwarning
-            warnings.showwarning = _route
-            # every report records all of its own warnings, also those an earlier one gave
-            # (the default action shows a warning once per place)
-            warnings.filterwarnings("always", category=ModellensWarning)
-        _users += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _users -= 1
-            if _users == 0:
-                if warnings.showwarning is _route:
-                    warnings.showwarning = _previous
-                filters: list = warnings.filters  # type: ignore[assignment]
-                if _ALWAYS in filters:
-                    filters.remove(_ALWAYS)
+def _install() -> None:
+    global _previous
+    _previous = warnings.showwarning
+    warnings.showwarning = _route
+    # every report records all of its own warnings, also those an earlier one gave
+    # (the default action shows a warning once per place)
+    warnings.filterwarnings("always", category=ModellensWarning)
+
+
+def _uninstall() -> None:
+    if warnings.showwarning is _route:
+        warnings.showwarning = _previous
+    filters: list = warnings.filters  # type: ignore[assignment]
+    if _ALWAYS in filters:
+        filters.remove(_ALWAYS)
+
+
+#: The handler installed while any report records (see the module's docstring).
+_HOLD = CountedHold(_install, _uninstall)
 
 
 @contextmanager
 def _pushed(sink) -> Iterator[None]:
     stack = _local.__dict__.setdefault("stack", [])
-    with _installed():
+    with _HOLD.held():
         stack.append(sink)
         try:
             yield

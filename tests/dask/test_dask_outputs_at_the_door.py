@@ -1,12 +1,11 @@
-"""On a cluster, a function that tells its outputs by answering is asked each row once.
+"""On a cluster, a function of unknown outputs tells them once, at the door, on the client.
 
-The first chunks answer on the workers; their answers come back to the
-client, which keeps them and serves them when the pass that plans every
-output asks the same rows again (``engine.outputs_from_answer``).
+The model answers one row when it is wrapped (``Model._probe``), before it is
+shipped: the workers receive a model that knows its outputs, every chunk is
+planned for all of them, and each planned row is asked once.
 """
 
 import numpy as np
-import pytest
 
 import modellens as ml
 
@@ -27,10 +26,10 @@ def test_a_function_is_asked_each_row_once_on_a_cluster(client, row_counter):
         asked = row_counter.rows
         row_counter.reset()
         lime = ml.lime(f, X[:2], training_data=X, num_samples=200, random_state=0)
-    # 2 features x 4 points x 300 rows, and 2 rows x 200 samples: each asked once, though
-    # several chunks were on the workers when the first answer told the outputs
-    assert asked == 2400
-    assert row_counter.rows == 400 == lime.diagnostics["n_model_rows"]
+    # 2 features x 4 points x 300 rows, and 2 rows x 200 samples, each asked once, after
+    # the one row the door asked on the client (not a method's row: not in n_model_rows)
+    assert asked == 2400 + 1
+    assert row_counter.rows == 400 + 1 and lime.diagnostics["n_model_rows"] == 400
     reference = ml.pdp(_outputs, X, [0, 2], grid=4, target="all", chunk_size=100)
     assert every.outputs == reference.outputs == ["f(x)[0]", "f(x)[1]", "f(x)[2]"]
     for key in reference:
