@@ -56,7 +56,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._coalitions import unique_masks
 from ._games import Estimate
 from .permutation import PermutationEstimator
 
@@ -291,27 +290,12 @@ class AsymmetricPermutations(PermutationEstimator):
         return np.concatenate([np.concatenate(ahead, axis=1),
                                np.concatenate(partner, axis=1)])
 
-    def grow(self, rows, more) -> list:
-        """Draw ``more[k]`` pairs for each row ``rows[k]``: the segment of their coalitions."""
-        d = self.d
-        steps = np.arange(1, d)
-        blocks, counts, batch = [], [], []
-        for i, p in zip(rows, more):
-            orders = self._orders(self._rngs[i], int(p))
-            position = np.argsort(orders, axis=1)
-            # the first t features of each order, t = 1 .. d - 1
-            masks = (position[:, None, :] < steps[None, :, None]).reshape(-1, d)
-            uniq, _, inverse = unique_masks(masks)
-            blocks.append(uniq)
-            counts.append(len(uniq))
-            batch.append((int(i), orders, inverse))
-            self.pairs[i] += int(p)
-            self.n_coalitions[i] += len(uniq)
-        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        seg = self.game.coalition_rows(np.concatenate(blocks),
-                                       rows=np.repeat(np.asarray(rows), counts))
-        self._pending.append((seg, offsets, batch))
-        return [seg]
+    def _draw_orders(self, i: int, pairs: int):
+        orders = self._orders(self._rngs[i], pairs)
+        position = np.argsort(orders, axis=1)
+        # the first t features of each order, t = 1 .. d - 1
+        steps = np.arange(1, self.d)
+        return orders, (position[:, None, :] < steps[None, :, None]).reshape(-1, self.d)
 
     def _absorb(self, v0, fx):
         d = self.d

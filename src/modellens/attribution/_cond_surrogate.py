@@ -24,6 +24,7 @@ import numpy as np
 
 from ..engine import DataRows, Plan, Segment, run_outputs
 from ._conditional import EstimatedGame, coalition_queries
+from ._leaf_rows import set_queries
 
 __all__ = ["SURROGATE_MASKS", "Surrogate", "SurrogateRows", "SurrogateGame"]
 
@@ -91,14 +92,8 @@ class SurrogateRows(Segment):
     :math:`\\hat v_i(S)`."""
 
     def __init__(self, surrogate, foreground, masks, *, rows=None):
-        self.surrogate, self.foreground = surrogate, foreground
-        self.masks = np.asarray(masks, dtype=bool)
-        if rows is None:
-            self.k, self.query_rows = self.masks.shape[0], None
-            self.n_queries = foreground.shape[0] * self.k
-        else:
-            self.query_rows = np.asarray(rows, dtype=np.intp)
-            self.n_queries = self.masks.shape[0]
+        self.surrogate = surrogate
+        set_queries(self, foreground, masks, rows)
         self.n_rows, self.width, self.group = self.n_queries, 2 * foreground.shape[1], 1
 
     def call_key(self):

@@ -36,7 +36,7 @@ from ..engine import Segment
 from ._causal import CausalSampler
 from ._games import Estimate, InterventionalGame
 from ._forest import ForestSampler, WeightedRows
-from ._leaf_rows import LeafRows, coalition_queries
+from ._leaf_rows import LeafRows, coalition_queries, set_queries
 from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, Sampler,
                         TreeSampler, refuse_categorical)
 
@@ -63,15 +63,8 @@ class ConditionalRows(Segment):
     ``batches`` ``(Q, B)`` the means of its ``B`` batches of draws."""
 
     def __init__(self, sampler, foreground, masks, *, rows=None, n_batches=1):
-        self.sampler, self.foreground = sampler, foreground
-        self.masks = np.asarray(masks, dtype=bool)
-        if rows is None:
-            self.k = self.masks.shape[0]
-            self.query_rows = None
-            self.n_queries = foreground.shape[0] * self.k
-        else:
-            self.query_rows = np.asarray(rows, dtype=np.intp)
-            self.n_queries = self.masks.shape[0]
+        self.sampler = sampler
+        set_queries(self, foreground, masks, rows)
         K = sampler.n_draws
         self.K, self.n_batches = K, n_batches
         self.n_rows, self.width, self.group = self.n_queries * K, foreground.shape[1], \

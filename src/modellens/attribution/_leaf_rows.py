@@ -29,7 +29,19 @@ import numpy as np
 from ..engine import ALIGN_ROWS, Segment
 from ._samplers import TreeSampler
 
-__all__ = ["LeafRows", "coalition_queries"]
+__all__ = ["LeafRows", "coalition_queries", "set_queries"]
+
+
+def set_queries(seg, foreground, masks, rows):
+    """A coalition segment's queries: every mask for every explained row (``rows`` None:
+    ``k`` masks) or one mask per query (``rows`` its explained row)."""
+    seg.foreground, seg.masks = foreground, np.asarray(masks, dtype=bool)
+    if rows is None:
+        seg.k, seg.query_rows = seg.masks.shape[0], None
+        seg.n_queries = foreground.shape[0] * seg.k
+    else:
+        seg.query_rows = np.asarray(rows, dtype=np.intp)
+        seg.n_queries = seg.masks.shape[0]
 
 
 def coalition_queries(seg, queries):
@@ -49,14 +61,8 @@ class LeafRows(Segment):
     """
 
     def __init__(self, sampler: TreeSampler, foreground, masks, *, rows=None, n_batches=1):
-        self.sampler, self.foreground = sampler, foreground
-        self.masks = np.asarray(masks, dtype=bool)
-        if rows is None:
-            self.k, self.query_rows = self.masks.shape[0], None
-            self.n_queries = foreground.shape[0] * self.k
-        else:
-            self.query_rows = np.asarray(rows, dtype=np.intp)
-            self.n_queries = self.masks.shape[0]
+        self.sampler = sampler
+        set_queries(self, foreground, masks, rows)
         self.K, self.n_batches = sampler.n_draws, n_batches
         self.width, self.group = foreground.shape[1], 1
         self.batches = None

@@ -122,17 +122,21 @@ class PermutationEstimator:
         """Most pairs a row may draw within ``max_evals`` coalitions."""
         return max(1, int(max_evals) // (2 * (self.d - 1)))
 
+    def _draw_orders(self, i: int, pairs: int):
+        """``(orders, masks)`` of ``pairs`` new antithetic pairs of row ``i``: the orders
+        (what :meth:`_absorb` reads) and the coalitions they need."""
+        d = self.d
+        order = np.argsort(self._rngs[i].random((pairs, d)), axis=1) \
+            if self.groups is None else hierarchy_orders(self._rngs[i], pairs, self.groups)
+        position = np.argsort(order, axis=1)
+        prefix = position[:, None, :] < np.arange(1, d)[None, :, None]  # (pairs, d-1, d)
+        return order, np.concatenate([prefix, ~prefix], axis=1).reshape(-1, d)
+
     def grow(self, rows, more) -> list:
         """Draw ``more[k]`` pairs for each row ``rows[k]``: the segment of their coalitions."""
-        d = self.d
-        steps = np.arange(1, d)
         blocks, counts, batch = [], [], []
         for i, p in zip(rows, more):
-            order = np.argsort(self._rngs[i].random((int(p), d)), axis=1) \
-                if self.groups is None else hierarchy_orders(self._rngs[i], int(p), self.groups)
-            position = np.argsort(order, axis=1)
-            prefix = position[:, None, :] < steps[None, :, None]  # (pairs, d-1, d)
-            masks = np.concatenate([prefix, ~prefix], axis=1).reshape(-1, d)
+            order, masks = self._draw_orders(int(i), int(p))
             uniq, _, inverse = unique_masks(masks)
             blocks.append(uniq)
             counts.append(len(uniq))
