@@ -60,7 +60,7 @@ from ._games import Estimate
 from .permutation import PermutationEstimator
 
 __all__ = ["CausalSpec", "check_causal", "resolve_causal", "CausalSampler",
-           "AsymmetricEstimator", "AsymmetricPermutations", "asymmetric_estimator"]
+           "AsymmetricEstimator", "AsymmetricPermutations"]
 
 
 class CausalSpec(NamedTuple):
@@ -311,19 +311,3 @@ class AsymmetricPermutations(PermutationEstimator):
                 half = n_orders // 2
                 self._contrib[i].append(0.5 * (per_order[:half] + per_order[half:]))
         self._pending = []
-
-
-def asymmetric_estimator(game, algorithm, n_permutations, streams):
-    """``(estimator, algorithm, budget)`` of asymmetric values: the consistent coalitions
-    enumerated (``"exact"``; ``"auto"`` while every component is small enough), or the
-    consistent orders sampled (``"permutation"``; ``"auto"`` for a larger component)."""
-    from ._shapley_setup import MAX_EXACT_FEATURES, _choose_algorithm
-
-    comps = game.causal.components
-    if algorithm == "auto":
-        algorithm = "exact" if max(len(c) for c in comps) <= MAX_EXACT_FEATURES \
-            else "permutation"
-    if algorithm == "exact":
-        return AsymmetricEstimator(game, comps), "exact", None
-    _, budget = _choose_algorithm("permutation", game.n_players, None, n_permutations)
-    return AsymmetricPermutations(game, budget, streams, comps), "permutation", budget

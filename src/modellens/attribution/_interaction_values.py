@@ -221,7 +221,7 @@ def interaction_estimator(game, algorithm, n_samples, n_permutations, streams, *
     beyond.  A sampling budget whose distinct coalitions reach 7/8 of all
     ``2**d - 2`` enumerates them instead (``"exact"``).  Returns
     ``(estimator, algorithm, budget)`` as
-    :func:`~.shapley._estimator` does (the budget: feature orders per row).
+    :func:`~._estimator_choice.choose_estimator` does (the budget: feature orders per row).
     """
     d = game.n_players
     if algorithm == "kernel" or n_samples is not None:

@@ -126,7 +126,7 @@ def owen_estimator(game, algorithm, n_samples, n_permutations, streams, *, inter
                    stop, stacklevel):
     """The estimator of Owen values when ``game``'s players form a hierarchy, else None.
 
-    Returns ``(estimator, algorithm, budget)`` as ``shapley._estimator`` does.
+    Returns ``(estimator, algorithm, budget)`` as ``_estimator_choice.choose_estimator`` does.
     """
     groups = getattr(getattr(game, "rep", None), "hierarchy", None)
     if groups is None or game.n_players < 2:

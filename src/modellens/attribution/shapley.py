@@ -17,25 +17,18 @@ from ..engine import open_request, run, run_outputs
 from ..models import tree_ensemble_name
 from ..typing import DaskLike, DataLike, ModelLike, PredictFn, RandomStateLike, TargetSpec
 from ._background import DEFAULT_BACKGROUND
-from ._causal import asymmetric_estimator
 from ._groups import GroupGame
 from ._dependence import check_dependence, with_monte_carlo_error
-from ._interaction_values import interaction_estimator
-from ._owen import owen_estimator
-from ._games import InterventionalGame, RemovalGame, ShapleyPlan, TreeGame
+from ._estimator_choice import choose_estimator
+from ._games import InterventionalGame, RemovalGame, ShapleyPlan
 from ._masking import ImageMasker, TextMasker
 from ._stopping import GrowPlan, check_stopping, run_until_converged
 from ._streams import RowStreams
 from ._shapley_setup import (MAX_EXACT_FEATURES,
-                             _check_stop_applies, _choose_algorithm, _first_round, _game,
-                             _result, _warn_if_costly, _with_cap, default_kernel_samples,
-                             kernel_samples_for_std)
+                             _check_stop_applies, _game,
+                             _result, _warn_if_costly, _with_cap)
 from ._text import is_text_list
 from .distributed import DistributedAttributions
-from .exact import ExactEstimator, OnePlayer
-from ._active import ActiveKernelEstimator
-from ._proxy import ProxyKernelEstimator
-from .permutation import MIN_ANTITHETIC_FOR_STD, PermutationEstimator
 from .result import Attributions, keep_row_labels
 
 __all__ = ["shapley", "ALGORITHMS", "MAX_EXACT_FEATURES", "DEFAULT_BACKGROUND"]
@@ -533,7 +526,7 @@ def _explain(request, *, background, algorithm, n_samples, n_permutations, targe
     if streams is None:  # (a conditional game drew them after its background)
         streams = getattr(getattr(game, "inner", game), "streams", None) or RowStreams.draw(rng)
     options = request.options
-    estimator, algorithm, budget = _estimator(game, algorithm, n_samples, n_permutations,
+    estimator, algorithm, budget = choose_estimator(game, algorithm, n_samples, n_permutations,
                                               streams, interactions=interactions,
                                               n_threads=options.threads, index=index,
                                               stacklevel=stacklevel - 1, stop=stop)
@@ -589,10 +582,10 @@ def _explain_outputs(model, options, game, estimator, algorithm, budget, index, 
                 g = game.over(g)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ModellensWarning)  # said once, for output 0
-                e = _estimator(g, algorithm, budget if algorithm == "kernel" else None,
-                               budget if algorithm == "permutation" else None, streams,
-                               interactions=interactions, n_threads=1, index=index,
-                               stacklevel=2, stop=stop)[0]
+                e = choose_estimator(g, algorithm, budget if algorithm == "kernel" else None,
+                                     budget if algorithm == "permutation" else None, streams,
+                                     interactions=interactions, n_threads=1, index=index,
+                                     stacklevel=2, stop=stop)[0]
             e = with_monte_carlo_error(e, g)
         made.append((g, e))
         return [ShapleyPlan(g, e)]
@@ -622,79 +615,6 @@ def _explain_outputs(model, options, game, estimator, algorithm, budget, index, 
     for part in parts:  # the model's rows were evaluated once for every output
         part.diagnostics["n_model_rows"] = model.n_rows
     return Attributions.stack(parts, model.output_labels)
-
-
-def _estimator(game, algorithm, n_samples, n_permutations, streams, *, interactions,
-               n_threads, index, stacklevel, stop=None):
-    """The estimator of a game: ``(estimator, algorithm, budget)``.
-
-    With a stopping rule ``stop`` the budget is the first round's (see
-    :func:`_first_round`) and ``"auto"`` weighs exact enumeration against the cap.
-    """
-    grouped = isinstance(game, GroupGame)
-    if isinstance(game.inner if grouped else game, TreeGame):
-        # imported here: the tree kernels load numba, which only tree models need
-        from .tree import TreeEstimator
-
-        return (TreeEstimator(game.inner if grouped else game, interactions=interactions,
-                              n_threads=n_threads, index=index,
-                              players=game.players.player_of if grouped else None),
-                "tree", None)
-    if (owen := owen_estimator(game, algorithm, n_samples, n_permutations, streams, stop=stop,
-                               interactions=interactions, stacklevel=stacklevel + 1)):
-        return owen  # players="hierarchy": Owen values
-    d = game.n_players
-    if interactions:
-        return interaction_estimator(
-            game, algorithm, n_samples, n_permutations, streams, max_exact=MAX_EXACT_FEATURES,
-            auto_exact=d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= default_kernel_samples(d),
-            stacklevel=stacklevel + 1)
-    if stop is not None:
-        n_samples, n_permutations = _first_round(algorithm, d, n_samples, n_permutations,
-                                                 _with_cap(stop, d).max_evals)
-    if getattr(getattr(game, "causal", None), "asymmetric", False):
-        return asymmetric_estimator(game, algorithm, n_permutations, streams)
-    algorithm, budget = _choose_algorithm(algorithm, d, n_samples, n_permutations,
-                                          cap=None if stop is None else
-                                          _with_cap(stop, d).max_evals)
-    if d == 1:
-        return OnePlayer(game, sampled=algorithm != "exact"), algorithm, budget
-    if algorithm == "exact":
-        return ExactEstimator(game), algorithm, budget
-    if algorithm == "kernel":
-        # under a stopping rule the proxy's errors must come from every draw (halves' errors
-        # under-covered there, 82-91%: stopping picks rounds whose error looked low)
-        null = game.null_players()
-        kernel: ActiveKernelEstimator | ProxyKernelEstimator
-        if null.any():  # some rows' games are smaller: KernelSHAP in each of them
-            kernel = ActiveKernelEstimator(game, budget, streams, null=null,
-                                           pooled=stop is not None)
-        else:
-            kernel = ProxyKernelEstimator(game, budget, streams, pooled=stop is not None)
-        pairs = kernel.draws
-        players = (~null).sum(axis=1)
-        short = (0 < pairs) & (pairs < players)
-        if stop is None and short.any():
-            k = int(players[short].max())
-            which = f"{d} features" if k == d else \
-                f"{k} features (those that differ from the background's values)"
-            warnings.warn(
-                f"n_samples={budget} leaves {pairs[short].min()} sampled pairs of coalitions "
-                f"per row for {which}, too few to estimate standard errors (std is NaN: the fit "
-                f"passes through every sampled value); use n_samples >= "
-                f"{kernel_samples_for_std(k, budget)} for them, or tol= to stop when the errors "
-                "are small enough.", ModellensWarning, stacklevel=stacklevel)
-        return kernel, algorithm, budget
-    estimator = PermutationEstimator(game, budget, streams,
-                                     skew_check=isinstance(game, RemovalGame))
-    if estimator.n_antithetic < MIN_ANTITHETIC_FOR_STD and stop is None:
-        warnings.warn(
-            f"n_permutations={budget} gives {estimator.n_antithetic} antithetic pair"
-            f"{'' if estimator.n_antithetic == 1 else 's'} per "
-            f"row, too few to estimate standard errors (std is NaN); use at least "
-            f"{2 * MIN_ANTITHETIC_FOR_STD} permutations for them.", ModellensWarning,
-            stacklevel=stacklevel)
-    return estimator, algorithm, budget
 
 
 def _keep_drawing(stop, estimators, estimates, one_round, *, stacklevel):
