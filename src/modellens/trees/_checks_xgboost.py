@@ -132,9 +132,9 @@ def _check_xgboost_trees(trees, n_features, vector):
     right = _joined(trees, "right_children", "the trees' right_children")
     split = _joined(trees, "split_indices", "the trees' split_indices")
     live = (split != _DELETED) | (local == 0)
-    for k in np.flatnonzero(np.asarray(vector) > 1):
-        at = slice(int(roots[k]), int(roots[k + 1]))
-        right[at] = _vector_rows(trees[k], f"tree {k}", vector[k], left[at], right[at], live[at])
+    for v in np.flatnonzero(np.asarray(vector) > 1).tolist():
+        at = slice(int(roots[v]), int(roots[v + 1]))
+        right[at] = _vector_rows(trees[v], f"tree {v}", vector[v], left[at], right[at], live[at])
     deleted = np.add.reduceat((~live).astype(np.int64), roots[:-1])
     for k, t in enumerate(trees):
         if int_param(t.get("tree_param"), "num_deleted", f"tree {k}", 0) != int(deleted[k]):
