@@ -24,7 +24,7 @@ import numpy as np
 
 from ..engine import DataRows, Plan, Segment, run_outputs
 from ._conditional import EstimatedGame, coalition_queries
-from ._leaf_rows import set_queries
+from ._leaf_rows import CoalitionQueries, set_queries
 
 __all__ = ["SURROGATE_MASKS", "Surrogate", "SurrogateRows", "SurrogateGame"]
 
@@ -87,7 +87,7 @@ class Surrogate:
         return preds[:, 0] if preds.shape[1] == 1 else preds
 
 
-class SurrogateRows(Segment):
+class SurrogateRows(CoalitionQueries, Segment):
     """One row per (explained row, coalition), answered by the surrogate: ``result`` is
     :math:`\\hat v_i(S)`."""
 

@@ -36,7 +36,7 @@ from ..engine import Segment
 from ._causal import CausalSampler
 from ._games import Estimate, InterventionalGame
 from ._forest import ForestSampler, WeightedRows
-from ._leaf_rows import LeafRows, coalition_queries, set_queries
+from ._leaf_rows import CoalitionQueries, LeafRows, coalition_queries, set_queries
 from ._samplers import (CopulaSampler, EmpiricalSampler, GaussianSampler, Sampler,
                         TreeSampler, refuse_categorical)
 
@@ -57,7 +57,7 @@ def batches_for(n_draws: int) -> int:
     return max(b for b in range(1, min(MC_BATCHES, n_draws) + 1) if n_draws % b == 0)
 
 
-class ConditionalRows(Segment):
+class ConditionalRows(CoalitionQueries, Segment):
     """Query ``q`` (an explained row and a coalition) owns ``K`` rows: the row completed by
     ``K`` conditional draws.  ``result`` holds :math:`\\hat v_i(S)` per query and
     ``batches`` ``(Q, B)`` the means of its ``B`` batches of draws."""
@@ -266,9 +266,9 @@ def conditional_game(model, dataset, n, background, note, approach, *, n_draws, 
     elif approach == "empirical":
         sampler = EmpiricalSampler(background, n_draws, rng, categorical=categorical)
     else:
-        cls = ForestSampler if approach == "forest" else TreeSampler
-        sampler = cls(background, n_draws, rng, categorical=categorical,
-                      seed=rng.integers(2 ** 31))
+        grown = ForestSampler if approach == "forest" else TreeSampler
+        sampler = grown(background, n_draws, rng, categorical=categorical,
+                        seed=rng.integers(2 ** 31))
     drawn: Sampler | CausalSampler = sampler
     if causal is not None and causal.confounding is not None:
         drawn = CausalSampler(sampler, causal, int(rng.integers(2 ** 63)))

@@ -98,6 +98,8 @@ class ForestSampler(TreeSampler):
 class WeightedRows(LeafRows):
     """Queries of a forest's game: each its union of leaves with weights, or ``K`` draws."""
 
+    sampler: ForestSampler
+
     def _lay_out(self):
         fg, masks = self.foreground, self.masks
         K, B = self.K, self.n_batches

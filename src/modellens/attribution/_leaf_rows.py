@@ -29,7 +29,7 @@ import numpy as np
 from ..engine import ALIGN_ROWS, Segment
 from ._samplers import TreeSampler
 
-__all__ = ["LeafRows", "coalition_queries", "set_queries"]
+__all__ = ["LeafRows", "CoalitionQueries", "coalition_queries", "set_queries"]
 
 
 def set_queries(seg, foreground, masks, rows):
@@ -53,12 +53,24 @@ def coalition_queries(seg, queries):
     return seg.query_rows[queries], seg.masks[queries]
 
 
-class LeafRows(Segment):
+class CoalitionQueries:
+    """What :func:`set_queries` gives a coalition segment (declared for the type checker)."""
+
+    foreground: np.ndarray
+    masks: np.ndarray
+    query_rows: np.ndarray | None
+    k: int
+    n_queries: int
+
+
+class LeafRows(CoalitionQueries, Segment):
     """Queries of a tree sampler's game, each evaluated on its leaf (see the module).
 
     ``result`` holds :math:`\\hat v_i(S)` per query and ``batches`` ``(Q, B)`` the
     means of its batches of draws (all equal to the leaf's mean for a whole leaf).
     """
+
+    batches: np.ndarray | None
 
     def __init__(self, sampler: TreeSampler, foreground, masks, *, rows=None, n_batches=1):
         self.sampler = sampler
@@ -87,10 +99,8 @@ class LeafRows(Segment):
             order, start, count = self.sampler.leaf_spans(
                 fg if explained is None else fg[explained[inverse == u]], mask)
             orders.append(order)
-            if explained is None:
-                at = slice(u, None, self.k)  # queries i * k + u
-            else:
-                at = np.flatnonzero(inverse == u)
+            # queries i * k + u, or those of mask u
+            at = slice(u, None, self.k) if explained is None else np.flatnonzero(inverse == u)
             first[at], span[at] = start + u * m, count
         self._order = np.concatenate(orders) if orders else np.zeros(0, dtype=np.intp)
         self._first, self._span = first, span
@@ -143,8 +153,9 @@ class LeafRows(Segment):
             self._allocate()
         B = self.n_batches
         acc = self.result.reshape(self.n_queries, B + 1)
-        self.batches = acc[:, :B] + acc[:, B:]
-        self.result = np.where(self._whole, acc[:, B], self.batches.mean(axis=1))
+        batches = acc[:, :B] + acc[:, B:]
+        self.batches = batches
+        self.result = np.where(self._whole, acc[:, B], batches.mean(axis=1))
         if self.on_finish is not None:
             self.on_finish(self)
 
