@@ -248,20 +248,21 @@ def test_model_rows_are_not_wasted(data8):
     n, d, m = X.shape[0], X.shape[1], bg.shape[0]
     model = Counter(nonlinear)
     res = ml.shapley(model, X, background=bg, algorithm="exact")
-    # empty coalition once (m rows), full one as f(x) (one row each), the rest m rows each
-    assert model.rows == n * (2 ** d - 2) * m + m + n == res.diagnostics["n_model_rows"]
+    # empty coalition once (m rows), full one as f(x) (one row each), the rest m rows each;
+    # and first the one row that tells the function's outputs (no method's row)
+    assert model.rows - 1 == n * (2 ** d - 2) * m + m + n == res.diagnostics["n_model_rows"]
 
     model = Counter(nonlinear)
     res = ml.shapley(model, X, background=bg, algorithm="permutation", n_permutations=30,
                      random_state=0)
     coalitions = res.diagnostics["n_coalitions"]
     assert np.all(coalitions <= 15 * 2 * (d - 1)) and np.all(coalitions < 2 ** d - 2)
-    assert model.rows == coalitions.sum() * m + m + n
+    assert model.rows - 1 == coalitions.sum() * m + m + n
 
     model = Counter(nonlinear)
     res = ml.shapley(model, X, background=bg, algorithm="kernel", n_samples=100, random_state=0)
     assert np.all(res.diagnostics["n_coalitions"] == 100)
-    assert model.rows == 100 * n * m + m + n
+    assert model.rows - 1 == 100 * n * m + m + n
 
 
 def test_chunks_that_cut_background_groups_give_the_same_values(data8):

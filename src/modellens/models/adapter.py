@@ -96,6 +96,10 @@ class Model(Gradients):
         outputs (see :meth:`_probe`); None: here.
     """
 
+    #: the explained output's name and its column of the answer (set by ``_respond``)
+    output_name: str
+    class_index: int | None
+
     def __init__(self, model, dataset: Dataset, *, target=None, response_method="auto",
                  input_format="auto", several=False, ask=None):
         if isinstance(model, Model):
