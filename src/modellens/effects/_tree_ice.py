@@ -163,8 +163,6 @@ def tree_ice(request, features, axes, base):
     if answer.ensemble is None:
         return str(answer.reason)
     ens, model = answer.ensemble, request.model
-    # a model without classes tells its outputs by answering (one data row)
-    model.settle_outputs()
     response = _response(ens, model)
     if isinstance(response, str):
         return response

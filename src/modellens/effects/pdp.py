@@ -229,6 +229,8 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
 
         trees = tree_ice(request, feats, axes,
                          dataset.values if rows is None else dataset.values[rows])
+    # read here, not in plans_for: a closure over the request would ship its Dask client
+    outputs = request.model.outputs if request.model.n_outputs > 1 else None
 
     def plans_for(values, part, model):
         base, own = values, rows
@@ -248,8 +250,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                 plan.extra = {"evaluated": "model rows", "trees_refused": trees}
             return plans
         # the model rows of the 1-D curves: given by the trees (pairs stay on model rows)
-        c = request.model.outputs.index(model.output_name) if request.model.n_outputs > 1 \
-            else 0
+        c = 0 if outputs is None else outputs.index(model.output_name)
         return [plan if isinstance(feat, tuple) else _TreeICEPlan(plan, trees, feat, c)
                 for feat, plan in zip(feats, plans)]
 

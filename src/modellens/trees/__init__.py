@@ -23,9 +23,10 @@ from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, M
 from ._lightgbm import lightgbm_saved_text
 from ._read import output_column, tree_ensemble, tree_outputs, unfit_data
 from ._route import ROUTED_METHODS, Route, route
+from ._state import compile_leaf_reader
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
            "route", "Route", "ROUTED_METHODS", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
            "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text",
            "check_sklearn_objects", "check_xgboost_model", "kernels", "MAX_TREE_DEPTH",
-           "lightgbm_saved_text", "IceGrids", "ice_margins"]
+           "lightgbm_saved_text", "IceGrids", "ice_margins", "compile_leaf_reader"]

@@ -32,7 +32,7 @@ import hashlib
 import numpy as np
 from numba import njit
 
-__all__ = ["lightgbm_state", "lightgbm_leaves", "digest"]
+__all__ = ["lightgbm_state", "lightgbm_leaves", "digest", "compile_leaf_reader"]
 
 #: ``LGBM_BoosterGetLeafValue(handle, tree, leaf, double *out)``, the two pointers passed
 #: as 64-bit integers (the same registers and bits as a pointer on every 64-bit ABI), so
@@ -76,6 +76,17 @@ def _read_leaves(fn, handle, n_leaves, out):  # pragma: no cover - compiled
                 return False
             k += 1
     return True
+
+
+def compile_leaf_reader() -> None:
+    """Compile :func:`_read_leaves` now (``ml.warm_up``): on no leaves, so LightGBM is
+    never called; nothing where LightGBM or its C API is not there."""
+    fn = _leaf_reader()
+    if fn is not None:
+        try:
+            _read_leaves(fn, np.uint64(0), np.zeros(0, np.int64), np.zeros(0))
+        except Exception:  # numba cannot call it here: the cache serializes instead
+            pass
 
 
 def lightgbm_leaves(booster, n_leaves) -> np.ndarray | None:
