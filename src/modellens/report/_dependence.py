@@ -157,16 +157,17 @@ def _screen(values, is_cat, k=INPUTS) -> list:
     return [sorted(np.argsort(-explained[j], kind="stable")[:k].tolist()) for j in range(d)]
 
 
-def _bins(x, categorical) -> np.ndarray:
-    """Bin codes of a column for the screen (missing values: bin -1)."""
+def _bins(x, categorical, n_bins=SCREEN_BINS) -> np.ndarray:
+    """Bin codes of a column (missing values: bin -1): ``n_bins`` quantile bins of a
+    numeric column, its ``n_bins`` most frequent levels of a categorical one."""
     out = np.full(x.shape, -1.0)
     present = ~np.isnan(x)
     if not present.any():
         return out
     if categorical:
-        out[present] = _top_levels(x[present], SCREEN_BINS)
+        out[present] = _top_levels(x[present], n_bins)
         return out
-    edges = np.unique(np.quantile(x[present], np.linspace(0, 1, SCREEN_BINS + 1)[1:-1]))
+    edges = np.unique(np.quantile(x[present], np.linspace(0, 1, n_bins + 1)[1:-1]))
     out[present] = np.searchsorted(edges, x[present], side="right")
     return out
 
@@ -321,7 +322,7 @@ def _design(others, cat_mask) -> list:
         if cat_mask[k]:
             bins = np.where(np.isnan(x), -1.0, _top_levels(np.nan_to_num(x, nan=-2.0), FIT_BINS))
         else:
-            bins = _fit_bins(x)
+            bins = _bins(x, False, FIT_BINS)
         codes = np.unique(bins, return_inverse=True)[1].reshape(-1)
         blocks.append(sparse.csr_matrix((np.ones(n), (np.arange(n), codes)),
                                         shape=(n, int(codes.max()) + 1)))
@@ -330,15 +331,6 @@ def _design(others, cat_mask) -> list:
             line = np.where(present, x - x[present].mean(), 0.0)
             blocks.append(sparse.csr_matrix(line[:, None]))
     return blocks
-
-
-def _fit_bins(x) -> np.ndarray:
-    out = np.full(x.shape, -1.0)
-    present = ~np.isnan(x)
-    if present.any():
-        edges = np.unique(np.quantile(x[present], np.linspace(0, 1, FIT_BINS + 1)[1:-1]))
-        out[present] = np.searchsorted(edges, x[present], side="right")
-    return out
 
 
 def additive_oof(blocks, Y, fold, n_folds, *, softmax=False, steps=STEPS, rate=RATE,
