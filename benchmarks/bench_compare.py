@@ -24,7 +24,7 @@
 
 Times are the best of 3, interleaved; the machine is shared (2 cores, loaded by other
 work), so read the ratios.  Run:  python benchmarks/bench_compare.py [--small]
-[--tree-rows N] [--shift-rows N] [--repeats N]
+[--tree-rows N] [--shift-rows N] [--repeats N] [--peer-repeats N] [--only-trees]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def best_of(fns: dict, repeats: int = 3) -> dict:
     return best
 
 
-def trees(n_rows: int, n_train: int = 20_000, repeats: int = 3) -> None:
+def trees(n_rows: int, n_train: int = 20_000, repeats: int = 3, peer_repeats: int = 1) -> None:
     import shap
     import xgboost as xgb
 
@@ -66,18 +66,25 @@ def trees(n_rows: int, n_train: int = 20_000, repeats: int = 3) -> None:
     for name, (a, b) in {"independent models": (A, B),
                          "B trained on from A's 400 rounds": (A400, B_on)}.items():
         ea, eb = shap.TreeExplainer(a), shap.TreeExplainer(b)
+        dm = xgb.DMatrix(X)
         ml.compare(a, b, X[:100], n_jobs=2)  # compile and parse once
         t = best_of({
             "compare": lambda: ml.compare(a, b, X, n_jobs=2),
             "treeshap_b": lambda: ml.shapley(b, X, algorithm="tree", n_jobs=2),
             "treeshap_a": lambda: ml.shapley(a, X, algorithm="tree", n_jobs=2),
-            "shap_twice": lambda: eb.shap_values(X) - ea.shap_values(X),
         }, repeats=repeats)
+        # the peers' passes are 5-15x slower than ours: fewer runs of them (--peer-repeats)
+        t.update(best_of({
+            "shap_twice": lambda: eb.shap_values(X) - ea.shap_values(X),
+            "xgb_b": lambda: b.get_booster().predict(dm, pred_contribs=True),
+        }, repeats=peer_repeats))
         print(f"(a) {name}, {n_rows} rows: compare {t['compare']:.2f}s; "
               f"one TreeSHAP pass (B) {t['treeshap_b']:.2f}s -> ratio "
               f"{t['compare'] / t['treeshap_b']:.2f}; vs both passes "
               f"{t['compare'] / (t['treeshap_a'] + t['treeshap_b']):.2f}; vs shap "
-              f"TreeExplainer twice {t['compare'] / t['shap_twice']:.2f}")
+              f"TreeExplainer twice {t['compare'] / t['shap_twice']:.2f}; vs XGBoost's own "
+              f"one pass of B (pred_contribs, {t['xgb_b']:.2f}s) "
+              f"{t['compare'] / t['xgb_b']:.2f}")
 
 
 def paired(seeds: int) -> None:
@@ -134,6 +141,8 @@ if __name__ == "__main__":
     small = "--small" in sys.argv
     # --tree-rows N, --shift-rows N, --repeats N: sizes for a loaded machine (say them)
     trees(_option("--tree-rows", 5_000 if small else 100_000), 5_000 if small else 20_000,
-          repeats=_option("--repeats", 3))
+          repeats=_option("--repeats", 3), peer_repeats=_option("--peer-repeats", 1))
+    if "--only-trees" in sys.argv:
+        sys.exit(0)
     paired(10 if small else 40)
     shift(_option("--shift-rows", 200_000 if small else 1_000_000))
