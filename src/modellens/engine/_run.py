@@ -211,6 +211,8 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
     n_jobs = options.threads
     sizers = {}
     k = getattr(model, "n_outputs", 1)
+    # a tree ensemble runs fastest on the largest chunks (see ChunkSizer)
+    large = bool(getattr(model, "large_chunks", False))
     for seg in segments:
         key = seg.call_key()
         if key not in sizers:
@@ -222,7 +224,7 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
             # threads share the cores, so their timings would mislead the tuner
             sizers[key] = ChunkSizer(width, options.chunk_size, rows_of_key,
                                      tune=n_jobs == 1 and options.client is None,
-                                     max_rows=model.max_chunk_rows)
+                                     max_rows=model.max_chunk_rows, large=large)
     show = options.progress if options.progress is not None else total > PROGRESS_MIN_ROWS
     bar = None
     if show:

@@ -418,6 +418,17 @@ class Model(Gradients):
             return None
         return torch_max_rows(self._fn, self._torch_spec, self.dataset.values.shape[1])
 
+    @property
+    def large_chunks(self) -> bool:
+        """Whether the model answers fastest in the largest chunks: a known tree ensemble.
+
+        Its per-row time only falls with the rows of a call (each call costs a
+        pass of Python and an OpenMP region per tree), so the engine gives it
+        chunks at its memory cap instead of tuning their size (see
+        :class:`~modellens.engine.ChunkSizer`).
+        """
+        return self.framework is None and tree_ensemble_name(self.model) is not None
+
     # ------------------------------------------------------------ predict
     def to_input(self, rows: np.ndarray):
         """Encoded rows in the form the model takes."""
