@@ -67,3 +67,22 @@ def test_a_tree_ensemble_gets_its_rows_in_chunks_at_the_cap():
     assert calls[-1:] == [2 * 3000 * 3] and len(calls) <= 2  # (a probe row first)
     for name in effects.keys():
         np.testing.assert_array_equal(effects[name].values, tuned[name].values)
+
+
+def test_gradient_chunks_are_sized_with_their_answers(monkeypatch):
+    # a gradient answers a value per feature for every row: as much memory as the rows,
+    # which the byte cap counts (it did only for several outputs)
+    from modellens.engine import _run
+
+    widths = []
+    real = _run.ChunkSizer
+
+    def spy(width, *args, **kwargs):
+        widths.append(width)
+        return real(width, *args, **kwargs)
+
+    monkeypatch.setattr(_run, "ChunkSizer", spy)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    ml.dale(lambda A: A @ [1.0, 2.0, 3.0], X, gradient=lambda A: np.tile([1.0, 2.0, 3.0],
+                                                                          (len(A), 1)))
+    assert widths == [6]  # 3 columns of rows and 3 derivatives per row
