@@ -390,7 +390,8 @@ def fit_many(Z, Y, w, z0, k: int, method: str) -> list[list[LocalFit]]:
     # _one_blas_thread)
     with config_context(skip_parameter_validation=True, assume_finite=True), \
             _one_blas_thread():
-        return _fit_many(*(np.asarray(a, dtype=np.float64) for a in (Z, Y, w, z0)), k, method)
+        Z, Y, w, z0 = (np.asarray(a, dtype=np.float64) for a in (Z, Y, w, z0))
+        return _fit_many(Z, Y, w, z0, k, method)
 
 
 def _fit_many(Z, Y, w, z0, k, method):
