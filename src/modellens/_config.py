@@ -145,7 +145,7 @@ def config(*, chunk_size: int | None = _UNSET, n_jobs: int | None = _UNSET,
     ----------
     chunk_size : int or None
         Model rows per call (None: tuned on the model's speed, from 16,384
-        rows up to a 64 MiB memory cap; the numbers do not depend on it).
+        rows up to a 32 MiB memory cap; the numbers do not depend on it).
     n_jobs : int or None
         Threads, with scikit-learn's meaning: None (the default) is 1, a
         positive number that many, -1 every core, -2 all but one

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from modellens.attribution._surrogate import _holdout_r2, _ridge, fit_outputs
+from modellens.attribution._surrogate import fit_many, fit_outputs
 from modellens.attribution.lime import TabularSampler, top_k_sets
 
 COEF = np.array([3.0, -2.0, 1.0, 0.5])
@@ -202,17 +202,41 @@ def test_holdout_score_is_leave_one_out_refits():
     from sklearn.metrics import r2_score
 
     Z, y, w = _neighbourhood(seed=4, n=60, p=4)
-    coef, b = _ridge(Z, y, w, 1.0)
     loo = np.empty_like(y)
     for s in range(len(y)):
         keep = np.arange(len(y)) != s
         m = Ridge(alpha=1.0).fit(Z[keep], y[keep], sample_weight=w[keep])
         loo[s] = m.predict(Z[s:s + 1])[0]
     expected = r2_score(y, loo, sample_weight=w)
-    assert _holdout_r2(Z, y, w, coef, b, 1.0) == pytest.approx(expected, abs=1e-10)
     (fit,) = fit_outputs(Z, y[:, None], w, Z[0], 4, "none")
     assert fit.score_holdout == pytest.approx(expected, abs=1e-10)
     assert fit.score_holdout < fit.score
+
+
+@pytest.mark.parametrize("selection, k", [("none", 6), ("highest_weights", 3), ("forward", 2),
+                                          ("lasso_path", 3)])
+def test_neighbourhoods_fit_together_as_each_alone(selection, k):
+    # the rows of a table are fit in one batched call: each row's fits are those it gets
+    # alone, and the final fit is the weighted ridge of scikit-learn on its chosen columns
+    from sklearn.linear_model import Ridge
+
+    parts = [_neighbourhood(seed=s, n=300) for s in range(4)]
+    Z = np.stack([Zb for Zb, _, _ in parts])
+    w = np.stack([wb for _, _, wb in parts])
+    Y = np.stack([np.column_stack([yb, Zb[:, 2] - 2 * yb]) for Zb, yb, _ in parts])
+    many = fit_many(Z, Y, w, Z[:, 0], k, selection)
+    for b in range(len(parts)):
+        alone = fit_outputs(Z[b], Y[b], w[b], Z[b, 0], k, selection)
+        for c in range(2):
+            got, one = many[b][c], alone[c]
+            np.testing.assert_array_equal(got.used, one.used)
+            np.testing.assert_allclose(got.coef, one.coef, rtol=1e-12, atol=1e-12)
+            for name in ("intercept", "score", "score_holdout", "local_prediction",
+                         "shrinkage"):
+                assert getattr(got, name) == pytest.approx(getattr(one, name), abs=1e-12)
+            ridge = Ridge(alpha=1.0).fit(Z[b][:, got.used], Y[b, :, c], sample_weight=w[b])
+            np.testing.assert_allclose(got.coef[got.used], ridge.coef_, atol=1e-9)
+            assert got.intercept == pytest.approx(ridge.intercept_, abs=1e-9)
 
 
 # ------------------------------------------------------------ the lime package as oracle

@@ -380,3 +380,25 @@ def test_bad_gradient_callable_errors():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ml.dale(f, X, features="x0", bins=3)  # clean input, no warning
+
+
+def test_dale_summaries_hold_little_beside_the_local_effects():
+    # the local effects (one per row and feature) are the result; the summaries of the
+    # features read transposed copies of their columns, at most an eighth of the data at
+    # a time: the peak stays well under twice the data (a copy of all ten columns at once
+    # took it past 2x)
+    import tracemalloc
+
+    X = np.random.default_rng(0).normal(size=(100_000, 10))
+    w = np.linspace(-1, 1, 10)
+    model, gradient = (lambda A: A @ w), (lambda A: np.tile(w, (len(A), 1)))
+    ml.dale(model, X[:500], gradient=gradient, progress=False)  # first-call set-up
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        effects = ml.dale(model, X, gradient=gradient, progress=False)
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert len(effects) == 10
+    assert peak < 1.8 * X.nbytes

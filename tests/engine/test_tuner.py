@@ -246,3 +246,14 @@ def test_size_is_constant_once_tuning_ends():
                 ended = len(sizes)
         assert ended is not None
         assert set(sizes[ended:-1]) == {sizer.size}
+
+
+@pytest.mark.parametrize("total", [20_000, 20_000_000])
+def test_a_model_fastest_on_large_chunks_starts_at_the_cap_untuned(total):
+    # a tree ensemble: chunks at the memory cap from the first, short run or long
+    sizer = ChunkSizer(10, None, total, large=True)
+    assert sizer.size == sizer.cap and not sizer.tuning and sizer.align == ALIGN_ROWS
+    # threads (tune=False) keep the start size: their chunks share the work
+    assert ChunkSizer(10, None, total, tune=False, large=True).size == START
+    assert ChunkSizer(10, 500, total, large=True).size == 500  # the user's size is kept
+    assert ChunkSizer(10, None, total, large=True, max_rows=2**15).size == 2**15

@@ -8,14 +8,17 @@ weights :math:`\pi`.  The surrogate chooses at most ``k`` features and fits
 .. math:: \min_{b, \beta} \sum_s \pi_s (y_s - b - z_s^\top \beta)^2
           + \alpha \lVert \beta \rVert^2, \qquad \alpha = 1,
 
-with scikit-learn (Ridge on the weight-centred data, ``lars_path`` for the
-lasso path).  Ribeiro, Singh & Guestrin (2016), and the ``lime`` package's
-defaults, which this module follows so the two can be compared.
+by the ridge's normal equations on the weight-centred data (as scikit-learn's
+Ridge solves them; ``lars_path`` for the lasso path).  Ribeiro, Singh &
+Guestrin (2016), and the ``lime`` package's defaults, which this module
+follows so the two can be compared.
 
 A model of several outputs is answered once per sample with all of them, and
 their surrogates share the samples, distances and weights: each output
 selects its own features, and outputs with the same features are fit by one
-solve with a right-hand side per output (:func:`fit_outputs`).
+solve with a right-hand side per output (:func:`fit_outputs`).  Many
+neighbourhoods (the rows of a table) are fit together in batched linear
+algebra (:func:`fit_many`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,7 +38,7 @@ from ._blocks import SurrogateBlock
 from .result import build
 
 __all__ = ["surrogate_attributions", "exponential_kernel", "SELECTIONS", "DEFAULT_NUM_FEATURES",
-           "LocalFit", "fit_outputs", "choose_selection", "warn_if_shrunk",
+           "LocalFit", "fit_outputs", "fit_many", "choose_selection", "warn_if_shrunk",
            "check_budget", "EveryOutput", "run_every_output", "output_names"]
 
 SELECTIONS = ("auto", "forward", "highest_weights", "lasso_path", "none")
@@ -100,59 +103,72 @@ class LocalFit:
 def _centred(Z, Y, w):
     """Weight-centred data scaled by :math:`\\sqrt{\\pi}`: the intercept drops out of the fit.
 
-    ``Y`` is ``(S,)`` or ``(S, K)`` (one column per output).
+    Batched: ``Z`` ``(B, S, q)``, ``Y`` ``(B, S, K)`` (one column per output) and
+    ``w`` ``(B, S)`` hold ``B`` problems, each on samples of its own.  Returns
+    ``(Zc, Yc, z_mean, y_mean)``, the means ``(B, q)`` and ``(B, K)``.
     """
-    total = w.sum()
-    z_mean = w @ Z / total
-    y_mean = w @ Y / total
-    sw = np.sqrt(w)
-    return (Z - z_mean) * sw[:, None], (Y - y_mean) * (sw[:, None] if Y.ndim == 2 else sw), \
-        z_mean, y_mean
+    total = w.sum(axis=1)[:, None]
+    z_mean = (w[:, None, :] @ Z)[:, 0] / total
+    y_mean = (w[:, None, :] @ Y)[:, 0] / total
+    sw = np.sqrt(w)[..., None]
+    return (Z - z_mean[:, None]) * sw, (Y - y_mean[:, None]) * sw, z_mean, y_mean
 
 
-def _ridge(Z, Y, w, alpha):
-    """Weighted ridge with an unpenalised intercept (scikit-learn): ``(coef, intercept)``.
+class _Ridge(NamedTuple):
+    """Weighted ridge fits of ``B`` problems (see :func:`_ridge`)."""
 
-    ``Y`` of shape ``(S, K)`` is solved with its ``K`` right-hand sides at once
-    (``coef`` ``(p, K)``, ``intercept`` ``(K,)``); a ``(S,)`` ``Y`` gives
-    ``(p,)`` and a float.
+    coef: np.ndarray  # (B, q, K)
+    intercept: np.ndarray  # (B, K)
+    centred: np.ndarray  # (B, S, q): Zc of _centred
+    gram: np.ndarray  # (B, q, q): Zc' Zc + alpha I
+    spread: np.ndarray  # (B, q): the weighted spread of each column, Zc' Zc's diagonal
+
+
+def _ridge(Z, Y, w, alpha) -> _Ridge:
+    r"""Weighted ridge with an unpenalised intercept, of ``B`` problems at once.
+
+    The intercept drops out on the weight-centred data (:func:`_centred`), so
+    each problem solves :math:`(Z_c^\top Z_c + \alpha I)\beta = Z_c^\top Y_c`
+    (scikit-learn's ``ridge_regression``), every output a right-hand side, all
+    problems in one batched solve.  ``alpha > 0`` keeps every system regular.
     """
-    from sklearn.linear_model import ridge_regression
-
-    one = Y.ndim == 1
-    Y2 = Y[:, None] if one else Y
-    if Z.shape[1] == 0:
-        coef, intercept = np.zeros((0, Y2.shape[1])), w @ Y2 / w.sum()
-    else:
-        Zc, Yc, z_mean, y_mean = _centred(Z, Y2, w)
-        # alpha > 0: one Cholesky factorisation solves every right-hand side
-        coef = ridge_regression(Zc, Yc, alpha, solver="cholesky", check_input=False)
-        coef = np.asarray(coef, dtype=np.float64).reshape(Y2.shape[1], Z.shape[1]).T
-        intercept = y_mean - z_mean @ coef
-    return (coef[:, 0], float(intercept[0])) if one else (coef, intercept)
+    B, _, q = Z.shape
+    Zc, Yc, z_mean, y_mean = _centred(Z, Y, w)
+    Zt = Zc.transpose(0, 2, 1)
+    gram = Zt @ Zc
+    spread = np.diagonal(gram, axis1=1, axis2=2).copy()
+    diag = np.arange(q)
+    gram[:, diag, diag] += alpha
+    coef = np.linalg.solve(gram, Zt @ Yc) if q else np.zeros((B, 0, Y.shape[2]))
+    intercept = y_mean - (z_mean[:, None, :] @ coef)[:, 0]
+    return _Ridge(coef, intercept, Zc, gram, spread)
 
 
 def _column_scales(Y) -> np.ndarray:
-    """Per column of ``Y``, the power of two that brings its largest value near 1.
+    """Per column of ``Y`` (the samples on axis -2), the power of two that brings its
+    largest value near 1.
 
     R^2 does not depend on the scale of ``y``, but its sums of squares overflow to
     inf / inf = NaN for predictions beyond about 1e154.  A power of two scales
     exactly, so every other R^2 keeps its last digit.
     """
-    peak = np.max(np.abs(Y), axis=0, initial=0.0)
+    peak = np.max(np.abs(Y), axis=-2, initial=0.0)
     return np.where((peak > 0) & np.isfinite(peak), -np.frexp(peak)[1], 0)
 
 
 def _r2_columns(Y, fitted, w, *, resid=None) -> np.ndarray:
-    """Weighted R^2 of each column, as scikit-learn's ``r2_score`` (1 for a perfect fit
-    of a constant); ``resid`` replaces ``Y - fitted`` (the held-out residuals)."""
-    e = _column_scales(Y)
+    """Weighted R^2 of each column ``(B, K)``, as scikit-learn's ``r2_score`` (1 for a
+    perfect fit of a constant); ``resid`` replaces ``Y - fitted`` (the held-out residuals).
+    ``Y`` and ``fitted`` ``(B, S, K)``, ``w`` ``(B, S)``."""
+    e = _column_scales(Y)[:, None, :]
     Ys = np.ldexp(Y, e)
     rs = np.ldexp(Y - fitted if resid is None else resid, e)
-    unexplained = w @ rs ** 2
-    total = w @ (Ys - w @ Ys / w.sum()) ** 2
+    wr = w[:, None, :]
+    unexplained = (wr @ rs ** 2)[:, 0]
+    mean = (wr @ Ys)[:, 0] / w.sum(axis=1)[:, None]
+    total = (wr @ (Ys - mean[:, None]) ** 2)[:, 0]
     # a constant: fit exactly (weighted), or its held-out residuals all near 0
-    exact = unexplained <= 0 if resid is None else np.all(np.isclose(resid, 0), axis=0)
+    exact = unexplained <= 0 if resid is None else np.all(np.isclose(resid, 0), axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(total > 0, 1.0 - unexplained / total, np.where(exact, 1.0, 0.0))
 
@@ -184,9 +200,9 @@ def _forward(Z, Y, w, k):
     candidate that the set already explains (:math:`r_j \approx 0`) adds
     nothing; ties (within rounding) go to the first feature.
     """
-    Zc, Yc, _, _ = _centred(Z, np.ldexp(Y, _column_scales(Y)), w)
-    G = Zc.T @ Zc
-    B = Zc.T @ Yc
+    Zc, Yc, _, _ = _centred(Z[None], np.ldexp(Y, _column_scales(Y))[None], w[None])
+    G = Zc[0].T @ Zc[0]
+    B = Zc[0].T @ Yc[0]
     p = Z.shape[1]
     diag = np.diag(G).copy()
     # below this, a candidate is a combination of the chosen ones (or constant)
@@ -214,19 +230,19 @@ def _forward(Z, Y, w, k):
 
 
 def _highest_weights(Z, Y, w, z0, k):
-    """Per output, the ``k`` largest ``|coef_j * z0_j|`` of a lightly penalised fit on all
-    features (one fit for every output)."""
-    coef, _ = _ridge(Z, Y, w, RANKING_ALPHA)
-    return [np.sort(np.argsort(-np.abs(coef[:, c] * z0), kind="stable")[:k])
-            for c in range(Y.shape[1])]
+    """Per problem and output, the ``k`` largest ``|coef_j * z0_j|`` of a lightly
+    penalised fit on all features (one batched fit for every problem and output)."""
+    coef = _ridge(Z, Y, w, RANKING_ALPHA).coef
+    return [[np.sort(np.argsort(-np.abs(coef[b, :, c] * z0[b]), kind="stable")[:k])
+             for c in range(Y.shape[2])] for b in range(Z.shape[0])]
 
 
 def _lasso_path(Z, y, w, k):
     """The last point of the weighted lasso path with at most ``k`` non-zero weights."""
     from sklearn.linear_model import lars_path
 
-    Zc, yc, _, _ = _centred(Z, y, w)
-    _, _, coefs = lars_path(Zc, yc, method="lasso")
+    Zc, yc, _, _ = _centred(Z[None], y[None, :, None], w[None])
+    _, _, coefs = lars_path(Zc[0], yc[0, :, 0], method="lasso")
     used = np.arange(Z.shape[1])
     for i in range(coefs.shape[1] - 1, 0, -1):
         used = np.flatnonzero(coefs[:, i])
@@ -235,35 +251,48 @@ def _lasso_path(Z, y, w, k):
     return used
 
 
-def _leverages(Z, w, alpha):
-    r"""Leverages :math:`h_s = \pi_s \tilde z_s^\top G^{-1} \tilde z_s` of the ridge fit on ``Z``.
+class _Surrogates(NamedTuple):
+    """The final ridge fits of ``B`` problems: per output ``(B, K)``, per column ``(B, q, K)``."""
 
+    coef: np.ndarray
+    intercept: np.ndarray
+    score: np.ndarray
+    score_holdout: np.ndarray
+    local_prediction: np.ndarray
+    shrinkage: np.ndarray  # (B,)
+
+
+def _surrogates(Z, Y, w, z0, alpha) -> _Surrogates:
+    r"""The ridge fits on the selected columns ``Z`` ``(B, S, q)`` and their figures.
+
+    The held-out score is the leave-one-out weighted R^2 (PRESS), without
+    refitting: holding out sample :math:`s` changes its residual to
+    :math:`e_s / (1 - h_s)`, an exact identity of penalised least squares, with
+    the leverage :math:`h_s = \pi_s \tilde z_s^\top G^{-1} \tilde z_s`,
     :math:`\tilde z = (1, z)` and :math:`G = \tilde Z^\top \Pi \tilde Z + \alpha I'`
-    (the intercept unpenalised); they do not depend on the answers, so every
-    output fit on the same columns shares them.
+    (the intercept unpenalised).  Eliminating the intercept from :math:`G`
+    leaves :math:`h_s = \pi_s / \sum \pi + z_{c,s}^\top (Z_c^\top Z_c + \alpha I)^{-1}
+    z_{c,s}` on the weight-centred rows :math:`z_c` (:func:`_centred`): the
+    ridge's own system, which every output shares.  The shrinkage is the smallest
+    :math:`S_j / (S_j + \alpha)` over columns of spread :math:`S_j > 0`.
     """
-    X = np.column_stack([np.ones(Z.shape[0]), Z])
-    penalty = np.full(X.shape[1], alpha)
-    penalty[0] = 0.0
-    G = (X * w[:, None]).T @ X + np.diag(penalty)
-    return w * ((X @ np.linalg.pinv(G)) * X).sum(axis=1)
+    fit = _ridge(Z, Y, w, alpha)
+    fitted = Z @ fit.coef + fit.intercept[:, None, :]
+    h = w / w.sum(axis=1)[:, None]
+    if Z.shape[2]:
+        # the inverse of the small system, then one product: a solve with S right-hand
+        # sides per problem took 7 times longer
+        h = h + np.einsum("bsi,bsi->bs", fit.centred @ np.linalg.inv(fit.gram), fit.centred)
+    resid = (Y - fitted) / np.maximum(1.0 - h, 1e-12)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(fit.spread > 0, fit.spread / (fit.spread + alpha), np.inf)
+    shrinkage = ratio.min(axis=1, initial=np.inf)
+    return _Surrogates(
+        fit.coef, fit.intercept, _r2_columns(Y, fitted, w),
+        _r2_columns(Y, fitted, w, resid=resid),
+        (z0[:, None, :] @ fit.coef)[:, 0] + fit.intercept,
+        np.where(np.isfinite(shrinkage), shrinkage, 1.0))
 
-
-def _holdout_r2(Z, Y, w, coef, intercept, alpha, h=None):
-    r"""Leave-one-out weighted R^2 of the ridge fit (PRESS), without refitting.
-
-    Holding out sample :math:`s` changes its residual to :math:`e_s / (1 - h_s)`
-    with the leverage :math:`h_s` (:func:`_leverages`): an exact identity of
-    penalised least squares.  ``Y`` ``(S, K)`` with ``coef`` ``(p, K)`` gives
-    one score per column; ``(S,)`` a float.
-    """
-    h = _leverages(Z, w, alpha) if h is None else h
-    one = np.ndim(Y) == 1
-    Y2 = np.asarray(Y, dtype=np.float64).reshape(len(Y), -1)
-    fitted = Z @ np.reshape(coef, (Z.shape[1], -1)) + intercept
-    resid = (Y2 - fitted) / np.maximum(1.0 - h, 1e-12)[:, None]
-    scores = _r2_columns(Y2, fitted, w, resid=resid)
-    return float(scores[0]) if one else scores
 
 
 #: Below this shrinkage the ridge penalty, not the model, sets a weight (it is halved).
@@ -332,54 +361,76 @@ def fit_outputs(Z, Y, w, z0, k: int, method: str) -> list[LocalFit]:
 
     Each output selects its own features (as a single-output fit of that
     column would); outputs with the same features are fit in one ridge solve
-    with a right-hand side each, and share the leverages of their held-out
-    score.  Column ``c``'s fit equals the fit of ``Y[:, [c]]`` alone.  ``Z`` is ``(S, p)``
-    (row 0 the instance), ``z0`` the instance's representation; each output selects at
-    most ``k`` features with ``method`` and fits the weighted ridge on them.
+    with a right-hand side each.  Column ``c``'s fit equals the fit of
+    ``Y[:, [c]]`` alone.  ``Z`` is ``(S, p)`` (row 0 the instance), ``z0`` the
+    instance's representation; each output selects at most ``k`` features
+    with ``method`` and fits the weighted ridge on them.  One problem of
+    :func:`fit_many`.
+    """
+    return fit_many(np.asarray(Z)[None], np.asarray(Y)[None], np.asarray(w)[None],
+                    np.asarray(z0)[None], k, method)[0]
+
+
+def fit_many(Z, Y, w, z0, k: int, method: str) -> list[list[LocalFit]]:
+    """The surrogates of ``B`` neighbourhoods at once: ``[fits of problem b (one per output)]``.
+
+    ``Z`` ``(B, S, p)``, ``Y`` ``(B, S, K)``, ``w`` ``(B, S)`` and ``z0``
+    ``(B, p)``: each problem fit as :func:`fit_outputs` fits one, with the
+    selection's ranking fit and the final ridge fits (and their scores) of
+    every problem in batched linear algebra, so many small fits cost a few
+    array operations instead of a Python round of each per row.  Problem
+    ``b``'s fits do not depend on the other problems.
     """
     from sklearn import config_context
 
-    # The inputs are ours and checked: scikit-learn's per-call validation would cost more
-    # than the small fits themselves.  Products of a tall, narrow matrix gain nothing from
-    # BLAS threads, and on a busy machine waiting for them took 50 times longer.
-    # (scikit-learn's config is thread-local; the BLAS limit is not, see _one_blas_thread)
+    # The inputs are ours and checked: scikit-learn's per-call validation (lars_path) would
+    # cost more than the small fits themselves.  Products of a tall, narrow matrix gain
+    # nothing from BLAS threads, and on a busy machine waiting for them took 50 times
+    # longer.  (scikit-learn's config is thread-local; the BLAS limit is not, see
+    # _one_blas_thread)
     with config_context(skip_parameter_validation=True, assume_finite=True), \
             _one_blas_thread():
-        return _fit_outputs(np.asarray(Z, dtype=np.float64), np.asarray(Y, dtype=np.float64),
-                            w, z0, k, method)
+        Z, Y, w, z0 = (np.asarray(a, dtype=np.float64) for a in (Z, Y, w, z0))
+        return _fit_many(Z, Y, w, z0, k, method)
 
 
-def _fit_outputs(Z, Y, w, z0, k, method):
+def _fit_many(Z, Y, w, z0, k, method):
     method = choose_selection(method, k)
-    K, p = Y.shape[1], Z.shape[1]
+    B, _, p = Z.shape
+    K = Y.shape[2]
     if method == "none" or k >= p and method != "lasso_path":
-        used = [np.arange(p)] * K
+        used = [[np.arange(p)] * K] * B
     elif method == "forward":
-        used = _forward(Z, Y, w, k)
+        used = [_forward(Z[b], Y[b], w[b], k) for b in range(B)]
     elif method == "highest_weights":
         used = _highest_weights(Z, Y, w, z0, k)
     else:
-        used = [_lasso_path(Z, Y[:, c], w, k) for c in range(K)]
-    fits: list = [None] * K
-    for cols, outs in _alike(used):
-        cols = np.array(cols, dtype=np.intp)
-        Zu = Z[:, cols]
-        coef_used, intercept = _ridge(Zu, Y[:, outs], w, RIDGE_ALPHA)
-        fitted = Zu @ coef_used + intercept
-        h = _leverages(Zu, w, RIDGE_ALPHA)
-        spread = w @ (Zu - w @ Zu / w.sum()) ** 2
-        spread = spread[spread > 0]
-        shrinkage = float((spread / (spread + RIDGE_ALPHA)).min()) if spread.size else 1.0
-        score = _r2_columns(Y[:, outs], fitted, w)
-        holdout = _holdout_r2(Zu, Y[:, outs], w, coef_used, intercept, RIDGE_ALPHA, h)
-        local = z0[cols] @ coef_used + intercept
-        for t, c in enumerate(outs):
-            coef = np.zeros(p)
-            coef[cols] = coef_used[:, t]
-            fits[c] = LocalFit(
-                shrinkage=shrinkage, coef=coef, intercept=float(intercept[t]),
-                score=float(score[t]), score_holdout=float(holdout[t]),
-                local_prediction=float(local[t]), used=cols)
+        used = [[_lasso_path(Z[b], Y[b, :, c], w[b], k) for c in range(K)] for b in range(B)]
+    fits: list[list] = [[None] * K for _ in range(B)]
+    # one problem per neighbourhood and set of selected features; problems of as many
+    # features are fit together, each on its own columns
+    by_size: dict[int, list] = {}
+    for b in range(B):
+        for cols, outs in _alike(used[b]):
+            by_size.setdefault(len(cols), []).append((b, cols, outs))
+    for q, problems in by_size.items():
+        rows = np.array([b for b, _, _ in problems], dtype=np.intp)
+        cols = np.array([c for _, c, _ in problems], dtype=np.intp).reshape(len(problems), q)
+        if q == p and np.array_equal(rows, np.arange(B)):
+            out = _surrogates(Z, Y, w, z0, RIDGE_ALPHA)  # every feature: no gathered copy
+        else:
+            out = _surrogates(np.take_along_axis(Z[rows], cols[:, None, :], axis=2), Y[rows],
+                              w[rows], np.take_along_axis(z0[rows], cols, axis=1), RIDGE_ALPHA)
+        for t, (b, chosen, outs) in enumerate(problems):
+            for c in outs:
+                coef = np.zeros(p)
+                coef[cols[t]] = out.coef[t, :, c]
+                fits[b][c] = LocalFit(
+                    shrinkage=float(out.shrinkage[t]), coef=coef,
+                    intercept=float(out.intercept[t, c]), score=float(out.score[t, c]),
+                    score_holdout=float(out.score_holdout[t, c]),
+                    local_prediction=float(out.local_prediction[t, c]),
+                    used=np.array(chosen, dtype=np.intp))
     return fits
 
 

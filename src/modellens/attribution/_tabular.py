@@ -96,6 +96,21 @@ class TabularSampler:
             lows = np.concatenate([[x.min()], edges])
             highs = np.concatenate([edges, [x.max()]])
             self.bin_stats[j] = (means, stds + _BIN_STD_FLOOR, lows, highs)
+        self._tables()
+
+    def _tables(self):
+        """What every draw reads, laid out once: the binned columns' bin statistics as one
+        table ``(4, columns * bins)`` (a row's bin picks its column's entry with one gather),
+        their cumulative bin frequencies, and the columns keyed by a bin or level."""
+        self._binned = self._index("binned")
+        self._keyed = np.array([j for j, k in enumerate(self.kinds) if k in ("level", "binned")],
+                               dtype=np.intp)
+        if self._binned.size:
+            stats = np.array([self.bin_stats[j] for j in self._binned])  # (columns, 4, bins)
+            self._bin_table = np.ascontiguousarray(stats.transpose(1, 0, 2).reshape(4, -1))
+            self._bin_offsets = np.arange(self._binned.size) * stats.shape[2]
+            cdf = np.cumsum([self.freqs[j] for j in self._binned], axis=1)
+            self._bin_cdf = cdf / cdf[:, -1:]
 
     def represent(self, x0: np.ndarray) -> np.ndarray:
         """The instance's own interpretable row :math:`z_0`."""
@@ -133,18 +148,16 @@ class TabularSampler:
             X[:, cont] = self.mean[cont] + self.scale[cont] * z
         for j in self._index("level"):
             K[:, j] = X[:, j] = self.levels[j][_categorical(self.freqs[j], size, rng)]
-        binned = self._index("binned")
+        binned = self._binned
         if binned.size:
             # every binned column at once: one (size, columns) draw of bins, then of values
-            cdf = np.cumsum([self.freqs[j] for j in binned], axis=1)
-            cdf /= cdf[:, -1:]
+            cdf = self._bin_cdf
             u = rng.random((size, binned.size))
             bins = np.zeros(u.shape, dtype=np.intp)
             for k in range(cdf.shape[1] - 1):  # a bin index is the count of bounds passed
                 bins += u >= cdf[:, k]
-            cols = np.arange(binned.size)
-            mean, std, low, high = (np.array([self.bin_stats[j][k] for j in binned])[cols, bins]
-                                    for k in range(4))
+            # each draw's bin statistics, all four in one gather from the table
+            mean, std, low, high = np.take(self._bin_table, bins + self._bin_offsets, axis=1)
             X[:, binned] = _truncated_normal(mean, std, low, high, rng)
             K[:, binned] = bins
         if self.missing:
@@ -159,11 +172,14 @@ class TabularSampler:
 
     def represent_draws(self, K: np.ndarray, x0: np.ndarray) -> np.ndarray:
         """``z`` of drawn rows (their keys ``K``) around the instance ``x0``."""
+        keyed = self._keyed
+        keys = np.array([self._key(j, x0[j]) for j in keyed])
+        if keyed.size == self.d:  # every column a bin or a level: one comparison
+            return (K == keys).astype(np.float64)
         Z = K.copy()
-        for j, kind in enumerate(self.kinds):
-            if kind in ("level", "binned"):
-                Z[:, j] = K[:, j] == self._key(j, x0[j])
-            elif j in self.missing:
+        Z[:, keyed] = K[:, keyed] == keys
+        for j in self.missing:
+            if self.kinds[j] == "continuous":
                 Z[np.isnan(K[:, j]), j] = 0.0
         return Z
 

@@ -25,7 +25,7 @@ from ..typing import ArrayLike, DaskLike, DataLike, ModelLike, RandomStateLike, 
 from ._blocks import Subject
 from .distributed import DistributedAttributions
 from ._streams import RowStreams
-from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_outputs,
+from ._surrogate import (EveryOutput, check_budget, exponential_kernel, fit_many,
                          output_names, run_every_output, surrogate_attributions, warn_if_shrunk)
 from ._tabular import DISCRETIZERS, TabularSampler
 from .lime_result import WidthSweep
@@ -74,6 +74,9 @@ class _Neighbourhood(EveryOutput, Segment):
 
 #: Where each row's perturbed samples come from (see :func:`lime`).
 SAMPLINGS = ("per_row", "shared")
+#: Neighbourhoods are fit in batches of about this many bytes of their samples: many
+#: small fits in one batched solve cost little more than one.
+FIT_BATCH_BYTES = 16 * 2**20
 
 
 class _LimePlan(Plan):
@@ -100,6 +103,9 @@ class _LimePlan(Plan):
         self.sampling = sampling
         self.fits = [[None] * self.n for _ in range(self.repeats)]
         self.kept = {}
+        self._pending: list = []  # (repeat, row, Z, Y) waiting to be fit together
+        # about FIT_BATCH_BYTES of samples per batch of fits
+        self.batch = max(1, FIT_BATCH_BYTES // (8 * num_samples * (sampler.d + 1)))
         self.segments = []
         if sampling == "shared":
             self.instances = _Instances(X)
@@ -123,18 +129,29 @@ class _LimePlan(Plan):
         seg.release()
 
     def _fit(self, r, i, Z, y):
-        z0 = Z[0]
-        distances = np.sqrt(((Z - z0) ** 2).sum(axis=1))
         Y = y.reshape(y.shape[0], -1)  # a column per output
         if self.keep:
             # the width sweep refits these samples itself, at every width
-            self.kept[(r, i)] = (Z, Y.copy(), distances)
+            self.kept[(r, i)] = (Z, Y.copy(), _distances(Z[None])[0])
             return
-        fits = fit_outputs(Z, Y, exponential_kernel(distances, self.width), z0, self.k,
-                           self.selection)
-        for c, fit in enumerate(fits):
-            fit.prediction = float(Y[0, c])
-        self.fits[r][i] = fits
+        # fit with others: many small fits cost little more than one in batched algebra
+        self._pending.append((r, i, Z, Y))
+        if len(self._pending) >= self.batch:
+            self._fit_pending()
+
+    def _fit_pending(self):
+        """Fit the neighbourhoods waiting for their surrogates, all in one batch."""
+        if not self._pending:
+            return
+        Z = np.stack([Zb for _, _, Zb, _ in self._pending])
+        Y = np.stack([Yb for _, _, _, Yb in self._pending])
+        weights = exponential_kernel(_distances(Z), self.width)
+        fits = fit_many(Z, Y, weights, Z[:, 0], self.k, self.selection)
+        for (r, i, _, Yb), row_fits in zip(self._pending, fits):
+            for c, fit in enumerate(row_fits):
+                fit.prediction = float(Yb[0, c])
+            self.fits[r][i] = row_fits
+        self._pending = []
 
     def reduce(self):
         if self.sampling == "shared":
@@ -145,8 +162,15 @@ class _LimePlan(Plan):
                                    self.sampler.represent_draws(seg.K, x0)])
                     y = np.concatenate([self.instances.result[i:i + 1], seg.result])
                     self._fit(r, i, Z, y)
+                self._fit_pending()  # before the draws they rest on are released
                 seg.release()
+        self._fit_pending()
         return self.fits
+
+
+def _distances(Z):
+    """Euclidean distance of every sample to its neighbourhood's instance (row 0): ``(B, S)``."""
+    return np.sqrt(((Z - Z[:, :1]) ** 2).sum(axis=2))
 
 
 def _open(model, X, training_data, *, target, response_method, feature_names, discretize,
@@ -571,9 +595,11 @@ def lime_width_sweep(model: ModelLike, X: DataLike, *, training_data: DataLike,
                        keep=True),
         request.options, desc="lime width sweep")
     Z, Y, distances = plan.kept[(0, 0)]
-    # (W, outputs) fits: every output at one width in one solve
-    fits = [fit_outputs(Z, Y, exponential_kernel(distances, w), Z[0], k, feature_selection)
-            for w in widths]
+    # (W, outputs) fits: every width a problem of one batch on the same samples
+    W = len(widths)
+    fits = fit_many(np.broadcast_to(Z, (W,) + Z.shape), np.broadcast_to(Y, (W,) + Y.shape),
+                    np.stack([exponential_kernel(distances, w) for w in widths]),
+                    np.broadcast_to(Z[0], (W, Z.shape[1])), k, feature_selection)
     several = mdl.n_outputs > 1
 
     def field(name):

@@ -117,9 +117,11 @@ def dale_effects(dataset, feats, specs, derivatives, backend, *, output, min_poi
     # kept by its effect for re-binning without a copy.  The feature columns are read
     # through transposed copies of a few at a time: reading the columns of a wide matrix
     # one by one would pass over all of it for every feature, and one copy of all of
-    # them would double the memory
+    # them would double the memory (the block: at most an eighth of the data, as the
+    # summary of a feature holds about three columns of it at once)
     effects = []
-    per_block = max(1, _BLOCK_BYTES // (8 * dataset.n_rows))
+    block_bytes = min(_BLOCK_BYTES, dataset.values.nbytes // 8)
+    per_block = max(1, block_bytes // (8 * dataset.n_rows))
     for first in range(0, len(feats), per_block):
         block = feats[first:first + per_block]
         columns = np.ascontiguousarray(dataset.values[:, block].T)

@@ -89,7 +89,7 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     chunk_size, n_jobs, progress : optional
         Execution options; None takes the value of :func:`modellens.config`
         (by default chunks tuned on the model's speed from 16,384 rows up to a
-        64 MiB cap, one thread, a progress bar for long runs).  ``n_jobs`` has
+        32 MiB cap, one thread, a progress bar for long runs).  ``n_jobs`` has
         scikit-learn's meaning (None: 1, -1: every core; see
         :func:`modellens.config`), for the chunks and the tree kernels alike.
         The numbers do not depend on them.

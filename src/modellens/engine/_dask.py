@@ -20,7 +20,7 @@ The rules they share:
   current client); without one, Dask's default scheduler runs the partitions;
 * **the engine inside a partition**: :func:`partition_options` (one thread,
   no bar, the request's ``chunk_size`` kept, so a worker's memory follows it;
-  otherwise the tuned chunks under the 64 MiB cap);
+  otherwise the tuned chunks under the 32 MiB cap);
 * **what is shipped**: :func:`ship` (below), the model and large arrays once
   per ``ml.config`` block;
 * **futures in flight**: :class:`_Ordered`, a bounded window (two per worker

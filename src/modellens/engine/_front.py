@@ -30,6 +30,7 @@ removal games wrap the ``predict_fn`` themselves.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import partial
 
 import numpy as np
@@ -38,10 +39,11 @@ from .._children import safe_path
 from .._config import Options, resolve_options
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset, as_pandas, as_pandas_pair, encode_with, resolve_features, row_as_frame
-from ..models import Model, model_feature_names, with_model_levels
+from ..models import Model, model_feature_names, tree_ensemble_name, with_model_levels
 from ._dask import ask_on_client
 from ._out_of_core import OutOfCore, is_dask_input
 from ._run import run_outputs
+from ._threads import openmp_threads
 
 __all__ = ["Request", "open_request"]
 
@@ -100,9 +102,11 @@ class Request:
             # on a cluster the one row that may tell the outputs is answered there too
             client = self.options.client
             ask = None if client is None else partial(ask_on_client, client)
-            self._model = Model(self.raw_model, self.dataset, target=self._target,
-                                response_method=self._response_method, several=self._several,
-                                ask=ask)
+            # the row that may tell the outputs: one OpenMP thread (see _one_row_threads)
+            with _one_row_threads(self.raw_model):
+                self._model = Model(self.raw_model, self.dataset, target=self._target,
+                                    response_method=self._response_method,
+                                    several=self._several, ask=ask)
         return self._model
 
     def adopt(self, dataset):
@@ -253,3 +257,15 @@ def open_request(model, X, features=None, *, reference=None,
         request.model  # noqa: B018 - a bad target or response is an error here
     request.features = resolve_features(dataset, features, allow_pairs=allow_pairs)
     return request
+
+
+def _one_row_threads(model):
+    """The context a tree ensemble answers the one row of its probe in: one OpenMP thread.
+
+    A row is predicted on one thread whatever the count, but every tree's
+    parallel region still waits for all of them at its barrier: on a busy
+    two-core machine a HistGradientBoosting model of 100 trees took 1.7 s for
+    the one row on two threads (each barrier waiting out a time slice), and
+    about a millisecond on one.
+    """
+    return openmp_threads(1) if tree_ensemble_name(model) is not None else nullcontext()

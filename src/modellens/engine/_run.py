@@ -192,7 +192,7 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
     options : Options, optional
         Execution options (default: those of :func:`modellens.config`).
         ``chunk_size=None`` tunes the rows per call on the model's speed (see
-        :class:`~._tuner.ChunkSizer`) within a 64 MiB cap of rows; the numbers
+        :class:`~._tuner.ChunkSizer`) within a 32 MiB cap of rows; the numbers
         do not depend on the sizes chosen.  ``n_jobs`` evaluates chunks at once
         in threads (models that release the GIL gain; memory grows by one
         chunk each).  ``progress`` shows a tqdm bar (None: for runs of more
@@ -211,18 +211,21 @@ def evaluate(model: ModelLike | None, segments, options: Options | None = None, 
     n_jobs = options.threads
     sizers = {}
     k = getattr(model, "n_outputs", 1)
+    # a tree ensemble runs fastest on the largest chunks (see ChunkSizer)
+    large = bool(getattr(model, "large_chunks", False))
     for seg in segments:
         key = seg.call_key()
         if key not in sizers:
             rows_of_key = sum(s.n_rows for s in segments if s.call_key() == key)
-            # the byte cap counts a chunk's answers too when they have several outputs
-            # per row (a gradient: one per feature and output)
-            width = seg.width if k == 1 else \
-                seg.width * (1 + k) if key[0] == "gradient" else seg.width + k
+            # the byte cap counts a chunk's answers too: a gradient's, one per feature and
+            # output (as many as the rows' own values for one output), and predictions of
+            # several outputs
+            width = seg.width * (1 + k) if key[0] == "gradient" else \
+                seg.width if k == 1 else seg.width + k
             # threads share the cores, so their timings would mislead the tuner
             sizers[key] = ChunkSizer(width, options.chunk_size, rows_of_key,
                                      tune=n_jobs == 1 and options.client is None,
-                                     max_rows=model.max_chunk_rows)
+                                     max_rows=model.max_chunk_rows, large=large)
     show = options.progress if options.progress is not None else total > PROGRESS_MIN_ROWS
     bar = None
     if show:

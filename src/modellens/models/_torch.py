@@ -95,7 +95,7 @@ def torch_max_rows(fn, spec, width: int) -> int:
     estimated memory fits :data:`DEVICE_MEMORY_SHARE` of the device's free
     memory (``torch.cuda.mem_get_info``, read at each run), which exceeds
     ``TORCH_MAX_ROWS`` on any GPU with a few free GiB and falls below it on
-    a nearly full one; the engine's 64 MiB cap on the host's float64 rows
+    a nearly full one; the engine's 32 MiB cap on the host's float64 rows
     still applies.  A row is counted as ``itemsize * 4 * (width + A)``
     bytes, where ``A`` sums the leading dimension of every parameter (a
     linear layer's output units, twice with its bias): the activations a

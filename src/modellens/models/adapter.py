@@ -17,8 +17,8 @@ import pandas as pd
 
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset
-from ._answers import (ModelError, _answer_names, _bound_class_names, _check_magnitude, _numbers,
-                       _shown)
+from ._answers import (MAX_MAGNITUDE, ModelError, _answer_names, _bound_class_names,
+                       _check_magnitude, _numbers, _shown)
 from ._gradient import Gradients
 # (_requested_outputs: read from here by models/_trees.py, which lane trees moves)
 from ._targets import (_RESPONSES, _column, _in_range, _requested_outputs, _response_classes,
@@ -418,6 +418,17 @@ class Model(Gradients):
             return None
         return torch_max_rows(self._fn, self._torch_spec, self.dataset.values.shape[1])
 
+    @property
+    def large_chunks(self) -> bool:
+        """Whether the model answers fastest in the largest chunks: a known tree ensemble.
+
+        Its per-row time only falls with the rows of a call (each call costs a
+        pass of Python and an OpenMP region per tree), so the engine gives it
+        chunks at its memory cap instead of tuning their size (see
+        :class:`~modellens.engine.ChunkSizer`).
+        """
+        return self.framework is None and tree_ensemble_name(self.model) is not None
+
     # ------------------------------------------------------------ predict
     def to_input(self, rows: np.ndarray):
         """Encoded rows in the form the model takes."""
@@ -512,8 +523,10 @@ class Model(Gradients):
 
     def _check_finite(self, out, rows):
         m = rows.shape[0]
-        # one pass when all is well (a reduction along short rows costs more)
-        if not np.isfinite(out).all():
+        # one pass when all is well: the largest |answer| is NaN or inf when any answer is
+        # (and is what the magnitude check and the engine's overflow check read)
+        peak = float(np.max(np.abs(out))) if out.size else 0.0
+        if not np.isfinite(peak):
             bad = ~np.isfinite(out).all(axis=1) if out.ndim == 2 else ~np.isfinite(out)
             where = ""
             if np.isnan(rows).any():
@@ -536,9 +549,10 @@ class Model(Gradients):
             raise ModelError(
                 f"the model returned NaN or inf for {int(bad.sum())} of {m} rows.{where}"
             )
-        _check_magnitude(out)
+        if peak > MAX_MAGNITUDE:
+            _check_magnitude(out)  # (raises, saying how many)
         if out.size:  # the engine's overflow check reads the largest answer
-            self.max_abs = max(getattr(self, "max_abs", 0.0), float(np.max(np.abs(out))))
+            self.max_abs = max(getattr(self, "max_abs", 0.0), peak)
         return out
 
 
