@@ -392,3 +392,23 @@ def test_owen_values_of_the_transformer_equal_the_mean_over_hierarchical_orders(
     attr = ml.shapley(pipe64, text, players="hierarchy")
     assert attr.method == "owen-exact" and attr.feature_names == words
     np.testing.assert_allclose(attr.values[0], expected, rtol=0, atol=1e-10)
+
+
+def test_the_report_of_texts_on_the_tiny_transformer(pipe):
+    """ml.report(pipe, texts): the planted words first, their pair first, every class
+    selectable, and the values of each text those of ml.shapley(pipe, text)."""
+    texts = [SHORT, "the sunny beach with friends", "we walked to the beach",
+             "a sunny day with birds", PLAIN]
+    rep = ml.report(pipe, texts, n_explain=len(texts), progress=False)
+    attrs = rep.sections["texts"].data["attributions"]
+    assert sorted(attrs) == list(range(len(texts)))
+    for i, attr in attrs.items():
+        np.testing.assert_allclose(attr.values, ml.shapley(pipe, texts[i]).values,
+                                   rtol=0, atol=1e-12)
+    assert list(rep.sections["words"].data["words"])[:2] in (["sunny", "beach"],
+                                                             ["beach", "sunny"])
+    assert next(iter(rep.sections["pairs"].data["pairs"])) == ("beach", "sunny")
+    page = rep.to_html()
+    assert re.findall(r'<option value="([^"]+)">([^<]*)<', page) == [
+        ("0", "OTHER"), ("1", "SUNNY_BEACH")]
+    assert page.count("data-ml-text-output=") == 2 * len(texts)
