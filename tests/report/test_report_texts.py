@@ -161,3 +161,18 @@ def test_cli_help_states_the_text_column_and_the_budget(capsys):
         main(["report", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--text-column COLUMN" in text and "300,000 masked texts" in text
+
+
+def test_the_methods_warnings_are_on_the_page_naming_the_text():
+    def warns(texts):
+        import warnings
+
+        warnings.warn("scored <b>in a hurry</b>", ml.ModellensWarning)
+        return planted(texts)
+
+    r = ml.report(warns, ["a sunny beach", "rain"], n_explain=2, sections=["texts"],
+                  progress=False)
+    # once per text, its position said, as text
+    assert r.sections["texts"].warnings == ["text 0: scored <b>in a hurry</b>",
+                                            "text 1: scored <b>in a hurry</b>"]
+    assert "text 0: scored &lt;b&gt;in a hurry&lt;/b&gt;" in r.to_html()

@@ -221,7 +221,7 @@ def explain_texts(model, texts, explained, *, budget, target, seed, progress, pl
         with recorded() as caught:
             attributions[i] = shapley(model, texts[i], target=target, progress=progress,
                                       **call)
-        said += [f"text {i}: {w.message}" for w in caught]
+        said += list(dict.fromkeys(f"text {i}: {w.message}" for w in caught))
         calls[i] = call
     return attributions, calls, tuple(skipped), tuple(said)
 
