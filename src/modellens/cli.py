@@ -29,6 +29,18 @@ XGBoost's own .json / .ubj files (model.save_model("model.json")) and LightGBM's
 text files (booster.save_model("model.txt")).  Pickle and joblib files can run
 code: they load only with --trust-model-file, for files you made yourself.
 Columns the model saw as text (its encoders' levels) are read from a CSV as text.
+
+Texts: with a text classifier (a scikit-learn pipeline such as TfidfVectorizer +
+LogisticRegression), --text-column COLUMN names the column of texts (found by
+itself when the model's first step is a text vectorizer and the file has one
+column of strings):
+  modellens report --data reviews.csv --text-column review --model model.pkl \
+      --trust-model-file --explain 20
+The report highlights each explained text by the Shapley values of its words
+(every class), ranks the words over the texts, and draws deletion / insertion
+curves.  Budget: --explain texts (default 50), each exact while its 2^d - 2
+coalitions fit (d its distinct words, at most 11 by default), else KernelSHAP
+with 2 d + 2048 masked texts; 300,000 masked texts in all at most.
 """
 
 _EPILOG_DEMO = """\
@@ -183,6 +195,15 @@ def _report(args) -> int:
         raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "
                        "columns; a report needs at least 2 rows.")
     frame.columns = [str(c) for c in frame.columns]
+    from types import SimpleNamespace
+
+    from .cli_texts import report_texts, text_column
+
+    io = SimpleNamespace(CLIError=CLIError, did_you_mean=_did_you_mean, say=_say,
+                         progress=_progress, log=_log)
+    column = text_column(args, model, frame, io)
+    if column is not None:  # a text classifier on a column of texts
+        return report_texts(args, model, frame, column, io)
     y = None
     if args.target is not None:
         if args.target not in frame.columns:
@@ -447,6 +468,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the fitted model: a .skops file, an XGBoost .json / .ubj or "
                           "LightGBM .txt model file (or .pkl / .joblib with "
                           "--trust-model-file)")
+    rep.add_argument("--text-column", metavar="COLUMN",
+                     help="the column of texts, for a text classifier: a report of texts "
+                          "(found by itself for a scikit-learn text pipeline and a file with "
+                          "one column of strings)")
     rep.add_argument("--target", metavar="COLUMN",
                      help="the column holding the true outcome: left out of the features and "
                           "used for the model-quality section")

@@ -167,20 +167,51 @@ def test_sub_word_tokens_of_a_word_are_never_split(pipe):
         assert tok.tokenize(masked) == expected
 
 
-def test_planted_pair_ranks_first_with_errors(pipe):
+def test_planted_pair_ranks_first_and_few_rounds_give_no_errors(pipe):
+    """The planted pair ranks first, exact or sampled; 5 rounds of sampled interaction values
+    of a text give no errors, and say why (their intervals covered 75% of the exact values
+    on a 13-word text: see MIN_ROUNDS_MEDIA)."""
     text = "the day was sunny and we walked along the beach with bread"
     exact = ml.shapley(pipe, text, interactions=True, target=1)
     top = [exact.feature_names[j] for j in np.argsort(-np.abs(exact.values[0]))[:2]]
     assert sorted(top) == ["beach", "sunny"]
     pairs = exact.interaction_pairs()
     assert {pairs.feature_1[0], pairs.feature_2[0]} == {"sunny", "beach"}
-    sampled = ml.shapley(pipe, text, interactions=True, algorithm="permutation",
-                         n_permutations=60, target=1, random_state=0)
+    with pytest.warns(ml.ModellensWarning, match=r"5 rounds of 12 orders are too few for "
+                                                 r"intervals.*At least 20 rounds "
+                                                 r"\(n_permutations=240\)"):
+        sampled = ml.shapley(pipe, text, interactions=True, algorithm="permutation",
+                             n_permutations=60, target=1, random_state=0)
     pairs = sampled.interaction_pairs()
     assert {pairs.feature_1[0], pairs.feature_2[0]} == {"sunny", "beach"}
-    assert pairs.std is not None and np.isfinite(pairs.std[0])
-    # the sampled pair's interaction is within 3 standard errors of the exact one
-    assert abs(pairs.mean[0] - exact.interaction_pairs().mean[0]) <= 3 * pairs.std[0]
+    assert np.isnan(sampled.std).all() and np.isnan(sampled.sampling.interactions_std).all()
+    assert np.isfinite(sampled.interactions).all()
+
+
+FOURTEEN = " ".join(f"w{k}" for k in range(14))
+
+
+def _smooth_pairs(texts):
+    """A smooth score of 14 words with pair terms: no rare spike."""
+    rng = np.random.default_rng(1)
+    w, P = rng.normal(size=14), np.triu(rng.normal(size=(14, 14)), 1) * 0.3
+    z = np.array([[f"w{k}" in t.split() for k in range(14)] for t in texts], dtype=float)
+    return 1 / (1 + np.exp(-(z @ w) - np.einsum("ij,jk,ik->i", z, P, z)))
+
+
+def test_interaction_errors_of_texts_from_enough_rounds():
+    """From 20 rounds on a text's interaction values get errors unless the rounds' values are
+    too skewed (a smooth score: errors given, and near the exact values)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        attr = ml.shapley(_smooth_pairs, FOURTEEN, interactions=True, algorithm="permutation",
+                          n_permutations=20 * 14, random_state=0)
+    assert attr.method == "shapley-permutation"
+    std = attr.sampling.interactions_std[0]
+    assert np.isfinite(std).all() and np.isfinite(attr.std).all()
+    exact = ml.shapley(_smooth_pairs, FOURTEEN, interactions=True, algorithm="exact")
+    z = np.abs(attr.interactions[0] - exact.interactions[0]) / np.where(std > 0, std, np.inf)
+    assert np.mean(z <= 2.1) >= 0.85  # (t with 19 dof; a loose check of one seed)
 
 
 ELEVEN = "the day was sunny and we walked along the beach with bread"  # 11 distinct words
@@ -392,3 +423,96 @@ def test_owen_values_of_the_transformer_equal_the_mean_over_hierarchical_orders(
     attr = ml.shapley(pipe64, text, players="hierarchy")
     assert attr.method == "owen-exact" and attr.feature_names == words
     np.testing.assert_allclose(attr.values[0], expected, rtol=0, atol=1e-10)
+
+
+def test_the_report_of_texts_on_the_tiny_transformer(pipe):
+    """ml.report(pipe, texts): the planted words first, their pair first, every class
+    selectable, and the values of each text those of ml.shapley(pipe, text)."""
+    texts = [SHORT, "the sunny beach with friends", "we walked to the beach",
+             "a sunny day with birds", PLAIN]
+    rep = ml.report(pipe, texts, n_explain=len(texts), progress=False)
+    attrs = rep.sections["texts"].data["attributions"]
+    assert sorted(attrs) == list(range(len(texts)))
+    for i, attr in attrs.items():
+        np.testing.assert_allclose(attr.values, ml.shapley(pipe, texts[i]).values,
+                                   rtol=0, atol=1e-12)
+    assert list(rep.sections["words"].data["words"])[:2] in (["sunny", "beach"],
+                                                             ["beach", "sunny"])
+    assert next(iter(rep.sections["pairs"].data["pairs"])) == ("beach", "sunny")
+    page = rep.to_html()
+    assert re.findall(r'<option value="([^"]+)">([^<]*)<', page) == [
+        ("0", "OTHER"), ("1", "SUNNY_BEACH")]
+    assert page.count("data-ml-text-output=") == 2 * len(texts)
+
+
+THIRTEEN = "the day was sunny and we walked along the beach with bread after lunch"
+FIFTEEN = "yesterday the day was sunny and we walked along the beach with bread after lunch quiet"
+
+
+def _interaction_coverage(pipe, text, rounds, seeds):
+    """Covered flags of the interaction values' 95% t intervals given, and the runs withheld."""
+    from scipy.stats import t as student
+
+    exact = ml.shapley(pipe, text, interactions=True, algorithm="exact").interactions[0]
+    d = exact.shape[0]
+    iu = np.triu_indices(d, 1)
+    covered, withheld = [], 0
+    for seed in seeds:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ml.ModellensWarning)
+            attr = ml.shapley(pipe, text, interactions=True, algorithm="permutation",
+                              n_permutations=rounds * (d + d % 2), random_state=seed)
+        std = attr.sampling.interactions_std[0][iu]
+        if np.isnan(std).all():
+            withheld += 1
+            continue
+        z = np.abs(attr.interactions[0][iu] - exact[iu]) / std
+        covered.extend(np.nan_to_num(z, nan=np.inf) <= student.ppf(0.975, rounds - 1))
+    return np.array(covered), withheld
+
+
+@pytest.mark.slow
+@pytest.mark.study
+def test_sampled_interaction_intervals_of_texts_cover_study(pipe):
+    """Interaction values of a 15-word text at 20 and 40 rounds (20 seeds): the errors given
+    cover 90-98% of the exact values; 5 and 10 rounds (which covered 75% and 87% on a 13-word
+    text) give none (about 3 min of one loaded core)."""
+    for rounds in (5, 10):
+        covered, withheld = _interaction_coverage(pipe, THIRTEEN, rounds, range(3))
+        assert withheld == 3 and covered.size == 0
+    for rounds in (20, 40):
+        covered, withheld = _interaction_coverage(pipe, FIFTEEN, rounds, range(20))
+        assert withheld <= 8 and covered.size >= 12 * 105
+        assert 0.90 <= covered.mean() <= 0.98, (rounds, covered.mean(), withheld)
+
+
+def test_kernelshap_errors_of_texts_are_kept(pipe):
+    """KernelSHAP enumerates the smallest and largest coalitions, where a word's rare spike
+    lies (a word beside one other), so its errors on texts covered (study below): kept."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        attr = ml.shapley(pipe, ELEVEN, algorithm="kernel", n_samples=128, random_state=0)
+    assert np.isfinite(attr.std).all() and (attr.std > 0).all()
+
+
+@pytest.mark.slow
+@pytest.mark.study
+def test_kernelshap_intervals_of_texts_cover_study(pipe):
+    """KernelSHAP's delta-method intervals on texts of 8 and 11 words at 32-256 coalitions
+    (20 seeds each): 92-96% covered in the full run (40 seeds: 0.93, 0.92, 0.96 at 32, 64, 128
+    coalitions on 8 words; 0.95, 0.93, 0.93, 0.92 at 64-512 on 11); about 4 min of one loaded
+    core."""
+    found = {}
+    for text, budgets in ((SHORT, (32, 64, 128)), (ELEVEN, (64, 128, 256))):
+        exact = ml.shapley(pipe, text).values[0]
+        for budget in budgets:
+            covered = []
+            for seed in range(20):
+                attr = ml.shapley(pipe, text, algorithm="kernel", n_samples=budget,
+                                  random_state=seed)
+                lo, hi = attr.confidence_interval(0.95)
+                covered.extend(((lo[0] <= exact) & (exact <= hi[0])).ravel())
+            found[(text[:6], budget)] = np.mean(covered)
+    pooled = np.mean(list(found.values()))
+    assert 0.92 <= pooled <= 0.98, found
+    assert all(c >= 0.88 for c in found.values()), found

@@ -108,3 +108,49 @@ def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
     assert "<br>" in text
     assert "<!-- {{7*7}} ${7*7}" in text and "\u202eevil\u200b" in text
     assert not [p for p in problems if "Content Security Policy" in json.dumps(p)]
+
+
+def test_planted_markup_in_texts_and_class_labels_is_text(tmp_path):
+    """A report of texts: the texts, their words and the class labels hold markup; the page
+    shows them as text (no link, no styled text, no script ran), and the class selector
+    shows each class's blocks."""
+    texts = [f"sunny {LINK} beach {SCRIPT}", f"{SPAN} rain {BREAK} beach", f"{ODD} sunny"]
+
+    def model(batch):
+        p = np.array([0.9 if "beach" in t and "sunny" in t else 0.2 for t in batch])
+        return pd.DataFrame({LINK: 1 - p, SPAN: p})
+
+    rep = ml.report(model, texts, n_explain=3, progress=False, title=SPAN + " texts")
+    page = rep.save(tmp_path / "texts.html")
+    browser = _at_width(page, tmp_path, 1280)
+    probe = r"""(() => ({
+      links: [...document.querySelectorAll("a")].filter(a => /evil/.test(a.href)).length,
+      styled: [...document.querySelectorAll("[style]")].filter(
+        e => /90px/.test(e.getAttribute("style"))).length,
+      pwned: document.body.hasAttribute("data-pwned"),
+      text: document.querySelector("main").textContent,
+      options: [...document.querySelectorAll('[data-ml-control="text-class"] option')].map(
+        o => o.textContent),
+      shown: [...document.querySelectorAll("[data-ml-text-output]")].filter(
+        b => !b.hidden).map(b => b.getAttribute("data-ml-text-output")),
+    }))()"""
+    try:
+        seen = [browser.evaluate(probe)]
+        for value in ("0", "1", "predicted"):
+            browser.evaluate(
+                "(() => { const s = document.querySelector('[data-ml-control=\"text-class\"]');"
+                f" s.value = {json.dumps(value)}; s.dispatchEvent(new Event('change'));"
+                " return true; })()")
+            seen.append(browser.evaluate(probe))
+        problems = browser.problems()
+    finally:
+        browser.close()
+    for p in seen:
+        assert p["links"] == 0 and p["styled"] == 0 and not p["pwned"]
+    assert seen[0]["options"] == ["each text's predicted class", LINK, SPAN]
+    assert seen[1]["shown"] == ["0"] * 3 and seen[2]["shown"] == ["1"] * 3
+    assert seen[3]["shown"] == seen[0]["shown"] and sorted(seen[0]["shown"]) == ["0", "0", "1"]
+    text = seen[0]["text"]
+    for payload in (LINK, SPAN, SCRIPT, BREAK, ODD):
+        assert payload in text, payload
+    assert not [p for p in problems if "Content Security Policy" in json.dumps(p)]

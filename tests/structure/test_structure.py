@@ -259,7 +259,7 @@ def _top(module):
 #: The layers as the code has them, top to bottom.  A module may import its own
 #: package and the layers strictly below its own; ``plot`` is a leaf that the result
 #: types of effects and attribution (and the report, through them) draw with.
-LAYERS = [("__main__",), ("cli",), ("cli_compare",), ("report",), ("_warm",), ("change",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
+LAYERS = [("__main__",), ("cli",), ("cli_compare", "cli_texts"), ("report",), ("_warm",), ("change",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
           ("files",), ("trees",), ("models",), ("data",), ("_result_dicts", "_result_specs"),
           ("_result_checks",), ("_serialize", "datasets", "_config"),
           ("_validation", "_version", "typing", "_progress", "_children"), ("_process",)]

@@ -45,7 +45,7 @@ def choose_estimator(game, algorithm, n_samples, n_permutations, streams, *, int
         return interaction_estimator(
             game, algorithm, n_samples, n_permutations, streams, max_exact=MAX_EXACT_FEATURES,
             auto_exact=d <= MAX_EXACT_FEATURES and 2 ** d - 2 <= default_kernel_samples(d),
-            stacklevel=stacklevel + 1)
+            stacklevel=stacklevel + 1, skew_check=isinstance(game, RemovalGame))
     if stop is not None:
         n_samples, n_permutations = _first_round(algorithm, d, n_samples, n_permutations,
                                                  _with_cap(stop, d).max_evals)

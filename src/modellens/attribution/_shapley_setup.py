@@ -273,17 +273,41 @@ def _warn_skewed(game, estimator):
     i, (j, g, needed) = next(iter(estimator.skewed.items()))
     names = getattr(getattr(game, "rep", None), "words", None) or \
         getattr(getattr(game, "rep", None), "names", None)
-    name = repr(names[j]) if names is not None else f"player {j}"
+    what, drawn, advice = _skew_words(estimator, i, j, needed, names)
     d = game.n_players
     exact = f", or algorithm='exact' ({2 ** d - 2:,} coalitions)" \
         if d <= MAX_EXACT_FEATURES and getattr(estimator, "groups", None) is None else ""
-    pairs = estimator.pairs[i]
+    if j < 0:  # the rounds of interaction values: too few to measure a pair's rare spikes
+        warnings.warn(
+            f"no standard errors (std is NaN): {drawn} are too few for intervals of a text's "
+            "(an image's) interaction values, whose pair terms are rare large contributions "
+            f"(a pair of words moves the score in few coalitions). {advice} would do{exact}.",
+            ModellensWarning, stacklevel=4)
+        return
     warnings.warn(
-        f"no standard errors (std is NaN): the marginal contributions of {name} are too "
-        f"skewed for an interval from {pairs} antithetic pairs of orders (skewness {g:.1f}: "
-        f"a rare large contribution, as when a word moves the score only beside a few "
-        f"others, that {pairs} pairs see too seldom to measure). About {needed} pairs "
-        f"(n_permutations={2 * needed}) would do{exact}.", ModellensWarning, stacklevel=4)
+        f"no standard errors (std is NaN): {what} are too skewed for an interval from "
+        f"{drawn} (skewness {g:.1f}: a rare large contribution, as when a word moves the "
+        f"score only beside a few others, seen too seldom to measure). {advice} would "
+        f"do{exact}.", ModellensWarning, stacklevel=4)
+
+
+def _skew_words(estimator, i, j, needed, names) -> tuple:
+    """``(what was too skewed, what was drawn, the budget that would do)`` in the words of
+    the estimator: permutation sampling or the rounds of interaction values."""
+    from ._interaction_values import PairPermutationEstimator
+
+    def name(k):
+        return repr(names[k]) if names is not None else f"player {k}"
+
+    if isinstance(estimator, PairPermutationEstimator):
+        dp = estimator.d_padded
+        return (f"the rounds' estimates of the value of {name(j)}",
+                f"{estimator.rounds} rounds of {dp} orders",
+                f"{'At least' if j < 0 else 'About'} {needed} rounds "
+                f"(n_permutations={needed * dp})")
+    return (f"the marginal contributions of {name(j)}",
+            f"{estimator.pairs[i]} antithetic pairs of orders",
+            f"About {needed} pairs (n_permutations={2 * needed})")
 
 
 def _result(game, estimator, est, algorithm, budget, index, stop=None,

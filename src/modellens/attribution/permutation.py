@@ -21,7 +21,7 @@ from ._coalitions import unique_masks
 from ._games import Estimate
 
 __all__ = ["PermutationEstimator", "MIN_ANTITHETIC_FOR_STD", "SKEW_PAIRS", "skewness",
-           "hierarchy_orders"]
+           "too_skewed", "hierarchy_orders"]
 
 #: Fewest antithetic pairs from which standard errors are reported.  With fewer,
 #: the pairs' contributions are often tied (they take few distinct values) and
@@ -62,6 +62,25 @@ def skewness(x: np.ndarray) -> np.ndarray:
     m2, m3 = (dev ** 2).mean(axis=0), (dev ** 3).mean(axis=0)
     scale = np.where(m2 > 1e-30 * np.maximum(np.abs(x).max(axis=0) ** 2, 1e-300), m2, np.inf)
     return np.sqrt(P * (P - 1)) / (P - 2) * m3 / scale ** 1.5
+
+
+def too_skewed(terms: np.ndarray, n_terms: int | None = None):
+    """``(column, skewness, draws it needs)`` of the most skewed column of ``terms`` ``(P, m)``
+    (P independent draws of m means) when some column's skewness is too large for a normal
+    interval from P draws (the rule of ``SKEW_PAIRS``), else None.
+
+    ``n_terms``: how many means the row reports (the rule's multiplicity; default m).
+    """
+    P = len(terms)
+    if P < 3:
+        return None
+    g = skewness(terms)
+    z = NormalDist().inv_cdf(1 - 0.005 / max(n_terms or terms.shape[1], 1))
+    bad = (np.abs(g) > z * np.sqrt(6 / P)) & (P < SKEW_PAIRS * g ** 2)
+    if not bad.any():
+        return None
+    j = int(np.argmax(np.where(bad, np.abs(g), -1)))
+    return j, float(g[j]), int(np.ceil(SKEW_PAIRS * g[j] ** 2))
 
 
 def hierarchy_orders(rng, n_orders: int, groups: np.ndarray) -> np.ndarray:
@@ -188,11 +207,7 @@ class PermutationEstimator:
         self.skewed.pop(i, None)
         if not self.skew_check:
             return
-        P = len(per_antithetic)
-        g = skewness(per_antithetic)
-        z = NormalDist().inv_cdf(1 - 0.005 / self.d)
-        bad = (np.abs(g) > z * np.sqrt(6 / P)) & (P < SKEW_PAIRS * g ** 2)
-        if bad.any():
-            j = int(np.argmax(np.where(bad, np.abs(g), -1)))
-            self.skewed[i] = (j, float(g[j]), int(np.ceil(SKEW_PAIRS * g[j] ** 2)))
+        found = too_skewed(per_antithetic)
+        if found is not None:
+            self.skewed[i] = found
             std[i] = np.nan

@@ -183,8 +183,11 @@ class ReportOptions:
                                         "X_reference (the reference data) with it.")
         if self.sections is not None:
             from ._sections import SECTIONS
+            from ._sections.texts import TEXT_SECTIONS
 
-            known = [s.key for s in SECTIONS]
+            # a report of texts has its own sections (checked against its kind by report())
+            known = list(dict.fromkeys([s.key for s in SECTIONS]
+                                       + [key for key, _ in TEXT_SECTIONS]))
             unknown = [s for s in self.sections if s not in known]
             if unknown:
                 raise InvalidParameterError(f"unknown sections {unknown}; valid ones are "

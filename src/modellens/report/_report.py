@@ -214,6 +214,19 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
       ``n_explain_tree`` rows: TreeSHAP is cheap);
     - **lime**: LIME for the same rows with each surrogate's fidelity.
 
+    Texts (``X`` a list, 1-D array or pandas Series of strings) and a text
+    classifier (a function of a list of strings, a ``transformers``
+    text-classification pipeline, or a scikit-learn text pipeline) make a
+    report of texts instead: **data** (texts, words per text, the model's
+    classes), **texts** (each explained text highlighted by the Shapley values
+    of its words, every class selectable), **words** (mean |Shapley value| of
+    each word over the texts, with its count and standard error),
+    **faithfulness** (deletion and insertion curves and their areas) and
+    **pairs** (the strongest word pairs, from the texts explained exactly).
+    It explains ``rows`` and ``n_explain`` sampled texts within
+    ``shapley_budget`` masked texts (see ``report._text_report``); ``y`` and
+    the options of tables are refused.
+
     Explanations run on samples (stated on the page): effects and dependence
     on ``sample`` rows, Shapley values on ``n_explain`` rows (plus ``rows``)
     against ``n_background`` background rows; data summaries and quality use
@@ -230,8 +243,8 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     ----------
     model : estimator or callable
         As for :func:`modellens.pdp`.
-    X : ndarray or DataFrame of shape (n, d)
-        The data, in the form the model was fit on (the report reads no
+    X : ndarray or DataFrame of shape (n, d), or texts
+        The data, in the form the model was fit on (texts: see above) (the report reads no
         files: ``modellens report`` reads them).  A column none of whose
         values is among the levels the model's encoders know (for example a
         zip code fit as text, given as integers) raises an error.
@@ -292,6 +305,14 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     'report.html'
     """
     opts = options_from(options, kwargs)
+    from ._text_report import is_text_data, text_report
+
+    if is_text_data(X):  # texts and a text classifier: their own sections
+        sections, settings, subtitle, total = text_report(model, X, y, opts, rc=_RC,
+                                                          versions=_versions())
+        return Report(sections, settings, title=opts.title or "modellens report",
+                      subtitle=subtitle, total_seconds=total,
+                      interactive=bool(opts.interactive))
     if opts.client is not None or opts.n_workers is not None:
         with config(client=opts.client, n_workers=opts.n_workers):
             return report(model, X, y, options=replace(opts, client=None, n_workers=None))

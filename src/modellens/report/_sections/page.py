@@ -43,6 +43,9 @@ class Section:
     notes, warnings : list of str
     tables : list of Table
     figure_groups : list of FigureGroup
+    blocks : list of markupsafe.Markup
+        Parts of the page written as markup by the section, every string in them
+        escaped there (the highlighted texts of a report of texts).
     seconds : float
         Time the section took to compute and draw.
     """
@@ -54,6 +57,7 @@ class Section:
     warnings: list = field(default_factory=list)
     tables: list = field(default_factory=list)
     figure_groups: list = field(default_factory=list)
+    blocks: list = field(default_factory=list)
     seconds: float = float("nan")
     #: the rows the methods left out for missing values (per feature, and what of), said
     #: in one notice among ``warnings``
