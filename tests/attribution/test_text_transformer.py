@@ -516,3 +516,13 @@ def test_kernelshap_intervals_of_texts_cover_study(pipe):
     pooled = np.mean(list(found.values()))
     assert 0.92 <= pooled <= 0.98, found
     assert all(c >= 0.88 for c in found.values()), found
+
+
+def test_texts_default_to_enough_rounds_for_interaction_errors():
+    """With no budget a text's sampled interaction values run MIN_ROUNDS_MEDIA rounds, so a
+    smooth score gets its errors without a warning (tables keep DEFAULT_ROUNDS)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ml.ModellensWarning)
+        attr = ml.shapley(_smooth_pairs, FOURTEEN, interactions=True, algorithm="permutation",
+                          random_state=0)
+    assert np.isfinite(attr.sampling.interactions_std).all() and np.isfinite(attr.std).all()

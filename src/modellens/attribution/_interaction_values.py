@@ -57,7 +57,8 @@ __all__ = ["ExactInteractions", "PairPermutationEstimator", "interaction_estimat
 #: Fewest rounds from which standard errors are reported (as permutation sampling's
 #: MIN_ANTITHETIC_FOR_STD: with fewer, the spread is too often 0 or wild).
 MIN_ROUNDS_FOR_STD = 5
-#: Rounds per explained row when no budget is given (``n_permutations`` = rounds x d').
+#: Rounds per explained row of a table when no budget is given (``n_permutations`` =
+#: rounds x d'); texts and images get :data:`MIN_ROUNDS_MEDIA`.
 DEFAULT_ROUNDS = 10
 #: Fewest rounds from which a text's or an image's interaction values get errors.  A
 #: removal game's pair term is a rare spike (a pair of words moves the score in few
@@ -274,7 +275,8 @@ def interaction_estimator(game, algorithm, n_samples, n_permutations, streams, *
         return ExactInteractions(game), "exact", None
     dp = d + d % 2
     if n_permutations is None:
-        rounds = DEFAULT_ROUNDS
+        # texts and images: enough rounds by default that their errors can be given
+        rounds = MIN_ROUNDS_MEDIA if skew_check else DEFAULT_ROUNDS
     else:
         if not is_integer(n_permutations) or n_permutations < 2:
             raise InvalidParameterError(
