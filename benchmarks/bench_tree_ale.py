@@ -19,24 +19,14 @@ Run: ``python benchmarks/bench_tree_ale.py [--rows 1000] [--trees 200] [--repeat
 from __future__ import annotations
 
 import argparse
-import time
+import warnings
 
 import numpy as np
+from bench_many_class_treeshap import best_interleaved
+from bench_report_wide import models, wide_frame
 
 import modellens as ml
 from modellens.effects import _tree_ale
-from bench_report_wide import models, wide_frame
-
-
-def best_interleaved(fns, repeat):
-    times = [[] for _ in fns]
-    outs = [None] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            t = time.perf_counter()
-            outs[i] = fn()
-            times[i].append(time.perf_counter() - t)
-    return [min(t) for t in times], outs
 
 
 def run(model, X, features, how):
@@ -47,7 +37,6 @@ def run(model, X, features, how):
     elif how == "trees":
         _tree_ale.MIN_MODEL_ROWS, _tree_ale._walk_rows = 0, lambda n, ens, axes: 0
     try:
-        import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the rows missing a value, said each call
             return ml.ale(model, X, features, bins=20, progress=False)
@@ -73,7 +62,7 @@ def compare(label, model, X, features, fast, slow, repeat):
     diff = max(float(np.max(np.abs(a[k].values - b[k].values))) for k in a)
     how = {k: a[k].extra.get("evaluated", "model rows") for k in list(a)[:1]}
     rows = [counted_rows(model, lambda h=h: run(model, X, features, h)) for h in (fast, slow)]
-    print(f"{label:<34} {fast} {t_fast:7.2f} s ({rows[0]:,} model rows, {list(how.values())[0]})"
+    print(f"{label:<34} {fast} {t_fast:7.2f} s ({rows[0]:,} model rows, {next(iter(how.values()))})"
           f"   {slow} {t_slow:7.2f} s ({rows[1]:,} model rows)   ratio {t_slow / t_fast:5.2f}x"
           f"   max |diff| {diff:.1e}", flush=True)
 
