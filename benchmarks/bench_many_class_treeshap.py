@@ -30,7 +30,8 @@ faster) and the largest difference of the values.  On a machine shared with
 other jobs the seconds are noisy: read the ratios.
 
 Run: ``python benchmarks/bench_many_class_treeshap.py [--repeat 3] [--rows 100]
-[--threads 2] [--pair-rows 20] [--no-libraries]``.
+[--threads 2] [--pair-rows 20] [--no-libraries] [--threads-only]``
+(``--threads-only``: the three n_jobs=1 / ``--threads`` comparisons alone).
 """
 
 from __future__ import annotations
@@ -158,6 +159,10 @@ def main(argv=None):
                         help="rows of the per-library interaction values (shap's are slow)")
     parser.add_argument("--no-libraries", action="store_true",
                         help="skip the per-library comparison on numeric columns")
+    parser.add_argument("--threads-only", action="store_true",
+                        help="only n_jobs=1 against --threads: interventional, interactions "
+                             "and path-dependent values (no shap, no first call, no "
+                             "libraries)")
     args = parser.parse_args(argv)
     import numba
     import shap
@@ -199,6 +204,13 @@ def main(argv=None):
     print(f"interaction values (path-dependent): modellens n_jobs=1 {t_pairs1:.3f} s, "
           f"n_jobs={n_threads} {t_pairs:.3f} s: {t_pairs1 / t_pairs:.2f}x (shap: refuses the "
           "categorical columns)", flush=True)
+
+    if args.threads_only:
+        ours_path()
+        (t1, t2), _ = best_interleaved([lambda: ours_path(1), ours_path], args.repeat)
+        print(f"path-dependent: modellens n_jobs=1 {t1:.3f} s, n_jobs={n_threads} {t2:.3f} s: "
+              f"{t1 / t2:.2f}x", flush=True)
+        return
 
     def shap_reused():
         return _shap_stack(path_explainer.shap_values(rows))

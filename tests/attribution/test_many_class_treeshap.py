@@ -88,3 +88,36 @@ def test_path_dependent_values_and_interactions_equal_shap(data, name):
     assert values.shape == attr.values.shape == (4, D, K)
     np.testing.assert_allclose(attr.values, values, rtol=0, atol=tol)
     np.testing.assert_allclose(attr.interactions, pairs, rtol=0, atol=tol)
+
+
+def test_few_rows_of_a_many_class_booster_give_every_thread_work(data):
+    # issue 41: 100 rows of a 7-class booster of 1,400 trees ran on one thread (the
+    # kernels' serial twin below 1,024 rows) and in row blocks of 64 (two unequal blocks)
+    numba = pytest.importorskip("numba")
+    from modellens.attribution.tree import TreePaths, task_rows
+    from modellens.models import kernel_threads
+    from modellens.trees import kernels, tree_ensemble
+
+    X, y = data
+    model, _, _ = _fit("lightgbm", X, y)
+    paths = TreePaths(tree_ensemble(model))
+    off, trees, o_lo, o_hi = paths.split
+    # a group per class: its trees in order, feeding that class alone; every tree once
+    assert len(off) - 1 == K
+    np.testing.assert_array_equal(np.sort(trees), np.arange(len(paths.tree_out)))
+    for q in range(K):
+        group = trees[off[q]:off[q + 1]]
+        assert len(group) and (np.diff(group) > 0).all()
+        assert (paths.tree_out[group] == o_lo[q]).all() and o_hi[q] == o_lo[q] + 1
+    # a few rows of a model of many nodes: the threaded kernel, however few the rows
+    big = 100 * 85_400  # the benchmark's rows x nodes
+    assert kernels.sized(kernels.pd_quadrature, 100, work=big) is kernels.pd_quadrature
+    assert kernels.sized(kernels.leaf_values, 100, work=big) is kernels.leaf_values
+    assert kernels.sized(kernels.pd_quadrature, 100, work=100 * 500) \
+        is not kernels.pd_quadrature
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: no split to check")
+    with kernel_threads(2):
+        assert task_rows(100, 64, K) == 50  # 2 equal blocks x 7 classes: 7 tasks a thread
+        assert task_rows(10, 64, 1) == 5  # one output: a block per thread
+        assert task_rows(1000, 64, 1) == 63  # enough blocks already: equal ones of <= 64

@@ -121,7 +121,7 @@ def test_route_answers_with_the_trees_or_the_reason():
     assert not no and no.ensemble is None
     assert isinstance(no.error, NotATreeModelError) and no.error.reason == no.reason
     with pytest.raises(ValueError, match="route"):
-        route(model, dataset, X, method="ale")
+        route(model, dataset, X, method="dale")
 
 
 def test_the_automatic_choices_fall_back_where_the_trees_cannot_serve():

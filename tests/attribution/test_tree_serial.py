@@ -27,7 +27,7 @@ def test_serial_twins_give_the_same_values(monkeypatch, index):
     plain = K.sized
 
     def run(force):
-        def pick(kernel, rows, *, limit=K.SERIAL_ROWS):
+        def pick(kernel, rows, *, limit=K.SERIAL_ROWS, work=0):
             chosen = plain(kernel, 0 if force == "serial" else np.inf)
             calls.append(chosen is not kernel)
             return chosen

@@ -65,10 +65,41 @@ TABLE_MAX_FEATURES = 16
 DENSE_MAX_FEATURES = 20
 #: Rows explained together, tree by tree, so that each tree's tables stay in cache.
 ROW_BLOCK = 64
+#: Fewest rows of a task when a few rows are cut into blocks for the threads.
+MIN_ROW_BLOCK = 8
 #: Background rows counted together, tree by tree.
 BACKGROUND_BLOCK = 256
 #: Values the tree kernels compute (``index=`` of :func:`modellens.shapley`).
 INDICES = ("shapley", "banzhaf")
+
+def output_groups(tree_out, n_col, k):
+    """The trees in groups that feed disjoint outputs, as the kernels split their work:
+    ``(off, trees, o_lo, o_hi)``, group ``q`` the trees ``trees[off[q]:off[q + 1]]``
+    (ascending) feeding the outputs ``o_lo[q]:o_hi[q]``.
+
+    A many-class booster's trees each feed their class: a group per class, so that
+    a few rows still give every thread work.  A forest's trees (every class at
+    once) and a single output are one group.
+    """
+    T = len(tree_out)
+    if n_col == 1 and k > 1 and T:
+        trees = np.argsort(tree_out, kind="stable").astype(np.int64)
+        outs, first = np.unique(tree_out[trees], return_index=True)
+        off = np.append(first, T).astype(np.int64)
+        return off, trees, outs.astype(np.int64), outs.astype(np.int64) + 1
+    return (np.array([0, T], np.int64), np.arange(T, dtype=np.int64), np.zeros(1, np.int64),
+            np.full(1, k, np.int64))
+
+
+def task_rows(n, block, n_groups):
+    """Rows per task of a kernel split into row blocks and ``n_groups`` groups of trees:
+    at most ``block``, the blocks of equal size, and at least one task per thread where
+    the rows allow blocks of ``MIN_ROW_BLOCK`` (the rows are the kernels' inner loops)."""
+    n_blk = -(-n // block)
+    want = -(-numba.get_num_threads() // max(n_groups, 1))
+    n_blk = max(n_blk, min(want, -(-n // MIN_ROW_BLOCK)), 1)
+    return max(1, -(-n // n_blk))
+
 
 def _factorial_ratio(a, b, c):
     """``a! b! / c!`` elementwise, through lgamma."""
@@ -127,6 +158,7 @@ class TreePaths:
             self.leaf_roots, self.leaf_of, self.feat_off, self.feat_id, self.feat_z,
             self.feat_depth, self.prev, self.edge_z, self.twin, self.twin_slot, self.value,
             self.leaf_value, self.tree_out)
+        self.split = output_groups(self.tree_out, self.value.shape[1], self.k)
 
     # ------------------------------------------------------------------ planning
     def plan(self, n_rows: int, n_background: int = 0, *, game: str = "path") -> dict:
@@ -233,11 +265,14 @@ class TreePaths:
         k = self.k
         out = np.zeros((n, d, k))
         inter = np.zeros((n, d, d, k) if pairs else (0, 0, 0, 0))
-        # the pairs' per-block buffer is (d, d, k, block): keep it near a few MiB
+        split = self.split
+        # the pairs' per-task buffer is (d, d, outputs of a task, block): near a few MiB
+        k_task = int(np.max(split[3] - split[2]))
         block = ROW_BLOCK if not pairs else \
-            int(max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d * k, 1))))
-        K.sized(K.pd_quadrature, n)(np.ascontiguousarray(X.T), self.nodes, self.lay, t_nodes,
-                                    t_weights, block, out, inter)
+            int(max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d * k_task, 1))))
+        K.sized(K.pd_quadrature, n, work=n * len(self.order))(
+            np.ascontiguousarray(X.T), self.nodes, self.lay, t_nodes, t_weights,
+            task_rows(n, block, len(split[0]) - 1), out, inter, split)
         if not pairs:
             return self._shaped(out), None
         diag = np.arange(d)
@@ -306,8 +341,10 @@ class TreePaths:
         a, b = self.leaf_roots[lo], self.leaf_roots[hi]
         c_off = plan["cnt_off"][a:b]
         size = int(max((c_off + 2 ** np.minimum(self.p[a:b], 62))[c_off >= 0], default=0))
-        cnt = K.sized(K.background_counts, BT.shape[1])(BT, self.nodes, self.lay, lo, hi, cnt_off,
-                                                        size, plan["n_parts"], BACKGROUND_BLOCK)
+        work = BT.shape[1] * int(self.ens.roots[hi] - self.ens.roots[lo])
+        cnt = K.sized(K.background_counts, BT.shape[1], work=work)(
+            BT, self.nodes, self.lay, lo, hi, cnt_off, size, plan["n_parts"], BACKGROUND_BLOCK,
+            4 * numba.get_num_threads())
         big = np.flatnonzero(plan["big"][a:b]) + a
         if not len(big):
             return K.Counts(cnt, cnt_off, sp_off, empty_i, empty_f)
@@ -335,9 +372,10 @@ class TreePaths:
             table = K.sized(K.leaf_tables, size, limit=K.SERIAL_TABLE)(
                 self.leaf_value, self.feat_off, t_off, size, C, scale, counts.cnt,
                 counts.cnt_off, plan["partner"], self.twin_slot, a, b)
-            K.sized(K.leaf_values, XT.shape[1])(
+            n, split = XT.shape[1], self.split
+            K.sized(K.leaf_values, n, work=n * int(self.ens.roots[hi] - self.ens.roots[lo]))(
                 XT, self.nodes, self.lay, lo, hi, K.Tables(t_off, plan["partner"], table), C,
-                scale, counts, ROW_BLOCK, out)
+                scale, counts, task_rows(n, ROW_BLOCK, len(split[0]) - 1), out, split)
         return out
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice"]
+__all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond"]
 
 #: Data rows on which the model's own answers are compared with the trees' before the
 #: trees stand in for it (a few model rows against a link the readers do not model).
@@ -93,7 +93,7 @@ class TreeICE:
             # a categorical grid is read in the model's codes, cast as the library casts
             values[k, :grid.size] = ens.cast(ens.encode(full, dataset.columns))[:, j]
             slot[j], lengths[k] = k, grid.size
-        grids = IceGrids(values, lengths, slot)
+        grids = IceGrids(values[None], lengths[None], slot)
         value, tree_out = ens.traversal()
         m, K = X.shape[0], ens.n_outputs
         kernel = kernels.sized(ice_margins, m)
@@ -149,7 +149,6 @@ def tree_ice(request, features, axes, base):
         than ``MIN_GRID_ROWS`` grid rows).
     """
     from ..models import tree_ensemble_name
-    from ..trees import route
 
     if tree_ensemble_name(request.raw_model) is None:
         return None  # not a tree model: the model rows, as always
@@ -158,8 +157,20 @@ def tree_ice(request, features, axes, base):
         return "2-D partial dependence is evaluated on model rows"
     if base.shape[0] * sum(len(g) for g in single.values()) < MIN_GRID_ROWS:
         return None  # few grid rows: the model's own time is small
+    trusted = trusted_trees(request, base, "ice")
+    if isinstance(trusted, str):
+        return trusted
+    return TreeICE(*trusted, base, single, request.dataset)
+
+
+def trusted_trees(request, base, method):
+    """``(ens, response)``: the trees that may stand in for the request's model on rows
+    like ``base`` (read, fit for the data, their answers the model's on its first rows),
+    or why they may not (a str).  ``method``: the route's (``"ice"``, ``"ale"``)."""
+    from ..trees import route
+
     dataset = request.dataset
-    answer = route(request.raw_model, dataset, request.X, method="ice")
+    answer = route(request.raw_model, dataset, request.X, method=method)
     if answer.ensemble is None:
         return str(answer.reason)
     ens, model = answer.ensemble, request.model
@@ -169,7 +180,7 @@ def tree_ice(request, features, axes, base):
     why = _disagrees(ens, model, response, base, dataset)
     if why is not None:
         return why
-    return TreeICE(ens, response, base, single, dataset)
+    return ens, response
 
 
 def _response(ens, model):

@@ -13,6 +13,7 @@ from ._ale_plans import FeaturePlan, PairPlan
 from ._design import Axis, ale_axes, ale_rows
 from ._facts import facts_of
 from ._grid import DEFAULT_POINTS, check_spec_keys
+from ._tree_ale import tree_ale
 from .binning import EMPTY_BINS
 from .result import Effects
 
@@ -137,7 +138,12 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     per numeric pair.  Rows with a missing value in an explained feature are
     left out of its bins, with a warning that counts them.  Each feature's
     predictions are reduced to its bin statistics as soon as they are all in,
-    so memory holds the rows of about one feature at a time.
+    so memory holds the rows of about one feature at a time.  For a tree
+    ensemble in memory the first-order local effects come from its trees
+    instead, exactly and with no model rows, where that is cheaper (the rule
+    is in ``modellens.effects._tree_ale``); such effects say so in
+    ``extra["evaluated"]``, and ``extra["trees_refused"]`` says why the trees,
+    when tried, could not serve.
 
     References
     ----------
@@ -196,6 +202,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                 singles.append(ax)
         layout.append([next(k for k, u in enumerate(singles) if u is ax) for ax in parts])
     pairs = [d for d in designs if isinstance(d, tuple)]
+    trees = None if out_of_core else tree_ale(request, singles)  # first order from the trees?
 
     def plans_for(values, part, model):
         plans: list[Plan] = []
@@ -208,7 +215,7 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             axis = design.on(values) if out_of_core else design
             plans.append(FeaturePlan(values, axis, output=output, confidence=confidence,
                                       empty_bins=empty_bins, keep_summary=out_of_core))
-        return plans
+        return plans if trees is None else trees.plans(plans, model)
 
     def assemble(results):
         pair_effects, single_effects = iter(results[:len(pairs)]), results[len(pairs):]

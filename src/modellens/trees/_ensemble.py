@@ -203,6 +203,10 @@ class TreeEnsemble:
         """
         cols = [int(c) for c, _ in outputs]
         signs = np.array([-1.0 if negate else 1.0 for _, negate in outputs])
+        if cols == list(range(self.value.shape[1])) and not (signs < 0).any():
+            # every column as it is (``target="all"``): no copy of thousands of trees (a
+            # tree feeding none adds zeros)
+            return self
         feeds = np.logical_or.reduceat(self.value[:, cols] != 0, self.roots[:-1], axis=0)
         keep = np.flatnonzero(feeds.any(axis=1) | (np.arange(self.n_trees) == 0))
         sizes = np.diff(self.roots)[keep]
@@ -257,7 +261,8 @@ class TreeEnsemble:
         from ._kernels import predict_leaves, sized
 
         Xc = self.cast(X)
-        leaves = sized(predict_leaves, len(Xc))(Xc, self.nodes, self.roots)
+        leaves = sized(predict_leaves, len(Xc), work=len(Xc) * len(self.left))(
+            Xc, self.nodes, self.roots)
         out = np.tile(self.base, (len(Xc), 1))
         value, tree_out = self.traversal()
         if value.shape[1] == 1:  # one output per tree (boosters): each output's trees summed

@@ -35,10 +35,12 @@ from ._traverse import _goes_left
 
 __all__ = ["IceGrids", "ice_margins"]
 
-#: The grids of the features whose curves are asked: ``values`` ``(F, G_max)`` (the
-#: model's codes, cast as the library casts rows), ``lengths`` ``(F,)`` (the grid
-#: points of each, the rest of its row unused) and ``slot`` ``(d,)`` (each feature's
-#: row of ``values``, -1 for a feature not asked).
+#: The grids of the features whose curves are asked: ``values`` ``(R, F, G_max)`` (the
+#: model's codes, cast as the library casts rows), ``lengths`` ``(R, F)`` (the grid
+#: points of each, the rest unused) and ``slot`` ``(d,)`` (each feature's place on the
+#: ``F`` axis, -1 for a feature not asked).  ``R = 1``: one grid for every row (ICE);
+#: ``R`` the rows' count: each row its own grid (the two edges of its ALE bin), a row of
+#: length 0 asking for no curve of that feature.
 IceGrids = namedtuple("IceGrids", "values lengths slot")
 
 
@@ -93,7 +95,8 @@ def _walk(x, start, s, grid, n_grid, nodes, stack):
 @njit(parallel=True, cache=True)
 def ice_margins(X, nodes, value, tree_out, k_out, roots, grids):
     """Raw-output ICE curves ``(n, F, G_max, k_out)`` of every row and asked feature
-    (the model's baseline not added; entries past a feature's grid are 0).
+    (the model's baseline not added; entries past a feature's grid are 0), on the
+    grids of :class:`IceGrids` (shared, or one per row).
 
     ``X`` are the rows as the library compares them (encoded and cast); column
     ``c`` of ``value`` (``(nodes, K)``) of tree ``t`` feeds output
@@ -103,10 +106,12 @@ def ice_margins(X, nodes, value, tree_out, k_out, roots, grids):
     default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
     gv, glen, slot = grids.values, grids.lengths, grids.slot
     n, T, n_col = X.shape[0], len(roots) - 1, value.shape[1]
-    F, G = gv.shape
+    F, G = gv.shape[1], gv.shape[2]
+    per_row = gv.shape[0] > 1
     out = np.zeros((n, F, G, k_out))
     for i in prange(n):
         x = X[i]
+        ig = i if per_row else 0
         own = np.zeros(k_out)  # the row's raw output
         gone = np.zeros((F, k_out))  # own leaves of the trees whose path reads the feature
         seen = np.full(X.shape[1], -1, np.int64)
@@ -134,7 +139,7 @@ def ice_margins(X, nodes, value, tree_out, k_out, roots, grids):
                 k = slot[s]
                 for c in range(n_col):
                     gone[k, o0 + c] += value[node, c]
-                done = _walk(x, hits[h], s, gv[k], glen[k], nodes, stack)
+                done = _walk(x, hits[h], s, gv[ig, k], glen[ig, k], nodes, stack)
                 for e in range(done, G + 1):
                     leaf, lo, hi = stack[0, e], stack[1, e], stack[2, e]
                     for c in range(n_col):
@@ -142,7 +147,7 @@ def ice_margins(X, nodes, value, tree_out, k_out, roots, grids):
                         for g in range(lo, hi):
                             curve[k, g, o0 + c] += v
         for k in range(F):
-            for g in range(glen[k]):
+            for g in range(glen[ig, k]):
                 for o in range(k_out):
                     curve[k, g, o] += own[o] - gone[k, o]
     return out

@@ -22,7 +22,7 @@ from ._read import tree_ensemble, unfit_data
 __all__ = ["Route", "route", "ROUTED_METHODS"]
 
 #: The tree methods :func:`route` answers for.
-ROUTED_METHODS = ("shapley", "interactions", "pdp", "ice")
+ROUTED_METHODS = ("shapley", "interactions", "pdp", "ice", "ale")
 
 #: response_method values that are the raw output of a tree ensemble for TreeSHAP, by link.
 _RAW_RESPONSES = {"identity": ("predict", "predict_proba"), "logit": ("decision_function",),
@@ -35,6 +35,7 @@ _REFUSALS = {
     "interactions": "method='tree' cannot be used here: {why}. Use method='brute'.",
     "pdp": "method='tree' cannot use this data: {why}.",
     "ice": "the trees cannot give the exact ICE curves of this request: {why}.",
+    "ale": "the trees cannot give the exact local effects of this request: {why}.",
 }
 
 
@@ -124,9 +125,9 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
         The request's validated data (its columns' kinds and count).
     X : array-like
         The data as given (its column names, checked against the model's).
-    method : {"shapley", "interactions", "pdp", "ice"}
+    method : {"shapley", "interactions", "pdp", "ice", "ale"}
         The tree method asked: TreeSHAP, the tree H statistics, the tree partial
-        dependence, the exact ICE curves over data rows.
+        dependence, the exact ICE curves over data rows, their local effects (ALE).
     response_method : str
         The response the request explains.
     ice, sample :
@@ -151,7 +152,7 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
         return Route(None, getattr(exc, "reason", None) or str(exc), exc)
     why = unfit_data(ens, model, dataset, X, categorical=True)
     # (the exact ICE applies the model's link itself: any response)
-    if why is None and method not in ("pdp", "ice"):
+    if why is None and method not in ("pdp", "ice", "ale"):
         why = _raw_output(ens, method, response_method)
     if why is not None:
         return _refused(method, why)

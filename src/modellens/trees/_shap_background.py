@@ -205,8 +205,34 @@ def _computed_leaf(acc, lay, l, o0, Ud, nb, C, scale, counts, local):
                     acc[feat_id[f0 + j], o0 + c, r] += leaf_value[l, c] * local[j]
 
 
+@njit(cache=True)
+def _iv_trees(XT, nodes, lay, tabs, lo, nb, trees, o_lo, leaf_game, buf):
+    """The rows ``lo:lo + nb`` down each tree of ``trees`` in turn (one task of
+    :func:`leaf_values`): their values into ``acc`` of ``buf``, whose output ``o`` is
+    the ensemble's ``o_lo + o``; ``leaf_game = (C, scale, counts)``."""
+    C, scale, counts = leaf_game
+    Us, go, acc, local, own, twin, row = buf
+    left, order, roots, leaf_of = nodes.left, lay.order, lay.roots, lay.leaf_of
+    tab_off = tabs.tab_off
+    for q in range(len(trees)):
+        k = trees[q]
+        o0 = lay.tree_out[k] - o_lo
+        for qn in range(roots[k], roots[k + 1]):
+            node = order[qn]
+            dd = _descend(node, nb, lo, XT, nodes, lay, Us, go)
+            if left[node] >= 0:
+                continue
+            l = leaf_of[node]
+            if tab_off[l] == -2:  # a twin, merged into its sibling's table
+                continue
+            if tab_off[l] >= 0:
+                _tabled_leaf(acc, lay, tabs, l, o0, Us[dd], nb, own, twin, row)
+            else:
+                _computed_leaf(acc, lay, l, o0, Us[dd], nb, C, scale, counts, local)
+
+
 @njit(parallel=True, cache=True)
-def leaf_values(XT, nodes, lay, t_lo, t_hi, tabs, C, scale, counts, block, out):
+def leaf_values(XT, nodes, lay, t_lo, t_hi, tabs, C, scale, counts, block, out, split):
     """Add the interventional values of trees ``t_lo:t_hi`` for every row to ``out``
     (``(n, d, k)``; ``XT``: rows, cast, transposed to features x rows).
 
@@ -221,56 +247,49 @@ def leaf_values(XT, nodes, lay, t_lo, t_hi, tabs, C, scale, counts, block, out):
     unit game's, read once and scaled by each column's value (and the merged
     partner's ``p`` after them by its own).  A tree's tables stay in cache for
     the block's rows.  Sums go to a (features x outputs x block) buffer first.
+
+    One task per block of rows and group of trees of ``split`` (as in
+    :func:`~._shap_path.pd_quadrature`: groups feed disjoint outputs, so tasks
+    write apart and the bits do not depend on the threads).
     """
     d, n = XT.shape
-    left, order, roots, leaf_of, feat_off = nodes.left, lay.order, lay.roots, lay.leaf_of, \
-        lay.feat_off
-    tab_off, tree_out = tabs.tab_off, lay.tree_out
-    k_out = out.shape[2]
+    off, trees, o_lo, o_hi = split
     p_max = 1
-    for l in range(len(feat_off) - 1):
-        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
-    d_max = _max_depth(lay.depth, roots, t_lo, t_hi)
+    for l in range(len(lay.feat_off) - 1):
+        p_max = max(p_max, lay.feat_off[l + 1] - lay.feat_off[l])
+    d_max = _max_depth(lay.depth, lay.roots, t_lo, t_hi)
     n_blk = (n + block - 1) // block
-    for b in prange(n_blk):
-        Us = np.zeros((d_max + 1, block), np.int64)
-        go = np.zeros((d_max + 1, block), np.int64)
-        acc = np.zeros((d, k_out, block))
-        local = np.zeros(p_max)
-        own = np.zeros(block)
-        twin = np.zeros(block)
-        row = np.zeros(block, np.int64)
+    n_grp = len(off) - 1
+    for task in prange(n_blk * n_grp):
+        b, q = task // n_grp, task % n_grp
+        mine = trees[off[q]:off[q + 1]]
+        mine = mine[(mine >= t_lo) & (mine < t_hi)]
+        k_task = o_hi[q] - o_lo[q]
+        acc = np.zeros((d, k_task, block))
+        buf = (np.zeros((d_max + 1, block), np.int64), np.zeros((d_max + 1, block), np.int64),
+               acc, np.zeros(p_max), np.zeros(block), np.zeros(block),
+               np.zeros(block, np.int64))
         lo = b * block
         nb = min(n, lo + block) - lo
-        for k in range(t_lo, t_hi):
-            o0 = tree_out[k]
-            for qn in range(roots[k], roots[k + 1]):
-                node = order[qn]
-                dd = _descend(node, nb, lo, XT, nodes, lay, Us, go)
-                if left[node] >= 0:
-                    continue
-                l = leaf_of[node]
-                if tab_off[l] == -2:  # a twin, merged into its sibling's table
-                    continue
-                if tab_off[l] >= 0:
-                    _tabled_leaf(acc, lay, tabs, l, o0, Us[dd], nb, own, twin, row)
-                else:
-                    _computed_leaf(acc, lay, l, o0, Us[dd], nb, C, scale, counts, local)
+        _iv_trees(XT, nodes, lay, tabs, lo, nb, mine, o_lo[q], (C, scale, counts), buf)
         for r in range(nb):
             for f in range(d):
-                for o in range(k_out):
-                    out[lo + r, f, o] += acc[f, o, r]
+                for o in range(k_task):
+                    out[lo + r, f, o_lo[q] + o] += acc[f, o, r]
 
 
 @njit(parallel=True, cache=True)
-def background_counts(BT, nodes, lay, t_lo, t_hi, cnt_off, size, n_parts, block):
+def background_counts(BT, nodes, lay, t_lo, t_hi, cnt_off, size, n_parts, block, n_chunks):
     """Rows per leaf and failed-slot mask: ``cnt[cnt_off[l] + R]`` (trees ``t_lo:t_hi``).
 
     The background's one pass, ``BT`` its transpose (features x rows): each
     row costs one preorder pass per tree and one increment per leaf, whatever
     the rows to explain.  A block of rows goes down a tree together, one
     node at a time, the masks of the current path kept by depth; ``n_parts``
-    threads count into their own tables, summed at the end.  A leaf whose
+    parts of the rows count into their own tables, summed at the end, and
+    within a part the trees are cut into ``n_chunks`` chunks counted apart (their leaves'
+    entries are apart: a small background of a many-tree model gives every
+    thread work; the counts are whole numbers, the same in any order).  A leaf whose
     left sibling is a leaf split on a feature new to the path
     (``twin[l] >= 0``) is not counted: its counts are the sibling's with that
     feature's bit flipped, as every row fails exactly one of the two.
@@ -282,14 +301,17 @@ def background_counts(BT, nodes, lay, t_lo, t_hi, cnt_off, size, n_parts, block)
     d_max = _max_depth(lay.depth, roots, t_lo, t_hi)
     part = np.zeros((n_parts, size))
     step = (m + n_parts - 1) // n_parts
-    for c in prange(n_parts):
+    n_chunks = max(1, min(t_hi - t_lo, n_chunks))
+    width = (t_hi - t_lo + n_chunks - 1) // n_chunks
+    for task in prange(n_parts * n_chunks):
+        c, h = task // n_chunks, task % n_chunks
         Us = np.zeros((d_max + 1, block), np.int64)
         go = np.zeros((d_max + 1, block), np.int64)
         acc = part[c]
         end = min(m, (c + 1) * step)
         for lo in range(c * step, end, block):
             nb = min(end, lo + block) - lo
-            for k in range(t_lo, t_hi):
+            for k in range(t_lo + h * width, min(t_hi, t_lo + (h + 1) * width)):
                 for q in range(roots[k], roots[k + 1]):
                     node = order[q]
                     dd = _descend(node, nb, lo, BT, nodes, lay, Us, go)

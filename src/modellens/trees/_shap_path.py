@@ -160,24 +160,94 @@ def _enter(node, dd, nb, left, lay, fac, t_nodes, F, work, go):
 
 
 @njit(inline="always", cache=True)
-def _flush(lo, nb, acc, M, out, pairs):
-    """The block's sums into the rows of ``out`` (and ``pairs`` unless ``M`` is empty)."""
-    d, k_out = acc.shape[0], acc.shape[1]
+def _flush(lo, nb, acc, M, out, pairs, o_lo):
+    """A task's sums into the rows ``lo:lo + nb`` of ``out`` (and ``pairs`` unless ``M`` is
+    empty), its outputs ``o_lo:o_lo + acc.shape[1]`` only: no other task writes them."""
+    d, k_task = acc.shape[0], acc.shape[1]
     for r in range(nb):
         for f in range(d):
-            for o in range(k_out):
-                out[lo + r, f, o] += acc[f, o, r]
+            for o in range(k_task):
+                out[lo + r, f, o_lo + o] += acc[f, o, r]
     if M.shape[0] > 0:
         for i in range(d):
             for j in range(d):
                 if i != j:
-                    for o in range(k_out):
+                    for o in range(k_task):
                         for r in range(nb):
-                            pairs[lo + r, i, j, o] += M[i, j, o, r] + M[j, i, o, r]
+                            pairs[lo + r, i, j, o_lo + o] += M[i, j, o, r] + M[j, i, o, r]
+
+
+@njit(cache=True)
+def _pd_trees(XT, nodes, lay, quad, lo, nb, trees, o_lo, buf):
+    """The rows ``lo:lo + nb`` down each tree of ``trees`` in turn (one task of
+    :func:`pd_quadrature`): sums into ``acc`` and ``M`` of ``buf``, whose output ``o``
+    is the ensemble's ``o_lo + o``."""
+    t_nodes, t_weights, fac = quad
+    F, go, path, acc, work, pbuf, M = buf
+    O, S = work[0], work[1]
+    G, n_col = len(t_nodes), lay.value.shape[1]
+    left, feature, threshold = nodes.left, nodes.feature, nodes.threshold
+    default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
+    value, roots, order, depth = lay.value, lay.roots, lay.order, lay.depth
+    leaf_of, feat_off = lay.leaf_of, lay.feat_off
+    with_pairs = M.shape[0] > 0
+    for q in range(len(trees)):
+        k = trees[q]
+        o0 = lay.tree_out[k] - o_lo
+        top = -1
+        for qn in range(roots[k], roots[k + 1]):
+            node = order[qn]
+            dd = depth[node]
+            while top >= dd:
+                if top > 0:
+                    _close(path[top], nb, t_weights, fac, lay, feature, work, acc, o0)
+                top -= 1
+            path[dd] = node
+            top = dd
+            if dd == 0:
+                for g in range(G):
+                    for r in range(nb):
+                        F[0, g, r] = 1.0
+                    for j in range(n_col):
+                        for r in range(nb):
+                            S[0, g, j, r] = 0.0
+            else:
+                _enter(node, dd, nb, left, lay, fac, t_nodes, F, work, go)
+            if left[node] >= 0:
+                col = XT[feature[node]]
+                thr, dl, miss = threshold[node], default_left[node], missing[node]
+                for r in range(nb):
+                    go[dd, r] = 1.0 if _goes_left(col[lo + r], thr, dl, miss, cat) else 0.0
+            elif with_pairs:
+                l = leaf_of[node]
+                p = feat_off[l + 1] - feat_off[l]
+                if p >= 2 and np.any(value[node] != 0.0):
+                    _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights, lay,
+                                O, pbuf, M, o0)
+        while top > 0:
+            _close(path[top], nb, t_weights, fac, lay, feature, work, acc, o0)
+            top -= 1
+
+
+@njit(cache=True)
+def _edge_factors(edge_z, t_nodes):
+    """Each edge's factor ``z (1 - t) + o t`` at ``o = 0`` and its inverse ``inv0 + o dinv``."""
+    n_nodes, G = len(edge_z), len(t_nodes)
+    fz = np.empty((n_nodes, G))
+    inv0 = np.zeros((n_nodes, G))
+    dinv = np.zeros((n_nodes, G))
+    for node in range(n_nodes):
+        for g in range(G):
+            f0 = edge_z[node] * (1.0 - t_nodes[g])
+            f1 = f0 + t_nodes[g]
+            fz[node, g] = f0
+            inv0[node, g] = 1.0 / f0 if f0 != 0.0 else 0.0
+            dinv[node, g] = (1.0 / f1 if f1 != 0.0 else 0.0) - inv0[node, g]
+    return fz, inv0, dinv
 
 
 @njit(parallel=True, cache=True)
-def pd_quadrature(XT, nodes, lay, t_nodes, t_weights, block, out, pairs):
+def pd_quadrature(XT, nodes, lay, t_nodes, t_weights, block, out, pairs, split):
     """Add the path-dependent values of every tree and row to ``out`` (``(n, d, k)``), and
     half their interaction indices off the diagonal to ``pairs`` (``(n, d, d, k)``) unless
     it is empty.
@@ -186,6 +256,14 @@ def pd_quadrature(XT, nodes, lay, t_nodes, t_weights, block, out, pairs):
     ``tree_out[t] + c`` (a booster's tree its class with ``K = 1``; a forest's
     tree every class, ``K = k``), so every output is one traversal: the
     factors ``F`` are shared by the columns, only the sums ``S`` are per column.
+
+    The work is split into tasks, one per block of ``block`` rows and group of
+    trees: ``split = (off, trees, o_lo, o_hi)``, group ``q`` the trees
+    ``trees[off[q]:off[q + 1]]`` (ascending) feeding only the outputs
+    ``o_lo[q]:o_hi[q]``, which no other group feeds (a booster's classes).  A
+    task sums its own outputs of its own rows, tree by tree in order, so the
+    threads write apart and every split gives the same bits; a few rows of a
+    many-class booster still give every thread work.
 
     ``XT``: the rows, cast and transposed (features x rows).  With Gauss-Legendre
     nodes ``t_nodes`` and weights ``t_weights`` on [0, 1] exact for degree
@@ -202,84 +280,37 @@ def pd_quadrature(XT, nodes, lay, t_nodes, t_weights, block, out, pairs):
     """
     d, n = XT.shape
     G = len(t_nodes)
-    left, feature, threshold = nodes.left, nodes.feature, nodes.threshold
-    default_left, missing, cat = nodes.default_left, nodes.missing, nodes.cat
-    value, tree_out, roots, order, depth = lay.value, lay.tree_out, lay.roots, lay.order, \
-        lay.depth
-    leaf_of, feat_off = lay.leaf_of, lay.feat_off
-    n_col, k_out = value.shape[1], out.shape[2]
+    off, trees, o_lo, o_hi = split
+    n_col = lay.value.shape[1]
     with_pairs = pairs.shape[0] > 0
-    edge_z, n_nodes = lay.edge_z, len(left)
-    # each edge's factor z (1 - t) + o t, o in {0, 1}, and its inverse inv0 + o dinv
-    fz = np.empty((n_nodes, G))
-    inv0 = np.zeros((n_nodes, G))
-    dinv = np.zeros((n_nodes, G))
-    for node in range(n_nodes):
-        for g in range(G):
-            f0 = edge_z[node] * (1.0 - t_nodes[g])
-            f1 = f0 + t_nodes[g]
-            fz[node, g] = f0
-            inv0[node, g] = 1.0 / f0 if f0 != 0.0 else 0.0
-            dinv[node, g] = (1.0 / f1 if f1 != 0.0 else 0.0) - inv0[node, g]
-    fac = (fz, inv0, dinv)
+    # (unpacked: a tuple made outside a parallel loop does not pass into it)
+    fz, inv0, dinv = _edge_factors(lay.edge_z, t_nodes)
     d_max = 0
-    for node in range(n_nodes):
-        d_max = max(d_max, depth[node])
+    for node in range(len(nodes.left)):
+        d_max = max(d_max, lay.depth[node])
     p_max = 1
-    for l in range(len(feat_off) - 1):
-        p_max = max(p_max, feat_off[l + 1] - feat_off[l])
+    for l in range(len(lay.feat_off) - 1):
+        p_max = max(p_max, lay.feat_off[l + 1] - lay.feat_off[l])
+    pw = p_max if with_pairs else 0
     n_blk = (n + block - 1) // block
-    for b in prange(n_blk):
-        F = np.empty((d_max + 1, G, block))
-        S = np.zeros((d_max + 1, G, n_col, block))
-        O = np.ones((d_max + 1, block))
-        go = np.zeros((d_max + 1, block))
-        path = np.zeros(d_max + 1, np.int64)
-        acc = np.zeros((d, k_out, block))
-        work = (O, S, np.zeros((n_col, block)), np.zeros(block))
-        pw = p_max if with_pairs else 0
+    n_grp = len(off) - 1
+    for task in prange(n_blk * n_grp):
+        b, q = task // n_grp, task % n_grp
+        k_task = o_hi[q] - o_lo[q]
         # a leaf's pair buffers (_leaf_pairs): Ol, Dl, P, Inv, A, T
         pbuf = (np.empty((pw, block)), np.empty((pw, block)), np.empty((G, block)),
                 np.empty((pw, G, block)), np.empty((G, block)), np.zeros(block))
-        M = np.zeros((d if with_pairs else 0, d, k_out, block))
+        work = (np.ones((d_max + 1, block)), np.zeros((d_max + 1, G, n_col, block)),
+                np.zeros((n_col, block)), np.zeros(block))
+        acc = np.zeros((d, k_task, block))
+        M = np.zeros((d if with_pairs else 0, d, k_task, block))
+        buf = (np.empty((d_max + 1, G, block)), np.zeros((d_max + 1, block)),
+               np.zeros(d_max + 1, np.int64), acc, work, pbuf, M)
         lo = b * block
         nb = min(n, lo + block) - lo
-        for k in range(len(roots) - 1):
-            o0 = tree_out[k]
-            top = -1
-            for q in range(roots[k], roots[k + 1]):
-                node = order[q]
-                dd = depth[node]
-                while top >= dd:
-                    if top > 0:
-                        _close(path[top], nb, t_weights, fac, lay, feature, work, acc, o0)
-                    top -= 1
-                path[dd] = node
-                top = dd
-                if dd == 0:
-                    for g in range(G):
-                        for r in range(nb):
-                            F[0, g, r] = 1.0
-                        for j in range(n_col):
-                            for r in range(nb):
-                                S[0, g, j, r] = 0.0
-                else:
-                    _enter(node, dd, nb, left, lay, fac, t_nodes, F, work, go)
-                if left[node] >= 0:
-                    col = XT[feature[node]]
-                    thr, dl, miss = threshold[node], default_left[node], missing[node]
-                    for r in range(nb):
-                        go[dd, r] = 1.0 if _goes_left(col[lo + r], thr, dl, miss, cat) else 0.0
-                elif with_pairs:
-                    l = leaf_of[node]
-                    p = feat_off[l + 1] - feat_off[l]
-                    if p >= 2 and np.any(value[node] != 0.0):
-                        _leaf_pairs(value[node], feat_off[l], p, nb, t_nodes, t_weights, lay,
-                                    O, pbuf, M, o0)
-            while top > 0:
-                _close(path[top], nb, t_weights, fac, lay, feature, work, acc, o0)
-                top -= 1
-        _flush(lo, nb, acc, M, out, pairs)
+        _pd_trees(XT, nodes, lay, (t_nodes, t_weights, (fz, inv0, dinv)), lo, nb,
+                  trees[off[q]:off[q + 1]], o_lo[q], buf)
+        _flush(lo, nb, acc, M, out, pairs, o_lo[q])
 
 
 def gauss_nodes(p_max):

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["Nodes", "Layout", "predict_leaves", "root_layout", "sized", "MAX_PATH_FEATURES",
-           "SERIAL_ROWS", "SERIAL_TABLE"]
+           "SERIAL_ROWS", "SERIAL_TABLE", "SERIAL_WORK"]
 
 #: The split arrays of an ensemble, as every kernel that routes a row reads them (one
 #: typed bundle, built once per ensemble: :attr:`TreeEnsemble.nodes`).  ``cat`` is the
@@ -41,12 +41,16 @@ _ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold
 #: the same bits.
 SERIAL_ROWS = 1024
 SERIAL_TABLE = 1 << 20
+#: A call that visits at least this many (row, node) pairs runs threaded however few its
+#: rows (a few rows of a model of thousands of trees is seconds of work).
+SERIAL_WORK = 1 << 22
 _SERIAL: dict = {}
 
 
-def sized(kernel, rows, *, limit=SERIAL_ROWS):
-    """``kernel``, or its serial twin when ``rows`` is below ``limit``."""
-    if rows >= limit:
+def sized(kernel, rows, *, limit=SERIAL_ROWS, work=0):
+    """``kernel``, or its serial twin when ``rows`` is below ``limit`` and the call's
+    ``work`` (row-node visits) below ``SERIAL_WORK``."""
+    if rows >= limit or work >= SERIAL_WORK:
         return kernel
     twin = _SERIAL.get(kernel)
     if twin is None:
