@@ -3,8 +3,10 @@
 Two models on the same correlated Gaussian data:
 
 (a) a HistGradientBoostingRegressor, where the model's own time dominates: the
-    figure of merit is our time over the time of ONE ``predict`` call on the
-    2 * n * d rows that first-order ALE needs (goal <= 1.05);
+    figure of merit is our time through the model's rows over the time of ONE
+    ``predict`` call on the 2 * n * d rows that first-order ALE needs (goal <= 1.05);
+    the default route, which reads a tree ensemble's ALE from its trees where that is
+    cheaper, is printed beside it;
 (b) a cheap numpy function, where library overhead dominates (goal: at least
     2.5x faster than effector and 6x faster than PyALE).
 
@@ -51,6 +53,18 @@ class Predictor:
 
 def run_ours(fn, X):
     return ml.ale(fn, X, bins=BINS)
+
+
+def run_ours_model_rows(fn, X):
+    """ALE through the model's rows even where the trees would serve it (the overhead goal
+    is about the engine's model rows, not the exact tree walk)."""
+    from modellens.effects import _tree_ale
+
+    kept, _tree_ale.MIN_MODEL_ROWS = _tree_ale.MIN_MODEL_ROWS, 10 ** 15
+    try:
+        return ml.ale(fn, X, bins=BINS)
+    finally:
+        _tree_ale.MIN_MODEL_ROWS = kept
 
 
 def run_effector(fn, X):
@@ -100,7 +114,8 @@ def main():
     hgb = HistGradientBoostingRegressor(random_state=0).fit(X, y)
     times = best_of({
         "predict(2nd rows)": (lambda: hgb.predict(stacked), 1),
-        "modellens": (lambda: run_ours(hgb, X), 1),
+        "modellens": (lambda: run_ours_model_rows(hgb, X), 1),
+        "modellens (auto)": (lambda: run_ours(hgb, X), 1),
         "effector": (lambda: run_effector(hgb.predict, X), 1),
         "PyALE": (lambda: run_pyale(hgb, frame), 1),
     }, repeats=3)
@@ -108,7 +123,9 @@ def main():
     print("(a) HistGradientBoostingRegressor")
     for name, t in times.items():
         print(f"    {name:<18} {t * 1e3:9.1f} ms   / predict = {t / base:5.2f}")
-    print(f"    goal: modellens / predict <= 1.05 -> {times['modellens'] / base:.3f}\n")
+    print(f"    goal: modellens (model rows) / predict <= 1.05 -> "
+          f"{times['modellens'] / base:.3f}; with the default route (the trees where they "
+          f"are cheaper): {times['modellens (auto)'] / base:.3f}\n")
 
     # (b) library overhead dominates
     weights = np.linspace(-1, 1, D)
