@@ -63,7 +63,8 @@ def tree_ale(request, axes):
     if _walk_rows(base.shape[0], trusted[0], axes) >= model_rows:
         return None  # the walk would cost about as much as the model rows
     outputs = request.model.outputs if request.model.n_outputs > 1 else None
-    return TreeALE(*trusted, base, axes, request.dataset, outputs)
+    ens, response = trusted
+    return TreeALE(ens, response, base, axes, request.dataset, outputs)
 
 
 def _model_rows(axis):
@@ -95,6 +96,9 @@ def _asked_splits(ens, axes) -> float:
 
 class _Wrapped(Plan):
     """A first-order plan whose effect says how its local effects were evaluated."""
+
+    plan: FeaturePlan
+    extra: dict
 
     def reduce(self):
         effect = self.plan.reduce()

@@ -160,7 +160,8 @@ def tree_ice(request, features, axes, base):
     trusted = trusted_trees(request, base, "ice")
     if isinstance(trusted, str):
         return trusted
-    return TreeICE(*trusted, base, single, request.dataset)
+    ens, response = trusted
+    return TreeICE(ens, response, base, single, request.dataset)
 
 
 def trusted_trees(request, base, method):
