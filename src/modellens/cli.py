@@ -489,12 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "the highest, lowest and median prediction)")
     rep.add_argument("--sample", type=_count(2, "--sample"), default=2000, metavar="N",
                      help="rows the effects are computed on (default: %(default)s)")
-    rep.add_argument("--max-rows", type=_count(0, "--max-rows"), default=MAX_ROWS,
-                     metavar="N",
-                     help="a data file of more rows is read in chunks and a uniform random "
-                          "sample of N rows kept; every section and the page's row numbers "
-                          "are on that sample, as the page says (default: %(default)s; 0: "
-                          "every row)")
+    _add_max_rows(rep)
     rep.add_argument("--explain", type=_count(1, "--explain"), default=50, metavar="N",
                      help="rows explained with Shapley values (default: %(default)s)")
     rep.add_argument("--grid", type=_count(2, "--grid"), default=20, metavar="N",
@@ -539,6 +534,15 @@ def build_parser() -> argparse.ArgumentParser:
                                      read_data=read_data, load_model=load_model,
                                      features_of=_features_of, say=_say, CLIError=CLIError))
     return parser
+
+
+def _add_max_rows(rep) -> None:
+    rep.add_argument("--max-rows", type=_count(0, "--max-rows"), default=MAX_ROWS,
+                     metavar="N",
+                     help="a data file of more rows is read in chunks and a uniform random "
+                          "sample of N rows kept; every section and the page's row numbers "
+                          "are on that sample, as the page says (default: %(default)s; 0: "
+                          "every row)")
 
 
 def _add_demo(sub) -> None:
