@@ -26,7 +26,7 @@ class _Parsed(NamedTuple):
 
     header: dict
     trees: list
-    tail: list  # the lines after its first 'end of trees' line (None: there is none)
+    tail: list | None  # the lines after its first 'end of trees' line (None: none)
     section: str | None  # the text of the trees' lines, where it is one plain run
 
 
