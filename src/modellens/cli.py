@@ -236,6 +236,9 @@ def _read_sampled(args, model):
     from .files import FileError, sample_table
 
     cap = args.max_rows
+    if cap == 1:
+        raise CLIError("--max-rows must be 0 (every row) or at least 2: a report needs two "
+                       "rows.")
     try:
         if not cap:
             frame = read_data(args.data, model)

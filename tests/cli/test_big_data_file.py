@@ -90,6 +90,11 @@ def test_the_report_on_a_bigger_file_says_it_is_on_a_sample(tmp_path, capsys):
     code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
                          "--out", out, "--max-rows", "100", "--rows", "300", *FAST], capsys)
     assert code == 1 and "the data has 300 rows" in _one_error_line(err)
+    # more rows asked for than --max-rows: every one kept
+    code, said, err = _run(["report", "--data", data, "--model", model, "--target", "target",
+                            "--out", out, "--max-rows", "2", "--rows", "5", "6", "7", *FAST],
+                           capsys)
+    assert code == 0 and "sample of 3 of its 300 rows" in said, err
 
 
 def test_every_row_with_max_rows_0(tmp_path, capsys):

@@ -117,6 +117,7 @@ def sample_table(path: str | PathLike[str], model=None, *, max_rows: int, keep=(
     if suffix not in (".csv", ".txt", ".parquet", ".pq"):
         raise FileError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
     keep = np.asarray(sorted(set(int(r) for r in keep)), np.int64)
+    max_rows = max(int(max_rows), len(keep), 1)  # the rows asked for are all kept
     expected = expected_inputs(model) if model is not None else {}
     try:
         if suffix in (".csv", ".txt"):
