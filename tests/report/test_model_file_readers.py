@@ -174,3 +174,17 @@ def test_an_xgboost_json_file_is_read_without_json_where_orjson_reads_it(tmp_pat
     np.testing.assert_array_equal(load_model_file(tmp_path / "m.json").predict(X),
                                   model.predict(X))
     assert not hooked
+
+
+def test_a_ubjson_file_of_untyped_arrays_still_loads(tmp_path):
+    # found by the long fuzz run: XGBoost's binary reader refuses an untyped array where it
+    # writes a typed one (its JSON reader does not): such a file is read back as JSON
+    X, y = _frame()
+    model = xgb.XGBRegressor(n_estimators=3, max_depth=3).fit(X, y)
+    model.save_model(tmp_path / "m.ubj")
+    doc = Ubjson((tmp_path / "m.ubj").read_bytes()).document()
+    for tree in doc["learner"]["gradient_booster"]["model"]["trees"]:
+        tree["left_children"] = tree["left_children"].tolist()
+    (tmp_path / "untyped.ubj").write_bytes(ubjson_bytes(doc))
+    np.testing.assert_array_equal(load_model_file(tmp_path / "untyped.ubj").predict(X),
+                                  model.predict(X))

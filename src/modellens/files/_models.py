@@ -255,17 +255,26 @@ def _load_xgboost(path):
     # (XGBoost's binary reader costs a fraction of its JSON reader), unless that reader
     # would read it otherwise (then as JSON, like a JSON file)
     binary = None if _is_json(data) else ubjson_bytes(raw)
-    checked = bytearray(_json_bytes(raw) if binary is None else binary)
     # the wrapper from the checked document's objective: XGBoost reads the model once
     objective = _refused(path, lambda doc: str(doc["learner"]["objective"]["name"]), raw)
     if objective.startswith(("binary:", "multi:")):
-        model = xgboost.XGBClassifier()
+        wrapper = xgboost.XGBClassifier
     elif objective.startswith(("rank:",)):
-        model = xgboost.XGBRanker()
+        wrapper = xgboost.XGBRanker
     else:
-        model = xgboost.XGBRegressor()
+        wrapper = xgboost.XGBRegressor
+    if binary is not None:
+        model = wrapper()
+        try:
+            model.load_model(bytearray(binary))
+            return model
+        except Exception:  # noqa: BLE001 - read again as JSON below
+            # XGBoost's binary reader wants typed arrays where it writes them (its JSON
+            # reader takes any array of numbers): the same checked document, as JSON
+            pass
+    model = wrapper()
     try:
-        model.load_model(checked)
+        model.load_model(bytearray(_json_bytes(raw)))
     except Exception as exc:
         raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
             from None
