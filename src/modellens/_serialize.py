@@ -506,7 +506,13 @@ def _decode_timedelta(d: dict, depth: int) -> pd.Timedelta:
 def _decode_categorical_dtype(d: dict, depth: int) -> pd.CategoricalDtype:
     cats = d["categories"]
     if cats is not None:
-        cats = pd.Index(_decode(cats, depth - 1), dtype=_decode(d["categories_dtype"], depth - 1))
+        values, dtype = _decode(cats, depth - 1), _decode(d["categories_dtype"], depth - 1)
+        try:
+            cats = pd.Index(values, dtype=dtype)
+        except (TypeError, ValueError, OverflowError, NotImplementedError) as exc:
+            # pandas refuses some dtypes with NotImplementedError (bytes, found by the fuzzer)
+            raise DecodeError(f"{MARKER} tag 'categorical_dtype': categories of dtype "
+                              f"{short(dtype, 40)} ({type(exc).__name__})") from None
     if type(d["ordered"]) is not bool:
         raise DecodeError(f"{MARKER} tag 'categorical_dtype': 'ordered' is not a bool")
     return pd.CategoricalDtype(categories=cats, ordered=d["ordered"])

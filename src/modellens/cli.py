@@ -190,7 +190,7 @@ def _report(args) -> int:
     # a tree model's kernels compile in the background while the data are read (asked for:
     # the command line is the report's own program)
     warming = ml.warm_up(["interactions", "shapley"], model=model, background=True)
-    frame = read_data(args.data, model)
+    frame, rows, sampled = _read_sampled(args, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
         raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "
                        "columns; a report needs at least 2 rows.")
@@ -222,31 +222,63 @@ def _report(args) -> int:
         if f not in X.columns:
             raise CLIError(f"--features: no column {f!r} among the model's features "
                            f"{list(X.columns)}.{_did_you_mean(f, X.columns)}")
-    for r in args.rows or []:
-        if r >= len(X):
-            raise CLIError(f"--rows: row {r} does not exist; the data has {len(X)} rows "
-                           f"(0 to {len(X) - 1}).")
     X_ref, y_ref = _reference(args, model, X)
     target = _target_class(args, model)
     _say(f"modellens report: {type(model).__name__} on {len(X):,} rows x {X.shape[1]} features "
-          f"of {args.data.name}", flush=True)
+          f"of {args.data.name}{sampled}", flush=True)
     if unused:
         _say(f"modellens report: columns the model does not take: {', '.join(unused)}",
               flush=True)
     with _cluster(args) as client:
         options = ml.ReportOptions(
-            features=args.features, rows=args.rows, sample=args.sample,
+            features=args.features, rows=rows, sample=args.sample,
             n_explain=args.explain, grid=args.grid, target=target, random_state=args.seed,
             progress=_progress(), holdout=args.holdout, unused_columns=unused,
             log=_log("modellens report"), title=f"modellens report: {args.model.name}",
             source=f"{type(model).__name__} from {args.model.name}, on {len(X):,} rows x "
-                   f"{X.shape[1]} features of {args.data.name}",
+                   f"{X.shape[1]} features of {args.data.name}{sampled}",
             client=client, n_workers=args.workers, warm_up=warming or False,
             interactive=not args.static, X_reference=X_ref, y_reference=y_ref)
         rep = ml.report(model, X, y, options=options)
     path = rep.save(args.out)
     _say(f"modellens report: wrote {path.resolve()}")
     return 0
+
+
+#: The most rows the report reads from a data file: a bigger file is read in chunks and a
+#: uniform random sample of this many rows kept (every section samples far fewer).
+MAX_ROWS = 200_000
+
+
+def _read_sampled(args, model):
+    """The --data file as a frame, --rows as positions in it, and what the page says of the
+    sample: a file of more than --max-rows rows is read in chunks and a uniform random
+    sample of --max-rows of them kept (its memory is the sample's, not the file's)."""
+    from .files import FileError, sample_table
+
+    cap = args.max_rows
+    if cap == 1:
+        raise CLIError("--max-rows must be 0 (every row) or at least 2: a report needs two "
+                       "rows.")
+    try:
+        if not cap:
+            frame = read_data(args.data, model)
+            total = len(frame)
+        else:
+            frame, total = sample_table(args.data, model, max_rows=cap, keep=args.rows or (),
+                                        random_state=args.seed)
+    except FileError as exc:
+        raise CLIError(str(exc)) from None
+    for r in args.rows or []:
+        if r >= total:
+            raise CLIError(f"--rows: row {r} does not exist; the data has {total} rows "
+                           f"(0 to {total - 1}).")
+    if len(frame) == total:
+        return frame.reset_index(drop=True), args.rows, ""
+    rows = [int(frame.index.get_loc(r)) for r in args.rows] if args.rows else None
+    note = (f" (a uniform random sample of {len(frame):,} of its {total:,} rows, read in "
+            f"chunks: --max-rows {cap}; rows are numbered in the sample)")
+    return frame.reset_index(drop=True), rows, note
 
 
 def _reference(args, model, X):
@@ -485,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "the highest, lowest and median prediction)")
     rep.add_argument("--sample", type=_count(2, "--sample"), default=2000, metavar="N",
                      help="rows the effects are computed on (default: %(default)s)")
+    _add_max_rows(rep)
     rep.add_argument("--explain", type=_count(1, "--explain"), default=50, metavar="N",
                      help="rows explained with Shapley values (default: %(default)s)")
     rep.add_argument("--grid", type=_count(2, "--grid"), default=20, metavar="N",
@@ -529,6 +562,15 @@ def build_parser() -> argparse.ArgumentParser:
                                      read_data=read_data, load_model=load_model,
                                      features_of=_features_of, say=_say, CLIError=CLIError))
     return parser
+
+
+def _add_max_rows(rep) -> None:
+    rep.add_argument("--max-rows", type=_count(0, "--max-rows"), default=MAX_ROWS,
+                     metavar="N",
+                     help="a data file of more rows is read in chunks and a uniform random "
+                          "sample of N rows kept; every section and the page's row numbers "
+                          "are on that sample, as the page says (default: %(default)s; 0: "
+                          "every row)")
 
 
 def _add_demo(sub) -> None:

@@ -188,12 +188,18 @@ def test_hostile_strings_in_every_position_are_shown_as_text(tmp_path, capsys):
              HOSTILE["comment"] + HOSTILE["separator"])
     levels = (HOSTILE["zero_width"], HOSTILE["template"], HOSTILE["comment"] + HOSTILE["rtl"])
     data, model = _files(tmp_path, names, levels)
+    # the files' names reach the page's title and source line
+    odd = "<!-- m \u2028{{ 7*7 }}\u202e"
+    model = model.rename(tmp_path / f"{odd}.skops")
+    data = data.rename(tmp_path / f"{odd}.csv")
     out = tmp_path / "r.html"
     code, _, err = _run(["report", "--data", data, "--model", model, "--target", "target",
                          "--out", out, "--sample", "40", "--explain", "2", "--grid", "3"],
                         capsys)
     assert code == 0, err
     page = out.read_text(encoding="utf-8")
+    assert "<!-- m" not in page
+    assert html.escape("<!-- m", quote=False) in page or "\\u003c!-- m" in page
     # the template strings were not evaluated, the comment opener never raw in the page
     assert html.escape("<!-- x", quote=False) in page or "\\u003c!-- x" in page
     for text in (HOSTILE["template"], HOSTILE["rtl"], HOSTILE["zero_width"][:2]):

@@ -402,17 +402,22 @@ def free_ubjson(data: bytes, rng) -> bytes:
     return b"{U\x04evil" + inner + body[1:]
 
 
-def structural(data: bytes, fmt: str, rng) -> bytes | None:
-    """A structure-aware input of ``fmt`` made from the seed ``data``, or None (no such kind)."""
+def _ubj_doc(data: bytes):
+    """A ``.ubj`` seed's document, its typed arrays (numpy, as the reader gives them) as lists."""
     from modellens.files._models import _decode_xgboost
 
+    return json.loads(json.dumps(_decode_xgboost(data, "seed"), default=lambda a: a.tolist()))
+
+
+def structural(data: bytes, fmt: str, rng) -> bytes | None:
+    """A structure-aware input of ``fmt`` made from the seed ``data``, or None (no such kind)."""
     depth = int(rng.choice([50, 900, 1001, 1500, 20_000]))
     if fmt == "json":
         return json.dumps(xgb_chain(json.loads(data), depth)).encode()
     if fmt == "ubj":
         if rng.random() < 0.5:
             return free_ubjson(data, rng)
-        return ubjson(xgb_chain(_decode_xgboost(data, "seed"), depth))
+        return ubjson(xgb_chain(_ubj_doc(data), depth))
     if fmt == "txt":
         return lgb_chain(data.decode(), depth).encode()
     return None
@@ -438,9 +443,7 @@ def make_inputs(folder: Path, n: int, seed: int = 0) -> list[dict]:
         elif fmt == "json":
             new = json.dumps(mutate_json(json.loads(data), rng)).encode()
         elif fmt == "ubj":
-            from modellens.files._models import _decode_xgboost
-
-            new = ubjson(mutate_json(_decode_xgboost(data, "seed"), rng))
+            new = ubjson(mutate_json(_ubj_doc(data), rng))
         elif fmt == "txt":
             new = mutate_lightgbm(data.decode(), rng).encode()
         else:

@@ -47,6 +47,15 @@ def _edit(text, k, key, edit):
     "1 2  3\t\t4", "\u2028"])
 def test_the_count_is_what_split_counts(value):
     assert _checks_lightgbm._count(value) == len(value.split())
+    # the compiled count of many values at once (ASCII) counts the same, each on its own
+    values = [value, "1 2", value, ""]
+    counts = np.array([len(v.split()) for v in values])
+    _checks_lightgbm._check_counts(values, [0, 1, 2, 3], counts, "k")
+    for i in range(4):
+        with pytest.raises(UnsafeModelError, match=f"tree {i}: 'k' holds {counts[i]} values "
+                                                   f"for {counts[i] + 1}"):
+            _checks_lightgbm._check_counts(values, [0, 1, 2, 3], counts + (np.arange(4) == i),
+                                           "k")
 
 
 @pytest.mark.parametrize("token", ["0.5-0.25", "1e", "0x10", "1_0", "nan?", "--1"])
@@ -92,6 +101,57 @@ def test_lightgbm_trees_are_checked_again_unless_lightgbm_wrote_the_lines_checke
     (tmp_path / "other.txt").write_text(other)
     load_model_file(tmp_path / "other.txt")
     assert len(calls) == 2
+
+
+
+def test_lightgbm_text_written_back_as_read_is_not_read_again(tmp_path, monkeypatch):
+    # LightGBM wrote back the very tree lines checked: only its header and tail are read
+    read = []
+    real = _checks_lightgbm._parse
+    monkeypatch.setattr(_checks_lightgbm, "_parse", lambda text: read.append(text) or real(text))
+    text = _lgb_text()
+    (tmp_path / "own.txt").write_text(text)
+    load_model_file(tmp_path / "own.txt")
+    trees = text.index("Tree=0")
+    assert len(read) == 2 and read[0] == text and len(read[1]) <= trees + 200
+
+
+def _variants(text):
+    """``text`` with lines added or changed around its trees (header, tail, the line ends)."""
+    at = text.index("Tree=0")
+    end = text.index("end of trees")
+    head, trees, tail = text[:at], text[at:end], text[end:]
+    yield text
+    for line in [" Tree=9", "Tree=9", " end of trees", "end of trees", "version=v9", "",
+                 "num_leaves=3", "\0", "max_feature_idx=1"]:
+        yield head + line + "\n" + trees + tail
+        yield head.replace("\n", "\n" + line + "\n", 1) + trees + tail
+        yield head + trees + tail.replace("\n", "\n" + line + "\n", 1)
+    yield head + trees + "end of trees\r\n" + tail[len("end of trees\n"):]
+    yield head + trees + "end of treesX" + tail[len("end of trees"):]
+    yield head + trees.replace("\n\n", "\n \n", 1) + tail
+    yield head + trees[:-1] + tail
+    yield text.replace("\n", "\r\n")
+
+
+def test_checked_trees_are_reused_only_where_the_text_reads_as_them():
+    # the oracle: the text read whole; a reuse must give its header, trees and tail exactly
+    text = _lgb_text()
+    checked = check_lightgbm_text(text)
+    reused = 0
+    for variant in _variants(text):
+        try:
+            got = _checks_lightgbm._reparse(variant, checked)
+        except UnsafeModelError:  # its header refused: read whole, it is refused too
+            with pytest.raises(UnsafeModelError):
+                _checks_lightgbm._parse(variant)
+            continue
+        if got is None:
+            continue
+        reused += 1
+        whole = _checks_lightgbm._parse(variant)
+        assert (got.header, got.trees, got.tail) == (whole.header, whole.trees, whole.tail)
+    assert reused >= 5  # the plain text, and changes to its header and tail
 
 
 def _xgb_doc(n_estimators=5):

@@ -8,10 +8,11 @@ record of its inputs, and writing a file whole or not at all.
 """
 
 from ..models import lightgbm_names, model_feature_names
-from ._data import check_frame, conform, read_data, read_table
+from ._data import check_frame, conform, read_data, read_table, sample_table
 from ._errors import FileError
 from ._models import SAFE_TYPES, load_model
 from ._write import same_file, write_atomic
 
-__all__ = ["load_model", "read_data", "FileError", "SAFE_TYPES", "read_table", "conform",
-           "check_frame", "write_atomic", "same_file", "model_feature_names", "lightgbm_names"]
+__all__ = ["load_model", "read_data", "FileError", "SAFE_TYPES", "read_table", "sample_table",
+           "conform", "check_frame", "write_atomic", "same_file", "model_feature_names",
+           "lightgbm_names"]

@@ -23,7 +23,7 @@ from ..models import expected_inputs, is_text
 from ..typing import ModelLike
 from ._errors import FileError, one_line as _one_line
 
-__all__ = ["read_data", "read_table", "conform", "check_frame"]
+__all__ = ["read_data", "read_table", "sample_table", "conform", "check_frame"]
 
 
 def read_data(path: str | PathLike[str], *, model: ModelLike | None = None) -> pd.DataFrame:
@@ -91,6 +91,112 @@ def read_table(path: str | PathLike[str], model=None) -> pd.DataFrame:
         raise FileError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+#: Cells of one chunk a sampled read holds at a time (about 160 MB of float64).
+_CHUNK_CELLS = 20_000_000
+
+
+def sample_table(path: str | PathLike[str], model=None, *, max_rows: int, keep=(),
+                 random_state: int = 0) -> tuple[pd.DataFrame, int]:
+    """A uniform random sample of at most ``max_rows`` rows of a CSV or Parquet file, read
+    in chunks, and the file's row count.
+
+    The file is read once, a chunk at a time: its memory is that of the sample
+    and one chunk, not of the file.  Every row gets a random key from one
+    stream seeded by ``random_state`` (so the sample does not depend on the
+    chunk size) and the ``max_rows`` smallest keys are kept, with the rows
+    ``keep`` (file positions) always among them.  The frame's index holds the
+    kept rows' positions in the file, in file order.  Columns are read as
+    :func:`read_table` reads them; a CSV chunk's types are pandas' guess for
+    that chunk, combined as ``pandas.concat`` combines them.  A file of at
+    most ``max_rows`` rows is read whole.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".txt", ".parquet", ".pq"):
+        raise FileError(f"cannot read {str(path)!r}: give a .csv or .parquet file.")
+    keep = np.asarray(sorted(set(int(r) for r in keep)), np.int64)
+    max_rows = max(int(max_rows), len(keep), 1)  # the rows asked for are all kept
+    expected = expected_inputs(model) if model is not None else {}
+    try:
+        if suffix in (".csv", ".txt"):
+            header = pd.read_csv(path, nrows=0).columns
+            text = {c: str for c in header if str(c) in expected and expected[str(c)].text}
+            size = max(100, _CHUNK_CELLS // max(1, len(header)))
+            chunks = pd.read_csv(path, dtype=text or None, chunksize=size)
+            frame, total = _keep_smallest(chunks, max_rows, keep, random_state, pd.concat)
+        else:
+            frame, total = _sample_parquet(path, max_rows, keep, random_state)
+        if frame is None:  # no rows: the file's header, read as a whole file is
+            frame = read_table(path, model)
+    except FileError:
+        raise
+    except Exception as exc:  # pandas and pyarrow raise many kinds
+        raise FileError(f"cannot read {str(path)!r}: {_one_line(exc)}") from None
+    frame.columns = [str(c) for c in frame.columns]
+    return frame, total
+
+
+def _keep_smallest(chunks, max_rows, keep, random_state, concat):
+    """The rows of ``chunks`` (frames or tables, in file order) of the ``max_rows``
+    smallest random keys (``keep`` first), and the row count.
+
+    Candidates are pruned whenever they pass twice ``max_rows``: at most three
+    times ``max_rows`` rows and one chunk are held at any time."""
+    rng = np.random.default_rng(random_state)
+    parts, keys, positions = [], [], []
+    held = total = 0
+    for chunk in chunks:
+        n = len(chunk)
+        key = rng.random(n)
+        at = np.arange(total, total + n)
+        key[np.isin(at, keep)] = -1.0  # asked for by position: always kept
+        total += n
+        parts.append(chunk)
+        keys.append(key)
+        positions.append(at)
+        held += n
+        if held > 2 * max_rows:
+            parts, keys, positions = _prune(parts, keys, positions, max_rows, concat)
+            held = len(keys[0])
+    if not parts:
+        return None, 0
+    parts, keys, positions = _prune(parts, keys, positions, max_rows, concat)
+    frame = parts[0]
+    if not isinstance(frame, pd.DataFrame):  # a pyarrow table: converted once, whole
+        frame = as_pandas(frame, name="the file")
+    frame.index = pd.Index(positions[0], name=None)
+    return frame, total
+
+
+def _prune(parts, keys, positions, max_rows, concat):
+    """The candidates of the ``max_rows`` smallest keys as one part, in file order."""
+    key = np.concatenate(keys)
+    at = np.concatenate(positions)
+    whole = concat(parts) if len(parts) > 1 else parts[0]
+    if len(key) > max_rows:
+        chosen = np.sort(np.argpartition(key, max_rows - 1)[:max_rows])
+    else:
+        chosen = np.arange(len(key))
+    if isinstance(whole, pd.DataFrame):
+        taken = whole.iloc[chosen]
+    else:
+        taken = whole.take(chosen)
+    return [taken], [key[chosen]], [at[chosen]]
+
+
+def _sample_parquet(path, max_rows, keep, random_state):
+    """A Parquet file's sample, read a batch at a time (pyarrow), converted to pandas once."""
+    try:
+        pq = importlib.import_module("pyarrow.parquet")
+        pa = importlib.import_module("pyarrow")
+    except ImportError:  # pandas may read it with fastparquet: read whole, then sampled
+        whole = pd.read_parquet(path)
+        return _keep_smallest([whole], max_rows, keep, random_state, pd.concat)
+    batches = (pa.Table.from_batches([b]) for b in pq.ParquetFile(path).iter_batches(
+        batch_size=max(100, _CHUNK_CELLS // max(1, len(pq.read_schema(path).names)))))
+    return _keep_smallest(batches, max_rows, keep, random_state, pa.concat_tables)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

@@ -14,6 +14,7 @@ rebuilt them and before anything predicts.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from os import PathLike
 from pathlib import Path
@@ -23,7 +24,7 @@ from .._validation import ModellensWarning, user_stacklevel
 from ..trees import (UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
                      check_xgboost_model, lightgbm_saved_text)
 from ._errors import FileError, one_line as _one_line
-from ._ubjson import Ubjson
+from ._ubjson import Ubjson, ubjson_bytes
 
 __all__ = ["load_model", "SAFE_TYPES"]
 
@@ -246,20 +247,34 @@ def _load_xgboost(path):
                         "read it.") from None
     # XGBoost reads its node arrays unchecked (a parent index while loading, children
     # while predicting): the document is parsed and checked here, and XGBoost reads
-    # exactly the checked document, written back as JSON
-    raw = _refused(path, _decode_xgboost, path.read_bytes(), str(path))
+    # exactly the checked document, written back
+    data = path.read_bytes()
+    raw = _refused(path, _decode_xgboost, data, str(path))
     _refused(path, check_xgboost_model, raw)
-    checked = bytearray(_json_bytes(raw))
+    # a UBJSON document goes back as UBJSON, its typed arrays' bytes as they were read
+    # (XGBoost's binary reader costs a fraction of its JSON reader), unless that reader
+    # would read it otherwise (then as JSON, like a JSON file)
+    binary = None if _is_json(data) else ubjson_bytes(raw)
     # the wrapper from the checked document's objective: XGBoost reads the model once
     objective = _refused(path, lambda doc: str(doc["learner"]["objective"]["name"]), raw)
     if objective.startswith(("binary:", "multi:")):
-        model = xgboost.XGBClassifier()
+        wrapper = xgboost.XGBClassifier
     elif objective.startswith(("rank:",)):
-        model = xgboost.XGBRanker()
+        wrapper = xgboost.XGBRanker
     else:
-        model = xgboost.XGBRegressor()
+        wrapper = xgboost.XGBRegressor
+    if binary is not None:
+        model = wrapper()
+        try:
+            model.load_model(bytearray(binary))
+            return model
+        except Exception:  # noqa: BLE001 - read again as JSON below
+            # XGBoost's binary reader wants typed arrays where it writes them (its JSON
+            # reader takes any array of numbers): the same checked document, as JSON
+            pass
+    model = wrapper()
     try:
-        model.load_model(checked)
+        model.load_model(bytearray(_json_bytes(raw)))
     except Exception as exc:
         raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
             from None
@@ -274,17 +289,30 @@ def _json_bytes(doc) -> bytes:
     faster.  It writes NaN and infinities as null, and refuses integers past
     64 bits and lone surrogates: any 'null' in its output (XGBoost writes
     none; a name holding the word only costs the slow path) or a refusal, and
-    json.dumps writes the document.
+    json.dumps writes the document.  A UBJSON document's typed arrays (numpy)
+    are written as lists of their numbers (float32 values in float32's
+    shortest digits, which XGBoost reads back to the same float32).
     """
     try:
         import orjson
     except ImportError:  # optional: modellens[trees] installs it
-        return json.dumps(doc).encode()
+        return _plain_json(doc)
     try:
-        out = orjson.dumps(doc)
+        out = orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY)
     except TypeError:
-        return json.dumps(doc).encode()
-    return json.dumps(doc).encode() if b"null" in out else out
+        return _plain_json(doc)
+    return _plain_json(doc) if b"null" in out else out
+
+
+def _plain_json(doc) -> bytes:
+    return json.dumps(doc, default=_as_list).encode()
+
+
+def _as_list(value):
+    tolist = getattr(value, "tolist", None)  # a numpy array of a UBJSON document
+    if tolist is None:
+        raise TypeError(f"a {type(value).__name__} in the model document")
+    return tolist()
 
 
 def _no_repeats(pairs):
@@ -296,12 +324,67 @@ def _no_repeats(pairs):
     return out
 
 
-def _decode_xgboost(data: bytes, name: str):
-    """XGBoost's model document from its JSON or UBJSON bytes (keys never repeated)."""
+def _is_json(data: bytes) -> bool:
+    """Whether XGBoost model bytes are JSON (else UBJSON)."""
     body = data.lstrip()
-    if body[:1] == b"{" and body[1:].lstrip()[:1] in (b'"', b"}"):
-        return json.loads(data, object_pairs_hook=_no_repeats)
+    return body[:1] == b"{" and body[1:].lstrip()[:1] in (b'"', b"}")
+
+
+def _decode_xgboost(data: bytes, name: str):
+    """XGBoost's model document from its JSON or UBJSON bytes (keys never repeated).
+
+    UBJSON's typed arrays of numbers come as numpy arrays, the rest as JSON's
+    Python values.
+    """
+    if _is_json(data):
+        doc = _fast_json(data)
+        return json.loads(data, object_pairs_hook=_no_repeats) if doc is None else doc
     return Ubjson(data).document()
+
+
+#: A JSON text's strings (a key with its colon), brackets and braces.
+_JSON_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"[ \t\n\r]*:?|[][{}]')
+#: Bytes of numbers, separators and spaces: deleted before the scan for keys (the bulk of
+#: an XGBoost file).  No quote, bracket, brace, colon or backslash, nor a byte that can
+#: follow a backslash in JSON: the strings, brackets and braces stay where they were,
+#: and equal keys stay equal.
+_NOT_KEYS = b"0123456789.,-+eE \t\n\r"
+
+
+def _fast_json(data: bytes):
+    """``data`` read by orjson where that is exactly json's reading with no key repeated;
+    None otherwise (json's slower reading decides, and names a repeated key).
+
+    orjson reads valid JSON as json does, but keeps a repeated key's last value
+    and refuses NaN, integers past 64 bits and lone surrogates (json reads them):
+    a refusal leaves the text to json.  In a text orjson accepted, one scan of
+    its strings, brackets and braces (numbers deleted first) finds the keys of
+    each object.  Keys are compared with those bytes deleted too: two keys equal
+    but for them, or a key with an escape, leave the text to json.
+    """
+    try:
+        import orjson
+    except ImportError:  # optional: modellens[trees] installs it
+        return None
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    keys: list = []  # the keys seen in each open object (None: an array)
+    for token in _JSON_TOKENS.findall(data.translate(None, _NOT_KEYS)):
+        first = token[0]
+        if first == 0x7B:  # {
+            keys.append(set())
+        elif first == 0x5B:  # [
+            keys.append(None)
+        elif first in (0x7D, 0x5D):  # } ]
+            keys.pop()
+        elif token[-1] == 0x3A:  # "key":
+            seen = keys[-1]
+            if token in seen or b"\\" in token:
+                return None
+            seen.add(token)
+    return doc
 
 
 def _load_lightgbm(path):

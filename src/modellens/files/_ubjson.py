@@ -1,8 +1,11 @@
-"""A reader of the UBJSON XGBoost writes, bounded by the bytes it is given.
+"""A reader of the UBJSON XGBoost writes, bounded by the bytes it is given, and a writer.
 
 XGBoost's own reader trusts the counts in the document; this one refuses a
 count the remaining bytes cannot hold before anything is made, so a few
-hostile bytes cannot ask for gigabytes or minutes.
+hostile bytes cannot ask for gigabytes or minutes.  A typed array of numbers
+(XGBoost's node arrays) is read as one numpy array, not value by value, and
+:func:`ubjson_bytes` writes it back with its own element type, so the checked
+document goes back to XGBoost's binary reader bit for bit.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import struct
 
 import numpy as np
 
-__all__ = ["Ubjson"]
+__all__ = ["Ubjson", "ubjson_bytes"]
 
 
 class Ubjson:
@@ -106,8 +109,10 @@ class Ubjson:
                 raise ValueError(f"a UBJSON container of {n} values, more than the document's "
                                  "bytes can hold")
         if not obj and kind in self._NUMBERS and n is not None:
+            # one array (native byte order, a copy of its own), not n Python numbers
             dtype = np.dtype(self._NUMBERS[kind])
-            return np.frombuffer(self.take(n * dtype.itemsize), dtype).tolist()
+            return np.frombuffer(self.take(n * dtype.itemsize), dtype).astype(
+                dtype.newbyteorder("="))
         if not obj and kind is None and n is not None and n > self._MAX_UNTYPED:
             # XGBoost writes its number arrays typed; a long untyped one is a slow trap
             raise ValueError(f"an untyped UBJSON array of {n} values")
@@ -131,3 +136,60 @@ class Ubjson:
             if not obj and i > self._MAX_UNTYPED:
                 raise ValueError(f"an untyped UBJSON array of over {self._MAX_UNTYPED} values")
         return out
+
+
+
+#: The element types of typed arrays XGBoost's binary reader reads, by numpy type.
+_MARKERS = {np.dtype(np.float32).str: b"d", np.dtype(np.uint8).str: b"U", np.dtype(np.int8).str: b"i",
+            np.dtype(np.int32).str: b"l", np.dtype(np.int64).str: b"L"}
+_INT64 = struct.Struct(">q")
+_FLOAT32 = struct.Struct(">f")
+
+
+def ubjson_bytes(doc) -> bytes | None:
+    """``doc`` (as :class:`Ubjson` reads one) as the UBJSON XGBoost's binary reader reads.
+
+    Typed arrays keep their element type and bytes; integers are written as
+    int64, floats as float32, strings and keys with int64 lengths (the only
+    lengths XGBoost reads).  None where XGBoost's binary reader would read
+    the document otherwise than it is or not at all: a ``false`` (it reads
+    ``F`` as true), a float that float32 does not hold, an integer past 64
+    bits, a typed array of another element type (write those as JSON).
+    """
+    out: list[bytes] = []
+    stack: list = [doc]
+    while stack:  # values and closing markers on a stack: no recursion per level
+        value = stack.pop()
+        if isinstance(value, bytes):
+            out.append(value)
+        elif isinstance(value, dict):
+            out.append(b"{")
+            stack.append(b"}")
+            for key, item in reversed(list(value.items())):
+                stack.append(item)
+                raw = str(key).encode("utf-8")
+                stack.append(b"L" + _INT64.pack(len(raw)) + raw)
+        elif isinstance(value, np.ndarray):
+            marker = _MARKERS.get(value.dtype.newbyteorder("=").str)
+            if marker is None or value.ndim != 1:
+                return None
+            out.append(b"[$" + marker + b"#L" + _INT64.pack(len(value)))
+            out.append(value.astype(value.dtype.newbyteorder(">"), copy=False).tobytes())
+        elif isinstance(value, list):
+            out.append(b"[")
+            stack.append(b"]")
+            stack.extend(reversed(value))
+        elif isinstance(value, str):
+            raw = value.encode("utf-8")
+            out.append(b"SL" + _INT64.pack(len(raw)) + raw)
+        elif value is None:
+            out.append(b"Z")
+        elif value is True:
+            out.append(b"T")
+        elif isinstance(value, int) and value is not False and -2 ** 63 <= value < 2 ** 63:
+            out.append(b"L" + _INT64.pack(value))
+        elif isinstance(value, float) and (value != value or float(np.float32(value)) == value):
+            out.append(b"d" + _FLOAT32.pack(value))
+        else:
+            return None
+    return b"".join(out)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -20,8 +21,25 @@ def _lines(text: str) -> list[str]:
     return text.split("\n") if "\r" not in text else re.split(r"\r\n?|\n", text)
 
 
+class _Parsed(NamedTuple):
+    """A model text read into ``key=value`` lines (see :func:`_parse`)."""
+
+    header: dict
+    trees: list
+    tail: list | None  # the lines after its first 'end of trees' line (None: none)
+    section: str | None  # the text of the trees' lines, where it is one plain run
+
+
 def lightgbm_blocks(text: str):
     """The header's and each tree's ``key=value`` lines of a LightGBM model text."""
+    parsed = _parse(text)
+    return parsed.header, parsed.trees
+
+
+def _parse(text: str) -> _Parsed:
+    """The header's and each tree's ``key=value`` lines, the lines after 'end of trees', and
+    the text of the lines read as trees (``\\n`` ends, no stray 'Tree=' or 'end of
+    trees' line): the tree lines' text is what another text's trees are compared with."""
     if "\0" in text:
         _fail("the model text holds a NUL character")
     lines = _lines(text)
@@ -29,11 +47,14 @@ def lightgbm_blocks(text: str):
     trees: list[dict[str, str]] = []
     current = header
     in_tree = False
-    for raw in lines:
+    first = end = None
+    for i, raw in enumerate(lines):
         line = raw.strip()
         if line == "end of trees":
+            end = i
             break
         if line.startswith("Tree="):
+            first = i if first is None else first
             current, in_tree = {}, True
             trees.append(current)
             continue
@@ -50,7 +71,44 @@ def lightgbm_blocks(text: str):
                 _fail(f"the key {key!r} appears twice in "
                       f"{'tree ' + str(len(trees) - 1) if in_tree else 'the header'}")
             current[key] = value
-    return header, trees
+    try:
+        start = lines.index("end of trees")
+    except ValueError:
+        tail = None
+    else:
+        tail = lines[start + 1:]
+    section = None
+    if first is not None and end is not None and "\r" not in text and \
+            lines[first].startswith("Tree=") and lines[end] == "end of trees":
+        at = sum(map(len, lines[:first])) + first  # the offsets of those lines
+        section = text[at:at + sum(map(len, lines[first:end])) + end - first]
+    return _Parsed(header, trees, tail, section)
+
+
+def _reparse(text: str, checked) -> _Parsed | None:
+    """``text`` read reusing ``checked``'s trees where its tree lines are, byte for byte, the
+    lines those trees were read from (the header and tail are read; None otherwise).
+
+    Read whole, ``text`` would give those very trees: its header holds no line
+    read as a tree or as the trees' end, its tree lines are the same, and the
+    line after them ends the trees.
+    """
+    section = getattr(checked, "section", None)
+    if section is None or "\r" in text or "\0" in text:
+        return None
+    at = 0 if text.startswith("Tree=") else text.find("\nTree=") + 1
+    if at == 0 and not text.startswith("Tree="):
+        return None
+    head = text[:at]
+    if not text.startswith(section, at) or not text.startswith("end of trees", at + len(section)):
+        return None
+    after = text[at + len(section):]
+    if after[len("end of trees"):len("end of trees") + 1] not in ("\n", ""):
+        return None
+    parsed = _parse(head)
+    if parsed.trees or parsed.tail is not None or "end of trees" in head:
+        return None
+    return _Parsed(parsed.header, checked.trees, _lines(after)[1:], section)
 
 
 def numbers(block, key, n, what, *, kind=float, required=True):
@@ -83,7 +141,10 @@ def check_lightgbm_text(text: str, *, checked=None):
     this text's trees and feature count are those, their checks (a pure
     function of them) are not run again: the header and layout still are.
     """
-    header, trees = lightgbm_blocks(text)
+    parsed = _reparse(text, checked) if checked is not None else None
+    if parsed is None:
+        parsed = _parse(text)
+    header, trees = parsed.header, parsed.trees
     if "tree" not in text[:64].split("\n", 1)[0]:
         _fail("the file does not start like a LightGBM model ('tree')")
 
@@ -122,20 +183,26 @@ def check_lightgbm_text(text: str, *, checked=None):
         _fail(f"{len(trees)} trees are not whole iterations of {per_iter}")
     if "tree_sizes" in header:
         _check_tree_sizes(text, header["tree_sizes"], len(trees))
-    _check_lgb_tail(text)
+    _check_lgb_tail(parsed.tail)
     if checked is None or checked[0] != n_features or checked[1] != trees:
         _check_lgb_trees(trees, n_features)
-    return n_features, trees
+    return _Checked(n_features, trees, parsed.section)
 
 
-def _check_lgb_tail(text):
-    """The parameters after the trees: LightGBM reads them up to 'end of parameters'."""
-    lines = _lines(text)
-    try:
-        start = lines.index("end of trees")
-    except ValueError:
+class _Checked(NamedTuple):
+    """What :func:`check_lightgbm_text` read: the feature count, each tree's lines, and the
+    text of those lines (None where they are no plain run)."""
+
+    n_features: int
+    trees: list
+    section: str | None
+
+
+def _check_lgb_tail(tail):
+    """The parameters after the trees (the lines after the first 'end of trees' line):
+    LightGBM reads them up to 'end of parameters'."""
+    if tail is None:
         _fail("the model text has no 'end of trees' line")
-    tail = lines[start + 1:]
     if "parameters:" in tail:
         first = tail.index("parameters:") + 1
         if "end of parameters" not in tail[first:]:
@@ -181,6 +248,42 @@ def _count(value: str) -> int:
     return len(value.split())
 
 
+def _check_counts(parts, where, counts, key):
+    """Raise unless tree ``where[i]``'s value ``parts[i]`` holds ``counts[where[i]]`` numbers
+    (as ``str.split`` counts them): all parts counted by one compiled scan where they
+    are ASCII, by :func:`_count` otherwise."""
+    try:
+        data = "\0".join(parts).encode("ascii")  # the text holds no NUL: a part's end
+    except UnicodeEncodeError:
+        found = np.array([_count(value) for value in parts], np.int64)
+    else:
+        found = np.zeros(len(parts), np.int64)
+        _count_parts(np.frombuffer(data, np.uint8), found)
+    expect = counts[np.asarray(where, np.int64)]
+    bad = np.flatnonzero(found != expect)
+    if bad.size:
+        i = bad[0]
+        _fail(f"tree {where[i]}: {key!r} holds {int(found[i])} values for {int(expect[i])}")
+
+
+@njit(cache=True)
+def _count_parts(buf, out):  # pragma: no cover - compiled
+    """The whitespace-separated words of each NUL-separated part of ``buf`` (ASCII bytes),
+    added to ``out``; whitespace is what ``str.split`` splits ASCII text at."""
+    part, inside = 0, False
+    for i in range(len(buf)):
+        c = buf[i]
+        if c == 0:
+            part += 1
+            inside = False
+        elif c == 32 or 9 <= c <= 13 or 28 <= c <= 31:
+            inside = False
+        else:
+            if not inside:
+                out[part] += 1
+            inside = True
+
+
 def _values(trees, key, counts, *, kind=float, required=True):
     """The values of ``key`` of every tree, concatenated (tree ``k`` holds ``counts[k]``).
 
@@ -190,6 +293,7 @@ def _values(trees, key, counts, *, kind=float, required=True):
     single leaf's splits) is not read; a missing optional key reads as zeros.
     """
     parts: list[str] = []
+    where: list[int] = []
     for k, (block, n) in enumerate(zip(trees, counts.tolist())):
         if n == 0:
             continue
@@ -198,10 +302,9 @@ def _values(trees, key, counts, *, kind=float, required=True):
             if required:
                 _fail(f"tree {k}: {key!r} is missing")
             value = " ".join("0" * n)
-        found = _count(value)
-        if found != n:
-            _fail(f"tree {k}: {key!r} holds {found} values for {n}")
         parts.append(value)
+        where.append(k)
+    _check_counts(parts, where, counts, key)
     total = int(np.sum(counts[counts > 0]))
     arr = np.empty(total)
     try:
@@ -234,10 +337,9 @@ def _check_lgb_trees(trees, n_features):
     for key, counts in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
                         ("internal_count", m), ("leaf_weight", n_leaves),
                         ("leaf_count", n_leaves)):
-        for k, (block, n, splits) in enumerate(zip(trees, counts.tolist(), m.tolist())):
-            value = block.get(key)
-            if value and splits and _count(value) != n:
-                _fail(f"tree {k}: {key!r} holds {_count(value)} values for {n}")
+        where = [k for k, (block, splits) in enumerate(zip(trees, m.tolist()))
+                 if splits and block.get(key)]
+        _check_counts([trees[k][key] for k in where], where, counts, key)
     # each split's tree and its number there; splits 0..m-1 are nodes, leaf j is m + j
     tree = np.repeat(np.arange(len(trees)), m)
     local = np.arange(len(tree)) - np.repeat(np.cumsum(m) - m, m)

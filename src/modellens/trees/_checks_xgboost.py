@@ -109,9 +109,12 @@ _ARRAYS = ("left_children", "right_children", "parents", "split_indices", "split
 
 def _joined(trees, key, what) -> np.ndarray:
     """``key`` of every tree, concatenated (lengths already checked), as int64."""
-    values = list(chain.from_iterable(tree[key] for tree in trees))
+    parts = [tree[key] for tree in trees]
     try:
-        arr = np.array(values)
+        if all(isinstance(part, np.ndarray) and part.dtype.kind in "iuf" for part in parts):
+            arr = np.concatenate(parts)  # UBJSON's typed arrays: no value by value
+        else:
+            arr = np.array(list(chain.from_iterable(parts)))
     except (TypeError, ValueError):
         _fail(f"the trees' {key} hold values that are not numbers")
     return arr if what is None else _ints(arr, what)
@@ -167,7 +170,8 @@ def _check_xgboost_trees(trees, n_features, vector):
     with_cat = set(tree[is_cat].tolist())
     for k, t in enumerate(trees):
         at = slice(int(roots[k]), int(roots[k + 1]))
-        if k in with_cat or any(key in t and not (isinstance(t[key], list) and not t[key])
+        if k in with_cat or any(key in t and not (isinstance(t[key], (list, np.ndarray))
+                                                  and len(t[key]) == 0)
                                    for key in _CATEGORY_KEYS):
             _check_xgboost_categories(t, f"tree {k}", int(sizes[k]), is_cat[at])
 
