@@ -42,3 +42,15 @@ def test_a_partition_whose_numeric_column_holds_text_is_refused():
         whole = pd.concat([_part(1), _part(2)], ignore_index=True)
         np.testing.assert_allclose(ml.pdp(f, same, ["a"], grid=3)["a"].values,
                                    ml.pdp(f, whole, ["a"], grid=3)["a"].values)
+
+
+def test_a_numeric_partition_under_a_text_first_partition_is_refused():
+    """The first rows hold text, a later partition numbers: read with the first rows'
+    levels its values would reach the model as other values (fuzz seed 1410)."""
+    parts = [dask.delayed(_part)(2, text=True), dask.delayed(_part)(1)]
+    X = dd.from_delayed(parts, meta=_part(0).iloc[:0], verify_meta=False)
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ml.InvalidParameterError, match="column 'b' is float64 where the "
+                                                           "table's first rows make it "
+                                                           "(object|str)"):
+            ml.pdp(f, X, ["a"], grid=3)

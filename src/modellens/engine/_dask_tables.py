@@ -173,6 +173,7 @@ def _encoded_call(part, schema, fn, model, shared, index, *args):
         if len(part):
             encoded = Dataset.from_data(part, feature_names=schema.feature_names, like=schema)
             _same_kinds(encoded, schema)
+            _same_dtypes(part, schema)
             values = encoded.values
         else:
             values = np.empty((0, len(schema.columns)))
@@ -184,6 +185,31 @@ def _encoded_call(part, schema, fn, model, shared, index, *args):
 # ------------------------------------------------------- lazy answers per row
 #: Rows of a partition answered at once: the working memory of a partition follows it.
 BLOCK_ROWS = 32_768
+
+
+def _same_dtypes(part, schema) -> None:
+    """A frame partition's columns numeric where the table's are, and only there.
+
+    Read with the table's schema, a numeric partition column under a text column of
+    the first rows would be matched to the text's levels (and a text one under a
+    numeric column read as levels, which :func:`_same_kinds` finds): the model would
+    get other values than the partition holds.
+    """
+    from pandas.api.types import is_numeric_dtype
+
+    dtypes = getattr(part, "dtypes", None)
+    if dtypes is None:
+        return  # an array block: one dtype, checked by its encoding
+    for column in schema.columns:
+        if column.dtype is None or column.name not in dtypes.index:
+            continue
+        mine, theirs = dtypes[column.name], column.dtype
+        if is_numeric_dtype(mine) != is_numeric_dtype(theirs) and part[column.name].notna().any():
+            raise InvalidParameterError(
+                f"a partition of X does not have the table's schema: its column "
+                f"{column.name!r} is {mine} where the table's first rows make it {theirs}; "
+                f"give every partition the same dtypes (e.g. X.astype(...) or "
+                f"dd.from_delayed(..., meta=...) with verify_meta=True).")
 
 
 def _same_kinds(encoded, schema) -> None:
