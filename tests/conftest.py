@@ -45,18 +45,16 @@ LONG_FIRST = [
     "tests/docs/test_docs.py",  # the documentation build runs the gallery
     "tests/attribution/test_shapley_conditional.py",
     "mypy",
-    "tests/attribution/test_shapley_coverage.py",
-    "tests/attribution/test_shapley_proxy.py",
-    "tests/effects/test_ale_coverage.py",
-    "tests/plot/test_notebook.py",
+    "tests/cli/test_working_directory.py",  # cold processes, clusters, loky pools
+    "tests/report/test_warm_up.py",  # three processes on empty numba caches
+    "tests/attribution/test_tree_serial.py",
     "tests/dask/test_dask_cluster.py",
     "tests/dask/test_dask.py",
-    "tests/effects/test_interactions_coverage.py",
+    "tests/fuzz/test_fuzz_data.py",
+    "tests/plot/test_notebook.py",
     "tests/effects/test_interactions.py",
-    "tests/attribution/test_tree_serial.py",
+    "tests/fuzz/test_fuzz_safety.py",
     "tests/report/test_report_browser.py",
-    "tests/cli/test_working_directory.py",
-    "tests/report/test_warm_up.py",
     "tests/attribution/test_shapley.py",
 ]
 

@@ -368,11 +368,12 @@ def test_a_text_longer_than_the_model_is_said(pipe):
         ml.shapley(fresh, "sunny beach", random_state=0)
 
 
-@pytest.mark.study
+@pytest.mark.slow
 def test_the_tiny_model_is_the_same_in_every_process():
     """A fresh ``python -I`` process builds the same model as this one (a short build: the
     tokenizer and the seeded one-thread training are what could differ, not the steps).
-    About 7 s of one core, most of it the child's imports (a fresh-process check: study)."""
+    About 7 s of one core, most of it the child's imports (a fresh-process check: slow, not
+    a Monte Carlo study, so CI runs it)."""
     kw = dict(steps=10, n_texts=100)
     here = text_model.logits_digest(text_model.build_pipeline(**kw)[0])
     code = (f"import sys; sys.path.insert(0, {str(Path(text_model.__file__).parent)!r}); "

@@ -58,24 +58,11 @@ def test_small_calls_take_the_serial_twin_and_large_ones_the_threaded_kernel():
     assert not twin.targetoptions.get("parallel")
 
 
-_COMPILE_ONCE = (
-    "import warnings; warnings.simplefilter('ignore')\n"
-    "import numba, numpy as np, pandas as pd, modellens as ml\n"
-    "from modellens.trees import kernels as K\n"
-    "from modellens.datasets import load_demo\n"
-    "m, X, y = load_demo()\n"
-    "ml.shapley(m, X[:2], background=X[:2], algorithm='tree', progress=False)\n"
-    "ml.shapley(m, X[:3], algorithm='tree', progress=False)\n"
-    "ml.interactions(m, X[:3], sample=None, method='tree', progress=False)\n"
-    "for name, f in vars(K).items():\n"
-    "    if isinstance(f, numba.core.registry.CPUDispatcher) and len(f.signatures) > 1:\n"
-    "        print(name, f.signatures)\n")
-
-
 def test_smoke_no_kernel_is_typed_on_a_literal():
-    """The fast loop's version of the fresh-process check below (whose cause was a literal 0
-    typed ``Literal[int](0)``): in this process, whatever ran before, no tree kernel holds
-    a signature typed on a literal."""
+    """In this process, whatever ran before, no tree kernel holds a signature typed on a
+    literal (a literal 0 typed ``Literal[int](0)`` and compiled a kernel twice).  The check
+    on an empty numba cache, each kernel compiled once, shares the fresh process of
+    tests/report/test_warm_up.py's cold run."""
     import numba
 
     from modellens.datasets import load_demo
@@ -89,20 +76,3 @@ def test_smoke_no_kernel_is_typed_on_a_literal():
     assert typed and any(typed.values())
     literal = {name: sigs for name, sigs in typed.items() if "Literal" in str(sigs)}
     assert not literal, literal
-
-
-@pytest.mark.study
-@pytest.mark.timeout(1200)
-def test_each_leaf_kernel_compiles_once(tmp_path):
-    """A literal 0 passed to a jitted leaf kernel typed it ``Literal[int](0)`` and compiled
-    it a second time (five kernels: about 1 s of a fresh install's first report).  An empty
-    numba cache, as on a fresh install: kernels loaded from the cache compile nothing."""
-    import os
-    import subprocess
-    import sys
-
-    code = _COMPILE_ONCE
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=600, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout == "", f"compiled more than once:\n{out.stdout}"

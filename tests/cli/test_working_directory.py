@@ -136,8 +136,14 @@ if __name__ == "__main__":
 """
 
 
-def _child_names(tmp_path):
-    """Top-level modules a Dask worker and the resource tracker import, less the interpreter's own."""
+@pytest.fixture(scope="module")
+def child_names(tmp_path_factory):
+    """Top-level modules a Dask worker and the resource tracker import, less the interpreter's own.
+
+    Listed once for the file's three tests (a cluster and a loky pool start): what
+    the children import does not depend on the test that plants them."""
+    pytest.importorskip("distributed")
+    tmp_path = tmp_path_factory.mktemp("names")
     clean = tmp_path / "clean"
     clean.mkdir()
     (tmp_path / "names.py").write_text(NAMES_SCRIPT)
@@ -177,9 +183,8 @@ def _script_env():
         p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p))
 
 
-def test_a_local_cluster_imports_nothing_from_the_working_directory(tmp_path):
-    pytest.importorskip("distributed")
-    names = _child_names(tmp_path)
+def test_a_local_cluster_imports_nothing_from_the_working_directory(tmp_path, child_names):
+    names = child_names
     assert {"pickle", "numpy", "distributed", "dask", "modellens", "tornado", "joblib",
             "matplotlib", "PIL"} <= set(names)
     done, marker = _run_planted(tmp_path, names, LIBRARY_SCRIPT)
@@ -188,9 +193,8 @@ def test_a_local_cluster_imports_nothing_from_the_working_directory(tmp_path):
     assert not marker.exists(), marker.read_text()[:3000]
 
 
-def test_report_workers_imports_nothing_from_the_working_directory(tmp_path):
-    pytest.importorskip("distributed")
-    names = _child_names(tmp_path)
+def test_report_workers_imports_nothing_from_the_working_directory(tmp_path, child_names):
+    names = child_names
     X = np.random.default_rng(0).normal(size=(200, 3))
     data = tmp_path / "data.csv"
     pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=X[:, 0] - X[:, 1]).to_csv(data,
@@ -254,12 +258,12 @@ if __name__ == "__main__":
 
 
 def test_the_library_s_pools_and_picture_processes_import_nothing_from_the_working_directory(
-        tmp_path):
+        tmp_path, child_names):
     """A model's loky pool started by ``ml.pdp`` and the forked processes that encode pictures."""
     import multiprocessing
 
     pids = tmp_path / "pids.txt"
-    done, marker = _run_planted(tmp_path, _child_names(tmp_path), LIBRARY_POOLS_SCRIPT, pids)
+    done, marker = _run_planted(tmp_path, child_names, LIBRARY_POOLS_SCRIPT, pids)
     assert done.returncode == 0, done.stderr[-3000:]
     assert not marker.exists(), marker.read_text()[:3000]
     parent = done.stdout.split()[-1]

@@ -41,8 +41,8 @@ def covered(seeds, confidence):
 
 @functools.lru_cache(maxsize=None)
 def _covered(seed, confidence):
-    """One seed's row of :func:`covered`, kept: in a run of the whole file (CI) the smoke's
-    seeds are the studies' first, computed once."""
+    """One seed's row of :func:`covered`, kept: in a run of the whole file with its studies
+    (``-m "study or not study"``) the smoke's seeds are the studies' first, computed once."""
     X = np.random.default_rng(seed).normal(size=(N_ROWS, 3))
     eff = ml.ale(f, X, features="x0", bins=N_BINS, confidence=confidence)["x0"]
     z = np.asarray(eff.grid, dtype=float)

@@ -317,7 +317,7 @@ def test_smoke_runs_on_a_threaded_dask_client_with_the_same_numbers():
     pd.testing.assert_series_equal(h.overall, ref.overall, check_exact=True)
 
 
-@pytest.mark.study
+@pytest.mark.slow  # a process cluster (CI runs it, the fast loop does not)
 def test_runs_on_a_dask_client_with_the_same_numbers():
     distributed = pytest.importorskip("distributed")
     cloudpickle = pytest.importorskip("cloudpickle")

@@ -35,7 +35,8 @@ def f(A):
 @functools.lru_cache(maxsize=None)
 def _seed(seed):
     """One seed's hits (per truth) and standard error, kept: in a run of the whole file
-    (CI) the smoke's seeds are the study's first, computed once."""
+    with its study (``-m "study or not study"``) the smoke's seeds are the study's first,
+    computed once."""
     q = stats.t.ppf(0.975, 19)
     X = np.random.default_rng(seed).uniform(-1, 1, size=(N_ROWS, 3))
     h = ml.interactions(f, X, sample=None, random_state=seed, progress=False)

@@ -70,12 +70,36 @@ CHECK = """
 """
 
 
+#: Appended to CHECK in its cold run: path-dependent TreeSHAP and the H screen on two
+#: and three rows of the demo model, then every modellens kernel compiled for more than
+#: one type.  A literal 0 passed to a jitted leaf kernel typed it ``Literal[int](0)`` and
+#: compiled it a second time (five kernels: about 1 s of a fresh install's first report);
+#: on an empty cache each kernel compiles once, for the one type every call gives it.
+ONCE = """
+    import sys
+    from numba.core.registry import CPUDispatcher
+    from modellens.datasets import load_demo
+    m, X, y = load_demo()
+    ml.shapley(m, X[:2], background=X[:2], algorithm="tree", progress=False)
+    ml.shapley(m, X[:3], algorithm="tree", progress=False)
+    ml.interactions(m, X[:3], sample=None, method="tree", progress=False)
+    print({f"{name}.{key}": [str(s) for s in f.signatures]
+           for name, module in list(sys.modules.items()) if name.startswith("modellens")
+           for key, f in vars(module).items()
+           if isinstance(f, CPUDispatcher) and f.py_func.__module__ == name
+           and len(f.signatures) > 1})
+"""
+
+
 def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
     """After ml.warm_up in one process, another process's tree H screen and TreeSHAP of
     four kinds of tree models compile nothing: the tiny ensemble warm_up runs has the
-    kernels' types of every model."""
-    cold = _python(CHECK, tmp_path / "cold")
-    assert "[]" not in cold  # the check sees compiles where there are some
+    kernels' types of every model.  The cold run, which compiles every kernel anyway,
+    also checks that each compiles once (the fresh process this costs is shared)."""
+    cold = _python(textwrap.dedent(CHECK) + textwrap.dedent(ONCE), tmp_path / "cold")
+    compiled, twice = cold.strip().splitlines()[-2:]
+    assert compiled != "[]"  # the check sees compiles where there are some
+    assert twice == "{}", f"compiled more than once: {twice}"
     cache = tmp_path / "warmed"
     seconds = _python("import modellens as ml\n"
                       "print(sorted(ml.warm_up(['interactions', 'shapley'])))", cache)
