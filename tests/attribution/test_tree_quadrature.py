@@ -214,7 +214,8 @@ def test_more_features_on_a_path_than_eight_nodes_integrate():
     t, w = K.gauss_nodes(8)
     out, none = np.zeros((50, 30, 1)), np.zeros((0, 0, 0, 0))
     p = paths
-    K.pd_quadrature(np.ascontiguousarray(X[:50].T), p.nodes, p.lay, t, w, 64, out, none)
+    K.pd_quadrature(np.ascontiguousarray(X[:50].T), p.nodes, p.lay, t, w, 64, out, none,
+                    p.split)
     assert np.abs(out[..., 0] - theirs).max() > 1e-9 * np.ptp(y)
 
 

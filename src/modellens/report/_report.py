@@ -219,7 +219,7 @@ def report(model: ModelLike, X: DataLike, y: ArrayLike | None = None, *,
     text-classification pipeline, or a scikit-learn text pipeline) make a
     report of texts instead: **data** (texts, words per text, the model's
     classes), **texts** (each explained text highlighted by the Shapley values
-    of its words, every class selectable), **words** (mean |Shapley value| of
+    of its words, every class selectable), **words** (mean absolute Shapley value of
     each word over the texts, with its count and standard error),
     **faithfulness** (deletion and insertion curves and their areas) and
     **pairs** (the strongest word pairs, from the texts explained exactly).

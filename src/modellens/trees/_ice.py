@@ -111,7 +111,9 @@ def ice_margins(X, nodes, value, tree_out, k_out, roots, grids):
     out = np.zeros((n, F, G, k_out))
     for i in prange(n):
         x = X[i]
-        ig = i if per_row else 0
+        # (both sides int64: under prange i may be unsigned, and numba unifies uint64 with
+        # int64 as float64, which cannot index)
+        ig = np.int64(i) if per_row else np.int64(0)
         own = np.zeros(k_out)  # the row's raw output
         gone = np.zeros((F, k_out))  # own leaves of the trees whose path reads the feature
         seen = np.full(X.shape[1], -1, np.int64)
