@@ -205,11 +205,7 @@ def _same_dtypes(part, schema) -> None:
             continue
         mine, theirs = dtypes[column.name], column.dtype
         if is_numeric_dtype(mine) != is_numeric_dtype(theirs) and part[column.name].notna().any():
-            raise InvalidParameterError(
-                f"a partition of X does not have the table's schema: its column "
-                f"{column.name!r} is {mine} where the table's first rows make it {theirs}; "
-                f"give every partition the same dtypes (e.g. X.astype(...) or "
-                f"dd.from_delayed(..., meta=...) with verify_meta=True).")
+            raise _not_the_schema(column.name, mine, theirs)
 
 
 def _same_kinds(encoded, schema) -> None:
@@ -223,11 +219,17 @@ def _same_kinds(encoded, schema) -> None:
     for j, (mine, theirs) in enumerate(zip(encoded.columns, schema.columns)):
         # (a column with no value in this partition has no kind of its own)
         if mine.kind != theirs.kind and not np.isnan(encoded.values[:, j]).all():
-            raise InvalidParameterError(
-                f"a partition of X does not have the table's schema: its column "
-                f"{theirs.name!r} is {mine.kind} where the table's first rows make it "
-                f"{theirs.kind}; give every partition the same dtypes (e.g. "
-                f"X.astype(...) or dd.from_delayed(..., meta=...) with verify_meta=True).")
+            raise _not_the_schema(theirs.name, mine.kind, theirs.kind)
+
+
+def _not_the_schema(name, mine, theirs) -> InvalidParameterError:
+    """The refusal of a partition whose column ``name`` is ``mine`` where the table's
+    first rows make it ``theirs``."""
+    return InvalidParameterError(
+        f"a partition of X does not have the table's schema: its column {name!r} is "
+        f"{mine} where the table's first rows make it {theirs}; give every partition the "
+        f"same dtypes (e.g. X.astype(...) or dd.from_delayed(..., meta=...) with "
+        f"verify_meta=True).")
 
 
 def partitions_of(X):
