@@ -158,3 +158,28 @@ def test_the_rule_keeps_model_rows_where_they_are_cheaper(monkeypatch):
     monkeypatch.setattr(_tree_ale, "MIN_MODEL_ROWS", 10 ** 9)
     assert "evaluated" not in ml.ale(model, X, ["a", "b", "d"], bins=4,
                                      progress=False)["a"].extra
+
+
+def test_rows_walked_in_blocks_give_the_model_rows_curves(monkeypatch, trees_always):
+    """One walk of the trees in blocks of a few rows: ALE's grids (one per row) and PD's
+    (one for every row) each cut to the block's rows, the last block short."""
+    from modellens.effects import _tree_ice
+
+    # ALE: 4 features x 2 edges x 3 classes per row -> 7 rows a block; PD: 1 row a block
+    monkeypatch.setattr(_tree_ice, "BLOCK_BYTES", 8 * 4 * 2 * 3 * 7)
+    monkeypatch.setattr(_tree_ice, "MIN_GRID_ROWS", 0)
+    X, score = _frame(seed=7)
+    y = pd.qcut(score, 3, labels=["lo", "mid", "hi"]).astype(str)
+    hgb = HistGradientBoostingClassifier(max_iter=6, categorical_features="from_dtype",
+                                         random_state=0).fit(X, y)
+    _check(monkeypatch, hgb, X)
+    trees = ml.pdp(hgb, X, ["b", "c"], grid=5, ice=True, progress=False)
+    monkeypatch.setattr(_tree_ice, "MIN_GRID_ROWS", 10 ** 12)
+    ref = ml.pdp(hgb, X, ["b", "c"], grid=5, ice=True, progress=False)
+    for label in ref.outputs:
+        for name in ("b", "c"):
+            ours, theirs = trees.for_output(label)[name], ref.for_output(label)[name]
+            assert ours.extra["evaluated"] == _tree_ice.EVALUATED_BY_TREES
+            assert "evaluated" not in theirs.extra or theirs.extra["evaluated"] != \
+                _tree_ice.EVALUATED_BY_TREES
+            np.testing.assert_allclose(ours.ice, theirs.ice, rtol=0, atol=1e-9)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..engine import Plan
 from ._ale_plans import FeaturePlan
-from ._tree_ice import BLOCK_BYTES, respond, trusted_trees
+from ._tree_ice import answers, respond, trusted_trees
 
 __all__ = ["EVALUATED_BY_TREES", "MIN_MODEL_ROWS", "TreeALE", "tree_ale"]
 
@@ -231,22 +231,11 @@ class TreeALE:
 
     def _pass(self, X, ks, own) -> dict:
         """The steps of the axes ``ks`` (distinct features) from one walk of the trees."""
-        from ..trees import IceGrids, ice_margins, kernels
-
-        ens = self.ens
-        grids = self._grids(X, ks)
-        value, tree_out = ens.traversal()
-        n, K, n_out = X.shape[0], ens.n_outputs, len(self.response[1])
-        kernel = kernels.sized(ice_margins, n)
-        block = max(1, BLOCK_BYTES // (8 * len(ks) * 2 * max(K, n_out)))
+        n, n_out = X.shape[0], len(self.response[1])
         first = np.empty((n, len(ks), n_out))
         second = np.empty((n, len(ks), n_out))
-        for lo in range(0, n, block):
-            part = IceGrids(grids.values[lo:lo + block], grids.lengths[lo:lo + block],
-                            grids.slot)
-            raw = kernel(X[lo:lo + block], ens.nodes, value, tree_out, K, ens.roots, part)
-            answer = respond(ens, raw + ens.base, self.response)  # (b, F, 2, n_out)
-            first[lo:lo + block], second[lo:lo + block] = answer[:, :, 0], answer[:, :, 1]
+        for lo, hi, answer in answers(self.ens, X, self._grids(X, ks), self.response):
+            first[lo:hi], second[lo:hi] = answer[:, :, 0], answer[:, :, 1]  # (b, F, 2, n_out)
         out = {}
         for f, k in enumerate(ks):
             axis = self.axes[k]

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond"]
+__all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond",
+           "answers"]
 
 #: Data rows on which the model's own answers are compared with the trees' before the
 #: trees stand in for it (a few model rows against a link the readers do not model).
@@ -77,11 +78,11 @@ class TreeICE:
         return self._curves[self.features.index(feature)][output]
 
     def _compute(self) -> list:
-        from ..trees import IceGrids, ice_margins, kernels
+        from ..trees import IceGrids
 
         ens, dataset = self.ens, self.dataset
         X = np.ascontiguousarray(ens.cast(ens.encode(self.base, dataset.columns)))
-        d, F = X.shape[1], len(self.features)
+        m, d, F = X.shape[0], X.shape[1], len(self.features)
         G = max(len(self.axes[j]) for j in self.features)
         values = np.zeros((F, G))
         slot = np.full(d, -1, np.int64)
@@ -94,19 +95,37 @@ class TreeICE:
             values[k, :grid.size] = ens.cast(ens.encode(full, dataset.columns))[:, j]
             slot[j], lengths[k] = k, grid.size
         grids = IceGrids(values[None], lengths[None], slot)
-        value, tree_out = ens.traversal()
-        m, K = X.shape[0], ens.n_outputs
-        kernel = kernels.sized(ice_margins, m)
-        block = max(1, BLOCK_BYTES // (8 * F * G * K))
         n_out = len(self.response[1])
         out = [[np.empty((m, lengths[k])) for _ in range(n_out)] for k in range(F)]
-        for lo in range(0, m, block):
-            raw = kernel(X[lo:lo + block], ens.nodes, value, tree_out, K, ens.roots, grids)
-            answer = respond(ens, raw + ens.base, self.response)  # (b, F, G, n_out)
+        for lo, hi, answer in answers(ens, X, grids, self.response):  # (b, F, G, n_out)
             for k in range(F):
                 for c in range(n_out):
-                    out[k][c][lo:lo + block] = answer[:, k, :lengths[k], c]
+                    out[k][c][lo:hi] = answer[:, k, :lengths[k], c]
         return out
+
+
+def answers(ens, X, grids, response):
+    """Yield ``(lo, hi, answer)``: the explained outputs ``(hi - lo, F, G, n_out)`` of rows
+    ``lo:hi`` of ``X`` at each grid value (the kernel's raw curves, then :func:`respond`),
+    walking the rows in blocks of about ``BLOCK_BYTES`` of raw curves.
+
+    ``grids`` (:class:`~modellens.trees.IceGrids`) hold one grid for every row (PD's
+    ICE) or one per row (ALE's bin edges), which each block then takes its part of.
+    """
+    from ..trees import IceGrids, ice_margins, kernels
+
+    value, tree_out = ens.traversal()
+    n, K = X.shape[0], ens.n_outputs
+    F, G = grids.values.shape[1], grids.values.shape[2]
+    per_row = grids.values.shape[0] > 1
+    kernel = kernels.sized(ice_margins, n)
+    block = max(1, BLOCK_BYTES // (8 * F * G * max(K, len(response[1]))))
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        part = IceGrids(grids.values[lo:hi], grids.lengths[lo:hi], grids.slot) \
+            if per_row else grids
+        raw = kernel(X[lo:hi], ens.nodes, value, tree_out, K, ens.roots, part)
+        yield lo, hi, respond(ens, raw + ens.base, response)
 
 
 def respond(ens, raw: np.ndarray, response) -> np.ndarray:
