@@ -52,8 +52,9 @@ class MemoryFacts:
         (one sort serves both)."""
         out = {}
         for j in columns:
-            x = self.dataset.values[:, j]
-            xs = np.sort(x[~np.isnan(x)] if np.isnan(x).any() else x)
+            xs = np.sort(self.dataset.values[:, j])  # (one pass: NaN sorts last, cut off)
+            if xs.size and np.isnan(xs[-1]):
+                xs = xs[:xs.size - int(np.count_nonzero(np.isnan(xs)))]
             summary = summarise_values(xs, limit, presorted=True)
             edges = None if n_bins is None or not xs.size else \
                 quantile_edges(xs, n_bins, presorted=True)

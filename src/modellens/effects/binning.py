@@ -81,10 +81,11 @@ def inside_edges(x: np.ndarray, edges: np.ndarray, name, what: str):
     return inside
 
 
-def bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+def bin_index(x: np.ndarray, edges: np.ndarray, *, compact: bool = False) -> np.ndarray:
     """Bin of each value: ``k`` for ``x`` in ``(z_k, z_{k+1}]``, the first bin closed.
 
-    Values outside ``[z_0, z_K]`` go to the nearest end bin.
+    Values outside ``[z_0, z_K]`` go to the nearest end bin.  ``compact``: the
+    bins may come back in a smaller unsigned integer type (uint8 for few edges).
     """
     # counting only the inner edges below x clips to the end bins for free
     inner = np.asarray(edges, dtype=float)[1:-1]
@@ -98,7 +99,7 @@ def bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     for z in inner:
         np.greater(x, z, out=above)
         count += above.view(np.uint8)
-    index = count.astype(np.intp)
+    index = count if compact else count.astype(np.intp)
     index[np.isnan(x)] = inner.size  # where the binary search puts NaN: last
     return index
 
@@ -215,21 +216,21 @@ def bin_stats(bin_of_point, local_effects, n_bins):
     borrows the pooled within-bin variance of the others, so that a sparse bin
     does not look certain.
     """
+    bin_of_point = np.asarray(bin_of_point, dtype=np.intp)  # once, not per bincount
     count = np.bincount(bin_of_point, minlength=n_bins)
     total = np.bincount(bin_of_point, weights=local_effects, minlength=n_bins)
-    filled = count > 0
     mean = np.zeros(n_bins)
-    mean[filled] = total[filled] / count[filled]
+    np.divide(total, count, out=mean, where=count > 0)
     dev = local_effects - mean[bin_of_point]
     # squares of effects beyond ~1e154 overflow float64: such data are squared in units of
     # their largest deviation, which keeps the standard deviations finite
-    unit = float(np.max(np.abs(dev))) if dev.size else 1.0
+    unit = float(np.maximum(dev.max(), -dev.min())) if dev.size else 1.0
     unit = unit if np.isfinite(unit) and unit > _SQUARE_SAFE else 1.0
     if unit != 1.0:
         dev = dev / unit
-    squares = np.bincount(bin_of_point, weights=dev * dev, minlength=n_bins)
     # lent to sparse bins only when no bin has two points (a pass over dev otherwise saved)
     fallback = float(np.var(dev)) if dev.size and not (count > 1).any() else 0.0
+    squares = np.bincount(bin_of_point, weights=np.square(dev, out=dev), minlength=n_bins)
     return moment_stats(count, mean, squares, unit=unit, fallback=fallback)
 
 

@@ -56,9 +56,10 @@ def summarise_values(x: np.ndarray, limit: int = DISTINCT_LIMIT, *,
     if x.size == 0:
         return ColumnSummary(np.nan, np.nan, np.empty(0), np.empty(0, np.int64), limit)
     if presorted:
-        starts = np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
-        if starts.size > limit:
+        change = x[1:] != x[:-1]
+        if np.count_nonzero(change) >= limit:  # more than limit distinct values
             return ColumnSummary(float(x[0]), float(x[-1]), None, None, limit)
+        starts = np.flatnonzero(np.concatenate([[True], change]))
         values = x[starts]
         counts = np.diff(np.append(starts, x.size)).astype(np.int64)
         return ColumnSummary(float(values[0]), float(values[-1]), values, counts, limit)
