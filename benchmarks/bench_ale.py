@@ -118,6 +118,8 @@ def main():
     args = parser.parse_args()
     held = contextlib.nullcontext()
     if args.cpu:
+        # (the pools of a library are limited only once it is loaded: the models' first)
+        import sklearn.ensemble  # noqa: F401
         from threadpoolctl import threadpool_limits
 
         CLOCK, held = time.process_time, threadpool_limits(1)
