@@ -36,6 +36,10 @@ class Ubjson:
         # of numbers costs its itemsize per value): what a count promises beyond the
         # bytes left is refused before anything is made
         self.values_left = len(data)
+        #: every construct read is one XGBoost writes and its binary reader (3.x) reads as
+        #: this reader does (keys, strings and counts with int64 lengths, no F, C, H or D):
+        #: XGBoost may be handed these very bytes
+        self.canonical = True
 
     def document(self):
         out = self.value(self.byte(), 0)
@@ -62,7 +66,10 @@ class Ubjson:
         return scalar.unpack(self.take(scalar.size))[0]
 
     def count(self) -> int:
-        n = self.number(self.byte())
+        marker = self.byte()
+        if marker != 0x4C:  # XGBoost reads lengths and counts as int64 (L) only
+            self.canonical = False
+        n = self.number(marker)
         if not isinstance(n, int) or n < 0 or n > len(self.data):
             raise ValueError(f"a UBJSON count of {n}")
         return n
@@ -77,14 +84,25 @@ class Ubjson:
             return self.container(depth, obj=True)
         if marker == ord("["):
             return self.container(depth, obj=False)
-        if marker == ord("S") or marker == ord("H"):
+        if marker == ord("S"):
             return self.text()
-        if marker == ord("C"):
-            return bytes(self.take(1)).decode("latin-1")
         if marker == ord("Z"):
             return None
-        if marker in (ord("T"), ord("F")):
-            return marker == ord("T")
+        if marker == ord("T"):
+            return True
+        # XGBoost's binary reader reads C as an integer, H not at all and (some versions)
+        # F as true: those are not read alike
+        if marker == ord("H"):
+            self.canonical = False
+            return self.text()
+        if marker == ord("C"):
+            self.canonical = False
+            return bytes(self.take(1)).decode("latin-1")
+        if marker == ord("F"):
+            self.canonical = False
+            return False
+        if marker == 0x44:  # D: float64, which some XGBoost versions do not read
+            self.canonical = False
         return self.number(marker)
 
     def container(self, depth: int, *, obj: bool):
@@ -103,6 +121,9 @@ class Ubjson:
             # bytes would ask for millions of values; XGBoost types only number arrays
             raise ValueError(f"a typed UBJSON container of {chr(kind)!r} elements, which "
                              "XGBoost never writes")
+        if obj and n is not None or kind == 0x44:
+            # XGBoost reads no typed or counted object, and (some versions) no float64
+            self.canonical = False
         if n is not None:
             self.values_left -= n
             if self.values_left < 0 or n > len(self.data) - self.pos:
