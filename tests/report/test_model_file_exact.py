@@ -289,3 +289,101 @@ def test_a_repeated_key_spelled_with_an_escape_is_still_refused(tmp_path):
     (tmp_path / "m.json").write_text(text)
     with pytest.raises(FileError, match="appears twice"):
         load_model_file(tmp_path / "m.json")
+
+
+# ---------------------------------------------------- the compiled scan of plain texts
+def _scan(text):
+    from modellens.trees._checks_lightgbm_scan import scan_lightgbm_text
+
+    return scan_lightgbm_text(text.encode(), text)
+
+
+def _outcome(fn, text):
+    try:
+        return fn(text)
+    except Exception as exc:  # noqa: BLE001 - the refusal is the outcome compared
+        return exc
+
+
+@pytest.mark.parametrize("make", [_lgb_text, _lgb_cat_text, _lgb_multiclass_text])
+def test_the_scan_checks_plain_texts_as_the_full_reading_does(make):
+    text = make()
+    fast, slow = _scan(text), check_lightgbm_text(text)
+    assert fast is not None and fast.plain and fast.n_features == slow.n_features
+    for name, variant in _variants(_no_sizes(text)):
+        # not plain: left to the full reading (and LightGBM's write-back)
+        assert not isinstance(_outcome(_scan, variant), tuple), name
+
+
+def _mutations(text, rng, n):
+    lines = text.split("\n")
+    junk = ["-1", "99999", "1e1", "+3", "nan", "0x1", "", "1 2", "\t1", "a", "2147483648",
+            "-0", "1.5", "00", "=", " "]
+    tree_lines = [i for i, line in enumerate(lines) if "=" in line and not line.startswith(
+        ("Tree=", "tree_sizes", "feature", "version", "objective", "[", "pandas"))]
+    for _ in range(n):
+        out = list(lines)
+        i = int(rng.choice(tree_lines))
+        key, value = out[i].split("=", 1)
+        tokens = value.split(" ")
+        kind = int(rng.integers(0, 5))
+        if kind == 0:
+            tokens[int(rng.integers(0, len(tokens)))] = str(rng.choice(junk))
+            out[i] = key + "=" + " ".join(tokens)
+        elif kind == 1:
+            out[i] = key + "=" + " ".join(tokens[:-1])
+        elif kind == 2:
+            out.insert(i, out[i])
+        elif kind == 3:
+            del out[i]
+        else:
+            j = int(rng.integers(0, len(tokens)))
+            tokens[j] = str(int(tokens[j]) + int(rng.choice([-2, -1, 1, 7]))) \
+                if tokens[j].lstrip("-").isdigit() else tokens[j]
+            out[i] = key + "=" + " ".join(tokens)
+        yield "\n".join(out)
+
+
+@pytest.mark.parametrize("make", [_lgb_text, _lgb_cat_text])
+def test_the_scan_never_accepts_what_the_full_reading_refuses(make):
+    # the oracle: the full reading; the scan passes a text only where it passes it too
+    rng = np.random.default_rng(11)
+    text = _no_sizes(make())
+    accepted = refused = 0
+    for variant in _mutations(text, rng, 150):
+        fast, slow = _outcome(_scan, variant), _outcome(check_lightgbm_text, variant)
+        if isinstance(fast, tuple):
+            accepted += 1
+            assert not isinstance(slow, Exception), (variant, slow)
+            assert slow.plain and slow.n_features == fast.n_features
+        elif isinstance(fast, Exception):  # found by the same node checks
+            refused += 1
+            assert isinstance(slow, Exception), (variant, fast)
+    assert accepted > 10 and refused > 5  # both drawn
+
+
+def test_the_compiled_walk_passes_exactly_what_the_level_walk_passes(monkeypatch):
+    # the oracle: check_trees' vectorised level walk, which the compiled pass precedes
+    from modellens.trees import UnsafeModelError, _checks
+
+    walk = _checks._walk
+    monkeypatch.setattr(_checks, "_walk", lambda *a: False)  # check_trees: the level walk
+    monkeypatch.setattr(_checks, "MAX_TREE_DEPTH", 3)
+    rng = np.random.default_rng(4)
+    passed = 0
+    for _ in range(600):
+        sizes = rng.integers(1, 9, size=int(rng.integers(1, 4)))
+        n = int(sizes.sum())
+        left = np.where(rng.random(n) < 0.4, -1, rng.integers(-1, 9, size=n))
+        right = np.where((left == -1) & (rng.random(n) < 0.95), -1, rng.integers(-1, 9, size=n))
+        live = rng.random(n) < 0.95
+        depth = np.zeros(len(sizes), np.int64)
+        fast = walk(left, right, sizes, live.astype(np.uint8), 3, depth)
+        try:
+            slow = _checks.check_trees(left, right, sizes, live=live)
+        except UnsafeModelError:
+            assert not fast, (left, right, sizes, live)
+            continue
+        assert fast and np.array_equal(depth, slow), (left, right, sizes, live)
+        passed += 1
+    assert passed > 5  # valid trees drawn too

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import ModellensWarning, user_stacklevel
-from ..trees import (UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
-                     check_xgboost_model, lightgbm_saved_text)
+from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
+                     check_sklearn_objects, check_xgboost_model, lightgbm_saved_text)
 from ._errors import FileError, one_line as _one_line
 from ._ubjson import Ubjson, ubjson_bytes
 
@@ -234,9 +234,19 @@ def _one_tree_at_a_time(text: str) -> str:
     error in one tree's text aborts the process instead of raising; without
     them it reads the trees one after another and raises.
     """
-    import re
+    found = _TREE_SIZES.search(text)
+    if found is None:
+        return text
+    line = found.group(0)
+    # str.replace copies the text once (slicing and joining it: twice), where the line is
+    # the first of its kind
+    if text.find(line) == found.start():
+        return text.replace(line, "", 1)
+    return text[:found.start()] + text[found.end():]
 
-    return re.sub(r"(?m)^tree_sizes=[^\r\n]*(?:\r\n?|\n)?", "", text, count=1)
+
+#: LightGBM's tree_sizes line.
+_TREE_SIZES = re.compile(r"(?m)^tree_sizes=[^\r\n]*(?:\r\n?|\n)?")
 
 
 def _load_xgboost(path):
@@ -422,12 +432,13 @@ def _load_lightgbm(path):
                         "read it.") from None
     # LightGBM trusts the text's tree sizes while loading and its node arrays while
     # predicting: the text is checked first, then what LightGBM made of it
+    data = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not UTF-8 "
                         "text.") from None
-    checked = _refused(path, check_lightgbm_text, text)
+    checked = _refused(path, check_lightgbm_file, data, text)
     try:
         booster = lightgbm.Booster(model_str=_one_tree_at_a_time(text))
     except Exception as exc:

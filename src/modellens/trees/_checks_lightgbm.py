@@ -172,7 +172,41 @@ def check_lightgbm_text(text: str, *, checked=None):
     if parsed is None:
         parsed = _parse(text)
     header, trees = parsed.header, parsed.trees
-    if "tree" not in text[:64].split("\n", 1)[0]:
+    n_features = check_header(header, len(trees), text[:64].split("\n", 1)[0], parsed.tail,
+                              text.encode("utf-8") if "tree_sizes" in header else b"")
+    plain = False
+    if checked is None or checked[0] != n_features or checked[1] != trees:
+        head_ints = " ".join(header.get(key, "0") for key in _HEADER_INTS)
+        plain = _check_lgb_trees(trees, n_features) and parsed.plain and \
+            _PLAIN_INTS.fullmatch(head_ints) is not None
+    return _Checked(n_features, trees, parsed.section, plain)
+
+
+def plain_header(head: str) -> dict | None:
+    """The ``key=value`` lines of a model text's header (its lines before the first tree)
+    where LightGBM reads them as they are read here (see :func:`_parse`), else None."""
+    if "\r" in head or "\0" in head or _ODD_SPACE.search(head):
+        return None
+    header: dict[str, str] = {}
+    for line in head.split("\n"):
+        if line != line.strip():
+            return None
+        if "=" in line:
+            key, _, value = line.partition("=")
+            if "=" in value or key != key.strip() or value != value.strip() or key in header:
+                return None
+            header[key] = value
+        elif line and line not in ("tree", "average_output"):
+            return None
+    head_ints = " ".join(header.get(key, "0") for key in _HEADER_INTS)
+    return header if _PLAIN_INTS.fullmatch(head_ints) is not None else None
+
+
+def check_header(header, n_trees, first_line, tail, data: bytes | None) -> int:
+    """The checks of a model text's header and of its lines after the trees (``tail``) for
+    ``n_trees`` trees; ``data``: the text's bytes where the header has tree sizes (None:
+    they are checked by the caller).  Returns the feature count."""
+    if "tree" not in first_line:
         _fail("the file does not start like a LightGBM model ('tree')")
 
     def head_int(key, default=None):
@@ -204,19 +238,14 @@ def check_lightgbm_text(text: str, *, checked=None):
         # the objective's own class count sizes what it writes for each row
         if name == "num_class" and value != str(n_class):
             _fail(f"the objective says {token!r} but the model has {n_class} classes")
-    if not trees:
+    if not n_trees:
         _fail("the model holds no trees")
-    if len(trees) % per_iter:
-        _fail(f"{len(trees)} trees are not whole iterations of {per_iter}")
-    if "tree_sizes" in header:
-        _check_tree_sizes(text, header["tree_sizes"], len(trees))
-    _check_lgb_tail(parsed.tail)
-    plain = False
-    if checked is None or checked[0] != n_features or checked[1] != trees:
-        head_ints = " ".join(header.get(key, "0") for key in _HEADER_INTS)
-        plain = _check_lgb_trees(trees, n_features) and parsed.plain and \
-            _PLAIN_INTS.fullmatch(head_ints) is not None
-    return _Checked(n_features, trees, parsed.section, plain)
+    if n_trees % per_iter:
+        _fail(f"{n_trees} trees are not whole iterations of {per_iter}")
+    if "tree_sizes" in header and data is not None:
+        _check_tree_sizes(data, header["tree_sizes"], n_trees)
+    _check_lgb_tail(tail)
+    return n_features
 
 
 class _Checked(NamedTuple):
@@ -247,10 +276,10 @@ def _check_lgb_tail(tail):
             _fail(f"the model's parameters hold the line {odd[0][:40]!r}")
 
 
-def _check_tree_sizes(text, sizes, n_trees):
+def _check_tree_sizes(data, sizes, n_trees):
     """LightGBM jumps to tree ``i`` at the first tree's offset plus the sizes before it,
-    unchecked: every jump must land on the start of that tree's block."""
-    data = text.encode("utf-8")
+    unchecked: every jump must land on the start of that tree's block (``data``: the
+    text's bytes)."""
     starts = [0] if data.startswith(b"Tree=") else []
     at = data.find(b"\nTree=")
     while at >= 0 and len(starts) < n_trees:  # bytes.find: a regex here costs more than the load
