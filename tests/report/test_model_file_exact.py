@@ -261,7 +261,8 @@ def test_ubjson_written_otherwise_is_written_back_before_xgboost_reads_it(tmp_pa
 
 @pytest.mark.parametrize("name, edit", [
     ("an escaped key", lambda t: t.replace('{"learner"', '{"\\u0070robe":1,"learner"', 1)),
-    ("a \\u escape in a value", lambda t: t.replace('{"learner"', '{"probe":"\\u0041","learner"', 1)),
+    ("a \\u escape in a value",
+     lambda t: t.replace('{"learner"', '{"probe":"\\u0041","learner"', 1)),
     ("leading spaces", lambda t: "  " + t),
 ])
 def test_json_that_readers_could_decode_otherwise_is_written_back(tmp_path, monkeypatch, name,

@@ -136,8 +136,8 @@ def _tree_lines(buf, start, stop, names, lengths, spans, counts, starts):  # pra
     is ``Tree=<digits>``, then at most 22 lines of a key of ``[a-z_]`` and a value of
     printable ASCII without ``=``, one space between words and none around them, then an
     empty line; only empty lines between trees.  ``spans[t, k]`` gets the value's bounds
-    of key ``k`` (``names``: the keys LightGBM writes) in tree ``t``, ``counts[t, k]`` its words, ``starts[t]``
-    where the tree starts.  Returns
+    of key ``k`` (``names``: the keys LightGBM writes) in tree ``t``, ``counts[t, k]``
+    its words, ``starts[t]`` where the tree starts.  Returns
     the number of trees, or -1 where the layout is not that (or a key is another or twice)."""
     t, i, in_tree, lines = -1, start, False, 0
     while i < stop:
