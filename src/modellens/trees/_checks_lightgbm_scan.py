@@ -127,7 +127,7 @@ def _nodes(buf, spans, counts, n_features):
                 for key in ("cat_boundaries", "cat_threshold") if spans[k, _COL[key], 0] >= 0}
 
     plain = check_lgb_nodes(n_features, n_leaves, tuple(read), n_cat, block)
-    return _Checked(n_features, None, None, plain) if plain else None
+    return _Checked(n_features, [], None, plain) if plain else None
 
 
 @njit(cache=True)
