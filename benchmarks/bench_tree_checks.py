@@ -54,6 +54,11 @@ def _data(rows, classes, seed=0):
     return X, y
 
 
+def _loaded(model, path):
+    model.load_model(path)  # XGBoost's wrappers return None here
+    return model
+
+
 def _files(args, folder):
     """The model files: {format: (label, path, library load)}."""
     X, y = _data(args.rows, args.classes)
@@ -81,7 +86,7 @@ def _files(args, folder):
                 path = folder / f"m.{ext}"
                 model.save_model(path)
                 out[name] = (f"{n_trees} trees, {path.stat().st_size / 1e6:.1f} MB", path,
-                             lambda p=path, w=wrapper: w().load_model(p))
+                             lambda p=path, w=wrapper: _loaded(w(), p))
     if "skops" in only:
         import skops.io as sio
         from sklearn.ensemble import RandomForestRegressor
@@ -103,8 +108,8 @@ def _net(path, X, library_load, repeat):
 
     rows = X[:200]
     (ours, plain), _ = interleaved(
-        [lambda: ml.shapley(load_model(path), rows, algorithm="tree", target="all"),
-         lambda: ml.shapley(library_load(), rows, algorithm="tree", target="all")], repeat)
+        [lambda: ml.shapley(load_model(path), rows, algorithm="tree"),
+         lambda: ml.shapley(library_load(), rows, algorithm="tree")], repeat)
     return ours, plain
 
 
