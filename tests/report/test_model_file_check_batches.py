@@ -91,12 +91,18 @@ def test_lightgbm_trees_are_checked_again_unless_lightgbm_wrote_the_lines_checke
     text = _lgb_text()
     (tmp_path / "own.txt").write_text(text)
     load_model_file(tmp_path / "own.txt")
-    assert len(calls) == 1  # LightGBM wrote back the very lines checked
-    # the same model with its thresholds written otherwise: LightGBM writes them back its
-    # own way, and what it holds is checked again
+    assert calls == []  # a plain text: one compiled scan checked it, LightGBM reads it as is
+    # the header not plain (LightGBM's write-back is read) but the same trees: not checked
+    # twice
     calls.clear()
+    (tmp_path / "head.txt").write_text(text.replace("\nversion=v4\n", "\nversion=v4 \n", 1))
+    load_model_file(tmp_path / "head.txt")
+    assert len(calls) == 1
+    calls.clear()
+    # the same model with its thresholds written otherwise (not plain): LightGBM writes
+    # them back its own way, and what it holds is checked again
     other = _edit(text, 0, "threshold", lambda v: " ".join(
-        t + "0" if "." in t and "e" not in t else t for t in v.split(" ")))
+        "+" + t if not t.startswith("-") else t for t in v.split(" ")))
     assert other != text
     (tmp_path / "other.txt").write_text(other)
     load_model_file(tmp_path / "other.txt")
@@ -105,11 +111,13 @@ def test_lightgbm_trees_are_checked_again_unless_lightgbm_wrote_the_lines_checke
 
 
 def test_lightgbm_text_written_back_as_read_is_not_read_again(tmp_path, monkeypatch):
-    # LightGBM wrote back the very tree lines checked: only its header and tail are read
+    # a text not plain (a line ending in a space) whose tree lines LightGBM writes back as
+    # they were: only its header and tail are read again
+    text = _lgb_text().replace("\nversion=v4\n", "\nversion=v4 \n", 1)
+    assert "version=v4 " in text and not check_lightgbm_text(text).plain
     read = []
     real = _checks_lightgbm._parse
     monkeypatch.setattr(_checks_lightgbm, "_parse", lambda text: read.append(text) or real(text))
-    text = _lgb_text()
     (tmp_path / "own.txt").write_text(text)
     load_model_file(tmp_path / "own.txt")
     trees = text.index("Tree=0")

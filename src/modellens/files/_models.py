@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import ModellensWarning, user_stacklevel
-from ..trees import (UnsafeModelError, check_lightgbm_text, check_sklearn_objects,
-                     check_xgboost_model, lightgbm_saved_text)
+from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
+                     check_sklearn_objects, check_xgboost_model, lightgbm_saved_text)
 from ._errors import FileError, one_line as _one_line
 from ._ubjson import Ubjson, ubjson_bytes
 
@@ -234,9 +234,19 @@ def _one_tree_at_a_time(text: str) -> str:
     error in one tree's text aborts the process instead of raising; without
     them it reads the trees one after another and raises.
     """
-    import re
+    found = _TREE_SIZES.search(text)
+    if found is None:
+        return text
+    line = found.group(0)
+    # str.replace copies the text once (slicing and joining it: twice), where the line is
+    # the first of its kind
+    if text.find(line) == found.start():
+        return text.replace(line, "", 1)
+    return text[:found.start()] + text[found.end():]
 
-    return re.sub(r"(?m)^tree_sizes=[^\r\n]*(?:\r\n?|\n)?", "", text, count=1)
+
+#: LightGBM's tree_sizes line.
+_TREE_SIZES = re.compile(r"(?m)^tree_sizes=[^\r\n]*(?:\r\n?|\n)?")
 
 
 def _load_xgboost(path):
@@ -247,14 +257,16 @@ def _load_xgboost(path):
                         "read it.") from None
     # XGBoost reads its node arrays unchecked (a parent index while loading, children
     # while predicting): the document is parsed and checked here, and XGBoost reads
-    # exactly the checked document, written back
+    # exactly the checked document: the file's own bytes where both readers provably read
+    # them alike (see _read_xgboost), else the checked document written back
     data = path.read_bytes()
-    raw = _refused(path, _decode_xgboost, data, str(path))
+    raw, exact = _refused(path, _read_xgboost, data)
     _refused(path, check_xgboost_model, raw)
     # a UBJSON document goes back as UBJSON, its typed arrays' bytes as they were read
     # (XGBoost's binary reader costs a fraction of its JSON reader), unless that reader
     # would read it otherwise (then as JSON, like a JSON file)
-    binary = None if _is_json(data) else ubjson_bytes(raw)
+    json_file = _is_json(data)
+    binary = None if json_file else data if exact else ubjson_bytes(raw)
     # the wrapper from the checked document's objective: XGBoost reads the model once
     objective = _refused(path, lambda doc: str(doc["learner"]["objective"]["name"]), raw)
     if objective.startswith(("binary:", "multi:")):
@@ -274,7 +286,7 @@ def _load_xgboost(path):
             pass
     model = wrapper()
     try:
-        model.load_model(bytearray(_json_bytes(raw)))
+        model.load_model(bytearray(data if json_file and exact else _json_bytes(raw)))
     except Exception as exc:
         raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
             from None
@@ -336,10 +348,35 @@ def _decode_xgboost(data: bytes, name: str):
     UBJSON's typed arrays of numbers come as numpy arrays, the rest as JSON's
     Python values.
     """
+    return _read_xgboost(data)[0]
+
+
+#: An escape XGBoost's JSON reader does not decode as JSON does (it keeps \u as written).
+_ODD_ESCAPE = re.compile(rb'\\[^"\\nrt]')
+
+
+def _read_xgboost(data: bytes):
+    """``(document, exact)``: the document as :func:`_decode_xgboost` reads it, and whether
+    XGBoost's own reader reads ``data`` as that very document.
+
+    JSON: where orjson read it (strict JSON: no NaN, no integer past 64 bits),
+    no key repeated (no key with an escape), and no escape in a value but those
+    XGBoost decodes as JSON does (\\" \\\\ \\n \\r \\t; it keeps \\u as written and
+    refuses others): every string the same text, every number a literal that
+    both read as an integer (no dot or exponent: XGBoost refuses anything else
+    where it wants an integer) or a float (XGBoost rounds it to float32, which
+    the checks compare with nothing but NaN).  UBJSON: where every value is
+    written as :func:`ubjson_bytes` writes it (``Ubjson.canonical``): what
+    XGBoost writes and its binary reader reads back.
+    """
     if _is_json(data):
         doc = _fast_json(data)
-        return json.loads(data, object_pairs_hook=_no_repeats) if doc is None else doc
-    return Ubjson(data).document()
+        if doc is not None:
+            return doc, data[:1] == b"{" and not _ODD_ESCAPE.search(data)
+        return json.loads(data, object_pairs_hook=_no_repeats), False
+    reader = Ubjson(data)
+    doc = reader.document()
+    return doc, reader.canonical
 
 
 #: A JSON text's strings (a key with its colon), brackets and braces.
@@ -395,19 +432,24 @@ def _load_lightgbm(path):
                         "read it.") from None
     # LightGBM trusts the text's tree sizes while loading and its node arrays while
     # predicting: the text is checked first, then what LightGBM made of it
+    data = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not UTF-8 "
                         "text.") from None
-    checked = _refused(path, check_lightgbm_text, text)
+    checked = _refused(path, check_lightgbm_file, data, text)
     try:
         booster = lightgbm.Booster(model_str=_one_tree_at_a_time(text))
     except Exception as exc:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: {_one_line(exc)}") \
             from None
-    # the trees LightGBM read, as it writes them: when they are the trees checked (its own
-    # file, written by this version), their checks are not run twice
+    if checked.plain:
+        # written as LightGBM reads it line for line, every integer and threshold as both
+        # readers read them (LightGBM's own files are): it read the very trees checked
+        return booster
+    # otherwise the trees LightGBM read, as it writes them: when they are the trees checked
+    # (its own file, written by another version), their checks are not run twice
     _refused(path, lambda again: check_lightgbm_text(again, checked=checked),
              lightgbm_saved_text(booster, len(text)))
     return booster

@@ -22,6 +22,9 @@ class Ubjson:
 
     _NUMBERS = {ord("i"): ">i1", ord("U"): ">u1", ord("I"): ">i2", ord("l"): ">i4",
                 ord("L"): ">i8", ord("d"): ">f4", ord("D"): ">f8"}
+    #: Each as numpy reads it, and in native byte order.
+    _DTYPES = {m: (np.dtype(code), np.dtype(code).newbyteorder("="))
+               for m, code in _NUMBERS.items()}
     #: The same, as struct reads one (several times faster than a numpy view of it).
     _SCALARS = {ord(m): struct.Struct(">" + code)
                 for m, code in (("i", "b"), ("U", "B"), ("I", "h"), ("l", "i"), ("L", "q"),
@@ -36,6 +39,10 @@ class Ubjson:
         # of numbers costs its itemsize per value): what a count promises beyond the
         # bytes left is refused before anything is made
         self.values_left = len(data)
+        #: every construct read is one XGBoost writes and its binary reader (3.x) reads as
+        #: this reader does (keys, strings and counts with int64 lengths, no F, C, H or D):
+        #: XGBoost may be handed these very bytes
+        self.canonical = True
 
     def document(self):
         out = self.value(self.byte(), 0)
@@ -62,7 +69,10 @@ class Ubjson:
         return scalar.unpack(self.take(scalar.size))[0]
 
     def count(self) -> int:
-        n = self.number(self.byte())
+        marker = self.byte()
+        if marker != 0x4C:  # XGBoost reads lengths and counts as int64 (L) only
+            self.canonical = False
+        n = self.number(marker)
         if not isinstance(n, int) or n < 0 or n > len(self.data):
             raise ValueError(f"a UBJSON count of {n}")
         return n
@@ -77,14 +87,25 @@ class Ubjson:
             return self.container(depth, obj=True)
         if marker == ord("["):
             return self.container(depth, obj=False)
-        if marker == ord("S") or marker == ord("H"):
+        if marker == ord("S"):
             return self.text()
-        if marker == ord("C"):
-            return bytes(self.take(1)).decode("latin-1")
         if marker == ord("Z"):
             return None
-        if marker in (ord("T"), ord("F")):
-            return marker == ord("T")
+        if marker == ord("T"):
+            return True
+        # XGBoost's binary reader reads C as an integer, H not at all and (some versions)
+        # F as true: those are not read alike
+        if marker == ord("H"):
+            self.canonical = False
+            return self.text()
+        if marker == ord("C"):
+            self.canonical = False
+            return bytes(self.take(1)).decode("latin-1")
+        if marker == ord("F"):
+            self.canonical = False
+            return False
+        if marker == 0x44:  # D: float64, which some XGBoost versions do not read
+            self.canonical = False
         return self.number(marker)
 
     def container(self, depth: int, *, obj: bool):
@@ -103,6 +124,9 @@ class Ubjson:
             # bytes would ask for millions of values; XGBoost types only number arrays
             raise ValueError(f"a typed UBJSON container of {chr(kind)!r} elements, which "
                              "XGBoost never writes")
+        if obj and n is not None or kind == 0x44:
+            # XGBoost reads no typed or counted object, and (some versions) no float64
+            self.canonical = False
         if n is not None:
             self.values_left -= n
             if self.values_left < 0 or n > len(self.data) - self.pos:
@@ -110,9 +134,8 @@ class Ubjson:
                                  "bytes can hold")
         if not obj and kind in self._NUMBERS and n is not None:
             # one array (native byte order, a copy of its own), not n Python numbers
-            dtype = np.dtype(self._NUMBERS[kind])
-            return np.frombuffer(self.take(n * dtype.itemsize), dtype).astype(
-                dtype.newbyteorder("="))
+            dtype, native = self._DTYPES[kind]
+            return np.frombuffer(self.take(n * dtype.itemsize), dtype).astype(native)
         if not obj and kind is None and n is not None and n > self._MAX_UNTYPED:
             # XGBoost writes its number arrays typed; a long untyped one is a slow trap
             raise ValueError(f"an untyped UBJSON array of {n} values")

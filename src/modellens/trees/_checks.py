@@ -24,6 +24,8 @@ from typing import NoReturn
 
 import numpy as np
 
+from numba import njit
+
 from .._validation import InvalidParameterError
 
 __all__ = ["UnsafeModelError", "check_trees", "check_index", "check_split_values",
@@ -87,6 +89,10 @@ def check_trees(left, right, sizes, *, live=None, label="tree") -> np.ndarray:
         _fail(f"a {label} has no nodes")
     if len(left) != n or len(right) != n:
         _fail(f"the child arrays hold {len(left)} and {len(right)} entries for {n} nodes")
+    must = np.ones(n, np.uint8) if live is None else np.asarray(live, bool).astype(np.uint8)
+    depth = np.zeros(len(sizes), np.int64)
+    if len(must) == n and _walk(left, right, sizes, must, MAX_TREE_DEPTH, depth):
+        return depth  # one compiled pass found nothing: the walk below names a fault
     roots = np.concatenate([[0], np.cumsum(sizes)])
     tree = np.repeat(np.arange(len(sizes)), sizes)
     local = np.arange(n) - roots[tree]
@@ -213,3 +219,56 @@ def int_param(obj, key, what, default=None):
     except (TypeError, ValueError):
         _fail(f"{what}: {key!r} is {value!r}, not an integer")
     return out
+
+
+@njit(cache=True)
+def _walk(left, right, sizes, live, max_depth, depth):  # pragma: no cover - compiled
+    """Whether :func:`check_trees` finds nothing wrong, in one pass: every node a leaf (both
+    children -1) or a split (both inside its tree), no node a child twice nor a root a
+    child, the nodes reached from each root (depth first, a stack, no recursion) exactly
+    the ``live`` ones, none deeper than ``max_depth``; ``depth[k]``: tree ``k``'s depth.
+    False at the first fault (the vectorised checks then name it)."""
+    n = len(left)
+    parents = np.zeros(n, np.int64)
+    root = 0
+    for k in range(len(sizes)):
+        size = sizes[k]
+        for i in range(root, root + size):
+            a, b = left[i], right[i]
+            if (a == -1) != (b == -1):
+                return False
+            if a != -1:
+                if a < 0 or a >= size or b < 0 or b >= size:
+                    return False
+                parents[root + a] += 1
+                parents[root + b] += 1
+        if parents[root] != 0:
+            return False
+        root += size
+    for i in range(n):
+        if parents[i] > 1:
+            return False
+    seen = np.zeros(n, np.uint8)
+    nodes = np.empty(n + 1, np.int64)
+    levels = np.empty(n + 1, np.int64)
+    root = 0
+    for k in range(len(sizes)):
+        top, deepest = 0, 0
+        nodes[0], levels[0] = root, 0
+        while top >= 0:
+            i, d = nodes[top], levels[top]
+            top -= 1
+            if d > max_depth:
+                return False
+            seen[i] = 1
+            deepest = max(deepest, d)
+            if left[i] != -1:  # each node has one parent: pushed once, the stack holds n
+                nodes[top + 1], levels[top + 1] = root + left[i], d + 1
+                nodes[top + 2], levels[top + 2] = root + right[i], d + 1
+                top += 2
+        depth[k] = deepest
+        root += sizes[k]
+    for i in range(n):
+        if seen[i] != live[i]:
+            return False
+    return True

@@ -28,6 +28,7 @@ class _Parsed(NamedTuple):
     trees: list
     tail: list | None  # the lines after its first 'end of trees' line (None: none)
     section: str | None  # the text of the trees' lines, where it is one plain run
+    plain: bool = False  # laid out as LightGBM reads it line for line (see _parse)
 
 
 def lightgbm_blocks(text: str):
@@ -36,10 +37,22 @@ def lightgbm_blocks(text: str):
     return parsed.header, parsed.trees
 
 
+#: Whitespace other than a space or a line end.
+_ODD_SPACE = re.compile(r"[^\S \n]")
+
+
 def _parse(text: str) -> _Parsed:
     """The header's and each tree's ``key=value`` lines, the lines after 'end of trees', and
     the text of the lines read as trees (``\\n`` ends, no stray 'Tree=' or 'end of
-    trees' line): the tree lines' text is what another text's trees are compared with."""
+    trees' line): the tree lines' text is what another text's trees are compared with.
+
+    ``plain``: LightGBM's loader reads these very lines and trees.  It reads
+    lines as they are (no stripping: a blank line of spaces does not end its
+    tree, a key with a space is another key), a tree as at most 22 lines up to
+    an empty one, and stops at the first line after a tree that starts
+    neither a tree nor nothing: so no line has spaces around it, no line
+    outside a tree sits among the trees, no tree has over 22 lines.
+    """
     if "\0" in text:
         _fail("the model text holds a NUL character")
     lines = _lines(text)
@@ -47,9 +60,12 @@ def _parse(text: str) -> _Parsed:
     trees: list[dict[str, str]] = []
     current = header
     in_tree = False
+    plain = "\r" not in text
     first = end = None
     for i, raw in enumerate(lines):
         line = raw.strip()
+        if line is not raw:
+            plain = False
         if line == "end of trees":
             end = i
             break
@@ -65,12 +81,20 @@ def _parse(text: str) -> _Parsed:
             if line.count("=") != 1:
                 if in_tree:
                     _fail(f"tree {len(trees) - 1}: the line {line[:40]!r} is not key=value")
+                # LightGBM reads a line of no "=" as a key (which could stand for one read
+                # here) and refuses more than one "=": its own flags only
+                plain = plain and line in ("tree", "average_output")
                 continue
-            key, value = (s.strip() for s in line.split("="))
+            k, v = line.split("=")
+            key, value = k.strip(), v.strip()
+            if key is not k or value is not v:
+                plain = False
             if key in current:
                 _fail(f"the key {key!r} appears twice in "
                       f"{'tree ' + str(len(trees) - 1) if in_tree else 'the header'}")
             current[key] = value
+        else:  # between two trees: skipped here, where LightGBM stops reading trees
+            plain = False
     try:
         start = lines.index("end of trees")
     except ValueError:
@@ -82,7 +106,10 @@ def _parse(text: str) -> _Parsed:
             lines[first].startswith("Tree=") and lines[end] == "end of trees":
         at = sum(map(len, lines[:first])) + first  # the offsets of those lines
         section = text[at:at + sum(map(len, lines[first:end])) + end - first]
-    return _Parsed(header, trees, tail, section)
+    # LightGBM splits the header's lists at spaces only (Python at any whitespace)
+    plain = plain and section is not None and all(len(tree) <= 22 for tree in trees) \
+        and not _ODD_SPACE.search(text, 0, at)
+    return _Parsed(header, trees, tail, section, plain)
 
 
 def _reparse(text: str, checked) -> _Parsed | None:
@@ -145,7 +172,41 @@ def check_lightgbm_text(text: str, *, checked=None):
     if parsed is None:
         parsed = _parse(text)
     header, trees = parsed.header, parsed.trees
-    if "tree" not in text[:64].split("\n", 1)[0]:
+    n_features = check_header(header, len(trees), text[:64].split("\n", 1)[0], parsed.tail,
+                              text.encode("utf-8") if "tree_sizes" in header else b"")
+    plain = False
+    if checked is None or checked[0] != n_features or checked[1] != trees:
+        head_ints = " ".join(header.get(key, "0") for key in _HEADER_INTS)
+        plain = _check_lgb_trees(trees, n_features) and parsed.plain and \
+            _PLAIN_INTS.fullmatch(head_ints) is not None
+    return _Checked(n_features, trees, parsed.section, plain)
+
+
+def plain_header(head: str) -> dict | None:
+    """The ``key=value`` lines of a model text's header (its lines before the first tree)
+    where LightGBM reads them as they are read here (see :func:`_parse`), else None."""
+    if "\r" in head or "\0" in head or _ODD_SPACE.search(head):
+        return None
+    header: dict[str, str] = {}
+    for line in head.split("\n"):
+        if line != line.strip():
+            return None
+        if "=" in line:
+            key, _, value = line.partition("=")
+            if "=" in value or key != key.strip() or value != value.strip() or key in header:
+                return None
+            header[key] = value
+        elif line and line not in ("tree", "average_output"):
+            return None
+    head_ints = " ".join(header.get(key, "0") for key in _HEADER_INTS)
+    return header if _PLAIN_INTS.fullmatch(head_ints) is not None else None
+
+
+def check_header(header, n_trees, first_line, tail, data: bytes | None) -> int:
+    """The checks of a model text's header and of its lines after the trees (``tail``) for
+    ``n_trees`` trees; ``data``: the text's bytes where the header has tree sizes (None:
+    they are checked by the caller).  Returns the feature count."""
+    if "tree" not in first_line:
         _fail("the file does not start like a LightGBM model ('tree')")
 
     def head_int(key, default=None):
@@ -177,16 +238,14 @@ def check_lightgbm_text(text: str, *, checked=None):
         # the objective's own class count sizes what it writes for each row
         if name == "num_class" and value != str(n_class):
             _fail(f"the objective says {token!r} but the model has {n_class} classes")
-    if not trees:
+    if not n_trees:
         _fail("the model holds no trees")
-    if len(trees) % per_iter:
-        _fail(f"{len(trees)} trees are not whole iterations of {per_iter}")
-    if "tree_sizes" in header:
-        _check_tree_sizes(text, header["tree_sizes"], len(trees))
-    _check_lgb_tail(parsed.tail)
-    if checked is None or checked[0] != n_features or checked[1] != trees:
-        _check_lgb_trees(trees, n_features)
-    return _Checked(n_features, trees, parsed.section)
+    if n_trees % per_iter:
+        _fail(f"{n_trees} trees are not whole iterations of {per_iter}")
+    if "tree_sizes" in header and data is not None:
+        _check_tree_sizes(data, header["tree_sizes"], n_trees)
+    _check_lgb_tail(tail)
+    return n_features
 
 
 class _Checked(NamedTuple):
@@ -196,6 +255,10 @@ class _Checked(NamedTuple):
     n_features: int
     trees: list
     section: str | None
+    #: LightGBM reads this text as it was read here, value for value: its layout is plain
+    #: (see _parse) and every integer it reads, and every threshold, is written as both
+    #: readers read it alike (see _plain_tokens)
+    plain: bool = False
 
 
 def _check_lgb_tail(tail):
@@ -213,10 +276,10 @@ def _check_lgb_tail(tail):
             _fail(f"the model's parameters hold the line {odd[0][:40]!r}")
 
 
-def _check_tree_sizes(text, sizes, n_trees):
+def _check_tree_sizes(data, sizes, n_trees):
     """LightGBM jumps to tree ``i`` at the first tree's offset plus the sizes before it,
-    unchecked: every jump must land on the start of that tree's block."""
-    data = text.encode("utf-8")
+    unchecked: every jump must land on the start of that tree's block (``data``: the
+    text's bytes)."""
     starts = [0] if data.startswith(b"Tree=") else []
     at = data.find(b"\nTree=")
     while at >= 0 and len(starts) < n_trees:  # bytes.find: a regex here costs more than the load
@@ -284,7 +347,7 @@ def _count_parts(buf, out):  # pragma: no cover - compiled
             inside = True
 
 
-def _values(trees, key, counts, *, kind=float, required=True):
+def _values(trees, key, counts, *, kind=float, required=True, plain=None):
     """The values of ``key`` of every tree, concatenated (tree ``k`` holds ``counts[k]``).
 
     Each tree's count is checked on its own, the numbers of all trees read at
@@ -313,11 +376,17 @@ def _values(trees, key, counts, *, kind=float, required=True):
         data = b"?"
     if _scan_numbers(np.frombuffer(data, np.uint8), arr) != total:
         _fail(f"the trees' {key!r} hold something other than numbers")
+    if plain is not None:
+        plain.append(_plain_tokens(np.frombuffer(data, np.uint8), kind is int))
     return _ints(arr, f"the trees' {key!r}") if kind is int else arr
 
 
 def _check_lgb_trees(trees, n_features):
-    """Every tree of a LightGBM model text at once (vectorised over all their nodes)."""
+    """Every tree of a LightGBM model text at once (vectorised over all their nodes).
+
+    Returns whether LightGBM reads every integer of the trees, and every
+    threshold, as they were read here (see :func:`_plain_tokens`).
+    """
     n_leaves = np.array([int_param(b, "num_leaves", f"tree {k}") for k, b in enumerate(trees)],
                         np.int64)
     bad = np.flatnonzero((n_leaves <= 0) | (n_leaves >= 2 ** 31))
@@ -329,10 +398,15 @@ def _check_lgb_trees(trees, n_features):
                   "row)")
     m = n_leaves - 1
     _values(trees, "leaf_value", n_leaves)
-    lc, rc = (_values(trees, key, m, kind=int) for key in ("left_child", "right_child"))
-    feature = _values(trees, "split_feature", m, kind=int)
-    threshold = _values(trees, "threshold", m)
-    kind = _values(trees, "decision_type", m, kind=int, required=False)
+    # what LightGBM reads and indexes with: written alike for both readers (plain)?
+    plain: list = [_PLAIN_INTS.fullmatch(" ".join(
+        block.get(key, default) for block in trees for key, default in _TREE_INTS.items()))
+        is not None]
+    lc, rc = (_values(trees, key, m, kind=int, plain=plain)
+              for key in ("left_child", "right_child"))
+    feature = _values(trees, "split_feature", m, kind=int, plain=plain)
+    threshold = _values(trees, "threshold", m, plain=plain)
+    kind = _values(trees, "decision_type", m, kind=int, required=False, plain=plain)
     # LightGBM reads these by count only; converting them would double the check's cost
     for key, counts in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
                         ("internal_count", m), ("leaf_weight", n_leaves),
@@ -340,8 +414,22 @@ def _check_lgb_trees(trees, n_features):
         where = [k for k, (block, splits) in enumerate(zip(trees, m.tolist()))
                  if splits and block.get(key)]
         _check_counts([trees[k][key] for k in where], where, counts, key)
+    n_cat = np.array([int_param(block, "num_cat", f"tree {k}", 0)
+                      for k, block in enumerate(trees)], np.int64)
+    return check_lgb_nodes(n_features, n_leaves, (lc, rc, feature, threshold, kind), n_cat,
+                           trees.__getitem__) and all(plain)
+
+
+def check_lgb_nodes(n_features, n_leaves, arrays, n_cat, block) -> bool:
+    """The node arrays of every tree (``arrays``: left and right children, split features,
+    thresholds and decision types, concatenated), each tree's leaf and category-set
+    counts; ``block(k)``: tree ``k``'s ``key=value`` lines (its category bitsets are read
+    from there).  Returns whether the bitsets are written as LightGBM reads them alike.
+    """
+    lc, rc, feature, threshold, kind = arrays
+    m = n_leaves - 1
     # each split's tree and its number there; splits 0..m-1 are nodes, leaf j is m + j
-    tree = np.repeat(np.arange(len(trees)), m)
+    tree = np.repeat(np.arange(len(n_leaves)), m)
     local = np.arange(len(tree)) - np.repeat(np.cumsum(m) - m, m)
     m_of, leaves_of = m[tree], n_leaves[tree]
     for side, child in (("left", lc), ("right", rc)):
@@ -369,14 +457,17 @@ def _check_lgb_trees(trees, n_features):
     cat = (kind & 1) == 1
     check_split_values(threshold, ~cat, tree=tree, local=local)
     offsets = np.concatenate([[0], np.cumsum(m)])
-    with_cat = set(tree[cat].tolist())
-    for k, block in enumerate(trees):
-        n_cat = int_param(block, "num_cat", f"tree {k}", 0)
-        if n_cat < 0:
-            _fail(f"tree {k} has {n_cat} categorical splits")
+    bad = np.flatnonzero(n_cat < 0)
+    if bad.size:
+        _fail(f"tree {int(bad[0])} has {int(n_cat[bad[0]])} categorical splits")
+    plain = True
+    for k in sorted(set(tree[cat].tolist()) | set(np.flatnonzero(n_cat).tolist())):
         at = slice(int(offsets[k]), int(offsets[k + 1]))
-        if n_cat or k in with_cat:
-            _check_lgb_bitsets(block, f"tree {k}", n_cat, threshold[at], cat[at])
+        lines = block(k)
+        _check_lgb_bitsets(lines, f"tree {k}", int(n_cat[k]), threshold[at], cat[at])
+        plain = plain and _PLAIN_INTS.fullmatch(lines.get("cat_boundaries", "")) is not None \
+            and _PLAIN_WORDS.fullmatch(lines.get("cat_threshold", "")) is not None
+    return plain
 
 
 def _check_lgb_bitsets(block, what, n_cat, threshold, cat):
@@ -474,3 +565,55 @@ def _scan_numbers(buf, out):  # pragma: no cover - compiled
             out[n] = sign * value
         n += 1
         i = end
+
+
+#: Integers both readers read alike: LightGBM's (``Atoi``: a sign, digits, then it stops,
+#: in 32 bits) and this module's (Python's grammar); one space between them.
+_PLAIN_INTS = re.compile(r"-?[0-9]{1,9}(?: -?[0-9]{1,9})*")
+#: The 32-bit words of category bitsets (read unsigned).
+_PLAIN_WORDS = re.compile(r"[0-9]{1,10}(?: [0-9]{1,10})*")
+#: The integers of the header and of each tree that both read (the trees' node arrays:
+#: :func:`_plain_tokens`).
+_HEADER_INTS = ("max_feature_idx", "num_class", "num_tree_per_iteration")
+_TREE_INTS = {"num_leaves": "", "num_cat": "", "is_linear": "0"}  # LightGBM needs the first two
+
+
+@njit(cache=True)
+def _plain_tokens(buf, ints):  # pragma: no cover - compiled
+    """Whether ``buf`` (ASCII bytes) holds numbers as LightGBM's readers and :func:`_scan_numbers`
+    read them alike: one space between them and none around them, each ``-?[0-9]{1,9}``
+    (``ints``: LightGBM's ``Atoi`` stops at a dot, an exponent or a 33rd bit, where
+    Python reads on) or ``-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?`` (no 'nan', 'inf',
+    '+', '.5' or '5.': LightGBM's float readers differ on those)."""
+    i, size = 0, len(buf)
+    if size == 0:
+        return True
+    while True:
+        if i < size and buf[i] == 45:  # -
+            i += 1
+        start = i
+        while i < size and 48 <= buf[i] <= 57:
+            i += 1
+        if i == start or (ints and i - start > 9):
+            return False
+        if not ints and i < size and buf[i] == 46:  # .
+            i += 1
+            start = i
+            while i < size and 48 <= buf[i] <= 57:
+                i += 1
+            if i == start:
+                return False
+        if not ints and i < size and (buf[i] == 101 or buf[i] == 69):  # e E
+            i += 1
+            if i < size and (buf[i] == 43 or buf[i] == 45):
+                i += 1
+            start = i
+            while i < size and 48 <= buf[i] <= 57:
+                i += 1
+            if i == start:
+                return False
+        if i == size:
+            return True
+        if buf[i] != 32 or i + 1 == size:
+            return False
+        i += 1
