@@ -162,6 +162,39 @@ def test_a_child_lightgbm_reads_outside_its_tree_is_refused_through_the_write_ba
     assert calls == [1]
 
 
+def test_a_child_lightgbm_reads_outside_its_tree_in_a_skops_file_is_refused(tmp_path):
+    # skops hands LightGBM the booster's text as stored: a text that is not plain is checked
+    # through LightGBM's own reading of it, as a .txt file is
+    import zipfile
+
+    lgb = pytest.importorskip("lightgbm")
+    sio = pytest.importorskip("skops.io")
+    X, y = _frame()
+    sio.dump(lgb.LGBMRegressor(n_estimators=5, num_leaves=6, verbose=-1,
+                               min_child_samples=5).fit(X, y), tmp_path / "ok.skops")
+    with zipfile.ZipFile(tmp_path / "ok.skops") as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    doc = json.loads(files["schema.json"])
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("__class__") == "Booster":
+                handle = node["content"]["content"]["_handle"]
+                text = _no_sizes(json.loads(handle["content"]))
+                handle["content"] = json.dumps(_shifted_child(text))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    files["schema.json"] = json.dumps(doc).encode()
+    with zipfile.ZipFile(tmp_path / "bad.skops", "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    assert load_model_file(tmp_path / "ok.skops").predict(X[:3]).shape == (3,)
+    with pytest.raises(FileError, match="outside"):
+        load_model_file(tmp_path / "bad.skops")
+
+
 @pytest.mark.parametrize("ints", [True, False])
 def test_plain_tokens_are_what_the_reference_grammar_says(ints):
     import re

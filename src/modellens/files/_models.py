@@ -214,7 +214,11 @@ def _check_skops_boosters(path):
                                     ["Model"])
             elif node.get("__module__") == "lightgbm.basic":
                 text = json.loads(state["_handle"]["content"])
-                check_lightgbm_text(text)
+                checked = check_lightgbm_text(text)
+                if not checked.plain:
+                    # skops hands LightGBM this very text: what LightGBM reads of it is
+                    # checked here, as for a .txt file that is not plain
+                    _lightgbm_reads_as_checked(text, checked)
                 state["_handle"]["content"] = json.dumps(_one_tree_at_a_time(text))
                 rewritten = True
         if not rewritten:
@@ -448,10 +452,20 @@ def _load_lightgbm(path):
         # written as LightGBM reads it line for line, every integer and threshold as both
         # readers read them (LightGBM's own files are): it read the very trees checked
         return booster
-    # otherwise the trees LightGBM read, as it writes them: when they are the trees checked
-    # (its own file, written by another version), their checks are not run twice
-    _refused(path, lambda again: check_lightgbm_text(again, checked=checked),
-             lightgbm_saved_text(booster, len(text)))
+    _refused(path, _lightgbm_reads_as_checked, text, checked, booster)
     return booster
+
+
+def _lightgbm_reads_as_checked(text, checked, booster=None):
+    """Check the trees LightGBM reads from ``text``, as it writes them back.
+
+    When they are the trees ``checked`` (its own file, written by another
+    version), their checks are not run twice.
+    """
+    if booster is None:
+        import lightgbm
+
+        booster = lightgbm.Booster(model_str=_one_tree_at_a_time(text))
+    check_lightgbm_text(lightgbm_saved_text(booster, len(text)), checked=checked)
 
 
