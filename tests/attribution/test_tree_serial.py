@@ -64,8 +64,8 @@ def test_small_calls_take_the_serial_twin_and_large_ones_the_threaded_kernel():
 def test_smoke_no_kernel_is_typed_on_a_literal():
     """In this process, whatever ran before, no tree kernel holds a signature typed on a
     literal (a literal 0 typed ``Literal[int](0)`` and compiled a kernel twice).  The check
-    on an empty numba cache, each kernel compiled once, shares the fresh process of
-    tests/report/test_warm_up.py's cold run."""
+    that each kernel is compiled once for one type, in a fresh process on the cache warm_up
+    filled, is in tests/report/test_warm_up.py."""
     import numba
 
     from modellens.datasets import load_demo

@@ -1,10 +1,15 @@
-"""A multiclass booster from its own model file: every class without --class, one with it."""
+"""A multiclass booster from its own model file: every class without --class, one with it.
+
+Each command line runs once per file (a module fixture); the tests read the Report it
+wrote, so the checks of one run share it.
+"""
+
+import contextlib
+import io
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from cli_support import _one_error_line, _run
 
 
 @pytest.fixture(scope="module")
@@ -20,35 +25,55 @@ def files(tmp_path_factory):
     return folder, model, X
 
 
-def test_class_index_explains_one_output_of_a_multiclass_txt(files, capsys):
+def _report(argv):
+    """Run the command line (status 0 asserted); the Report it wrote."""
+    from modellens.cli import main
+    from modellens.report._report import Report
+
+    written, err = [], io.StringIO()
+    save = Report.save
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(err):
+        patch.setattr(Report, "save", lambda self, path: (written.append(self),
+                                                          save(self, path))[1])
+        code = main([str(a) for a in argv])
+    assert code == 0, err.getvalue()
+    return written[0]
+
+
+def _every_class_report(data, model_file, out):
+    """The CLI run without --class; the Report it wrote."""
+    return _report(["report", "--data", data, "--model", model_file, "--target", "y",
+                    "--out", out, "--sample", 200, "--explain", 4, "--grid", 5])
+
+
+@pytest.fixture(scope="module")
+def one_class(files):
+    """The report of the LightGBM text file with --class 2."""
+    folder, _, _ = files
+    return _report(["report", "--data", folder / "data.csv", "--model", folder / "model.txt",
+                    "--target", "y", "--out", folder / "one.html", "--sample", 100,
+                    "--explain", 4, "--class", 2])
+
+
+@pytest.fixture(scope="module")
+def every_class(files):
+    """The report of the LightGBM text file without --class, and its page."""
+    folder, _, _ = files
+    rep = _every_class_report(folder / "data.csv", folder / "model.txt", folder / "every.html")
+    return rep, (folder / "every.html").read_text(encoding="utf-8")
+
+
+def test_class_index_explains_one_output_of_a_multiclass_txt(files, one_class):
     import modellens as ml
     import lightgbm as lgb
 
     folder, model, X = files
-    code, out, err = _run(["report", "--data", folder / "data.csv", "--model",
-                           folder / "model.txt", "--target", "y", "--out",
-                           folder / "r.html", "--sample", 100, "--explain", 4, "--class", 2],
-                          capsys)
-    assert code == 0, err
-    assert (folder / "r.html").exists()
+    assert (folder / "one.html").exists()
     # the same output as the library: the booster's column 2, its probability of class 2
     booster = lgb.Booster(model_file=str(folder / "model.txt"))
     np.testing.assert_allclose(ml.predict(booster, X, target=2),
                                model.predict_proba(X)[:, 2], atol=1e-12)
-
-
-def _every_class_report(monkeypatch, capsys, data, model_file, out):
-    """Run the CLI without --class; the Report it wrote."""
-    from modellens.report._report import Report
-
-    written = []
-    save = Report.save
-    monkeypatch.setattr(Report, "save", lambda self, path: (written.append(self),
-                                                            save(self, path))[1])
-    code, _, err = _run(["report", "--data", data, "--model", model_file, "--target", "y",
-                         "--out", out, "--sample", 200, "--explain", 4, "--grid", 5], capsys)
-    assert code == 0, err
-    return written[0]
 
 
 def _check_every_class(rep, booster, X, k):
@@ -65,36 +90,46 @@ def _check_every_class(rep, booster, X, k):
     assert rep.sections["shapley"].data["attributions"].output in rep.sections["shapley"].title
 
 
-def test_a_multiclass_txt_without_class_explains_every_class(files, capsys, monkeypatch):
+def test_a_multiclass_txt_without_class_explains_every_class(files, every_class):
     import lightgbm as lgb
 
     folder, _, _ = files
-    rep = _every_class_report(monkeypatch, capsys, folder / "data.csv", folder / "model.txt",
-                              folder / "every.html")
+    rep, page = every_class
     X = pd.read_csv(folder / "data.csv").drop(columns="y")
     _check_every_class(rep, lgb.Booster(model_file=str(folder / "model.txt")), X, 3)
-    page = (folder / "every.html").read_text(encoding="utf-8")
     assert all(f"prediction[{c}]" in page for c in range(3))
 
 
-def test_a_multiclass_xgboost_json_without_class_explains_every_class(tmp_path, capsys,
-                                                                     monkeypatch):
+@pytest.fixture(scope="module")
+def xgboost_reports(tmp_path_factory):
+    """A four-class XGBoost model saved as .json and .ubj, and the report of each file
+    without --class: ({suffix: Report}, the model, its data, the classes)."""
     xgb = pytest.importorskip("xgboost")
-    rng = np.random.default_rng(1)
+    folder = tmp_path_factory.mktemp("xgboost")
+    rng = np.random.default_rng(2)
     X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
-    y = np.digitize(X["a"] + 0.5 * X["b"], [-0.5, 0.5])
+    y = np.digitize(X["a"] + 0.5 * X["b"], [-0.7, 0.0, 0.7])
     model = xgb.XGBClassifier(n_estimators=8, max_depth=3).fit(X, y)
-    model.get_booster().save_model(tmp_path / "model.json")
-    X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
-    rep = _every_class_report(monkeypatch, capsys, tmp_path / "data.csv",
-                              tmp_path / "model.json", tmp_path / "every.html")
+    X.assign(y=y).to_csv(folder / "data.csv", index=False)
+    reports = {}
+    for suffix in ("json", "ubj"):
+        model.get_booster().save_model(folder / f"model.{suffix}")
+        reports[suffix] = _every_class_report(folder / "data.csv", folder / f"model.{suffix}",
+                                              folder / f"{suffix}.html")
+    return reports, folder, model, X, y
+
+
+def test_a_multiclass_xgboost_json_without_class_explains_every_class(xgboost_reports):
+    xgb = pytest.importorskip("xgboost")
+    reports, folder, _, _, _ = xgboost_reports
     booster = xgb.Booster()
-    booster.load_model(tmp_path / "model.json")
-    _check_every_class(rep, booster, pd.read_csv(tmp_path / "data.csv").drop(columns="y"), 3)
+    booster.load_model(folder / "model.json")
+    _check_every_class(reports["json"], booster,
+                       pd.read_csv(folder / "data.csv").drop(columns="y"), 4)
 
 
 @pytest.mark.parametrize("kind", ["txt", "skops"])
-def test_lightgbm_columns_with_spaces_are_the_data_columns(tmp_path, capsys, monkeypatch, kind):
+def test_lightgbm_columns_with_spaces_are_the_data_columns(tmp_path, kind):
     # review: LightGBM stores "mean radius" as "mean_radius"; the report refused the very
     # data the model was fit on ("the model was fit on columns the data lacks")
     lgb = pytest.importorskip("lightgbm")
@@ -111,8 +146,7 @@ def test_lightgbm_columns_with_spaces_are_the_data_columns(tmp_path, capsys, mon
         model_file = tmp_path / "model.skops"
         sio.dump(model, model_file)
     X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
-    rep = _every_class_report(monkeypatch, capsys, tmp_path / "data.csv", model_file,
-                              tmp_path / "r.html")
+    rep = _every_class_report(tmp_path / "data.csv", model_file, tmp_path / "r.html")
     attr = rep.sections["shapley"].data["attributions"]
     assert attr.feature_names == ["mean_radius", "b", "worst__area"]
     # the explained rows' values add up to the model's probability of those rows
@@ -135,31 +169,20 @@ def _scored_as_a_classifier(rep, y, proba):
     np.testing.assert_array_equal(quality["confusion"], confusion_matrix(y, predicted))
 
 
-def test_a_multiclass_txt_is_scored_against_class_indices(files, capsys, monkeypatch):
+def test_a_multiclass_txt_is_scored_against_class_indices(files, every_class):
     # issue #42: "the model has 3 outputs ... which output y measures is unknown" skipped
     # the quality section of a booster whose file says it is a multiclass classifier
     folder, model, X = files
-    rep = _every_class_report(monkeypatch, capsys, folder / "data.csv", folder / "model.txt",
-                              folder / "scored.html")
+    rep, page = every_class
     y = pd.read_csv(folder / "data.csv")["y"].to_numpy()
     _scored_as_a_classifier(rep, y, model.predict_proba(X))
-    assert "Confusion matrix" in (folder / "scored.html").read_text(encoding="utf-8")
+    assert "Confusion matrix" in page
 
 
-def test_one_class_of_a_multiclass_txt_is_scored_as_that_class(files, capsys, monkeypatch):
-    from modellens.report._report import Report
-
+def test_one_class_of_a_multiclass_txt_is_scored_as_that_class(files, one_class):
     folder, model, X = files
-    written = []
-    save = Report.save
-    monkeypatch.setattr(Report, "save", lambda self, path: (written.append(self),
-                                                            save(self, path))[1])
-    code, _, err = _run(["report", "--data", folder / "data.csv", "--model",
-                         folder / "model.txt", "--target", "y", "--out", folder / "one.html",
-                         "--sample", 100, "--explain", 4, "--class", 2], capsys)
-    assert code == 0, err
     y = pd.read_csv(folder / "data.csv")["y"].to_numpy()
-    quality = written[0].sections["quality"].data
+    quality = one_class.sections["quality"].data
     assert quality["task"] == "classification"
     # class 2 against the rest, as for a scikit-learn classifier's --class
     p2 = model.predict_proba(X)[:, 2]
@@ -168,16 +191,7 @@ def test_one_class_of_a_multiclass_txt_is_scored_as_that_class(files, capsys, mo
         np.mean(np.argmax(model.predict_proba(X), axis=1) == y))
 
 
-def test_a_multiclass_xgboost_file_is_scored_against_class_indices(tmp_path, capsys,
-                                                                   monkeypatch):
-    xgb = pytest.importorskip("xgboost")
-    rng = np.random.default_rng(2)
-    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
-    y = np.digitize(X["a"] + 0.5 * X["b"], [-0.7, 0.0, 0.7])
-    model = xgb.XGBClassifier(n_estimators=8, max_depth=3).fit(X, y)
-    X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
+def test_a_multiclass_xgboost_file_is_scored_against_class_indices(xgboost_reports):
+    reports, _, model, X, y = xgboost_reports
     for suffix in ("json", "ubj"):
-        model.get_booster().save_model(tmp_path / f"model.{suffix}")
-        rep = _every_class_report(monkeypatch, capsys, tmp_path / "data.csv",
-                                  tmp_path / f"model.{suffix}", tmp_path / f"{suffix}.html")
-        _scored_as_a_classifier(rep, y, model.predict_proba(X))
+        _scored_as_a_classifier(reports[suffix], y, model.predict_proba(X))

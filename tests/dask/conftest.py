@@ -1,18 +1,27 @@
 import pytest
 
 
-@pytest.fixture(scope="module")
-def client():
-    """Two worker processes on loopback, as ``ml.config(n_workers=2)`` starts them.
+@pytest.fixture(scope="session")
+def _cluster():
+    """Two worker processes on loopback, as ``ml.config(n_workers=2)`` starts them: one
+    cluster per test process (per xdist worker), shared by every module of tests/dask.
 
-    One cluster per test module: a module that kills workers leaves the next
-    module a fresh one (``test_dask.py`` keeps a cluster of its own).
+    Starting and closing a cluster took 2-6 s a module; no module kills the shared one's
+    workers (the tests that do take a cluster of their own: ``own_client``,
+    ``fragile_client``), and :func:`client` checks that it is whole before each module.
     """
     pytest.importorskip("distributed")
     from modellens._config import local_client
 
     with local_client(2) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def client(_cluster):
+    """The shared cluster, both of its workers up (a nanny restarts a worker that died)."""
+    _cluster.wait_for_workers(2, timeout=120)
+    return _cluster
 
 
 class RowCounter:

@@ -24,19 +24,11 @@ cloudpickle = pytest.importorskip("cloudpickle")
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address="127.0.0.1:0", host="127.0.0.1")
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 @pytest.fixture
 def own_client():
-    """A cluster of its own for a test that kills workers: the shared one stays whole
-    (a killed worker's nanny usually restarts it, but not always in time for the next test)."""
+    """A cluster of its own for a test that kills workers: the shared one (``client``, of
+    tests/dask/conftest.py) stays whole (a killed worker's nanny usually restarts it, but not
+    always in time for the next test)."""
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        dashboard_address=None, host="127.0.0.1")
     with distributed.Client(cluster) as c:

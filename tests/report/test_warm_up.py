@@ -29,14 +29,11 @@ def _python(code, cache, timeout=600):
     return done.stdout
 
 
-#: Runs the tree methods on a HistGradientBoosting model with a categorical feature,
-#: XGBoost, LightGBM and a random forest classifier, and prints the modellens kernels
-#: numba compiled meanwhile (numba's event API).
-CHECK = """
+#: Records the modellens kernels numba compiles from here on (numba's event API) in
+#: ``compiled``.
+LISTEN = """
     import warnings; warnings.simplefilter("ignore")
-    import numpy as np, pandas as pd
     from numba.core import event
-    import modellens as ml
     compiled = []
 
     class Listener(event.Listener):
@@ -48,6 +45,15 @@ CHECK = """
             if d is not None and d.py_func.__module__.startswith("modellens"):
                 compiled.append(d.py_func.__qualname__)
 
+    event.register("numba:compile", Listener())
+"""
+
+#: Runs the tree methods on a HistGradientBoosting model with a categorical feature,
+#: XGBoost, LightGBM and a random forest classifier, and prints the modellens kernels
+#: numba compiled meanwhile.
+CHECK = LISTEN + """
+    import numpy as np, pandas as pd
+    import modellens as ml
     import lightgbm, xgboost
     from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestClassifier
     rng = np.random.default_rng(0)
@@ -61,7 +67,7 @@ CHECK = """
               (lightgbm.LGBMRegressor(n_estimators=10, verbose=-1).fit(Xn, y), Xn),
               (RandomForestClassifier(n_estimators=5, max_depth=6, random_state=0)
                .fit(Xn, y > 0), Xn)]
-    event.register("numba:compile", Listener())
+    del compiled[:]  # (fitting compiles nothing of ours; the calls below may)
     for model, data in models:
         ml.interactions(model, data.iloc[:300], sample=None, method="tree", progress=False)
         ml.shapley(model, data.iloc[:50], background=data.iloc[100:150], algorithm="tree",
@@ -70,11 +76,12 @@ CHECK = """
 """
 
 
-#: Appended to CHECK in its cold run: path-dependent TreeSHAP and the H screen on two
-#: and three rows of the demo model, then every modellens kernel compiled for more than
-#: one type.  A literal 0 passed to a jitted leaf kernel typed it ``Literal[int](0)`` and
-#: compiled it a second time (five kernels: about 1 s of a fresh install's first report);
-#: on an empty cache each kernel compiles once, for the one type every call gives it.
+#: Appended to CHECK in the process after warming: TreeSHAP with a background and without
+#: (path-dependent, which warming left cold: it compiles here) and the H screen on two and
+#: three rows of the demo model, then every modellens kernel that holds more than one type.
+#: A literal 0 passed to a jitted leaf kernel typed it ``Literal[int](0)`` and compiled it
+#: a second time (five kernels: about 1 s of a fresh install's first report); each kernel
+#: is compiled (or loaded) once, for the one type every call gives it.
 ONCE = """
     import sys
     from numba.core.registry import CPUDispatcher
@@ -92,19 +99,25 @@ ONCE = """
 
 
 def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
-    """After ml.warm_up in one process, another process's tree H screen and TreeSHAP of
-    four kinds of tree models compile nothing: the tiny ensemble warm_up runs has the
-    kernels' types of every model.  The cold run, which compiles every kernel anyway,
-    also checks that each compiles once (the fresh process this costs is shared)."""
-    cold = _python(textwrap.dedent(CHECK) + textwrap.dedent(ONCE), tmp_path / "cold")
-    compiled, twice = cold.strip().splitlines()[-2:]
-    assert compiled != "[]"  # the check sees compiles where there are some
-    assert twice == "{}", f"compiled more than once: {twice}"
+    """After ml.warm_up in one process (on an empty cache), another process's tree H screen
+    and TreeSHAP of four kinds of tree models compile nothing: the tiny ensemble warm_up
+    runs has the kernels' types of every model.  That process then runs the demo's calls
+    and finds no kernel holding two types.
+
+    (Each kernel the four models use was compiled once, by warm_up: a second type would
+    have compiled in the checking process.  The calls run after the check, so they cannot
+    fill a kernel warm_up left cold before it is checked.)"""
     cache = tmp_path / "warmed"
-    seconds = _python("import modellens as ml\n"
-                      "print(sorted(ml.warm_up(['interactions', 'shapley'])))", cache)
-    assert seconds.strip() == "['interactions', 'shapley']"
-    assert _python(CHECK, cache).strip() == "[]"
+    warmed = _python(textwrap.dedent(LISTEN) + "import modellens as ml\n"
+                     "print(sorted(ml.warm_up(['interactions', 'shapley'])))\n"
+                     "print(sorted(set(compiled)))", cache)
+    methods, compiled = warmed.strip().splitlines()[-2:]
+    assert methods == "['interactions', 'shapley']"
+    assert compiled != "[]"  # the check sees compiles where there are some
+    checked = _python(textwrap.dedent(CHECK) + textwrap.dedent(ONCE), cache)
+    after, twice = checked.strip().splitlines()[-2:]
+    assert after == "[]", f"compiled after warm_up: {after}"
+    assert twice == "{}", f"compiled more than once: {twice}"
 
 
 def test_the_report_starts_no_process_unless_asked(tmp_path):
