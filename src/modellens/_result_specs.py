@@ -272,6 +272,10 @@ def check_region_tree(opened, node, where: str = "trees") -> None:
                 if set(split) != set(_SPLIT):
                     raise opened.error(f"{where}.{key}", "does not hold a split's fields")
                 check_fields(opened, split, _SPLIT, {}, prefix=f"{where}.{key}.")
+                if (split["threshold"] is None) == (split["levels"] is None):
+                    # a numeric split has a threshold, a categorical one its left levels
+                    raise opened.error(f"{where}.{key}", "holds both a threshold and "
+                                       "levels, or neither: a split has one of them")
         children = [node.get("left"), node.get("right")]
         if (node.get("split") is None) != (children == [None, None]) or None in children \
                 and children != [None, None]:
