@@ -142,8 +142,10 @@ def _keep_smallest(chunks, max_rows, keep, random_state, concat):
     """The rows of ``chunks`` (frames or tables, in file order) of the ``max_rows``
     smallest random keys (``keep`` first), and the row count.
 
-    Candidates are pruned whenever they pass twice ``max_rows``: at most three
-    times ``max_rows`` rows and one chunk are held at any time."""
+    Candidates are pruned whenever they pass twice ``max_rows``, each part
+    keeping its own chosen rows (no copy of all the candidates together): at
+    most twice ``max_rows`` rows and one chunk are held, and the parts are
+    joined once, at the end."""
     rng = np.random.default_rng(random_state)
     parts, keys, positions = [], [], []
     held = total = 0
@@ -159,31 +161,61 @@ def _keep_smallest(chunks, max_rows, keep, random_state, concat):
         held += n
         if held > 2 * max_rows:
             parts, keys, positions = _prune(parts, keys, positions, max_rows, concat)
-            held = len(keys[0])
+            held = sum(len(k) for k in keys)
     if not parts:
         return None, 0
     parts, keys, positions = _prune(parts, keys, positions, max_rows, concat)
-    frame = parts[0]
+    frame = concat(parts) if len(parts) > 1 else parts[0]
+    del parts
     if not isinstance(frame, pd.DataFrame):  # a pyarrow table: converted once, whole
         frame = as_pandas(frame, name="the file")
-    frame.index = pd.Index(positions[0], name=None)
+    frame.index = pd.Index(np.concatenate(positions), name=None)
     return frame, total
 
 
+#: Parts kept apart between prunings; past it the kept rows are joined (at most ``max_rows``).
+_MAX_PARTS = 32
+
+
 def _prune(parts, keys, positions, max_rows, concat):
-    """The candidates of the ``max_rows`` smallest keys as one part, in file order."""
+    """The candidates of the ``max_rows`` smallest keys, in file order: each part's own
+    chosen rows taken from it (a pyarrow table's ``take`` of all the parts together
+    first copies them into one)."""
+    sizes = np.cumsum([0] + [len(k) for k in keys])
     key = np.concatenate(keys)
-    at = np.concatenate(positions)
-    whole = concat(parts) if len(parts) > 1 else parts[0]
     if len(key) > max_rows:
         chosen = np.sort(np.argpartition(key, max_rows - 1)[:max_rows])
     else:
         chosen = np.arange(len(key))
-    if isinstance(whole, pd.DataFrame):
-        taken = whole.iloc[chosen]
-    else:
-        taken = whole.take(chosen)
-    return [taken], [key[chosen]], [at[chosen]]
+    at = np.concatenate(positions)[chosen]
+    key = key[chosen]
+    cuts = np.searchsorted(chosen, sizes)
+    taken, kept_keys, kept_at = [], [], []
+    for j, part in enumerate(parts):
+        local = chosen[cuts[j]:cuts[j + 1]] - sizes[j]
+        if len(local):
+            taken.append(part.iloc[local] if isinstance(part, pd.DataFrame)
+                         else part.take(local))
+            kept_keys.append(key[cuts[j]:cuts[j + 1]])
+            kept_at.append(at[cuts[j]:cuts[j + 1]])
+        parts[j] = None  # its rows are copied out: freed before the next part's
+    if len(taken) > _MAX_PARTS:
+        taken = [concat(taken)]
+        kept_keys, kept_at = [np.concatenate(kept_keys)], [np.concatenate(kept_at)]
+    _release_arrow_memory()
+    return taken, kept_keys, kept_at
+
+
+def _release_arrow_memory() -> None:
+    """Hand pyarrow's freed buffers back to the system (its pool keeps them otherwise)."""
+    import sys
+
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        try:
+            pa.default_memory_pool().release_unused()
+        except AttributeError:  # pragma: no cover - pyarrow before 9
+            pass
 
 
 def _sample_parquet(path, max_rows, keep, random_state):
