@@ -29,6 +29,9 @@ def test_mutated_model_files_are_refused_cleanly_or_load_and_never_crash_or_hang
     assert counts.get("crash", 0) == 0 and counts.get("hang", 0) == 0, (line, result)
     assert result["changed"] == 0, line
     assert not [k for k in counts if k.startswith("unclean")], (line, result)
+    # a model that loads and then fails in its own predict fails in the library's call
+    # with the library's ModelError (one line), never another exception
+    assert not [k for k in counts if k.startswith("loaded-error")], (line, result)
     # the parsed trees of every model that loads give the model's own raw output
     assert counts.get("loaded-disagree", 0) == 0, (line, result)
     # the set holds both kinds: a suite that only refuses (or only loads) tests nothing
