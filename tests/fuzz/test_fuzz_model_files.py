@@ -37,3 +37,29 @@ def test_mutated_model_files_are_refused_cleanly_or_load_and_never_crash_or_hang
     # the set holds both kinds: a suite that only refuses (or only loads) tests nothing
     assert counts.get("refused", 0) > len(inputs) // 4, line
     assert counts.get("loaded", 0) > len(inputs) // 10, line
+
+
+def test_a_skops_model_that_loads_then_fails_in_its_own_predict_gives_our_model_error(tmp_path):
+    # the last long run's 20 skops files: loaded, then a Python error inside scikit-learn
+    # (a mutated array the steps disagree on). Every method calls the model through the
+    # library's wrapper, which says so in one ModelError: the load is not refused (nothing
+    # short of predicting on the user's rows finds it), the use is
+    import numpy as np
+    import pandas as pd
+    import skops.io as sio
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import modellens as ml
+
+    X = pd.DataFrame({"a": [0.0, 1, 2, 3, 4], "b": [1.0, 0, 1, 0, 2]})
+    pipe = make_pipeline(StandardScaler(), Ridge()).fit(X, X.a)
+    pipe[-1].coef_ = np.ones(8)
+    sio.dump(pipe, tmp_path / "m.skops")
+    model = ml.load_model(tmp_path / "m.skops")
+    with pytest.raises(ValueError):
+        model.predict(X)
+    for call in (lambda: ml.predict(model, X), lambda: ml.pdp(model, X, "a", grid=3)):
+        with pytest.raises(ml.ModelError, match="the model raised ValueError"):
+            call()
