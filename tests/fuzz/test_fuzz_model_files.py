@@ -63,3 +63,25 @@ def test_a_skops_model_that_loads_then_fails_in_its_own_predict_gives_our_model_
     for call in (lambda: ml.predict(model, X), lambda: ml.pdp(model, X, "a", grid=3)):
         with pytest.raises(ml.ModelError, match="the model raised ValueError"):
             call()
+
+
+def test_a_one_hot_encoder_whose_widths_disagree_with_its_categories_is_refused(tmp_path):
+    # the long run's one crash (m06978_pipeline.skops, seed 15): a mutated shape shared by
+    # id became the encoder's _n_features_outs (2 for 6 categories); predicting wrote past
+    # the sparse matrix it sized and corrupted the heap ("double free or corruption")
+    import pandas as pd
+    import skops.io as sio
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    import modellens as ml
+
+    X = pd.DataFrame({"c": [f"level{i % 6}" for i in range(30)]})
+    pipe = make_pipeline(OneHotEncoder(handle_unknown="ignore"), Ridge()).fit(X, range(30))
+    sio.dump(pipe, tmp_path / "good.skops")
+    assert ml.load_model(tmp_path / "good.skops").predict(X).shape == (30,)
+    pipe[0]._n_features_outs = [2]
+    sio.dump(pipe, tmp_path / "bad.skops")
+    with pytest.raises(ml.files.FileError, match="OneHotEncoder.*categories"):
+        ml.load_model(tmp_path / "bad.skops")  # never predicted: that would corrupt the heap
