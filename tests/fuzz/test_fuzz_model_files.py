@@ -85,3 +85,26 @@ def test_a_one_hot_encoder_whose_widths_disagree_with_its_categories_is_refused(
     sio.dump(pipe, tmp_path / "bad.skops")
     with pytest.raises(ml.files.FileError, match="OneHotEncoder.*categories"):
         ml.load_model(tmp_path / "bad.skops")  # never predicted: that would corrupt the heap
+
+
+def test_a_leafs_feature_index_is_never_read_by_the_tree_parser():
+    # the long run's nine foreign errors (hgb.skops of seed 15, e.g. m00200): a leaf's
+    # feature_idx set past the features; scikit-learn never reads it and predicts, the
+    # tree parser indexed with it (IndexError out of ml.shapley)
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    import modellens as ml
+    from modellens.trees import tree_ensemble
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    model = HistGradientBoostingRegressor(max_iter=3, max_depth=3).fit(X, X[:, 0] - X[:, 1])
+    nodes = model._predictors[1][0].nodes
+    nodes["feature_idx"][np.flatnonzero(nodes["is_leaf"])[0]] = 12
+    ens = tree_ensemble(model)
+    np.testing.assert_allclose(ens.predict_raw(ens.encode(X))[:, 0], model._raw_predict(X)[:, 0],
+                               rtol=1e-12, atol=1e-12)
+    attr = ml.shapley(model, X[:3], algorithm="tree")
+    np.testing.assert_allclose(attr.values.sum(1) + attr.base_values, model.predict(X[:3]),
+                               atol=1e-9)
