@@ -108,3 +108,24 @@ def test_a_leafs_feature_index_is_never_read_by_the_tree_parser():
     attr = ml.shapley(model, X[:3], algorithm="tree")
     np.testing.assert_allclose(attr.values.sum(1) + attr.base_values, model.predict(X[:3]),
                                atol=1e-9)
+
+
+def test_a_models_damaged_levels_leave_the_error_to_the_model():
+    # the long run's one foreign TypeError (m02352_pipeline.skops, seed 15): an encoder's
+    # categories_ holding lists; reading the model's levels raised "unhashable type: 'list'"
+    # before the model was called. The model's own call now says what it makes of them
+    import numpy as np
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    import modellens as ml
+
+    X = pd.DataFrame({"c": [f"level{i % 3}" for i in range(30)]})
+    pipe = make_pipeline(OneHotEncoder(handle_unknown="ignore"), Ridge()).fit(X, range(30))
+    damaged = np.empty(3, dtype=object)
+    damaged[:] = [["level0"], ["level1"], ["level2"]]
+    pipe[0].categories_ = [damaged]
+    with pytest.raises(ml.ModelError, match="the model raised"):
+        ml.predict(pipe, X)
