@@ -248,7 +248,7 @@ def _sample_parquet(path, max_rows, keep, random_state):
         if not len(local):
             continue
         step = max(1, _CHUNK_CELLS // max(n, 1))  # columns of one read
-        columns = []
+        columns: list = []
         for c in range(0, len(names), step):
             part = file.read_row_group(g, columns=names[c:c + step]).take(local)
             columns.extend(part.column(i).combine_chunks() for i in range(part.num_columns))
