@@ -229,6 +229,8 @@ def check_interactions(opened, values: dict) -> None:
         "sample_size": count(), "rows": array("iu", "s", optional=True, nonnegative=True),
         "method": text(), "output": text(), "n_groups": count(),
         "n_model_rows": count(optional=True), "notes": texts()})
+    if "n_model_rows" in values and values["n_model_rows"] is None:  # absent in old dicts only
+        raise opened.error("n_model_rows", "is None, not a count of model rows")
     check_fields(opened, values["pairwise"], {
         "feature_1": seq("p"), "feature_2": seq("p"), "h2": array(_F, "p"),
         "h2_unnormalized": array(_F, "p"), "std": array(_F, "p", optional=True)},

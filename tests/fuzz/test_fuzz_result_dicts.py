@@ -136,3 +136,11 @@ def test_a_split_without_its_threshold_or_levels_is_refused():
     node[key]["levels"] = ["a"]  # both: which one did the split use?
     with pytest.raises(ml.InvalidParameterError, match=f"{key}.* both a threshold and levels"):
         ml.Regions.from_dict(d)
+
+
+def test_an_interactions_count_of_model_rows_of_none_is_refused():
+    # found by the long fuzz run (input 146,413 of seed 15): n_model_rows None was rebuilt,
+    # then to_dict failed in int(None)
+    d = _first("Interactions")
+    d["fields"]["n_model_rows"] = None
+    _refused("Interactions", d, "n_model_rows")
