@@ -9,6 +9,16 @@ the category read as a category.  Printed: the seconds of making the data,
 fitting, building the report and writing it, the peak resident memory of
 the process, the page's size, whether the file is whole, and what the page
 says it sampled.  One run: the machine is shared, so say it was loaded.
+
+``--write FOLDER`` instead writes the table as Parquet, a chunk at a time
+(``big.parquet``: the features, the category and the target ``y``; memory of
+one chunk), and a LightGBM model fit on its first chunk (``big_model.txt``),
+for the command line on the whole file, with its default ``--max-rows``
+sampling::
+
+    nice -n 10 python benchmarks/bench_report_big.py --rows 1000000 --features 500 --write big
+    nice -n 10 /usr/bin/time -v modellens report --data big/big.parquet \
+        --model big/big_model.txt --target y --out big/report.html
 """
 
 from __future__ import annotations
@@ -34,6 +44,36 @@ def big_frame(rows, features, levels, seed=0):
     return X, y
 
 
+def write_parquet(folder, rows, features, levels, chunk=50_000):
+    """The table in ``folder/big.parquet`` (chunks of ``chunk`` rows, each from its own seed)
+    and a LightGBM model of its first chunk in ``folder/big_model.txt``."""
+    from pathlib import Path
+
+    import lightgbm
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    writer = None
+    model = None
+    for k, start in enumerate(range(0, rows, chunk)):
+        X, y = big_frame(min(chunk, rows - start), features, levels, seed=k)
+        if model is None:
+            model = lightgbm.LGBMRegressor(n_estimators=50, num_leaves=15, verbose=-1,
+                                           n_jobs=1).fit(X, y)
+            model.booster_.save_model(folder / "big_model.txt")
+        table = pa.Table.from_pandas(X.assign(y=y), preserve_index=False)
+        if writer is None:
+            writer = pq.ParquetWriter(folder / "big.parquet", table.schema)
+        writer.write_table(table)
+    writer.close()
+    size = (folder / "big.parquet").stat().st_size / 2**30
+    print(f"wrote {rows:,} rows x {features + 2} columns ({size:.2f} GB parquet) and the "
+          f"model in {time.perf_counter() - t:.0f} s, peak {peak_gb():.2f} GB", flush=True)
+
+
 def peak_gb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
@@ -45,7 +85,11 @@ def main():
     parser.add_argument("--levels", type=int, default=1000)
     parser.add_argument("--out", default="big_report.html")
     parser.add_argument("--profile", default=None, help="write cProfile stats here")
+    parser.add_argument("--write", default=None, metavar="FOLDER",
+                        help="write the data as Parquet and a model file there, and stop")
     args = parser.parse_args()
+    if args.write:
+        return write_parquet(args.write, args.rows, args.features, args.levels)
     import lightgbm
 
     import modellens as ml

@@ -229,6 +229,8 @@ def check_interactions(opened, values: dict) -> None:
         "sample_size": count(), "rows": array("iu", "s", optional=True, nonnegative=True),
         "method": text(), "output": text(), "n_groups": count(),
         "n_model_rows": count(optional=True), "notes": texts()})
+    if "n_model_rows" in values and values["n_model_rows"] is None:  # absent in old dicts only
+        raise opened.error("n_model_rows", "is None, not a count of model rows")
     check_fields(opened, values["pairwise"], {
         "feature_1": seq("p"), "feature_2": seq("p"), "h2": array(_F, "p"),
         "h2_unnormalized": array(_F, "p"), "std": array(_F, "p", optional=True)},
@@ -272,6 +274,10 @@ def check_region_tree(opened, node, where: str = "trees") -> None:
                 if set(split) != set(_SPLIT):
                     raise opened.error(f"{where}.{key}", "does not hold a split's fields")
                 check_fields(opened, split, _SPLIT, {}, prefix=f"{where}.{key}.")
+                if (split["threshold"] is None) == (split["levels"] is None):
+                    # a numeric split has a threshold, a categorical one its left levels
+                    raise opened.error(f"{where}.{key}", "holds both a threshold and "
+                                       "levels, or neither: a split has one of them")
         children = [node.get("left"), node.get("right")]
         if (node.get("split") is None) != (children == [None, None]) or None in children \
                 and children != [None, None]:

@@ -20,8 +20,10 @@ parent records that input and starts a new child at the next one.  Each
 input ends as ``refused`` (a clean FileError), ``loaded`` (loaded, predicted,
 and, for a tree model, its parsed trees give the model's own raw output),
 ``loaded-disagree`` (they do not), ``loaded-refused`` (loaded and predicted;
-the tree parser refused it), ``loaded-error`` (a Python exception after a
-load), ``unclean`` (the loader raised something other than FileError),
+the tree parser refused it), ``loaded-model-error`` (loaded; the model's own
+prediction fails, and the library's call of it, ``ml.predict``, says so with
+its ``ModelError``), ``loaded-error`` (a Python exception other than the
+library's escaped after a load: a fault), ``unclean`` (the loader raised something other than FileError),
 ``crash``, ``hang``; ``changed`` counts inputs whose bytes changed.
 
 Run ``python tests/fuzz/model_fuzz.py --seconds 300`` for a longer run.
@@ -489,8 +491,8 @@ def run_one(spec: dict, frames: dict) -> str:
         raw = _raw_output(model, Xin)
         if raw is None:
             model.predict(X)
-    except Exception as exc:
-        return f"loaded-error:{type(exc).__name__}"
+    except Exception:  # noqa: BLE001 - the model's own error: what does the library say?
+        return _through_the_library(model, Xin)
     try:
         ens = tree_ensemble(model)
     except InvalidParameterError:
@@ -507,6 +509,27 @@ def run_one(spec: dict, frames: dict) -> str:
                                            atol=1e-5, equal_nan=True):
         return "loaded-disagree"
     return "loaded"
+
+
+def _through_the_library(model, X) -> str:
+    """A loaded model that fails in its own ``predict``, called as every method calls it.
+
+    ``loaded-model-error``: the library's :class:`~modellens.ModelError` (one line
+    saying the model raised what on which rows); ``loaded-error:<type>``: any
+    other exception escaped the library (a fault); ``loaded-predicts``: the
+    library's call succeeded where the model's own did not.
+    """
+    import modellens as ml
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ml.predict(model, X, progress=False)
+    except ml.ModelError:
+        return "loaded-model-error"
+    except Exception as exc:  # noqa: BLE001 - what we count
+        return f"loaded-error:{type(exc).__name__}"
+    return "loaded-predicts"
 
 
 def _frames(inputs, folder) -> dict:
@@ -618,8 +641,8 @@ def run_inputs(inputs: list[dict], folder: Path, *, timeout: float = 30.0,
             "by_seed": {k: dict(v) for k, v in by_seed.items()},
             "examples": {o: [inputs[k]["path"] for k in tried if outcome[k] == o][:5]
                          for o in set(outcome[k] for k in tried)
-                         if o in ("crash", "hang", "loaded-disagree") or
-                         o.startswith("unclean")}}
+                         if o in ("crash", "hang", "loaded-disagree", "loaded-predicts") or
+                         o.startswith(("unclean", "loaded-error"))}}
 
 
 def summary(result: dict) -> str:
@@ -628,8 +651,10 @@ def summary(result: dict) -> str:
     unclean = sum(v for k, v in c.items() if k.startswith("unclean"))
     return (f"inputs tried {result['tried']}, clean refusals {c.get('refused', 0)}, "
             f"loaded fine {loaded} (of which the tree parser refused "
-            f"{c.get('loaded-refused', 0)}, a Python error after loading "
-            f"{sum(v for k, v in c.items() if k.startswith('loaded-error'))}, parsed trees disagreeing with the model "
+            f"{c.get('loaded-refused', 0)}, the model's own error after loading, said by "
+            f"the library's ModelError {c.get('loaded-model-error', 0)}, a foreign error "
+            f"after loading {sum(v for k, v in c.items() if k.startswith('loaded-error'))}, "
+            f"parsed trees disagreeing with the model "
             f"{c.get('loaded-disagree', 0)}), unclean loader errors {unclean}, "
             f"crashes {c.get('crash', 0)}, hangs {c.get('hang', 0)}, "
             f"memory blow-ups {sum(v for k, v in c.items() if k.endswith('MemoryError'))}, "

@@ -221,13 +221,20 @@ def run_one(name: str, d: dict) -> tuple[str, str]:
     return outcome, detail
 
 
-def run(n_inputs: int, seed: int = 0, verbose: bool = False) -> tuple[Counter, list]:
+def run(n_inputs: int, seed: int = 0, verbose: bool = False,
+        seconds: float | None = None) -> tuple[Counter, list]:
+    """Read ``n_inputs`` mutants (fewer when ``seconds`` pass first); the outcome counts."""
+    import time
+
     rng = random.Random(seed)
     bases = base_dicts()
     counts: Counter = Counter()
     bad = []
     warnings.simplefilter("ignore")
+    end = None if seconds is None else time.monotonic() + seconds
     for i in range(n_inputs):
+        if end is not None and time.monotonic() > end:
+            break
         name, d = bases[i % len(bases)]
         mutant = mutate(rng, d)
         outcome, detail = run_one(name, mutant)
@@ -236,6 +243,8 @@ def run(n_inputs: int, seed: int = 0, verbose: bool = False) -> tuple[Counter, l
             bad.append((i, name, outcome, detail))
             if verbose:
                 print(i, name, outcome, detail.strip(), file=sys.stderr)
+        if verbose and (i + 1) % 5000 == 0:  # a long run says how far it got
+            print(f"{i + 1} read: {dict(counts)}", file=sys.stderr, flush=True)
     return counts, bad
 
 
@@ -243,9 +252,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seconds", type=float, default=None, help="stop after this long")
     args = parser.parse_args(argv)
-    counts, bad = run(args.inputs, args.seed, verbose=True)
-    print(json.dumps({"inputs": args.inputs, **counts}))
+    counts, bad = run(args.inputs, args.seed, verbose=True, seconds=args.seconds)
+    print(json.dumps({"inputs": sum(counts.values()), **counts}))
     return 1 if bad else 0
 
 

@@ -119,3 +119,28 @@ def test_categories_of_a_dtype_pandas_cannot_index_are_refused():
         from_jsonable(tag)
     tag["categories_dtype"] = {"__modellens__": "dtype", "str": "|O"}
     assert list(from_jsonable(tag).categories) == ["a"]  # a dtype pandas indexes: read
+
+
+def test_a_split_without_its_threshold_or_levels_is_refused():
+    # found by the long fuzz run (input 28,031 of seed 15): a numeric candidate split whose
+    # threshold was None was rebuilt, then repr(regions) failed formatting None
+    d = _first("Regions")
+    node = next(iter(d["trees"].values()))
+    key = "split" if node["split"] is not None else "candidate"
+    assert node[key]["threshold"] is not None and node[key]["levels"] is None
+    node[key]["threshold"] = None
+    with pytest.raises(ml.InvalidParameterError, match=f"{key}.* or neither"):
+        ml.Regions.from_dict(d)
+    d = _first("Regions")
+    node = next(iter(d["trees"].values()))
+    node[key]["levels"] = ["a"]  # both: which one did the split use?
+    with pytest.raises(ml.InvalidParameterError, match=f"{key}.* both a threshold and levels"):
+        ml.Regions.from_dict(d)
+
+
+def test_an_interactions_count_of_model_rows_of_none_is_refused():
+    # found by the long fuzz run (input 146,413 of seed 15): n_model_rows None was rebuilt,
+    # then to_dict failed in int(None)
+    d = _first("Interactions")
+    d["fields"]["n_model_rows"] = None
+    _refused("Interactions", d, "n_model_rows")

@@ -288,7 +288,10 @@ def _unknown_labels(dataset: Dataset, expected: dict, *, skip) -> list:
             continue
         codes = dataset.values[:, j]
         used = col.levels[np.unique(codes[~np.isnan(codes)]).astype(np.intp)]
-        known = set(np.asarray(exp.levels).tolist())
+        try:  # a damaged model's levels (nested lists): its own call says what it makes of them
+            known = set(np.asarray(exp.levels, dtype=object).reshape(-1).tolist())
+        except (TypeError, ValueError):
+            continue
         extra = [v for v in used.tolist() if v not in known]
         if extra:
             out.append((j, np.asarray(exp.levels), np.asarray(extra, dtype=object)))

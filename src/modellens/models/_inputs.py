@@ -6,6 +6,11 @@ are kept); a representation turns a chunk of them into the model's own input
 ``predict_fn`` on such inputs with the same output checks as :class:`Model`
 (one score per input, ``target=`` choosing a column of class scores, finite
 numbers), so the engine streams them like any other rows.
+
+:func:`text_function` is the one rule of what a text method takes as its
+model: a function of a list of texts as it is, and a fitted scikit-learn text
+model (a ``Pipeline`` of a vectorizer and a classifier) by its bound
+``predict_proba``, else ``decision_function``, else ``predict``.
 """
 
 from __future__ import annotations
@@ -16,10 +21,43 @@ from .._validation import InvalidParameterError
 from ..data import Dataset
 from .adapter import Model, ModelError
 
-__all__ = ["InputModel", "INPUT_CHUNK_BYTES"]
+__all__ = ["InputModel", "INPUT_CHUNK_BYTES", "text_function", "ESTIMATOR_OUTPUTS"]
 
 #: Memory cap of the inputs built for one call (the engine caps float rows alike).
 INPUT_CHUNK_BYTES = 64 * 2**20
+
+#: A scikit-learn text model's outputs, in the order ``response_method="auto"`` tries them.
+ESTIMATOR_OUTPUTS = ("predict_proba", "decision_function", "predict")
+
+
+def text_function(model, response_method: str = "auto"):
+    """``model`` as a function of a list of texts (not a ``transformers`` model).
+
+    A callable is returned as it is (it returns its own scores: a
+    ``response_method`` other than ``"auto"`` is refused).  A fitted
+    scikit-learn estimator that reads texts (a ``Pipeline`` of a
+    ``TfidfVectorizer`` and a ``LogisticRegression``, say) gives its bound
+    ``predict_proba`` (``"auto"``; else ``decision_function``, else
+    ``predict``), or the method ``response_method`` names: bound methods, so
+    the outputs are named by the estimator's classes, as they are for a table.
+    """
+    if callable(model):
+        if response_method != "auto":
+            raise InvalidParameterError(
+                "response_method= for a text chooses a transformers model's or a scikit-learn "
+                "text pipeline's output; a function of texts returns its own scores.")
+        return model
+    methods = ESTIMATOR_OUTPUTS if response_method == "auto" else (response_method,)
+    for method in methods:
+        fn = getattr(model, method, None)
+        if callable(fn):
+            return fn
+    if response_method != "auto" and hasattr(model, "predict"):
+        raise InvalidParameterError(f"{type(model).__name__} has no {response_method} method.")
+    raise InvalidParameterError(
+        f"the model ({type(model).__name__}) is not a text classifier: give a function of a "
+        "list of strings, a transformers text-classification pipeline, or a fitted "
+        "scikit-learn text pipeline (e.g. TfidfVectorizer + LogisticRegression).")
 
 
 class InputModel(Model):

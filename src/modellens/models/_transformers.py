@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning
+from ._inputs import text_function
 
 __all__ = ["TextClassifier", "text_classifier", "is_transformers_model", "TEXT_OUTPUTS"]
 
@@ -55,8 +56,10 @@ def _import_transformers():
 def text_classifier(model, hf_tokenizer=None, response_method: str = "auto"):
     """``model`` as a :class:`TextClassifier` when it is a ``transformers`` classifier.
 
-    Returns ``model`` itself when it is another callable (and no
-    ``hf_tokenizer`` was given).
+    Any other model goes through :func:`~modellens.models._inputs.text_function`
+    (no ``hf_tokenizer`` given): a callable as it is, a scikit-learn text
+    pipeline by its bound ``predict_proba`` / ``decision_function`` /
+    ``predict`` (``response_method`` chooses among the first two).
     """
     if response_method not in TEXT_OUTPUTS:
         raise InvalidParameterError(
@@ -70,11 +73,8 @@ def text_classifier(model, hf_tokenizer=None, response_method: str = "auto"):
             raise InvalidParameterError(
                 "hf_tokenizer= goes with a transformers sequence-classification model "
                 f"(model=), got a model of type {type(model).__name__}.")
-        if response_method != "auto":
-            raise InvalidParameterError(
-                "response_method= for a text chooses a transformers model's output; a function "
-                "of texts returns its own scores.")
-        return model
+        # a function of texts as it is; a scikit-learn text pipeline by its bound method
+        return text_function(model, response_method)
     _import_transformers()
     if hasattr(model, "task") and hasattr(model, "model"):  # a pipeline
         if model.task not in ("text-classification", "sentiment-analysis"):

@@ -111,22 +111,6 @@ def _differs(a, b) -> bool:
         return True
 
 
-def text_model(model):
-    """The classifier as the methods take it: a function of a list of texts or a
-    transformers classifier as given; a scikit-learn pipeline by its ``predict_proba``, else
-    ``decision_function`` / ``predict`` (bound methods: the outputs are named by its
-    classes)."""
-    if type(model).__module__.split(".")[0] == "transformers" or callable(model):
-        return model  # (ml.shapley and ml.deletion_curves read a transformers classifier)
-    for method in ("predict_proba", "decision_function", "predict"):
-        if hasattr(model, method):
-            return getattr(model, method)
-    raise InvalidParameterError(
-        f"the model ({type(model).__name__}) is not a text classifier: give a function of a "
-        "list of strings, a transformers text-classification pipeline, or a fitted "
-        "scikit-learn pipeline (e.g. TfidfVectorizer + LogisticRegression).")
-
-
 def text_budget(budget: int, n_texts: int, d: int) -> int:
     """Coalitions one text of ``d`` distinct words may cost: its share of ``budget``, at most
     KernelSHAP's default ``2 d + 2048``, at least ``2 d + 2``."""
@@ -144,8 +128,9 @@ class TextInputs:
 
     Attributes
     ----------
-    model : callable
-        The classifier as a function of texts (:func:`text_model`).
+    model : object
+        The classifier as given (every text method reads it: a function of texts, a
+        transformers pipeline, a scikit-learn text pipeline).
     texts : list of str
         Every text given.
     words : list of int
@@ -238,7 +223,6 @@ def _count_words(masker, text) -> tuple:
 def text_inputs(model, X, opts) -> TextInputs:
     """Check the texts, explain the chosen ones once."""
     texts = check_texts(X)
-    fn = text_model(model)
     masker = TextMasker()
     counts = [_count_words(masker, t) for t in texts]
     words = [w for w, _ in counts]
@@ -246,7 +230,7 @@ def text_inputs(model, X, opts) -> TextInputs:
     explained = _choose(len(texts), opts.rows, opts.n_explain, int(opts.random_state))
     progress = resolve_options(progress=opts.progress).progress
     attributions, calls, skipped, said = explain_texts(
-        fn, texts, explained, budget=opts.shapley_budget, target=opts.target,
+        model, texts, explained, budget=opts.shapley_budget, target=opts.target,
         seed=int(opts.random_state), progress=progress, players=players)
     if not attributions:
         raise InvalidParameterError(
@@ -260,7 +244,7 @@ def text_inputs(model, X, opts) -> TextInputs:
         mean = np.mean([np.asarray(a.prediction, dtype=float)[0] for a in attributions.values()],
                        axis=0)
         position = int(np.argmax(mean))
-    return TextInputs(model=fn, texts=texts, words=words, players=players,
+    return TextInputs(model=model, texts=texts, words=words, players=players,
                       explained=explained, attributions=attributions, calls=calls,
                       skipped=skipped, outputs=outputs, output_position=position,
                       target=opts.target, random_state=int(opts.random_state),

@@ -140,7 +140,9 @@ def _hist_gradient_boosting(model, classes, d):
                 threshold[i] = len(cat_rows)
                 missing[i] = MISSING_CATEGORICAL
                 cat_rows.append(row.astype(np.uint8))
-            b.add(left, right, perm[nodes["feature_idx"]], threshold,
+            # a leaf's feature index is never read (scikit-learn's checks skip it): 0 there
+            feature = np.where(leaf, 0, nodes["feature_idx"].astype(np.int64))
+            b.add(left, right, perm[feature], threshold,
                   nodes["missing_go_to_left"], np.where(leaf, nodes["value"], 0.0),
                   nodes["count"].astype(np.float64), missing=missing, output=j)
     base = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
