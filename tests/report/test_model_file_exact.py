@@ -421,3 +421,34 @@ def test_the_compiled_walk_passes_exactly_what_the_level_walk_passes(monkeypatch
         assert fast and np.array_equal(depth, slow), (left, right, sizes, live)
         passed += 1
     assert passed > 5  # valid trees drawn too
+
+
+@pytest.mark.parametrize("tamper", ["repeat", "unsorted"])
+def test_xgboost_numeric_categories_that_repeat_or_do_not_sort_are_refused(tmp_path, tamper):
+    # XGBoost maps a value to its code by binary search through sorted_idx: with a level
+    # recorded twice (the long fuzz run's m01239) or an order that does not sort them its
+    # predictions and the trees' reading here disagree, so such a file is refused
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300),
+                      "n": pd.Categorical(rng.choice([3, -1, 10, 7, 200], 300))})
+    y = (X.a + 2 * (X.n == 10)).to_numpy()
+    model = xgb.XGBRegressor(n_estimators=4, enable_categorical=True, tree_method="hist",
+                             max_cat_to_onehot=1).fit(X, y)
+    model.save_model(tmp_path / "ok.json")
+    doc = json.loads((tmp_path / "ok.json").read_text())
+    cats = doc["learner"]["gradient_booster"]["model"].get("cats")
+    if cats is None:
+        pytest.skip("this XGBoost does not store its categories (3.1+ does)")
+    values = cats["enc"][1]["values"]
+    assert len(values) == 5 and sorted(values) == [-1, 3, 7, 10, 200]
+    if tamper == "repeat":
+        values[2] = values[1]
+    else:
+        lo = cats["feature_segments"][1]
+        order = cats["sorted_idx"]
+        order[lo], order[lo + 1] = order[lo + 1], order[lo]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    assert np.array_equal(load_model_file(tmp_path / "ok.json").predict(X), model.predict(X))
+    with pytest.raises(FileError, match="categories repeat a level or their sorted"):
+        load_model_file(tmp_path / "bad.json")

@@ -270,5 +270,20 @@ def _check_xgboost_cats(cats, n_features):
                 if len(off) != hi - lo + 1 or off[0] != 0 or np.any(np.diff(off) < 0) or \
                         off[-1] != len(values):
                     _fail(f"feature {f}: its text categories' offsets do not fit them")
+                # text levels are not checked for repeats: XGBoost 3.2 itself writes a
+                # non-ASCII level's bytes cut at its length in characters, so two levels can
+                # be stored alike
         elif len(values) != hi - lo:
             _fail(f"feature {f}: {len(values)} categories for a segment of {hi - lo}")
+        else:
+            _check_distinct_in_order(list(np.asarray(values).tolist()), order[lo:hi], f)
+
+
+def _check_distinct_in_order(levels, order, f):
+    """XGBoost finds a number's code by binary search through ``sorted_idx``: a level
+    recorded twice, or an order that does not sort them, gives XGBoost's predictions
+    another code than the trees' reading here (a silent wrong answer): refused."""
+    ranked = [levels[i] for i in order]
+    if any(not a < b for a, b in zip(ranked[:-1], ranked[1:])):
+        _fail(f"feature {f}: its categories repeat a level or their sorted positions do not "
+              "sort them")
