@@ -1,8 +1,12 @@
 """The report on wide, many-class data at the model-row limit (issue 41), section by section.
 
 Run ``PYTHONPATH=src python benchmarks/bench_report_wide.py [--rounds 3] [--trees 200]
-[--rows 3000]``.  Quoted in issue 41's closing note (lane perf, loaded machine): the full
-size once, ``PYTHONPATH=src python benchmarks/bench_report_wide.py --rounds 1``.
+[--rows 3000] [--one-thread]``.  Idle, the issue's figures: ``PYTHONPATH=src python
+benchmarks/bench_report_wide.py --rounds 3`` (wall and CPU, best of 3 interleaved; about
+3 x (7-class + 3-class build) of wall time: budget 30-45 minutes idle on 2 cores).  On a
+loaded machine read the CPU columns, best with ``--one-thread`` (every pool on one thread,
+so a part's CPU time is its own and the model's CPU time per call is the call's).
+A quick look: ``--rows 1000 --trees 50 --rounds 1`` (about 1 minute of CPU).
 
 The data: ``rows`` x 41 columns (35 numeric, 5% of them missing, two pairs that depend on
 each other; 6 categorical columns of 4 to 29 levels), and two LightGBM classifiers with
@@ -11,15 +15,18 @@ each other; 6 categorical columns of 4 to 29 levels), and two LightGBM classifie
 rounds per section.
 
 Printed first: the two models' own ``predict_proba`` time on the same rows, 7-class over
-3-class (the floor of a section's 7/3 ratio when both evaluate equal model rows).  Then
-per section: seconds for the 7-class and the 3-class model and their ratio, the rows the
-7-class model evaluated (``predict_proba`` is counted on the instance, so the tree routes
-that read the booster are not disturbed) and their ratio to the 3-class model's, the
-model's own seconds on them and their 7/3 ratio (a section whose 7/3 ratio exceeds its
-model's spends the difference outside the model), and the section's seconds over the
-model's (the overhead; sections without model rows have none).
+3-class, wall and CPU (the floor of a section's 7/3 ratio when both evaluate equal model
+rows).  Then per part (each section of ``ml.report``, ``report`` its whole build,
+``page`` ``to_html``: the still pictures encoded, ``total`` both): wall and CPU seconds for
+the 7-class and the 3-class model and their ratios, the rows the 7-class model evaluated
+(``predict_proba`` is counted on the instance, so the tree routes that read the booster
+are not disturbed) and their ratio to the 3-class model's, the model's own CPU seconds on
+them and their 7/3 ratio (a part whose 7/3 ratio exceeds its model's spends the
+difference outside the model), and the part's CPU seconds over the model's (the
+overhead; parts without model rows have none).  CPU seconds are the process's (every
+thread) plus its finished child processes'.
 Goals (issue 41): the data section under 5% of the build, the whole build of the 7-class
-model within 2x the 3-class one's.
+model within 2x the 3-class one's (both printed on the last two lines, met or missed).
 
 Measured once at the full size (lane perf, 2 cores at a load average of about 13, so the
 seconds are inflated and only the ratios read): 7 classes 924 s, 3 classes 401 s (2.30x,

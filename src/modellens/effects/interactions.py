@@ -415,8 +415,9 @@ class _HPlan(Plan):
             self.f_rows = DataRows(base)
             self.overall: dict | None = None
             if screen.trees is None:
-                self.singles = {j: BlockRows(base, [j], *screen.settings[j], groups,
-                                             row_sums=True) for j in screen.feats}
+                self.singles = {j: BlockRows(base, [j], screen.settings[j][0],
+                                             screen.settings[j][1], groups, row_sums=True)
+                                for j in screen.feats}
                 self.segments = [self.f_rows, *self.singles.values()]
                 for seg in self.singles.values():
                     seg.on_finish = self._single_finished
@@ -517,7 +518,9 @@ def _tree_singles(request, screen):
                       request.dataset)
         for j in batch:
             for c in range(n_out):
-                block = BlockRows(screen.base, [j], *settings[j], screen.groups, row_sums=True)
+                values, inverse = settings[j]
+                block = BlockRows(screen.base, [j], values, inverse, screen.groups,
+                                  row_sums=True)
                 block.fold_all(ice.curves(j, c).T.ravel())  # setting u: rows u*n:(u+1)*n
                 blocks[c][j] = block
     return blocks
