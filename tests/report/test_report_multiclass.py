@@ -117,6 +117,11 @@ def test_every_class_of_lime_interactions_and_regions_in_one_pass(fitted):
     rows = X.iloc[lime["rows"]]
     every = inter["every_output"]
     screened = list(every["interactions"].overall.index)
+    # the features' blocks came from the trees (exact ICE of the probabilities); below, each
+    # class's statistics equal those of model rows alone
+    from modellens.effects.interactions import TREE_SINGLES_NOTE
+
+    assert TREE_SINGLES_NOTE in every["interactions"].notes
     assert len(every["ranked"]) == len(clf.classes_)
     for k, c in enumerate(clf.classes_):
         one = ml.lime(clf, rows, training_data=X, random_state=0, target=c)
@@ -192,3 +197,26 @@ def test_a_one_column_y_of_a_model_with_several_outputs_is_not_scored_against_th
     rep = ml.report(model, X, Y["Pulse"], target=2, sections=["quality"])
     expected = r2_score(Y["Pulse"], model.predict(X)[:, 2])
     assert rep.sections["quality"].data["metrics"]["r2"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_treeshap_of_one_row_finds_the_trees_explain_another_scale(monkeypatch):
+    """A boosted classifier's trees add up to log-odds, the page shows probabilities: one
+    explained row's TreeSHAP finds that out (not every explained row's)."""
+    from modellens.report._sections import shapley as section
+
+    calls = []
+    real = section.shapley
+
+    def counting(model, X, **kw):
+        if kw.get("algorithm") == "tree":
+            calls.append(len(X))
+        return real(model, X, **kw)
+
+    monkeypatch.setattr(section, "shapley", counting)
+    X, y = _iris_like()
+    clf = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
+    # a budget below exact enumeration's: TreeSHAP is asked
+    rep = ml.report(clf, X, y, sections=["shapley"], **{**SMALL, "shapley_budget": 1000})
+    assert calls == [1]
+    assert any("TreeSHAP would explain" in n for n in rep.sections["shapley"].notes)
+    assert rep.sections["shapley"].data["attributions"].method != "shapley-tree"

@@ -28,7 +28,7 @@ import numpy as np
 from ..engine import GridRows
 
 __all__ = ["N_GROUPS", "Groups", "BlockSums", "BlockRows", "settings_of", "h_statistics",
-           "strongest_pairs"]
+           "strongest_pairs", "pairs_of_outputs"]
 
 #: Random groups of the sampled rows for the jackknife (19 degrees of freedom).
 N_GROUPS = 20
@@ -112,6 +112,12 @@ class BlockRows(GridRows):
         self._add_u, self._add_h = us, hs
         self._add_c = pairs[us, hs].astype(np.float64)
         self._add_off = np.searchsorted(us, np.arange(U + 1))
+
+    def fold_all(self, answers):
+        """Fold the whole block's answers at once (rows as the segment orders them), when
+        they come from elsewhere than model rows (the trees' exact curves)."""
+        self._reset()
+        self._fold(0, self.n_rows, np.asarray(answers, dtype=np.float64))
 
     def _allocate(self):
         n, G = self.m, self.groups.G
@@ -289,3 +295,23 @@ def strongest_pairs(overall: dict, feats, k):
     order = np.argsort(-np.nan_to_num(h2, nan=-np.inf), kind="stable")[:k]
     top = sorted(order)  # keep the features' own order within a pair
     return [(feats[a], feats[b]) for a, b in itertools.combinations(top, 2)]
+
+
+def pairs_of_outputs(overall: list, feats, pair_request) -> list:
+    """Each output's pairs, from every output's overall statistics ``overall``.
+
+    ``pair_request`` is ``("list", pairs)`` (those, for every output),
+    ``("top", k)`` (each output the pairs among its own ``k`` strongest
+    features) or ``("shared", k)`` (one set for every output: the ``k``
+    features with the largest sum over the outputs of their unnormalised
+    overall statistic squared, the interaction's share of the prediction
+    vector's variance; one output ranks as ``"top"``).
+    """
+    kind, what = pair_request
+    if kind == "list":
+        return [list(what) for _ in overall]
+    if kind == "shared" and len(overall) > 1:
+        joint = {j: (float(np.nansum([o[j][1] ** 2 for o in overall])),) for j in feats}
+        chosen = strongest_pairs(joint, feats, what)
+        return [list(chosen) for _ in overall]
+    return [strongest_pairs(o, feats, what) for o in overall]

@@ -27,7 +27,7 @@ import numpy as np
 from .._validation import InvalidParameterError
 from ..engine import Plan
 from ..trees import kernels as K
-from ._hstat import BlockSums, h_statistics, strongest_pairs
+from ._hstat import BlockSums, h_statistics, pairs_of_outputs
 
 __all__ = ["tree_statistics", "TreeStatisticsPlan"]
 
@@ -99,15 +99,32 @@ def tree_statistics(ens, dataset, base, groups, feats, pair_request) -> list:
         K.sized(K.leaf_counts, len(masks))(masks, labels[lo:lo + len(masks)], leaves.feat_off,
                                            leaves.pair_off, full, miss1, bits, miss2)
     predictions = ens.predict_raw(X)
-    return [_statistics(leaves, np.ascontiguousarray(leaves.values[:, c]),
-                        np.ascontiguousarray(predictions[:, c]), ens.n_features, groups, feats,
-                        pair_request, full, miss1, bits, miss2)
-            for c in range(ens.n_outputs)]
+    counts = (full, miss1, bits, miss2)
+
+    def features(c):
+        return _features(leaves, np.ascontiguousarray(leaves.values[:, c]),
+                         np.ascontiguousarray(predictions[:, c]), ens.n_features, groups, feats,
+                         counts)
+
+    if pair_request[0] != "shared" or ens.n_outputs == 1:
+        # each output's pairs are its own: one output's sums at a time
+        out = []
+        for c in range(ens.n_outputs):
+            first = features(c)
+            pairs = pairs_of_outputs([first[1]], feats, pair_request)[0]
+            out.append((first[1], _pairs(leaves, first, ens.n_features, groups, pairs, counts)))
+        return out
+    # one set of pairs for every output, chosen on all their overall statistics
+    firsts = [features(c) for c in range(ens.n_outputs)]
+    chosen = pairs_of_outputs([first[1] for first in firsts], feats, pair_request)
+    return [(first[1], _pairs(leaves, first, ens.n_features, groups, pairs, counts))
+            for first, pairs in zip(firsts, chosen)]
 
 
-def _statistics(leaves, value, prediction, n_features, groups, feats, pair_request, full,
-                miss1, bits, miss2):
-    """One output's ``(overall, pairwise)`` from its leaf values and the shared counts."""
+def _features(leaves, value, prediction, n_features, groups, feats, counts):
+    """One output's features' block sums and overall statistics, from its leaf values and the
+    shared counts: ``(singles, overall, C, index, value, prediction)``."""
+    full, miss1, bits, _ = counts
     n, G = len(prediction), groups.G
     sizes = groups.sizes.astype(np.float64)
 
@@ -123,10 +140,18 @@ def _statistics(leaves, value, prediction, n_features, groups, feats, pair_reque
     singles = {j: BlockSums(np.ascontiguousarray(C[a].T), R[a], every)
                for a, j in enumerate(feats)}
     overall, _ = h_statistics(groups, prediction, singles, {}, overall=feats)
+    # the pairs read the column sums only
+    singles = {j: BlockSums(s.C, None, every) for j, s in singles.items()}
+    return singles, overall, C, index, value, prediction
 
-    kind, what = pair_request
-    pairs = list(what) if kind == "list" else strongest_pairs(overall, feats, what)
-    pairwise = {}
+
+def _pairs(leaves, first, n_features, groups, pairs, counts):
+    """One output's statistics of ``pairs`` (its :func:`_features` given as ``first``)."""
+    singles, _, C, index, value, prediction = first
+    full, miss1, _, miss2 = counts
+    n, G = len(prediction), groups.G
+    every = np.arange(n)
+    pairwise: dict = {}
     batch = max(1, PAIR_BYTES // (8 * n * G))
     for start in range(0, len(pairs), batch):
         chunk = pairs[start:start + batch]
@@ -141,4 +166,4 @@ def _statistics(leaves, value, prediction, n_features, groups, feats, pair_reque
                                   None, every)
                 for q, (a, b) in enumerate(chunk)}
         pairwise.update(h_statistics(groups, prediction, singles, sums)[1])
-    return overall, pairwise
+    return pairwise

@@ -14,10 +14,10 @@ from .._validation import (InvalidParameterError, ModellensWarning, check_choice
 from ..engine import DataRows, Plan, open_request, run, run_outputs
 from ..models import tree_ensemble_name
 from ..typing import DataLike, FeatureSpec, ModelLike, RandomStateLike, TargetSpec
-from ._hstat import BlockRows, Groups, h_statistics, settings_of, strongest_pairs
+from ._hstat import BlockRows, Groups, h_statistics, pairs_of_outputs, settings_of
 from .interactions_result import PAIR_COLUMNS, Interactions
 
-__all__ = ["interactions", "COST_WARN_ROWS"]
+__all__ = ["interactions", "COST_WARN_ROWS", "TREE_SINGLES_NOTE"]
 
 #: Planned model rows above which a request warns and names the cheaper choices.
 COST_WARN_ROWS = 25_000_000
@@ -25,6 +25,7 @@ COST_WARN_ROWS = 25_000_000
 
 def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                  pairs: Sequence[tuple[Hashable, Hashable]] | int | None = None,
+                 shared_pairs: bool = False,
                  sample: int | float | None = 500, method: str = "auto",
                  random_state: RandomStateLike = None, target: TargetSpec = None,
                  response_method: str = "auto", feature_names: Sequence[str] | None = None,
@@ -56,6 +57,17 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         Friedman and Popescu, as R's ``hstats`` does; its pair rows are
         planned after the overall statistics).  A list of pairs
         ``[(a, b), ...]`` of ``features``: those only.  ``[]``: none.
+    shared_pairs : bool, default=False
+        With ``pairs=k`` and several outputs (``target=None`` on a
+        multiclass model): one set of pairs for every output, among the
+        ``k`` features whose interactions carry the most of the prediction
+        vector's variance (the sum over the outputs of their unnormalised
+        overall statistics squared; for one output the same order as
+        :math:`H^2_j`).  The pair rows then do not grow with the outputs
+        (one block per pair for every output), where by default each
+        output reports the pairs among its own ``k`` strongest features,
+        as its ``target=`` call does, and the blocks of their union are
+        evaluated.
     sample : int or None, default=500
         Rows drawn from ``X`` (without replacement, with ``random_state``);
         at least 2: a cap, so None, or a count above the rows of ``X``,
@@ -70,7 +82,12 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         rows: on the trees' raw output, so it needs a response that is that
         output (a regressor's prediction, a forest's class probability, a
         boosted classifier's ``response_method="decision_function"``).
-        ``"auto"`` takes ``"tree"`` when it applies and ``"brute"`` otherwise.
+        ``"auto"`` takes ``"tree"`` when it applies and ``"brute"`` otherwise;
+        its brute force reads the features' blocks from the trees of a tree
+        ensemble whose own answers they are (a boosted classifier's
+        probabilities included: the exact ICE curves of
+        :func:`modellens.pdp`, at the sample's values), so only
+        :math:`f(x_i)` and the pairs' blocks cost model rows.
     random_state : int or Generator, optional
         Seed of the sample and of the jackknife groups.
     chunk_size, n_jobs, progress : optional
@@ -203,6 +220,8 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
             "statistics need at least two (the overall statistic of one feature is about its "
             "interactions with the others: pass features=None, or a list of two or more).")
     pair_request = _check_pairs(dataset, feats, pairs)
+    if shared_pairs and pair_request[0] == "top":
+        pair_request = ("shared", pair_request[1])
     trees = _tree_model(model, dataset, request.X, method, target, response_method)
     rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
     base = dataset.values[rows]
@@ -217,6 +236,10 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         n_model_rows, used = 0, "tree"
     else:
         screen = _BruteScreen(base, groups, feats)
+        if method == "auto":
+            screen.trees = _tree_singles(request, screen)
+            if screen.trees is not None:
+                notes.append(TREE_SINGLES_NOTE)
         _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
         stats = screen.run(mdl, pair_request, request.options)
         outputs, labels = mdl.outputs, request.output_labels
@@ -251,7 +274,7 @@ def _result(dataset, feats, overall, pairwise, **fields) -> Interactions:
 
 # ---------------------------------------------------------------------- the request
 def _check_pairs(dataset, feats, pairs):
-    """``("all", None)``, ``("top", k)`` or ``("list", [(a, b), ...])`` in column indices."""
+    """``("top", k)`` or ``("list", [(a, b), ...])`` in column indices."""
     name = lambda j: dataset.columns[j].name  # noqa: E731
     if pairs is None:
         return "list", list(itertools.combinations(feats, 2))
@@ -314,6 +337,8 @@ class _BruteScreen:
         self.n = len(base)
         self.settings = {j: settings_of(base[:, [j]]) for j in feats}
         self._pair_settings: dict = {}
+        #: each output's features' blocks, folded from the trees' curves, or None
+        self.trees: list | None = None
 
     def pair_settings(self, pair):
         """``(settings, inverse)`` of a pair, found once (the cost guard and each output's plan ask)."""
@@ -322,6 +347,8 @@ class _BruteScreen:
         return self._pair_settings[pair]
 
     def single_rows(self):
+        if self.trees is not None:  # f(x_i) only
+            return self.n
         return self.n + sum(self.n * len(s) for s, _ in self.settings.values())
 
     def pair_rows(self, pairs):
@@ -332,8 +359,11 @@ class _BruteScreen:
         kind, what = pair_request
         plans: list = []
 
+        outputs = mdl.outputs if mdl.n_outputs > 1 else None
+
         def first_plans(one):
-            plans.append(_HPlan(self, list(what) if kind == "list" else []))
+            c = 0 if outputs is None else outputs.index(one.output_name)
+            plans.append(_HPlan(self, list(what) if kind == "list" else [], output=c))
             return plans[-1:]
 
         run_outputs(mdl, first_plans, options, desc="interactions")
@@ -341,11 +371,12 @@ class _BruteScreen:
         plans = plans[-mdl.n_outputs:]
         assert all(p.overall is not None for p in plans)  # formed when the blocks finished
         overall = [dict(p.overall) for p in plans]
-        if kind != "top":
+        if kind == "list":
             return [(o, p.pair_stats()) for o, p in zip(overall, plans)]
-        # each output's strongest pairs; one pass evaluates the union of them, and each
-        # output reports its own (a pair's statistic does not depend on the others)
-        strongest = [strongest_pairs(o, self.feats, what) for o in overall]
+        # each output's strongest pairs (or one set for all, "shared"); one pass evaluates
+        # the union of them, and each output reports its own (a pair's statistic does not
+        # depend on the others)
+        strongest = pairs_of_outputs(overall, self.feats, pair_request)
         union = list(dict.fromkeys(p for pairs in strongest for p in pairs))
         firsts = iter(plans)
         seconds: list = []
@@ -369,22 +400,32 @@ class _HPlan(Plan):
     block keeps ``G x u`` column sums, never its ``n x u`` answers); the
     overall statistics are formed as soon as the features' blocks are done.
     With ``first`` (the plan that already evaluated ``f`` and the features'
-    blocks) only the pairs' rows are planned.
+    blocks) only the pairs' rows are planned.  With the screen's ``trees``
+    the features' blocks are folded from the trees' exact curves of output
+    ``output`` (the same sums, in the same order), and only ``f`` and the
+    pairs are model rows.
     """
 
-    def __init__(self, screen: _BruteScreen, pairs, first: "_HPlan | None" = None):
+    def __init__(self, screen: _BruteScreen, pairs, first: "_HPlan | None" = None, *,
+                 output: int = 0):
         self.screen, self.pairs = screen, pairs
         groups, base = screen.groups, screen.base
         self.segments = []
         if first is None:
             self.f_rows = DataRows(base)
-            self.singles = {}
-            for j in screen.feats:
-                settings, inverse = screen.settings[j]
-                self.singles[j] = BlockRows(base, [j], settings, inverse, groups,
-                                            row_sums=True)
-            self.segments = [self.f_rows, *self.singles.values()]
             self.overall: dict | None = None
+            if screen.trees is None:
+                self.singles = {j: BlockRows(base, [j], screen.settings[j][0],
+                                             screen.settings[j][1], groups, row_sums=True)
+                                for j in screen.feats}
+                self.segments = [self.f_rows, *self.singles.values()]
+                for seg in self.singles.values():
+                    seg.on_finish = self._single_finished
+            else:  # folded from the trees' curves already
+                self.singles = screen.trees[output]
+                self.segments = [self.f_rows]
+            # the overall statistics once f and every feature's block are in, whichever last
+            self.f_rows.on_finish = self._single_finished
         else:
             self.f_rows, self.singles, self.overall = first.f_rows, first.singles, first.overall
             self._first = first
@@ -394,12 +435,9 @@ class _HPlan(Plan):
             seg = BlockRows(base, list(p), settings, inverse, groups, row_sums=False)
             seg.on_finish = lambda s, p=p: self._pair_finished(p, s)
             self.segments.append(seg)
-        if first is None:
-            for seg in self.singles.values():
-                seg.on_finish = self._single_finished
 
     def _single_finished(self, seg):
-        if all(s._left == 0 for s in self.singles.values()):
+        if all(s._left == 0 for s in (self.f_rows, *self.singles.values())):
             sums = {j: s.result for j, s in self.singles.items()}
             self.overall, _ = h_statistics(self.screen.groups, self.f_rows.result, sums, {},
                                            overall=self.screen.feats)
@@ -445,6 +483,49 @@ def _warn_cost(screen: _BruteScreen, pair_request, *, method_hint):
 
 
 # ---------------------------------------------------------------------- trees
+#: Grid rows of the features' blocks (sampled rows x their settings, summed) from which
+#: the brute force reads them from the trees; fewer are model rows (a small request does
+#: not wait for the ICE kernel's first compile).
+TREE_SINGLES_ROWS = 50_000
+#: Bytes of curves held at once (the features are walked in batches of this size).
+TREE_SINGLES_BYTES = 1 << 26
+TREE_SINGLES_NOTE = ("the features' blocks from the trees (exact ICE, no model rows); "
+                     "f and the pairs' blocks from model rows")
+
+
+def _tree_singles(request, screen):
+    """Each output's features' blocks (``[{feature: BlockRows}]``), folded from the trees'
+    exact ICE curves at the sample's settings (:class:`~._tree_ice.TreeICE`: row ``i``'s
+    curve of feature ``j`` at setting ``u`` is ``M_j[i, u]``); None where the trees may not
+    stand in for the model, or the blocks are few rows."""
+    settings = screen.settings
+    if tree_ensemble_name(request.raw_model) is None or \
+            screen.n * sum(len(s) for s, _ in settings.values()) < TREE_SINGLES_ROWS:
+        return None
+    from ._tree_ice import TreeICE, trusted_trees
+
+    trusted = trusted_trees(request, screen.base, "ice")
+    if isinstance(trusted, str):
+        return None
+    ens, response = trusted
+    n_out = len(response[1])
+    blocks: list = [{} for _ in range(n_out)]
+    widest = max(len(s) for s, _ in settings.values())
+    step = max(1, TREE_SINGLES_BYTES // (8 * n_out * screen.n * widest))
+    for lo in range(0, len(screen.feats), step):
+        batch = screen.feats[lo:lo + step]
+        ice = TreeICE(ens, response, screen.base, {j: settings[j][0][:, 0] for j in batch},
+                      request.dataset)
+        for j in batch:
+            for c in range(n_out):
+                values, inverse = settings[j]
+                block = BlockRows(screen.base, [j], values, inverse, screen.groups,
+                                  row_sums=True)
+                block.fold_all(ice.curves(j, c).T.ravel())  # setting u: rows u*n:(u+1)*n
+                blocks[c][j] = block
+    return blocks
+
+
 def _tree_model(model, dataset, X, method, target, response_method):
     """``(TreeEnsemble of the outputs, their names, labels or None)`` for the tree method
     (:func:`~modellens.trees.tree_outputs`: the black-box rules), or None for

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..._validation import NotATreeModelError
 from ...effects.ale import ale
-from ...effects.interactions import interactions
+from ...effects.interactions import TREE_SINGLES_NOTE, interactions
 from .._render import figure_from
 from .capture import capture_warnings
 from .page import Cell, FigureGroup, Section, Table, explained_output, num_cell, say_every, titled
@@ -46,6 +46,9 @@ def screen_pairs(inputs, candidates) -> tuple:
     effect does not win.  For a model of several outputs the statistics of
     every output come from one pass (``interactions`` holds them all) and
     ``ranked`` is the explained output's; :func:`rank_pairs` ranks another.
+    Without the tree method, the screen's pairs are those among the features
+    with the strongest interactions over every output (``shared_pairs``),
+    the same pairs for every output.
     """
     if len(candidates) < 2:
         return [], None
@@ -65,9 +68,13 @@ def screen_pairs(inputs, candidates) -> tuple:
         blocks = len(features) + k * (k - 1) // 2
         sample = min(n, SCREEN_ROWS,
                      max(SCREEN_MIN_ROWS, int(np.sqrt(SCREEN_BRUTE_ROWS / blocks))))
+        # "auto": the features' blocks from the trees where they are the model's answers
+        # (a boosted classifier's probabilities), so only f and the pairs are model rows; the
+        # pairs among the k features strongest over every output, one set for all of them
+        # (the pair rows do not grow with the classes)
         inter = interactions(inputs.model, inputs.X_sample, features, sample=sample,
-                             pairs=k if k < len(features) else None, method="brute",
-                             **common)
+                             pairs=k if k < len(features) else None, method="auto",
+                             shared_pairs=True, **common)
     return rank_pairs(explained_output(inter, inputs)), inter
 
 
@@ -117,10 +124,12 @@ def interaction_section(inputs, found) -> Section | None:
     screened = len(inter.overall)
     how = ("every pair" if len(inter.pairwise) == screened * (screened - 1) // 2 else
            f"every pair among the {SCREEN_PAIR_FEATURES} features with the strongest overall "
-           f"interaction")
+           f"interaction" + (" over every class" if several else ""))
+    way = "read from the trees" if inter.method == "tree" else "by brute force" + (
+        ", each feature's partial dependence read exactly from the trees"
+        if TREE_SINGLES_NOTE in inter.notes else "")
     sec.notes.append(
-        f"How the pair was chosen: Friedman's H statistic (ml.interactions, "
-        f"{'read from the trees' if inter.method == 'tree' else 'by brute force'}) on "
+        f"How the pair was chosen: Friedman's H statistic (ml.interactions, {way}) on "
         f"{inter.sample_size:,} sampled rows, {how} of the {screened} features"
         + (f" (the {screened} most important)" if len(usable) > screened else "")
         + f", {len(ranked)} pairs. The pair drawn has the largest interaction on the "

@@ -103,13 +103,15 @@ def _tree_shapley(sec, inputs, common):
     several; None, with the reason on the page, when it does not apply or explains another
     scale than the page's.
 
-    The explained rows are asked first: a model whose trees answer on another scale (a
-    boosted classifier's log-odds) costs their TreeSHAP only, not the scatter rows'.
+    One explained row is asked first: a model whose trees answer on another scale (a
+    boosted classifier's log-odds) costs its TreeSHAP only (a row's values are its own,
+    whichever rows are asked with it).
     """
     from ... import ModelError  # the face's name: the report imports nothing of models/
 
     try:
-        scatter = shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
+        probe = shapley(inputs.model, take_rows(inputs.X, inputs.explain_index[:1]),
+                        algorithm="tree", **common)
     except NotATreeModelError as exc:
         if exc.reason is not None:  # trees it cannot read: say why
             sec.notes.append(f"TreeSHAP does not apply to this model ({exc.reason}); the "
@@ -119,19 +121,19 @@ def _tree_shapley(sec, inputs, common):
         sec.notes.append(f"TreeSHAP does not apply to this model ({exc}); the values below "
                          "come from the model-agnostic algorithm named next.")
         return None
-    given = [str(o) for o in scatter.outputs] if scatter.outputs else [str(scatter.output)]
+    given = [str(o) for o in probe.outputs] if probe.outputs else [str(probe.output)]
     if given != (list(inputs.outputs) or [inputs.output_name]):
         # the trees add up to another scale (a boosted classifier's log-odds): one page,
         # one scale
-        sec.notes.append(f"TreeSHAP would explain the trees' {scatter.output}; the values "
+        sec.notes.append(f"TreeSHAP would explain the trees' {probe.output}; the values "
                          f"below explain {inputs.output_name}, like every section of this "
                          "page.")
         return None
     if len(inputs.scatter_index) > len(inputs.explain_index):
-        # each row's values are its own: the explained rows' again, and the others
-        scatter = shapley(inputs.model, take_rows(inputs.X, inputs.scatter_index),
-                          algorithm="tree", **common)
-    return scatter
+        # each row's values are its own: the explained rows' and the others, in one call
+        return shapley(inputs.model, take_rows(inputs.X, inputs.scatter_index),
+                       algorithm="tree", **common)
+    return shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
 
 
 #: Features with a Shapley dependence plot and a ceteris-paribus curve per drawn row.
