@@ -486,6 +486,18 @@ def _check_lgb_bitsets(block, what, n_cat, threshold, cat):
 
 
 @njit(cache=True)
+def scaled(mant, scale, sign):  # pragma: no cover - compiled
+    """``sign * mant * 10**scale`` (the exponent clipped where every double over- or
+    underflows): within a few units of the last place of Python's reading."""
+    value = float(mant)
+    if scale > 0:
+        value = value * 10.0 ** min(scale, 400)
+    elif scale < 0:
+        value = value / 10.0 ** min(-scale, 400)
+    return sign * value
+
+
+@njit(cache=True)
 def _scan_numbers(buf, out):  # pragma: no cover - compiled
     """The whitespace-separated numbers of ``buf`` (ASCII bytes) into ``out``.
 
@@ -557,12 +569,7 @@ def _scan_numbers(buf, out):  # pragma: no cover - compiled
                 scale += esign * e
             if i != end:
                 return -(start + 1)
-            value = float(mant)
-            if scale > 0:
-                value = value * 10.0 ** min(scale, 400)
-            elif scale < 0:
-                value = value / 10.0 ** min(-scale, 400)
-            out[n] = sign * value
+            out[n] = scaled(mant, scale, sign)
         n += 1
         i = end
 

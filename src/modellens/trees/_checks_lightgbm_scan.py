@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._checks_lightgbm import (_Checked, check_header, check_lgb_nodes, check_lightgbm_text,
-                               plain_header)
+                               plain_header, scaled)
 
 __all__ = ["scan_lightgbm_text", "check_lightgbm_file"]
 
@@ -254,12 +254,7 @@ def _span_numbers(buf, starts, ends, out, ints):  # pragma: no cover - compiled
                 scale += esign * e
             if i < end and buf[i] != 32:
                 return -1
-            value = float(mant)
-            if scale > 0:
-                value = value * 10.0 ** min(scale, 400)
-            elif scale < 0:
-                value = value / 10.0 ** min(-scale, 400)
-            out[n] = sign * value
+            out[n] = scaled(mant, scale, sign)
             n += 1
             i += 1  # the space (or the end)
     return n
