@@ -165,42 +165,7 @@ def _load_skops(path, trust):
     if not trust:
         # scikit-learn walks Tree and TreePredictor node arrays without bounds checks
         _refused(path, check_sklearn_objects, model)
-        _check_encoders(path, model)
     return model
-
-
-def _check_encoders(path, model):
-    """Refuse a OneHotEncoder whose stored output widths disagree with its categories.
-
-    skops rebuilds objects by id: a mutated number shared by id (a shape) reaches
-    ``_n_features_outs``, and ``transform`` then writes sparse column indices past
-    the matrix it sized, which scipy densifies unchecked (a heap corruption; the long
-    fuzz run's one crash).  The widths are recomputed from the categories, as
-    scikit-learn computes them when fitting.
-    """
-    from sklearn.preprocessing import OneHotEncoder
-
-    seen, stack = set(), [model]
-    while stack:
-        item = stack.pop()
-        if id(item) in seen or item is None or isinstance(item, (str, bytes, int, float)):
-            continue
-        seen.add(id(item))
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, OneHotEncoder) and hasattr(item, "categories_"):
-            try:
-                agree = list(item._n_features_outs) == list(item._compute_n_features_outs())
-            except Exception:  # noqa: BLE001 - any failure: the encoder is not consistent
-                agree = False
-            if not agree:
-                raise FileError(f"refusing {str(path)!r}: a OneHotEncoder's stored output "
-                                "widths do not match its categories (the file was changed "
-                                "after it was saved?).")
-        elif hasattr(item, "__dict__") and type(item).__module__.startswith("sklearn"):
-            stack.extend(vars(item).values())
 
 
 def _refused(path, check, *args):

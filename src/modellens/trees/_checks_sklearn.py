@@ -139,6 +139,8 @@ def check_sklearn_objects(obj):
         if "estimators_" in state and hasattr(item, "_raw_predict_init") and \
                 "init_" in state:
             _check_gradient_boosting(item, name)
+        if "_n_features_outs" in state and "categories_" in state:
+            _check_one_hot_widths(item, name)
         # only ensembles and trees pass their bound down: a pipeline's steps see
         # other columns than its first step
         passes = "estimators_" in state or "tree_" in state
@@ -147,6 +149,24 @@ def check_sklearn_objects(obj):
                           else f"{name}.tree_"))
     _check_sklearn_trees(trees)
 
+
+
+def _check_one_hot_widths(encoder, label):
+    """A OneHotEncoder's stored output widths, recomputed from its categories as
+    scikit-learn computes them when fitting.
+
+    skops rebuilds objects by id: a mutated number shared by id (a shape) can reach
+    ``_n_features_outs``, and ``transform`` then writes sparse column indices past the
+    matrix it sized, which scipy densifies unchecked (a heap corruption; the long fuzz
+    run's one crash).
+    """
+    try:
+        agree = list(encoder._n_features_outs) == list(encoder._compute_n_features_outs())
+    except Exception:  # noqa: BLE001 - any failure: the encoder is not consistent
+        agree = False
+    if not agree:
+        _fail(f"{label}: a OneHotEncoder's stored output widths do not match its categories "
+              "(the file was changed after it was saved?)")
 
 def _check_bitsets(pred, label):
     """A predictor's category bitsets: an (n, 8) C-contiguous array of uint32."""
