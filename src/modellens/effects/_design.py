@@ -20,7 +20,8 @@ import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, check_int, is_integer, \
     user_stacklevel
-from ..engine import DISTINCT_LIMIT, compact_index, feature_sample, few_values, grid_points
+from ..engine import DISTINCT_LIMIT, bin_column, compact_index, feature_sample, few_values, \
+    grid_points
 from ._grid import explicit_grid, grid_spec, pair_specs
 from .binning import bin_index, check_edges, inside_edges
 
@@ -77,28 +78,27 @@ class Axis:
         levels.
         """
         out = copy.copy(self)
-        # one gather of the column: the passes below (a comparison per bin edge) then read
-        # contiguous memory, several times faster than a column of a row-major table
-        x = np.ascontiguousarray(values[:, self.j])
-        known = ~np.isnan(x)
+        x = values[:, self.j]
         if self.binned:
-            keep = (x >= self.grid[0]) & (x <= self.grid[-1])  # (False where x is NaN)
-            every = bool(keep.all())
-            unit = bin_index(x if every else x[keep], self.grid, compact=True)
+            # one compiled pass: each value's bin, whether it is inside the ends (not NaN)
+            unit, keep, missing, outside = bin_column(x, self.grid,
+                                                      compact_index([], self.grid.size).dtype)
+            every = missing + outside == 0
         else:
+            known = ~np.isnan(x)
             order = np.argsort(self.grid, kind="stable")
             at = np.searchsorted(self.grid[order], x[known]).clip(max=self.grid.size - 1)
             keep = known.copy()
             keep[known] = self.grid[order][at] == x[known]
             unit = order[at[keep[known]]]
             every = bool(keep.all())
+            missing = x.size - int(np.count_nonzero(known))
+            outside = x.size - missing - (x.size if every else int(np.count_nonzero(keep)))
         out.n_data = values.shape[0]
         # every row takes part (the common case): no list of positions to hold
         out.rows = None if every else np.flatnonzero(keep)
         out.unit = compact_index(unit, self.grid.size)
-        n_known = int(np.count_nonzero(known))
-        out.missing = x.size - n_known
-        out.outside = n_known - (x.size if every else int(np.count_nonzero(keep)))
+        out.missing, out.outside = missing, outside
         out.sample = feature_sample(x[keep], self.n_parts) if self.n_parts else None
         return out
 

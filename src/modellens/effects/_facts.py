@@ -5,7 +5,7 @@ neighbourhoods) is one function of these facts (see :mod:`._design`), never
 of where the rows are.  Two providers give the same facts:
 
 - :class:`MemoryFacts` reads a :class:`~modellens.data.Dataset`'s columns:
-  exact quantiles, one sort per column;
+  exact quantiles, one compiled pass and selection per column (no sort);
 - :class:`TableFacts` reads an out-of-core table (Dask data) in passes over
   its partitions: the same column summaries merged from the partitions, and
   Dask's approximate quantiles for a column of many distinct values (exact,
@@ -20,12 +20,13 @@ ALE.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from ..engine import ColumnSummary, count_quantile_edges, summarise_values
+from ..engine import ColumnSummary, count_quantile_edges, summarise_column
 from ._categorical import level_order, level_orders_out_of_core
-from .binning import quantile_edges
+from .binning import check_bins, edges_of, quantile_ranks
 
 __all__ = ["ColumnFacts", "MemoryFacts", "TableFacts", "facts_of"]
 
@@ -39,7 +40,7 @@ class ColumnFacts:
 
 
 class MemoryFacts:
-    """The facts of a dataset in memory: exact, each column sorted once per question."""
+    """The facts of a dataset in memory: exact, each column read once per question."""
 
     in_memory = True
     n_parts = 0
@@ -49,16 +50,15 @@ class MemoryFacts:
 
     def columns(self, columns, limit: int, *, n_bins: int | None = None) -> dict:
         """Each column's :class:`ColumnFacts`; with ``n_bins`` its type-1 quantile edges
-        (one sort serves both)."""
+        (:func:`~.binning.quantile_edges`: the same values, selected rather than sorted)."""
+        ranks = None
+        if n_bins is not None:
+            check_bins(n_bins)
+            ranks = partial(quantile_ranks, n_bins=n_bins)
         out = {}
         for j in columns:
-            xs = np.sort(self.dataset.values[:, j])  # (one pass: NaN sorts last, cut off)
-            if xs.size and np.isnan(xs[-1]):
-                xs = xs[:xs.size - int(np.count_nonzero(np.isnan(xs)))]
-            summary = summarise_values(xs, limit, presorted=True)
-            edges = None if n_bins is None or not xs.size else \
-                quantile_edges(xs, n_bins, presorted=True)
-            out[j] = ColumnFacts(summary, edges)
+            summary, at = summarise_column(self.dataset.values[:, j], limit, ranks)
+            out[j] = ColumnFacts(summary, None if at is None else edges_of(summary.low, at))
         return out
 
     def observed_levels(self, j) -> np.ndarray:

@@ -9,8 +9,9 @@ from statistics import NormalDist
 import numpy as np
 
 from .._validation import InvalidParameterError, ModellensWarning, user_stacklevel
+from ..engine import grouped_moments
 
-__all__ = ["quantile_edges", "check_edges", "inside_edges", "bin_index", "bin_stats",
+__all__ = ["quantile_edges", "quantile_ranks", "edges_of", "check_bins", "check_edges", "inside_edges", "bin_index", "bin_stats",
            "moment_stats", "Moments", "CoMoments", "accumulate", "accumulate_levels",
            "EMPTY_BINS", "empty_bin_slopes", "band_half_width"]
 
@@ -39,17 +40,31 @@ def quantile_edges(x: np.ndarray, n_bins: int, *, presorted: bool = False) -> np
     presorted : bool, default=False
         ``x`` is sorted already (saves a sort when the caller has one).
     """
-    if not isinstance(n_bins, (numbers.Integral, np.integer)) or n_bins < 1:
-        raise InvalidParameterError(
-            f"bins must be a positive int, an array of edges or 'auto', got {n_bins!r}.")
+    check_bins(n_bins)
     xs = np.asarray(x, dtype=float) if presorted else np.sort(np.asarray(x, dtype=float))
     n = xs.size
     if n == 0:
         raise InvalidParameterError("cannot bin a feature with no non-missing values.")
+    return edges_of(xs[0], xs[quantile_ranks(n, n_bins)])
+
+
+def check_bins(n_bins):
+    """Refuse a number of quantile bins that is not a positive int."""
+    if not isinstance(n_bins, (numbers.Integral, np.integer)) or n_bins < 1:
+        raise InvalidParameterError(
+            f"bins must be a positive int, an array of edges or 'auto', got {n_bins!r}.")
+
+
+def quantile_ranks(n: int, n_bins: int) -> np.ndarray:
+    """The 0-based ranks, among ``n`` sorted values, of :func:`quantile_edges`' quantiles."""
     probs = np.arange(1, n_bins + 1) / n_bins
     # type 1: the smallest x with empirical CDF >= p, i.e. order statistic ceil(n p)
-    order = np.ceil(n * probs - 1e-9).astype(np.intp).clip(1, n) - 1
-    return np.unique(np.concatenate([[xs[0]], xs[order]]))
+    return np.ceil(n * probs - 1e-9).astype(np.intp).clip(1, n) - 1
+
+
+def edges_of(low, quantiles: np.ndarray) -> np.ndarray:
+    """:func:`quantile_edges` from the minimum and the values at :func:`quantile_ranks`."""
+    return np.unique(np.concatenate([[low], quantiles]))
 
 
 def check_edges(edges, name="feature") -> np.ndarray:
@@ -216,20 +231,25 @@ def bin_stats(bin_of_point, local_effects, n_bins):
     borrows the pooled within-bin variance of the others, so that a sparse bin
     does not look certain.
     """
-    bin_of_point = np.asarray(bin_of_point, dtype=np.intp)  # once, not per bincount
-    count = np.bincount(bin_of_point, minlength=n_bins)
-    total = np.bincount(bin_of_point, weights=local_effects, minlength=n_bins)
-    mean = np.zeros(n_bins)
-    np.divide(total, count, out=mean, where=count > 0)
+    local_effects = np.asarray(local_effects, dtype=float)
+    count, mean, squares, peak = grouped_moments(bin_of_point, local_effects, n_bins)
+    if np.isfinite(peak) and peak > _SQUARE_SAFE:
+        return _scaled_bin_stats(np.asarray(bin_of_point, dtype=np.intp), local_effects, count,
+                                 mean, n_bins)
+    # lent to sparse bins only when no bin has two points
+    fallback = 0.0
+    if local_effects.size and not (count > 1).any():
+        fallback = float(np.var(local_effects - mean[np.asarray(bin_of_point, dtype=np.intp)]))
+    return moment_stats(count, mean, squares, fallback=fallback)
+
+
+def _scaled_bin_stats(bin_of_point, local_effects, count, mean, n_bins):
+    """:func:`bin_stats` of deviations whose squares overflow float64 (beyond ~1e154):
+    squared in units of the largest, which keeps the standard deviations finite."""
     dev = local_effects - mean[bin_of_point]
-    # squares of effects beyond ~1e154 overflow float64: such data are squared in units of
-    # their largest deviation, which keeps the standard deviations finite
-    unit = float(np.maximum(dev.max(), -dev.min())) if dev.size else 1.0
-    unit = unit if np.isfinite(unit) and unit > _SQUARE_SAFE else 1.0
-    if unit != 1.0:
-        dev = dev / unit
-    # lent to sparse bins only when no bin has two points (a pass over dev otherwise saved)
-    fallback = float(np.var(dev)) if dev.size and not (count > 1).any() else 0.0
+    unit = float(np.maximum(dev.max(), -dev.min()))
+    dev = dev / unit
+    fallback = float(np.var(dev)) if not (count > 1).any() else 0.0
     squares = np.bincount(bin_of_point, weights=np.square(dev, out=dev), minlength=n_bins)
     return moment_stats(count, mean, squares, unit=unit, fallback=fallback)
 

@@ -26,6 +26,8 @@ from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, featu
 from ._front import Request, open_request
 from ._out_of_core import OutOfCore, is_dask_input
 from ._plan import DataPredictions, ModelLike, Plan, SharedRows
+from ._binned import bin_column, grouped_moments
+from ._select import summarise_column
 from ._run import (PROGRESS_MIN_ROWS, evaluate, run, run_outputs,
                    summarise, summarise_outputs)
 from ._tuner import ALIGN_ROWS, DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ChunkSizer
@@ -34,7 +36,7 @@ from .segments import DataRows, GradientRows, GridRows, Segment, ShiftedRows, co
 __all__ = ["open_request", "Request", "OutOfCore", "is_dask_input", "Plan", "SharedRows", "DataPredictions", "ModelLike", "run", "run_outputs", "summarise", "summarise_outputs", "evaluate",
            "Segment", "DataRows", "GridRows", "GradientRows", "ShiftedRows", "ChunkSizer", "compact_index", "ALIGN_ROWS", "DEFAULT_CHUNK_BYTES",
            "DEFAULT_CHUNK_ROWS", "PROGRESS_MIN_ROWS", "ColumnSummary", "DISTINCT_LIMIT",
-           "summarise_values", "grid_points", "few_values", "count_quantile_edges",
+           "summarise_values", "summarise_column", "bin_column", "grouped_moments", "grid_points", "few_values", "count_quantile_edges",
            # the Dask driver's row maps (predictions, local attributions) and samples
            "compute_on", "import_dask", "map_rows", "partition_offsets", "take_rows",
            "feature_sample"]
