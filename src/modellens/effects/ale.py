@@ -195,12 +195,14 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     # (their main effects give the pair's total effect; one asked alone is not evaluated twice)
     singles: list[Axis] = []
     layout = []
+    place: dict[int, int] = {}  # id of an axis -> its position in singles
     for design in designs:
         parts = design if isinstance(design, tuple) else (design,)
         for ax in parts:
-            if not any(ax is u for u in singles):
+            if id(ax) not in place:
+                place[id(ax)] = len(singles)
                 singles.append(ax)
-        layout.append([next(k for k, u in enumerate(singles) if u is ax) for ax in parts])
+        layout.append([place[id(ax)] for ax in parts])
     pairs = [d for d in designs if isinstance(d, tuple)]
     trees = None if out_of_core else tree_ale(request, singles)  # first order from the trees?
 
