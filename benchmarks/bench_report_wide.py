@@ -43,6 +43,13 @@ for 7 classes, 1.59x the 3-class rows; this branch (default threads) 39.7 s / 17
 (2.27), interaction 316,978 rows (1.09x: the screen itself 233,872 vs 234,628 rows, the
 rest the second-order ALE of each class's best pairs, 11 vs 8 pairs); ``--one-thread``:
 38.1 s / 19.1 s CPU (1.99), the models' own 7/3 2.55 CPU; data section 2.2% of the build.
+
+Session 16 (lane report), the same size, ``--one-thread``, one round each, both processes at
+once at load 15-20 (CPU): ceed8d5 (main's report) against this branch: the whole build 7/3
+1.95 -> 1.84 (7 classes 35.8 -> 33.6 s); the interaction section's model rows 7/3 1.09 ->
+0.99 (its heatmaps 11 pairs for 7 classes against 8 for 3 before, 6 and 6 now); every part
+without the model's ratio below it (effects 1.83, regions 1.81, LIME 1.61, page 1.12, data
+1.18; the models' own 7/3 2.50).
 """
 
 from __future__ import annotations
