@@ -228,7 +228,8 @@ def check_interactions(opened, values: dict) -> None:
         "overall_std": array(_F, "d", optional=True), "pairwise": mapping(),
         "sample_size": count(), "rows": array("iu", "s", optional=True, nonnegative=True),
         "method": text(), "output": text(), "n_groups": count(),
-        "n_model_rows": count(optional=True), "notes": texts()})
+        "n_model_rows": count(optional=True), "notes": texts(),
+        "blocks_from_trees": flag(optional=True)})
     if "n_model_rows" in values and values["n_model_rows"] is None:  # absent in old dicts only
         raise opened.error("n_model_rows", "is None, not a count of model rows")
     check_fields(opened, values["pairwise"], {

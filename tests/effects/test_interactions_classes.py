@@ -93,6 +93,12 @@ def test_the_features_blocks_from_the_trees_equal_the_model_rows(booster, monkey
     slow = ml.interactions(model, X, method="brute", **kw)
     assert inter_module.TREE_SINGLES_NOTE in fast.notes
     assert inter_module.TREE_SINGLES_NOTE not in slow.notes
+    # the route is a field too, on every output and through a JSON round trip
+    assert fast.blocks_from_trees and not slow.blocks_from_trees
+    assert all(fast.for_output(c).blocks_from_trees for c in range(4))
+    import json
+
+    assert ml.Interactions.from_dict(json.loads(json.dumps(fast.to_dict()))).blocks_from_trees
     for c in range(4):
         a, b = fast.for_output(c), slow.for_output(c)
         for field in ("overall", "overall_unnormalized", "overall_std"):
@@ -113,7 +119,7 @@ def test_few_grid_rows_stay_on_model_rows(booster):
                           response_method="predict_proba", progress=False)
     assert 20 * sum(X.iloc[few.rows][c].nunique(dropna=False) for c in X.columns) \
         < inter_module.TREE_SINGLES_ROWS
-    assert inter_module.TREE_SINGLES_NOTE not in few.notes
+    assert inter_module.TREE_SINGLES_NOTE not in few.notes and not few.blocks_from_trees
 
 
 def test_pairs_of_outputs_rule():

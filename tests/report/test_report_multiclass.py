@@ -119,9 +119,9 @@ def test_every_class_of_lime_interactions_and_regions_in_one_pass(fitted):
     screened = list(every["interactions"].overall.index)
     # the features' blocks came from the trees (exact ICE of the probabilities); below, each
     # class's statistics equal those of model rows alone
-    from modellens.effects.interactions import TREE_SINGLES_NOTE
-
-    assert TREE_SINGLES_NOTE in every["interactions"].notes
+    assert every["interactions"].blocks_from_trees
+    assert "each feature's partial dependence read exactly from the trees" in \
+        " ".join(rep.sections["interaction"].notes)
     assert len(every["ranked"]) == len(clf.classes_)
     for k, c in enumerate(clf.classes_):
         one = ml.lime(clf, rows, training_data=X, random_state=0, target=c)
@@ -199,9 +199,8 @@ def test_a_one_column_y_of_a_model_with_several_outputs_is_not_scored_against_th
     assert rep.sections["quality"].data["metrics"]["r2"] == pytest.approx(expected, abs=1e-12)
 
 
-def test_treeshap_of_one_row_finds_the_trees_explain_another_scale(monkeypatch):
-    """A boosted classifier's trees add up to log-odds, the page shows probabilities: one
-    explained row's TreeSHAP finds that out (not every explained row's)."""
+def tree_rows(monkeypatch) -> list:
+    """The rows of each TreeSHAP call of the report's Shapley section, as it runs."""
     from modellens.report._sections import shapley as section
 
     calls = []
@@ -213,6 +212,13 @@ def test_treeshap_of_one_row_finds_the_trees_explain_another_scale(monkeypatch):
         return real(model, X, **kw)
 
     monkeypatch.setattr(section, "shapley", counting)
+    return calls
+
+
+def test_treeshap_of_one_row_finds_the_trees_explain_another_scale(monkeypatch):
+    """A boosted classifier's trees add up to log-odds, the page shows probabilities: one
+    explained row's TreeSHAP finds that out (not every explained row's)."""
+    calls = tree_rows(monkeypatch)
     X, y = _iris_like()
     clf = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
     # a budget below exact enumeration's: TreeSHAP is asked

@@ -233,7 +233,7 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         # no model rows: the engine only reduces the plan (on n_jobs' threads)
         stats = run(None, [TreeStatisticsPlan(ens, dataset, base, groups, feats, pair_request)],
                     request.options, desc="interactions (tree)")[0]
-        n_model_rows, used = 0, "tree"
+        n_model_rows, used, from_trees = 0, "tree", False
     else:
         screen = _BruteScreen(base, groups, feats)
         if method == "auto":
@@ -243,10 +243,10 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
         stats = screen.run(mdl, pair_request, request.options)
         outputs, labels = mdl.outputs, request.output_labels
-        n_model_rows, used = mdl.n_rows, "brute"
+        n_model_rows, used, from_trees = mdl.n_rows, "brute", screen.trees is not None
     parts = [_result(dataset, feats, overall, pairwise, sample_size=len(rows), rows=rows,
                      method=used, output=output, n_groups=groups.G,
-                     n_model_rows=n_model_rows, notes=notes)
+                     n_model_rows=n_model_rows, notes=notes, blocks_from_trees=from_trees)
              for (overall, pairwise), output in zip(stats, outputs)]
     return parts[0] if labels is None else Interactions.stack(parts, labels)
 
@@ -269,7 +269,8 @@ def _result(dataset, feats, overall, pairwise, **fields) -> Interactions:
         overall_std=pd.Series(o[:, 2], index=index, name="std"),
         sample_size=fields["sample_size"], rows=np.asarray(fields["rows"]),
         method=fields["method"], output=fields["output"], n_groups=fields["n_groups"],
-        n_model_rows=int(fields["n_model_rows"]), notes=tuple(fields["notes"]))
+        n_model_rows=int(fields["n_model_rows"]), notes=tuple(fields["notes"]),
+        blocks_from_trees=bool(fields["blocks_from_trees"]))
 
 
 # ---------------------------------------------------------------------- the request

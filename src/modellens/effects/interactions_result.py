@@ -47,6 +47,10 @@ class Interactions:
         degrees of freedom).
     n_model_rows : int
         Model rows evaluated (0 for the tree method).
+    blocks_from_trees : bool
+        Brute force (``method="auto"``) whose features' blocks were read from the
+        trees' exact ICE curves (no model rows), only ``f`` and the pairs' blocks
+        from model rows; False for the tree method and for brute force on model rows.
     notes : tuple of str
         What was adjusted on the way (for instance a sample larger than the data).
 
@@ -76,6 +80,7 @@ class Interactions:
     n_groups: int
     n_model_rows: int = 0
     notes: tuple = field(default_factory=tuple)
+    blocks_from_trees: bool = False
     #: the names of the outputs when there are several (None: one output, ``output``)
     outputs: list | None = None
     #: what selects each output: class labels, or output columns (several outputs only)
@@ -106,7 +111,8 @@ class Interactions:
                   overall_std=by_output("overall_std"),
                   sample_size=first.sample_size, rows=first.rows, method=first.method,
                   output=", ".join(outputs), n_groups=first.n_groups,
-                  n_model_rows=first.n_model_rows, notes=first.notes, outputs=outputs,
+                  n_model_rows=first.n_model_rows, notes=first.notes,
+                  blocks_from_trees=first.blocks_from_trees, outputs=outputs,
                   output_labels=list(labels))
         out._parts = list(parts)
         return out
@@ -219,6 +225,7 @@ class Interactions:
             "sample_size": int(self.sample_size), "rows": np.asarray(self.rows),
             "method": self.method, "output": self.output, "n_groups": int(self.n_groups),
             "n_model_rows": int(self.n_model_rows), "notes": list(self.notes),
+            "blocks_from_trees": bool(self.blocks_from_trees),
         }
         return envelope("Interactions", out)
 
@@ -264,7 +271,7 @@ class Interactions:
             return cls.stack([cls.from_dict(part) for part in parts], labels)
         required = ("features", "overall", "overall_unnormalized", "overall_std", "pairwise",
                     "sample_size", "rows", "method", "output", "n_groups", "notes")
-        v = opened.fields(required, known=(*required, "n_model_rows"))
+        v = opened.fields(required, known=(*required, "n_model_rows", "blocks_from_trees"))
         check_interactions(opened, v)
         names = pd.Index([str(x) for x in v.pop("features")], dtype=object)
         series: dict[str, Any] = {k: pd.Series(v.pop(k), index=names, name=name) for k, name in (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -35,11 +37,49 @@ def axes_grid(axes) -> AxesGrid:
     return np.asarray(axes, dtype=object).view(AxesGrid)
 
 
-def _axes(ax, size):
-    if ax is None:
+#: Whether new figures stay out of pyplot (set by :func:`plain_figures`, per thread and task).
+_PLAIN: contextvars.ContextVar[bool] = contextvars.ContextVar("modellens_plain_figures",
+                                                              default=False)
+
+
+@contextlib.contextmanager
+def plain_figures():
+    """Inside it, the plots make their new figures as ``matplotlib.figure.Figure`` on an Agg
+    canvas, outside pyplot's registry of open figures.
+
+    Such a figure is never shown by pyplot, counts toward no "More than 20 figures"
+    warning, needs no ``plt.close`` and can be drawn in any thread.  Outside it (a user's
+    ``attr.plot.bar()``), new figures are pyplot's, shown as notebooks expect.  The
+    setting is per thread (a context variable).
+    """
+    token = _PLAIN.set(True)
+    try:
+        yield
+    finally:
+        _PLAIN.reset(token)
+
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize, plain: bool = False, **kwargs):
+    """``(figure, axes)`` like ``plt.subplots``; the figure is pyplot's, or a plain
+    ``Figure`` on an Agg canvas with ``plain=True`` or inside :func:`plain_figures`.
+
+    ``layout`` goes to the figure, every other keyword to ``Figure.subplots``.
+    """
+    if not (plain or _PLAIN.get()):
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=size, layout="constrained")
+        return plt.subplots(nrows, ncols, figsize=figsize, **kwargs)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout=kwargs.pop("layout", None))
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+def _axes(ax, size):
+    if ax is None:
+        _, ax = subplots(figsize=size, layout="constrained")
     return ax
 
 

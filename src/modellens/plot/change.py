@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import literal_text
+from ._common import literal_text, subplots
 
 __all__ = ["plot_intervals", "plot_paired_beeswarm", "plot_before_after"]
 
 
 def _axes(ax, rows):
     if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(7, 0.35 * rows + 1.5))
+        _, ax = subplots(figsize=(7, 0.35 * rows + 1.5))
     return ax
 
 
@@ -79,9 +77,7 @@ def plot_before_after(grid, before, after, *, ax=None, categorical: bool = False
     """One curve on two data sets: ``before`` (reference rows, blue) and ``after`` (current
     rows, red) at the points ``grid`` (levels of a categorical feature, drawn as points)."""
     if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 3.5))
+        _, ax = subplots(figsize=(6, 3.5))
     labels = [str(g) for g in grid]
     x = np.arange(len(labels)) if categorical else np.asarray(grid, dtype=float)
     style = dict(marker="o") if categorical else {}

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._common import axes_grid, literal_text
+from ._common import axes_grid, literal_text, subplots
 
 __all__ = ["plot_effect", "plot_effects"]
 
@@ -22,9 +22,7 @@ _EMPTY_SIZE = 4.0
 
 def _axes(ax):
     if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(5, 3.6), layout="constrained")
+        _, ax = subplots(figsize=(5, 3.6), layout="constrained")
     return ax
 
 
@@ -346,8 +344,6 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, ax=
     across the 1-D panels (heatmaps of pairs keep their own axes).  Other
     keywords go to :func:`plot_effect`.
     """
-    import matplotlib.pyplot as plt
-
     items = list(effects.values())
     if ax is not None:
         # ``ax=`` is every other plot's name for where to draw: one Axes serves one effect
@@ -357,8 +353,8 @@ def plot_effects(effects, *, ncols=3, axes=None, figsize=None, sharey=False, ax=
     if axes is None:
         ncols = max(1, min(ncols, len(items)))
         nrows = math.ceil(len(items) / ncols)
-        _, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.2 * ncols, 3.3 * nrows),
-                               squeeze=False, layout="constrained")
+        _, axes = subplots(nrows, ncols, figsize=figsize or (4.2 * ncols, 3.3 * nrows),
+                           squeeze=False, layout="constrained")
     axes = np.asarray(axes, dtype=object)
     flat = np.ravel(axes)
     if len(flat) < len(items):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._common import subplots
+
 __all__ = ["plot_importance"]
 
 
@@ -13,12 +15,10 @@ def plot_importance(result, ax=None, *, max_features=30):
     A zero line marks "no loss of score": a box across it is a feature the
     score does not need.  Returns the Axes.
     """
-    import matplotlib.pyplot as plt
-
     mean = result.importances_mean
     order = np.argsort(mean, kind="stable")[-max_features:]
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 0.35 * len(order) + 1.5))
+        _, ax = subplots(figsize=(6, 0.35 * len(order) + 1.5))
     boxes = [result.importances[j] for j in order]
     labels = [str(result.feature_names[j]) for j in order]
     try:

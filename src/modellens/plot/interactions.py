@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import InvalidParameterError
-from ._common import axes_grid, literal_text
+from ._common import axes_grid, literal_text, subplots
 
 __all__ = ["plot_interactions"]
 
@@ -20,10 +20,8 @@ def plot_interactions(result, ax=None, *, max_features=30):
     heatmap lists the features of the pairs computed, blank where a pair
     was not.  Returns the Axes drawn on (the pair, or the one).
     """
-    import matplotlib.pyplot as plt
-
     if ax is None:
-        _, ax = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=(1, 1.2))
+        _, ax = subplots(1, 2, figsize=(11, 4.2), width_ratios=(1, 1.2))
     panels = list(ax) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
     if len(panels) not in (1, 2):
         raise InvalidParameterError(f"ax must be one Axes or a pair of them, got {len(panels)}.")

@@ -39,14 +39,13 @@ def _round(values):
         scale = np.where(np.isfinite(a) & (a != 0),
                          10.0 ** (DIGITS - 1 - np.floor(np.log10(np.abs(np.where(a == 0, 1, a))))),
                          1.0)
-        rounded = np.where(np.isfinite(a), np.round(a * scale) / scale, np.nan)
-    return _nan_to_none(rounded.tolist())
-
-
-def _nan_to_none(x):
-    if isinstance(x, list):
-        return [_nan_to_none(v) for v in x]
-    return None if isinstance(x, float) and not np.isfinite(x) else x
+        rounded = np.round(a * scale) / scale
+    if np.isfinite(a).all():
+        return rounded.tolist()
+    # NaN / inf as None in one pass over the array (not a walk of the nested lists)
+    out = np.asarray(rounded).astype(object)
+    out[~np.isfinite(a)] = None
+    return out.tolist()
 
 
 def _labels(grid) -> list:

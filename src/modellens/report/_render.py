@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import secrets
 
-__all__ = ["Figure", "figure_from", "render_figures", "render_page"]
+__all__ = ["Figure", "drawing", "figure_from", "render_figures", "render_page"]
+
+
+@contextlib.contextmanager
+def drawing(rc: dict):
+    """A section's drawing: under the report's matplotlib settings ``rc``, every new figure
+    a plain ``Figure`` outside pyplot (:func:`modellens.plot.plain_figures`): a user's open
+    figures are neither counted nor touched."""
+    import matplotlib
+
+    from ..plot import plain_figures
+
+    with matplotlib.rc_context(rc), plain_figures():
+        yield
 
 
 class Figure:
@@ -70,10 +84,11 @@ def figure_from(fig, title: str, caption: str = "", *, dpi: int = 80) -> Figure:
     kilobytes whatever is drawn.  The page shows it at ``dpi`` (CSS pixels),
     so the PNG's ``SCALE`` x resolution stays sharp on HiDPI screens.  Every
     text of the figure is set to one size here, so that pictures drawn by
-    different renderers read alike; the figure leaves pyplot (no window, no
-    count of open figures) and is encoded when the page is written.
+    different renderers read alike, and the figure is encoded when the page is written.
+    The report draws on plain figures (:func:`modellens.plot.plain_figures`), outside
+    pyplot; a figure of pyplot's given here leaves it (no window, no count of open
+    figures).
     """
-    import matplotlib.pyplot as plt
     from matplotlib.text import Text
 
     from ..plot import plain_figure
@@ -86,8 +101,12 @@ def figure_from(fig, title: str, caption: str = "", *, dpi: int = 80) -> Figure:
             if text.get_text():
                 text.set_fontsize(FONT_SIZE)
     finally:
-        plt.close(fig)
-    FigureCanvasAgg(fig)  # drawn later by Agg, whatever pyplot's backend was
+        if getattr(fig.canvas, "manager", None) is not None:  # pyplot's
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)  # drawn later by Agg, whatever pyplot's backend was
     return Figure(str(title), None, str(caption), figure=fig, dpi=dpi)
 
 

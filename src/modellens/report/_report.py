@@ -374,8 +374,7 @@ def _inputs(model, X, y, opts, input_notes, rows):
 
 def _build(inputs, opts, say) -> tuple:
     """Build the planned sections (those shown and those they read): ``(page, built)``."""
-    import matplotlib
-
+    from ._render import drawing
     from ._sections import SECTIONS
 
     progress = resolve_options(progress=opts.progress).progress
@@ -403,8 +402,8 @@ def _build(inputs, opts, say) -> tuple:
         if warming is not None and key in waiting:
             warming.wait(_KERNELS[key])  # a method it does not compile: no wait
         view = MappingProxyType({k: found[k] for k in spec.needs + spec.uses if k in found})
-        with matplotlib.rc_context(_RC), (contextlib.nullcontext() if warming is None
-                                          else warming.leave_a_core()):
+        with drawing(_RC), (contextlib.nullcontext() if warming is None
+                            else warming.leave_a_core()):
             section = spec.build(inputs, view)
         seconds = time.perf_counter() - t0
         say(f"{key}: {seconds:.1f} s")

@@ -264,14 +264,14 @@ def text_report(model, X, y, opts: ReportOptions, *, rc: dict, versions: str) ->
     started = time.perf_counter()
     inputs = text_inputs(model, X, opts)
     say(f"texts explained: {time.perf_counter() - started:.1f} s")
-    import matplotlib
+    from ._render import drawing
 
     sections = []
     for key, build in TEXT_SECTIONS:
         if opts.sections is not None and key not in opts.sections:
             continue
         t0 = time.perf_counter()
-        with matplotlib.rc_context(rc):
+        with drawing(rc):
             sec = build(inputs)
         sec.seconds = time.perf_counter() - t0
         say(f"{key}: {sec.seconds:.1f} s")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...plot import subplots
 from .._render import figure_from
 from .page import fmt, plural
 
@@ -17,10 +18,8 @@ def feature_panels(name, pd_effect, ale_effect, inputs, *, discrete, levels, ran
     span of its rows' predictions at those levels (the 1%-99% range of the
     ICE values), so a negligible effect is not zoomed to look like a real one.
     """
-    import matplotlib.pyplot as plt
-
-    fig_pd, ax_pd = plt.subplots(figsize=(4.8, 3.3))
-    fig_ale, ax_ale = plt.subplots(figsize=(4.8, 3.3))
+    fig_pd, ax_pd = subplots(figsize=(4.8, 3.3), plain=True)
+    fig_ale, ax_ale = subplots(figsize=(4.8, 3.3), plain=True)
     least = 0.0
     several = len(getattr(pd_effect, "outputs", None) or ()) > 1
     if several:

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..._validation import NotATreeModelError
 from ...effects.ale import ale
-from ...effects.interactions import TREE_SINGLES_NOTE, interactions
+from ...effects.interactions import interactions
+from ...plot import subplots
 from .._render import figure_from
 from .capture import capture_warnings
 from .page import Cell, FigureGroup, Section, Table, explained_output, num_cell, say_every, titled
@@ -29,11 +30,6 @@ SCREEN_DRAWN_PAIRS = 6
 #: A pair's H^2 below this share is no interaction worth drawing, however large its
 #: unnormalised statistic (H^2 is a share, so tiny joint effects can reach 1: both count).
 MEANINGFUL_H2 = 0.01
-
-
-#: Most pairs whose second-order ALE a report of several outputs computes: each output's
-#: best pairs in turn (the explained output's first), every output of each.
-SCREEN_DRAWN_PAIRS_MAX = 12
 
 
 def screen_pairs(inputs, candidates) -> tuple:
@@ -89,18 +85,21 @@ def rank_pairs(inter) -> list:
 
 
 def _drawn_pairs(by_output, first) -> list:
-    """The pairs given a heatmap: ``SCREEN_DRAWN_PAIRS`` of one output; of several, each
-    output's best in turn (output ``first`` leading), at most ``SCREEN_DRAWN_PAIRS_MAX``."""
-    if len(by_output) == 1:
-        return [p for p, _, _ in by_output[0][:SCREEN_DRAWN_PAIRS]]
-    turns = [first] + [k for k in range(len(by_output)) if k != first]
-    drawn: list = []
-    for place in range(SCREEN_DRAWN_PAIRS):
-        for k in turns:
-            if place < len(by_output[k]) and by_output[k][place][0] not in drawn \
-                    and len(drawn) < SCREEN_DRAWN_PAIRS_MAX:
-                drawn.append(by_output[k][place][0])
-    return drawn
+    """The pairs given a heatmap: the ``SCREEN_DRAWN_PAIRS`` best of output ``first`` (the
+    explained one), some of them given up for each other output's strongest pair.
+
+    The explorer opens each class on its strongest pair, so every output's strongest has
+    a heatmap; the rest of the places go to the explained output's ranking.  As many pairs
+    as for a model of one output (more only when more outputs than places have strongest
+    pairs of their own): the second-order ALE evaluates every output on the same rows, so
+    its model rows do not grow with the classes.
+    """
+    strongest = list(dict.fromkeys(ranked[0][0] for ranked in by_output if ranked))
+    mine = [p for p, _, _ in by_output[first]]
+    room = max(0, SCREEN_DRAWN_PAIRS - len(strongest))
+    keep = set(strongest) | set([p for p in mine if p not in strongest][:room])
+    # in the explained output's order (then a strongest pair it could not rank, if any)
+    return [p for p in mine if p in keep] + [p for p in strongest if p not in mine]
 
 
 def interaction_section(inputs, found) -> Section | None:
@@ -127,7 +126,7 @@ def interaction_section(inputs, found) -> Section | None:
            f"interaction" + (" over every class" if several else ""))
     way = "read from the trees" if inter.method == "tree" else "by brute force" + (
         ", each feature's partial dependence read exactly from the trees"
-        if TREE_SINGLES_NOTE in inter.notes else "")
+        if inter.blocks_from_trees else "")
     sec.notes.append(
         f"How the pair was chosen: Friedman's H statistic (ml.interactions, {way}) on "
         f"{inter.sample_size:,} sampled rows, {how} of the {screened} features"
@@ -150,9 +149,7 @@ def interaction_section(inputs, found) -> Section | None:
                               target=None if several else inputs.target))
     pair_effects = {p: explained_output(e, inputs) for p, e in every_pair.items()}
     effect = pair_effects[best]
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.6, 4.4))
+    fig, ax = subplots(figsize=(5.6, 4.4), plain=True)
     effect.plot(ax=ax)
     sec.figure_groups.append(FigureGroup(f"{best[0]} x {best[1]}",
                                          [figure_from(fig, f"second-order ALE of {best}")]))

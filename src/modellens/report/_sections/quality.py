@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._predict import predict
 from ..._validation import InvalidParameterError, ModellensWarning
+from ...plot import subplots
 from .._inputs import take_rows
 from .._render import figure_from
 from .page import Cell, FigureGroup, Section, Table, num_cell
@@ -16,7 +17,6 @@ from .page import Cell, FigureGroup, Section, Table, num_cell
 
 def quality_section(inputs, found) -> Section:
     """R^2 / MAE / RMSE for regression; accuracy, AUC, calibration (and confusion) for classes."""
-    import matplotlib.pyplot as plt
     from sklearn import metrics
 
     sec = Section("quality", "Model quality")
@@ -56,7 +56,7 @@ def quality_section(inputs, found) -> Section:
         if 0 < positive.sum() < positive.size:
             frac, mean = calibration_curve(positive, pred, n_bins=10, strategy="quantile")
             sec.data["calibration"] = {"mean_predicted": mean, "fraction_positive": frac}
-            fig, ax = plt.subplots(figsize=(4.2, 3.6))
+            fig, ax = subplots(figsize=(4.2, 3.6), plain=True)
             ax.plot([0, 1], [0, 1], ls=":", color="grey", label="perfectly calibrated")
             ax.plot(mean, frac, marker="o", label="model")
             ax.set_xlabel(f"mean {output} in a decile of predictions")
@@ -77,7 +77,7 @@ def quality_section(inputs, found) -> Section:
         values = {"r2": float(metrics.r2_score(y, pred)), "mae": float(np.mean(np.abs(resid))),
                   "rmse": float(np.sqrt(np.mean(resid ** 2)))}
         names = {"r2": "R^2", "mae": "mean absolute error", "rmse": "root mean squared error"}
-        fig, ax = plt.subplots(figsize=(4.2, 3.6))
+        fig, ax = subplots(figsize=(4.2, 3.6), plain=True)
         show = np.random.default_rng(inputs.random_state).permutation(y.size)[:2000]
         ax.scatter(y[show], pred[show], s=6, alpha=0.5)
         lo, hi = float(min(y.min(), pred.min())), float(max(y.max(), pred.max()))
@@ -107,8 +107,6 @@ def _residual_figures(inputs, found, keep, resid, pred, show) -> tuple:
     (else the first columns).  ``show`` subsamples the drawn points.
     Returns the figures and what they show.
     """
-    import matplotlib.pyplot as plt
-
     ds = inputs.dataset
     effects = found.get("effects") or {}
     names = [f for f in effects.get("order", []) if f in ds.feature_names] or \
@@ -119,7 +117,7 @@ def _residual_figures(inputs, found, keep, resid, pred, show) -> tuple:
         [(name, ds.values[keep, ds.index_of(name)], ds.columns[ds.index_of(name)])
          for name in names]
     for name, x, col in panels:
-        fig, ax = plt.subplots(figsize=(4.2, 3.3))
+        fig, ax = subplots(figsize=(4.2, 3.3), plain=True)
         xs = np.asarray(x, dtype=float)[show]
         if col is not None and col.is_categorical:
             jitter = np.random.default_rng(inputs.random_state).uniform(-0.2, 0.2, xs.size)

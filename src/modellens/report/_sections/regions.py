@@ -6,6 +6,7 @@ import numpy as np
 
 from ..._validation import InvalidParameterError
 from ...effects.regions import regions
+from ...plot import subplots
 from .._render import figure_from
 from .capture import capture_warnings
 from .page import Cell, FigureGroup, Section, Table, each_output, fmt, num_cell, titled, why_this
@@ -71,9 +72,7 @@ def regions_section(inputs, found) -> Section | None:
             if node.split is not None:
                 where = "" if node.depth == 0 else f" (within {node.region})"
                 sec.notes.append(f"{name}{where}: {node.split.sentence()}.")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(5.6, 3.8))
+        fig, ax = subplots(figsize=(5.6, 3.8), plain=True)
         result.plot(name, ax=ax, output=inputs.output_position if several else None)
         sec.figure_groups.append(FigureGroup(name, [figure_from(fig, f"regional ALE of {name}")]))
     splits = result.splits

@@ -11,6 +11,7 @@ from ..._validation import NotATreeModelError
 from ...attribution import shapley
 from ...effects.pdp import pdp
 from ...effects.result import Effects
+from ...plot import subplots
 from .._inputs import take_rows
 from .._render import figure_from
 from .capture import capture_warnings
@@ -104,8 +105,9 @@ def _tree_shapley(sec, inputs, common):
     scale than the page's.
 
     One explained row is asked first: a model whose trees answer on another scale (a
-    boosted classifier's log-odds) costs its TreeSHAP only (a row's values are its own,
-    whichever rows are asked with it).
+    boosted classifier's log-odds) costs its TreeSHAP only.  A row's values are its own,
+    whichever rows are asked with it, so that row's values lead the others' (it is not
+    explained twice).
     """
     from ... import ModelError  # the face's name: the report imports nothing of models/
 
@@ -129,11 +131,31 @@ def _tree_shapley(sec, inputs, common):
                          f"below explain {inputs.output_name}, like every section of this "
                          "page.")
         return None
-    if len(inputs.scatter_index) > len(inputs.explain_index):
-        # each row's values are its own: the explained rows' and the others, in one call
-        return shapley(inputs.model, take_rows(inputs.X, inputs.scatter_index),
-                       algorithm="tree", **common)
-    return shapley(inputs.model, inputs.X_explain, algorithm="tree", **common)
+    # each row's values are its own: the explained rows' and the others, in one call (the
+    # scatter rows start with the explained ones, the probe's row first)
+    rows = inputs.scatter_index if len(inputs.scatter_index) > len(inputs.explain_index) \
+        else inputs.explain_index
+    if len(rows) == 1:
+        return probe
+    rest = shapley(inputs.model, take_rows(inputs.X, rows[1:]), algorithm="tree", **common)
+    if any(getattr(rest, block) is not None for block in ("sampling", "surrogate", "media")):
+        # (TreeSHAP has no per-row block to join; should one come, all rows in one call)
+        return shapley(inputs.model, take_rows(inputs.X, rows), algorithm="tree", **common)
+    return _join_rows(probe, rest)
+
+
+#: The fields of an Attributions that hold one entry per row (TreeSHAP's results).
+_ROW_FIELDS = ("values", "base_values", "codes", "prediction", "interactions", "row_labels")
+
+
+def _join_rows(first, rest):
+    """``first``'s rows, then ``rest``'s, as one TreeSHAP result of the same call on all of
+    them (the other fields are the same in both)."""
+    joined = {}
+    for name in _ROW_FIELDS:
+        a, b = getattr(first, name), getattr(rest, name)
+        joined[name] = None if a is None else np.concatenate([np.asarray(a), np.asarray(b)])
+    return replace(rest, **joined)
 
 
 #: Features with a Shapley dependence plot and a ceteris-paribus curve per drawn row.
@@ -173,10 +195,8 @@ def _shared_profiles(inputs, effects, positions, top):
 
 def _ceteris_paribus(profiles, k, position, why):
     """Row ``k``'s ICE curves of the top features: the prediction as one feature moves."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(profiles), figsize=(2.6 * len(profiles), 2.8),
-                             squeeze=False, sharey=True)
+    fig, axes = subplots(1, len(profiles), figsize=(2.6 * len(profiles), 2.8), plain=True,
+                         squeeze=False, sharey=True)
     for ax, effect in zip(axes[0], profiles.values()):
         curve = np.asarray(effect.ice, dtype=float)[k]
         grid = np.asarray(effect.grid)

@@ -15,6 +15,7 @@ import numpy as np
 from markupsafe import Markup
 
 from ...attribution import deletion_curves
+from ...plot import subplots
 from .._render import figure_from
 from .capture import capture_warnings
 from .page import Cell, FigureGroup, Section, Table, fmt, num_cell, plural
@@ -174,10 +175,8 @@ def words_section(inputs) -> Section:
         [[Cell(w), num_cell(k), num_cell(m), num_cell(e, 2), num_cell(s)]
          for w, (k, m, e, s) in top]))
     if top:
-        import matplotlib.pyplot as plt
-
         shown = top[:15][::-1]
-        fig, ax = plt.subplots(figsize=(6, 0.3 * len(shown) + 1.2))
+        fig, ax = subplots(figsize=(6, 0.3 * len(shown) + 1.2), plain=True)
         ax.barh(np.arange(len(shown)), [m for _, (_, m, _, _) in shown],
                 xerr=[0 if np.isnan(e) else 1.96 * e for _, (_, _, e, _) in shown],
                 color="#d6404e")
@@ -213,10 +212,8 @@ def faithfulness_section(inputs) -> Section:
     ins = np.array([c.insertion_area for c in curves.values()])
     sec.notes.append(f"Mean over {plural(len(curves), 'text')}: deletion area "
                      f"{fmt(dele.mean(), 3)}, insertion area {fmt(ins.mean(), 3)}.")
-    import matplotlib.pyplot as plt
-
     grid = np.linspace(0, 1, 21)
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig, ax = subplots(figsize=(5, 3.2), plain=True)
     for name, key in (("deletion", "deletion"), ("insertion", "insertion")):
         mean = np.mean([np.interp(grid, c.fraction, getattr(c, key)) for c in curves.values()],
                        axis=0)
