@@ -271,17 +271,18 @@ def _flat_nodes_ok(data, at, sizes, declared, n_features, max_depth):  # pragma:
         n = sizes[k]
         expect[:n], seen[:n] = -1, False
         dead = 0
+        a0, a1, a3, a4, a5 = at[k, 0], at[k, 1], at[k, 3], at[k, 4], at[k, 5]
         for i in range(n):
-            left[i], right[i] = _i32(data, at[k, 0] + 4 * i), _i32(data, at[k, 1] + 4 * i)
-            live[i] = i == 0 or _i32(data, at[k, 3] + 4 * i) != 2 ** 31 - 1
+            a, b, f, kind = _i32(data, a0 + 4 * i), _i32(data, a1 + 4 * i), \
+                _i32(data, a3 + 4 * i), data[a4 + i]
+            left[i], right[i], live[i] = a, b, i == 0 or f != _DELETED
             dead += not live[i]
-            if data[at[k, 4] + i] > 1 or (left[i] == -1) != (right[i] == -1):
+            if kind > 1 or (a == -1) != (b == -1):
                 return False
-            if left[i] != -1:
-                a, b, f = left[i], right[i], _i32(data, at[k, 3] + 4 * i)
+            if a != -1:
                 if a < 0 or a >= n or b < 0 or b >= n or a == b or f < 0 or f >= n_features \
-                        or data[at[k, 4] + i] == 1 or _nan32(data, at[k, 5] + 4 * i) \
-                        or expect[a] != -1 or expect[b] != -1:
+                        or kind == 1 or _nan32(data, a5 + 4 * i) or expect[a] != -1 \
+                        or expect[b] != -1:
                     return False
                 expect[a], expect[b] = i, i
         if dead != declared[k] or expect[0] != -1:
