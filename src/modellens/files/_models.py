@@ -22,7 +22,8 @@ from typing import Any
 
 from .._validation import ModellensWarning, user_stacklevel
 from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
-                     check_sklearn_objects, check_xgboost_model, lightgbm_saved_text)
+                     check_sklearn_objects, check_xgboost_model, lightgbm_saved_text,
+                     scan_xgboost_ubjson)
 from ._errors import FileError, one_line as _one_line
 from ._ubjson import Ubjson, ubjson_bytes
 
@@ -263,9 +264,12 @@ def _load_xgboost(path):
     # while predicting): the document is parsed and checked here, and XGBoost reads
     # exactly the checked document: the file's own bytes where both readers provably read
     # them alike (see _read_xgboost), else the checked document written back
-    data = path.read_bytes()
-    raw, exact = _refused(path, _read_xgboost, data)
-    _refused(path, check_xgboost_model, raw)
+    data = _read_all(path)
+    raw = _scanned_and_checked(data)
+    exact = scanned = raw is not None
+    if raw is None:
+        raw, exact = _refused(path, _read_xgboost, data)
+        _refused(path, check_xgboost_model, raw)
     # a UBJSON document goes back as UBJSON, its typed arrays' bytes as they were read
     # (XGBoost's binary reader costs a fraction of its JSON reader), unless that reader
     # would read it otherwise (then as JSON, like a JSON file)
@@ -282,19 +286,48 @@ def _load_xgboost(path):
     if binary is not None:
         model = wrapper()
         try:
-            model.load_model(bytearray(binary))
+            model.load_model(binary if isinstance(binary, bytearray) else bytearray(binary))
             return model
         except Exception:  # noqa: BLE001 - read again as JSON below
             # XGBoost's binary reader wants typed arrays where it writes them (its JSON
             # reader takes any array of numbers): the same checked document, as JSON
-            pass
+            if scanned:  # its trees were read flat: the Python reader's document
+                raw = _refused(path, _read_xgboost, data)[0]
     model = wrapper()
     try:
-        model.load_model(bytearray(data if json_file and exact else _json_bytes(raw)))
+        model.load_model(data if json_file and exact else bytearray(_json_bytes(raw)))
     except Exception as exc:
         raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
             from None
     return model
+
+
+def _read_all(path) -> bytearray:
+    """The file's bytes, read straight into the buffer XGBoost is handed (no copy)."""
+    with open(path, "rb") as f:
+        size = f.seek(0, 2)
+        f.seek(0)
+        data = bytearray(size)
+        got = f.readinto(data)
+        rest = f.read()  # a file that grew while read: all of it, as read_bytes would
+    return data if got == size and not rest else bytearray(bytes(data[:got]) + rest)
+
+
+def _scanned_and_checked(data):
+    """The UBJSON document XGBoost writes, read by one compiled scan (its trees flat) and
+    checked; None where the scan declines it or a check fails (the Python reader's
+    document is then read and checked, and names the fault)."""
+    if _is_json(data):
+        return None
+    doc = scan_xgboost_ubjson(data)
+    if doc is None:
+        return None
+    try:
+        check_xgboost_model(doc)
+    except (UnsafeModelError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            OverflowError):
+        return None
+    return doc
 
 
 def _json_bytes(doc) -> bytes:
@@ -340,10 +373,14 @@ def _no_repeats(pairs):
     return out
 
 
-def _is_json(data: bytes) -> bool:
+def _is_json(data: bytes | bytearray) -> bool:
     """Whether XGBoost model bytes are JSON (else UBJSON)."""
-    body = data.lstrip()
-    return body[:1] == b"{" and body[1:].lstrip()[:1] in (b'"', b"}")
+    return _JSON_START.match(data) is not None
+
+
+#: What a JSON object opens with: spaces (those bytes.lstrip strips), a brace, spaces, then a
+#: quote or the closing brace (matched in place: stripping a bytearray copies it).
+_JSON_START = re.compile(rb'[ \t\n\r\x0b\x0c]*\{[ \t\n\r\x0b\x0c]*["}]')
 
 
 def _decode_xgboost(data: bytes, name: str):

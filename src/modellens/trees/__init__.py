@@ -17,7 +17,8 @@ from ._checks import MAX_TREE_DEPTH, UnsafeModelError
 from ._checks_lightgbm import check_lightgbm_text
 from ._checks_lightgbm_scan import check_lightgbm_file
 from ._checks_sklearn import check_sklearn_objects
-from ._checks_xgboost import check_xgboost_model
+from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, check_xgboost_model
+from ._checks_xgboost_scan import scan_xgboost_ubjson
 from ._ice import IceGrids, ice_margins
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
                         SUPPORTED_TREE_MODELS, TreeEnsemble)
@@ -29,5 +30,5 @@ from ._state import compile_leaf_reader
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
            "route", "Route", "ROUTED_METHODS", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
            "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text", "check_lightgbm_file",
-           "check_sklearn_objects", "check_xgboost_model", "kernels", "MAX_TREE_DEPTH",
+           "check_sklearn_objects", "check_xgboost_model", "FlatTrees", "FLAT_ARRAYS", "scan_xgboost_ubjson", "kernels", "MAX_TREE_DEPTH",
            "lightgbm_saved_text", "IceGrids", "ice_margins", "compile_leaf_reader"]

@@ -3,14 +3,59 @@ its trees (see :mod:`._checks`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+from numba import njit
 
-from ._checks import (MAX_CATEGORY_CODE, _fail, _ints, _seq, check_index,
+from ._checks import (MAX_CATEGORY_CODE, MAX_TREE_DEPTH, _fail, _ints, _seq, check_index,
                       check_split_values, check_trees, int_param)
 
-__all__ = ["check_xgboost_model"]
+__all__ = ["check_xgboost_model", "FlatTrees", "FLAT_ARRAYS"]
+
+#: The node arrays of :class:`FlatTrees`, in the order of its ``at`` columns.
+FLAT_ARRAYS = ("left_children", "right_children", "parents", "split_indices", "split_type",
+               "split_conditions")
+#: How XGBoost writes each (big-endian).
+_DTYPES = (">i4", ">i4", ">i4", ">i4", ">u1", ">f4")
+
+
+@dataclass(frozen=True)
+class FlatTrees:
+    """A booster's trees as one compiled scan of its UBJSON reads them (``model.trees``).
+
+    Per tree: its ``id``, its ``tree_param`` (``num_nodes``, ``num_deleted``;
+    ``num_feature``: -1 where absent), the length of each array (``lengths``,
+    by key) and where in ``data`` (the file's bytes) the values of the node
+    arrays the checks read begin (``at``, a column each in :data:`FLAT_ARRAYS`
+    order: big-endian int32, but ``split_type`` uint8 and ``split_conditions``
+    float32, as XGBoost writes them).  Only plain trees come so (scalar
+    leaves, no categorical split listed); the rest are read as objects.
+    """
+
+    ids: np.ndarray
+    nodes: np.ndarray
+    deleted: np.ndarray
+    features: np.ndarray
+    lengths: dict
+    data: np.ndarray
+    at: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def arrays(self) -> dict:
+        """The node arrays of :data:`FLAT_ARRAYS`, every tree's joined (int64, thresholds
+        float64)."""
+        out = {}
+        for j, (name, dtype) in enumerate(zip(FLAT_ARRAYS, _DTYPES)):
+            width = np.dtype(dtype).itemsize
+            parts = [self.data[a:a + n * width].view(dtype)
+                     for a, n in zip(self.at[:, j].tolist(), self.nodes.tolist())]
+            out[name] = np.concatenate(parts or [np.zeros(0, dtype)]).astype(
+                np.float64 if name == "split_conditions" else np.int64)
+        return out
 
 
 _DELETED = 2 ** 31 - 1  # XGBoost's split index of a pruned node
@@ -58,14 +103,17 @@ def check_xgboost_model(raw):
     model = gb.get("model") if isinstance(gb, dict) else None
     if not isinstance(model, dict):
         _fail("the XGBoost booster has no model")
-    trees = _seq(model, "trees", "the booster")
+    trees = model.get("trees")
+    if not isinstance(trees, FlatTrees):
+        trees = _seq(model, "trees", "the booster")
     info = _ints(_seq(model, "tree_info", "the booster"), "tree_info")
     n_trees = int_param(model.get("gbtree_model_param"), "num_trees", "the booster")
     if n_trees != len(trees) or len(info) != len(trees):
         _fail(f"the booster says {n_trees} trees, holds {len(trees)} and {len(info)} tree "
               "groups")
     n_out = n_class * n_target
-    vector = [_leaf_vector(tree, k) for k, tree in enumerate(trees)]
+    vector = [1] * len(trees) if isinstance(trees, FlatTrees) else \
+        [_leaf_vector(tree, k) for k, tree in enumerate(trees)]
     if any(size > 1 for size in vector):
         # vector leaves (multi_strategy="multi_output_tree"): each tree feeds every output
         if any(size != n_out for size in vector):
@@ -81,6 +129,10 @@ def check_xgboost_model(raw):
         ptr = _ints(model["iteration_indptr"], "iteration_indptr")
         if len(ptr) < 1 or ptr[0] != 0 or ptr[-1] != len(trees) or np.any(np.diff(ptr) < 0):
             _fail("iteration_indptr does not split the trees into iterations")
+    if isinstance(trees, FlatTrees):
+        _check_flat_trees(trees, n_features)
+        _check_xgboost_cats(model.get("cats"), n_features)
+        return learner
     for k, tree in enumerate(trees):
         # XGBoost puts each tree at the position its id names
         if not isinstance(tree, dict) or tree.get("id") != k:
@@ -130,27 +182,154 @@ def _check_xgboost_trees(trees, n_features, vector):
         return
     sizes = np.array([_tree_size(tree, k, n_features, vector[k]) for k, tree in enumerate(trees)],
                      np.int64)
-    roots = np.concatenate([[0], np.cumsum(sizes)])
-    tree = np.repeat(np.arange(len(trees)), sizes)
-    local = np.arange(len(tree)) - roots[tree]
     left = _joined(trees, "left_children", "the trees' left_children")
     right = _joined(trees, "right_children", "the trees' right_children")
     split = _joined(trees, "split_indices", "the trees' split_indices")
-    live = (split != _DELETED) | (local == 0)
+    roots, tree, local, live = _layout(sizes, split)
     for v in np.flatnonzero(np.asarray(vector) > 1).tolist():
         at = slice(int(roots[v]), int(roots[v + 1]))
         right[at] = _vector_rows(trees[v], f"tree {v}", vector[v], left[at], right[at], live[at])
-    deleted = np.add.reduceat((~live).astype(np.int64), roots[:-1])
+    declared = np.array([int_param(t.get("tree_param"), "num_deleted", f"tree {k}", 0)
+                         for k, t in enumerate(trees)], np.int64)
+    is_cat = _check_nodes(sizes, declared, n_features, left, right, split,
+                          _joined(trees, "split_conditions", None).astype(np.float64),
+                          _joined(trees, "parents", "the trees' parents"),
+                          _joined(trees, "split_type", "the trees' split_type"))
+    with_cat = set(tree[is_cat].tolist())
     for k, t in enumerate(trees):
-        if int_param(t.get("tree_param"), "num_deleted", f"tree {k}", 0) != int(deleted[k]):
-            _fail(f"tree {k} says {(t.get('tree_param') or {}).get('num_deleted')!r} deleted "
-                  f"nodes and holds {int(deleted[k])}")
+        at = slice(int(roots[k]), int(roots[k + 1]))
+        if k in with_cat or any(key in t and not (isinstance(t[key], (list, np.ndarray))
+                                                  and len(t[key]) == 0)
+                                   for key in _CATEGORY_KEYS):
+            _check_xgboost_categories(t, f"tree {k}", int(sizes[k]), is_cat[at])
+
+
+def _check_flat_trees(trees: FlatTrees, n_features):
+    """:func:`_check_xgboost_trees` of plain trees read flat (no leaf vectors, no category
+    listed): the same checks, per tree in the arrays' bytes (:func:`_flat_nodes_ok`).  The
+    first fault found is named by :func:`_check_nodes` on the trees' arrays."""
+    if np.any(trees.ids != np.arange(len(trees))):
+        k = int(np.flatnonzero(trees.ids != np.arange(len(trees)))[0])
+        _fail(f"tree {k} says it is tree {int(trees.ids[k])}")
+    if not len(trees):
+        return
+    sizes = trees.nodes
+    bad = np.flatnonzero((sizes <= 0) | (sizes >= 2 ** 31))
+    if bad.size:
+        _fail(f"tree {int(bad[0])} has {int(sizes[bad[0]])} nodes")
+    bad = np.flatnonzero((trees.features != -1) & (trees.features != n_features))
+    if bad.size:
+        _fail(f"tree {int(bad[0])} reads {int(trees.features[bad[0]])} features, the model "
+              f"{n_features}")
+    for key, lengths in trees.lengths.items():
+        bad = np.flatnonzero((lengths != sizes) if key not in _CATEGORY_KEYS else lengths != 0)
+        if bad.size:
+            _fail(f"tree {int(bad[0])} has {int(sizes[bad[0]])} nodes but {int(lengths[bad[0]])} "
+                  f"{key}")
+    if _flat_nodes_ok(trees.data, trees.at, sizes, trees.deleted, n_features, MAX_TREE_DEPTH):
+        return
+    left, right, parents, split, types, conditions = trees.arrays().values()
+    is_cat = _check_nodes(sizes, trees.deleted, n_features, left, right, split, conditions,
+                          parents, types)
+    if is_cat.any():
+        _, tree, _, _ = _layout(sizes, split)
+        _fail(f"tree {int(tree[np.flatnonzero(is_cat)[0]])}: its categorical nodes do not "
+              "match its split types")
+    _fail("a tree's node arrays do not hold together")  # pragma: no cover - found above
+
+
+
+
+@njit(cache=True)
+def _i32(data, at):  # pragma: no cover - compiled
+    v = (np.int64(data[at]) << 24) | (np.int64(data[at + 1]) << 16) | \
+        (np.int64(data[at + 2]) << 8) | np.int64(data[at + 3])
+    return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
+
+
+@njit(cache=True)
+def _nan32(data, at):  # pragma: no cover - compiled
+    """Whether the big-endian float32 at ``at`` is a NaN (exponent all ones, mantissa not 0)."""
+    return (data[at] & 0x7F) == 0x7F and data[at + 1] >= 0x80 and \
+        ((data[at + 1] & 0x7F) | data[at + 2] | data[at + 3]) != 0
+
+
+@njit(cache=True)
+def _flat_nodes_ok(data, at, sizes, declared, n_features, max_depth):  # pragma: no cover
+    """Whether every tree passes :func:`_check_nodes`, read in place: ``num_deleted`` the
+    pruned nodes, children (:func:`~._checks._walk`'s rules, depth at most ``max_depth``),
+    split features, no NaN threshold, each live node's parent the node that splits into
+    it, a pruned node's parent inside its tree, split types 0 or 1 and no split 1
+    (categorical: listed with its categories, which plain trees are not).  False at the
+    first fault."""
+    most = max(sizes) + 1
+    left, right, expect = np.empty(most, np.int64), np.empty(most, np.int64), \
+        np.empty(most, np.int64)
+    live, seen = np.empty(most, np.bool_), np.empty(most, np.bool_)
+    nodes, levels = np.empty(most, np.int64), np.empty(most, np.int64)
+    for k in range(len(sizes)):
+        n = sizes[k]
+        expect[:n], seen[:n] = -1, False
+        dead = 0
+        a0, a1, a3, a4, a5 = at[k, 0], at[k, 1], at[k, 3], at[k, 4], at[k, 5]
+        for i in range(n):
+            a, b, f, kind = _i32(data, a0 + 4 * i), _i32(data, a1 + 4 * i), \
+                _i32(data, a3 + 4 * i), data[a4 + i]
+            left[i], right[i], live[i] = a, b, i == 0 or f != _DELETED
+            dead += not live[i]
+            if kind > 1 or (a == -1) != (b == -1):
+                return False
+            if a != -1:
+                if a < 0 or a >= n or b < 0 or b >= n or a == b or f < 0 or f >= n_features \
+                        or kind == 1 or _nan32(data, a5 + 4 * i) or expect[a] != -1 \
+                        or expect[b] != -1:
+                    return False
+                expect[a], expect[b] = i, i
+        if dead != declared[k] or expect[0] != -1:
+            return False
+        for i in range(n):
+            p = _i32(data, at[k, 2] + 4 * i)
+            if (live[i] and i > 0 and p != expect[i]) or (not live[i] and (p < 0 or p >= n)):
+                return False
+        # depth first from the root: each node has one parent, so the stack holds n
+        top, nodes[0], levels[0] = 0, 0, 0
+        while top >= 0:
+            i, d = nodes[top], levels[top]
+            top -= 1
+            if d > max_depth:
+                return False
+            seen[i] = True
+            if left[i] != -1:
+                nodes[top + 1], levels[top + 1] = left[i], d + 1
+                nodes[top + 2], levels[top + 2] = right[i], d + 1
+                top += 2
+        for i in range(n):
+            if seen[i] != live[i]:
+                return False
+    return True
+
+
+def _layout(sizes, split):
+    """Each tree's first node, each node's tree and position in it, and the live nodes."""
+    roots = np.concatenate([[0], np.cumsum(sizes)])
+    tree = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(len(tree)) - roots[tree]
+    return roots, tree, local, (split != _DELETED) | (local == 0)
+
+
+def _check_nodes(sizes, declared, n_features, left, right, split, conditions, parents, types):
+    """The node checks of every tree at once (``declared``: each tree's ``num_deleted``);
+    returns which nodes are categorical splits."""
+    roots, tree, local, live = _layout(sizes, split)
+    deleted = np.add.reduceat((~live).astype(np.int64), roots[:-1])
+    bad = np.flatnonzero(declared != deleted)
+    if bad.size:
+        k = int(bad[0])
+        _fail(f"tree {k} says {int(declared[k])} deleted nodes and holds {int(deleted[k])}")
     check_trees(left, right, sizes, live=live, label="tree")
     inner = left >= 0
     check_index(split, n_features, inner, "split feature", tree=tree, local=local)
-    check_split_values(_joined(trees, "split_conditions", None).astype(np.float64), inner,
-                       tree=tree, local=local)
-    parents = _joined(trees, "parents", "the trees' parents")
+    check_split_values(conditions, inner, tree=tree, local=local)
     # the loader looks each node's parent up: it must be the node whose child it is
     expect = np.full(len(tree), -1, np.int64)
     idx = np.flatnonzero(inner)
@@ -166,16 +345,8 @@ def _check_xgboost_trees(trees, n_features, vector):
         i = dead[0]
         _fail(f"tree {int(tree[i])}, node {int(local[i])}: parent {int(parents[i])} is outside "
               f"0..{int(sizes[tree[i]]) - 1}")
-    types = _joined(trees, "split_type", "the trees' split_type")
     check_index(types, 2, np.ones(len(tree), bool), "split type", tree=tree, local=local)
-    is_cat = inner & (types == 1)
-    with_cat = set(tree[is_cat].tolist())
-    for k, t in enumerate(trees):
-        at = slice(int(roots[k]), int(roots[k + 1]))
-        if k in with_cat or any(key in t and not (isinstance(t[key], (list, np.ndarray))
-                                                  and len(t[key]) == 0)
-                                   for key in _CATEGORY_KEYS):
-            _check_xgboost_categories(t, f"tree {k}", int(sizes[k]), is_cat[at])
+    return inner & (types == 1)
 
 
 def _tree_size(tree, k, n_features, size) -> int:
