@@ -16,12 +16,13 @@ and prints, per format, exactly the issue's figure::
 where the check cost is ``load_model`` minus the library's load (everything
 modellens adds: reading and checking the file, handing it over).  Wall times
 are best-of-N; the CPU figure (``time.process_time``, every thread of the
-process) is the one to read on a loaded machine.  ``--reuse`` adds the net cost
-when the first tree explanation follows (load + first TreeSHAP with and without
-the checks).
+process) is the one to read on a loaded machine.  Then, per format, the net cost
+when the first tree explanation follows: load + the first TreeSHAP of 200 rows,
+with the checks and with the library's load alone (``--no-reuse`` skips it).
 
     python benchmarks/bench_tree_checks.py [--rounds 1000] [--depth 8] [--classes 3]
         [--leaves 255] [--rows 20000] [--repeat 3] [--only lightgbm,json,ubj,skops]
+        [--no-reuse] [--folder DIR]
 """
 
 import argparse
@@ -64,17 +65,21 @@ def _files(args, folder):
     X, y = _data(args.rows, args.classes)
     out = {}
     only = set(args.only.split(","))
+    tag = f"{args.rounds}-{args.depth}-{args.leaves}-{args.classes}-{args.rows}"
     if "lightgbm" in only:
         import lightgbm as lgb
-        params = {"num_leaves": args.leaves, "verbose": -1, "min_data_in_leaf": 5,
-                  "learning_rate": 0.05}
-        if args.classes > 1:
-            params.update(objective="multiclass", num_class=args.classes)
-        booster = lgb.train(params, lgb.Dataset(X, y), num_boost_round=args.rounds)
-        path = folder / "m.txt"
-        booster.save_model(path)
+        path = folder / f"m-{tag}.txt"
+        if path.exists():  # --folder: a file this script wrote with these arguments
+            booster = lgb.Booster(model_file=str(path))
+        else:
+            params = {"num_leaves": args.leaves, "verbose": -1, "min_data_in_leaf": 5,
+                      "learning_rate": 0.05}
+            if args.classes > 1:
+                params.update(objective="multiclass", num_class=args.classes)
+            booster = lgb.train(params, lgb.Dataset(X, y), num_boost_round=args.rounds)
+            booster.save_model(path)
         out["LightGBM text"] = (f"{booster.num_trees()} trees, {path.stat().st_size / 1e6:.1f} MB",
-                                path, lambda p=path: lgb.Booster(model_file=str(p)))
+                                path, lambda p=path: lgb.Booster(model_file=str(p)), X)
     if only & {"json", "ubj"}:
         import xgboost as xgb
         wrapper = xgb.XGBClassifier if args.classes > 1 else xgb.XGBRegressor
@@ -86,19 +91,20 @@ def _files(args, folder):
                 path = folder / f"m.{ext}"
                 model.save_model(path)
                 out[name] = (f"{n_trees} trees, {path.stat().st_size / 1e6:.1f} MB", path,
-                             lambda p=path, w=wrapper: _loaded(w(), p))
+                             lambda p=path, w=wrapper: _loaded(w(), p), X)
     if "skops" in only:
         import skops.io as sio
         from sklearn.ensemble import RandomForestRegressor
-        forest = RandomForestRegressor(n_estimators=max(10, args.rounds // 10),
-                                       random_state=0, n_jobs=1).fit(X[:, :10], y)
-        path = folder / "rf.skops"
-        sio.dump(forest, path)
+        path = folder / f"rf-{tag}.skops"
+        if not path.exists():
+            sio.dump(RandomForestRegressor(n_estimators=max(10, args.rounds // 10),
+                                           random_state=0, n_jobs=1).fit(X[:, :10], y), path)
         trusted = sio.get_untrusted_types(file=path)
+        forest = sio.load(path, trusted=trusted)
         nodes = sum(e.tree_.node_count for e in forest.estimators_)
         out["skops random forest"] = (f"{len(forest.estimators_)} trees, {nodes:,} nodes", path,
-                                      lambda p=path: sio.load(p, trusted=trusted))
-    return out, X
+                                      lambda p=path: sio.load(p, trusted=trusted), X[:, :10])
+    return out
 
 
 def _net(path, X, library_load, repeat):
@@ -122,14 +128,17 @@ def main():
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="lightgbm,json,ubj,skops")
-    parser.add_argument("--reuse", action="store_true",
-                        help="also the net cost with the first TreeSHAP")
+    parser.add_argument("--folder", help="keep the model files here, and reuse those "
+                        "written with the same arguments (default: a new temporary folder)")
+    parser.add_argument("--reuse", action=argparse.BooleanOptionalAction, default=True,
+                        help="also the net cost with the first TreeSHAP (default: yes)")
     args = parser.parse_args()
     from modellens.files import load_model
 
-    folder = Path(tempfile.mkdtemp())
-    files, X = _files(args, folder)
-    for name, (label, path, library_load) in files.items():
+    folder = Path(args.folder or tempfile.mkdtemp())
+    folder.mkdir(parents=True, exist_ok=True)
+    files = _files(args, folder)
+    for name, (label, path, library_load, X) in files.items():
         load_model(path)  # compiled kernels and imports warm, as for every later file
         (lib, ours), (lib_cpu, ours_cpu) = interleaved(
             [library_load, lambda p=path: load_model(p)], args.repeat)
@@ -138,7 +147,7 @@ def main():
         print(f"check cost / library load: {name}: {(ours - lib) / lib:.1%} "
               f"(wall, best of {args.repeat}) | {(ours_cpu - lib_cpu) / lib_cpu:.1%} (CPU)",
               flush=True)
-        if args.reuse and name != "skops random forest":
+        if args.reuse:
             with_checks, plain = _net(path, X, library_load, args.repeat)
             print(f"  net, with the first TreeSHAP of 200 rows: {with_checks:.3f} s against "
                   f"{plain:.3f} s ({(with_checks - plain) / plain:.1%})", flush=True)

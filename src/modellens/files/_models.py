@@ -140,12 +140,59 @@ def load_model(path: str | PathLike[str], *, trust: bool = False) -> Any:
 
 
 def _load_skops(path, trust):
+    import zipfile
+
     import skops.io as sio
 
     try:
-        untrusted = sio.get_untrusted_types(file=path)
+        archive = zipfile.ZipFile(path)
     except Exception as exc:
         raise FileError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") from None
+    # one opening of the file for the trust decision, the booster checks and the load (a
+    # file replaced between two openings would load other types than those judged)
+    with archive:
+        try:
+            nodes = _skops_nodes(archive)
+            untrusted = sio.get_untrusted_types(file=path) if nodes is None else \
+                sorted(nodes.get_unsafe_set())
+        except Exception as exc:
+            raise FileError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") \
+                from None
+        _judge_types(path, untrusted, trust)
+        # XGBoost and LightGBM boosters are rebuilt by their libraries while skops loads
+        data = None if trust else _refused(path, _check_skops_boosters, archive)
+        try:
+            if data is None and nodes is not None:
+                model = nodes.construct()  # the types judged above: skops' audit is that
+            elif data is None:
+                model = sio.load(path, trusted=list(untrusted) or None)
+            else:
+                model = sio.loads(data, trusted=list(untrusted) or None)
+        except Exception as exc:
+            raise FileError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") \
+                from None
+    if not trust:
+        # scikit-learn walks Tree and TreePredictor node arrays without bounds checks
+        _refused(path, check_sklearn_objects, model)
+    return model
+
+
+def _skops_nodes(archive):
+    """skops' tree of nodes of an open skops file, every type in it trusted only by skops'
+    defaults (``get_unsafe_set()``: what ``skops.io.get_untrusted_types`` lists), as
+    ``skops.io.load`` builds it before it audits and constructs; None where this skops
+    version has not these functions (then its public ones read the file twice)."""
+    try:
+        from skops.io._audit import get_tree
+        from skops.io._utils import read_schema
+    except ImportError:  # pragma: no cover - another skops version
+        return None
+    schema, context = read_schema(archive)
+    return get_tree(schema, context, trusted=None)
+
+
+def _judge_types(path, untrusted, trust):
+    """Refuse (or, with ``trust``, warn of) the types neither skops nor modellens trusts."""
     unknown = [t for t in untrusted if t not in SAFE_TYPES]
     if unknown and not trust:
         raise FileError(
@@ -156,17 +203,6 @@ def _load_skops(path, trust):
         warnings.warn(ModellensWarning(
             f"loading the types {', '.join(unknown)} from {str(path)!r}, which neither skops "
             f"nor modellens trusts (trust=True {_FLAG})"), stacklevel=user_stacklevel())
-    # XGBoost and LightGBM boosters are rebuilt by their libraries while skops loads
-    data = None if trust else _refused(path, _check_skops_boosters, path)
-    try:
-        model = sio.load(path, trusted=list(untrusted) or None) if data is None else \
-            sio.loads(data, trusted=list(untrusted) or None)
-    except Exception as exc:
-        raise FileError(f"cannot load the skops file {str(path)!r}: {_one_line(exc)}") from None
-    if not trust:
-        # scikit-learn walks Tree and TreePredictor node arrays without bounds checks
-        _refused(path, check_sklearn_objects, model)
-    return model
 
 
 def _refused(path, check, *args):
@@ -181,8 +217,9 @@ def _refused(path, check, *args):
                         f"structure ({type(exc).__name__}: {_one_line(exc)[:200]})") from None
 
 
-def _check_skops_boosters(path):
-    """Check the booster states in a skops file's schema before their libraries read them.
+def _check_skops_boosters(archive):
+    """Check the booster states in a skops file's schema (``archive``: the open file) before
+    their libraries read them.
 
     Returns the file's bytes with LightGBM's model texts read tree by tree (see
     :func:`_one_tree_at_a_time`), or None when it holds no LightGBM booster.
@@ -191,45 +228,44 @@ def _check_skops_boosters(path):
     import zipfile
 
     rewritten = False
-    with zipfile.ZipFile(path) as archive:
-        raw = archive.read("schema.json")
-        if b"Booster" not in raw and b"\\u" not in raw:
-            # no booster in it (a name written with \u escapes is read below): no walk
-            return None
-        schema = json.loads(raw)
-        stack = [schema]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, list):
-                stack.extend(node)
-                continue
-            if not isinstance(node, dict):
-                continue
-            stack.extend(node.values())
-            if node.get("__class__") != "Booster":
-                continue
-            state = node.get("content", {}).get("content", {})
-            if node.get("__module__") == "xgboost.core":
-                blob = archive.read(state["handle"]["file"])
-                check_xgboost_model(_decode_xgboost(blob, "the booster in the skops file")
-                                    ["Model"])
-            elif node.get("__module__") == "lightgbm.basic":
-                text = json.loads(state["_handle"]["content"])
-                checked = check_lightgbm_text(text)
-                if not checked.plain:
-                    # skops hands LightGBM this very text: what LightGBM reads of it is
-                    # checked here, as for a .txt file that is not plain
-                    _lightgbm_reads_as_checked(text, checked)
-                state["_handle"]["content"] = json.dumps(_one_tree_at_a_time(text))
-                rewritten = True
-        if not rewritten:
-            return None
-        out = io.BytesIO()
-        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as copy:
-            for name in archive.namelist():
-                copy.writestr(name, json.dumps(schema) if name == "schema.json"
-                              else archive.read(name))
-        return out.getvalue()
+    raw = archive.read("schema.json")
+    if b"Booster" not in raw and b"\\u" not in raw:
+        # no booster in it (a name written with \u escapes is read below): no walk
+        return None
+    schema = json.loads(raw)
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        stack.extend(node.values())
+        if node.get("__class__") != "Booster":
+            continue
+        state = node.get("content", {}).get("content", {})
+        if node.get("__module__") == "xgboost.core":
+            blob = archive.read(state["handle"]["file"])
+            check_xgboost_model(_decode_xgboost(blob, "the booster in the skops file")
+                                ["Model"])
+        elif node.get("__module__") == "lightgbm.basic":
+            text = json.loads(state["_handle"]["content"])
+            checked = check_lightgbm_text(text)
+            if not checked.plain:
+                # skops hands LightGBM this very text: what LightGBM reads of it is
+                # checked here, as for a .txt file that is not plain
+                _lightgbm_reads_as_checked(text, checked)
+            state["_handle"]["content"] = json.dumps(_one_tree_at_a_time(text))
+            rewritten = True
+    if not rewritten:
+        return None
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as copy:
+        for name in archive.namelist():
+            copy.writestr(name, json.dumps(schema) if name == "schema.json"
+                          else archive.read(name))
+    return out.getvalue()
 
 
 def _one_tree_at_a_time(text: str) -> str:
@@ -481,7 +517,10 @@ def _load_lightgbm(path):
                         "text.") from None
     checked = _refused(path, check_lightgbm_file, data, text)
     try:
-        booster = lightgbm.Booster(model_str=_one_tree_at_a_time(text))
+        # tree_sizes kept (LightGBM then reads the trees in parallel threads) only where the
+        # checks proved it jumps to exactly the checked trees (checked.threads), else dropped
+        booster = lightgbm.Booster(model_str=text if checked.threads
+                                   else _one_tree_at_a_time(text))
     except Exception as exc:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: {_one_line(exc)}") \
             from None

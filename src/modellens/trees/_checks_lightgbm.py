@@ -259,6 +259,10 @@ class _Checked(NamedTuple):
     #: (see _parse) and every integer it reads, and every threshold, is written as both
     #: readers read it alike (see _plain_tokens)
     plain: bool = False
+    #: and its tree_sizes line is written as LightGBM reads it (digits, one space between)
+    #: and jumps to exactly these trees: LightGBM may read them in parallel threads with
+    #: it (see _checks_lightgbm_scan.scan_lightgbm_text; False: read them without it)
+    threads: bool = False
 
 
 def _check_lgb_tail(tail):

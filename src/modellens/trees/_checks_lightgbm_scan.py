@@ -15,6 +15,8 @@ by the very checks the full reading runs.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from numba import njit
 
@@ -40,8 +42,12 @@ def scan_lightgbm_text(data: bytes, text: str):
     bytes), checked by one compiled scan; None where the text is not plain or
     anything is off (the full reading then decides)."""
     first = 0 if data.startswith(b"Tree=") else data.find(b"\nTree=") + 1
-    end = data.find(b"\nend of trees", first) + 1 if first > 0 or data.startswith(b"Tree=") \
+    # the last 'end of trees' line, found from the end (the trees are most of the text): an
+    # earlier one among the trees is a line the scan below does not take as plain
+    end = data.rfind(b"\nend of trees") + 1 if first > 0 or data.startswith(b"Tree=") \
         else 0
+    if end <= first:
+        return None
     if end <= 0 or data[end + 12:end + 13] not in (b"\n", b"") or data[end - 1:end] != b"\n":
         return None
     head = plain_header(data[:first].decode("utf-8", "replace"))
@@ -61,7 +67,18 @@ def scan_lightgbm_text(data: bytes, text: str):
     tail = text[len(text) - (len(data) - end):].split("\n")[1:] \
         if len(text) == len(data) else data[end:].decode("utf-8").split("\n")[1:]
     n_features = check_header(head, n, text[:64].split("\n", 1)[0], tail, None)
-    return _nodes(buf, spans, counts, n_features)
+    checked = _nodes(buf, spans, counts, n_features)
+    if checked is None or not sizes:
+        return checked
+    # the sizes fit the trees (above); LightGBM reads each with Atoi (digits, then it
+    # stops), Python's int reads more ('1_0', '+1', other scripts' digits): the line is
+    # kept for LightGBM's parallel reading only where both read it alike
+    return checked._replace(threads=_PLAIN_SIZES.fullmatch(head["tree_sizes"]) is not None)
+
+
+#: A tree_sizes value LightGBM's reader (``Atoi`` of each word between single spaces) and
+#: Python's ``int`` read alike: sizes of up to 15 digits, one space between them.
+_PLAIN_SIZES = re.compile(r"[0-9]{1,15}(?: [0-9]{1,15})*")
 
 
 def check_lightgbm_file(data: bytes, text: str):
@@ -70,12 +87,13 @@ def check_lightgbm_file(data: bytes, text: str):
     return scan_lightgbm_text(data, text) or check_lightgbm_text(text)
 
 
-def _ints(buf, spans, counts, col, trees, ints=True):
+def _ints(buf, spans, counts, col, trees, ints=True, keep=True):
     """The values of column ``col`` of ``trees`` (their spans), or None where any is not
-    plain (``ints``: integers ``-?[0-9]{1,9}``, else numbers of the plain grammar)."""
+    plain (``ints``: integers ``-?[0-9]{1,9}``, else numbers of the plain grammar;
+    ``keep=False``: only their grammar and count checked, the values left unset)."""
     starts, ends = spans[trees, col, 0], spans[trees, col, 1]
     out = np.empty(int(counts[trees, col].sum()))
-    if len(out) and _span_numbers(buf, starts, ends, out, ints) != len(out):
+    if len(out) and _span_numbers(buf, starts, ends, out, ints, keep) != len(out):
         return None
     return out.astype(np.int64) if ints else out
 
@@ -119,7 +137,7 @@ def _nodes(buf, spans, counts, n_features):
         return None  # a tree without decision types: the full reading
     # leaf values: numbers, as the full reading requires (their values are not used)
     if any(arr is None for arr in read) or \
-            _ints(buf, spans, counts, _COL["leaf_value"], trees, ints=False) is None:
+            _ints(buf, spans, counts, _COL["leaf_value"], trees, ints=False, keep=False) is None:
         return None
 
     def block(k):
@@ -203,8 +221,9 @@ def _tree_lines(buf, start, stop, names, lengths, spans, counts, starts):  # pra
 
 
 @njit(cache=True)
-def _span_numbers(buf, starts, ends, out, ints):  # pragma: no cover - compiled
-    """The numbers of ``buf[starts[s]:ends[s]]``, span after span, into ``out``: how many,
+def _span_numbers(buf, starts, ends, out, ints, keep):  # pragma: no cover - compiled
+    """The numbers of ``buf[starts[s]:ends[s]]``, span after span, into ``out`` (``keep``;
+    else only read): how many,
     or -1 at the first that is not ``-?[0-9]{1,9}`` (``ints``) or
     ``-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?``, or past ``out``.  Values as
     ``_checks_lightgbm._scan_numbers`` reads them (integers exactly)."""
@@ -254,7 +273,8 @@ def _span_numbers(buf, starts, ends, out, ints):  # pragma: no cover - compiled
                 scale += esign * e
             if i < end and buf[i] != 32:
                 return -1
-            out[n] = scaled(mant, scale, sign)
+            if keep:
+                out[n] = scaled(mant, scale, sign)
             n += 1
             i += 1  # the space (or the end)
     return n
