@@ -2,7 +2,6 @@
 
 import atexit
 import base64
-import fcntl
 import html.parser
 import json
 import os
@@ -94,6 +93,8 @@ class Chromium:
     """
 
     def __init__(self, exe, profile):
+        import fcntl  # (POSIX: imported here, so that this module loads on any system)
+
         to_browser, self._write = os.pipe()
         self._read, from_browser = os.pipe()
         # Chromium reads commands on fd 3 and answers on fd 4; the pipe ends are moved
@@ -210,13 +211,15 @@ class Tab:
 
     def close(self):
         """Close the tab and its context (the browser goes on serving the next page)."""
-        browser, self.browser.events = self.browser, [
-            e for e in self.browser.events if e.get("sessionId") != self.session]
+        browser = self.browser
         try:
             browser.call("Target.closeTarget", dict(targetId=self.target))
             browser.call("Target.disposeBrowserContext", dict(browserContextId=self.context))
         except (EOFError, OSError, TimeoutError, AssertionError):
             _stop_browser()  # a browser that fails to close a tab is not reused
+        # its events, and the browser's own about it (attached, detached), are done with
+        browser.events = [e for e in browser.events
+                          if e.get("sessionId") not in (None, self.session)]
 
 
 _BROWSER: list = []  # this process's Chromium, once started
