@@ -83,6 +83,14 @@ def _close_figures():
         plt.close("all")
 
 
+def pytest_sessionfinish(session):
+    """The process's headless Chromium (tests/support.py, one per test process) ends with
+    the session: an xdist worker may leave without running ``atexit``."""
+    support = sys.modules.get("support")
+    if support is not None and hasattr(support, "_stop_browser"):
+        support._stop_browser()
+
+
 def pytest_configure(config):
     # pytest-timeout (the test extra) registers ``timeout``; without it the marker is only
     # a label, and --strict-markers must not refuse it
