@@ -39,13 +39,14 @@ SHARED_UNITS = {
 #: The longest units, longest first: under xdist the workers start with them, so that no
 #: long unit is left running alone at the end while the other worker idles.  Ranked by an
 #: idle run's ``--durations=0`` (session 15, seconds of setup + call + teardown per unit,
-#: before that session's changes); re-rank from a new one.  It orders, never selects: a
+#: before that session's changes; the mypy unit re-ranked for session 16's configuration,
+#: the browser files left at their rank); re-rank from a new one.  It orders, never selects: a
 #: file not named here keeps its collection order.  A new file over ~30 s belongs here, at
 #: its rank.
 LONG_FIRST = [
     "tests/docs/test_docs.py",  # 111 s: the documentation build runs the gallery
-    "tests/report/test_report_interactive.py",  # 84: three reports, Chromium driven
-    "mypy",  # 83: test_typing (cold) and test_overloads (on its cache)
+    "tests/report/test_report_interactive.py",  # 84: three reports, Chromium driven (less now:
+                                                # one browser per process, a tab per page)
     "tests/dask/test_dask.py",  # 81: clusters of its own, killed workers
     "tests/report/test_warm_up.py",  # 78: processes on empty numba caches
     "tests/dask/test_dask_cluster.py",  # 72
@@ -54,6 +55,7 @@ LONG_FIRST = [
     "tests/fuzz/test_fuzz_data.py",  # 60
     "tests/fuzz/test_fuzz_safety.py",  # 58
     "tests/cli/test_cli.py",  # 58
+    "mypy",  # ~45 (83 while mypy followed transformers): test_typing, test_overloads
     "tests/attribution/test_tree_serial.py",  # 52: compiles the tree kernels' twins
     "tests/report/test_model_file_safety.py",  # 50
     "tests/report/test_report_browser.py",  # 45
@@ -79,6 +81,14 @@ def _close_figures():
     plt = sys.modules.get("matplotlib.pyplot")  # (never imported here for nothing)
     if plt is not None:
         plt.close("all")
+
+
+def pytest_sessionfinish(session):
+    """The process's headless Chromium (tests/support.py, one per test process) ends with
+    the session: an xdist worker may leave without running ``atexit``."""
+    support = sys.modules.get("support")
+    if support is not None and hasattr(support, "_stop_browser"):
+        support._stop_browser()
 
 
 def pytest_configure(config):

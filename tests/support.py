@@ -1,9 +1,16 @@
 """Helpers shared by the report and command-line tests: injected names, the headless browser."""
 
+import atexit
+import base64
 import html.parser
+import json
+import os
 import re
+import select
 import shutil
-import subprocess
+import signal
+import tempfile
+import time
 
 import numpy as np
 import pandas as pd
@@ -69,24 +76,194 @@ def chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def open_in_browser(path, tmp_path, *, width=1280, height=1600):
-    """Load ``path`` in headless Chromium without network: (DOM, console lines, screenshot)."""
+#: Headless Chromium without network, as every browser test runs it.
+OFFLINE = ["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+           "--disable-extensions", "--hide-scrollbars", "--disable-background-networking",
+           "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9"]
+
+
+class Chromium:
+    """Headless Chromium driven over the DevTools protocol on a pipe (standard library only).
+
+    One runs per test process (:func:`tab`, started at the first page and closed when the
+    process ends); each page opens in a tab of its own browser context (as an incognito
+    window: no cookies, storage or cache shared with another page), so a test sees only its
+    own page and its events.  Launching Chromium costs about a second of CPU: the browser
+    tests once launched it for every page they opened (twice for :func:`open_in_browser`).
+    """
+
+    def __init__(self, exe, profile):
+        import fcntl  # (POSIX: imported here, so that this module loads on any system)
+
+        to_browser, self._write = os.pipe()
+        self._read, from_browser = os.pipe()
+        # Chromium reads commands on fd 3 and answers on fd 4; the pipe ends are moved
+        # above both first, so that placing one cannot close the other
+        ends = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_browser, from_browser)]
+        for fd in (to_browser, from_browser):
+            os.close(fd)
+        args = [exe, *OFFLINE, "--remote-debugging-pipe", f"--user-data-dir={profile}",
+                "about:blank"]
+        quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
+        self.pid = os.posix_spawn(exe, args, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, ends[0], 3), (os.POSIX_SPAWN_DUP2, ends[1], 4), *quiet])
+        for fd in ends:
+            os.close(fd)
+        self._buffer, self._id, self.events, self.profile = b"", 0, [], profile
+
+    def alive(self):
+        try:
+            return os.waitpid(self.pid, os.WNOHANG)[0] == 0
+        except ChildProcessError:
+            return False
+
+    def next_message(self, timeout=120):
+        while b"\0" not in self._buffer:
+            if not select.select([self._read], [], [], timeout)[0]:
+                raise TimeoutError("Chromium did not answer")
+            chunk = os.read(self._read, 1 << 20)
+            if not chunk:
+                raise EOFError("Chromium closed the DevTools pipe")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method, params=None, session=None):
+        """Send one command (to a tab's ``session``, or the browser) and wait for its answer;
+        the events read meanwhile are kept in ``events``."""
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self.next_message()
+            if answer.get("id") == self._id:
+                assert "error" not in answer, (method, answer["error"])
+                return answer["result"]
+            if "method" in answer:  # an event (answers to abandoned commands are dropped)
+                self.events.append(answer)
+
+    def close(self):
+        try:
+            self.call("Browser.close")
+        except (EOFError, OSError, TimeoutError, AssertionError):
+            pass
+        for _ in range(300):
+            if not self.alive():
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self._write)
+        os.close(self._read)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+class Tab:
+    """A page open in a fresh browser context of ``browser``, with its own events."""
+
+    def __init__(self, browser):
+        self.browser = browser
+        self.context = browser.call("Target.createBrowserContext")["browserContextId"]
+        self.target = browser.call("Target.createTarget", dict(
+            url="about:blank", browserContextId=self.context))["targetId"]
+        self.session = browser.call("Target.attachToTarget", dict(
+            targetId=self.target, flatten=True))["sessionId"]
+
+    @property
+    def events(self):
+        return [e for e in self.browser.events if e.get("sessionId") == self.session]
+
+    def send(self, method, **params):
+        return self.browser.call(method, params, self.session)
+
+    def wait_for(self, method):
+        while not any(e.get("method") == method for e in self.events):
+            message = self.browser.next_message()
+            if "method" in message:
+                self.browser.events.append(message)
+
+    def open(self, path, width, height, media="screen"):
+        for domain in ("Page", "Runtime", "Log"):
+            self.send(f"{domain}.enable")
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+        self.send("Emulation.setEmulatedMedia", media=media)
+        self.send("Page.navigate", url=path.resolve().as_uri())
+        self.wait_for("Page.loadEventFired")
+
+    def evaluate(self, expression):
+        answer = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        assert "exceptionDetails" not in answer, answer["exceptionDetails"]
+        return answer["result"]["value"]
+
+    def screenshot(self, path):
+        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot",
+                                                    format="png")["data"]))
+        return path
+
+    def problems(self):
+        """Script errors, console messages and browser log entries (a blocked load, CSP)."""
+        kinds = {"Runtime.exceptionThrown", "Runtime.consoleAPICalled", "Log.entryAdded"}
+        return [e["params"] for e in self.events if e.get("method") in kinds]
+
+    def close(self):
+        """Close the tab and its context (the browser goes on serving the next page)."""
+        browser = self.browser
+        try:
+            browser.call("Target.closeTarget", dict(targetId=self.target))
+            browser.call("Target.disposeBrowserContext", dict(browserContextId=self.context))
+        except (EOFError, OSError, TimeoutError, AssertionError):
+            _stop_browser()  # a browser that fails to close a tab is not reused
+        # its events, and the browser's own about it (attached, detached), are done with
+        browser.events = [e for e in browser.events
+                          if e.get("sessionId") not in (None, self.session)]
+
+
+_BROWSER: list = []  # this process's Chromium, once started
+
+
+def _stop_browser():
+    while _BROWSER:
+        _BROWSER.pop().close()
+
+
+atexit.register(_stop_browser)
+
+
+def tab(path, width, height=1400, media="screen"):
+    """``path`` open in a new tab of this process's headless Chromium, ``width`` CSS px wide
+    (the viewport itself: headless Chromium keeps a window at least 500 px wide, so
+    ``--window-size`` cannot test a phone).  Close it with ``.close()``."""
     exe = chromium()
     if exe is None:
         pytest.skip("Chromium is not installed (.ci/run installs Debian's chromium package)")
-    offline = ["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-               "--disable-extensions", "--hide-scrollbars", "--disable-background-networking",
-               "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-               f"--user-data-dir={tmp_path / 'profile'}"]
-    url = path.resolve().as_uri()
-    dom = subprocess.run([exe, *offline, "--enable-logging=stderr", "--v=0", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    shot = tmp_path / f"shot-{width}.png"
-    subprocess.run([exe, *offline, f"--window-size={width},{height}", f"--screenshot={shot}", url],
-                   capture_output=True, text=True, timeout=120)
-    console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
-    return dom.stdout, console, shot
+    if _BROWSER and not _BROWSER[0].alive():
+        _BROWSER.clear()
+    if not _BROWSER:
+        _BROWSER.append(Chromium(exe, tempfile.mkdtemp(prefix="modellens-chromium-")))
+    page = Tab(_BROWSER[0])
+    try:
+        page.open(path, width, height, media)
+    except BaseException:
+        page.close()
+        raise
+    return page
+
+
+def open_in_browser(path, tmp_path, *, width=1280, height=1600):
+    """Load ``path`` in headless Chromium without network: (DOM, problems, screenshot), the
+    problems (script errors, console messages, log entries) as JSON lines."""
+    page = tab(path, width, height)
+    try:
+        dom = page.evaluate("document.documentElement.outerHTML")
+        shot = page.screenshot(tmp_path / f"shot-{width}.png")
+        console = [json.dumps(p) for p in page.problems()]
+    finally:
+        page.close()
+    return dom, console, shot
 
 
 def page_errors(dom):

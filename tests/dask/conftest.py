@@ -1,10 +1,17 @@
 import pytest
 
 
-@pytest.fixture(scope="session")
+#: The shared cluster while the tests of this folder run: (its context manager, client).
+_SHARED: list = []
+
+
+@pytest.fixture(scope="module")
 def _cluster():
     """Two worker processes on loopback, as ``ml.config(n_workers=2)`` starts them: one
-    cluster per test process (per xdist worker), shared by every module of tests/dask.
+    cluster shared by the modules of tests/dask that one test process (xdist worker) runs
+    in a row, closed when the process goes on to a file elsewhere
+    (:func:`pytest_runtest_teardown`): a live ``local_client`` holds ``PYTHONSAFEPATH``
+    (``modellens._children.safe_path``), which a later file's test of that hold saw.
 
     Starting and closing a cluster took 2-6 s a module; no module kills the shared one's
     workers (the tests that do take a cluster of their own: ``own_client``,
@@ -13,8 +20,18 @@ def _cluster():
     pytest.importorskip("distributed")
     from modellens._config import local_client
 
-    with local_client(2) as c:
-        yield c
+    if not _SHARED:
+        hold = local_client(2)
+        _SHARED.append((hold, hold.__enter__()))
+    return _SHARED[0][1]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The shared cluster closes after the last test of tests/dask before another file's."""
+    if _SHARED and (nextitem is None or nextitem.path.parent != item.path.parent):
+        hold, _ = _SHARED.pop()
+        hold.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="module")

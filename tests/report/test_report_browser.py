@@ -1,137 +1,23 @@
 """The page in headless Chromium: 1280 px and 390 px wide, and printed to PDF."""
 
 import base64
-import fcntl
-import json
-import os
 import re
-import select
-import signal
-import subprocess
-import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import modellens as ml
-from support import chromium, page_errors
+from support import page_errors, tab
 
 pytestmark = pytest.mark.browser
 
 SMALL = dict(sample=150, n_explain=6, n_background=6, grid=5, shapley_budget=20_000)
 
 
-class _DevTools:
-    """Headless Chromium driven over the DevTools protocol on a pipe (standard library only).
-
-    ``--window-size`` cannot test a phone: headless Chromium keeps its window at least
-    500 px wide and crops the screenshot, so a "390 px" screenshot shows a 500 px layout.
-    Here the viewport itself is set to the width asked for, as a phone would have it.
-    """
-
-    def __init__(self, exe, profile):
-        to_browser, self._write = os.pipe()
-        self._read, from_browser = os.pipe()
-        # Chromium reads commands on fd 3 and answers on fd 4; the pipe ends are moved
-        # above both first, so that placing one cannot close the other
-        ends = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_browser, from_browser)]
-        for fd in (to_browser, from_browser):
-            os.close(fd)
-        args = [exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-                "--disable-extensions", "--hide-scrollbars", "--disable-background-networking",
-                "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-                "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"]
-        quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
-        self.pid = os.posix_spawn(exe, args, os.environ, file_actions=[
-            (os.POSIX_SPAWN_DUP2, ends[0], 3), (os.POSIX_SPAWN_DUP2, ends[1], 4), *quiet])
-        for fd in ends:
-            os.close(fd)
-        self._buffer, self._id, self.events, self.session = b"", 0, [], None
-
-    def _next(self, timeout=120):
-        while b"\0" not in self._buffer:
-            if not select.select([self._read], [], [], timeout)[0]:
-                raise TimeoutError("Chromium did not answer")
-            chunk = os.read(self._read, 1 << 20)
-            if not chunk:
-                raise EOFError("Chromium closed the DevTools pipe")
-            self._buffer += chunk
-        message, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(message)
-
-    def send(self, method, **params):
-        self._id += 1
-        message = {"id": self._id, "method": method, "params": params}
-        if self.session:
-            message["sessionId"] = self.session
-        os.write(self._write, json.dumps(message).encode() + b"\0")
-        while True:
-            answer = self._next()
-            if answer.get("id") == self._id:
-                assert "error" not in answer, (method, answer["error"])
-                return answer["result"]
-            self.events.append(answer)
-
-    def wait_for(self, method):
-        while not any(e.get("method") == method for e in self.events):
-            self.events.append(self._next())
-
-    def open(self, path, width, height, media="screen"):
-        target = self.send("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.send("Target.attachToTarget", targetId=target,
-                                 flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            self.send(f"{domain}.enable")
-        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
-        self.send("Emulation.setEmulatedMedia", media=media)
-        self.send("Page.navigate", url=path.resolve().as_uri())
-        self.wait_for("Page.loadEventFired")
-
-    def evaluate(self, expression):
-        answer = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
-        assert "exceptionDetails" not in answer, answer["exceptionDetails"]
-        return answer["result"]["value"]
-
-    def screenshot(self, path):
-        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot",
-                                                    format="png")["data"]))
-        return path
-
-    def problems(self):
-        """Script errors, console messages and browser log entries (a blocked load, CSP)."""
-        kinds = {"Runtime.exceptionThrown", "Runtime.consoleAPICalled", "Log.entryAdded"}
-        return [e["params"] for e in self.events if e.get("method") in kinds]
-
-    def close(self):
-        try:
-            self.session = None
-            self.send("Browser.close")
-        except (EOFError, OSError, TimeoutError):
-            pass
-        for _ in range(300):
-            if os.waitpid(self.pid, os.WNOHANG)[0]:
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        os.close(self._write)
-        os.close(self._read)
-
-
 def _at_width(path, tmp_path, width, *, media="screen", height=1400):
-    exe = chromium()
-    if exe is None:
-        pytest.skip("Chromium is not installed (.ci/run installs Debian's chromium package)")
-    browser = _DevTools(exe, tmp_path / f"profile-devtools-{width}-{media}")
-    try:
-        browser.open(path, width, height, media)
-    except BaseException:
-        browser.close()
-        raise
-    return browser
+    """``path`` in a new tab of the test process's headless Chromium (support.tab)."""
+    return tab(path, width, height, media)
 
 
 #: Where each table and each badge lies, in CSS pixels of the viewport.
@@ -194,15 +80,14 @@ def test_page_opens_cleanly_at_desktop_and_phone_width(page, tmp_path, width):
     assert "max-width: 100%" in dom
 
 def _pdf_pages(path, tmp_path, name):
-    exe = chromium()
-    if exe is None:
-        pytest.skip("Chromium is not installed")
-    pdf = tmp_path / f"{name}.pdf"
-    subprocess.run([exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-                    f"--user-data-dir={tmp_path / ('profile-' + name)}", "--no-pdf-header-footer",
-                    f"--print-to-pdf={pdf}", path.resolve().as_uri()],
-                   capture_output=True, timeout=180)
-    data = pdf.read_bytes()
+    """The page printed to PDF (Chromium's default paper and margins, no header or
+    footer): its number of pages."""
+    page = tab(path, 1280)
+    try:
+        data = base64.b64decode(page.send("Page.printToPDF", displayHeaderFooter=False)["data"])
+    finally:
+        page.close()
+    (tmp_path / f"{name}.pdf").write_bytes(data)
     count = len(re.findall(rb"/Type\s*/Page[^s]", data))
     assert count > 0
     return count
