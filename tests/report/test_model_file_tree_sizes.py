@@ -131,3 +131,26 @@ def test_a_skops_file_is_opened_once_and_judged_as_skops_judges_it(tmp_path, mon
         model = load_model(path, trust=True)
     assert opened.count(str(path)) == 2  # once per load_model
     np.testing.assert_array_equal(model.predict(X), sio.load(path, trusted=untrusted).predict(X))
+
+
+def test_a_skops_without_the_node_functions_judges_and_loads_through_its_public_ones(
+        tmp_path, monkeypatch):
+    # another skops version (the private functions missing or changed): the public
+    # get_untrusted_types and load decide, with the same refusal and the same model
+    import skops.io as sio
+    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeRegressor
+
+    from modellens.files import _models
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 3))
+    tree = DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0])
+    odd = make_pipeline(FunctionTransformer(np.round), tree).fit(X, X[:, 0])
+    sio.dump(tree, tmp_path / "tree.skops")
+    sio.dump(odd, tmp_path / "odd.skops")
+    monkeypatch.setattr(_models, "_skops_nodes", lambda archive: None)
+    np.testing.assert_array_equal(load_model(tmp_path / "tree.skops").predict(X), tree.predict(X))
+    with pytest.raises(FileError, match="neither skops nor modellens"):
+        load_model(tmp_path / "odd.skops")

@@ -181,11 +181,19 @@ def _skops_nodes(archive):
     """skops' tree of nodes of an open skops file, every type in it trusted only by skops'
     defaults (``get_unsafe_set()``: what ``skops.io.get_untrusted_types`` lists), as
     ``skops.io.load`` builds it before it audits and constructs; None where this skops
-    version has not these functions (then its public ones read the file twice)."""
+    version has not these functions, or takes other arguments (then its public ones read
+    the file twice)."""
+    import inspect
+
     try:
         from skops.io._audit import get_tree
         from skops.io._utils import read_schema
     except ImportError:  # pragma: no cover - another skops version
+        return None
+    # private functions: another skops may keep the names with other arguments, which
+    # would refuse every file rather than fall back
+    if list(inspect.signature(get_tree).parameters)[1:] != ["load_context", "trusted"] or \
+            len(inspect.signature(read_schema).parameters) != 1:  # pragma: no cover
         return None
     schema, context = read_schema(archive)
     return get_tree(schema, context, trusted=None)
