@@ -197,6 +197,8 @@ _FAULTS = {
     "a parent that is not the splitting node": _set("parents", 1, 2),
     "a categorical split without categories": _set("split_type", 0, 1),
     "a split type past 1": _set("split_type", 3, 2),
+    "a leaf marked as a categorical split": lambda t: _set(
+        "split_type", int(np.flatnonzero(np.asarray(t["left_children"]) == -1)[0]), 1)(t),
     "a deleted node reached": _set("split_indices", 1, 2 ** 31 - 1),
     "num_deleted wrong": _param("num_deleted", "1"),
     "num_nodes wrong": _param("num_nodes", "6"),

@@ -154,3 +154,16 @@ def test_a_skops_without_the_node_functions_judges_and_loads_through_its_public_
     np.testing.assert_array_equal(load_model(tmp_path / "tree.skops").predict(X), tree.predict(X))
     with pytest.raises(FileError, match="neither skops nor modellens"):
         load_model(tmp_path / "odd.skops")
+
+
+@pytest.mark.parametrize("name", ["refi\u1e6d\r^\u02a7_decay_rate", "refit-decay", "Refit"])
+def test_a_parameter_line_of_a_name_lightgbm_never_writes_is_refused(tmp_path, model_text,
+                                                                     name):
+    # the long fuzz run's crash: LightGBM 4 loaded such a file, then crashed the process
+    # while it reported the loaded parameters
+    text, _ = model_text
+    assert "[refit_decay_rate: " in text
+    path = tmp_path / "m.txt"
+    path.write_text(text.replace("[refit_decay_rate: ", f"[{name}: ", 1), newline="")
+    with pytest.raises(FileError, match="parameters hold the line"):
+        load_model(path)

@@ -275,7 +275,11 @@ def _check_lgb_tail(tail):
         if "end of parameters" not in tail[first:]:
             _fail("the model's parameters have no 'end of parameters' line")
         last = tail.index("end of parameters", first)
-        odd = [line for line in tail[first:last] if line and not re.fullmatch(r"\[[^\[\]]*\]", line)]
+        # LightGBM writes '[name: value]' with lowercase ASCII names; a line of another name
+        # (non-ASCII or punctuation) crashed LightGBM 4 while it reported the loaded
+        # parameters (a segmentation fault in LGBM_BoosterGetLoadedParam)
+        odd = [line for line in tail[first:last]
+               if line and not re.fullmatch(r"\[[a-z0-9_]+: [^\[\]]*\]", line)]
         if odd:
             _fail(f"the model's parameters hold the line {odd[0][:40]!r}")
 

@@ -277,7 +277,7 @@ def _flat_nodes_ok(data, at, sizes, declared, n_features, max_depth):  # pragma:
                 _i32(data, a3 + 4 * i), data[a4 + i]
             left[i], right[i], live[i] = a, b, i == 0 or f != _DELETED
             dead += not live[i]
-            if kind > 1 or (a == -1) != (b == -1):
+            if kind > 1 or (a == -1) != (b == -1) or (a == -1 and kind == 1 and live[i]):
                 return False
             if a != -1:
                 if a < 0 or a >= n or b < 0 or b >= n or a == b or f < 0 or f >= n_features \
@@ -346,6 +346,12 @@ def _check_nodes(sizes, declared, n_features, left, right, split, conditions, pa
         _fail(f"tree {int(tree[i])}, node {int(local[i])}: parent {int(parents[i])} is outside "
               f"0..{int(sizes[tree[i]]) - 1}")
     check_index(types, 2, np.ones(len(tree), bool), "split type", tree=tree, local=local)
+    # XGBoost writes a leaf's split type 0; a leaf marked categorical (with no categories)
+    # loads and predicts, then fails XGBoost's own writing of its trees
+    bad = np.flatnonzero(live & ~inner & (types == 1))
+    if bad.size:
+        i = bad[0]
+        _fail(f"tree {int(tree[i])}, node {int(local[i])}: a leaf marked as a categorical split")
     return inner & (types == 1)
 
 
