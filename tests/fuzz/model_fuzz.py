@@ -600,9 +600,12 @@ def run_inputs(inputs: list[dict], folder: Path, *, timeout: float = 30.0,
                                   str(start)], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, env=env)
         lines = _Lines(child.stdout.fileno())  # type: ignore[union-attr]
-        current = None
+        current, warm = None, set()
         while True:
-            line = lines.next(first_timeout if current is None else timeout)
+            # a child's first input of a format imports its library and compiles the
+            # scans (tens of seconds on a loaded machine): not a hang of that input
+            fresh = current is None or inputs[current]["format"] not in warm
+            line = lines.next(first_timeout if fresh else timeout)
             if line is None or line == "":  # silent past the watchdog, or dead
                 if line is None:
                     child.kill()
@@ -621,6 +624,7 @@ def run_inputs(inputs: list[dict], folder: Path, *, timeout: float = 30.0,
             if tag == "B":
                 current = int(i)
             elif tag == "E":
+                warm.add(inputs[int(i)]["format"])
                 outcome[int(i)], current = rest[0], None
                 if deadline is not None and time.monotonic() > deadline:
                     child.kill()

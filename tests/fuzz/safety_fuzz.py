@@ -179,10 +179,15 @@ PROBE = r"""(() => {
       t => /90px|bold|italic|baseline-shift/.test((t.getAttribute("style") || "") +
                                                  (t.getAttribute("font-weight") || ""))
     ).length, 0);
+  // anywhere in the page (tables, notes, headings): elements the planted tags would make;
+  // the page's own markup has none of these (no b, i, sub, no inline 90px, no handlers)
+  const planted = document.querySelectorAll(
+    'a[href*="evil"], a[href^="javascript"], [onerror], [onload], [style*="90px"], ' +
+    'b, i, sub, img[src="x"]').length;
   return {
     plots: plots.length,
-    markup: document.querySelectorAll('a[href*="evil"], [onerror], [onload]').length +
-            inPlots("a") + styled + (document.body.hasAttribute("data-pwned") ? 1 : 0),
+    markup: planted + inPlots("a") + styled +
+            (document.body.hasAttribute("data-pwned") ? 1 : 0),
     text: plots.map(p => p.textContent).join("\n").length,
   };
 })()"""
@@ -492,6 +497,18 @@ def tally(cases, run, tmp_root: Path, *, seconds=None, **kwargs) -> dict:
             "drawn": dict(sorted(drawn.items()))}
 
 
+#: Cases of one run's seed: a block of their own (seeds 11 and 12 ran cases 11... and
+#: 12..., nearly all the same ones).
+SEED_BLOCK = 1_000_000
+
+
+def case_seeds(seed: int, n: int) -> range:
+    """The case seeds of a run with ``--seed seed``: disjoint blocks for distinct seeds."""
+    if not 0 <= n <= SEED_BLOCK:
+        raise ValueError(f"--inputs must be between 0 and {SEED_BLOCK}")
+    return range(seed * SEED_BLOCK, seed * SEED_BLOCK + n)
+
+
 def main(argv=None) -> int:
     import tempfile
 
@@ -500,13 +517,14 @@ def main(argv=None) -> int:
                         choices=["strings", "paths", "dask"])
     parser.add_argument("--inputs", type=int, default=50, help="cases of each fuzzer")
     parser.add_argument("--seconds", type=float, default=600, help="time per fuzzer")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the run's seed: its cases are seeds seed*10**6 + i")
     args = parser.parse_args(argv)
     runs = {"strings": string_case, "paths": path_case, "dask": dask_case}
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
         for which in args.which:
-            seeds = range(args.seed, args.seed + args.inputs)
+            seeds = case_seeds(args.seed, args.inputs)
             got = tally(seeds, runs[which], Path(tmp), seconds=args.seconds)
             print(which, json.dumps(got["counts"]), flush=True)
             print("   drawn:", json.dumps(got["drawn"]), flush=True)
