@@ -192,8 +192,35 @@ PROBE = r"""(() => {
   };
 })()"""
 
+#: Hover labels are drawn only on hover: each trace of each chart hovered at its first
+#: point, the label's markup counted (a link, styled text) and the labels drawn.
+HOVER = r"""(() => {
+  let labels = 0, markup = 0;
+  for (const p of document.querySelectorAll(".js-plotly-plot")) {
+    (p.data || []).forEach((t, c) => {
+      try {
+        Plotly.Fx.hover(p, [{curveNumber: c, pointNumber: t.type === "heatmap" ? [0, 0] : 0}]);
+      } catch (e) { return; }
+      const layer = p.querySelectorAll(".hoverlayer");
+      const texts = [...layer].flatMap(l => [...l.querySelectorAll("text, tspan")]);
+      labels += texts.length > 0;
+      markup += [...layer].reduce((k, l) => k + l.querySelectorAll("a").length, 0) +
+        texts.filter(t => /90px|bold|italic|baseline-shift/.test(
+          (t.getAttribute("style") || "") + (t.getAttribute("font-weight") || ""))).length;
+      Plotly.Fx.unhover(p);
+    });
+  }
+  return {labels, markup};
+})()"""
+
 SWITCH = """(() => {{ const s = document.querySelector('[data-ml-control="{step}"]');
   s.value = {value}; s.dispatchEvent(new Event('change')); return true; }})()"""
+
+
+def look(browser) -> dict:
+    """The page's charts and markup as drawn, with every trace's hover label drawn once."""
+    seen, hover = browser.evaluate(PROBE), browser.evaluate(HOVER)
+    return {**seen, "markup": seen["markup"] + hover["markup"], "hovered": hover["labels"]}
 
 
 def _browse(page, tmp):
@@ -204,14 +231,14 @@ def _browse(page, tmp):
 
     browser = _at_width(page, tmp, 1280, height=2400)
     try:
-        seen = [browser.evaluate(PROBE)]
+        seen = [look(browser)]
         for step in ("feature", "class"):
             options = browser.evaluate(
                 f"[...document.querySelector('[data-ml-control=\"{step}\"]')?.options || []]"
                 ".map(o => o.value)")
             for value in options:
                 browser.evaluate(SWITCH.format(step=step, value=json.dumps(value)))
-                seen.append(browser.evaluate(PROBE))
+                seen.append(look(browser))
     finally:
         browser.close()
     return seen
@@ -240,8 +267,9 @@ def string_case(seed: int, tmp: Path, *, browser=True) -> tuple[str, dict]:
     if browser:
         seen = _browse(out, tmp)
         facts["markup"] += sum(s["markup"] for s in seen)
-        if seen[0]["plots"] < 3:
-            return "crash", {**facts, "err": f"only {seen[0]['plots']} charts drawn"}
+        if seen[0]["plots"] < 3 or seen[0]["hovered"] < 3:
+            return "crash", {**facts, "err": f"only {seen[0]['plots']} charts drawn, "
+                                             f"{seen[0]['hovered']} hover labels"}
     return "result", facts
 
 

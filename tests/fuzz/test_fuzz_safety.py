@@ -31,7 +31,8 @@ def test_hostile_strings_at_random_positions_are_text_in_the_browser(tmp_path):
     counts = _clean(sf.tally([11], sf.string_case, tmp_path))
     assert counts["result"] == 1  # the page was written and opened, every chart redrawn
     # the probe's zero is worth something: markup planted in that page is counted, in a
-    # chart (a styled title, a link), in the page outside the charts, and a script that ran
+    # chart (a styled title, a link), in the page outside the charts, a script that ran
+    # and a hover label (drawn only on hover)
     from support import tab
 
     plant = [
@@ -40,13 +41,15 @@ def test_hostile_strings_at_random_positions_are_text_in_the_browser(tmp_path):
         "Plotly.relayout(document.querySelectorAll('.js-plotly-plot')[1], {title: {text: "
         "'<a href=\"https://evil.example/\">log in</a>'}})",
         "document.body.insertAdjacentHTML('beforeend', '<p><b>bold</b></p>')",
-        "document.body.setAttribute('data-pwned', 1)"]
+        "document.body.setAttribute('data-pwned', 1)",
+        "Plotly.restyle(document.querySelector('.js-plotly-plot'), {hovertemplate: "
+        "'<a href=\"https://evil.example/\">log in</a><extra></extra>'}, [0])"]
     page = tab(tmp_path / "string_case-11" / "report.html", 1280, 2400)
     try:
-        found = [page.evaluate(sf.PROBE)["markup"]]
+        found = [sf.look(page)["markup"]]
         for script in plant:
             page.evaluate(f"(() => {{ {script}; return 1; }})()")
-            found.append(page.evaluate(sf.PROBE)["markup"])
+            found.append(sf.look(page)["markup"])
     finally:
         page.close()
     assert found[0] == 0 and all(b > a for a, b in zip(found, found[1:])), found
