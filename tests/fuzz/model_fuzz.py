@@ -662,7 +662,19 @@ def summary(result: dict) -> str:
             f"{c.get('loaded-disagree', 0)}), unclean loader errors {unclean}, "
             f"crashes {c.get('crash', 0)}, hangs {c.get('hang', 0)}, "
             f"memory blow-ups {sum(v for k, v in c.items() if k.endswith('MemoryError'))}, "
-            f"inputs changed {result['changed']}")
+            f"inputs changed {result['changed']}{_other(c)}")
+
+
+#: Outcomes the summary names; any other (``lost``: a child that exited 0 in the middle of
+#: an input, ``loaded-predicts``) is listed after them, never dropped from the line.
+_NAMED = ("refused", "loaded", "loaded-refused", "loaded-model-error", "loaded-disagree",
+          "crash", "hang")
+
+
+def _other(counts: dict) -> str:
+    other = {k: v for k, v in counts.items() if k not in _NAMED and
+             not k.startswith(("loaded-error", "unclean"))}
+    return f", other outcomes {other}" if other else ""
 
 
 def main(argv=None):

@@ -75,6 +75,8 @@ for i in range(int(sys.argv[3]), len(inputs)):
         time.sleep(600)
     elif how == "slow":
         time.sleep(3)
+    elif how == "exit":
+        sys.exit(0)
     elif how == "change":
         Path(inputs[i]["path"]).write_bytes(b"written to")
     print(f"E {i} {inputs[i]['says']}", flush=True)
@@ -108,6 +110,13 @@ def test_model_fuzz_counts_crashes_hangs_memory_changes_and_disagreements(tmp_pa
     for part in ("crashes 1", "hangs 1", "memory blow-ups 1", "inputs changed 1",
                  "disagreeing with the model 1"):
         assert part in text, text
+
+
+def test_model_fuzz_names_a_child_that_exits_in_the_middle_of_an_input(tmp_path, monkeypatch):
+    plan = [("ok", "loaded", "x"), ("exit", "", "x"), ("ok", "refused", "x")]
+    result = _fake_run(tmp_path, monkeypatch, plan, timeout=5, first_timeout=60)
+    assert result["counts"] == {"loaded": 1, "lost": 1, "refused": 1}
+    assert "other outcomes {'lost': 1}" in mf.summary(result)  # not dropped from the line
 
 
 def test_a_childs_first_input_of_a_format_is_not_a_hang_while_it_warms_up(tmp_path,
