@@ -316,8 +316,10 @@ def _load_xgboost(path):
     if raw is None:
         raw, exact = _refused(path, _read_xgboost, data, json_file)
         # a JSON document's node arrays typed first: the checks read typed arrays at a
-        # fraction of the cost of lists, and check exactly the arrays XGBoost is handed
-        typed = _as_typed(raw, data) if json_file else None
+        # fraction of the cost of lists, and check exactly the arrays XGBoost is handed;
+        # only where orjson read it exactly (no NaN, no integer past 64 bits: json's
+        # readings, which XGBoost's own reader may read otherwise)
+        typed = _as_typed(raw, data) if json_file and exact else None
         _refused(path, check_xgboost_model, raw if typed is None else typed)
     # the checked document goes to XGBoost as UBJSON (its binary reader costs a fraction
     # of its JSON reader: a 16 MB JSON file, 0.26 s against 0.02 s): a UBJSON file's typed
