@@ -11,10 +11,11 @@ document goes back to XGBoost's binary reader bit for bit.
 from __future__ import annotations
 
 import struct
+from itertools import chain
 
 import numpy as np
 
-__all__ = ["Ubjson", "ubjson_bytes"]
+__all__ = ["Ubjson", "typed_arrays", "ubjson_bytes"]
 
 
 class Ubjson:
@@ -216,3 +217,109 @@ def ubjson_bytes(doc) -> bytes | None:
         else:
             return None
     return b"".join(out)
+
+
+#: The element type XGBoost's binary writer gives each node array, by key (its JSON
+#: writer writes the same numbers as lists).
+_TYPED = {**dict.fromkeys(("split_conditions", "base_weights", "loss_changes", "sum_hessian",
+                           "leaf_weights", "weights"), np.dtype(np.float32)),
+          **dict.fromkeys(("left_children", "right_children", "parents", "split_indices",
+                           "categories", "categories_nodes", "feature_segments", "sorted_idx"),
+                         np.dtype(np.int32)),
+          **dict.fromkeys(("default_left", "split_type"), np.dtype(np.uint8)),
+          **dict.fromkeys(("categories_segments", "categories_sizes"), np.dtype(np.int64))}
+
+
+def typed_arrays(doc, text: bytes):
+    """A copy of an XGBoost JSON document (``text`` as orjson reads it, checked) with its
+    node arrays as the typed arrays XGBoost's UBJSON holds, for :func:`ubjson_bytes`;
+    None where XGBoost's JSON reader could read a number otherwise.
+
+    XGBoost rounds a JSON number where it wants float32 straight to float32; here it
+    was read as float64, then rounded: the same float32 unless the float64 lies exactly
+    halfway between two float32 (the one case two roundings can differ: a number just
+    past a halfway point read as that point, then rounded to even): any such value, an
+    integer array holding a float or a value its type does not hold, or categories
+    stored with the model (their element type is the file's), and None.  A text holding
+    ``true``, ``false`` or ``null`` anywhere (XGBoost writes none; numpy would read them
+    in a list of numbers as 1, 0 and NaN) is left to XGBoost's JSON reader too.
+    """
+    if b"true" in text or b"false" in text or b"null" in text:
+        return None
+    booster = doc["learner"]["gradient_booster"]
+    path = ("learner", "gradient_booster") + (("gbtree",) if "gbtree" in booster else ()) + \
+        ("model",)
+    model = booster.get("gbtree", booster)["model"]
+    cats = model.get("cats", {})
+    if not isinstance(cats, dict) or cats.get("enc") or \
+            not isinstance(model.get("trees", []), list):
+        return None
+    trees = _typed_objects(model.get("trees", []))
+    typed = _typed_objects([model])  # a linear booster's weights
+    if trees is None or typed is None:
+        return None
+    typed = typed[0]
+    if "cats" in model:
+        typed_cats = _typed_objects([cats])
+        if typed_cats is None:
+            return None
+        typed["cats"] = typed_cats[0]
+    if "trees" in model:
+        typed["trees"] = trees
+    return _replaced(doc, path, typed)
+
+
+def _typed_objects(objs):
+    """Copies of the dicts ``objs`` with the arrays of :data:`_TYPED` typed (each key's
+    arrays of all of them typed at once: thousands of trees); None where one cannot be."""
+    if not all(isinstance(obj, dict) for obj in objs):
+        return None
+    out = [dict(obj) for obj in objs]
+    for key, dtype in _TYPED.items():
+        at = [k for k, obj in enumerate(objs) if key in obj]
+        parts = [objs[k][key] for k in at]
+        if not at:
+            continue
+        if not all(isinstance(part, list) for part in parts):
+            return None
+        arr = _typed(list(chain.from_iterable(parts)), dtype)
+        if arr is None:
+            return None
+        for k, piece in zip(at, np.split(arr, np.cumsum([len(p) for p in parts])[:-1])):
+            out[k][key] = piece
+    return out
+
+
+def _typed(values, dtype):
+    if not isinstance(values, list):
+        return None
+    try:
+        wide = np.array(values, np.float64 if dtype.kind == "f" else None)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if wide.ndim != 1 or (len(values) and wide.dtype.kind not in ("f" if dtype.kind == "f"
+                                                                   else "i")):
+        return None
+    if dtype.kind != "f":
+        info = np.iinfo(dtype)
+        if len(wide) and (wide.min() < info.min or wide.max() > info.max):
+            return None
+        return wide.astype(dtype)
+    with np.errstate(over="ignore"):  # past float32: inf, declined below
+        narrow = wide.astype(np.float32)
+    # the float32 next to each value on the far side of it: the value is a halfway
+    # point when it is the exact mean of the two (both float32: the mean is a float64)
+    other = np.nextafter(narrow, np.where(wide > narrow, np.float32(np.inf),
+                                          np.float32(-np.inf)))
+    halfway = (wide != narrow) & (wide == (narrow.astype(np.float64) + other) / 2)
+    if halfway.any() or not np.isfinite(narrow[np.isfinite(wide)]).all():
+        return None
+    return narrow
+
+
+def _replaced(doc, path, new):
+    """``doc`` with its value at ``path`` (keys) replaced by ``new``; the dicts on the way
+    copied, the rest shared."""
+    if not path:
+        return new
+    return dict(doc, **{path[0]: _replaced(doc[path[0]], path[1:], new)})

@@ -449,7 +449,8 @@ def _check_xgboost_cats(cats, n_features):
                     _fail(f"feature {f}: its text categories' offsets do not fit them")
                 # text levels are not checked for repeats: XGBoost 3.2 itself writes a
                 # non-ASCII level's bytes cut at its length in characters, so two levels can
-                # be stored alike
+                # be stored alike; their order is checked (XGBoost searches them by it)
+                _check_text_order(values, off, order[lo:hi], f)
         elif len(values) != hi - lo:
             _fail(f"feature {f}: {len(values)} categories for a segment of {hi - lo}")
         else:
@@ -464,3 +465,15 @@ def _check_distinct_in_order(levels, order, f):
     if any(not a < b for a, b in zip(ranked[:-1], ranked[1:])):
         _fail(f"feature {f}: its categories repeat a level or their sorted positions do not "
               "sort them")
+
+
+def _check_text_order(values, offsets, order, f):
+    """XGBoost finds a text level's code by binary search through ``sorted_idx``, its
+    levels' bytes compared as signed chars, and writes ``sorted_idx`` as their stable sort:
+    any other order gives XGBoost's predictions codes other than the trees' reading here
+    (a silent wrong answer): refused."""
+    raw = np.asarray(values, np.int64) & 0xFF ^ 0x80  # a signed char's order, as bytes
+    data = raw.astype(np.uint8).tobytes() if len(raw) else b""
+    keys = [data[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    if sorted(range(len(keys)), key=keys.__getitem__) != order.tolist():
+        _fail(f"feature {f}: its sorted category positions do not sort its text categories")

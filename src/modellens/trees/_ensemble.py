@@ -44,6 +44,7 @@ order; :meth:`TreeEnsemble.encode` maps the rows' values to the codes.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -175,14 +176,14 @@ class TreeEnsemble:
                     X[:, f] = np.where(np.isnan(x), np.nan, col.levels.astype(np.float64)[
                         np.where(np.isnan(x), 0, x).astype(np.intp)])
                 continue
-            where = {c: k for k, c in enumerate(np.asarray(cats).tolist())}
+            code = level_codes(cats, unseen, self.library)
             if col is not None and col.is_categorical:
-                table = np.array([where.get(v, unseen) for v in col.levels.tolist()] + [np.nan])
+                table = np.array([code(v) for v in col.levels.tolist()] + [np.nan])
                 x = X[:, f]
                 idx = np.where(np.isnan(x), len(table) - 1, x).astype(np.int64)
                 X[:, f] = table[idx]
             else:
-                X[:, f] = [np.nan if v != v else where.get(v, unseen) for v in X[:, f].tolist()]
+                X[:, f] = [np.nan if v != v else code(v) for v in X[:, f].tolist()]
         return X
 
     def select(self, output: int, *, negate: bool = False) -> "TreeEnsemble":
@@ -341,6 +342,55 @@ def unsupported(model, why=""):
         f"cannot read {type(model).__name__} as a tree ensemble{reason}. Supported: "
         f"{SUPPORTED_TREE_MODELS}. For other models use algorithm='exact', 'permutation' "
         "or 'kernel'.", reason=why or None)
+
+
+def level_codes(cats, unseen, library: str = ""):
+    """The model's code of a level: ``cats`` the levels of codes 0, 1, ...; a level not
+    among them becomes ``unseen``, but as XGBoost reads it for an XGBoost model.
+
+    XGBoost (3.1+, its categories stored with the model) re-codes a frame's
+    levels by a binary search (``lower_bound``) through its sorted levels, and
+    never tests the level found for equality: a level it never saw reads as the
+    next larger level it knows (numbers by value, text by its UTF-8 bytes read as
+    signed chars); past the largest, its predict refuses the frame.
+    """
+    levels = np.asarray(cats).tolist()
+    where: dict = {}
+    for k, level in enumerate(levels):
+        where.setdefault(level, k)
+    if library != "xgboost" or not levels:
+        return lambda v: where.get(v, unseen)
+    keys = [_xgboost_key(level) for level in levels]
+    try:
+        order = sorted(range(len(levels)), key=keys.__getitem__)
+    except TypeError:  # levels of mixed types: XGBoost stores one type a feature
+        return lambda v: where.get(v, unseen)
+    ranked = [keys[k] for k in order]
+
+    def code(v):
+        k = where.get(v)
+        if k is not None:
+            return k
+        try:
+            at = bisect_left(ranked, _xgboost_key(v))
+        except TypeError:  # a level of another type: XGBoost refuses the frame
+            return unseen
+        return order[at] if at < len(ranked) else unseen
+
+    return code
+
+
+def _xgboost_key(level):
+    """``level`` ordered as XGBoost orders it: text by its UTF-8 bytes as signed chars."""
+    if isinstance(level, str):
+        return level.encode("utf-8", "surrogatepass").translate(_SIGNED)
+    if isinstance(level, bytes):
+        return level.translate(_SIGNED)
+    return level
+
+
+#: Byte b as the unsigned byte of its signed char's order (0x80..0xFF first).
+_SIGNED = bytes((b ^ 0x80) for b in range(256))
 
 
 def category_rows(chosen_sets, goes_left_if_chosen, unseen_left, n_codes):
