@@ -214,23 +214,55 @@ def _check_skops_ids(schema, archive):
     HistGradientBoosting's preprocessor: the model then reads other columns than its
     trees say).  Two nodes of one id must hold the same values: they may differ only in
     the ids of the temporaries skops made while saving (a shape, a state dict) and in
-    the names of their array files, whose bytes must match.  Each node is digested
-    once, from its children's digests (so a schema costs its size, however nested);
-    nodes whose digests differ are compared with their array files' bytes.
+    the names of their array files, whose bytes must match.  Only nodes of a repeated
+    id are digested, each once, from its children's digests (so a schema costs at most
+    its size, however nested); nodes whose digests differ are compared with their array
+    files' bytes.
     """
+    by_id: dict = {}
+    stack: list = [schema]
+    pop, push = stack.pop, stack.extend
+    while stack:  # every node of an id (a cheap walk: most ids occur once)
+        node = pop()
+        kind = type(node)
+        if kind is dict:
+            saved = node.get("__id__")
+            if isinstance(saved, (int, str)) and "__loader__" in node:
+                by_id.setdefault(saved, []).append(node)
+            push(node.values())
+        elif kind is list:
+            push(node)
+    digests: dict[int, bytes] = {}  # id() of a node -> its digest
+    for saved, nodes in by_id.items():
+        if len(nodes) < 2:
+            continue
+        # most are plain values (a JsonNode of None, 0, "auto"): compared as dicts
+        head = {k: v for k, v in nodes[0].items() if k != "__id__"}
+        flat = not any(isinstance(v, (dict, list)) for v in head.values())
+        for node in nodes[1:]:
+            if flat and head == {k: v for k, v in node.items() if k != "__id__"}:
+                continue
+            if _digest(node, digests) != _digest(nodes[0], digests) and \
+                    not _same_values(nodes[0], node, archive):
+                raise FileError(
+                    f"two objects of one id ({saved}) hold other values: skops would build "
+                    "both from one of them (the file was changed after skops saved it?)")
+
+
+def _digest(root, digests) -> bytes:
+    """A skops schema node's digest, its ``__id__`` aside; each node digested once
+    (``digests``: by ``id()``), from its children's digests."""
     import hashlib
 
-    digests: dict[int, bytes] = {}  # id() of a dict or list node -> its digest
-    first: dict = {}
-    stack: list = [(schema, False)]
+    stack: list = [(root, False)]
     while stack:
         node, ready = stack.pop()
-        if not isinstance(node, (dict, list)):
+        if id(node) in digests or not isinstance(node, (dict, list)):
             continue
         items = sorted(node.items()) if isinstance(node, dict) else list(enumerate(node))
         if not ready:
             stack.append((node, True))
-            stack.extend((v, False) for _, v in items)
+            stack.extend((v, False) for _, v in items if isinstance(v, (dict, list)))
             continue
         h = hashlib.blake2b(b"d" if isinstance(node, dict) else b"l", digest_size=16)
         for key, value in items:
@@ -238,15 +270,8 @@ def _check_skops_ids(schema, archive):
                 part = digests[id(value)] if isinstance(value, (dict, list)) else \
                     json.dumps(value).encode()
                 h.update(json.dumps(key).encode() + b":" + part + b",")
-        digests[id(node)] = digest = h.digest()
-        saved = node.get("__id__") if isinstance(node, dict) else None
-        if not isinstance(saved, (int, str)) or "__loader__" not in node:
-            continue
-        seen = first.setdefault(saved, (digest, node))
-        if seen[0] != digest and not _same_values(seen[1], node, archive):
-            raise FileError(
-                f"two objects of one id ({saved}) hold other values: skops would build both "
-                "from one of them (the file was changed after skops saved it?)")
+        digests[id(node)] = h.digest()
+    return digests[id(root)]
 
 
 def _same_values(a, b, archive) -> bool:
