@@ -142,9 +142,12 @@ def _check_hgb_numeric(transformer, label):
     func = getattr(transformer, "func", None)
     keywords = getattr(func, "keywords", {})
     dtype = keywords.get("dtype") if isinstance(keywords, dict) else None
+    dtypes = list(dtype) if isinstance(dtype, (list, tuple)) else [dtype]
+    # np.dtype(None) is float64: a partial without dtype keeps the caller's dtype
     if not (isinstance(func, partial) and func.func is check_array and not func.args and
             set(keywords) <= {"dtype", "ensure_all_finite", "force_all_finite"} and
-            [np.dtype(d) for d in np.atleast_1d(dtype)] == [np.dtype(np.float64)] and
+            len(dtypes) == 1 and dtypes[0] is not None and
+            np.dtype(dtypes[0]) == np.float64 and
             not getattr(transformer, "kw_args", None)):
         _fail(f"{label}: its numeric columns are not read as float64 values unchanged")
 
