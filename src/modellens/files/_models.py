@@ -153,8 +153,12 @@ def _load_skops(path, trust):
     with archive:
         try:
             nodes = _skops_nodes(archive)
+            if nodes is None:  # pragma: no cover - another skops version
+                _check_skops_ids(json.loads(archive.read("schema.json")), archive)
             untrusted = sio.get_untrusted_types(file=path) if nodes is None else \
                 sorted(nodes.get_unsafe_set())
+        except FileError as exc:
+            raise FileError(f"refusing the skops file {str(path)!r}: {exc}") from None
         except Exception as exc:
             raise FileError(f"cannot read the skops file {str(path)!r}: {_one_line(exc)}") \
                 from None
@@ -196,7 +200,104 @@ def _skops_nodes(archive):
             len(inspect.signature(read_schema).parameters) != 1:  # pragma: no cover
         return None
     schema, context = read_schema(archive)
+    _check_skops_ids(schema, archive)
     return get_tree(schema, context, trusted=None)
+
+
+def _check_skops_ids(schema, archive):
+    """Refuse a skops schema in which two nodes of one ``__id__`` would build other objects.
+
+    skops writes the state of an object at each place it occurs, under the object's
+    ``id``, and builds each ``__id__`` once, from the first of its nodes it reads: the
+    others are never read.  Small ints share one ``id`` in CPython, so a change to one
+    of them (``verbose``) would reach every other place of that value (a column index of
+    HistGradientBoosting's preprocessor: the model then reads other columns than its
+    trees say).  Two nodes of one id must hold the same values: they may differ only in
+    the ids of the temporaries skops made while saving (a shape, a state dict) and in
+    the names of their array files, whose bytes must match.  Only nodes of a repeated
+    id are digested, each once, from its children's digests (so a schema costs at most
+    its size, however nested); nodes whose digests differ are compared with their array
+    files' bytes.
+    """
+    by_id: dict = {}
+    stack: list = [schema]
+    pop, push = stack.pop, stack.extend
+    while stack:  # every node of an id (a cheap walk: most ids occur once)
+        node = pop()
+        kind = type(node)
+        if kind is dict:
+            saved = node.get("__id__")
+            if isinstance(saved, (int, str)) and "__loader__" in node:
+                by_id.setdefault(saved, []).append(node)
+            push(node.values())
+        elif kind is list:
+            push(node)
+    digests: dict[int, bytes] = {}  # id() of a node -> its digest
+    for saved, nodes in by_id.items():
+        if len(nodes) < 2:
+            continue
+        # most are plain values (a JsonNode of None, 0, "auto"): compared as dicts
+        head = {k: v for k, v in nodes[0].items() if k != "__id__"}
+        flat = not any(isinstance(v, (dict, list)) for v in head.values())
+        for node in nodes[1:]:
+            if flat and head == {k: v for k, v in node.items() if k != "__id__"}:
+                continue
+            if _digest(node, digests) != _digest(nodes[0], digests) and \
+                    not _same_values(nodes[0], node, archive):
+                raise FileError(
+                    f"two objects of one id ({saved}) hold other values: skops would build "
+                    "both from one of them (the file was changed after skops saved it?)")
+
+
+def _digest(root, digests) -> bytes:
+    """A skops schema node's digest, its ``__id__`` aside; each node digested once
+    (``digests``: by ``id()``), from its children's digests."""
+    import hashlib
+
+    stack: list = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in digests or not isinstance(node, (dict, list)):
+            continue
+        items = sorted(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        if not ready:
+            stack.append((node, True))
+            stack.extend((v, False) for _, v in items if isinstance(v, (dict, list)))
+            continue
+        h = hashlib.blake2b(b"d" if isinstance(node, dict) else b"l", digest_size=16)
+        for key, value in items:
+            if key != "__id__":
+                part = digests[id(value)] if isinstance(value, (dict, list)) else \
+                    json.dumps(value).encode()
+                h.update(json.dumps(key).encode() + b":" + part + b",")
+        digests[id(node)] = h.digest()
+    return digests[id(root)]
+
+
+def _same_values(a, b, archive) -> bool:
+    """Two skops schema nodes equal but for ``__id__`` and the names of array files of
+    equal bytes."""
+    pairs = [(a, b)]
+    names = set(archive.namelist())
+    while pairs:
+        x, y = pairs.pop()
+        if isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            for key in x:
+                if key == "file" and isinstance(x[key], str) and isinstance(y[key], str):
+                    if x[key] != y[key] and not (x[key] in names and y[key] in names and
+                                                 archive.read(x[key]) == archive.read(y[key])):
+                        return False
+                elif key != "__id__":
+                    pairs.append((x[key], y[key]))
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            pairs.extend(zip(x, y))
+        elif type(x) is not type(y) or json.dumps(x) != json.dumps(y):  # NaN equals NaN
+            return False
+    return True
 
 
 def _judge_types(path, untrusted, trust):

@@ -62,26 +62,117 @@ def _check_hist_gradient_boosting(model, bound, label):
                 _fail(f"{label}: feature {int(f)} has category codes outside 0..255")
     pre = getattr(model, "_preprocessor", None)
     if pre is not None:
-        encoder = pre.named_transformers_.get("encoder")
-        # the parser reads the categorical columns from is_categorical_, scikit-learn from
-        # the encoder's columns and the binner's mask: they must be one set
-        columns = {name: cols for name, _, cols in pre.transformers_}.get("encoder")
-        mask = np.asarray(getattr(model, "is_categorical_", None))
-        k = int(mask.sum()) if mask.dtype == bool else -1
-        if columns is None or not np.array_equal(np.asarray(columns), mask) or \
-                len(getattr(encoder, "categories_", [])) != k or \
-                (is_cat is not None and not np.array_equal(np.flatnonzero(is_cat),
-                                                           np.arange(k))):
-            _fail(f"{label}: its categorical columns differ between the model, its encoder "
-                  "and its binner")
-        for cats in getattr(encoder, "categories_", []):
-            if len(cats) > 256:  # the predictor's bitsets hold 256 codes
-                _fail(f"{label}: a categorical feature has {len(cats)} categories (at most "
-                      "256 fit the model's bitsets)")
+        _check_hgb_preprocessor(model, pre, is_cat, label)
+    _check_hgb_outputs(model, label)
     found = [(pred, f"{label}, tree {i}.{k}") for i, per_iter in enumerate(model._predictors)
              for k, pred in enumerate(per_iter)]
     if found:
         _check_predictors(found, n, is_cat)
+
+
+def _check_hgb_preprocessor(model, pre, is_cat, label):
+    """HistGradientBoosting's categorical preprocessor: it routes the caller's columns as
+    the parser does (categorical first, then numeric, each in order) and encodes them as
+    the parser does (known categories to their sorted positions, the rest to NaN).
+
+    ``predict`` reads what is checked here, the parser reads ``is_categorical_`` and the
+    encoder's categories: a file in which they disagree would predict other values than
+    the trees read.
+    """
+    encoder = pre.named_transformers_.get("encoder")
+    routes = {name: (trans, cols) for name, trans, cols in pre.transformers_}
+    mask = np.asarray(getattr(model, "is_categorical_", None))
+    k = int(mask.sum()) if mask.dtype == bool else -1
+    columns = routes.get("encoder", (None, None))[1]
+    if columns is None or not np.array_equal(np.asarray(columns), mask) or \
+            len(getattr(encoder, "categories_", [])) != k or \
+            (is_cat is not None and not np.array_equal(np.flatnonzero(is_cat),
+                                                       np.arange(k))):
+        _fail(f"{label}: its categorical columns differ between the model, its encoder "
+              "and its binner")
+    numeric = routes.get("numerical", (None, None))[1]
+    indices = getattr(pre, "_transformer_to_input_indices", {})
+    if numeric is None or not np.array_equal(np.asarray(numeric), ~mask) or \
+            any(name not in ("encoder", "numerical") and _selects_any(cols)
+                for name, (_, cols) in routes.items()) or \
+            list(np.asarray(indices.get("encoder", []))) != np.flatnonzero(mask).tolist() or \
+            list(np.asarray(indices.get("numerical", []))) != \
+            np.flatnonzero(~mask).tolist() or \
+            len(indices.get("remainder", [])) or pre.transformer_weights is not None:
+        # a DataFrame's columns are routed by _transformer_to_input_indices, an array's by
+        # the transformers' masks
+        _fail(f"{label}: its preprocessor routes other columns than its categorical mask")
+    names = getattr(model, "feature_names_in_", None)
+    pre_names = getattr(pre, "feature_names_in_", None)
+    if (names is None) != (pre_names is None) or (
+            names is not None and list(np.asarray(names)) != list(np.asarray(pre_names))):
+        _fail(f"{label}: its preprocessor reads other column names than the model")
+    _check_hgb_encoder(encoder, label)
+    _check_hgb_numeric(routes["numerical"][0], label)
+
+
+def _check_hgb_encoder(encoder, label):
+    """The ordinal encoder HistGradientBoosting fits: categories sorted (it looks numbers up
+    by bisection), NaN kept last and encoded as missing, unknown values encoded as
+    missing, no infrequent groups."""
+    missing = {}
+    for i, cats in enumerate(encoder.categories_):
+        cats = np.asarray(cats)
+        if len(cats) and cats.dtype.kind == "f" and np.isnan(cats[-1]):
+            missing[i] = len(cats) - 1
+            cats = cats[:-1]
+        if cats.dtype.kind in "biuf" and (np.any(np.isnan(cats.astype(np.float64))) or
+                                         np.any(cats[1:] <= cats[:-1])):
+            _fail(f"{label}: the categories of its categorical feature {i} are not sorted")
+    if not (encoder.handle_unknown == "use_encoded_value" and
+            _is_nan(encoder.unknown_value) and _is_nan(encoder.encoded_missing_value) and
+            dict(encoder._missing_indices) == missing and
+            not any(np.atleast_1d(getattr(encoder, "_infrequent_enabled", False))) and
+            np.dtype(encoder.dtype) == np.float64):
+        _fail(f"{label}: its category encoder does not encode as HistGradientBoosting fits "
+              "it (unknown and missing values as missing, no infrequent categories)")
+
+
+def _check_hgb_numeric(transformer, label):
+    """HistGradientBoosting's numeric columns pass through ``check_array`` as float64."""
+    from functools import partial
+
+    from sklearn.utils.validation import check_array
+
+    func = getattr(transformer, "func", None)
+    keywords = getattr(func, "keywords", {})
+    dtype = keywords.get("dtype") if isinstance(keywords, dict) else None
+    dtypes = list(dtype) if isinstance(dtype, (list, tuple)) else [dtype]
+    # np.dtype(None) is float64: a partial without dtype keeps the caller's dtype
+    if not (isinstance(func, partial) and func.func is check_array and not func.args and
+            set(keywords) <= {"dtype", "ensure_all_finite", "force_all_finite"} and
+            len(dtypes) == 1 and dtypes[0] is not None and
+            np.dtype(dtypes[0]) == np.float64 and
+            not getattr(transformer, "kw_args", None)):
+        _fail(f"{label}: its numeric columns are not read as float64 values unchanged")
+
+
+def _selects_any(columns) -> bool:
+    """A column selection (a mask or indices) that selects a column."""
+    columns = np.atleast_1d(np.asarray(columns))
+    return bool(columns.any()) if columns.dtype == bool else columns.size > 0
+
+
+def _is_nan(value) -> bool:
+    return isinstance(value, (float, np.floating)) and bool(np.isnan(value))
+
+
+def _check_hgb_outputs(model, label):
+    """The outputs ``predict`` makes: ``n_trees_per_iteration_`` columns of the baseline
+    plus one tree per column of each iteration, from the raw rows (not the binned ones
+    of fitting)."""
+    base = model._baseline_prediction
+    k = model.n_trees_per_iteration_
+    if getattr(model, "_in_fit", False) or not isinstance(base, np.ndarray) or \
+            base.dtype != np.float64 or base.shape != (1, k) or \
+            any(len(per_iter) != k for per_iter in model._predictors):
+        _fail(f"{label}: its baseline {np.shape(base)}, {k} outputs and trees per iteration "
+              "do not agree")
 
 
 def _check_gradient_boosting(model, label):
