@@ -133,6 +133,30 @@ def _ints(buf, spans, counts, col, trees, ints=True, keep=True):
     return out.astype(np.int64) if ints else out
 
 
+def _numbers_read(buf, spans, counts, has, split, n_leaves) -> bool:
+    """Whether the numbers that no check reads the value of are written as LightGBM reads
+    them: every tree's leaf values (as the full reading requires them), and each value of
+    split gains, internal values, weights and counts, leaf weights and counts and
+    shrinkage that LightGBM reads (where written, in the trees with splits; shrinkage in
+    every tree), counted and of the plain grammar, the values not kept.  LightGBM's reader
+    stops the process at a count off or a word it cannot read (``1%1``) in its parallel
+    reading of the trees: a text with such a word is left to the full reading, and goes
+    to LightGBM without tree_sizes (its reading in turn raises)."""
+    every, m = np.arange(len(spans)), n_leaves - 1
+    wanted = [("leaf_value", every, n_leaves)]
+    for key, expect in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
+                        ("internal_count", m), ("leaf_weight", n_leaves),
+                        ("leaf_count", n_leaves)):
+        wanted.append((key, np.flatnonzero(split & has[:, _COL[key]]), expect))
+    wanted.append(("shrinkage", np.flatnonzero(has[:, _COL["shrinkage"]]), np.ones_like(m)))
+    for key, trees, expect in wanted:
+        col = _COL[key]
+        if not has[trees, col].all() or np.any(counts[trees, col] != expect[trees]) or \
+                _ints(buf, spans, counts, col, trees, ints=False, keep=False) is None:
+            return False
+    return True
+
+
 def _nodes(buf, spans, counts, n_features):
     has = spans[:, :, 0] >= 0
     # LightGBM needs num_leaves and num_cat in every tree (one value each)
@@ -155,12 +179,8 @@ def _nodes(buf, spans, counts, n_features):
         if (required and not has[split, col].all()) or \
                 np.any((counts[:, col] != expect) & split & has[:, col]):
             return None
-    for key, expect in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
-                        ("internal_count", m), ("leaf_weight", n_leaves),
-                        ("leaf_count", n_leaves)):
-        col = _COL[key]  # counted where written (an empty value is not read)
-        if np.any(split & (counts[:, col] > 0) & (counts[:, col] != expect)):
-            return None
+    if not _numbers_read(buf, spans, counts, has, split, n_leaves):
+        return None
     trees = np.flatnonzero(split)
     read = [_ints(buf, spans, counts, _COL[key], trees)
             for key in ("left_child", "right_child", "split_feature")]
@@ -170,9 +190,7 @@ def _nodes(buf, spans, counts, n_features):
         read.append(_ints(buf, spans, counts, _COL["decision_type"], trees))
     else:
         return None  # a tree without decision types: the full reading
-    # leaf values: numbers, as the full reading requires (their values are not used)
-    if any(arr is None for arr in read) or \
-            _ints(buf, spans, counts, _COL["leaf_value"], trees, ints=False, keep=False) is None:
+    if any(arr is None for arr in read):
         return None
 
     def block(k):
