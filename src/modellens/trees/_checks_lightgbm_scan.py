@@ -281,7 +281,7 @@ def _tree_body(buf, i, stop, names, lengths, spans, counts):  # pragma: no cover
             i += 1
         if i == key or i >= stop or buf[i] != 61:
             return -1
-        k = _key(buf, key, i, names, lengths)
+        k = _key_index(buf, key, i, names, lengths)
         i += 1
         value, spaces = i, 0
         c = buf[i]
@@ -302,7 +302,7 @@ def _tree_body(buf, i, stop, names, lengths, spans, counts):  # pragma: no cover
 
 
 @njit(cache=True)
-def _key(buf, start, stop, names, lengths):  # pragma: no cover - compiled
+def _key_index(buf, start, stop, names, lengths):  # pragma: no cover - compiled
     """Which of ``names`` ``buf[start:stop]`` is (-1: none)."""
     for j in range(len(lengths)):
         if lengths[j] == stop - start:
