@@ -631,6 +631,9 @@ def _fast_json(data: bytes):
 
 
 def _load_lightgbm(path):
+    from .._config import resolve_options
+    from ..models import kernel_threads
+
     try:
         import lightgbm
     except ImportError:
@@ -644,7 +647,10 @@ def _load_lightgbm(path):
     except UnicodeDecodeError:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not UTF-8 "
                         "text.") from None
-    checked = _refused(path, check_lightgbm_file, data, text)
+    # the compiled scan reads the trees and their numbers in numba's threads, as many as
+    # n_jobs (ml.config) asks for, as LightGBM's load does in its own
+    with kernel_threads(resolve_options().threads):
+        checked = _refused(path, check_lightgbm_file, data, text)
     try:
         # tree_sizes kept (LightGBM then reads the trees in parallel threads) only where the
         # checks proved it jumps to exactly the checked trees (checked.threads), else dropped

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._checks_lightgbm import (_Checked, check_header, check_lgb_nodes, check_lightgbm_text,
                                plain_header, scaled)
@@ -53,27 +53,59 @@ def scan_lightgbm_text(data: bytes, text: str):
     head = plain_header(data[:first].decode("utf-8", "replace"))
     if head is None:
         return None
-    # as many trees as tree_sizes says (LightGBM's own files), else as "Tree=" appears
+    buf = np.frombuffer(data, np.uint8)
+    found = _by_sizes(buf, head.get("tree_sizes"), first, end)
+    if found is False:
+        return None
+    spans, counts = found or _in_turn(data, buf, head, first, end)
+    if spans is None:
+        return None
+    tail = text[len(text) - (len(data) - end):].split("\n")[1:] \
+        if len(text) == len(data) else data[end:].decode("utf-8").split("\n")[1:]
+    n_features = check_header(head, len(spans), text[:64].split("\n", 1)[0], tail, None)
+    checked = _nodes(buf, spans, counts, n_features)
+    # the sizes were proven above (found), or fit the trees as Python's int reads them: there
+    # LightGBM reads each with Atoi (digits, then it stops), Python's int reads more ('1_0',
+    # '+1', other scripts' digits), and the line is kept for LightGBM's parallel reading
+    # only where both read it alike
+    return checked and checked._replace(threads=found is not None)
+
+
+def _by_sizes(buf, sizes, first, end):
+    """The trees' spans and counts (see :func:`_tree_lines`) read tree by tree in parallel
+    threads from where ``sizes`` (the tree_sizes line) says they start; None where that
+    line is missing or not written as both readers read it (:data:`_PLAIN_SIZES`; the
+    trees are then read in turn), False where it is, but the trees are not there
+    (as :func:`_sizes_fit` then finds)."""
+    if sizes is None or _PLAIN_SIZES.fullmatch(sizes) is None:
+        return None
+    offsets = np.zeros(sizes.count(" ") + 2, np.int64)
+    offsets[0] = first
+    # at most 15 digits a size: an overflow of the sum turns it down, which is refused
+    np.cumsum(np.array(sizes.split(" "), np.int64), out=offsets[1:])
+    offsets[1:] += first
+    if offsets[-1] != end or np.any(offsets[1:] <= offsets[:-1]):
+        return False
+    spans = np.full((len(offsets) - 1, len(_KEYS), 2), -1, np.int64)
+    counts = np.zeros((len(offsets) - 1, len(_KEYS)), np.int64)
+    if not _trees_at(buf, offsets, _NAMES, _LENGTHS, spans, counts):
+        return False
+    return spans, counts
+
+
+def _in_turn(data, buf, head, first, end):
+    """The trees' spans and counts read one after another (:func:`_tree_lines`), as many as
+    the tree_sizes line lists, and where they fit its sizes; else as many as "Tree="
+    appears; None where any is not plain."""
     sizes = head.get("tree_sizes", "").split()
     bound = len(sizes) if sizes else data.count(b"Tree=", first, end)
     spans = np.full((bound, len(_KEYS), 2), -1, np.int64)
     counts = np.zeros((bound, len(_KEYS)), np.int64)
     starts = np.zeros(bound, np.int64)
-    buf = np.frombuffer(data, np.uint8)
     n = _tree_lines(buf, first, end, _NAMES, _LENGTHS, spans, counts, starts)
     if n <= 0 or sizes and not _sizes_fit(sizes, starts[:n], end):
-        return None
-    spans, counts = spans[:n], counts[:n]
-    tail = text[len(text) - (len(data) - end):].split("\n")[1:] \
-        if len(text) == len(data) else data[end:].decode("utf-8").split("\n")[1:]
-    n_features = check_header(head, n, text[:64].split("\n", 1)[0], tail, None)
-    checked = _nodes(buf, spans, counts, n_features)
-    if checked is None or not sizes:
-        return checked
-    # the sizes fit the trees (above); LightGBM reads each with Atoi (digits, then it
-    # stops), Python's int reads more ('1_0', '+1', other scripts' digits): the line is
-    # kept for LightGBM's parallel reading only where both read it alike
-    return checked._replace(threads=_PLAIN_SIZES.fullmatch(head["tree_sizes"]) is not None)
+        return None, None
+    return spans[:n], counts[:n]
 
 
 #: A tree_sizes value LightGBM's reader (``Atoi`` of each word between single spaces) and
@@ -90,12 +122,39 @@ def check_lightgbm_file(data: bytes, text: str):
 def _ints(buf, spans, counts, col, trees, ints=True, keep=True):
     """The values of column ``col`` of ``trees`` (their spans), or None where any is not
     plain (``ints``: integers ``-?[0-9]{1,9}``, else numbers of the plain grammar;
-    ``keep=False``: only their grammar and count checked, the values left unset)."""
+    ``keep=False``: only their grammar and count checked, nothing allocated for them:
+    an empty array returned)."""
     starts, ends = spans[trees, col, 0], spans[trees, col, 1]
-    out = np.empty(int(counts[trees, col].sum()))
-    if len(out) and _span_numbers(buf, starts, ends, out, ints, keep) != len(out):
+    firsts = np.zeros(len(trees) + 1, np.int64)
+    np.cumsum(counts[trees, col], out=firsts[1:])
+    out = np.empty(int(firsts[-1]) if keep else 0)
+    if len(trees) and not _span_numbers(buf, starts, ends, firsts, out, ints, keep):
         return None
     return out.astype(np.int64) if ints else out
+
+
+def _numbers_read(buf, spans, counts, has, split, n_leaves) -> bool:
+    """Whether the numbers that no check reads the value of are written as LightGBM reads
+    them: every tree's leaf values (as the full reading requires them), and each value of
+    split gains, internal values, weights and counts, leaf weights and counts and
+    shrinkage that LightGBM reads (where written, in the trees with splits; shrinkage in
+    every tree), counted and of the plain grammar, the values not kept.  LightGBM's reader
+    stops the process at a count off or a word it cannot read (``1%1``) in its parallel
+    reading of the trees: a text with such a word is left to the full reading, and goes
+    to LightGBM without tree_sizes (its reading in turn raises)."""
+    every, m = np.arange(len(spans)), n_leaves - 1
+    wanted = [("leaf_value", every, n_leaves)]
+    for key, expect in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
+                        ("internal_count", m), ("leaf_weight", n_leaves),
+                        ("leaf_count", n_leaves)):
+        wanted.append((key, np.flatnonzero(split & has[:, _COL[key]]), expect))
+    wanted.append(("shrinkage", np.flatnonzero(has[:, _COL["shrinkage"]]), np.ones_like(m)))
+    for key, trees, expect in wanted:
+        col = _COL[key]
+        if not has[trees, col].all() or np.any(counts[trees, col] != expect[trees]) or \
+                _ints(buf, spans, counts, col, trees, ints=False, keep=False) is None:
+            return False
+    return True
 
 
 def _nodes(buf, spans, counts, n_features):
@@ -120,12 +179,8 @@ def _nodes(buf, spans, counts, n_features):
         if (required and not has[split, col].all()) or \
                 np.any((counts[:, col] != expect) & split & has[:, col]):
             return None
-    for key, expect in (("split_gain", m), ("internal_value", m), ("internal_weight", m),
-                        ("internal_count", m), ("leaf_weight", n_leaves),
-                        ("leaf_count", n_leaves)):
-        col = _COL[key]  # counted where written (an empty value is not read)
-        if np.any(split & (counts[:, col] > 0) & (counts[:, col] != expect)):
-            return None
+    if not _numbers_read(buf, spans, counts, has, split, n_leaves):
+        return None
     trees = np.flatnonzero(split)
     read = [_ints(buf, spans, counts, _COL[key], trees)
             for key in ("left_child", "right_child", "split_feature")]
@@ -135,9 +190,7 @@ def _nodes(buf, spans, counts, n_features):
         read.append(_ints(buf, spans, counts, _COL["decision_type"], trees))
     else:
         return None  # a tree without decision types: the full reading
-    # leaf values: numbers, as the full reading requires (their values are not used)
-    if any(arr is None for arr in read) or \
-            _ints(buf, spans, counts, _COL["leaf_value"], trees, ints=False, keep=False) is None:
+    if any(arr is None for arr in read):
         return None
 
     def block(k):
@@ -157,30 +210,69 @@ def _tree_lines(buf, start, stop, names, lengths, spans, counts, starts):  # pra
     of key ``k`` (``names``: the keys LightGBM writes) in tree ``t``, ``counts[t, k]``
     its words, ``starts[t]`` where the tree starts.  Returns
     the number of trees, or -1 where the layout is not that (or a key is another or twice)."""
-    t, i, in_tree, lines = -1, start, False, 0
+    t, i = -1, start
     while i < stop:
-        c = buf[i]
-        if c == 10:  # an empty line ends a tree
-            in_tree = False
+        if buf[i] == 10:  # an empty line between trees
             i += 1
             continue
-        if not in_tree:  # only a tree starts here
-            if stop - i < 6 or buf[i] != 84 or buf[i + 1] != 114 or buf[i + 2] != 101 \
-                    or buf[i + 3] != 101 or buf[i + 4] != 61:
-                return -1
-            i += 5
-            digits = i
-            while i < stop and 48 <= buf[i] <= 57:
+        body = _tree_head(buf, i, stop)  # only a tree starts here
+        t += 1
+        if body < 0 or t >= spans.shape[0]:
+            return -1
+        starts[t] = i
+        i = _tree_body(buf, body, stop, names, lengths, spans[t], counts[t])
+        if i < 0:
+            return -1
+    return t + 1
+
+
+@njit(cache=True, parallel=True)
+def _trees_at(buf, offsets, names, lengths, spans, counts):  # pragma: no cover - compiled
+    """:func:`_tree_lines` of the trees that start at ``offsets[:-1]`` (the trees end at
+    ``offsets[-1]``), tree ``t`` read from ``buf[offsets[t]:offsets[t + 1]]`` alone, the
+    trees in numba's parallel threads.  Whether each of those pieces is one tree and
+    empty lines: then ``buf[offsets[0]:offsets[-1]]`` reads as these trees, starting
+    there, in :func:`_tree_lines` too (which reads a tree up to its empty line, then
+    empty lines up to the next tree's start)."""
+    n = len(offsets) - 1
+    ok = np.zeros(n, np.uint8)
+    for t in prange(n):
+        stop = offsets[t + 1]
+        i = _tree_head(buf, offsets[t], stop)
+        if i >= 0:
+            i = _tree_body(buf, i, stop, names, lengths, spans[t], counts[t])
+        if i >= 0:
+            while i < stop and buf[i] == 10:
                 i += 1
-            if i == digits or i >= stop or buf[i] != 10:
-                return -1
-            t += 1
-            if t >= spans.shape[0]:
-                return -1
-            starts[t] = digits - 5
-            i += 1
-            in_tree, lines = True, 0
-            continue
+            ok[t] = i == stop
+    return n > 0 and ok.all()
+
+
+@njit(cache=True)
+def _tree_head(buf, i, stop):  # pragma: no cover - compiled
+    """Where the line after ``Tree=<digits>`` at ``buf[i]`` starts, or -1 (no such line)."""
+    if stop - i < 6 or buf[i] != 84 or buf[i + 1] != 114 or buf[i + 2] != 101 \
+            or buf[i + 3] != 101 or buf[i + 4] != 61:
+        return -1
+    i += 5
+    digits = i
+    while i < stop and 48 <= buf[i] <= 57:
+        i += 1
+    if i == digits or i >= stop or buf[i] != 10:
+        return -1
+    return i + 1
+
+
+@njit(cache=True)
+def _tree_body(buf, i, stop, names, lengths, spans, counts):  # pragma: no cover - compiled
+    """One tree's lines from ``buf[i]`` up to its empty line (before ``stop``), into its rows
+    ``spans`` and ``counts`` (see :func:`_tree_lines`).  Returns where the line after the
+    empty one starts, or -1.  A line end comes before ``stop``'s end of the buffer (the
+    caller made sure): the values are read up to theirs unbounded."""
+    lines = 0
+    while i < stop:
+        if buf[i] == 10:  # an empty line ends a tree
+            return i + 1
         lines += 1
         if lines > 22:
             return -1
@@ -189,21 +281,11 @@ def _tree_lines(buf, start, stop, names, lengths, spans, counts, starts):  # pra
             i += 1
         if i == key or i >= stop or buf[i] != 61:
             return -1
-        k = -1
-        for j in range(len(lengths)):
-            if lengths[j] == i - key:
-                same = True
-                for q in range(i - key):
-                    if buf[key + q] != names[j, q]:
-                        same = False
-                        break
-                if same:
-                    k = j
-                    break
+        k = _key_index(buf, key, i, names, lengths)
         i += 1
         value, spaces = i, 0
         c = buf[i]
-        while c != 10:  # the section ends in a line end: no bound needed
+        while c != 10:
             if c == 32:
                 spaces += 1
                 if buf[i - 1] == 32 or buf[i - 1] == 61 or buf[i + 1] == 10:
@@ -212,72 +294,92 @@ def _tree_lines(buf, start, stop, names, lengths, spans, counts, starts):  # pra
                 return -1
             i += 1
             c = buf[i]
-        words = 0 if i == value else spaces + 1
-        if k < 0 or spans[t, k, 0] >= 0:  # a key LightGBM does not write, or twice
-            return -1
-        spans[t, k, 0], spans[t, k, 1], counts[t, k] = value, i, words
+        if i >= stop or k < 0 or spans[k, 0] >= 0:  # past the piece; a key LightGBM
+            return -1  # does not write, or twice
+        spans[k, 0], spans[k, 1], counts[k] = value, i, 0 if i == value else spaces + 1
         i += 1
-    return -1 if in_tree else t + 1
+    return -1
 
 
 @njit(cache=True)
-def _span_numbers(buf, starts, ends, out, ints, keep):  # pragma: no cover - compiled
-    """The numbers of ``buf[starts[s]:ends[s]]``, span after span, into ``out`` (``keep``;
-    else only read): how many,
-    or -1 at the first that is not ``-?[0-9]{1,9}`` (``ints``) or
-    ``-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?``, or past ``out``.  Values as
+def _key_index(buf, start, stop, names, lengths):  # pragma: no cover - compiled
+    """Which of ``names`` ``buf[start:stop]`` is (-1: none)."""
+    for j in range(len(lengths)):
+        if lengths[j] == stop - start:
+            same = True
+            for q in range(stop - start):
+                if buf[start + q] != names[j, q]:
+                    same = False
+                    break
+            if same:
+                return j
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def _span_numbers(buf, starts, ends, firsts, out, ints, keep):  # pragma: no cover - compiled
+    """The numbers of ``buf[starts[s]:ends[s]]`` into ``out[firsts[s]:firsts[s + 1]]``
+    (``keep``; else only read), the spans in numba's parallel threads: whether each
+    span holds exactly its count, each ``-?[0-9]{1,9}`` (``ints``) or
+    ``-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?``, one space between them.  Values as
     ``_checks_lightgbm._scan_numbers`` reads them (integers exactly)."""
-    n = 0
-    for s in range(len(starts)):
-        i, end = starts[s], ends[s]
-        while i < end:
-            if n >= len(out):
-                return -1
-            sign = 1.0
-            if buf[i] == 45:
-                sign = -1.0
-                i += 1
-            mant, scale, digits = 0, 0, 0
+    ok = np.zeros(len(starts), np.uint8)
+    for s in prange(len(starts)):
+        ok[s] = _numbers(buf, starts[s], ends[s], out, firsts[s], firsts[s + 1], ints, keep)
+    return ok.all()
+
+
+@njit(cache=True)
+def _numbers(buf, i, end, out, n, last, ints, keep):  # pragma: no cover - compiled
+    """Whether ``buf[i:end]`` holds the numbers ``out[n:last]`` (see :func:`_span_numbers`)."""
+    while i < end:
+        if n >= last:
+            return False
+        sign = 1.0
+        if buf[i] == 45:
+            sign = -1.0
+            i += 1
+        mant, scale, digits = 0, 0, 0
+        while i < end and 48 <= buf[i] <= 57:
+            digits += 1
+            if mant < 10 ** 17:
+                mant = mant * 10 + (buf[i] - 48)
+            else:
+                scale += 1
+            i += 1
+        if digits == 0 or (ints and digits > 9):
+            return False
+        if not ints and i < end and buf[i] == 46:
+            i += 1
+            frac = i
             while i < end and 48 <= buf[i] <= 57:
-                digits += 1
                 if mant < 10 ** 17:
                     mant = mant * 10 + (buf[i] - 48)
-                else:
-                    scale += 1
+                    scale -= 1
                 i += 1
-            if digits == 0 or (ints and digits > 9):
-                return -1
-            if not ints and i < end and buf[i] == 46:
+            if i == frac:
+                return False
+        if not ints and i < end and (buf[i] == 101 or buf[i] == 69):
+            i += 1
+            esign = 1
+            if i < end and (buf[i] == 43 or buf[i] == 45):
+                esign = -1 if buf[i] == 45 else 1
                 i += 1
-                frac = i
-                while i < end and 48 <= buf[i] <= 57:
-                    if mant < 10 ** 17:
-                        mant = mant * 10 + (buf[i] - 48)
-                        scale -= 1
-                    i += 1
-                if i == frac:
-                    return -1
-            if not ints and i < end and (buf[i] == 101 or buf[i] == 69):
+            e, exp = 0, i
+            while i < end and 48 <= buf[i] <= 57:
+                if e < 100000:
+                    e = e * 10 + (buf[i] - 48)
                 i += 1
-                esign = 1
-                if i < end and (buf[i] == 43 or buf[i] == 45):
-                    esign = -1 if buf[i] == 45 else 1
-                    i += 1
-                e, exp = 0, i
-                while i < end and 48 <= buf[i] <= 57:
-                    if e < 100000:
-                        e = e * 10 + (buf[i] - 48)
-                    i += 1
-                if i == exp:
-                    return -1
-                scale += esign * e
-            if i < end and buf[i] != 32:
-                return -1
-            if keep:
-                out[n] = scaled(mant, scale, sign)
-            n += 1
-            i += 1  # the space (or the end)
-    return n
+            if i == exp:
+                return False
+            scale += esign * e
+        if i < end and buf[i] != 32:
+            return False
+        if keep:
+            out[n] = scaled(mant, scale, sign)
+        n += 1
+        i += 1  # the space (or the end)
+    return n == last
 
 
 def _sizes_fit(sizes, starts, end) -> bool:
