@@ -244,9 +244,29 @@ def test_good_models_of_every_library_agree_with_their_trees():
     for model, X in _good_models():
         ens = tree_ensemble(model)
         dataset = Dataset.from_data(X)
-        why, rows = margin_disagreement(model, ens, dataset, dataset.values)
+        why, rows, raw = margin_disagreement(model, ens, dataset, dataset.values)
         assert why is None, (type(model).__name__, why)
         assert rows == len(dataset.values)
+
+
+@pytest.mark.parametrize("target", [None, 0, "all"])
+def test_the_checked_raw_output_is_treeshaps_own_prediction(target):
+    """TreeSHAP reuses the raw output the check computed: the same numbers, to the bit, as
+    the selected outputs' own (a binary model's negated column for classes_[0])."""
+    from modellens.attribution._games import TreeGame, tree_ensemble_for
+
+    for model, X in _good_models():
+        dataset = Dataset.from_data(X)
+        checked = tree_ensemble_for(model, dataset, X, strict=True, response_method="auto")
+        classes = checked.ensemble.classes
+        if target == "all" and classes is None and checked.ensemble.n_outputs == 1:
+            continue
+        if target == 0 and classes is None and checked.ensemble.n_outputs == 1:
+            continue
+        game = TreeGame(checked.ensemble, model, dataset, len(X), None, "", target=target,
+                        checked_rows=checked.checked_rows, raw=checked.raw)
+        own = game.ensemble.predict_raw(game.X)
+        np.testing.assert_array_equal(game.prediction, own, err_msg=type(model).__name__)
 
 
 def test_a_poisson_hgb_whose_trees_the_reader_reads_as_the_prediction_is_refused():

@@ -255,9 +255,9 @@ def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str, 
         # default explains the number the model predicts, as every other method
         return None
     rows = dataset.values[:EXPLAINED_CHECK_ROWS if n is None else min(n, EXPLAINED_CHECK_ROWS)]
-    why, checked_rows = margin_disagreement(model, ens, dataset, rows)
+    why, checked_rows, raw = margin_disagreement(model, ens, dataset, rows)
     if why is None:
-        return CheckedTrees(ens, checked_rows)
+        return CheckedTrees(ens, checked_rows, raw)
     if strict:
         refused("shapley", why).refuse()
     warnings.warn(f"TreeSHAP is not used: {why}; the Shapley values are estimated from the "
@@ -276,10 +276,12 @@ def _trees_give_prediction(ens, response_method: str) -> bool:
 
 
 class CheckedTrees(NamedTuple):
-    """Trees whose answers were checked against the model's on ``checked_rows`` rows."""
+    """Trees whose answers were checked against the model's on ``checked_rows`` rows, and
+    their raw output ``(m, K)`` on the first explained rows (None: not every row checked)."""
 
     ensemble: object
     checked_rows: int
+    raw: np.ndarray | None = None
 
 
 class TreeGame(Game):
@@ -293,15 +295,20 @@ class TreeGame(Game):
     over the trees; ``labels`` (None for one output) select them in the
     stacked result, and :attr:`subjects` holds each output's subject.
     ``checked_rows``: the model rows that checked the trees' answers
-    (:func:`tree_ensemble_for`), the game's only model rows.
+    (:func:`tree_ensemble_for`), the game's only model rows; ``raw``: the trees' raw
+    output on the explained rows that the check computed (every column).
     """
 
     offers_rows = False
 
     def __init__(self, ens, model, dataset, n: int, background, note: str, *, target=None,
-                 checked_rows: int = 0):
+                 checked_rows: int = 0, raw=None):
         outputs, self.labels = tree_outputs(ens, model, target)
         self.ensemble = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
+        #: the explained rows' raw output of each explained column, where the check gave it
+        #: for every row (TreeSHAP's prediction, not computed again)
+        self.prediction = None if raw is None or len(raw) != n else np.column_stack(
+            [-raw[:, c] if negate else raw[:, c] for c, negate, _ in outputs])
         fg = dataset.values[:n]
         # the trees' categorical splits read the model's own category codes
         self.X = self.ensemble.encode(fg, dataset.columns)

@@ -165,7 +165,7 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                 "background takes single features. Pass background= rows, or use "
                 "algorithm='exact', 'permutation' or 'kernel'.")
         trees = TreeGame(ens, model, dataset, n, bg, note, target=target,
-                         checked_rows=checked.checked_rows)
+                         checked_rows=checked.checked_rows, raw=checked.raw)
         return trees if players is None else GroupGame(trees, players)
     if conditional:
         approach, scores = dependence[0], None

@@ -547,7 +547,7 @@ def _tree_model(model, dataset, X, method, target, response_method, base):
             answer.refuse()
         return None
     ens = answer.ensemble
-    why, checked_rows = margin_disagreement(model, ens, dataset, base[:DATA_CHECK_ROWS])
+    why, checked_rows, _ = margin_disagreement(model, ens, dataset, base[:DATA_CHECK_ROWS])
     if why is not None:
         if method == "tree":
             refused("interactions", why).refuse()

@@ -455,7 +455,7 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     ens = answer.ensemble
     # the trees answer as the model does on the first data rows (their raw margin, through
     # a model seam built for the check: the request wraps no model)
-    why, _ = margin_disagreement(model, ens, dataset, dataset.values[:DATA_CHECK_ROWS])
+    why = margin_disagreement(model, ens, dataset, dataset.values[:DATA_CHECK_ROWS]).why
     if why is not None:
         refused("pdp", why).refuse()
     outputs, labels = tree_outputs(ens, model, target)

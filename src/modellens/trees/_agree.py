@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -141,9 +142,16 @@ def disagreement(ens, model, rows, dataset, response) -> str | None:
         rows it is over the tolerance (``FLOAT32_TOLERANCE`` for XGBoost, which adds in
         float32, else ``CHECK_TOLERANCE``); None when every row agrees.
     """
+    return _compare(ens, model, rows, dataset, response)[0]
+
+
+def _compare(ens, model, rows, dataset, response):
+    """``(why, raw)``: :func:`disagreement`, and the trees' raw output ``(m, K)`` on
+    ``rows`` (None where only some rows were checked)."""
     if rows.shape[0] == 0:
-        return None
+        return None, None
     coded = ens.encode(rows, dataset.columns)
+    m = len(rows)
     try:
         theirs = model.predict(rows.copy())
     except ModelError:
@@ -151,20 +159,21 @@ def disagreement(ens, model, rows, dataset, response) -> str | None:
         # where the library's rule for codes does: the rows of known levels are checked
         model, rows, coded = _known(ens, model, rows, coded, dataset)
         if rows.shape[0] == 0:
-            return None
+            return None, None
         theirs = model.predict(rows.copy())  # (a model that refuses these too: its error)
-    ours = respond(ens, ens.predict_raw(coded), response)
+    raw = ens.predict_raw(coded)
+    ours = respond(ens, raw, response)
     theirs = np.asarray(theirs, dtype=np.float64).reshape(ours.shape)
     gap = (np.abs(ours - theirs) / np.maximum(1.0, np.abs(theirs))).reshape(len(rows), -1)
     tolerance = FLOAT32_TOLERANCE if ens.library == "xgboost" else CHECK_TOLERANCE
     off = ~(gap <= tolerance)  # (NaN on either side is a disagreement)
     if not off.any():
-        return None
+        return None, raw if len(rows) == m else None
     worst = np.nanmax(np.where(np.isnan(gap), np.inf, gap))
     return (f"the trees' answers differ from the model's by up to {worst:.2g} (relative) on "
             f"{int(off.any(axis=1).sum())} of {len(rows)} checked rows; the model file may be "
             "damaged, or built by a version or with a setting modellens does not read (a link "
-            "or objective the tree reader does not model)")
+            "or objective the tree reader does not model)"), None
 
 
 def _known(ens, model, rows, coded, dataset):
@@ -189,9 +198,20 @@ def _known(ens, model, rows, coded, dataset):
     return seam, rows[known], coded[known]
 
 
-def margin_disagreement(raw_model, ens, dataset, rows) -> tuple[str | None, int]:
-    """``(why, n_rows)``: :func:`disagreement` of the trees with the library's raw margin
-    (:func:`margin_model`) on ``rows``, and the model rows it cost (to count them where a
-    result counts its model rows)."""
+class Check(NamedTuple):
+    """What :func:`margin_disagreement` found: why the trees disagree (None: they agree),
+    the model rows it cost, and the trees' raw output ``(m, K)`` on the checked rows
+    (None unless they agree on every row: a route may reuse it, the same numbers)."""
+
+    why: str | None
+    n_rows: int
+    raw: np.ndarray | None
+
+
+def margin_disagreement(raw_model, ens, dataset, rows) -> Check:
+    """:func:`disagreement` of the trees with the library's raw margin (:func:`margin_model`)
+    on ``rows``, the model rows it cost (to count them where a result counts its model
+    rows) and the trees' raw output there."""
     checker, response = margin_model(raw_model, ens, dataset)
-    return disagreement(ens, checker, rows, dataset, response), checker.n_rows
+    why, raw = _compare(ens, checker, rows, dataset, response)
+    return Check(why, checker.n_rows, raw)

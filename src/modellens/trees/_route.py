@@ -146,9 +146,9 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
     if method not in ROUTED_METHODS:
         raise ValueError(f"route() answers for {ROUTED_METHODS}, not {method!r}")
     if method == "pdp":
-        refused = _pd_request(ice, sample, response_method)
-        if refused is not None:
-            return refused
+        asked = _pd_request(ice, sample, response_method)
+        if asked is not None:
+            return asked
     try:
         ens = tree_ensemble(model)
     except InvalidParameterError as exc:  # not a tree model, or an unsafe one
