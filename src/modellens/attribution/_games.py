@@ -242,7 +242,8 @@ def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str, 
     ``strict`` refuses with a :class:`~modellens.NotATreeModelError` naming the gap, and
     ``"auto"`` falls back on the model's rows with a :class:`~modellens.ModellensWarning`.
     Not ``strict`` (``"auto"``), trees whose raw output is not the prediction are not
-    used (and not checked).  Returns :class:`CheckedTrees`: the trees and the model rows the check cost.
+    used (and not checked).  Returns :class:`CheckedTrees`: the trees, the model rows the
+    check cost and the trees' raw output on the explained rows.
     """
     answer = route(model, dataset, X, method="shapley", response_method=response_method)
     if answer.ensemble is None:
@@ -307,8 +308,13 @@ class TreeGame(Game):
         self.ensemble = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
         #: the explained rows' raw output of each explained column, where the check gave it
         #: for every row (TreeSHAP's prediction, not computed again)
-        self.prediction = None if raw is None or len(raw) != n else np.column_stack(
-            [-raw[:, c] if negate else raw[:, c] for c, negate, _ in outputs])
+        # (only where the selected trees sum as all of them do: a binary model's column
+        # asked twice goes down the forest's path, summed in another order)
+        same_sum = raw is not None and len(raw) == n and \
+            (ens.traversal()[0].shape[1] == 1) == (self.ensemble.traversal()[0].shape[1] == 1)
+        self.prediction = np.column_stack(
+            [-raw[:, c] if negate else raw[:, c] for c, negate, _ in outputs]) \
+            if same_sum else None
         fg = dataset.values[:n]
         # the trees' categorical splits read the model's own category codes
         self.X = self.ensemble.encode(fg, dataset.columns)
