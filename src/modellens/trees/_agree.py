@@ -87,6 +87,13 @@ def _xgboost_margin(model):
     return margin
 
 
+def _lightgbm_forest(model) -> bool:
+    params = getattr(model, "params", None) or {}
+    kind = params.get("boosting", params.get("boosting_type",
+                                             getattr(model, "boosting_type", "gbdt")))
+    return kind in ("rf", "random_forest")
+
+
 def margin_model(raw_model, ens, dataset):
     """``(Model, response)``: the model seam over the library's raw margin of every output
     (see the module docstring), and the ``response`` (:func:`respond`) that maps the trees'
@@ -100,8 +107,11 @@ def margin_model(raw_model, ens, dataset):
     if library == "xgboost":
         fn = _xgboost_margin(raw_model)
     elif library == "lightgbm":
+        # (a random forest's raw_score is not averaged as its predict is: its prediction)
+        raw_score = ens.link != "identity" or not _lightgbm_forest(raw_model)
+
         def fn(X):
-            return raw_model.predict(X, raw_score=True)
+            return raw_model.predict(X, raw_score=raw_score)
     elif ens.link in ("logit", "softmax"):
         fn = raw_model.decision_function
     elif ens.classes is not None:  # a forest's class probabilities: the trees' own sum
