@@ -142,13 +142,9 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
     conditional = dependence is not None and dependence[0] != "independent"
     if algorithm == "tree" or (algorithm == "auto" and not budget_given and groups is None
                                and not conditional and tree_ensemble_name(model) is not None):
-        ens = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
-                                response_method=response_method)
-        if ens is not None and algorithm == "auto" \
-                and not _trees_give_prediction(ens, response_method):
-            # TreeSHAP explains the trees' raw output (a boosted classifier's log-odds);
-            # the default explains the number the model predicts, as every other method
-            ens = None
+        checked = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
+                                    response_method=response_method, n=n, stacklevel=stacklevel)
+        ens = None if checked is None else checked.ensemble
     if ens is None and index != "shapley":
         raise InvalidParameterError(
             f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
@@ -168,7 +164,8 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                 "masks a group's columns jointly, exactly); the path-dependent game of no "
                 "background takes single features. Pass background= rows, or use "
                 "algorithm='exact', 'permutation' or 'kernel'.")
-        trees = TreeGame(ens, model, dataset, n, bg, note, target=target)
+        trees = TreeGame(ens, model, dataset, n, bg, note, target=target,
+                         checked_rows=checked.checked_rows, raw=checked.raw)
         return trees if players is None else GroupGame(trees, players)
     if conditional:
         approach, scores = dependence[0], None
@@ -187,16 +184,6 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
     else:
         game = InterventionalGame(request.model, dataset, n, bg, note)
     return game if players is None else GroupGame(game, players)
-
-
-def _trees_give_prediction(ens, response_method: str) -> bool:
-    """Whether the trees' raw output is the response explained (what ``ml.predict`` gives).
-
-    A boosted classifier's trees add up to log-odds (``link`` "logit" /
-    "softmax"), a Poisson or Gamma booster's to a log; their models predict
-    the probability / the exponential, unless ``decision_function`` is asked for.
-    """
-    return ens.link == "identity" or response_method == "decision_function"
 
 
 #: Planned model rows above which a large background gets a warning.
@@ -324,7 +311,8 @@ def _result(game, estimator, est, algorithm, budget, index, stop=None,
         n_coalitions = int(n_coalitions[0])  # one input: a count
     diagnostics = game.diagnostics if diagnostics is None else diagnostics
     extra = {**diagnostics, "n_coalitions": n_coalitions,
-             "n_model_rows": 0 if game.model is None else game.model.n_rows}
+             "n_model_rows": diagnostics.get("n_model_rows", 0) if game.model is None
+             else game.model.n_rows}
     if algorithm == "tree":
         extra["index"] = index
     if getattr(estimator, "proxy_rows", None) is not None:

@@ -17,7 +17,6 @@ from ..models import tree_ensemble_name
 from ._background import choose_background
 from ._difference import ModelDifference, difference_ensemble
 from ._games import ShapleyPlan, TreeGame, tree_ensemble_for
-from ._shapley_setup import _trees_give_prediction
 from .result import Attributions, build, keep_row_labels
 from .shapley import ALGORITHMS, shapley
 
@@ -81,13 +80,16 @@ def _tree_difference(model_a, model_b, X, *, background, strict, random_state, t
                            target=target, response_method=response_method,
                            chunk_size=chunk_size, n_jobs=n_jobs, progress=progress,
                            dask="in_memory", wrap_model=False, several=True)
-    ensembles = []
+    ensembles, checked_rows = [], 0
     for model in (model_a, model_b):
-        ens = tree_ensemble_for(model, request.dataset, request.X, strict=strict,
-                                response_method=response_method)
-        if ens is None or (not strict and not _trees_give_prediction(ens, response_method)):
+        checked = tree_ensemble_for(model, request.dataset, request.X, strict=strict,
+                                    response_method=response_method, n=request.n_explained,
+                                    stacklevel=5)
+        ens = None if checked is None else checked.ensemble
+        if ens is None:
             return None
         ensembles.append(ens)
+        checked_rows += checked.checked_rows  # (the check of each model's trees)
     diff = difference_ensemble(*ensembles)
     dataset, n = request.dataset, request.n_explained
     bg, note = choose_background(dataset, n, background, request.reference, rng,
@@ -101,7 +103,7 @@ def _tree_difference(model_a, model_b, X, *, background, strict, random_state, t
                        desc="compare (tree)")
     parts = []
     for est, subject, diags in zip(estimates, game.subjects, game.output_diagnostics):
-        extra = {**diags, "n_coalitions": 0, "n_model_rows": 0, "index": index,
+        extra = {**diags, "n_coalitions": 0, "n_model_rows": checked_rows, "index": index,
                  "n_trees_a": ensembles[0].n_trees, "n_trees_b": ensembles[1].n_trees}
         parts.append(build(subject, values=est.values, base_values=np.full(n, est.base_value),
                            prediction=est.prediction, method=f"{index}-tree",

@@ -380,7 +380,7 @@ class TreePaths:
 
 
 def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
-                index="shapley", players=None):
+                index="shapley", players=None, prediction=None):
     """TreeSHAP of every output of an ensemble on raw rows ``X``, in one pass over the trees.
 
     Returns ``(values, base_value, raw_prediction, interaction_values or None)``:
@@ -389,12 +389,13 @@ def tree_values(ens: TreeEnsemble, X, background=None, *, interactions=False,
     (:meth:`TreeEnsemble.select_outputs`).  ``index="banzhaf"`` gives Banzhaf
     values (no interaction values).  ``players``: the player (group) of each
     column, ``0 .. G - 1`` (interventional only); the values are then those of
-    the ``G`` players.
+    the ``G`` players.  ``prediction``: the raw output ``(n, k)`` of ``X`` where the
+    caller has it (the trees' check against the model computed it), else computed.
     """
     Xc = np.ascontiguousarray(ens.cast(X))
     paths = TreePaths(ens, players)
     one = ens.n_outputs == 1
-    fx = ens.predict_raw(Xc)
+    fx = ens.predict_raw(Xc) if prediction is None else prediction
     fx = fx[:, 0] if one else fx
     if interactions and index != "shapley":
         raise InvalidParameterError(
@@ -442,7 +443,8 @@ class TreeEstimator:
         with kernel_threads(self.n_threads):
             values, base, fx, inter = tree_values(game.ensemble, game.X, game.background,
                                                   interactions=self.interactions,
-                                                  index=self.index, players=self.players)
+                                                  index=self.index, players=self.players,
+                                                  prediction=getattr(game, "prediction", None))
         if game.ensemble.n_outputs == 1:
             return [Estimate(values, None, base, fx, inter)]
         return [Estimate(np.ascontiguousarray(values[..., c]), None, float(base[c]),

@@ -23,19 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..trees import disagreement, respond
+
 __all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond",
            "answers"]
 
 #: Data rows on which the model's own answers are compared with the trees' before the
-#: trees stand in for it (a few model rows against a link the readers do not model).
+#: trees stand in for it (:func:`modellens.trees.disagreement`: a link the readers do not
+#: model, trees that answer otherwise than the model).
 CHECK_ROWS = 16
-#: Relative agreement required on them (the readers keep each library's split rules to
-#: the bit, so only rounding separates the two).  XGBoost adds its leaves and applies its
-#: link in float32: its answers are the exact ones rounded to about 1e-7 per operation,
-#: so it is held to float32's resolution over its trees (a link it does not model still
-#: differs by far more).
-CHECK_TOLERANCE = 1e-9
-FLOAT32_TOLERANCE = 1e-4
 #: ``Effect.extra["evaluated"]`` of a curve the trees gave.
 EVALUATED_BY_TREES = "trees (exact ICE, no model rows)"
 #: Bytes of raw curves held at once (rows are walked in blocks of this size).
@@ -128,24 +124,6 @@ def answers(ens, X, grids, response):
         yield lo, hi, respond(ens, raw + ens.base, response)
 
 
-def respond(ens, raw: np.ndarray, response) -> np.ndarray:
-    """The explained outputs ``(..., n_out)`` of raw outputs ``(..., K)``, as the model
-    answers them (see :class:`TreeICE`'s ``response``)."""
-    kind, columns = response
-    if kind == "proba":
-        if ens.link == "softmax":
-            shifted = np.exp(raw - raw.max(axis=-1, keepdims=True))
-            full = shifted / shifted.sum(axis=-1, keepdims=True)
-        elif ens.link == "logit":
-            p = 1.0 / (1.0 + np.exp(-raw[..., 0]))
-            full = np.stack([1.0 - p, p], axis=-1)
-        else:  # a forest's leaves hold the class probabilities
-            full = raw
-    else:
-        full = raw
-    return np.stack([sign * full[..., col] for col, sign in columns], axis=-1)
-
-
 def tree_ice(request, features, axes, base):
     """A :class:`TreeICE` for the request's 1-D ``features``, or why the trees cannot serve.
 
@@ -197,7 +175,7 @@ def trusted_trees(request, base, method):
     response = _response(ens, model)
     if isinstance(response, str):
         return response
-    why = _disagrees(ens, model, response, base, dataset)
+    why = disagreement(ens, model, base[:CHECK_ROWS], dataset, response)
     if why is not None:
         return why
     return ens, response
@@ -231,19 +209,3 @@ def _response(ens, model):
     if len(kinds) != 1:
         return "the outputs mix probabilities and margins"
     return kinds.pop(), columns
-
-
-def _disagrees(ens, model, response, base, dataset):
-    """Why the trees' answers on the first data rows are not the model's (None if they agree)."""
-    rows = base[:CHECK_ROWS]
-    if rows.shape[0] == 0:
-        return None
-    ours = respond(ens, ens.predict_raw(ens.encode(rows, dataset.columns)), response)
-    theirs = np.asarray(model.predict(rows), dtype=np.float64).reshape(ours.shape)
-    gap = np.abs(ours - theirs) / np.maximum(1.0, np.abs(theirs))
-    tolerance = FLOAT32_TOLERANCE if ens.library == "xgboost" else CHECK_TOLERANCE
-    if not gap.max() <= tolerance:
-        return (f"the trees' answers differ from the model's by up to {float(gap.max()):.2g} "
-                f"on {rows.shape[0]} data rows (a link or objective the tree reader does not "
-                "model)")
-    return None

@@ -222,18 +222,18 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     pair_request = _check_pairs(dataset, feats, pairs)
     if shared_pairs and pair_request[0] == "top":
         pair_request = ("shared", pair_request[1])
-    trees = _tree_model(model, dataset, request.X, method, target, response_method)
     rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
     base = dataset.values[rows]
+    trees = _tree_model(model, dataset, request.X, method, target, response_method, base)
     groups = Groups.of(len(rows))
     if trees is not None:
         from ._interactions_tree import TreeStatisticsPlan
 
-        ens, outputs, labels = trees
-        # no model rows: the engine only reduces the plan (on n_jobs' threads)
+        ens, outputs, labels, checked_rows = trees
+        # no model rows but the check's: the engine only reduces the plan (n_jobs' threads)
         stats = run(None, [TreeStatisticsPlan(ens, dataset, base, groups, feats, pair_request)],
                     request.options, desc="interactions (tree)")[0]
-        n_model_rows, used, from_trees = 0, "tree", False
+        n_model_rows, used, from_trees = checked_rows, "tree", False
     else:
         screen = _BruteScreen(base, groups, feats)
         if method == "auto":
@@ -527,13 +527,19 @@ def _tree_singles(request, screen):
     return blocks
 
 
-def _tree_model(model, dataset, X, method, target, response_method):
-    """``(TreeEnsemble of the outputs, their names, labels or None)`` for the tree method
-    (:func:`~modellens.trees.tree_outputs`: the black-box rules), or None for
-    brute force."""
+def _tree_model(model, dataset, X, method, target, response_method, base):
+    """``(TreeEnsemble of the outputs, their names, labels or None, model rows checked)``
+    for the tree method (:func:`~modellens.trees.tree_outputs`: the black-box rules), or
+    None for brute force.
+
+    The trees' answers must be the model's on the first ``DATA_CHECK_ROWS`` of the rows
+    ``base`` the statistics use (:func:`~modellens.trees.margin_disagreement`): where they
+    are not, ``method="tree"`` is refused and ``"auto"`` falls back on brute force with a
+    :class:`~modellens.ModellensWarning`.
+    """
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
-    from ..trees import route, tree_outputs
+    from ..trees import DATA_CHECK_ROWS, margin_disagreement, refused, route, tree_outputs
 
     answer = route(model, dataset, X, method="interactions", response_method=response_method)
     if answer.ensemble is None:
@@ -541,6 +547,14 @@ def _tree_model(model, dataset, X, method, target, response_method):
             answer.refuse()
         return None
     ens = answer.ensemble
+    why, checked_rows, _ = margin_disagreement(model, ens, dataset, base[:DATA_CHECK_ROWS])
+    if why is not None:
+        if method == "tree":
+            refused("interactions", why).refuse()
+        warnings.warn(f"the tree H statistics are not used: {why}; they are estimated from "
+                      "the model's own answers instead (method='brute').", ModellensWarning,
+                      stacklevel=4)
+        return None
     outputs, labels = tree_outputs(ens, model, target)
     return (ens.select_outputs([(c, negate) for c, negate, _ in outputs]),
-            [name for _, _, name in outputs], labels)
+            [name for _, _, name in outputs], labels, checked_rows)

@@ -441,9 +441,9 @@ def pd_grid(dataset: Dataset, j: int, grid=DEFAULT_POINTS) -> np.ndarray:
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
               feature_names, **options):
     """:func:`pdp` with ``method="tree"``: every output asked for from one traversal."""
-    from ..trees import route, tree_outputs
+    from ..trees import DATA_CHECK_ROWS, margin_disagreement, refused, route, tree_outputs
 
-    # the trees answer: no model rows, so the model is not wrapped
+    # the trees answer: no model rows (but their check's), so the model is not wrapped
     request = open_request(model, X, features, feature_names=feature_names, dask="in_memory",
                            wrap_model=False, **options)
     dataset, X = request.dataset, request.X
@@ -453,6 +453,11 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     if answer.ensemble is None:
         answer.refuse()
     ens = answer.ensemble
+    # the trees answer as the model does on the first data rows (their raw margin, through
+    # a model seam built for the check: the request wraps no model)
+    why = margin_disagreement(model, ens, dataset, dataset.values[:DATA_CHECK_ROWS]).why
+    if why is not None:
+        refused("pdp", why).refuse()
     outputs, labels = tree_outputs(ens, model, target)
     chosen = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
     names = [name for _, _, name in outputs]

@@ -24,11 +24,15 @@ from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, M
                         SUPPORTED_TREE_MODELS, TreeEnsemble)
 from ._lightgbm import lightgbm_saved_text
 from ._read import output_column, tree_ensemble, tree_outputs, unfit_data
-from ._route import ROUTED_METHODS, Route, route
+from ._route import ROUTED_METHODS, Route, refused, route
+from ._agree import (CHECK_TOLERANCE, DATA_CHECK_ROWS, EXPLAINED_CHECK_ROWS, FLOAT32_TOLERANCE,
+                     disagreement, margin_disagreement, margin_model, respond)
 from ._state import compile_leaf_reader
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
            "route", "Route", "ROUTED_METHODS", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
            "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text", "check_lightgbm_file",
            "check_sklearn_objects", "check_xgboost_model", "FlatTrees", "FLAT_ARRAYS", "scan_xgboost_ubjson", "kernels", "MAX_TREE_DEPTH",
-           "lightgbm_saved_text", "IceGrids", "ice_margins", "compile_leaf_reader"]
+           "lightgbm_saved_text", "IceGrids", "ice_margins", "compile_leaf_reader",
+           "disagreement", "margin_disagreement", "margin_model", "respond", "refused", "CHECK_TOLERANCE", "FLOAT32_TOLERANCE",
+           "EXPLAINED_CHECK_ROWS", "DATA_CHECK_ROWS"]

@@ -19,7 +19,7 @@ from .._validation import InvalidParameterError, NotATreeModelError
 from ._ensemble import TreeEnsemble
 from ._read import tree_ensemble, unfit_data
 
-__all__ = ["Route", "route", "ROUTED_METHODS"]
+__all__ = ["Route", "route", "refused", "ROUTED_METHODS"]
 
 #: The tree methods :func:`route` answers for.
 ROUTED_METHODS = ("shapley", "interactions", "pdp", "ice", "ale")
@@ -68,7 +68,10 @@ class Route:
             str(self.reason), reason=str(self.reason))
 
 
-def _refused(method: str, why: str, message: str | None = None) -> Route:
+def refused(method: str, why: str, message: str | None = None) -> Route:
+    """The falsy :class:`Route` of ``method`` refused for ``why`` (its error in the words
+    every refusal of that method has): a route that found the trees answer otherwise
+    than the model (:func:`~modellens.trees.disagreement`) refuses through it."""
     text = message if message is not None else _REFUSALS[method].format(why=why)
     return Route(None, why, NotATreeModelError(text, reason=why))
 
@@ -76,12 +79,12 @@ def _refused(method: str, why: str, message: str | None = None) -> Route:
 def _pd_request(ice, sample, response_method) -> Route | None:
     """The tree partial dependence reads the trees' covers, not rows: what it has not."""
     if ice or sample is not None:
-        return _refused(
+        return refused(
             "pdp", "ICE curves and samples need model rows",
             "method='tree' gives the partial dependence from the trees' covers: it has no "
             "ICE curves and uses no sample of X; use method='brute' for ice= or sample=.")
     if response_method != "auto":
-        return _refused(
+        return refused(
             "pdp", f"response_method={response_method!r} is not the trees' raw output",
             "method='tree' reads the trees' raw output (response_method='auto'); use "
             "method='brute' for another response.")
@@ -143,9 +146,9 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
     if method not in ROUTED_METHODS:
         raise ValueError(f"route() answers for {ROUTED_METHODS}, not {method!r}")
     if method == "pdp":
-        refused = _pd_request(ice, sample, response_method)
-        if refused is not None:
-            return refused
+        asked = _pd_request(ice, sample, response_method)
+        if asked is not None:
+            return asked
     try:
         ens = tree_ensemble(model)
     except InvalidParameterError as exc:  # not a tree model, or an unsafe one
@@ -155,5 +158,5 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
     if why is None and method not in ("pdp", "ice", "ale"):
         why = _raw_output(ens, method, response_method)
     if why is not None:
-        return _refused(method, why)
+        return refused(method, why)
     return Route(ens)
