@@ -87,13 +87,6 @@ def _xgboost_margin(model):
     return margin
 
 
-def _lightgbm_forest(model) -> bool:
-    params = getattr(model, "params", None) or {}
-    kind = params.get("boosting", params.get("boosting_type",
-                                             getattr(model, "boosting_type", "gbdt")))
-    return kind in ("rf", "random_forest")
-
-
 def margin_model(raw_model, ens, dataset):
     """``(Model, response)``: the model seam over the library's raw margin of every output
     (see the module docstring), and the ``response`` (:func:`respond`) that maps the trees'
@@ -104,18 +97,17 @@ def margin_model(raw_model, ens, dataset):
     """
     library = ens.library
     response = ("raw", [(k, 1.0) for k in range(ens.n_outputs)])
-    if library == "xgboost":
+    if ens.link == "identity" and (library != "xgboost" or hasattr(raw_model, "get_booster")):
+        # the prediction is the raw output: asked as every other call asks the model (a
+        # LightGBM random forest's raw_score is not averaged as its prediction is)
+        fn = raw_model.predict_proba if ens.classes is not None else raw_model.predict
+    elif library == "xgboost":
         fn = _xgboost_margin(raw_model)
     elif library == "lightgbm":
-        # (a random forest's raw_score is not averaged as its predict is: its prediction)
-        raw_score = ens.link != "identity" or not _lightgbm_forest(raw_model)
-
         def fn(X):
-            return raw_model.predict(X, raw_score=raw_score)
+            return raw_model.predict(X, raw_score=True)
     elif ens.link in ("logit", "softmax"):
         fn = raw_model.decision_function
-    elif ens.classes is not None:  # a forest's class probabilities: the trees' own sum
-        fn = raw_model.predict_proba
     else:
         fn = raw_model.predict
     as_frame = Model(raw_model, dataset, response_method="predict").as_frame

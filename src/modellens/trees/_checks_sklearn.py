@@ -118,7 +118,8 @@ def _check_hgb_encoder(encoder, label):
     missing = {}
     for i, cats in enumerate(encoder.categories_):
         cats = np.asarray(cats)
-        if len(cats) and cats.dtype.kind == "f" and np.isnan(cats[-1]):
+        # (a text column's categories are objects, NaN last where the data held NaN)
+        if len(cats) and cats.dtype.kind in "fO" and _is_nan(cats[-1]):
             missing[i] = len(cats) - 1
             cats = cats[:-1]
         if cats.dtype.kind in "biuf" and (np.any(np.isnan(cats.astype(np.float64))) or

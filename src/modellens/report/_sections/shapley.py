@@ -155,6 +155,10 @@ def _join_rows(first, rest):
     for name in _ROW_FIELDS:
         a, b = getattr(first, name), getattr(rest, name)
         joined[name] = None if a is None else np.concatenate([np.asarray(a), np.asarray(b)])
+    # (the model rows the trees' check asked: those of both calls)
+    counted = [getattr(r, "diagnostics", {}).get("n_model_rows") for r in (first, rest)]
+    if all(isinstance(c, (int, np.integer)) for c in counted):
+        joined["diagnostics"] = {**rest.diagnostics, "n_model_rows": int(sum(counted))}
     return replace(rest, **joined)
 
 
