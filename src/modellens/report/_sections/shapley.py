@@ -151,14 +151,15 @@ _ROW_FIELDS = ("values", "base_values", "codes", "prediction", "interactions", "
 def _join_rows(first, rest):
     """``first``'s rows, then ``rest``'s, as one TreeSHAP result of the same call on all of
     them (the other fields are the same in both)."""
-    joined = {}
+    joined: dict = {}
     for name in _ROW_FIELDS:
         a, b = getattr(first, name), getattr(rest, name)
         joined[name] = None if a is None else np.concatenate([np.asarray(a), np.asarray(b)])
     # (the model rows the trees' check asked: those of both calls)
-    counted = [getattr(r, "diagnostics", {}).get("n_model_rows") for r in (first, rest)]
+    counted = [r.diagnostics.get("n_model_rows") for r in (first, rest)]
     if all(isinstance(c, (int, np.integer)) for c in counted):
-        joined["diagnostics"] = {**rest.diagnostics, "n_model_rows": int(sum(counted))}
+        joined["diagnostics"] = {**rest.diagnostics,
+                                 "n_model_rows": sum(int(c) for c in counted if c is not None)}
     return replace(rest, **joined)
 
 
