@@ -1,9 +1,10 @@
 """``ml.warm_up``: compile the tree methods' numba kernels before they are needed.
 
 The tree methods (``shapley(algorithm="tree")``, ``interactions(method="tree")``,
-``pdp(method="tree")``) run numba kernels that compile on their first call in a
-fresh environment and are cached on disk for every later process.  Warming
-runs each asked method once on a tiny tree ensemble built here: the parsed
+``pdp(method="tree")``) and the design step of every model's ``pdp`` and ``ale`` (its
+columns' order statistics: grids and bins) run numba kernels that compile on their
+first call in a fresh environment and are cached on disk for every later process.
+Warming runs each asked method once on a tiny tree ensemble built here: the parsed
 tree arrays have the same types whatever library the model comes from, so the
 same compiled kernels serve every model, and warming needs to know nothing
 about the kernels themselves.
@@ -26,7 +27,9 @@ from ._validation import InvalidParameterError
 __all__ = ["warm_up", "Warming", "METHODS"]
 
 #: What can be warmed, in the order a report needs them.
-METHODS = ("interactions", "shapley", "shapley_path", "shapley_interactions", "pdp")
+METHODS = ("effects", "interactions", "shapley", "shapley_path", "shapley_interactions", "pdp")
+#: What every model's methods run (the others are the tree methods' kernels).
+_ANY_MODEL = ("effects",)
 
 
 @overload
@@ -44,7 +47,8 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
     """Compile the numba kernels of the tree methods now, so that their first call is fast.
 
     In a fresh environment the first ``ml.shapley(algorithm="tree")``,
-    ``ml.interactions(method="tree")`` or ``ml.pdp(method="tree")`` waits a
+    ``ml.interactions(method="tree")`` or ``ml.pdp(method="tree")``, and the
+    first ``ml.pdp`` or ``ml.ale`` of any model on more than 256 rows, waits a
     few seconds while numba compiles its kernels; they are then cached on
     disk (numba's ``cache=True``, under ``NUMBA_CACHE_DIR`` when set) and
     load in milliseconds in every later process.  ``warm_up`` pays that cost
@@ -62,15 +66,19 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
     Parameters
     ----------
     methods : str or list of str, optional
-        Which kernels: ``"shapley"`` (TreeSHAP with a background:
+        Which kernels: ``"effects"`` (the design step of ``ml.pdp`` and
+        ``ml.ale`` on any model: its columns' order statistics, for grids and
+        bins; the report's effects and interaction sections), ``"shapley"`` (TreeSHAP with a background:
         interventional, as the report runs it), ``"shapley_path"`` (TreeSHAP
         without a background: path-dependent), ``"shapley_interactions"``
         (TreeSHAP interaction values, both games), ``"interactions"`` (the
         tree H statistics of :func:`interactions`), ``"pdp"`` (tree partial
         dependence).  Default: all of them.
     model : estimator, optional
-        Warm only if this model is a tree ensemble the tree methods read
-        (else return at once: ``{}``, or None with ``background=True``).
+        Warm only what this model's methods run: the tree methods' kernels
+        only if it is a tree ensemble they read (``"effects"`` serves every
+        model).  With nothing left to warm, return at once: ``{}``, or None
+        with ``background=True``.
     background : bool, default=False
         Compile in a separate Python process and return at once with a
         :class:`Warming` handle.  The process runs in isolated mode
@@ -97,13 +105,15 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
     >>> seconds = ml.warm_up(["interactions"])
     >>> list(seconds)
     ['interactions']
-    >>> ml.warm_up(model=lambda X: X.sum(axis=1))  # not a tree model: nothing to do
+    >>> ml.warm_up(["shapley"], model=lambda X: X.sum(axis=1))  # no trees: nothing to do
     {}
     """
     asked = _check_methods(methods)
     if not isinstance(background, bool):
         raise InvalidParameterError(f"background must be True or False, got {background!r}.")
     if model is not None and not _reads_trees(model):
+        asked = [m for m in asked if m in _ANY_MODEL]
+    if not asked:
         return None if background else {}
     if background:
         return Warming(asked)
@@ -147,8 +157,11 @@ def _run(name: str) -> float:
     import warnings
 
     from .attribution import shapley
+    from .effects.ale import ale
     from .effects.interactions import interactions
     from .effects.pdp import pdp
+
+    import numpy as np
 
     from .trees import compile_leaf_reader
 
@@ -167,6 +180,11 @@ def _run(name: str) -> float:
             shapley(model, X.iloc[:4], algorithm="tree", interactions=True, **quiet)
             shapley(model, X.iloc[:4], background=X.iloc[8:16], algorithm="tree",
                     interactions=True, **quiet)
+        elif name == "effects":
+            # rows past the quantile selection's short-column cut, so that its kernels
+            # (ALE's bins of any model) compile too
+            many = X.sample(320, replace=True, random_state=0) + np.linspace(0, 1e-3, 320)[:, None]
+            ale(model, many, ["a"], **quiet)
         elif name == "interactions":
             interactions(model, X.iloc[:16], sample=None, method="tree", **quiet)
         else:

@@ -189,7 +189,7 @@ def _report(args) -> int:
     model = load_model(args.model, trust=args.trust_model_file)
     # a tree model's kernels compile in the background while the data are read (asked for:
     # the command line is the report's own program)
-    warming = ml.warm_up(["interactions", "shapley"], model=model, background=True)
+    warming = ml.warm_up(["effects", "interactions", "shapley"], model=model, background=True)
     frame, rows, sampled = _read_sampled(args, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
         raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "
@@ -395,7 +395,7 @@ def _demo(args) -> int:
           "10 features)", flush=True)
     # the demo's model is a tree ensemble: its kernels compile in the background from the
     # start (a few seconds in a fresh environment; loaded from numba's cache later)
-    warming = ml.warm_up(["interactions", "shapley"], background=True)
+    warming = ml.warm_up(["effects", "interactions", "shapley"], background=True)
     with warming.leave_a_core() if warming is not None else nullcontext():
         model, X, y = load_demo()
     for r in args.rows or []:

@@ -72,6 +72,9 @@ CHECK = LISTEN + """
         ml.interactions(model, data.iloc[:300], sample=None, method="tree", progress=False)
         ml.shapley(model, data.iloc[:50], background=data.iloc[100:150], algorithm="tree",
                    progress=False)
+        # the exact ICE curves, which ml.ale and ml.pdp read from the trees by default
+        ml.ale(model, data.iloc[:300], ["a"], progress=False)
+        ml.pdp(model, data.iloc[:300], ["b"], ice=True, progress=False)
     print(sorted(set(compiled)))
 """
 
@@ -99,8 +102,10 @@ ONCE = """
 
 
 def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
-    """After ml.warm_up in one process (on an empty cache), another process's tree H screen
-    and TreeSHAP of four kinds of tree models compile nothing: the tiny ensemble warm_up
+    """After ml.warm_up in one process (on an empty cache), another process's tree H screen,
+    TreeSHAP, ALE and PD with ICE of four kinds of tree models compile nothing (the design
+    step of ALE and PD on 300 rows compiled its order statistics' kernels in the first
+    report of a fresh install before ``"effects"`` warmed them): the tiny ensemble warm_up
     runs has the kernels' types of every model.  That process then runs the demo's calls
     and finds no kernel holding two types.
 
@@ -109,10 +114,10 @@ def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
     fill a kernel warm_up left cold before it is checked.)"""
     cache = tmp_path / "warmed"
     warmed = _python(textwrap.dedent(LISTEN) + "import modellens as ml\n"
-                     "print(sorted(ml.warm_up(['interactions', 'shapley'])))\n"
+                     "print(sorted(ml.warm_up(['effects', 'interactions', 'shapley'])))\n"
                      "print(sorted(set(compiled)))", cache)
     methods, compiled = warmed.strip().splitlines()[-2:]
-    assert methods == "['interactions', 'shapley']"
+    assert methods == "['effects', 'interactions', 'shapley']"
     assert compiled != "[]"  # the check sees compiles where there are some
     checked = _python(textwrap.dedent(CHECK) + textwrap.dedent(ONCE), cache)
     after, twice = checked.strip().splitlines()[-2:]
@@ -155,7 +160,7 @@ def test_the_report_starts_no_process_unless_asked(tmp_path):
 
 def test_the_report_waits_only_for_the_kernels_it_uses(monkeypatch):
     """Exact Shapley values within the budget need no TreeSHAP kernels: the report then
-    waits for the interaction screen's kernels only, and runs the sections that need no
+    waits for the effects' and the interaction screen's kernels only, and runs the sections that need no
     kernels before those that do."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
@@ -172,22 +177,25 @@ def test_the_report_waits_only_for_the_kernels_it_uses(monkeypatch):
     finally:
         warming.stop()
     assert rep.sections["shapley"].data["attributions"].method == "shapley-exact"
-    assert waited == ["interactions"]
     keys = [line.split(":")[0] for line in order[1:] if not line.startswith("total")]
-    # every section that needs no compiled kernel runs first; the interaction screen,
-    # the only one waiting, last
+    # (the handle compiles no "effects": waiting for it returns at once)
+    assert waited == [("effects",), ("effects", "interactions")]
+    # every section that needs no compiled kernel runs first; the interaction screen last
+    # (the effects, which others read, keep their place)
     assert keys[0] == "data" and keys[-1] == "interaction"
     assert set(keys) == {"data", "quality", "effects", "regions", "shapley", "conditional",
                          "lime", "interaction"}
 
 
-def test_warm_up_checks_its_options_and_skips_models_without_trees():
+def test_warm_up_checks_its_options_and_skips_tree_kernels_of_models_without_trees():
     with pytest.raises(InvalidParameterError, match="methods must name some of"):
         ml.warm_up(["treeshap"])
     with pytest.raises(InvalidParameterError, match="background"):
         ml.warm_up(background="yes")
-    assert ml.warm_up(model=lambda A: A[:, 0]) == {}
-    assert ml.warm_up(model=lambda A: A[:, 0], background=True) is None
+    assert ml.warm_up(["interactions", "shapley"], model=lambda A: A[:, 0]) == {}
+    assert ml.warm_up(["pdp"], model=lambda A: A[:, 0], background=True) is None
+    # the design step of pdp and ale runs for every model: warmed for a function too
+    assert list(ml.warm_up(model=lambda A: A[:, 0])) == ["effects"]
     with pytest.raises(InvalidParameterError, match="warm_up must be"):
         ml.report(lambda A: A[:, 0], np.zeros((10, 2)), warm_up="background")
 

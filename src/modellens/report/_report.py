@@ -487,7 +487,10 @@ _RC: dict = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9,
 
 
 #: The kernels a section runs when the model is a tree ensemble (ml.warm_up's names).
-_KERNELS = {"interaction": "interactions", "shapley": "shapley"}
+#: The effects section's PD, ICE and ALE read a tree model's exact ICE curves; the
+#: interaction section's H screen and its pairs' ALE read them too.
+_KERNELS = {"effects": ("effects",), "interaction": ("effects", "interactions"),
+            "shapley": ("shapley",)}
 
 
 def _warming(asked, inputs, plan):
@@ -510,8 +513,8 @@ def _warming(asked, inputs, plan):
         return None, False, []
     if isinstance(asked, Warming):
         return asked, False, needed
-    return (warm_up([_KERNELS[k] for k in needed], model=inputs.model, background=True), True,
-            needed)
+    methods = list(dict.fromkeys(m for k in needed for m in _KERNELS[k]))
+    return warm_up(methods, model=inputs.model, background=True), True, needed
 
 
 def _last(plan, keys, by_key):
