@@ -18,7 +18,7 @@ from sklearn.ensemble import (HistGradientBoostingRegressor, RandomForestClassif
 import modellens as ml
 from modellens import ModellensWarning, NotATreeModelError
 from modellens.data import Dataset
-from modellens.trees import DATA_CHECK_ROWS, raw_is_response, route, tree_ensemble
+from modellens.trees import DATA_CHECK_ROWS, route, tree_ensemble
 
 
 def _data(n=300, seed=0):
@@ -76,6 +76,8 @@ def test_a_forest_classifiers_labels_are_not_explained_as_its_probabilities():
     """``response_method="predict"`` of a classifier is its labels; the trees hold the
     probabilities: TreeSHAP refuses it (as the H statistics did) and ``"auto"`` explains the
     labels from the model's rows."""
+    from modellens.trees import raw_is_response
+
     X, y = _data()
     model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
         X, (y > 0).astype(int))
