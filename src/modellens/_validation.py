@@ -142,7 +142,7 @@ class UnknownLevelsWarning(ModellensWarning):
     a one-hot encoder with ``handle_unknown="ignore"`` reads it as no level at all,
     HistGradientBoosting as a missing value, and XGBoost (3.1+, its levels stored
     with the model) as the next larger level it knows, in its own order of the
-    levels (:func:`unknown_levels_message`).
+    levels.
 
     Attributes
     ----------
