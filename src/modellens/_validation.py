@@ -138,7 +138,8 @@ class UnknownLevelsWarning(ModellensWarning):
     """A categorical column holds levels the model never saw.
 
     Effects and attributions at such a level describe only how the model reads
-    a level it never saw, which depends on the library (the message says which):
+    a level it never saw, which depends on the library (the message says how XGBoost
+    reads it; others are named as reading an unknown level):
     a one-hot encoder with ``handle_unknown="ignore"`` reads it as no level at all,
     HistGradientBoosting as a missing value, and XGBoost (3.1+, its levels stored
     with the model) as the next larger level it knows, in its own order of the
