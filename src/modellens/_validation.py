@@ -135,11 +135,15 @@ class MissingValuesWarning(ModellensWarning):
 
 
 class UnknownLevelsWarning(ModellensWarning):
-    """A categorical column holds levels the model never saw (it reads them as unknown).
+    """A categorical column holds levels the model never saw.
 
-    Effects and attributions at such a level describe only how the model treats
-    a level it never saw (a one-hot encoder with ``handle_unknown="ignore"``
-    reads it as no level at all).
+    Effects and attributions at such a level describe only how the model reads
+    a level it never saw, which depends on the library (the message says how XGBoost
+    reads it; others are named as reading an unknown level):
+    a one-hot encoder with ``handle_unknown="ignore"`` reads it as no level at all,
+    HistGradientBoosting as a missing value, and XGBoost (3.1+, its levels stored
+    with the model) as the next larger level it knows, in its own order of the
+    levels.
 
     Attributes
     ----------
@@ -172,6 +176,27 @@ class UnknownLevelsWarning(ModellensWarning):
         super().__init__(message)
         self.column, self.known_levels = column, list(known_levels)
         self.unknown_levels = list(unknown_levels)
+
+
+#: How a library reads a level it never saw, by the source of the model's levels (see
+#: ``models.expected_inputs``); others: as an unknown level, whatever their rule for it is.
+_UNSEEN_READINGS = {
+    "XGBoost": "which XGBoost reads as the next larger level it knows (in its own sort order "
+               "of the levels; past the largest it refuses the rows): their effects and "
+               "attributions show the model at that other level",
+}
+
+
+def unknown_levels_message(column: str, known_levels: list, unknown_levels: list,
+                           source: str = "") -> str:
+    """The text of an :class:`UnknownLevelsWarning`, in the words of how the model's
+    library (``source``: where its levels were read) reads a level it never saw."""
+    reading = _UNSEEN_READINGS.get(source, "which the model reads as unknown levels: their "
+                                   "effects and attributions show only how it treats a "
+                                   "level it never saw")
+    return (f"column {column!r} is categorical to the model, which knows the levels "
+            f"{known_levels[:10]}{' ...' if len(known_levels) > 10 else ''}; the data also "
+            f"hold {unknown_levels[:5]}, {reading}.")
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])

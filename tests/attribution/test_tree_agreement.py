@@ -288,13 +288,3 @@ def test_the_checked_raw_output_is_treeshaps_own_prediction(target):
         own = game.ensemble.predict_raw(game.X)
         np.testing.assert_array_equal(game.prediction, own, err_msg=type(model).__name__)
     assert reused >= 5
-
-
-def test_a_poisson_hgb_whose_trees_the_reader_reads_as_the_prediction_is_refused():
-    """The reader gives a Poisson HistGradientBoosting the identity link (its trees add up
-    to the log of the prediction): TreeSHAP would explain the log as the prediction."""
-    X, _ = _data(300)
-    model = HistGradientBoostingRegressor(loss="poisson", max_iter=10).fit(
-        X, np.exp(X.a / 2))
-    with pytest.raises(NotATreeModelError, match=GAP):
-        ml.shapley(model, X.iloc[:10], algorithm="tree", progress=False)

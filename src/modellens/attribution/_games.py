@@ -23,15 +23,14 @@ coalitions, :math:`v(\emptyset)` and :math:`v_i(N) = f(x^{(i)})`).
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from .._validation import InvalidParameterError, ModellensWarning, check_choice
+from .._validation import InvalidParameterError, check_choice
 from ..engine import DataRows, Plan
 from ..models import InputModel, Model
-from ..trees import EXPLAINED_CHECK_ROWS, margin_disagreement, refused, route, tree_outputs
+from ..trees import route, tree_outputs
 from ._blocks import MediaBlock, Subject
 from ._masking import CoalitionRows, ImageMasker, MaskedRows, TextInput, TextMasker
 
@@ -233,56 +232,17 @@ class RemovalGame(Game):
 
 def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str, n=None,
                       stacklevel: int = 4):
-    """The model's trees when TreeSHAP can explain this request; None (or, when ``strict``,
-    the error saying why: :func:`~modellens.trees.route`) when it cannot.
+    """The route of TreeSHAP (:func:`~modellens.trees.route`, checked on the explained rows:
+    the first ``n`` of ``dataset``, all when None) when it can explain this request; None
+    when it cannot (``strict``: the route raises why).
 
-    The trees must answer as the model does on the explained rows (the first ``n`` of
-    ``dataset``, all when None; at most ``EXPLAINED_CHECK_ROWS`` of them), compared on
-    the library's raw margin (:func:`~modellens.trees.disagreement`): where they do not,
-    ``strict`` refuses with a :class:`~modellens.NotATreeModelError` naming the gap, and
-    ``"auto"`` falls back on the model's rows with a :class:`~modellens.ModellensWarning`.
-    Not ``strict`` (``"auto"``), trees whose raw output is not the prediction are not
-    used (and not checked).  Returns :class:`CheckedTrees`: the trees, the model rows the
-    check cost and the trees' raw output on the explained rows.
+    Returns the :class:`~modellens.trees.Route`: the trees, the model rows their check
+    cost (``checked_rows``) and their raw output on the explained rows (``raw``).
     """
-    answer = route(model, dataset, X, method="shapley", response_method=response_method)
-    if answer.ensemble is None:
-        if strict:
-            answer.refuse()
-        return None
-    ens = answer.ensemble
-    if not strict and not _trees_give_prediction(ens, response_method):
-        # TreeSHAP explains the trees' raw output (a boosted classifier's log-odds); the
-        # default explains the number the model predicts, as every other method
-        return None
-    rows = dataset.values[:EXPLAINED_CHECK_ROWS if n is None else min(n, EXPLAINED_CHECK_ROWS)]
-    why, checked_rows, raw = margin_disagreement(model, ens, dataset, rows)
-    if why is None:
-        return CheckedTrees(ens, checked_rows, raw)
-    if strict:
-        refused("shapley", why).refuse()
-    warnings.warn(f"TreeSHAP is not used: {why}; the Shapley values are estimated from the "
-                  "model's own answers instead.", ModellensWarning, stacklevel=stacklevel)
-    return None
-
-
-def _trees_give_prediction(ens, response_method: str) -> bool:
-    """Whether the trees' raw output is the response explained (what ``ml.predict`` gives).
-
-    A boosted classifier's trees add up to log-odds (``link`` "logit" /
-    "softmax"), a Poisson or Gamma booster's to a log; their models predict
-    the probability / the exponential, unless ``decision_function`` is asked for.
-    """
-    return ens.link == "identity" or response_method == "decision_function"
-
-
-class CheckedTrees(NamedTuple):
-    """Trees whose answers were checked against the model's on ``checked_rows`` rows, and
-    their raw output ``(m, K)`` on the first explained rows (None: not every row checked)."""
-
-    ensemble: object
-    checked_rows: int
-    raw: np.ndarray | None = None
+    answer = route(model, dataset, X, method="shapley", response_method=response_method,
+                   rows=dataset.values if n is None else dataset.values[:n], strict=strict,
+                   stacklevel=stacklevel)
+    return answer if answer else None
 
 
 class TreeGame(Game):
@@ -295,8 +255,8 @@ class TreeGame(Game):
     rules) are the value columns of :attr:`ensemble`, explained in one pass
     over the trees; ``labels`` (None for one output) select them in the
     stacked result, and :attr:`subjects` holds each output's subject.
-    ``checked_rows``: the model rows that checked the trees' answers
-    (:func:`tree_ensemble_for`), the game's only model rows; ``raw``: the trees' raw
+    ``checked_rows``: the model rows that checked the trees' answers (the route's,
+    :func:`tree_ensemble_for`), the game's only model rows; ``raw``: the trees' raw
     output on the explained rows that the check computed (every column).
     """
 
@@ -308,10 +268,9 @@ class TreeGame(Game):
         self.ensemble = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
         #: the explained rows' raw output of each explained column, where the check gave it
         #: for every row (TreeSHAP's prediction, not computed again)
-        # (only where the selected trees sum as all of them do: a binary model's column
-        # asked twice goes down the forest's path, summed in another order)
-        same_sum = raw is not None and len(raw) == n and \
-            (ens.traversal()[0].shape[1] == 1) == (self.ensemble.traversal()[0].shape[1] == 1)
+        # (only where the selection sums each column's leaves in the same order as all the
+        # trees do: TreeEnsemble.sums_as_source)
+        same_sum = raw is not None and len(raw) == n and self.ensemble.sums_as_source
         self.prediction = np.column_stack(
             [-raw[:, c] if negate else raw[:, c] for c, negate, _ in outputs]) \
             if same_sum else None

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..trees import disagreement, respond
+from ..trees import RESPONSE_CHECK_ROWS, respond
 
 __all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond",
            "answers"]
 
 #: Data rows on which the model's own answers are compared with the trees' before the
-#: trees stand in for it (:func:`modellens.trees.disagreement`: a link the readers do not
-#: model, trees that answer otherwise than the model).
-CHECK_ROWS = 16
+#: trees stand in for it (the route's check: :func:`modellens.trees.route`).
+CHECK_ROWS = RESPONSE_CHECK_ROWS
+
 #: ``Effect.extra["evaluated"]`` of a curve the trees gave.
 EVALUATED_BY_TREES = "trees (exact ICE, no model rows)"
 #: Bytes of raw curves held at once (rows are walked in blocks of this size).
@@ -163,49 +163,13 @@ def tree_ice(request, features, axes, base):
 
 def trusted_trees(request, base, method):
     """``(ens, response)``: the trees that may stand in for the request's model on rows
-    like ``base`` (read, fit for the data, their answers the model's on its first rows),
-    or why they may not (a str).  ``method``: the route's (``"ice"``, ``"ale"``)."""
+    like ``base`` (the route's answer, :func:`~modellens.trees.route`: read, fit for the
+    data, their answers the model's response on its first rows), or why they may not (a
+    str).  ``method``: the route's (``"ice"``, ``"ale"``)."""
     from ..trees import route
 
-    dataset = request.dataset
-    answer = route(request.raw_model, dataset, request.X, method=method)
+    answer = route(request.raw_model, request.dataset, request.X, method=method, rows=base,
+                   seam=request.model)
     if answer.ensemble is None:
         return str(answer.reason)
-    ens, model = answer.ensemble, request.model
-    response = _response(ens, model)
-    if isinstance(response, str):
-        return response
-    why = disagreement(ens, model, base[:CHECK_ROWS], dataset, response)
-    if why is not None:
-        return why
-    return ens, response
-
-
-def _response(ens, model):
-    """``(kind, columns)`` of the wrapped model's outputs from the trees, or why not."""
-    views = [model.view(c) for c in range(model.n_outputs)]
-    classes = ens.classes
-    if classes is None:
-        if ens.n_outputs != 1 or ens.link != "identity" or views[0].output_name != "prediction":
-            return (f"the response {views[0].output_name!r} is not the trees' raw output "
-                    f"({ens.output_names[0]})")
-        return "raw", [(0, 1.0)]
-    columns = []
-    kinds = set()
-    for view in views:
-        label = view.explained_class
-        if label is None or label not in classes:
-            return f"the response {view.output_name!r} is not a class's probability or margin"
-        k = classes.index(label)
-        if view.explains_probability:
-            kinds.add("proba")
-            columns.append((k, 1.0))
-        elif view.output_name.startswith("decision(") and ens.link in ("logit", "softmax"):
-            kinds.add("raw")
-            # a binary margin has one column, positive for classes_[1]
-            columns.append((0, -1.0 if k == 0 else 1.0) if ens.link == "logit" else (k, 1.0))
-        else:
-            return f"the response {view.output_name!r} is not the trees' output or its link"
-    if len(kinds) != 1:
-        return "the outputs mix probabilities and margins"
-    return kinds.pop(), columns
+    return answer.ensemble, answer.response

@@ -532,29 +532,20 @@ def _tree_model(model, dataset, X, method, target, response_method, base):
     for the tree method (:func:`~modellens.trees.tree_outputs`: the black-box rules), or
     None for brute force.
 
-    The trees' answers must be the model's on the first ``DATA_CHECK_ROWS`` of the rows
-    ``base`` the statistics use (:func:`~modellens.trees.margin_disagreement`): where they
-    are not, ``method="tree"`` is refused and ``"auto"`` falls back on brute force with a
-    :class:`~modellens.ModellensWarning`.
+    The route (:func:`~modellens.trees.route`) checks the trees' answers on the rows
+    ``base`` the statistics use: ``method="tree"`` refuses where they cannot serve, and
+    ``"auto"`` falls back on brute force (with the route's warning where the trees answer
+    otherwise than the model).
     """
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
-    from ..trees import DATA_CHECK_ROWS, margin_disagreement, refused, route, tree_outputs
+    from ..trees import route, tree_outputs
 
-    answer = route(model, dataset, X, method="interactions", response_method=response_method)
-    if answer.ensemble is None:
-        if method == "tree":
-            answer.refuse()
-        return None
+    answer = route(model, dataset, X, method="interactions", response_method=response_method,
+                   rows=base, strict=method == "tree", stacklevel=4)
     ens = answer.ensemble
-    why, checked_rows, _ = margin_disagreement(model, ens, dataset, base[:DATA_CHECK_ROWS])
-    if why is not None:
-        if method == "tree":
-            refused("interactions", why).refuse()
-        warnings.warn(f"the tree H statistics are not used: {why}; they are estimated from "
-                      "the model's own answers instead (method='brute').", ModellensWarning,
-                      stacklevel=4)
+    if ens is None:
         return None
     outputs, labels = tree_outputs(ens, model, target)
     return (ens.select_outputs([(c, negate) for c, negate, _ in outputs]),
-            [name for _, _, name in outputs], labels, checked_rows)
+            [name for _, _, name in outputs], labels, answer.checked_rows)

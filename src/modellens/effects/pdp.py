@@ -395,11 +395,13 @@ class _TreePDPlan(Plan):
     never evaluated.
     """
 
-    def __init__(self, ens, dataset, feat, grid, *, center, outputs):
+    def __init__(self, ens, dataset, feat, grid, *, center, outputs, checked_rows=0):
         dataset.warn_missing(feat if isinstance(feat, tuple) else (feat,), "grid")
         axes = pd_axes(MemoryFacts(dataset), dataset, [feat], grid)[0]
         self.curve = _PDPlan(dataset, feat, axes, dataset.values[:1], None, ice=False,
                              center=center, output=outputs[0])
+        # the request's model rows: the check of the trees' answers (every effect of it)
+        self.curve.extra = {"n_model_rows": int(checked_rows)}
         self.ens, self.outputs, self.dataset = ens, outputs, dataset
         self.segments = []
 
@@ -441,28 +443,24 @@ def pd_grid(dataset: Dataset, j: int, grid=DEFAULT_POINTS) -> np.ndarray:
 def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response_method,
               feature_names, **options):
     """:func:`pdp` with ``method="tree"``: every output asked for from one traversal."""
-    from ..trees import DATA_CHECK_ROWS, margin_disagreement, refused, route, tree_outputs
+    from ..trees import route, tree_outputs
 
     # the trees answer: no model rows (but their check's), so the model is not wrapped
     request = open_request(model, X, features, feature_names=feature_names, dask="in_memory",
                            wrap_model=False, **options)
     dataset, X = request.dataset, request.X
     check_spec_keys(grid, dataset, request.features, "grid")
-    answer = route(model, dataset, X, method="pdp", response_method=response_method, ice=ice,
-                   sample=sample)
-    if answer.ensemble is None:
-        answer.refuse()
-    ens = answer.ensemble
     # the trees answer as the model does on the first data rows (their raw margin, through
-    # a model seam built for the check: the request wraps no model)
-    why = margin_disagreement(model, ens, dataset, dataset.values[:DATA_CHECK_ROWS]).why
-    if why is not None:
-        refused("pdp", why).refuse()
+    # a model seam the route builds for the check: the request wraps no model)
+    answer = route(model, dataset, X, method="pdp", response_method=response_method, ice=ice,
+                   sample=sample, rows=dataset.values, strict=True)
+    ens = answer.ensemble
+    assert ens is not None  # (strict: a refusal raised)
     outputs, labels = tree_outputs(ens, model, target)
     chosen = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
     names = [name for _, _, name in outputs]
-    plans = [_TreePDPlan(chosen, dataset, feat, grid, center=center, outputs=names)
-             for feat in request.features]
+    plans = [_TreePDPlan(chosen, dataset, feat, grid, center=center, outputs=names,
+                         checked_rows=answer.checked_rows) for feat in request.features]
     # the plans need no model rows: run() only reduces them (on n_jobs' threads)
     per_feature = run(None, plans, request.options, desc="pdp (tree)")
     return Effects.stack([[effects[c] for effects in per_feature] for c in range(len(outputs))],

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import ModellensWarning, UnknownLevelsWarning, user_stacklevel
+from .._validation import (ModellensWarning, UnknownLevelsWarning, unknown_levels_message,
+                           user_stacklevel)
 from ..data import Dataset
 
 __all__ = ["Expected", "expected_inputs", "model_feature_names", "lightgbm_names", "is_text",
@@ -257,9 +258,9 @@ def with_model_levels(model, dataset: Dataset) -> Dataset:
     for j, (levels, _) in found.items():
         extra = new.columns[j].levels[len(levels):]
         if len(extra):
-            _warn_unknown(dataset.columns[j].name, levels, extra)
+            _warn_unknown(dataset.columns[j].name, levels, extra, expected)
     for j, levels, extra in _unknown_labels(dataset, expected, skip=found):
-        _warn_unknown(dataset.columns[j].name, levels, extra)
+        _warn_unknown(dataset.columns[j].name, levels, extra, expected)
     return new
 
 
@@ -298,11 +299,9 @@ def _unknown_labels(dataset: Dataset, expected: dict, *, skip) -> list:
     return out
 
 
-def _warn_unknown(name, levels, extra) -> None:
+def _warn_unknown(name, levels, extra, expected) -> None:
+    known, unseen = levels.tolist(), extra.tolist()
+    source = expected[name].source if name in expected else ""
     warnings.warn(UnknownLevelsWarning(
-        f"column {name!r} is categorical to the model, which knows "
-        f"the levels {levels.tolist()[:10]}{' ...' if len(levels) > 10 else ''}; the "
-        f"data also hold {extra.tolist()[:5]}, which the model reads as unknown "
-        "levels: their effects and attributions show only how it treats a level it never "
-        "saw.", column=name, known_levels=levels.tolist(), unknown_levels=extra.tolist()),
-        stacklevel=user_stacklevel())
+        unknown_levels_message(name, known, unseen, source), column=name, known_levels=known,
+        unknown_levels=unseen), stacklevel=user_stacklevel())

@@ -2,8 +2,9 @@
 
 :func:`tree_ensemble` reads a scikit-learn, XGBoost or LightGBM model into a
 :class:`TreeEnsemble` (flat node arrays, each library's split semantics kept);
-:func:`route` answers whether the trees can serve a request of a tree method,
-and if not why (every tree method asks it);
+:func:`route` answers whether the trees can serve a request of a tree method and
+answer as the model does on its rows, and if not why, in each method's one refusal or
+fallback warning (every tree method asks it);
 the ``check_*`` functions refuse tree arrays that would send a kernel out of
 bounds before anything reads them (``lightgbm_saved_text``: a loaded
 LightGBM booster's text for the check of what it read); :mod:`kernels` holds the numba kernels the
@@ -24,9 +25,10 @@ from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, M
                         SUPPORTED_TREE_MODELS, TreeEnsemble)
 from ._lightgbm import lightgbm_saved_text
 from ._read import output_column, tree_ensemble, tree_outputs, unfit_data
-from ._route import ROUTED_METHODS, Route, refused, route
+from ._route import ROUTED_METHODS, Route, raw_is_response, refused, route
 from ._agree import (CHECK_TOLERANCE, DATA_CHECK_ROWS, EXPLAINED_CHECK_ROWS, FLOAT32_TOLERANCE,
-                     disagreement, margin_disagreement, margin_model, respond)
+                     RESPONSE_CHECK_ROWS, disagreement, margin_disagreement, margin_model,
+                     model_response, respond)
 from ._state import compile_leaf_reader
 
 __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "unfit_data",
@@ -35,4 +37,5 @@ __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "un
            "check_sklearn_objects", "check_xgboost_model", "FlatTrees", "FLAT_ARRAYS", "scan_xgboost_ubjson", "kernels", "MAX_TREE_DEPTH",
            "lightgbm_saved_text", "IceGrids", "ice_margins", "compile_leaf_reader",
            "disagreement", "margin_disagreement", "margin_model", "respond", "refused", "CHECK_TOLERANCE", "FLOAT32_TOLERANCE",
-           "EXPLAINED_CHECK_ROWS", "DATA_CHECK_ROWS"]
+           "EXPLAINED_CHECK_ROWS", "DATA_CHECK_ROWS", "RESPONSE_CHECK_ROWS", "raw_is_response",
+           "model_response"]

@@ -8,7 +8,8 @@ otherwise than the model.  Every tree route therefore compares the trees'
 answers with the model's own on the rows it explains (:func:`disagreement`)
 before it gives a number: TreeSHAP on its explained rows, the tree H
 statistics and the tree partial dependence on the first ``DATA_CHECK_ROWS``
-data rows, the exact ICE and tree ALE on their first ``CHECK_ROWS``.
+data rows, the exact ICE and tree ALE on their first ``RESPONSE_CHECK_ROWS``.
+:func:`~modellens.trees.route` runs the check for every tree method.
 
 What is compared: the trees' raw output against the model's raw margin where
 the library gives it (:func:`margin_model`: XGBoost ``output_margin=True``,
@@ -35,7 +36,8 @@ from ..data import Dataset
 from ..models import Model, ModelError
 
 __all__ = ["CHECK_TOLERANCE", "FLOAT32_TOLERANCE", "EXPLAINED_CHECK_ROWS", "DATA_CHECK_ROWS",
-           "disagreement", "margin_disagreement", "margin_model", "respond"]
+           "RESPONSE_CHECK_ROWS", "disagreement", "margin_disagreement", "margin_model",
+           "model_response", "respond"]
 
 #: Relative agreement required (the readers keep each library's split rules to the bit,
 #: so only rounding separates the two).  XGBoost adds its leaves and applies its link in
@@ -50,6 +52,9 @@ EXPLAINED_CHECK_ROWS = 100_000
 #: Data rows the tree H statistics and the tree partial dependence check (the first ones
 #: of the rows they use): their statistics are means over these rows' trees.
 DATA_CHECK_ROWS = 1_000
+#: Data rows the routes that show the model's response (the exact ICE, tree ALE) check:
+#: a link the readers do not model, or trees that answer otherwise, shows on a few rows.
+RESPONSE_CHECK_ROWS = 16
 
 
 def respond(ens, raw: np.ndarray, response) -> np.ndarray:
@@ -108,6 +113,9 @@ def margin_model(raw_model, ens, dataset):
             return raw_model.predict(X, raw_score=True)
     elif ens.link in ("logit", "softmax"):
         fn = raw_model.decision_function
+    elif ens.link == "log":  # scikit-learn's Poisson / Gamma boosting: predict is exp(raw)
+        def fn(X):
+            return np.log(raw_model.predict(X))
     else:
         fn = raw_model.predict
     as_frame = Model(raw_model, dataset, response_method="predict").as_frame
@@ -217,3 +225,34 @@ def margin_disagreement(raw_model, ens, dataset, rows) -> Check:
     checker, response = margin_model(raw_model, ens, dataset)
     why, raw = _compare(ens, checker, rows, dataset, response)
     return Check(why, checker.n_rows, raw)
+
+
+def model_response(ens, model):
+    """``(kind, columns)`` (:func:`respond`) of the outputs of the model seam ``model`` from
+    the trees' raw output, or why they are not the trees' output or its link (a str)."""
+    views = [model.view(c) for c in range(model.n_outputs)]
+    classes = ens.classes
+    if classes is None:
+        if ens.n_outputs != 1 or ens.link != "identity" or views[0].output_name != "prediction":
+            return (f"the response {views[0].output_name!r} is not the trees' raw output "
+                    f"({ens.output_names[0]})")
+        return "raw", [(0, 1.0)]
+    columns = []
+    kinds = set()
+    for view in views:
+        label = view.explained_class
+        if label is None or label not in classes:
+            return f"the response {view.output_name!r} is not a class's probability or margin"
+        k = classes.index(label)
+        if view.explains_probability:
+            kinds.add("proba")
+            columns.append((k, 1.0))
+        elif view.output_name.startswith("decision(") and ens.link in ("logit", "softmax"):
+            kinds.add("raw")
+            # a binary margin has one column, positive for classes_[1]
+            columns.append((0, -1.0 if k == 0 else 1.0) if ens.link == "logit" else (k, 1.0))
+        else:
+            return f"the response {view.output_name!r} is not the trees' output or its link"
+    if len(kinds) != 1:
+        return "the outputs mix probabilities and margins"
+    return kinds.pop(), columns

@@ -115,6 +115,13 @@ class TreeEnsemble:
         The code a category the model never saw becomes (a code past every
         known one, whose column of ``cat_left`` holds the library's rule for
         it); -1 makes it NaN, the missing side.
+    sums_as_source : bool
+        Whether each value column's raw output (:meth:`predict_raw`) sums its trees'
+        leaves in the order the ensemble it was selected from (:meth:`select_outputs`)
+        sums that column: then the two give the same numbers to the bit.  False where
+        the selection changes how a pass carries the outputs (a forest's one class: one
+        output per tree, summed per output, against every class in each leaf, summed
+        tree by tree; a binary booster's column asked twice: the other way round).
     """
 
     left: np.ndarray
@@ -137,6 +144,7 @@ class TreeEnsemble:
         default_factory=lambda: np.zeros((1, N_CATEGORY_CODES), np.uint8))
     categories: dict = field(default_factory=dict)
     unseen_code: int = -1
+    sums_as_source: bool = True
 
     @property
     def n_trees(self) -> int:
@@ -209,6 +217,9 @@ class TreeEnsemble:
             # tree feeding none adds zeros)
             return self
         feeds = np.logical_or.reduceat(self.value[:, cols] != 0, self.roots[:-1], axis=0)
+        # (a negated column sums the same leaves, negated: the same numbers but the sign)
+        same_order = self.sums_as_source and _one_output_per_tree(self._feeds()) == \
+            _one_output_per_tree(feeds)
         keep = np.flatnonzero(feeds.any(axis=1) | (np.arange(self.n_trees) == 0))
         sizes = np.diff(self.roots)[keep]
         new_roots = np.concatenate([[0], np.cumsum(sizes)])
@@ -228,7 +239,12 @@ class TreeEnsemble:
             n_features=self.n_features,
             link=self.link, float32=self.float32, library=self.library, classes=self.classes,
             output_names=[self.output_names[c] for c in cols] if self.output_names else [],
-            cat_left=self.cat_left, categories=self.categories, unseen_code=self.unseen_code)
+            cat_left=self.cat_left, categories=self.categories, unseen_code=self.unseen_code,
+            sums_as_source=same_order)
+
+    def _feeds(self) -> np.ndarray:
+        """``(n_trees, K)``: whether each tree has a nonzero leaf value of each output."""
+        return np.logical_or.reduceat(self.value != 0, self.roots[:-1], axis=0)
 
     def traversal(self) -> tuple[np.ndarray, np.ndarray]:
         """How one pass over the trees computes every output: ``(value, tree_out)``.
@@ -240,8 +256,8 @@ class TreeEnsemble:
         forest's leaves hold a value for every class: ``K = k``, and the
         traversal carries the ``k`` values.
         """
-        feeds = np.logical_or.reduceat(self.value != 0, self.roots[:-1], axis=0)
-        if self.n_outputs == 1 or (feeds.sum(axis=1) <= 1).all():
+        feeds = self._feeds()
+        if _one_output_per_tree(feeds):
             tree_out = np.argmax(feeds, axis=1).astype(np.int64)  # 0 for a tree of zeros
             node_out = np.repeat(tree_out, np.diff(self.roots))
             value = self.value[np.arange(len(self.left)), node_out][:, None]
@@ -274,6 +290,12 @@ class TreeEnsemble:
         for k in range(self.n_trees):
             out += self.value[leaves[:, k]]
         return out
+
+
+def _one_output_per_tree(feeds: np.ndarray) -> bool:
+    """Whether a pass carries one output per tree (``feeds``: :meth:`TreeEnsemble._feeds`):
+    one column, or no tree with leaf values of two (a booster's tree per class)."""
+    return feeds.shape[1] == 1 or bool((feeds.sum(axis=1) <= 1).all())
 
 
 # ---------------------------------------------------------------------- assembling

@@ -147,6 +147,9 @@ def _hist_gradient_boosting(model, classes, d):
                   nodes["count"].astype(np.float64), missing=missing, output=j)
     base = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
     link, outs = classifier_link(classes, n_out)
+    if classes is None and type(getattr(model._loss, "link", None)).__name__ == "LogLink":
+        # loss="poisson" / "gamma": the trees add up to the log of the prediction
+        link, outs = "log", ["raw prediction"]
     return b.build(base, d, link=link, float32=False, library="sklearn", classes=classes,
                    output_names=outs, cat_left=np.array(cat_rows),
                    categories=categories)

@@ -150,12 +150,17 @@ _ROW_FIELDS = ("values", "base_values", "codes", "prediction", "interactions", "
 
 def _join_rows(first, rest):
     """``first``'s rows, then ``rest``'s, as one TreeSHAP result of the same call on all of
-    them (the other fields are the same in both)."""
+    them (the other fields are the same in both).
+
+    Each call's route checked the trees on that call's own rows (the probe's one, then the
+    others), so the joined result's model rows are both checks' rows (the report needs the
+    probe's answer, the scale the trees explain, before it asks the others).
+    """
     joined: dict = {}
     for name in _ROW_FIELDS:
         a, b = getattr(first, name), getattr(rest, name)
         joined[name] = None if a is None else np.concatenate([np.asarray(a), np.asarray(b)])
-    # (the model rows the trees' check asked: those of both calls)
+    # (the model rows the trees' checks asked: those of both calls' routes)
     counted = [r.diagnostics.get("n_model_rows") for r in (first, rest)]
     if all(isinstance(c, (int, np.integer)) for c in counted):
         joined["diagnostics"] = {**rest.diagnostics,
