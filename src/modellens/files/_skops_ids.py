@@ -9,7 +9,7 @@ tells whether a booster needs its own walk.
 from __future__ import annotations
 
 import functools
-import json
+import hashlib
 
 from ._errors import FileError
 
@@ -51,20 +51,46 @@ def check_skops_ids(schema, archive) -> bool:
     the ids of the temporaries skops made while saving (a shape, a state dict) and in
     the names of their array files, whose bytes must match.  Only nodes of a repeated
     id are compared: a flat node (most: a JsonNode of None, 0, "auto") as a dict, the
-    others by digest, each node digested once, from its children's digests (so a
-    schema costs at most its size, however nested); nodes whose digests differ are
-    compared with their array files' bytes.  A ``CachedNode`` (a reference to a node
-    read elsewhere) is refused: skops 0.16 never writes one, and these checks do not
-    follow it.
+    others (and flat ones that differ) by digest, each node digested once, from its
+    children's digests, and each array file it names read once (so a schema costs at
+    most its size and its files', however nested: a gradient boosting's 300 trees share
+    one RandomState).  A ``CachedNode`` (a reference to a node read elsewhere) is
+    refused: skops 0.16 never writes one, and these checks do not follow it.
+    """
+    by_id, booster = _nodes_by_id(schema)
+    digests: dict[int, bytes] = {}  # id() of a node -> its digest
+    files = _ArrayFiles(archive)
+    for saved, nodes in by_id.items():
+        if len(nodes) < 2:
+            continue
+        head = nodes[0]
+        flat = not any(type(v) in (dict, list) for v in head.values())
+        for node in nodes[1:]:
+            # (ids equal as skops' memo keys: a flat node compared whole, as a dict)
+            if flat and node == head:
+                continue
+            if _digest(node, digests, files) != _digest(head, digests, files):
+                raise FileError(
+                    f"two objects of one id ({str(saved)[:40]}) hold other values: skops "
+                    "would build both from one of them (the file was changed after skops "
+                    "saved it?)")
+    return booster
+
+
+def _nodes_by_id(schema):
+    """Every dict of the schema whose ``__id__`` is a key of skops' memo, by id, and
+    whether a dict is of class ``Booster``; a ``CachedNode`` refused.
+
+    Only dicts and lists are stacked (the scalars, most of a schema, are looked at
+    where they lie: a third of the cost of stacking every value).
     """
     by_id: dict = {}
     booster = False
     stack: list = [schema]
-    pop, push = stack.pop, stack.extend
-    while stack:  # every node of an id (a cheap walk: most ids occur once)
+    pop, push = stack.pop, stack.append
+    while stack:
         node = pop()
-        kind = type(node)
-        if kind is dict:
+        if type(node) is dict:
             saved = node.get("__id__")
             if saved is not None and type(saved) not in (dict, list):  # a memo key
                 by_id.setdefault(saved, []).append(node)
@@ -76,75 +102,75 @@ def check_skops_ids(schema, archive) -> bool:
                     "never writes for the models modellens loads and its checks do not "
                     "follow (the file was not written by skops.io.dump?)")
             booster = booster or node.get("__class__") == "Booster"
-            push(node.values())
-        elif kind is list:
-            push(node)
-    digests: dict[int, bytes] = {}  # id() of a node -> its digest
-    for saved, nodes in by_id.items():
-        if len(nodes) < 2:
-            continue
-        head = nodes[0]
-        flat = not any(type(v) in (dict, list) for v in head.values())
-        for node in nodes[1:]:
-            # (ids equal as skops' memo keys: a flat node compared whole, as a dict)
-            if flat and node == head:
-                continue
-            if _digest(node, digests) != _digest(head, digests) and \
-                    not _same_values(head, node, archive):
-                raise FileError(
-                    f"two objects of one id ({str(saved)[:40]}) hold other values: skops "
-                    "would build both from one of them (the file was changed after skops "
-                    "saved it?)")
-    return booster
+            values = node.values()
+        else:
+            values = node
+        for value in values:
+            kind = type(value)
+            if kind is dict or kind is list:
+                push(value)
+    return by_id, booster
 
 
-def _digest(root, digests) -> bytes:
+def _digest(root, digests, files) -> bytes:
     """A skops schema node's digest, its ``__id__`` aside; each node digested once
-    (``digests``: by ``id()``), from its children's digests."""
-    import hashlib
-
+    (``digests``: by ``id()``), from its children's digests; a ``file`` named in the
+    archive as its bytes' digest (``files``), so that copies of one array saved under
+    two names digest alike."""
     stack: list = [(root, False)]
     while stack:
         node, ready = stack.pop()
-        if id(node) in digests or not isinstance(node, (dict, list)):
+        if id(node) in digests or type(node) not in (dict, list):
             continue
-        items = sorted(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        is_dict = type(node) is dict
         if not ready:
-            stack.append((node, True))
-            stack.extend((v, False) for _, v in items if isinstance(v, (dict, list)))
-            continue
-        # a child as "#" and its digest, a value as "=" and its repr (a self-delimiting token
-        # that tells 1, 1.0, True and "1" apart, NaN equal to NaN, as json.dumps, cheaper)
-        h = hashlib.blake2b(b"d" if isinstance(node, dict) else b"l", digest_size=16)
-        h.update(b"".join(
-            repr(key).encode() + (b":#" + digests[id(value)] if type(value) in (dict, list)
-                                  else b":=" + repr(value).encode()) + b","
-            for key, value in items if key != "__id__"))
-        digests[id(node)] = h.digest()
+            kids = [(v, False) for v in (node.values() if is_dict else node)
+                    if type(v) in (dict, list)]
+            if kids or is_dict:
+                stack.append((node, True))
+                stack.extend(kids)
+                continue
+        # one repr of (is_dict, parts): a dict's parts are (key, part) sorted, a list's its
+        # parts; a part is a value itself, or, as bytes, "#" and a child's digest or "@"
+        # and a file's bytes' digest (a repr is self-delimiting and tells 1, 1.0, True and
+        # "1" apart, NaN equal to NaN, as json.dumps did, cheaper; a list of values, as an
+        # array of 624 ints of a RandomState, is its own parts)
+        if is_dict:
+            parts = [(key, value) if type(value) not in (dict, list) and key != "file" else
+                     (key, _part(value, digests, files))
+                     for key, value in sorted(node.items()) if key != "__id__"]
+        else:
+            parts = node if not ready else [_part(v, digests, None) for v in node]
+        digests[id(node)] = hashlib.blake2b(repr((is_dict, parts)).encode(),
+                                            digest_size=16).digest()
     return digests[id(root)]
 
 
-def _same_values(a, b, archive) -> bool:
-    """Two skops schema nodes equal but for ``__id__`` and the names of array files of
-    equal bytes."""
-    pairs = [(a, b)]
-    names = set(archive.namelist())
-    while pairs:
-        x, y = pairs.pop()
-        if isinstance(x, dict) and isinstance(y, dict):
-            if x.keys() != y.keys():
-                return False
-            for key in x:
-                if key == "file" and isinstance(x[key], str) and isinstance(y[key], str):
-                    if x[key] != y[key] and not (x[key] in names and y[key] in names and
-                                                 archive.read(x[key]) == archive.read(y[key])):
-                        return False
-                elif key != "__id__":
-                    pairs.append((x[key], y[key]))
-        elif isinstance(x, list) and isinstance(y, list):
-            if len(x) != len(y):
-                return False
-            pairs.extend(zip(x, y))
-        elif type(x) is not type(y) or json.dumps(x) != json.dumps(y):  # NaN equals NaN
-            return False
-    return True
+def _part(value, digests, files):
+    """A child's digest, a file's bytes' digest (as bytes; ``files`` None: not a file),
+    or a value itself."""
+    if type(value) in (dict, list):
+        return b"#" + digests[id(value)]
+    token = None if files is None else files.token(value)
+    return value if token is None else token
+
+
+class _ArrayFiles:
+    """A skops archive's files, each read and digested once, and only where asked."""
+
+    def __init__(self, archive):
+        self.archive, self.names, self.tokens = archive, None, {}
+
+    def token(self, name) -> bytes | None:
+        """``b"@"`` and the digest of the bytes of the file ``name``; None where ``name``
+        is not a string naming a file of the archive."""
+        if not isinstance(name, str):
+            return None
+        if self.names is None:
+            self.names = set(self.archive.namelist())
+        if name not in self.names:
+            return None
+        if name not in self.tokens:
+            self.tokens[name] = b"@" + hashlib.blake2b(self.archive.read(name),
+                                                        digest_size=16).digest()
+        return self.tokens[name]
