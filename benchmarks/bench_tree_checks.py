@@ -1,7 +1,8 @@
 """What the model-file checks cost next to the library's own load (issue 40's figure).
 
 For each format (LightGBM text, XGBoost JSON, XGBoost UBJSON, a skops random
-forest) it times, interleaved (library load, ``load_model``, library load, ...)
+forest, and with ``--skops-kinds`` extra trees, gradient boosting and
+HistGradientBoosting) it times, interleaved (library load, ``load_model``, library load, ...)
 and best of ``--repeat``:
 
 * the library's own load of the file (``lgb.Booster(model_file=)``, XGBoost's
@@ -22,7 +23,7 @@ with the checks and with the library's load alone (``--no-reuse`` skips it).
 
     python benchmarks/bench_tree_checks.py [--rounds 1000] [--depth 8] [--classes 3]
         [--leaves 255] [--rows 20000] [--repeat 3] [--only lightgbm,json,ubj,skops]
-        [--no-reuse] [--folder DIR]
+        [--skops-kinds rf,et,gb,hgb] [--no-reuse] [--folder DIR]
 """
 
 import argparse
@@ -93,18 +94,50 @@ def _files(args, folder):
                 out[name] = (f"{n_trees} trees, {path.stat().st_size / 1e6:.1f} MB", path,
                              lambda p=path, w=wrapper: _loaded(w(), p), X)
     if "skops" in only:
-        import skops.io as sio
-        from sklearn.ensemble import RandomForestRegressor
-        path = folder / f"rf-{tag}.skops"
-        if not path.exists():
-            sio.dump(RandomForestRegressor(n_estimators=max(10, args.rounds // 10),
-                                           random_state=0, n_jobs=1).fit(X[:, :10], y), path)
-        trusted = sio.get_untrusted_types(file=path)
-        forest = sio.load(path, trusted=trusted)
-        nodes = sum(e.tree_.node_count for e in forest.estimators_)
-        out["skops random forest"] = (f"{len(forest.estimators_)} trees, {nodes:,} nodes", path,
-                                      lambda p=path: sio.load(p, trusted=trusted), X[:, :10])
+        for kind in args.skops_kinds.split(","):
+            out.update(_skops_file(kind, args, X, y, folder, tag))
     return out
+
+
+#: The scikit-learn models of ``--skops-kinds``: their names, and how each is fitted.
+_SKOPS_KINDS = {"rf": "random forest", "et": "extra trees", "gb": "gradient boosting",
+                "hgb": "hist gradient boosting"}
+
+
+def _skops_file(kind, args, X, y, folder, tag):
+    """A skops file of one scikit-learn kind: {name: (label, path, library load, X)}.
+
+    Forests grow ``rounds // 10`` unbounded trees, gradient boosting ``rounds`` trees
+    of depth 3, HistGradientBoosting ``rounds`` trees of its default 31 leaves (255
+    took over half an hour to fit on a loaded machine); all regressors of the first
+    10 columns.
+    """
+    import skops.io as sio
+    from sklearn import ensemble
+
+    n = max(10, args.rounds // 10)
+    path = folder / f"{kind}-{tag}.skops"
+    if not path.exists():
+        model = {"rf": lambda: ensemble.RandomForestRegressor(n_estimators=n, random_state=0,
+                                                                n_jobs=1),
+                 "et": lambda: ensemble.ExtraTreesRegressor(n_estimators=n, random_state=0,
+                                                            n_jobs=1),
+                 "gb": lambda: ensemble.GradientBoostingRegressor(n_estimators=args.rounds,
+                                                                  max_depth=3, random_state=0),
+                 "hgb": lambda: ensemble.HistGradientBoostingRegressor(
+                     max_iter=args.rounds, early_stopping=False, random_state=0)}[kind]()
+        sio.dump(model.fit(X[:, :10], y), path)
+    trusted = sio.get_untrusted_types(file=path)
+    model = sio.load(path, trusted=trusted)
+    if kind == "hgb":
+        trees = [p.nodes for per in model._predictors for p in per]
+        count, nodes = len(trees), sum(len(t) for t in trees)
+    else:
+        trees = np.ravel(model.estimators_)
+        count, nodes = len(trees), sum(e.tree_.node_count for e in trees)
+    return {f"skops {_SKOPS_KINDS[kind]}": (
+        f"{count} trees, {nodes:,} nodes, {path.stat().st_size / 1e6:.1f} MB", path,
+        lambda p=path: sio.load(p, trusted=trusted), X[:, :10])}
 
 
 def _net(path, X, library_load, repeat):
@@ -128,6 +161,8 @@ def main():
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="lightgbm,json,ubj,skops")
+    parser.add_argument("--skops-kinds", default="rf",
+                        help=f"the scikit-learn models of 'skops', of {','.join(_SKOPS_KINDS)}")
     parser.add_argument("--folder", help="keep the model files here, and reuse those "
                         "written with the same arguments (default: a new temporary folder)")
     parser.add_argument("--reuse", action=argparse.BooleanOptionalAction, default=True,

@@ -25,6 +25,7 @@ from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
                      check_sklearn_objects, check_xgboost_model, lightgbm_saved_text,
                      scan_xgboost_ubjson)
 from ._errors import FileError, one_line as _one_line
+from ._skops_ids import check_skops_ids, skops_private
 from ._ubjson import Ubjson, typed_arrays, ubjson_bytes
 
 __all__ = ["load_model", "SAFE_TYPES"]
@@ -152,9 +153,9 @@ def _load_skops(path, trust):
     # file replaced between two openings would load other types than those judged)
     with archive:
         try:
-            nodes = _skops_nodes(archive)
+            nodes, boosters = _skops_nodes(archive)
             if nodes is None:  # pragma: no cover - another skops version
-                _check_skops_ids(json.loads(archive.read("schema.json")), archive)
+                boosters = check_skops_ids(json.loads(archive.read("schema.json")), archive)
             untrusted = sio.get_untrusted_types(file=path) if nodes is None else \
                 sorted(nodes.get_unsafe_set())
         except FileError as exc:
@@ -164,7 +165,9 @@ def _load_skops(path, trust):
                 from None
         _judge_types(path, untrusted, trust)
         # XGBoost and LightGBM boosters are rebuilt by their libraries while skops loads
-        data = None if trust else _refused(path, _check_skops_boosters, archive)
+        # (the walk of the ids saw every node's class: none is a Booster, no booster walk)
+        data = None if trust or not boosters else \
+            _refused(path, _check_skops_boosters, archive)
         try:
             if data is None and nodes is not None:
                 model = nodes.construct()  # the types judged above: skops' audit is that
@@ -184,120 +187,17 @@ def _load_skops(path, trust):
 def _skops_nodes(archive):
     """skops' tree of nodes of an open skops file, every type in it trusted only by skops'
     defaults (``get_unsafe_set()``: what ``skops.io.get_untrusted_types`` lists), as
-    ``skops.io.load`` builds it before it audits and constructs; None where this skops
-    version has not these functions, or takes other arguments (then its public ones read
-    the file twice)."""
-    import inspect
-
-    try:
-        from skops.io._audit import get_tree
-        from skops.io._utils import read_schema
-    except ImportError:  # pragma: no cover - another skops version
-        return None
-    # private functions: another skops may keep the names with other arguments, which
-    # would refuse every file rather than fall back
-    if list(inspect.signature(get_tree).parameters)[1:] != ["load_context", "trusted"] or \
-            len(inspect.signature(read_schema).parameters) != 1:  # pragma: no cover
-        return None
+    ``skops.io.load`` builds it before it audits and constructs, and whether the file
+    names a ``Booster`` (``check_skops_ids``); ``(None, None)`` where this skops version
+    has not these functions, or takes other arguments (then its public ones read the
+    file twice)."""
+    private = skops_private()
+    if private is None:  # pragma: no cover - another skops version
+        return None, None
+    get_tree, read_schema = private
     schema, context = read_schema(archive)
-    _check_skops_ids(schema, archive)
-    return get_tree(schema, context, trusted=None)
-
-
-def _check_skops_ids(schema, archive):
-    """Refuse a skops schema in which two nodes of one ``__id__`` would build other objects.
-
-    skops writes the state of an object at each place it occurs, under the object's
-    ``id``, and builds each ``__id__`` once, from the first of its nodes it reads: the
-    others are never read.  Small ints share one ``id`` in CPython, so a change to one
-    of them (``verbose``) would reach every other place of that value (a column index of
-    HistGradientBoosting's preprocessor: the model then reads other columns than its
-    trees say).  Two nodes of one id must hold the same values: they may differ only in
-    the ids of the temporaries skops made while saving (a shape, a state dict) and in
-    the names of their array files, whose bytes must match.  Only nodes of a repeated
-    id are digested, each once, from its children's digests (so a schema costs at most
-    its size, however nested); nodes whose digests differ are compared with their array
-    files' bytes.
-    """
-    by_id: dict = {}
-    stack: list = [schema]
-    pop, push = stack.pop, stack.extend
-    while stack:  # every node of an id (a cheap walk: most ids occur once)
-        node = pop()
-        kind = type(node)
-        if kind is dict:
-            saved = node.get("__id__")
-            if isinstance(saved, (int, str)) and "__loader__" in node:
-                by_id.setdefault(saved, []).append(node)
-            push(node.values())
-        elif kind is list:
-            push(node)
-    digests: dict[int, bytes] = {}  # id() of a node -> its digest
-    for saved, nodes in by_id.items():
-        if len(nodes) < 2:
-            continue
-        # most are plain values (a JsonNode of None, 0, "auto"): compared as dicts
-        head = {k: v for k, v in nodes[0].items() if k != "__id__"}
-        flat = not any(isinstance(v, (dict, list)) for v in head.values())
-        for node in nodes[1:]:
-            if flat and head == {k: v for k, v in node.items() if k != "__id__"}:
-                continue
-            if _digest(node, digests) != _digest(nodes[0], digests) and \
-                    not _same_values(nodes[0], node, archive):
-                raise FileError(
-                    f"two objects of one id ({saved}) hold other values: skops would build "
-                    "both from one of them (the file was changed after skops saved it?)")
-
-
-def _digest(root, digests) -> bytes:
-    """A skops schema node's digest, its ``__id__`` aside; each node digested once
-    (``digests``: by ``id()``), from its children's digests."""
-    import hashlib
-
-    stack: list = [(root, False)]
-    while stack:
-        node, ready = stack.pop()
-        if id(node) in digests or not isinstance(node, (dict, list)):
-            continue
-        items = sorted(node.items()) if isinstance(node, dict) else list(enumerate(node))
-        if not ready:
-            stack.append((node, True))
-            stack.extend((v, False) for _, v in items if isinstance(v, (dict, list)))
-            continue
-        h = hashlib.blake2b(b"d" if isinstance(node, dict) else b"l", digest_size=16)
-        for key, value in items:
-            if key != "__id__":
-                part = digests[id(value)] if isinstance(value, (dict, list)) else \
-                    json.dumps(value).encode()
-                h.update(json.dumps(key).encode() + b":" + part + b",")
-        digests[id(node)] = h.digest()
-    return digests[id(root)]
-
-
-def _same_values(a, b, archive) -> bool:
-    """Two skops schema nodes equal but for ``__id__`` and the names of array files of
-    equal bytes."""
-    pairs = [(a, b)]
-    names = set(archive.namelist())
-    while pairs:
-        x, y = pairs.pop()
-        if isinstance(x, dict) and isinstance(y, dict):
-            if x.keys() != y.keys():
-                return False
-            for key in x:
-                if key == "file" and isinstance(x[key], str) and isinstance(y[key], str):
-                    if x[key] != y[key] and not (x[key] in names and y[key] in names and
-                                                 archive.read(x[key]) == archive.read(y[key])):
-                        return False
-                elif key != "__id__":
-                    pairs.append((x[key], y[key]))
-        elif isinstance(x, list) and isinstance(y, list):
-            if len(x) != len(y):
-                return False
-            pairs.extend(zip(x, y))
-        elif type(x) is not type(y) or json.dumps(x) != json.dumps(y):  # NaN equals NaN
-            return False
-    return True
+    boosters = check_skops_ids(schema, archive)
+    return get_tree(schema, context, trusted=None), boosters
 
 
 def _judge_types(path, untrusted, trust):

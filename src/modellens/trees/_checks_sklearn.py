@@ -4,8 +4,10 @@ before anything walks them (see :mod:`._checks`)."""
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from ._checks import UnsafeModelError, _fail, check_index, check_split_values, check_trees
+from ._checks import (MAX_TREE_DEPTH, UnsafeModelError, _fail, check_index, check_split_values,
+                      check_trees)
 
 __all__ = ["check_sklearn_objects"]
 
@@ -272,21 +274,82 @@ def _check_bitsets(pred, label):
 
 
 def _check_sklearn_trees(found):
-    """The ``(tree, feature bound, label)`` found, their node arrays checked all at once.
+    """The ``(tree, feature bound, label)`` found, their node arrays checked.
 
-    A fault is found on the whole batch, then named by checking the trees one
-    by one (the first that fails raises with its own label).
+    Each tree is first checked in one compiled pass over its own node records
+    (:func:`_in_order`, no copy: scikit-learn writes each node after its
+    parent); where one does not pass, all are checked at once by the general
+    checks (:func:`_check_all_trees`), which name a fault or pass a tree in
+    another order.
     """
     if not found:
         return
-    arrays = []
+    depths = []
     for tree, bound, label in found:
         count = int(tree.node_count)
         left, right = tree.children_left, tree.children_right
         if count < 1 or len(left) != count or len(right) != count:
             _fail(f"{label}: {count} nodes")
+        feature, threshold = tree.feature, tree.threshold
         limit = int(tree.n_features) if bound is None else min(int(bound), int(tree.n_features))
-        arrays.append((left, right, tree.feature, tree.threshold, count, limit))
+        # the compiled pass reads the four arrays unchecked: one length
+        deep = _in_order(left, right, feature, threshold, limit, MAX_TREE_DEPTH) if \
+            len(feature) == count and len(threshold) == count else -1
+        if deep < 0:
+            depths = _check_all_trees(found)
+            break
+        depths.append(deep)
+    for (tree, _, label), deep in zip(found, depths):
+        _check_sklearn_shape(tree, deep, label)
+
+
+@njit(cache=True)
+def _in_order(left, right, feature, threshold, limit, max_depth):  # pragma: no cover - compiled
+    """A scikit-learn tree's depth where one pass in node order finds every check of
+    :func:`_check_all_trees` met; -1 where it does not (a fault, or another order).
+
+    scikit-learn appends each node after its parent, so here every node must be
+    a leaf (both children -1) or a split whose two children come after it, no
+    node a child twice and as many children as nodes but the root: every node
+    is then reached exactly once from the root (its one parent comes before it,
+    so no cycle), and a node's depth is its parent's plus one.  A split's
+    feature must be in ``0..limit - 1``, its threshold not NaN, no node deeper
+    than ``max_depth``.
+    """
+    n = len(left)
+    depth = np.full(n, -1, np.int64)
+    depth[0] = 0
+    children, deepest = 0, 0
+    for i in range(n):
+        a, b = left[i], right[i]
+        if a == -1 and b == -1:
+            continue
+        if depth[i] < 0 or a <= i or b <= i or a >= n or b >= n or a == b or \
+                depth[a] >= 0 or depth[b] >= 0:
+            return -1
+        f = feature[i]
+        d = depth[i] + 1
+        if f < 0 or f >= limit or np.isnan(threshold[i]) or d > max_depth:
+            return -1
+        depth[a], depth[b] = d, d
+        children += 2
+        deepest = max(deepest, d)
+    return deepest if children == n - 1 else -1
+
+
+def _check_all_trees(found):
+    """The ``(tree, feature bound, label)`` found, their node arrays checked all at once by
+    the general checks; their depths.
+
+    A fault is found on the whole batch, then named by checking the trees one
+    by one (the first that fails raises with its own label).
+    """
+    arrays = []
+    for tree, bound, label in found:
+        count = int(tree.node_count)
+        limit = int(tree.n_features) if bound is None else min(int(bound), int(tree.n_features))
+        arrays.append((tree.children_left, tree.children_right, tree.feature, tree.threshold,
+                       count, limit))
     left, right, feature, threshold = (np.concatenate([a[i] for a in arrays]) for i in range(4))
     sizes = np.array([a[4] for a in arrays], np.int64)
     limits = np.repeat(np.array([a[5] for a in arrays], np.int64), sizes)
@@ -300,8 +363,7 @@ def _check_sklearn_trees(found):
         for tree, bound, label in found:  # the first that fails names itself
             _check_sklearn_tree(tree, bound, label)
         raise
-    for (tree, _, label), deep in zip(found, depth.tolist()):
-        _check_sklearn_shape(tree, deep, label)
+    return depth.tolist()
 
 
 def _check_sklearn_shape(tree, depth, label):
@@ -311,11 +373,12 @@ def _check_sklearn_shape(tree, depth, label):
         # decision_path sizes its output by max_depth
         _fail(f"{label} is {depth} deep but says max_depth={int(tree.max_depth)}")
     n_classes = np.asarray(tree.n_classes)
-    if n_classes.shape != (int(tree.n_outputs),) or np.any(n_classes < 1) or \
-            np.any(n_classes > int(tree.max_n_classes)):
+    outputs, width = int(tree.n_outputs), int(tree.max_n_classes)
+    # (one tree's few counts: compared as Python ints, cheaper than numpy's reductions)
+    if n_classes.shape != (outputs,) or not all(1 <= c <= width for c in n_classes.tolist()):
         _fail(f"{label}: class counts {n_classes.tolist()} do not fit its value array")
     value = tree.value
-    if value.shape != (count, int(tree.n_outputs), int(tree.max_n_classes)):
+    if value.shape != (count, outputs, width):
         _fail(f"{label}: a value array of shape {value.shape} for {count} nodes")
 
 

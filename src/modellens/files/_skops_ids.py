@@ -1,0 +1,176 @@
+"""The ids of a skops file's schema: nodes of one ``__id__`` that skops builds once.
+
+skops builds each ``__id__`` once, from the first of its nodes it reads, so a
+file in which two nodes of one id hold other values loads other objects than
+it says (:func:`check_skops_ids`); the same walk refuses a ``CachedNode`` and
+tells whether a booster needs its own walk.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+from ._errors import FileError
+
+__all__ = ["check_skops_ids", "skops_private"]
+
+
+@functools.lru_cache(maxsize=1)
+def skops_private():
+    """skops' private ``get_tree`` and ``read_schema``, or None where this skops version has
+    not these functions or takes other arguments (asked once: ``inspect.signature`` costs
+    more than a small file's load)."""
+    import inspect
+
+    try:
+        from skops.io._audit import get_tree
+        from skops.io._utils import read_schema
+    except ImportError:  # pragma: no cover - another skops version
+        return None
+    # private functions: another skops may keep the names with other arguments, which
+    # would refuse every file rather than fall back
+    if list(inspect.signature(get_tree).parameters)[1:] != ["load_context", "trusted"] or \
+            len(inspect.signature(read_schema).parameters) != 1:  # pragma: no cover
+        return None
+    return get_tree, read_schema
+
+
+def check_skops_ids(schema, archive) -> bool:
+    """Refuse a skops schema in which two nodes of one ``__id__`` would build other objects,
+    or that holds a ``CachedNode``; whether it names a ``Booster``.
+
+    skops writes the state of an object at each place it occurs, under the object's
+    ``id``, and builds each ``__id__`` once, from the first of its nodes it reads: the
+    others are never read (a dict of a known ``__id__`` is not read at all, whatever
+    else it holds, and ``1``, ``1.0`` and ``true`` are one key of skops' memo, as of
+    the dict here).  Small ints share one ``id`` in CPython, so a change to one
+    of them (``verbose``) would reach every other place of that value (a column index of
+    HistGradientBoosting's preprocessor: the model then reads other columns than its
+    trees say).  Two nodes of one id must hold the same values: they may differ only in
+    the ids of the temporaries skops made while saving (a shape, a state dict) and in
+    the names of their array files, whose bytes must match.  Only nodes of a repeated
+    id are compared: a flat node (most: a JsonNode of None, 0, "auto") as a dict, the
+    others (and flat ones that differ) by digest, each node digested once, from its
+    children's digests, and each array file it names read once (so a schema costs at
+    most its size and its files', however nested: a gradient boosting's 300 trees share
+    one RandomState).  A ``CachedNode`` (a reference to a node read elsewhere) is
+    refused: skops 0.16 never writes one, and these checks do not follow it.
+    """
+    by_id, booster = _nodes_by_id(schema)
+    digests: dict[int, bytes] = {}  # id() of a node -> its digest
+    files = _ArrayFiles(archive)
+    for saved, nodes in by_id.items():
+        if len(nodes) < 2:
+            continue
+        head = nodes[0]
+        flat = not any(type(v) in (dict, list) for v in head.values())
+        for node in nodes[1:]:
+            # (ids equal as skops' memo keys: a flat node compared whole, as a dict)
+            if flat and node == head:
+                continue
+            if _digest(node, digests, files) != _digest(head, digests, files):
+                raise FileError(
+                    f"two objects of one id ({str(saved)[:40]}) hold other values: skops "
+                    "would build both from one of them (the file was changed after skops "
+                    "saved it?)")
+    return booster
+
+
+def _nodes_by_id(schema):
+    """Every dict of the schema whose ``__id__`` is a key of skops' memo, by id, and
+    whether a dict is of class ``Booster``; a ``CachedNode`` refused.
+
+    Only dicts and lists are stacked (the scalars, most of a schema, are looked at
+    where they lie: a third of the cost of stacking every value).
+    """
+    by_id: dict = {}
+    booster = False
+    stack: list = [schema]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            saved = node.get("__id__")
+            if saved is not None and type(saved) not in (dict, list):  # a memo key
+                by_id.setdefault(saved, []).append(node)
+            if node.get("__loader__") == "CachedNode":
+                raise FileError(
+                    f"it holds a skops CachedNode (id {str(saved)[:40]}, said to be "
+                    f"{str(node.get('__module__'))[:80]}.{str(node.get('__class__'))[:80]}): "
+                    "a reference to an object stored elsewhere in the file, which skops "
+                    "never writes for the models modellens loads and its checks do not "
+                    "follow (the file was not written by skops.io.dump?)")
+            booster = booster or node.get("__class__") == "Booster"
+            values = node.values()
+        else:
+            values = node
+        for value in values:
+            kind = type(value)
+            if kind is dict or kind is list:
+                push(value)
+    return by_id, booster
+
+
+def _digest(root, digests, files) -> bytes:
+    """A skops schema node's digest, its ``__id__`` aside; each node digested once
+    (``digests``: by ``id()``), from its children's digests; a ``file`` named in the
+    archive as its bytes' digest (``files``), so that copies of one array saved under
+    two names digest alike."""
+    stack: list = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in digests or type(node) not in (dict, list):
+            continue
+        is_dict = type(node) is dict
+        if not ready:
+            kids = [(v, False) for v in (node.values() if is_dict else node)
+                    if type(v) in (dict, list)]
+            if kids or is_dict:
+                stack.append((node, True))
+                stack.extend(kids)
+                continue
+        # one repr of (is_dict, parts): a dict's parts are (key, part) sorted, a list's its
+        # parts; a part is a value itself, or, as bytes, "#" and a child's digest or "@"
+        # and a file's bytes' digest (a repr is self-delimiting and tells 1, 1.0, True and
+        # "1" apart, NaN equal to NaN, as json.dumps did, cheaper; a list of values, as an
+        # array of 624 ints of a RandomState, is its own parts)
+        if is_dict:
+            parts = [(key, value) if type(value) not in (dict, list) and key != "file" else
+                     (key, _part(value, digests, files))
+                     for key, value in sorted(node.items()) if key != "__id__"]
+        else:
+            parts = node if not ready else [_part(v, digests, None) for v in node]
+        digests[id(node)] = hashlib.blake2b(repr((is_dict, parts)).encode(),
+                                            digest_size=16).digest()
+    return digests[id(root)]
+
+
+def _part(value, digests, files):
+    """A child's digest, a file's bytes' digest (as bytes; ``files`` None: not a file),
+    or a value itself."""
+    if type(value) in (dict, list):
+        return b"#" + digests[id(value)]
+    token = None if files is None else files.token(value)
+    return value if token is None else token
+
+
+class _ArrayFiles:
+    """A skops archive's files, each read and digested once, and only where asked."""
+
+    def __init__(self, archive):
+        self.archive, self.names, self.tokens = archive, None, {}
+
+    def token(self, name) -> bytes | None:
+        """``b"@"`` and the digest of the bytes of the file ``name``; None where ``name``
+        is not a string naming a file of the archive."""
+        if not isinstance(name, str):
+            return None
+        if self.names is None:
+            self.names = set(self.archive.namelist())
+        if name not in self.names:
+            return None
+        if name not in self.tokens:
+            self.tokens[name] = b"@" + hashlib.blake2b(self.archive.read(name),
+                                                        digest_size=16).digest()
+        return self.tokens[name]
