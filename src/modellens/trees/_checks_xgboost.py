@@ -112,9 +112,10 @@ def check_xgboost_model(raw):
         _fail(f"the booster says {n_trees} trees, holds {len(trees)} and {len(info)} tree "
               "groups")
     n_out = n_class * n_target
-    vector = [1] * len(trees) if isinstance(trees, FlatTrees) else \
+    # a flat tree's leaves are scalars (the scan takes no other)
+    vector = None if isinstance(trees, FlatTrees) else \
         [_leaf_vector(tree, k) for k, tree in enumerate(trees)]
-    if any(size > 1 for size in vector):
+    if vector is not None and any(size > 1 for size in vector):
         # vector leaves (multi_strategy="multi_output_tree"): each tree feeds every output
         if any(size != n_out for size in vector):
             _fail(f"the booster's trees hold leaf vectors of sizes {sorted(set(vector))} for "
@@ -242,17 +243,20 @@ def _check_flat_trees(trees: FlatTrees, n_features):
 
 @njit(cache=True)
 def _i32(data, at):  # pragma: no cover - compiled
-    """The big-endian int32 at ``at`` (sign extended without a branch)."""
-    v = (np.int64(data[at]) << 24) | (np.int64(data[at + 1]) << 16) | \
-        (np.int64(data[at + 2]) << 8) | np.int64(data[at + 3])
-    return (v ^ 0x80000000) - 0x80000000
+    """The big-endian int32 at ``at``.  Unsigned indices and uint32 arithmetic: LLVM then
+    reads the four bytes as one load (signed indices, each checked for wrapping around,
+    cost three times as much)."""
+    u = np.uint64(at)
+    one, eight = np.uint64(1), np.uint32(8)
+    v = (np.uint32(data[u]) << np.uint32(24)) | (np.uint32(data[u + one]) << np.uint32(16)) | \
+        (np.uint32(data[u + 2 * one]) << eight) | np.uint32(data[u + 3 * one])
+    return np.int64(np.int32(v))
 
 
 @njit(cache=True)
 def _nan32(data, at):  # pragma: no cover - compiled
     """Whether the big-endian float32 at ``at`` is a NaN (exponent all ones, mantissa not 0)."""
-    return (data[at] & 0x7F) == 0x7F and data[at + 1] >= 0x80 and \
-        ((data[at + 1] & 0x7F) | data[at + 2] | data[at + 3]) != 0
+    return (_i32(data, at) & 0x7FFFFFFF) > 0x7F800000
 
 
 @njit(cache=True)
@@ -277,7 +281,7 @@ def _flat_nodes_ok(data, at, sizes, declared, n_features, max_depth):  # pragma:
         a0, a1, a3, a4, a5 = at[k, 0], at[k, 1], at[k, 3], at[k, 4], at[k, 5]
         for i in range(n):
             a, b, f, kind = _i32(data, a0 + 4 * i), _i32(data, a1 + 4 * i), \
-                _i32(data, a3 + 4 * i), data[a4 + i]
+                _i32(data, a3 + 4 * i), data[np.uint64(a4 + i)]
             left[i], right[i], live[i] = a, b, i == 0 or f != _DELETED
             dead += not live[i]
             if kind > 1 or (a == -1) != (b == -1) or (a == -1 and kind == 1 and live[i]):

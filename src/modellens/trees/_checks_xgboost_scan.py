@@ -98,10 +98,10 @@ def _size(marker):  # pragma: no cover - compiled
 @njit(cache=True)
 def _int(data, pos, marker):  # pragma: no cover - compiled
     """The big-endian integer of ``marker`` at ``pos`` (a float32's bits for ``d``)."""
-    size = _size(marker)
+    size, at = _size(marker), np.uint64(pos)  # unsigned: no check for wrapping around
     v = np.int64(0)
     for j in range(size):
-        v = (v << 8) | np.int64(data[pos + j])
+        v = (v << 8) | np.int64(data[at + np.uint64(j)])
     if marker != 85 and marker != 100 and size < 8 and v >= (np.int64(1) << (8 * size - 1)):
         v -= np.int64(1) << (8 * size)
     return v
@@ -304,11 +304,13 @@ def _tree(data, pos, names, starts, row):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
-    """An array of trees (``[`` read, ``pos`` after it; untyped, or counted as XGBoost
-    writes it), a row of :func:`_tree` each: the position after it (-1: declined) and
-    the rows."""
+    """The array of trees at ``pos`` (its ``[``; untyped, or counted as XGBoost writes
+    it), a row of :func:`_tree` each: the position after it (-1: declined) and the rows."""
     count = -1
-    if pos < len(data) and data[pos] == 35:  # #: a counted array (no closing bracket)
+    if pos + 1 >= len(data) or data[pos] != 91 or data[pos + 1] == 36:  # not [, or [$
+        return -1, np.empty((0, _TREE_COLUMNS), np.int64)
+    pos += 1
+    if data[pos] == 35:  # #: a counted array (no closing bracket)
         count = _length(data, pos + 1)
         if count < 0 or count > _MAX_UNTYPED:
             return -1, np.empty((0, _TREE_COLUMNS), np.int64)
@@ -387,15 +389,11 @@ def _scan(data, names, starts):  # pragma: no cover - compiled
             n_others[depth - 1] += 1
         marker = data[pos]
         if key == _ID_TREES and rows[stack[depth - 1], 2] == _ID_MODEL:  # model.trees
-            if marker != 91 or n_lists > 0 or depth + 3 > _MAX_DEPTH or pos + 1 >= end \
-                    or data[pos + 1] == 36:
+            after, trees = _tree_list(data, pos, names, starts)
+            values_left -= after - pos
+            if after < 0 or values_left < 0 or n_lists > 0 or depth + 3 > _MAX_DEPTH:
                 return none, no_trees  # not as XGBoost writes it: an array of objects, once
-            start = pos
-            pos, trees = _tree_list(data, pos + 1, names, starts)
-            values_left -= pos - start
-            if pos < 0 or values_left < 0:
-                return none, no_trees
-            rows[r, 0], rows[r, 4], n_lists = _TREES, len(trees), 1
+            rows[r, 0], rows[r, 4], n_lists, pos = _TREES, len(trees), 1, after
             continue
         if marker == 123 or marker == 91:  # { [
             pos, count = _open(data, pos + 1, marker, rows[r])
@@ -432,19 +430,28 @@ def scan_xgboost_ubjson(data):
                      deleted=np.maximum(params["num_deleted"], 0),
                      features=params["num_feature"], lengths=lengths, data=buf,
                      at=np.ascontiguousarray(table[:, _T_AT:]))
-    return _document(rows.tolist(), flat, data)
+    # an untyped array of integers only (tree_info: one a tree) is made at once
+    kind, parent = rows[:, _KIND], rows[:, _PARENT]
+    in_array = (parent >= 0) & (kind[np.maximum(parent, 0)] == _ARR)
+    held = np.bincount(parent[in_array], minlength=len(rows))
+    ints = np.bincount(parent[in_array & (kind == _INT)], minlength=len(rows))
+    whole = np.flatnonzero((kind == _ARR) & (held == ints) & (ints > 0))
+    lists = {r: rows[parent == r, _IVAL].tolist() for r in whole.tolist()}
+    keep = ~np.isin(parent, whole)
+    return _document(rows[keep].tolist(), np.flatnonzero(keep).tolist(), flat, lists, data)
 
 
-def _document(rows, flat, data):
-    """The document from its rows, its trees array ``flat``."""
+def _document(rows, index, flat, lists, data):
+    """The document from its rows (``index``: their numbers), its trees array ``flat``,
+    the arrays of integers ``lists`` (by row; their rows left out)."""
     made: dict = {}
     root = None
-    for r, row in enumerate(rows):
+    for r, row in zip(index, rows):
         kind = row[_KIND]
         if kind == _OBJ:
             value: object = {}
         elif kind == _ARR:
-            value = []
+            value = lists.get(r, [])
         elif kind == _TREES:
             value = flat
         elif kind == _STR:
