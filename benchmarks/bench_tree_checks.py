@@ -84,13 +84,18 @@ def _files(args, folder):
     if only & {"json", "ubj"}:
         import xgboost as xgb
         wrapper = xgb.XGBClassifier if args.classes > 1 else xgb.XGBRegressor
-        model = wrapper(n_estimators=args.rounds, max_depth=args.depth, learning_rate=0.05,
-                        tree_method="hist").fit(X, y)
+        paths = {ext: folder / f"m-{tag}.{ext}" for ext in ("json", "ubj")}
+        if all(p.exists() for p in paths.values()):  # --folder: files written with these args
+            model = _loaded(wrapper(), paths["ubj"])
+        else:
+            model = wrapper(n_estimators=args.rounds, max_depth=args.depth, learning_rate=0.05,
+                            tree_method="hist").fit(X, y)
+            for path in paths.values():
+                model.save_model(path)
         n_trees = model.get_booster().num_boosted_rounds() * max(1, args.classes)
         for ext, name in (("json", "XGBoost JSON"), ("ubj", "XGBoost UBJSON")):
             if ext in only:
-                path = folder / f"m.{ext}"
-                model.save_model(path)
+                path = paths[ext]
                 out[name] = (f"{n_trees} trees, {path.stat().st_size / 1e6:.1f} MB", path,
                              lambda p=path, w=wrapper: _loaded(w(), p), X)
     if "skops" in only:

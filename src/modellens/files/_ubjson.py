@@ -182,6 +182,9 @@ def ubjson_bytes(doc) -> bytes | None:
     """
     out: list[bytes] = []
     stack: list = [doc]
+    # thousands of trees repeat the same keys and element types: each written once
+    keys: dict = {}
+    kinds: dict = {}
     while stack:  # values and closing markers on a stack: no recursion per level
         value = stack.pop()
         if isinstance(value, bytes):
@@ -191,14 +194,20 @@ def ubjson_bytes(doc) -> bytes | None:
             stack.append(b"}")
             for key, item in reversed(list(value.items())):
                 stack.append(item)
-                raw = str(key).encode("utf-8")
-                stack.append(b"L" + _INT64.pack(len(raw)) + raw)
+                head = keys.get(key)
+                if head is None or type(key) is not str:
+                    raw = str(key).encode("utf-8")
+                    head = keys[key] = b"L" + _INT64.pack(len(raw)) + raw
+                stack.append(head)
         elif isinstance(value, np.ndarray):
-            marker = _MARKERS.get(value.dtype.newbyteorder("=").str)
-            if marker is None or value.ndim != 1:
+            kind = kinds.get(value.dtype)
+            if kind is None:
+                kind = kinds[value.dtype] = (_MARKERS.get(value.dtype.newbyteorder("=").str),
+                                             value.dtype.newbyteorder(">"))
+            if kind[0] is None or value.ndim != 1:
                 return None
-            out.append(b"[$" + marker + b"#L" + _INT64.pack(len(value)))
-            out.append(value.astype(value.dtype.newbyteorder(">"), copy=False).tobytes())
+            out.append(b"[$" + kind[0] + b"#L" + _INT64.pack(len(value)))
+            out.append(value.astype(kind[1], copy=False).tobytes())
         elif isinstance(value, list):
             out.append(b"[")
             stack.append(b"]")
@@ -285,8 +294,10 @@ def _typed_objects(objs):
         arr = _typed(list(chain.from_iterable(parts)), dtype)
         if arr is None:
             return None
-        for k, piece in zip(at, np.split(arr, np.cumsum([len(p) for p in parts])[:-1])):
-            out[k][key] = piece
+        # slices by hand: np.split costs a few µs a piece (thousands of trees' arrays)
+        ends = np.cumsum([len(p) for p in parts]).tolist()
+        for k, start, end in zip(at, [0] + ends[:-1], ends):
+            out[k][key] = arr[start:end]
     return out
 
 

@@ -112,9 +112,10 @@ def check_xgboost_model(raw):
         _fail(f"the booster says {n_trees} trees, holds {len(trees)} and {len(info)} tree "
               "groups")
     n_out = n_class * n_target
-    vector = [1] * len(trees) if isinstance(trees, FlatTrees) else \
+    # a flat tree's leaves are scalars (the scan takes no other)
+    vector = None if isinstance(trees, FlatTrees) else \
         [_leaf_vector(tree, k) for k, tree in enumerate(trees)]
-    if any(size > 1 for size in vector):
+    if vector is not None and any(size > 1 for size in vector):
         # vector leaves (multi_strategy="multi_output_tree"): each tree feeds every output
         if any(size != n_out for size in vector):
             _fail(f"the booster's trees hold leaf vectors of sizes {sorted(set(vector))} for "
@@ -242,16 +243,20 @@ def _check_flat_trees(trees: FlatTrees, n_features):
 
 @njit(cache=True)
 def _i32(data, at):  # pragma: no cover - compiled
-    v = (np.int64(data[at]) << 24) | (np.int64(data[at + 1]) << 16) | \
-        (np.int64(data[at + 2]) << 8) | np.int64(data[at + 3])
-    return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
+    """The big-endian int32 at ``at``.  Unsigned indices and uint32 arithmetic: LLVM then
+    reads the four bytes as one load (signed indices, each checked for wrapping around,
+    cost three times as much)."""
+    u = np.uint64(at)
+    one, eight = np.uint64(1), np.uint32(8)
+    v = (np.uint32(data[u]) << np.uint32(24)) | (np.uint32(data[u + one]) << np.uint32(16)) | \
+        (np.uint32(data[u + 2 * one]) << eight) | np.uint32(data[u + 3 * one])
+    return np.int64(np.int32(v))
 
 
 @njit(cache=True)
 def _nan32(data, at):  # pragma: no cover - compiled
     """Whether the big-endian float32 at ``at`` is a NaN (exponent all ones, mantissa not 0)."""
-    return (data[at] & 0x7F) == 0x7F and data[at + 1] >= 0x80 and \
-        ((data[at + 1] & 0x7F) | data[at + 2] | data[at + 3]) != 0
+    return (_i32(data, at) & 0x7FFFFFFF) > 0x7F800000
 
 
 @njit(cache=True)
@@ -261,51 +266,70 @@ def _flat_nodes_ok(data, at, sizes, declared, n_features, max_depth):  # pragma:
     split features, no NaN threshold, each live node's parent the node that splits into
     it, a pruned node's parent inside its tree, split types 0 or 1 and no split 1
     (categorical: listed with its categories, which plain trees are not).  False at the
-    first fault."""
+    first fault.  Where every child comes after its parent (as XGBoost writes them), a
+    node's depth and whether the root reaches it are known when it is read: no walk
+    from the root (:func:`_reached`, for any other tree)."""
     most = max(sizes) + 1
     left, right, expect = np.empty(most, np.int64), np.empty(most, np.int64), \
         np.empty(most, np.int64)
-    live, seen = np.empty(most, np.bool_), np.empty(most, np.bool_)
-    nodes, levels = np.empty(most, np.int64), np.empty(most, np.int64)
+    live, reach = np.empty(most, np.bool_), np.empty(most, np.bool_)
+    depth = np.empty(most, np.int64)
     for k in range(len(sizes)):
         n = sizes[k]
-        expect[:n], seen[:n] = -1, False
-        dead = 0
+        expect[:n], reach[:n] = -1, False
+        reach[0], depth[0], dead, ordered = True, 0, 0, True
         a0, a1, a3, a4, a5 = at[k, 0], at[k, 1], at[k, 3], at[k, 4], at[k, 5]
         for i in range(n):
             a, b, f, kind = _i32(data, a0 + 4 * i), _i32(data, a1 + 4 * i), \
-                _i32(data, a3 + 4 * i), data[a4 + i]
+                _i32(data, a3 + 4 * i), data[np.uint64(a4 + i)]
             left[i], right[i], live[i] = a, b, i == 0 or f != _DELETED
             dead += not live[i]
             if kind > 1 or (a == -1) != (b == -1) or (a == -1 and kind == 1 and live[i]):
                 return False
             if a != -1:
-                if a < 0 or a >= n or b < 0 or b >= n or a == b or f < 0 or f >= n_features \
-                        or kind == 1 or _nan32(data, a5 + 4 * i) or expect[a] != -1 \
-                        or expect[b] != -1:
+                if a < 0 or a >= n or b < 0 or b >= n or a == b or f < 0 or \
+                        f >= n_features or kind == 1 or _nan32(data, a5 + 4 * i) or \
+                        expect[a] != -1 or expect[b] != -1:
                     return False
                 expect[a], expect[b] = i, i
+                ordered &= a > i and b > i
+                reach[a], reach[b] = reach[i], reach[i]
+                depth[a], depth[b] = depth[i] + 1, depth[i] + 1
         if dead != declared[k] or expect[0] != -1:
             return False
         for i in range(n):
             p = _i32(data, at[k, 2] + 4 * i)
             if (live[i] and i > 0 and p != expect[i]) or (not live[i] and (p < 0 or p >= n)):
                 return False
-        # depth first from the root: each node has one parent, so the stack holds n
-        top, nodes[0], levels[0] = 0, 0, 0
-        while top >= 0:
-            i, d = nodes[top], levels[top]
-            top -= 1
-            if d > max_depth:
+            # every parent came before its children: reach and depth are final
+            if ordered and (reach[i] != live[i] or (reach[i] and depth[i] > max_depth)):
                 return False
-            seen[i] = True
-            if left[i] != -1:
-                nodes[top + 1], levels[top + 1] = left[i], d + 1
-                nodes[top + 2], levels[top + 2] = right[i], d + 1
-                top += 2
-        for i in range(n):
-            if seen[i] != live[i]:
-                return False
+        if not ordered and not _reached(left, right, live, n, max_depth, depth, reach):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _reached(left, right, live, n, max_depth, nodes, seen):  # pragma: no cover - compiled
+    """Whether a walk from the root (depth first; each node has one parent, so the stack
+    holds ``n``) reaches exactly the live nodes, none deeper than ``max_depth``
+    (``nodes`` and ``seen``: room for the walk)."""
+    levels = np.empty(n, np.int64)
+    seen[:n] = False
+    top, nodes[0], levels[0] = 0, 0, 0
+    while top >= 0:
+        i, d = nodes[top], levels[top]
+        top -= 1
+        if d > max_depth:
+            return False
+        seen[i] = True
+        if left[i] != -1:
+            nodes[top + 1], levels[top + 1] = left[i], d + 1
+            nodes[top + 2], levels[top + 2] = right[i], d + 1
+            top += 2
+    for i in range(n):
+        if seen[i] != live[i]:
+            return False
     return True
 
 

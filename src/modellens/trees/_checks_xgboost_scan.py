@@ -11,12 +11,16 @@ bounded by the bytes left, untyped arrays by ``Ubjson``'s bound, nesting by its
 depth, keys once per object.  Anything else is declined (None), never refused:
 the Python reader then reads the file as before and names what is wrong.
 
-:func:`scan_xgboost_ubjson` builds the document from the rows but for its
-trees: each ``model.trees`` array becomes one :class:`FlatTrees`
-(where every tree's node arrays lie in the bytes), so the checks run on
-all trees at once, in place.  Trees XGBoost writes
-otherwise than plainly (vector leaves, categorical splits, keys it does not
-write, numbers as strings it would not write) are declined too.
+A ``model.trees`` array (untyped, in an object named ``model``) is read by
+:func:`_tree_list` instead: one row of :data:`_TREE_COLUMNS` per tree (its id,
+``tree_param``, each array's length and where the checked node arrays' values
+lie), no row per value, so a tree costs a microsecond or two.  Only plain trees,
+as XGBoost writes them, are taken: every one of their keys once and no other, the
+node arrays typed as XGBoost types them, no category listed, ``tree_param`` of
+decimal strings, scalar leaves.  Anything else (vector leaves, categorical
+splits, keys or element types it does not write) declines the whole document.
+:func:`scan_xgboost_ubjson` builds the document from the rows, the trees array
+as one :class:`FlatTrees`, so the checks run on all trees at once, in place.
 """
 
 from __future__ import annotations
@@ -52,6 +56,30 @@ _MAX_DEPTH = 64
 #: Keys per object compared one by one (those without an id): more, and it is declined.
 _MAX_OTHER_KEYS = 64
 
+#: A trees array's row kind (its trees in the table :func:`_scan` returns with the rows).
+_TREES = 8
+#: The columns of a tree's row in that table: its id, its ``tree_param`` (-1 where
+#: absent), each of :data:`_TREE_ARRAYS` + :data:`_CATEGORIES`' length, and where the
+#: values of each of :data:`FLAT_ARRAYS` begin.
+_T_ID, _T_PARAMS, _T_LENGTHS = 0, 1, 1 + len(_PARAMS)
+_T_AT = _T_LENGTHS + len(_TREE_ARRAYS) + len(_CATEGORIES)
+_TREE_COLUMNS = _T_AT + len(FLAT_ARRAYS)
+#: The element marker XGBoost writes each of :data:`FLAT_ARRAYS` with (the first keys).
+_FLAT_MARKERS = np.array([ord("U" if name == "split_type" else "d" if name ==
+                              "split_conditions" else "l") for name in FLAT_ARRAYS], np.int64)
+assert _TREE_ARRAYS[:len(FLAT_ARRAYS)] == FLAT_ARRAYS
+_N_FLAT, _N_ARRAYS, _N_PARAMS = len(FLAT_ARRAYS), len(_TREE_ARRAYS), len(_PARAMS)
+_ID_ID, _ID_PARAM, _FIRST_PARAM = _ID["id"], _ID["tree_param"], _ID[_PARAMS[0]]
+_ID_TREES, _ID_MODEL = _ID["trees"], _ID["model"]
+#: XGBoost writes a tree's keys, and its tree_param's, in sorted order: the id of the key
+#: it writes after each (-1: the last), and of each group's first, tried before the others.
+_NEXT_KEY = np.full(len(_NAMES), -1, np.int64)
+for _group in (_TREE_ARRAYS + _CATEGORIES + ("id", "tree_param"), _PARAMS):
+    _order = [_ID[name] for name in sorted(_group)]
+    _NEXT_KEY[_order[:-1]] = _order[1:]
+_FIRST_TREE_KEY = _ID[min(_TREE_ARRAYS + _CATEGORIES + ("id", "tree_param"))]
+_FIRST_PARAM_KEY = _ID[min(_PARAMS)]
+
 
 @njit(cache=True)
 def _size(marker):  # pragma: no cover - compiled
@@ -70,10 +98,10 @@ def _size(marker):  # pragma: no cover - compiled
 @njit(cache=True)
 def _int(data, pos, marker):  # pragma: no cover - compiled
     """The big-endian integer of ``marker`` at ``pos`` (a float32's bits for ``d``)."""
-    size = _size(marker)
+    size, at = _size(marker), np.uint64(pos)  # unsigned: no check for wrapping around
     v = np.int64(0)
     for j in range(size):
-        v = (v << 8) | np.int64(data[pos + j])
+        v = (v << 8) | np.int64(data[at + np.uint64(j)])
     if marker != 85 and marker != 100 and size < 8 and v >= (np.int64(1) << (8 * size - 1)):
         v -= np.int64(1) << (8 * size)
     return v
@@ -92,16 +120,20 @@ def _length(data, pos):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _is_key(data, at, n, names, starts, k):  # pragma: no cover - compiled
+    """Whether the ``n`` bytes at ``at`` are the name of id ``k``."""
+    if starts[k + 1] - starts[k] != n:
+        return False
+    for j in range(n):
+        if data[at + j] != names[starts[k] + j]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _key_id(data, at, n, names, starts):  # pragma: no cover - compiled
     for k in range(len(starts) - 1):
-        if starts[k + 1] - starts[k] != n:
-            continue
-        same = True
-        for j in range(n):
-            if data[at + j] != names[starts[k] + j]:
-                same = False
-                break
-        if same:
+        if _is_key(data, at, n, names, starts, k):
             return k
     return -1
 
@@ -133,15 +165,7 @@ def _scalar(data, pos, marker, row):  # pragma: no cover - compiled
         n = _length(data, pos)
         if n < 0 or not _ascii(data, pos + 9, n):
             return -1
-        row[0], row[3], row[4], row[5] = 2, pos + 9, n, -1
-        if 0 < n <= 18:  # a number written as text, as XGBoost writes its parameters
-            v = np.int64(0)
-            for j in range(pos + 9, pos + 9 + n):
-                if data[j] < 48 or data[j] > 57:
-                    v = np.int64(-1)
-                    break
-                v = 10 * v + (data[j] - 48)
-            row[5] = v
+        row[0], row[3], row[4] = 2, pos + 9, n
         return pos + 9 + n
     if marker == 90 or marker == 84:  # Z T
         row[0] = 3 if marker == 90 else 4
@@ -187,9 +211,133 @@ def _new_key(data, rows, r, others, n_others):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _decimal(data, pos):  # pragma: no cover - compiled
+    """The ``S`` string at ``pos`` (its marker) holding 1 to 18 decimal digits: its value
+    and the position after it; value -1 where it is not one (declined)."""
+    if pos >= len(data) or data[pos] != 83:  # S
+        return -1, pos
+    n = _length(data, pos + 1)
+    if n <= 0 or n > 18:
+        return -1, pos
+    v = np.int64(0)
+    for j in range(pos + 10, pos + 10 + n):
+        if data[j] < 48 or data[j] > 57:
+            return -1, pos
+        v = 10 * v + (data[j] - 48)
+    return v, pos + 10 + n
+
+
+@njit(cache=True)
+def _tree_key(data, pos, names, starts, first, stop, seen, hint):  # pragma: no cover
+    """The key at ``pos`` as its id less ``first`` (one of ids ``first..stop-1``, not in
+    the bits ``seen``) and the position after it; -1 where it is another (declined).
+    The id ``hint`` (the key XGBoost writes next) is tried before the others."""
+    n = _length(data, pos)
+    if n < 0:
+        return -1, pos
+    key = (hint if hint >= 0 and _is_key(data, pos + 9, n, names, starts, hint)
+           else _key_id(data, pos + 9, n, names, starts)) - first
+    if key < 0 or key >= stop - first or seen & (np.int64(1) << key):
+        return -1, pos
+    return key, pos + 9 + n
+
+
+@njit(cache=True)
+def _tree_param(data, pos, names, starts, row):  # pragma: no cover - compiled
+    """A tree's ``tree_param`` object (``{`` read) into ``row``: each of :data:`_PARAMS`
+    at most once, and no other key, each a string of decimal digits.  The position after
+    its ``}``, or -1 (declined)."""
+    seen, hint = np.int64(0), _FIRST_PARAM_KEY
+    while pos < len(data) and data[pos] != 125:  # }
+        j, pos = _tree_key(data, pos, names, starts, _FIRST_PARAM, _FIRST_PARAM + _N_PARAMS,
+                           seen, hint)
+        if j < 0:
+            return -1
+        seen, hint = seen | (np.int64(1) << j), _NEXT_KEY[_FIRST_PARAM + j]
+        row[_T_PARAMS + j], pos = _decimal(data, pos)
+        if row[_T_PARAMS + j] < 0:
+            return -1
+    return pos + 1 if pos < len(data) else -1
+
+
+@njit(cache=True)
+def _tree(data, pos, names, starts, row):  # pragma: no cover - compiled
+    """One tree's object (``{`` read, ``pos`` after it) into ``row`` (:data:`_TREE_COLUMNS`):
+    every key of :data:`_TREE_ARRAYS`, :data:`_CATEGORIES`, ``id`` and ``tree_param`` once
+    and no other; arrays typed, of numbers, counts bounded by the bytes left, the node
+    arrays the checks read of XGBoost's element types, no category listed; an integer
+    id.  The position after its ``}``, or -1 (declined)."""
+    seen, hint = np.int64(0), _FIRST_TREE_KEY
+    row[:] = -1
+    while pos < len(data) and data[pos] != 125:  # }
+        key, pos = _tree_key(data, pos, names, starts, 0, _N_TREE_KEYS, seen, hint)
+        if key < 0 or pos >= len(data):
+            return -1
+        seen, hint = seen | (np.int64(1) << key), _NEXT_KEY[key]
+        marker = data[pos]
+        if key == _ID_ID:
+            size = _size(marker)
+            if size == 0 or marker == 100 or pos + 1 + size > len(data):  # no float32 id
+                return -1
+            row[_T_ID], pos = _int(data, pos + 1, marker), pos + 1 + size
+        elif key == _ID_PARAM:
+            pos = _tree_param(data, pos + 1, names, starts, row) if marker == 123 else -1
+            if pos < 0:
+                return -1
+        else:  # [$<marker>#L<count>, then count values
+            if marker != 91 or pos + 13 > len(data) or data[pos + 1] != 36 or \
+                    data[pos + 3] != 35:
+                return -1
+            size, count = _size(data[pos + 2]), _length(data, pos + 4)
+            if size == 0 or count < 0 or count > (len(data) - pos - 13) // size or \
+                    (key < _N_FLAT and data[pos + 2] != _FLAT_MARKERS[key]) or \
+                    (key >= _N_ARRAYS and count > 0):
+                return -1  # another element type, or categories listed
+            row[_T_LENGTHS + key] = count
+            if key < _N_FLAT:
+                row[_T_AT + key] = pos + 13
+            pos += 13 + count * size
+    if pos >= len(data) or seen != (np.int64(1) << _N_TREE_KEYS) - 1:
+        return -1
+    return pos + 1
+
+
+@njit(cache=True)
+def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
+    """The array of trees at ``pos`` (its ``[``; untyped, or counted as XGBoost writes
+    it), a row of :func:`_tree` each: the position after it (-1: declined) and the rows."""
+    count = -1
+    if pos + 1 >= len(data) or data[pos] != 91 or data[pos + 1] == 36:  # not [, or [$
+        return -1, np.empty((0, _TREE_COLUMNS), np.int64)
+    pos += 1
+    if data[pos] == 35:  # #: a counted array (no closing bracket)
+        count = _length(data, pos + 1)
+        if count < 0 or count > _MAX_UNTYPED:
+            return -1, np.empty((0, _TREE_COLUMNS), np.int64)
+        pos += 10
+    table = np.empty((max(count, 64), _TREE_COLUMNS), np.int64)
+    m = 0
+    while m != count and pos < len(data) and data[pos] == 123 and m < _MAX_UNTYPED:  # {
+        if m == len(table):
+            grown = np.empty((2 * m, _TREE_COLUMNS), np.int64)
+            grown[:m] = table
+            table = grown
+        pos = _tree(data, pos + 1, names, starts, table[m])
+        if pos < 0:
+            return -1, table[:0]
+        m += 1
+    if count < 0 and pos < len(data) and data[pos] == 93:  # ]
+        return pos + 1, table[:m]
+    return (pos, table[:m]) if m == count else (-1, table[:0])
+
+
+@njit(cache=True)
 def _scan(data, names, starts):  # pragma: no cover - compiled
-    """The rows of ``data``'s values in document order, or an empty table (declined)."""
+    """The rows of ``data``'s values in document order, or an empty table (declined), and
+    the rows of its trees array's trees (:func:`_tree_list`)."""
     none = np.zeros((0, 10), np.int64)
+    trees = no_trees = np.zeros((0, _TREE_COLUMNS), np.int64)
+    n_lists = 0
     rows = np.zeros((4096, 10), np.int64)
     n_rows, pos, end, depth, values_left = 0, 0, len(data), 0, len(data)
     stack = np.zeros(_MAX_DEPTH + 2, np.int64)  # the open containers' rows
@@ -214,18 +362,18 @@ def _scan(data, names, starts):  # pragma: no cover - compiled
             elif not is_obj:
                 rows[top, 4] += 1
                 if rows[top, 4] > _MAX_UNTYPED:
-                    return none
+                    return none, no_trees
             if is_obj:
                 klen = _length(data, pos)
                 if klen < 0 or not _ascii(data, pos + 9, klen):
-                    return none
+                    return none, no_trees
                 koff, pos = pos + 9, pos + 9 + klen
                 key = _key_id(data, koff, klen, names, starts)
                 if key >= 0 and seen[at] & (np.int64(1) << key):
-                    return none
+                    return none, no_trees
                 seen[at] |= (np.int64(1) << key) if key >= 0 else 0
         if depth > _MAX_DEPTH or pos >= end:
-            return none
+            return none, no_trees
         if n_rows == len(rows):
             grown = np.zeros((2 * len(rows), 10), np.int64)
             grown[:n_rows] = rows
@@ -236,15 +384,22 @@ def _scan(data, names, starts):  # pragma: no cover - compiled
         if key == -1:  # a key without an id: compared with its object's other such keys
             if n_others[depth - 1] == _MAX_OTHER_KEYS or \
                     not _new_key(data, rows, r, others[depth - 1], n_others[depth - 1]):
-                return none
+                return none, no_trees
             others[depth - 1, n_others[depth - 1]] = r
             n_others[depth - 1] += 1
         marker = data[pos]
+        if key == _ID_TREES and rows[stack[depth - 1], 2] == _ID_MODEL:  # model.trees
+            after, trees = _tree_list(data, pos, names, starts)
+            values_left -= after - pos
+            if after < 0 or values_left < 0 or n_lists > 0 or depth + 3 > _MAX_DEPTH:
+                return none, no_trees  # not as XGBoost writes it: an array of objects, once
+            rows[r, 0], rows[r, 4], n_lists, pos = _TREES, len(trees), 1, after
+            continue
         if marker == 123 or marker == 91:  # { [
             pos, count = _open(data, pos + 1, marker, rows[r])
             values_left -= count if count > 0 else rows[r, 4]
             if pos < 0 or values_left < 0:
-                return none
+                return none, no_trees
             if rows[r, 0] != 7:
                 stack[depth], left[depth], seen[depth], n_others[depth] = r, count, 0, 0
                 depth += 1
@@ -252,37 +407,43 @@ def _scan(data, names, starts):  # pragma: no cover - compiled
         else:
             pos = _scalar(data, pos + 1, marker, rows[r])
             if pos < 0:
-                return none
+                return none, no_trees
         if depth == 0:
             break
-    return rows[:n_rows] if pos == end else none
+    return (rows[:n_rows], trees) if pos == end else (none, no_trees)
 
 
 def scan_xgboost_ubjson(data):
-    """XGBoost's UBJSON model document read by one compiled scan, each ``model.trees``
+    """XGBoost's UBJSON model document read by one compiled scan, its ``model.trees``
     array as a :class:`~modellens.trees.FlatTrees`; None where the scan declines it (the
     Python reader then reads it)."""
     buf = np.frombuffer(data, np.uint8)
-    rows = _scan(buf, _NAME_BYTES, _NAME_STARTS)
+    rows, table = _scan(buf, _NAME_BYTES, _NAME_STARTS)
     if not len(rows):
         return None
-    kind, parent, key, end = rows[:, _KIND], rows[:, _PARENT], rows[:, _KEY], rows[:, _END]
-    # the trees arrays: an untyped array named trees in an object named model
-    holders = np.flatnonzero((kind == _ARR) & (key == _ID["trees"])
-                             & (key[np.maximum(parent, 0)] == _ID["model"]) & (parent >= 0))
-    flat = {}
-    keep = np.ones(len(rows), bool)
-    for at in holders.tolist():
-        trees = _flat_trees(rows, at, buf)
-        if trees is None:
-            return None
-        flat[at] = trees
-        keep[at + 1:end[at]] = False
-    return _document(rows[keep].tolist(), np.flatnonzero(keep).tolist(), flat, data)
+    params = {name: table[:, _T_PARAMS + j] for j, name in enumerate(_PARAMS)}
+    if np.any(params["num_nodes"] < 0) or np.any(params["size_leaf_vector"] > 1):
+        return None  # no node count, or vector leaves
+    lengths = {name: table[:, _T_LENGTHS + j]
+               for j, name in enumerate(_TREE_ARRAYS + _CATEGORIES)}
+    flat = FlatTrees(ids=table[:, _T_ID], nodes=params["num_nodes"],
+                     deleted=np.maximum(params["num_deleted"], 0),
+                     features=params["num_feature"], lengths=lengths, data=buf,
+                     at=np.ascontiguousarray(table[:, _T_AT:]))
+    # an untyped array of integers only (tree_info: one a tree) is made at once
+    kind, parent = rows[:, _KIND], rows[:, _PARENT]
+    in_array = (parent >= 0) & (kind[np.maximum(parent, 0)] == _ARR)
+    held = np.bincount(parent[in_array], minlength=len(rows))
+    ints = np.bincount(parent[in_array & (kind == _INT)], minlength=len(rows))
+    whole = np.flatnonzero((kind == _ARR) & (held == ints) & (ints > 0))
+    lists = {r: rows[parent == r, _IVAL].tolist() for r in whole.tolist()}
+    keep = ~np.isin(parent, whole)
+    return _document(rows[keep].tolist(), np.flatnonzero(keep).tolist(), flat, lists, data)
 
 
-def _document(rows, index, flat, data):
-    """The document from its rows (a tree array's from ``flat``, its rows left out)."""
+def _document(rows, index, flat, lists, data):
+    """The document from its rows (``index``: their numbers), its trees array ``flat``,
+    the arrays of integers ``lists`` (by row; their rows left out)."""
     made: dict = {}
     root = None
     for r, row in zip(index, rows):
@@ -290,7 +451,9 @@ def _document(rows, index, flat, data):
         if kind == _OBJ:
             value: object = {}
         elif kind == _ARR:
-            value = flat.get(r, [])
+            value = lists.get(r, [])
+        elif kind == _TREES:
+            value = flat
         elif kind == _STR:
             value = data[row[_OFF]:row[_OFF] + row[_COUNT]].decode("ascii")
         elif kind == _INT:
@@ -318,59 +481,3 @@ def _document(rows, index, flat, data):
 #: numpy's reading of each number marker.
 _DTYPES = {ord("i"): ">i1", ord("U"): ">u1", ord("I"): ">i2", ord("l"): ">i4",
            ord("L"): ">i8", ord("d"): ">f4"}
-#: The element type XGBoost writes each node array the checks read in.
-_FLAT_MARKS = {name: ord("U" if name == "split_type" else "d" if name == "split_conditions"
-                         else "l") for name in FLAT_ARRAYS}
-
-
-def _flat_trees(rows, at, buf):
-    """The trees in the array at row ``at``, as a FlatTrees; None where one is not plain."""
-    kind, parent, key = rows[:, _KIND], rows[:, _PARENT], rows[:, _KEY]
-    lo, hi = at + 1, int(rows[at, _END])
-    trees = np.flatnonzero(parent[lo:hi] == at) + lo
-    m = len(trees)
-    if np.any(kind[trees] != _OBJ):
-        return None
-    tree_of = np.full(len(rows), -1, np.int64)
-    tree_of[trees] = np.arange(m)
-    child = np.flatnonzero(tree_of[parent[lo:hi]] >= 0) + lo
-    if np.any((key[child] < 0) | (key[child] >= _N_TREE_KEYS)):
-        return None  # a key XGBoost does not write in a tree (leaf_weights: vector leaves)
-
-    def one_each(name):
-        found = child[key[child] == _ID[name]]
-        return found if len(found) == m and np.array_equal(tree_of[parent[found]],
-                                                           np.arange(m)) else None
-
-    at, lengths = np.empty((m, len(FLAT_ARRAYS)), np.int64), {}
-    for name in _TREE_ARRAYS + _CATEGORIES:
-        found = one_each(name)
-        if found is None or np.any(kind[found] != _TYPED):
-            return None
-        lengths[name] = rows[found, _COUNT]
-        if name in _CATEGORIES and np.any(lengths[name]):
-            return None  # categorical splits: the Python reader's document is checked
-        if name in FLAT_ARRAYS:
-            if np.any(rows[found, _MARK] != _FLAT_MARKS[name]):
-                return None  # not as XGBoost writes it
-            at[:, FLAT_ARRAYS.index(name)] = rows[found, _OFF]
-    ids, param = one_each("id"), one_each("tree_param")
-    if ids is None or param is None or np.any(kind[ids] != _INT) or \
-            np.any(kind[param] != _OBJ):
-        return None
-    param_of = np.full(len(rows), -1, np.int64)
-    param_of[param] = np.arange(m)
-    entry = np.flatnonzero(param_of[parent[lo:hi]] >= 0) + lo
-    values = {}
-    for name in _PARAMS:
-        found = entry[key[entry] == _ID[name]]
-        if np.any(kind[found] != _STR) or np.any(rows[found, _IVAL] < 0):
-            return None
-        values[name] = np.full(m, -1, np.int64)
-        values[name][param_of[parent[found]]] = rows[found, _IVAL]
-    if len(entry) != sum(np.isin(key[entry], [_ID[p] for p in _PARAMS])) or \
-            np.any(values["num_nodes"] < 0) or np.any(values["size_leaf_vector"] > 1):
-        return None  # another parameter, no node count, or vector leaves
-    return FlatTrees(ids=rows[ids, _IVAL], nodes=values["num_nodes"],
-                     deleted=np.maximum(values["num_deleted"], 0),
-                     features=values["num_feature"], lengths=lengths, data=buf, at=at)
