@@ -31,8 +31,8 @@ _SPLIT_KEYS = (9, 10, 11, 12)  # split_gain, internal_value, internal_weight, in
 _LEAF_KEYS = (13, 14)  # leaf_weight, leaf_count
 _BOUNDS, _WORDS, _SHRINKAGE = 15, 16, 17
 _N_KEYS = 18
-#: rows of the integers kept: the columns up to _KIND, then _BOUNDS
-_ROWS = _KIND + 2
+#: rows of the integers kept: the columns up to _KIND, then _BOUNDS and _WORDS
+_ROWS = _KIND + 3
 #: what :func:`_read_tree` notes of a tree besides its rows: each key's count (-1: absent)
 #: and where its value starts, the largest 32-bit word, whether a threshold reads as NaN
 _MAX_WORD, _NAN = 2 * _N_KEYS, 2 * _N_KEYS + 1
@@ -94,21 +94,14 @@ def _read_tree(buf, i, stop, names, lengths, rows, info):  # pragma: no cover - 
     info[_MAX_WORD], info[_NAN] = 0, 0
     lines = 0
     while i < stop:
-        if buf[i] == 10:  # an empty line ends a tree
-            return i + 1
+        k, i = _line(buf, i, stop, lines, names, lengths)
         lines += 1
-        if lines > 22:
+        if k == -2:  # the empty line
+            return i
+        if k < 0 or info[k] >= 0:  # no key=value line; a key LightGBM does not write, or twice
             return -1
-        key = i
-        while i < stop and (97 <= buf[i] <= 122 or buf[i] == 95):
-            i += 1
-        if i == key or i >= stop or buf[i] != 61:
-            return -1
-        k = _key_index(buf, key, i, names, lengths)
-        if k < 0 or info[k] >= 0:  # a key LightGBM does not write, or twice
-            return -1
-        info[_N_KEYS + k] = i + 1
-        i, info[k] = _value(buf, i + 1, k, rows, info)
+        info[_N_KEYS + k] = i
+        i, info[k] = _value(buf, i, k, rows, info)
         if i < 0 or i >= stop:  # a word of another grammar; a line past the piece
             return -1
         i += 1
@@ -128,6 +121,30 @@ def _tree_head(buf, i, stop):  # pragma: no cover - compiled
     if i == digits or i >= stop or buf[i] != 10:
         return -1
     return i + 1
+
+
+@njit(cache=True)
+def _line(buf, i, stop, lines, names, lengths):  # pragma: no cover - compiled
+    """The line at ``buf[i]`` (``i < stop``) after ``lines`` lines of a tree: (-2, where the
+    next line starts) where it is empty (it ends the tree), else :func:`_key_at`'s key and
+    value start ((-1, -1) for a 23rd line: a tree has at most 22)."""
+    if buf[i] == 10:
+        return -2, i + 1
+    if lines >= 22:
+        return -1, -1
+    return _key_at(buf, i, stop, names, lengths)
+
+
+@njit(cache=True)
+def _key_at(buf, i, stop, names, lengths):  # pragma: no cover - compiled
+    """The key of the line at ``buf[i]`` (``[a-z_]+`` then ``=``): which of ``names`` it is
+    (-1: none) and where its value starts (-1: the line is no such line)."""
+    key = i
+    while i < stop and (97 <= buf[i] <= 122 or buf[i] == 95):
+        i += 1
+    if i == key or i >= stop or buf[i] != 61:
+        return -1, -1
+    return _key_index(buf, key, i, names, lengths), i + 1
 
 
 @njit(cache=True)
@@ -151,16 +168,19 @@ def _value(buf, i, k, rows, info):  # pragma: no cover - compiled
     space between them.  Returns where the line ends (-1: a word of another grammar, or
     more words than the scratch rows hold) and the words' count."""
     if k <= _KIND or k == _BOUNDS:
-        return _int_words(buf, i, rows, k if k <= _KIND else _KIND + 1)
+        return _int_words(buf, i, rows, k if k <= _KIND else _KIND + 1, False)
     if k == _WORDS:
-        return _words(buf, i, info)
+        end, n = _int_words(buf, i, rows, _KIND + 2, True)
+        for j in range(n if end >= 0 else 0):
+            info[_MAX_WORD] = max(info[_MAX_WORD], rows[_KIND + 2, j])
+        return end, n
     return _numbers(buf, i, info, k == _THRESHOLD)
 
 
 @njit(cache=True)
-def _int_words(buf, i, rows, row):  # pragma: no cover - compiled
-    """Words ``-?[0-9]{1,9}`` (as LightGBM's ``Atoi`` and Python read alike) into
-    ``rows[row]``."""
+def _int_words(buf, i, rows, row, words):  # pragma: no cover - compiled
+    """Words ``-?[0-9]{1,9}`` (as LightGBM's ``Atoi`` and Python read alike), or ``[0-9]{1,10}``
+    (``words``: category bitsets' 32-bit words), into ``rows[row]``."""
     n = 0
     if buf[i] == 10:
         return i, 0
@@ -168,44 +188,17 @@ def _int_words(buf, i, rows, row):  # pragma: no cover - compiled
         if n >= rows.shape[1]:
             return -1, n
         sign = 1
-        if buf[i] == 45:  # -
+        if buf[i] == 45 and not words:  # -
             sign = -1
             i += 1
-        start, value = i, 0
-        while 48 <= buf[i] <= 57:
-            value = value * 10 + (buf[i] - 48)
-            i += 1
-        if i == start or i - start > 9:
+        start = i
+        i, value = _digits(buf, i, 10 ** 10)
+        if i == start or i - start > (10 if words else 9):
             return -1, n
         rows[row, n] = sign * value
         n += 1
-        if buf[i] == 10:
-            return i, n
-        if buf[i] != 32:
-            return -1, n
-        i += 1
-
-
-@njit(cache=True)
-def _words(buf, i, info):  # pragma: no cover - compiled
-    """Words ``[0-9]{1,10}`` (category bitsets' 32-bit words); their largest into
-    ``info[_MAX_WORD]``."""
-    n = 0
-    if buf[i] == 10:
-        return i, 0
-    while True:
-        start, value = i, 0
-        while 48 <= buf[i] <= 57:
-            value = value * 10 + (buf[i] - 48)
-            i += 1
-        if i == start or i - start > 10:
-            return -1, n
-        info[_MAX_WORD] = max(info[_MAX_WORD], value)
-        n += 1
-        if buf[i] == 10:
-            return i, n
-        if buf[i] != 32:
-            return -1, n
+        if buf[i] != 32:  # the line's end, or a word of another grammar
+            return _line_end(buf, i), n
         i += 1
 
 
@@ -243,11 +236,8 @@ def _numbers(buf, i, info, threshold):  # pragma: no cover - compiled
             if buf[i] == 43 or buf[i] == 45:
                 esign = -1 if buf[i] == 45 else 1
                 i += 1
-            start, e = i, 0
-            while 48 <= buf[i] <= 57:
-                if e < 100000:
-                    e = e * 10 + (buf[i] - 48)
-                i += 1
+            start = i
+            i, e = _digits(buf, i, 100000)  # as the scan reads an exponent
             if i == start:
                 return -1, n
             # the scan's scale of a zero: the exponent less the fraction's digits
@@ -255,11 +245,27 @@ def _numbers(buf, i, info, threshold):  # pragma: no cover - compiled
                     np.isnan(scaled(0, esign * e - frac, 1.0)):
                 info[_NAN] = 1
         n += 1
-        if buf[i] == 10:
-            return i, n
-        if buf[i] != 32:
-            return -1, n
+        if buf[i] != 32:  # the line's end, or a word of another grammar
+            return _line_end(buf, i), n
         i += 1
+
+
+@njit(cache=True)
+def _line_end(buf, i):  # pragma: no cover - compiled
+    """``i`` where a word ends at its line's end, else -1."""
+    return i if buf[i] == 10 else -1
+
+
+@njit(cache=True)
+def _digits(buf, i, cap):  # pragma: no cover - compiled
+    """Where the digits from ``buf[i]`` end, and their value (exact while below ``cap``
+    before the last digit; no more digits added once it is not)."""
+    value = 0
+    while 48 <= buf[i] <= 57:
+        if value < cap:
+            value = value * 10 + (buf[i] - 48)
+        i += 1
+    return i, value
 
 
 @njit(cache=True)

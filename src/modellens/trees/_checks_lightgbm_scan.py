@@ -23,7 +23,7 @@ from numba import njit, prange
 
 from ._checks_lightgbm import (_Checked, check_header, check_lgb_nodes, check_lightgbm_text,
                                plain_header, scaled)
-from ._checks_lightgbm_pass import _key_index, _tree_head, _trees_at
+from ._checks_lightgbm_pass import _line, _tree_head, _trees_at
 
 __all__ = ["scan_lightgbm_text", "check_lightgbm_file"]
 
@@ -279,18 +279,12 @@ def _tree_body(buf, i, stop, names, lengths, spans, counts):  # pragma: no cover
     caller made sure): the values are read up to theirs unbounded."""
     lines = 0
     while i < stop:
-        if buf[i] == 10:  # an empty line ends a tree
-            return i + 1
+        k, i = _line(buf, i, stop, lines, names, lengths)
         lines += 1
-        if lines > 22:
+        if k == -2:  # the empty line that ends a tree
+            return i
+        if i < 0:
             return -1
-        key = i
-        while i < stop and (97 <= buf[i] <= 122 or buf[i] == 95):
-            i += 1
-        if i == key or i >= stop or buf[i] != 61:
-            return -1
-        k = _key_index(buf, key, i, names, lengths)
-        i += 1
         value, spaces = i, 0
         c = buf[i]
         while c != 10:
