@@ -18,10 +18,12 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import numba
 from numba import njit, prange
 
 from ._checks_lightgbm import (_Checked, check_header, check_lgb_nodes, check_lightgbm_text,
                                plain_header, scaled)
+from ._checks_lightgbm_pass import _line, _tree_head, _trees_at
 
 __all__ = ["scan_lightgbm_text", "check_lightgbm_file"]
 
@@ -54,14 +56,29 @@ def scan_lightgbm_text(data: bytes, text: str):
     if head is None:
         return None
     buf = np.frombuffer(data, np.uint8)
-    found = _by_sizes(buf, head.get("tree_sizes"), first, end)
-    if found is False:
-        return None
-    spans, counts = found or _in_turn(data, buf, head, first, end)
-    if spans is None:
+    offsets = _by_sizes(head.get("tree_sizes"), first, end)
+    if offsets is False:
         return None
     tail = text[len(text) - (len(data) - end):].split("\n")[1:] \
         if len(text) == len(data) else data[end:].decode("utf-8").split("\n")[1:]
+    found = None
+    if offsets is not None:
+        # every check of the trees in one pass over their bytes, in threads; what it does
+        # not pass is read again below, which names the fault (or leaves it to the full
+        # reading)
+        chunks = max(1, min(4 * numba.get_num_threads(), len(offsets) - 1))
+        top = _trees_at(buf, offsets, _NAMES, _LENGTHS, chunks)
+        if top >= -1:
+            n_features = check_header(head, len(offsets) - 1, text[:64].split("\n", 1)[0],
+                                      tail, None)
+            if top < n_features:
+                return _Checked(n_features, [], None, True, True)
+        found = _spans_at(buf, offsets)
+        if found is None:
+            return None
+    spans, counts = found or _in_turn(data, buf, head, first, end)
+    if spans is None:
+        return None
     n_features = check_header(head, len(spans), text[:64].split("\n", 1)[0], tail, None)
     checked = _nodes(buf, spans, counts, n_features)
     # the sizes were proven above (found), or fit the trees as Python's int reads them: there
@@ -71,12 +88,11 @@ def scan_lightgbm_text(data: bytes, text: str):
     return checked and checked._replace(threads=found is not None)
 
 
-def _by_sizes(buf, sizes, first, end):
-    """The trees' spans and counts (see :func:`_tree_lines`) read tree by tree in parallel
-    threads from where ``sizes`` (the tree_sizes line) says they start; None where that
-    line is missing or not written as both readers read it (:data:`_PLAIN_SIZES`; the
-    trees are then read in turn), False where it is, but the trees are not there
-    (as :func:`_sizes_fit` then finds)."""
+def _by_sizes(sizes, first, end):
+    """Where the trees start by ``sizes`` (the tree_sizes line) and where the last ends:
+    None where that line is missing or not written as both readers read it
+    (:data:`_PLAIN_SIZES`; the trees are then read in turn), False where those offsets
+    do not run up from ``first`` to ``end``."""
     if sizes is None or _PLAIN_SIZES.fullmatch(sizes) is None:
         return None
     offsets = np.zeros(sizes.count(" ") + 2, np.int64)
@@ -86,10 +102,17 @@ def _by_sizes(buf, sizes, first, end):
     offsets[1:] += first
     if offsets[-1] != end or np.any(offsets[1:] <= offsets[:-1]):
         return False
+    return offsets
+
+
+def _spans_at(buf, offsets):
+    """The trees' spans and counts (see :func:`_tree_lines`) read tree by tree in parallel
+    threads from ``offsets``; None where the trees are not there (as :func:`_sizes_fit`
+    then finds)."""
     spans = np.full((len(offsets) - 1, len(_KEYS), 2), -1, np.int64)
     counts = np.zeros((len(offsets) - 1, len(_KEYS)), np.int64)
-    if not _trees_at(buf, offsets, _NAMES, _LENGTHS, spans, counts):
-        return False
+    if not _tree_spans_at(buf, offsets, _NAMES, _LENGTHS, spans, counts):
+        return None
     return spans, counts
 
 
@@ -227,7 +250,7 @@ def _tree_lines(buf, start, stop, names, lengths, spans, counts, starts):  # pra
 
 
 @njit(cache=True, parallel=True)
-def _trees_at(buf, offsets, names, lengths, spans, counts):  # pragma: no cover - compiled
+def _tree_spans_at(buf, offsets, names, lengths, spans, counts):  # pragma: no cover - compiled
     """:func:`_tree_lines` of the trees that start at ``offsets[:-1]`` (the trees end at
     ``offsets[-1]``), tree ``t`` read from ``buf[offsets[t]:offsets[t + 1]]`` alone, the
     trees in numba's parallel threads.  Whether each of those pieces is one tree and
@@ -249,21 +272,6 @@ def _trees_at(buf, offsets, names, lengths, spans, counts):  # pragma: no cover 
 
 
 @njit(cache=True)
-def _tree_head(buf, i, stop):  # pragma: no cover - compiled
-    """Where the line after ``Tree=<digits>`` at ``buf[i]`` starts, or -1 (no such line)."""
-    if stop - i < 6 or buf[i] != 84 or buf[i + 1] != 114 or buf[i + 2] != 101 \
-            or buf[i + 3] != 101 or buf[i + 4] != 61:
-        return -1
-    i += 5
-    digits = i
-    while i < stop and 48 <= buf[i] <= 57:
-        i += 1
-    if i == digits or i >= stop or buf[i] != 10:
-        return -1
-    return i + 1
-
-
-@njit(cache=True)
 def _tree_body(buf, i, stop, names, lengths, spans, counts):  # pragma: no cover - compiled
     """One tree's lines from ``buf[i]`` up to its empty line (before ``stop``), into its rows
     ``spans`` and ``counts`` (see :func:`_tree_lines`).  Returns where the line after the
@@ -271,18 +279,12 @@ def _tree_body(buf, i, stop, names, lengths, spans, counts):  # pragma: no cover
     caller made sure): the values are read up to theirs unbounded."""
     lines = 0
     while i < stop:
-        if buf[i] == 10:  # an empty line ends a tree
-            return i + 1
+        k, i = _line(buf, i, stop, lines, names, lengths)
         lines += 1
-        if lines > 22:
+        if k == -2:  # the empty line that ends a tree
+            return i
+        if i < 0:
             return -1
-        key = i
-        while i < stop and (97 <= buf[i] <= 122 or buf[i] == 95):
-            i += 1
-        if i == key or i >= stop or buf[i] != 61:
-            return -1
-        k = _key_index(buf, key, i, names, lengths)
-        i += 1
         value, spaces = i, 0
         c = buf[i]
         while c != 10:
@@ -298,21 +300,6 @@ def _tree_body(buf, i, stop, names, lengths, spans, counts):  # pragma: no cover
             return -1  # does not write, or twice
         spans[k, 0], spans[k, 1], counts[k] = value, i, 0 if i == value else spaces + 1
         i += 1
-    return -1
-
-
-@njit(cache=True)
-def _key_index(buf, start, stop, names, lengths):  # pragma: no cover - compiled
-    """Which of ``names`` ``buf[start:stop]`` is (-1: none)."""
-    for j in range(len(lengths)):
-        if lengths[j] == stop - start:
-            same = True
-            for q in range(stop - start):
-                if buf[start + q] != names[j, q]:
-                    same = False
-                    break
-            if same:
-                return j
     return -1
 
 
