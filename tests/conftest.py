@@ -36,6 +36,15 @@ SHARED_UNITS = {
     "tests/structure/test_overloads.py": "mypy",
 }
 
+#: Folders whose files run as one unit, named by that unit.  tests/dask: the files share one
+#: cluster per test process while they run in a row (tests/dask/conftest.py), and it closes
+#: when the process goes on to a file elsewhere; as units of their own they were spread
+#: over both workers between other files, and each run of them started a cluster (two
+#: worker processes that import the package: seconds of CPU each time).
+SHARED_FOLDERS = {
+    "tests/dask/": "dask",
+}
+
 #: The longest units, longest first: under xdist the workers start with them, so that no
 #: long unit is left running alone at the end while the other worker idles.  Ranked by an
 #: idle run's ``--durations=0`` (session 15, seconds of setup + call + teardown per unit,
@@ -44,12 +53,11 @@ SHARED_UNITS = {
 #: file not named here keeps its collection order.  A new file over ~30 s belongs here, at
 #: its rank.
 LONG_FIRST = [
+    "dask",  # every file of tests/dask (SHARED_FOLDERS): 81 + 72 + 29 s and the rest
     "tests/docs/test_docs.py",  # 111 s: the documentation build runs the gallery
     "tests/report/test_report_interactive.py",  # 84: three reports, Chromium driven (less now:
                                                 # one browser per process, a tab per page)
-    "tests/dask/test_dask.py",  # 81: clusters of its own, killed workers
     "tests/report/test_warm_up.py",  # 78: processes on empty numba caches
-    "tests/dask/test_dask_cluster.py",  # 72
     "tests/cli/test_cli_multiclass_booster.py",  # 66
     "tests/cli/test_working_directory.py",  # 62: cold processes, clusters, loky pools
     "tests/fuzz/test_fuzz_data.py",  # 60
@@ -61,7 +69,6 @@ LONG_FIRST = [
     "tests/report/test_report_browser.py",  # 45
     "tests/report/test_report.py",  # 40
     "tests/cli/test_demo.py",  # 31
-    "tests/dask/test_dask_attributions.py",  # 29
     "tests/cli/test_cli_outputs.py",  # 27
     "tests/cli/test_not_yet_tried.py",  # 23
     "tests/inputs/test_polars.py",  # 20
@@ -100,6 +107,9 @@ def pytest_configure(config):
 
 
 def _unit(path):
+    for folder, unit in SHARED_FOLDERS.items():
+        if path.startswith(folder):
+            return unit
     return SHARED_UNITS.get(path, path)
 
 
