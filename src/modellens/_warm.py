@@ -156,13 +156,12 @@ def _run(name: str) -> float:
     """Run one method once on the tiny ensemble; its seconds."""
     import warnings
 
+    import numpy as np
+
     from .attribution import shapley
     from .effects.ale import ale
     from .effects.interactions import interactions
     from .effects.pdp import pdp
-
-    import numpy as np
-
     from .trees import compile_leaf_reader
 
     model, X = _tiny_ensemble()

@@ -187,8 +187,9 @@ def _report(args) -> int:
         raise CLIError(f"--out {str(args.out)!r} is the {which} file {str(clash)!r}; writing "
                        "the report would destroy it: choose another file name.")
     model = load_model(args.model, trust=args.trust_model_file)
-    # a tree model's kernels compile in the background while the data are read (asked for:
-    # the command line is the report's own program)
+    # the kernels compile in the background while the data are read (the design step's for
+    # any model, the tree methods' for a tree model; asked for: the command line is the
+    # report's own program)
     warming = ml.warm_up(["effects", "interactions", "shapley"], model=model, background=True)
     frame, rows, sampled = _read_sampled(args, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:

@@ -486,9 +486,9 @@ _RC: dict = {"text.parse_math": False, "font.size": 9, "axes.titlesize": 9,
              "legend.fontsize": 9, "figure.titlesize": 9}
 
 
-#: The kernels a section runs when the model is a tree ensemble (ml.warm_up's names).
-#: The effects section's PD, ICE and ALE read a tree model's exact ICE curves; the
-#: interaction section's H screen and its pairs' ALE read them too.
+#: The kernels a section runs (ml.warm_up's names): the design step's ("effects": the
+#: order statistics of the PD grids and ALE bins, any model) in the effects section and
+#: in the interaction section's pair ALE; the tree methods' where the model has trees.
 _KERNELS = {"effects": ("effects",), "interaction": ("effects", "interactions"),
             "shapley": ("shapley",)}
 
