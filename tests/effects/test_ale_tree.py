@@ -106,7 +106,7 @@ def test_scikit_learn_boosting_with_categories_and_a_forest(monkeypatch, trees_a
 
 def test_the_trees_evaluate_no_model_rows_and_pairs_keep_theirs(trees_always):
     lgb = pytest.importorskip("lightgbm")
-    from modellens.effects._tree_ice import CHECK_ROWS
+    from modellens.trees import RESPONSE_CHECK_ROWS as CHECK_ROWS
 
     X, score = _frame(seed=4)
     X = X.assign(a=X.a.fillna(0.0))

@@ -108,7 +108,7 @@ def test_the_features_blocks_from_the_trees_equal_the_model_rows(booster, monkey
     base = X.iloc[fast.rows]
     n = len(base)
     singles = sum(n * base[c].nunique(dropna=False) for c in X.columns)
-    from modellens.effects._tree_ice import CHECK_ROWS
+    from modellens.trees import RESPONSE_CHECK_ROWS as CHECK_ROWS
 
     assert fast.n_model_rows == slow.n_model_rows - singles + min(CHECK_ROWS, n)
 

@@ -114,7 +114,7 @@ def test_scikit_learn_boosting_and_forests():
 
 def test_the_trees_evaluate_no_grid_rows():
     lgb = pytest.importorskip("lightgbm")
-    from modellens.effects._tree_ice import CHECK_ROWS
+    from modellens.trees import RESPONSE_CHECK_ROWS as CHECK_ROWS
 
     X, score = _frame(seed=4)
     y = (score > 0).astype(int)

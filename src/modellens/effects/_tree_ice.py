@@ -23,14 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..trees import RESPONSE_CHECK_ROWS, respond
+from ..trees import respond
 
-__all__ = ["CHECK_ROWS", "EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond",
+__all__ = ["EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond",
            "answers"]
-
-#: Data rows on which the model's own answers are compared with the trees' before the
-#: trees stand in for it (the route's check: :func:`modellens.trees.route`).
-CHECK_ROWS = RESPONSE_CHECK_ROWS
 
 #: ``Effect.extra["evaluated"]`` of a curve the trees gave.
 EVALUATED_BY_TREES = "trees (exact ICE, no model rows)"
