@@ -12,12 +12,16 @@ about the kernels themselves.
 
 from __future__ import annotations
 
+import os
+import platform
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
+from functools import lru_cache
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -84,7 +88,11 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
         :class:`Warming` handle.  The process runs in isolated mode
         (``python -I``: no working directory, ``PYTHONPATH`` or user site on
         its path) with this process's module path, so it imports what this
-        process imports and nothing from the working directory.
+        process imports and nothing from the working directory.  Methods
+        already warmed for this very code are left out (a stamp beside
+        numba's cache, written once a method's run ends, names the numba and
+        Python versions and every source file's size and time): with all of
+        them warm, no process starts and None is returned.
 
     Returns
     -------
@@ -113,6 +121,8 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
         raise InvalidParameterError(f"background must be True or False, got {background!r}.")
     if model is not None and not _reads_trees(model):
         asked = [m for m in asked if m in _ANY_MODEL]
+    if background:  # a child costs seconds of imports: none for kernels already cached
+        asked = [m for m in asked if not _stamp(m).exists()]
     if not asked:
         return None if background else {}
     if background:
@@ -188,7 +198,46 @@ def _run(name: str) -> float:
             interactions(model, X.iloc[:16], sample=None, method="tree", **quiet)
         else:
             pdp(model, X.iloc[:16], method="tree", grid=4, **quiet)
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    _mark(name)
+    return seconds
+
+
+@lru_cache(maxsize=1)
+def _code_key() -> str:
+    """What a warm numba cache of this library's kernels depends on, hashed: numba's and
+    Python's versions, the machine, and the size and time of every source file (numba
+    itself reads a file's cached kernels only while its size and time are unchanged)."""
+    from importlib.metadata import version
+
+    here = Path(__file__).resolve().parent
+    parts = [version("numba"), sys.version, platform.machine(), str(here)]
+    for path in sorted(here.rglob("*.py")):
+        stat = path.stat()
+        parts.append(f"{path.relative_to(here)} {stat.st_size} {stat.st_mtime_ns}")
+    return sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _stamp(name: str) -> Path:
+    """The file that says ``name``'s kernels are in numba's cache for this code: where numba
+    caches them (``NUMBA_CACHE_DIR``, or the ``__pycache__`` beside the sources), so that
+    a cache emptied by removing its folder takes its stamps with it."""
+    folder = os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parent / "__pycache__"
+    return Path(folder) / f"modellens-warm-{name}-{_code_key()}"
+
+
+def _mark(name: str) -> None:
+    """Stamp ``name`` warm (and drop its stamps of other code); a folder that cannot be
+    written keeps no stamp, and every background warm-up then starts its child."""
+    stamp = _stamp(name)
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        for old in stamp.parent.glob(f"modellens-warm-{name}-*"):
+            if old != stamp:
+                old.unlink(missing_ok=True)
+        stamp.touch()
+    except OSError:
+        pass
 
 
 class Warming:
@@ -209,7 +258,7 @@ class Warming:
     --------
     >>> import modellens as ml
     >>> warming = ml.warm_up(["interactions"], background=True)
-    >>> warming.wait()  # compiled (or loaded from numba's cache) in the child
+    >>> warming is None or warming.wait()  # None: already warm for this code, no child
     True
     """
 

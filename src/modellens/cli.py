@@ -191,6 +191,18 @@ def _report(args) -> int:
     # any model, the tree methods' for a tree model; asked for: the command line is the
     # report's own program)
     warming = ml.warm_up(["effects", "interactions", "shapley"], model=model, background=True)
+    try:
+        return _report_of(args, model, warming)
+    except BaseException:  # a refused input leaves no child compiling after the command
+        if warming is not None:
+            warming.stop()
+        raise
+
+
+def _report_of(args, model, warming) -> int:
+    """``modellens report`` once the model is loaded and its kernels are warming."""
+    import modellens as ml
+
     frame, rows, sampled = _read_sampled(args, model)
     if frame.shape[0] < 2 or frame.shape[1] < 1:
         raise CLIError(f"{str(args.data)!r} holds {frame.shape[0]} rows and {frame.shape[1]} "

@@ -158,13 +158,15 @@ def test_the_report_starts_no_process_unless_asked(tmp_path):
     assert lines == ["0", "1", "-I", "shapley-tree", "True"]
 
 
-def test_the_report_waits_only_for_the_kernels_it_uses(monkeypatch):
+def test_the_report_waits_only_for_the_kernels_it_uses(monkeypatch, tmp_path):
     """Exact Shapley values within the budget need no TreeSHAP kernels: the report then
     waits for the effects' and the interaction screen's kernels only, and runs the sections that need no
     kernels before those that do."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     waited, order = [], []
+    # no stamp of warm kernels where this test looks: the handle's child is started
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(ml.Warming, "wait",
                         lambda self, methods=None, timeout=300: waited.append(methods))
     rng = np.random.default_rng(1)
