@@ -2,8 +2,8 @@
 says how long the input ran and under which watchdog limit (a cold compile under load
 reads as 30-40 s under a 30 s limit, a true hang as the limit whatever the load).
 
-One small skops file and a copy, so that the test stays fast: the warm-up runs the clean
-one only, and a watchdog of a millisecond calls the second input of a format a hang."""
+Two skops files, so that the test stays fast: the warm-up runs the clean one only, and a
+watchdog of a millisecond calls the second input of a format (a slow one) a hang."""
 
 import sys
 from pathlib import Path
@@ -17,18 +17,21 @@ import model_fuzz  # noqa: E402
 
 
 def _seeds(folder):
-    """A clean skops tree and a copy named as a mutation (no other format: fast)."""
+    """A clean skops tree, and a forest named as a mutation whose load, checks and predict
+    take far more than the millisecond watchdog, so that the child cannot answer it before
+    the runner waits (no other format: fast)."""
     import skops.io as sio
+    from sklearn.ensemble import RandomForestRegressor
     from sklearn.tree import DecisionTreeRegressor
 
     X, y = model_fuzz._frame()
     X.to_csv(folder / "numeric.csv", index=False)
     sio.dump(DecisionTreeRegressor(max_depth=3).fit(X, y), folder / "tree.skops")
+    sio.dump(RandomForestRegressor(n_estimators=200, random_state=0).fit(X, y),
+             folder / "m00000_forest.skops")
     clean = {"path": str(folder / "tree.skops"), "format": "skops", "data": "numeric.csv",
              "seed": "tree.skops"}
-    copy = dict(clean, path=str(folder / "m00000_tree.skops"))
-    Path(copy["path"]).write_bytes(Path(clean["path"]).read_bytes())
-    return clean, copy
+    return clean, dict(clean, path=str(folder / "m00000_forest.skops"), seed="forest.skops")
 
 
 def test_the_warm_up_runs_the_clean_inputs_and_a_hang_says_its_time(tmp_path):
