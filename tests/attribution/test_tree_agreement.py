@@ -288,3 +288,36 @@ def test_the_checked_raw_output_is_treeshaps_own_prediction(target):
         own = game.ensemble.predict_raw(game.X)
         np.testing.assert_array_equal(game.prediction, own, err_msg=type(model).__name__)
     assert reused >= 5
+
+
+def _counted(model):
+    """``model`` whose ``predict`` records the rows of each call (the first: the seam's
+    one-row probe of the outputs, which no method counts)."""
+    asked = []
+    own = model.predict
+    model.predict = lambda rows: asked.append(len(rows)) or own(rows)
+    return asked
+
+
+def test_a_fallback_counts_the_rows_that_checked_the_trees(model, planted):
+    """Trees refused after their check: the model rows of the fallback include the check's
+    (every row the model answered but the uncounted probe)."""
+    X, y = _data()
+    asked = _counted(model)
+    with pytest.warns(ModellensWarning, match="TreeSHAP is not used"):
+        attr = ml.shapley(model, X.iloc[:10], background=X.iloc[:20], progress=False)
+    assert sorted(asked[:2]) == [1, 10]  # the probe, the check
+    assert attr.diagnostics["n_model_rows"] == sum(asked) - 1
+    asked.clear()
+    with pytest.warns(ModellensWarning, match="tree H statistics are not used"):
+        inter = ml.interactions(model, X, sample=30, random_state=0, progress=False)
+    assert sorted(asked[:2]) == [1, 30]
+    assert inter.n_model_rows == sum(asked) - 1
+    asked.clear()
+    other = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=1).fit(X, y)
+    asked_b = _counted(other)
+    with pytest.warns(ModellensWarning, match="TreeSHAP is not used"):
+        diff = ml.compare(model, other, X.iloc[:5], background=X.iloc[:20], progress=False)
+    paired = diff.diagnostics["model_rows_each"]  # answered by both models
+    assert asked == [5, 1, paired] and asked_b == [1, paired]  # A's check, probes, pairs
+    assert diff.diagnostics["n_model_rows"] == (sum(asked) - 1) + (sum(asked_b) - 1) - paired

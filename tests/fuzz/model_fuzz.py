@@ -583,29 +583,71 @@ class _Lines:
         return line.decode(errors="replace") or " "
 
 
+def _child_env() -> dict:
+    """The children's environment: this modellens first on the path, one OpenMP thread, and
+    this process's numba cache (``NUMBA_CACHE_DIR`` when set, else the package's
+    ``__pycache__``), so that a kernel one child compiled is loaded by the next."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(__import__("modellens").__file__).resolve().parents[1]),
+         os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1")
+
+
+def warm_kernels(inputs: list[dict], folder: Path, *, limit: float = 900.0) -> dict:
+    """Run the clean inputs (the valid seeds among ``inputs``) once in a child with no
+    watchdog but ``limit``, before the timed inputs: ``{"seconds", "outcomes"}``.
+
+    A fresh install compiles the numba kernels of the file checks, the tree reader and
+    the traversal on the first input that needs each (30-40 s on a loaded machine): a
+    timed child would count that input as a hang.  The children share numba's on-disk
+    cache (:func:`_child_env`), so the kernels the seeds compiled here load in each
+    timed child.  ``outcomes``: the seeds' (all ``loaded`` where nothing is wrong).
+    """
+    folder = Path(folder)
+    clean = [s for s in inputs if Path(s["path"]).name == s.get("seed")]
+    listing = folder / "warm.json"
+    listing.write_text(json.dumps(clean))
+    t0 = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, str(HERE), "--child", str(listing), "0"],
+                              capture_output=True, text=True, env=_child_env(),
+                              timeout=limit).stdout
+    except subprocess.TimeoutExpired as exc:
+        done = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else \
+            (exc.stdout or "")
+    outcomes = {}
+    for line in done.splitlines():
+        tag, i, *rest = line.split() + [""]
+        if tag == "E":
+            outcomes[Path(clean[int(i)]["path"]).name] = rest[0]
+    return {"seconds": time.monotonic() - t0, "outcomes": outcomes}
+
+
 def run_inputs(inputs: list[dict], folder: Path, *, timeout: float = 30.0,
                first_timeout: float = 120.0, deadline: float | None = None) -> dict:
-    """Run ``inputs`` in child processes with a watchdog each; the outcome counts."""
+    """Run ``inputs`` in child processes with a watchdog each; the outcome counts.
+
+    ``result["hangs"]``: each hung input's path, how long it ran before it was killed and
+    the watchdog's limit then (``first_timeout`` for a child's first input of a format)."""
     folder = Path(folder)
     listing = folder / "inputs.json"
     listing.write_text(json.dumps(inputs))
     digests = [hashlib.sha256(Path(s["path"]).read_bytes()).hexdigest() for s in inputs]
     outcome: list[str | None] = [None] * len(inputs)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(Path(__import__("modellens").__file__).resolve().parents[1]),
-         os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1")
+    hangs: dict = {}
+    env = _child_env()
     start = 0
     while start < len(inputs) and (deadline is None or time.monotonic() < deadline):
         child = subprocess.Popen([sys.executable, str(HERE), "--child", str(listing),
                                   str(start)], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, env=env)
         lines = _Lines(child.stdout.fileno())  # type: ignore[union-attr]
-        current, warm = None, set()
+        current, warm, began = None, set(), time.monotonic()
         while True:
             # a child's first input of a format imports its library and compiles the
             # scans (tens of seconds on a loaded machine): not a hang of that input
             fresh = current is None or inputs[current]["format"] not in warm
-            line = lines.next(first_timeout if fresh else timeout)
+            limit = first_timeout if fresh else timeout
+            line = lines.next(limit)
             if line is None or line == "":  # silent past the watchdog, or dead
                 if line is None:
                     child.kill()
@@ -618,11 +660,14 @@ def run_inputs(inputs: list[dict], folder: Path, *, timeout: float = 30.0,
                     break
                 outcome[current] = "hang" if line is None else (
                     "crash" if code != 0 else "lost")
+                if line is None:
+                    hangs[inputs[current]["path"]] = {
+                        "seconds": round(time.monotonic() - began, 1), "limit": limit}
                 start = current + 1
                 break
             tag, i, *rest = line.split() + [""]
             if tag == "B":
-                current = int(i)
+                current, began = int(i), time.monotonic()
             elif tag == "E":
                 warm.add(inputs[int(i)]["format"])
                 outcome[int(i)], current = rest[0], None
@@ -641,7 +686,7 @@ def run_inputs(inputs: list[dict], folder: Path, *, timeout: float = 30.0,
     by_seed: dict = {}
     for k in tried:
         by_seed.setdefault(inputs[k]["seed"], Counter())[outcome[k]] += 1
-    return {"tried": len(tried), "counts": dict(counts), "changed": changed,
+    return {"tried": len(tried), "counts": dict(counts), "changed": changed, "hangs": hangs,
             "by_seed": {k: dict(v) for k, v in by_seed.items()},
             "examples": {o: [inputs[k]["path"] for k in tried if outcome[k] == o][:5]
                          for o in set(outcome[k] for k in tried)
@@ -684,6 +729,8 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=None, help="stop after this long")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--folder", type=Path, default=None)
+    parser.add_argument("--no-warm", dest="warm", action="store_false",
+                        help="skip running the clean inputs once before the timed ones")
     args = parser.parse_args(argv)
     if args.child:
         return _child(args.child[0], int(args.child[1]))
@@ -693,15 +740,22 @@ def main(argv=None):
     t0 = time.monotonic()
     inputs = make_inputs(folder, args.inputs, seed=args.seed)
     made = time.monotonic() - t0
-    deadline = None if args.seconds is None else t0 + args.seconds
+    # (not timed: the kernels' first compile under load is no input's hang)
+    warmed = warm_kernels(inputs, folder) if args.warm else {"seconds": 0.0, "outcomes": {}}
+    deadline = None if args.seconds is None else t0 + args.seconds + warmed["seconds"]
     result = run_inputs(inputs, folder, deadline=deadline)
     print(summary(result))
-    print(f"made {len(inputs)} inputs in {made:.0f} s, ran {result['tried']} in "
-          f"{time.monotonic() - t0 - made:.0f} s; by seed file:")
+    print(f"made {len(inputs)} inputs in {made:.0f} s, warmed the kernels on "
+          f"{len(warmed['outcomes'])} clean inputs in {warmed['seconds']:.0f} s, ran "
+          f"{result['tried']} in {time.monotonic() - t0 - made - warmed['seconds']:.0f} s; "
+          "by seed file:")
     for seed, counts in sorted(result["by_seed"].items()):
         print(f"  {seed}: {counts}")
     for outcome, paths in result["examples"].items():
         print(f"  {outcome}: {' '.join(paths)}")
+    for path, hung in result["hangs"].items():
+        print(f"  hang: {path} killed after {hung['seconds']:.1f} s "
+              f"(watchdog {hung['limit']:.0f} s)")
     return 0
 
 

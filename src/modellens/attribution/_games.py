@@ -233,16 +233,17 @@ class RemovalGame(Game):
 def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str, n=None,
                       stacklevel: int = 4):
     """The route of TreeSHAP (:func:`~modellens.trees.route`, checked on the explained rows:
-    the first ``n`` of ``dataset``, all when None) when it can explain this request; None
-    when it cannot (``strict``: the route raises why).
+    the first ``n`` of ``dataset``, all when None): falsy when it cannot explain this
+    request (``strict``: the route raises why).
 
     Returns the :class:`~modellens.trees.Route`: the trees, the model rows their check
-    cost (``checked_rows``) and their raw output on the explained rows (``raw``).
+    cost (``checked_rows``, also where the trees were refused: the fallback counts them,
+    :meth:`~modellens.trees.Route.count_on`) and their raw output on the explained rows
+    (``raw``).
     """
-    answer = route(model, dataset, X, method="shapley", response_method=response_method,
-                   rows=dataset.values if n is None else dataset.values[:n], strict=strict,
-                   stacklevel=stacklevel)
-    return answer if answer else None
+    return route(model, dataset, X, method="shapley", response_method=response_method,
+                 rows=dataset.values if n is None else dataset.values[:n], strict=strict,
+                 stacklevel=stacklevel)
 
 
 class TreeGame(Game):

@@ -144,7 +144,9 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                                and not conditional and tree_ensemble_name(model) is not None):
         checked = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
                                     response_method=response_method, n=n, stacklevel=stacklevel)
-        ens = None if checked is None else checked.ensemble
+        ens = checked.ensemble
+        if not checked:  # the fallback's model rows count the check's
+            checked.count_on(request.model)
     if ens is None and index != "shapley":
         raise InvalidParameterError(
             f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "

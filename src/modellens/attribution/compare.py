@@ -31,6 +31,7 @@ def compare_shapley(model_a, model_b, X, *, background=None, algorithm="auto",
                     chunk_size=None, n_jobs=None, progress=None, **options) -> Attributions:
     """The Shapley values of ``f_B - f_A`` (see :func:`modellens.compare`)."""
     check_choice(algorithm, "algorithm", ALGORITHMS)
+    checked_rows = 0  # (the model rows of trees checked, then refused)
     sampled = any(options.get(k) is not None for k in
                   ("n_samples", "n_permutations", "tol", "tol_abs", "max_evals", "groups")) \
         or options.get("dependence", "independent") != "independent" \
@@ -51,14 +52,18 @@ def compare_shapley(model_a, model_b, X, *, background=None, algorithm="auto",
                                 target=target, response_method=response_method,
                                 feature_names=feature_names, chunk_size=chunk_size,
                                 n_jobs=n_jobs, progress=progress, **options)
-        if attr is not None:
+        if not isinstance(attr, int):
             return attr
+        checked_rows = attr
     attr = shapley(ModelDifference(model_a, model_b), X, background=background,
                    algorithm=algorithm, random_state=random_state, target=target,
                    response_method=response_method, feature_names=feature_names,
                    chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, **options)
-    # each row the engine planned was answered by both models
+    # each row the engine planned was answered by both models; n_model_rows adds the rows
+    # that checked the trees before they were refused (as the tree result counts them)
     attr.diagnostics["model_rows_each"] = attr.diagnostics.get("n_model_rows")
+    if checked_rows:
+        attr.diagnostics["n_model_rows"] += checked_rows
     return _relabel(attr, "paired")
 
 
@@ -72,8 +77,9 @@ def _relabel(attr: Attributions, how: str) -> Attributions:
 
 def _tree_difference(model_a, model_b, X, *, background, strict, random_state, target,
                      response_method, feature_names, chunk_size, n_jobs, progress,
-                     index="shapley", interactions=False, **_) -> Attributions | None:
-    """TreeSHAP of the trees of ``f_B - f_A``: None when ``"auto"`` cannot use the trees."""
+                     index="shapley", interactions=False, **_) -> Attributions | int:
+    """TreeSHAP of the trees of ``f_B - f_A``; where ``"auto"`` cannot use the trees, the
+    model rows their check cost (an int, 0 where none: counted by the fallback)."""
     rng = check_random_state(random_state)
     rows = None if background is None or np.isscalar(background) else background
     request = open_request(model_b, X, reference=rows, feature_names=feature_names,
@@ -85,11 +91,10 @@ def _tree_difference(model_a, model_b, X, *, background, strict, random_state, t
         checked = tree_ensemble_for(model, request.dataset, request.X, strict=strict,
                                     response_method=response_method, n=request.n_explained,
                                     stacklevel=5)
-        ens = None if checked is None else checked.ensemble
-        if ens is None:
-            return None
-        ensembles.append(ens)
         checked_rows += checked.checked_rows  # (the check of each model's trees)
+        if not checked:
+            return checked_rows
+        ensembles.append(checked.ensemble)
     diff = difference_ensemble(*ensembles)
     dataset, n = request.dataset, request.n_explained
     bg, note = choose_background(dataset, n, background, request.reference, rng,

@@ -46,9 +46,10 @@ class TreeICE:
     ens : TreeEnsemble
         Every output column of the model (a softmax needs all of them).
     response : tuple
-        ``(kind, columns)``: ``kind`` ``"raw"`` (the raw output) or
-        ``"proba"`` (the link's probabilities); ``columns`` ``(column, sign)``
-        of each explained output.
+        ``(kind, columns)`` (:func:`~modellens.trees.respond`): ``kind``
+        ``"raw"`` (the raw output), ``"proba"`` (the link's probabilities) or
+        ``"exp"`` (a log link's prediction); ``columns`` ``(column, sign)`` of
+        each explained output.
     base : ndarray of shape (m, d)
         The encoded rows whose curves are asked.
     axes : dict

@@ -224,7 +224,7 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         pair_request = ("shared", pair_request[1])
     rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
     base = dataset.values[rows]
-    trees = _tree_model(model, dataset, request.X, method, target, response_method, base)
+    trees = _tree_model(model, dataset, request.X, method, target, response_method, base, mdl)
     groups = Groups.of(len(rows))
     if trees is not None:
         from ._interactions_tree import TreeStatisticsPlan
@@ -527,7 +527,7 @@ def _tree_singles(request, screen):
     return blocks
 
 
-def _tree_model(model, dataset, X, method, target, response_method, base):
+def _tree_model(model, dataset, X, method, target, response_method, base, seam):
     """``(TreeEnsemble of the outputs, their names, labels or None, model rows checked)``
     for the tree method (:func:`~modellens.trees.tree_outputs`: the black-box rules), or
     None for brute force.
@@ -535,7 +535,8 @@ def _tree_model(model, dataset, X, method, target, response_method, base):
     The route (:func:`~modellens.trees.route`) checks the trees' answers on the rows
     ``base`` the statistics use: ``method="tree"`` refuses where they cannot serve, and
     ``"auto"`` falls back on brute force (with the route's warning where the trees answer
-    otherwise than the model).
+    otherwise than the model: the check's rows are then counted on ``seam``, the request's
+    model seam, with brute force's).
     """
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
@@ -545,6 +546,7 @@ def _tree_model(model, dataset, X, method, target, response_method, base):
                    rows=base, strict=method == "tree", stacklevel=4)
     ens = answer.ensemble
     if ens is None:
+        answer.count_on(seam)
         return None
     outputs, labels = tree_outputs(ens, model, target)
     return (ens.select_outputs([(c, negate) for c, negate, _ in outputs]),

@@ -61,12 +61,15 @@ def respond(ens, raw: np.ndarray, response) -> np.ndarray:
     """The explained outputs ``(..., n_out)`` of raw outputs ``(..., K)``, as the model
     answers them.
 
-    ``response`` is ``(kind, columns)``: ``kind`` ``"raw"`` (the raw output) or
-    ``"proba"`` (the link's probabilities); ``columns`` ``(column, sign)`` of each
+    ``response`` is ``(kind, columns)``: ``kind`` ``"raw"`` (the raw output),
+    ``"proba"`` (the link's probabilities) or ``"exp"`` (a log link's prediction: a
+    Poisson, Gamma or Tweedie booster's); ``columns`` ``(column, sign)`` of each
     explained output.
     """
     kind, columns = response
-    if kind == "proba":
+    if kind == "exp":
+        full = np.exp(raw)
+    elif kind == "proba":
         if ens.link == "softmax":
             shifted = np.exp(raw - raw.max(axis=-1, keepdims=True))
             full = shifted / shifted.sum(axis=-1, keepdims=True)
@@ -233,10 +236,12 @@ def model_response(ens, model):
     views = [model.view(c) for c in range(model.n_outputs)]
     classes = ens.classes
     if classes is None:
-        if ens.n_outputs != 1 or ens.link != "identity" or views[0].output_name != "prediction":
+        if ens.n_outputs != 1 or ens.link not in ("identity", "log") or \
+                views[0].output_name != "prediction":
             return (f"the response {views[0].output_name!r} is not the trees' raw output "
                     f"({ens.output_names[0]})")
-        return "raw", [(0, 1.0)]
+        # (a log link's prediction is exp of the raw output, as its model computes it)
+        return "raw" if ens.link == "identity" else "exp", [(0, 1.0)]
     columns = []
     kinds = set()
     for view in views:

@@ -216,9 +216,10 @@ class TreeEnsemble:
             # every column as it is (``target="all"``): no copy of thousands of trees (a
             # tree feeding none adds zeros)
             return self
-        feeds = np.logical_or.reduceat(self.value[:, cols] != 0, self.roots[:-1], axis=0)
+        every = self._feeds()  # (one pass over the leaves: the selection's are its columns)
+        feeds = every[:, cols]
         # (a negated column sums the same leaves, negated: the same numbers but the sign)
-        same_order = self.sums_as_source and _one_output_per_tree(self._feeds()) == \
+        same_order = self.sums_as_source and _one_output_per_tree(every) == \
             _one_output_per_tree(feeds)
         keep = np.flatnonzero(feeds.any(axis=1) | (np.arange(self.n_trees) == 0))
         sizes = np.diff(self.roots)[keep]

@@ -18,7 +18,7 @@ trees disagree with the model).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
 import numpy as np
@@ -77,7 +77,8 @@ class Route:
         :class:`~modellens.NotATreeModelError` whose ``reason`` is ``reason``
         (or the reader's own error for a model it cannot read).
     checked_rows : int
-        The model rows the check of the trees' answers cost (0: not checked).
+        The model rows the check of the trees' answers cost (0: not checked), whether the
+        trees passed it or not (a fallback on the model's rows counts them too).
     raw : ndarray of shape (m, K) or None
         The trees' raw output, every column, on the checked rows, where the check
         compared every row given (a route may reuse it: the same numbers).
@@ -96,6 +97,15 @@ class Route:
 
     def __bool__(self) -> bool:
         return self.ensemble is not None
+
+    def count_on(self, seam) -> None:
+        """Add the model rows of the check to the count of ``seam``, the request's model
+        seam (:meth:`~modellens.models.Model.account`), where the method falls back on it:
+        its model rows are then every row the model answered.  (The check of the raw-output
+        routes asks the library's raw margin through a seam of its own; the exact ICE and
+        ALE ask the request's seam itself, which counts them.)"""
+        if self.checked_rows:
+            seam.account(1, self.checked_rows)
 
     def refuse(self) -> NoReturn:
         """Raise :attr:`error`: the trees were asked for and cannot serve the request."""
@@ -190,7 +200,9 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
         response (:func:`raw_is_response`), and trees that answer otherwise than the model
         are refused with the method's one warning (a :class:`~modellens.ModellensWarning`).
     seam : Model, optional
-        The request's model seam (the exact ICE and ALE compare its answers).
+        The request's model seam (the exact ICE and ALE compare its answers, which it
+        counts; a fallback of the other routes counts their check's rows on it:
+        :meth:`Route.count_on`).
     stacklevel : int
         The warning's stack level, as the caller would give it to ``warnings.warn``.
 
@@ -238,12 +250,13 @@ def _checked(answer: Route, model, dataset, rows, method: str, seam) -> Route:
     ens = answer.ensemble
     if method in ("ice", "ale"):  # the response shown: compared through the request's model
         response = model_response(ens, seam)
-        why = response if isinstance(response, str) else \
-            disagreement(ens, seam, rows, dataset, response)
+        if isinstance(response, str):
+            return refused(method, response)  # (no row asked)
+        why = disagreement(ens, seam, rows, dataset, response)
         if why is not None:
-            return refused(method, why)
+            return replace(refused(method, why), checked_rows=len(rows))
         return Route(ens, checked_rows=len(rows), response=response)
     why, checked_rows, raw = margin_disagreement(model, ens, dataset, rows)
-    if why is not None:
-        return refused(method, why)
+    if why is not None:  # (the rows it cost are the fallback's too)
+        return replace(refused(method, why), checked_rows=checked_rows)
     return Route(ens, checked_rows=checked_rows, raw=raw)
