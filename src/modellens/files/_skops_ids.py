@@ -74,7 +74,7 @@ def check_skops_ids(schema, archive, *, budget: int | None = None) -> bool:
     # values the side-by-side comparisons may visit before the digests take over: the
     # schema's length in bytes, more than it holds values (so a schema costs at most
     # twice its size, however its nodes of one id nest in each other's)
-    budget = [archive.getinfo("schema.json").file_size if budget is None else budget]
+    left = [archive.getinfo("schema.json").file_size if budget is None else budget]
     for saved, nodes in by_id.items():
         if len(nodes) < 2:
             continue
@@ -86,7 +86,7 @@ def check_skops_ids(schema, archive, *, budget: int | None = None) -> bool:
             # (ids equal as skops' memo keys: a flat node compared whole, as a dict)
             if flat and node == head:
                 continue
-            same = None if digests is not None else _same(head, node, files, budget)
+            same = None if digests is not None else _same(head, node, files, left)
             if same is None:  # over budget: each node digested once from here on
                 digests = {} if digests is None else digests
                 same = _digest(node, digests, files) == _digest(head, digests, files)
