@@ -18,6 +18,7 @@ file zipfile refuses to zipfile.
 import io
 import json
 import struct
+import tracemalloc
 import warnings
 import zipfile
 from functools import partial
@@ -367,18 +368,28 @@ def _copy_key_entry(data):
     return _last_key(json.loads(zipfile.ZipFile(io.BytesIO(data)).read("schema.json")))["file"]
 
 
-@pytest.mark.parametrize("fault", ["central CRC", "local name"])
+def _central_header(data, name):
+    """Where the central directory's header of the file ``name`` begins (46 bytes, then
+    the name)."""
+    central = data.index(b"PK\x01\x02")
+    while bytes(data[central + 46:central + 46 + len(name)]) != name.encode():
+        central = data.index(b"PK\x01\x02", central + 4)
+    return central
+
+
+@pytest.mark.parametrize("fault", ["central CRC", "local name", "size"])
 def test_a_copy_file_zipfile_refuses_is_refused(tmp_path, fault):
     # the bytes of the copy's key file stay the same: only zipfile's own checks see it
     data = bytearray(_gradient_boosting_file())
     name = _copy_key_entry(bytes(data))
     info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo(name)
     if fault == "central CRC":
-        central = data.index(b"PK\x01\x02")  # the central directory's headers: 46 bytes
-        while bytes(data[central + 46:central + 46 + len(name)]) != name.encode():
-            central = data.index(b"PK\x01\x02", central + 4)
+        central = _central_header(data, name)
         crc = struct.unpack_from("<I", data, central + 16)[0]
         struct.pack_into("<I", data, central + 16, crc ^ 1)
+    elif fault == "size":  # 4 GB, said in both sizes of the central directory
+        central = _central_header(data, name)
+        struct.pack_into("<II", data, central + 20, 0xFFFFFFF0, 0xFFFFFFF0)
     else:
         start = info.header_offset + 30
         assert bytes(data[start:start + len(name)]) == name.encode()
@@ -386,8 +397,13 @@ def test_a_copy_file_zipfile_refuses_is_refused(tmp_path, fault):
     path = tmp_path / "bad.skops"
     path.write_bytes(bytes(data))
     with zipfile.ZipFile(path) as archive:
-        assert _stored_bytes(archive, name) is None
-        with pytest.raises(zipfile.BadZipFile):
+        tracemalloc.start()
+        try:
+            assert _stored_bytes(archive, name) is None
+            assert tracemalloc.get_traced_memory()[1] < 1 << 26  # no buffer of the size said
+        finally:
+            tracemalloc.stop()
+        with pytest.raises((zipfile.BadZipFile, EOFError)):
             archive.read(name)
     with pytest.raises(FileError, match="skops file"):
         load_model(path)

@@ -23,6 +23,9 @@ _CONTAINERS = frozenset((dict, list))
 _MISSING = object()
 #: A zip entry's local header: its magic, flags, and the sizes of its name and extra field.
 _LOCAL_HEADER = struct.Struct("<4s2xH18xHH")
+#: The largest file read by ``os.pread``, which sizes its buffer by what the zip says
+#: (zipfile reads a file a chunk at a time, and finds a false size at the file's end).
+_PREAD_MAX = 1 << 24
 
 
 @functools.lru_cache(maxsize=1)
@@ -262,7 +265,8 @@ def _stored_bytes(archive, name) -> bytes | None:
     two ``os.pread`` rather than zipfile's reader (a tenth of its cost: a gradient
     boosting's 301 RandomState keys are a file each); None where zipfile would do more
     than read them (compression, flags, another name in the local header, a bad CRC, a
-    short file, an entry running into the next where zipfile refuses that)."""
+    short file, an entry running into the next where zipfile refuses that), or for a
+    file said to be larger than 16 MB."""
     info = archive.getinfo(name)
     try:
         fd = archive.fp.fileno()
@@ -270,7 +274,7 @@ def _stored_bytes(archive, name) -> bytes | None:
     except (AttributeError, OSError, ValueError):  # an archive in memory, not POSIX
         return None
     if info.compress_type != zipfile.ZIP_STORED or info.flag_bits or \
-            info.compress_size != info.file_size or \
+            info.compress_size != info.file_size or info.file_size > _PREAD_MAX or \
             getattr(archive, "metadata_encoding", None) is not None:
         return None
     header = pread(fd, _LOCAL_HEADER.size, info.header_offset)
