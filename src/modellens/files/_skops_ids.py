@@ -10,10 +10,22 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import struct
+import zipfile
+import zlib
 
 from ._errors import FileError
 
 __all__ = ["check_skops_ids", "skops_private"]
+
+_CONTAINERS = frozenset((dict, list))
+_MISSING = object()
+#: A zip entry's local header: its magic, flags, and the sizes of its name and extra field.
+_LOCAL_HEADER = struct.Struct("<4s2xH18xHH")
+#: The largest file read by ``os.pread``, which sizes its buffer by what the zip says
+#: (zipfile reads a file a chunk at a time, and finds a false size at the file's end).
+_PREAD_MAX = 1 << 24
 
 
 @functools.lru_cache(maxsize=1)
@@ -36,7 +48,7 @@ def skops_private():
     return get_tree, read_schema
 
 
-def check_skops_ids(schema, archive) -> bool:
+def check_skops_ids(schema, archive, *, budget: int | None = None) -> bool:
     """Refuse a skops schema in which two nodes of one ``__id__`` would build other objects,
     or that holds a ``CachedNode``; whether it names a ``Booster``.
 
@@ -51,25 +63,37 @@ def check_skops_ids(schema, archive) -> bool:
     the ids of the temporaries skops made while saving (a shape, a state dict) and in
     the names of their array files, whose bytes must match.  Only nodes of a repeated
     id are compared: a flat node (most: a JsonNode of None, 0, "auto") as a dict, the
-    others (and flat ones that differ) by digest, each node digested once, from its
-    children's digests, and each array file it names read once (so a schema costs at
-    most its size and its files', however nested: a gradient boosting's 300 trees share
-    one RandomState).  A ``CachedNode`` (a reference to a node read elsewhere) is
+    others (and flat ones that differ) side by side with the first (:func:`_same`: a
+    gradient boosting's 300 trees share one RandomState, written 301 times), or, past
+    ``budget`` values visited so (default: the schema's length in bytes), by digest,
+    each node digested once, from its children's digests (so a schema costs at most
+    about twice its size and its files', however its nodes of one id nest); each array
+    file read once.  A ``CachedNode`` (a reference to a node read elsewhere) is
     refused: skops 0.16 never writes one, and these checks do not follow it.
     """
     by_id, booster = _nodes_by_id(schema)
-    digests: dict[int, bytes] = {}  # id() of a node -> its digest
+    digests: dict[int, bytes] | None = None  # id() of a node -> its digest, once needed
     files = _ArrayFiles(archive)
+    # values the side-by-side comparisons may visit before the digests take over: the
+    # schema's length in bytes, more than it holds values (so a schema costs at most
+    # twice its size, however its nodes of one id nest in each other's)
+    left = [archive.getinfo("schema.json").file_size if budget is None else budget]
     for saved, nodes in by_id.items():
         if len(nodes) < 2:
             continue
         head = nodes[0]
         flat = not any(type(v) in (dict, list) for v in head.values())
+        if flat and nodes.count(head) == len(nodes):  # (in C: thousands of copies of 0)
+            continue
         for node in nodes[1:]:
             # (ids equal as skops' memo keys: a flat node compared whole, as a dict)
             if flat and node == head:
                 continue
-            if _digest(node, digests, files) != _digest(head, digests, files):
+            same = None if digests is not None else _same(head, node, files, left)
+            if same is None:  # over budget: each node digested once from here on
+                digests = {} if digests is None else digests
+                same = _digest(node, digests, files) == _digest(head, digests, files)
+            if not same:
                 raise FileError(
                     f"two objects of one id ({str(saved)[:40]}) hold other values: skops "
                     "would build both from one of them (the file was changed after skops "
@@ -84,16 +108,19 @@ def _nodes_by_id(schema):
     Only dicts and lists are stacked (the scalars, most of a schema, are looked at
     where they lie: a third of the cost of stacking every value).
     """
-    by_id: dict = {}
+    heads: dict = {}  # memo key -> its first node
+    by_id: dict = {}  # memo key -> its nodes, for the keys of two nodes or more
     booster = False
     stack: list = [schema]
-    pop, push = stack.pop, stack.append
+    pop, push, containers = stack.pop, stack.append, _CONTAINERS
     while stack:
         node = pop()
         if type(node) is dict:
             saved = node.get("__id__")
-            if saved is not None and type(saved) not in (dict, list):  # a memo key
-                by_id.setdefault(saved, []).append(node)
+            if saved is not None and type(saved) not in containers:  # a memo key
+                head = heads.setdefault(saved, node)
+                if head is not node:
+                    by_id.setdefault(saved, [head]).append(node)
             if node.get("__loader__") == "CachedNode":
                 raise FileError(
                     f"it holds a skops CachedNode (id {str(saved)[:40]}, said to be "
@@ -110,6 +137,61 @@ def _nodes_by_id(schema):
             if kind is dict or kind is list:
                 push(value)
     return by_id, booster
+
+
+def _same(head, node, files, budget) -> bool | None:
+    """Whether two schema nodes hold the same values, their ``__id__`` aside (what
+    :func:`_digest` tells, without digesting); None once ``budget[0]`` values are spent.
+
+    Values compare as their ``repr`` (1, 1.0, True and "1" differ; NaN equals NaN), a
+    ``file`` of a dict as the digest of the bytes of the archive file it names.
+    """
+    stack = [(head, node)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        a, b = pop()
+        budget[0] -= len(a) + 1
+        if budget[0] < 0:
+            return None
+        if type(a) is list:  # (the caller pushes pairs of one type)
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                kind = type(x)
+                if kind is dict or kind is list:
+                    if type(y) is not kind:
+                        return False
+                    push((x, y))
+                elif not _same_value(x, y):
+                    return False
+            continue
+        if len(a) - ("__id__" in a) != len(b) - ("__id__" in b):
+            return False
+        for key, x in a.items():
+            if key == "__id__":
+                continue
+            y = b.get(key, _MISSING)
+            kind = type(x)
+            if kind is str and type(y) is str and x == y:  # most values
+                continue
+            if y is _MISSING:
+                return False
+            if kind is dict or kind is list:
+                if type(y) is not kind:
+                    return False
+                push((x, y))
+            elif key == "file" and type(y) not in _CONTAINERS:  # two names: one file's bytes?
+                token = files.token(x)
+                if token != files.token(y) or token is None and not _same_value(x, y):
+                    return False
+            elif not _same_value(x, y):
+                return False
+    return True
+
+
+def _same_value(x, y) -> bool:
+    """Whether two scalars of a schema have one ``repr`` (floats by ``repr``: NaN, -0.0)."""
+    return type(x) is type(y) and (x == y if type(x) is not float else repr(x) == repr(y))
 
 
 def _digest(root, digests, files) -> bytes:
@@ -171,6 +253,40 @@ class _ArrayFiles:
         if name not in self.names:
             return None
         if name not in self.tokens:
-            self.tokens[name] = b"@" + hashlib.blake2b(self.archive.read(name),
-                                                        digest_size=16).digest()
+            data = _stored_bytes(self.archive, name)
+            if data is None:  # not plainly stored: zipfile reads it, and says what is wrong
+                data = self.archive.read(name)
+            self.tokens[name] = b"@" + hashlib.blake2b(data, digest_size=16).digest()
         return self.tokens[name]
+
+
+def _stored_bytes(archive, name) -> bytes | None:
+    """The bytes ``archive.read(name)`` returns, for a file stored uncompressed, read with
+    two ``os.pread`` rather than zipfile's reader (a tenth of its cost: a gradient
+    boosting's 301 RandomState keys are a file each); None where zipfile would do more
+    than read them (compression, flags, another name in the local header, a bad CRC, a
+    short file, an entry running into the next where zipfile refuses that), or for a
+    file said to be larger than 16 MB."""
+    info = archive.getinfo(name)
+    try:
+        fd = archive.fp.fileno()
+        pread = os.pread
+    except (AttributeError, OSError, ValueError):  # an archive in memory, not POSIX
+        return None
+    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits or \
+            info.compress_size != info.file_size or info.file_size > _PREAD_MAX or \
+            getattr(archive, "metadata_encoding", None) is not None:
+        return None
+    header = pread(fd, _LOCAL_HEADER.size, info.header_offset)
+    if len(header) != _LOCAL_HEADER.size:
+        return None
+    magic, flags, name_size, extra_size = _LOCAL_HEADER.unpack(header)
+    start = info.header_offset + len(header) + name_size + extra_size
+    end = start + info.file_size
+    bound = getattr(info, "_end_offset", None)  # where newer zipfiles refuse an overlap
+    if magic != b"PK\x03\x04" or flags or bound is not None and end > bound or \
+            pread(fd, name_size, info.header_offset + len(header)).decode("cp437") != \
+            info.orig_filename:
+        return None
+    data = pread(fd, info.file_size, start)
+    return data if len(data) == info.file_size and zlib.crc32(data) == info.CRC else None

@@ -189,6 +189,10 @@ def _check_gradient_boosting(model, label):
         _fail(f"{label}: {trees.shape[1]} trees per stage for {width} initial predictions")
 
 
+#: Values a model's state holds that hold no tree.
+_ATOMS = (str, bytes, int, float)
+
+
 def check_sklearn_objects(obj):
     """Check every scikit-learn tree reachable from ``obj`` (a model loaded from a file).
 
@@ -203,7 +207,7 @@ def check_sklearn_objects(obj):
     stack: list = [(obj, None, "the model")]
     while stack:
         item, bound, label = stack.pop()
-        if id(item) in seen or item is None or isinstance(item, (str, bytes, int, float)):
+        if id(item) in seen or item is None or isinstance(item, _ATOMS):
             continue
         seen.add(id(item))
         if isinstance(item, Tree):
@@ -239,8 +243,11 @@ def check_sklearn_objects(obj):
         # other columns than its first step
         passes = "estimators_" in state or "tree_" in state
         for key, value in state.items():
-            stack.append((value, own if passes else None, name if key != "tree_"
-                          else f"{name}.tree_"))
+            # (numbers and strings, most of a state, left where they lie: each of a
+            # gradient boosting's 300 trees holds some 30)
+            if value is not None and not isinstance(value, _ATOMS):
+                stack.append((value, own if passes else None, name if key != "tree_"
+                              else f"{name}.tree_"))
     _check_sklearn_trees(trees)
 
 
