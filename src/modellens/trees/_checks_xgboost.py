@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import njit
+from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from ._checks import (MAX_CATEGORY_CODE, MAX_TREE_DEPTH, _fail, _ints, _seq, check_index,
