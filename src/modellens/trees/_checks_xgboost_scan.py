@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._checks_xgboost import FLAT_ARRAYS, FlatTrees
+from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, _i16, _i32, _i64
 
 __all__ = ["scan_xgboost_ubjson"]
 
@@ -97,14 +97,19 @@ def _size(marker):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _int(data, pos, marker):  # pragma: no cover - compiled
-    """The big-endian integer of ``marker`` at ``pos`` (a float32's bits for ``d``)."""
-    size, at = _size(marker), np.uint64(pos)  # unsigned: no check for wrapping around
-    v = np.int64(0)
-    for j in range(size):
-        v = (v << 8) | np.int64(data[at + np.uint64(j)])
-    if marker != 85 and marker != 100 and size < 8 and v >= (np.int64(1) << (8 * size - 1)):
-        v -= np.int64(1) << (8 * size)
-    return v
+    """The big-endian integer of ``marker`` at ``pos`` (a float32's bits for ``d``): one
+    load each (:func:`~._checks_xgboost._i32`)."""
+    if marker == 105:  # i
+        return np.int64(np.int8(data[pos]))
+    if marker == 85:  # U
+        return np.int64(data[pos])
+    if marker == 73:  # I
+        return _i16(data, pos)
+    if marker == 108:  # l
+        return _i32(data, pos)
+    if marker == 100:  # d: the bits unsigned
+        return _i32(data, pos) & 0xFFFFFFFF
+    return _i64(data, pos) if marker == 76 else np.int64(0)  # L
 
 
 @njit(cache=True)
