@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import modellens as ml
-from modellens.files import FileError, load_model
+from modellens.files import FileError, _models, load_model
 from modellens.trees import UnsafeModelError, check_lightgbm_text
 from modellens.trees import _checks_lightgbm_scan as scan
 from test_model_file_exact import _edit, _mutations
@@ -96,8 +96,10 @@ def test_the_thread_count_changes_neither_the_verdict_nor_the_model(tmp_path, mo
         model = load_model(path)
         with pytest.raises(FileError, match="tree 5, node 0: left child 9 is outside"):
             load_model(bad)
-    # n_jobs sets the scan's threads (numba's own count bounds it)
-    assert threads == [min(n_jobs, numba.config.NUMBA_NUM_THREADS)] * 2
+    # the scan runs on LightGBM's load threads, more where n_jobs asks (numba's own count
+    # bounds it)
+    want = max(n_jobs, _models._lightgbm_threads(lgb))
+    assert threads == [min(want, numba.config.NUMBA_NUM_THREADS)] * 2
     assert model.model_to_string() == own.model_to_string()
     np.testing.assert_array_equal(model.predict(X), own.predict(X))
 

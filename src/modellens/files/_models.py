@@ -570,9 +570,10 @@ def _load_lightgbm(path):
     except UnicodeDecodeError:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not UTF-8 "
                         "text.") from None
-    # the compiled scan reads the trees and their numbers in numba's threads, as many as
-    # n_jobs (ml.config) asks for, as LightGBM's load does in its own
-    with kernel_threads(resolve_options().threads):
+    # the compiled scan reads the trees and their numbers in numba's threads: as many as
+    # LightGBM's load reads them on right after (n_jobs does not bound that load, so one
+    # thread here would leave its cores idle for the check), more where n_jobs asks
+    with kernel_threads(max(resolve_options().threads, _lightgbm_threads(lightgbm))):
         checked = _refused(path, check_lightgbm_file, data, text)
     try:
         # tree_sizes kept (LightGBM then reads the trees in parallel threads) only where the
@@ -588,6 +589,29 @@ def _load_lightgbm(path):
         return booster
     _refused(path, _lightgbm_reads_as_checked, text, checked, booster)
     return booster
+
+
+def _lightgbm_threads(lightgbm) -> int:
+    """The threads LightGBM's load reads a model text's trees on (1 where unknown).
+
+    LightGBM's loader reads the trees in an OpenMP loop of ``OMP_NUM_THREADS()``
+    threads: OpenMP's default count (``omp_get_max_threads`` of the runtime its
+    library links: ``OMP_NUM_THREADS``, else the cores this process may run on),
+    capped by ``LGBM_SetMaxThreads`` where set.  Both are read through LightGBM's
+    own library, so it is the count of the very runtime that will load the text.
+    """
+    import ctypes
+
+    try:
+        lib = lightgbm.basic._LIB
+        count = int(lib.omp_get_max_threads())
+        cap = ctypes.c_int(-1)
+        if hasattr(lib, "LGBM_GetMaxThreads") and lib.LGBM_GetMaxThreads(ctypes.byref(cap)) == 0 \
+                and cap.value > 0:
+            count = min(count, cap.value)
+    except (AttributeError, OSError, ValueError):  # a build without OpenMP, another layout
+        return 1
+    return max(1, count)
 
 
 def _lightgbm_reads_as_checked(text, checked, booster=None):

@@ -43,13 +43,14 @@ def _trees_at(buf, offsets, names, lengths, chunks):  # pragma: no cover - compi
     """Check the trees at ``offsets`` of ``buf`` (a plain text's bytes; see the module's
     docstring), tree ``t`` read from ``buf[offsets[t]:offsets[t + 1]]`` alone (one tree,
     then empty lines), ``chunks`` (at least 1, at most the trees) runs of consecutive
-    trees in numba's threads, each with its own scratch rows sized by its longest piece
-    (a value of ``n`` words spans at least ``2 n - 1`` bytes).  Returns the largest
-    split feature the trees name (-1: none), or -2 where any tree is not passed."""
+    trees (:func:`_runs`) in numba's threads, each with its own scratch rows sized by its
+    longest piece (a value of ``n`` words spans at least ``2 n - 1`` bytes).  Returns the
+    largest split feature the trees name (-1: none), or -2 where any tree is not passed."""
     n = len(offsets) - 1
     best = np.full(chunks, -2, np.int64)
+    bounds = _runs(offsets, chunks)
     for c in prange(chunks):
-        lo, hi = c * n // chunks, (c + 1) * n // chunks
+        lo, hi = bounds[c], bounds[c + 1]
         longest = 0
         for t in range(lo, hi):
             longest = max(longest, offsets[t + 1] - offsets[t])
@@ -66,6 +67,21 @@ def _trees_at(buf, offsets, names, lengths, chunks):  # pragma: no cover - compi
             top = max(top, f)
         best[c] = top
     return -2 if n < 1 or best.min() < -1 else best.max()
+
+
+@njit(cache=True)
+def _runs(offsets, chunks):  # pragma: no cover - compiled
+    """Where ``chunks`` runs of the trees at ``offsets`` start, then the trees' count: runs of
+    about as many bytes each (trees differ in size, the first of a boosting often far
+    bigger, and equal counts of trees would leave threads idle), each run from the
+    first tree that starts at or past its share of the bytes (a run may be empty)."""
+    n = len(offsets) - 1
+    bounds = np.empty(chunks + 1, np.int64)
+    span = offsets[n] - offsets[0]
+    for c in range(chunks):
+        bounds[c] = np.searchsorted(offsets[:n], offsets[0] + c * span // chunks)
+    bounds[chunks] = n
+    return bounds
 
 
 @njit(cache=True)
