@@ -49,7 +49,7 @@ SHARED_FOLDERS = {
 #: long unit is left running alone at the end while the other worker idles.  Ranked by an
 #: idle run's ``--durations=0`` (session 19, main fc150ec: worker-seconds of setup + call +
 #: teardown per unit, before that session's changes); re-rank from a new one.  It orders,
-#: never selects: a file not named here keeps its collection order.  A new file over ~20 s
+#: never selects: a file not named here keeps its collection order.  A new file over ~30 s
 #: belongs here, at its rank.
 LONG_FIRST = [
     "dask",  # 208: every file of tests/dask (SHARED_FOLDERS), 90 + 78 + 18 s and the rest
