@@ -47,32 +47,34 @@ SHARED_FOLDERS = {
 
 #: The longest units, longest first: under xdist the workers start with them, so that no
 #: long unit is left running alone at the end while the other worker idles.  Ranked by an
-#: idle run's ``--durations=0`` (session 15, seconds of setup + call + teardown per unit,
-#: before that session's changes; the mypy unit re-ranked for session 16's configuration,
-#: the browser files left at their rank); re-rank from a new one.  It orders, never selects: a
-#: file not named here keeps its collection order.  A new file over ~30 s belongs here, at
-#: its rank.
+#: idle run's ``--durations=0`` (session 19, main fc150ec: worker-seconds of setup + call +
+#: teardown per unit, before that session's changes); re-rank from a new one.  It orders,
+#: never selects: a file not named here keeps its collection order.  A new file over ~30 s
+#: belongs here, at its rank.
 LONG_FIRST = [
-    "dask",  # every file of tests/dask (SHARED_FOLDERS): 81 + 72 + 29 s and the rest
-    "tests/docs/test_docs.py",  # 111 s: the documentation build runs the gallery
-    "tests/report/test_report_interactive.py",  # 84: three reports, Chromium driven (less now:
-                                                # one browser per process, a tab per page)
-    "tests/report/test_warm_up.py",  # 78: processes on empty numba caches
-    "tests/cli/test_cli_multiclass_booster.py",  # 66
-    "tests/cli/test_working_directory.py",  # 62: cold processes, clusters, loky pools
-    "tests/fuzz/test_fuzz_data.py",  # 60
-    "tests/fuzz/test_fuzz_safety.py",  # 58
-    "tests/cli/test_cli.py",  # 58
-    "mypy",  # ~45 (83 while mypy followed transformers): test_typing, test_overloads
-    "tests/attribution/test_tree_serial.py",  # 52: compiles the tree kernels' twins
-    "tests/report/test_model_file_safety.py",  # 50
-    "tests/report/test_report_browser.py",  # 45
-    "tests/report/test_report.py",  # 40
-    "tests/cli/test_demo.py",  # 31
-    "tests/cli/test_cli_outputs.py",  # 27
-    "tests/cli/test_not_yet_tried.py",  # 23
-    "tests/inputs/test_polars.py",  # 20
-    "tests/report/test_report_truth.py",  # 19
+    "dask",  # 208: every file of tests/dask (SHARED_FOLDERS), 90 + 78 + 18 s and the rest
+    "tests/fuzz/test_fuzz_data.py",  # 170 (one test: 40 reports in one child)
+    "tests/cli/test_cli.py",  # 164
+    "tests/report/test_report_interactive.py",  # 133: three reports, Chromium driven
+    "tests/cli/test_working_directory.py",  # 112: cold processes, clusters, loky pools
+    "tests/report/test_warm_up.py",  # 91: processes on empty numba caches
+    "tests/fuzz/test_fuzz_safety.py",  # 82
+    "tests/docs/test_docs.py",  # 81: the documentation build runs the gallery
+    "tests/report/test_model_file_safety.py",  # 68
+    "tests/cli/test_cli_multiclass_booster.py",  # 55
+    "tests/report/test_report.py",  # 45
+    "tests/report/test_report_browser.py",  # 44
+    "mypy",  # 3 on the checkout's .mypy_cache, ~45 on a cold one: ranked as cold
+    "tests/cli/test_demo.py",  # 40
+    "tests/cli/test_not_yet_tried.py",  # 39
+    "tests/inputs/test_polars.py",  # 33
+    "tests/report/test_model_file_threads.py",  # 32
+    "tests/report/test_report_truth.py",  # 31
+    "tests/cli/test_cli_outputs.py",  # 28
+    "tests/cli/test_big_data_file.py",  # 25
+    "tests/inputs/test_model_levels.py",  # 18
+    "tests/attribution/test_text_transformer.py",  # 17
+    "tests/attribution/test_shapley_conditional.py",  # 16
 ]
 
 

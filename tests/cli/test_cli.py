@@ -1,5 +1,7 @@
 """The command line: report from files, safe model loading, one-line errors, the demo."""
 
+import contextlib
+import io
 import operator
 import subprocess
 import sys
@@ -40,21 +42,43 @@ def _model(X, y, numeric=None):
                          Ridge()).fit(X, y)
 
 
+def _write_files(folder):
+    X, y = _data()
+    data = folder / "data.csv"
+    X.assign(price=y).to_csv(data, index=False)
+    model = folder / "model.skops"
+    sio.dump(_model(X, y), model)
+    return data, model, folder
+
+
 @pytest.fixture
 def files(tmp_path):
-    X, y = _data()
-    data = tmp_path / "data.csv"
-    X.assign(price=y).to_csv(data, index=False)
-    model = tmp_path / "model.skops"
-    sio.dump(_model(X, y), model)
-    return data, model, tmp_path
+    return _write_files(tmp_path)
 
 
-def test_report_from_a_csv_and_a_skops_model(files, capsys):
-    data, model, tmp = files
-    out_file = tmp / "out.html"
-    code, out, err = _run(["report", "--data", data, "--target", "price", "--model", model,
-                           "--rows", "0", "4", "--out", out_file, *FAST], capsys)
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    """The report of ``files`` with the interactive explorer and with ``--static``, each
+    written once for the tests that read them (a report costs seconds of CPU, most of it
+    in the processes it starts): ``{static: (exit status, stdout, stderr, path)}``."""
+    data, model, tmp = _write_files(tmp_path_factory.mktemp("pages"))
+    runs = {}
+    for flag in ([], ["--static"]):
+        out_file = tmp / f"out{len(flag)}.html"
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main([str(a) for a in ["report", "--data", data, "--target", "price",
+                                              "--model", model, "--rows", "0", "4",
+                                              "--out", out_file, *FAST, *flag]])
+            except SystemExit as exit_:
+                code = exit_.code
+        runs[bool(flag)] = (code, out.getvalue(), err.getvalue(), out_file)
+    return runs
+
+
+def test_report_from_a_csv_and_a_skops_model(pages):
+    code, out, err, out_file = pages[False]
     assert code == 0, err
     assert str(out_file.resolve()) in out
     text = out_file.read_text(encoding="utf-8")
@@ -64,18 +88,14 @@ def test_report_from_a_csv_and_a_skops_model(files, capsys):
     assert "row 0" in text and "row 4" in text
 
 
-def test_static_writes_the_still_page(files, capsys):
+def test_static_writes_the_still_page(pages):
     """--static: no explorer, no script but the page's own; without it the explorer is there."""
-    data, model, tmp = files
-    pages = {}
-    for flag in ([], ["--static"]):
-        out_file = tmp / f"out{len(flag)}.html"
-        code, _, err = _run(["report", "--data", data, "--target", "price", "--model", model,
-                             "--out", out_file, *FAST, *flag], capsys)
+    text = {}
+    for static, (code, _, err, out_file) in pages.items():
         assert code == 0, err
-        pages[bool(flag)] = out_file.read_text(encoding="utf-8")
-    assert 'data-ml-control="feature"' in pages[False] and 'id="ml-data"' in pages[False]
-    assert "data-ml-control" not in pages[True] and pages[True].count("<script") == 1
+        text[static] = out_file.read_text(encoding="utf-8")
+    assert 'data-ml-control="feature"' in text[False] and 'id="ml-data"' in text[False]
+    assert "data-ml-control" not in text[True] and text[True].count("<script") == 1
 
 
 def test_report_from_parquet_orders_columns_as_the_model_was_fit(files, capsys):
