@@ -660,9 +660,9 @@ def run_inputs(inputs: list[dict], folder: Path, *, timeout: float = 30.0,
                     break
                 outcome[current] = "hang" if line is None else (
                     "crash" if code != 0 else "lost")
-                if line is None:
+                if line is None:  # (seconds rounded only when printed: 0.0 of a 1 ms watchdog)
                     hangs[inputs[current]["path"]] = {
-                        "seconds": round(time.monotonic() - began, 1), "limit": limit}
+                        "seconds": time.monotonic() - began, "limit": limit}
                 start = current + 1
                 break
             tag, i, *rest = line.split() + [""]
@@ -755,7 +755,7 @@ def main(argv=None):
         print(f"  {outcome}: {' '.join(paths)}")
     for path, hung in result["hangs"].items():
         print(f"  hang: {path} killed after {hung['seconds']:.1f} s "
-              f"(watchdog {hung['limit']:.0f} s)")
+              f"(watchdog {hung['limit']:g} s)")
     return 0
 
 
