@@ -21,6 +21,7 @@ from numba import njit, prange
 
 from ._checks import MAX_CATEGORY_CODE, MAX_TREE_DEPTH
 from ._checks_lightgbm import scaled
+from ._checks_lightgbm_floats import BLOCK, float_line
 
 __all__: list[str] = []
 
@@ -58,9 +59,11 @@ def _trees_at(buf, offsets, names, lengths, chunks):  # pragma: no cover - compi
         rows = np.empty((_ROWS, cap), np.int64)
         work = np.empty(6 * cap + 4, np.int64)
         info = np.empty(2 * _N_KEYS + 2, np.int64)
+        flags = np.empty(BLOCK, np.uint8)
         top = -1
         for t in range(lo, hi):
-            f = _one_tree(buf, offsets[t], offsets[t + 1], names, lengths, rows, work, info)
+            f = _one_tree(buf, offsets[t], offsets[t + 1], names, lengths, rows, work, info,
+                          flags)
             if f < -1:
                 top = -2
                 break
@@ -85,9 +88,9 @@ def _runs(offsets, chunks):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _one_tree(buf, start, stop, names, lengths, rows, work, info):  # pragma: no cover
+def _one_tree(buf, start, stop, names, lengths, rows, work, info, flags):  # pragma: no cover
     """One tree's piece read and checked: its largest split feature (-1: none), or -2."""
-    i = _read_tree(buf, start, stop, names, lengths, rows, info)
+    i = _read_tree(buf, start, stop, names, lengths, rows, info, flags)
     if i < 0:
         return -2
     while i < stop and buf[i] == 10:
@@ -98,7 +101,7 @@ def _one_tree(buf, start, stop, names, lengths, rows, work, info):  # pragma: no
 
 
 @njit(cache=True)
-def _read_tree(buf, i, stop, names, lengths, rows, info):  # pragma: no cover - compiled
+def _read_tree(buf, i, stop, names, lengths, rows, info, flags):  # pragma: no cover
     """The lines of the tree at ``buf[i]``: ``Tree=<digits>``, at most 22 ``key=value`` lines
     of the keys ``names`` each once, an empty line.  Each value is read by its key's
     grammar (see :func:`_value`).  Returns where the line after the empty one starts,
@@ -117,7 +120,7 @@ def _read_tree(buf, i, stop, names, lengths, rows, info):  # pragma: no cover - 
         if k < 0 or info[k] >= 0:  # no key=value line; a key LightGBM does not write, or twice
             return -1
         info[_N_KEYS + k] = i
-        i, info[k] = _value(buf, i, k, rows, info)
+        i, info[k] = _value(buf, i, k, rows, info, flags)
         if i < 0 or i >= stop:  # a word of another grammar; a line past the piece
             return -1
         i += 1
@@ -179,10 +182,12 @@ def _key_index(buf, start, stop, names, lengths):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _value(buf, i, k, rows, info):  # pragma: no cover - compiled
+def _value(buf, i, k, rows, info, flags):  # pragma: no cover - compiled
     """The value of key ``k`` from ``buf[i]`` to its line's end: words of one grammar, one
-    space between them.  Returns where the line ends (-1: a word of another grammar, or
-    more words than the scratch rows hold) and the words' count."""
+    space between them (the floats' by byte classes: :func:`._checks_lightgbm_floats.float_line`,
+    a threshold's by the full grammar where a word has an exponent of 3+ digits).
+    Returns where the line ends (-1: a word of another grammar, or more words than the
+    scratch rows hold) and the words' count."""
     if k <= _KIND or k == _BOUNDS:
         return _int_words(buf, i, rows, k if k <= _KIND else _KIND + 1, False)
     if k == _WORDS:
@@ -190,32 +195,43 @@ def _value(buf, i, k, rows, info):  # pragma: no cover - compiled
         for j in range(n if end >= 0 else 0):
             info[_MAX_WORD] = max(info[_MAX_WORD], rows[_KIND + 2, j])
         return end, n
-    return _numbers(buf, i, info, k == _THRESHOLD)
+    end, n, big = float_line(buf, i, flags)
+    if end == -2 or (big and k == _THRESHOLD):
+        # near the buffer's end (the blocks would read past it); a threshold the old
+        # path may read as NaN ('0e999'): the full grammar, as that path reads it
+        return _numbers(buf, i, info, k == _THRESHOLD)
+    return end, n
 
 
 @njit(cache=True)
 def _int_words(buf, i, rows, row, words):  # pragma: no cover - compiled
     """Words ``-?[0-9]{1,9}`` (as LightGBM's ``Atoi`` and Python read alike), or ``[0-9]{1,10}``
-    (``words``: category bitsets' 32-bit words), into ``rows[row]``."""
-    n = 0
-    if buf[i] == 10:
+    (``words``: category bitsets' 32-bit words), into ``rows[row]``.  One test per byte,
+    its digits read from a view (no index below 0 to wrap: a short loop LLVM keeps tight;
+    words of a few digits make a parser's branches per word cost more than its bytes)."""
+    seg, out = buf[i:], rows[row]
+    if seg[0] == 10:
         return i, 0
-    while True:
-        if n >= rows.shape[1]:
-            return -1, n
-        sign = 1
-        if buf[i] == 45 and not words:  # -
+    n, value, sign, digits = 0, 0, 1, 0
+    most = 10 if words else 9
+    for q in range(len(seg)):
+        c = seg[q]
+        if 48 <= c <= 57:
+            value = value * 10 + (c - 48)
+            digits += 1
+        elif c == 32 or c == 10:
+            if digits == 0 or digits > most or n >= len(out):
+                return -1, n
+            out[n] = sign * value
+            n += 1
+            if c == 10:
+                return i + q, n
+            value, sign, digits = 0, 1, 0
+        elif c == 45 and digits == 0 and sign == 1 and not words:
             sign = -1
-            i += 1
-        start = i
-        i, value = _digits(buf, i, 10 ** 10)
-        if i == start or i - start > (10 if words else 9):
+        else:
             return -1, n
-        rows[row, n] = sign * value
-        n += 1
-        if buf[i] != 32:  # the line's end, or a word of another grammar
-            return _line_end(buf, i), n
-        i += 1
+    return -1, n
 
 
 @njit(cache=True)
@@ -383,7 +399,13 @@ def _bitsets(buf, rows, info, m, n_cat, cats):  # pragma: no cover - compiled
     if last < 1 or info[_WORDS] != last or info[_MAX_WORD] >= 2 ** 32 \
             or last * 32 > MAX_CATEGORY_CODE:
         return False
-    return cats == 0 or _category_sets(buf, info[_N_KEYS + _THRESHOLD], rows, m, n_cat)
+    if cats == 0:
+        return True
+    # a categorical split's threshold indexes the bitsets: its words read by the full grammar
+    # (the byte classes pass '1.2.3', which LightGBM reads as 1.2), as the old path reads them
+    at = info[_N_KEYS + _THRESHOLD]
+    end, n = _numbers(buf, at, info, True)
+    return end >= 0 and n == m and not info[_NAN] and _category_sets(buf, at, rows, m, n_cat)
 
 
 @njit(cache=True)
