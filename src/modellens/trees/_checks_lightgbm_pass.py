@@ -1,17 +1,23 @@
 """Every check of a plain LightGBM model text's trees in one compiled pass over its bytes.
 
 Where the text's tree_sizes line proves where each tree starts
-(``_checks_lightgbm_scan._by_sizes``), :func:`trees_in_one_pass` reads each
+(``_checks_lightgbm_scan._by_sizes``), :func:`_trees_at` reads each
 tree from its own piece of the bytes, in numba's threads: its layout (the
-lines ``_checks_lightgbm_scan._tree_body`` accepts), the grammar and count of
-every number it holds, and the node checks of
-:func:`~._checks_lightgbm.check_lgb_nodes` (children inside the tree, each
-node reached once from the root within :data:`~._checks.MAX_TREE_DEPTH`
-levels, decision types, thresholds, category bitsets), with no Python object
-made per tree or per number.  It only ever accepts: a text it does not pass
-goes to the scan it stands in for, which finds and names the fault (or leaves
-the text to the full reading), so it may be stricter than that scan (it reads
-the grammar of values the scan does not read) but never laxer.
+lines ``_checks_lightgbm_scan._tree_body`` accepts), every integer it holds
+(grammar, count and value), the count and byte classes of every float line
+(:mod:`._checks_lightgbm_floats`: what LightGBM reads of them, and why a
+byte-class check suffices there, is tabled in its docstring), and the node
+checks of :func:`~._checks_lightgbm.check_lgb_nodes` (children inside the
+tree, each node reached once from the root within
+:data:`~._checks.MAX_TREE_DEPTH` levels, decision types, thresholds, category
+bitsets), with no Python object made per tree or per number.  It only ever
+accepts: a text it does not pass goes to the scan it stands in for, which
+finds and names the fault (or leaves the text to the full reading).  It is
+stricter than that scan in places (the grammar of values the scan only
+counts) and laxer in one: a float word repeating a part of a number
+(``1.2.3``), which LightGBM reads as its longest number prefix and we explain
+as LightGBM read it; a categorical split's threshold, which indexes, is read
+by the full grammar.
 """
 
 from __future__ import annotations
