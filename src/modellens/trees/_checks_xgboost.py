@@ -285,51 +285,68 @@ _i16, _i32, _i64 = _big_endian(16), _big_endian(32), _big_endian(64)
 
 
 
-@intrinsic
-def _borrowed(typingctx, data):
+def _borrowed_view():
     """A compiled view of a C-contiguous one-dimensional array without its reference
     count (no ``meminfo``): numba counts a reference up and down, an atomic operation
     each, every time an array is handed to a compiled function, and the UBJSON scan hands
     the file's bytes and its table of key names to one for each key it reads (a quarter
     of the scan's time).  The caller keeps the array itself alive while the view is in
     use (the scan: its arguments, held by its caller)."""
-    if not (isinstance(data, types.Array) and data.ndim == 1 and data.layout == "C"):
-        return None
 
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        out = context.make_array(signature.return_type)(context, builder)
-        populate_array(out, data=array.data, shape=array.shape, strides=array.strides,
-                       itemsize=array.itemsize, meminfo=None)
-        return out._getvalue()
+    @intrinsic
+    def borrowed(typingctx, data):
+        if not (isinstance(data, types.Array) and data.ndim == 1 and data.layout == "C"):
+            return None
 
-    return data(data), codegen
+        def codegen(context, builder, signature, args):
+            array = context.make_array(signature.args[0])(context, builder, args[0])
+            out = context.make_array(signature.return_type)(context, builder)
+            populate_array(out, data=array.data, shape=array.shape, strides=array.strides,
+                           itemsize=array.itemsize, meminfo=None)
+            return out._getvalue()
 
-@intrinsic
-def _prefetch(typingctx, data, at):
+        return data(data), codegen
+
+    return borrowed
+
+
+#: :func:`_borrowed_view`.
+_borrowed = _borrowed_view()
+
+
+def _prefetch_hint():
     """A compiled hint to bring the cache line of byte ``at`` of a C-contiguous uint8 array
     into the caches (LLVM's ``llvm.prefetch``: a read, kept in every level), so that a
     pass that jumps ahead through a file (the UBJSON scan reads a tree's keys, which lie
     a node array apart) finds its bytes there instead of waiting on memory each time.
     A hint only: it reads nothing into the program and never faults; the caller keeps
     ``at`` inside the array all the same."""
-    if not (isinstance(data, types.Array) and data.dtype == types.uint8 and
-            data.ndim == 1 and data.layout == "C" and isinstance(at, types.Integer)):
-        return None
-    sig = types.void(data, at)
 
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        at = context.cast(builder, args[1], signature.args[1], types.intp)
-        where = builder.gep(array.data, [at])
-        i32 = ir.IntType(32)
-        hint = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [where.type, i32, i32, i32]),
-            "llvm.prefetch.p0i8")
-        builder.call(hint, [where, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
+    @intrinsic
+    def prefetch(typingctx, data, at):
+        if not (isinstance(data, types.Array) and data.dtype == types.uint8 and
+                data.ndim == 1 and data.layout == "C" and isinstance(at, types.Integer)):
+            return None
+        sig = types.void(data, at)
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):
+            array = context.make_array(signature.args[0])(context, builder, args[0])
+            at = context.cast(builder, args[1], signature.args[1], types.intp)
+            where = builder.gep(array.data, [at])
+            i32 = ir.IntType(32)
+            hint = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [where.type, i32, i32, i32]),
+                "llvm.prefetch.p0i8")
+            builder.call(hint, [where, i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return prefetch
+
+
+#: :func:`_prefetch_hint`.
+_prefetch = _prefetch_hint()
 
 
 
