@@ -11,6 +11,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
 
 from ._checks import (MAX_CATEGORY_CODE, MAX_TREE_DEPTH, _fail, _ints, _seq, check_index,
                       check_split_values, check_trees, int_param)
@@ -33,8 +34,9 @@ class FlatTrees:
     by key) and where in ``data`` (the file's bytes) the values of the node
     arrays the checks read begin (``at``, a column each in :data:`FLAT_ARRAYS`
     order: big-endian int32, but ``split_type`` uint8 and ``split_conditions``
-    float32, as XGBoost writes them).  Only plain trees come so (scalar
-    leaves, no categorical split listed); the rest are read as objects.
+    float32, as XGBoost writes them), and what the node checks found as the scan
+    read it (``checked``: :func:`_tree_nodes`, -2 at a fault).  Only plain trees come
+    so (scalar leaves, no categorical split listed); the rest are read as objects.
     """
 
     ids: np.ndarray
@@ -44,6 +46,7 @@ class FlatTrees:
     lengths: dict
     data: np.ndarray
     at: np.ndarray
+    checked: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -210,8 +213,9 @@ def _check_xgboost_trees(trees, n_features, vector):
 
 def _check_flat_trees(trees: FlatTrees, n_features):
     """:func:`_check_xgboost_trees` of plain trees read flat (no leaf vectors, no category
-    listed): the same checks, per tree in the arrays' bytes (:func:`_flat_nodes_ok`).  The
-    first fault found is named by :func:`_check_nodes` on the trees' arrays."""
+    listed): the same checks, the node checks run by the scan as it read each tree
+    (:func:`_tree_nodes`: ``trees.checked``).  The first fault is named by
+    :func:`_check_nodes` on the trees' arrays."""
     if np.any(trees.ids != np.arange(len(trees))):
         k = int(np.flatnonzero(trees.ids != np.arange(len(trees)))[0])
         _fail(f"tree {k} says it is tree {int(trees.ids[k])}")
@@ -230,7 +234,8 @@ def _check_flat_trees(trees: FlatTrees, n_features):
         if bad.size:
             _fail(f"tree {int(bad[0])} has {int(sizes[bad[0]])} nodes but {int(lengths[bad[0]])} "
                   f"{key}")
-    if _flat_nodes_ok(trees.data, trees.at, sizes, trees.deleted, n_features, MAX_TREE_DEPTH):
+    # every tree passed (-2: a fault) and split on features the model has
+    if trees.checked.min() >= -1 and trees.checked.max() < n_features:
         return
     left, right, parents, split, types, conditions = trees.arrays().values()
     is_cat = _check_nodes(sizes, trees.deleted, n_features, left, right, split, conditions,
@@ -280,6 +285,71 @@ _i16, _i32, _i64 = _big_endian(16), _big_endian(32), _big_endian(64)
 
 
 
+def _borrowed_view():
+    """A compiled view of a C-contiguous one-dimensional array without its reference
+    count (no ``meminfo``): numba counts a reference up and down, an atomic operation
+    each, every time an array is handed to a compiled function, and the UBJSON scan hands
+    the file's bytes and its table of key names to one for each key it reads (a quarter
+    of the scan's time).  The caller keeps the array itself alive while the view is in
+    use (the scan: its arguments, held by its caller)."""
+
+    @intrinsic
+    def borrowed(typingctx, data):
+        if not (isinstance(data, types.Array) and data.ndim == 1 and data.layout == "C"):
+            return None
+
+        def codegen(context, builder, signature, args):
+            array = context.make_array(signature.args[0])(context, builder, args[0])
+            out = context.make_array(signature.return_type)(context, builder)
+            populate_array(out, data=array.data, shape=array.shape, strides=array.strides,
+                           itemsize=array.itemsize, meminfo=None)
+            return out._getvalue()
+
+        return data(data), codegen
+
+    return borrowed
+
+
+#: :func:`_borrowed_view`.
+_borrowed = _borrowed_view()
+
+
+def _prefetch_hint():
+    """A compiled hint to bring the cache line of byte ``at`` of a C-contiguous uint8 array
+    into the caches (LLVM's ``llvm.prefetch``: a read, kept in every level), so that a
+    pass that jumps ahead through a file (the UBJSON scan reads a tree's keys, which lie
+    a node array apart) finds its bytes there instead of waiting on memory each time.
+    A hint only: it reads nothing into the program and never faults; the caller keeps
+    ``at`` inside the array all the same."""
+
+    @intrinsic
+    def prefetch(typingctx, data, at):
+        if not (isinstance(data, types.Array) and data.dtype == types.uint8 and
+                data.ndim == 1 and data.layout == "C" and isinstance(at, types.Integer)):
+            return None
+        sig = types.void(data, at)
+
+        def codegen(context, builder, signature, args):
+            array = context.make_array(signature.args[0])(context, builder, args[0])
+            at = context.cast(builder, args[1], signature.args[1], types.intp)
+            where = builder.gep(array.data, [at])
+            i32 = ir.IntType(32)
+            hint = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [where.type, i32, i32, i32]),
+                "llvm.prefetch.p0i8")
+            builder.call(hint, [where, i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return prefetch
+
+
+#: :func:`_prefetch_hint`.
+_prefetch = _prefetch_hint()
+
+
+
 @njit(cache=True)
 def _nan32(data, at):  # pragma: no cover - compiled
     """Whether the big-endian float32 at ``at`` is a NaN (exponent all ones, mantissa not 0)."""
@@ -287,53 +357,51 @@ def _nan32(data, at):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _flat_nodes_ok(data, at, sizes, declared, n_features, max_depth):  # pragma: no cover
-    """Whether every tree passes :func:`_check_nodes`, read in place: ``num_deleted`` the
-    pruned nodes, children (:func:`~._checks._walk`'s rules, depth at most ``max_depth``),
-    split features, no NaN threshold, each live node's parent the node that splits into
-    it, a pruned node's parent inside its tree, split types 0 or 1 and no split 1
-    (categorical: listed with its categories, which plain trees are not).  False at the
-    first fault.  Where every child comes after its parent (as XGBoost writes them), a
-    node's depth and whether the root reaches it are known when it is read: no walk
-    from the root (:func:`_reached`, for any other tree)."""
-    most = max(sizes) + 1
-    left, right, expect = np.empty(most, np.int64), np.empty(most, np.int64), \
-        np.empty(most, np.int64)
-    live, reach = np.empty(most, np.bool_), np.empty(most, np.bool_)
-    depth = np.empty(most, np.int64)
-    for k in range(len(sizes)):
-        n = sizes[k]
-        expect[:n], reach[:n] = -1, False
-        reach[0], depth[0], dead, ordered = True, 0, 0, True
-        a0, a1, a3, a4, a5 = at[k, 0], at[k, 1], at[k, 3], at[k, 4], at[k, 5]
-        for i in range(n):
-            a, b, f, kind = _i32(data, a0 + 4 * i), _i32(data, a1 + 4 * i), \
-                _i32(data, a3 + 4 * i), data[np.uint64(a4 + i)]
-            left[i], right[i], live[i] = a, b, i == 0 or f != _DELETED
-            dead += not live[i]
-            if kind > 1 or (a == -1) != (b == -1) or (a == -1 and kind == 1 and live[i]):
-                return False
-            if a != -1:
-                if a < 0 or a >= n or b < 0 or b >= n or a == b or f < 0 or \
-                        f >= n_features or kind == 1 or _nan32(data, a5 + 4 * i) or \
-                        expect[a] != -1 or expect[b] != -1:
-                    return False
-                expect[a], expect[b] = i, i
-                ordered &= a > i and b > i
-                reach[a], reach[b] = reach[i], reach[i]
-                depth[a], depth[b] = depth[i] + 1, depth[i] + 1
-        if dead != declared[k] or expect[0] != -1:
-            return False
-        for i in range(n):
-            p = _i32(data, at[k, 2] + 4 * i)
-            if (live[i] and i > 0 and p != expect[i]) or (not live[i] and (p < 0 or p >= n)):
-                return False
-            # every parent came before its children: reach and depth are final
-            if ordered and (reach[i] != live[i] or (reach[i] and depth[i] > max_depth)):
-                return False
-        if not ordered and not _reached(left, right, live, n, max_depth, depth, reach):
-            return False
-    return True
+def _tree_nodes(data, at, n, declared, max_depth, room):  # pragma: no cover - compiled
+    """One plain tree's :func:`_check_nodes`, read in place (``at``: its row of where each
+    of :data:`FLAT_ARRAYS` begins in ``data``, each ``n`` long; ``room``: a (6, >= n + 1)
+    int64 scratch): ``declared`` (``num_deleted``) the pruned nodes, children
+    (:func:`~._checks._walk`'s rules, depth at most ``max_depth``), split features not
+    negative, no NaN threshold, each live node's parent the node that splits into it, a
+    pruned node's parent inside the tree, split types 0 or 1 and no split 1 (categorical:
+    listed with its categories, which plain trees are not).  Returns -2 at the first
+    fault, else its splits' largest feature (-1: none; the caller compares it with the
+    model's feature count, read after the trees).  Where every child comes after its
+    parent (as XGBoost writes them), a node's depth and whether the root reaches it are
+    known when it is read: no walk from the root (:func:`_reached`, for any other tree)."""
+    left, right, expect, depth, live, reach = room[0], room[1], room[2], room[3], room[4], \
+        room[5]
+    expect[:n], reach[:n] = -1, 0
+    reach[0], depth[0], dead, ordered, most = 1, 0, 0, True, -1
+    a0, a1, a3, a4, a5 = at[0], at[1], at[3], at[4], at[5]
+    for i in range(n):
+        a, b, f, kind = _i32(data, a0 + 4 * i), _i32(data, a1 + 4 * i), \
+            _i32(data, a3 + 4 * i), data[np.uint64(a4 + i)]
+        left[i], right[i], live[i] = a, b, i == 0 or f != _DELETED
+        dead += not live[i]
+        if kind > 1 or (a == -1) != (b == -1) or (a == -1 and kind == 1 and live[i]):
+            return -2
+        if a != -1:
+            if a < 0 or a >= n or b < 0 or b >= n or a == b or f < 0 or kind == 1 or \
+                    _nan32(data, a5 + 4 * i) or expect[a] != -1 or expect[b] != -1:
+                return -2
+            most = max(most, f)
+            expect[a], expect[b] = i, i
+            ordered &= a > i and b > i
+            reach[a], reach[b] = reach[i], reach[i]
+            depth[a], depth[b] = depth[i] + 1, depth[i] + 1
+    if dead != declared or expect[0] != -1:
+        return -2
+    for i in range(n):
+        p = _i32(data, at[2] + 4 * i)
+        if (live[i] and i > 0 and p != expect[i]) or (not live[i] and (p < 0 or p >= n)):
+            return -2
+        # every parent came before its children: reach and depth are final
+        if ordered and (reach[i] != live[i] or (reach[i] and depth[i] > max_depth)):
+            return -2
+    if not ordered and not _reached(left, right, live, n, max_depth, depth, reach):
+        return -2
+    return most
 
 
 @njit(cache=True)
@@ -342,14 +410,14 @@ def _reached(left, right, live, n, max_depth, nodes, seen):  # pragma: no cover 
     holds ``n``) reaches exactly the live nodes, none deeper than ``max_depth``
     (``nodes`` and ``seen``: room for the walk)."""
     levels = np.empty(n, np.int64)
-    seen[:n] = False
+    seen[:n] = 0
     top, nodes[0], levels[0] = 0, 0, 0
     while top >= 0:
         i, d = nodes[top], levels[top]
         top -= 1
         if d > max_depth:
             return False
-        seen[i] = True
+        seen[i] = 1
         if left[i] != -1:
             nodes[top + 1], levels[top + 1] = left[i], d + 1
             nodes[top + 2], levels[top + 2] = right[i], d + 1

@@ -28,7 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, _i16, _i32, _i64
+from ._checks import MAX_TREE_DEPTH
+from ._checks_xgboost import (FLAT_ARRAYS, FlatTrees, _borrowed, _i16, _i32, _i64, _prefetch,
+                              _tree_nodes)
 
 __all__ = ["scan_xgboost_ubjson"]
 
@@ -53,17 +55,21 @@ _NAME_STARTS = np.cumsum([0] + [len(n) for n in _NAMES]).astype(np.int64)
 #: Longest untyped array taken (``Ubjson``'s bound), deepest value (its depth bound).
 _MAX_UNTYPED = 2 ** 20
 _MAX_DEPTH = 64
+#: Bytes asked into the cache ahead of the tree being read (a few trees of 300 nodes).
+_AHEAD = 1 << 15
 #: Keys per object compared one by one (those without an id): more, and it is declined.
 _MAX_OTHER_KEYS = 64
 
 #: A trees array's row kind (its trees in the table :func:`_scan` returns with the rows).
 _TREES = 8
 #: The columns of a tree's row in that table: its id, its ``tree_param`` (-1 where
-#: absent), each of :data:`_TREE_ARRAYS` + :data:`_CATEGORIES`' length, and where the
-#: values of each of :data:`FLAT_ARRAYS` begin.
+#: absent), each of :data:`_TREE_ARRAYS` + :data:`_CATEGORIES`' length, where the
+#: values of each of :data:`FLAT_ARRAYS` begin, and its node checks' answer
+#: (:func:`_nodes_checked`).
 _T_ID, _T_PARAMS, _T_LENGTHS = 0, 1, 1 + len(_PARAMS)
 _T_AT = _T_LENGTHS + len(_TREE_ARRAYS) + len(_CATEGORIES)
-_TREE_COLUMNS = _T_AT + len(FLAT_ARRAYS)
+_T_CHECK = _T_AT + len(FLAT_ARRAYS)
+_TREE_COLUMNS = _T_CHECK + 1
 #: The element marker XGBoost writes each of :data:`FLAT_ARRAYS` with (the first keys).
 _FLAT_MARKERS = np.array([ord("U" if name == "split_type" else "d" if name ==
                               "split_conditions" else "l") for name in FLAT_ARRAYS], np.int64)
@@ -308,9 +314,28 @@ def _tree(data, pos, names, starts, row):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _nodes_checked(data, row, room):  # pragma: no cover - compiled
+    """The node checks of the tree just read into ``row`` (:func:`_tree`), while its bytes
+    are in the cache: :func:`~._checks_xgboost._tree_nodes` (-2 at a fault), or -2 where
+    its node count is out of range or a node array of another length (the checks of the
+    document name that first); and ``room``, grown to the tree where it was smaller."""
+    n = row[_T_PARAMS]
+    if n <= 0 or n >= 2 ** 31:
+        return np.int64(-2), room
+    for j in range(_N_FLAT):
+        if row[_T_LENGTHS + j] != n:
+            return np.int64(-2), room
+    if n + 1 > room.shape[1]:
+        room = np.empty((6, 2 * (n + 1)), np.int64)
+    return _tree_nodes(data, row[_T_AT:_T_CHECK], n, max(row[_T_PARAMS + 1], 0),
+                       MAX_TREE_DEPTH, room), room
+
+
+@njit(cache=True)
 def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
     """The array of trees at ``pos`` (its ``[``; untyped, or counted as XGBoost writes
-    it), a row of :func:`_tree` each: the position after it (-1: declined) and the rows."""
+    it), a row of :func:`_tree` each, its nodes checked as it is read
+    (:func:`_nodes_checked`): the position after it (-1: declined) and the rows."""
     count = -1
     if pos + 1 >= len(data) or data[pos] != 91 or data[pos + 1] == 36:  # not [, or [$
         return -1, np.empty((0, _TREE_COLUMNS), np.int64)
@@ -321,15 +346,23 @@ def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
             return -1, np.empty((0, _TREE_COLUMNS), np.int64)
         pos += 10
     table = np.empty((max(count, 64), _TREE_COLUMNS), np.int64)
-    m = 0
+    room = np.empty((6, 1024), np.int64)
+    m, fetched = 0, pos
     while m != count and pos < len(data) and data[pos] == 123 and m < _MAX_UNTYPED:  # {
         if m == len(table):
             grown = np.empty((2 * m, _TREE_COLUMNS), np.int64)
             grown[:m] = table
             table = grown
+        # the bytes ahead asked for while this tree is read and checked (its keys lie a
+        # node array apart: read in turn, each waits on memory)
+        ahead = min(pos + _AHEAD, len(data))
+        for at in range(max(fetched, pos), ahead, 64):
+            _prefetch(data, at)
+        fetched = max(fetched, ahead)
         pos = _tree(data, pos + 1, names, starts, table[m])
         if pos < 0:
             return -1, table[:0]
+        table[m, _T_CHECK], room = _nodes_checked(data, table[m], room)
         m += 1
     if count < 0 and pos < len(data) and data[pos] == 93:  # ]
         return pos + 1, table[:m]
@@ -340,6 +373,8 @@ def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
 def _scan(data, names, starts):  # pragma: no cover - compiled
     """The rows of ``data``'s values in document order, or an empty table (declined), and
     the rows of its trees array's trees (:func:`_tree_list`)."""
+    # handed to a function a key: no reference counted each time
+    data, names, starts = _borrowed(data), _borrowed(names), _borrowed(starts)
     none = np.zeros((0, 10), np.int64)
     trees = no_trees = np.zeros((0, _TREE_COLUMNS), np.int64)
     n_lists = 0
@@ -434,7 +469,8 @@ def scan_xgboost_ubjson(data):
     flat = FlatTrees(ids=table[:, _T_ID], nodes=params["num_nodes"],
                      deleted=np.maximum(params["num_deleted"], 0),
                      features=params["num_feature"], lengths=lengths, data=buf,
-                     at=np.ascontiguousarray(table[:, _T_AT:]))
+                     at=np.ascontiguousarray(table[:, _T_AT:_T_CHECK]),
+                     checked=table[:, _T_CHECK])
     # an untyped array of integers only (tree_info: one a tree) is made at once
     kind, parent = rows[:, _KIND], rows[:, _PARENT]
     in_array = (parent >= 0) & (kind[np.maximum(parent, 0)] == _ARR)
