@@ -240,7 +240,7 @@ def _same(head, node, files, budget, settled=frozenset()) -> bool | None:
 
     Values compare as their ``repr`` (1, 1.0, True and "1" differ; NaN equals NaN), a
     ``file`` of a dict as the digest of the bytes of the archive file it names.  Two
-    dicts of one memo key of ``settled`` (ids whose nodes are all alike, as
+    dicts of one int memo key of ``settled`` (ids whose nodes are all alike, as
     :func:`_flat_copies` found) are passed over, not compared again.
     """
     stack = [(head, node)]
@@ -260,7 +260,9 @@ def _same(head, node, files, budget, settled=frozenset()) -> bool | None:
                 if kind is dict:
                     if type(y) is not dict:
                         return False
-                    if not _settled(x.get("__id__"), y.get("__id__"), settled):
+                    saved = x.get("__id__")  # (an int id of settled: passed over)
+                    if type(saved) is not int or saved not in settled or \
+                            saved != y.get("__id__"):
                         push((x, y))
                 elif kind is list:
                     if type(y) is not list:
@@ -281,7 +283,8 @@ def _same(head, node, files, budget, settled=frozenset()) -> bool | None:
             if kind is dict or kind is list:
                 if type(y) is not kind:
                     return False
-                if kind is list or not _settled(x.get("__id__"), y.get("__id__"), settled):
+                saved = x.get("__id__") if kind is dict else None
+                if type(saved) is not int or saved not in settled or saved != y.get("__id__"):
                     push((x, y))
             elif key == "file" and type(y) not in _CONTAINERS:  # two names: one file's bytes?
                 token = files.token(x)
@@ -291,11 +294,6 @@ def _same(head, node, files, budget, settled=frozenset()) -> bool | None:
                 return False
     budget[0] = left
     return True
-
-
-def _settled(x, y, settled) -> bool:
-    """Whether two ``__id__`` values are one key of skops' memo, of ``settled``."""
-    return x is not None and type(x) not in _CONTAINERS and x == y and x in settled
 
 
 def _same_value(x, y) -> bool:
@@ -397,8 +395,13 @@ def _stored_bytes(archive, name) -> bytes | None:
     end = start + info.file_size
     bound = getattr(info, "_end_offset", None)  # where newer zipfiles refuse an overlap
     if magic != b"PK\x03\x04" or flags or bound is not None and end > bound or \
-            name_size != named or \
-            block[size:size + named].decode("cp437") != info.orig_filename:
+            name_size != named or _name(block[size:size + named]) != info.orig_filename:
         return None
     data = block[size + named:] if not extra_size else pread(fd, info.file_size, start)
     return data if len(data) == info.file_size and zlib.crc32(data) == info.CRC else None
+
+
+def _name(raw: bytes) -> str:
+    """A zip entry's name of no flags, as zipfile reads it: cp437 (ASCII where it is, the
+    same characters, without a look-up of the codec)."""
+    return raw.decode("ascii") if raw.isascii() else raw.decode("cp437")
