@@ -281,7 +281,7 @@ def _same(head, node, files, budget, settled=frozenset()) -> bool | None:
             if y is _MISSING:
                 return False
             if kind is dict or kind is list:
-                if type(y) is not kind:
+                if type(y) is not type(x):
                     return False
                 saved = x.get("__id__") if kind is dict else None
                 if type(saved) is not int or saved not in settled or saved != y.get("__id__"):
