@@ -21,6 +21,7 @@ from modellens.files._skops_ids import (_ArrayFiles, _flat_copies, _nodes_by_id,
                                         skops_private)
 
 sio = pytest.importorskip("skops.io")
+from test_model_file_skops_ids import _states  # noqa: E402  (RandomState nodes, in order)
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,19 +103,6 @@ def test_a_dict_a_repeated_key_drops_is_compared_too(tmp_path):
     check_skops_ids(parsed, archive)  # the walk of the parsed schema does not see it
     with pytest.raises(FileError, match=rf"two objects of one id \({verbose['__id__']}\)"):
         load_model(path)
-
-
-def _states(schema):
-    found, stack = [], [schema]
-    while stack:
-        node = stack.pop(0)
-        if isinstance(node, dict):
-            if node.get("__class__") == "RandomState":
-                found.append(node)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
 
 
 def test_a_changed_type_node_in_a_random_state_copy_is_refused(tmp_path):

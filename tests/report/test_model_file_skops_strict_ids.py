@@ -16,13 +16,16 @@ import json
 import zipfile
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from modellens.files import FileError, load_model
 from modellens.files._skops_ids import _ArrayFiles, _flat_copies, _same
 
 sio = pytest.importorskip("skops.io")
+from test_model_file_skops_cost import _rewrite  # noqa: E402  (a schema changed, rewritten)
+from test_model_file_skops_ids import _gradient_boosting_file  # noqa: E402
+
+_gradient_boosting_file = functools.lru_cache(maxsize=1)(_gradient_boosting_file)
 
 #: (value in the other copies, value planted in one copy): equal under ``==``, not alike.
 PAIRS = {
@@ -35,16 +38,6 @@ PAIRS = {
     "true / 1.0": (True, 1.0),
     "[0.0] / [-0.0]": ([0.0], [-0.0]),
 }
-
-
-@functools.lru_cache(maxsize=1)
-def _gradient_boosting_file():
-    from sklearn.ensemble import GradientBoostingRegressor
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 3))
-    model = GradientBoostingRegressor(n_estimators=4, max_depth=2, random_state=0)
-    return sio.dumps(model.fit(X, X[:, 0] - X[:, 1]))
 
 
 def _in_order(schema):
@@ -70,18 +63,6 @@ def _flat_group(schema):
     return saved, [n for n in nodes if n["__id__"] == saved]
 
 
-def _planted(data, change):
-    """The skops file ``data`` with ``change(schema)`` applied to its schema."""
-    src = zipfile.ZipFile(io.BytesIO(data))
-    schema = json.loads(src.read("schema.json"))
-    change(schema)
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as dst:
-        for name in src.namelist():
-            dst.writestr(name, json.dumps(schema) if name == "schema.json" else src.read(name))
-    return out.getvalue()
-
-
 @pytest.mark.parametrize("where", ["first", "last"])  # skops' first read, or a copy
 @pytest.mark.parametrize("pair", list(PAIRS))
 def test_values_equal_under_eq_but_not_alike_are_refused(tmp_path, pair, where):
@@ -99,10 +80,10 @@ def test_values_equal_under_eq_but_not_alike_are_refused(tmp_path, pair, where):
 
     path = tmp_path / "gb.skops"
     # the same value in every copy: a key skops does not read, and the file loads
-    path.write_bytes(_planted(data, plant(lambda i, n: usual)))
+    path.write_bytes(_rewrite(data, plant(lambda i, n: usual)))
     load_model(path)
     odd_at = 0 if where == "first" else -1
-    path.write_bytes(_planted(data, plant(lambda i, n: odd if i == odd_at % n else usual)))
+    path.write_bytes(_rewrite(data, plant(lambda i, n: odd if i == odd_at % n else usual)))
     with pytest.raises(FileError, match=rf"two objects of one id \({found['id']}\)"):
         load_model(path)
 
@@ -118,7 +99,7 @@ def test_a_json_flag_of_1_for_true_is_refused(tmp_path):
         [n for n in nodes if n["__id__"] == saved][-1]["is_json"] = 1
 
     path = tmp_path / "gb.skops"
-    path.write_bytes(_planted(_gradient_boosting_file(), change))
+    path.write_bytes(_rewrite(_gradient_boosting_file(), change))
     with pytest.raises(FileError, match=rf"two objects of one id \({found['id']}\)"):
         load_model(path)
 
