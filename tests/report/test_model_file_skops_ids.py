@@ -242,7 +242,7 @@ def test_a_changed_copy_of_the_random_state_is_refused(tmp_path, budget, monkeyp
     if budget is not None:
         real = _skops_ids.check_skops_ids
         monkeypatch.setattr("modellens.files._models.check_skops_ids",
-                            lambda schema, archive: real(schema, archive, budget=budget))
+                            lambda schema, archive, **how: real(schema, archive, budget=budget, **how))
     load_model(path)  # as saved: its copies are the same
 
     def new_key(schema, files):

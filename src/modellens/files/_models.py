@@ -26,7 +26,7 @@ from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
                      check_sklearn_objects, check_xgboost_model, lightgbm_saved_text,
                      scan_xgboost_ubjson)
 from ._errors import FileError, one_line as _one_line
-from ._skops_ids import check_skops_ids, skops_private
+from ._skops_ids import check_skops_ids, read_skops_schema, skops_private
 from ._ubjson import Ubjson, typed_arrays, ubjson_bytes
 
 __all__ = ["load_model", "SAFE_TYPES"]
@@ -196,8 +196,8 @@ def _skops_nodes(archive):
     if private is None:  # pragma: no cover - another skops version
         return None, None
     get_tree, read_schema = private
-    schema, context = read_schema(archive)
-    boosters = check_skops_ids(schema, archive)
+    schema, context, walked = read_skops_schema(archive, read_schema)
+    boosters = check_skops_ids(schema, archive, walked=walked)
     return get_tree(schema, context, trusted=None), boosters
 
 

@@ -8,16 +8,19 @@ tells whether a booster needs its own walk.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import json
 import os
 import struct
 import zipfile
 import zlib
+from operator import itemgetter
 
 from ._errors import FileError
 
-__all__ = ["check_skops_ids", "skops_private"]
+__all__ = ["check_skops_ids", "read_skops_schema", "skops_private"]
 
 _CONTAINERS = frozenset((dict, list))
 _MISSING = object()
@@ -37,9 +40,12 @@ def skops_private():
 
     try:
         from skops.io._audit import get_tree
-        from skops.io._utils import read_schema
+        from skops.io._utils import LoadContext, read_schema
     except ImportError:  # pragma: no cover - another skops version
         return None
+    if not dataclasses.is_dataclass(LoadContext) or \
+            "src" not in {f.name for f in dataclasses.fields(LoadContext)}:  # pragma: no cover
+        return None  # (read_skops_schema hands the archive to a copy of the context)
     # private functions: another skops may keep the names with other arguments, which
     # would refuse every file rather than fall back
     if list(inspect.signature(get_tree).parameters)[1:] != ["load_context", "trusted"] or \
@@ -48,7 +54,67 @@ def skops_private():
     return get_tree, read_schema
 
 
-def check_skops_ids(schema, archive, *, budget: int | None = None) -> bool:
+def read_skops_schema(archive, read_schema):
+    """skops' schema of an open skops file and its load context, as skops' ``read_schema``
+    returns them, and the nodes of the schema's ids (``walked`` of :func:`check_skops_ids`),
+    gathered while json parses the schema: a hook of json's parse costs three quarters of a
+    walk of the schema after it, sparing its stack and its look at each of the values (a
+    gradient boosting's schema: 22k dicts, 124k values).
+
+    skops' ``read_schema`` parses the schema and validates its protocol (the only value
+    of the schema it reads): it is handed an archive of that protocol alone, and its
+    context is given the archive back.  The hook sees every dict json makes, including
+    one a repeated key of its parent then drops: no node is missed, and such a file may
+    only be refused more often than by the walk.
+    """
+    hook, walked = _walking_hook()
+    schema = json.loads(archive.read("schema.json"), object_hook=hook)
+    if type(schema) is not dict:  # pragma: no cover - skops' reader refuses it, in its words
+        return (*read_schema(archive), None)
+    _, context = read_schema(_ProtocolOnly(schema.get("protocol")))
+    return schema, dataclasses.replace(context, src=archive), walked()
+
+
+class _ProtocolOnly:
+    """An archive whose ``schema.json`` holds a schema's protocol alone (json's value)."""
+
+    def __init__(self, protocol):
+        self.text = json.dumps({"protocol": protocol}).encode()
+
+    def read(self, name):
+        if name != "schema.json":  # pragma: no cover - another skops reads more
+            raise KeyError(name)
+        return self.text
+
+
+def _walking_hook():
+    """A hook for json's parse gathering what :func:`_nodes_by_id` gathers, and a function
+    returning it: ``(by_id, booster)``."""
+    heads: dict = {}  # memo key -> its first node
+    by_id: dict = {}  # memo key -> its nodes, for the keys of two nodes or more
+    booster: list = []
+    setdefault = heads.setdefault
+
+    def hook(node):
+        saved = node.get("__id__")
+        if saved is not None and type(saved) is not dict and type(saved) is not list:
+            head = setdefault(saved, node)
+            if head is not node:
+                group = by_id.get(saved)
+                if group is None:
+                    by_id[saved] = [head, node]
+                else:
+                    group.append(node)
+        if node.get("__loader__") == "CachedNode":
+            raise FileError(_cached_node(node, saved))
+        if not booster and node.get("__class__") == "Booster":
+            booster.append(True)
+        return node
+
+    return hook, lambda: (by_id, bool(booster))
+
+
+def check_skops_ids(schema, archive, *, budget: int | None = None, walked=None) -> bool:
     """Refuse a skops schema in which two nodes of one ``__id__`` would build other objects,
     or that holds a ``CachedNode``; whether it names a ``Booster``.
 
@@ -70,26 +136,25 @@ def check_skops_ids(schema, archive, *, budget: int | None = None) -> bool:
     about twice its size and its files', however its nodes of one id nest); each array
     file read once.  A ``CachedNode`` (a reference to a node read elsewhere) is
     refused: skops 0.16 never writes one, and these checks do not follow it.
+    ``walked``: what :func:`read_skops_schema` gathered of ``schema`` (else walked here).
     """
-    by_id, booster = _nodes_by_id(schema)
+    by_id, booster = _nodes_by_id(schema) if walked is None else walked
     digests: dict[int, bytes] | None = None  # id() of a node -> its digest, once needed
     files = _ArrayFiles(archive)
     # values the side-by-side comparisons may visit before the digests take over: the
     # schema's length in bytes, more than it holds values (so a schema costs at most
     # twice its size, however its nodes of one id nest in each other's)
     left = [archive.getinfo("schema.json").file_size if budget is None else budget]
+    # the ids of flat nodes all alike (in C: thousands of copies of 0); the side-by-side
+    # comparisons of the others pass over pairs of nodes of these ids (a RandomState's six
+    # ``str`` TypeNodes)
+    settled = {saved for saved, nodes in by_id.items() if _flat_copies(nodes[0], nodes)}
     for saved, nodes in by_id.items():
-        if len(nodes) < 2:
+        if saved in settled:
             continue
         head = nodes[0]
-        flat = not any(type(v) in (dict, list) for v in head.values())
-        if flat and nodes.count(head) == len(nodes):  # (in C: thousands of copies of 0)
-            continue
         for node in nodes[1:]:
-            # (ids equal as skops' memo keys: a flat node compared whole, as a dict)
-            if flat and node == head:
-                continue
-            same = None if digests is not None else _same(head, node, files, left)
+            same = None if digests is not None else _same(head, node, files, left, settled)
             if same is None:  # over budget: each node digested once from here on
                 digests = {} if digests is None else digests
                 same = _digest(node, digests, files) == _digest(head, digests, files)
@@ -122,12 +187,7 @@ def _nodes_by_id(schema):
                 if head is not node:
                     by_id.setdefault(saved, [head]).append(node)
             if node.get("__loader__") == "CachedNode":
-                raise FileError(
-                    f"it holds a skops CachedNode (id {str(saved)[:40]}, said to be "
-                    f"{str(node.get('__module__'))[:80]}.{str(node.get('__class__'))[:80]}): "
-                    "a reference to an object stored elsewhere in the file, which skops "
-                    "never writes for the models modellens loads and its checks do not "
-                    "follow (the file was not written by skops.io.dump?)")
+                raise FileError(_cached_node(node, saved))
             booster = booster or node.get("__class__") == "Booster"
             values = node.values()
         else:
@@ -139,27 +199,73 @@ def _nodes_by_id(schema):
     return by_id, booster
 
 
-def _same(head, node, files, budget) -> bool | None:
+def _flat_copies(head, nodes) -> bool:
+    """Whether ``nodes`` are copies of their first, ``head``, a flat node (no dict or list
+    in it): each value of the type of the head's and equal to it (floats by ``repr``), the
+    ``__id__`` aside; False leaves them to :func:`_same`, which tells exactly.
+
+    In C (a gradient boosting's schema holds 8461 copies of one ``str`` TypeNode): the
+    nodes compared whole, as dicts, then, for each key of a value other than a string
+    or None, its values' types (and a float's ``repr``): ``==`` alone is not the rule
+    of :func:`_same`, as ``1``, ``1.0`` and ``True`` are equal, and so are ``0.0`` and
+    ``-0.0``; a value equal to a string or to None is one (json's values: no subclass).
+    The ``__id__``s are one memo key (how ``nodes`` were gathered), whatever their type.
+    """
+    count = len(nodes)
+    if not _CONTAINERS.isdisjoint(map(type, head.values())) or nodes.count(head) != count:
+        return False
+    for key, value in head.items():
+        kind = type(value)
+        if kind is str or value is None or key == "__id__":
+            continue
+        values = list(map(itemgetter(key), nodes))  # (each node has the key: equal dicts)
+        if list(map(type, values)).count(kind) != count or \
+                kind is float and list(map(repr, values)).count(repr(value)) != count:
+            return False
+    return True
+
+
+def _cached_node(node, saved) -> str:
+    """Why a ``CachedNode`` is refused."""
+    return (f"it holds a skops CachedNode (id {str(saved)[:40]}, said to be "
+            f"{str(node.get('__module__'))[:80]}.{str(node.get('__class__'))[:80]}): a "
+            "reference to an object stored elsewhere in the file, which skops never writes "
+            "for the models modellens loads and its checks do not follow (the file was not "
+            "written by skops.io.dump?)")
+
+
+def _same(head, node, files, budget, settled=frozenset()) -> bool | None:
     """Whether two schema nodes hold the same values, their ``__id__`` aside (what
     :func:`_digest` tells, without digesting); None once ``budget[0]`` values are spent.
 
     Values compare as their ``repr`` (1, 1.0, True and "1" differ; NaN equals NaN), a
-    ``file`` of a dict as the digest of the bytes of the archive file it names.
+    ``file`` of a dict as the digest of the bytes of the archive file it names.  Two
+    dicts of one int memo key of ``settled`` (ids whose nodes are all alike, as
+    :func:`_flat_copies` found) are passed over, not compared again.
     """
     stack = [(head, node)]
     pop, push = stack.pop, stack.append
+    left = budget[0]
     while stack:
         a, b = pop()
-        budget[0] -= len(a) + 1
-        if budget[0] < 0:
+        left -= len(a) + 1
+        if left < 0:
+            budget[0] = left
             return None
         if type(a) is list:  # (the caller pushes pairs of one type)
             if len(a) != len(b):
                 return False
             for x, y in zip(a, b):
                 kind = type(x)
-                if kind is dict or kind is list:
-                    if type(y) is not kind:
+                if kind is dict:
+                    if type(y) is not dict:
+                        return False
+                    saved = x.get("__id__")  # (an int id of settled: passed over)
+                    if type(saved) is not int or saved not in settled or \
+                            saved != y.get("__id__"):
+                        push((x, y))
+                elif kind is list:
+                    if type(y) is not list:
                         return False
                     push((x, y))
                 elif not _same_value(x, y):
@@ -168,24 +274,25 @@ def _same(head, node, files, budget) -> bool | None:
         if len(a) - ("__id__" in a) != len(b) - ("__id__" in b):
             return False
         for key, x in a.items():
-            if key == "__id__":
-                continue
             y = b.get(key, _MISSING)
             kind = type(x)
-            if kind is str and type(y) is str and x == y:  # most values
-                continue
+            if kind is str and type(y) is str and x == y or x is y or key == "__id__":
+                continue  # (most values; an identical one is a singleton: true, null)
             if y is _MISSING:
                 return False
             if kind is dict or kind is list:
-                if type(y) is not kind:
+                if type(y) is not type(x):
                     return False
-                push((x, y))
+                saved = x.get("__id__") if kind is dict else None
+                if type(saved) is not int or saved not in settled or saved != y.get("__id__"):
+                    push((x, y))
             elif key == "file" and type(y) not in _CONTAINERS:  # two names: one file's bytes?
                 token = files.token(x)
                 if token != files.token(y) or token is None and not _same_value(x, y):
                     return False
             elif not _same_value(x, y):
                 return False
+    budget[0] = left
     return True
 
 
@@ -262,9 +369,9 @@ class _ArrayFiles:
 
 def _stored_bytes(archive, name) -> bytes | None:
     """The bytes ``archive.read(name)`` returns, for a file stored uncompressed, read with
-    two ``os.pread`` rather than zipfile's reader (a tenth of its cost: a gradient
-    boosting's 301 RandomState keys are a file each); None where zipfile would do more
-    than read them (compression, flags, another name in the local header, a bad CRC, a
+    one ``os.pread`` (two where its header has an extra field) rather than zipfile's
+    reader (a tenth of its cost: a gradient boosting's 301 RandomState keys are a file
+    each); None where zipfile would do more than read them (compression, flags, another name in the local header, a bad CRC, a
     short file, an entry running into the next where zipfile refuses that), or for a
     file said to be larger than 16 MB."""
     info = archive.getinfo(name)
@@ -277,16 +384,24 @@ def _stored_bytes(archive, name) -> bytes | None:
             info.compress_size != info.file_size or info.file_size > _PREAD_MAX or \
             getattr(archive, "metadata_encoding", None) is not None:
         return None
-    header = pread(fd, _LOCAL_HEADER.size, info.header_offset)
-    if len(header) != _LOCAL_HEADER.size:
+    # one read of the local header, the name and the bytes, where the header has no extra
+    # field (a cp437 name, no flags: as many bytes as the name has characters)
+    size, named = _LOCAL_HEADER.size, len(info.orig_filename)
+    block = pread(fd, size + named + info.file_size, info.header_offset)
+    if len(block) < size:
         return None
-    magic, flags, name_size, extra_size = _LOCAL_HEADER.unpack(header)
-    start = info.header_offset + len(header) + name_size + extra_size
+    magic, flags, name_size, extra_size = _LOCAL_HEADER.unpack_from(block)
+    start = info.header_offset + size + name_size + extra_size
     end = start + info.file_size
     bound = getattr(info, "_end_offset", None)  # where newer zipfiles refuse an overlap
     if magic != b"PK\x03\x04" or flags or bound is not None and end > bound or \
-            pread(fd, name_size, info.header_offset + len(header)).decode("cp437") != \
-            info.orig_filename:
+            name_size != named or _name(block[size:size + named]) != info.orig_filename:
         return None
-    data = pread(fd, info.file_size, start)
+    data = block[size + named:] if not extra_size else pread(fd, info.file_size, start)
     return data if len(data) == info.file_size and zlib.crc32(data) == info.CRC else None
+
+
+def _name(raw: bytes) -> str:
+    """A zip entry's name of no flags, as zipfile reads it: cp437 (ASCII where it is, the
+    same characters, without a look-up of the codec)."""
+    return raw.decode("ascii") if raw.isascii() else raw.decode("cp437")
