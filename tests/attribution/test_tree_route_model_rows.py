@@ -196,3 +196,25 @@ def test_route_counts_its_check_on_the_request_whatever_it_finds(verdict):
     assert request.model.n_rows == 7  # (wrapped after the check: it counts it too)
     with pytest.raises(TypeError, match="pass request="):
         route(model, Dataset.from_data(X), X, method="shapley", rows=X.to_numpy())
+
+
+def test_rows_checked_again_through_a_copy_of_the_seam_are_counted():
+    """A model that refuses the rows (XGBoost, a category it never saw) is checked again on
+    the rows it knows, through a copy of the check's seam: those rows are counted too."""
+    from modellens.trees import margin_disagreement, tree_ensemble
+
+    X, _ = _data()
+    model = _forest()
+    own, asked = model.predict_proba, []
+
+    def refuses_once(rows):
+        asked.append(len(rows))
+        if len(asked) == 1:
+            raise ValueError("a category the model never saw")
+        return own(rows)
+    model.predict_proba = refuses_once
+    request = open_request(model, X, dask="in_memory", wrap_model=False)
+    why, _ = margin_disagreement(model, tree_ensemble(model), request.dataset,
+                                 request.dataset.values, request)
+    assert why is None and asked == [len(X), len(X)]
+    assert request.n_model_rows == len(X)  # (the refused call answered no row)
