@@ -11,10 +11,10 @@ one rule), the tree partial dependence is asked for what it has not (ICE curves,
 of rows, another response), or the trees answer otherwise than the model on the rows the
 route checks (:mod:`._agree`: the net under every tree route).  The model rows of that
 check are the request's (``request=``): they are counted on it where they are spent,
-whether the trees pass or not, so no method that routes can leave them out of its count.  A method asked for
-explicitly (``strict``) refuses with the method's one refusal text; a method the library
-chose itself falls back on the model's rows (with the method's one warning text where the
-trees disagree with the model).
+whether the trees pass or not, so no method that routes can leave them out of its count.
+A method asked for explicitly (``strict``) refuses with the method's one refusal text; a
+method the library chose itself falls back on the model's rows (with the method's one
+warning text where the trees disagree with the model).
 """
 
 from __future__ import annotations
