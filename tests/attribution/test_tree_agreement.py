@@ -250,15 +250,28 @@ def _good_models():
     ]
 
 
+class _Rows:
+    """What a route counts its check's model rows on (a request's ``account``)."""
+
+    def __init__(self):
+        self.n_calls = self.n_rows = 0
+
+    def account(self, calls, rows):
+        self.n_calls += calls
+        self.n_rows += rows
+
+
 def test_good_models_of_every_library_agree_with_their_trees():
     from modellens.trees import margin_disagreement
 
     for model, X in _good_models():
         ens = tree_ensemble(model)
         dataset = Dataset.from_data(X)
-        why, rows, raw = margin_disagreement(model, ens, dataset, dataset.values)
+        spent = _Rows()
+        why, raw = margin_disagreement(model, ens, dataset, dataset.values, spent)
         assert why is None, (type(model).__name__, why)
-        assert rows == len(dataset.values)
+        # one call of every row, counted (no row asked to learn the margin's columns)
+        assert (spent.n_calls, spent.n_rows) == (1, len(dataset.values))
 
 
 @pytest.mark.parametrize("target", [None, 0, "all"])
@@ -272,7 +285,7 @@ def test_the_checked_raw_output_is_treeshaps_own_prediction(target):
         dataset = Dataset.from_data(X)
         try:
             checked = tree_ensemble_for(model, dataset, X, strict=True,
-                                        response_method="auto")
+                                        response_method="auto", request=_Rows())
         except NotATreeModelError:  # (a route refused before the check: not this test's)
             continue
         classes = checked.ensemble.classes
@@ -281,7 +294,7 @@ def test_the_checked_raw_output_is_treeshaps_own_prediction(target):
         if target == 0 and classes is None and checked.ensemble.n_outputs == 1:
             continue
         game = TreeGame(checked.ensemble, model, dataset, len(X), None, "", target=target,
-                        checked_rows=checked.checked_rows, raw=checked.raw)
+                        model_rows=len(X), raw=checked.raw)
         if game.prediction is None:  # (summed in another order: computed again)
             continue
         reused += 1
@@ -301,7 +314,7 @@ def _counted(model):
 
 def test_a_fallback_counts_the_rows_that_checked_the_trees(model, planted):
     """Trees refused after their check: the model rows of the fallback include the check's
-    (every row the model answered but the uncounted probe)."""
+    (every row the model answered but the uncounted probe; compare: both models' rows)."""
     X, y = _data()
     asked = _counted(model)
     with pytest.warns(ModellensWarning, match="TreeSHAP is not used"):
@@ -320,4 +333,4 @@ def test_a_fallback_counts_the_rows_that_checked_the_trees(model, planted):
         diff = ml.compare(model, other, X.iloc[:5], background=X.iloc[:20], progress=False)
     paired = diff.diagnostics["model_rows_each"]  # answered by both models
     assert asked == [5, 1, paired] and asked_b == [1, paired]  # A's check, probes, pairs
-    assert diff.diagnostics["n_model_rows"] == (sum(asked) - 1) + (sum(asked_b) - 1) - paired
+    assert diff.diagnostics["n_model_rows"] == (sum(asked) - 1) + (sum(asked_b) - 1)

@@ -17,7 +17,7 @@ from sklearn.ensemble import (HistGradientBoostingRegressor, RandomForestClassif
 
 import modellens as ml
 from modellens import ModellensWarning, NotATreeModelError
-from modellens.data import Dataset
+from modellens.engine import open_request
 from modellens.trees import DATA_CHECK_ROWS, route, tree_ensemble
 
 
@@ -101,20 +101,25 @@ def test_route_checks_the_rows_it_is_given_and_says_so_in_each_methods_words(mon
 
     X, y = _data()
     model = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
-    dataset = Dataset.from_data(X)
-    ok = route(model, dataset, X, method="shapley", rows=dataset.values[:7])
-    assert ok and ok.checked_rows == 7 and ok.raw.shape == (7, 1)
+    request = open_request(model, X, dask="in_memory", wrap_model=False)
+    dataset = request.dataset
+    ok = route(model, dataset, X, method="shapley", rows=dataset.values[:7], request=request)
+    assert ok and request.n_model_rows == 7 and ok.raw.shape == (7, 1)
     np.testing.assert_allclose(ok.raw[:, 0], model.predict(X.iloc[:7]), rtol=1e-12)
     real = route_module.tree_ensemble
     monkeypatch.setattr(route_module, "tree_ensemble",
                         lambda m: dataclasses.replace(real(m), value=real(m).value * 2))
     with pytest.warns(ModellensWarning, match="^TreeSHAP is not used: the trees' answers"):
-        no = route(model, dataset, X, method="shapley", rows=dataset.values[:7])
+        no = route(model, dataset, X, method="shapley", rows=dataset.values[:7],
+                   request=request)
     assert not no and no.reason.startswith("the trees' answers differ")
+    assert request.n_model_rows == 14  # (refused: its rows counted all the same)
     with pytest.warns(ModellensWarning, match="^the tree H statistics are not used"):
-        assert not route(model, dataset, X, method="interactions", rows=dataset.values)
+        assert not route(model, dataset, X, method="interactions", rows=dataset.values,
+                         request=request)
     with pytest.raises(NotATreeModelError, match="^method='tree' cannot use this data: the"):
-        route(model, dataset, X, method="pdp", rows=dataset.values, strict=True)
+        route(model, dataset, X, method="pdp", rows=dataset.values, strict=True,
+              request=request)
 
 
 def test_a_selection_says_whether_it_sums_as_its_source():

@@ -10,7 +10,8 @@ runs on any game that offers coalition rows:
 * :class:`RemovalGame`: one text or image,
   :math:`v(S) = f(\text{input with only } S \text{ kept})`;
 * :class:`TreeGame`: a tree ensemble, whose values the trees give exactly with
-  no model rows (path-dependent without a background, interventional with one).
+  no model rows beyond the agreement check's (path-dependent without a
+  background, interventional with one).
 
 Every game has the same small interface: ``n_players``, ``n_explained``,
 ``value_function``, ``model`` (what evaluates its rows; None for trees),
@@ -230,24 +231,24 @@ class RemovalGame(Game):
         return v0, np.array([fx])
 
 
-def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str, n=None,
-                      stacklevel: int = 4):
+def tree_ensemble_for(model, dataset, X, *, strict: bool, response_method: str, request,
+                      n=None, stacklevel: int = 4):
     """The route of TreeSHAP (:func:`~modellens.trees.route`, checked on the explained rows:
     the first ``n`` of ``dataset``, all when None): falsy when it cannot explain this
     request (``strict``: the route raises why).
 
-    Returns the :class:`~modellens.trees.Route`: the trees, the model rows their check
-    cost (``checked_rows``, also where the trees were refused: the fallback counts them,
-    :meth:`~modellens.trees.Route.count_on`) and their raw output on the explained rows
-    (``raw``).
+    Returns the :class:`~modellens.trees.Route`: the trees and their raw output on the
+    explained rows (``raw``).  The model rows of their check are ``request``'s, counted on
+    it (:meth:`~modellens.engine.Request.account`) whether the trees pass or not.
     """
     return route(model, dataset, X, method="shapley", response_method=response_method,
                  rows=dataset.values if n is None else dataset.values[:n], strict=strict,
-                 stacklevel=stacklevel)
+                 request=request, stacklevel=stacklevel)
 
 
 class TreeGame(Game):
-    """A tree ensemble's own game: exact values from the trees, no model rows.
+    """A tree ensemble's own game: exact values from the trees, no model rows but their
+    check's.
 
     Path-dependent without a background (absent features follow the covers),
     interventional with one.  ``X`` and ``background`` are held in the trees'
@@ -256,15 +257,16 @@ class TreeGame(Game):
     rules) are the value columns of :attr:`ensemble`, explained in one pass
     over the trees; ``labels`` (None for one output) select them in the
     stacked result, and :attr:`subjects` holds each output's subject.
-    ``checked_rows``: the model rows that checked the trees' answers (the route's,
-    :func:`tree_ensemble_for`), the game's only model rows; ``raw``: the trees' raw
-    output on the explained rows that the check computed (every column).
+    ``model_rows``: the request's model rows (:attr:`~modellens.engine.Request.n_model_rows`:
+    those that checked the trees' answers, :func:`tree_ensemble_for`, the game's only
+    ones); ``raw``: the trees' raw output on the explained rows that the check computed
+    (every column).
     """
 
     offers_rows = False
 
     def __init__(self, ens, model, dataset, n: int, background, note: str, *, target=None,
-                 checked_rows: int = 0, raw=None):
+                 model_rows: int = 0, raw=None):
         outputs, self.labels = tree_outputs(ens, model, target)
         self.ensemble = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
         #: the explained rows' raw output of each explained column, where the check gave it
@@ -294,7 +296,7 @@ class TreeGame(Game):
         self.output_diagnostics = [
             {"background": note, "n_background": 0 if background is None else len(background),
              "n_trees": int(max(feeds[:, c].sum(), 1)), "library": ens.library,
-             "link": ens.link, "n_model_rows": checked_rows} for c in range(len(outputs))]
+             "link": ens.link, "n_model_rows": model_rows} for c in range(len(outputs))]
         self.diagnostics = self.output_diagnostics[0]
 
 

@@ -142,11 +142,11 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
     conditional = dependence is not None and dependence[0] != "independent"
     if algorithm == "tree" or (algorithm == "auto" and not budget_given and groups is None
                                and not conditional and tree_ensemble_name(model) is not None):
+        # (the check's model rows are the request's: a fallback on the model counts them)
         checked = tree_ensemble_for(model, dataset, X, strict=algorithm == "tree",
-                                    response_method=response_method, n=n, stacklevel=stacklevel)
+                                    response_method=response_method, request=request, n=n,
+                                    stacklevel=stacklevel)
         ens = checked.ensemble
-        if not checked:  # the fallback's model rows count the check's
-            checked.count_on(request.model)
     if ens is None and index != "shapley":
         raise InvalidParameterError(
             f"index={index!r} is computed by TreeSHAP only: it needs algorithm='tree' (or "
@@ -167,7 +167,7 @@ def _game(request, *, masker, background, algorithm, target, response_method, fe
                 "background takes single features. Pass background= rows, or use "
                 "algorithm='exact', 'permutation' or 'kernel'.")
         trees = TreeGame(ens, model, dataset, n, bg, note, target=target,
-                         checked_rows=checked.checked_rows, raw=checked.raw)
+                         model_rows=request.n_model_rows, raw=checked.raw)
         return trees if players is None else GroupGame(trees, players)
     if conditional:
         approach, scores = dependence[0], None

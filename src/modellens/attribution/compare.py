@@ -5,6 +5,11 @@ their difference (:func:`~._difference.difference_ensemble`); any other pair
 through one model whose answer is ``f_B - f_A`` on the same rows
 (:class:`~._difference.ModelDifference`), so every algorithm of
 :func:`~modellens.shapley` pairs its coalitions, background rows and draws.
+
+``diagnostics["n_model_rows"]`` counts the rows the two models answered in all: the
+checks of their trees (:func:`~modellens.trees.route`, counted on the tree request as
+they are spent, whether the trees serve or not) and, paired, each model's answer to every
+planned row (``diagnostics["model_rows_each"]``: the rows each model answered so).
 """
 
 from __future__ import annotations
@@ -47,23 +52,27 @@ def compare_shapley(model_a, model_b, X, *, background=None, algorithm="auto",
     if algorithm == "tree" or (algorithm == "auto" and not sampled
                                and tree_ensemble_name(model_a) is not None
                                and tree_ensemble_name(model_b) is not None):
-        attr = _tree_difference(model_a, model_b, X, background=background,
+        rows = None if background is None or np.isscalar(background) else background
+        request = open_request(model_b, X, reference=rows, feature_names=feature_names,
+                               target=target, response_method=response_method,
+                               chunk_size=chunk_size, n_jobs=n_jobs, progress=progress,
+                               dask="in_memory", wrap_model=False, several=True)
+        tree = _tree_difference(request, model_a, model_b, background=background,
                                 strict=algorithm == "tree", random_state=random_state,
-                                target=target, response_method=response_method,
-                                feature_names=feature_names, chunk_size=chunk_size,
-                                n_jobs=n_jobs, progress=progress, **options)
-        if not isinstance(attr, int):
-            return attr
-        checked_rows = attr
+                                target=target, response_method=response_method, **options)
+        if tree is not None:
+            return tree
+        checked_rows = request.n_model_rows  # (the trees checked, then refused)
     attr = shapley(ModelDifference(model_a, model_b), X, background=background,
                    algorithm=algorithm, random_state=random_state, target=target,
                    response_method=response_method, feature_names=feature_names,
                    chunk_size=chunk_size, n_jobs=n_jobs, progress=progress, **options)
-    # each row the engine planned was answered by both models; n_model_rows adds the rows
-    # that checked the trees before they were refused (as the tree result counts them)
-    attr.diagnostics["model_rows_each"] = attr.diagnostics.get("n_model_rows")
-    if checked_rows:
-        attr.diagnostics["n_model_rows"] += checked_rows
+    # each row the engine planned was answered by both models (the difference's seam
+    # counts it once), after the rows that checked the trees before they were refused
+    each = attr.diagnostics.get("n_model_rows")
+    attr.diagnostics["model_rows_each"] = each
+    if each is not None:
+        attr.diagnostics["n_model_rows"] = 2 * int(each) + checked_rows
     return _relabel(attr, "paired")
 
 
@@ -75,25 +84,20 @@ def _relabel(attr: Attributions, how: str) -> Attributions:
     return attr
 
 
-def _tree_difference(model_a, model_b, X, *, background, strict, random_state, target,
-                     response_method, feature_names, chunk_size, n_jobs, progress,
-                     index="shapley", interactions=False, **_) -> Attributions | int:
-    """TreeSHAP of the trees of ``f_B - f_A``; where ``"auto"`` cannot use the trees, the
-    model rows their check cost (an int, 0 where none: counted by the fallback)."""
+def _tree_difference(request, model_a, model_b, *, background, strict, random_state, target,
+                     response_method, index="shapley", interactions=False,
+                     **_) -> Attributions | None:
+    """TreeSHAP of the trees of ``f_B - f_A`` on ``request`` (``model_b``'s, not wrapped);
+    None where ``"auto"`` cannot use the trees.  The model rows of both models' checks are
+    counted on ``request`` as they are spent (:func:`~modellens.trees.route`)."""
     rng = check_random_state(random_state)
-    rows = None if background is None or np.isscalar(background) else background
-    request = open_request(model_b, X, reference=rows, feature_names=feature_names,
-                           target=target, response_method=response_method,
-                           chunk_size=chunk_size, n_jobs=n_jobs, progress=progress,
-                           dask="in_memory", wrap_model=False, several=True)
-    ensembles, checked_rows = [], 0
+    ensembles = []
     for model in (model_a, model_b):
         checked = tree_ensemble_for(model, request.dataset, request.X, strict=strict,
-                                    response_method=response_method, n=request.n_explained,
-                                    stacklevel=5)
-        checked_rows += checked.checked_rows  # (the check of each model's trees)
+                                    response_method=response_method, request=request,
+                                    n=request.n_explained, stacklevel=5)
         if not checked:
-            return checked_rows
+            return None
         ensembles.append(checked.ensemble)
     diff = difference_ensemble(*ensembles)
     dataset, n = request.dataset, request.n_explained
@@ -108,7 +112,7 @@ def _tree_difference(model_a, model_b, X, *, background, strict, random_state, t
                        desc="compare (tree)")
     parts = []
     for est, subject, diags in zip(estimates, game.subjects, game.output_diagnostics):
-        extra = {**diags, "n_coalitions": 0, "n_model_rows": checked_rows, "index": index,
+        extra = {**diags, "n_coalitions": 0, "n_model_rows": request.n_model_rows, "index": index,
                  "n_trees_a": ensembles[0].n_trees, "n_trees_b": ensembles[1].n_trees}
         parts.append(build(subject, values=est.values, base_values=np.full(n, est.base_value),
                            prediction=est.prediction, method=f"{index}-tree",

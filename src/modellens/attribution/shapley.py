@@ -152,7 +152,9 @@ def shapley(model: ModelLike | PredictFn,
         up to 11 features) and ``"kernel"`` otherwise.  ``"tree"`` is TreeSHAP
         for tree ensembles (scikit-learn trees, forests and gradient boosting,
         XGBoost, LightGBM; see :mod:`modellens.attribution.tree`): exact values
-        read from the trees, with no model rows, on the model's raw output
+        read from the trees, with no model rows beyond the agreement check's (the
+        model's raw margin on the explained rows, at most 100,000; counted in
+        ``diagnostics["n_model_rows"]``), on the model's raw output
         (the prediction, the log-odds of a boosted classifier, the class
         probability of a forest).  Without ``background`` it gives the
         path-dependent values (Lundberg et al. 2020: absent features follow

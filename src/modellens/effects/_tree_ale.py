@@ -1,4 +1,5 @@
-"""First-order ALE of a tree ensemble from its trees: the local effects with no model rows.
+"""First-order ALE of a tree ensemble from its trees: the local effects with no model rows
+beyond the agreement check's (``extra["n_model_rows"]`` counts them).
 
 A point in bin ``k`` of a binned feature ``j`` contributes the local effect
 :math:`f(z_k, x_{-j}) - f(z_{k-1}, x_{-j})`; a point at level ``t`` of a level
@@ -33,12 +34,14 @@ import numpy as np
 
 from ..engine import Plan
 from ._ale_plans import FeaturePlan
+from ..trees import RESPONSE_CHECK_ROWS
 from ._tree_ice import answers, respond, trusted_trees
 
 __all__ = ["EVALUATED_BY_TREES", "MIN_MODEL_ROWS", "TreeALE", "tree_ale"]
 
 #: ``Effect.extra["evaluated"]`` of local effects the trees gave.
-EVALUATED_BY_TREES = "trees (exact local effects, no model rows)"
+EVALUATED_BY_TREES = (f"trees (exact local effects, no model rows beyond the "
+                      f"{RESPONSE_CHECK_ROWS}-row agreement check)")
 #: First-order model rows below which the model evaluates them (see the module's notes).
 MIN_MODEL_ROWS = 50_000
 
@@ -126,7 +129,8 @@ class Refused:
 
 
 class _TreeALEPlan(_Wrapped):
-    """A first-order plan whose local effects the trees give: no model rows."""
+    """A first-order plan whose local effects the trees give: no model rows (but the
+    agreement check's, the request's)."""
 
     def __init__(self, plan, trees, k, c):
         self.plan, self.trees, self.k, self.c = plan, trees, k, c

@@ -1,4 +1,5 @@
-"""Exact PD and ICE of a tree ensemble over the data rows, from its trees (no model rows).
+"""Exact PD and ICE of a tree ensemble over the data rows, from its trees (no model rows
+beyond the agreement check's, on its first ``RESPONSE_CHECK_ROWS`` rows).
 
 :func:`tree_ice` answers whether the trees can give the very curves the model
 would give on the grid rows of a request (:func:`modellens.pdp` with
@@ -16,20 +17,24 @@ not the raw output or its probabilities (a classifier's ``predict``, a
 Poisson booster's exponential), a model whose outputs are known only from
 its answers, and a model whose answers on a few data rows differ from the
 trees' (a link the readers do not model, such as a LightGBM ``sigmoid``
-parameter or a one-vs-all objective).
+parameter or a one-vs-all objective).  That check asks the model a few rows
+(counted on the request's model seam, served or refused): every effect of a
+request the trees were asked for says in ``extra["n_model_rows"]`` the rows the
+model answered for it (:func:`count_model_rows`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..trees import respond
+from ..trees import RESPONSE_CHECK_ROWS, respond
 
 __all__ = ["EVALUATED_BY_TREES", "TreeICE", "tree_ice", "trusted_trees", "respond",
-           "answers"]
+           "answers", "count_model_rows"]
 
 #: ``Effect.extra["evaluated"]`` of a curve the trees gave.
-EVALUATED_BY_TREES = "trees (exact ICE, no model rows)"
+EVALUATED_BY_TREES = (f"trees (exact ICE, no model rows beyond the {RESPONSE_CHECK_ROWS}-row "
+                      "agreement check)")
 #: Bytes of raw curves held at once (rows are walked in blocks of this size).
 BLOCK_BYTES = 1 << 26
 #: Grid rows (rows x grid points x features) below which the model evaluates them: it
@@ -158,6 +163,14 @@ def tree_ice(request, features, axes, base):
     return TreeICE(ens, response, base, single, request.dataset)
 
 
+def count_model_rows(effects, request) -> None:
+    """Set ``extra["n_model_rows"]`` of every effect of ``request``, whose trees were asked
+    (served or refused): the rows its model answered, the agreement check's included."""
+    n_rows = request.n_model_rows
+    for effect in effects.values():
+        effect.extra["n_model_rows"] = n_rows
+
+
 def trusted_trees(request, base, method):
     """``(ens, response)``: the trees that may stand in for the request's model on rows
     like ``base`` (the route's answer, :func:`~modellens.trees.route`: read, fit for the
@@ -166,7 +179,7 @@ def trusted_trees(request, base, method):
     from ..trees import route
 
     answer = route(request.raw_model, request.dataset, request.X, method=method, rows=base,
-                   seam=request.model)
+                   request=request)
     if answer.ensemble is None:
         return str(answer.reason)
     return answer.ensemble, answer.response

@@ -14,6 +14,7 @@ from ._design import Axis, ale_axes, ale_rows
 from ._facts import facts_of
 from ._grid import DEFAULT_POINTS, check_spec_keys
 from ._tree_ale import tree_ale
+from ._tree_ice import count_model_rows
 from .binning import EMPTY_BINS
 from .result import Effects
 
@@ -140,10 +141,11 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     predictions are reduced to its bin statistics as soon as they are all in,
     so memory holds the rows of about one feature at a time.  For a tree
     ensemble in memory the first-order local effects come from its trees
-    instead, exactly and with no model rows, where that is cheaper (the rule
-    is in ``modellens.effects._tree_ale``); such effects say so in
-    ``extra["evaluated"]``, and ``extra["trees_refused"]`` says why the trees,
-    when tried, could not serve.
+    instead, exactly and with no model rows beyond the agreement check's (16
+    rows), where that is cheaper (the rule is in ``modellens.effects._tree_ale``);
+    such effects say so in ``extra["evaluated"]``, ``extra["trees_refused"]`` says
+    why the trees, when tried, could not serve, and ``extra["n_model_rows"]`` the
+    rows the model answered (the check's included).
 
     References
     ----------
@@ -234,8 +236,11 @@ def ale(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                 out.append(single_effects[units[0]])
         return out
 
-    return Effects.stack([assemble(results) for results in
-                          request.run_outputs(plans_for, desc="ale")], request.output_labels)
+    effects = Effects.stack([assemble(results) for results in
+                             request.run_outputs(plans_for, desc="ale")], request.output_labels)
+    if trees is not None:  # the trees were asked: the rows of their check are the model's too
+        count_model_rows(effects, request)
+    return effects
 
 
 # --------------------------------------------------------------------- input

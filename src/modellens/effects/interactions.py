@@ -224,16 +224,16 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         pair_request = ("shared", pair_request[1])
     rows, notes = _sample(dataset.n_rows, sample, check_random_state(random_state))
     base = dataset.values[rows]
-    trees = _tree_model(model, dataset, request.X, method, target, response_method, base, mdl)
+    trees = _tree_model(request, method, target, response_method, base)
     groups = Groups.of(len(rows))
     if trees is not None:
         from ._interactions_tree import TreeStatisticsPlan
 
-        ens, outputs, labels, checked_rows = trees
+        ens, outputs, labels = trees
         # no model rows but the check's: the engine only reduces the plan (n_jobs' threads)
         stats = run(None, [TreeStatisticsPlan(ens, dataset, base, groups, feats, pair_request)],
                     request.options, desc="interactions (tree)")[0]
-        n_model_rows, used, from_trees = checked_rows, "tree", False
+        used, from_trees = "tree", False
     else:
         screen = _BruteScreen(base, groups, feats)
         if method == "auto":
@@ -243,10 +243,13 @@ def interactions(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         _warn_cost(screen, pair_request, method_hint=tree_ensemble_name(model) is not None)
         stats = screen.run(mdl, pair_request, request.options)
         outputs, labels = mdl.outputs, request.output_labels
-        n_model_rows, used, from_trees = mdl.n_rows, "brute", screen.trees is not None
+        used, from_trees = "brute", screen.trees is not None
+    # every row the model answered: the trees' check (counted on the request as it ran)
+    # and brute force's
     parts = [_result(dataset, feats, overall, pairwise, sample_size=len(rows), rows=rows,
                      method=used, output=output, n_groups=groups.G,
-                     n_model_rows=n_model_rows, notes=notes, blocks_from_trees=from_trees)
+                     n_model_rows=request.n_model_rows, notes=notes,
+                     blocks_from_trees=from_trees)
              for (overall, pairwise), output in zip(stats, outputs)]
     return parts[0] if labels is None else Interactions.stack(parts, labels)
 
@@ -476,7 +479,8 @@ def _warn_cost(screen: _BruteScreen, pair_request, *, method_hint):
     cheaper.append(f"sample={small} (about {int(total * (small / n) ** 2):,} rows; the "
                    f"standard errors grow as 1/sqrt(sample))")
     if method_hint:
-        cheaper.append("method='tree' (no model rows; a tree model's raw output)")
+        cheaper.append("method='tree' (no model rows beyond its agreement check; a tree "
+                       "model's raw output)")
     warnings.warn(
         f"this request plans {total:,} model rows: {d} features' blocks ({single:,} rows) and "
         f"{n_pairs} pairs ({pair_rows:,} rows) of up to sample x sample = {n * n:,} rows each. "
@@ -490,8 +494,8 @@ def _warn_cost(screen: _BruteScreen, pair_request, *, method_hint):
 TREE_SINGLES_ROWS = 50_000
 #: Bytes of curves held at once (the features are walked in batches of this size).
 TREE_SINGLES_BYTES = 1 << 26
-TREE_SINGLES_NOTE = ("the features' blocks from the trees (exact ICE, no model rows); "
-                     "f and the pairs' blocks from model rows")
+TREE_SINGLES_NOTE = ("the features' blocks from the trees (exact ICE, no model rows beyond "
+                     "their agreement check); f and the pairs' blocks from model rows")
 
 
 def _tree_singles(request, screen):
@@ -527,27 +531,27 @@ def _tree_singles(request, screen):
     return blocks
 
 
-def _tree_model(model, dataset, X, method, target, response_method, base, seam):
-    """``(TreeEnsemble of the outputs, their names, labels or None, model rows checked)``
-    for the tree method (:func:`~modellens.trees.tree_outputs`: the black-box rules), or
-    None for brute force.
+def _tree_model(request, method, target, response_method, base):
+    """``(TreeEnsemble of the outputs, their names, labels or None)`` for the tree method
+    (:func:`~modellens.trees.tree_outputs`: the black-box rules), or None for brute force.
 
     The route (:func:`~modellens.trees.route`) checks the trees' answers on the rows
-    ``base`` the statistics use: ``method="tree"`` refuses where they cannot serve, and
-    ``"auto"`` falls back on brute force (with the route's warning where the trees answer
-    otherwise than the model: the check's rows are then counted on ``seam``, the request's
-    model seam, with brute force's).
+    ``base`` the statistics use, counting the check's model rows on ``request`` whatever
+    it finds: ``method="tree"`` refuses where they cannot serve, and ``"auto"`` falls back
+    on brute force (with the route's warning where the trees answer otherwise than the
+    model).
     """
+    model = request.raw_model
     if method == "brute" or (method == "auto" and tree_ensemble_name(model) is None):
         return None
     from ..trees import route, tree_outputs
 
-    answer = route(model, dataset, X, method="interactions", response_method=response_method,
-                   rows=base, strict=method == "tree", stacklevel=4)
+    answer = route(model, request.dataset, request.X, method="interactions",
+                   response_method=response_method, rows=base, strict=method == "tree",
+                   request=request, stacklevel=4)
     ens = answer.ensemble
     if ens is None:
-        answer.count_on(seam)
         return None
     outputs, labels = tree_outputs(ens, model, target)
     return (ens.select_outputs([(c, negate) for c, negate, _ in outputs]),
-            [name for _, _, name in outputs], labels, answer.checked_rows)
+            [name for _, _, name in outputs], labels)

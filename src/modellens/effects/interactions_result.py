@@ -46,10 +46,12 @@ class Interactions:
         Groups of the delete-a-group jackknife (``std`` has ``n_groups - 1``
         degrees of freedom).
     n_model_rows : int
-        Model rows evaluated (0 for the tree method).
+        Model rows evaluated: every row the model answered for the request (the tree
+        method's: those of its agreement check, on at most 1,000 sampled rows).
     blocks_from_trees : bool
         Brute force (``method="auto"``) whose features' blocks were read from the
-        trees' exact ICE curves (no model rows), only ``f`` and the pairs' blocks
+        trees' exact ICE curves (no model rows beyond their 16-row agreement check), only
+        ``f`` and the pairs' blocks
         from model rows; False for the tree method and for brute force on model rows.
     notes : tuple of str
         What was adjusted on the way (for instance a sample larger than the data).

@@ -14,6 +14,7 @@ from ..typing import (ArrayLike, DataLike, FeatureSpec, GridSpec, ModelLike, Ran
 from ._design import pd_axes
 from ._facts import MemoryFacts, facts_of
 from ._grid import DEFAULT_POINTS, check_spec_keys, unseen_text_levels
+from ._tree_ice import count_model_rows, tree_ice
 from .result import Effect, Effects, keep_ice_labels
 
 __all__ = ["pdp"]
@@ -100,8 +101,10 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         feature free at its splits, gives the raw output at every grid value,
         and the model's link, the logistic function or the softmax over every
         class, turns it into the model's response), and from the grid rows
-        otherwise; ``Effect.extra["evaluated"]`` says which, and
-        ``extra["trees_refused"]`` why the trees did not serve a tree model.
+        otherwise; ``Effect.extra["evaluated"]`` says which,
+        ``extra["trees_refused"]`` why the trees did not serve a tree model, and
+        ``extra["n_model_rows"]`` the rows the model answered where the trees
+        were tried (their agreement check's 16 included).
         The trees serve the 1-D curves of scikit-learn, XGBoost and LightGBM
         models in memory (categorical splits and missing values included)
         whose response is the raw output, a class probability or a margin,
@@ -111,7 +114,9 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
         compile on its first use).
         ``"tree"`` reads a
         tree ensemble (the models of :func:`modellens.shapley`'s
-        ``algorithm="tree"``) without evaluating rows: the weighted traversal
+        ``algorithm="tree"``) without evaluating grid rows (the model answers
+        only the agreement check's, its raw margin on the first 1,000 rows of
+        ``X``: ``extra["n_model_rows"]``): the weighted traversal
         of Friedman (2001), as scikit-learn's ``method="recursion"``.  A split
         on a grid feature follows the grid value; any other split sends the
         weight down both sides in proportion to the training data that went
@@ -225,8 +230,6 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
     feats, in_memory = request.features, table is None
     trees = None
     if method == "auto" and in_memory:
-        from ._tree_ice import tree_ice
-
         trees = tree_ice(request, feats, axes,
                          dataset.values if rows is None else dataset.values[rows])
     # read here, not in plans_for: a closure over the request would ship its Dask client
@@ -255,6 +258,8 @@ def pdp(model: ModelLike, X: DataLike, features: FeatureSpec = None, *,
                 for feat, plan in zip(feats, plans)]
 
     effects = Effects.stack(request.run_outputs(plans_for, desc="pdp"), request.output_labels)
+    if trees is not None:  # the trees were asked: the rows of their check are the model's too
+        count_model_rows(effects, request)
     if table is None:
         return keep_ice_labels(effects, request.X)
     if ice and rows is not None:  # the sampled rows' labels in the table's index
@@ -364,7 +369,8 @@ class _PDPlan(Plan):
 
 
 class _TreeICEPlan(Plan):
-    """A 1-D :class:`_PDPlan` whose curves the trees give exactly: no model rows.
+    """A 1-D :class:`_PDPlan` whose curves the trees give exactly: no model rows (but the
+    agreement check's, the request's).
 
     The curves ``(m, G)`` of ``trees`` (:class:`~._tree_ice.TreeICE`) take
     the place of the folded answers of the plan's grid rows, laid out as the
@@ -387,7 +393,8 @@ class _TreeICEPlan(Plan):
 
 
 class _TreePDPlan(Plan):
-    """The weighted-traversal partial dependence of a tree ensemble: no model rows.
+    """The weighted-traversal partial dependence of a tree ensemble: no model rows beyond
+    the agreement check's (``model_rows``, the request's).
 
     Every output of ``ens`` (its value columns) comes from one traversal;
     :meth:`reduce` gives one :class:`Effect` per output, named ``outputs``,
@@ -395,13 +402,13 @@ class _TreePDPlan(Plan):
     never evaluated.
     """
 
-    def __init__(self, ens, dataset, feat, grid, *, center, outputs, checked_rows=0):
+    def __init__(self, ens, dataset, feat, grid, *, center, outputs, model_rows=0):
         dataset.warn_missing(feat if isinstance(feat, tuple) else (feat,), "grid")
         axes = pd_axes(MemoryFacts(dataset), dataset, [feat], grid)[0]
         self.curve = _PDPlan(dataset, feat, axes, dataset.values[:1], None, ice=False,
                              center=center, output=outputs[0])
         # the request's model rows: the check of the trees' answers (every effect of it)
-        self.curve.extra = {"n_model_rows": int(checked_rows)}
+        self.curve.extra = {"n_model_rows": int(model_rows)}
         self.ens, self.outputs, self.dataset = ens, outputs, dataset
         self.segments = []
 
@@ -445,7 +452,8 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     """:func:`pdp` with ``method="tree"``: every output asked for from one traversal."""
     from ..trees import route, tree_outputs
 
-    # the trees answer: no model rows (but their check's), so the model is not wrapped
+    # the trees answer: no model rows but their check's (counted on the request as they are
+    # spent, through a seam of the check's own), so the model is not wrapped
     request = open_request(model, X, features, feature_names=feature_names, dask="in_memory",
                            wrap_model=False, **options)
     dataset, X = request.dataset, request.X
@@ -453,14 +461,14 @@ def _tree_pdp(model, X, features, *, grid, ice, center, sample, target, response
     # the trees answer as the model does on the first data rows (their raw margin, through
     # a model seam the route builds for the check: the request wraps no model)
     answer = route(model, dataset, X, method="pdp", response_method=response_method, ice=ice,
-                   sample=sample, rows=dataset.values, strict=True)
+                   sample=sample, rows=dataset.values, strict=True, request=request)
     ens = answer.ensemble
     assert ens is not None  # (strict: a refusal raised)
     outputs, labels = tree_outputs(ens, model, target)
     chosen = ens.select_outputs([(c, negate) for c, negate, _ in outputs])
     names = [name for _, _, name in outputs]
     plans = [_TreePDPlan(chosen, dataset, feat, grid, center=center, outputs=names,
-                         checked_rows=answer.checked_rows) for feat in request.features]
+                         model_rows=request.n_model_rows) for feat in request.features]
     # the plans need no model rows: run() only reduces them (on n_jobs' threads)
     per_feature = run(None, plans, request.options, desc="pdp (tree)")
     return Effects.stack([[effects[c] for effects in per_feature] for c in range(len(outputs))],

@@ -69,7 +69,9 @@ class Effect:
         Incidental diagnostics of the method (``"gradient"``: DALE's
         derivative source; ``"discrete"``, ``"level_codes"``: ALE level axes;
         ``"evaluated"``, ``"trees_refused"``: whether a tree ensemble's PD came
-        from its trees or its model rows, and why not the trees).
+        from its trees or its model rows, and why not the trees;
+        ``"n_model_rows"``: where the trees were tried, the rows the model
+        answered, their agreement check's included).
 
     Notes
     -----

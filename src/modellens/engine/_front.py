@@ -84,6 +84,9 @@ class Request:
         :func:`~modellens.data.row_as_frame`), anything else as given.
     n_explained : int
         Rows of ``dataset`` that are ``X``'s (0 for a text, an image or Dask data).
+    n_model_rows : int
+        The model rows the request has spent so far: its model seam's, and those a
+        method spent through a seam of its own (:meth:`account`).
     """
 
     def __init__(self, dataset, raw_model, features, options, *, table=None, partitions=None,
@@ -93,6 +96,24 @@ class Request:
         self.table, self.partitions, self.X, self.n_explained = table, partitions, X, n_explained
         self._target, self._response_method, self._several = target, response_method, several
         self._model: Model | None = None
+        #: (calls, rows) spent before the model was wrapped (see :meth:`account`)
+        self._spent = (0, 0)
+
+    def account(self, calls: int, rows: int) -> None:
+        """Count ``calls`` model calls over ``rows`` rows that a method made through a seam
+        of its own (the tree route's check of the library's raw margin) as the request's.
+
+        They go on the model seam, wrapped or when it is wrapped (a tree route wraps none
+        where the trees answer), so that ``model.n_rows`` is every row the model answered.
+        """
+        if self._model is not None:
+            self._model.account(calls, rows)
+        else:
+            self._spent = (self._spent[0] + calls, self._spent[1] + rows)
+
+    @property
+    def n_model_rows(self) -> int:
+        return self._spent[1] if self._model is None else self._model.n_rows
 
     @property
     def model(self) -> Model:
@@ -107,6 +128,8 @@ class Request:
                 self._model = Model(self.raw_model, self.dataset, target=self._target,
                                     response_method=self._response_method,
                                     several=self._several, ask=ask)
+            self._model.account(*self._spent)  # (the rows spent before it was wrapped)
+            self._spent = (0, 0)
         return self._model
 
     def adopt(self, dataset):

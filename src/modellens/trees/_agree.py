@@ -101,7 +101,8 @@ def margin_model(raw_model, ens, dataset):
     raw output ``(n, K)`` to its answer, for :func:`disagreement`.
 
     The seam feeds the model its own input form (a DataFrame with its categories, an
-    array), as the model's other calls do, and counts its rows.
+    array), as the model's other calls do, and counts its rows: every row it answers
+    (the trees tell its outputs, so it answers no row to learn them).
     """
     library = ens.library
     response = ("raw", [(k, 1.0) for k in range(ens.n_outputs)])
@@ -123,8 +124,25 @@ def margin_model(raw_model, ens, dataset):
         fn = raw_model.predict
     as_frame = Model(raw_model, dataset, response_method="predict").as_frame
     # (a plain callable of the model's input form; several: one output per raw column)
-    return Model(fn, dataset, input_format="frame" if as_frame else "array",
-                 several=ens.n_outputs > 1), response
+    return _Margin(fn, dataset, input_format="frame" if as_frame else "array",
+                   width=ens.n_outputs), response
+
+
+class _Margin(Model):
+    """A plain callable of ``width`` output columns as a model seam that knows them.
+
+    A seam learns the outputs of a plain callable by asking it one row
+    (:meth:`~modellens.models.Model._probe`, a row no method counts); the
+    check's callable has the trees' columns, so it asks none: every row the model
+    answers for the check is a row the check counts.
+    """
+
+    def __init__(self, fn, dataset, *, input_format: str, width: int):
+        self._width = width
+        super().__init__(fn, dataset, input_format=input_format, several=width > 1)
+
+    def _probe(self, *, strict: bool = False, ask=None) -> int | None:
+        return self._width if self._width > 1 else None
 
 
 def disagreement(ens, model, rows, dataset, response) -> str | None:
@@ -170,10 +188,11 @@ def _compare(ens, model, rows, dataset, response):
     except ModelError:
         # XGBoost refuses a frame holding a category it never saw, which the trees send
         # where the library's rule for codes does: the rows of known levels are checked
-        model, rows, coded = _known(ens, model, rows, coded, dataset)
+        known, rows, coded = _known(ens, model, rows, coded, dataset)
         if rows.shape[0] == 0:
             return None, None
-        theirs = model.predict(rows.copy())  # (a model that refuses these too: its error)
+        theirs = known.predict(rows.copy())  # (a model that refuses these too: its error)
+        model.account(1, len(rows))  # (answered through a copy: the seam's rows all the same)
     raw = ens.predict_raw(coded)
     ours = respond(ens, raw, response)
     theirs = np.asarray(theirs, dtype=np.float64).reshape(ours.shape)
@@ -213,21 +232,28 @@ def _known(ens, model, rows, coded, dataset):
 
 class Check(NamedTuple):
     """What :func:`margin_disagreement` found: why the trees disagree (None: they agree),
-    the model rows it cost, and the trees' raw output ``(m, K)`` on the checked rows
-    (None unless they agree on every row: a route may reuse it, the same numbers)."""
+    and the trees' raw output ``(m, K)`` on the checked rows (None unless they agree on
+    every row: a route may reuse it, the same numbers)."""
 
     why: str | None
-    n_rows: int
     raw: np.ndarray | None
 
 
-def margin_disagreement(raw_model, ens, dataset, rows) -> Check:
+def margin_disagreement(raw_model, ens, dataset, rows, request) -> Check:
     """:func:`disagreement` of the trees with the library's raw margin (:func:`margin_model`)
-    on ``rows``, the model rows it cost (to count them where a result counts its model
-    rows) and the trees' raw output there."""
+    on ``rows``, and the trees' raw output there.
+
+    The model rows it costs are the request's: they are counted on ``request`` (its
+    ``account(calls, rows)``, :meth:`~modellens.engine.Request.account`) as they are
+    spent, whether the trees agree or not, so that a result counts them whichever way
+    it is computed.
+    """
     checker, response = margin_model(raw_model, ens, dataset)
-    why, raw = _compare(ens, checker, rows, dataset, response)
-    return Check(why, checker.n_rows, raw)
+    try:
+        why, raw = _compare(ens, checker, rows, dataset, response)
+    finally:  # (a model that raised answered no row: the seam counts answered rows only)
+        request.account(checker.n_calls, checker.n_rows)
+    return Check(why, raw)
 
 
 def model_response(ens, model):

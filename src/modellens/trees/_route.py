@@ -9,16 +9,18 @@ these readers read (or its file is unsafe), the data is not what the trees split
 order), the response asked for is not the trees' raw output (:func:`raw_is_response`, the
 one rule), the tree partial dependence is asked for what it has not (ICE curves, a sample
 of rows, another response), or the trees answer otherwise than the model on the rows the
-route checks (:mod:`._agree`: the net under every tree route).  A method asked for
-explicitly (``strict``) refuses with the method's one refusal text; a method the library
-chose itself falls back on the model's rows (with the method's one warning text where the
-trees disagree with the model).
+route checks (:mod:`._agree`: the net under every tree route).  The model rows of that
+check are the request's (``request=``): they are counted on it where they are spent,
+whether the trees pass or not, so no method that routes can leave them out of its count.
+A method asked for explicitly (``strict``) refuses with the method's one refusal text; a
+method the library chose itself falls back on the model's rows (with the method's one
+warning text where the trees disagree with the model).
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NoReturn
 
 import numpy as np
@@ -76,9 +78,6 @@ class Route:
         The error to raise when the user asked for the tree method: a
         :class:`~modellens.NotATreeModelError` whose ``reason`` is ``reason``
         (or the reader's own error for a model it cannot read).
-    checked_rows : int
-        The model rows the check of the trees' answers cost (0: not checked), whether the
-        trees passed it or not (a fallback on the model's rows counts them too).
     raw : ndarray of shape (m, K) or None
         The trees' raw output, every column, on the checked rows, where the check
         compared every row given (a route may reuse it: the same numbers).
@@ -91,21 +90,11 @@ class Route:
     ensemble: TreeEnsemble | None
     reason: str | None = None
     error: InvalidParameterError | None = None
-    checked_rows: int = 0
     raw: np.ndarray | None = None
     response: tuple | None = None
 
     def __bool__(self) -> bool:
         return self.ensemble is not None
-
-    def count_on(self, seam) -> None:
-        """Add the model rows of the check to the count of ``seam``, the request's model
-        seam (:meth:`~modellens.models.Model.account`), where the method falls back on it:
-        its model rows are then every row the model answered.  (The check of the raw-output
-        routes asks the library's raw margin through a seam of its own; the exact ICE and
-        ALE ask the request's seam itself, which counts them.)"""
-        if self.checked_rows:
-            seam.account(1, self.checked_rows)
 
     def refuse(self) -> NoReturn:
         """Raise :attr:`error`: the trees were asked for and cannot serve the request."""
@@ -169,7 +158,7 @@ def _raw_output(ens: TreeEnsemble, method: str, response_method: str,
 
 
 def route(model, dataset, X, *, method: str, response_method: str = "auto", ice: bool = False,
-          sample=None, rows=None, strict: bool = False, seam=None,
+          sample=None, rows=None, strict: bool = False, request=None,
           stacklevel: int = 2) -> Route:
     """Whether the trees of ``model`` can serve a request of ``method``, and if not, why.
 
@@ -191,18 +180,20 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
     rows : ndarray of shape (m, d), optional
         Encoded rows on whose first ones (as many as the method checks) the trees'
         answers are compared with the model's (:mod:`._agree`): the library's raw margin
-        for TreeSHAP, the H statistics and the tree PD, the answers of ``seam`` (the
-        request's model) for the exact ICE and ALE.  None: no check (the route's answer
-        before it).
+        for TreeSHAP, the H statistics and the tree PD, the answers of the request's model
+        seam (``request.model``) for the exact ICE and ALE.  None: no check (the route's
+        answer before it).
     strict : bool
         The user asked for the tree method: a refusal raises its error (the method's one
         refusal text).  Not strict, the trees are used only where their raw output is the
         response (:func:`raw_is_response`), and trees that answer otherwise than the model
         are refused with the method's one warning (a :class:`~modellens.ModellensWarning`).
-    seam : Model, optional
-        The request's model seam (the exact ICE and ALE compare its answers, which it
-        counts; a fallback of the other routes counts their check's rows on it:
-        :meth:`Route.count_on`).
+    request : Request
+        The open request (:func:`~modellens.engine.open_request`), needed with ``rows``:
+        the check's model rows are its own, counted on it as they are spent (the raw
+        margin's through :meth:`~modellens.engine.Request.account`, the exact ICE's and
+        ALE's by its model seam, which answers them), so that the method's count, from the
+        trees or from the model's rows where the trees are refused, holds them.
     stacklevel : int
         The warning's stack level, as the caller would give it to ``warnings.warn``.
 
@@ -212,9 +203,12 @@ def route(model, dataset, X, *, method: str, response_method: str = "auto", ice:
         The trees (``route.ensemble``) with what their check found, or (not ``strict``)
         None with ``route.reason`` and the error the tree method would raise.
     """
+    if rows is not None and request is None:
+        raise TypeError("route() checks rows for a request: pass request= (the check's model "
+                        "rows are counted on it)")
     answer = _route(model, dataset, X, method, response_method, ice, sample, strict)
     if answer and rows is not None:
-        answer = _checked(answer, model, dataset, rows[:_CHECK_ROWS[method]], method, seam)
+        answer = _checked(answer, model, dataset, rows[:_CHECK_ROWS[method]], method, request)
         fallback = _FALLBACKS[method]
         if not answer and not strict and fallback is not None:
             warnings.warn(fallback.format(why=answer.reason), ModellensWarning,
@@ -245,18 +239,20 @@ def _route(model, dataset, X, method, response_method, ice, sample, strict) -> R
     return Route(ens)
 
 
-def _checked(answer: Route, model, dataset, rows, method: str, seam) -> Route:
-    """``answer`` with the check of the trees' answers on ``rows``, or refused for it."""
+def _checked(answer: Route, model, dataset, rows, method: str, request) -> Route:
+    """``answer`` with the check of the trees' answers on ``rows``, or refused for it (the
+    check's model rows counted on ``request`` either way)."""
     ens = answer.ensemble
     if method in ("ice", "ale"):  # the response shown: compared through the request's model
+        seam = request.model
         response = model_response(ens, seam)
         if isinstance(response, str):
             return refused(method, response)  # (no row asked)
         why = disagreement(ens, seam, rows, dataset, response)
         if why is not None:
-            return replace(refused(method, why), checked_rows=len(rows))
-        return Route(ens, checked_rows=len(rows), response=response)
-    why, checked_rows, raw = margin_disagreement(model, ens, dataset, rows)
-    if why is not None:  # (the rows it cost are the fallback's too)
-        return replace(refused(method, why), checked_rows=checked_rows)
-    return Route(ens, checked_rows=checked_rows, raw=raw)
+            return refused(method, why)
+        return Route(ens, response=response)
+    why, raw = margin_disagreement(model, ens, dataset, rows, request)
+    if why is not None:
+        return refused(method, why)
+    return Route(ens, raw=raw)
