@@ -53,10 +53,12 @@ SHARED_FOLDERS = {
 #: belongs here, at its rank.
 LONG_FIRST = [
     "dask",  # 208: every file of tests/dask (SHARED_FOLDERS), 90 + 78 + 18 s and the rest
-    "tests/fuzz/test_fuzz_data.py",  # 170 (one test: 40 reports in one child)
     "tests/cli/test_cli.py",  # 164
     "tests/report/test_report_interactive.py",  # 133: three reports, Chromium driven
     "tests/cli/test_working_directory.py",  # 112: cold processes, clusters, loky pools
+    # 170 at fc150ec, when each of its 40 reports also started a warm-up child (stamps
+    # since, a2b6c18): 117 s of CPU at a load of 10 (session 20), about 100 idle
+    "tests/fuzz/test_fuzz_data.py",  # ~100 (one test: 40 reports in one child)
     "tests/report/test_warm_up.py",  # 91: processes on empty numba caches
     "tests/fuzz/test_fuzz_safety.py",  # 82
     "tests/docs/test_docs.py",  # 81: the documentation build runs the gallery

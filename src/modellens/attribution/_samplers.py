@@ -37,7 +37,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from scipy import stats
 
 from .._validation import InvalidParameterError
 
@@ -206,6 +205,8 @@ class CopulaSampler(GaussianSampler):
         u = np.empty_like(values, dtype=float)
         for j in range(values.shape[1]):
             u[:, j] = np.interp(values[:, j], self._sorted[:, j], self._levels)
+        from scipy import stats  # here: scipy.stats costs ~1 s at ``import modellens``
+
         return stats.norm.ppf(u)
 
     def _draw(self, x, mask, fit):
@@ -216,6 +217,8 @@ class CopulaSampler(GaussianSampler):
 
     def _values(self, z, mask):
         """Drawn normal scores of the features outside ``mask`` back on their scale."""
+        from scipy import stats  # (see _scores)
+
         u = stats.norm.cdf(z)
         out = np.empty_like(z)
         for k, j in enumerate(np.flatnonzero(~mask)):

@@ -6,7 +6,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 from ._regions_local import Local
 
@@ -367,6 +366,9 @@ class Node:
             n_rows = groups.shape[1]
             # (variant, group) x rows, one entry per variant in each row's column: built as
             # CSC without sorting; each group's sum adds its rows in order, as CSR would
+            # imported here, not at the top: scipy costs at ``import modellens``
+            from scipy import sparse
+
             by_group = sparse.csc_matrix(
                 (W.T.ravel(), (groups + offset).T.ravel(), np.arange(0, V * n_rows + 1, V)),
                 shape=(V * n_groups, n_rows)) @ self.by_row
