@@ -249,6 +249,20 @@ def _check_flat_trees(trees: FlatTrees, n_features):
 
 
 
+def _bytes_at(data, at) -> bool:
+    """Whether the compiled arguments are a C-contiguous one-dimensional uint8 array and an
+    integer offset: the only signature the byte intrinsics below accept."""
+    return (isinstance(data, types.Array) and data.dtype == types.uint8 and data.ndim == 1
+            and data.layout == "C" and isinstance(at, types.Integer))
+
+
+def _byte_address(context, builder, signature, args):
+    """The address of byte ``args[1]`` of the array ``args[0]``, in generated code."""
+    array = context.make_array(signature.args[0])(context, builder, args[0])
+    at = context.cast(builder, args[1], signature.args[1], types.intp)
+    return builder.gep(array.data, [at])
+
+
 def _big_endian(bits):
     """A compiled read of the big-endian signed integer of ``bits`` bits at a byte offset of a
     C-contiguous uint8 array (as int64): one unaligned load and a byte swap (numba left
@@ -259,15 +273,13 @@ def _big_endian(bits):
 
     @intrinsic
     def read(typingctx, data, at):
-        if not (isinstance(data, types.Array) and data.dtype == types.uint8 and
-                data.ndim == 1 and data.layout == "C" and isinstance(at, types.Integer)):
+        if not _bytes_at(data, at):
             return None
         sig = types.int64(data, at)
 
         def codegen(context, builder, signature, args):
-            array = context.make_array(signature.args[0])(context, builder, args[0])
-            at = context.cast(builder, args[1], signature.args[1], types.intp)
-            where = builder.bitcast(builder.gep(array.data, [at]), width.as_pointer())
+            where = builder.bitcast(_byte_address(context, builder, signature, args),
+                                    width.as_pointer())
             value = builder.load(where, align=1)
             if bits > 8:
                 swap = cgutils.get_or_insert_function(
@@ -282,7 +294,6 @@ def _big_endian(bits):
 
 #: Big-endian int16, int32 and int64 reads (:func:`_big_endian`).
 _i16, _i32, _i64 = _big_endian(16), _big_endian(32), _big_endian(64)
-
 
 
 def _borrowed_view():
@@ -324,15 +335,12 @@ def _prefetch_hint():
 
     @intrinsic
     def prefetch(typingctx, data, at):
-        if not (isinstance(data, types.Array) and data.dtype == types.uint8 and
-                data.ndim == 1 and data.layout == "C" and isinstance(at, types.Integer)):
+        if not _bytes_at(data, at):
             return None
         sig = types.void(data, at)
 
         def codegen(context, builder, signature, args):
-            array = context.make_array(signature.args[0])(context, builder, args[0])
-            at = context.cast(builder, args[1], signature.args[1], types.intp)
-            where = builder.gep(array.data, [at])
+            where = _byte_address(context, builder, signature, args)
             i32 = ir.IntType(32)
             hint = cgutils.get_or_insert_function(
                 builder.module, ir.FunctionType(ir.VoidType(), [where.type, i32, i32, i32]),
