@@ -13,18 +13,16 @@ about the kernels themselves.
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
-from functools import lru_cache
-from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from ._kernel_cache import code_key
 from ._process import usable_cores
 from ._validation import InvalidParameterError
 
@@ -91,7 +89,7 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
         process imports and nothing from the working directory.  Methods
         already warmed for this very code are left out (a stamp beside
         numba's cache, written once a method's run ends, names the numba and
-        Python versions and every source file's size and time): with all of
+        Python versions and the contents of every source file): with all of
         them warm, no process starts and None is returned.
 
     Returns
@@ -203,27 +201,12 @@ def _run(name: str) -> float:
     return seconds
 
 
-@lru_cache(maxsize=1)
-def _code_key() -> str:
-    """What a warm numba cache of this library's kernels depends on, hashed: numba's and
-    Python's versions, the machine, and the size and time of every source file (numba
-    itself reads a file's cached kernels only while its size and time are unchanged)."""
-    from importlib.metadata import version
-
-    here = Path(__file__).resolve().parent
-    parts = [version("numba"), sys.version, platform.machine(), str(here)]
-    for path in sorted(here.rglob("*.py")):
-        stat = path.stat()
-        parts.append(f"{path.relative_to(here)} {stat.st_size} {stat.st_mtime_ns}")
-    return sha256("\n".join(parts).encode()).hexdigest()[:16]
-
-
 def _stamp(name: str) -> Path:
     """The file that says ``name``'s kernels are in numba's cache for this code: where numba
     caches them (``NUMBA_CACHE_DIR``, or the ``__pycache__`` beside the sources), so that
     a cache emptied by removing its folder takes its stamps with it."""
     folder = os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parent / "__pycache__"
-    return Path(folder) / f"modellens-warm-{name}-{_code_key()}"
+    return Path(folder) / f"modellens-warm-{name}-{code_key()}"
 
 
 def _mark(name: str) -> None:

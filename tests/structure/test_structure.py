@@ -262,7 +262,7 @@ def _top(module):
 LAYERS = [("__main__",), ("cli",), ("cli_compare", "cli_texts"), ("report",), ("_warm",), ("change",), ("attribution", "effects", "_predict"), ("plot",), ("engine",),
           ("files",), ("trees",), ("models",), ("data",), ("_result_dicts", "_result_specs"),
           ("_result_checks",), ("_serialize", "datasets", "_config"),
-          ("_validation", "_version", "typing", "_progress", "_children"), ("_process",)]
+          ("_validation", "_version", "typing", "_progress", "_children"), ("_process", "_kernel_cache")]
 
 def _graph():
     # the face (modellens/__init__) re-exports every layer and is left out: the report

@@ -20,6 +20,10 @@ the one Dask driver (``_dask``: ``evaluate_on_client``, ``map_partitions``,
 names.
 """
 
+from .._kernel_cache import keep_kernels_fresh
+
+keep_kernels_fresh()  # before any kernel module: their caches are keyed on the whole package
+
 from ._dask_tables import compute_on, import_dask, map_rows, partition_offsets, take_rows
 from ._design import (DISTINCT_LIMIT, ColumnSummary, count_quantile_edges, feature_sample,
                       few_values, grid_points, summarise_values)

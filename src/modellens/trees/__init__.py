@@ -13,7 +13,11 @@ tree methods (TreeSHAP, tree partial dependence, tree H statistics) run, and
 Other packages reach all of it through this face only.
 """
 
-from . import _kernels as kernels
+from .._kernel_cache import keep_kernels_fresh
+
+keep_kernels_fresh()  # before any kernel module: their caches are keyed on the whole package
+
+from . import _kernels as kernels  # noqa: E402
 from ._checks import MAX_TREE_DEPTH, UnsafeModelError
 from ._checks_lightgbm import check_lightgbm_text
 from ._checks_lightgbm_scan import check_lightgbm_file
