@@ -19,3 +19,67 @@ def _one_error_line(err):
     assert lines and "error:" in lines[-1]
     assert len(lines) == 1, err
     return lines[-1]
+
+
+#: A child that imports the command line once, then forks a process per command: each
+#: command runs as ``python -m modellens`` would (``sys.exit(main(argv))``: an uncaught
+#: exception prints its traceback and exits 1, a signal kills only that process), in its
+#: own working directory, its stderr (the file descriptor, so that a library's C code
+#: writing there is seen too) in its own file.  Started fresh, each of those processes
+#: paid ``import modellens.cli`` (about 1 s of CPU) and, for a .skops file,
+#: ``import skops.io`` (about 4 s more) before a refusal that takes milliseconds.
+FORKING_DRIVER = """\
+import json, os, signal, sys, time
+import modellens.cli
+for name in sys.argv[3:]:  # what every command of the batch imports anyway
+    __import__(name)
+commands, deadline = json.load(open(sys.argv[1])), float(sys.argv[2])
+for i, (argv, cwd, err) in enumerate(commands):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        sys.exit(modellens.cli.main(argv))
+    end = time.monotonic() + deadline
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)  # -N: killed by signal N
+            break
+        if time.monotonic() > end:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            code = "hang"
+            break
+        time.sleep(0.01)
+    print(json.dumps({"i": i, "code": code}), flush=True)
+"""
+
+
+def run_commands_forked(commands, folder, *, preload=(), deadline=240, env=None):
+    """``[(exit status, stderr)]`` of each ``(argv, working directory)`` in ``commands``, each
+    in its own process forked from one that imported the command line (and ``preload``):
+    a negative status is the signal that ended it, ``"hang"`` one killed at ``deadline``
+    seconds.  Use it where a test needs a fresh process per command (a crash ends only that
+    command) but not a fresh interpreter (a test of the import itself, or of ``-m``, does)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = Path(folder)
+    errs = [folder / f"stderr-{i}.txt" for i in range(len(commands))]
+    manifest = folder / "commands.json"
+    manifest.write_text(json.dumps([[[str(a) for a in argv], str(cwd), str(err)]
+                                    for (argv, cwd), err in zip(commands, errs)]))
+    done = subprocess.run([sys.executable, "-c", FORKING_DRIVER, str(manifest), str(deadline),
+                           *preload], capture_output=True, text=True, env=env,
+                          timeout=60 + deadline * len(commands))
+    assert done.returncode == 0, done.stderr[-3000:]
+    codes = {r["i"]: r["code"] for r in map(json.loads, done.stdout.splitlines())}
+    assert sorted(codes) == list(range(len(commands))), done.stdout
+    return [(codes[i], err.read_text() if err.exists() else "") for i, err in enumerate(errs)]

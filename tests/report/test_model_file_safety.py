@@ -1,17 +1,15 @@
 """Tampered model files are refused before anything walks their trees (issue #34).
 
-Each file is built in the test from a valid model with one defect in its node
-arrays; the CLI runs on it in a child process (a crash is a negative return
-code, a hang the timeout) and must exit 1 with one line naming the problem,
-leaving the file as it was.  The same models, untampered, load and predict
+Each file is built from a valid model with one defect in its node arrays; the
+CLI runs on it in a process of its own (a crash is a negative return code, a
+hang the deadline), forked from one child that imported the CLI once, and must
+exit 1 with one line naming the problem, leaving the file as it was.  The same models, untampered, load and predict
 as the original.
 """
 
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,8 @@ import modellens
 from modellens.trees import tree_ensemble
 from modellens.trees import UnsafeModelError
 from modellens.files import FileError, load_model as load_model_file
+
+from cli_support import run_commands_forked
 
 sio = pytest.importorskip("skops.io")
 
@@ -36,34 +36,6 @@ def _data(tmp_path, n=120, seed=0):
     return X, y
 
 
-def _cli(tmp_path, model_path, timeout=240):
-    """Exit status and stderr of ``modellens report`` in a child process."""
-    env = dict(os.environ, PYTHONPATH=SRC, MODELLENS_NO_PROGRESS="1")
-    before = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "modellens", "report", "--model", str(model_path),
-             "--data", str(tmp_path / "data.csv"), "--out", str(tmp_path / "r.html"),
-             "--explain", "2", "--sample", "50", "--grid", "3"],
-            capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"modellens report hung on {Path(model_path).name}")
-    assert hashlib.sha256(Path(model_path).read_bytes()).hexdigest() == before
-    assert done.returncode >= 0, f"crashed with signal {-done.returncode}: {done.stderr[-500:]}"
-    return done.returncode, done.stderr
-
-
-def _refused(tmp_path, model_path, *words):
-    code, err = _cli(tmp_path, model_path)
-    lines = [line for line in err.strip().splitlines() if line]
-    assert code == 1, err[-2000:]
-    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
-    assert "refusing" in lines[0], lines[0]
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
-
-
 def _tampered_tree(model, node, side, value):
     state = model.tree_.__getstate__()
     nodes = state["nodes"].copy()
@@ -73,36 +45,27 @@ def _tampered_tree(model, node, side, value):
     return model
 
 
-@pytest.mark.parametrize("value, words", [(10 ** 6, ("outside",)), (0, ("cycle",))])
-def test_skops_decision_tree_with_a_tampered_node_array_is_refused(tmp_path, value, words):
+def _skops_tree(folder, value):
     from sklearn.tree import DecisionTreeRegressor
 
-    X, y = _data(tmp_path)
+    X, y = _data(folder)
     model = _tampered_tree(DecisionTreeRegressor(max_depth=3).fit(X, y), 0, "left", value)
-    path = tmp_path / "tree.skops"
+    path = folder / "tree.skops"
     sio.dump(model, path)
-    _refused(tmp_path, path, *words)
-    with pytest.raises(FileError, match="refusing"):
-        load_model_file(path)
-    with pytest.raises(UnsafeModelError):  # the in-memory model is refused by the parser
-        tree_ensemble(model)
+    return path, model
 
 
-@pytest.mark.parametrize("value, words", [(10 ** 6, ("outside",)), (0, ("cycle",))])
-def test_skops_hist_gradient_boosting_with_a_tampered_predictor_is_refused(tmp_path, value,
-                                                                             words):
+def _skops_hgb(folder, value):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    X, y = _data(tmp_path)
+    X, y = _data(folder)
     model = HistGradientBoostingRegressor(max_iter=5, max_depth=3).fit(X, y)
     nodes = model._predictors[2][0].nodes
     first = int(np.flatnonzero(nodes["is_leaf"] == 0)[0])
     nodes["left"][first] = value if value else first
-    path = tmp_path / "hgb.skops"
+    path = folder / "hgb.skops"
     sio.dump(model, path)
-    _refused(tmp_path, path, *words)
-    with pytest.raises(UnsafeModelError):
-        tree_ensemble(model)
+    return path, model
 
 
 def _xgb_json(tmp_path, X, y):
@@ -112,24 +75,24 @@ def _xgb_json(tmp_path, X, y):
     return model, json.loads((tmp_path / "ok.json").read_text())
 
 
-def test_xgboost_json_with_a_negative_child_is_refused(tmp_path):
-    X, y = _data(tmp_path)
-    _, doc = _xgb_json(tmp_path, X, y)
+def _xgb_negative_child(folder):
+    X, y = _data(folder)
+    _, doc = _xgb_json(folder, X, y)
     tree = doc["learner"]["gradient_booster"]["model"]["trees"][1]
     tree["left_children"][0] = -7
-    path = tmp_path / "bad.json"
+    path = folder / "bad.json"
     path.write_text(json.dumps(doc))
-    _refused(tmp_path, path, "left child -7")
+    return path, None
 
 
-def test_xgboost_json_with_a_parent_out_of_range_is_refused(tmp_path):
+def _xgb_parent_out_of_range(folder):
     # XGBoost looks each node's parent up while it loads the file
-    X, y = _data(tmp_path)
-    _, doc = _xgb_json(tmp_path, X, y)
+    X, y = _data(folder)
+    _, doc = _xgb_json(folder, X, y)
     doc["learner"]["gradient_booster"]["model"]["trees"][0]["parents"][1] = 10 ** 8
-    path = tmp_path / "bad.json"
+    path = folder / "bad.json"
     path.write_text(json.dumps(doc))
-    _refused(tmp_path, path, "parent")
+    return path, None
 
 
 def _lgb_text(tmp_path, X, y):
@@ -150,38 +113,123 @@ def _edit_tree(text, k, key, edit):
     return "\n".join(lines)
 
 
-def test_lightgbm_text_with_a_leaf_index_past_its_leaves_is_refused(tmp_path):
-    X, y = _data(tmp_path)
-    _, text = _lgb_text(tmp_path, X, y)
+def _lgb_file(folder, text):
+    path = folder / "bad.txt"
+    path.write_text(text)
+    return path, None
+
+
+def _lgb_leaf_past_its_leaves(folder):
+    X, y = _data(folder)
+    _, text = _lgb_text(folder, X, y)
 
     def past(values):  # the first leaf reference becomes leaf num_leaves (one past the last)
         i = next(j for j, v in enumerate(values) if int(v) < 0)
         values[i] = str(~6)
         return values
 
-    path = tmp_path / "bad.txt"
-    path.write_text(_edit_tree(text, 1, "left_child", past))
-    _refused(tmp_path, path, "leaves")
+    return _lgb_file(folder, _edit_tree(text, 1, "left_child", past))
 
 
-def test_lightgbm_text_with_a_node_that_is_its_own_child_is_refused(tmp_path):
-    X, y = _data(tmp_path)
-    _, text = _lgb_text(tmp_path, X, y)
-    path = tmp_path / "bad.txt"
-    path.write_text(_edit_tree(text, 2, "right_child", lambda v: ["0"] + v[1:]))
-    _refused(tmp_path, path, "cycle")
+def _lgb_own_child(folder):
+    X, y = _data(folder)
+    _, text = _lgb_text(folder, X, y)
+    return _lgb_file(folder, _edit_tree(text, 2, "right_child", lambda v: ["0"] + v[1:]))
 
 
-def test_lightgbm_text_whose_tree_sizes_point_past_the_text_is_refused(tmp_path):
+def _lgb_sizes_past_the_text(folder):
     # LightGBM jumps to each tree by these sizes while loading, unchecked
-    X, y = _data(tmp_path)
-    _, text = _lgb_text(tmp_path, X, y)
+    X, y = _data(folder)
+    _, text = _lgb_text(folder, X, y)
     lines = text.split("\n")
     i = next(j for j, line in enumerate(lines) if line.startswith("tree_sizes="))
     lines[i] = "tree_sizes=" + " ".join(["100000000"] * 4)
-    path = tmp_path / "bad.txt"
-    path.write_text("\n".join(lines))
-    _refused(tmp_path, path, "tree_sizes")
+    return _lgb_file(folder, "\n".join(lines))
+
+
+#: Each tampered file: (how it is built, its arguments)
+TAMPERED = {
+    "tree outside": (_skops_tree, 10 ** 6), "tree cycle": (_skops_tree, 0),
+    "hgb outside": (_skops_hgb, 10 ** 6), "hgb cycle": (_skops_hgb, 0),
+    "xgb negative child": (_xgb_negative_child,), "xgb parent": (_xgb_parent_out_of_range,),
+    "lgb leaf past": (_lgb_leaf_past_its_leaves,), "lgb own child": (_lgb_own_child,),
+    "lgb sizes past": (_lgb_sizes_past_the_text,),
+}
+
+
+@pytest.fixture(scope="module")
+def cli_runs(tmp_path_factory):
+    """``{name: (exit status, stderr, model)}``: ``modellens report`` on each tampered file,
+    each in its own process (a crash is a negative status, a hang the deadline), those
+    processes forked from one that imported the command line and skops once: nine fresh
+    interpreters paid those imports nine times (cli_support.run_commands_forked)."""
+    built, commands = {}, []
+    for name, (make, *args) in TAMPERED.items():
+        folder = tmp_path_factory.mktemp(name.replace(" ", "-"))
+        path, model = make(folder, *args)
+        built[name] = (path, model, hashlib.sha256(path.read_bytes()).hexdigest())
+        commands.append((["report", "--model", path, "--data", folder / "data.csv",
+                          "--out", folder / "r.html", "--explain", "2", "--sample", "50",
+                          "--grid", "3"], folder))
+    env = dict(os.environ, PYTHONPATH=SRC, MODELLENS_NO_PROGRESS="1")
+    runs = run_commands_forked(commands, tmp_path_factory.mktemp("runs"), env=env,
+                               preload=["skops.io"])
+    return {name: (code, err, path, model, digest)
+            for (name, (path, model, digest)), (code, err) in zip(built.items(), runs)}
+
+
+def _refused(run, *words):
+    code, err, path, _, digest = run
+    assert code != "hang", f"modellens report hung on {path.name}"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest  # left as it was
+    assert code >= 0, f"crashed with signal {-code}: {err[-500:]}"
+    lines = [line for line in err.strip().splitlines() if line]
+    assert code == 1, err[-2000:]
+    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
+    assert "refusing" in lines[0], lines[0]
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("kind, words", [("outside", ("outside",)), ("cycle", ("cycle",))])
+def test_skops_decision_tree_with_a_tampered_node_array_is_refused(cli_runs, kind, words):
+    run = cli_runs[f"tree {kind}"]
+    _refused(run, *words)
+    path, model = run[2:4]
+    with pytest.raises(FileError, match="refusing"):
+        load_model_file(path)
+    with pytest.raises(UnsafeModelError):  # the in-memory model is refused by the parser
+        tree_ensemble(model)
+
+
+@pytest.mark.parametrize("kind, words", [("outside", ("outside",)), ("cycle", ("cycle",))])
+def test_skops_hist_gradient_boosting_with_a_tampered_predictor_is_refused(cli_runs, kind,
+                                                                             words):
+    run = cli_runs[f"hgb {kind}"]
+    _refused(run, *words)
+    with pytest.raises(UnsafeModelError):
+        tree_ensemble(run[3])
+
+
+def test_xgboost_json_with_a_negative_child_is_refused(cli_runs):
+    _refused(cli_runs["xgb negative child"], "left child -7")
+
+
+def test_xgboost_json_with_a_parent_out_of_range_is_refused(cli_runs):
+    _refused(cli_runs["xgb parent"], "parent")
+
+
+def test_lightgbm_text_with_a_leaf_index_past_its_leaves_is_refused(cli_runs):
+    _refused(cli_runs["lgb leaf past"], "leaves")
+
+
+def test_lightgbm_text_with_a_node_that_is_its_own_child_is_refused(cli_runs):
+    _refused(cli_runs["lgb own child"], "cycle")
+
+
+def test_lightgbm_text_whose_tree_sizes_point_past_the_text_is_refused(cli_runs):
+    _refused(cli_runs["lgb sizes past"], "tree_sizes")
 
 
 def test_valid_files_of_every_safe_format_still_load_and_predict_the_same(tmp_path):
