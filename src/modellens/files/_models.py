@@ -238,11 +238,9 @@ def _check_skops_boosters(archive):
     import zipfile
 
     rewritten = False
-    raw = archive.read("schema.json")
-    if b"Booster" not in raw and b"\\u" not in raw:
-        # no booster in it (a name written with \u escapes is read below): no walk
-        return None
-    schema = json.loads(raw)
+    # (called where the walk of the ids saw a Booster: no test of the bytes first, which
+    # would miss one in a schema json reads as UTF-16 or UTF-32, as skops does)
+    schema = json.loads(archive.read("schema.json"))
     stack = [schema]
     while stack:
         node = stack.pop()
