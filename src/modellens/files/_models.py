@@ -160,8 +160,10 @@ def _load_skops(path, trust):
             if nodes is None:
                 # a skops whose private functions differ (skops_private): its public ones,
                 # every step on the bytes of this opening, held in memory
-                archive.fp.seek(0)
-                whole = archive.fp.read()
+                opened = archive.fp
+                assert opened is not None  # (open: inside the with)
+                opened.seek(0)
+                whole = opened.read()
                 archive = zipfile.ZipFile(io.BytesIO(whole))
                 boosters = check_skops_ids(json.loads(archive.read("schema.json")), archive)
             untrusted = sio.get_untrusted_types(data=whole) if nodes is None else \
