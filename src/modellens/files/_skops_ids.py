@@ -88,16 +88,19 @@ class _ProtocolOnly:
 
 
 def _walking_hook():
-    """A hook for json's parse gathering what :func:`_nodes_by_id` gathers, and a function
-    returning it: ``(by_id, booster)``."""
+    """The rule of each dict of a schema, as a hook for json's parse (or called on each dict
+    by :func:`_nodes_by_id`), and a function returning what it gathered: ``(by_id,
+    booster)``, the dicts whose ``__id__`` is a key of skops' memo by id (for the keys of
+    two dicts or more) and whether a dict is of class ``Booster``; a ``CachedNode``
+    refused."""
     heads: dict = {}  # memo key -> its first node
     by_id: dict = {}  # memo key -> its nodes, for the keys of two nodes or more
     booster: list = []
-    setdefault = heads.setdefault
+    setdefault, containers = heads.setdefault, _CONTAINERS
 
     def hook(node):
         saved = node.get("__id__")
-        if saved is not None and type(saved) is not dict and type(saved) is not list:
+        if saved is not None and type(saved) not in containers:  # a memo key
             head = setdefault(saved, node)
             if head is not node:
                 group = by_id.get(saved)
@@ -167,28 +170,19 @@ def check_skops_ids(schema, archive, *, budget: int | None = None, walked=None) 
 
 
 def _nodes_by_id(schema):
-    """Every dict of the schema whose ``__id__`` is a key of skops' memo, by id, and
-    whether a dict is of class ``Booster``; a ``CachedNode`` refused.
+    """What :func:`_walking_hook`'s rule gathers of a parsed schema, its dicts visited by a
+    walk (depth first, the last value of a dict or list first).
 
     Only dicts and lists are stacked (the scalars, most of a schema, are looked at
     where they lie: a third of the cost of stacking every value).
     """
-    heads: dict = {}  # memo key -> its first node
-    by_id: dict = {}  # memo key -> its nodes, for the keys of two nodes or more
-    booster = False
+    rule, walked = _walking_hook()
     stack: list = [schema]
-    pop, push, containers = stack.pop, stack.append, _CONTAINERS
+    pop, push = stack.pop, stack.append
     while stack:
         node = pop()
         if type(node) is dict:
-            saved = node.get("__id__")
-            if saved is not None and type(saved) not in containers:  # a memo key
-                head = heads.setdefault(saved, node)
-                if head is not node:
-                    by_id.setdefault(saved, [head]).append(node)
-            if node.get("__loader__") == "CachedNode":
-                raise FileError(_cached_node(node, saved))
-            booster = booster or node.get("__class__") == "Booster"
+            rule(node)
             values = node.values()
         else:
             values = node
@@ -196,7 +190,7 @@ def _nodes_by_id(schema):
             kind = type(value)
             if kind is dict or kind is list:
                 push(value)
-    return by_id, booster
+    return walked()
 
 
 def _flat_copies(head, nodes) -> bool:

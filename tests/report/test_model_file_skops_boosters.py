@@ -1,0 +1,66 @@
+"""A booster in a skops file is checked whatever encoding its schema is written in.
+
+json (and so skops) reads a ``schema.json`` in UTF-8, UTF-16 or UTF-32; a test of
+the bytes for ``Booster`` before the booster walk missed one in UTF-16 (session 21),
+and LightGBM then read its text unchecked.
+"""
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from modellens.files import FileError, load_model
+
+sio = pytest.importorskip("skops.io")
+lgb = pytest.importorskip("lightgbm")
+
+
+def _out_of_range_child(text):
+    """Tree 0's first split's left child written as a node far past the tree's end (the
+    ``tree_sizes`` line dropped: the sizes no longer hold)."""
+    lines = [line for line in text.split("\n") if not line.startswith("tree_sizes=")]
+    at = next(i for i, line in enumerate(lines) if line.startswith("left_child="))
+    values = lines[at].split("=", 1)[1].split(" ")
+    values[0] = "900"
+    lines[at] = "left_child=" + " ".join(values)
+    return "\n".join(lines)
+
+
+def _rewritten(src, dst, encoding, change=None):
+    """``src`` with its schema written in ``encoding``, each booster's text changed."""
+    with zipfile.ZipFile(src) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    doc = json.loads(files["schema.json"])
+    stack = [doc]
+    while change and stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("__class__") == "Booster":
+                handle = node["content"]["content"]["_handle"]
+                handle["content"] = json.dumps(change(json.loads(handle["content"])))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    files["schema.json"] = json.dumps(doc).encode(encoding)
+    with zipfile.ZipFile(dst, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return dst
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-be"])
+def test_a_booster_in_a_schema_of_another_encoding_is_checked(tmp_path, encoding):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    model = lgb.LGBMRegressor(n_estimators=3, num_leaves=6, verbose=-1,
+                              min_child_samples=5).fit(X, X[:, 0])
+    sio.dump(model, tmp_path / "ok.skops")
+    clean = _rewritten(tmp_path / "ok.skops", tmp_path / "clean.skops", encoding)
+    bad = _rewritten(tmp_path / "ok.skops", tmp_path / "bad.skops", encoding,
+                     _out_of_range_child)
+    # skops reads both; the clean one loads as saved, the changed one is refused
+    np.testing.assert_array_equal(load_model(clean).predict(X), model.predict(X))
+    with pytest.raises(FileError, match="child"):
+        load_model(bad)
