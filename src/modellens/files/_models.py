@@ -577,16 +577,17 @@ def _load_lightgbm(path):
     # LightGBM's load reads them on right after (n_jobs does not bound that load, so one
     # thread here would leave its cores idle for the check), more where n_jobs asks
     with kernel_threads(max(resolve_options().threads, _lightgbm_threads(lightgbm))):
-        # a plain text is checked on its bytes and they go to LightGBM's loader as they are
-        # (no decoding, no encoding back); any other is decoded and read as text
+        # a plain text is checked on its bytes and, where its tree sizes are proven, they go
+        # to LightGBM's loader as they are (no decoding, no encoding back); any other is
+        # decoded (it is UTF-8 where the bytes were checked) and read as text
         checked = _refused(path, check_lightgbm_file, data)
-        if checked is None:
+        if checked is None or not checked.threads:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not "
                                 "UTF-8 text.") from None
-            checked = _refused(path, check_lightgbm_file, data, text)
+            checked = checked or _refused(path, check_lightgbm_file, data, text)
     try:
         # tree_sizes kept (LightGBM then reads the trees in parallel threads) only where the
         # checks proved it jumps to exactly the checked trees (checked.threads), else dropped

@@ -44,11 +44,12 @@ def scan_lightgbm_text(data: bytes, text: str | None):
     bytes), checked by one compiled scan; None where the text is not plain or
     anything is off (the full reading then decides).
 
-    ``text`` None: ``data`` alone, not known to be UTF-8, decided only where the
-    one pass (:func:`~._checks_lightgbm_pass._trees_at`) passes its trees: their
-    bytes are then ASCII (tree heads, ``[a-z_]+`` keys, numbers), and the header
-    and the lines after the trees are decoded strictly here (None where either is
-    not UTF-8), so the bytes passed are UTF-8, the text of the verdict.
+    ``text`` None: ``data`` alone, not known to be UTF-8: the header and the lines
+    after the trees are decoded strictly here, and the trees' bytes proven UTF-8 where
+    the one pass (:func:`~._checks_lightgbm_pass._trees_at`) passes them (they are
+    then ASCII: tree heads, ``[a-z_]+`` keys, numbers), else decoded strictly before
+    they are read otherwise; None where any is not UTF-8 (a verdict only on bytes that
+    are the text's).
     """
     first = 0 if data.startswith(b"Tree=") else data.find(b"\nTree=") + 1
     # the last 'end of trees' line, found from the end (the trees are most of the text): an
@@ -72,7 +73,7 @@ def scan_lightgbm_text(data: bytes, text: str | None):
         return None
     buf = np.frombuffer(data, np.uint8)
     offsets = _by_sizes(head.get("tree_sizes"), first, end)
-    if offsets is False or offsets is None and text is None:
+    if offsets is False:
         return None
     found = None
     if offsets is not None:
@@ -82,26 +83,41 @@ def scan_lightgbm_text(data: bytes, text: str | None):
         chunks = max(1, min(4 * numba.get_num_threads(), len(offsets) - 1))
         top = _trees_at(buf, offsets, _NAMES, _LENGTHS, chunks)
         if top >= -1:
-            # the header ends its first line (first > 0), or holds none: the text's is its
+            # the text's first line is the header's (which ends its lines; where it is
+            # empty, the text starts 'Tree=': no 'tree' line either way)
             n_features = check_header(head, len(offsets) - 1, head_text[:64].split("\n", 1)[0],
                                       tail, None)
             if top < n_features:
                 return _Checked(n_features, [], None, True, True)
-        if text is None:
+        if not _utf8_trees(data, first, end, text):
             return None
         found = _spans_at(buf, offsets)
         if found is None:
             return None
+    elif not _utf8_trees(data, first, end, text):
+        return None
     spans, counts = found or _in_turn(data, buf, head, first, end)
     if spans is None:
         return None
-    n_features = check_header(head, len(spans), text[:64].split("\n", 1)[0], tail, None)
+    n_features = check_header(head, len(spans), head_text[:64].split("\n", 1)[0], tail, None)
     checked = _nodes(buf, spans, counts, n_features)
     # the sizes were proven above (found), or fit the trees as Python's int reads them: there
     # LightGBM reads each with Atoi (digits, then it stops), Python's int reads more ('1_0',
     # '+1', other scripts' digits), and the line is kept for LightGBM's parallel reading
     # only where both read it alike
     return checked and checked._replace(threads=found is not None)
+
+
+def _utf8_trees(data, first, end, text) -> bool:
+    """Whether the trees' bytes ``data[first:end]`` are UTF-8 (they are where ``text``, the
+    decoded text, is given)."""
+    if text is not None:
+        return True
+    try:
+        data[first:end].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _by_sizes(sizes, first, end):
@@ -156,10 +172,11 @@ def check_lightgbm_file(data: bytes, text: str | None = None):
     """:func:`~._checks_lightgbm.check_lightgbm_text` of a model file's ``text`` (``data``: its
     bytes): a plain text checked by one compiled scan, any other read whole.
 
-    ``text`` None: ``data`` checked without decoding it (:func:`scan_lightgbm_text`);
-    None where that does not decide (decode it and call again with its text).  What
-    it returns, or raises, is what the call with the text would: it decides only
-    bytes that are UTF-8, by the checks that call runs first.
+    ``text`` None: ``data`` checked by the scan alone, without decoding it where the
+    scan's one pass passes it (:func:`scan_lightgbm_text`); None where the scan does
+    not decide (decode it and call again with its text).  What it returns, or
+    raises, is what the call with the text would: it decides only bytes that are
+    UTF-8, by the checks that call runs first.
     """
     if text is None:
         return scan_lightgbm_text(data, None)
