@@ -7,6 +7,8 @@ checks proved every jump lands on a checked tree (the text plain, the sizes
 written as both readers read them); any other line is refused or dropped.
 """
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -28,14 +30,21 @@ def model_text():
 
 @pytest.fixture
 def handed(monkeypatch):
-    """The texts ``load_model`` hands to ``lightgbm.Booster``."""
-    real, seen = lgb.Booster, []
+    """The texts ``load_model`` hands to LightGBM's loader (``LGBM_BoosterLoadModelFromString``,
+    whichever path calls it), as it reads them: up to the first NUL; the empty model and
+    the probe of :func:`~modellens.trees.lightgbm_loaded_booster` left out."""
+    from modellens.trees._lightgbm import _NO_TREES, _PROBE
 
-    def spy(*args, model_str=None, **kwargs):
-        seen.append(model_str)
-        return real(*args, model_str=model_str, **kwargs)
+    lib, seen = lgb.basic._LIB, []
+    real = lib.LGBM_BoosterLoadModelFromString
 
-    monkeypatch.setattr(lgb, "Booster", spy)
+    def spy(model_str, *args):
+        text = ctypes.cast(model_str, ctypes.c_char_p).value.decode()
+        if text not in (_NO_TREES, _PROBE):
+            seen.append(text)
+        return real(model_str, *args)
+
+    monkeypatch.setattr(lib, "LGBM_BoosterLoadModelFromString", spy)
     return seen
 
 

@@ -25,6 +25,7 @@ from .._validation import ModellensWarning, user_stacklevel
 from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
                      check_sklearn_objects, check_xgboost_model, lightgbm_saved_text,
                      scan_xgboost_ubjson)
+from ..trees import lightgbm_loaded_booster
 from ._errors import FileError, one_line as _one_line
 from ._skops_ids import check_skops_ids, read_skops_schema, skops_private
 from ._ubjson import Ubjson, typed_arrays, ubjson_bytes
@@ -578,22 +579,27 @@ def _load_lightgbm(path):
                         "read it.") from None
     # LightGBM trusts the text's tree sizes while loading and its node arrays while
     # predicting: the text is checked first, then what LightGBM made of it
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not UTF-8 "
-                        "text.") from None
+    data, text = path.read_bytes(), None
     # the compiled scan reads the trees and their numbers in numba's threads: as many as
     # LightGBM's load reads them on right after (n_jobs does not bound that load, so one
     # thread here would leave its cores idle for the check), more where n_jobs asks
     with kernel_threads(max(resolve_options().threads, _lightgbm_threads(lightgbm))):
-        checked = _refused(path, check_lightgbm_file, data, text)
+        # a plain text is checked on its bytes and, where its tree sizes are proven, they go
+        # to LightGBM's loader as they are (no decoding, no encoding back); any other is
+        # decoded (it is UTF-8 where the bytes were checked) and read as text
+        checked = _refused(path, check_lightgbm_file, data)
+        if checked is None or not checked.threads:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not "
+                                "UTF-8 text.") from None
+            checked = checked or _refused(path, check_lightgbm_file, data, text)
     try:
         # tree_sizes kept (LightGBM then reads the trees in parallel threads) only where the
         # checks proved it jumps to exactly the checked trees (checked.threads), else dropped
-        booster = lightgbm.Booster(model_str=text if checked.threads
-                                   else _one_tree_at_a_time(text))
+        booster = lightgbm_loaded_booster(data) if text is None else lightgbm.Booster(
+            model_str=text if checked.threads else _one_tree_at_a_time(text))
     except Exception as exc:
         raise FileError(f"cannot load the LightGBM model {str(path)!r}: {_one_line(exc)}") \
             from None

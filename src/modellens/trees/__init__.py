@@ -7,7 +7,8 @@ answer as the model does on its rows, and if not why, in each method's one refus
 fallback warning (every tree method asks it);
 the ``check_*`` functions refuse tree arrays that would send a kernel out of
 bounds before anything reads them (``lightgbm_saved_text``: a loaded
-LightGBM booster's text for the check of what it read); :mod:`kernels` holds the numba kernels the
+LightGBM booster's text for the check of what it read; ``lightgbm_loaded_booster``: a
+booster loaded from checked bytes as they are); :mod:`kernels` holds the numba kernels the
 tree methods (TreeSHAP, tree partial dependence, tree H statistics) run, and
 :func:`ice_margins` the exact ICE curves of data rows (no model rows).
 Other packages reach all of it through this face only.
@@ -27,7 +28,7 @@ from ._checks_xgboost_scan import scan_xgboost_ubjson
 from ._ice import IceGrids, ice_margins
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
                         SUPPORTED_TREE_MODELS, TreeEnsemble)
-from ._lightgbm import lightgbm_saved_text
+from ._lightgbm import lightgbm_loaded_booster, lightgbm_saved_text
 from ._read import output_column, tree_ensemble, tree_outputs, unfit_data
 from ._route import ROUTED_METHODS, Route, raw_is_response, refused, route
 from ._agree import (CHECK_TOLERANCE, DATA_CHECK_ROWS, EXPLAINED_CHECK_ROWS, FLOAT32_TOLERANCE,
@@ -39,7 +40,7 @@ __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "un
            "route", "Route", "ROUTED_METHODS", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
            "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text", "check_lightgbm_file",
            "check_sklearn_objects", "check_xgboost_model", "FlatTrees", "FLAT_ARRAYS", "scan_xgboost_ubjson", "kernels", "MAX_TREE_DEPTH",
-           "lightgbm_saved_text", "IceGrids", "ice_margins", "compile_leaf_reader",
+           "lightgbm_saved_text", "lightgbm_loaded_booster", "IceGrids", "ice_margins", "compile_leaf_reader",
            "disagreement", "margin_disagreement", "margin_model", "respond", "refused", "CHECK_TOLERANCE", "FLOAT32_TOLERANCE",
            "EXPLAINED_CHECK_ROWS", "DATA_CHECK_ROWS", "RESPONSE_CHECK_ROWS", "raw_is_response",
            "model_response"]

@@ -39,10 +39,18 @@ for _j, _key in enumerate(_KEYS):
 _LENGTHS = np.array([len(key) for key in _KEYS], np.int64)
 
 
-def scan_lightgbm_text(data: bytes, text: str):
+def scan_lightgbm_text(data: bytes, text: str | None):
     """What ``check_lightgbm_text(text)`` returns for a plain text (``data``: its UTF-8
     bytes), checked by one compiled scan; None where the text is not plain or
-    anything is off (the full reading then decides)."""
+    anything is off (the full reading then decides).
+
+    ``text`` None: ``data`` alone, not known to be UTF-8: the header and the lines
+    after the trees are decoded strictly here, and the trees' bytes proven UTF-8 where
+    the one pass (:func:`~._checks_lightgbm_pass._trees_at`) passes them (they are
+    then ASCII: tree heads, ``[a-z_]+`` keys, numbers), else decoded strictly before
+    they are read otherwise; None where any is not UTF-8 (a verdict only on bytes that
+    are the text's).
+    """
     first = 0 if data.startswith(b"Tree=") else data.find(b"\nTree=") + 1
     # the last 'end of trees' line, found from the end (the trees are most of the text): an
     # earlier one among the trees is a line the scan below does not take as plain
@@ -52,15 +60,21 @@ def scan_lightgbm_text(data: bytes, text: str):
         return None
     if end <= 0 or data[end + 12:end + 13] not in (b"\n", b"") or data[end - 1:end] != b"\n":
         return None
-    head = plain_header(data[:first].decode("utf-8", "replace"))
+    try:
+        # strictly: a header that is no UTF-8 is refused as such (a given text's bytes are)
+        head_text = data[:first].decode("utf-8")
+        tail = text[len(text) - (len(data) - end):].split("\n")[1:] \
+            if text is not None and len(text) == len(data) \
+            else data[end:].decode("utf-8").split("\n")[1:]
+    except UnicodeDecodeError:
+        return None
+    head = plain_header(head_text)
     if head is None:
         return None
     buf = np.frombuffer(data, np.uint8)
     offsets = _by_sizes(head.get("tree_sizes"), first, end)
     if offsets is False:
         return None
-    tail = text[len(text) - (len(data) - end):].split("\n")[1:] \
-        if len(text) == len(data) else data[end:].decode("utf-8").split("\n")[1:]
     found = None
     if offsets is not None:
         # every check of the trees in one pass over their bytes, in threads; what it does
@@ -69,23 +83,41 @@ def scan_lightgbm_text(data: bytes, text: str):
         chunks = max(1, min(4 * numba.get_num_threads(), len(offsets) - 1))
         top = _trees_at(buf, offsets, _NAMES, _LENGTHS, chunks)
         if top >= -1:
-            n_features = check_header(head, len(offsets) - 1, text[:64].split("\n", 1)[0],
+            # the text's first line is the header's (which ends its lines; where it is
+            # empty, the text starts 'Tree=': no 'tree' line either way)
+            n_features = check_header(head, len(offsets) - 1, head_text[:64].split("\n", 1)[0],
                                       tail, None)
             if top < n_features:
                 return _Checked(n_features, [], None, True, True)
+        if not _utf8_trees(data, first, end, text):
+            return None
         found = _spans_at(buf, offsets)
         if found is None:
             return None
+    elif not _utf8_trees(data, first, end, text):
+        return None
     spans, counts = found or _in_turn(data, buf, head, first, end)
     if spans is None:
         return None
-    n_features = check_header(head, len(spans), text[:64].split("\n", 1)[0], tail, None)
+    n_features = check_header(head, len(spans), head_text[:64].split("\n", 1)[0], tail, None)
     checked = _nodes(buf, spans, counts, n_features)
     # the sizes were proven above (found), or fit the trees as Python's int reads them: there
     # LightGBM reads each with Atoi (digits, then it stops), Python's int reads more ('1_0',
     # '+1', other scripts' digits), and the line is kept for LightGBM's parallel reading
     # only where both read it alike
     return checked and checked._replace(threads=found is not None)
+
+
+def _utf8_trees(data, first, end, text) -> bool:
+    """Whether the trees' bytes ``data[first:end]`` are UTF-8 (they are where ``text``, the
+    decoded text, is given)."""
+    if text is not None:
+        return True
+    try:
+        data[first:end].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _by_sizes(sizes, first, end):
@@ -136,9 +168,18 @@ def _in_turn(data, buf, head, first, end):
 _PLAIN_SIZES = re.compile(r"[0-9]{1,15}(?: [0-9]{1,15})*")
 
 
-def check_lightgbm_file(data: bytes, text: str):
+def check_lightgbm_file(data: bytes, text: str | None = None):
     """:func:`~._checks_lightgbm.check_lightgbm_text` of a model file's ``text`` (``data``: its
-    bytes): a plain text checked by one compiled scan, any other read whole."""
+    bytes): a plain text checked by one compiled scan, any other read whole.
+
+    ``text`` None: ``data`` checked by the scan alone, without decoding it where the
+    scan's one pass passes it (:func:`scan_lightgbm_text`); None where the scan does
+    not decide (decode it and call again with its text).  What it returns, or
+    raises, is what the call with the text would: it decides only bytes that are
+    UTF-8, by the checks that call runs first.
+    """
+    if text is None:
+        return scan_lightgbm_text(data, None)
     return scan_lightgbm_text(data, text) or check_lightgbm_text(text)
 
 

@@ -285,3 +285,104 @@ def lightgbm_saved_text(booster, size_hint: int) -> str:
     except (AttributeError, ImportError, ctypes.ArgumentError):
         pass
     return booster.model_to_string(num_iteration=-1)
+
+
+def lightgbm_loaded_booster(data: bytes):
+    """A ``lightgbm.Booster`` loaded from a model text's UTF-8 bytes, as
+    ``Booster(model_str=data.decode())`` makes it, without that round trip.
+
+    ``model_str=`` encodes the text back to bytes for LightGBM's C loader
+    (``LGBM_BoosterLoadModelFromString``, which reads a NUL-terminated ``char*``:
+    a ``bytes`` object is one): the decode and the encode cost a few percent of the
+    load of a large model.  Here a Booster made by the public constructor from a
+    text of no trees gets the handle LightGBM's loader makes of ``data`` itself
+    (the very bytes, no copy: nothing reads the file again), then what
+    ``Booster.model_from_string`` sets after loading.  That reaches LightGBM's
+    private ``_LIB`` and Booster attributes, so it runs only where
+    :func:`_loads_as_public` proved, once, that it makes the Booster the public
+    path makes; elsewhere the public path is taken.
+    """
+    import lightgbm
+
+    if not _loads_as_public():
+        return lightgbm.Booster(model_str=data.decode("utf-8"))
+    return _from_bytes(lightgbm, data)
+
+
+def _from_bytes(lightgbm, data: bytes):
+    """The Booster of ``data`` by LightGBM's C loader (see :func:`lightgbm_loaded_booster`)."""
+    import ctypes
+
+    basic = lightgbm.basic
+    booster = lightgbm.Booster(model_str=_NO_TREES)
+    handle, iterations = ctypes.c_void_p(), ctypes.c_int(0)
+    basic._safe_call(basic._LIB.LGBM_BoosterLoadModelFromString(
+        ctypes.c_char_p(data), ctypes.byref(iterations), ctypes.byref(handle)))
+    # as model_from_string does, the empty model's handle freed once the new one is made
+    basic._safe_call(basic._LIB.LGBM_BoosterFree(booster._handle))
+    booster._free_buffer()
+    booster._handle = handle
+    classes = ctypes.c_int(0)
+    basic._safe_call(basic._LIB.LGBM_BoosterGetNumClasses(handle, ctypes.byref(classes)))
+    booster._Booster__num_class = classes.value
+    booster.pandas_categorical = basic._load_pandas_categorical(model_str=_last_lines(data))
+    booster.params = booster._get_loaded_param()
+    return booster
+
+
+def _last_lines(data: bytes) -> str:
+    """The end of ``data`` from a line break at least 80 bytes before its end (all of it where
+    there is none), decoded: ``_load_pandas_categorical(model_str=)`` reads the line from
+    the last break before the text's last 19 characters (at most 76 bytes), which is
+    there, so it reads the same line as from the whole text."""
+    at = data.rfind(b"\n", 0, max(len(data) - 80, 0))
+    return data[max(at, 0):].decode("utf-8")
+
+
+#: A model text of no trees: the public constructor's Booster, before its handle is replaced.
+_NO_TREES = ("tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\n"
+             "max_feature_idx=0\nobjective=regression\nfeature_names=x\nfeature_infos=none\n\n"
+             "end of trees\n")
+
+#: A model text that differs from _NO_TREES in all _from_bytes sets (LightGBM reads the
+#: parameters of a text with trees only): its proof.
+_PROBE = ("tree\nversion=v4\nnum_class=3\nnum_tree_per_iteration=3\nlabel_index=0\n"
+          "max_feature_idx=1\nobjective=multiclass num_class:3\nfeature_names=a b\n"
+          "feature_infos=none 0:1\n\n"
+          + "".join(f"Tree={k}\nnum_leaves=1\nnum_cat=0\nleaf_value={k / 4}\nshrinkage=1\n\n\n"
+                    for k in range(3))
+          + "end of trees\n\nparameters:\n[boosting: gbdt]\n[objective: multiclass]\n"
+          "[num_class: 3]\n\nend of parameters\n\npandas_categorical:[[\"u\", \"v\"]]\n")
+
+_PROVEN: list[bool] = []
+
+
+def _loads_as_public() -> bool:
+    """Whether :func:`_from_bytes` makes the Booster ``Booster(model_str=)`` makes, in this
+    LightGBM: the same attributes and values (the handle aside) and the same model
+    read from :data:`_PROBE` (its trees, features and classes, through LightGBM's C
+    API: cheap calls, where its text and a prediction cost some 20 ms the first
+    time); decided once a process (False where anything differs or fails: another
+    layout of LightGBM's internals)."""
+    if not _PROVEN:
+        import lightgbm
+
+        try:
+            public = lightgbm.Booster(model_str=_PROBE)
+            ours = _from_bytes(lightgbm, _PROBE.encode())
+            mine, theirs = vars(ours), vars(public)
+            same = mine.keys() == theirs.keys() and all(
+                mine[key] == theirs[key] for key in mine if key != "_handle") \
+                and _read(ours) == _read(public) == (3, 2, ["a", "b"], 3) \
+                and ours.params != {} and ours.pandas_categorical == [["u", "v"]]
+        except Exception:  # noqa: BLE001 - any failure: another layout, the public path
+            same = False
+        _PROVEN.append(bool(same))
+    return _PROVEN[0]
+
+
+def _read(booster) -> tuple:
+    """What LightGBM's handle of ``booster`` holds: trees, features, their names, trees an
+    iteration."""
+    return (booster.num_trees(), booster.num_feature(), booster.feature_name(),
+            booster.num_model_per_iteration())
