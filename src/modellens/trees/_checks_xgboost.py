@@ -357,37 +357,6 @@ def _prefetch_hint():
 _prefetch = _prefetch_hint()
 
 
-def _atomic_add_op():
-    """A compiled atomic ``counts[at] += value`` on a C-contiguous one-dimensional int64
-    array, returning the value before (LLVM's ``atomicrmw add``, sequentially consistent):
-    threads that share the array each get their own values of a counter (the UBJSON
-    scan's threads claim runs of trees by it), and what a thread wrote before its add is
-    seen by one that reads the count after."""
-
-    @intrinsic
-    def add(typingctx, counts, at, value):
-        if not (isinstance(counts, types.Array) and counts.dtype == types.int64
-                and counts.ndim == 1 and counts.layout == "C"
-                and isinstance(at, types.Integer) and isinstance(value, types.Integer)):
-            return None
-        sig = types.int64(counts, at, value)
-
-        def codegen(context, builder, signature, args):
-            array = context.make_array(signature.args[0])(context, builder, args[0])
-            where = builder.gep(array.data,
-                                [context.cast(builder, args[1], signature.args[1], types.intp)])
-            step = context.cast(builder, args[2], signature.args[2], types.int64)
-            return builder.atomic_rmw("add", where, step, "seq_cst")
-
-        return sig, codegen
-
-    return add
-
-
-#: :func:`_atomic_add_op`.
-_atomic_add = _atomic_add_op()
-
-
 
 @njit(cache=True)
 def _nan32(data, at):  # pragma: no cover - compiled

@@ -19,26 +19,18 @@ as XGBoost writes them, are taken: every one of their keys once and no other, th
 node arrays typed as XGBoost types them, no category listed, ``tree_param`` of
 decimal strings, scalar leaves.  Anything else (vector leaves, categorical
 splits, keys or element types it does not write) declines the whole document.
-The trees' node checks then run on several threads (:func:`_trees_checked`:
-runs of trees claimed by an atomic counter, :func:`_check_runs`), as XGBoost's
-own load reads the trees on its threads.  :func:`scan_xgboost_ubjson` builds the
-document from the rows, the trees array as one :class:`FlatTrees`, so the checks
-run on all trees at once, in place.
+:func:`scan_xgboost_ubjson` builds the document from the rows, the trees array
+as one :class:`FlatTrees`, so the checks run on all trees at once, in place.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
-import numba
 import numpy as np
 from numba import njit
 
 from ._checks import MAX_TREE_DEPTH
-from ._checks_xgboost import (FLAT_ARRAYS, FlatTrees, _atomic_add, _borrowed, _i16, _i32, _i64,
-                              _prefetch, _tree_nodes)
+from ._checks_xgboost import (FLAT_ARRAYS, FlatTrees, _borrowed, _i16, _i32, _i64, _prefetch,
+                              _tree_nodes)
 
 __all__ = ["scan_xgboost_ubjson"]
 
@@ -323,80 +315,27 @@ def _tree(data, pos, names, starts, row):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _nodes_checked(data, row, room):  # pragma: no cover - compiled
-    """The node checks of the tree read into ``row`` (:func:`_tree`):
-    :func:`~._checks_xgboost._tree_nodes` (-2 at a fault), or -2 where its node count is
-    out of range or a node array of another length (the checks of the document name that
-    first).  ``room``: at least (6, :func:`_nodes` of the row + 1)."""
-    n = _nodes(row)
-    if n < 0:
-        return np.int64(-2)
-    return _tree_nodes(data, row[_T_AT:_T_CHECK], n, max(row[_T_PARAMS + 1], 0),
-                       MAX_TREE_DEPTH, room)
-
-
-@njit(cache=True)
-def _nodes(row):  # pragma: no cover - compiled
-    """A tree row's node count where it is in range and every node array that long, else
-    -1 (:func:`_nodes_checked` answers -2 without reading the tree)."""
+    """The node checks of the tree just read into ``row`` (:func:`_tree`), while its bytes
+    are in the cache: :func:`~._checks_xgboost._tree_nodes` (-2 at a fault), or -2 where
+    its node count is out of range or a node array of another length (the checks of the
+    document name that first); and ``room``, grown to the tree where it was smaller."""
     n = row[_T_PARAMS]
     if n <= 0 or n >= 2 ** 31:
-        return -1
+        return np.int64(-2), room
     for j in range(_N_FLAT):
         if row[_T_LENGTHS + j] != n:
-            return -1
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _check_runs(data, table, bounds, counts):  # pragma: no cover - compiled
-    """Check runs of the trees of ``table`` (:func:`_nodes_checked` into each row's
-    ``_T_CHECK``; run ``c`` the trees ``bounds[c]:bounds[c + 1]``) until none is left:
-    each claimed by an atomic add to ``counts[0]`` (so that threads running this at once
-    share them, each run checked once), ``counts[1]`` counted up after each run checked.
-    Each run's scratch is sized by its largest tree read at all (48 bytes a node: at most
-    about 2.3 times the file's bytes, a node taking 21 bytes of its node arrays alone).
-    Returns the runs checked by then, by every thread (all: none is left to wait for)."""
-    data = _borrowed(data)
-    while True:
-        c = _atomic_add(counts, 0, 1)
-        if c >= len(bounds) - 1:
-            return _atomic_add(counts, 1, 0)
-        most = 0
-        for m in range(bounds[c], bounds[c + 1]):
-            most = max(most, _nodes(table[m]))
-        room = np.empty((6, most + 1), np.int64)
-        for m in range(bounds[c], bounds[c + 1]):
-            table[m, _T_CHECK] = _nodes_checked(data, table[m], room)
-        _atomic_add(counts, 1, 1)
-
-
-@njit(cache=True, nogil=True)
-def _runs_done(counts):  # pragma: no cover - compiled
-    """The runs :func:`_check_runs` has checked so far, on every thread (an atomic read)."""
-    return _atomic_add(counts, 1, 0)
-
-
-@njit(cache=True)
-def _runs(table, chunks):  # pragma: no cover - compiled
-    """Where ``chunks`` runs of the trees of ``table`` start, then the trees' count: runs of
-    about as many nodes each (the node checks' cost; a tree read at all counts 1), each
-    from the first tree whose nodes before it reach its share (a run may be empty)."""
-    n = len(table)
-    before = np.zeros(n + 1, np.int64)
-    for m in range(n):
-        before[m + 1] = before[m] + max(_nodes(table[m]), 1)
-    bounds = np.empty(chunks + 1, np.int64)
-    for c in range(chunks):
-        bounds[c] = np.searchsorted(before[:n], c * before[n] // chunks)
-    bounds[chunks] = n
-    return bounds
+            return np.int64(-2), room
+    if n + 1 > room.shape[1]:
+        room = np.empty((6, 2 * (n + 1)), np.int64)
+    return _tree_nodes(data, row[_T_AT:_T_CHECK], n, max(row[_T_PARAMS + 1], 0),
+                       MAX_TREE_DEPTH, room), room
 
 
 @njit(cache=True)
 def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
     """The array of trees at ``pos`` (its ``[``; untyped, or counted as XGBoost writes
-    it), a row of :func:`_tree` each (its nodes checked after, :func:`_trees_checked`):
-    the position after it (-1: declined) and the rows."""
+    it), a row of :func:`_tree` each, its nodes checked as it is read
+    (:func:`_nodes_checked`): the position after it (-1: declined) and the rows."""
     count = -1
     if pos + 1 >= len(data) or data[pos] != 91 or data[pos + 1] == 36:  # not [, or [$
         return -1, np.empty((0, _TREE_COLUMNS), np.int64)
@@ -407,14 +346,15 @@ def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
             return -1, np.empty((0, _TREE_COLUMNS), np.int64)
         pos += 10
     table = np.empty((max(count, 64), _TREE_COLUMNS), np.int64)
+    room = np.empty((6, 1024), np.int64)
     m, fetched = 0, pos
     while m != count and pos < len(data) and data[pos] == 123 and m < _MAX_UNTYPED:  # {
         if m == len(table):
             grown = np.empty((2 * m, _TREE_COLUMNS), np.int64)
             grown[:m] = table
             table = grown
-        # the bytes ahead asked for while this tree is read (its keys lie a node array
-        # apart: read in turn, each would wait on memory)
+        # the bytes ahead asked for while this tree is read and checked (its keys lie a
+        # node array apart: read in turn, each waits on memory)
         ahead = min(pos + _AHEAD, len(data))
         for at in range(max(fetched, pos), ahead, 64):
             _prefetch(data, at)
@@ -422,6 +362,7 @@ def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
         pos = _tree(data, pos + 1, names, starts, table[m])
         if pos < 0:
             return -1, table[:0]
+        table[m, _T_CHECK], room = _nodes_checked(data, table[m], room)
         m += 1
     if count < 0 and pos < len(data) and data[pos] == 93:  # ]
         return pos + 1, table[:m]
@@ -520,7 +461,6 @@ def scan_xgboost_ubjson(data):
     rows, table = _scan(buf, _NAME_BYTES, _NAME_STARTS)
     if not len(rows):
         return None
-    _trees_checked(buf, table)
     params = {name: table[:, _T_PARAMS + j] for j, name in enumerate(_PARAMS)}
     if np.any(params["num_nodes"] < 0) or np.any(params["size_leaf_vector"] > 1):
         return None  # no node count, or vector leaves
@@ -540,58 +480,6 @@ def scan_xgboost_ubjson(data):
     lists = {r: rows[parent == r, _IVAL].tolist() for r in whole.tolist()}
     keep = ~np.isin(parent, whole)
     return _document(rows[keep].tolist(), np.flatnonzero(keep).tolist(), flat, lists, data)
-
-
-#: Nodes below which the node checks run in the calling thread alone (a few hundred
-#: microseconds: less than handing runs to other threads costs).
-_NODES_FOR_THREADS = 20_000
-_POOL: list = []
-_POOL_LOCK = threading.Lock()
-
-
-def _trees_checked(buf, table):
-    """Every tree's node checks (:func:`_check_runs`), on as many threads as numba's kernels
-    run on here (XGBoost's own load reads the trees on its threads too): the calling
-    thread and up to that many less one helper threads share runs of trees (four a
-    thread).  The calling thread never waits for a helper to start: it checks every run
-    no helper has claimed, and waits only for runs a helper is checking."""
-    nodes = int(np.clip(table[:, _T_PARAMS], 0, 2 ** 31).sum())
-    helpers = max(0, numba.get_num_threads() - 1) if nodes >= _NODES_FOR_THREADS else 0
-    chunks = max(1, min(4 * (helpers + 1), len(table)))
-    bounds = _runs(table, chunks)
-    counts = np.zeros(2, np.int64)
-    pool = _pool(helpers)
-    helping_all = [pool.submit(_check_runs, buf, table, bounds, counts)
-                   for _ in range(helpers)] if pool is not None else []
-    helping = set(helping_all)
-    done = _check_runs(buf, table, bounds, counts)
-    while done < chunks and helping:  # a helper is still checking a run it claimed
-        helping = wait(helping, return_when=FIRST_COMPLETED).not_done
-        done = _runs_done(counts)
-    if done < chunks:  # a helper failed (out of memory): its error, never a pass
-        for future in helping_all:
-            future.result()
-        raise RuntimeError("the trees' node checks did not finish")  # pragma: no cover
-
-
-def _pool(helpers):
-    """The helper threads (created once, as many as numba may run kernels on, less one);
-    None where no helper is wanted."""
-    if helpers <= 0:
-        return None
-    with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS - 1),
-                                            thread_name_prefix="modellens-ubjson-checks"))
-        return _POOL[0]
-
-
-def _forget_pool():
-    """In a forked child the helper threads are gone: a new pool is made when needed."""
-    _POOL.clear()
-
-
-os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _document(rows, index, flat, lists, data):
