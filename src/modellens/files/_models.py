@@ -23,9 +23,8 @@ from typing import Any
 
 from .._validation import ModellensWarning, user_stacklevel
 from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
-                     check_sklearn_objects, check_xgboost_model, lightgbm_saved_text,
-                     scan_xgboost_ubjson)
-from ..trees import lightgbm_loaded_booster
+                     check_sklearn_objects, check_xgboost_model, lightgbm_loaded_booster,
+                     lightgbm_saved_text, scan_xgboost_ubjson)
 from ._errors import FileError, one_line as _one_line
 from ._skops_ids import check_skops_ids, read_skops_schema, skops_private
 from ._ubjson import Ubjson, typed_arrays, ubjson_bytes
@@ -586,7 +585,8 @@ def _load_lightgbm(path):
     with kernel_threads(max(resolve_options().threads, _lightgbm_threads(lightgbm))):
         # a plain text is checked on its bytes and, where its tree sizes are proven, they go
         # to LightGBM's loader as they are (no decoding, no encoding back); any other is
-        # decoded (it is UTF-8 where the bytes were checked) and read as text
+        # decoded (it is UTF-8 where the bytes were checked) and, where the scan did not
+        # decide, read whole (the scan of its text would decide as that of its bytes did)
         checked = _refused(path, check_lightgbm_file, data)
         if checked is None or not checked.threads:
             try:
@@ -594,7 +594,7 @@ def _load_lightgbm(path):
             except UnicodeDecodeError:
                 raise FileError(f"cannot load the LightGBM model {str(path)!r}: it is not "
                                 "UTF-8 text.") from None
-            checked = checked or _refused(path, check_lightgbm_file, data, text)
+            checked = checked or _refused(path, check_lightgbm_text, text)
     try:
         # tree_sizes kept (LightGBM then reads the trees in parallel threads) only where the
         # checks proved it jumps to exactly the checked trees (checked.threads), else dropped

@@ -174,7 +174,8 @@ def check_lightgbm_file(data: bytes, text: str | None = None):
 
     ``text`` None: ``data`` checked by the scan alone, without decoding it where the
     scan's one pass passes it (:func:`scan_lightgbm_text`); None where the scan does
-    not decide (decode it and call again with its text).  What it returns, or
+    not decide (then, its bytes being UTF-8, the scan of its text would not either:
+    ``check_lightgbm_text`` of the decoded text decides).  What it returns, or
     raises, is what the call with the text would: it decides only bytes that are
     UTF-8, by the checks that call runs first.
     """
