@@ -28,6 +28,9 @@ from pathlib import Path
 
 __all__ = ["code_key", "keep_kernels_fresh"]
 
+#: The package's folder: the files :func:`code_key` hashes and the locators serve.
+_HERE = Path(__file__).resolve().parent
+
 
 @lru_cache(maxsize=1)
 def code_key() -> str:
@@ -37,11 +40,10 @@ def code_key() -> str:
     key; about 25 ms of CPU once per process)."""
     from importlib.metadata import version
 
-    here = Path(__file__).resolve().parent
     digest = sha256("\n".join([version("numba"), sys.version, platform.machine(),
-                               str(here)]).encode())
-    for path in sorted(here.rglob("*.py")):
-        digest.update(f"\n{path.relative_to(here).as_posix()}\n".encode())
+                               str(_HERE)]).encode())
+    for path in sorted(_HERE.rglob("*.py")):
+        digest.update(f"\n{path.relative_to(_HERE).as_posix()}\n".encode())
         digest.update(sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:16]
 
@@ -58,9 +60,7 @@ def keep_kernels_fresh() -> None:
     from numba.core import caching
 
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
-    here = Path(__file__).resolve().parent
-
-    ours = [_package_locator(getattr(caching, name, None) or getattr(caching, "_" + name), here)
+    ours = [_package_locator(getattr(caching, name, None) or getattr(caching, "_" + name), _HERE)
             for name in ("UserProvidedCacheLocator", "InTreeCacheLocator",
                          "UserWideCacheLocator")]
     impl._locator_classes[:0] = ours

@@ -104,8 +104,7 @@ def test_the_key_reads_contents_not_times(monkeypatch, tmp_path):
     keys = []
     package = tmp_path / "p"
     (package / "sub").mkdir(parents=True)
-    (package / "_kernel_cache.py").write_text("")
-    monkeypatch.setattr(_kernel_cache, "__file__", str(package / "_kernel_cache.py"))
+    monkeypatch.setattr(_kernel_cache, "_HERE", package)
     for text, time in (("x = 1", 10**18), ("x = 2", 10**18), ("x = 2", 2 * 10**18)):
         (package / "sub" / "k.py").write_text(text)
         os.utime(package / "sub" / "k.py", ns=(time, time))
