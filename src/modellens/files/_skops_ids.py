@@ -137,7 +137,8 @@ def check_skops_ids(schema, archive, *, budget: int | None = None, walked=None) 
     the names of their array files, whose bytes must match.  Only nodes of a repeated
     id are compared: a flat node (most: a JsonNode of None, 0, "auto") as a dict, the
     others (and flat ones that differ) side by side with the first (:func:`_same`: a
-    gradient boosting's 300 trees share one RandomState, written 301 times), or, past
+    gradient boosting's 300 trees share one RandomState, written 301 times; an id of
+    ``_ALL_AT_ONCE`` nodes or more first all at once, :func:`_all_same`), or, past
     ``budget`` values visited so (default: the schema's length in bytes), by digest,
     each node digested once, from its children's digests (so a schema costs at most
     about twice its size and its files', however its nodes of one id nest); each array
