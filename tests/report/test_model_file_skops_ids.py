@@ -28,7 +28,8 @@ import pandas as pd
 import pytest
 
 from modellens.files import FileError, _skops_ids, load_model
-from modellens.files._skops_ids import _ArrayFiles, _digest, _same, _stored_bytes
+from modellens.files._skops_ids import (_ALL_AT_ONCE, _all_same, _ArrayFiles, _digest,
+                                         _same, _stored_bytes)
 from modellens.trees import UnsafeModelError, check_sklearn_objects
 
 sio = pytest.importorskip("skops.io")
@@ -263,6 +264,53 @@ def test_a_changed_copy_of_the_random_state_is_refused(tmp_path, budget, monkeyp
             load_model(path)
 
 
+def test_many_copies_of_the_random_state_are_compared_at_once_and_a_changed_one_refused(
+        tmp_path, monkeypatch):
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X = np.random.default_rng(1).normal(size=(60, 2))
+    count = _ALL_AT_ONCE + 2  # trees, each with a copy of the RandomState
+    data = sio.dumps(GradientBoostingRegressor(n_estimators=count, max_depth=1,
+                                               random_state=0).fit(X, X[:, 0]))
+    path = tmp_path / "gb.skops"
+    path.write_bytes(data)
+    at_once = []
+    real = _skops_ids._all_same
+    monkeypatch.setattr(_skops_ids, "_all_same",
+                        lambda head, copies, *rest: at_once.append(len(copies)) or
+                        real(head, copies, *rest))
+    load_model(path)  # as saved
+    assert at_once == [count]  # the copies, one id: compared all at once
+
+    def state(schema, which):
+        states = _states(schema)
+        assert len(states) == count + 1 and len({s["__id__"] for s in states}) == 1
+        return states[which]["content"]["content"]["state"]["content"]
+
+    def new_word(which):  # one word of the key array, in the copy's own file
+        def change(schema, files):
+            name = state(schema, which)["key"]["file"]
+            key = np.load(io.BytesIO(files[name]))
+            key[5] ^= 1 << 20
+            buffer = io.BytesIO()
+            np.save(buffer, key)
+            files[name] = buffer.getvalue()
+        return change
+
+    def new_position(schema, files):  # the copy's text
+        state(schema, 4)["pos"]["content"] += "0"
+
+    def shared_file(schema, files):  # a copy naming another copy's file: same bytes
+        state(schema, 3)["key"]["file"] = state(schema, 2)["key"]["file"]
+
+    for change in (new_word(-1), new_word(1), new_position):
+        path.write_bytes(_rewrite(data, change))
+        with pytest.raises(FileError, match="two objects of one id"):
+            load_model(path)
+    path.write_bytes(_rewrite(data, shared_file))
+    load_model(path)
+
+
 def _cases():
     """Pairs of a node and a changed copy of it: (name, change of the copy)."""
     def at(path, value):
@@ -310,9 +358,9 @@ def test_side_by_side_tells_what_the_digests_tell(case):
     data = _gradient_boosting_file()
     archive = zipfile.ZipFile(io.BytesIO(data))
     schema = json.loads(archive.read("schema.json"))
-    head, copy = _states(schema)[:2]
-    # both with x: 1 and NaN in the head, the copy's own values as saved
-    for node in (head, copy):
+    head, copy, *others = _states(schema)
+    # all with x: 1 and NaN in the head, the copy's own values as saved
+    for node in (head, copy, *others):
         node["content"]["content"]["gauss"]["x"] = 1
         node["content"]["content"]["gauss"]["y"] = [float("nan"), 0.0]
     _cases()[case](copy)
@@ -321,6 +369,12 @@ def test_side_by_side_tells_what_the_digests_tell(case):
     assert _same(head, copy, files, [10 ** 6]) is digested
     assert digested is (case in ("nothing", "an __id__ only", "no __id__", "NaN for NaN"))
     assert _same(head, copy, files, [3]) is None  # past its budget: the digests decide
+    # all copies at once: passes only what the digests pass (a dict of other keys, as one
+    # without its __id__, is left to the side-by-side comparison), the copy among others
+    for before in ([], others):
+        fast = _all_same(head, [*before, copy], files, [10 ** 6], frozenset())
+        assert fast is (digested and case != "no __id__")
+    assert _all_same(head, [copy], files, [3], frozenset()) is False  # past its budget
 
 
 def test_nested_copies_cost_at_most_the_budget_then_the_digests(monkeypatch):
