@@ -42,16 +42,13 @@ def saved(tmp_path_factory):
     X = rng.normal(size=(300, 3))
     y = X[:, 0] + 0.3 * X[:, 1] ** 2
     folder = tmp_path_factory.mktemp("xgb_json")
-    models = {
-        "gbtree": xgb.XGBRegressor(n_estimators=3, max_depth=3).fit(X, y),
-        "dart": xgb.XGBRegressor(n_estimators=3, max_depth=3, booster="dart").fit(X, y),
-        "gblinear": xgb.XGBRegressor(n_estimators=3, booster="gblinear").fit(X, y),
-        "vector leaves": xgb.XGBRegressor(n_estimators=3, max_depth=3, tree_method="hist",
-                                          multi_strategy="multi_output_tree").fit(
-            X, np.c_[y, -y]),
-        "multiclass": xgb.XGBClassifier(n_estimators=3, max_depth=3).fit(
-            X, (y > 0).astype(int) + (y > 1)),
-    }
+    targets = {"vector leaves": np.c_[y, -y], "multiclass": (y > 0).astype(int) + (y > 1)}
+    settings = {"gbtree": {}, "dart": {"booster": "dart"}, "gblinear": {"booster": "gblinear"},
+                "vector leaves": {"tree_method": "hist", "multi_strategy": "multi_output_tree"},
+                "multiclass": {}}
+    models = {name: (xgb.XGBClassifier if name == "multiclass" else xgb.XGBRegressor)(
+        n_estimators=3, max_depth=3, **kw).fit(X, targets.get(name, y))
+        for name, kw in settings.items()}
     for name, model in models.items():
         model.save_model(folder / f"{name}.json")
     return X, models, folder
