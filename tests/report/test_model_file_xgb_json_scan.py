@@ -130,7 +130,9 @@ def test_what_is_not_a_node_array_where_it_types_them_is_declined(saved):
     assert _models._typed_json(json.dumps(strings).encode()) is not None
     ints = json.loads(text)
     ints["learner"]["gradient_booster"]["model"]["trees"][0]["left_children"][0] = 1.0
-    for bad in (elsewhere, ints):
+    scalar = json.loads(text)  # a node array's key holding a number
+    scalar["learner"]["gradient_booster"]["model"]["trees"][1]["split_type"] = 0
+    for bad in (elsewhere, ints, scalar):
         assert _models._typed_json(json.dumps(bad).encode()) is None
     assert _models._typed_json(json.dumps(doc).encode()) is not None
 

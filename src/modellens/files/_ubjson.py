@@ -329,10 +329,10 @@ def typed_json(text: bytes, read):
         if key != name or owner[key] or id(owner) not in owners:
             return None
         owner[key] = typed[_TYPED[key]][first:first + count]
-    for owner in [model, cats, *trees]:
-        if any(not isinstance(owner[key], np.ndarray) for key in _TYPED.keys() & owner.keys()):
-            return None
-    return doc
+    # every key of _TYPED in those places held one of the arrays (each (object, key) is
+    # met once): one that did not (not an array) is one more here than arrays placed
+    held = sum(len(_TYPED.keys() & owner.keys()) for owner in [model, cats, *trees])
+    return doc if held == len(slots) else None
 
 
 def _array_slots(doc) -> tuple:
