@@ -331,8 +331,8 @@ def typed_json(text: bytes, read):
         owner[key] = typed[_TYPED[key]][first:first + count]
     # every key of _TYPED in those places held one of the arrays (each (object, key) is
     # met once): one that did not (not an array) is one more here than arrays placed
-    held = sum(len(_TYPED.keys() & owner.keys()) for owner in [model, cats, *trees])
-    return doc if held == len(slots) else None
+    keyed = sum(len(_TYPED.keys() & owner.keys()) for owner in [model, cats, *trees])
+    return doc if keyed == len(slots) else None
 
 
 def _array_slots(doc) -> tuple:
