@@ -38,10 +38,13 @@ def _models_of_every_kind():
 
 
 def _spy(monkeypatch):
+    """The typed copies made (the scan's of the text, else orjson's document's typed)."""
     handed = []
-    real = _models._as_typed
+    real, scanned = _models._as_typed, _models._typed_json
     monkeypatch.setattr(_models, "_as_typed", lambda doc, text: handed.append(
         real(doc, text)) or handed[-1])
+    monkeypatch.setattr(_models, "_typed_json", lambda data: handed.append(
+        scanned(data)) or handed[-1])
     return handed
 
 

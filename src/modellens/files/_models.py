@@ -27,7 +27,7 @@ from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
                      lightgbm_saved_text, scan_xgboost_ubjson)
 from ._errors import FileError, one_line as _one_line
 from ._skops_ids import check_skops_ids, read_skops_schema, skops_private
-from ._ubjson import Ubjson, typed_arrays, ubjson_bytes
+from ._ubjson import Ubjson, typed_arrays, typed_json, ubjson_bytes
 
 __all__ = ["load_model", "SAFE_TYPES"]
 
@@ -322,7 +322,13 @@ def _load_xgboost(path):
     raw = _scanned_and_checked(data, json_file)
     exact = scanned = raw is not None
     typed = None
-    if raw is None:
+    if raw is None and json_file:
+        # XGBoost's own JSON file: its node arrays read straight into typed arrays
+        raw = typed = _typed_json(data)
+    if raw is not None and typed is not None:
+        exact = True
+        _refused(path, check_xgboost_model, typed)
+    elif raw is None:
         raw, exact = _refused(path, _read_xgboost, data, json_file)
         # a JSON document's node arrays typed first: the checks read typed arrays at a
         # fraction of the cost of lists, and check exactly the arrays XGBoost is handed;
@@ -362,6 +368,30 @@ def _load_xgboost(path):
         raise FileError(f"cannot load the XGBoost model {str(path)!r}: {_one_line(exc)}") \
             from None
     return model
+
+
+def _typed_json(data):
+    """A JSON document XGBoost's own reader reads as orjson does (see :func:`_read_xgboost`)
+    with its node arrays typed (:func:`~._ubjson.typed_json`), or None."""
+    if data[:1] != b"{":
+        return None
+    try:
+        return typed_json(data, _exact_json)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, OverflowError):
+        return None  # not the structure it types: the readers below name the fault
+
+
+def _exact_json(text):
+    """orjson's reading of ``text`` where XGBoost decodes its strings alike (no escape but
+    those :func:`_read_xgboost` names), else None; repeated keys are the caller's."""
+    try:
+        import orjson
+    except ImportError:  # optional: modellens[trees] installs it
+        return None
+    try:
+        return None if _ODD_ESCAPE.search(text) else orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _as_typed(doc, text):

@@ -15,7 +15,9 @@ from itertools import chain
 
 import numpy as np
 
-__all__ = ["Ubjson", "typed_arrays", "ubjson_bytes"]
+from ..trees import scan_xgboost_json
+
+__all__ = ["Ubjson", "typed_arrays", "typed_json", "ubjson_bytes"]
 
 
 class Ubjson:
@@ -255,14 +257,10 @@ def typed_arrays(doc, text: bytes):
     """
     if b"true" in text or b"false" in text or b"null" in text:
         return None
-    booster = doc["learner"]["gradient_booster"]
-    path = ("learner", "gradient_booster") + (("gbtree",) if "gbtree" in booster else ()) + \
-        ("model",)
-    model = booster.get("gbtree", booster)["model"]
-    cats = model.get("cats", {})
-    if not isinstance(cats, dict) or cats.get("enc") or \
-            not isinstance(model.get("trees", []), list):
+    places = _places(doc)
+    if places is None:
         return None
+    path, model, cats = places
     trees = _typed_objects(model.get("trees", []))
     typed = _typed_objects([model])  # a linear booster's weights
     if trees is None or typed is None:
@@ -276,6 +274,86 @@ def typed_arrays(doc, text: bytes):
     if "trees" in model:
         typed["trees"] = trees
     return _replaced(doc, path, typed)
+
+
+def _places(doc):
+    """``(path, model, cats)``: where :func:`typed_arrays` types a document's arrays (the
+    booster's model, its trees and stored categories); None where it types none."""
+    booster = doc["learner"]["gradient_booster"]
+    path = ("learner", "gradient_booster") + (("gbtree",) if "gbtree" in booster else ()) + \
+        ("model",)
+    model = booster.get("gbtree", booster)["model"]
+    cats = model.get("cats", {})
+    if not isinstance(cats, dict) or cats.get("enc") or \
+            not isinstance(model.get("trees", []), list):
+        return None
+    return path, model, cats
+
+
+#: :data:`_TYPED` as :func:`~modellens.trees.scan_xgboost_json` takes it.
+_TYPED_KEYS = tuple(_TYPED.items())
+
+
+def typed_json(text: bytes, read):
+    """:func:`typed_arrays` of the JSON ``text`` without a Python number per node value,
+    or None where :func:`typed_arrays` would return None or the scan declines.
+
+    The node arrays' numbers are read straight from the text into their types
+    (:func:`~modellens.trees.scan_xgboost_json`: exact or declined), ``read`` (orjson,
+    or None where it refuses) reads the rest (no key repeated: its objects hold as many
+    keys as the text writes), and each array goes back where the text held it: a walk
+    in document order (each object's keys in the text's order) meets the arrays of the
+    keys of :data:`_TYPED` in the order the scan took them.  Any one outside the places
+    :func:`typed_arrays` types, or a key of :data:`_TYPED` there that is not an array,
+    declines.
+    """
+    if b"true" in text or b"false" in text or b"null" in text:
+        return None
+    scanned = scan_xgboost_json(text, _TYPED_KEYS)
+    doc = None if scanned is None else read(scanned[0])
+    places = None if doc is None else _places(doc)
+    if places is None:
+        return None
+    _, floats, ints, taken, n_keys = scanned
+    slots, held = _array_slots(doc)
+    _, model, cats = places
+    trees = model.get("trees", [])
+    if held != n_keys or len(slots) != len(taken) or \
+            not all(isinstance(tree, dict) for tree in trees):
+        return None  # a key repeated (orjson kept one), or the arrays not met as taken
+    # each key's values as its type (every one inside it: checked by the scan)
+    typed = {np.dtype(np.float32): floats, np.dtype(np.int64): ints}
+    typed.update({t: ints.astype(t) for t in (np.dtype(np.int32), np.dtype(np.uint8))})
+    owners = {id(model), id(cats)} | {id(tree) for tree in trees}
+    for (owner, key), (name, first, count) in zip(slots, taken):
+        if key != name or owner[key] or id(owner) not in owners:
+            return None
+        owner[key] = typed[_TYPED[key]][first:first + count]
+    # every key of _TYPED in those places held one of the arrays (each (object, key) is
+    # met once): one that did not (not an array) is one more here than arrays placed
+    keyed = sum(len(_TYPED.keys() & owner.keys()) for owner in [model, cats, *trees])
+    return doc if keyed == len(slots) else None
+
+
+def _array_slots(doc) -> tuple:
+    """``(object, key)`` of each array that is the value of a key of :data:`_TYPED`, in
+    document order (a walk that visits a value before the values after it), and how
+    many keys the document's objects hold."""
+    slots, held = [], 0
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is tuple:
+            slots.append(node)
+        elif kind is dict:
+            held += len(node)
+            stack.extend((node, key) if type(value) is list and key in _TYPED else value
+                         for key, value in reversed(node.items())
+                         if type(value) in (dict, list))
+        elif kind is list:
+            stack.extend(value for value in reversed(node) if type(value) in (dict, list))
+    return slots, held
 
 
 def _typed_objects(objs):
@@ -316,12 +394,18 @@ def _typed(values, dtype):
         if len(wide) and (wide.min() < info.min or wide.max() > info.max):
             return None
         return wide.astype(dtype)
+    return _float32(wide)
+
+
+def _float32(wide):
+    """float64 values as float32, each the float32 its decimal rounds to straight; None
+    where a value is a halfway point between two float32 or past float32's range."""
     with np.errstate(over="ignore"):  # past float32: inf, declined below
         narrow = wide.astype(np.float32)
-    # the float32 next to each value on the far side of it: the value is a halfway
-    # point when it is the exact mean of the two (both float32: the mean is a float64)
-    other = np.nextafter(narrow, np.where(wide > narrow, np.float32(np.inf),
-                                          np.float32(-np.inf)))
+        # the float32 next to each value on the far side of it: the value is a halfway
+        # point when it is the exact mean of the two (both float32: the mean is a float64)
+        other = np.nextafter(narrow, np.where(wide > narrow, np.float32(np.inf),
+                                              np.float32(-np.inf)))
     halfway = (wide != narrow) & (wide == (narrow.astype(np.float64) + other) / 2)
     if halfway.any() or not np.isfinite(narrow[np.isfinite(wide)]).all():
         return None
