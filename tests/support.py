@@ -285,3 +285,46 @@ def assert_opens_cleanly(path, tmp_path):
     # the top left holds the contents column, the top right the page: both drawn
     assert image[:400, :200, :3].std() > 0.01 and image[:400, 300:, :3].std() > 0.05
     return dom
+
+
+#: The demo's report with every section, as the browser tests build it: few rows, a small
+#: grid and budget (the pages' layout and controls do not depend on their number).
+DEMO_OPTIONS = dict(sample=150, n_explain=8, n_background=6, grid=5, shapley_budget=20_000)
+_DEMO: list = []  # this process's demo report and its saved page, once built
+_INJECTED: list = []  # this process's page of the injection frame, once built
+
+
+def demo_page(tmp_path_factory):
+    """The demo's report (:data:`DEMO_OPTIONS`) and its page saved under a folder of
+    ``tmp_path_factory``: built once per test process, for the tests of
+    tests/report/test_report_browser.py and test_report_interactive.py, which read the
+    page and never change it (each file built its own, ~18 s of CPU: a report's numbers
+    and its 43 pictures)."""
+    if not _DEMO:
+        import modellens as ml
+        from modellens.datasets import load_demo
+
+        model, X, y = load_demo()
+        rep = ml.report(model, X, y, **DEMO_OPTIONS)
+        _DEMO.append((rep, rep.save(tmp_path_factory.mktemp("demo") / "demo.html")))
+    return _DEMO[0]
+
+
+def injected_page(tmp_path_factory):
+    """The saved page of a report (every section, :data:`DEMO_OPTIONS`) of a model fitted on
+    :func:`injection_frame`, whose names and labels try to run code: built once per test
+    process, for tests/report/test_report.py (the page as text, and in Chromium) and
+    test_report_interactive.py (the explorer's charts), which read it and never change it."""
+    if not _INJECTED:
+        import modellens as ml
+        from sklearn.compose import make_column_transformer
+        from sklearn.linear_model import Ridge
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import OneHotEncoder
+
+        X, y = injection_frame()
+        model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
+                                                      remainder="passthrough"), Ridge()).fit(X, y)
+        rep = ml.report(model, X, y, **DEMO_OPTIONS)
+        _INJECTED.append(rep.save(tmp_path_factory.mktemp("injected") / "r.html"))
+    return _INJECTED[0]

@@ -406,11 +406,17 @@ def test_polars_is_imported_only_by_the_user():
     assert out.returncode == 0, out.stderr
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", BUILDERS)
-def test_report_numbers_equal_those_of_the_pandas_frame(kind):
-    from sklearn.ensemble import HistGradientBoostingRegressor
+#: The report's options: the sections that read the frame's columns and rows.
+_SMALL_REPORT = dict(sample=120, n_explain=4, n_background=8, grid=5, shapley_budget=20_000,
+                     sections=["data", "quality", "effects", "shapley"], progress=False)
+
+
+@pytest.fixture(scope="module")
+def pandas_report():
+    """The data, the model and the report of the pandas frame (with its page's numbers):
+    the reference of both kinds of frame, built once (each kind built its own)."""
     from sklearn.compose import make_column_transformer
+    from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
     d = _lists(n=220)
@@ -420,18 +426,23 @@ def test_report_numbers_equal_those_of_the_pandas_frame(kind):
         (OneHotEncoder(handle_unknown="ignore"), ["c", "e", "s"]), remainder="passthrough")
     model = make_pipeline(encode, HistGradientBoostingRegressor(max_iter=30, random_state=0))
     model.fit(X.assign(s=X["s"].fillna("none")), y)
-    small = dict(sample=120, n_explain=4, n_background=8, grid=5, shapley_budget=20_000,
-                 sections=["data", "quality", "effects", "shapley"], progress=False)
+    want = ml.report(model, X, pd.Series(y), **_SMALL_REPORT)
+    return d, y, model, want, _page_numbers(want.to_html())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", BUILDERS)
+def test_report_numbers_equal_those_of_the_pandas_frame(kind, pandas_report):
+    d, y, model, want, want_page = pandas_report
     other = BUILDERS[kind](d)
     y_other = pl.Series("y", y) if kind == "polars" else pa.chunked_array([y])
-    want = ml.report(model, X, pd.Series(y), **small)
-    got = ml.report(model, other, y_other, **small)
+    got = ml.report(model, other, y_other, **_SMALL_REPORT)
     _assert_same_numbers(want.sections["quality"].data, got.sections["quality"].data, rel=1e-12)
     assert want.sections["quality"].data["metrics"]["r2"] > 0.8
     for key in ("data", "effects", "shapley"):
         _assert_same_numbers(want.sections[key].data, got.sections[key].data,
                              rel=1e-12, abs=1e-12)
-    assert _page_numbers(want.to_html()) == _page_numbers(got.to_html())
+    assert want_page == _page_numbers(got.to_html())
 
 
 def _assert_same_numbers(want, got, **tolerance):

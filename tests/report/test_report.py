@@ -18,7 +18,7 @@ from support import (
     _assert_inert,
     _parse,
     assert_opens_cleanly,
-    injection_frame,
+    injected_page,
     open_in_browser,
     page_errors,
 )
@@ -319,12 +319,16 @@ def test_repr_html_is_the_page_in_a_sandboxed_frame(rep):
     assert "<script" not in out.split('srcdoc="', 1)[1].split('"', 1)[0]  # escaped inside
 
 
-def test_names_and_labels_from_the_data_are_escaped(tmp_path):
-    X, y = injection_frame()
-    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
-                                                  remainder="passthrough"), Ridge()).fit(X, y)
-    r = ml.report(model, X, y, **SMALL)
-    _assert_inert(r.save(tmp_path / "r.html").read_text(encoding="utf-8"))
+@pytest.fixture(scope="module")
+def injected(tmp_path_factory):
+    """The page of a report on names and labels that try to run code (support.injected_page:
+    built once, read as text by one test and opened in Chromium by another; each built its
+    own, and test_report_interactive.py shares it when it runs in the same process)."""
+    return injected_page(tmp_path_factory)
+
+
+def test_names_and_labels_from_the_data_are_escaped(injected):
+    _assert_inert(injected.read_text(encoding="utf-8"))
 
 
 @pytest.mark.browser
@@ -349,12 +353,8 @@ def test_browser_check_sees_script_errors(rep, tmp_path):
 
 
 @pytest.mark.browser
-def test_browser_runs_none_of_the_injected_code(tmp_path):
-    X, y = injection_frame()
-    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
-                                                  remainder="passthrough"), Ridge()).fit(X, y)
-    path = ml.report(model, X, y, **SMALL).save(tmp_path / "r.html")
-    assert_opens_cleanly(path, tmp_path)
+def test_browser_runs_none_of_the_injected_code(injected, tmp_path):
+    assert_opens_cleanly(injected, tmp_path)
 
 
 def test_templates_ship_in_the_wheel(tmp_path):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from support import page_errors, tab
+from support import demo_page, page_errors, tab
 
 pytestmark = pytest.mark.browser
 
@@ -42,13 +42,11 @@ _LAYOUT = r"""(() => {
 @pytest.fixture(scope="module")
 def flagged_page(tmp_path_factory):
     """The demo with every section, and the features it flags "PD off the data"."""
-    from modellens.datasets import load_demo
-
-    model, X, y = load_demo()
-    r = ml.report(model, X, y, **SMALL)
+    # (support.demo_page: shared with test_report_interactive.py in one process)
+    r, path = demo_page(tmp_path_factory)
     flagged = [v["feature"] for v in r.sections["data"].data["features"] if v["warning"]]
     assert flagged, "the demo should flag features, else the badge checks below test nothing"
-    return r.save(tmp_path_factory.mktemp("page") / "demo.html"), flagged
+    return path, flagged
 
 
 @pytest.fixture(scope="module")

@@ -12,21 +12,19 @@ import pandas as pd
 import pytest
 
 import modellens as ml
-from support import INJECTIONS, injection_frame, page_errors
+from support import DEMO_OPTIONS, INJECTIONS, demo_page, injected_page, page_errors
 from test_report_browser import _at_width
 
 pytestmark = pytest.mark.browser
 
-SMALL = dict(sample=150, n_explain=8, n_background=6, grid=5, shapley_budget=20_000)
+SMALL = DEMO_OPTIONS
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from modellens.datasets import load_demo
-
-    model, X, y = load_demo()
-    rep = ml.report(model, X, y, **SMALL)
-    return rep, rep.save(tmp_path_factory.mktemp("demo") / "demo.html")
+    """The demo's report and page (support.demo_page: with SMALL's options, shared with
+    test_report_browser.py when both run in one process)."""
+    return demo_page(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -415,16 +413,9 @@ def test_phone_width_fits_the_explorer(demo, tmp_path):
         assert right <= 390.5, name
 
 
-def test_names_from_the_data_stay_text_in_the_charts(tmp_path):
-    from sklearn.compose import make_column_transformer
-    from sklearn.linear_model import Ridge
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder
-
-    X, y = injection_frame()
-    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["label"]),
-                                                  remainder="passthrough"), Ridge()).fit(X, y)
-    path = ml.report(model, X, y, **SMALL).save(tmp_path / "r.html")
+def test_names_from_the_data_stay_text_in_the_charts(tmp_path_factory, tmp_path):
+    # the page of support.injected_page (shared with test_report.py in one process)
+    path = injected_page(tmp_path_factory)
     with _explorer(path, tmp_path) as browser:
         _change(browser, "feature", INJECTIONS[1])
         found = browser.evaluate(
@@ -477,11 +468,15 @@ def test_payload_does_not_grow_with_the_rows():
 
     rng = np.random.default_rng(0)
     sizes = []
+    # 8 features (30 once): the payload's per-feature part is what does not grow, so fewer
+    # features make a part that grows with the rows a larger share of it (a stricter
+    # check), and each feature's curves and figures cost a report most of its time
+    d = 8
     for n in (2_000, 20_000):
-        X = pd.DataFrame(rng.normal(size=(n, 30)), columns=[f"x{i}" for i in range(30)])
-        rep = ml.report(lambda Z: np.asarray(Z, dtype=float) @ np.linspace(-1, 1, 30), X,
+        X = pd.DataFrame(rng.normal(size=(n, d)), columns=[f"x{i}" for i in range(d)])
+        rep = ml.report(lambda Z: np.asarray(Z, dtype=float) @ np.linspace(-1, 1, d), X,
                         sections=["effects", "shapley"], sample=300, n_explain=20,
-                        n_background=5, grid=10, shapley_budget=1, max_features=30)
+                        n_background=5, grid=10, shapley_budget=1, max_features=d)
         sizes.append(len(payload_json(explorer_payload(rep.sections))))
     assert abs(sizes[1] - sizes[0]) < 0.05 * sizes[0], sizes
 
