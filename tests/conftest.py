@@ -46,37 +46,44 @@ SHARED_FOLDERS = {
 }
 
 #: The longest units, longest first: under xdist the workers start with them, so that no
-#: long unit is left running alone at the end while the other worker idles.  Ranked by an
-#: idle run's ``--durations=0`` (session 19, main fc150ec: worker-seconds of setup + call +
-#: teardown per unit, before that session's changes); re-rank from a new one.  It orders,
-#: never selects: a file not named here keeps its collection order.  A new file over ~30 s
-#: belongs here, at its rank.
+#: long unit is left running alone at the end while the other worker idles.  Ranked by the
+#: clean-clone CI run at 55c67e7 (its ``--durations=0``: worker-seconds of setup + call +
+#: teardown per unit, out of 2,945), before session 22's changes (test_report.py,
+#: test_report_browser.py and test_report_interactive.py: their lines of session 19, kept
+#: for the "browser" unit that replaces them); re-rank from a new one.
+#: It orders, never selects: a file not named here keeps its collection order.  A new file
+#: over ~30 s belongs here, at its rank.
 LONG_FIRST = [
-    "dask",  # 208: every file of tests/dask (SHARED_FOLDERS), 90 + 78 + 18 s and the rest
-    "tests/cli/test_cli.py",  # 164
+    "dask",  # 317: every file of tests/dask (SHARED_FOLDERS), 130 + 110 + 55 s and the rest
+    "tests/cli/test_working_directory.py",  # 173: cold processes, clusters, loky pools
     "tests/report/test_report_interactive.py",  # 133: three reports, Chromium driven
-    "tests/cli/test_working_directory.py",  # 112: cold processes, clusters, loky pools
-    # 170 at fc150ec, when each of its 40 reports also started a warm-up child (stamps
-    # since, a2b6c18): 117 s of CPU at a load of 10 (session 20), about 100 idle
-    "tests/fuzz/test_fuzz_data.py",  # ~100 (one test: 40 reports in one child)
-    "tests/report/test_warm_up.py",  # 91: processes on empty numba caches
-    "tests/fuzz/test_fuzz_safety.py",  # 82
-    "tests/docs/test_docs.py",  # 81: the documentation build runs the gallery
-    "tests/report/test_model_file_safety.py",  # 68
-    "tests/cli/test_cli_multiclass_booster.py",  # 55
+    "tests/docs/test_docs.py",  # 163: the documentation build runs the gallery
+    "tests/report/test_warm_up.py",  # 133: processes on empty numba caches
+    "tests/fuzz/test_fuzz_data.py",  # 129: one test, 40 inputs (11 reports) in one child
+    "mypy",  # 115: test_overloads 71 + test_typing 45, on a clean clone's cold cache
+    "tests/report/test_model_file_safety.py",  # 114
+    "tests/cli/test_cli.py",  # 114
+    "tests/fuzz/test_fuzz_safety.py",  # 115 before its cases were forked
     "tests/report/test_report.py",  # 45
     "tests/report/test_report_browser.py",  # 44
-    "mypy",  # 3 on the checkout's .mypy_cache, ~45 on a cold one: ranked as cold
-    "tests/cli/test_demo.py",  # 40
-    "tests/cli/test_not_yet_tried.py",  # 39
-    "tests/inputs/test_polars.py",  # 33
-    "tests/report/test_model_file_threads.py",  # 32
-    "tests/report/test_report_truth.py",  # 31
+    "tests/cli/test_cli_multiclass_booster.py",  # 101
+    "tests/inputs/test_polars.py",  # 60
+    "tests/cli/test_demo.py",  # 46
+    "tests/attribution/test_tree_serial.py",  # 40
+    "tests/report/test_report_truth.py",  # 36
+    "tests/cli/test_not_yet_tried.py",  # 36
+    "tests/attribution/test_tree_quadrature.py",  # 33
+    "tests/report/test_report_markup.py",  # 31
+    "tests/attribution/test_text_transformer.py",  # 31
+    "tests/plot/test_notebook.py",  # 28
+    "tests/report/test_model_file_threads.py",  # 28
     "tests/cli/test_cli_outputs.py",  # 28
-    "tests/cli/test_big_data_file.py",  # 25
-    "tests/inputs/test_model_levels.py",  # 18
-    "tests/attribution/test_text_transformer.py",  # 17
-    "tests/attribution/test_shapley_conditional.py",  # 16
+    "tests/report/test_warm_stamp.py",  # 25
+    "tests/report/test_report_multiclass.py",  # 23
+    "tests/fuzz/test_fuzz_runner.py",  # 23
+    "tests/report/test_report_pages.py",  # 22
+    "tests/cli/test_big_data_file.py",  # 21
+    "tests/attribution/test_shapley_conditional.py",  # 20
 ]
 
 

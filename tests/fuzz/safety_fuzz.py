@@ -33,13 +33,18 @@ cap (``RLIMIT_AS``), so a hang or a memory blow-up is counted, not suffered.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import itertools
 import json
 import os
+import queue
 import resource
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -82,8 +87,99 @@ def _cap_memory(limit_bytes):
     return cap
 
 
+#: A process that imports what the cases import once, then forks a child per case
+#: (:func:`forking`): each case still its own process (its own session, address-space cap,
+#: working directory and output files; a crash, hang or blow-up ends only it), as
+#: ``python -c code args`` would run it, without paying ``import modellens.cli`` and
+#: ``import skops.io`` (about 5 s of CPU) again before a refusal that takes milliseconds.
+FORK_SERVER = """\
+import atexit, json, os, resource, sys, traceback
+import modellens.cli, skops.io, sklearn.ensemble, sklearn.compose, pandas
+for line in sys.stdin:
+    case = json.loads(line)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()  # its own group: a timeout ends the case's every process
+        resource.setrlimit(resource.RLIMIT_AS, (case["memory"], case["memory"]))
+        os.chdir(case["cwd"])
+        for fd, name in ((1, "out"), (2, "err")):
+            os.dup2(os.open(case[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+        sys.stdin = open(os.devnull)
+        sys.argv = ["-c", *case["args"]]
+        try:
+            exec(compile(case["code"], "<string>", "exec"), {"__name__": "__main__"})
+            code = 0
+        except SystemExit as stop:  # its status as the interpreter reads it
+            code = stop.code if isinstance(stop.code, int) else stop.code is not None
+            if not isinstance(stop.code, (int, type(None))):
+                print(stop.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # (no teardown of the modules the server imported: ~1 s of CPU)
+    print(json.dumps({"pid": pid}), flush=True)
+    print(json.dumps({"code": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}), flush=True)
+os._exit(0)  # (as its children: nothing to tear down)
+"""
+
+_server = None
+
+
+@contextlib.contextmanager
+def forking():
+    """Within it, :func:`run_child` forks each case from one process that imported the
+    command line (``FORK_SERVER``) instead of starting an interpreter."""
+    global _server
+    env = dict(os.environ, PYTHONPATH=SRC, MPLBACKEND="Agg", PYTHONHASHSEED="0")
+    proc = subprocess.Popen([sys.executable, "-c", FORK_SERVER], env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout] + [lines.put(None)],
+                     daemon=True).start()
+    with tempfile.TemporaryDirectory() as streams:
+        _server = proc, lines, itertools.count(), Path(streams)
+        try:
+            yield
+        finally:
+            _server = None
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=600)
+            finally:
+                proc.kill()  # (an ended one: nothing)
+
+
+def _run_forked(code, args, *, cwd, timeout, memory_gb):
+    proc, lines, count, streams = _server
+    case = streams / str(next(count))
+    request = {"code": code, "args": [str(a) for a in args], "cwd": str(cwd),
+               "memory": int(memory_gb * 2**30), "out": f"{case}.out", "err": f"{case}.err"}
+    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.flush()
+    pid = json.loads(lines.get(timeout=600))["pid"]  # (the first waits for the imports)
+    try:
+        code = json.loads(lines.get(timeout=timeout))["code"]
+    except queue.Empty:  # (a server that ended puts None: a TypeError, not a hang)
+        with contextlib.suppress(ProcessLookupError):  # (one that ended meanwhile)
+            os.killpg(pid, signal.SIGKILL)
+        lines.get(timeout=600)  # the server reaped it
+        code = None
+    out, err = (Path(request[k]).read_text(errors="replace") for k in ("out", "err"))
+    for k in ("out", "err"):
+        os.unlink(request[k])
+    return code, out, err
+
+
 def run_child(code: str, args, *, cwd, timeout, memory_gb=4.0):
-    """Run ``code`` in a child interpreter (``-I``: the worktree's code on its path only)."""
+    """Run ``code`` in a child interpreter (``-I``: the worktree's code on its path only),
+    or a child forked from one that imported the command line, within :func:`forking`."""
+    if _server is not None:
+        return _run_forked(code, args, cwd=cwd, timeout=timeout, memory_gb=memory_gb)
     env = dict(os.environ, PYTHONPATH=SRC, MPLBACKEND="Agg", PYTHONHASHSEED="0")
     proc = subprocess.Popen([sys.executable, "-c", code, *map(str, args)], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -8,9 +8,11 @@ and sees it counted.  The browser's markup probe is planted in
 ``test_fuzz_safety.py``, on the page its CI case has already written.
 """
 
+import contextlib
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -141,14 +143,48 @@ def test_model_fuzz_counts_parsed_trees_that_disagree_with_the_model(tmp_path, m
 
 # --- safety: the watched child, the command-line cases, the tally -------------------------
 
-def test_the_watched_child_reports_a_hang_a_memory_blowup_and_a_crash(tmp_path):
-    code, _, _ = sf.run_child("import time; time.sleep(60)", [], cwd=tmp_path, timeout=2)
-    assert code is None
-    code, _, err = sf.run_child("x = bytearray(2 * 2**30)", [], cwd=tmp_path, timeout=60,
-                                memory_gb=1.0)
-    assert code != 0 and sf._memory_blowup(err)
-    code, _, err = sf.run_child("import os; os.abort()", [], cwd=tmp_path, timeout=60)
-    assert code not in (None, 0) and not sf._one_line_refusal(code, err)
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"  # (a zombie has ended)
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("forked", [False, True])
+def test_the_watched_child_reports_a_hang_a_memory_blowup_and_a_crash(tmp_path, forked):
+    """In a fresh interpreter and forked from the server (sf.forking): the same outcomes,
+    the hang's every process ended, each case in its own folder with its own streams."""
+    with sf.forking() if forked else contextlib.nullcontext():
+        code, out, err = sf.run_child("import os, sys\nprint(os.getcwd(), sys.argv[1:])\n"
+                                      "print('to stderr', file=sys.stderr)\nsys.exit(3)",
+                                      ["a", 1], cwd=tmp_path, timeout=60)
+        assert (code, out, err) == (3, f"{tmp_path} ['a', '1']\n", "to stderr\n")
+        code, out, _ = sf.run_child("import subprocess, sys, time\n"
+                                    "p = subprocess.Popen([sys.executable, '-c', 'import time; "
+                                    "time.sleep(600)'])\n"
+                                    "print(p.pid, flush=True); time.sleep(60)", [],
+                                    cwd=tmp_path, timeout=4)
+        assert code is None
+        # the process it started went with it (its group was killed): one left alive would
+        # sleep on long after the case's own 60 s
+        for _ in range(600):
+            if not _alive(int(out)):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the hung case's own child outlived it")
+        # (the cases' cap of 4 GB over what the server holds, ~3 GB of address space)
+        code, _, err = sf.run_child(f"x = bytearray({3 if forked else 2} * 2**30)", [],
+                                    cwd=tmp_path, timeout=60, memory_gb=4.0 if forked else 1.0)
+        assert code != 0 and sf._memory_blowup(err)
+        code, _, err = sf.run_child("import os; os.abort()", [], cwd=tmp_path, timeout=60)
+        assert code not in (None, 0) and not sf._one_line_refusal(code, err)
+        code, _, err = sf.run_child("raise ValueError('boom')", [], cwd=tmp_path, timeout=60)
+        assert code == 1 and "Traceback" in err and "ValueError: boom" in err
+        code, out, err = sf.run_child("import atexit, sys\natexit.register(print, 'at exit')\n"
+                                      "sys.exit('bye')", [], cwd=tmp_path, timeout=60)
+        assert (code, out, err) == (1, "at exit\n", "bye\n")
 
 
 #: A stand-in for the command line: writes half a report to --out, one byte to --data.

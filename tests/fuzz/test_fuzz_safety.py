@@ -28,7 +28,8 @@ def _clean(got):
 
 @pytest.mark.browser
 def test_hostile_strings_at_random_positions_are_text_in_the_browser(tmp_path):
-    counts = _clean(sf.tally([11], sf.string_case, tmp_path))
+    with sf.forking():  # (its files and its report: one import of the command line)
+        counts = _clean(sf.tally([11], sf.string_case, tmp_path))
     assert counts["result"] == 1  # the page was written and opened, every chart redrawn
     # the probe's zero is worth something: markup planted in that page is counted, in a
     # chart (a styled title, a link), in the page outside the charts, a script that ran
@@ -58,7 +59,9 @@ def test_hostile_strings_at_random_positions_are_text_in_the_browser(tmp_path):
 def test_random_output_paths_and_interrupted_writes(tmp_path):
     # seeds whose draws are the cheap refusals (the data, a link to the data or the model,
     # a file as parent, a folder, a missing parent) and one report under an odd name
-    counts = _clean(sf.tally([3, 11, 16, 23, 24, 38, 12], sf.path_case, tmp_path))
+    # (each case a process forked from one that imported the command line: sf.forking)
+    with sf.forking():
+        counts = _clean(sf.tally([3, 11, 16, 23, 24, 38, 12], sf.path_case, tmp_path))
     assert counts["refusal"] >= 5 and counts["result"] == 1
 
 
