@@ -34,6 +34,12 @@ SHARED_UNITS = {
     # from the cache the first wrote instead of checking the package again
     "tests/structure/test_typing.py": "mypy",
     "tests/structure/test_overloads.py": "mypy",
+    # the three share the demo's page and the injection page, built once per test process
+    # (tests/support.py demo_page, injected_page: a report and its PNGs, ~10-20 s of CPU
+    # each) and one Chromium: one process runs them all
+    "tests/report/test_report.py": "browser",
+    "tests/report/test_report_browser.py": "browser",
+    "tests/report/test_report_interactive.py": "browser",
 }
 
 #: Folders whose files run as one unit, named by that unit.  tests/dask: the files share one
@@ -48,15 +54,15 @@ SHARED_FOLDERS = {
 #: The longest units, longest first: under xdist the workers start with them, so that no
 #: long unit is left running alone at the end while the other worker idles.  Ranked by the
 #: clean-clone CI run at 55c67e7 (its ``--durations=0``: worker-seconds of setup + call +
-#: teardown per unit, out of 2,945), before session 22's changes (test_report.py,
-#: test_report_browser.py and test_report_interactive.py: their lines of session 19, kept
-#: for the "browser" unit that replaces them); re-rank from a new one.
+#: teardown per unit, out of 2,945), before session 22's changes; re-rank from a new one.
 #: It orders, never selects: a file not named here keeps its collection order.  A new file
 #: over ~30 s belongs here, at its rank.
 LONG_FIRST = [
+    # ~350: test_report_interactive 237 + test_report_browser 81 + test_report 71, less
+    # the two pages they now share (SHARED_UNITS)
+    "browser",
     "dask",  # 317: every file of tests/dask (SHARED_FOLDERS), 130 + 110 + 55 s and the rest
     "tests/cli/test_working_directory.py",  # 173: cold processes, clusters, loky pools
-    "tests/report/test_report_interactive.py",  # 133: three reports, Chromium driven
     "tests/docs/test_docs.py",  # 163: the documentation build runs the gallery
     "tests/report/test_warm_up.py",  # 133: processes on empty numba caches
     "tests/fuzz/test_fuzz_data.py",  # 129: one test, 40 inputs (11 reports) in one child
@@ -64,8 +70,6 @@ LONG_FIRST = [
     "tests/report/test_model_file_safety.py",  # 114
     "tests/cli/test_cli.py",  # 114
     "tests/fuzz/test_fuzz_safety.py",  # 115 before its cases were forked
-    "tests/report/test_report.py",  # 45
-    "tests/report/test_report_browser.py",  # 44
     "tests/cli/test_cli_multiclass_booster.py",  # 101
     "tests/inputs/test_polars.py",  # 60
     "tests/cli/test_demo.py",  # 46
