@@ -44,8 +44,7 @@ def _predict(path, X):
 
 def test_the_trees_are_read_a_row_per_tree(model):
     data = _raw(model)
-    rows, table = scan._scan(np.frombuffer(data, np.uint8), scan._NAME_BYTES,
-                             scan._NAME_STARTS)
+    rows, table = scan._scan(np.frombuffer(data, np.uint8))
     # no row per tree or per value of a tree: one row for the array, one per tree in table
     assert not np.any((rows[:, 2] >= 0) & (rows[:, 2] < scan._N_TREE_KEYS))
     assert np.sum(rows[:, 0] == scan._TREES) == 1 and len(table) == len(_trees(
