@@ -176,3 +176,20 @@ def test_trees_not_as_xgboost_writes_them_are_declined(model, how):
         data = ubjson_bytes(doc)
     assert data is not None and data != _raw(model)
     assert scan_xgboost_ubjson(data) is None
+
+
+def test_a_tree_key_one_byte_off_is_declined(model):
+    # keys are compared 8 bytes at a time (first, middle past 16, last): each byte of each
+    # name a tree holds changed in turn (one bit, still ASCII) is another key, declined
+    data = _raw(model)
+    start = data.index(b"trees")
+    assert len(scan._scan(np.frombuffer(data, np.uint8))[0])
+    names = scan._NAMES[:scan._N_TREE_KEYS] + scan._PARAMS
+    for name in names:
+        key = b"L" + len(name).to_bytes(8, "big") + name.encode()
+        at = data.index(key, start) + 9
+        for j in range(len(name)):
+            bad = bytearray(data)
+            bad[at + j] ^= 1
+            rows, table = scan._scan(np.frombuffer(bytes(bad), np.uint8))
+            assert not len(rows) and not len(table), (name, j)
