@@ -44,8 +44,7 @@ def _predict(path, X):
 
 def test_the_trees_are_read_a_row_per_tree(model):
     data = _raw(model)
-    rows, table = scan._scan(np.frombuffer(data, np.uint8), scan._NAME_BYTES,
-                             scan._NAME_STARTS)
+    rows, table = scan._scan(np.frombuffer(data, np.uint8))
     # no row per tree or per value of a tree: one row for the array, one per tree in table
     assert not np.any((rows[:, 2] >= 0) & (rows[:, 2] < scan._N_TREE_KEYS))
     assert np.sum(rows[:, 0] == scan._TREES) == 1 and len(table) == len(_trees(
@@ -177,3 +176,20 @@ def test_trees_not_as_xgboost_writes_them_are_declined(model, how):
         data = ubjson_bytes(doc)
     assert data is not None and data != _raw(model)
     assert scan_xgboost_ubjson(data) is None
+
+
+def test_a_tree_key_one_byte_off_is_declined(model):
+    # keys are compared 8 bytes at a time (first, middle past 16, last): each byte of each
+    # name a tree holds changed in turn (one bit, still ASCII) is another key, declined
+    data = _raw(model)
+    start = data.index(b"trees")
+    assert len(scan._scan(np.frombuffer(data, np.uint8))[0])
+    names = scan._NAMES[:scan._N_TREE_KEYS] + scan._PARAMS
+    for name in names:
+        key = b"L" + len(name).to_bytes(8, "big") + name.encode()
+        at = data.index(key, start) + 9
+        for j in range(len(name)):
+            bad = bytearray(data)
+            bad[at + j] ^= 1
+            rows, table = scan._scan(np.frombuffer(bytes(bad), np.uint8))
+            assert not len(rows) and not len(table), (name, j)

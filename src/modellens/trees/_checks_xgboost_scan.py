@@ -49,8 +49,21 @@ _PARAMS = ("num_nodes", "num_deleted", "num_feature", "size_leaf_vector")
 _NAMES = _TREE_ARRAYS + _CATEGORIES + ("id", "tree_param") + _PARAMS + ("trees", "model")
 _ID = {name: i for i, name in enumerate(_NAMES)}
 _N_TREE_KEYS = len(_TREE_ARRAYS) + len(_CATEGORIES) + 2
-_NAME_BYTES = np.frombuffer("".join(_NAMES).encode("ascii"), np.uint8)
-_NAME_STARTS = np.cumsum([0] + [len(n) for n in _NAMES]).astype(np.int64)
+
+
+def _word(name: bytes) -> int:
+    """The big-endian int64 of ``name``'s first 8 bytes (zeros after a shorter one): a key
+    compared 8 bytes at a time (:func:`_is_key`), as :func:`~._checks_xgboost._i64` reads
+    them."""
+    return int.from_bytes(name[:8].ljust(8, b"\0"), "big", signed=True)
+
+
+#: Each name's length, and its bytes as words: the first 8, the next 8, the last 8.
+_KEY_LEN = np.array([len(name) for name in _NAMES], np.int64)
+_KEY_HEAD = np.array([_word(name.encode("ascii")) for name in _NAMES], np.int64)
+_KEY_MID = np.array([_word(name.encode("ascii")[8:]) for name in _NAMES], np.int64)
+_KEY_TAIL = np.array([_word(name.encode("ascii")[-8:]) for name in _NAMES], np.int64)
+assert _KEY_LEN.max() <= 24  # three words cover every name
 
 #: Longest untyped array taken (``Ubjson``'s bound), deepest value (its depth bound).
 _MAX_UNTYPED = 2 ** 20
@@ -87,7 +100,7 @@ _FIRST_TREE_KEY = _ID[min(_TREE_ARRAYS + _CATEGORIES + ("id", "tree_param"))]
 _FIRST_PARAM_KEY = _ID[min(_PARAMS)]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _size(marker):  # pragma: no cover - compiled
     """Bytes of a number marker's value (0: not a marker taken)."""
     if marker == 105 or marker == 85:  # i U
@@ -101,7 +114,7 @@ def _size(marker):  # pragma: no cover - compiled
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _int(data, pos, marker):  # pragma: no cover - compiled
     """The big-endian integer of ``marker`` at ``pos`` (a float32's bits for ``d``): one
     load each (:func:`~._checks_xgboost._i32`)."""
@@ -118,7 +131,7 @@ def _int(data, pos, marker):  # pragma: no cover - compiled
     return _i64(data, pos) if marker == 76 else np.int64(0)  # L
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _length(data, pos):  # pragma: no cover - compiled
     """An int64 length at ``pos`` (an ``L`` marker first): -1 where it is not one, or past the
     bytes after it."""
@@ -130,21 +143,26 @@ def _length(data, pos):  # pragma: no cover - compiled
     return n
 
 
-@njit(cache=True)
-def _is_key(data, at, n, names, starts, k):  # pragma: no cover - compiled
-    """Whether the ``n`` bytes at ``at`` are the name of id ``k``."""
-    if starts[k + 1] - starts[k] != n:
+@njit(cache=True, inline="always")
+def _is_key(data, at, n, k):  # pragma: no cover - compiled
+    """Whether the ``n`` bytes at ``at`` are the name of id ``k``: a name of 8 bytes or more
+    as its first, last and (past 16) middle 8 bytes, one load each (a byte loop cost 60 ns
+    a key), a shorter one byte by byte.  The caller keeps ``at + n`` inside ``data``."""
+    if _KEY_LEN[k] != n:
         return False
+    if n >= 8:
+        return _i64(data, at) == _KEY_HEAD[k] and _i64(data, at + n - 8) == _KEY_TAIL[k] \
+            and (n <= 16 or _i64(data, at + 8) == _KEY_MID[k])
     for j in range(n):
-        if data[at + j] != names[starts[k] + j]:
+        if data[at + j] != (_KEY_HEAD[k] >> (56 - 8 * j)) & 0xFF:
             return False
     return True
 
 
-@njit(cache=True)
-def _key_id(data, at, n, names, starts):  # pragma: no cover - compiled
-    for k in range(len(starts) - 1):
-        if _is_key(data, at, n, names, starts, k):
+@njit(cache=True, inline="always")
+def _key_id(data, at, n):  # pragma: no cover - compiled
+    for k in range(len(_KEY_LEN)):
+        if _is_key(data, at, n, k):
             return k
     return -1
 
@@ -221,7 +239,7 @@ def _new_key(data, rows, r, others, n_others):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _decimal(data, pos):  # pragma: no cover - compiled
     """The ``S`` string at ``pos`` (its marker) holding 1 to 18 decimal digits: its value
     and the position after it; value -1 where it is not one (declined)."""
@@ -238,29 +256,29 @@ def _decimal(data, pos):  # pragma: no cover - compiled
     return v, pos + 10 + n
 
 
-@njit(cache=True)
-def _tree_key(data, pos, names, starts, first, stop, seen, hint):  # pragma: no cover
+@njit(cache=True, inline="always")
+def _tree_key(data, pos, first, stop, seen, hint):  # pragma: no cover
     """The key at ``pos`` as its id less ``first`` (one of ids ``first..stop-1``, not in
     the bits ``seen``) and the position after it; -1 where it is another (declined).
     The id ``hint`` (the key XGBoost writes next) is tried before the others."""
     n = _length(data, pos)
     if n < 0:
         return -1, pos
-    key = (hint if hint >= 0 and _is_key(data, pos + 9, n, names, starts, hint)
-           else _key_id(data, pos + 9, n, names, starts)) - first
+    key = (hint if hint >= 0 and _is_key(data, pos + 9, n, hint)
+           else _key_id(data, pos + 9, n)) - first
     if key < 0 or key >= stop - first or seen & (np.int64(1) << key):
         return -1, pos
     return key, pos + 9 + n
 
 
-@njit(cache=True)
-def _tree_param(data, pos, names, starts, row):  # pragma: no cover - compiled
+@njit(cache=True, inline="always")
+def _tree_param(data, pos, row):  # pragma: no cover - compiled
     """A tree's ``tree_param`` object (``{`` read) into ``row``: each of :data:`_PARAMS`
     at most once, and no other key, each a string of decimal digits.  The position after
     its ``}``, or -1 (declined)."""
     seen, hint = np.int64(0), _FIRST_PARAM_KEY
     while pos < len(data) and data[pos] != 125:  # }
-        j, pos = _tree_key(data, pos, names, starts, _FIRST_PARAM, _FIRST_PARAM + _N_PARAMS,
+        j, pos = _tree_key(data, pos, _FIRST_PARAM, _FIRST_PARAM + _N_PARAMS,
                            seen, hint)
         if j < 0:
             return -1
@@ -271,17 +289,18 @@ def _tree_param(data, pos, names, starts, row):  # pragma: no cover - compiled
     return pos + 1 if pos < len(data) else -1
 
 
-@njit(cache=True)
-def _tree(data, pos, names, starts, row):  # pragma: no cover - compiled
+@njit(cache=True, inline="always")
+def _tree(data, pos, row):  # pragma: no cover - compiled
     """One tree's object (``{`` read, ``pos`` after it) into ``row`` (:data:`_TREE_COLUMNS`):
     every key of :data:`_TREE_ARRAYS`, :data:`_CATEGORIES`, ``id`` and ``tree_param`` once
     and no other; arrays typed, of numbers, counts bounded by the bytes left, the node
     arrays the checks read of XGBoost's element types, no category listed; an integer
     id.  The position after its ``}``, or -1 (declined)."""
     seen, hint = np.int64(0), _FIRST_TREE_KEY
-    row[:] = -1
+    for j in range(len(row)):
+        row[j] = -1
     while pos < len(data) and data[pos] != 125:  # }
-        key, pos = _tree_key(data, pos, names, starts, 0, _N_TREE_KEYS, seen, hint)
+        key, pos = _tree_key(data, pos, 0, _N_TREE_KEYS, seen, hint)
         if key < 0 or pos >= len(data):
             return -1
         seen, hint = seen | (np.int64(1) << key), _NEXT_KEY[key]
@@ -292,7 +311,7 @@ def _tree(data, pos, names, starts, row):  # pragma: no cover - compiled
                 return -1
             row[_T_ID], pos = _int(data, pos + 1, marker), pos + 1 + size
         elif key == _ID_PARAM:
-            pos = _tree_param(data, pos + 1, names, starts, row) if marker == 123 else -1
+            pos = _tree_param(data, pos + 1, row) if marker == 123 else -1
             if pos < 0:
                 return -1
         else:  # [$<marker>#L<count>, then count values
@@ -300,7 +319,8 @@ def _tree(data, pos, names, starts, row):  # pragma: no cover - compiled
                     data[pos + 3] != 35:
                 return -1
             size, count = _size(data[pos + 2]), _length(data, pos + 4)
-            if size == 0 or count < 0 or count > (len(data) - pos - 13) // size or \
+            # count * size: no overflow, count being at most the bytes left (_length)
+            if size == 0 or count < 0 or count * size > len(data) - pos - 13 or \
                     (key < _N_FLAT and data[pos + 2] != _FLAT_MARKERS[key]) or \
                     (key >= _N_ARRAYS and count > 0):
                 return -1  # another element type, or categories listed
@@ -332,7 +352,7 @@ def _nodes_checked(data, row, room):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
+def _tree_list(data, pos):  # pragma: no cover - compiled
     """The array of trees at ``pos`` (its ``[``; untyped, or counted as XGBoost writes
     it), a row of :func:`_tree` each, its nodes checked as it is read
     (:func:`_nodes_checked`): the position after it (-1: declined) and the rows."""
@@ -359,7 +379,7 @@ def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
         for at in range(max(fetched, pos), ahead, 64):
             _prefetch(data, at)
         fetched = max(fetched, ahead)
-        pos = _tree(data, pos + 1, names, starts, table[m])
+        pos = _tree(data, pos + 1, table[m])
         if pos < 0:
             return -1, table[:0]
         table[m, _T_CHECK], room = _nodes_checked(data, table[m], room)
@@ -370,11 +390,11 @@ def _tree_list(data, pos, names, starts):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _scan(data, names, starts):  # pragma: no cover - compiled
+def _scan(data):  # pragma: no cover - compiled
     """The rows of ``data``'s values in document order, or an empty table (declined), and
     the rows of its trees array's trees (:func:`_tree_list`)."""
     # handed to a function a key: no reference counted each time
-    data, names, starts = _borrowed(data), _borrowed(names), _borrowed(starts)
+    data = _borrowed(data)
     none = np.zeros((0, 10), np.int64)
     trees = no_trees = np.zeros((0, _TREE_COLUMNS), np.int64)
     n_lists = 0
@@ -408,7 +428,7 @@ def _scan(data, names, starts):  # pragma: no cover - compiled
                 if klen < 0 or not _ascii(data, pos + 9, klen):
                     return none, no_trees
                 koff, pos = pos + 9, pos + 9 + klen
-                key = _key_id(data, koff, klen, names, starts)
+                key = _key_id(data, koff, klen)
                 if key >= 0 and seen[at] & (np.int64(1) << key):
                     return none, no_trees
                 seen[at] |= (np.int64(1) << key) if key >= 0 else 0
@@ -429,7 +449,7 @@ def _scan(data, names, starts):  # pragma: no cover - compiled
             n_others[depth - 1] += 1
         marker = data[pos]
         if key == _ID_TREES and rows[stack[depth - 1], 2] == _ID_MODEL:  # model.trees
-            after, trees = _tree_list(data, pos, names, starts)
+            after, trees = _tree_list(data, pos)
             values_left -= after - pos
             if after < 0 or values_left < 0 or n_lists > 0 or depth + 3 > _MAX_DEPTH:
                 return none, no_trees  # not as XGBoost writes it: an array of objects, once
@@ -458,7 +478,7 @@ def scan_xgboost_ubjson(data):
     array as a :class:`~modellens.trees.FlatTrees`; None where the scan declines it (the
     Python reader then reads it)."""
     buf = np.frombuffer(data, np.uint8)
-    rows, table = _scan(buf, _NAME_BYTES, _NAME_STARTS)
+    rows, table = _scan(buf)
     if not len(rows):
         return None
     params = {name: table[:, _T_PARAMS + j] for j, name in enumerate(_PARAMS)}
