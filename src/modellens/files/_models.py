@@ -325,7 +325,7 @@ def _load_xgboost(path):
     if raw is None and json_file:
         # XGBoost's own JSON file: its node arrays read straight into typed arrays
         raw = typed = _typed_json(data)
-    if raw is not None and typed is not None:
+    if typed is not None:  # (set only here: every other reading leaves it None)
         exact = True
         _refused(path, check_xgboost_model, typed)
     elif raw is None:

@@ -255,7 +255,7 @@ def typed_arrays(doc, text: bytes):
     ``true``, ``false`` or ``null`` anywhere (XGBoost writes none; numpy would read them
     in a list of numbers as 1, 0 and NaN) is left to XGBoost's JSON reader too.
     """
-    if b"true" in text or b"false" in text or b"null" in text:
+    if _has_literals(text):
         return None
     places = _places(doc)
     if places is None:
@@ -274,6 +274,13 @@ def typed_arrays(doc, text: bytes):
     if "trees" in model:
         typed["trees"] = trees
     return _replaced(doc, path, typed)
+
+
+def _has_literals(text: bytes) -> bool:
+    """Whether ``text`` holds ``true``, ``false`` or ``null`` anywhere (XGBoost writes none;
+    numpy would read them in a list of numbers as 1, 0 and NaN): such a text is left to
+    XGBoost's JSON reader."""
+    return b"true" in text or b"false" in text or b"null" in text
 
 
 def _places(doc):
@@ -307,7 +314,7 @@ def typed_json(text: bytes, read):
     :func:`typed_arrays` types, or a key of :data:`_TYPED` there that is not an array,
     declines.
     """
-    if b"true" in text or b"false" in text or b"null" in text:
+    if _has_literals(text):
         return None
     scanned = scan_xgboost_json(text, _TYPED_KEYS)
     doc = None if scanned is None else read(scanned[0])
