@@ -220,3 +220,29 @@ def test_the_one_pass_answers_as_the_two_passes_on_mutated_trees(doc):
         assert one == two
         answers.append(two >= -1)
     assert 50 < sum(answers) < 350  # both kinds of tree met
+
+
+def _lengths(key, cut):
+    def edit(tree):
+        tree[key] = tree[key][:cut]
+    return edit
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.update(id=3), "tree 0 says it is tree 3"),
+    (_lengths("sum_hessian", -1), "tree 0 has {n} nodes but {n1} sum_hessian"),
+    (_lengths("base_weights", -2), "tree 0 has {n} nodes but {n2} base_weights"),
+    (lambda t: t["tree_param"].update(num_nodes="0"), "tree 0 has 0 nodes"),
+])
+def test_a_tree_laid_out_otherwise_is_named_as_before(doc, edit, message):
+    # the scan notes whether every tree is laid out as XGBoost writes it (FlatTrees.plain,
+    # one compiled pass over its table); the numpy checks of ids, node counts and array
+    # lengths run only where it is not, and name the first fault as they did
+    assert _trees(scan_xgboost_ubjson(ubjson_bytes(doc))).plain
+    planted = _copy(doc)
+    n = len(_trees(planted)[0]["left_children"])
+    edit(_trees(planted)[0])
+    scanned = scan_xgboost_ubjson(ubjson_bytes(planted))
+    assert not _trees(scanned).plain
+    with pytest.raises(UnsafeModelError, match=message.format(n=n, n1=n - 1, n2=n - 2)):
+        check_xgboost_model(scanned)

@@ -35,7 +35,9 @@ class FlatTrees:
     arrays the checks read begin (``at``, a column each in :data:`FLAT_ARRAYS`
     order: big-endian int32, but ``split_type`` uint8 and ``split_conditions``
     float32, as XGBoost writes them), and what the node checks found as the scan
-    read it (``checked``: :func:`_tree_nodes`, -2 at a fault).  Only plain trees come
+    read it (``checked``: :func:`_tree_nodes`, -2 at a fault), and whether every tree
+    is laid out as XGBoost writes it (``plain``: the id of its position, a node count
+    in range, every array of that length, no category listed).  Only plain trees come
     so (scalar leaves, no categorical split listed); the rest are read as objects.
     """
 
@@ -47,6 +49,7 @@ class FlatTrees:
     data: np.ndarray
     at: np.ndarray
     checked: np.ndarray
+    plain: bool
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -215,7 +218,29 @@ def _check_flat_trees(trees: FlatTrees, n_features):
     """:func:`_check_xgboost_trees` of plain trees read flat (no leaf vectors, no category
     listed): the same checks, the node checks run by the scan as it read each tree
     (:func:`_tree_nodes`: ``trees.checked``).  The first fault is named by
-    :func:`_check_nodes` on the trees' arrays."""
+    :func:`_check_flat_layout`, then :func:`_check_nodes` on the trees' arrays."""
+    if not trees.plain or np.any((trees.features != -1) & (trees.features != n_features)):
+        _check_flat_layout(trees, n_features)  # where the scan found a fault: named there
+    if not len(trees):
+        return
+    # every tree passed (-2: a fault) and split on features the model has
+    if trees.checked.min() >= -1 and trees.checked.max() < n_features:
+        return
+    sizes = trees.nodes
+    left, right, parents, split, types, conditions = trees.arrays().values()
+    is_cat = _check_nodes(sizes, trees.deleted, n_features, left, right, split, conditions,
+                          parents, types)
+    if is_cat.any():
+        _, tree, _, _ = _layout(sizes, split)
+        _fail(f"tree {int(tree[np.flatnonzero(is_cat)[0]])}: its categorical nodes do not "
+              "match its split types")
+    _fail("a tree's node arrays do not hold together")  # pragma: no cover - found above
+
+
+def _check_flat_layout(trees: FlatTrees, n_features):
+    """The first fault of the trees' ids, node counts, features and array lengths (what
+    ``trees.plain`` says of all but the features, which the scan read before the model's
+    feature count)."""
     if np.any(trees.ids != np.arange(len(trees))):
         k = int(np.flatnonzero(trees.ids != np.arange(len(trees)))[0])
         _fail(f"tree {k} says it is tree {int(trees.ids[k])}")
@@ -234,17 +259,6 @@ def _check_flat_trees(trees: FlatTrees, n_features):
         if bad.size:
             _fail(f"tree {int(bad[0])} has {int(sizes[bad[0]])} nodes but {int(lengths[bad[0]])} "
                   f"{key}")
-    # every tree passed (-2: a fault) and split on features the model has
-    if trees.checked.min() >= -1 and trees.checked.max() < n_features:
-        return
-    left, right, parents, split, types, conditions = trees.arrays().values()
-    is_cat = _check_nodes(sizes, trees.deleted, n_features, left, right, split, conditions,
-                          parents, types)
-    if is_cat.any():
-        _, tree, _, _ = _layout(sizes, split)
-        _fail(f"tree {int(tree[np.flatnonzero(is_cat)[0]])}: its categorical nodes do not "
-              "match its split types")
-    _fail("a tree's node arrays do not hold together")  # pragma: no cover - found above
 
 
 
