@@ -10,7 +10,6 @@ only that one (a check left out of the one pass would pass the faulty tree).
 """
 
 import numpy as np
-import pandas as pd
 import pytest
 from numba import njit
 
@@ -18,20 +17,11 @@ from modellens.files._ubjson import Ubjson, ubjson_bytes
 from modellens.trees import UnsafeModelError, check_xgboost_model, scan_xgboost_ubjson
 from modellens.trees import _checks_xgboost as checks
 from test_model_file_scan import _FAULTS, _trees
-from test_model_file_scan_checks import _NODE_FAULTS, _largest_feature
+from test_model_file_scan_checks import _NODE_FAULTS, _largest_feature, doc  # noqa: F401
 
 xgb = pytest.importorskip("xgboost")
 
 _DELETED = 2 ** 31 - 1
-
-
-@pytest.fixture(scope="module")
-def doc():
-    rng = np.random.default_rng(5)
-    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
-    y = X.a - 2 * X.b + X.c ** 2 + rng.normal(scale=0.1, size=len(X))
-    model = xgb.XGBRegressor(n_estimators=4, max_depth=3).fit(X, y)
-    return Ubjson(bytes(model.get_booster().save_raw("ubj"))).document()
 
 
 def _arrays(tree):
