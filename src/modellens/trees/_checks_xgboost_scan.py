@@ -527,8 +527,8 @@ def _int_arrays(rows):  # pragma: no cover - compiled
             held[p] += 1
             ints[p] += rows[r, _KIND] == _INT
     whole = np.flatnonzero((rows[:, _KIND] == _ARR) & (held == ints) & (ints > 0))
-    for r in whole:
-        keep[r + 1:rows[r, _END]] = False
+    for a in whole:
+        keep[a + 1:rows[a, _END]] = False
     return whole, keep
 
 
