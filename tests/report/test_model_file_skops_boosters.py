@@ -50,13 +50,18 @@ def _rewritten(src, dst, encoding, change=None):
     return dst
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-be"])
-def test_a_booster_in_a_schema_of_another_encoding_is_checked(tmp_path, encoding):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(150, 3))
+def _saved_booster(tmp_path):
+    """A small LightGBM regressor saved as ``ok.skops``, and its rows."""
+    X = np.random.default_rng(0).normal(size=(150, 3))
     model = lgb.LGBMRegressor(n_estimators=3, num_leaves=6, verbose=-1,
                               min_child_samples=5).fit(X, X[:, 0])
     sio.dump(model, tmp_path / "ok.skops")
+    return model, X
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-be"])
+def test_a_booster_in_a_schema_of_another_encoding_is_checked(tmp_path, encoding):
+    model, X = _saved_booster(tmp_path)
     clean = _rewritten(tmp_path / "ok.skops", tmp_path / "clean.skops", encoding)
     bad = _rewritten(tmp_path / "ok.skops", tmp_path / "bad.skops", encoding,
                      _out_of_range_child)
@@ -68,11 +73,7 @@ def test_a_booster_in_a_schema_of_another_encoding_is_checked(tmp_path, encoding
 
 def test_the_booster_walk_reads_the_schema_the_ids_walk_parsed(tmp_path, monkeypatch):
     # the opened file's schema.json read (and parsed) once, the booster still checked
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(150, 3))
-    model = lgb.LGBMRegressor(n_estimators=3, num_leaves=6, verbose=-1,
-                              min_child_samples=5).fit(X, X[:, 0])
-    sio.dump(model, tmp_path / "ok.skops")
+    model, X = _saved_booster(tmp_path)
     bad = _rewritten(tmp_path / "ok.skops", tmp_path / "bad.skops", "utf-8",
                      _out_of_range_child)
     reads = []
