@@ -23,7 +23,7 @@ with the checks and with the library's load alone (``--no-reuse`` skips it).
 
     python benchmarks/bench_tree_checks.py [--rounds 1000] [--depth 8] [--classes 3]
         [--leaves 255] [--rows 20000] [--repeat 3] [--only lightgbm,json,ubj,skops]
-        [--skops-kinds rf,et,gb,hgb] [--no-reuse] [--folder DIR]
+        [--skops-kinds rf,et,gb,hgb] [--no-reuse] [--folder DIR] [--stages]
 """
 
 import argparse
@@ -145,6 +145,61 @@ def _skops_file(kind, args, X, y, folder, tag):
         lambda p=path: sio.load(p, trusted=trusted), X[:, :10])}
 
 
+def _skops_stages(path, repeat):
+    """CPU time of each stage of ``load_model`` of a skops file (best of ``repeat``, taking
+    turns with ``skops.io.load``), as a share of skops' own load (``--stages``)."""
+    import dataclasses
+    import json
+    import zipfile
+
+    import skops.io as sio
+
+    from modellens.files import _skops_ids
+    from modellens.trees import check_sklearn_objects
+
+    get_tree, read_schema = _skops_ids.skops_private()
+    trusted = sio.get_untrusted_types(file=path)
+    clock = time.process_time
+    best: dict = {}
+
+    def keep(name, start):
+        best[name] = min(best.get(name, float("inf")), clock() - start)
+
+    for _ in range(repeat):
+        start = clock()
+        sio.load(path, trusted=trusted)
+        keep("skops.io.load", start)
+        with zipfile.ZipFile(path) as archive:
+            start = clock()
+            json.loads(archive.read("schema.json"))
+            keep("schema read + plain json parse (skops' own)", start)
+            start = clock()
+            schema, context, walked = _skops_ids.read_skops_schema(archive, read_schema)
+            keep("schema read + parse with the ids' hook", start)
+            start = clock()
+            _skops_ids.check_skops_ids(schema, archive, walked=walked)
+            keep("check_skops_ids", start)
+            start = clock()
+            tree = get_tree(schema, context, trusted=None)
+            keep("get_tree (reads the array files)", start)
+            plain = dataclasses.replace(context, src=archive, memo={})
+            start = clock()
+            get_tree(schema, plain, trusted=None)
+            keep("get_tree, the files read by zipfile (skops' own)", start)
+            start = clock()
+            tree.get_unsafe_set()
+            keep("get_unsafe_set", start)
+            start = clock()
+            model = tree.construct()
+            keep("construct", start)
+        start = clock()
+        check_sklearn_objects(model)
+        keep("check_sklearn_objects", start)
+    lib = best["skops.io.load"]
+    for name, seconds in best.items():
+        print(f"  {name}: {seconds * 1e3:.1f} ms CPU ({seconds / lib:.1%})", flush=True)
+
+
 def _net(path, X, library_load, repeat):
     """load + first TreeSHAP: with the checks, and with the library's load alone."""
     import modellens as ml
@@ -172,6 +227,8 @@ def main():
                         "written with the same arguments (default: a new temporary folder)")
     parser.add_argument("--reuse", action=argparse.BooleanOptionalAction, default=True,
                         help="also the net cost with the first TreeSHAP (default: yes)")
+    parser.add_argument("--stages", action="store_true",
+                        help="also the CPU time of each stage of load_model of a skops file")
     args = parser.parse_args()
     from modellens.files import load_model
 
@@ -187,6 +244,8 @@ def main():
         print(f"check cost / library load: {name}: {(ours - lib) / lib:.1%} "
               f"(wall, best of {args.repeat}) | {(ours_cpu - lib_cpu) / lib_cpu:.1%} (CPU)",
               flush=True)
+        if args.stages and path.suffix == ".skops":
+            _skops_stages(path, args.repeat)
         if args.reuse:
             with_checks, plain = _net(path, X, library_load, args.repeat)
             print(f"  net, with the first TreeSHAP of 200 rows: {with_checks:.3f} s against "

@@ -50,13 +50,18 @@ def _rewritten(src, dst, encoding, change=None):
     return dst
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-be"])
-def test_a_booster_in_a_schema_of_another_encoding_is_checked(tmp_path, encoding):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(150, 3))
+def _saved_booster(tmp_path):
+    """A small LightGBM regressor saved as ``ok.skops``, and its rows."""
+    X = np.random.default_rng(0).normal(size=(150, 3))
     model = lgb.LGBMRegressor(n_estimators=3, num_leaves=6, verbose=-1,
                               min_child_samples=5).fit(X, X[:, 0])
     sio.dump(model, tmp_path / "ok.skops")
+    return model, X
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-be"])
+def test_a_booster_in_a_schema_of_another_encoding_is_checked(tmp_path, encoding):
+    model, X = _saved_booster(tmp_path)
     clean = _rewritten(tmp_path / "ok.skops", tmp_path / "clean.skops", encoding)
     bad = _rewritten(tmp_path / "ok.skops", tmp_path / "bad.skops", encoding,
                      _out_of_range_child)
@@ -64,3 +69,20 @@ def test_a_booster_in_a_schema_of_another_encoding_is_checked(tmp_path, encoding
     np.testing.assert_array_equal(load_model(clean).predict(X), model.predict(X))
     with pytest.raises(FileError, match="child"):
         load_model(bad)
+
+
+def test_the_booster_walk_reads_the_schema_the_ids_walk_parsed(tmp_path, monkeypatch):
+    # the opened file's schema.json read (and parsed) once, the booster still checked
+    model, X = _saved_booster(tmp_path)
+    bad = _rewritten(tmp_path / "ok.skops", tmp_path / "bad.skops", "utf-8",
+                     _out_of_range_child)
+    reads = []
+    real = zipfile.ZipFile.read
+    monkeypatch.setattr(zipfile.ZipFile, "read", lambda self, name, *args: reads.append(
+        (self.filename, name)) or real(self, name, *args))
+    np.testing.assert_array_equal(load_model(tmp_path / "ok.skops").predict(X),
+                                  model.predict(X))
+    assert reads.count((str(tmp_path / "ok.skops"), "schema.json")) == 1
+    with pytest.raises(FileError, match="child"):
+        load_model(bad)
+    assert reads.count((str(bad), "schema.json")) == 1

@@ -266,7 +266,7 @@ def test_the_booster_walk_runs_only_where_a_node_is_a_booster(tmp_path, monkeypa
     calls = []
     real = _models._check_skops_boosters
     monkeypatch.setattr(_models, "_check_skops_boosters",
-                        lambda archive: calls.append(1) or real(archive))
+                        lambda archive, schema: calls.append(1) or real(archive, schema))
     data, X = _tree_file()
     path = tmp_path / "tree.skops"
     path.write_bytes(data)

@@ -58,7 +58,7 @@ def test_the_parse_gathers_what_the_walk_gathers(kind):
     walked, walked_booster = _nodes_by_id(schema)
     assert by_id and _groups(by_id) == _groups(walked) and booster is walked_booster
     theirs, their_context = read_schema(archive)
-    assert schema == theirs and context.src is archive
+    assert schema == theirs and context.src.archive is archive
     assert context.protocol == their_context.protocol and context.memo == {}
     get_tree(schema, context, trusted=None).construct()  # the context loads the arrays
 

@@ -159,7 +159,7 @@ def test_a_skops_without_the_node_functions_judges_and_loads_through_its_public_
     odd = make_pipeline(FunctionTransformer(np.round), tree).fit(X, X[:, 0])
     sio.dump(tree, tmp_path / "tree.skops")
     sio.dump(odd, tmp_path / "odd.skops")
-    monkeypatch.setattr(_models, "_skops_nodes", lambda archive: (None, None))
+    monkeypatch.setattr(_models, "_skops_nodes", lambda archive: (None, None, None))
     np.testing.assert_array_equal(load_model(tmp_path / "tree.skops").predict(X), tree.predict(X))
     with pytest.raises(FileError, match="neither skops nor modellens"):
         load_model(tmp_path / "odd.skops")

@@ -156,7 +156,7 @@ def _load_skops(path, trust):
     with archive:
         whole = None
         try:
-            nodes, boosters = _skops_nodes(archive)
+            nodes, schema, boosters = _skops_nodes(archive)
             if nodes is None:
                 # a skops whose private functions differ (skops_private): its public ones,
                 # every step on the bytes of this opening, held in memory
@@ -165,7 +165,8 @@ def _load_skops(path, trust):
                 opened.seek(0)
                 whole = opened.read()
                 archive = zipfile.ZipFile(io.BytesIO(whole))
-                boosters = check_skops_ids(json.loads(archive.read("schema.json")), archive)
+                schema = json.loads(archive.read("schema.json"))
+                boosters = check_skops_ids(schema, archive)
             untrusted = sio.get_untrusted_types(data=whole) if nodes is None else \
                 sorted(nodes.get_unsafe_set())
         except FileError as exc:
@@ -177,7 +178,7 @@ def _load_skops(path, trust):
         # XGBoost and LightGBM boosters are rebuilt by their libraries while skops loads
         # (the walk of the ids saw every node's class: none is a Booster, no booster walk)
         data = None if trust or not boosters else \
-            _refused(path, _check_skops_boosters, archive)
+            _refused(path, _check_skops_boosters, archive, schema)
         try:
             if data is None and nodes is not None:
                 model = nodes.construct()  # the types judged above: skops' audit is that
@@ -197,17 +198,18 @@ def _load_skops(path, trust):
 def _skops_nodes(archive):
     """skops' tree of nodes of an open skops file, every type in it trusted only by skops'
     defaults (``get_unsafe_set()``: what ``skops.io.get_untrusted_types`` lists), as
-    ``skops.io.load`` builds it before it audits and constructs, and whether the file
-    names a ``Booster`` (``check_skops_ids``); ``(None, None)`` where this skops version
-    has not these functions, or takes other arguments (then its public ones read the
-    file twice)."""
+    ``skops.io.load`` builds it before it audits and constructs:
+    ``(nodes, schema, booster)``: skops' tree, the parsed schema it was built from and
+    whether the schema names a ``Booster`` (``check_skops_ids``); ``(None, None, None)``
+    where this skops version has not these functions, or takes other arguments (then its
+    public ones read the file twice)."""
     private = skops_private()
     if private is None:  # another skops version
-        return None, None
+        return None, None, None
     get_tree, read_schema = private
     schema, context, walked = read_skops_schema(archive, read_schema)
     boosters = check_skops_ids(schema, archive, walked=walked)
-    return get_tree(schema, context, trusted=None), boosters
+    return get_tree(schema, context, trusted=None), schema, boosters
 
 
 def _judge_types(path, untrusted, trust):
@@ -236,9 +238,11 @@ def _refused(path, check, *args):
                         f"structure ({type(exc).__name__}: {_one_line(exc)[:200]})") from None
 
 
-def _check_skops_boosters(archive):
-    """Check the booster states in a skops file's schema (``archive``: the open file) before
-    their libraries read them.
+def _check_skops_boosters(archive, schema):
+    """Check the booster states in a skops file's schema before their libraries read them
+    (``archive``: the open file; ``schema``: its ``schema.json`` as json parsed it for the
+    ids' walk, parsed once: a LightGBM booster's text in it is rewritten here, after skops'
+    tree was built from it, which then loads the rewritten file instead).
 
     Returns the file's bytes with LightGBM's model texts read tree by tree (see
     :func:`_one_tree_at_a_time`), or None when it holds no LightGBM booster.
@@ -249,7 +253,6 @@ def _check_skops_boosters(archive):
     rewritten = False
     # (called where the walk of the ids saw a Booster: no test of the bytes first, which
     # would miss one in a schema json reads as UTF-16 or UTF-32, as skops does)
-    schema = json.loads(archive.read("schema.json"))
     stack = [schema]
     while stack:
         node = stack.pop()
