@@ -135,13 +135,27 @@ def pytest_configure(config):
 _WARMING: list = []
 
 #: Compiles (or finds stamped) every kernel ``ml.warm_up`` knows, in numba's cache of the
-#: package the workers import.
+#: package the workers import, then the model-file checks' kernels (ml.warm_up does not
+#: run them; test_model_file_safety compiled them in 64 s of CPU): the fuzzer's valid
+#: seeds of each format, read once in its child (tests/fuzz/model_fuzz.py), stamped
+#: beside warm_up's stamps once they all load.
 _WARM_CHILD = """
-import warnings; warnings.simplefilter("ignore")
+import sys, tempfile, warnings; warnings.simplefilter("ignore")
+from pathlib import Path
 from modellens import _warm
 for name in _warm.METHODS:
     if not _warm._stamp(name).exists():
         _warm._run(name)
+checks = _warm._stamp("file_checks")
+if not checks.exists():
+    sys.path.insert(0, {fuzz!r})
+    import model_fuzz
+    with tempfile.TemporaryDirectory() as folder:
+        seeds = [dict(s, seed=Path(s["path"]).name)
+                 for s in model_fuzz.make_seeds(Path(folder))]
+        done = model_fuzz.warm_kernels(seeds, Path(folder))
+    if len(done["outcomes"]) == len(seeds) and set(done["outcomes"].values()) == {{"loaded"}}:
+        checks.touch()
 """
 
 
@@ -155,7 +169,8 @@ def _warm_the_shared_cache():
     theirs (``NUMBA_CACHE_DIR`` in their children); a warm cache changes no number."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     try:
-        return subprocess.Popen([sys.executable, "-c", _WARM_CHILD], env=env,
+        code = _WARM_CHILD.format(fuzz=str(pathlib.Path(__file__).resolve().parent / "fuzz"))
+        return subprocess.Popen([sys.executable, "-c", code], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
     except OSError:  # each kernel then compiles where it is first used, as before
