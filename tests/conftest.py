@@ -1,4 +1,7 @@
 import os
+import pathlib
+import shutil
+import subprocess
 import sys
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -57,16 +60,21 @@ SHARED_FOLDERS = {
 #: teardown per unit, out of 2,945), before session 22's changes; re-rank from a new one.
 #: It orders, never selects: a file not named here keeps its collection order.  A new file
 #: over ~30 s belongs here, at its rank.
+#:
+#: Except the first two: each worker starts with one (xdist hands the first unit to one
+#: worker, the second to the other) that needs no kernel from the shared numba cache,
+#: while the controller's child compiles them there (_warm_the_shared_cache): mypy, and
+#: test_warm_up, whose children compile on caches of their own.
 LONG_FIRST = [
+    "mypy",  # 94 (ci15): test_overloads 57 + test_typing 37, on a clean clone's cold cache
+    "tests/report/test_warm_up.py",  # ~100: processes on empty numba caches
     # ~350: test_report_interactive 237 + test_report_browser 81 + test_report 71, less
     # the two pages they now share (SHARED_UNITS)
     "browser",
     "dask",  # 317: every file of tests/dask (SHARED_FOLDERS), 130 + 110 + 55 s and the rest
     "tests/cli/test_working_directory.py",  # 173: cold processes, clusters, loky pools
     "tests/docs/test_docs.py",  # 163: the documentation build runs the gallery
-    "tests/report/test_warm_up.py",  # 133: processes on empty numba caches
     "tests/fuzz/test_fuzz_data.py",  # 129: one test, 40 inputs (11 reports) in one child
-    "mypy",  # 115: test_overloads 71 + test_typing 45, on a clean clone's cold cache
     "tests/report/test_model_file_safety.py",  # 114
     "tests/cli/test_cli.py",  # 114
     "tests/fuzz/test_fuzz_safety.py",  # 115 before its cases were forked
@@ -119,6 +127,95 @@ def pytest_configure(config):
     if not config.pluginmanager.hasplugin("timeout"):
         config.addinivalue_line("markers", "timeout(seconds): a test's own time limit "
                                            "(pytest-timeout)")
+    if not hasattr(config, "workerinput") and config.getoption("numprocesses", 0):
+        _WARMING.append(_warm_the_shared_cache())
+
+
+#: The xdist controller's warm-up child (see _warm_the_shared_cache), stopped at the end.
+_WARMING: list = []
+
+#: Compiles (or finds stamped) every kernel ``ml.warm_up`` knows, in numba's cache of the
+#: package the workers import, then the model-file checks' kernels (ml.warm_up does not
+#: run them; test_model_file_safety compiled them in 64 s of CPU): the fuzzer's valid
+#: seeds of each format, read once in its child (tests/fuzz/model_fuzz.py), stamped
+#: beside warm_up's stamps once they all load.
+_WARM_CHILD = """
+import sys, tempfile, warnings; warnings.simplefilter("ignore")
+from pathlib import Path
+from modellens import _warm
+for name in _warm.METHODS:
+    if not _warm._stamp(name).exists():
+        _warm._run(name)
+checks = _warm._stamp("file_checks")
+if not checks.exists():
+    sys.path.insert(0, {fuzz!r})
+    import model_fuzz
+    with tempfile.TemporaryDirectory() as folder:
+        seeds = [dict(s, seed=Path(s["path"]).name)
+                 for s in model_fuzz.make_seeds(Path(folder))]
+        done = model_fuzz.warm_kernels(seeds, Path(folder))
+    if len(done["outcomes"]) == len(seeds) and set(done["outcomes"].values()) == {{"loaded"}}:
+        checks.touch()
+"""
+
+
+def _warm_the_shared_cache():
+    """Under xdist, the controller compiles the kernels into the workers' shared numba
+    cache in a child of its own, once, while the workers start with the units that use
+    none (LONG_FIRST: mypy, and test_warm_up's children on caches of their own).  On a
+    clean clone each worker, and each process the tests start (command-line children,
+    Dask workers), compiled a kernel it met before any other had written it: the two
+    workers often compiled the same ones at the same time.  Tests of an empty cache keep
+    theirs (``NUMBA_CACHE_DIR`` in their children); a warm cache changes no number."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    try:
+        code = _WARM_CHILD.format(fuzz=str(pathlib.Path(__file__).resolve().parent / "fuzz"))
+        return subprocess.Popen([sys.executable, "-c", code], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError:  # each kernel then compiles where it is first used, as before
+        return None
+
+
+def pytest_unconfigure(config):
+    for child in _WARMING:
+        if child is not None and child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+@pytest.fixture()
+def kernels_without_stamps():
+    """``copy(cache, methods)``: the kernels of ``ml.warm_up``'s ``methods`` (default:
+    the report's, effects, interactions and shapley) from this process's numba cache,
+    copied where a process with ``NUMBA_CACHE_DIR=cache`` reads them, and no warm-up
+    stamp.  ``ml.warm_up`` decides on the stamps alone, so a report or a background
+    warm-up on that cache still starts its compile child, which then loads the kernels
+    instead of compiling them again (the cold demo's processes 38 s of CPU instead of
+    72, the effects' child 5 instead of 18), for tests of that child and not of the
+    compiling.  This process compiles them first if no test has."""
+    import modellens as ml
+
+    def copy(cache, methods=("effects", "interactions", "shapley")):
+        from numba.core.caching import _CacheLocator
+        from numba.core.registry import CPUDispatcher
+
+        ml.warm_up(methods)
+        folders = {f._cache._cache_path: f.py_func.__code__.co_filename
+                   for name, module in list(sys.modules.items())
+                   if name.startswith("modellens") for f in vars(module).values()
+                   if isinstance(f, CPUDispatcher) and hasattr(f._cache, "_cache_path")}
+        for folder, source in folders.items():
+            into = pathlib.Path(cache) / _CacheLocator.get_suitable_cache_subpath(source)
+            into.mkdir(parents=True, exist_ok=True)
+            for path in pathlib.Path(folder).glob("*.nb[ic]"):
+                shutil.copy2(path, into)
+        # (the warm_up above stamps where NUMBA_CACHE_DIR points: a test may have set it)
+        for stamp in pathlib.Path(cache).glob("modellens-warm-*"):
+            stamp.unlink()
+        return pathlib.Path(cache)
+
+    return copy
 
 
 def _unit(path):

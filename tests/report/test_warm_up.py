@@ -1,11 +1,12 @@
 """ml.warm_up, and the report's use of it: no process unless asked, no wait it does not need.
 
-The compile-cost tests run in fresh processes with an empty numba cache
-(``NUMBA_CACHE_DIR``), as right after installing.
+The compile-cost tests run in fresh processes on a numba cache of their own
+(``NUMBA_CACHE_DIR``): warm_up fills it from empty, as right after installing.
 """
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -101,7 +102,20 @@ ONCE = """
 """
 
 
-def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory):
+    """A numba cache that ``ml.warm_up`` filled in a fresh process, from empty: its folder,
+    the methods that process warmed and the modellens kernels it compiled.  (One cold
+    compile for the file: a second one cost its report test about 30 s of CPU.)"""
+    cache = tmp_path_factory.mktemp("warmed")
+    warmed = _python(textwrap.dedent(LISTEN) + "import modellens as ml\n"
+                     "print(sorted(ml.warm_up(['effects', 'interactions', 'shapley'])))\n"
+                     "print(sorted(set(compiled)))", cache)
+    methods, compiled = warmed.strip().splitlines()[-2:]
+    return cache, methods, compiled
+
+
+def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(warmed):
     """After ml.warm_up in one process (on an empty cache), another process's tree H screen,
     TreeSHAP, ALE and PD with ICE of four kinds of tree models compile nothing (the design
     step of ALE and PD on 300 rows compiled its order statistics' kernels in the first
@@ -112,11 +126,7 @@ def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
     (Each kernel the four models use was compiled once, by warm_up: a second type would
     have compiled in the checking process.  The calls run after the check, so they cannot
     fill a kernel warm_up left cold before it is checked.)"""
-    cache = tmp_path / "warmed"
-    warmed = _python(textwrap.dedent(LISTEN) + "import modellens as ml\n"
-                     "print(sorted(ml.warm_up(['effects', 'interactions', 'shapley'])))\n"
-                     "print(sorted(set(compiled)))", cache)
-    methods, compiled = warmed.strip().splitlines()[-2:]
+    cache, methods, compiled = warmed
     assert methods == "['effects', 'interactions', 'shapley']"
     assert compiled != "[]"  # the check sees compiles where there are some
     checked = _python(textwrap.dedent(CHECK) + textwrap.dedent(ONCE), cache)
@@ -125,9 +135,17 @@ def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(tmp_path):
     assert twice == "{}", f"compiled more than once: {twice}"
 
 
-def test_the_report_starts_no_process_unless_asked(tmp_path):
-    """ml.report of a tree model with cold kernel caches starts no child process; with
-    warm_up=True it starts exactly one, isolated (python -I), and the numbers are equal."""
+def test_the_report_starts_no_process_unless_asked(warmed, tmp_path):
+    """ml.report of a tree model with no method stamped warm starts no child process; with
+    warm_up=True it starts exactly one, isolated (python -I), and the numbers are equal.
+
+    The report decides on the stamps alone (``_warm._stamp``), so the kernels may lie in
+    the cache already: a copy of the warmed one without its stamps (compiling them here
+    again cost about 30 s of CPU and tested nothing more)."""
+    cache = tmp_path / "numba"
+    shutil.copytree(warmed[0], cache)
+    for stamp in cache.glob("modellens-warm-*"):
+        stamp.unlink()
     code = """
         import subprocess, warnings; warnings.simplefilter("ignore")
         import numpy as np, pandas as pd
@@ -154,7 +172,7 @@ def test_the_report_starts_no_process_unless_asked(tmp_path):
         a, b = (r.sections["shapley"].data["attributions"] for r in (plain, warmed))
         print(a.method, np.array_equal(a.values, b.values))
     """
-    lines = _python(code, tmp_path / "numba").split()
+    lines = _python(code, cache).split()
     assert lines == ["0", "1", "-I", "shapley-tree", "True"]
 
 
