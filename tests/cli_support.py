@@ -1,5 +1,9 @@
 """Running the command line inside a test."""
 
+import contextlib
+
+import pytest
+
 from modellens.cli import main
 
 
@@ -99,3 +103,38 @@ def run_commands_forked(commands, folder, *, preload=(), deadline=240, env=None)
     codes = {r["i"]: r["code"] for r in map(json.loads, done.stdout.splitlines())}
     assert sorted(codes) == list(range(len(commands))), done.stdout
     return [(codes[i], err.read_text() if err.exists() else "") for i, err in enumerate(errs)]
+
+
+def _blank_png() -> bytes:
+    """A valid 2 x 2 transparent PNG (its IHDR gives the page a width)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + b"\x00" * 8 for _ in range(2))  # filter byte + 2 RGBA pixels
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+@contextlib.contextmanager
+def pages_without_pictures():
+    """Pages (``Report.to_html``, ``save``, the command line's ``--out``) whose pictures are
+    a blank PNG instead of drawn: for a test that reads a page's text and a report's
+    numbers, never its pixels.  Drawing the pictures is most of a small report's CPU
+    (``savefig`` draws each figure twice, ~60 % of a 40-row report); the figures are still
+    built with the sections, and tests/report draws and checks the real ones."""
+    from modellens.report import _render
+
+    blank = _blank_png()
+
+    def keep_blank(figures):
+        for figure in figures:
+            if not figure.rendered:
+                figure._keep(blank)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_render, "render_figures", keep_blank)
+        yield

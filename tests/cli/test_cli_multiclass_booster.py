@@ -25,15 +25,19 @@ def files(tmp_path_factory):
     return folder, model, X
 
 
-def _report(argv):
-    """Run the command line (status 0 asserted); the Report it wrote."""
+def _report(argv, *, pictures=True):
+    """Run the command line (status 0 asserted); the Report it wrote.  ``pictures=False``:
+    its page's pictures blank, for a run whose pictures another run of this file draws
+    alike (drawing them is most of a run's CPU; its numbers are what is checked)."""
+    from cli_support import pages_without_pictures
     from modellens.cli import main
     from modellens.report._report import Report
 
     written, err = [], io.StringIO()
     save = Report.save
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()), \
-            contextlib.redirect_stderr(err):
+            contextlib.redirect_stderr(err), \
+            (contextlib.nullcontext() if pictures else pages_without_pictures()):
         patch.setattr(Report, "save", lambda self, path: (written.append(self),
                                                           save(self, path))[1])
         code = main([str(a) for a in argv])
@@ -41,10 +45,11 @@ def _report(argv):
     return written[0]
 
 
-def _every_class_report(data, model_file, out):
+def _every_class_report(data, model_file, out, *, pictures=True):
     """The CLI run without --class; the Report it wrote."""
     return _report(["report", "--data", data, "--model", model_file, "--target", "y",
-                    "--out", out, "--sample", 200, "--explain", 4, "--grid", 5])
+                    "--out", out, "--sample", 200, "--explain", 4, "--grid", 5],
+                   pictures=pictures)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +58,7 @@ def one_class(files):
     folder, _, _ = files
     return _report(["report", "--data", folder / "data.csv", "--model", folder / "model.txt",
                     "--target", "y", "--out", folder / "one.html", "--sample", 100,
-                    "--explain", 4, "--class", 2])
+                    "--explain", 4, "--class", 2], pictures=False)
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +119,10 @@ def xgboost_reports(tmp_path_factory):
     reports = {}
     for suffix in ("json", "ubj"):
         model.get_booster().save_model(folder / f"model.{suffix}")
+        # (the .ubj report's pictures are the .json one's: drawn once)
         reports[suffix] = _every_class_report(folder / "data.csv", folder / f"model.{suffix}",
-                                              folder / f"{suffix}.html")
+                                              folder / f"{suffix}.html",
+                                              pictures=suffix == "json")
     return reports, folder, model, X, y
 
 
@@ -146,7 +153,9 @@ def test_lightgbm_columns_with_spaces_are_the_data_columns(tmp_path, kind):
         model_file = tmp_path / "model.skops"
         sio.dump(model, model_file)
     X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
-    rep = _every_class_report(tmp_path / "data.csv", model_file, tmp_path / "r.html")
+    # (a binary classifier's pictures, drawn by the other runs of the suite)
+    rep = _every_class_report(tmp_path / "data.csv", model_file, tmp_path / "r.html",
+                              pictures=False)
     attr = rep.sections["shapley"].data["attributions"]
     assert attr.feature_names == ["mean_radius", "b", "worst__area"]
     # the explained rows' values add up to the model's probability of those rows
