@@ -42,7 +42,8 @@ MIN_ANTITHETIC_FOR_STD = 8
 #: form of Cochran's rule n > 25 g**2 for a mean's 95% interval).  A removal game
 #: scores one masked input per coalition, and a masked text is out of the model's
 #: data: a word may move the score only when it joins one of a few small coalitions
-#: (the tiny transformer of the tests: "beach" alone scores 0.085, and each other
+#: (the tiny transformer of the tests, as an earlier transformers release trained it:
+#: "beach" alone scores 0.085, and each other
 #: word's contribution is -0.04 in 3.5% of pairs, about 0 otherwise).  Pairs that
 #: miss that rare contribution show a small spread, and their intervals missed the
 #: exact value in half the runs at 16 pairs (coverage 0.50; 0.72 at 32, 0.91 at 64,
