@@ -86,3 +86,46 @@ def test_the_booster_walk_reads_the_schema_the_ids_walk_parsed(tmp_path, monkeyp
     with pytest.raises(FileError, match="child"):
         load_model(bad)
     assert reads.count((str(bad), "schema.json")) == 1
+
+
+def test_a_rewritten_booster_loads_from_the_rewritten_file_not_the_nodes(tmp_path, monkeypatch):
+    # skops' tree of nodes is built from the parsed schema before the booster walk
+    # rewrites a LightGBM text in that very schema (tree by tree, its tree_sizes line
+    # dropped): the model must then come from the rewritten file's bytes, never from
+    # constructing those nodes, whose state the rewrite changed under them
+    from modellens.files import _models
+
+    model, X = _saved_booster(tmp_path)
+    built, rewrites, loaded = [], [], []
+    real_nodes, real_check = _models._skops_nodes, _models._check_skops_boosters
+
+    def nodes_spied(archive):
+        nodes, schema, boosters = real_nodes(archive)
+        construct = nodes.construct
+
+        def spied():
+            built.append(rewrites[:])  # what had been rewritten when it was built
+            return construct()
+        monkeypatch.setattr(nodes, "construct", spied)
+        return nodes, schema, boosters
+
+    def check_spied(archive, schema):
+        data = real_check(archive, schema)
+        rewrites.append(data is not None)
+        return data
+
+    real_loads = sio.loads
+    monkeypatch.setattr(_models, "_skops_nodes", nodes_spied)
+    monkeypatch.setattr(_models, "_check_skops_boosters", check_spied)
+    monkeypatch.setattr(sio, "loads", lambda data, **kw: loaded.append(len(data)) or
+                        real_loads(data, **kw))
+    np.testing.assert_array_equal(load_model(tmp_path / "ok.skops").predict(X),
+                                  model.predict(X))
+    assert rewrites == [True] and loaded and built == []
+    # the spy sees a construct where no booster is rewritten (a tree model)
+    from sklearn.tree import DecisionTreeRegressor
+
+    sio.dump(DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0]), tmp_path / "tree.skops")
+    rewrites.clear()
+    load_model(tmp_path / "tree.skops")
+    assert built == [[]] and rewrites == []
