@@ -1,6 +1,7 @@
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -134,28 +135,16 @@ def pytest_configure(config):
 #: The xdist controller's warm-up child (see _warm_the_shared_cache), stopped at the end.
 _WARMING: list = []
 
-#: Compiles (or finds stamped) every kernel ``ml.warm_up`` knows, in numba's cache of the
-#: package the workers import, then the model-file checks' kernels (ml.warm_up does not
-#: run them; test_model_file_safety compiled them in 64 s of CPU): the fuzzer's valid
-#: seeds of each format, read once in its child (tests/fuzz/model_fuzz.py), stamped
-#: beside warm_up's stamps once they all load.
+#: Compiles every kernel ``ml.warm_up`` knows that is not stamped warm for this code
+#: (the model-file checks' included: test_model_file_safety compiled them in 64 s of
+#: CPU), in numba's cache of the package the workers import: by ``warm_up``'s own
+#: background child, a process of this one's group (killed with it).
 _WARM_CHILD = """
-import sys, tempfile, warnings; warnings.simplefilter("ignore")
-from pathlib import Path
-from modellens import _warm
-for name in _warm.METHODS:
-    if not _warm._stamp(name).exists():
-        _warm._run(name)
-checks = _warm._stamp("file_checks")
-if not checks.exists():
-    sys.path.insert(0, {fuzz!r})
-    import model_fuzz
-    with tempfile.TemporaryDirectory() as folder:
-        seeds = [dict(s, seed=Path(s["path"]).name)
-                 for s in model_fuzz.make_seeds(Path(folder))]
-        done = model_fuzz.warm_kernels(seeds, Path(folder))
-    if len(done["outcomes"]) == len(seeds) and set(done["outcomes"].values()) == {{"loaded"}}:
-        checks.touch()
+import warnings; warnings.simplefilter("ignore")
+import modellens as ml
+warming = ml.warm_up(background=True)  # None: every method already warm for this code
+if warming is not None:
+    warming.wait()
 """
 
 
@@ -169,10 +158,9 @@ def _warm_the_shared_cache():
     theirs (``NUMBA_CACHE_DIR`` in their children); a warm cache changes no number."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     try:
-        code = _WARM_CHILD.format(fuzz=str(pathlib.Path(__file__).resolve().parent / "fuzz"))
-        return subprocess.Popen([sys.executable, "-c", code], env=env,
+        return subprocess.Popen([sys.executable, "-c", _WARM_CHILD], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+                                stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:  # each kernel then compiles where it is first used, as before
         return None
 
@@ -180,7 +168,10 @@ def _warm_the_shared_cache():
 def pytest_unconfigure(config):
     for child in _WARMING:
         if child is not None and child.poll() is None:
-            child.kill()
+            try:  # warm_up's child with it: both in the group its session started
+                os.killpg(child.pid, signal.SIGKILL)
+            except OSError:
+                child.kill()
             child.wait()
 
 

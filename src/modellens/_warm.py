@@ -28,10 +28,13 @@ from ._validation import InvalidParameterError
 
 __all__ = ["warm_up", "Warming", "METHODS"]
 
-#: What can be warmed, in the order a report needs them.
-METHODS = ("effects", "interactions", "shapley", "shapley_path", "shapley_interactions", "pdp")
+#: What can be warmed, in the order a report needs them (then the model files' checks).
+METHODS = ("effects", "interactions", "shapley", "shapley_path", "shapley_interactions", "pdp",
+           "model_files")
 #: What every model's methods run (the others are the tree methods' kernels).
 _ANY_MODEL = ("effects",)
+#: What no model's methods run: left out where ``model=`` is given.
+_NO_MODEL = ("model_files",)
 
 
 @overload
@@ -75,12 +78,16 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
         without a background: path-dependent), ``"shapley_interactions"``
         (TreeSHAP interaction values, both games), ``"interactions"`` (the
         tree H statistics of :func:`interactions`), ``"pdp"`` (tree partial
-        dependence).  Default: all of them.
+        dependence), ``"model_files"`` (the checks :func:`load_model` runs on
+        the XGBoost, LightGBM and skops files of the libraries installed: the
+        first load of a large XGBoost file otherwise waits ~15 s while they
+        compile).  Default: all of them.
     model : estimator, optional
         Warm only what this model's methods run: the tree methods' kernels
         only if it is a tree ensemble they read (``"effects"`` serves every
-        model).  With nothing left to warm, return at once: ``{}``, or None
-        with ``background=True``.
+        model; ``"model_files"``, which no model's methods run, is left out).
+        With nothing left to warm, return at once: ``{}``, or None with
+        ``background=True``.
     background : bool, default=False
         Compile in a separate Python process and return at once with a
         :class:`Warming` handle.  The process runs in isolated mode
@@ -117,8 +124,9 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
     asked = _check_methods(methods)
     if not isinstance(background, bool):
         raise InvalidParameterError(f"background must be True or False, got {background!r}.")
-    if model is not None and not _reads_trees(model):
-        asked = [m for m in asked if m in _ANY_MODEL]
+    if model is not None:
+        asked = [m for m in asked if m not in _NO_MODEL and (m in _ANY_MODEL or
+                                                              _reads_trees(model))]
     if background:  # a child costs seconds of imports: none for kernels already cached
         asked = [m for m in asked if not _stamp(m).exists()]
     if not asked:
@@ -194,11 +202,69 @@ def _run(name: str) -> float:
             ale(model, many, ["a"], **quiet)
         elif name == "interactions":
             interactions(model, X.iloc[:16], sample=None, method="tree", **quiet)
+        elif name == "model_files":
+            _load_each_format(model, X)
         else:
             pdp(model, X.iloc[:16], method="tree", grid=4, **quiet)
     seconds = time.perf_counter() - started
     _mark(name)
     return seconds
+
+
+def _load_each_format(tree, X) -> None:
+    """``load_model`` of a small model file of each format whose library is installed
+    (skops, XGBoost JSON and UBJSON, LightGBM text with and without its tree sizes:
+    each of its checks' paths), written to a folder of its own: their checks' kernels
+    compile as for any file (they depend on the format, not on the model)."""
+    import re
+    import tempfile
+
+    from .files import load_model
+
+    y = tree.predict(X)
+    with tempfile.TemporaryDirectory(prefix="modellens-warm-") as folder:
+        paths = []
+        try:
+            import skops.io as sio
+        except ImportError:
+            sio = None
+        if sio is not None:
+            from sklearn.ensemble import HistGradientBoostingRegressor
+
+            # scikit-learn's two kinds of tree: Tree, and TreePredictor with categories
+            coded = X.fillna(0).assign(c=(X["c"] > 0).astype(float))
+            hist = HistGradientBoostingRegressor(max_iter=2, max_depth=3,
+                                                 categorical_features=[2]).fit(coded, y)
+            for name, model in (("tree", tree), ("hist", hist)):
+                sio.dump(model, Path(folder) / f"{name}.skops")
+                paths.append(Path(folder) / f"{name}.skops")
+        try:
+            import xgboost
+        except ImportError:
+            xgboost = None
+        if xgboost is not None:
+            booster = xgboost.XGBRegressor(n_estimators=2, max_depth=3, n_jobs=1).fit(X, y)
+            for suffix in (".json", ".ubj"):
+                booster.save_model(Path(folder) / f"xgboost{suffix}")
+                paths.append(Path(folder) / f"xgboost{suffix}")
+        try:
+            import lightgbm
+        except ImportError:
+            lightgbm = None
+        if lightgbm is not None:
+            texts = {}
+            for name, categorical in (("sizes", "auto"), ("categorical", [2])):
+                booster = lightgbm.LGBMRegressor(
+                    n_estimators=2, num_leaves=4, min_child_samples=5, n_jobs=1, verbose=-1
+                ).fit(X.fillna(0).assign(c=(X["c"] > 0).astype(float)).to_numpy(), y,
+                      categorical_feature=categorical)
+                texts[name] = booster.booster_.model_to_string()
+            texts["in_turn"] = re.sub(r"(?m)^tree_sizes=.*\n", "", texts["sizes"])
+            for name, body in texts.items():
+                (Path(folder) / f"lightgbm_{name}.txt").write_text(body)
+                paths.append(Path(folder) / f"lightgbm_{name}.txt")
+        for path in paths:
+            load_model(path)
 
 
 def _stamp(name: str) -> Path:

@@ -109,7 +109,8 @@ def warmed(tmp_path_factory):
     compile for the file: a second one cost its report test about 30 s of CPU.)"""
     cache = tmp_path_factory.mktemp("warmed")
     warmed = _python(textwrap.dedent(LISTEN) + "import modellens as ml\n"
-                     "print(sorted(ml.warm_up(['effects', 'interactions', 'shapley'])))\n"
+                     "print(sorted(ml.warm_up(['effects', 'interactions', 'shapley', "
+                     "'model_files'])))\n"
                      "print(sorted(set(compiled)))", cache)
     methods, compiled = warmed.strip().splitlines()[-2:]
     return cache, methods, compiled
@@ -127,12 +128,59 @@ def test_warm_up_compiles_every_kernel_the_reports_tree_methods_use(warmed):
     have compiled in the checking process.  The calls run after the check, so they cannot
     fill a kernel warm_up left cold before it is checked.)"""
     cache, methods, compiled = warmed
-    assert methods == "['effects', 'interactions', 'shapley']"
+    assert methods == "['effects', 'interactions', 'model_files', 'shapley']"
     assert compiled != "[]"  # the check sees compiles where there are some
     checked = _python(textwrap.dedent(CHECK) + textwrap.dedent(ONCE), cache)
     after, twice = checked.strip().splitlines()[-2:]
     assert after == "[]", f"compiled after warm_up: {after}"
     assert twice == "{}", f"compiled more than once: {twice}"
+
+
+#: Writes model files of every format load_model checks (other models, sizes and
+#: options than warm_up's own: multiclass, missing values, categorical splits, a forest
+#: and a pipeline), loads each, and prints the modellens kernels numba compiled meanwhile.
+CHECK_FILES = LISTEN + """
+    import re, tempfile
+    from pathlib import Path
+    import numpy as np, pandas as pd
+    import lightgbm, skops.io as sio, xgboost
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
+    from modellens.files import load_model
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(500, 4)), columns=list("abcd"))
+    X["d"] = (X["d"] > 0).astype(float) + (X["d"] > 1)
+    y = X["a"] - X["b"] + X["d"]
+    klass = np.digitize(y, [-1.0, 1.0])
+    Xn = X.mask(rng.random(X.shape) < 0.1)
+    folder = Path(tempfile.mkdtemp())
+    xgboost.XGBClassifier(n_estimators=5, max_depth=5).fit(Xn, klass).save_model(
+        folder / "m.ubj")
+    xgboost.XGBRegressor(n_estimators=5, max_depth=4).fit(Xn, y).save_model(folder / "m.json")
+    text = lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(
+        X.to_numpy(), klass, categorical_feature=[3]).booster_.model_to_string()
+    (folder / "sizes.txt").write_text(text)
+    (folder / "in_turn.txt").write_text(re.sub(r"(?m)^tree_sizes=.*\\n", "", text))
+    sio.dump(RandomForestRegressor(n_estimators=3, max_depth=5).fit(X, y), folder / "f.skops")
+    sio.dump(HistGradientBoostingClassifier(max_iter=5, categorical_features=[3]).fit(X, klass),
+             folder / "h.skops")
+    del compiled[:]
+    for path in sorted(folder.iterdir()):
+        load_model(path)
+    print(sorted(set(compiled)))
+"""
+
+
+def test_warm_up_compiles_every_kernel_of_the_model_file_checks(warmed):
+    """After ml.warm_up(["model_files"]) (on an empty cache, in the fixture's process),
+    another process's load_model of XGBoost UBJSON and JSON, LightGBM text (its tree sizes
+    read in threads, and without them in turn) and skops files of other models than warm_up's
+    compiles nothing of ours: the first load of a large XGBoost file waited ~15 s for its
+    checks' kernels in a fresh install.  (It fails with any of warm_up's files left out:
+    each format's checks are kernels of their own.)"""
+    cache = warmed[0]
+    assert "scan_xgboost" in warmed[2] or "_scan" in warmed[2]  # compiled there, from empty
+    after = _python(textwrap.dedent(CHECK_FILES), cache).strip().splitlines()[-1]
+    assert after == "[]", f"compiled after warm_up: {after}"
 
 
 def test_the_report_starts_no_process_unless_asked(warmed, tmp_path):
