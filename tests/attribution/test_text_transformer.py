@@ -336,20 +336,27 @@ def test_skewed_contributions_withhold_the_errors_with_the_reason():
 
 @pytest.mark.slow
 @pytest.mark.study
-def test_sampled_intervals_cover_the_exact_values_study(pipe):
-    """Over seeds and budgets, on two texts of 8 and 11 words: the intervals given cover
-    92-98% of the exact values; below 128 pairs they are withheld (about 80 s of one core)."""
+def test_sampled_intervals_cover_the_exact_values_study():
+    """Over seeds and budgets, on two texts of 8 and 11 words scored by
+    ``_gate_with_a_bump`` (each other word's contribution a rare spike: in 1/28 of the pairs
+    of orders on the 8-word text, 1/55 on the 11-word one): the intervals given cover
+    92-98% of the exact values; from 32 pairs they are withheld, and from 1024 given
+    (on the 11-word text, whose spikes are rarer, all but at most one run in 30).
+
+    (It ran on the trained tiny BERT while a transformers release trained spikes into it,
+    with 3,000 intervals in about 80 s of one core; on this score, 1,491 in 3 s.)"""
     found = {}
     for text, seeds in ((SHORT, range(60)), (ELEVEN, range(30))):
-        covered, withheld = _coverage(pipe, text, 64, seeds[:10])
+        covered, withheld = _coverage(_gate_with_a_bump, text, 64, seeds[:10])
         assert withheld == 10  # 32 pairs: the rare contributions are not measured
         for budget in (256, 512, 1024):
-            found[(text[:8], budget)] = _coverage(pipe, text, budget, seeds)
+            found[(text[:8], budget)] = _coverage(_gate_with_a_bump, text, budget, seeds)
     pooled = np.concatenate([c for c, _ in found.values()])
-    assert len(pooled) >= 3000
+    assert len(pooled) >= 1400
     assert 0.92 <= pooled.mean() <= 0.98, {k: (c.mean(), w) for k, (c, w) in found.items()}
     assert all(0.90 <= c.mean() <= 0.995 for c, _ in found.values() if len(c) >= 200)
-    assert all(w == 0 for (_, b), (_, w) in found.items() if b == 1024)
+    assert all(w <= (0 if t == SHORT[:8] else 1) for (t, b), (_, w) in found.items()
+               if b == 1024)
 
 
 def test_tolerance_and_cap_for_texts(pipe):
