@@ -411,18 +411,19 @@ def _shallow_nodes(data, at, n, declared, claimer):  # pragma: no cover - compil
     (:func:`_any_order_nodes` decides and names it, as for :func:`_forward_nodes`).
 
     The first pass writes each split into its children's slots (the last one wins; a
-    leaf's -1, or a child out of range, lands past the nodes, masked so as to stay in
-    the scratch); the second reads each node with its slot, every check without a
-    branch (a vectorised loop of 16 nodes a step: one pass that followed each child cost
-    three times as much).  A child claimed twice leaves fewer slots written than two a
+    leaf's -1 lands past the nodes, a child out of range, masked, anywhere in the
+    scratch: the second pass refuses it by its range); the second reads each node with its slot, every check without a
+    branch (a vectorised loop of 16 nodes a step; 254k nodes: 0.49 ms, where the one
+    pass took 1.13 ms and a vectorised pass gathering each child's parent and split
+    0.82 ms).  A child claimed twice leaves fewer slots written than two a
     split (``balance``), so each node has one parent at most, its slot's; a live node's
     slot must name its ``parents`` entry, a pruned node's none, and a split is live: the
     root reaches exactly the live nodes, each child being after its parent.  Its
     counts and values are read in int32 (half the width of int64's steps)."""
     a0, a1, a2, a3, a4, a5 = at[0], at[1], at[2], at[3], at[4], at[5]
     claimer[:n] = -1
-    past = np.uint64(n)  # the least 2**k - 1 >= n: -1 and every index out of range land
-    for shift in (1, 2, 4, 8, 16, 32):  # at or past n, and under 2 * n
+    past = np.uint64(n)  # the least 2**k - 1 >= n: -1 masked is past the nodes, any
+    for shift in (1, 2, 4, 8, 16, 32):  # index masked under 2 * n
         past |= past >> np.uint64(shift)
     for i in range(n):
         claimer[np.uint64(_i32(data, a0 + 4 * i)) & past] = i
