@@ -6,7 +6,10 @@ comes after its parent is now checked in one pass (``_forward_nodes``); anything
 does not pass, a fault or a child before its parent, goes to the two passes
 (``_any_order_nodes``), whose answer is the only one given.  Each fault below is
 planted in the first or the last of several trees: the scan must mark that tree and
-only that one (a check left out of the one pass would pass the faulty tree).
+only that one, and the one pass must hand it on (a check left out of it would pass
+the faulty tree).  The scan's trees of up to ``2 * max_depth + 1`` nodes go to two
+branch-free passes first (``_shallow_nodes``, test_model_file_scan_shallow); the one
+pass takes the rest and is tested here by itself.
 """
 
 import numpy as np
@@ -142,20 +145,34 @@ def _copy(doc):
     return Ubjson(ubjson_bytes(doc)).document()
 
 
-@pytest.mark.parametrize("name", sorted(_ALL))
-def test_a_fault_in_the_first_or_last_tree_marks_that_tree(doc, name):
+def marked_in_first_and_last(doc, fault):
+    """``fault`` planted in the first tree, then the last: each time the scan marks that
+    tree and only that one, and the model is refused (scanned or read by the Python
+    reader).  Yields the tree's position and the scan's trees."""
     clean = [_largest_feature(t) for t in _trees(doc)]
     for k in (0, len(clean) - 1):
         planted = _copy(doc)
-        _ALL[name](_trees(planted)[k])
+        fault(_trees(planted)[k])
         data = ubjson_bytes(planted)
         expected = list(clean)
         expected[k] = -2
-        assert _trees(scan_xgboost_ubjson(data)).checked.tolist() == expected
+        flat = _trees(scan_xgboost_ubjson(data))
+        assert flat.checked.tolist() == expected
         with pytest.raises(UnsafeModelError):
             check_xgboost_model(scan_xgboost_ubjson(data))
         with pytest.raises(UnsafeModelError):  # as the Python reader's document is
             check_xgboost_model(Ubjson(data).document())
+        yield k, flat
+
+
+@pytest.mark.parametrize("name", sorted(_ALL))
+def test_a_fault_in_the_first_or_last_tree_marks_that_tree(doc, name):
+    for k, flat in marked_in_first_and_last(doc, _ALL[name]):
+        n = int(flat.nodes[k])
+        if flat.plain:  # the one pass hands it on (the scan's trees go to the two
+            room = np.empty((6, n + 1), np.int64)  # branch-free passes first)
+            assert checks._forward_nodes(flat.data, flat.at[k], n, int(flat.deleted[k]),
+                                         1000, room[0], room[1]) == -3
 
 
 def test_a_tree_pruned_as_xgboost_prunes_passes_in_one_pass(doc):
@@ -175,38 +192,50 @@ def test_a_tree_pruned_as_xgboost_prunes_passes_in_one_pass(doc):
 
 @njit
 def _both(data, at, n, declared, room):
-    return (checks._tree_nodes(data, at, n, declared, 1000, room),
+    # the one pass, handing on what it does not pass (as _tree_nodes does for trees
+    # past the cap of the two branch-free passes), and the two passes alone
+    most = checks._forward_nodes(data, at, n, declared, 1000, room[0], room[1])
+    return (most if most >= -1 else checks._any_order_nodes(data, at, n, declared, 1000, room),
             checks._any_order_nodes(data, at, n, declared, 1000, room))
+
+
+def mutated_trees(doc, rng, count, edit=None, values=()):
+    """``count`` random edits of ``doc``'s trees' node arrays (a third pruned as XGBoost
+    prunes, then ``edit(tree, rng)``; up to two values set, among them ``values``'
+    functions of the value and the node count) and of their deleted counts: each as the
+    node arrays' bytes, where each begins, the node count and the deleted count."""
+    dtypes = dict(zip(checks.FLAT_ARRAYS, checks._DTYPES))
+    for _ in range(count):
+        tree = _trees(doc)[int(rng.integers(0, len(_trees(doc))))]
+        tree = dict(tree, tree_param=dict(tree["tree_param"]))
+        if rng.random() < 0.3:
+            _pruned(tree)
+        if edit is not None:
+            edit(tree, rng)
+        cols = {key: np.array(tree[key]) for key in checks.FLAT_ARRAYS}
+        n, declared = len(cols["parents"]), int(tree["tree_param"]["num_deleted"])
+        for _ in range(int(rng.integers(0, 3))):
+            key = checks.FLAT_ARRAYS[int(rng.integers(0, 6))]
+            i = int(rng.integers(0, n))
+            choices = [-1, -2, n, i, 0, int(rng.integers(0, n))] + \
+                [value(int(cols[key][i]), n) for value in values]
+            cols[key][i] = {"split_type": rng.integers(0, 3),
+                            "split_conditions": np.nan if rng.random() < 0.5 else 1.0,
+                            "split_indices": [_DELETED, -1, 2][int(rng.integers(0, 3))]}.get(
+                key, choices[int(rng.integers(0, len(choices)))])
+        declared += int(rng.integers(-1, 2)) if rng.random() < 0.1 else 0
+        data = b"".join(cols[key].astype(dtypes[key]).tobytes() for key in checks.FLAT_ARRAYS)
+        at = np.cumsum([0] + [n * np.dtype(dtypes[key]).itemsize
+                              for key in checks.FLAT_ARRAYS[:-1]]).astype(np.int64)
+        yield np.frombuffer(data, np.uint8), at, n, declared
 
 
 def test_the_one_pass_answers_as_the_two_passes_on_mutated_trees(doc):
     # the oracle: the two passes alone, on random edits of the node arrays (a third of
     # them pass); one pass then the other must give the same answer every time
-    rng = np.random.default_rng(0)
-    dtypes = dict(zip(checks.FLAT_ARRAYS, checks._DTYPES))
     answers = []
-    for _ in range(400):
-        tree = _trees(doc)[int(rng.integers(0, len(_trees(doc))))]
-        cols = {key: np.array(tree[key]) for key in checks.FLAT_ARRAYS}
-        n, declared = len(cols["parents"]), 0
-        if rng.random() < 0.3:
-            edit = dict(tree, tree_param=dict(tree["tree_param"]))
-            _pruned(edit)
-            cols.update({key: np.array(edit[key]) for key in _arrays(edit)})
-            declared = 2
-        for _ in range(int(rng.integers(0, 3))):
-            key = checks.FLAT_ARRAYS[int(rng.integers(0, 6))]
-            i = int(rng.integers(0, n))
-            cols[key][i] = {"split_type": rng.integers(0, 3),
-                            "split_conditions": np.nan if rng.random() < 0.5 else 1.0,
-                            "split_indices": [_DELETED, -1, 2][int(rng.integers(0, 3))]}.get(
-                key, [-1, -2, n, i, 0, int(rng.integers(0, n))][int(rng.integers(0, 6))])
-        declared += int(rng.integers(-1, 2)) if rng.random() < 0.1 else 0
-        data = b"".join(cols[key].astype(dtypes[key]).tobytes() for key in checks.FLAT_ARRAYS)
-        at = np.cumsum([0] + [n * np.dtype(dtypes[key]).itemsize
-                              for key in checks.FLAT_ARRAYS[:-1]]).astype(np.int64)
-        one, two = _both(np.frombuffer(data, np.uint8), at, n, declared,
-                         np.empty((6, n + 1), np.int64))
+    for data, at, n, declared in mutated_trees(doc, np.random.default_rng(0), 400):
+        one, two = _both(data, at, n, declared, np.empty((6, n + 1), np.int64))
         assert one == two
         answers.append(two >= -1)
     assert 50 < sum(answers) < 350  # both kinds of tree met

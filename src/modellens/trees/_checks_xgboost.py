@@ -391,10 +391,60 @@ def _tree_nodes(data, at, n, declared, max_depth, room):  # pragma: no cover - c
     model's feature count, read after the trees).
 
     A tree as XGBoost writes it (every child after its parent) passes in one pass
-    (:func:`_forward_nodes`); any other tree, and any fault, is decided by
-    :func:`_any_order_nodes`, so the answer is that pass's alone."""
-    most = _forward_nodes(data, at, n, declared, max_depth, room[0], room[1])
+    (:func:`_forward_nodes`; a tree of at most ``2 * max_depth + 1`` nodes, which no
+    depth can exceed, in :func:`_shallow_nodes`' two); any other tree, and any fault, is
+    decided by :func:`_any_order_nodes`, so the answer is that pass's alone."""
+    if n <= 2 * max_depth + 1:
+        most = _shallow_nodes(data, at, n, declared, room[0].view(np.int32))
+    else:
+        most = _forward_nodes(data, at, n, declared, max_depth, room[0], room[1])
     return most if most >= -1 else _any_order_nodes(data, at, n, declared, max_depth, room)
+
+
+@njit(cache=True)
+def _shallow_nodes(data, at, n, declared, claimer):  # pragma: no cover - compiled
+    """:func:`_tree_nodes` of a tree whose every child comes after its parent and whose
+    pruned nodes are leaves (as XGBoost prunes), of at most ``2 * max_depth + 1`` nodes:
+    no depth to follow (a live node ``d`` deep has ``d`` ancestors, each with another
+    child: ``2 * d + 1`` nodes).  ``claimer``: int32 scratch of ``2 * n`` or more.
+    Returns its splits' largest feature where the tree passes, else -3
+    (:func:`_any_order_nodes` decides and names it, as for :func:`_forward_nodes`).
+
+    The first pass writes each split into its children's slots (the last one wins; a
+    leaf's -1 lands past the nodes, a child out of range, masked, anywhere in the
+    scratch: the second pass refuses it by its range); the second reads each node with its slot, every check without a
+    branch (a vectorised loop of 16 nodes a step; 254k nodes: 0.49 ms, where the one
+    pass took 1.13 ms and a vectorised pass gathering each child's parent and split
+    0.82 ms).  A child claimed twice leaves fewer slots written than two a
+    split (``balance``), so each node has one parent at most, its slot's; a live node's
+    slot must name its ``parents`` entry, a pruned node's none, and a split is live: the
+    root reaches exactly the live nodes, each child being after its parent.  Its
+    counts and values are read in int32 (half the width of int64's steps)."""
+    a0, a1, a2, a3, a4, a5 = at[0], at[1], at[2], at[3], at[4], at[5]
+    claimer[:n] = -1
+    past = np.uint64(n)  # the least 2**k - 1 >= n: -1 masked is past the nodes, any
+    for shift in (1, 2, 4, 8, 16, 32):  # index masked under 2 * n
+        past |= past >> np.uint64(shift)
+    for i in range(n):
+        claimer[np.uint64(_i32(data, a0 + 4 * i)) & past] = i
+        claimer[np.uint64(_i32(data, a1 + 4 * i)) & past] = i
+    n32 = np.int32(n)
+    bad, dead, balance, most = False, np.int32(0), np.int32(0), np.int32(-1)
+    for i in range(n32):
+        a, b = np.int32(_i32(data, a0 + 4 * i)), np.int32(_i32(data, a1 + 4 * i))
+        p, f = np.int32(_i32(data, a2 + 4 * i)), np.int32(_i32(data, a3 + 4 * i))
+        kind, by = data[np.uint64(a4 + i)], claimer[i]
+        leaf, live = a == -1, (i == 0) | (f != _DELETED)
+        bad |= (kind > 1) | (leaf != (b == -1)) | (leaf & live & (kind == 1)) | \
+            (live & (i > 0) & ((by != p) | (p < 0))) | \
+            (~live & (~leaf | (by != -1) | (p < 0) | (p >= n32))) | \
+            (~leaf & ((a <= i) | (b <= i) | (a >= n32) | (b >= n32) | (f < 0) | (kind == 1) |
+                      _nan32(data, a5 + 4 * i)))
+        most = max(most, np.int32(-1) if leaf else f)
+        # (int32 sums: numba's int64 would halve the step)
+        dead = np.int32(dead + ~live)
+        balance = np.int32(balance + 2 * ~leaf - (by != -1))
+    return most if not bad and dead == declared and balance == 0 else -3
 
 
 @njit(cache=True)
