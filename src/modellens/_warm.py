@@ -213,58 +213,68 @@ def _run(name: str) -> float:
 
 def _load_each_format(tree, X) -> None:
     """``load_model`` of a small model file of each format whose library is installed
-    (skops, XGBoost JSON and UBJSON, LightGBM text with and without its tree sizes:
-    each of its checks' paths), written to a folder of its own: their checks' kernels
-    compile as for any file (they depend on the format, not on the model)."""
-    import re
+    (skops, XGBoost JSON and UBJSON, LightGBM text with and without its tree sizes and
+    with a categorical split: each of its checks' paths), written to a folder of its
+    own: their checks' kernels compile as for any file (they depend on the format, not
+    on the model)."""
+    import importlib.util
     import tempfile
 
     from .files import load_model
 
     y = tree.predict(X)
+    # the categorical column as the boosters' categorical splits read it (no NaN)
+    coded = X.fillna(0).assign(c=(X["c"] > 0).astype(float))
+    writers = {"skops": _skops_files, "xgboost": _xgboost_files, "lightgbm": _lightgbm_files}
     with tempfile.TemporaryDirectory(prefix="modellens-warm-") as folder:
-        paths = []
-        try:
-            import skops.io as sio
-        except ImportError:
-            sio = None
-        if sio is not None:
-            from sklearn.ensemble import HistGradientBoostingRegressor
+        for library, write in writers.items():
+            if importlib.util.find_spec(library) is not None:
+                for path in write(Path(folder), tree, X, coded, y):
+                    load_model(path)
 
-            # scikit-learn's two kinds of tree: Tree, and TreePredictor with categories
-            coded = X.fillna(0).assign(c=(X["c"] > 0).astype(float))
-            hist = HistGradientBoostingRegressor(max_iter=2, max_depth=3,
-                                                 categorical_features=[2]).fit(coded, y)
-            for name, model in (("tree", tree), ("hist", hist)):
-                sio.dump(model, Path(folder) / f"{name}.skops")
-                paths.append(Path(folder) / f"{name}.skops")
-        try:
-            import xgboost
-        except ImportError:
-            xgboost = None
-        if xgboost is not None:
-            booster = xgboost.XGBRegressor(n_estimators=2, max_depth=3, n_jobs=1).fit(X, y)
-            for suffix in (".json", ".ubj"):
-                booster.save_model(Path(folder) / f"xgboost{suffix}")
-                paths.append(Path(folder) / f"xgboost{suffix}")
-        try:
-            import lightgbm
-        except ImportError:
-            lightgbm = None
-        if lightgbm is not None:
-            texts = {}
-            for name, categorical in (("sizes", "auto"), ("categorical", [2])):
-                booster = lightgbm.LGBMRegressor(
-                    n_estimators=2, num_leaves=4, min_child_samples=5, n_jobs=1, verbose=-1
-                ).fit(X.fillna(0).assign(c=(X["c"] > 0).astype(float)).to_numpy(), y,
-                      categorical_feature=categorical)
-                texts[name] = booster.booster_.model_to_string()
-            texts["in_turn"] = re.sub(r"(?m)^tree_sizes=.*\n", "", texts["sizes"])
-            for name, body in texts.items():
-                (Path(folder) / f"lightgbm_{name}.txt").write_text(body)
-                paths.append(Path(folder) / f"lightgbm_{name}.txt")
-        for path in paths:
-            load_model(path)
+
+def _skops_files(folder: Path, tree, X, coded, y) -> list[Path]:
+    """scikit-learn's two kinds of tree in skops files: Tree, and TreePredictor with a
+    categorical feature."""
+    import skops.io as sio
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    hist = HistGradientBoostingRegressor(max_iter=2, max_depth=3,
+                                         categorical_features=[2]).fit(coded, y)
+    for name, model in (("tree", tree), ("hist", hist)):
+        sio.dump(model, folder / f"{name}.skops")
+    return [folder / "tree.skops", folder / "hist.skops"]
+
+
+def _xgboost_files(folder: Path, tree, X, coded, y) -> list[Path]:
+    """One XGBoost booster saved as JSON and as UBJSON."""
+    import xgboost
+
+    booster = xgboost.XGBRegressor(n_estimators=2, max_depth=3, n_jobs=1).fit(X, y)
+    paths = [folder / "xgboost.json", folder / "xgboost.ubj"]
+    for path in paths:
+        booster.save_model(path)
+    return paths
+
+
+def _lightgbm_files(folder: Path, tree, X, coded, y) -> list[Path]:
+    """LightGBM model texts: as saved (the tree sizes read in threads), without the tree
+    sizes (the trees read in turn), with a categorical split."""
+    import re
+
+    import lightgbm
+
+    def text(**fit) -> str:
+        booster = lightgbm.LGBMRegressor(n_estimators=2, num_leaves=4, min_child_samples=5,
+                                         n_jobs=1, verbose=-1).fit(coded.to_numpy(), y, **fit)
+        return booster.booster_.model_to_string()
+
+    plain = text()
+    texts = {"sizes": plain, "in_turn": re.sub(r"(?m)^tree_sizes=.*\n", "", plain),
+             "categorical": text(categorical_feature=[2])}
+    for name, body in texts.items():
+        (folder / f"lightgbm_{name}.txt").write_text(body)
+    return [folder / f"lightgbm_{name}.txt" for name in texts]
 
 
 def _stamp(name: str) -> Path:

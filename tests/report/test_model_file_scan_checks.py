@@ -17,7 +17,7 @@ from numba import njit
 from modellens.files import FileError, load_model
 from modellens.files._ubjson import Ubjson, ubjson_bytes
 from modellens.trees import FlatTrees, UnsafeModelError, check_xgboost_model, scan_xgboost_ubjson
-from modellens.trees import _checks_xgboost as checks
+from modellens.trees import _bytes
 from test_model_file_scan import _FAULTS, _trees
 
 xgb = pytest.importorskip("xgboost")
@@ -102,8 +102,8 @@ def test_a_node_count_past_the_arrays_is_not_read_there(doc):
 
 @njit
 def _read_borrowed(data, at):
-    view = checks._borrowed(data)
-    checks._prefetch(view, at)
+    view = _bytes._borrowed(data)
+    _bytes._prefetch(view, at)
     return view[at], len(view)
 
 

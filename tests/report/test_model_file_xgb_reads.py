@@ -15,7 +15,7 @@ import pytest
 from numba import njit
 
 from modellens.files._models import _bytearray, _read_all
-from modellens.trees import _checks_xgboost as checks
+from modellens.trees import _bytes as reads
 from modellens.trees import _checks_xgboost_scan as scan
 
 #: UBJSON's number markers and the struct format of each (``d``: a float32's bits unsigned).
@@ -24,7 +24,7 @@ _MARKERS = {"i": ">b", "U": ">B", "I": ">h", "l": ">i", "d": ">I", "L": ">q"}
 
 @njit
 def _reads(data, at):
-    return checks._i16(data, at), checks._i32(data, at), checks._i64(data, at)
+    return reads._i16(data, at), reads._i32(data, at), reads._i64(data, at)
 
 
 def _bytes(seed=0, n=64):

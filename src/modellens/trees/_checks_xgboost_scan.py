@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from ._checks import MAX_TREE_DEPTH
-from ._checks_xgboost import (FLAT_ARRAYS, FlatTrees, _borrowed, _i16, _i32, _i64, _prefetch,
-                              _tree_nodes)
+from ._bytes import _borrowed, _i16, _i32, _i64, _prefetch
+from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, _tree_nodes
 
 __all__ = ["scan_xgboost_ubjson"]
 
@@ -53,7 +53,7 @@ _N_TREE_KEYS = len(_TREE_ARRAYS) + len(_CATEGORIES) + 2
 
 def _word(name: bytes) -> int:
     """The big-endian int64 of ``name``'s first 8 bytes (zeros after a shorter one): a key
-    compared 8 bytes at a time (:func:`_is_key`), as :func:`~._checks_xgboost._i64` reads
+    compared 8 bytes at a time (:func:`_is_key`), as :func:`~._bytes._i64` reads
     them."""
     return int.from_bytes(name[:8].ljust(8, b"\0"), "big", signed=True)
 
@@ -117,7 +117,7 @@ def _size(marker):  # pragma: no cover - compiled
 @njit(cache=True, inline="always")
 def _int(data, pos, marker):  # pragma: no cover - compiled
     """The big-endian integer of ``marker`` at ``pos`` (a float32's bits for ``d``): one
-    load each (:func:`~._checks_xgboost._i32`)."""
+    load each (:func:`~._bytes._i32`)."""
     if marker == 105:  # i
         return np.int64(np.int8(data[pos]))
     if marker == 85:  # U
