@@ -7,7 +7,9 @@ first call in a fresh environment and are cached on disk for every later process
 Warming runs each asked method once on a tiny tree ensemble built here: the parsed
 tree arrays have the same types whatever library the model comes from, so the
 same compiled kernels serve every model, and warming needs to know nothing
-about the kernels themselves.
+about the kernels themselves.  The checks ``load_model`` runs on a model file are
+kernels of each format's own: ``"model_files"`` writes a small file of each format
+whose library is installed and loads it.
 """
 
 from __future__ import annotations
