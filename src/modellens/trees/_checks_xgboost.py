@@ -298,11 +298,11 @@ def _shallow_nodes(data, at, n, declared, claimer):  # pragma: no cover - compil
 
     The first pass writes each split into its children's slots (the last one wins; a
     leaf's -1 lands past the nodes, a child out of range, masked, anywhere in the
-    scratch: the second pass refuses it by its range); the second reads each node with its slot, every check without a
-    branch (a vectorised loop of 16 nodes a step; 254k nodes: 0.49 ms, where the one
-    pass took 1.13 ms and a vectorised pass gathering each child's parent and split
-    0.82 ms).  A child claimed twice leaves fewer slots written than two a
-    split (``balance``), so each node has one parent at most, its slot's; a live node's
+    scratch: the second pass refuses it by its range); the second reads each node with
+    its slot, every check without a branch (a vectorised loop of 16 nodes a step; 254k
+    nodes: 0.49 ms, where the one pass took 1.13 ms and a vectorised pass gathering each
+    child's parent and split 0.82 ms).  A child claimed twice leaves fewer slots written
+    than two a split (``balance``), so each node has one parent at most, its slot's; a live node's
     slot must name its ``parents`` entry, a pruned node's none, and a split is live: the
     root reaches exactly the live nodes, each child being after its parent.  Its
     counts and values are read in int32 (half the width of int64's steps)."""
