@@ -127,8 +127,8 @@ def warm_up(methods: str | Iterable[str] | None = None, *, model: Any = None,
     if not isinstance(background, bool):
         raise InvalidParameterError(f"background must be True or False, got {background!r}.")
     if model is not None:
-        asked = [m for m in asked if m not in _NO_MODEL and (m in _ANY_MODEL or
-                                                              _reads_trees(model))]
+        trees = _reads_trees(model)
+        asked = [m for m in asked if m not in _NO_MODEL and (m in _ANY_MODEL or trees)]
     if background:  # a child costs seconds of imports: none for kernels already cached
         asked = [m for m in asked if not _stamp(m).exists()]
     if not asked:
