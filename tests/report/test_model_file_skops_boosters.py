@@ -104,7 +104,7 @@ def test_a_rewritten_booster_loads_from_the_rewritten_file_not_the_nodes(tmp_pat
         construct = nodes.construct
 
         def spied():
-            built.append(rewrites[:])  # what had been rewritten when it was built
+            built.append(rewrites[:])  # the rewrites made before this construct()
             return construct()
         monkeypatch.setattr(nodes, "construct", spied)
         return nodes, schema, boosters
