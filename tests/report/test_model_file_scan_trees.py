@@ -44,7 +44,7 @@ def _predict(path, X):
 
 def test_the_trees_are_read_a_row_per_tree(model):
     data = _raw(model)
-    rows, table = scan._scan(np.frombuffer(data, np.uint8))
+    rows, table = scan._scan(np.frombuffer(data, np.uint8), False, scan._NONE_READ)[:2]
     # no row per tree or per value of a tree: one row for the array, one per tree in table
     assert not np.any((rows[:, 2] >= 0) & (rows[:, 2] < scan._N_TREE_KEYS))
     assert np.sum(rows[:, 0] == scan._TREES) == 1 and len(table) == len(_trees(
@@ -183,7 +183,7 @@ def test_a_tree_key_one_byte_off_is_declined(model):
     # name a tree holds changed in turn (one bit, still ASCII) is another key, declined
     data = _raw(model)
     start = data.index(b"trees")
-    assert len(scan._scan(np.frombuffer(data, np.uint8))[0])
+    assert len(scan._scan(np.frombuffer(data, np.uint8), False, scan._NONE_READ)[:2][0])
     names = scan._NAMES[:scan._N_TREE_KEYS] + scan._PARAMS
     for name in names:
         key = b"L" + len(name).to_bytes(8, "big") + name.encode()
@@ -191,5 +191,6 @@ def test_a_tree_key_one_byte_off_is_declined(model):
         for j in range(len(name)):
             bad = bytearray(data)
             bad[at + j] ^= 1
-            rows, table = scan._scan(np.frombuffer(bytes(bad), np.uint8))
+            rows, table = scan._scan(np.frombuffer(bytes(bad), np.uint8), False,
+                                     scan._NONE_READ)[:2]
             assert not len(rows) and not len(table), (name, j)

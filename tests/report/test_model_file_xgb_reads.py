@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from modellens.files._models import _bytearray, _read_all
+from modellens.files._read import _bytearray, read_all
 from modellens.trees import _bytes as reads
 from modellens.trees import _checks_xgboost_scan as scan
 
@@ -66,7 +66,7 @@ def test_reads_take_only_a_contiguous_byte_array():
 def test_read_all_is_the_files_bytes(tmp_path, size):
     path = tmp_path / "model.ubj"
     path.write_bytes(np.random.default_rng(size).integers(0, 256, size, np.uint8).tobytes())
-    data = _read_all(path)
+    data = read_all(path)
     assert type(data) is bytearray and data == path.read_bytes()
 
 

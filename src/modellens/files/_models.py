@@ -13,7 +13,6 @@ rebuilt them and before anything predicts.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import warnings
@@ -24,8 +23,9 @@ from typing import Any
 from .._validation import ModellensWarning, user_stacklevel
 from ..trees import (UnsafeModelError, check_lightgbm_file, check_lightgbm_text,
                      check_sklearn_objects, check_xgboost_model, lightgbm_loaded_booster,
-                     lightgbm_saved_text, scan_xgboost_ubjson)
+                     lightgbm_saved_text, scan_xgboost_ubjson, TreesAsRead)
 from ._errors import FileError, one_line as _one_line
+from ._read import read_all
 from ._skops_ids import check_skops_ids, read_skops_schema, skops_private
 from ._ubjson import Ubjson, typed_arrays, typed_json, ubjson_bytes
 
@@ -320,9 +320,10 @@ def _load_xgboost(path):
     # while predicting): the document is parsed and checked here, and XGBoost reads
     # exactly the checked document: the file's own bytes where both readers provably read
     # them alike (see _read_xgboost), else the checked document written back
-    data = _read_all(path)
+    as_read = TreesAsRead()  # a UBJSON file's trees checked as it is read
+    data = read_all(path, as_read)
     json_file = _is_json(data)  # decided once: every reader below is handed the answer
-    raw = _scanned_and_checked(data, json_file)
+    raw = _scanned_and_checked(data, json_file, as_read)
     exact = scanned = raw is not None
     typed = None
     if raw is None and json_file:
@@ -406,54 +407,15 @@ def _as_typed(doc, text):
         return None  # not the structure it types: the checks name the fault
 
 
-def _read_all(path) -> bytearray:
-    """The file's bytes, read straight into the buffer XGBoost is handed (no copy)."""
-    with open(path, "rb") as f:
-        size = f.seek(0, 2)
-        f.seek(0)
-        data = _bytearray(size)
-        got = f.readinto(data)
-        rest = f.read()  # a file that grew while read: all of it, as read_bytes would
-    return data if got == size and not rest else bytearray(bytes(data[:got]) + rest)
-
-
-def _bytearray(size: int) -> bytearray:
-    """A bytearray of ``size`` bytes, not zeroed where CPython's C API allows it (its
-    bytearray(size) writes every zero before the file's bytes are read over them: a
-    third of a 9 MB file's read); the caller fills all of it or keeps what it filled.
-
-    Kept after review (session 20): with bytearray(size) the load_model of a 9.2 MB
-    UBJSON file cost 4-5 ms more CPU in two of three interleaved runs of fifteen (10%
-    of XGBoost's own load, the whole of issue 40's allowance), the zeros written to
-    fresh pages, whose faults cost wall time on a virtual machine beyond the CPU time
-    charged.  PyByteArray_FromStringAndSize is public C API; no bytes given, CPython
-    leaves the buffer as allocated, and anything else gets bytearray(size)."""
-    new = _new_bytearray()
-    out = None if new is None else new(None, size)
-    return out if type(out) is bytearray and len(out) == size else bytearray(size)
-
-
-@functools.cache
-def _new_bytearray():
-    """CPython's PyByteArray_FromStringAndSize (no bytes given: not zeroed), with its
-    own prototype (ctypes.pythonapi's shared one left as it is); None elsewhere."""
-    import ctypes
-
-    try:
-        return ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_char_p, ctypes.c_ssize_t)(
-            ("PyByteArray_FromStringAndSize", ctypes.pythonapi))
-    except (AttributeError, OSError):  # not CPython
-        return None
-
-
-def _scanned_and_checked(data, json_file=None):
+def _scanned_and_checked(data, json_file=None, as_read=None):
     """The UBJSON document XGBoost writes, read by one compiled scan (its trees flat) and
     checked; None where the scan declines it or a check fails (the Python reader's
     document is then read and checked, and names the fault).  ``json_file``:
-    :func:`_is_json` of ``data``, where the caller knows it."""
+    :func:`_is_json` of ``data``, where the caller knows it; ``as_read``: the
+    :class:`~modellens.trees.TreesAsRead` that saw it read."""
     if _is_json(data) if json_file is None else json_file:
         return None
-    doc = scan_xgboost_ubjson(data)
+    doc = scan_xgboost_ubjson(data, as_read)
     if doc is None:
         return None
     try:

@@ -24,7 +24,7 @@ from ._checks_lightgbm import check_lightgbm_text
 from ._checks_lightgbm_scan import check_lightgbm_file
 from ._checks_sklearn import check_sklearn_objects
 from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, check_xgboost_model
-from ._checks_xgboost_scan import scan_xgboost_ubjson
+from ._checks_xgboost_scan import TreesAsRead, scan_xgboost_ubjson
 from ._checks_xgboost_json import scan_xgboost_json
 from ._ice import IceGrids, ice_margins
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,
@@ -41,6 +41,7 @@ __all__ = ["TreeEnsemble", "tree_ensemble", "output_column", "tree_outputs", "un
            "route", "Route", "ROUTED_METHODS", "SUPPORTED_TREE_MODELS", "MISSING_DEFAULT", "MISSING_AS_ZERO",
            "MISSING_ZERO_OR_NAN", "MISSING_CATEGORICAL", "UnsafeModelError", "check_lightgbm_text", "check_lightgbm_file",
            "check_sklearn_objects", "check_xgboost_model", "FlatTrees", "FLAT_ARRAYS", "scan_xgboost_ubjson",
+           "TreesAsRead",
            "scan_xgboost_json", "kernels", "MAX_TREE_DEPTH",
            "lightgbm_saved_text", "lightgbm_loaded_booster", "IceGrids", "ice_margins", "compile_leaf_reader",
            "disagreement", "margin_disagreement", "margin_model", "respond", "refused", "CHECK_TOLERANCE", "FLOAT32_TOLERANCE",

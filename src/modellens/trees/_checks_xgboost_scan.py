@@ -32,7 +32,7 @@ from ._checks import MAX_TREE_DEPTH
 from ._bytes import _borrowed, _i16, _i32, _i64, _prefetch
 from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, _tree_nodes
 
-__all__ = ["scan_xgboost_ubjson"]
+__all__ = ["TreesAsRead", "scan_xgboost_ubjson"]
 
 # the columns of a row
 _KIND, _PARENT, _KEY, _OFF, _COUNT, _IVAL, _MARK, _KOFF, _KLEN, _END = range(10)
@@ -356,18 +356,57 @@ def _tree_list(data, pos):  # pragma: no cover - compiled
     """The array of trees at ``pos`` (its ``[``; untyped, or counted as XGBoost writes
     it), a row of :func:`_tree` each, its nodes checked as it is read
     (:func:`_nodes_checked`): the position after it (-1: declined) and the rows."""
-    count = -1
-    if pos + 1 >= len(data) or data[pos] != 91 or data[pos + 1] == 36:  # not [, or [$
+    first, count = _tree_list_head(data, pos)
+    if first < 0:
         return -1, np.empty((0, _TREE_COLUMNS), np.int64)
-    pos += 1
-    if data[pos] == 35:  # #: a counted array (no closing bracket)
-        count = _length(data, pos + 1)
-        if count < 0 or count > _MAX_UNTYPED:
-            return -1, np.empty((0, _TREE_COLUMNS), np.int64)
-        pos += 10
     table = np.empty((max(count, 64), _TREE_COLUMNS), np.int64)
-    room = np.empty((6, 1024), np.int64)
-    m, fetched = 0, pos
+    return _tree_list_rest(data, first, count, 0, table, np.empty((6, 1024), np.int64))
+
+
+@njit(cache=True)
+def _tree_list_at(data, pos, read):  # pragma: no cover - compiled
+    """:func:`_tree_list` at ``pos``, on from the trees ``read`` (:func:`_scan`'s) has read
+    where they begin there."""
+    at, table, room = read
+    if pos != at[0]:
+        return _tree_list(data, pos)
+    return _tree_list_rest(data, at[1], at[2], at[3], table, room)
+
+
+@njit(cache=True)
+def _tree_list_head(data, pos):  # pragma: no cover - compiled
+    """The head of the array of trees at ``pos``: where its first tree begins and its count
+    (-1: until the bracket); position -1 where it is not an array of trees as XGBoost
+    writes it (declined)."""
+    if pos + 1 >= len(data) or data[pos] != 91 or data[pos + 1] == 36:  # not [, or [$
+        return -1, -1
+    if data[pos + 1] != 35:  # #: a counted array (no closing bracket)
+        return pos + 1, -1
+    count = _length(data, pos + 2)
+    return (pos + 11, count) if 0 <= count <= _MAX_UNTYPED else (-1, -1)
+
+
+@njit(cache=True)
+def _tree_list_rest(data, pos, count, m, table, room):  # pragma: no cover - compiled
+    """:func:`_tree_list` from its ``m``-th tree at ``pos`` (those before it read into
+    ``table``, ``room`` as they left it)."""
+    # a tree that does not read stops it short of its end: declined below
+    pos, m, table, room = _trees_from(data, pos, count, m, table, room)
+    if count < 0 and pos < len(data) and data[pos] == 93:  # ]
+        return pos + 1, table[:m]
+    return (pos, table[:m]) if m == count else (-1, table[:0])
+
+
+@njit(cache=True)
+def _trees_from(data, pos, count, m, table, room):  # pragma: no cover - compiled
+    """The trees of an array of trees from its ``m``-th at ``pos``, each read into its row
+    of ``table`` (grown as needed) and its nodes checked as it is read
+    (:func:`_nodes_checked`), up to the array's end, the end of ``data`` or a tree that
+    does not read (declined; or, where ``data`` holds only the file's first bytes, a
+    tree not yet whole: :class:`TreesAsRead` reads it again with more): the position
+    after the last tree read, its count, ``table`` and ``room``."""
+    data = _borrowed(data)
+    fetched = pos
     while m != count and pos < len(data) and data[pos] == 123 and m < _MAX_UNTYPED:  # {
         if m == len(table):
             grown = np.empty((2 * m, _TREE_COLUMNS), np.int64)
@@ -379,23 +418,25 @@ def _tree_list(data, pos):  # pragma: no cover - compiled
         for at in range(max(fetched, pos), ahead, 64):
             _prefetch(data, at)
         fetched = max(fetched, ahead)
-        pos = _tree(data, pos + 1, table[m])
-        if pos < 0:
-            return -1, table[:0]
+        after = _tree(data, pos + 1, table[m])
+        if after < 0:
+            break
         table[m, _T_CHECK], room = _nodes_checked(data, table[m], room)
-        m += 1
-    if count < 0 and pos < len(data) and data[pos] == 93:  # ]
-        return pos + 1, table[:m]
-    return (pos, table[:m]) if m == count else (-1, table[:0])
+        m, pos = m + 1, after
+    return pos, m, table, room
 
 
 @njit(cache=True)
-def _scan(data):  # pragma: no cover - compiled
-    """The rows of ``data``'s values in document order, or an empty table (declined), and
-    the rows of its trees array's trees (:func:`_tree_list`)."""
+def _scan(data, head, read):  # pragma: no cover - compiled
+    """The rows of ``data``'s values in document order, or an empty table (declined), the
+    rows of its trees array's trees (:func:`_tree_list`), and where that array begins
+    (-1: none).  ``head``: stop there, at the array's ``[`` (the rows then only those
+    before it).  ``read``: the trees already read from where such an array begins
+    (:attr:`TreesAsRead.state`: ``[at, pos, count, m]`` and the table and room
+    :func:`_trees_from` left; ``at`` -1: none), read on from there."""
     # handed to a function a key: no reference counted each time
     data = _borrowed(data)
-    none = np.zeros((0, 10), np.int64)
+    none, nowhere = np.zeros((0, 10), np.int64), np.int64(-1)
     trees = no_trees = np.zeros((0, _TREE_COLUMNS), np.int64)
     n_lists = 0
     rows = np.zeros((4096, 10), np.int64)
@@ -422,18 +463,18 @@ def _scan(data):  # pragma: no cover - compiled
             elif not is_obj:
                 rows[top, 4] += 1
                 if rows[top, 4] > _MAX_UNTYPED:
-                    return none, no_trees
+                    return none, no_trees, nowhere
             if is_obj:
                 klen = _length(data, pos)
                 if klen < 0 or not _ascii(data, pos + 9, klen):
-                    return none, no_trees
+                    return none, no_trees, nowhere
                 koff, pos = pos + 9, pos + 9 + klen
                 key = _key_id(data, koff, klen)
                 if key >= 0 and seen[at] & (np.int64(1) << key):
-                    return none, no_trees
+                    return none, no_trees, nowhere
                 seen[at] |= (np.int64(1) << key) if key >= 0 else 0
         if depth > _MAX_DEPTH or pos >= end:
-            return none, no_trees
+            return none, no_trees, nowhere
         if n_rows == len(rows):
             grown = np.zeros((2 * len(rows), 10), np.int64)
             grown[:n_rows] = rows
@@ -444,22 +485,25 @@ def _scan(data):  # pragma: no cover - compiled
         if key == -1:  # a key without an id: compared with its object's other such keys
             if n_others[depth - 1] == _MAX_OTHER_KEYS or \
                     not _new_key(data, rows, r, others[depth - 1], n_others[depth - 1]):
-                return none, no_trees
+                return none, no_trees, nowhere
             others[depth - 1, n_others[depth - 1]] = r
             n_others[depth - 1] += 1
         marker = data[pos]
         if key == _ID_TREES and rows[stack[depth - 1], 2] == _ID_MODEL:  # model.trees
-            after, trees = _tree_list(data, pos)
+            if head:
+                return rows[:n_rows], no_trees, pos
+            after, trees = _tree_list_at(data, pos, read)
             values_left -= after - pos
             if after < 0 or values_left < 0 or n_lists > 0 or depth + 3 > _MAX_DEPTH:
-                return none, no_trees  # not as XGBoost writes it: an array of objects, once
+                # not as XGBoost writes it: an array of objects, once
+                return none, no_trees, nowhere
             rows[r, 0], rows[r, 4], n_lists, pos = _TREES, len(trees), 1, after
             continue
         if marker == 123 or marker == 91:  # { [
             pos, count = _open(data, pos + 1, marker, rows[r])
             values_left -= count if count > 0 else rows[r, 4]
             if pos < 0 or values_left < 0:
-                return none, no_trees
+                return none, no_trees, nowhere
             if rows[r, 0] != 7:
                 stack[depth], left[depth], seen[depth], n_others[depth] = r, count, 0, 0
                 depth += 1
@@ -467,18 +511,20 @@ def _scan(data):  # pragma: no cover - compiled
         else:
             pos = _scalar(data, pos + 1, marker, rows[r])
             if pos < 0:
-                return none, no_trees
+                return none, no_trees, nowhere
         if depth == 0:
             break
-    return (rows[:n_rows], trees) if pos == end else (none, no_trees)
+    return (rows[:n_rows], trees, nowhere) if pos == end else (none, no_trees, nowhere)
 
 
-def scan_xgboost_ubjson(data):
+def scan_xgboost_ubjson(data, as_read=None):
     """XGBoost's UBJSON model document read by one compiled scan, its ``model.trees``
     array as a :class:`~modellens.trees.FlatTrees`; None where the scan declines it (the
-    Python reader then reads it)."""
+    Python reader then reads it).  ``as_read``: the :class:`TreesAsRead` that saw
+    ``data`` read (the trees it read are not read again)."""
     buf = np.frombuffer(data, np.uint8)
-    rows, table = _scan(buf)
+    read = _NONE_READ if as_read is None else as_read.state
+    rows, table, _ = _scan(buf, False, read)
     if not len(rows):
         return None
     params = {name: table[:, _T_PARAMS + j] for j, name in enumerate(_PARAMS)}
@@ -495,6 +541,53 @@ def scan_xgboost_ubjson(data):
     whole, keep = _int_arrays(rows)
     lists = {r: rows[r + 1:rows[r, _END], _IVAL].tolist() for r in whole.tolist()}
     return _document(rows[keep].tolist(), np.flatnonzero(keep).tolist(), flat, lists, data)
+
+
+class TreesAsRead:
+    """The trees of XGBoost's UBJSON read and checked as the file is read, a part at a
+    time (``as_read(data, filled)`` after each: ``data`` the buffer being filled, its first
+    ``filled`` bytes read), while each part is still in the cache: read after the whole
+    file, the scan waited on memory for a millisecond of a 9 MB file's 1.3.
+
+    :func:`scan_xgboost_ubjson` then reads on from the last tree read.  What is read
+    here is exactly what that scan would read of the same bytes: the same compiled
+    steps (:func:`_scan` up to the trees' array, then :func:`_trees_from`), on the
+    bytes read so far, where a bound that the rest of the file would lift (a value
+    past the bytes read) only declines, and a tree that does not read is read again
+    when more has come (the final scan declines it).  So the document, and every
+    answer, is the one scan's; only its time moves."""
+
+    def __init__(self):
+        self.state = _NONE_READ
+        self._looked = -_LOOK_AFTER  # bytes read when it last looked for the trees
+
+    def __call__(self, data, filled: int) -> None:
+        at, table, room = self.state
+        if at[0] < 0 and filled - self._looked < _LOOK_AFTER:
+            return
+        buf = np.frombuffer(data, np.uint8, filled)
+        if at[0] < 0:
+            if self._looked >= _HEAD_BYTES:
+                return  # not found near the start: the whole file's scan looks
+            self._looked = filled
+            _, _, where = _scan(buf, True, self.state)
+            first, count = _tree_list_head(buf, where) if where >= 0 else (-1, -1)
+            if first < 0:
+                return
+            at = np.array([where, first, count, 0], np.int64)
+            table = np.empty((max(count, 64), _TREE_COLUMNS), np.int64)
+            room = np.empty((6, 1024), np.int64)
+        at[1], at[3], table, room = _trees_from(buf, at[1], at[2], at[3], table, room)
+        self.state = at, table, room
+
+
+#: Where no trees were read as the file was read (:func:`_scan`'s ``read``).
+_NONE_READ = (np.array([-1, 0, 0, 0], np.int64), np.empty((0, _TREE_COLUMNS), np.int64),
+              np.empty((6, 0), np.int64))
+#: :class:`TreesAsRead` looks for the trees' array in the first bytes read, again after
+#: every ``_LOOK_AFTER`` more, up to ``_HEAD_BYTES`` (XGBoost writes a few kilobytes before
+#: it); where it is not found there, the scan of the whole file finds it.
+_LOOK_AFTER, _HEAD_BYTES = 1 << 12, 1 << 20
 
 
 @njit(cache=True)
