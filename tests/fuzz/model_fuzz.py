@@ -425,11 +425,18 @@ def structural(data: bytes, fmt: str, rng) -> bytes | None:
     return None
 
 
+#: Bytes a file is read in at a time (``files._read.READ_PART``), drawn for each input.
+READ_PARTS = (61, 1000, 4096, 1 << 18)
+
+
 def make_inputs(folder: Path, n: int, seed: int = 0) -> list[dict]:
     """``n`` mutated inputs (and the valid seeds) in ``folder``."""
     folder = Path(folder)
     seeds = make_seeds(folder)
     rng = np.random.default_rng(seed)
+    # the parts an XGBoost file is read in (its trees checked as each arrives): drawn
+    # apart, the inputs those before them
+    parts = np.random.default_rng(seed + 1)
     inputs = [dict(s, seed=Path(s["path"]).name) for s in seeds]
     originals = {s["path"]: Path(s["path"]).read_bytes() for s in seeds}
     for k in range(n):
@@ -452,7 +459,8 @@ def make_inputs(folder: Path, n: int, seed: int = 0) -> list[dict]:
             new = mutate_skops(data, rng)
         path = folder / f"m{k:05d}_{Path(s['path']).name}"
         path.write_bytes(new)
-        inputs.append(dict(s, path=str(path), seed=Path(s["path"]).name))
+        inputs.append(dict(s, path=str(path), seed=Path(s["path"]).name,
+                           part=int(parts.choice(READ_PARTS))))
     return inputs
 
 
@@ -476,8 +484,12 @@ def run_one(spec: dict, frames: dict) -> str:
     from modellens.trees import tree_ensemble
     from modellens.files import FileError, load_model
 
+    from modellens.files import _read
+
     path = Path(spec["path"])
     X = frames[(spec["data"], tuple(spec.get("category", ())))]
+    whole = _read.READ_PART
+    _read.READ_PART = spec.get("part", whole)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -486,6 +498,8 @@ def run_one(spec: dict, frames: dict) -> str:
         return "refused"
     except Exception as exc:
         return f"unclean:{type(exc).__name__}"
+    finally:
+        _read.READ_PART = whole
     try:
         Xin = X.to_numpy() if type(model).__module__.startswith("lightgbm") else X
         raw = _raw_output(model, Xin)
