@@ -24,7 +24,8 @@ from ._checks_lightgbm import check_lightgbm_text
 from ._checks_lightgbm_scan import check_lightgbm_file
 from ._checks_sklearn import check_sklearn_objects
 from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, check_xgboost_model
-from ._checks_xgboost_scan import TreesAsRead, scan_xgboost_ubjson
+from ._checks_xgboost_scan import TreesAsRead
+from ._checks_xgboost_doc import scan_xgboost_ubjson
 from ._checks_xgboost_json import scan_xgboost_json
 from ._ice import IceGrids, ice_margins
 from ._ensemble import (MISSING_AS_ZERO, MISSING_CATEGORICAL, MISSING_DEFAULT, MISSING_ZERO_OR_NAN,

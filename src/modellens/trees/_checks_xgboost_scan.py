@@ -32,7 +32,7 @@ from ._checks import MAX_TREE_DEPTH
 from ._bytes import _borrowed, _i16, _i32, _i64, _prefetch
 from ._checks_xgboost import FLAT_ARRAYS, FlatTrees, _tree_nodes
 
-__all__ = ["TreesAsRead", "scan_xgboost_ubjson"]
+__all__ = ["TreesAsRead"]
 
 # the columns of a row
 _KIND, _PARENT, _KEY, _OFF, _COUNT, _IVAL, _MARK, _KOFF, _KLEN, _END = range(10)
@@ -333,6 +333,91 @@ def _tree(data, pos, row):  # pragma: no cover - compiled
     return pos + 1
 
 
+#: Each array of a tree and the element marker XGBoost writes it with
+#: (:func:`_tree_as_written`).
+_WRITTEN = tuple((name, "d" if name in ("base_weights", "loss_changes", "split_conditions",
+                                        "sum_hessian")
+                  else "U" if name in ("default_left", "split_type")
+                  else "L" if name in ("categories_segments", "categories_sizes") else "l")
+                 for name in sorted(_TREE_ARRAYS + _CATEGORIES))
+
+
+#: Words a key's head is compared in (the longest, ``categories_segments``': 33 bytes).
+_W_WIDTH = 5
+
+
+def _written_tables():
+    """Each key's head as XGBoost writes it (``L``, its length, its name, then an array's
+    ``[$<marker>#L`` or ``tree_param``'s ``{``) as big-endian words to compare
+    (:data:`_W_WIDTH`, the last ending where the head ends), the head's length, the bytes of a value
+    of its array (0: none listed; -1: the id) and its column in a tree's row."""
+    keys = sorted(_TREE_ARRAYS + _CATEGORIES + ("id", "tree_param"))
+    marker = dict(_WRITTEN)
+    heads = [b"L" + len(k).to_bytes(8, "big") + k.encode("ascii") +
+             (b"[$" + marker[k].encode() + b"#L" if k in marker else
+              b"{" if k == "tree_param" else b"") for k in keys]
+    at = np.zeros((len(keys), _W_WIDTH), np.int64)
+    words = np.zeros((len(keys), _W_WIDTH), np.int64)
+    for k, head in enumerate(heads):
+        offsets = sorted(set(list(range(0, len(head) - 8, 8)) + [len(head) - 8]))
+        at[k, :len(offsets)] = offsets
+        at[k, len(offsets):] = offsets[-1]  # compared again: no count per key
+        words[k] = [_word(head[o:]) for o in at[k]]
+    size = np.array([-1 if k == "id" else 0 if k in _CATEGORIES or k == "tree_param" else
+                     {"d": 4, "l": 4, "U": 1}[marker[k]] for k in keys], np.int64)
+    column = np.array([_ID[k] for k in keys], np.int64)
+    return (keys.index("id"), keys.index("tree_param"), at, words,
+            np.array([len(h) for h in heads], np.int64), size, column)
+
+
+_W_ID, _W_PARAM, _W_AT, _W_WORDS, _W_HEAD, _W_SIZE, _W_COLUMN = _written_tables()
+#: The bytes of a tree written so, but its id's value, ``tree_param``'s and its nodes'.
+_W_FIXED = int(_W_HEAD.sum()) + 8 * (len(_W_HEAD) - 2) + 1
+_W_PER_NODE = int(_W_SIZE[_W_SIZE > 0].sum())
+
+
+@njit(cache=True, inline="always")
+def _tree_as_written(data, pos, row):  # pragma: no cover - compiled
+    """:func:`_tree` of a tree laid out byte for byte as XGBoost writes it (its keys in its
+    order, each array typed as it types it, none of :data:`_CATEGORIES` listed), or -1
+    (:func:`_tree` then reads it).  Where every key lies follows from the node count (the
+    first array's) and the id's width: each head is compared where it must be, none
+    waiting on the one before it (:func:`_tree`'s reading, a key after a node array of
+    unknown length, waits on memory at each key: twice this one's time).  What it takes
+    :func:`_tree` takes, into the same row (tested against it)."""
+    end = len(data)
+    if pos + _W_HEAD[0] + 8 > end:
+        return -1
+    n = _i64(data, pos + _W_HEAD[0])
+    if n <= 0 or n > end or pos + _W_FIXED + n * _W_PER_NODE + 8 > end:
+        return -1
+    for j in range(len(row)):
+        row[j] = -1
+    same, at = True, pos
+    for k in range(_W_PARAM):
+        for w in range(_W_WIDTH):
+            same &= _i64(data, at + _W_AT[k, w]) == _W_WORDS[k, w]
+        at += _W_HEAD[k]
+        if k == _W_ID:
+            marker = data[at]
+            same &= (_size(marker) > 0) & (marker != 100)  # no float32 id
+            row[_T_ID] = _int(data, at + 1, marker)
+            at += 1 + _size(marker)
+        else:
+            count = n if _W_SIZE[k] > 0 else 0
+            same &= _i64(data, at) == count
+            row[_T_LENGTHS + _W_COLUMN[k]] = count
+            if _W_COLUMN[k] < _N_FLAT:
+                row[_T_AT + _W_COLUMN[k]] = at + 8
+            at += 8 + count * _W_SIZE[k]
+    for w in range(_W_WIDTH):
+        same &= _i64(data, at + _W_AT[_W_PARAM, w]) == _W_WORDS[_W_PARAM, w]
+    if not same:
+        return -1
+    at = _tree_param(data, at + _W_HEAD[_W_PARAM], row)
+    return at + 1 if 0 <= at < end and data[at] == 125 else -1  # }
+
+
 @njit(cache=True)
 def _nodes_checked(data, row, room):  # pragma: no cover - compiled
     """The node checks of the tree just read into ``row`` (:func:`_tree`), while its bytes
@@ -418,7 +503,9 @@ def _trees_from(data, pos, count, m, table, room):  # pragma: no cover - compile
         for at in range(max(fetched, pos), ahead, 64):
             _prefetch(data, at)
         fetched = max(fetched, ahead)
-        after = _tree(data, pos + 1, table[m])
+        after = _tree_as_written(data, pos + 1, table[m])
+        if after < 0:
+            after = _tree(data, pos + 1, table[m])
         if after < 0:
             break
         table[m, _T_CHECK], room = _nodes_checked(data, table[m], room)
@@ -517,32 +604,6 @@ def _scan(data, head, read):  # pragma: no cover - compiled
     return (rows[:n_rows], trees, nowhere) if pos == end else (none, no_trees, nowhere)
 
 
-def scan_xgboost_ubjson(data, as_read=None):
-    """XGBoost's UBJSON model document read by one compiled scan, its ``model.trees``
-    array as a :class:`~modellens.trees.FlatTrees`; None where the scan declines it (the
-    Python reader then reads it).  ``as_read``: the :class:`TreesAsRead` that saw
-    ``data`` read (the trees it read are not read again)."""
-    buf = np.frombuffer(data, np.uint8)
-    read = _NONE_READ if as_read is None else as_read.state
-    rows, table, _ = _scan(buf, False, read)
-    if not len(rows):
-        return None
-    params = {name: table[:, _T_PARAMS + j] for j, name in enumerate(_PARAMS)}
-    if np.any(params["num_nodes"] < 0) or np.any(params["size_leaf_vector"] > 1):
-        return None  # no node count, or vector leaves
-    lengths = {name: table[:, _T_LENGTHS + j]
-               for j, name in enumerate(_TREE_ARRAYS + _CATEGORIES)}
-    flat = FlatTrees(ids=table[:, _T_ID], nodes=params["num_nodes"],
-                     deleted=np.maximum(params["num_deleted"], 0),
-                     features=params["num_feature"], lengths=lengths, data=buf,
-                     at=np.ascontiguousarray(table[:, _T_AT:_T_CHECK]),
-                     checked=table[:, _T_CHECK], plain=_plain(table))
-    # an untyped array of integers only (tree_info: one a tree) is made at once
-    whole, keep = _int_arrays(rows)
-    lists = {r: rows[r + 1:rows[r, _END], _IVAL].tolist() for r in whole.tolist()}
-    return _document(rows[keep].tolist(), np.flatnonzero(keep).tolist(), flat, lists, data)
-
-
 class TreesAsRead:
     """The trees of XGBoost's UBJSON read and checked as the file is read, a part at a
     time (``as_read(data, filled)`` after each: ``data`` the buffer being filled, its first
@@ -588,80 +649,3 @@ _NONE_READ = (np.array([-1, 0, 0, 0], np.int64), np.empty((0, _TREE_COLUMNS), np
 #: every ``_LOOK_AFTER`` more, up to ``_HEAD_BYTES`` (XGBoost writes a few kilobytes before
 #: it); where it is not found there, the scan of the whole file finds it.
 _LOOK_AFTER, _HEAD_BYTES = 1 << 12, 1 << 20
-
-
-@njit(cache=True)
-def _plain(table):  # pragma: no cover - compiled
-    """Whether each tree of ``table`` (:func:`_tree_list`) is laid out as XGBoost writes it:
-    the id of its position, 1 to 2**31 - 1 nodes, each array of :data:`_TREE_ARRAYS` that
-    long and none of :data:`_CATEGORIES` listed (fourteen numpy passes over the table's
-    columns cost a tenth of a millisecond; ``_check_flat_trees`` names any fault)."""
-    for m in range(len(table)):
-        n = table[m, _T_PARAMS]
-        if table[m, _T_ID] != m or n <= 0 or n >= 2 ** 31:
-            return False
-        for j in range(_N_ARRAYS + len(_CATEGORIES)):
-            if table[m, _T_LENGTHS + j] != (n if j < _N_ARRAYS else 0):
-                return False
-    return True
-
-
-@njit(cache=True)
-def _int_arrays(rows):  # pragma: no cover - compiled
-    """The rows of the untyped arrays holding integers only, at least one (their values:
-    the rows after each, up to its end, a scalar's row its own), and which rows are
-    kept, theirs left out (numpy's bincounts and isin over the rows: a tenth of the
-    scan's Python)."""
-    n = len(rows)
-    held, ints, keep = np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, np.bool_)
-    for r in range(n):
-        p = rows[r, _PARENT]
-        if p >= 0 and rows[p, _KIND] == _ARR:
-            held[p] += 1
-            ints[p] += rows[r, _KIND] == _INT
-    whole = np.flatnonzero((rows[:, _KIND] == _ARR) & (held == ints) & (ints > 0))
-    for a in whole:
-        keep[a + 1:rows[a, _END]] = False
-    return whole, keep
-
-
-def _document(rows, index, flat, lists, data):
-    """The document from its rows (``index``: their numbers), its trees array ``flat``,
-    the arrays of integers ``lists`` (by row; their rows left out)."""
-    made: dict = {}
-    root = None
-    for r, row in zip(index, rows):
-        kind = row[_KIND]
-        if kind == _OBJ:
-            value: object = {}
-        elif kind == _ARR:
-            value = lists.get(r, [])
-        elif kind == _TREES:
-            value = flat
-        elif kind == _STR:
-            value = data[row[_OFF]:row[_OFF] + row[_COUNT]].decode("ascii")
-        elif kind == _INT:
-            value = row[_IVAL]
-        elif kind == _F32:
-            value = float(np.frombuffer(data, ">f4", 1, row[_OFF])[0])
-        elif kind == _TYPED:
-            dtype = np.dtype(_DTYPES[row[_MARK]])
-            value = np.frombuffer(data, dtype, row[_COUNT], row[_OFF]) \
-                .astype(dtype.newbyteorder("="))
-        else:
-            value = None if kind == _NULL else True
-        if kind in (_OBJ, _ARR):
-            made[r] = value
-        into = made.get(row[_PARENT]) if row[_PARENT] >= 0 else None
-        if row[_PARENT] < 0:
-            root = value
-        elif isinstance(into, dict):
-            into[data[row[_KOFF]:row[_KOFF] + row[_KLEN]].decode("ascii")] = value
-        elif isinstance(into, list):
-            into.append(value)
-    return root
-
-
-#: numpy's reading of each number marker.
-_DTYPES = {ord("i"): ">i1", ord("U"): ">u1", ord("I"): ">i2", ord("l"): ">i4",
-           ord("L"): ">i8", ord("d"): ">f4"}
