@@ -14,13 +14,16 @@ the Python reader then reads the file as before and names what is wrong.
 A ``model.trees`` array (untyped, in an object named ``model``) is read by
 :func:`_tree_list` instead: one row of :data:`_TREE_COLUMNS` per tree (its id,
 ``tree_param``, each array's length and where the checked node arrays' values
-lie), no row per value, so a tree costs a microsecond or two.  Only plain trees,
+lie), no row per value, so a tree costs a microsecond or two (a tree laid out byte for
+byte as XGBoost writes it: its keys compared where they must lie,
+:func:`_tree_as_written`; any other, key by key, :func:`_tree`).  Only plain trees,
 as XGBoost writes them, are taken: every one of their keys once and no other, the
 node arrays typed as XGBoost types them, no category listed, ``tree_param`` of
 decimal strings, scalar leaves.  Anything else (vector leaves, categorical
 splits, keys or element types it does not write) declines the whole document.
-:func:`scan_xgboost_ubjson` builds the document from the rows, the trees array
-as one :class:`FlatTrees`, so the checks run on all trees at once, in place.
+:func:`~._checks_xgboost_doc.scan_xgboost_ubjson` builds the document from the
+rows, the trees array as one :class:`FlatTrees`, so the checks run on all trees at once,
+in place.  :class:`TreesAsRead` reads the trees as the file is read.
 """
 
 from __future__ import annotations
@@ -383,7 +386,8 @@ def _tree_as_written(data, pos, row):  # pragma: no cover - compiled
     (:func:`_tree` then reads it).  Where every key lies follows from the node count (the
     first array's) and the id's width: each head is compared where it must be, none
     waiting on the one before it (:func:`_tree`'s reading, a key after a node array of
-    unknown length, waits on memory at each key: twice this one's time).  What it takes
+    unknown length, waits on memory at each key: 0.40 ms for a 9.2 MB file's 900 trees,
+    this one 0.20 ms).  What it takes
     :func:`_tree` takes, into the same row (tested against it)."""
     end = len(data)
     if pos + _W_HEAD[0] + 8 > end:
@@ -608,9 +612,11 @@ class TreesAsRead:
     """The trees of XGBoost's UBJSON read and checked as the file is read, a part at a
     time (``as_read(data, filled)`` after each: ``data`` the buffer being filled, its first
     ``filled`` bytes read), while each part is still in the cache: read after the whole
-    file, the scan waited on memory for a millisecond of a 9 MB file's 1.3.
+    file, the trees' scan of a 9.2 MB file waited on memory (its read, scan and checks
+    cost 3.3-3.4 ms in the load, median of 201 interleaved rounds; 2.8 ms so).
 
-    :func:`scan_xgboost_ubjson` then reads on from the last tree read.  What is read
+    :func:`~._checks_xgboost_doc.scan_xgboost_ubjson` then reads on from the last tree
+    read.  What is read
     here is exactly what that scan would read of the same bytes: the same compiled
     steps (:func:`_scan` up to the trees' array, then :func:`_trees_from`), on the
     bytes read so far, where a bound that the rest of the file would lift (a value
