@@ -352,8 +352,9 @@ _W_WIDTH = 5
 def _written_tables():
     """Each key's head as XGBoost writes it (``L``, its length, its name, then an array's
     ``[$<marker>#L`` or ``tree_param``'s ``{``) as big-endian words to compare
-    (:data:`_W_WIDTH`, the last ending where the head ends), the head's length, the bytes of a value
-    of its array (0: none listed; -1: the id) and its column in a tree's row."""
+    (:data:`_W_WIDTH`, the last ending where the head ends), the head's length, the
+    bytes of a value of its array (0: none listed; -1: the id) and its column in a
+    tree's row."""
     keys = sorted(_TREE_ARRAYS + _CATEGORIES + ("id", "tree_param"))
     marker = dict(_WRITTEN)
     heads = [b"L" + len(k).to_bytes(8, "big") + k.encode("ascii") +
@@ -387,8 +388,8 @@ def _tree_as_written(data, pos, row):  # pragma: no cover - compiled
     first array's) and the id's width: each head is compared where it must be, none
     waiting on the one before it (:func:`_tree`'s reading, a key after a node array of
     unknown length, waits on memory at each key: 0.40 ms for a 9.2 MB file's 900 trees,
-    this one 0.20 ms).  What it takes
-    :func:`_tree` takes, into the same row (tested against it)."""
+    this one 0.20 ms).  What it takes :func:`_tree` takes, into the same row (tested
+    against it)."""
     end = len(data)
     if pos + _W_HEAD[0] + 8 > end:
         return -1
