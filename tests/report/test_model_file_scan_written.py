@@ -37,7 +37,7 @@ def _tree_starts(data):
     """Where each tree's object begins (its ``{``)."""
     buf = np.frombuffer(data, np.uint8)
     _, _, where = scan._scan(buf, True, scan._NONE_READ)
-    pos, count = scan._tree_list_head(buf, where)
+    pos, count = scan._tree_list_head(buf, where)[:2]
     starts, row = [], np.empty(scan._TREE_COLUMNS, np.int64)
     for _ in range(count):
         starts.append(pos)

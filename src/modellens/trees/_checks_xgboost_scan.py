@@ -86,9 +86,14 @@ _T_ID, _T_PARAMS, _T_LENGTHS = 0, 1, 1 + len(_PARAMS)
 _T_AT = _T_LENGTHS + len(_TREE_ARRAYS) + len(_CATEGORIES)
 _T_CHECK = _T_AT + len(FLAT_ARRAYS)
 _TREE_COLUMNS = _T_CHECK + 1
-#: The element marker XGBoost writes each of :data:`FLAT_ARRAYS` with (the first keys).
-_FLAT_MARKERS = np.array([ord("U" if name == "split_type" else "d" if name ==
-                              "split_conditions" else "l") for name in FLAT_ARRAYS], np.int64)
+#: The element marker XGBoost writes each array of a tree with.
+_MARKERS = {name: "d" if name in ("base_weights", "loss_changes", "split_conditions",
+                                  "sum_hessian")
+            else "U" if name in ("default_left", "split_type")
+            else "L" if name in ("categories_segments", "categories_sizes") else "l"
+            for name in _TREE_ARRAYS + _CATEGORIES}
+#: Those of :data:`FLAT_ARRAYS` (the first keys), the only ones the scan requires.
+_FLAT_MARKERS = np.array([ord(_MARKERS[name]) for name in FLAT_ARRAYS], np.int64)
 assert _TREE_ARRAYS[:len(FLAT_ARRAYS)] == FLAT_ARRAYS
 _N_FLAT, _N_ARRAYS, _N_PARAMS = len(FLAT_ARRAYS), len(_TREE_ARRAYS), len(_PARAMS)
 _ID_ID, _ID_PARAM, _FIRST_PARAM = _ID["id"], _ID["tree_param"], _ID[_PARAMS[0]]
@@ -336,15 +341,6 @@ def _tree(data, pos, row):  # pragma: no cover - compiled
     return pos + 1
 
 
-#: Each array of a tree and the element marker XGBoost writes it with
-#: (:func:`_tree_as_written`).
-_WRITTEN = tuple((name, "d" if name in ("base_weights", "loss_changes", "split_conditions",
-                                        "sum_hessian")
-                  else "U" if name in ("default_left", "split_type")
-                  else "L" if name in ("categories_segments", "categories_sizes") else "l")
-                 for name in sorted(_TREE_ARRAYS + _CATEGORIES))
-
-
 #: Words a key's head is compared in (the longest, ``categories_segments``': 33 bytes).
 _W_WIDTH = 5
 
@@ -356,7 +352,7 @@ def _written_tables():
     bytes of a value of its array (0: none listed; -1: the id) and its column in a
     tree's row."""
     keys = sorted(_TREE_ARRAYS + _CATEGORIES + ("id", "tree_param"))
-    marker = dict(_WRITTEN)
+    marker = _MARKERS
     heads = [b"L" + len(k).to_bytes(8, "big") + k.encode("ascii") +
              (b"[$" + marker[k].encode() + b"#L" if k in marker else
               b"{" if k == "tree_param" else b"") for k in keys]
@@ -446,11 +442,10 @@ def _tree_list(data, pos):  # pragma: no cover - compiled
     """The array of trees at ``pos`` (its ``[``; untyped, or counted as XGBoost writes
     it), a row of :func:`_tree` each, its nodes checked as it is read
     (:func:`_nodes_checked`): the position after it (-1: declined) and the rows."""
-    first, count = _tree_list_head(data, pos)
+    first, count, table, room = _tree_list_head(data, pos)
     if first < 0:
-        return -1, np.empty((0, _TREE_COLUMNS), np.int64)
-    table = np.empty((max(count, 64), _TREE_COLUMNS), np.int64)
-    return _tree_list_rest(data, first, count, 0, table, np.empty((6, 1024), np.int64))
+        return -1, table[:0]
+    return _tree_list_rest(data, first, count, 0, table, room)
 
 
 @njit(cache=True)
@@ -466,14 +461,19 @@ def _tree_list_at(data, pos, read):  # pragma: no cover - compiled
 @njit(cache=True)
 def _tree_list_head(data, pos):  # pragma: no cover - compiled
     """The head of the array of trees at ``pos``: where its first tree begins and its count
-    (-1: until the bracket); position -1 where it is not an array of trees as XGBoost
-    writes it (declined)."""
-    if pos + 1 >= len(data) or data[pos] != 91 or data[pos + 1] == 36:  # not [, or [$
-        return -1, -1
-    if data[pos + 1] != 35:  # #: a counted array (no closing bracket)
-        return pos + 1, -1
-    count = _length(data, pos + 2)
-    return (pos + 11, count) if 0 <= count <= _MAX_UNTYPED else (-1, -1)
+    (-1: until the bracket), position -1 where it is not an array of trees as XGBoost
+    writes it (declined); and the table and room its trees are read into
+    (:func:`_trees_from`)."""
+    first, count = -1, -1
+    if pos + 1 < len(data) and data[pos] == 91 and data[pos + 1] != 36:  # [, not [$
+        if data[pos + 1] != 35:  # not #: untyped, until its bracket
+            first = pos + 1
+        else:  # counted (no closing bracket)
+            counted = _length(data, pos + 2)
+            if 0 <= counted <= _MAX_UNTYPED:
+                first, count = pos + 11, counted
+    return (first, count, np.empty((max(count, 64), _TREE_COLUMNS), np.int64),
+            np.empty((6, 1024), np.int64))
 
 
 @njit(cache=True)
@@ -617,13 +617,12 @@ class TreesAsRead:
     cost 3.3-3.4 ms in the load, median of 201 interleaved rounds; 2.8 ms so).
 
     :func:`~._checks_xgboost_doc.scan_xgboost_ubjson` then reads on from the last tree
-    read.  What is read
-    here is exactly what that scan would read of the same bytes: the same compiled
-    steps (:func:`_scan` up to the trees' array, then :func:`_trees_from`), on the
-    bytes read so far, where a bound that the rest of the file would lift (a value
-    past the bytes read) only declines, and a tree that does not read is read again
-    when more has come (the final scan declines it).  So the document, and every
-    answer, is the one scan's; only its time moves."""
+    read.  What is read here is exactly what that scan would read of the same bytes: the
+    same compiled steps (:func:`_scan` up to the trees' array, then
+    :func:`_trees_from`), on the bytes read so far, where a bound that the rest of the
+    file would lift (a value past the bytes read) only declines, and a tree that does
+    not read is read again when more has come (the final scan declines it).  So the
+    document, and every answer, is the one scan's; only its time moves."""
 
     def __init__(self):
         self.state = _NONE_READ
@@ -639,12 +638,12 @@ class TreesAsRead:
                 return  # not found near the start: the whole file's scan looks
             self._looked = filled
             _, _, where = _scan(buf, True, self.state)
-            first, count = _tree_list_head(buf, where) if where >= 0 else (-1, -1)
+            if where < 0:
+                return
+            first, count, table, room = _tree_list_head(buf, where)
             if first < 0:
                 return
             at = np.array([where, first, count, 0], np.int64)
-            table = np.empty((max(count, 64), _TREE_COLUMNS), np.int64)
-            room = np.empty((6, 1024), np.int64)
         at[1], at[3], table, room = _trees_from(buf, at[1], at[2], at[3], table, room)
         self.state = at, table, room
 
