@@ -183,6 +183,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.browser
 def test_hostile_strings_in_every_position_are_shown_as_text(tmp_path, capsys):
     names = (HOSTILE["rtl"] + HOSTILE["template"], HOSTILE["long"],
              HOSTILE["comment"] + HOSTILE["separator"])
@@ -206,6 +207,36 @@ def test_hostile_strings_in_every_position_are_shown_as_text(tmp_path, capsys):
         assert html.escape(text, quote=False) in page or text in page
     assert "<!-- x" not in page
     assert "n" * 6000 in page  # a long name is shown whole somewhere (the data section)
+    # in Chromium: no planted comment opener became a comment (it would swallow the page
+    # after it), and the page shows every planted string as its text
+    shown = _in_the_browser(out)
+    assert not [c for c in shown["comments"] if " x" in c or " m" in c], shown["comments"]
+    for text in ("<!-- x", "<!-- m", HOSTILE["template"], "{{ 7*7 }}", HOSTILE["rtl"],
+                 "n" * 6000):
+        assert text in shown["text"], text[:40]
+    assert not shown["pwned"] and shown["sections"] >= 3
+
+
+#: What the page holds once Chromium has read it: its comment nodes, the text shown.
+_SHOWN = r"""(() => {
+  const walk = document.createTreeWalker(document, NodeFilter.SHOW_COMMENT);
+  const comments = [];
+  while (walk.nextNode()) comments.push(walk.currentNode.data);
+  return {comments, text: document.body.innerText,
+          sections: document.querySelectorAll("section").length,
+          pwned: document.body.hasAttribute("data-pwned")};
+})()"""
+
+
+def _in_the_browser(page):
+    """:data:`_SHOWN` of ``page`` in the test process's headless Chromium."""
+    from support import tab
+
+    browser = tab(page, 1280)
+    try:
+        return browser.evaluate(_SHOWN)
+    finally:
+        browser.close()
 
 
 # --- found by the randomized path fuzzer (tests/fuzz/safety_fuzz.py) ---------------------
