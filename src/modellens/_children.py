@@ -12,7 +12,9 @@ by every child of a child.
 
 :func:`safe_path` sets it in this process's environment while the library
 runs (the command line for its whole run; the library's engine while it
-opens a request and evaluates rows: the model's own pools start then) and
+opens a request and evaluates rows, and every call of the model through its
+seam, :meth:`modellens.models.Model.predict`: the model's own pools start
+then) and
 takes it back when the last user leaves, unless someone changed it
 meanwhile.  A variable already set (to anything but empty, which turns it
 off) is left as it is.  The interpreter the user started is not touched: a

@@ -294,3 +294,21 @@ def test_the_safe_path_hold_is_counted_and_gives_back_what_was_there(monkeypatch
                 pass
             assert os.environ["PYTHONSAFEPATH"] == (before or "1")
         assert os.environ.get("PYTHONSAFEPATH") == before
+
+
+def test_every_call_through_the_model_seam_holds_the_safe_path(monkeypatch):
+    # outside the engine too (the trees' agreement check calls the seam directly): a
+    # model's own pools started then import nothing from the working directory
+    from modellens.data import Dataset
+    from modellens.models import Model
+
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    seen = []
+
+    def f(X):
+        seen.append(os.environ.get("PYTHONSAFEPATH"))
+        return X[:, 0]
+
+    X = np.arange(6.0).reshape(3, 2)
+    Model(f, Dataset.from_data(X)).predict(X)
+    assert seen == ["1"] and "PYTHONSAFEPATH" not in os.environ

@@ -15,6 +15,7 @@ import threading
 import numpy as np
 import pandas as pd
 
+from .._children import safe_path
 from .._validation import InvalidParameterError, check_choice
 from ..data import Dataset
 from ._answers import (MAX_MAGNITUDE, ModelError, _answer_names, _bound_class_names,
@@ -439,7 +440,10 @@ class Model(Gradients):
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Evaluate the model on encoded ``rows``: ``(m,)`` floats, ``(m, k)`` for k outputs."""
         try:
-            out = self._call(rows)
+            # the pools a model's predict starts (loky's workers) import nothing from the
+            # working directory, whoever calls (see modellens._children)
+            with safe_path():
+                out = self._call(rows)
         except Exception as exc:
             raise self._raised(exc, len(rows)) from exc
         self.account(1, len(rows))
