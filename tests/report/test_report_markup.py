@@ -72,11 +72,40 @@ _PROBE = r"""(() => {
 })()"""
 
 
+#: Every chart hovered at one point (``fx``, ``fy``: fractions of its plot area): what
+#: its hover label then holds.  Plotly draws one hover per chart per 50 ms: one point of
+#: every chart a call, the calls that far apart.
+_HOVER = r"""((fx, fy) => [...document.querySelectorAll(".js-plotly-plot")].map(p => {
+  const drag = p.querySelector(".nsewdrag");
+  if (!drag) return null;
+  const r = drag.getBoundingClientRect();
+  drag.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + fx * r.width,
+                                                  clientY: r.top + fy * r.height,
+                                                  bubbles: true}));
+  const layer = p.querySelector(".hoverlayer");
+  return {text: layer.textContent, links: layer.querySelectorAll("a").length,
+          styled: [...layer.querySelectorAll("tspan, text")].filter(
+            t => /90px/.test(t.getAttribute("style") || "")).length};
+}).filter(h => h && h.text))"""
+
+
+def _hovered(browser):
+    """What every chart's hover label shows at five points of its plot area."""
+    import time
+
+    out = []
+    for fx, fy in ((0.5, 0.5), (0.2, 0.3), (0.8, 0.7), (0.1, 0.9), (0.9, 0.1)):
+        out += browser.evaluate(f"{_HOVER}({fx}, {fy})")
+        time.sleep(0.06)
+    return out
+
+
 def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
     page = _hostile_page(tmp_path)
     browser = _at_width(page, tmp_path, 1280, height=2400)
     try:
         seen = [browser.evaluate(_PROBE)]
+        hovers = _hovered(browser)
         # every feature and every class: each chart redrawn with each hostile name
         for step in ("feature", "class", "changed-feature"):
             options = browser.evaluate(
@@ -88,6 +117,7 @@ def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
                     f" s.value = {json.dumps(value)}; s.dispatchEvent(new Event('change'));"
                     " return true; })()")
                 seen.append(browser.evaluate(_PROBE))
+                hovers += _hovered(browser)
         # the "What changed" part drew the hostile names (drift bars, before / after axis)
         changed = browser.evaluate(
             "['drift', 'before-after'].map(n => document.querySelector("
@@ -101,10 +131,18 @@ def test_planted_markup_is_drawn_as_text_in_every_chart(tmp_path):
         assert probe["links"] == 0, "a label became a link"
         assert probe["styled"] == 0, "a label was drawn styled"
         assert not probe["pwned"]
-    text = "\n".join(p["text"] for p in seen)
-    # the planted strings are there, as text (Plotly's own line breaks aside)
+    # the hover labels (drawn on the hover only) hold the names as text too
+    assert len(hovers) > 50
+    assert not [h for h in hovers if h["links"] or h["styled"]], "a hover label held markup"
+    hovered = "\n".join(h["text"] for h in hovers)
+    for payload in (LINK, SPAN):
+        assert payload in hovered, payload
+    text = "\n".join(p["text"] for p in seen) + "\n" + hovered
+    # the planted strings are there, as text (Plotly's own line breaks aside), and as
+    # themselves: escaped twice, a label would show "&lt;" (none of them holds a "&")
     for payload in (LINK, SPAN, SCRIPT):
         assert payload in text, payload
+    assert "&lt;" not in text and "&amp;" not in text
     assert "<br>" in text
     assert "<!-- {{7*7}} ${7*7}" in text and "\u202eevil\u200b" in text
     assert not [p for p in problems if "Content Security Policy" in json.dumps(p)]

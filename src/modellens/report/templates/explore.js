@@ -441,8 +441,8 @@
       var a = names.indexOf(r[0]), b = names.indexOf(r[1]);
       z[a][b] = r[3]; z[b][a] = r[3];
     });
-    var labels = names.map(esc);
-    draw(el, [{type: "heatmap", x: labels, y: labels, z: z, colorscale: "Blues",
+    // (the names escaped by draw only: escaped here too, a "<" was shown as "&lt;")
+    draw(el, [{type: "heatmap", x: names, y: names, z: z, colorscale: "Blues",
                hovertemplate: "%{x} x %{y}: H\u00b2 %{z}<extra></extra>", hoverongaps: false,
                colorbar: {thickness: 10, title: {text: "H\u00b2"}}}],
          layout("Friedman's H\u00b2 of each pair (" + cls + ")",
