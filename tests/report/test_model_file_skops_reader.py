@@ -43,7 +43,17 @@ def _values_entry(data):
     raise AssertionError("no value array")  # pragma: no cover
 
 
-def test_skops_reads_the_array_files_through_the_fast_reader(tmp_path, monkeypatch):
+@pytest.fixture(params=["with its header", "alone"])
+def read_alone(request, monkeypatch):
+    """Each file read with its local header in one read, or (as a file of 64 kB or more
+    is) apart from it: this tree's files are small, so the limit is moved."""
+    if request.param == "alone":
+        monkeypatch.setattr(_skops_ids, "_READ_ALONE", 0)
+    return request.param
+
+
+def test_skops_reads_the_array_files_through_the_fast_reader(tmp_path, monkeypatch,
+                                                             read_alone):
     data, X, predicted = _tree_file()
     path = tmp_path / "tree.skops"
     path.write_bytes(data)
@@ -56,7 +66,7 @@ def test_skops_reads_the_array_files_through_the_fast_reader(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("fault", ["bytes behind the CRC", "local name"])
-def test_an_array_file_zipfile_refuses_is_refused(tmp_path, monkeypatch, fault):
+def test_an_array_file_zipfile_refuses_is_refused(tmp_path, monkeypatch, fault, read_alone):
     data, _, _ = _tree_file()
     name, offset, size = _values_entry(data)
     changed = bytearray(data)
