@@ -113,10 +113,14 @@ class Envelope:
                 raise self.error(name, f"cannot be read: {exc}") from None
         for name in required:
             if name not in values:
-                raise InvalidParameterError(
-                    f"this {self.kind} dict has no {name!r} field, so it is not a whole dict "
-                    f"made by {self.reader}.to_dict() (was it edited or cut short?).")
+                raise self.missing(name)
         return values
+
+    def missing(self, name: str) -> InvalidParameterError:
+        """The error for a field ``name`` this dict lacks and its result needs."""
+        return InvalidParameterError(
+            f"this {self.kind} dict has no {name!r} field, so it is not a whole dict "
+            f"made by {self.reader}.to_dict() (was it edited or cut short?).")
 
     def error(self, name: str, what: str) -> InvalidParameterError:
         """The error for a field ``name`` of this dict that ``what`` describes."""

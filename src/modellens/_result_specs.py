@@ -12,11 +12,13 @@ import numpy as np
 
 from ._result_checks import (Spec, array, check_fields, count, either, flag, mapping, number,
                              seq, text, texts)
+from ._serialize import short
 
 __all__ = ["check_attributions", "check_attribution_summary", "check_effect",
            "check_importance", "check_width_sweep",
            "check_interaction_pairs", "check_interactions", "check_region_tree",
-           "MAX_REGION_DEPTH", "check_shift", "check_group_comparison"]
+           "MAX_REGION_DEPTH", "check_shift", "check_group_comparison",
+           "check_deletion_curves", "check_summary_sample"]
 
 _F = "f"
 _NUM = "fiub"
@@ -79,14 +81,8 @@ _BLOCK_FIELDS = {
 def check_attributions(opened, values: dict) -> None:
     """An Attributions dict's fields: the core, each column, each block."""
     dims = check_fields(opened, values, _ATTRIBUTIONS)
-    several = values["values"].ndim == 3
-    if several != (values.get("outputs") is not None):
-        raise opened.error("outputs", "does not agree with 'values' (one output per last axis "
-                                      "entry of 3-D values, none for 2-D values)")
-    for name, axes in (("base_values", -1), ("prediction", -1), ("interactions", 1)):
-        value = values.get(name)
-        if value is not None and value.ndim != values["values"].ndim + axes:
-            raise opened.error(name, "has a number of axes that does not agree with 'values'")
+    _check_output_axes(opened, values, "values", 2,
+                       {"base_values": -1, "prediction": -1, "interactions": 1})
     for i, column in enumerate(values["columns"]):
         _known_keys(opened, column, ("name", "kind", "levels", "ordered", "dtype"),
                     f"columns[{i}]")
@@ -98,6 +94,42 @@ def check_attributions(opened, values: dict) -> None:
             _known_keys(opened, values[name], _BLOCK_FIELDS[name], name)
             check_fields(opened, values[name], specs, dims, prefix=f"{name}.",
                          required=("kind",) if name == "media" else ())
+
+
+def _check_output_axes(opened, values: dict, lead: str, axes: int,
+                       others: dict[str, int] | None = None) -> None:
+    """The arrays of a result agree with its ``outputs`` on whether there are several.
+
+    The specs let each array have an outputs axis or not (``"n d"`` or
+    ``"n d k"``); they must all choose alike, and as ``outputs`` says, or the
+    result would index an axis that is not there.
+
+    Parameters
+    ----------
+    opened : Envelope
+        The dict, for the error.
+    values : dict
+        Its decoded, spec-checked fields.
+    lead : str
+        The array whose last axis is the outputs when there are several.
+    axes : int
+        Its number of axes with one output.
+    others : dict of str to int, optional
+        Further arrays, each with its number of axes relative to ``lead``'s
+        (an absent or None one is skipped).
+    """
+    ndim = values[lead].ndim
+    if ndim > axes and "outputs" not in values:  # left out: read as one output
+        raise opened.missing("outputs")
+    if (ndim > axes) != (values.get("outputs") is not None):
+        raise opened.error("outputs", f"does not agree with {lead!r} (a name per entry of its "
+                                      f"last axis when it has {axes + 1} axes, None when it "
+                                      f"has {axes})")
+    for name, relative in (others or {}).items():
+        value = values.get(name)
+        if value is not None and value.ndim != ndim + relative:
+            raise opened.error(name, f"has {value.ndim} axes where {ndim + relative} agree "
+                                     f"with {lead!r}")
 
 
 def _check_codes(opened, codes, column: dict, i: int) -> None:
@@ -197,6 +229,7 @@ def check_width_sweep(opened, values: dict) -> None:
                                   "outputs": texts("k", optional=True),
                                   "output_labels": seq("k", optional=True),
                                   "output": text(optional=True)})
+    _check_output_axes(opened, values, "values", 2, {"score": -1, "score_holdout": -1})
 
 
 def check_attribution_summary(opened, values: dict) -> None:
@@ -206,10 +239,33 @@ def check_attribution_summary(opened, values: dict) -> None:
                                   "method": text(), "output": text(optional=True),
                                   "rows": array("iu", "s", nonnegative=True),
                                   "n_rows": count()})
+    _check_output_axes(opened, values, "importance", 1)
+    n_rows = int(values["n_rows"])
+    if n_rows > np.iinfo(np.int64).max:  # the rows are read as int64 positions
+        raise opened.error("n_rows", f"is {n_rows}, more rows than a table can hold")
     rows = values["rows"]
-    if rows.size and int(rows.max()) >= int(values["n_rows"]):
-        raise opened.error("rows", f"holds row {int(rows.max())} of a table of "
-                                   f"{int(values['n_rows'])} rows")
+    if rows.size and int(rows.max()) >= n_rows:
+        raise opened.error("rows", f"holds row {int(rows.max())} of a table of {n_rows} rows")
+
+
+def check_summary_sample(opened, values: dict, sample) -> None:
+    """An AttributionSummary's sample is its sampled rows of its features and outputs.
+
+    ``sample`` is the Attributions read from the dict's ``"sample"`` entry;
+    ``values`` the summary's checked fields.  A sample of other features,
+    outputs or rows would draw plots that the summary's names mislabel.
+    """
+    outputs = values.get("outputs")
+    expected = {"feature_names": list(values["feature_names"]),
+                "outputs": None if outputs is None else list(outputs),
+                "rows": len(values["rows"])}
+    held = {"feature_names": list(sample.feature_names),
+            "outputs": None if sample.outputs is None else list(sample.outputs),
+            "rows": len(sample.values)}
+    for name, want in expected.items():
+        if held[name] != want:
+            raise opened.error("sample", f"holds {name} {short(held[name], 60)} where the "
+                                         f"summary has {short(want, 60)}")
 
 
 def check_interaction_pairs(opened, values: dict) -> None:
@@ -296,6 +352,15 @@ def check_shift(opened, values: dict) -> None:
         "total_change": number(), "unexplained": number(), "unexplained_std": number(),
         "reference_value": number(), "current_value": number(), "metric": text(),
         "output": text(), "n_pairs": count(), "correction": text(choices=("holm",))})
+
+
+def check_deletion_curves(opened, values: dict) -> None:
+    """Both curves hold one point per count of players moved, ``k = 0 .. p``."""
+    dims = check_fields(opened, values, {"players": texts("p"), "deletion": array(_F, "q"),
+                                         "insertion": array(_F, "q"), "output": text()})
+    if dims["q"] != dims["p"] + 1:
+        raise opened.error("deletion", f"has {dims['q']} points where {dims['p']} players "
+                                       f"take {dims['p'] + 1} (one per k = 0 .. p)")
 
 
 def check_group_comparison(opened, values: dict) -> None:

@@ -1,9 +1,12 @@
 """Seeded, structure-aware mutations of result dicts, read back with ``from_dict``.
 
-``base_dicts`` makes small valid results of every public type (effects of
-each method, 1-D and 2-D, numeric and categorical, several outputs;
-attributions with every block; interactions; importance; interaction pairs;
-regions) and takes their dicts through JSON.  ``mutate`` changes one place
+``base_dicts`` makes small valid results of every public type with
+``from_dict`` (effects of each method, 1-D and 2-D, numeric and categorical,
+several outputs, and a lone effect of each; attributions with every block;
+interactions; importance; interaction pairs; regions; shifts of predictions
+and of a metric; a group comparison; LIME width sweeps of one and of two
+outputs; a text's deletion curves; attribution summaries of a Dask frame)
+and takes their dicts through JSON.  ``mutate`` changes one place
 of such a dict, chosen at random among every node of its JSON tree: the
 value replaced by another type, a huge or negative number, a non-finite
 token, a deep nest, an empty or swapped container; an array's shape
@@ -88,9 +91,54 @@ def base_dicts() -> list:
         ("Importance", ml.importance(_f, X, _f(X), n_repeats=2, random_state=0)),
         ("Regions", ml.regions(lambda A: A[:, 0] * (A[:, 1] > 0), X, "x0",
                                n_permutations=10, random_state=0)),
+        *_flat_results(X),
     ]
     return [(name, json.loads(json.dumps(r.to_dict(), allow_nan=False)))
             for name, r in results]
+
+
+def _words(texts):
+    """A text model: "good" raises the score, "dull" lowers it."""
+    return np.array([("good" in t.split()) - 0.5 * ("dull" in t.split()) for t in texts])
+
+
+def _flat_results(X) -> list:
+    """(type name, result) of the types whose dicts hold plain fields, and of a lone effect."""
+    attr = ml.shapley(_f, X[:12], background=X[:10])
+    effects = ml.pdp(_f, X, ["x0", ("x0", "x1")], grid=3)
+    return [
+        ("Effect", effects["x0"]), ("Effect", effects[("x0", "x1")]),
+        ("Shift", ml.shift(_f, X[:30], X[30:] + [0.5, 0, 0], n_pairs=8, random_state=0)),
+        ("Shift", ml.shift(_f, X[:30], X[30:], _f(X[:30]), _f(X[30:]) + 1, n_pairs=8,
+                           random_state=0)),
+        ("GroupComparison", attr.compare_groups(X[:12, 0] > 0, n_boot=10, random_state=0)),
+        ("WidthSweep", ml.lime_width_sweep(_f, X[:1], training_data=X, num_samples=40,
+                                           random_state=0)),
+        ("WidthSweep", ml.lime_width_sweep(_f2, X[:1], training_data=X, num_samples=40,
+                                           random_state=0)),
+        ("DeletionCurves", ml.deletion_curves(_words, ml.shapley(_words, "a good but dull film"))),
+        *_summaries(X),
+    ]
+
+
+def _summaries(X) -> list:
+    """(type name, summary) of one and of two outputs: a summary reads a Dask frame."""
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # an install without the test extras: the other types still run
+        return []
+    columns = ["a", "b", "c"]
+    frame = dd.from_pandas(pd.DataFrame(X[:20], columns=columns), npartitions=2)
+    background = pd.DataFrame(X[:8], columns=columns)
+
+    def one(D):
+        return D["a"].to_numpy() * D["b"].to_numpy()
+
+    def two(D):
+        return np.column_stack([one(D), D["c"].to_numpy()])
+
+    return [("AttributionSummary", ml.shapley(model, frame, background=background)
+             .summary(sample=3, random_state=0)) for model in (one, two)]
 
 
 def _nodes(tree, path=()):

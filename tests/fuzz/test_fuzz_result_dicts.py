@@ -6,6 +6,7 @@ must come back as our ``InvalidParameterError`` or as a result that works
 must be unchanged.  The named cases below are the findings of the attack.
 """
 
+import inspect
 import json
 
 import numpy as np
@@ -18,6 +19,14 @@ from modellens._serialize import MAX_DEPTH
 
 def _first(name):
     return next(json.loads(json.dumps(d)) for n, d in base_dicts() if n == name)
+
+
+def test_the_mutants_come_from_every_public_result_type():
+    # a new result type joins the fuzzing, or this fails (the summary needs Dask)
+    pytest.importorskip("dask.dataframe")
+    readable = {name for name in ml.__all__ if inspect.isclass(getattr(ml, name))
+                and hasattr(getattr(ml, name), "from_dict")}
+    assert {name for name, _ in base_dicts()} == readable
 
 
 def test_mutated_result_dicts_are_refused_or_whole():

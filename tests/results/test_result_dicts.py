@@ -196,3 +196,89 @@ def test_a_layout_newer_than_this_version_is_refused_with_the_remedy():
                                      rf"{re.escape(repr(bad) if isinstance(bad, str) else str(bad))}, which "
                                      rf"this version of modellens does not write"):
                 cls.from_dict({**d, "schema": bad})
+
+
+# ------------------------------------------------------------ fields the long fuzz run bent
+def _mutant(name, case=0):
+    """A fresh copy of the dict of case ``case`` of the type ``name``."""
+    return copy.deepcopy(_dicts(name)[case][1])
+
+
+def _refused(name, d, field):
+    with pytest.raises(ml.InvalidParameterError, match=rf"field '{re.escape(field)}' of this "):
+        getattr(ml, name).from_dict(d)
+
+
+def test_deletion_curves_that_are_not_float_arrays_are_refused_by_name():
+    # a bare ValueError (numpy converting "x" to float) or TypeError (a dict in the data) before
+    d = _mutant("DeletionCurves")
+    d["fields"]["deletion"] = ["x", "y", "z", "w"]
+    _refused("DeletionCurves", d, "deletion")
+    d = _mutant("DeletionCurves")
+    d["fields"]["insertion"]["data"][0] = {"a": 1}
+    _refused("DeletionCurves", d, "insertion")
+    d = _mutant("DeletionCurves")
+    d["fields"]["insertion"] = "<f8"
+    _refused("DeletionCurves", d, "insertion")
+
+
+def test_deletion_curves_of_the_wrong_length_or_kind_are_refused_by_name():
+    # one generic message before, naming no field
+    d = _mutant("DeletionCurves")
+    d["fields"]["players"].append("extra")  # p + 2 players for p + 1 points
+    _refused("DeletionCurves", d, "deletion")
+    d = _mutant("DeletionCurves")
+    d["fields"]["players"][0] = 3
+    _refused("DeletionCurves", d, "players")
+    d = _mutant("DeletionCurves")
+    d["fields"]["output"] = ["score"]
+    _refused("DeletionCurves", d, "output")
+
+
+def test_a_summary_whose_importance_disagrees_with_its_outputs_is_refused():
+    # pandas' ValueError before: a (d, 1) importance of one output, a (d,) one of several
+    d = _mutant("AttributionSummary")
+    importance = d["fields"]["importance"]
+    importance["shape"] = importance["shape"] + [1]
+    _refused("AttributionSummary", d, "outputs")
+    d = _mutant("AttributionSummary", 1)
+    importance = d["fields"]["importance"]
+    importance["shape"], importance["data"] = [3], importance["data"][:3]
+    _refused("AttributionSummary", d, "outputs")
+
+
+def test_a_summary_whose_sample_is_of_other_features_or_rows_is_refused():
+    # rebuilt before: its plots drew the sample under the summary's names
+    d = _mutant("AttributionSummary")
+    d["sample"]["fields"]["feature_names"] = ["x", "y", "z"]
+    _refused("AttributionSummary", d, "sample")
+    d = _mutant("AttributionSummary")
+    d["fields"]["rows"]["data"].pop()
+    d["fields"]["rows"]["shape"] = [len(d["fields"]["rows"]["data"])]
+    _refused("AttributionSummary", d, "sample")
+
+
+def test_a_summary_of_more_rows_than_int64_counts_is_refused():
+    # its rows, read as int64 positions, wrapped to negative ones before
+    d = _mutant("AttributionSummary")
+    d["fields"]["n_rows"] = 10 ** 30
+    rows = d["fields"]["rows"]
+    rows.update(dtype="<u8", data=[2 ** 63 + i for i in range(len(rows["data"]))])
+    _refused("AttributionSummary", d, "n_rows")
+
+
+def test_a_width_sweep_whose_outputs_disagree_with_its_arrays_is_refused():
+    # rebuilt before, then to_frame failed in pandas
+    d = _mutant("WidthSweep", 1)
+    d["fields"]["outputs"] = None
+    _refused("WidthSweep", d, "outputs")
+    d = _mutant("WidthSweep")
+    d["fields"]["outputs"], d["fields"]["output_labels"] = ["a"], [0]
+    _refused("WidthSweep", d, "outputs")
+    d = _mutant("WidthSweep", 1)
+    d["fields"]["score"] = d["fields"]["widths"]  # one output's R^2 beside several outputs
+    _refused("WidthSweep", d, "score")
+    d = _mutant("WidthSweep", 1)
+    del d["fields"]["outputs"]
+    with pytest.raises(ml.InvalidParameterError, match="has no 'outputs' field"):
+        ml.WidthSweep.from_dict(d)

@@ -12,13 +12,14 @@ mask token or deletion) and scored through the engine in one run.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._result_dicts import flat_dict, flat_fields, floats, strings
 from .._validation import InvalidParameterError
 from ..engine import Plan, open_request, run
 from ..models import TextClassifier, text_classifier
@@ -29,6 +30,10 @@ from ._text import text_target
 from .result import Attributions
 
 __all__ = ["DeletionCurves", "deletion_curves"]
+
+#: The fields of its dict, each with its conversion (to_dict and from_dict alike).
+_LAYOUT: dict[str, Callable[[Any], Any]] = {
+    "players": strings, "deletion": floats, "insertion": floats, "output": str}
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,31 +97,19 @@ class DeletionCurves:
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of every field (:meth:`from_dict` rebuilds the result)."""
-        from .._result_dicts import envelope
-
-        return envelope("DeletionCurves", {
-            "players": [str(w) for w in self.players],
-            "deletion": np.asarray(self.deletion, dtype=np.float64),
-            "insertion": np.asarray(self.insertion, dtype=np.float64),
-            "output": str(self.output)})
+        return flat_dict(self, _LAYOUT)
 
     @classmethod
     def from_dict(cls, d: dict) -> "DeletionCurves":
-        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip)."""
-        from .._result_dicts import open_envelope
+        """Rebuild the result from :meth:`to_dict` output (also after a JSON round trip).
 
-        names = ("players", "deletion", "insertion", "output")
-        v = open_envelope(d, "DeletionCurves").fields(names, known=names)
-        players = v["players"]
-        curves = [np.asarray(v[k], dtype=np.float64) for k in ("deletion", "insertion")]
-        if not isinstance(players, list) or not all(isinstance(w, str) for w in players) \
-                or any(c.shape != (len(players) + 1,) for c in curves) \
-                or not isinstance(v["output"], str):
-            raise InvalidParameterError(
-                "a DeletionCurves dict needs players (a list of str), deletion and insertion "
-                "(one number more than players each) and output (a str).")
-        return cls(players=list(players), deletion=curves[0], insertion=curves[1],
-                   output=v["output"])
+        Every field is checked before the curves are built (the players strings, both
+        curves float arrays one point longer than the players, the output a string): a
+        dict that ``to_dict`` did not write is refused by the name of the field at fault.
+        """
+        from .._result_specs import check_deletion_curves
+
+        return cls(**flat_fields(d, "DeletionCurves", _LAYOUT, check_deletion_curves))
 
     def for_output(self, output) -> "DeletionCurves":
         """These curves when ``output`` is theirs (they hold one output: ``deletion_curves``

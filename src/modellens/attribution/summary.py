@@ -181,7 +181,7 @@ class AttributionSummary:
         >>> ml.AttributionSummary.from_dict(json.loads(text)).sample.values.shape
         (5, 2)
         """
-        from .._result_specs import check_attribution_summary
+        from .._result_specs import check_attribution_summary, check_summary_sample
 
         fields = ("importance", "feature_names", "outputs", "method", "output", "rows", "n_rows")
         env = open_envelope(d, "AttributionSummary")
@@ -197,8 +197,10 @@ class AttributionSummary:
                                       columns=list(outputs))
         source = SimpleNamespace(outputs=outputs, method=v["method"], output=v["output"],
                                  feature_names=names)
-        return cls(importance, Attributions.from_dict(env.part("sample")),
-                   np.asarray(v["rows"], dtype=np.int64), int(v["n_rows"]), source)
+        sample = Attributions.from_dict(env.part("sample"))
+        check_summary_sample(env, v, sample)
+        return cls(importance, sample, np.asarray(v["rows"], dtype=np.int64), int(v["n_rows"]),
+                   source)
 
     def plot(self, ax=None, *, output=None, max_display: int = 10):
         """Draw the mean absolute value of each feature over every row (:meth:`plot_bar`).
