@@ -175,3 +175,55 @@ def test_a_path_of_too_many_features_is_refused_with_its_lists_capped():
     feat_off = out[7]
     assert np.diff(feat_off).max() == K.MAX_PATH_FEATURES + 1
 
+
+def _broom(top, levels):
+    """A chain of ``top`` splits on features ``0..top-1``, then under its last right child
+    a complete tree of ``levels`` levels splitting on them again: ``2**levels`` leaves of
+    ``top`` path features in about ``2**(levels + 1) + 2 top`` nodes."""
+    left, right, feature = [], [], []
+
+    def node():
+        left.append(-1), right.append(-1), feature.append(0)
+        return len(left) - 1
+
+    cur = node()
+    for j in range(top):
+        feature[cur] = j
+        left[cur], right[cur] = node(), node()
+        cur = right[cur]
+    frontier = [cur]
+    for level in range(levels):
+        below = []
+        for i in frontier:
+            feature[i] = level
+            left[i], right[i] = node(), node()
+            below += [left[i], right[i]]
+        frontier = below
+    n = len(left)
+    rng = np.random.default_rng(4)
+    b = Builder(1)
+    b.add_trees([n], left, right, feature, rng.uniform(-1, 1, n), np.zeros(n, np.uint8),
+                rng.normal(size=(n, 1)), np.ones(n))
+    return b.build(np.zeros(1), top)
+
+
+def test_a_small_background_gets_no_dense_counts_for_many_feature_leaves():
+    """1,024 leaves of 20 path features (2,087 nodes): dense counts were 2**20 entries a
+    leaf, 8 GiB whatever the background; against 10 background rows those leaves count the
+    background's distinct masks."""
+    ens = _broom(20, 10)
+    paths = TreePaths(ens)
+    assert paths.p_max == 20 and len(paths.leaf_node) >= 1024
+    plan = paths.plan(5, 10, game="interventional")
+    assert plan["big"].sum() >= 1024 and plan["count_entries"] * 8 < 2 ** 20
+    rng = np.random.default_rng(5)
+    X, B = rng.uniform(-1, 1, (5, 20)), rng.uniform(-1, 1, (10, 20))
+    tree_values(ens, X, B)
+    tracemalloc.start()
+    try:
+        values, base, fx, _ = tree_values(ens, X, B)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2 ** 20
+    np.testing.assert_allclose(values.sum(axis=1) + base, fx, rtol=1e-9, atol=1e-9)

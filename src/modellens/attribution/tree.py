@@ -63,6 +63,12 @@ COUNT_BUDGET = 2 ** 24
 TABLE_MAX_FEATURES = 16
 #: Leaves of more features count the background's distinct masks instead of a dense table.
 DENSE_MAX_FEATURES = 20
+#: Leaves of more features than this get a dense count table (``2**p`` entries) only when
+#: the background has as many rows: a table holds at most one nonzero count a row, and
+#: a tree's tables are never split between groups, so without this a tree of a thousand
+#: 20-feature leaves asked for 8 GiB whatever the background (one tree of a deep random
+#: forest: 4 GiB, on 3 background rows).
+DENSE_ANY_BACKGROUND = 10
 #: Rows explained together, tree by tree, so that each tree's tables stay in cache.
 ROW_BLOCK = 64
 #: Fewest rows of a task when a few rows are cut into blocks for the threads.
@@ -177,12 +183,14 @@ class TreePaths:
         (one preorder pass per tree and background row) plus the count
         tables; each explained row costs ``row_node_visits`` / ``n_rows`` and
         one lookup (or one computed leaf game) per leaf.  Only leaves of more
-        than ``DENSE_MAX_FEATURES`` features pair explained rows with distinct
+        than ``DENSE_MAX_FEATURES`` features, or of more than ``DENSE_ANY_BACKGROUND``
+        and more masks than background rows, pair explained rows with distinct
         background masks (``sparse_pairs``, at most rows x distinct masks).
         """
         iv = game == "interventional"
         p = self.p
-        dense = p <= DENSE_MAX_FEATURES
+        dense = (p <= DENSE_MAX_FEATURES) & ((p <= DENSE_ANY_BACKGROUND)
+                                             | (2.0 ** p <= n_background))
         tabled = (p <= TABLE_MAX_FEATURES) & (2.0 ** p <= max(n_rows, 1))
         if iv:
             tabled &= dense
