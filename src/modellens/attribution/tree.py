@@ -47,6 +47,7 @@ import numba
 import numpy as np
 
 from .._validation import InvalidParameterError
+from ..engine import DEFAULT_CHUNK_BYTES
 from ..models import kernel_threads
 from ..trees import TreeEnsemble
 from ..trees import kernels as K
@@ -62,12 +63,23 @@ COUNT_BUDGET = 2 ** 24
 TABLE_MAX_FEATURES = 16
 #: Leaves of more features count the background's distinct masks instead of a dense table.
 DENSE_MAX_FEATURES = 20
+#: Leaves of more features than this get a dense count table (``2**p`` entries) only when
+#: the background has as many rows: a table holds at most one nonzero count a row, and
+#: a tree's tables are never split between groups, so without this a tree of a thousand
+#: 20-feature leaves asked for 8 GiB whatever the background (one tree of a deep random
+#: forest: 4 GiB, on 3 background rows).
+DENSE_ANY_BACKGROUND = 10
 #: Rows explained together, tree by tree, so that each tree's tables stay in cache.
 ROW_BLOCK = 64
 #: Fewest rows of a task when a few rows are cut into blocks for the threads.
 MIN_ROW_BLOCK = 8
 #: Background rows counted together, tree by tree.
 BACKGROUND_BLOCK = 256
+#: Most bytes of the path-dependent kernel's work arrays, all its tasks at once: the cap
+#: of a chunk of model rows.  A deep tree of many value columns needs far more per row
+#: than typical trees (``(depth + 1) x G x (columns + 1)`` floats), so its tasks take
+#: fewer rows, then fewer threads run them (:meth:`TreePaths.pd_plan`).
+WORK_BYTES = DEFAULT_CHUNK_BYTES
 #: Values the tree kernels compute (``index=`` of :func:`modellens.shapley`).
 INDICES = ("shapley", "banzhaf")
 
@@ -147,11 +159,11 @@ class TreePaths:
         self.leaf_value = np.ascontiguousarray(self.value[self.leaf_node])
         self.p = np.diff(self.feat_off)
         self.p_max = int(self.p.max()) if len(self.p) else 0
-        if self.p_max > K.MAX_PATH_FEATURES:
+        if self.p_max > K.MAX_PATH_FEATURES:  # (the layout lists one past the limit at most)
             raise InvalidParameterError(
-                f"a path of the model splits on {self.p_max} distinct features; TreeSHAP here "
-                f"handles at most {K.MAX_PATH_FEATURES}. Use algorithm='permutation' or "
-                "'kernel'.")
+                f"a path of the model splits on more than {K.MAX_PATH_FEATURES} distinct "
+                f"features; TreeSHAP here handles at most {K.MAX_PATH_FEATURES}. Use "
+                "algorithm='permutation' or 'kernel'.")
         self.W = K.shapley_weights(max(self.p_max, 1))
         self.nodes = ens.nodes
         # the trees as the kernels walk them, bundled once per ensemble and players
@@ -171,12 +183,14 @@ class TreePaths:
         (one preorder pass per tree and background row) plus the count
         tables; each explained row costs ``row_node_visits`` / ``n_rows`` and
         one lookup (or one computed leaf game) per leaf.  Only leaves of more
-        than ``DENSE_MAX_FEATURES`` features pair explained rows with distinct
+        than ``DENSE_MAX_FEATURES`` features, or of more than ``DENSE_ANY_BACKGROUND``
+        and more masks than background rows, pair explained rows with distinct
         background masks (``sparse_pairs``, at most rows x distinct masks).
         """
         iv = game == "interventional"
         p = self.p
-        dense = p <= DENSE_MAX_FEATURES
+        dense = (p <= DENSE_MAX_FEATURES) & ((p <= DENSE_ANY_BACKGROUND)
+                                             | (2.0 ** p <= n_background))
         tabled = (p <= TABLE_MAX_FEATURES) & (2.0 ** p <= max(n_rows, 1))
         if iv:
             tabled &= dense
@@ -260,26 +274,57 @@ class TreePaths:
         tree and row for the values, no tables.
         """
         n, d = X.shape
-        if index == "banzhaf":
-            t_nodes, t_weights = np.array([0.5]), np.array([1.0])
-        else:
-            t_nodes, t_weights = K.gauss_nodes(self.p_max)
+        t_nodes, t_weights = self._quadrature(index)
         k = self.k
         out = np.zeros((n, d, k))
         inter = np.zeros((n, d, d, k) if pairs else (0, 0, 0, 0))
-        split = self.split
-        # the pairs' per-task buffer is (d, d, outputs of a task, block): near a few MiB
-        k_task = int(np.max(split[3] - split[2]))
-        block = ROW_BLOCK if not pairs else \
-            int(max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d * k_task, 1))))
-        K.sized(K.pd_quadrature, n, work=n * len(self.order))(
-            np.ascontiguousarray(X.T), self.nodes, self.lay, t_nodes, t_weights,
-            task_rows(n, block, len(split[0]) - 1), out, inter, split)
+        plan = self.pd_plan(n, d, index=index, pairs=pairs)
+        with kernel_threads(plan["threads"]):
+            plan["kernel"](np.ascontiguousarray(X.T), self.nodes, self.lay, t_nodes, t_weights,
+                           plan["block"], out, inter, self.split)
         if not pairs:
             return self._shaped(out), None
         diag = np.arange(d)
         inter[:, diag, diag] = out - inter.sum(axis=2)
         return self._shaped(out), self._shaped(inter)
+
+    def _quadrature(self, index):
+        """Nodes and weights on [0, 1]: Gauss-Legendre's for Shapley values, 1/2 for Banzhaf."""
+        if index == "banzhaf":
+            return np.array([0.5]), np.array([1.0])
+        return K.gauss_nodes(self.p_max)
+
+    def pd_plan(self, n_rows: int, n_features: int, *, index="shapley", pairs=False) -> dict:
+        """How :meth:`path_dependent` runs: its ``kernel`` (threaded or the serial twin),
+        rows per task ``block``, ``threads``, and the ``bytes`` it allocates at its peak
+        (:func:`~modellens.trees.kernels.treeshap_bytes`, every array counted).
+
+        A task's work arrays hold ``block`` rows of the open path, ``(depth + 1) x G x
+        (columns + 1)`` floats a row (:func:`~modellens.trees.kernels.pd_task_bytes`):
+        tens of MiB for a tree at the depth cap.  The tasks at once (one per thread) keep
+        to ``WORK_BYTES`` together: fewer rows a task, down to one, then fewer threads.
+        Rows are independent, so neither changes a value.
+        """
+        n, d = n_rows, n_features
+        G, c = len(self._quadrature(index)[0]), self.value.shape[1]
+        D = int(self.depth.max()) if len(self.depth) else 0
+        pf = self.p_max if pairs else 0
+        kernel = K.sized(K.pd_quadrature, n, work=n * len(self.order))
+        threads = numba.get_num_threads() if kernel is K.pd_quadrature else 1
+        # the pairs' buffer (d, d, columns, block) also stays near a few MiB (in cache)
+        block = ROW_BLOCK if not pairs else max(1, min(ROW_BLOCK, 2 ** 19 // max(d * d * c, 1)))
+        fixed = K.pd_task_bytes(D, G, c, d, 0, pf)
+        per_row = K.pd_task_bytes(D, G, c, d, 1, pf) - fixed
+        block = max(1, min(block, (WORK_BYTES // threads - fixed) // per_row))
+        threads = max(1, min(threads, WORK_BYTES // K.pd_task_bytes(D, G, c, d, block, pf)))
+        n_groups = len(self.split[0]) - 1
+        block = task_rows(n, block, n_groups)
+        tasks = min(threads, -(-n // block) * n_groups)
+        size = K.treeshap_bytes(
+            len(self.order), len(self.leaf_node), D, d, self.k, block, rows=n,
+            trees=self.ens.n_trees, leaf_depths=int(self.depth[self.leaf_node].sum()),
+            path_features=self.p_max, quad=G, columns=c, tasks=tasks, pairs=pairs)
+        return {"kernel": kernel, "block": block, "threads": threads, "bytes": size}
 
     def interventional(self, X, B, *, index="shapley") -> np.ndarray:
         """Interventional values against the background rows ``B`` (cast).

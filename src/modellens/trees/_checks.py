@@ -40,9 +40,11 @@ MAX_CATEGORY_CELLS = 2 ** 28
 #: The deepest tree read (levels below the root).  Fits reach far less: an unbounded
 #: scikit-learn tree on 100,000 rows of a pure-noise target is 84 deep, XGBoost's
 #: default is 6 and LightGBM's 31 leaves are at most 30 deep.  What reads trees costs
-#: per level (LightGBM's JSON dump nests once per level; TreeSHAP's path tables hold
-#: ``sum(depth of each leaf) <= leaves * MAX_TREE_DEPTH`` entries of 24 bytes), so a
-#: crafted chain of splits is refused here, before any dump, walk or kernel layout.
+#: per level (LightGBM's JSON dump nests once per level; path-dependent TreeSHAP's tasks
+#: hold ``(depth + 1) x G`` floats a row and value column, its layout and quadrature
+#: tables ``O(nodes x G + leaves x min(depth, 64))``: the whole bound, term by term, is
+#: ``kernels.treeshap_bytes``), so a crafted chain of splits is refused here, before any
+#: dump, walk or kernel layout.
 MAX_TREE_DEPTH = 1000
 
 

@@ -69,12 +69,14 @@ from ._hstat import leaf_counts, leaf_paths, pair_sums, row_masks, single_sums
 from ._pd import pd_recursion
 from ._shap_background import (Counts, Tables, background_counts, background_masks,
                                interaction_values, leaf_tables, leaf_values, shapley_weights)
-from ._shap_path import expected_leaf_value, gauss_nodes, pd_quadrature
+from ._shap_path import (expected_leaf_value, gauss_nodes, pd_quadrature, pd_task_bytes,
+                         treeshap_bytes)
 from ._traverse import (MAX_PATH_FEATURES, SERIAL_ROWS, SERIAL_TABLE, Layout, Nodes, predict_leaves,
                         root_layout, sized)
 
 __all__ = ["Nodes", "Layout", "Counts", "Tables", "predict_leaves", "root_layout", "shapley_weights", "leaf_tables", "leaf_values",
            "background_counts", "background_masks", "interaction_values",
-           "expected_leaf_value", "pd_quadrature", "pd_recursion",
+           "expected_leaf_value", "pd_quadrature", "pd_recursion", "pd_task_bytes",
+           "treeshap_bytes",
            "gauss_nodes", "MAX_PATH_FEATURES", "sized", "SERIAL_ROWS", "SERIAL_TABLE",
            "leaf_paths", "row_masks", "leaf_counts", "single_sums", "pair_sums"]

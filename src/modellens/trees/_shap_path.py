@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._traverse import _goes_left
+from ._traverse import MAX_PATH_FEATURES, _goes_left
 
-__all__ = ["expected_leaf_value", "pd_quadrature", "gauss_nodes"]
+__all__ = ["expected_leaf_value", "pd_quadrature", "gauss_nodes", "treeshap_bytes",
+           "pd_task_bytes"]
 
 
 @njit(cache=True)
@@ -322,3 +323,102 @@ def gauss_nodes(p_max):
     G = max(1, (p_max + 1) // 2)
     t, w = np.polynomial.legendre.leggauss(G)
     return (t + 1.0) / 2.0, w / 2.0
+
+
+# ---------------------------------------------------------------------- memory
+def pd_task_bytes(depth, quad, columns, features, block, pair_features=0):
+    """Bytes one task of :func:`pd_quadrature` allocates: ``block`` rows, one group of trees.
+
+    Each task holds the open path of its rows by depth, so the per-row arrays
+    have ``depth + 1`` levels (``depth``: the deepest node of the ensemble,
+    at most ``MAX_TREE_DEPTH``), ``quad`` Gauss-Legendre nodes and
+    ``columns`` value columns (the outputs a task sums, as ``columns`` is
+    ``K`` for a forest and 1 for a booster's group).  ``pair_features``:
+    ``p_max`` when interaction values are asked, else 0.  Per row, in float64
+    or int64 entries: ``F`` and ``S`` ``(depth + 1) quad (columns + 1)``,
+    ``O`` and the decisions ``2 (depth + 1)``, the close buffers ``columns +
+    1``, the pair buffers ``2 quad + 1 + pair_features (quad + 2)`` (``P``,
+    ``A`` and ``T`` are built without pairs too), the sums ``acc``
+    ``features x columns`` and with pairs ``M`` ``features**2 x columns``; and
+    per task the path's nodes, ``depth + 1``.
+    """
+    d1, pf = depth + 1, pair_features
+    per_row = (d1 * (quad * (columns + 1) + 2) + columns + 1 + 2 * quad + 1 + pf * (quad + 2)
+               + features * columns * (1 + (features if pf else 0)))
+    return 8 * (d1 + block * per_row)
+
+
+def treeshap_bytes(nodes, leaves, depth, features, outputs, block, *, rows=0, trees=1,
+                   leaf_depths=None, path_features=None, quad=None, columns=None, tasks=1,
+                   pairs=False):
+    """The bytes path-dependent TreeSHAP allocates at its peak, from the model's layout to
+    its values: every array counted, in the phase it lives (see the Notes).
+
+    Parameters
+    ----------
+    nodes, leaves, depth, trees : int
+        The ensemble's nodes ``N``, leaves ``L``, deepest node ``D`` and trees ``T``.
+    features, outputs : int
+        The rows' columns ``F`` and the ensemble's outputs ``K``.
+    block : int
+        Rows of a task ``B`` (the planner's, :meth:`TreePaths.pd_plan`).
+    rows : int
+        Rows explained ``n`` (their input, output and interaction arrays).
+    leaf_depths : int, optional
+        The sum of the leaves' depths (default ``L D``, the most): the leaves'
+        feature lists hold ``P = min(leaf_depths, 64 L)`` entries
+        (``root_layout`` lists ``MAX_PATH_FEATURES + 1`` features a leaf at most).
+    path_features : int, optional
+        The most distinct features of a path ``p`` (default ``min(D,
+        MAX_PATH_FEATURES)``).
+    quad : int, optional
+        Gauss-Legendre nodes ``G``: ``ceil(p / 2)`` for Shapley values (at most
+        32), 1 for Banzhaf values (default: Shapley's).
+    columns : int, optional
+        Value columns a pass carries ``c``: ``K`` for a forest, 1 for a booster
+        (default ``K``).
+    tasks : int
+        Tasks at once (the kernel's threads; 1 for its serial twin).
+    pairs : bool
+        Interaction values too.
+
+    Returns
+    -------
+    int
+        The planned bytes.
+
+    Notes
+    -----
+    With ``W`` = 8 bytes, ``layout + rows + max(kernel, after)``:
+
+    * layout, the whole call: ``W (7 N + (5 + c) L + 4 T + 2 K + (p + 1)**2)
+      + 24 P``, plus ``W N`` for the value column a one-column pass copies
+      (the node arrays of the preorder and each leaf's path lists, ``feat_id``,
+      ``feat_z`` and ``feat_depth`` of 24 bytes an entry);
+    * rows: ``W n F (1 + K (1 + F pairs))``, the cast rows, the values and the
+      interaction values;
+    * kernel: ``W n F`` for the rows transposed, ``24 N G`` for each node's
+      factors at the quadrature nodes (``fz``, ``inv0``, ``dinv``) and
+      ``tasks`` x :func:`pd_task_bytes`, whose largest term is ``W B (D + 1) G
+      (c + 1)``;
+    * after, with pairs: ``2 W n F K`` for the diagonal's temporaries (the
+      kernel's arrays are gone by then).
+
+    So a model costs ``O(N G + L min(D, 64))`` whatever the rows, with ``G <=
+    32``, and the work ``tasks x B (D + 1) G (c + 1)`` is what the block
+    planner holds to its budget.  Not counted: the caller's rows and model,
+    the call's Python objects and arrays of a few entries (10-15 KiB
+    measured); the cast rows are counted where the input needs no cast too.
+    """
+    N, L, D, F, K = nodes, leaves, depth, features, outputs
+    p = min(D, MAX_PATH_FEATURES) if path_features is None else path_features
+    G = max(1, (p + 1) // 2) if quad is None else quad
+    c = K if columns is None else columns
+    P = min(L * D if leaf_depths is None else leaf_depths, L * (MAX_PATH_FEATURES + 1))
+    layout = 8 * (7 * N + (5 + c) * L + 4 * trees + 2 * K + (p + 1) ** 2
+                  + (N if c == 1 else 0)) + 24 * P
+    rows_part = 8 * rows * F * (1 + K * (1 + (F if pairs else 0)))
+    kernel = 8 * rows * F + 24 * N * G + tasks * pd_task_bytes(D, G, c, F, block,
+                                                               p if pairs else 0)
+    after = 16 * rows * F * K if pairs else 0
+    return layout + rows_part + max(kernel, after)

@@ -160,9 +160,15 @@ def root_layout(left, right, feature, cover, roots):
     earlier split on the feature of the split above ``i`` (-1 if none) and
     ``edge_z[i]`` the product of the cover ratios of the splits on that
     feature from the root down to ``i``.
+
+    A leaf lists at most ``MAX_PATH_FEATURES + 1`` features: a path of more
+    is refused by every caller, and the lists then take at most that many
+    entries a leaf, not the sum of the leaves' depths (up to leaves x
+    ``MAX_TREE_DEPTH``).
     """
     n_nodes = len(left)
     order, parent, depth, leaf_roots, n_leaves, total, max_d = _preorder(left, right, roots)
+    total = min(total, n_leaves * (MAX_PATH_FEATURES + 1))
     node_slot = np.zeros(n_nodes, np.int64)
     node_new = np.zeros(n_nodes, np.uint8)
     leaf_node = np.empty(n_leaves, np.int64)
@@ -218,7 +224,7 @@ def root_layout(left, right, feature, cover, roots):
             node_new[node] = s == k
         else:
             leaf_node[l] = node
-            for j in range(k):
+            for j in range(min(k, MAX_PATH_FEATURES + 1)):
                 feat_id[f] = fl[j]
                 feat_z[f] = zl[j]
                 feat_depth[f] = dl[j]
