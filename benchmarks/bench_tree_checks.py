@@ -32,6 +32,7 @@ with the checks and with the library's load alone (``--no-reuse`` skips it).
 """
 
 import argparse
+import gc
 import tempfile
 import time
 from pathlib import Path
@@ -48,6 +49,7 @@ def interleaved(fns, repeat):
     cpu = [[] for _ in fns]
     for _ in range(repeat):
         for i in [*range(len(fns)), *reversed(range(len(fns)))]:
+            gc.collect()  # (each starts from a collected heap, not the other's garbage)
             t, c = time.perf_counter(), time.process_time()
             fns[i]()
             wall[i].append(time.perf_counter() - t)
