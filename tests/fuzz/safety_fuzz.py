@@ -539,6 +539,8 @@ def compare(case, parts, got):
     return "result", ""
 
 if __name__ == "__main__":
+    import faulthandler  # a case the watchdog ends (600 s) first says where it waited
+    faulthandler.dump_traceback_later(540)
     print(json.dumps(outcome(json.loads(sys.argv[1]))))
 """
 
@@ -573,8 +575,8 @@ def dask_case(seed: int, tmp: Path, *, faults=DASK_FAULTS,
     else:
         code, out, err = run_child(DASK_CASE, [json.dumps(case)], cwd=tmp, timeout=600)
     facts = {"fault": fault, "changed": 0}
-    if code is None:
-        return "hang", facts
+    if code is None:  # (its stacks, dumped at 540 s)
+        return "hang", {**facts, "err": err[-4000:]}
     if _memory_blowup(err):
         return "memory", facts
     if code != 0 or not out.strip():
